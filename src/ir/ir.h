@@ -1,0 +1,536 @@
+/*
+ * ir.h - Kiln's loop-level IR: data types, expressions, statements, and the
+ * machinery every pass uses on them (builders, mutator/visitor, structural
+ * equality and hash, the arithmetic simplifier, the printer).
+ *
+ * Nodes are immutable once built and live in the current arena (base.h).
+ * Passes rebuild only the nodes they change and share every unchanged
+ * subtree.  A variable is identified by its node pointer, never by its name.
+ *
+ * Two stages of the IR share these nodes.  Before storage flattening,
+ * tensors are read with Read (tensor + one index per dimension) and written
+ * with Provide inside Realize scopes.  After flattening, memory is a 1-D
+ * buffer named by a handle-typed Var: Load / Store / Allocate.
+ *
+ * Node kinds are listed once, in X-macro lists; the enums and the name tables
+ * come from those lists, and visitors switch over them without a default so
+ * that -Wswitch finds every place a new kind must be handled.
+ */
+#ifndef KILN_IR_H
+#define KILN_IR_H
+
+#include <dlpack/dlpack.h>
+#include <stdbool.h>
+
+#include "../base/base.h"
+
+/* Every object that crosses the C API starts with this tag, so a handle can
+ * be checked before it is used. */
+typedef enum KObjKind {
+  KOBJ_NONE = 0,
+  KOBJ_EXPR = 0x4b01,
+  KOBJ_STMT,
+  KOBJ_ITERVAR,
+  KOBJ_TENSOR,
+  KOBJ_STAGE,
+  KOBJ_SCHEDULE,
+  KOBJ_FUNC, /* a lowered function */
+  KOBJ_REDUCER,
+} KObjKind;
+
+/* ===== dtype.c ===== */
+
+/* Data types are DLPack's DLDataType, so they cross every boundary as is.
+ * bool is uint1; a handle (buffer pointer) is opaque handle 64. */
+typedef DLDataType DType;
+
+static inline DType dt_make(int code, int bits, int lanes) {
+  DType t;
+  t.code = (uint8_t)code;
+  t.bits = (uint8_t)bits;
+  t.lanes = (uint16_t)lanes;
+  return t;
+}
+#define DT_F32 dt_make(kDLFloat, 32, 1)
+#define DT_F64 dt_make(kDLFloat, 64, 1)
+#define DT_F16 dt_make(kDLFloat, 16, 1)
+#define DT_I8 dt_make(kDLInt, 8, 1)
+#define DT_I16 dt_make(kDLInt, 16, 1)
+#define DT_I32 dt_make(kDLInt, 32, 1)
+#define DT_I64 dt_make(kDLInt, 64, 1)
+#define DT_U8 dt_make(kDLUInt, 8, 1)
+#define DT_U16 dt_make(kDLUInt, 16, 1)
+#define DT_U32 dt_make(kDLUInt, 32, 1)
+#define DT_U64 dt_make(kDLUInt, 64, 1)
+#define DT_BOOL dt_make(kDLUInt, 1, 1)
+#define DT_HANDLE dt_make(kDLOpaqueHandle, 64, 1)
+
+static inline bool dt_eq(DType a, DType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static inline bool dt_is_float(DType t) { return t.code == kDLFloat; }
+static inline bool dt_is_int(DType t) { return t.code == kDLInt; }
+static inline bool dt_is_uint(DType t) { return t.code == kDLUInt && t.bits != 1; }
+static inline bool dt_is_bool(DType t) { return t.code == kDLUInt && t.bits == 1; }
+static inline bool dt_is_intlike(DType t) { return t.code == kDLInt || t.code == kDLUInt; }
+static inline bool dt_is_handle(DType t) { return t.code == kDLOpaqueHandle; }
+static inline bool dt_is_vector(DType t) { return t.lanes > 1; }
+static inline DType dt_with_lanes(DType t, int lanes) {
+  t.lanes = (uint16_t)lanes;
+  return t;
+}
+static inline DType dt_scalar(DType t) { return dt_with_lanes(t, 1); }
+static inline int dt_bytes(DType t) { return (t.bits * t.lanes + 7) / 8; }
+
+/* "float32", "int64x4", "bool", "handle" (arena string). */
+const char *dt_str(DType t);
+/* Parse "float32", "int8", "uint1"/"bool", "float32x16", "handle". */
+int dt_parse(const char *s, DType *out);
+/* Smallest and largest value of an integer type (saturating at int64). */
+int64_t dt_int_min(DType t);
+int64_t dt_int_max(DType t);
+
+/* ===== expr.c ===== */
+
+#define KILN_EXPR_KINDS(X)                                                     \
+  X(IntImm)                                                                    \
+  X(FloatImm)                                                                  \
+  X(StrImm)                                                                    \
+  X(Var)                                                                       \
+  X(Add)                                                                       \
+  X(Sub)                                                                       \
+  X(Mul)                                                                       \
+  X(Div)      /* C semantics: truncating for ints */                           \
+  X(Mod)      /* C semantics: truncating remainder */                          \
+  X(FloorDiv) /* rounds toward minus infinity */                               \
+  X(FloorMod) /* result has the divisor's sign */                              \
+  X(Min)                                                                       \
+  X(Max)                                                                       \
+  X(EQ)                                                                        \
+  X(NE)                                                                        \
+  X(LT)                                                                        \
+  X(LE)                                                                        \
+  X(GT)                                                                        \
+  X(GE)                                                                        \
+  X(And)                                                                       \
+  X(Or)                                                                        \
+  X(Not)                                                                       \
+  X(Select)                                                                    \
+  X(Cast)                                                                      \
+  X(Call)                                                                      \
+  X(Read)  /* tensor read before flattening: T[i, j] */                        \
+  X(Load)  /* flat buffer read after flattening: buf[index] */                 \
+  X(Ramp)  /* base, base+stride, ... (lanes) */                                \
+  X(Broadcast)                                                                 \
+  X(Let)                                                                       \
+  X(Reduce)
+
+typedef enum ExprKind {
+#define X(n) EK_##n,
+  KILN_EXPR_KINDS(X)
+#undef X
+      EK__COUNT
+} ExprKind;
+
+/* Intrinsic calls: name, number of arguments. */
+#define KILN_INTRINSICS(X)                                                     \
+  X(exp, 1)                                                                    \
+  X(log, 1)                                                                    \
+  X(sqrt, 1)                                                                   \
+  X(rsqrt, 1)                                                                  \
+  X(tanh, 1)                                                                   \
+  X(erf, 1)                                                                    \
+  X(pow, 2)                                                                    \
+  X(fabs, 1)                                                                   \
+  X(floor, 1)                                                                  \
+  X(ceil, 1)                                                                   \
+  X(round, 1) /* half to even, like nearbyint and ONNX Round */              \
+  X(trunc, 1)                                                                  \
+  X(sigmoid, 1)                                                                \
+  X(sin, 1)                                                                    \
+  X(cos, 1)                                                                    \
+  X(tan, 1)                                                                    \
+  X(asin, 1)                                                                   \
+  X(acos, 1)                                                                   \
+  X(atan, 1)                                                                   \
+  X(sinh, 1)                                                                   \
+  X(cosh, 1)                                                                   \
+  X(asinh, 1)                                                                  \
+  X(acosh, 1)                                                                  \
+  X(atanh, 1)                                                                  \
+  X(fmod, 2)                                                                   \
+  X(isnan, 1)                                                                  \
+  X(isinf, 1)                                                                  \
+  X(shift_left, 2)                                                             \
+  X(shift_right, 2)                                                            \
+  X(bitwise_and, 2)                                                            \
+  X(bitwise_or, 2)                                                             \
+  X(bitwise_xor, 2)                                                            \
+  X(bitwise_not, 1)                                                            \
+  X(likely, 1) /* a condition that is almost always true: a hint */
+
+typedef enum Intrinsic {
+#define X(n, a) INTRIN_##n,
+  KILN_INTRINSICS(X)
+#undef X
+      INTRIN__COUNT
+} Intrinsic;
+
+typedef enum ReduceKind { RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_CUSTOM } ReduceKind;
+
+typedef struct Expr Expr;
+typedef struct Stmt Stmt;
+typedef struct IterVar IterVar;
+typedef struct Tensor Tensor;
+
+/* A commutative reducer: result(lhs, rhs) combines an accumulated value lhs
+ * with a new value rhs; identity is the starting value. */
+typedef struct Reducer {
+  KObjKind okind;
+  ReduceKind kind;
+  Expr *lhs, *rhs; /* Vars */
+  Expr *result;
+  Expr *identity;
+} Reducer;
+
+struct Expr {
+  KObjKind okind;
+  ExprKind kind;
+  DType dtype;
+  union {
+    int64_t int_value;   /* IntImm */
+    double float_value;  /* FloatImm */
+    const char *str;     /* StrImm */
+    struct {
+      const char *name;
+    } var;
+    struct {
+      Expr *a, *b;
+    } bin; /* Add .. Or; Not uses a only; Cast uses a */
+    struct {
+      Expr *cond, *t, *f;
+    } select;
+    struct {
+      Intrinsic op;
+      int nargs;
+      Expr **args;
+    } call;
+    struct {
+      Tensor *tensor;
+      int n;
+      Expr **idx;
+    } read;
+    struct {
+      Expr *buf; /* a handle Var */
+      Expr *index;
+    } load;
+    struct {
+      Expr *base, *stride;
+      int lanes;
+    } ramp;
+    struct {
+      Expr *value;
+      int lanes;
+    } bcast;
+    struct {
+      Expr *var, *value, *body;
+    } let;
+    struct {
+      Reducer *comb;
+      Expr *source;
+      int naxis;
+      IterVar **axis;
+      Expr *cond; /* NULL = always */
+    } reduce;
+  };
+};
+
+typedef enum IterKind {
+  ITER_DATA_PAR, /* a spatial axis */
+  ITER_REDUCE,   /* a reduction axis */
+  ITER_THREAD,   /* a thread index (bound) */
+  ITER_OPAQUE,
+} IterKind;
+
+/* An iteration variable with its range [min, min + extent). Range may be
+ * unset (NULL) for axes made by split/fuse until bound inference. */
+struct IterVar {
+  KObjKind okind;
+  Expr *var;
+  Expr *min, *extent;
+  IterKind kind;
+  const char *thread_tag;
+};
+
+const char *expr_kind_name(ExprKind k);
+const char *intrin_name(Intrinsic op);
+int intrin_nargs(Intrinsic op);
+int intrin_lookup(const char *name); /* -1 if none */
+
+/* Builders.  Every builder returns NULL when an operand is NULL, without
+ * touching the error message, so a chain of calls reports the first
+ * failure.  Binary builders promote operand types as TVM does: int with
+ * float becomes float, narrower ints widen, a scalar with a vector is
+ * broadcast; a mismatch they cannot reconcile is an error. */
+Expr *ir_int(int64_t v, DType t);
+Expr *ir_i32(int64_t v);
+Expr *ir_i64(int64_t v);
+Expr *ir_float(double v, DType t);
+Expr *ir_f32(double v);
+Expr *ir_bool(bool v);
+Expr *ir_str(const char *s);
+Expr *ir_const(double v, DType t); /* int or float immediate of type t */
+Expr *ir_var(const char *name, DType t);
+
+Expr *ir_binary(ExprKind k, Expr *a, Expr *b);
+Expr *ir_add(Expr *a, Expr *b);
+Expr *ir_sub(Expr *a, Expr *b);
+Expr *ir_mul(Expr *a, Expr *b);
+Expr *ir_div(Expr *a, Expr *b);
+Expr *ir_mod(Expr *a, Expr *b);
+Expr *ir_floordiv(Expr *a, Expr *b);
+Expr *ir_floormod(Expr *a, Expr *b);
+Expr *ir_min(Expr *a, Expr *b);
+Expr *ir_max(Expr *a, Expr *b);
+Expr *ir_eq(Expr *a, Expr *b);
+Expr *ir_ne(Expr *a, Expr *b);
+Expr *ir_lt(Expr *a, Expr *b);
+Expr *ir_le(Expr *a, Expr *b);
+Expr *ir_gt(Expr *a, Expr *b);
+Expr *ir_ge(Expr *a, Expr *b);
+Expr *ir_and(Expr *a, Expr *b);
+Expr *ir_or(Expr *a, Expr *b);
+Expr *ir_not(Expr *a);
+Expr *ir_neg(Expr *a);
+Expr *ir_select(Expr *cond, Expr *t, Expr *f);
+Expr *ir_cast(DType t, Expr *a);
+Expr *ir_call(Intrinsic op, int nargs, Expr **args);
+Expr *ir_call1(Intrinsic op, Expr *a);
+Expr *ir_call2(Intrinsic op, Expr *a, Expr *b);
+/* A raw tensor read of element type t (te_read checks the rank). */
+Expr *ir_read(Tensor *tensor, DType t, int n, Expr **idx);
+Expr *ir_load(DType t, Expr *buf, Expr *index);
+Expr *ir_ramp(Expr *base, Expr *stride, int lanes);
+Expr *ir_bcast(Expr *value, int lanes);
+Expr *ir_let(Expr *var, Expr *value, Expr *body);
+/* A reduction of source over axes (reduce IterVars) where cond holds. */
+Expr *ir_reduce(Reducer *comb, Expr *source, int naxis, IterVar **axis, Expr *cond);
+Reducer *ir_reducer(ReduceKind k, DType t);
+/* A custom reducer: result is an expression in lhs and rhs. */
+Reducer *ir_reducer_custom(Expr *lhs, Expr *rhs, Expr *result, Expr *identity);
+Expr *ir_sum(Expr *src, int naxis, IterVar **axis);
+Expr *ir_max_reduce(Expr *src, int naxis, IterVar **axis);
+Expr *ir_min_reduce(Expr *src, int naxis, IterVar **axis);
+Expr *ir_prod(Expr *src, int naxis, IterVar **axis);
+/* Largest/smallest finite value of t (used as max/min identities). */
+Expr *ir_max_value(DType t);
+Expr *ir_min_value(DType t);
+
+IterVar *ir_itervar(Expr *var, Expr *min, Expr *extent, IterKind kind);
+
+/* Queries. */
+bool ir_is_const_int(const Expr *e, int64_t *out);
+bool ir_is_const(const Expr *e); /* IntImm or FloatImm (or a broadcast of one) */
+bool ir_is_int_value(const Expr *e, int64_t v);
+bool ir_is_binary(ExprKind k); /* Add .. Or */
+bool ir_is_compare(ExprKind k);
+
+/* ===== stmt.c ===== */
+
+#define KILN_STMT_KINDS(X)                                                     \
+  X(For)                                                                       \
+  X(Store)    /* buf[index] = value (after flattening) */                      \
+  X(Provide)  /* T[i, j] = value (before flattening) */                        \
+  X(Allocate) /* a flat buffer for the body */                                 \
+  X(Realize)  /* a tensor region for the body (before flattening) */           \
+  X(IfThenElse)                                                                \
+  X(Seq)                                                                       \
+  X(Evaluate)                                                                  \
+  X(Attr)    /* key = value over a body: pragmas, storage scopes */            \
+  X(Produce) /* marks where a tensor is produced */                            \
+  X(LetStmt)
+
+typedef enum StmtKind {
+#define X(n) SK_##n,
+  KILN_STMT_KINDS(X)
+#undef X
+      SK__COUNT
+} StmtKind;
+
+#define KILN_FOR_KINDS(X)                                                      \
+  X(SERIAL, "for")                                                             \
+  X(PARALLEL, "parallel")                                                      \
+  X(VECTORIZED, "vectorized")                                                  \
+  X(UNROLLED, "unrolled")                                                      \
+  X(THREAD, "thread")
+
+typedef enum ForKind {
+#define X(n, s) FOR_##n,
+  KILN_FOR_KINDS(X)
+#undef X
+} ForKind;
+
+struct Stmt {
+  KObjKind okind;
+  StmtKind kind;
+  union {
+    struct {
+      Expr *var, *min, *extent;
+      ForKind fkind;
+      const char *thread_tag; /* FOR_THREAD: e.g. "threadIdx.x" */
+      Stmt *body;
+    } for_;
+    struct {
+      Expr *buf, *value, *index;
+    } store;
+    struct {
+      Tensor *tensor;
+      Expr *value;
+      int n;
+      Expr **idx;
+    } provide;
+    struct {
+      Expr *buf; /* handle Var */
+      DType dtype;
+      Expr *size; /* elements */
+      const char *scope;
+      Stmt *body;
+    } alloc;
+    struct {
+      Tensor *tensor;
+      int n;
+      Expr **min, **extent;
+      const char *scope;
+      Stmt *body;
+    } realize;
+    struct {
+      Expr *cond;
+      Stmt *then_, *else_;
+    } if_;
+    struct {
+      int n;
+      Stmt **s;
+    } seq;
+    struct {
+      Expr *value;
+    } eval;
+    struct {
+      const char *key;
+      void *node; /* an IterVar, Var, Tensor or NULL */
+      Expr *value;
+      Stmt *body;
+    } attr;
+    struct {
+      Tensor *tensor;
+      Stmt *body;
+    } produce;
+    struct {
+      Expr *var, *value;
+      Stmt *body;
+    } let;
+  };
+};
+
+const char *stmt_kind_name(StmtKind k);
+const char *for_kind_name(ForKind k);
+
+Stmt *ir_for(Expr *var, Expr *min, Expr *extent, ForKind k, Stmt *body);
+Stmt *ir_store(Expr *buf, Expr *value, Expr *index);
+Stmt *ir_provide(Tensor *t, Expr *value, int n, Expr **idx);
+Stmt *ir_allocate(Expr *buf, DType t, Expr *size, const char *scope, Stmt *body);
+Stmt *ir_realize(Tensor *t, int n, Expr **min, Expr **extent, const char *scope,
+                 Stmt *body);
+Stmt *ir_if(Expr *cond, Stmt *then_, Stmt *else_);
+/* A sequence; NULL entries and no-ops are dropped, nested sequences are
+ * flattened, and a one-element sequence is its element. */
+Stmt *ir_seq(int n, Stmt **s);
+Stmt *ir_seq2(Stmt *a, Stmt *b);
+Stmt *ir_evaluate(Expr *e);
+Stmt *ir_attr(const char *key, void *node, Expr *value, Stmt *body);
+Stmt *ir_produce(Tensor *t, Stmt *body);
+Stmt *ir_let_stmt(Expr *var, Expr *value, Stmt *body);
+Stmt *ir_nop(void); /* Evaluate(0) */
+bool ir_is_nop(const Stmt *s);
+
+/* ===== visit.c ===== */
+
+/* A mutator rebuilds a tree.  Set expr/stmt to intercept nodes; from the
+ * hook call ir_mutate_*_children for the default (rebuild the node from its
+ * mutated children, returning the same node when nothing changed). */
+typedef struct IRMutator IRMutator;
+struct IRMutator {
+  Expr *(*expr)(IRMutator *m, Expr *e);
+  Stmt *(*stmt)(IRMutator *m, Stmt *s);
+  void *ud;
+};
+Expr *ir_mutate_expr(IRMutator *m, Expr *e);
+Stmt *ir_mutate_stmt(IRMutator *m, Stmt *s);
+Expr *ir_mutate_expr_children(IRMutator *m, Expr *e);
+Stmt *ir_mutate_stmt_children(IRMutator *m, Stmt *s);
+
+/* A visitor walks a tree; same hook convention, returning nothing. */
+typedef struct IRVisitor IRVisitor;
+struct IRVisitor {
+  void (*expr)(IRVisitor *v, Expr *e);
+  void (*stmt)(IRVisitor *v, Stmt *s);
+  void *ud;
+};
+void ir_visit_expr(IRVisitor *v, Expr *e);
+void ir_visit_stmt(IRVisitor *v, Stmt *s);
+void ir_visit_expr_children(IRVisitor *v, Expr *e);
+void ir_visit_stmt_children(IRVisitor *v, Stmt *s);
+
+/* Replace variables (keys: Var nodes) by expressions. */
+Expr *ir_substitute(Expr *e, const PtrMap *vmap);
+Stmt *ir_substitute_stmt(Stmt *s, const PtrMap *vmap);
+Expr *ir_substitute1(Expr *e, Expr *var, Expr *value);
+Stmt *ir_substitute_stmt1(Stmt *s, Expr *var, Expr *value);
+bool ir_expr_uses_var(Expr *e, const Expr *var);
+bool ir_stmt_uses_var(Stmt *s, const Expr *var);
+/* Does e use any variable in the set (keys of vars)? */
+bool ir_expr_uses_any(Expr *e, const PtrMap *vars);
+/* Collect the tensors read (Read nodes) by e, each once, in order. */
+void ir_collect_reads(Expr *e, AVec *tensors);
+
+/* ===== equal.c ===== */
+
+/* Structural equality and hash.  Free variables compare by identity;
+ * variables bound inside (loop and let variables) compare by position. */
+bool ir_expr_equal(Expr *a, Expr *b);
+bool ir_stmt_equal(Stmt *a, Stmt *b);
+uint64_t ir_expr_hash(Expr *e);
+uint64_t ir_stmt_hash(Stmt *s);
+
+/* ===== simplify.c ===== */
+
+/* The analyzer holds what is known about variables (constant ranges) and
+ * answers questions about expressions under that knowledge. */
+typedef struct Analyzer Analyzer;
+
+Analyzer *analyzer_new(void); /* heap; free with analyzer_free */
+void analyzer_free(Analyzer *an);
+/* var lies in [min, min + extent); constant bounds are taken from the
+ * simplified endpoints. */
+void analyzer_bind_range(Analyzer *an, Expr *var, Expr *min, Expr *extent);
+void analyzer_bind_const(Analyzer *an, Expr *var, int64_t lo, int64_t hi);
+/* Constant bounds of an integer expression; returns false if unbounded. */
+bool analyzer_const_bound(Analyzer *an, Expr *e, int64_t *lo, int64_t *hi);
+/* Whether cond is provably true. */
+bool analyzer_can_prove(Analyzer *an, Expr *cond);
+Expr *analyzer_simplify(Analyzer *an, Expr *e);
+
+/* Simplify with no outside knowledge. */
+Expr *ir_simplify(Expr *e);
+/* Simplify a statement: loop ranges become known to the analyzer inside
+ * their loops; conditions proven true or false are removed. */
+Stmt *ir_simplify_stmt(Stmt *s);
+
+/* ===== printer.c ===== */
+
+/* TVM-style text: "(a + b)", "for (i, 0, 128) {" ... */
+void ir_print_expr(StrBuf *sb, Expr *e);
+void ir_print_stmt(StrBuf *sb, Stmt *s, int indent);
+const char *ir_expr_str(Expr *e); /* arena string */
+const char *ir_stmt_str(Stmt *s); /* arena string */
+
+#endif

@@ -1,0 +1,80 @@
+/* main.c - runs the unit-test suites; an argument filters tests by name. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+
+/* The suites, one per test file. */
+extern const TestCase base_tests[];
+
+static const TestSuite suites[] = {
+    {"base", base_tests},
+};
+
+int test_failures;
+static unsigned rng_state;
+
+void test_fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "  %s:%d: ", file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  test_failures++;
+}
+
+unsigned test_rand(void) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return rng_state >> 8;
+}
+
+float test_randf(void) { return (float)(test_rand() % 2000000) / 1000000.0f - 1.0f; }
+
+const char *test_root(void) {
+  static char buf[4096];
+  const char *r = getenv("KILN_ROOT");
+  if (r && *r) return r;
+  if (!getcwd(buf, sizeof buf)) return ".";
+  for (;;) { /* walk up to the folder holding CMakeLists.txt and src/ */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/src/base/base.h", buf);
+    if (access(probe, R_OK) == 0) return buf;
+    char *slash = strrchr(buf, '/');
+    if (!slash || slash == buf) return ".";
+    *slash = 0;
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *filter = argc > 1 ? argv[1] : NULL;
+  int passed = 0, failed = 0;
+  for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+    for (const TestCase *t = suites[s].cases; t->name; t++) {
+      char full[256];
+      snprintf(full, sizeof full, "%s.%s", suites[s].name, t->name);
+      if (filter && !strstr(full, filter)) continue;
+      test_failures = 0;
+      rng_state = 12345u + (unsigned)(t - suites[s].cases) * 7919u;
+      kiln_clear_error();
+      KArena *a = kiln_arena_new();
+      kiln_arena_push(a);
+      double t0 = kiln_now_seconds();
+      t->fn();
+      double dt = kiln_now_seconds() - t0;
+      kiln_arena_pop();
+      kiln_arena_free(a);
+      if (test_failures) {
+        failed++;
+        printf("FAIL %s\n", full);
+      } else {
+        passed++;
+        printf("ok   %s (%.2fs)\n", full, dt);
+      }
+      fflush(stdout);
+    }
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
