@@ -94,21 +94,28 @@ const char *kiln_version(void);
 /* A new array, data aligned to 64 bytes, contents undefined. */
 int kiln_array_empty(int ndim, const int64_t *shape, DLDataType dtype, DLDevice dev,
                      DLTensor **out);
-/* A new array that views another array's memory with a new shape of the same
- * number of elements (kept alive until the view is freed). */
+/* A new array that views another (compact) Kiln array's memory with a new
+ * shape of the same number of elements and bytes (the dtype may change to
+ * one of the same size); the base is kept alive until the view is freed. */
 int kiln_array_view(DLTensor *base, int ndim, const int64_t *shape, DLDataType dtype,
                     DLTensor **out);
-/* A new array over memory Kiln does not own; deleter(ctx) runs on free. */
+/* A new array over memory Kiln does not own; deleter(ctx), if not NULL,
+ * runs when the array and its views are all freed. */
 int kiln_array_wrap(void *data, int ndim, const int64_t *shape, DLDataType dtype,
                     DLDevice dev, void (*deleter)(void *), void *ctx, DLTensor **out);
-/* Copy between arrays of the same shape and dtype (any strides on from). */
+/* Copy between arrays of the same shape and dtype (any strides on from; to
+ * must be compact).  These and kiln_array_nbytes take any DLTensor, not only
+ * Kiln arrays. */
 int kiln_array_copy(const DLTensor *from, DLTensor *to);
 int kiln_array_copy_from_bytes(DLTensor *to, const void *data, size_t nbytes);
 int kiln_array_copy_to_bytes(const DLTensor *from, void *data, size_t nbytes);
 /* Export as a DLManagedTensor (the array stays alive until its deleter). */
 int kiln_array_to_dlpack(DLTensor *t, DLManagedTensor **out);
-/* Take ownership of a DLManagedTensor. */
+/* Take ownership of a DLManagedTensor: its deleter runs once, when the new
+ * array and its views are all freed.  On failure the caller keeps it. */
 int kiln_array_from_dlpack(DLManagedTensor *m, DLTensor **out);
+/* Drop the handle of an array made by kiln_array_* (never a foreign
+ * DLTensor); the memory goes when no view or DLPack export still uses it. */
 int kiln_array_free(DLTensor *t);
 /* Bytes of a compact tensor: product(shape) * dtype size. */
 size_t kiln_array_nbytes(const DLTensor *t);
@@ -126,9 +133,11 @@ typedef int (*KilnPackedCFunc)(KilnValue *args, int *type_codes, int num_args, K
 
 int kiln_func_create(KilnPackedCFunc fn, void *resource, void (*finalizer)(void *resource),
                      KilnFunction **out);
-/* Call f.  A string result (KILN_STR) stays valid until the next call on
- * this thread; handle results (KILN_MODULE, KILN_FUNC, KILN_NDARRAY) are
- * owned by the caller. */
+/* Call f.  A string or bytes result (KILN_STR, KILN_BYTES) is copied and
+ * stays valid until the next call on this thread; handle results
+ * (KILN_MODULE, KILN_FUNC, KILN_NDARRAY) are owned by the caller.  ret and
+ * ret_code may be NULL when the result is not wanted (a handle result is
+ * then freed).  On failure *ret_code is KILN_NULL. */
 int kiln_func_call(KilnFunction *f, KilnValue *args, int *type_codes, int num_args,
                    KilnValue *ret, int *ret_code);
 int kiln_func_free(KilnFunction *f);
@@ -142,7 +151,9 @@ int kiln_func_retain(KilnFunction *f);
 int kiln_func_register_global(const char *name, KilnFunction *f, int override);
 /* Look a name up; *out is a new reference, or NULL if there is none. */
 int kiln_func_get_global(const char *name, KilnFunction **out);
-/* All registered names, sorted. */
+/* All registered names, sorted (valid until the next call on this thread).
+ * The runtime registers runtime.module_load(str) -> module and
+ * runtime.module_get_function(module, str) -> function. */
 int kiln_func_list_global_names(int *num, const char ***names);
 
 /* ---- modules ---- */
@@ -151,6 +162,7 @@ int kiln_func_list_global_names(int *num, const char ***names);
  * object, not a Kiln module. */
 int kiln_module_load(const char *path, KilnModule **out);
 int kiln_module_get_function(KilnModule *mod, const char *name, KilnFunction **out);
+/* The kernel names, in the module's order; valid while mod is alive. */
 int kiln_module_list_functions(KilnModule *mod, int *num, const char ***names);
 /* Extra data embedded in the module under a name (e.g. "graph_json",
  * "params", "lowered_ir"); *data is NULL when absent. */
@@ -161,10 +173,32 @@ int kiln_module_retain(KilnModule *mod);
 
 /* ---- thread pool ---- */
 
-/* Number of worker threads kernels may use (default: KILN_NUM_THREADS or
- * the number of cores). */
+/* Number of threads kernels may use, the calling thread included (default:
+ * KILN_NUM_THREADS or the number of online cores).  n = 0 restores the
+ * default.  Changing it stops the pool's workers; new ones start lazily on
+ * the next launch.  Not allowed from inside a parallel task. */
 int kiln_set_num_threads(int n);
 int kiln_get_num_threads(void);
+
+/* One task of a parallel loop: task_id in [0, num_tasks).  Return 0, or set
+ * an error (kiln_set_last_error) and return non-zero. */
+typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
+
+/* Run fn(i, num_tasks, cdata) for i in [0, num_tasks) on Kiln's thread pool
+ * and wait for all of them; the calling thread runs task 0 itself, and the
+ * tasks are handed out to threads dynamically, so num_tasks may exceed the
+ * pool size.  num_tasks <= 0 means one task per pool thread
+ * (kiln_get_num_threads()).  Tasks must not wait for each other.
+ *   - Returns -1 if any task failed, with the first failing task's message
+ *     as this thread's error; tasks not yet started after a failure may be
+ *     skipped.
+ *   - A launch from inside a task (nested parallelism) runs all its tasks
+ *     serially in the calling thread.
+ *   - Launches from several application threads at once are serialized: the
+ *     pool runs one launch at a time and the others wait for it.
+ * Workers spin briefly after a launch before they sleep, so back-to-back
+ * launches (one per layer) cost a few microseconds each. */
+int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
 /*
  * ---- the module ABI (what generated code exports) ----
@@ -180,10 +214,24 @@ int kiln_get_num_threads(void);
  *   const unsigned char *const __kiln_blob_data[];
  *   const uint64_t __kiln_blob_sizes[];
  *   void (*__kiln_set_last_error_ptr)(const char *);   -- filled by the loader
+ *   int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);
+ *                                                       -- filled by the loader
  * A kernel checks its arguments (count, type codes, rank, dtype, shape) and
  * returns 0, or sets an error through __kiln_set_last_error_ptr and returns
- * -1.
+ * -1.  The kernel tables may be absent when __kiln_num_kernels is, and the
+ * blob tables likewise; the two pointers are optional and, being written by
+ * the loader, must be plain (non-const) data.
+ *
+ * The parallel ABI: a parallel loop becomes a task function
+ * `int task(int task_id, int num_tasks, void *cdata)` that runs its share of
+ * the iterations, and the kernel calls
+ * `__kiln_parallel_launch_ptr(task, &closure, 0)` (0: one task per pool
+ * thread), which is kiln_parallel_launch.  A task reports failure as a
+ * kernel does (set the error, return -1) and the launch returns -1.  A
+ * kernel should run the tasks serially itself when the pointer is NULL (the
+ * .so was loaded without kiln_module_load).
  */
+#define KILN_MODULE_MAGIC "kiln-module-v1"
 typedef int32_t (*KilnKernelFunc)(KilnValue *args, int32_t *type_codes, int32_t num_args);
 
 #ifdef __cplusplus

@@ -7,9 +7,11 @@
 
 /* The suites, one per test file. */
 extern const TestCase base_tests[];
+extern const TestCase runtime_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
+    {"runtime", runtime_tests},
 };
 
 int test_failures;

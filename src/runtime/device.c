@@ -1,0 +1,60 @@
+/*
+ * device.c - the device API table: how to allocate, free and copy memory on
+ * each kind of device.
+ *
+ * The table is indexed by DLDeviceType.  Only the CPU is filled for now; a
+ * CUDA backend adds one KilnDeviceAPI (cudaMalloc, cudaFree, cudaMemcpy) and
+ * one line in the table, and the array code picks it up unchanged.  A
+ * device type without an entry gets "device type N (name) is not supported
+ * yet".
+ */
+#include "runtime_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *cpu_alloc(DLDevice dev, size_t nbytes, size_t align) {
+  void *p = NULL;
+  if (nbytes == 0) nbytes = 1; /* a 0-element array still gets a real pointer */
+  int rc = posix_memalign(&p, align, nbytes);
+  if (rc != 0) {
+    kiln_set_error("cannot allocate %zu bytes on the cpu: %s", nbytes, strerror(rc));
+    return NULL;
+  }
+  return p;
+}
+
+static void cpu_free(DLDevice dev, void *ptr) { free(ptr); }
+
+static int cpu_copy(const void *from, DLDevice from_dev, void *to, DLDevice to_dev,
+                    size_t nbytes) {
+  if (nbytes) memmove(to, from, nbytes);
+  return 0;
+}
+
+static const KilnDeviceAPI cpu_api = {"cpu", cpu_alloc, cpu_free, cpu_copy};
+
+static const KilnDeviceAPI *const device_apis[kDLCUDAManaged + 1] = {
+    [kDLCPU] = &cpu_api,
+};
+
+const char *kiln_device_name(int device_type) {
+  static const char *const names[] = {
+      [kDLCPU] = "cpu",         [kDLCUDA] = "cuda",      [kDLCUDAHost] = "cuda_host",
+      [kDLOpenCL] = "opencl",   [kDLVulkan] = "vulkan",  [kDLMetal] = "metal",
+      [kDLVPI] = "vpi",         [kDLROCM] = "rocm",      [kDLROCMHost] = "rocm_host",
+      [kDLExtDev] = "ext_dev",  [kDLCUDAManaged] = "cuda_managed",
+  };
+  if (device_type >= 0 && (size_t)device_type < sizeof names / sizeof names[0] &&
+      names[device_type])
+    return names[device_type];
+  return "unknown";
+}
+
+const KilnDeviceAPI *kiln_device_api(DLDevice dev) {
+  int t = (int)dev.device_type;
+  if (t >= 0 && (size_t)t < sizeof device_apis / sizeof device_apis[0] && device_apis[t])
+    return device_apis[t];
+  kiln_set_error("device type %d (%s) is not supported yet", t, kiln_device_name(t));
+  return NULL;
+}
