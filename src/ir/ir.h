@@ -533,4 +533,17 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent);
 const char *ir_expr_str(Expr *e); /* arena string */
 const char *ir_stmt_str(Stmt *s); /* arena string */
 
+/* ===== eval.c ===== */
+
+/* A reference interpreter for scalar expressions, used to test the
+ * simplifier and other passes.  env maps Var nodes to `double *` values
+ * (an integer variable's value must be a whole number in its type's range).
+ * Integers are computed exactly in their own type (unsigned wraps), floats
+ * in double rounded to float after each float32 operation; the result is
+ * stored in *out.  Returns false, without an error message, where C would
+ * have no defined answer (division by zero, signed overflow, an out-of-range
+ * float-to-int cast or shift), for an unbound variable, and for what is not
+ * a scalar value: Read, Load, Reduce, StrImm, vectors, float16. */
+bool ir_eval(Expr *e, const PtrMap *env, double *out);
+
 #endif

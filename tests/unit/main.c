@@ -7,10 +7,12 @@
 
 /* The suites, one per test file. */
 extern const TestCase base_tests[];
+extern const TestCase ir_tests[];
 extern const TestCase runtime_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
+    {"ir", ir_tests},
     {"runtime", runtime_tests},
 };
 
