@@ -1,6 +1,12 @@
 /* main.c - the kiln command: dispatches subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
+
+static Command *commands[] = {&cmd_inspect};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -8,9 +14,14 @@ static void usage(FILE *f) {
           "\n"
           "Kiln is a deep-learning compiler: it turns models into fast native code.\n"
           "\n"
-          "commands:\n"
-          "  --version   print the version\n"
-          "  --help      print this help\n");
+          "commands:\n");
+  for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  fprintf(f,
+          "\n"
+          "  --version  print the version\n"
+          "  --help     print this help\n"
+          "\n"
+          "Run 'kiln <command> --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv) {
@@ -25,6 +36,17 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return 0;
+  }
+  for (int i = 0; i < NCOMMANDS; i++) {
+    Command *c = commands[i];
+    if (strcmp(argv[1], c->name)) continue;
+    int npos;
+    const char **pos;
+    int rc = cli_parse(c, argc - 2, argv + 2, &npos, &pos);
+    if (rc) return rc > 0 ? 0 : 2;
+    rc = c->run(c, npos, pos);
+    free(pos);
+    return rc ? 1 : 0;
   }
   fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", argv[1]);
   return 2;

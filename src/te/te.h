@@ -110,8 +110,10 @@ typedef struct IterAttr {
 typedef enum AttachKind { ATTACH_ROOT, ATTACH_INLINE, ATTACH_SCOPE } AttachKind;
 
 typedef struct Stage Stage;
+typedef struct Schedule Schedule;
 struct Stage {
   KObjKind okind;
+  Schedule *owner; /* the schedule this stage belongs to */
   Tensor *op;     /* the op this stage computes (a copy once rewritten) */
   Tensor *origin; /* the op the user made */
   AVec aliases;   /* every Tensor that resolves to this stage */
@@ -125,12 +127,12 @@ struct Stage {
   const char *scope; /* storage scope of the op's buffer */
 };
 
-typedef struct Schedule {
+struct Schedule {
   KObjKind okind;
   AVec stages; /* producers before consumers */
   int noutputs;
   Tensor **outputs;
-} Schedule;
+};
 
 Schedule *te_create_schedule(int noutputs, Tensor **outputs);
 /* The stage that computes t (t may be an op the schedule rewrote). */
@@ -158,6 +160,12 @@ int stage_compute_at(Stage *st, Stage *parent, IterVar *iv);
 Tensor *sch_cache_read(Schedule *s, Tensor *t, const char *scope, int nreaders, Tensor **readers);
 /* Compute t into a new stage in scope, then copy; returns the cache. */
 Tensor *sch_cache_write(Schedule *s, Tensor *t, const char *scope);
+
+/* A copy of the schedule whose stages can be changed without touching the
+ * original (lowering works on one). */
+Schedule *sch_copy(Schedule *s);
+/* A copy of a compute op with another body (inputs recomputed). */
+Tensor *te_copy_with_body(Tensor *t, Expr *body);
 
 IterAttr *stage_iter_attr(Stage *st, IterVar *iv, bool create);
 int stage_leaf_index(const Stage *st, const IterVar *iv);

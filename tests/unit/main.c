@@ -8,11 +8,15 @@
 /* The suites, one per test file. */
 extern const TestCase base_tests[];
 extern const TestCase ir_tests[];
+extern const TestCase lower_tests[];
+extern const TestCase prop_tests[];
 extern const TestCase runtime_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
     {"ir", ir_tests},
+    {"lower", lower_tests},
+    {"prop", prop_tests},
     {"runtime", runtime_tests},
 };
 

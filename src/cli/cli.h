@@ -1,0 +1,58 @@
+/*
+ * cli.h - the kiln command: one file per subcommand, and the small option
+ * parser they share.
+ *
+ *   main.c         dispatch, --version, --help
+ *   args.c         option parsing: flags, values, positionals, --help text
+ *   cmd_inspect.c  kiln inspect MODULE.so
+ *
+ * A subcommand returns the process exit status; on error it prints one line
+ * "kiln <cmd>: <reason>" to stderr and returns non-zero.  Only the CLI
+ * calls exit().
+ */
+#ifndef KILN_CLI_H
+#define KILN_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* ===== args.c ===== */
+
+typedef enum OptKind { OPT_FLAG, OPT_VALUE, OPT_MULTI } OptKind;
+
+typedef struct Opt {
+  const char *name;  /* "--repeat" */
+  const char *alias; /* "-o" or NULL */
+  OptKind kind;
+  const char *metavar; /* "N" */
+  const char *help;
+  /* results */
+  bool set;
+  const char *value;   /* OPT_VALUE: last value */
+  const char **values; /* OPT_MULTI: all values */
+  int nvalues;
+} Opt;
+
+typedef struct Command {
+  const char *name;    /* "inspect" */
+  const char *usage;   /* "MODULE.so [options]" */
+  const char *summary; /* one line */
+  int npos_min, npos_max;
+  Opt *opts; /* terminated by an entry with name NULL */
+  int (*run)(struct Command *cmd, int npos, const char **pos);
+} Command;
+
+/* Parse argv (after the subcommand name).  Returns 0, 1 if --help was
+ * printed, or -1 after printing an error. */
+int cli_parse(Command *cmd, int argc, char **argv, int *npos, const char ***pos);
+void cli_print_help(const Command *cmd, FILE *f);
+Opt *cli_opt(Command *cmd, const char *name);
+int cli_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a non-negative integer option value; -1 on error (printed). */
+int cli_int(Command *cmd, const char *name, long def, long *out);
+
+/* ===== the subcommands ===== */
+
+extern Command cmd_inspect;
+
+#endif

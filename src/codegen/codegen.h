@@ -1,0 +1,55 @@
+/*
+ * codegen.h - from lowered functions to a loaded native module.
+ *
+ *   codegen_c.c   lowered functions -> one readable C translation unit
+ *                 (GCC/Clang vector extensions for vector code, parallel
+ *                 loops outlined into closures run on the runtime's pool)
+ *   compiler.c    the C compiler driver: $CC -> shared object, with binary
+ *                 blobs (graph JSON, params) linked in through .incbin
+ *   build.c       lower + codegen + compile + load in one call
+ */
+#ifndef KILN_CODEGEN_H
+#define KILN_CODEGEN_H
+
+#include "../lower/lower.h"
+#include "kiln/runtime.h"
+
+/* A named binary blob embedded in the module (__kiln_blob_* tables). */
+typedef struct KBlob {
+  const char *name;
+  const void *data;
+  size_t size;
+} KBlob;
+
+/* ===== codegen_c.c ===== */
+
+/* Generate the module's C source (heap string), or NULL + error. */
+char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs);
+
+/* ===== compiler.c ===== */
+
+typedef struct CompileOptions {
+  const char *cc;     /* compiler; NULL: $KILN_CC, $CC, then "cc" */
+  const char *cflags; /* NULL: $KILN_CFLAGS, then the defaults */
+  const char *keep_dir; /* if set, also copy the sources there */
+} CompileOptions;
+
+/* The default flags: -O3 -march=native ... */
+const char *kiln_default_cflags(void);
+/* Compile C sources (several units compiled in parallel) and blobs into
+ * the shared object so_path.  Error: the compiler's exit status and its
+ * first lines of output, and where the sources were kept. */
+int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *blobs,
+                   const char *so_path, const CompileOptions *opt);
+
+/* ===== build.c ===== */
+
+/* Lower, generate, compile into a temporary .so and load it.  The file is
+ * removed when the module is freed unless it was exported. */
+KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
+                             const CompileOptions *opt);
+/* Convenience: one schedule, one function. */
+KilnModule *kiln_build(Schedule *s, int nargs, Tensor **args, const char *name,
+                       const LowerOptions *lopt, const CompileOptions *copt);
+
+#endif

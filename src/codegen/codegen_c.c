@@ -1,0 +1,1129 @@
+/*
+ * codegen_c.c - lowered functions to one C translation unit.
+ *
+ * Every kernel has the packed signature of the module ABI (kiln/runtime.h):
+ *   int32_t name(KilnValue *args, int32_t *type_codes, int32_t num_args)
+ * and starts by checking its arguments — count, type codes, rank, dtype,
+ * shape (binding symbolic dimensions on first sight), compact strides and
+ * device — returning -1 with a message instead of touching bad memory.
+ *
+ * Vector expressions use GCC/Clang vector extensions: a float32x16 value is
+ * `kv_f32x16`, contiguous loads and stores go through an unaligned,
+ * may_alias twin type, and operations C does not define on vectors
+ * (select, min/max, casts of masks, math functions) are small inline
+ * helpers emitted once each.  A boolean vector is an int32 lane mask
+ * (-1/0), whatever width its operands had.
+ *
+ * A parallel loop is outlined into a static function over a closure struct
+ * that captures the loop's free variables, and launched through the
+ * runtime's thread pool (or run inline when the module is used without it).
+ *
+ * The text is meant to be read: loops keep their variable names (made
+ * unique and C-safe), and each produce point is marked with a comment.
+ */
+#include "codegen.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct CG {
+  StrBuf *out;      /* where statements go now */
+  StrBuf helpers;   /* typedefs and helper functions, each emitted once */
+  StrBuf outlined;  /* parallel closures */
+  PtrMap names;     /* Var -> C name */
+  PtrMap used;      /* C name -> (void*)1 (string keys) */
+  PtrMap buftype;   /* buffer Var -> DType* (element type) */
+  PtrMap emitted;   /* helper name -> (void*)1 (string keys) */
+  Analyzer *an;     /* loop ranges, to prove floordiv operands non-negative */
+  const char *fname;
+  int indent;
+  int npar;
+  bool failed;
+} CG;
+
+static void fail(CG *g, const char *fmt, const char *arg) {
+  if (!g->failed) kiln_set_error(fmt, arg);
+  g->failed = true;
+}
+
+/* ---- names ---- */
+
+static const char *c_keywords[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "args", "type_codes", "num_args", "main",
+    NULL};
+
+static const char *unique_name(CG *g, const char *base) {
+  char buf[128];
+  size_t n = 0;
+  for (const char *p = base; *p && n < sizeof buf - 8; p++) {
+    char ch = *p;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+    buf[n++] = ok ? ch : '_';
+  }
+  buf[n] = 0;
+  if (n == 0 || (buf[0] >= '0' && buf[0] <= '9')) {
+    memmove(buf + 1, buf, n + 1);
+    buf[0] = 'v';
+  }
+  for (int i = 0; c_keywords[i]; i++)
+    if (!strcmp(buf, c_keywords[i])) {
+      strcat(buf, "_");
+      break;
+    }
+  if (!strncmp(buf, "kiln_", 5) || !strncmp(buf, "kv_", 3) || !strncmp(buf, "__", 2)) {
+    memmove(buf + 2, buf, strlen(buf) + 1);
+    buf[0] = 'v';
+    buf[1] = '_';
+  }
+  const char *name = kstrdup(buf);
+  for (int k = 1; pm_has(&g->used, name); k++) name = kfmt("%s_%d", buf, k);
+  pm_put(&g->used, name, (void *)1);
+  return name;
+}
+
+static const char *vname(CG *g, Expr *v) {
+  const char *n = pm_get(&g->names, v);
+  if (!n) {
+    n = unique_name(g, v->var.name);
+    pm_put(&g->names, v, (void *)n);
+  }
+  return n;
+}
+
+/* ---- types ---- */
+
+static const char *scalar_ctype(DType t) {
+  if (dt_is_bool(t)) return "int8_t";
+  switch (t.code) {
+  case kDLFloat:
+    return t.bits == 64 ? "double" : t.bits == 32 ? "float" : "_Float16";
+  case kDLInt:
+    return t.bits == 8 ? "int8_t" : t.bits == 16 ? "int16_t" : t.bits == 32 ? "int32_t" : "int64_t";
+  case kDLUInt:
+    return t.bits == 8 ? "uint8_t" : t.bits == 16 ? "uint16_t" : t.bits == 32 ? "uint32_t" : "uint64_t";
+  default:
+    return "void *";
+  }
+}
+
+/* Short name of a scalar type for helper names: f32, i64, u8, b (bool). */
+static const char *short_name(DType t) {
+  if (dt_is_bool(t)) return "i32"; /* masks */
+  char c = t.code == kDLFloat ? 'f' : t.code == kDLInt ? 'i' : 'u';
+  return kfmt("%c%d", c, t.bits);
+}
+
+static void need(CG *g, const char *key, const char *text) {
+  if (pm_has(&g->emitted, key)) return;
+  pm_put(&g->emitted, kstrdup(key), (void *)1);
+  sb_puts(&g->helpers, text);
+}
+
+/* The C vector type of t (lanes > 1), declaring it on first use. */
+static const char *vtype(CG *g, DType t) {
+  DType s = dt_scalar(t);
+  const char *sn = short_name(s);
+  const char *name = kfmt("kv_%sx%d", sn, t.lanes);
+  const char *ct = dt_is_bool(s) ? "int32_t" : scalar_ctype(s);
+  int bytes = (dt_is_bool(s) ? 4 : s.bits / 8) * t.lanes;
+  need(g, name,
+       kfmt("typedef %s %s __attribute__((vector_size(%d)));\n"
+            "typedef %s %su __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
+            ct, name, bytes, ct, name, bytes, dt_is_bool(s) ? 4 : s.bits / 8));
+  return name;
+}
+
+static const char *ctype(CG *g, DType t) {
+  if (t.lanes > 1) return vtype(g, t);
+  if (dt_is_bool(t)) return "int32_t";
+  return scalar_ctype(t);
+}
+
+/* The mask type matching a vector type of the same element width. */
+static const char *mask_of(CG *g, DType t) {
+  DType s = dt_scalar(t);
+  int bits = dt_is_bool(s) ? 32 : s.bits;
+  return vtype(g, dt_make(kDLInt, bits, t.lanes));
+}
+
+/* ---- expressions ---- */
+
+static void expr(CG *g, Expr *e);
+
+static void print_int(StrBuf *sb, int64_t v, DType t) {
+  if (dt_is_bool(t)) {
+    sb_printf(sb, "%d", v ? 1 : 0);
+    return;
+  }
+  if (t.bits == 64) {
+    if (v == INT64_MIN)
+      sb_puts(sb, "INT64_MIN");
+    else if (t.code == kDLUInt)
+      sb_printf(sb, "UINT64_C(%llu)", (unsigned long long)v);
+    else
+      sb_printf(sb, "INT64_C(%lld)", (long long)v);
+    return;
+  }
+  if (t.code == kDLInt && t.bits == 32) {
+    if (v == INT32_MIN)
+      sb_puts(sb, "INT32_MIN");
+    else
+      sb_printf(sb, "%lld", (long long)v);
+    return;
+  }
+  sb_printf(sb, "((%s)%lld)", scalar_ctype(t), (long long)v);
+}
+
+static void print_float(StrBuf *sb, double v, DType t) {
+  const char *suffix = t.bits == 32 ? "f" : "";
+  if (isnan(v)) {
+    sb_printf(sb, "((%s)NAN)", scalar_ctype(t));
+    return;
+  }
+  if (isinf(v)) {
+    sb_printf(sb, "((%s)%sINFINITY)", scalar_ctype(t), v < 0 ? "-" : "");
+    return;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, t.bits == 32 ? "%.9g" : "%.17g", v);
+  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  if (t.bits == 16)
+    sb_printf(sb, "((_Float16)%s)", buf);
+  else
+    sb_printf(sb, "%s%s", buf, suffix);
+}
+
+/* Emit a helper taking vector operands, defined by a lane loop body. */
+static const char *lane_helper(CG *g, const char *op, DType rt, int nargs, DType *at,
+                               const char *lane_expr) {
+  const char *rtn = ctype(g, rt);
+  StrBuf sig = {0};
+  const char *name = kfmt("kiln_%s_%s", op, rtn + 3);
+  for (int i = 0; i < nargs; i++) name = kfmt("%s_%s", name, at[i].lanes > 1 ? ctype(g, at[i]) + 3 : short_name(at[i]));
+  if (pm_has(&g->emitted, name)) return name;
+  sb_printf(&sig, "static inline %s %s(", rtn, name);
+  for (int i = 0; i < nargs; i++) sb_printf(&sig, "%s%s %c", i ? ", " : "", ctype(g, at[i]), 'a' + i);
+  sb_printf(&sig, ") {\n  %s r;\n  for (int l = 0; l < %d; l++) r[l] = %s;\n  return r;\n}\n", rtn,
+            rt.lanes, lane_expr);
+  need(g, name, sig.data);
+  sb_free(&sig);
+  return name;
+}
+
+/* Scalar C expression of an intrinsic on scalar operand names a, b. */
+static const char *intrin_scalar(Intrinsic op, DType t, const char *a, const char *b) {
+  bool f32 = t.code == kDLFloat && t.bits == 32;
+  const char *s = f32 ? "f" : "";
+  switch (op) {
+  case INTRIN_exp: return kfmt("exp%s(%s)", s, a);
+  case INTRIN_log: return kfmt("log%s(%s)", s, a);
+  case INTRIN_sqrt: return kfmt("sqrt%s(%s)", s, a);
+  case INTRIN_rsqrt: return kfmt("(1%s / sqrt%s(%s))", f32 ? ".0f" : ".0", s, a);
+  case INTRIN_tanh: return kfmt("tanh%s(%s)", s, a);
+  case INTRIN_erf: return kfmt("erf%s(%s)", s, a);
+  case INTRIN_pow: return kfmt("pow%s(%s, %s)", s, a, b);
+  case INTRIN_fabs:
+    if (t.code == kDLFloat) return kfmt("fabs%s(%s)", s, a);
+    if (t.code == kDLUInt) return kfmt("(%s)", a);
+    return kfmt("((%s) < 0 ? -(%s) : (%s))", a, a, a);
+  case INTRIN_floor: return kfmt("floor%s(%s)", s, a);
+  case INTRIN_ceil: return kfmt("ceil%s(%s)", s, a);
+  case INTRIN_round: return kfmt("nearbyint%s(%s)", s, a);
+  case INTRIN_trunc: return kfmt("trunc%s(%s)", s, a);
+  case INTRIN_sigmoid: return kfmt("(1%s / (1%s + exp%s(-(%s))))", f32 ? ".0f" : ".0", f32 ? ".0f" : ".0", s, a);
+  case INTRIN_sin: return kfmt("sin%s(%s)", s, a);
+  case INTRIN_cos: return kfmt("cos%s(%s)", s, a);
+  case INTRIN_tan: return kfmt("tan%s(%s)", s, a);
+  case INTRIN_asin: return kfmt("asin%s(%s)", s, a);
+  case INTRIN_acos: return kfmt("acos%s(%s)", s, a);
+  case INTRIN_atan: return kfmt("atan%s(%s)", s, a);
+  case INTRIN_sinh: return kfmt("sinh%s(%s)", s, a);
+  case INTRIN_cosh: return kfmt("cosh%s(%s)", s, a);
+  case INTRIN_asinh: return kfmt("asinh%s(%s)", s, a);
+  case INTRIN_acosh: return kfmt("acosh%s(%s)", s, a);
+  case INTRIN_atanh: return kfmt("atanh%s(%s)", s, a);
+  case INTRIN_fmod: return kfmt("fmod%s(%s, %s)", s, a, b);
+  case INTRIN_isnan: return kfmt("(isnan(%s) != 0)", a);
+  case INTRIN_isinf: return kfmt("(isinf(%s) != 0)", a);
+  case INTRIN_shift_left: return kfmt("(%s << %s)", a, b);
+  case INTRIN_shift_right: return kfmt("(%s >> %s)", a, b);
+  case INTRIN_bitwise_and: return kfmt("(%s & %s)", a, b);
+  case INTRIN_bitwise_or: return kfmt("(%s | %s)", a, b);
+  case INTRIN_bitwise_xor: return kfmt("(%s ^ %s)", a, b);
+  case INTRIN_bitwise_not: return kfmt("(~%s)", a);
+  case INTRIN_likely: return kfmt("__builtin_expect(!!(%s), 1)", a);
+  case INTRIN__COUNT: break;
+  }
+  KUNREACHABLE();
+}
+
+static bool provably_nonneg(CG *g, Expr *e) {
+  int64_t lo, hi;
+  return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
+}
+
+static void binary(CG *g, const char *op, Expr *a, Expr *b) {
+  sb_putc(g->out, '(');
+  expr(g, a);
+  sb_printf(g->out, " %s ", op);
+  expr(g, b);
+  sb_putc(g->out, ')');
+}
+
+static void call_helper(CG *g, const char *name, int n, Expr **args) {
+  sb_printf(g->out, "%s(", name);
+  for (int i = 0; i < n; i++) {
+    if (i) sb_puts(g->out, ", ");
+    expr(g, args[i]);
+  }
+  sb_putc(g->out, ')');
+}
+
+/* A vector comparison yields a mask of the operands' width; make it int32. */
+static void vcompare(CG *g, const char *op, Expr *a, Expr *b, DType rt) {
+  DType ot = a->dtype;
+  int w = dt_is_bool(dt_scalar(ot)) ? 32 : ot.bits;
+  if (w == 32) {
+    binary(g, op, a, b);
+    return;
+  }
+  sb_printf(g->out, "__builtin_convertvector(");
+  binary(g, op, a, b);
+  sb_printf(g->out, ", %s)", ctype(g, rt));
+}
+
+static void emit_minmax(CG *g, Expr *e, bool is_min) {
+  DType t = e->dtype;
+  const char *cmp = is_min ? "<" : ">";
+  if (t.lanes == 1) {
+    const char *tn = ctype(g, t);
+    const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", short_name(t));
+    need(g, name, kfmt("static inline %s %s(%s a, %s b) { return a %s b ? a : b; }\n", tn, name, tn, tn, cmp));
+    Expr *args[2] = {e->bin.a, e->bin.b};
+    call_helper(g, name, 2, args);
+    return;
+  }
+  const char *vt = ctype(g, t), *mt = mask_of(g, t);
+  const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", vt + 3);
+  need(g, name,
+       kfmt("static inline %s %s(%s a, %s b) {\n  %s m = (%s)(a %s b);\n"
+            "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n",
+            vt, name, vt, vt, mt, mt, cmp, vt, mt, mt));
+  Expr *args[2] = {e->bin.a, e->bin.b};
+  call_helper(g, name, 2, args);
+}
+
+static void emit_floordiv(CG *g, Expr *e, bool is_mod) {
+  DType t = e->dtype;
+  Expr *a = e->bin.a, *b = e->bin.b;
+  if (t.code == kDLFloat) {
+    const char *s = t.bits == 32 ? "f" : "";
+    if (t.lanes > 1) {
+      DType at[2] = {t, t};
+      const char *n = lane_helper(g, is_mod ? "floormod" : "floordiv", t, 2, at,
+                                  is_mod ? kfmt("a[l] - floor%s(a[l] / b[l]) * b[l]", s)
+                                         : kfmt("floor%s(a[l] / b[l])", s));
+      Expr *args[2] = {a, b};
+      call_helper(g, n, 2, args);
+      return;
+    }
+    if (is_mod) {
+      sb_printf(g->out, "kiln_fmodf_floor%s(", s);
+      need(g, kfmt("kiln_fmodf_floor%s", s),
+           kfmt("static inline %s kiln_fmodf_floor%s(%s a, %s b) { return a - floor%s(a / b) * b; }\n",
+                scalar_ctype(t), s, scalar_ctype(t), scalar_ctype(t), s));
+      expr(g, a);
+      sb_puts(g->out, ", ");
+      expr(g, b);
+      sb_putc(g->out, ')');
+    } else {
+      sb_printf(g->out, "floor%s(", s);
+      binary(g, "/", a, b);
+      sb_putc(g->out, ')');
+    }
+    return;
+  }
+  int64_t c;
+  if (t.lanes == 1 && t.code == kDLUInt) {
+    binary(g, is_mod ? "%" : "/", a, b);
+    return;
+  }
+  if (t.lanes == 1 && ir_is_const_int(b, &c) && c > 0 && provably_nonneg(g, a)) {
+    binary(g, is_mod ? "%" : "/", a, b);
+    return;
+  }
+  if (t.lanes > 1) {
+    DType at[2] = {t, t};
+    const char *n = lane_helper(
+        g, is_mod ? "floormod" : "floordiv", t, 2, at,
+        is_mod ? "((a[l] % b[l]) != 0 && ((a[l] < 0) != (b[l] < 0)) ? a[l] % b[l] + b[l] : a[l] % b[l])"
+               : "(a[l] / b[l] - (((a[l] % b[l]) != 0) && ((a[l] < 0) != (b[l] < 0))))");
+    Expr *args[2] = {a, b};
+    call_helper(g, n, 2, args);
+    return;
+  }
+  const char *tn = scalar_ctype(t);
+  const char *name = kfmt("kiln_%s_%s", is_mod ? "floormod" : "floordiv", short_name(t));
+  if (is_mod)
+    need(g, name,
+         kfmt("static inline %s %s(%s a, %s b) { %s r = a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n",
+              tn, name, tn, tn, tn));
+  else
+    need(g, name,
+         kfmt("static inline %s %s(%s a, %s b) { %s q = a / b; return ((a %% b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
+              tn, name, tn, tn, tn));
+  Expr *args[2] = {a, b};
+  call_helper(g, name, 2, args);
+}
+
+static void need_bcast(CG *g, DType vt);
+
+static bool is_contiguous_ramp(Expr *idx) {
+  return idx->kind == EK_Ramp && ir_is_int_value(idx->ramp.stride, 1);
+}
+
+static void emit_load(CG *g, Expr *e) {
+  const char *buf = vname(g, e->load.buf);
+  Expr *idx = e->load.index;
+  if (e->dtype.lanes == 1) {
+    sb_printf(g->out, "%s[", buf);
+    expr(g, idx);
+    sb_putc(g->out, ']');
+    return;
+  }
+  DType *et = pm_get(&g->buftype, e->load.buf);
+  bool boolbuf = et && dt_is_bool(*et);
+  if (is_contiguous_ramp(idx) && !boolbuf) {
+    sb_printf(g->out, "(*(%su *)(%s + ", ctype(g, e->dtype), buf);
+    expr(g, idx->ramp.base);
+    sb_puts(g->out, "))");
+    return;
+  }
+  if (idx->kind == EK_Broadcast) {
+    need_bcast(g, e->dtype);
+    sb_printf(g->out, "kiln_bcast_%s(", ctype(g, e->dtype) + 3);
+    sb_printf(g->out, "%s[", buf);
+    expr(g, idx->bcast.value);
+    sb_puts(g->out, "])");
+    return;
+  }
+  /* a gather, one lane at a time */
+  const char *vt = ctype(g, e->dtype), *it = ctype(g, idx->dtype);
+  const char *ect = et ? scalar_ctype(*et) : scalar_ctype(dt_scalar(e->dtype));
+  const char *name = kfmt("kiln_gather_%s_%s", vt + 3, it + 3);
+  need(g, name,
+       kfmt("static inline %s %s(const %s *p, %s i) {\n  %s r;\n  for (int l = 0; l < %d; l++) r[l] = "
+            "%sp[i[l]];\n  return r;\n}\n",
+            vt, name, ect, it, vt, e->dtype.lanes, boolbuf ? "-(int32_t)" : ""));
+  sb_printf(g->out, "%s(%s, ", name, buf);
+  expr(g, idx);
+  sb_putc(g->out, ')');
+}
+
+static void need_bcast(CG *g, DType vt) {
+  const char *v = ctype(g, vt);
+  const char *name = kfmt("kiln_bcast_%s", v + 3);
+  StrBuf sb = {0};
+  sb_printf(&sb, "static inline %s %s(%s x) { return (%s){", v, name,
+            dt_is_bool(dt_scalar(vt)) ? "int32_t" : scalar_ctype(dt_scalar(vt)), v);
+  for (int l = 0; l < vt.lanes; l++) sb_printf(&sb, "%sx", l ? ", " : "");
+  sb_puts(&sb, "}; }\n");
+  need(g, name, sb.data);
+  sb_free(&sb);
+}
+
+static void expr(CG *g, Expr *e) {
+  StrBuf *o = g->out;
+  DType t = e->dtype;
+  bool vec = t.lanes > 1;
+  switch (e->kind) {
+  case EK_IntImm:
+    print_int(o, e->int_value, t);
+    return;
+  case EK_FloatImm:
+    print_float(o, e->float_value, t);
+    return;
+  case EK_StrImm:
+    sb_printf(o, "\"%s\"", e->str);
+    return;
+  case EK_Var:
+    sb_puts(o, vname(g, e));
+    return;
+  case EK_Add:
+    binary(g, "+", e->bin.a, e->bin.b);
+    return;
+  case EK_Sub:
+    binary(g, "-", e->bin.a, e->bin.b);
+    return;
+  case EK_Mul:
+    binary(g, "*", e->bin.a, e->bin.b);
+    return;
+  case EK_Div:
+    binary(g, "/", e->bin.a, e->bin.b);
+    return;
+  case EK_Mod:
+    binary(g, "%", e->bin.a, e->bin.b);
+    return;
+  case EK_FloorDiv:
+    emit_floordiv(g, e, false);
+    return;
+  case EK_FloorMod:
+    emit_floordiv(g, e, true);
+    return;
+  case EK_Min:
+    emit_minmax(g, e, true);
+    return;
+  case EK_Max:
+    emit_minmax(g, e, false);
+    return;
+  case EK_EQ:
+  case EK_NE:
+  case EK_LT:
+  case EK_LE:
+  case EK_GT:
+  case EK_GE: {
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    const char *op = ops[e->kind - EK_EQ];
+    if (vec)
+      vcompare(g, op, e->bin.a, e->bin.b, t);
+    else
+      binary(g, op, e->bin.a, e->bin.b);
+    return;
+  }
+  case EK_And:
+    binary(g, vec ? "&" : "&&", e->bin.a, e->bin.b);
+    return;
+  case EK_Or:
+    binary(g, vec ? "|" : "||", e->bin.a, e->bin.b);
+    return;
+  case EK_Not:
+    sb_puts(o, vec ? "(~" : "(!");
+    expr(g, e->bin.a);
+    sb_putc(o, ')');
+    return;
+  case EK_Select: {
+    Expr *c = e->select.cond;
+    if (c->dtype.lanes == 1) {
+      sb_putc(o, '(');
+      expr(g, c);
+      sb_puts(o, " ? ");
+      expr(g, e->select.t);
+      sb_puts(o, " : ");
+      expr(g, e->select.f);
+      sb_putc(o, ')');
+      return;
+    }
+    const char *vt = ctype(g, t), *mt = mask_of(g, t);
+    const char *name = kfmt("kiln_select_%s", vt + 3);
+    const char *cm = ctype(g, c->dtype);
+    need(g, name,
+         kfmt("static inline %s %s(%s c, %s a, %s b) {\n  %s m = %s;\n"
+              "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n",
+              vt, name, cm, vt, vt, mt, !strcmp(cm, mt) ? "c" : kfmt("__builtin_convertvector(c, %s)", mt), vt,
+              mt, mt));
+    Expr *args[3] = {c, e->select.t, e->select.f};
+    call_helper(g, name, 3, args);
+    return;
+  }
+  case EK_Cast: {
+    Expr *a = e->bin.a;
+    if (dt_is_bool(t)) { /* to bool: compare with zero */
+      if (!vec) {
+        sb_puts(o, "((");
+        expr(g, a);
+        sb_puts(o, ") != 0)");
+      } else {
+        Expr *z = ir_bcast(ir_const(0, dt_scalar(a->dtype)), a->dtype.lanes);
+        vcompare(g, "!=", a, z, t);
+      }
+      return;
+    }
+    if (!vec) {
+      sb_printf(o, "((%s)(", ctype(g, t));
+      expr(g, a);
+      sb_puts(o, "))");
+      return;
+    }
+    sb_puts(o, "__builtin_convertvector(");
+    if (dt_is_bool(a->dtype)) { /* masks are -1/0: take the low bit */
+      sb_putc(o, '(');
+      expr(g, a);
+      sb_puts(o, " & 1)");
+    } else
+      expr(g, a);
+    sb_printf(o, ", %s)", ctype(g, t));
+    return;
+  }
+  case EK_Call: {
+    Intrinsic op = e->call.op;
+    if (!vec) {
+      StrBuf *saved = g->out;
+      StrBuf a = {0}, b = {0};
+      g->out = &a;
+      expr(g, e->call.args[0]);
+      if (e->call.nargs > 1) {
+        g->out = &b;
+        expr(g, e->call.args[1]);
+      }
+      g->out = saved;
+      DType at = e->call.args[0]->dtype;
+      sb_puts(o, intrin_scalar(op, at, a.data, b.data ? b.data : ""));
+      sb_free(&a);
+      sb_free(&b);
+      return;
+    }
+    if (op == INTRIN_likely) {
+      expr(g, e->call.args[0]);
+      return;
+    }
+    DType at[2] = {e->call.args[0]->dtype, e->call.nargs > 1 ? e->call.args[1]->dtype : t};
+    DType st = dt_scalar(at[0]);
+    const char *le = intrin_scalar(op, st, "a[l]", "b[l]");
+    if ((op == INTRIN_isnan || op == INTRIN_isinf)) le = kfmt("-(int32_t)%s", le);
+    const char *n = lane_helper(g, intrin_name(op), t, e->call.nargs, at, le);
+    call_helper(g, n, e->call.nargs, e->call.args);
+    return;
+  }
+  case EK_Load:
+    emit_load(g, e);
+    return;
+  case EK_Ramp: {
+    const char *vt = ctype(g, t);
+    const char *name = kfmt("kiln_ramp_%s", vt + 3);
+    const char *st = scalar_ctype(dt_scalar(t));
+    StrBuf sb = {0};
+    sb_printf(&sb, "static inline %s %s(%s b, %s s) { return (%s){", vt, name, st, st, vt);
+    for (int l = 0; l < t.lanes; l++) sb_printf(&sb, "%sb + %d * s", l ? ", " : "", l);
+    sb_puts(&sb, "}; }\n");
+    need(g, name, sb.data);
+    sb_free(&sb);
+    Expr *args[2] = {e->ramp.base, e->ramp.stride};
+    call_helper(g, name, 2, args);
+    return;
+  }
+  case EK_Broadcast: {
+    need_bcast(g, t);
+    sb_printf(o, "kiln_bcast_%s(", ctype(g, t) + 3);
+    expr(g, e->bcast.value);
+    sb_putc(o, ')');
+    return;
+  }
+  case EK_Let: {
+    sb_printf(o, "({ %s %s = ", ctype(g, e->let.var->dtype), vname(g, e->let.var));
+    expr(g, e->let.value);
+    sb_puts(o, "; ");
+    expr(g, e->let.body);
+    sb_puts(o, "; })");
+    return;
+  }
+  case EK_Read:
+  case EK_Reduce:
+    fail(g, "codegen: %s node reached code generation (lowering is incomplete)", expr_kind_name(e->kind));
+    sb_puts(o, "0");
+    return;
+  case EK__COUNT:
+    break;
+  }
+  KUNREACHABLE();
+}
+
+/* ---- statements ---- */
+
+static void line(CG *g) { sb_indent(g->out, g->indent); }
+
+static void stmt(CG *g, Stmt *s);
+
+typedef struct FreeVars {
+  PtrMap bound; /* vars bound inside */
+  AVec uses;    /* free vars in first-use order */
+  PtrMap seen;
+} FreeVars;
+
+static void fv_expr(IRVisitor *v, Expr *e) {
+  FreeVars *f = v->ud;
+  if (e->kind == EK_Var) {
+    if (!pm_has(&f->bound, e) && !pm_has(&f->seen, e)) {
+      pm_put(&f->seen, e, e);
+      av_push(&f->uses, e);
+    }
+    return;
+  }
+  if (e->kind == EK_Let) pm_put(&f->bound, e->let.var, e);
+  ir_visit_expr_children(v, e);
+}
+
+static void fv_stmt(IRVisitor *v, Stmt *s) {
+  FreeVars *f = v->ud;
+  if (s->kind == SK_For) pm_put(&f->bound, s->for_.var, s);
+  if (s->kind == SK_LetStmt) pm_put(&f->bound, s->let.var, s);
+  if (s->kind == SK_Allocate) pm_put(&f->bound, s->alloc.buf, s);
+  ir_visit_stmt_children(v, s);
+}
+
+static const char *buf_ctype(CG *g, Expr *buf) {
+  DType *t = pm_get(&g->buftype, buf);
+  return t ? scalar_ctype(*t) : "void";
+}
+
+/* Outline a parallel loop into a closure function and launch it. */
+static void parallel_for(CG *g, Stmt *s) {
+  FreeVars fv = {{0}, {0}, {0}};
+  IRVisitor v = {fv_expr, fv_stmt, &fv};
+  ir_visit_stmt(&v, s);
+  const char *fn = kfmt("%s_parallel_%d", g->fname, g->npar++);
+  /* closure struct and function */
+  StrBuf *saved = g->out;
+  int saved_indent = g->indent;
+  StrBuf body = {0};
+  g->out = &body;
+  sb_printf(&body, "typedef struct {\n");
+  for (int i = 0; i < fv.uses.len; i++) {
+    Expr *x = fv.uses.data[i];
+    if (dt_is_handle(x->dtype))
+      sb_printf(&body, "  %s *%s;\n", buf_ctype(g, x), vname(g, x));
+    else
+      sb_printf(&body, "  %s %s;\n", ctype(g, x->dtype), vname(g, x));
+  }
+  if (!fv.uses.len) sb_puts(&body, "  int unused;\n");
+  sb_printf(&body, "} %s_closure;\n\n", fn);
+  sb_printf(&body, "static int %s(int kiln_task, int kiln_ntask, void *kiln_cdata) {\n", fn);
+  sb_printf(&body, "  %s_closure *kiln_cl = (%s_closure *)kiln_cdata;\n", fn, fn);
+  for (int i = 0; i < fv.uses.len; i++) {
+    Expr *x = fv.uses.data[i];
+    if (dt_is_handle(x->dtype))
+      sb_printf(&body, "  %s *restrict %s = kiln_cl->%s;\n", buf_ctype(g, x), vname(g, x), vname(g, x));
+    else
+      sb_printf(&body, "  %s %s = kiln_cl->%s;\n", ctype(g, x->dtype), vname(g, x), vname(g, x));
+  }
+  if (!fv.uses.len) sb_puts(&body, "  (void)kiln_cl;\n");
+  const char *lv = vname(g, s->for_.var);
+  sb_puts(&body, "  int64_t kiln_n = ");
+  expr(g, s->for_.extent);
+  sb_puts(&body, ";\n  int64_t kiln_chunk = (kiln_n + kiln_ntask - 1) / kiln_ntask;\n");
+  sb_puts(&body, "  int64_t kiln_begin = kiln_task * kiln_chunk;\n"
+                 "  int64_t kiln_end = kiln_begin + kiln_chunk < kiln_n ? kiln_begin + kiln_chunk : kiln_n;\n");
+  sb_printf(&body, "  for (int32_t %s = (int32_t)kiln_begin; %s < (int32_t)kiln_end; ++%s) {\n", lv, lv, lv);
+  g->indent = 4;
+  /* the loop variable is offset by min */
+  Stmt *inner = s->for_.body;
+  if (!ir_is_int_value(s->for_.min, 0)) {
+    Expr *nv = ir_var(s->for_.var->var.name, s->for_.var->dtype);
+    inner = ir_substitute_stmt1(inner, s->for_.var, ir_add(nv, s->for_.min));
+    inner = ir_let_stmt(nv, s->for_.var, inner);
+  }
+  analyzer_bind_range(g->an, s->for_.var, ir_i32(0), s->for_.extent);
+  stmt(g, inner);
+  sb_puts(&body, "  }\n  return 0;\n}\n\n");
+  sb_puts(&g->outlined, body.data);
+  sb_free(&body);
+  g->out = saved;
+  g->indent = saved_indent;
+  /* the launch */
+  line(g);
+  sb_printf(g->out, "{ /* parallel loop over %s */\n", s->for_.var->var.name);
+  g->indent += 2;
+  line(g);
+  sb_printf(g->out, "%s_closure kiln_cl = {", fn);
+  for (int i = 0; i < fv.uses.len; i++)
+    sb_printf(g->out, "%s%s", i ? ", " : "", vname(g, fv.uses.data[i]));
+  if (!fv.uses.len) sb_puts(g->out, "0");
+  sb_puts(g->out, "};\n");
+  line(g);
+  sb_printf(g->out, "if (kiln_parallel(%s, &kiln_cl)) return -1;\n", fn);
+  g->indent -= 2;
+  line(g);
+  sb_puts(g->out, "}\n");
+  pm_free(&fv.bound);
+  pm_free(&fv.seen);
+}
+
+#define STACK_ALLOC_LIMIT (64 * 1024)
+
+static void stmt(CG *g, Stmt *s) {
+  StrBuf *o = g->out;
+  switch (s->kind) {
+  case SK_For: {
+    if (s->for_.fkind == FOR_THREAD) {
+      fail(g, "loop '%s' is bound to a GPU thread axis; thread-bound loops need a GPU target",
+           s->for_.var->var.name);
+      return;
+    }
+    if (s->for_.fkind == FOR_PARALLEL) {
+      parallel_for(g, s);
+      return;
+    }
+    const char *v = vname(g, s->for_.var);
+    analyzer_bind_range(g->an, s->for_.var, s->for_.min, s->for_.extent);
+    if (s->for_.fkind == FOR_UNROLLED) {
+      int64_t n = 0;
+      ir_is_const_int(s->for_.extent, &n);
+      line(g);
+      sb_printf(o, "#pragma GCC unroll %lld\n", (long long)(n > 0 ? n : 8));
+    }
+    line(g);
+    int64_t mn, ex;
+    if (ir_is_const_int(s->for_.min, &mn) && ir_is_const_int(s->for_.extent, &ex)) {
+      sb_printf(o, "for (int32_t %s = %lld; %s < %lld; ++%s) {\n", v, (long long)mn, v, (long long)(mn + ex), v);
+    } else {
+      const char *end = unique_name(g, kfmt("%s_end", v));
+      sb_printf(o, "for (int32_t %s = ", v);
+      expr(g, s->for_.min);
+      sb_printf(o, ", %s = %s + ", end, v);
+      expr(g, s->for_.extent);
+      sb_printf(o, "; %s < %s; ++%s) {\n", v, end, v);
+    }
+    g->indent += 2;
+    stmt(g, s->for_.body);
+    g->indent -= 2;
+    line(g);
+    sb_puts(o, "}\n");
+    return;
+  }
+  case SK_Store: {
+    const char *buf = vname(g, s->store.buf);
+    Expr *idx = s->store.index, *val = s->store.value;
+    DType *et = pm_get(&g->buftype, s->store.buf);
+    line(g);
+    if (val->dtype.lanes == 1) {
+      sb_printf(o, "%s[", buf);
+      expr(g, idx);
+      sb_puts(o, "] = ");
+      expr(g, val);
+      sb_puts(o, ";\n");
+      return;
+    }
+    bool boolbuf = et && dt_is_bool(*et);
+    if (is_contiguous_ramp(idx) && !boolbuf) {
+      sb_printf(o, "*(%su *)(%s + ", ctype(g, val->dtype), buf);
+      expr(g, idx->ramp.base);
+      sb_puts(o, ") = ");
+      expr(g, val);
+      sb_puts(o, ";\n");
+      return;
+    }
+    /* a scatter, one lane at a time */
+    const char *vt = ctype(g, val->dtype), *it = ctype(g, idx->dtype);
+    const char *ect = et ? scalar_ctype(*et) : scalar_ctype(dt_scalar(val->dtype));
+    const char *name = kfmt("kiln_scatter_%s_%s", vt + 3, it + 3);
+    need(g, name,
+         kfmt("static inline void %s(%s *p, %s i, %s v) {\n  for (int l = 0; l < %d; l++) p[i[l]] = "
+              "(%s)%s;\n}\n",
+              name, ect, it, vt, val->dtype.lanes, ect, boolbuf ? "(v[l] & 1)" : "v[l]"));
+    sb_printf(o, "%s(%s, ", name, buf);
+    expr(g, idx);
+    sb_puts(o, ", ");
+    expr(g, val);
+    sb_puts(o, ");\n");
+    return;
+  }
+  case SK_Allocate: {
+    const char *b = vname(g, s->alloc.buf);
+    DType *et = KNEW(DType);
+    *et = s->alloc.dtype;
+    pm_put(&g->buftype, s->alloc.buf, et);
+    const char *ct = scalar_ctype(dt_scalar(s->alloc.dtype));
+    int64_t n;
+    int esz = dt_is_bool(*et) ? 1 : et->bits / 8;
+    line(g);
+    sb_printf(o, "{ /* allocate %s (%s) */\n", s->alloc.buf->var.name, s->alloc.scope);
+    g->indent += 2;
+    line(g);
+    if (ir_is_const_int(s->alloc.size, &n) && n * esz <= STACK_ALLOC_LIMIT) {
+      sb_printf(o, "%s %s[%lld] __attribute__((aligned(64)));\n", ct, b, (long long)(n > 0 ? n : 1));
+    } else {
+      sb_printf(o, "%s *%s __attribute__((cleanup(kiln_free_ptr))) = (%s *)kiln_alloc((size_t)(", ct, b, ct);
+      expr(g, s->alloc.size);
+      sb_printf(o, ") * %d);\n", esz);
+      line(g);
+      sb_printf(o, "if (!%s) { kiln_error(\"%s: out of memory allocating %s\"); return -1; }\n", b, g->fname,
+                s->alloc.buf->var.name);
+    }
+    stmt(g, s->alloc.body);
+    g->indent -= 2;
+    line(g);
+    sb_puts(o, "}\n");
+    return;
+  }
+  case SK_IfThenElse: {
+    line(g);
+    sb_puts(o, "if (");
+    expr(g, s->if_.cond);
+    sb_puts(o, ") {\n");
+    g->indent += 2;
+    stmt(g, s->if_.then_);
+    g->indent -= 2;
+    if (s->if_.else_ && !ir_is_nop(s->if_.else_)) {
+      line(g);
+      sb_puts(o, "} else {\n");
+      g->indent += 2;
+      stmt(g, s->if_.else_);
+      g->indent -= 2;
+    }
+    line(g);
+    sb_puts(o, "}\n");
+    return;
+  }
+  case SK_Seq:
+    for (int i = 0; i < s->seq.n; i++) stmt(g, s->seq.s[i]);
+    return;
+  case SK_Evaluate:
+    if (ir_is_const(s->eval.value)) return;
+    line(g);
+    sb_puts(o, "(void)");
+    expr(g, s->eval.value);
+    sb_puts(o, ";\n");
+    return;
+  case SK_Attr:
+    if (!strncmp(s->attr.key, "pragma_", 7)) {
+      line(g);
+      sb_printf(o, "/* %s */\n", s->attr.key);
+    }
+    stmt(g, s->attr.body);
+    return;
+  case SK_Produce:
+    line(g);
+    sb_printf(o, "/* produce %s */\n", s->produce.tensor->name);
+    stmt(g, s->produce.body);
+    return;
+  case SK_LetStmt: {
+    line(g);
+    sb_printf(o, "{\n");
+    g->indent += 2;
+    line(g);
+    sb_printf(o, "%s %s = ", ctype(g, s->let.var->dtype), vname(g, s->let.var));
+    expr(g, s->let.value);
+    sb_puts(o, ";\n");
+    stmt(g, s->let.body);
+    g->indent -= 2;
+    line(g);
+    sb_puts(o, "}\n");
+    return;
+  }
+  case SK_Provide:
+  case SK_Realize:
+    fail(g, "codegen: %s reached code generation (storage was not flattened)", stmt_kind_name(s->kind));
+    return;
+  case SK__COUNT:
+    break;
+  }
+  KUNREACHABLE();
+}
+
+/* ---- kernels ---- */
+
+static const char *dtype_desc(DType t) { return dt_str(t); }
+
+/* Emit the argument checks and buffer bindings of f's entry. */
+static void prologue(CG *g, LoweredFunc *f, PtrMap *bound_shape_vars) {
+  StrBuf *o = g->out;
+  const char *fn = f->name;
+  const char **tvs = KNEWN(const char *, f->nargs > 0 ? f->nargs : 1);
+  sb_printf(o, "  if (num_args != %d) {\n    kiln_error(\"%s: expected %d arguments, got %%d\", (int)num_args);\n    return -1;\n  }\n",
+            f->nargs, fn, f->nargs);
+  for (int i = 0; i < f->nargs; i++) {
+    Tensor *t = f->args[i];
+    const char *tv = unique_name(g, kfmt("arg_%s", t->name));
+    sb_printf(o, "  if (type_codes[%d] != 7 && type_codes[%d] != 13) {\n"
+                 "    kiln_error(\"%s: argument %d (%s) must be a tensor, got type code %%d\", (int)type_codes[%d]);\n"
+                 "    return -1;\n  }\n",
+              i, i, fn, i, t->name, i);
+    sb_printf(o, "  const kiln_tensor *%s = (const kiln_tensor *)args[%d].v_handle;\n", tv, i);
+    sb_printf(o, "  if (!%s || (!%s->data && kiln_numel(%s) > 0)) {\n    kiln_error(\"%s: argument %d (%s) is a null tensor\");\n    return -1;\n  }\n",
+              tv, tv, tv, fn, i, t->name);
+    sb_printf(o, "  if (%s->device.device_type != 1) {\n    kiln_error(\"%s: argument %d (%s) is on device type %%d; this kernel runs on the CPU\", (int)%s->device.device_type);\n    return -1;\n  }\n",
+              tv, fn, i, t->name, tv);
+    sb_printf(o, "  if (%s->ndim != %d) {\n    kiln_error(\"%s: argument %d (%s) has %%d dimensions, expected %d\", (int)%s->ndim);\n    return -1;\n  }\n",
+              tv, t->ndim, fn, i, t->name, t->ndim, tv);
+    DType dt = t->dtype;
+    int bits = dt.bits;
+    /* bool tensors arrive as 8-bit storage (NumPy) or 1-bit (TVM style) */
+    if (dt_is_bool(dt))
+      sb_printf(o, "  if (!((%s->dtype.code == 1 || %s->dtype.code == 6) && (%s->dtype.bits == 1 || %s->dtype.bits == 8) && %s->dtype.lanes == 1)) {\n",
+                tv, tv, tv, tv, tv);
+    else
+      sb_printf(o, "  if (%s->dtype.code != %d || %s->dtype.bits != %d || %s->dtype.lanes != %d) {\n", tv, dt.code, tv, bits, tv,
+                dt.lanes);
+    sb_printf(o, "    kiln_error(\"%s: argument %d (%s) has dtype %%s, expected %s\", kiln_dtype_name(%s->dtype));\n    return -1;\n  }\n",
+              fn, i, t->name, dtype_desc(dt), tv);
+    for (int d = 0; d < t->ndim; d++) {
+      Expr *sd = t->shape[d];
+      int64_t c;
+      if (ir_is_const_int(sd, &c)) {
+        sb_printf(o, "  if (%s->shape[%d] != %lld) {\n    kiln_error(\"%s: argument %d (%s) has shape[%d] = %%lld, expected %lld\", (long long)%s->shape[%d]);\n    return -1;\n  }\n",
+                  tv, d, (long long)c, fn, i, t->name, d, (long long)c, tv, d);
+      } else if (sd->kind == EK_Var && !pm_has(bound_shape_vars, sd)) {
+        pm_put(bound_shape_vars, sd, sd);
+        sb_printf(o, "  %s %s = (%s)%s->shape[%d];\n", ctype(g, sd->dtype), vname(g, sd), ctype(g, sd->dtype), tv, d);
+      }
+    }
+    sb_printf(o, "  if (%s->strides) {\n    int64_t expect = 1;\n    for (int d = %d - 1; d >= 0; d--) {\n"
+                 "      if (%s->shape[d] != 1 && %s->strides[d] != expect) {\n"
+                 "        kiln_error(\"%s: argument %d (%s) must be compact (row-major), got a strided tensor\");\n"
+                 "        return -1;\n      }\n      expect *= %s->shape[d];\n    }\n  }\n",
+              tv, t->ndim, tv, tv, fn, i, t->name, tv);
+    const char *bn = vname(g, f->arg_bufs[i]);
+    DType *et = KNEW(DType);
+    *et = dt;
+    pm_put(&g->buftype, f->arg_bufs[i], et);
+    sb_printf(o, "  %s *restrict %s = (%s *)((char *)%s->data + %s->byte_offset);\n", scalar_ctype(dt), bn,
+              scalar_ctype(dt), tv, tv);
+    tvs[i] = tv;
+  }
+  /* symbolic dims: each is checked once all variables are bound */
+  for (int i = 0; i < f->nargs; i++) {
+    Tensor *t = f->args[i];
+    const char *tv = tvs[i];
+    for (int d = 0; d < t->ndim; d++) {
+      Expr *sd = t->shape[d];
+      if (ir_is_const_int(sd, NULL)) continue;
+      sb_printf(o, "  if (%s->shape[%d] != (int64_t)(", tv, d);
+      expr(g, sd);
+      sb_printf(o, ")) {\n    kiln_error(\"%s: argument %d (%s) has shape[%d] = %%lld, expected %%lld (%s)\", (long long)%s->shape[%d], (long long)(",
+                fn, i, t->name, d, ir_expr_str(sd), tv, d);
+      expr(g, sd);
+      sb_puts(o, "));\n    return -1;\n  }\n");
+    }
+  }
+}
+
+/* Free variables of the body that no argument shape binds. */
+static int check_unbound(CG *g, LoweredFunc *f, PtrMap *bound) {
+  FreeVars fv = {{0}, {0}, {0}};
+  for (int i = 0; i < f->nargs; i++) pm_put(&fv.bound, f->arg_bufs[i], f);
+  IRVisitor v = {fv_expr, fv_stmt, &fv};
+  ir_visit_stmt(&v, f->body);
+  int rc = 0;
+  for (int i = 0; i < fv.uses.len; i++) {
+    Expr *x = fv.uses.data[i];
+    if (!pm_has(bound, x)) {
+      rc = kiln_set_error("codegen: function '%s' uses variable '%s', which no argument's shape "
+                          "binds",
+                          f->name, x->var.name);
+      break;
+    }
+  }
+  pm_free(&fv.bound);
+  pm_free(&fv.seen);
+  return rc;
+}
+
+static const char *prelude =
+    "/* Generated by Kiln. */\n"
+    "#include <math.h>\n#include <stdarg.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n"
+    "typedef union { int64_t v_int64; double v_float64; void *v_handle; const char *v_str; } KilnValue;\n"
+    "typedef struct { uint8_t code, bits; uint16_t lanes; } kiln_dtype;\n"
+    "typedef struct { int32_t device_type, device_id; } kiln_device;\n"
+    "typedef struct {\n  void *data;\n  kiln_device device;\n  int32_t ndim;\n  kiln_dtype dtype;\n"
+    "  int64_t *shape, *strides;\n  uint64_t byte_offset;\n} kiln_tensor; /* DLTensor */\n\n"
+    "const char __kiln_module_magic[] = \"kiln-module-v1\";\n"
+    "void (*__kiln_set_last_error_ptr)(const char *) = 0;\n"
+    "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n\n"
+    "static void kiln_error(const char *fmt, ...) {\n  char msg[1024];\n  va_list ap;\n  va_start(ap, fmt);\n"
+    "  vsnprintf(msg, sizeof msg, fmt, ap);\n  va_end(ap);\n  if (__kiln_set_last_error_ptr) __kiln_set_last_error_ptr(msg);\n}\n"
+    "static inline int kiln_parallel(int (*fn)(int, int, void *), void *c) {\n"
+    "  if (__kiln_parallel_launch_ptr) return __kiln_parallel_launch_ptr(fn, c, 0);\n  return fn(0, 1, c);\n}\n"
+    "static inline void *kiln_alloc(size_t n) {\n  void *p = 0;\n  return posix_memalign(&p, 64, n ? n : 1) ? 0 : p;\n}\n"
+    "static inline void kiln_free_ptr(void *pp) { free(*(void **)pp); }\n"
+    "static inline int64_t kiln_numel(const kiln_tensor *t) {\n  int64_t n = 1;\n"
+    "  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];\n  return n;\n}\n"
+    "static const char *kiln_dtype_name(kiln_dtype t) {\n  static __thread char buf[32];\n"
+    "  const char *c = t.code == 0 ? \"int\" : t.code == 1 ? (t.bits == 1 ? \"bool\" : \"uint\") : t.code == 2 ? \"float\" : t.code == 6 ? \"bool\" : \"type\";\n"
+    "  if ((t.code == 1 && t.bits == 1) || t.code == 6) snprintf(buf, sizeof buf, \"bool\");\n"
+    "  else if (t.lanes > 1) snprintf(buf, sizeof buf, \"%s%dx%d\", c, t.bits, t.lanes);\n"
+    "  else snprintf(buf, sizeof buf, \"%s%d\", c, t.bits);\n  return buf;\n}\n\n";
+
+char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs) {
+  CG g;
+  memset(&g, 0, sizeof g);
+  pm_init_str(&g.used);
+  pm_init_str(&g.emitted);
+  StrBuf kernels = {0};
+  const char **cnames = KNEWN(const char *, nfuncs > 0 ? nfuncs : 1);
+  int rc = 0;
+  for (int k = 0; k < nfuncs && !rc; k++) {
+    LoweredFunc *f = funcs[k];
+    if (!f || f->okind != KOBJ_FUNC) {
+      rc = kiln_set_error("codegen: function %d is not a lowered function", k);
+      break;
+    }
+    for (int j = 0; j < k; j++)
+      if (!strcmp(funcs[j]->name, f->name)) {
+        rc = kiln_set_error("codegen: two functions are named '%s'", f->name);
+        break;
+      }
+    if (rc) break;
+    /* names are per kernel, except the kernels' own */
+    pm_free(&g.names);
+    PtrMap keep;
+    pm_init_str(&keep);
+    for (int j = 0; j < k; j++) pm_put(&keep, cnames[j], (void *)1);
+    pm_free(&g.used);
+    g.used = keep;
+    cnames[k] = unique_name(&g, f->name);
+    g.fname = cnames[k];
+    g.npar = 0;
+    g.an = analyzer_new();
+    PtrMap bound = {0};
+    StrBuf body = {0};
+    g.out = &body;
+    sb_printf(&body, "int32_t %s(KilnValue *args, int32_t *type_codes, int32_t num_args) {\n", g.fname);
+    prologue(&g, f, &bound);
+    rc = check_unbound(&g, f, &bound);
+    g.indent = 2;
+    if (!rc) stmt(&g, f->body);
+    sb_puts(&body, "  return 0;\n}\n\n");
+    analyzer_free(g.an);
+    pm_free(&bound);
+    pm_free(&g.buftype);
+    if (g.failed) rc = -1;
+    if (!rc) {
+      if (g.outlined.len) sb_puts(&kernels, g.outlined.data);
+      sb_puts(&kernels, body.data);
+    }
+    sb_free(&g.outlined);
+    sb_free(&body);
+  }
+  StrBuf src = {0};
+  if (!rc) {
+    sb_puts(&src, prelude);
+    if (g.helpers.len) {
+      sb_puts(&src, g.helpers.data);
+      sb_putc(&src, '\n');
+    }
+    sb_puts(&src, kernels.data ? kernels.data : "");
+    sb_printf(&src, "const int32_t __kiln_num_kernels = %d;\n", nfuncs);
+    sb_puts(&src, "const char *const __kiln_kernel_names[] = {");
+    for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s\"%s\"", k ? ", " : "", funcs[k]->name);
+    if (!nfuncs) sb_puts(&src, "0");
+    sb_puts(&src, "};\n");
+    sb_puts(&src, "int32_t (*const __kiln_kernel_funcs[])(KilnValue *, int32_t *, int32_t) = {");
+    for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s%s", k ? ", " : "", cnames[k]);
+    if (!nfuncs) sb_puts(&src, "0");
+    sb_puts(&src, "};\n");
+    sb_printf(&src, "const int32_t __kiln_num_blobs = %d;\n", nblobs);
+    for (int b = 0; b < nblobs; b++) sb_printf(&src, "extern const unsigned char __kiln_blob_%d[];\n", b);
+    sb_puts(&src, "const char *const __kiln_blob_names[] = {");
+    for (int b = 0; b < nblobs; b++) sb_printf(&src, "%s\"%s\"", b ? ", " : "", blobs[b].name);
+    if (!nblobs) sb_puts(&src, "0");
+    sb_puts(&src, "};\nconst unsigned char *const __kiln_blob_data[] = {");
+    for (int b = 0; b < nblobs; b++) sb_printf(&src, "%s__kiln_blob_%d", b ? ", " : "", b);
+    if (!nblobs) sb_puts(&src, "0");
+    sb_puts(&src, "};\nconst uint64_t __kiln_blob_sizes[] = {");
+    for (int b = 0; b < nblobs; b++) sb_printf(&src, "%s%lluu", b ? ", " : "", (unsigned long long)blobs[b].size);
+    if (!nblobs) sb_puts(&src, "0");
+    sb_puts(&src, "};\n");
+  }
+  sb_free(&kernels);
+  sb_free(&g.helpers);
+  pm_free(&g.names);
+  pm_free(&g.used);
+  pm_free(&g.emitted);
+  if (rc) {
+    sb_free(&src);
+    return NULL;
+  }
+  return sb_steal(&src);
+}

@@ -1,0 +1,195 @@
+/*
+ * compiler.c - the C compiler driver.
+ *
+ * Sources are written to a private temporary directory and compiled to
+ * objects in parallel (one process per unit, at most as many at once as
+ * there are cores), then linked into one shared object together with an
+ * assembler file that pulls each binary blob in with .incbin — so large
+ * weights never pass through the C compiler as text.
+ *
+ * The compiler is $KILN_CC, else $CC, else "cc"; flags are $KILN_CFLAGS or
+ * the defaults below (split at spaces).  A failure reports the compiler's
+ * exit status and the start of its output, and keeps the directory so the
+ * user can look at the source.
+ */
+#define _GNU_SOURCE
+#include "codegen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *kiln_default_cflags(void) {
+  return "-O3 -march=native -fno-math-errno -fno-trapping-math -fPIC -std=gnu11";
+}
+
+static const char *pick_cc(const CompileOptions *opt) {
+  if (opt && opt->cc && *opt->cc) return opt->cc;
+  const char *e = getenv("KILN_CC");
+  if (e && *e) return e;
+  e = getenv("CC");
+  if (e && *e) return e;
+  return "cc";
+}
+
+static const char *pick_cflags(const CompileOptions *opt) {
+  if (opt && opt->cflags) return opt->cflags;
+  const char *e = getenv("KILN_CFLAGS");
+  if (e && *e) return e;
+  return kiln_default_cflags();
+}
+
+/* argv: cc, flags..., extra... (heap array of heap/arena strings) */
+static char **make_argv(const char *cc, const char *flags, int nextra, const char **extra) {
+  int cap = 8 + nextra;
+  for (const char *p = flags; *p; p++) cap += *p == ' ';
+  char **argv = xcalloc((size_t)cap + 1, sizeof(char *));
+  int n = 0;
+  argv[n++] = kstrdup(cc);
+  const char *p = flags;
+  while (*p) {
+    while (*p == ' ') p++;
+    const char *q = p;
+    while (*q && *q != ' ') q++;
+    if (q > p) argv[n++] = kstrndup(p, (size_t)(q - p));
+    p = q;
+  }
+  for (int i = 0; i < nextra; i++) argv[n++] = (char *)extra[i];
+  argv[n] = NULL;
+  return argv;
+}
+
+typedef struct Job {
+  pid_t pid;
+  const char *log;
+  const char *what;
+} Job;
+
+static pid_t spawn(char **argv, const char *log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    kiln_set_error("cannot run the C compiler '%s': %s (set CC or KILN_CC)", argv[0], strerror(rc));
+    return -1;
+  }
+  return pid;
+}
+
+static int finish(Job *j, const char *cc, const char *dir) {
+  int status;
+  while (waitpid(j->pid, &status, 0) < 0)
+    if (errno != EINTR) return kiln_set_error("waiting for the C compiler: %s", strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  char *out = kiln_read_file(j->log, NULL);
+  StrBuf msg = {0};
+  int lines = 0;
+  for (const char *p = out ? out : ""; *p && lines < 25; p++) {
+    sb_putc(&msg, *p);
+    if (*p == '\n') lines++;
+  }
+  free(out);
+  if (WIFEXITED(status))
+    kiln_set_error("C compiler failed (%s exited with status %d) on %s; sources kept in %s:\n%s", cc,
+                   WEXITSTATUS(status), j->what, dir, msg.data ? msg.data : "");
+  else
+    kiln_set_error("C compiler failed (%s killed by signal %d) on %s; sources kept in %s", cc,
+                   WTERMSIG(status), j->what, dir);
+  sb_free(&msg);
+  return -1;
+}
+
+int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *blobs,
+                   const char *so_path, const CompileOptions *opt) {
+  const char *cc = pick_cc(opt), *flags = pick_cflags(opt);
+  char *dir = kiln_mkdtemp("kiln-cc-");
+  if (!dir) return -1;
+  int rc = 0;
+  const char **objs = KNEWN(const char *, nunits + 2);
+  for (int i = 0; i < nunits && !rc; i++) {
+    const char *c = kfmt("%s/unit%d.c", dir, i);
+    rc = kiln_write_file(c, sources[i], strlen(sources[i]));
+    objs[i] = kfmt("%s/unit%d.o", dir, i);
+  }
+  int nobj = nunits;
+  if (!rc && nblobs > 0) {
+    StrBuf s = {0};
+    for (int b = 0; b < nblobs && !rc; b++) {
+      const char *bin = kfmt("%s/blob%d.bin", dir, b);
+      rc = kiln_write_file(bin, blobs[b].data ? blobs[b].data : "", blobs[b].size);
+      sb_printf(&s, "  .section .rodata.kiln_blob%d,\"a\"\n  .balign 64\n  .globl __kiln_blob_%d\n"
+                    "  .type __kiln_blob_%d, @object\n__kiln_blob_%d:\n  .incbin \"%s\"\n  .byte 0\n",
+                b, b, b, b, bin);
+    }
+    sb_puts(&s, "  .section .note.GNU-stack,\"\",@progbits\n");
+    const char *asmf = kfmt("%s/blobs.S", dir);
+    if (!rc) rc = kiln_write_file(asmf, s.data, s.len);
+    sb_free(&s);
+    objs[nobj++] = asmf;
+  }
+  /* compile units in parallel */
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  if (ncpu < 1) ncpu = 1;
+  Job *jobs = KNEWN(Job, nunits > 0 ? nunits : 1);
+  int next = 0, done = 0, running = 0;
+  while (!rc && done < nunits) {
+    while (next < nunits && running < ncpu) {
+      const char *cfile = kfmt("%s/unit%d.c", dir, next);
+      const char *extra[4] = {"-c", cfile, "-o", objs[next]};
+      char **argv = make_argv(cc, flags, 4, extra);
+      jobs[next].log = kfmt("%s/unit%d.log", dir, next);
+      jobs[next].what = kfmt("unit%d.c", next);
+      jobs[next].pid = spawn(argv, jobs[next].log);
+      free(argv);
+      if (jobs[next].pid < 0) {
+        rc = -1;
+        break;
+      }
+      next++;
+      running++;
+    }
+    if (rc) break;
+    rc = finish(&jobs[done], cc, dir);
+    done++;
+    running--;
+  }
+  for (; done < next; done++) { /* reap what is still running after a failure */
+    int st;
+    waitpid(jobs[done].pid, &st, 0);
+  }
+  if (!rc) {
+    const char **extra = KNEWN(const char *, nobj + 5);
+    int ne = 0;
+    extra[ne++] = "-shared";
+    for (int i = 0; i < nobj; i++) extra[ne++] = objs[i];
+    extra[ne++] = "-o";
+    extra[ne++] = so_path;
+    extra[ne++] = "-lm";
+    char **argv = make_argv(cc, flags, ne, extra);
+    Job link = {0, kfmt("%s/link.log", dir), "the link step"};
+    link.pid = spawn(argv, link.log);
+    free(argv);
+    rc = link.pid < 0 ? -1 : finish(&link, cc, dir);
+  }
+  if (opt && opt->keep_dir) {
+    mkdir(opt->keep_dir, 0755);
+    for (int i = 0; i < nunits; i++) {
+      const char *dst = kfmt("%s/unit%d.c", opt->keep_dir, i);
+      kiln_write_file(dst, sources[i], strlen(sources[i]));
+    }
+  }
+  if (!rc) kiln_rmtree(dir);
+  free(dir);
+  return rc;
+}

@@ -1,0 +1,80 @@
+/*
+ * lower.c - the lowering pipeline, one readable list of passes, and the
+ * LoweredFunc it produces.
+ *
+ * Lowering works on a private copy of the schedule (so a schedule can be
+ * lowered repeatedly and scheduled further afterwards).  With dump_after
+ * set to a pass name (or "all"), the IR after that pass goes to stderr.
+ */
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void dump(const LowerOptions *opt, const char *pass, Stmt *s) {
+  if (!opt || !opt->dump_after || !s) return;
+  if (strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, pass)) return;
+  fprintf(stderr, "// after %s\n%s\n", pass, ir_stmt_str(s));
+}
+
+static int check_args(Schedule *s, int nargs, Tensor **args) {
+  for (int i = 0; i < nargs; i++) {
+    if (!args[i] || args[i]->okind != KOBJ_TENSOR) return kiln_set_error("argument %d is not a tensor", i);
+    for (int j = 0; j < i; j++)
+      if (args[j] == args[i])
+        return kiln_set_error("tensor '%s' appears twice in the argument list", args[i]->name);
+    if (!lower_stage_of(s, args[i]))
+      return kiln_set_error("argument '%s' is not part of the schedule", args[i]->name);
+  }
+  return 0;
+}
+
+LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
+                        const LowerOptions *opt) {
+  static const LowerOptions defaults = {false, NULL, 0};
+  if (!opt) opt = &defaults;
+  if (!s || s->okind != KOBJ_SCHEDULE) return kiln_set_error("lower: not a schedule"), NULL;
+  if (check_args(s, nargs, args)) return NULL;
+  const char *dump_env = getenv("KILN_DUMP_LOWER");
+  LowerOptions o = *opt;
+  if (!o.dump_after && dump_env && *dump_env) o.dump_after = dump_env;
+
+  Schedule *c = sch_copy(s);
+  if (lower_inline(c)) return NULL;
+  Bounds b;
+  if (lower_infer_bounds(c, nargs, args, &b)) {
+    lower_bounds_free(&b);
+    return NULL;
+  }
+  Stmt *body = lower_schedule_ops(c, &b, nargs, args);
+  lower_bounds_free(&b);
+  if (!body) return NULL;
+  dump(&o, "schedule_ops", body);
+
+  LoweredFunc *f = KNEW(LoweredFunc);
+  f->okind = KOBJ_FUNC;
+  f->name = kstrdup(name ? name : "default_function");
+  f->nargs = nargs;
+  f->args = kmemdup(args, sizeof(Tensor *) * (size_t)nargs);
+  f->arg_bufs = KNEWN(Expr *, nargs > 0 ? nargs : 1);
+  for (int i = 0; i < nargs; i++) f->arg_bufs[i] = ir_var(args[i]->name, DT_HANDLE);
+
+  body = lower_flatten(body, c, nargs, args, f->arg_bufs);
+  if (!body) return NULL;
+  dump(&o, "flatten", body);
+  body = ir_simplify_stmt(body);
+  dump(&o, "simplify", body);
+  body = lower_vectorize(body, &f->notes);
+  dump(&o, "vectorize", body);
+  body = lower_unroll(body, o.auto_unroll_max_step);
+  dump(&o, "unroll", body);
+  body = ir_simplify_stmt(body);
+  dump(&o, "simplify2", body);
+  body = lower_remove_noop(body);
+  dump(&o, "remove_noop", body);
+  if (!body) return NULL;
+  f->body = body;
+  return f;
+}
+
+const char *kiln_lowered_str(LoweredFunc *f) { return ir_stmt_str(f->body); }

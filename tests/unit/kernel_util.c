@@ -1,0 +1,92 @@
+/* kernel_util.c - see kernel_util.h. */
+#include "kernel_util.h"
+
+#include <math.h>
+
+DLTensor *tk_array(int ndim, const int64_t *shape, DType t) {
+  DLTensor *a = NULL;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(ndim, shape, t, cpu, &a)) return NULL;
+  return a;
+}
+
+DLTensor *tk_array_for(Tensor *t) {
+  int64_t shape[16];
+  KASSERT(t->ndim <= 16 && te_shape_const(t, shape));
+  return tk_array(t->ndim, shape, t->dtype);
+}
+
+int64_t tk_numel(const DLTensor *a) {
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
+  return n;
+}
+
+static void set(DLTensor *a, int64_t i, double v) {
+  char *p = (char *)a->data + a->byte_offset;
+  DLDataType t = a->dtype;
+  if (t.code == kDLFloat && t.bits == 32) ((float *)p)[i] = (float)v;
+  else if (t.code == kDLFloat && t.bits == 64) ((double *)p)[i] = v;
+  else if (t.code == kDLInt && t.bits == 32) ((int32_t *)p)[i] = (int32_t)v;
+  else if (t.code == kDLInt && t.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
+  else if (t.code == kDLInt && t.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
+  else if (t.code == kDLUInt && t.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
+  else if (t.code == kDLUInt && t.bits == 1) ((uint8_t *)p)[i] = v != 0;
+  else KASSERTF(0, "unsupported test dtype");
+}
+
+double tk_get(const DLTensor *a, int64_t i) {
+  const char *p = (const char *)a->data + a->byte_offset;
+  DLDataType t = a->dtype;
+  if (t.code == kDLFloat && t.bits == 32) return ((const float *)p)[i];
+  if (t.code == kDLFloat && t.bits == 64) return ((const double *)p)[i];
+  if (t.code == kDLInt && t.bits == 32) return ((const int32_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 64) return (double)((const int64_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 8) return ((const int8_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 8) return ((const uint8_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 1) return ((const uint8_t *)p)[i];
+  KASSERTF(0, "unsupported test dtype");
+  return 0;
+}
+
+void tk_fill_random(DLTensor *a) {
+  int64_t n = tk_numel(a);
+  for (int64_t i = 0; i < n; i++) set(a, i, a->dtype.code == kDLFloat ? test_randf() : (double)(test_rand() % 7) - 3);
+}
+
+void tk_fill(DLTensor *a, double v) {
+  int64_t n = tk_numel(a);
+  for (int64_t i = 0; i < n; i++) set(a, i, v);
+}
+
+int tk_call(KilnModule *mod, const char *name, int n, DLTensor **arrays) {
+  KilnFunction *f = NULL;
+  if (kiln_module_get_function(mod, name, &f)) return -1;
+  KilnValue args[32];
+  int codes[32];
+  KASSERT(n <= 32);
+  for (int i = 0; i < n; i++) {
+    args[i].v_handle = arrays[i];
+    codes[i] = KILN_DLTENSOR;
+  }
+  KilnValue ret;
+  int rc_code;
+  int rc = kiln_func_call(f, args, codes, n, &ret, &rc_code);
+  kiln_func_free(f);
+  return rc;
+}
+
+double tk_rel_err(const DLTensor *a, const DLTensor *b) {
+  int64_t n = tk_numel(a);
+  if (n != tk_numel(b)) return INFINITY;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = tk_get(a, i), y = tk_get(b, i);
+    if (isnan(x) != isnan(y)) return INFINITY;
+    if (isnan(x)) continue;
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  if (den == 0) return sqrt(num);
+  return sqrt(num / den);
+}

@@ -1,0 +1,227 @@
+/*
+ * test_lower.c - the seeds' examples from C (vector add, B = A + 2, the
+ * matmul template), lowering texts, and every illegal schedule the issue
+ * names returning a clear message.
+ */
+#include "kernel_util.h"
+
+static Tensor *vecadd(int64_t n, Tensor **a, Tensor **b) {
+  *a = te_placeholder_c("a", 1, &n, DT_F32);
+  *b = te_placeholder_c("b", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  return te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, ir_add(te_read1(*a, v[0]), te_read1(*b, v[0])), NULL);
+}
+
+static void test_vecadd_text(void) {
+  Tensor *a, *b, *c = vecadd(128, &a, &b);
+  CHECK_NN(c);
+  Schedule *s = te_create_schedule(1, &c);
+  LoweredFunc *f = kiln_lower(s, 3, (Tensor *[]){a, b, c}, "vadd", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  CHECK_STR(kiln_lowered_str(f), "produce c {\n"
+                                 "  for (i, 0, 128) {\n"
+                                 "    c[i] = (a[i] + b[i])\n"
+                                 "  }\n"
+                                 "}\n");
+}
+
+static void test_add2_runs(void) {
+  int64_t m = 3;
+  Tensor *A = te_placeholder_c("A", 1, &m, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *B = te_compute("B", 1, A->shape, v, ir_add(te_read1(A, v[0]), ir_i32(2)), NULL);
+  CHECK_NN(B);
+  Schedule *s = te_create_schedule(1, &B);
+  KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "mul", NULL, NULL);
+  CHECK_NN(mod);
+  if (!mod) return;
+  DLTensor *a = tk_array_for(A), *b = tk_array_for(B);
+  tk_fill(a, 0);
+  tk_fill(b, -1);
+  CHECK_OK(tk_call(mod, "mul", 2, (DLTensor *[]){a, b}));
+  for (int i = 0; i < 3; i++) CHECK(tk_get(b, i) == 2.0);
+  /* a wrong shape is an error, not a crash */
+  int64_t four = 4;
+  DLTensor *bad = tk_array(1, &four, DT_F32);
+  CHECK(tk_call(mod, "mul", 2, (DLTensor *[]){bad, b}) != 0);
+  CHECK_CONTAINS(kiln_last_error(), "argument 0 (A) has shape[0] = 4, expected 3");
+  DLTensor *i32 = tk_array(1, &m, DT_I32);
+  CHECK(tk_call(mod, "mul", 2, (DLTensor *[]){i32, b}) != 0);
+  CHECK_CONTAINS(kiln_last_error(), "dtype int32, expected float32");
+  CHECK(tk_call(mod, "mul", 1, (DLTensor *[]){a}) != 0);
+  CHECK_CONTAINS(kiln_last_error(), "expected 2 arguments, got 1");
+  kiln_array_free(a);
+  kiln_array_free(b);
+  kiln_array_free(bad);
+  kiln_array_free(i32);
+  kiln_module_free(mod);
+}
+
+/* The seeds' matmul template: C[i, j] = sum_k A[i, k] * B[k, j], split by
+ * tile_y/tile_x and reordered (yo, xo, k, yi, xi). */
+static Tensor *matmul(int64_t N, int64_t L, int64_t M, Tensor **A, Tensor **B) {
+  *A = te_placeholder_c("A", 2, (int64_t[]){N, L}, DT_F32);
+  *B = te_placeholder_c("B", 2, (int64_t[]){L, M}, DT_F32);
+  IterVar *k = te_reduce_axis_c(L, "k");
+  Expr **v = te_axis_vars(2, NULL);
+  Expr *body = ir_sum(ir_mul(te_read2(*A, v[0], k->var), te_read2(*B, k->var, v[1])), 1, &k);
+  return te_compute("C", 2, (Expr *[]){ir_i32(N), ir_i32(M)}, v, body, NULL);
+}
+
+static void reference_matmul(DLTensor *a, DLTensor *b, DLTensor *c, int64_t N, int64_t L, int64_t M) {
+  float *A = a->data, *B = b->data, *C = c->data;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t j = 0; j < M; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < L; k++) s += (double)A[i * L + k] * B[k * M + j];
+      C[i * M + j] = (float)s;
+    }
+}
+
+static void test_matmul_template(void) {
+  int64_t N = 37, L = 29, M = 41; /* odd sizes: every tile leaves a tail */
+  int tiles[][2] = {{1, 1}, {2, 4}, {4, 8}, {8, 16}, {16, 2}, {16, 16}};
+  Tensor *A, *B, *C = matmul(N, L, M, &A, &B);
+  CHECK_NN(C);
+  DLTensor *a = tk_array_for(A), *b = tk_array_for(B), *c = tk_array_for(C), *ref = tk_array_for(C);
+  tk_fill_random(a);
+  tk_fill_random(b);
+  reference_matmul(a, b, ref, N, L, M);
+  for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+    Schedule *s = te_create_schedule(1, &C);
+    Stage *st = sch_stage(s, C);
+    IterVar *yo, *yi, *xo, *xi;
+    CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(tiles[t][0]), &yo, &yi));
+    CHECK_OK(stage_split(st, stage_axis(st, 1), ir_i32(tiles[t][1]), &xo, &xi));
+    CHECK_OK(stage_reorder(st, 5, (IterVar *[]){yo, xo, stage_reduce_axis(st, 0), yi, xi}));
+    KilnModule *mod = kiln_build(s, 3, (Tensor *[]){A, B, C}, "matmul", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    tk_fill(c, 0);
+    CHECK_OK(tk_call(mod, "matmul", 3, (DLTensor *[]){a, b, c}));
+    double err = tk_rel_err(c, ref);
+    CHECK_MSG(err < 1e-5, "tile_y=%d tile_x=%d: relative error %g", tiles[t][0], tiles[t][1], err);
+    kiln_module_free(mod);
+  }
+  kiln_array_free(a);
+  kiln_array_free(b);
+  kiln_array_free(c);
+  kiln_array_free(ref);
+}
+
+/* ---- illegal schedules ---- */
+
+static void test_error_split_non_leaf(void) {
+  Tensor *a, *b, *c = vecadd(64, &a, &b);
+  Schedule *s = te_create_schedule(1, &c);
+  Stage *st = sch_stage(s, c);
+  IterVar *i = stage_axis(st, 0), *o, *in;
+  CHECK_OK(stage_split(st, i, ir_i32(8), &o, &in));
+  CHECK(stage_split(st, i, ir_i32(4), &o, &in) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "axis 'i' of stage 'c' is no longer a leaf");
+  CHECK(stage_split(st, in, ir_i32(0), &o, &in) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "factor must be positive");
+}
+
+static void test_error_vectorize_symbolic(void) {
+  Expr *n = ir_var("n", DT_I32);
+  Tensor *A = te_placeholder("A", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *B = te_compute("B", 1, &n, v, ir_mul(te_read1(A, v[0]), ir_f32(2)), NULL);
+  Schedule *s = te_create_schedule(1, &B);
+  Stage *st = sch_stage(s, B);
+  CHECK_OK(stage_vectorize(st, stage_axis(st, 0)));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+  CHECK(f == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "vectorize: axis 'i' of stage 'B' has a non-constant extent");
+  /* split by a constant, vectorize the inner axis: fine, and it runs */
+  Schedule *s2 = te_create_schedule(1, &B);
+  st = sch_stage(s2, B);
+  IterVar *o, *in;
+  CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(8), &o, &in));
+  CHECK_OK(stage_vectorize(st, in));
+  KilnModule *mod = kiln_build(s2, 2, (Tensor *[]){A, B}, "f", NULL, NULL);
+  CHECK_NN(mod);
+  if (!mod) return;
+  int64_t len = 21;
+  DLTensor *a = tk_array(1, &len, DT_F32), *b = tk_array(1, &len, DT_F32);
+  tk_fill_random(a);
+  CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+  for (int i = 0; i < len; i++) CHECK(tk_get(b, i) == 2 * tk_get(a, i));
+  kiln_array_free(a);
+  kiln_array_free(b);
+  kiln_module_free(mod);
+}
+
+static void test_error_compute_at(void) {
+  int64_t n = 32;
+  Tensor *A = te_placeholder_c("A", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *B = te_compute("B", 1, A->shape, v, ir_add(te_read1(A, v[0]), ir_f32(1)), NULL);
+  v = te_axis_vars(1, NULL);
+  Tensor *C = te_compute("C", 1, A->shape, v, ir_mul(te_read1(B, v[0]), ir_f32(2)), NULL);
+  v = te_axis_vars(1, NULL);
+  Tensor *D = te_compute("D", 1, A->shape, v, ir_mul(te_read1(A, v[0]), ir_f32(3)), NULL);
+  v = te_axis_vars(1, NULL);
+  Tensor *E = te_compute("E", 1, A->shape, v, ir_mul(te_read1(C, v[0]), ir_f32(4)), NULL);
+  Schedule *s = te_create_schedule(2, (Tensor *[]){E, D});
+  Stage *sb = sch_stage(s, B), *sc = sch_stage(s, C), *sd = sch_stage(s, D);
+  /* D does not read B */
+  CHECK(stage_compute_at(sb, sd, stage_axis(sd, 0)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "stage 'D' does not read 'B'");
+  /* a cycle: B inside C, then C inside B */
+  CHECK_OK(stage_compute_at(sb, sc, stage_axis(sc, 0)));
+  CHECK(stage_compute_at(sc, sb, stage_axis(sb, 0)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "creates a cycle");
+  /* an axis of another stage */
+  CHECK(stage_compute_at(sb, sc, stage_axis(sd, 0)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "does not belong to stage 'C'");
+  /* inlining a reduction */
+  Tensor *Am, *Bm, *Cm = matmul(4, 4, 4, &Am, &Bm);
+  v = te_axis_vars(2, NULL);
+  Tensor *E2 = te_compute("E", 2, Cm->shape, v, ir_add(te_read2(Cm, v[0], v[1]), ir_f32(1)), NULL);
+  Schedule *s2 = te_create_schedule(1, &E2);
+  CHECK(stage_compute_inline(sch_stage(s2, Cm)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "stage 'C' is a reduction and cannot be inlined");
+}
+
+static void test_error_reorder_other_stage(void) {
+  Tensor *a, *b, *c = vecadd(16, &a, &b);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *d = te_compute("d", 1, c->shape, v, ir_mul(te_read1(c, v[0]), ir_f32(2)), NULL);
+  Schedule *s = te_create_schedule(1, &d);
+  Stage *sc = sch_stage(s, c), *sd = sch_stage(s, d);
+  CHECK(stage_reorder(sd, 2, (IterVar *[]){stage_axis(sd, 0), stage_axis(sc, 0)}) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "axis 'i' does not belong to stage 'd'");
+  CHECK(stage_fuse(sd, stage_axis(sd, 0), stage_axis(sd, 0), NULL) != 0);
+  CHECK(stage_split(sch_stage(s, a), NULL, ir_i32(2), NULL, NULL) != 0);
+}
+
+static void test_error_compiler_failure(void) {
+  Tensor *a, *b, *c = vecadd(16, &a, &b);
+  Schedule *s = te_create_schedule(1, &c);
+  CompileOptions bad = {"kiln-no-such-compiler", NULL, NULL};
+  CHECK(kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &bad) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "cannot run the C compiler 'kiln-no-such-compiler'");
+  CompileOptions badflag = {"cc", "-O2 -fPIC --no-such-flag-kiln", NULL};
+  CHECK(kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &badflag) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "C compiler failed (cc exited with status");
+  /* a missing argument */
+  CHECK(kiln_lower(s, 2, (Tensor *[]){a, c}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "tensor 'b' is read but is neither computed here nor an argument");
+  CHECK(kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "output 'c' is not in the argument list");
+}
+
+const TestCase lower_tests[] = {
+    {"vecadd_text", test_vecadd_text},
+    {"add2_runs", test_add2_runs},
+    {"matmul_template", test_matmul_template},
+    {"error_split_non_leaf", test_error_split_non_leaf},
+    {"error_vectorize_symbolic", test_error_vectorize_symbolic},
+    {"error_compute_at", test_error_compute_at},
+    {"error_reorder_other_stage", test_error_reorder_other_stage},
+    {"error_compiler_failure", test_error_compiler_failure},
+    {NULL, NULL},
+};

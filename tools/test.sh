@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Build Kiln from scratch and run every test: the C unit tests (also under
+# AddressSanitizer + UndefinedBehaviorSanitizer) and the Python tests.
+# Usage: bash tools/test.sh            (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc 2>/dev/null || echo 2)
+PY=/usr/bin/python3   # Debian's Python: numpy, pytest, torch, onnx from apt
+
+echo "== build (release, -Werror)"
+cmake -S . -B build -DKILN_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$JOBS"
+
+echo "== unit tests"
+(cd build && ctest --output-on-failure)
+
+echo "== unit tests under ASan + UBSan"
+cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$JOBS" --target kiln_unit
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 KILN_ROOT="$PWD" ./build-asan/kiln_unit
+
+if [ -d tests/python ]; then
+  echo "== python tests"
+  KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/python
+fi
+echo "== all tests passed"
