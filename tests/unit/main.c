@@ -6,16 +6,20 @@
 #include "test.h"
 
 /* The suites, one per test file. */
+extern const TestCase api_tests[];
 extern const TestCase base_tests[];
 extern const TestCase ir_tests[];
 extern const TestCase lower_tests[];
+extern const TestCase onnx_tests[];
 extern const TestCase prop_tests[];
 extern const TestCase runtime_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
+    {"api", api_tests},
     {"ir", ir_tests},
     {"lower", lower_tests},
+    {"onnx", onnx_tests},
     {"prop", prop_tests},
     {"runtime", runtime_tests},
 };

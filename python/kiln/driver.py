@@ -1,0 +1,86 @@
+"""lower and build (TVM's tvm.lower / tvm.build).
+
+    print(kiln.lower(s, [A, B, C], simple_mode=True))   # the loop IR
+    mod = kiln.build(s, [A, B, C], target="cpu", name="f")
+    mod["f"](a, b, c)
+"""
+from . import _ffi
+from .object import Object, register_object, as_list
+from .runtime import Module
+from .schedule import Schedule
+from .tensor import as_tensor
+
+
+def _api(name):
+    return _ffi._get_api(name)
+
+
+@register_object("LoweredFunc")
+class LoweredFunc(Object):
+    """A lowered function; printing it gives its body as TVM prints it."""
+
+    __slots__ = ()
+
+    @property
+    def name(self):
+        return _api("driver.FuncName")(self)
+
+    @property
+    def args(self):
+        return list(_api("driver.FuncArgs")(self))
+
+    @property
+    def body(self):
+        return _api("driver.FuncBody")(self)
+
+    @property
+    def notes(self):
+        """What a pass could not do, and why (one message a line)."""
+        n = _api("driver.FuncNotes")(self)
+        return n.split("\n") if n else []
+
+
+def _tensors(args):
+    if args is None:
+        raise _ffi.KilnError("the argument tensors are needed (e.g. [A, B, C])")
+    return [as_tensor(a) for a in as_list(args)]
+
+
+def lower(sch, args, name="default_function", binds=None, simple_mode=False):
+    """Lower a schedule to a function over args.  With simple_mode, the
+    function's body (a Stmt, as TVM returns); else the LoweredFunc.  Both
+    print the same TVM-style text."""
+    if binds:
+        raise _ffi.KilnError("lower: binds are not supported")
+    f = _api("driver.lower")(sch, name, int(bool(simple_mode)), *_tensors(args))
+    return f.body if simple_mode else f
+
+
+def build(inputs, args=None, target="cpu", target_host=None, name="default_function", binds=None):
+    """Build a schedule (with its argument tensors), a LoweredFunc or a
+    list of them into a loaded Module.  Targets: cpu (also llvm, c)."""
+    if binds:
+        raise _ffi.KilnError("build: binds are not supported")
+    check = _api("driver.check_target")
+    check(target if target is not None else "cpu")
+    if target_host is not None:
+        check(target_host)
+    if isinstance(inputs, Schedule):
+        funcs = [_api("driver.lower")(inputs, name, 0, *_tensors(args))]
+    else:
+        funcs = as_list(inputs)
+        for f in funcs:
+            if not isinstance(f, LoweredFunc):
+                raise _ffi.KilnTypeError("build: expected a schedule or lowered functions, got %s"
+                                         % type(f).__name__)
+    mod = _api("driver.build_funcs")(*funcs)
+    return Module(_detach(mod), funcs[0].name if len(funcs) == 1 else None, funcs)
+
+
+def _detach(mod):
+    """Take the handle out of a Module the call returned."""
+    h, mod.handle = mod.handle, None
+    return h
+
+
+__all__ = ["lower", "build", "LoweredFunc"]

@@ -1,0 +1,151 @@
+/*
+ * api.h - the compiler's C API: every compiler entry point a language
+ * binding needs, as packed functions in the runtime's global registry.
+ *
+ * This is TVM's src/api/ (see the seed note on its function bridge): each
+ * file below holds a table of {name, function, parameter list} for one
+ * prefix, and kiln_init (api.c) registers every table explicitly, once.
+ * A binding lists the registry's names and binds them by prefix (ir.*,
+ * te.*, schedule.*, driver.*, runtime.*, api.*), as Python's _init_api
+ * does.
+ *
+ * Compiler objects cross as KILN_OBJECT handles.  Every one starts with a
+ * KObjKind tag (ir.h), so each function checks the tag of every handle it
+ * is given before using it and fails with a message that names the
+ * function and the argument ("schedule.split: argument 1 (axis) must be an
+ * IterVar, got a Tensor"); a NULL handle is an error too.  Functions that
+ * return several objects return a KArray (below).  Objects are allocated
+ * from the calling thread's current arena (kiln_arena_current): the
+ * process-default arena unless the caller pushed one, so IR built from
+ * Python lives until the process exits.
+ *
+ * The parameter list of a table entry ("stage, axis, factor", with "..."
+ * marking a variadic tail and "?" an optional parameter) is what error
+ * messages name the arguments by and what api.FuncParams returns for
+ * docstrings.
+ */
+#ifndef KILN_API_H
+#define KILN_API_H
+
+#include "../codegen/codegen.h"
+#include "kiln/kiln.h"
+
+/* An array of objects (the items may be NULL): what split, tile, a tensor's
+ * shape or a stage's axes return.  Its tag is outside KObjKind's range,
+ * which lives in ir.h. */
+#define KOBJ_ARRAY ((KObjKind)0x4b40)
+_Static_assert(KOBJ_REDUCER < 0x4b40, "KObjKind grew into KOBJ_ARRAY's tag");
+
+typedef struct KArray {
+  KObjKind okind; /* KOBJ_ARRAY */
+  int n;
+  void **items; /* compiler objects (each starts with a KObjKind) or NULL */
+} KArray;
+
+/* One registered function. */
+typedef struct ApiEntry {
+  const char *name;   /* "schedule.split" */
+  KilnPackedCFunc fn; /* gets the entry itself as its resource */
+  const char *params; /* "stage, axis, factor": for messages and docs */
+} ApiEntry;
+
+/* The arguments of one call, with the entry for messages. */
+typedef struct ApiCall {
+  const ApiEntry *fn;
+  KilnValue *args;
+  int *codes;
+  int n;
+} ApiCall;
+
+/* Every API function has this shape; API_CALL names its arguments. */
+#define API_FUNC(f)                                                            \
+  static int f(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res)
+#define API_CALL ApiCall c = {(const ApiEntry *)res, args, codes, nargs}
+
+/* ===== api.c ===== */
+
+/* kiln_init (public, kiln.h) and the api.* table: ObjectKind, TypeKey,
+ * Array, ArraySize, ArrayGetItem, FuncParams.  Internally, the argument
+ * readers and result writers every table uses. */
+
+KArray *karray_new(int n, void *const *items);
+/* "Expr", "Tensor", "Array"...; NULL if obj has no known tag. */
+const char *api_kind_name(const void *obj);
+
+/* Fail with "fname: message". */
+int api_error(const ApiCall *c, const char *fmt, ...) KILN_PRINTF(2, 3);
+/* Fail after a builder failed: prefix its message with the function name. */
+int api_fail(const ApiCall *c);
+/* The number of arguments is in [min, max] (max < 0: no upper bound). */
+int api_argc(const ApiCall *c, int min, int max);
+
+/* Argument readers: each returns NULL (or -1) with an error naming the
+ * function and the argument when argument i is missing or has the wrong
+ * type code or object kind. */
+void *api_obj(const ApiCall *c, int i, KObjKind want);
+/* An expression: an Expr, an IterVar (its variable), a Python-style int
+ * (int32, or int64 when it does not fit) or float (float32). */
+Expr *api_expr(const ApiCall *c, int i);
+/* Like api_expr, but a plain number takes the type of `other` when that is
+ * a scalar number type, so `x + 2` and `y * 0.1` need no promotion. */
+Expr *api_expr_like(const ApiCall *c, int i, const Expr *other);
+const char *api_str(const ApiCall *c, int i);
+/* Optional arguments: a KILN_NULL argument, or one past the end, gives
+ * *out = NULL; these return 0, or -1 with an error. */
+int api_opt_obj(const ApiCall *c, int i, KObjKind want, void **out);
+int api_opt_expr(const ApiCall *c, int i, Expr **out);
+int api_opt_str(const ApiCall *c, int i, const char **out);
+int api_int(const ApiCall *c, int i, int64_t *out);
+int api_dtype(const ApiCall *c, int i, DType *out);
+/* Arguments start.. as a list: either one Array argument, or the remaining
+ * arguments themselves.  Items are checked for the kind; exprs converts
+ * numbers as api_expr does. */
+void **api_obj_list(const ApiCall *c, int start, KObjKind want, int *n);
+Expr **api_expr_list(const ApiCall *c, int start, int *n);
+/* The items of an Array given as argument i, as expressions. */
+Expr **api_array_exprs(const ApiCall *c, int i, const KArray *arr, int *n);
+
+/* Result writers; they return 0 (api_ret_obj: -1 via api_fail on NULL). */
+int api_ret_obj(const ApiCall *c, KilnValue *ret, int *ret_code, void *obj);
+int api_ret_int(KilnValue *ret, int *ret_code, int64_t v);
+int api_ret_float(KilnValue *ret, int *ret_code, double v);
+int api_ret_str(KilnValue *ret, int *ret_code, const char *s);
+int api_ret_null(KilnValue *ret, int *ret_code);
+
+/* ===== api_ir.c ===== */
+
+/* ir.IntImm, FloatImm, StringImm, Var, BinaryOp, Not, Neg, Select, Cast,
+ * Call, Let, Reduce, CommReducer, MaxValue, MinValue, ExprKind, ExprDType,
+ * ExprIntValue, ExprFloatValue, ExprStrValue, VarName, CallName,
+ * ExprOperands, ReadTensor, Intrinsics, AsText, Simplify, StructuralEqual,
+ * StructuralHash. */
+extern const ApiEntry api_ir_funcs[];
+/* The text AsText gives for any object (arena string). */
+const char *api_as_text(void *obj);
+
+/* ===== api_te.c ===== */
+
+/* te.placeholder, axis_vars, compute, reduce_axis, thread_axis, read, and
+ * the inspectors TensorName, TensorTag, TensorNDim, TensorDType,
+ * TensorShape, TensorAxis, TensorReduceAxis, TensorOpKind, TensorBody,
+ * TensorInputs, IterVarVar, IterVarName, IterVarRange, IterVarKind,
+ * IterVarThreadTag. */
+extern const ApiEntry api_te_funcs[];
+
+/* ===== api_schedule.c ===== */
+
+/* schedule.create_schedule, Stage, split, split_nparts, tile, fuse,
+ * reorder, vectorize, unroll, parallel, bind, pragma, compute_inline,
+ * compute_root, compute_at, cache_read, cache_write, and the inspectors
+ * StageOp, StageOrigin, StageAxis, StageReduceAxis, StageLeafIters,
+ * StageAllIters, StageAttach, StageScope, ScheduleStages, ScheduleOutputs,
+ * check. */
+extern const ApiEntry api_schedule_funcs[];
+
+/* ===== api_driver.c ===== */
+
+/* driver.lower, build, build_funcs, codegen_c, check_target, FuncName,
+ * FuncArgs, FuncBody, FuncNotes; runtime.module_export. */
+extern const ApiEntry api_driver_funcs[];
+
+#endif
