@@ -200,6 +200,254 @@ typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
  * launches (one per layer) cost a few microseconds each. */
 int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
+/* ---- params blobs (TVM's format) ----
+ *
+ * A params blob holds named arrays, byte for byte as TVM's SaveParams
+ * writes them (little-endian): u64 magic 0xF7E58D4F05049CB7, u64 reserved,
+ * the names (u64 count, then u64 length + bytes each), u64 array count, then
+ * per array u64 magic 0xDD5E40F096B4A13F, u64 reserved, DLDevice (i32, i32;
+ * always cpu 0), i32 ndim, DLDataType (u8 code, u8 bits, u16 lanes),
+ * i64 shape[ndim], i64 byte size, the data. */
+
+/* Serialize n named arrays (any device, any strides; names distinct) into a
+ * new heap block *bytes of *size bytes; release it with kiln_free. */
+int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
+                     void **bytes, size_t *size);
+/* Parse a blob into *n names (heap strings) and *n new CPU Kiln arrays, in
+ * the blob's order; release both with kiln_params_free.  A truncated or
+ * corrupt blob is an error naming the array, the field and what was
+ * expected ("params blob is truncated: array 1 ('w'): the data needs 64
+ * bytes at offset 180, only 12 remain"); nothing is read past size. */
+int kiln_params_load(const void *bytes, size_t size, int *n, char ***names,
+                     DLTensor ***arrays);
+/* Free what kiln_params_load returned (NULLs are fine). */
+int kiln_params_free(int n, char **names, DLTensor **arrays);
+/* Free a heap block a Kiln call handed to the caller (kiln_params_save's
+ * bytes, kiln_graph_json_plan_memory's text).  NULL is fine. */
+int kiln_free(void *p);
+
+/* ---- graph memory planning ----
+ *
+ * TVM's GraphPlanMemory over a graph in run order: every entry (node
+ * output) gets a storage id; an operator's outputs take storage freed by an
+ * entry whose last consumer has already run, on the same device and of a
+ * size within 16x of it (the larger of the two sizes is kept), else new
+ * storage.  Inputs and parameters get storage of their own, and the graph's
+ * outputs (heads) are never released, so neither is ever overwritten.  An
+ * operator's outputs never share storage with its own inputs.  The graph
+ * executor calls this when its JSON has no storage_id; the compiler may
+ * call it at build time to write storage_id into the JSON. */
+
+typedef enum KilnPlanNodeKind {
+  KILN_PLAN_ARG = 0,   /* an input or parameter (op "null"): storage of its own */
+  KILN_PLAN_OP = 1,    /* an operator: its outputs may reuse freed storage */
+  KILN_PLAN_ALIAS = 2, /* computes nothing ("__nop": a reshape in place): its one
+                        * output shares input 0's storage */
+} KilnPlanNodeKind;
+
+typedef struct KilnPlanNode {
+  int kind;              /* a KilnPlanNodeKind */
+  int num_inputs;        /* entries read */
+  const int32_t *inputs; /* their entry ids, produced by earlier nodes */
+  int32_t first_output;  /* the outputs are entries first_output .. + num_outputs - 1 */
+  int num_outputs;
+} KilnPlanNode;
+
+typedef struct KilnMemoryPlan {
+  int num_storage;        /* storage ids used: 0 .. num_storage - 1 */
+  uint64_t planned_bytes; /* sum over storage ids of the largest entry using it */
+  uint64_t naive_bytes;   /* one buffer per entry: the sum of all entries */
+} KilnMemoryPlan;
+
+/* Plan storage for num_entries entries of entry_bytes[e] bytes on device
+ * entry_device[e] (NULL: all on one device); heads are the graph's output
+ * entries.  Every entry must be the output of exactly one node.  Writes
+ * storage_id[num_entries] and, if plan is not NULL, the totals. */
+int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+                           const uint64_t *entry_bytes, const int32_t *entry_device,
+                           int num_heads, const int32_t *heads, int32_t *storage_id,
+                           KilnMemoryPlan *plan);
+/* The same on a graph JSON: parse and validate it, plan, and return the
+ * JSON (compact) with attrs.storage_id ["list_int", ...] set (replaced if
+ * present) in *out, a heap string to release with kiln_free. */
+int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan);
+
+/* ---- graph executor ----
+ *
+ * Runs a compiled model: TVM's graph JSON (nodes of op "null" or "tvm_op"
+ * with attrs func_name, num_inputs, num_outputs, flatten_data; arg_nodes,
+ * heads, node_row_ptr; attrs shape, dltype, storage_id, device_index) over
+ * the kernels of a loaded module.  Node attrs it does not know (Kiln's
+ * "kiln_ops", "kiln_task", "kiln_config") are kept for the profiler or
+ * ignored.  Creation validates the whole graph (a missing function, an
+ * input out of range, a list of the wrong length, a wrong JSON type: an
+ * error naming the node), allocates one 64-byte aligned CPU buffer per
+ * storage id (sized for the largest entry sharing it; planned with
+ * kiln_graph_plan_memory when the JSON has no storage_id), and binds each
+ * operator's function and argument tensors once, so run() is a loop of
+ * calls.
+ *
+ * The graph's arguments (arg_nodes) are its parameters (names found in a
+ * params blob loaded into the executor) and its inputs (the others); input
+ * indices count inputs only, in arg_nodes order.  Each executor owns its
+ * buffers and shares only the read-only module, so several executors of one
+ * module may run at once on different threads; one executor is not to be
+ * used from two threads at once.  Executors run on the CPU. */
+
+typedef struct KilnGraphExecutor KilnGraphExecutor;
+
+/* What an input or output is.  The pointers stay valid while the executor
+ * lives. */
+typedef struct KilnTensorInfo {
+  const char *name;     /* inputs: the node's name; outputs: the node's, with
+                         * ":k" appended for output k of a multi-output node */
+  int ndim;
+  const int64_t *shape;
+  DLDataType dtype;
+} KilnTensorInfo;
+
+/* An executor for a loaded module's embedded "graph_json" blob, with the
+ * "params" blob (if any) loaded. */
+int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out);
+/* An executor for graph JSON text (len bytes; len 0: NUL-terminated) over
+ * mod's kernels; no params are loaded. */
+int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
+                                         KilnGraphExecutor **out);
+int kiln_graph_executor_free(KilnGraphExecutor *ex);
+/* Copy a params blob's arrays into the arguments of the same names (each
+ * must match the argument's shape and dtype) and count those arguments as
+ * parameters from now on.  Names the graph does not have are skipped, as
+ * TVM does. */
+int kiln_graph_executor_load_params(KilnGraphExecutor *ex, const void *bytes, size_t size);
+
+int kiln_graph_executor_num_inputs(const KilnGraphExecutor *ex);
+int kiln_graph_executor_num_outputs(const KilnGraphExecutor *ex);
+int kiln_graph_executor_input_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
+int kiln_graph_executor_output_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
+/* The index of the input called name; an error lists the inputs. */
+int kiln_graph_executor_input_index(const KilnGraphExecutor *ex, const char *name, int *index);
+
+/* Copy t into input `index` (or into the argument called name, parameters
+ * included).  t's shape and dtype must be the argument's; any device and
+ * strides.  Undoes an earlier zero-copy binding of that argument. */
+int kiln_graph_executor_set_input(KilnGraphExecutor *ex, int index, const DLTensor *t);
+int kiln_graph_executor_set_input_by_name(KilnGraphExecutor *ex, const char *name,
+                                          const DLTensor *t);
+/* Make the argument called name read t's memory directly (no copy) until
+ * the next set_input of it.  t must match shape and dtype, be compact, on
+ * the CPU and 64-byte aligned, and outlive its use.  A way for several
+ * executors to share one copy of the weights. */
+int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *name, DLTensor *t);
+/* Copy input `index` as the executor holds it into a new Kiln array. */
+int kiln_graph_executor_get_input(KilnGraphExecutor *ex, int index, DLTensor **out);
+
+/* Run every operator once, in order.  An operator's failure is an error
+ * naming the node: "node 7 ('fused_add_1', function 'fused_add'): ...". */
+int kiln_graph_executor_run(KilnGraphExecutor *ex);
+
+/* Output `index` (of the graph's heads) as a new Kiln array (a copy). */
+int kiln_graph_executor_get_output(KilnGraphExecutor *ex, int index, DLTensor **out);
+/* Copy output `index` into the caller's array (same shape and dtype,
+ * compact). */
+int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, DLTensor *to);
+
+/* The memory plan in use: storage count, planned bytes, and the bytes one
+ * buffer per tensor would take.  *planned_here is 1 when the executor
+ * planned it (the JSON had no storage_id); it may be NULL. */
+int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
+                               int *planned_here);
+
+/* ---- debug executor (profiling) ----
+ *
+ * kiln_debug_profile runs an executor's graph operator by operator with a
+ * monotonic clock read around each call, in the shape of TVM's
+ * time_evaluator: one warm-up run, then `repeat` measurements of `number`
+ * runs each; a node's time in a measurement is its mean over the `number`
+ * runs, and its reported time is the mean over the measurements.  Outputs
+ * are left as a plain run leaves them.
+ *
+ * The report has one row per operator node (not "null" nodes, not
+ * "__nop"s): the columns of TVM's debug runtime table (Node Name, Ops,
+ * Time(us), Time(%), Shape, Inputs, Outputs) and Task, from the node attrs
+ * "kiln_task" and "kiln_config" ("-" when absent).  Ops is the node attr
+ * "kiln_ops" if present, else the function name. */
+
+typedef struct KilnProfile KilnProfile;
+
+typedef struct KilnProfileRow {
+  int node;              /* index in the graph's nodes */
+  const char *name;      /* Node Name */
+  const char *func_name; /* the module function it calls */
+  const char *ops;       /* Ops */
+  const char *task;      /* Task: "conv2d_NCHWc.x86 [...] · records.json:12", or "-" */
+  double time_us;        /* Time(us): mean over the measurements */
+  double std_us;         /* standard deviation over the measurements */
+  double percent;        /* Time(%): of the sum of all rows' times */
+  double start_us;       /* mean start of the call from the start of a run */
+  int ndim;              /* Shape: of output 0 */
+  const int64_t *shape;
+  DLDataType dtype;      /* of output 0 */
+  int num_inputs, num_outputs; /* Inputs, Outputs */
+} KilnProfileRow;
+
+typedef enum KilnProfileFormat {
+  KILN_PROFILE_TABLE = 0, /* TVM's table, sorted by time (descending), then Total_time */
+  KILN_PROFILE_CSV = 1,   /* the table's header and rows, in its order, RFC 4180 quoting */
+  KILN_PROFILE_TRACE = 2, /* Chrome trace JSON (chrome://tracing, Perfetto): an array of
+                           * complete events {"name","cat","ph":"X","ts","dur","pid",
+                           * "tid","args"} in run order, ts/dur in us */
+  KILN_PROFILE_JSON = 3,  /* {"number","repeat","total_us","run_us","rows":[{...}]},
+                           * rows in run order: the rows for Python */
+} KilnProfileFormat;
+
+/* Profile ex (number, repeat >= 1) into a new report. */
+int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfile **out);
+/* Rows in run order; a row's pointers live as long as the report.
+ * kiln_profile_row gives NULL (and an error) for an index out of range. */
+int kiln_profile_num_rows(const KilnProfile *p);
+const KilnProfileRow *kiln_profile_row(const KilnProfile *p, int index);
+/* The sum of the rows' times, and the mean wall time of one whole run
+ * measured around the run (timers included), in us. */
+double kiln_profile_total_us(const KilnProfile *p);
+double kiln_profile_run_us(const KilnProfile *p);
+/* The report as text; valid while p lives. */
+int kiln_profile_format(KilnProfile *p, KilnProfileFormat format, const char **text);
+/* The same, written to a file. */
+int kiln_profile_write(KilnProfile *p, KilnProfileFormat format, const char *path);
+int kiln_profile_free(KilnProfile *p);
+
+/* ---- graph executor in the registry ----
+ *
+ * For bindings (Python), the executor and the profile travel as opaque
+ * handles (type code KILN_HANDLE) that the caller frees with the matching
+ * ".free".  "tensor" below accepts KILN_DLTENSOR or KILN_NDARRAY; "input"
+ * is an int (input index) or a str (argument name).
+ *   runtime.graph_executor.create(module)                       -> handle
+ *   runtime.graph_executor.create(str json, module[, bytes params]) -> handle
+ *   runtime.graph_executor.free(handle)
+ *   runtime.graph_executor.load_params(handle, bytes)
+ *   runtime.graph_executor.set_input(handle, input, tensor)
+ *   runtime.graph_executor.set_input_zero_copy(handle, input, tensor)
+ *   runtime.graph_executor.get_input(handle, input)             -> ndarray
+ *   runtime.graph_executor.run(handle)
+ *   runtime.graph_executor.get_output(handle, int)              -> ndarray
+ *   runtime.graph_executor.get_output(handle, int, tensor)         (copy into)
+ *   runtime.graph_executor.get_num_inputs(handle)               -> int
+ *   runtime.graph_executor.get_num_outputs(handle)              -> int
+ *   runtime.graph_executor.get_input_name(handle, int)          -> str
+ *   runtime.graph_executor.get_output_name(handle, int)         -> str
+ *   runtime.graph_executor.get_input_shape(handle, int)         -> ndarray (int64)
+ *   runtime.graph_executor.get_output_shape(handle, int)        -> ndarray (int64)
+ *   runtime.graph_executor.get_input_dtype(handle, int)         -> str
+ *   runtime.graph_executor.get_output_dtype(handle, int)        -> str
+ *   runtime.graph_executor.get_planned_bytes(handle)            -> int
+ *   runtime.graph_executor.get_naive_bytes(handle)              -> int
+ *   runtime.graph_plan_memory(str json)                         -> str json
+ *   runtime.debug_executor.profile(handle, int number, int repeat) -> handle
+ *   runtime.profile.format(handle, str "table"|"csv"|"trace"|"json") -> str
+ *   runtime.profile.free(handle)
+ */
+
 /*
  * ---- the module ABI (what generated code exports) ----
  *

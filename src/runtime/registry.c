@@ -10,9 +10,10 @@
  * function replaced by an override is released after the lock is dropped,
  * so a finalizer may itself use the registry.
  *
- * The runtime's own global functions are the `builtins` table below,
- * registered on the first use of the registry (an explicit list, no
- * self-registering initializers).
+ * The runtime's own global functions are the `builtins` table below and
+ * the tables other runtime files export (kiln_graph_builtins), registered
+ * on the first use of the registry (explicit lists, no self-registering
+ * initializers).
  *
  * Exports: kiln_func_register_global, kiln_func_get_global,
  * kiln_func_list_global_names.
@@ -35,14 +36,19 @@ static const struct {
     {"runtime.module_get_function", kiln_module_packed_get_function},
 };
 
+static void register_one(const char *name, KilnPackedCFunc fn) {
+  KilnFunction *f;
+  KASSERT(kiln_func_create(fn, NULL, NULL, &f) == 0);
+  pthread_mutex_lock(&reg_mu);
+  pm_put(&reg_funcs, xstrdup(name), f);
+  pthread_mutex_unlock(&reg_mu);
+}
+
 static void register_builtins(void) {
-  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
-    KilnFunction *f;
-    KASSERT(kiln_func_create(builtins[i].fn, NULL, NULL, &f) == 0);
-    pthread_mutex_lock(&reg_mu);
-    pm_put(&reg_funcs, xstrdup(builtins[i].name), f);
-    pthread_mutex_unlock(&reg_mu);
-  }
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    register_one(builtins[i].name, builtins[i].fn);
+  /* other files' tables (graph_packed.c) */
+  for (const KilnBuiltin *b = kiln_graph_builtins; b->name; b++) register_one(b->name, b->fn);
 }
 
 static int check_name(const char *what, const char *name) {

@@ -97,6 +97,122 @@ int kiln_module_packed_load(KilnValue *args, int *type_codes, int num_args, Kiln
 int kiln_module_packed_get_function(KilnValue *args, int *type_codes, int num_args,
                                     KilnValue *ret, int *ret_code, void *resource);
 
+/* ===== params.c ===== */
+/* kiln_params_save, kiln_params_load, kiln_params_free, kiln_free: no
+ * internal exports. */
+
+/* ===== memory_plan.c ===== */
+/* kiln_graph_plan_memory: no internal exports. */
+
+/* ===== graph_json.c ===== */
+
+/* One node of a graph JSON, validated.  Strings live in the graph's arena. */
+typedef struct GraphNode {
+  const char *name;
+  int is_op;               /* op "tvm_op"; 0 for "null" (an argument) */
+  const char *func_name;   /* attrs.func_name (tvm_op), else NULL */
+  const char *kiln_ops;    /* attrs.kiln_ops, kiln_task, kiln_config, or NULL */
+  const char *kiln_task;
+  const char *kiln_config;
+  int num_inputs;          /* length of inputs */
+  int32_t *inputs;         /* entry ids */
+  int num_outputs;         /* attrs.num_outputs (1 for "null") */
+  int flatten_data;        /* attrs.flatten_data */
+  int32_t first_entry;     /* node_row_ptr[node]: its outputs are the next num_outputs entries */
+} GraphNode;
+
+/* A parsed graph JSON. */
+typedef struct Graph {
+  int num_nodes;
+  GraphNode *nodes;
+  int num_args;
+  int32_t *arg_nodes;      /* node ids */
+  int num_heads;
+  int32_t *heads;          /* entry ids */
+  int num_entries;
+  int *entry_ndim;         /* attrs.shape */
+  int64_t **entry_shape;
+  DLDataType *entry_dtype; /* attrs.dltype */
+  int32_t *storage_id;     /* attrs.storage_id, or NULL when absent */
+  int32_t *device_type;    /* attrs.device_index, or NULL when absent */
+  int32_t *entry_node;     /* the node producing each entry */
+} Graph;
+
+/* Parse and validate graph JSON text (len bytes, not necessarily
+ * NUL-terminated) into g, allocating from arena.  Errors name the node or
+ * the attribute and what was expected. */
+int kiln_graph_parse(const char *json, size_t len, KArena *arena, Graph *g);
+/* Parse a dtype name as TVM writes it ("float32", "int8", "bool",
+ * "float32x4"); -1 with an error if it is not one. */
+int kiln_dtype_parse(const char *s, DLDataType *t);
+/* Bytes of entry e (its shape times its dtype's size). */
+uint64_t kiln_graph_entry_bytes(const Graph *g, int e);
+/* Plan g's memory (kiln_graph_plan_memory over its nodes) into storage_id. */
+int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan);
+/* "(1, 3, 224, 224)"; with python_tuple, a 1-D shape is "(n,)" as Python
+ * prints it (the profile table's style). */
+void kiln_put_shape(StrBuf *sb, int ndim, const int64_t *shape, int python_tuple);
+
+/* ===== graph_executor.c ===== */
+
+/* One operator call, bound once at load. */
+typedef struct GraphOp {
+  int node;                 /* index in the graph's nodes */
+  KilnFunction *fn;         /* a reference to the module function */
+  KilnPackedCFunc call;     /* fn->fn and fn->resource, called directly by run */
+  void *resource;
+  int nargs;                /* inputs then outputs */
+  KilnValue *args;          /* v_handle: &tensors[i] */
+  int *codes;               /* all KILN_DLTENSOR */
+  DLTensor *tensors;        /* the argument tensors: entries, flat if flatten_data */
+  int32_t *eids;            /* the entry of each argument */
+} GraphOp;
+
+struct KilnGraphExecutor {
+  KArena *arena;            /* the graph, the ops, names: freed at once */
+  KilnModule *mod;          /* a reference */
+  Graph g;
+  DLTensor *entries;        /* one tensor per entry, data in its storage */
+  int32_t *storage_id;      /* the plan in use (g.storage_id or planned here) */
+  int num_storage;
+  void **storage;           /* the buffers, 64-byte aligned */
+  uint8_t *zero_copy;       /* per entry: bound to caller memory */
+  int num_ops;
+  GraphOp *ops;             /* the tvm_op nodes, in run order ("__nop"s left out) */
+  uint8_t *is_param;        /* per node: named in a loaded params blob */
+  int num_inputs;
+  int32_t *inputs;          /* node ids: the arguments that are not params */
+  const char **output_names;
+  KilnMemoryPlan plan;
+  int planned_here;         /* the JSON had no storage_id */
+  PtrMap arg_by_name;       /* argument name -> node id + 1 */
+};
+
+/* Call one bound operator (no checks, no error context: run's and the
+ * profiler's inner loop); non-zero on failure. */
+static inline int kiln_graph_op_call(GraphOp *op) {
+  KilnValue ret;
+  int ret_code;
+  return op->call(op->args, op->codes, op->nargs, &ret, &ret_code, op->resource);
+}
+/* The error after op failed: "node 7 ('fused_add_1', function 'fused_add'): ..." */
+int kiln_graph_op_error(const KilnGraphExecutor *ex, const GraphOp *op);
+
+/* ===== graph_packed.c ===== */
+
+/* A table of global functions for the registry, ended by {NULL, NULL}. */
+typedef struct KilnBuiltin {
+  const char *name;
+  KilnPackedCFunc fn;
+} KilnBuiltin;
+
+/* runtime.graph_executor.*, runtime.debug_executor.*, runtime.profile.*,
+ * runtime.graph_plan_memory (listed in include/kiln/runtime.h). */
+extern const KilnBuiltin kiln_graph_builtins[];
+
+/* ===== debug_executor.c ===== */
+/* kiln_debug_profile and kiln_profile_*: no internal exports. */
+
 /* ===== threadpool.c ===== */
 /* kiln_parallel_launch, kiln_set_num_threads, kiln_get_num_threads: no
  * internal exports; module.c hands kiln_parallel_launch to loaded modules. */

@@ -8,6 +8,7 @@
 /* The suites, one per test file. */
 extern const TestCase api_tests[];
 extern const TestCase base_tests[];
+extern const TestCase graphrt_tests[];
 extern const TestCase ir_tests[];
 extern const TestCase lower_tests[];
 extern const TestCase onnx_tests[];
@@ -22,6 +23,7 @@ static const TestSuite suites[] = {
     {"onnx", onnx_tests},
     {"prop", prop_tests},
     {"runtime", runtime_tests},
+    {"graphrt", graphrt_tests},
 };
 
 int test_failures;

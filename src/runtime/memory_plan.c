@@ -1,0 +1,201 @@
+/*
+ * memory_plan.c - storage for a graph's tensors, reused by liveness
+ * (TVM's GraphPlanMemory with its 1-D token allocator).
+ *
+ * Walk the nodes in run order holding "tokens" (future storage ids), each
+ * with a size, a device and a count of the uses still to come of the
+ * entries it holds:
+ *   - an argument node's outputs get new tokens that are never released;
+ *   - an operator's outputs each take a free token of the same device whose
+ *     size is within a factor of 16 -- the smallest at least as large, else
+ *     the largest smaller one, which grows to fit -- or a new token; then the
+ *     tokens of its inputs lose one use each, and a token with no use left
+ *     goes back to the free list (a head's token never does);
+ *   - an alias node ("__nop") hands its output input 0's token.
+ * Outputs are placed before the inputs are released, so an operator never
+ * writes the storage it reads.  The storage ids are the tokens in order of
+ * creation.
+ *
+ * Exports: kiln_graph_plan_memory.
+ */
+#include "runtime_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MATCH_RANGE 16 /* TVM's match_range: reuse within a factor of 16 */
+
+typedef struct Token {
+  uint64_t bytes; /* the largest entry placed in it so far */
+  int32_t device; /* entry_device of its entries */
+  int64_t uses;   /* uses still to come of the entries it holds */
+  int pinned;     /* an argument's or a head's: never released */
+  int is_free;    /* on the free list */
+} Token;
+
+typedef struct Planner {
+  Token *tok;
+  int ntok, cap;
+  int *free_list; /* token ids, in order of release */
+  int nfree;
+} Planner;
+
+static int new_token(Planner *p, uint64_t bytes, int32_t device) {
+  if (p->ntok == p->cap) {
+    p->cap = p->cap ? p->cap * 2 : 16;
+    p->tok = xrealloc(p->tok, (size_t)p->cap * sizeof *p->tok);
+    p->free_list = xrealloc(p->free_list, (size_t)p->cap * sizeof *p->free_list);
+  }
+  p->tok[p->ntok] = (Token){.bytes = bytes, .device = device};
+  return p->ntok++;
+}
+
+/* TVM's TokenAllocator1D::Request: a free token of the device sized in
+ * [bytes, bytes * 16] (the smallest; ties to the earliest released), else
+ * in [bytes / 16, bytes) (the largest); -1 if none. */
+static int request(Planner *p, uint64_t bytes, int32_t device) {
+  uint64_t lo = bytes / MATCH_RANGE;
+  uint64_t hi = bytes > UINT64_MAX / MATCH_RANGE ? UINT64_MAX : bytes * MATCH_RANGE;
+  int best_up = -1, best_down = -1;
+  for (int i = 0; i < p->nfree; i++) {
+    Token *t = &p->tok[p->free_list[i]];
+    if (t->device != device) continue;
+    if (t->bytes >= bytes && t->bytes <= hi) {
+      if (best_up < 0 || t->bytes < p->tok[p->free_list[best_up]].bytes) best_up = i;
+    } else if (t->bytes < bytes && t->bytes >= lo) {
+      if (best_down < 0 || t->bytes > p->tok[p->free_list[best_down]].bytes) best_down = i;
+    }
+  }
+  int pick = best_up >= 0 ? best_up : best_down;
+  if (pick < 0) return -1;
+  int id = p->free_list[pick];
+  memmove(p->free_list + pick, p->free_list + pick + 1,
+          (size_t)(p->nfree - pick - 1) * sizeof *p->free_list);
+  p->nfree--;
+  p->tok[id].is_free = 0;
+  if (p->tok[id].bytes < bytes) p->tok[id].bytes = bytes;
+  return id;
+}
+
+static void release_if_unused(Planner *p, int id) {
+  Token *t = &p->tok[id];
+  if (t->pinned || t->uses > 0 || t->is_free) return;
+  t->is_free = 1;
+  p->free_list[p->nfree++] = id;
+}
+
+int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+                           const uint64_t *entry_bytes, const int32_t *entry_device,
+                           int num_heads, const int32_t *heads, int32_t *storage_id,
+                           KilnMemoryPlan *plan) {
+  if (num_nodes < 0 || num_entries < 0 || num_heads < 0)
+    return kiln_set_error("plan_memory: negative count (nodes %d, entries %d, heads %d)",
+                          num_nodes, num_entries, num_heads);
+  if ((num_nodes && !nodes) || (num_entries && (!entry_bytes || !storage_id)) ||
+      (num_heads && !heads))
+    return kiln_set_error("plan_memory: a NULL array");
+
+  /* Check the graph's shape and count the uses of each entry. */
+  int64_t *uses = xcalloc((size_t)num_entries + 1, sizeof *uses);
+  int32_t *producer = xmalloc(((size_t)num_entries + 1) * sizeof *producer);
+  uint8_t *is_head = xcalloc((size_t)num_entries + 1, 1);
+  for (int e = 0; e < num_entries; e++) producer[e] = -1;
+  int rc = -1;
+  Planner p = {0};
+  for (int n = 0; n < num_nodes; n++) {
+    const KilnPlanNode *nd = &nodes[n];
+    if (nd->kind != KILN_PLAN_ARG && nd->kind != KILN_PLAN_OP && nd->kind != KILN_PLAN_ALIAS) {
+      kiln_set_error("plan_memory: node %d has kind %d, expected 0 (arg), 1 (op) or 2 (alias)", n,
+                     nd->kind);
+      goto done;
+    }
+    if (nd->num_inputs < 0 || nd->num_outputs < 0 || (nd->num_inputs && !nd->inputs) ||
+        nd->first_output < 0 || (int64_t)nd->first_output + nd->num_outputs > num_entries) {
+      kiln_set_error("plan_memory: node %d: outputs %d..%lld are outside the %d entries (or a bad "
+                     "input list)", n, nd->first_output,
+                     (long long)nd->first_output + nd->num_outputs - 1, num_entries);
+      goto done;
+    }
+    for (int i = 0; i < nd->num_inputs; i++) {
+      int32_t e = nd->inputs[i];
+      if (e < 0 || e >= num_entries || producer[e] < 0) {
+        kiln_set_error("plan_memory: node %d: input %d is entry %d, which no earlier node produces",
+                       n, i, e);
+        goto done;
+      }
+      uses[e]++;
+    }
+    for (int k = 0; k < nd->num_outputs; k++) {
+      int32_t e = nd->first_output + k;
+      if (producer[e] >= 0) {
+        kiln_set_error("plan_memory: entry %d is an output of both node %d and node %d", e,
+                       producer[e], n);
+        goto done;
+      }
+      producer[e] = n;
+    }
+  }
+  for (int e = 0; e < num_entries; e++)
+    if (producer[e] < 0) {
+      kiln_set_error("plan_memory: entry %d is the output of no node", e);
+      goto done;
+    }
+  for (int h = 0; h < num_heads; h++) {
+    if (heads[h] < 0 || heads[h] >= num_entries) {
+      kiln_set_error("plan_memory: head %d is entry %d, outside 0..%d", h, heads[h],
+                     num_entries - 1);
+      goto done;
+    }
+    is_head[heads[h]] = 1;
+  }
+
+  for (int n = 0; n < num_nodes; n++) {
+    const KilnPlanNode *nd = &nodes[n];
+    int alias = nd->kind == KILN_PLAN_ALIAS && nd->num_outputs == 1 && nd->num_inputs >= 1;
+    if (alias) {
+      int32_t in = nd->inputs[0], out = nd->first_output;
+      int32_t dev = entry_device ? entry_device[out] : 0;
+      int id = storage_id[in];
+      if (p.tok[id].device != dev) alias = 0; /* cannot share across devices: copy instead */
+      else {
+        storage_id[out] = id;
+        p.tok[id].uses += uses[out];
+        if (p.tok[id].bytes < entry_bytes[out]) p.tok[id].bytes = entry_bytes[out];
+        if (is_head[out]) p.tok[id].pinned = 1;
+      }
+    }
+    if (!alias) {
+      for (int k = 0; k < nd->num_outputs; k++) {
+        int32_t e = nd->first_output + k;
+        int32_t dev = entry_device ? entry_device[e] : 0;
+        int id = nd->kind == KILN_PLAN_ARG ? -1 : request(&p, entry_bytes[e], dev);
+        if (id < 0) id = new_token(&p, entry_bytes[e], dev);
+        p.tok[id].uses = uses[e];
+        p.tok[id].pinned = nd->kind == KILN_PLAN_ARG || is_head[e];
+        storage_id[e] = id;
+      }
+    }
+    for (int i = 0; i < nd->num_inputs; i++) {
+      int id = storage_id[nd->inputs[i]];
+      p.tok[id].uses--;
+      release_if_unused(&p, id);
+    }
+    if (!alias)
+      for (int k = 0; k < nd->num_outputs; k++) release_if_unused(&p, storage_id[nd->first_output + k]);
+  }
+
+  if (plan) {
+    plan->num_storage = p.ntok;
+    plan->planned_bytes = plan->naive_bytes = 0;
+    for (int t = 0; t < p.ntok; t++) plan->planned_bytes += p.tok[t].bytes;
+    for (int e = 0; e < num_entries; e++) plan->naive_bytes += entry_bytes[e];
+  }
+  rc = 0;
+done:
+  free(uses);
+  free(producer);
+  free(is_head);
+  free(p.tok);
+  free(p.free_list);
+  return rc;
+}
