@@ -37,7 +37,7 @@
  *   generic/schedule.c   generic schedules: injective, reduce, anchors
  *   generic/eval.c       a reference interpreter for computes (constant
  *                        folding of small tensors, and a test oracle)
- *   x86/*.c              NCHW[x]c convolution, depthwise, dense templates
+ *   x86/                 NCHW[x]c convolution, depthwise, dense templates
  *                        (see src/autotune/autotune.h for config spaces)
  */
 #ifndef KILN_TOPI_H
@@ -47,10 +47,10 @@
 
 bool topi_tag_is_injective(const char *tag); /* elemwise, broadcast, injective */
 
-/* ===== generic/*.c: computes and generic schedules ===== */
+/* ===== generic/: computes and generic schedules ===== */
 /* (declarations added by the files' authors, one banner per file) */
 
-/* ===== x86/*.c: NCHW[x]c computes and tunable templates ===== */
+/* ===== x86/: NCHW[x]c computes and tunable templates ===== */
 /* (declarations added by the files' authors, one banner per file) */
 
 #endif
