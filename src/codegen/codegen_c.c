@@ -507,13 +507,16 @@ static void expr(CG *g, Expr *e) {
   case EK_Select: {
     Expr *c = e->select.cond;
     if (c->dtype.lanes == 1) {
+      /* vector branches are cast to one type: a contiguous load has the
+       * unaligned twin type, which ?: would not match with the other */
+      const char *cast = t.lanes > 1 ? kfmt("(%s)", ctype(g, t)) : "";
       sb_putc(o, '(');
       expr(g, c);
-      sb_puts(o, " ? ");
+      sb_printf(o, " ? %s(", cast);
       expr(g, e->select.t);
-      sb_puts(o, " : ");
+      sb_printf(o, ") : %s(", cast);
       expr(g, e->select.f);
-      sb_putc(o, ')');
+      sb_puts(o, "))");
       return;
     }
     const char *vt = ctype(g, t), *mt = mask_of(g, t);

@@ -7,6 +7,7 @@
 
 /* The suites, one per test file. */
 extern const TestCase api_tests[];
+extern const TestCase autotune_tests[];
 extern const TestCase base_tests[];
 extern const TestCase graphrt_tests[];
 extern const TestCase ir_tests[];
@@ -14,6 +15,7 @@ extern const TestCase lower_tests[];
 extern const TestCase onnx_tests[];
 extern const TestCase prop_tests[];
 extern const TestCase runtime_tests[];
+extern const TestCase x86_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -24,6 +26,8 @@ static const TestSuite suites[] = {
     {"prop", prop_tests},
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
+    {"autotune", autotune_tests},
+    {"x86", x86_tests},
 };
 
 int test_failures;

@@ -1,0 +1,78 @@
+/*
+ * template.c - the table of schedule templates (an explicit list, no
+ * self-registration), lookup by task name, and the SIMD width the
+ * templates' fallback heuristics size their blocks by.
+ */
+#include "autotune.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topi/topi.h"
+
+static const Template *const templates[] = {
+    &topi_x86_conv2d_NCHWc_template,
+    &topi_x86_depthwise_conv2d_NCHWc_template,
+    &topi_x86_dense_nopack_template,
+    &topi_x86_dense_pack_template,
+};
+
+#define NTEMPLATES ((int)(sizeof templates / sizeof templates[0]))
+
+int autotune_ntemplates(void) { return NTEMPLATES; }
+
+const Template *autotune_template_at(int i) { return i >= 0 && i < NTEMPLATES ? templates[i] : NULL; }
+
+const Template *autotune_template(const char *name) {
+  for (int i = 0; i < NTEMPLATES; i++)
+    if (name && !strcmp(templates[i]->name, name)) return templates[i];
+  StrBuf sb = {0};
+  for (int i = 0; i < NTEMPLATES; i++) sb_printf(&sb, "%s%s", i ? ", " : "", templates[i]->name);
+  kiln_set_error("no schedule template named '%s' (known: %s)", name ? name : "(null)", sb.data ? sb.data : "");
+  sb_free(&sb);
+  return NULL;
+}
+
+ConfigSpace *template_space(const Template *tm, const Workload *wl) {
+  ConfigSpace *cs = KNEW(ConfigSpace);
+  space_init(cs);
+  if (tm->define_space(cs, wl)) return NULL;
+  return cs;
+}
+
+ConfigEntity *template_fallback(const Template *tm, const Workload *wl) {
+  ConfigEntity *cfg = config_new();
+  if (tm->fallback(cfg, wl)) return NULL;
+  cfg->is_fallback = true;
+  ConfigSpace *cs = template_space(tm, wl);
+  if (cs) {
+    /* order the entities as the space does, and find the index */
+    ConfigEntity *ordered = config_new();
+    bool all = true;
+    for (int i = 0; i < cs->nknobs; i++) {
+      const KnobEntity *e = config_get(cfg, cs->knobs[i].name);
+      if (e) config_set(ordered, e);
+      else all = false;
+    }
+    if (all && ordered->n == cfg->n) {
+      ordered->is_fallback = true;
+      int64_t idx = space_index_of(cs, ordered);
+      ordered->index = idx;
+      kiln_clear_error();
+      return ordered;
+    }
+  }
+  kiln_clear_error();
+  return cfg;
+}
+
+int autotune_simd_lanes(void) {
+  const char *e = getenv("KILN_SIMD_WIDTH");
+  if (e && atoi(e) > 0) return atoi(e);
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2")) return 8;
+#endif
+  return 4;
+}

@@ -1,0 +1,321 @@
+/*
+ * workload.c - a task's workload: its name and arguments, and the
+ * canonical JSON text used as a key.
+ *
+ * The arguments are AutoTVM's, in its order: a tensor is ["TENSOR", shape,
+ * dtype], then ints, int lists, strings and null.  The key is the JSON of
+ * TVM's workload tuple (name, *args) in json.dumps style, e.g.
+ *   ["conv2d_NCHWc.x86", ["TENSOR", [1, 64, 56, 56], "float32"],
+ *    ["TENSOR", [64, 64, 3, 3], "float32"], [1, 1], [1, 1, 1, 1], [1, 1],
+ *    "NCHW", "NCHW", "float32"]
+ * (on one line), so two workloads are the same task exactly when their keys
+ * are equal, and a record's args parse back to the same key.
+ */
+#include "autotune.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Workload *wl_new(const char *name) {
+  Workload *wl = KNEW(Workload);
+  wl->name = kstrdup(name);
+  return wl;
+}
+
+static WArg *push(Workload *wl, WArgKind k) {
+  WArg *na = KNEWN(WArg, wl->nargs + 1);
+  if (wl->nargs) memcpy(na, wl->args, sizeof(WArg) * (size_t)wl->nargs);
+  wl->args = na;
+  WArg *a = &wl->args[wl->nargs++];
+  a->kind = k;
+  wl->key = NULL;
+  return a;
+}
+
+void wl_add_tensor(Workload *wl, int ndim, const int64_t *shape, const char *dtype) {
+  WArg *a = push(wl, WARG_TENSOR);
+  a->n = ndim;
+  a->ints = kmemdup(shape, sizeof(int64_t) * (size_t)(ndim > 0 ? ndim : 1));
+  a->s = kstrdup(dtype);
+}
+
+void wl_add_int(Workload *wl, int64_t v) { push(wl, WARG_INT)->i = v; }
+
+void wl_add_ints(Workload *wl, int n, const int64_t *v) {
+  WArg *a = push(wl, WARG_INTS);
+  a->n = n;
+  a->ints = kmemdup(v, sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+}
+
+void wl_add_str(Workload *wl, const char *s) { push(wl, WARG_STR)->s = kstrdup(s); }
+void wl_add_null(Workload *wl) { push(wl, WARG_NULL); }
+void wl_add_float(Workload *wl, double v) { push(wl, WARG_FLOAT)->f = v; }
+
+static void jstr(StrBuf *sb, const char *s) {
+  sb_putc(sb, '"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"' || *p == '\\') sb_putc(sb, '\\');
+    sb_putc(sb, *p);
+  }
+  sb_putc(sb, '"');
+}
+
+static void ints(StrBuf *sb, int n, const int64_t *v) {
+  sb_putc(sb, '[');
+  for (int i = 0; i < n; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)v[i]);
+  sb_putc(sb, ']');
+}
+
+/* Python's repr of a float: the shortest text that reads back the same. */
+static void pyfloat(StrBuf *sb, double v) {
+  char buf[64];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  if (!strpbrk(buf, ".eni")) strcat(buf, ".0");
+  sb_puts(sb, buf);
+}
+
+static void arg_json(StrBuf *sb, const WArg *a) {
+  switch (a->kind) {
+  case WARG_TENSOR:
+    sb_puts(sb, "[\"TENSOR\", ");
+    ints(sb, a->n, a->ints);
+    sb_puts(sb, ", ");
+    jstr(sb, a->s);
+    sb_putc(sb, ']');
+    return;
+  case WARG_INT:
+    sb_printf(sb, "%lld", (long long)a->i);
+    return;
+  case WARG_INTS:
+    ints(sb, a->n, a->ints);
+    return;
+  case WARG_STR:
+    jstr(sb, a->s);
+    return;
+  case WARG_NULL:
+    sb_puts(sb, "null");
+    return;
+  case WARG_FLOAT:
+    pyfloat(sb, a->f);
+    return;
+  }
+  KUNREACHABLE();
+}
+
+Workload *wl_finish(Workload *wl) {
+  StrBuf sb = {0};
+  sb_putc(&sb, '[');
+  jstr(&sb, wl->name);
+  for (int i = 0; i < wl->nargs; i++) {
+    sb_puts(&sb, ", ");
+    arg_json(&sb, &wl->args[i]);
+  }
+  sb_putc(&sb, ']');
+  wl->key = kstrdup(sb.data);
+  sb_free(&sb);
+  return wl;
+}
+
+char *wl_args_json(const Workload *wl) {
+  StrBuf sb = {0};
+  sb_putc(&sb, '[');
+  for (int i = 0; i < wl->nargs; i++) {
+    if (i) sb_puts(&sb, ", ");
+    arg_json(&sb, &wl->args[i]);
+  }
+  sb_putc(&sb, ']');
+  char *s = kstrdup(sb.data);
+  sb_free(&sb);
+  return s;
+}
+
+static bool int_list(const cJSON *j, int *n, int64_t **out) {
+  if (!cJSON_IsArray(j)) return false;
+  *n = cJSON_GetArraySize(j);
+  *out = KNEWN(int64_t, *n > 0 ? *n : 1);
+  for (int i = 0; i < *n; i++) {
+    const cJSON *x = cJSON_GetArrayItem(j, i);
+    if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble)) return false;
+    (*out)[i] = (int64_t)x->valuedouble;
+  }
+  return true;
+}
+
+Workload *wl_from_cjson(const char *name, const struct cJSON *args) {
+  if (!name || !cJSON_IsArray(args)) return kiln_set_error("workload: expected a task name and a list of arguments"), NULL;
+  Workload *wl = wl_new(name);
+  int n = cJSON_GetArraySize(args);
+  for (int i = 0; i < n; i++) {
+    const cJSON *a = cJSON_GetArrayItem(args, i);
+    if (cJSON_IsNull(a)) {
+      wl_add_null(wl);
+    } else if (cJSON_IsBool(a)) {
+      wl_add_int(wl, cJSON_IsTrue(a));
+    } else if (cJSON_IsString(a)) {
+      wl_add_str(wl, a->valuestring);
+    } else if (cJSON_IsNumber(a)) {
+      if (a->valuedouble == floor(a->valuedouble) && fabs(a->valuedouble) < 9e15)  /* JSON keeps no 1.0 vs 1 */
+        wl_add_int(wl, (int64_t)a->valuedouble);
+      else
+        wl_add_float(wl, a->valuedouble);
+    } else if (cJSON_IsArray(a)) {
+      const cJSON *h = cJSON_GetArrayItem(a, 0);
+      if (cJSON_IsString(h) && !strcmp(h->valuestring, "TENSOR")) {
+        int nd;
+        int64_t *shape;
+        const cJSON *dt = cJSON_GetArrayItem(a, 2);
+        if (cJSON_GetArraySize(a) != 3 || !int_list(cJSON_GetArrayItem(a, 1), &nd, &shape) || !cJSON_IsString(dt))
+          return kiln_set_error("workload '%s': argument %d: expected [\"TENSOR\", shape, dtype]", name, i), NULL;
+        wl_add_tensor(wl, nd, shape, dt->valuestring);
+      } else {
+        int cnt;
+        int64_t *v;
+        if (!int_list(a, &cnt, &v))
+          return kiln_set_error("workload '%s': argument %d: a list that is neither a tensor nor integers", name, i),
+                 NULL;
+        wl_add_ints(wl, cnt, v);
+      }
+    } else {
+      return kiln_set_error("workload '%s': argument %d has an unsupported JSON type", name, i), NULL;
+    }
+  }
+  return wl_finish(wl);
+}
+
+Workload *wl_from_json(const char *name, const char *args_json) {
+  cJSON *j = cJSON_Parse(args_json ? args_json : "");
+  if (!j) return kiln_set_error("workload '%s': arguments are not valid JSON", name ? name : "?"), NULL;
+  Workload *wl = wl_from_cjson(name, j);
+  cJSON_Delete(j);
+  return wl;
+}
+
+bool wl_equal(const Workload *a, const Workload *b) {
+  const char *ka = a->key ? a->key : wl_finish((Workload *)a)->key;
+  const char *kb = b->key ? b->key : wl_finish((Workload *)b)->key;
+  return !strcmp(ka, kb);
+}
+
+static const char *kind_name(WArgKind k) {
+  switch (k) {
+  case WARG_TENSOR:
+    return "a tensor";
+  case WARG_INT:
+    return "an integer";
+  case WARG_INTS:
+    return "a list of integers";
+  case WARG_STR:
+    return "a string";
+  case WARG_NULL:
+    return "null";
+  case WARG_FLOAT:
+    return "a float";
+  }
+  KUNREACHABLE();
+}
+
+const WArg *wl_arg(const Workload *wl, int i, WArgKind kind) {
+  if (i >= wl->nargs)
+    return kiln_set_error("workload '%s': has %d arguments, expected at least %d", wl->name, wl->nargs, i + 1), NULL;
+  if (wl->args[i].kind != kind)
+    return kiln_set_error("workload '%s': argument %d is %s, expected %s", wl->name, i, kind_name(wl->args[i].kind),
+                          kind_name(kind)),
+           NULL;
+  return &wl->args[i];
+}
+
+Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                    const int padding[4], const int dilation[2], const char *dtype, const char *out_dtype) {
+  Workload *wl = wl_new(task);
+  wl_add_tensor(wl, 4, dshape, dtype);
+  wl_add_tensor(wl, 4, kshape, dtype);
+  wl_add_ints(wl, 2, (int64_t[]){strides[0], strides[1]});
+  wl_add_ints(wl, 4, (int64_t[]){padding[0], padding[1], padding[2], padding[3]});
+  wl_add_ints(wl, 2, (int64_t[]){dilation[0], dilation[1]});
+  wl_add_str(wl, "NCHW");
+  wl_add_str(wl, "NCHW");
+  wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  return wl_finish(wl);
+}
+
+Workload *wl_dense(const char *task, int64_t M, int64_t N, int64_t K, const char *dtype, const char *out_dtype) {
+  Workload *wl = wl_new(task);
+  wl_add_tensor(wl, 2, (int64_t[]){M, K}, dtype);
+  wl_add_tensor(wl, 2, (int64_t[]){N, K}, dtype);
+  wl_add_null(wl);
+  wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  return wl_finish(wl);
+}
+
+static int parse_dtype(const Workload *wl, const char *s, DType *out) {
+  if (dt_parse(s, out) || out->lanes != 1)
+    return kiln_set_error("workload '%s': unknown dtype '%s'", wl->name, s);
+  return 0;
+}
+
+int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
+  memset(c, 0, sizeof *c);
+  const WArg *d = wl_arg(wl, 0, WARG_TENSOR), *k = d ? wl_arg(wl, 1, WARG_TENSOR) : NULL;
+  const WArg *st = k ? wl_arg(wl, 2, WARG_INTS) : NULL, *pd = st ? wl_arg(wl, 3, WARG_INTS) : NULL;
+  const WArg *dl = pd ? wl_arg(wl, 4, WARG_INTS) : NULL, *lay = dl ? wl_arg(wl, 5, WARG_STR) : NULL;
+  const WArg *olay = lay ? wl_arg(wl, 6, WARG_STR) : NULL, *odt = olay ? wl_arg(wl, 7, WARG_STR) : NULL;
+  if (!odt) return -1;
+  if (d->n != 4 || k->n != 4)
+    return kiln_set_error("workload '%s': data and kernel must be 4-D (NCHW, OIHW); got %d-D and %d-D", wl->name, d->n,
+                          k->n);
+  if (strcmp(lay->s, "NCHW") || strcmp(olay->s, "NCHW"))
+    return kiln_set_error("workload '%s': layouts '%s'/'%s', expected NCHW (the task is keyed by its NCHW form)",
+                          wl->name, lay->s, olay->s);
+  if (st->n != 2 || dl->n != 2 || (pd->n != 4 && pd->n != 2))
+    return kiln_set_error("workload '%s': expected strides [2], padding [4] and dilation [2]", wl->name);
+  if (parse_dtype(wl, d->s, &c->dtype) || parse_dtype(wl, odt->s, &c->out_dtype)) return -1;
+  c->N = d->ints[0], c->IC = d->ints[1], c->IH = d->ints[2], c->IW = d->ints[3];
+  c->OC = k->ints[0], c->KH = k->ints[2], c->KW = k->ints[3];
+  c->sh = (int)st->ints[0], c->sw = (int)st->ints[1];
+  c->dh = (int)dl->ints[0], c->dw = (int)dl->ints[1];
+  if (pd->n == 4) c->pt = (int)pd->ints[0], c->pl = (int)pd->ints[1], c->pb = (int)pd->ints[2], c->pr = (int)pd->ints[3];
+  else c->pt = c->pb = (int)pd->ints[0], c->pl = c->pr = (int)pd->ints[1];
+  c->depthwise = !strncmp(wl->name, "depthwise", 9);
+  for (int i = 0; i < 4; i++)
+    if (d->ints[i] < 1 || k->ints[i] < 1) return kiln_set_error("workload '%s': shapes must be positive", wl->name);
+  if (c->sh < 1 || c->sw < 1 || c->dh < 1 || c->dw < 1 || c->pt < 0 || c->pl < 0 || c->pb < 0 || c->pr < 0)
+    return kiln_set_error("workload '%s': strides and dilation must be positive, padding non-negative", wl->name);
+  if (c->depthwise) {
+    if (k->ints[1] != 1 || c->OC % c->IC)
+      return kiln_set_error("workload '%s': a depthwise kernel is [C * multiplier, 1, KH, KW]; got [%lld, %lld, ...] "
+                            "for %lld input channels",
+                            wl->name, (long long)k->ints[0], (long long)k->ints[1], (long long)c->IC);
+    c->multiplier = c->OC / c->IC;
+  } else if (k->ints[1] != c->IC) {
+    return kiln_set_error("workload '%s': kernel has %lld input channels, data has %lld", wl->name, (long long)k->ints[1],
+                          (long long)c->IC);
+  }
+  int64_t ekh = (c->KH - 1) * c->dh + 1, ekw = (c->KW - 1) * c->dw + 1;
+  c->OH = (c->IH + c->pt + c->pb - ekh) / c->sh + 1;
+  c->OW = (c->IW + c->pl + c->pr - ekw) / c->sw + 1;
+  if (c->IH + c->pt + c->pb < ekh || c->IW + c->pl + c->pr < ekw)
+    return kiln_set_error("workload '%s': the kernel window is larger than the padded input", wl->name);
+  return 0;
+}
+
+int wl_dense_parse(const Workload *wl, DenseWorkload *dn) {
+  memset(dn, 0, sizeof *dn);
+  const WArg *d = wl_arg(wl, 0, WARG_TENSOR), *w = d ? wl_arg(wl, 1, WARG_TENSOR) : NULL;
+  if (!w) return -1;
+  if (wl->nargs < 4) return kiln_set_error("workload '%s': expected data, weight, bias, out_dtype", wl->name);
+  if (d->n != 2 || w->n != 2 || d->ints[1] != w->ints[1])
+    return kiln_set_error("workload '%s': expected data [M, K] and weight [N, K]", wl->name);
+  if (wl->args[3].kind != WARG_STR && wl->args[3].kind != WARG_NULL)
+    return kiln_set_error("workload '%s': argument 3 (out_dtype) must be a string or null", wl->name);
+  if (parse_dtype(wl, d->s, &dn->dtype)) return -1;
+  dn->out_dtype = dn->dtype;
+  if (wl->args[3].kind == WARG_STR && parse_dtype(wl, wl->args[3].s, &dn->out_dtype)) return -1;
+  dn->M = d->ints[0], dn->K = d->ints[1], dn->N = w->ints[0];
+  if (dn->M < 1 || dn->N < 1 || dn->K < 1) return kiln_set_error("workload '%s': shapes must be positive", wl->name);
+  return 0;
+}

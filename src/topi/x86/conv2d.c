@@ -1,0 +1,305 @@
+/*
+ * x86/conv2d.c - conv2d_NCHWc.x86: convolution in the NCHW[x]c layout and
+ * its tunable schedule (TVM's topi/x86/conv2d.py, conv2d_avx_common.py and
+ * conv2d_avx_1x1.py, with the same knobs).
+ *
+ * Layouts: data [N, IC/ic_bn, H, W, ic_bn], kernel OIHW[ic_bn]i[oc_bn]o
+ * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn], output [N, OC/oc_bn, OH, OW,
+ * oc_bn].  Padding is its own stage ("data_pad").
+ *
+ * The schedule keeps a register block of reg_n output columns x oc_bn
+ * output channels (tile_ow's inner part x tile_oc's inner part) in a
+ * "local" cache stage: the block's accumulators are a small array whose
+ * every access has a constant index once the block's column loop is
+ * unrolled, so the C compiler keeps them in vector registers.  The cache is
+ * computed at (fused n/oc-chunk/oh, ow.outer) of the group's output; inside,
+ * the reduction streams ic-chunk, kh, kw and the ic block, each step a
+ * broadcast of one input value times one kernel vector added into reg_n
+ * accumulators.  The group's elementwise epilogue (bias, batch-norm scale,
+ * residual add, relu...) is inlined into the output stage, which reads the
+ * block from the registers: the conv never stores its raw result.  For 1x1
+ * kernels the block is tile_oh rows x reg_n columns.
+ */
+#include "../../autotune/autotune.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+/* The padded input (or the data itself when there is no padding). */
+Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr) {
+  if (!pt && !pl && !pb && !pr) return data;
+  int64_t s[5];
+  te_shape_const(data, s);
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cb"});
+  Expr *in = ir_and(ir_and(ir_ge(v[2], c32(pt)), ir_lt(v[2], c32(s[2] + pt))),
+                    ir_and(ir_ge(v[3], c32(pl)), ir_lt(v[3], c32(s[3] + pl))));
+  Expr *rd = te_read5(data, v[0], v[1], ir_sub(v[2], c32(pt)), ir_sub(v[3], c32(pl)), v[4]);
+  Expr *body = (pt || pb) || (pl || pr) ? ir_select(in, rd, ir_const(0, data->dtype)) : rd;
+  return te_compute("data_pad", 5, (Expr *[]){c32(s[0]), c32(s[1]), c32(s[2] + pt + pb), c32(s[3] + pl + pr), c32(s[4])},
+                    v, body, "injective");
+}
+
+Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                              const int dilation[2], DType out_dtype) {
+  if (!data || !kernel) return NULL;
+  int64_t d[5], k[6];
+  if (data->ndim != 5 || !te_shape_const(data, d))
+    return kiln_set_error("conv2d_NCHWc: data must be 5-D NCHW[x]c with a constant shape, got %d-D", data->ndim), NULL;
+  if (kernel->ndim != 6 || !te_shape_const(kernel, k))
+    return kiln_set_error("conv2d_NCHWc: kernel must be 6-D OIHW[x]i[y]o with a constant shape, got %d-D", kernel->ndim),
+           NULL;
+  if (k[1] != d[1] || k[4] != d[4])
+    return kiln_set_error("conv2d_NCHWc: kernel input channels %lld x %lld do not match data's %lld x %lld (blocks "
+                          "must agree)",
+                          (long long)k[1], (long long)k[4], (long long)d[1], (long long)d[4]),
+           NULL;
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return kiln_set_error("conv2d_NCHWc: strides and dilation must be positive and padding non-negative"), NULL;
+  int64_t KH = k[2], KW = k[3];
+  int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1) return kiln_set_error("conv2d_NCHWc: the kernel window is larger than the padded input"), NULL;
+  Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
+  if (!pad) return NULL;
+  IterVar *ic = te_reduce_axis_c(d[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+          *icb = te_reduce_axis_c(d[4], "icb");
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
+  Expr *a = te_read5(pad, v[0], ic->var, ih, iw, icb->var);
+  Expr *b = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
+  if (!a || !b) return NULL;
+  if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
+  if (!dt_eq(b->dtype, out_dtype)) b = ir_cast(out_dtype, b);
+  Expr *body = ir_sum(ir_mul(a, b), 4, (IterVar *[]){ic, kh, kw, icb});
+  return te_compute("conv2d_NCHWc", 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body,
+                    "conv2d_NCHWc");
+}
+
+/* ---- the template ---- */
+
+static bool ow_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[n - 1] <= 64;
+}
+
+static int conv_space(ConfigSpace *cs, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  if (c.depthwise) return kiln_set_error("conv2d_NCHWc.x86: workload '%s' is depthwise", wl->name);
+  SplitOpts ow = {.filter = ow_filter};
+  if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
+      space_define_split(cs, "tile_ow", c.OW, &ow))
+    return -1;
+  if (c.KH == 1 && c.KW == 1) {
+    OptVal oh[2] = {opt_int(1), opt_int(2)};
+    return space_define_knob(cs, "tile_oh", c.OH > 1 ? 2 : 1, oh);
+  }
+  return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
+}
+
+/* The largest divisor of n that is at most cap. */
+static int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t b = cap < n ? cap : n; b > 1; b--)
+    if (n % b == 0) return b;
+  return 1;
+}
+
+/* Accumulators a register block may use: AVX-512 has 32 vector registers;
+ * one holds the kernel vector and the broadcast input comes from memory. */
+int64_t x86_reg_budget(void) { return autotune_simd_lanes() >= 16 ? 28 : 12; }
+
+static int conv_fallback(ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t lanes = autotune_simd_lanes();
+  int64_t oc_bn = largest_divisor(c.OC, lanes), ic_bn = largest_divisor(c.IC, oc_bn);
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
+  config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
+  if (c.KH == 1 && c.KW == 1) {
+    /* TVM's 1x1 fallback: the widest row tile, then as many rows as fit */
+    int64_t budget = x86_reg_budget();
+    for (int64_t owf = c.OW; owf >= 1; owf--) {
+      if (c.OW % owf) continue;
+      for (int64_t ohf = c.OH > 1 ? 2 : 1; ohf >= 1; ohf--)
+        if (c.OH % ohf == 0 && owf * ohf <= budget) {
+          config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, owf});
+          config_set_other(cfg, "tile_oh", opt_int(ohf));
+          cfg->is_fallback = true;
+          return 0;
+        }
+    }
+  }
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, largest_divisor(c.OW, x86_reg_budget())});
+  config_set_other(cfg, "unroll_kw", opt_bool(false));
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int conv_check(const ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
+      x86_check_split(cfg, "tile_oc", 2, c.OC, "output channels", true) ||
+      x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", true))
+    return kiln_error_context("%s", wl->name);
+  if (c.KH == 1 && c.KW == 1) {
+    /* TVM's space offers 2 rows even for an odd height: the last block
+     * then has a tail */
+    if (cfg_other_int(cfg, "tile_oh", -1) < 1)
+      return kiln_set_error("%s: config knob 'tile_oh' must be a positive number of output rows", wl->name);
+  } else if (!config_get(cfg, "unroll_kw") || config_get(cfg, "unroll_kw")->kind != KNOB_OTHER) {
+    return kiln_set_error("%s: config has no 'unroll_kw' option", wl->name);
+  }
+  return 0;
+}
+
+static Tensor *conv_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)cfg;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return NULL;
+  if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_conv2d_NCHWc(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw},
+                               c.out_dtype);
+}
+
+static int conv_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c) || conv_check(cfg, wl)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
+  Tensor *kernel =
+      te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn, oc_bn}, c.dtype);
+  Tensor *out = conv_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  if (!out) return -1;
+  *s = te_create_schedule(1, &out);
+  if (!*s || topi_x86_schedule_conv2d_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  *nargs = 3;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  return 0;
+}
+
+static int conv_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+                         Tensor **outs) {
+  (void)wl;
+  return topi_x86_schedule_conv2d_NCHWc(s, cfg, anchor, nout, outs);
+}
+
+const Template topi_x86_conv2d_NCHWc_template = {
+    "conv2d_NCHWc.x86", "conv2d_NCHWc", conv_space,        conv_fallback,
+    conv_check,         conv_compute,   conv_instantiate, conv_schedule,
+};
+
+/* ---- the schedule ---- */
+
+/* The padded input: parallel over (n, c-chunk, h), the block vectorized. */
+int x86_schedule_pad(Schedule *s, Tensor *pad) {
+  Stage *sp = sch_stage(s, pad);
+  if (!sp || sp->attach != ATTACH_ROOT) return 0;
+  IterVar *f;
+  if (stage_fuse(sp, stage_axis(sp, 0), stage_axis(sp, 1), &f) || stage_fuse(sp, f, stage_axis(sp, 2), &f) ||
+      stage_parallel(sp, f))
+    return -1;
+  int64_t cb = te_dim(pad, 4);
+  if (cb > 1 && cb <= 64 && !(cb & (cb - 1))) return stage_vectorize(sp, stage_axis(sp, 4));
+  return 0;
+}
+
+/* Vectorize a channel-block axis when it is a power of two, else unroll it. */
+int x86_vec_or_unroll(Stage *st, IterVar *iv, int64_t n) {
+  if (n > 1 && n <= 64 && !(n & (n - 1))) return stage_vectorize(st, iv);
+  return n > 1 ? stage_unroll(st, iv) : 0;
+}
+
+/* The anchor's inputs: the (padded) data and the kernel. */
+static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
+  *pad = *kernel = NULL;
+  for (int i = 0; i < conv->ninputs; i++) {
+    if (conv->inputs[i]->ndim == 5) *pad = conv->inputs[i];
+    if (conv->inputs[i]->ndim == 6) *kernel = conv->inputs[i];
+  }
+  if (!*pad || !*kernel) return kiln_set_error("conv2d_NCHWc schedule: '%s' is not a conv2d_NCHWc compute", conv->name);
+  return 0;
+}
+
+int topi_x86_schedule_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
+  if (!s || !conv) return -1;
+  if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc"))
+    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc", conv->name,
+                          conv->tag ? conv->tag : "");
+  Tensor *pad, *kernel;
+  if (conv_inputs(conv, &pad, &kernel)) return -1;
+  int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2), OW = te_dim(conv, 3);
+  int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3);
+  bool is_1x1 = KH == 1 && KW == 1;
+  /* the config must describe this compute */
+  int64_t cfg_ic, cfg_oc, reg_n;
+  if ((cfg_ic = cfg_split_inner(cfg, "tile_ic")) < 0 || (cfg_oc = cfg_split_inner(cfg, "tile_oc")) < 0 ||
+      (reg_n = cfg_split_inner(cfg, "tile_ow")) < 0)
+    return kiln_error_context("conv2d_NCHWc.x86");
+  if (cfg_ic != ic_bn || cfg_oc != oc_bn)
+    return kiln_set_error("conv2d_NCHWc.x86: config blocks tile_ic %lld / tile_oc %lld do not match the compute's "
+                          "layout (input block %lld, output block %lld)",
+                          (long long)cfg_ic, (long long)cfg_oc, (long long)ic_bn, (long long)oc_bn);
+  if (OW % reg_n)
+    return kiln_set_error("conv2d_NCHWc.x86: config knob 'tile_ow' inner part %lld does not divide the %lld output "
+                          "columns",
+                          (long long)reg_n, (long long)OW);
+  int64_t oh_f = 1;
+  if (is_1x1) {
+    oh_f = cfg_other_int(cfg, "tile_oh", 1);
+    if (oh_f < 1)
+      return kiln_set_error("conv2d_NCHWc.x86: config knob 'tile_oh' = %lld, expected a positive number of rows",
+                            (long long)oh_f);
+    if (oh_f > OH) oh_f = OH;
+  }
+  bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
+
+  if (x86_inline_group(s, conv, NULL)) return -1;
+  Tensor *main_out = x86_main_output(conv, nout, outs);
+  Stage *sc = sch_stage(s, conv);
+  if (!sc) return -1;
+  Tensor *cc = sch_cache_write(s, conv, "local");
+  if (!cc) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc;
+  if (main_out && main_out != conv) { /* the conv is not written: its block feeds the epilogue */
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+  if (pad->kind == TE_COMPUTE && x86_schedule_pad(s, pad)) return -1;
+
+  /* the output: parallel rows, a register block per (row, column chunk) */
+  IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
+          *ocb = stage_axis(so, 4);
+  IterVar *owo, *owi, *oho = oh, *ohi = NULL, *f;
+  if (stage_split(so, ow, c32(reg_n), &owo, &owi)) return -1;
+  if (is_1x1) {
+    if (stage_split(so, oh, c32(oh_f), &oho, &ohi)) return -1;
+    if (stage_reorder(so, 7, (IterVar *[]){n, occ, oho, owo, ohi, owi, ocb})) return -1;
+    if (stage_unroll(so, ohi)) return -1;
+  }
+  if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
+  if (stage_unroll(so, owi) || x86_vec_or_unroll(so, ocb, oc_bn)) return -1;
+  if (stage_compute_at(scc, so, owo)) return -1;
+
+  /* the block: the reduction streams the input channels and the window */
+  IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
+          *cocb = stage_axis(scc, 4);
+  IterVar *ric = stage_reduce_axis(scc, 0), *rkh = stage_reduce_axis(scc, 1), *rkw = stage_reduce_axis(scc, 2),
+          *ricb = stage_reduce_axis(scc, 3);
+  if (is_1x1) {
+    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, ric, rkh, rkw, ricb, coh, cow, cocb}) || stage_unroll(scc, coh))
+      return -1;
+  } else if (unroll_kw) {
+    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, ricb, rkw, cow, cocb}) || stage_unroll(scc, rkw))
+      return -1;
+  } else {
+    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, rkw, ricb, cow, cocb})) return -1;
+  }
+  if (stage_unroll(scc, cow) || x86_vec_or_unroll(scc, cocb, oc_bn)) return -1;
+  return x86_schedule_others(s, so, conv, (int)oc_bn);
+}

@@ -1,0 +1,379 @@
+/*
+ * x86/dense.c - dense_nopack.x86 and dense_pack.x86 (TVM's
+ * topi/x86/dense.py, same knobs and fallbacks).
+ *
+ * dense_nopack (tile_y, tile_x, tile_k): the reduction over K is cut into
+ * vec = tile_k's inner part lanes: a first stage sums data[y, k*vec + x] *
+ * weight[n, k*vec + x] into [M, N, vec] partial sums (vectorized over the
+ * lanes, computed per output tile), a second adds the lanes.  Good for
+ * batch 1, where the weight streams once.
+ *
+ * dense_pack (tile_y, tile_x, tile_k, tile_inner): the weight packed as
+ * [N/bn, K, bn] (bn = tile_x's inner part) so a row of bn outputs is one
+ * contiguous vector; the output is tiled (tile_y and tile_x in three parts)
+ * and each inner tile of tile_y[-1] rows x bn columns accumulates in a
+ * local cache (registers) over K, with the epilogue applied as it is
+ * written.
+ */
+#include "../../autotune/autotune.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+static Expr *cast_to(Expr *e, DType t) { return e && !dt_eq(e->dtype, t) ? ir_cast(t, e) : e; }
+
+static Tensor *add_bias(Tensor *c, Tensor *bias) {
+  if (!bias) return c;
+  Expr **v = te_axis_vars(2, NULL);
+  Expr *b = cast_to(te_read1(bias, v[1]), c->dtype);
+  return te_compute("T_add", 2, c->shape, v, ir_add(te_read2(c, v[0], v[1]), b), "broadcast");
+}
+
+static int dense_shapes(const char *op, Tensor *data, Tensor *weight, Tensor *bias, int64_t *M, int64_t *N,
+                        int64_t *K) {
+  int64_t d[2], w[3];
+  if (!data || !weight) return -1;
+  if (data->ndim != 2 || !te_shape_const(data, d))
+    return kiln_set_error("%s: data must be 2-D [M, K] with a constant shape, got %d-D", op, data->ndim);
+  if ((weight->ndim != 2 && weight->ndim != 3) || !te_shape_const(weight, w))
+    return kiln_set_error("%s: weight must be [N, K] (or packed [N/bn, K, bn]) with a constant shape", op);
+  *M = d[0], *K = d[1];
+  *N = weight->ndim == 2 ? w[0] : w[0] * w[2];
+  if (w[1] != *K && weight->ndim == 2) return kiln_set_error("%s: weight has K = %lld, data %lld", op, (long long)w[1], (long long)*K);
+  if (weight->ndim == 3 && w[1] != *K) return kiln_set_error("%s: packed weight has K = %lld, data %lld", op, (long long)w[1], (long long)*K);
+  if (bias && (bias->ndim != 1 || te_dim(bias, 0) != *N))
+    return kiln_set_error("%s: bias must be 1-D of %lld elements", op, (long long)*N);
+  return 0;
+}
+
+/* ---- dense_nopack ---- */
+
+Tensor *topi_x86_dense_nopack(Tensor *data, Tensor *weight, Tensor *bias, const ConfigEntity *cfg, DType out_dtype) {
+  int64_t M, N, K;
+  if (dense_shapes("dense_nopack", data, weight, bias, &M, &N, &K)) return NULL;
+  if (weight->ndim != 2) return kiln_set_error("dense_nopack: weight must be 2-D [N, K]"), NULL;
+  int64_t vec = cfg_split_inner(cfg, "tile_k");
+  if (vec < 1) return kiln_error_context("dense_nopack"), NULL;
+  if (K % vec)
+    return kiln_set_error("dense_nopack: config knob 'tile_k' inner part %lld does not divide K = %lld", (long long)vec,
+                          (long long)K),
+           NULL;
+  IterVar *k = te_reduce_axis_c(K / vec, "k");
+  Expr **v = te_axis_vars(3, (const char *[]){"z", "y", "x"});
+  Expr *kx = ir_add(ir_mul(k->var, c32(vec)), v[2]);
+  Expr *prod = ir_mul(cast_to(te_read2(data, v[0], kx), out_dtype), cast_to(te_read2(weight, v[1], kx), out_dtype));
+  Tensor *cc = te_compute("dense_partial", 3, (Expr *[]){c32(M), c32(N), c32(vec)}, v, ir_sum(prod, 1, &k), "dense_partial");
+  if (!cc) return NULL;
+  IterVar *kk = te_reduce_axis_c(vec, "kk");
+  v = te_axis_vars(2, (const char *[]){"y", "x"});
+  Tensor *c = te_compute("dense_nopack", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(te_read3(cc, v[0], v[1], kk->var), 1, &kk),
+                         "dense_nopack");
+  return add_bias(c, bias);
+}
+
+static int dense_common_check(const ConfigEntity *cfg, const Workload *wl, DenseWorkload *d, int ny, int nx) {
+  if (wl_dense_parse(wl, d)) return -1;
+  if (x86_check_split(cfg, "tile_y", ny, d->M, "rows (M)", true) || x86_check_split(cfg, "tile_x", nx, d->N, "outputs (N)", true) ||
+      x86_check_split(cfg, "tile_k", 2, d->K, "reduction length (K)", true))
+    return kiln_error_context("%s", wl->name);
+  return 0;
+}
+
+static int nopack_space(ConfigSpace *cs, const Workload *wl) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  if (space_define_split(cs, "tile_y", d.M, NULL) || space_define_split(cs, "tile_x", d.N, NULL) ||
+      space_define_split(cs, "tile_k", d.K, NULL))
+    return -1;
+  return 0;
+}
+
+static int nopack_fallback(ConfigEntity *cfg, const Workload *wl) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  int64_t lanes = autotune_simd_lanes(), kb = 1;
+  for (int64_t bn = lanes * 2; bn >= 1; bn--)
+    if (d.K % bn == 0) {
+      kb = bn;
+      break;
+    }
+  config_set_split(cfg, "tile_y", 2, (int64_t[]){-1, d.M});
+  config_set_split(cfg, "tile_x", 2, (int64_t[]){-1, 1});
+  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, kb});
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int nopack_check(const ConfigEntity *cfg, const Workload *wl) {
+  DenseWorkload d;
+  return dense_common_check(cfg, wl, &d, 2, 2);
+}
+
+static Tensor *nopack_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return NULL;
+  if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_dense_nopack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
+}
+
+static int nopack_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+  DenseWorkload d;
+  if (dense_common_check(cfg, wl, &d, 2, 2)) return -1;
+  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
+  Tensor *weight = te_placeholder_c("weight", 2, (int64_t[]){d.N, d.K}, d.dtype);
+  Tensor *out = nopack_compute(wl, cfg, 2, (Tensor *[]){data, weight});
+  if (!out) return -1;
+  *s = te_create_schedule(1, &out);
+  if (!*s || topi_x86_schedule_dense_nopack(*s, cfg, out, 1, &out)) return -1;
+  *nargs = 3;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
+  return 0;
+}
+
+static int nopack_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+                           Tensor **outs) {
+  (void)wl;
+  return topi_x86_schedule_dense_nopack(s, cfg, anchor, nout, outs);
+}
+
+const Template topi_x86_dense_nopack_template = {
+    "dense_nopack.x86", "dense_nopack",     nopack_space,    nopack_fallback,
+    nopack_check,       nopack_compute,     nopack_instantiate, nopack_schedule,
+};
+
+int topi_x86_schedule_dense_nopack(Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
+  if (!s || !c) return -1;
+  if (!c->tag || strcmp(c->tag, "dense_nopack"))
+    return kiln_set_error("dense_nopack.x86 schedule: anchor '%s' has tag '%s', expected dense_nopack", c->name,
+                          c->tag ? c->tag : "");
+  Tensor *cc = c->inputs[0];
+  int64_t M = te_dim(c, 0), N = te_dim(c, 1), vec = te_dim(cc, 2);
+  int ny, nx;
+  const int64_t *ty = cfg_split(cfg, "tile_y", &ny), *tx = cfg_split(cfg, "tile_x", &nx);
+  int64_t tk = cfg_split_inner(cfg, "tile_k");
+  if (!ty || !tx || tk < 0) return kiln_error_context("dense_nopack.x86");
+  if (tk != vec)
+    return kiln_set_error("dense_nopack.x86: config knob 'tile_k' inner part %lld does not match the compute's %lld lanes",
+                          (long long)tk, (long long)vec);
+  int64_t yb = ty[ny - 1], xb = tx[nx - 1];
+  if (M % yb || N % xb)
+    return kiln_set_error("dense_nopack.x86: tile_y %lld / tile_x %lld must divide M = %lld / N = %lld", (long long)yb,
+                          (long long)xb, (long long)M, (long long)N);
+  if (x86_inline_group(s, c, NULL)) return -1;
+  Tensor *main_out = x86_main_output(c, nout, outs);
+  Stage *sc = sch_stage(s, c), *scc = sch_stage(s, cc), *so = sc;
+  if (!sc || !scc) return -1;
+  if (main_out && main_out != c) so = sch_stage(s, main_out);
+  IterVar *yo, *yi, *xo, *xi, *xyo;
+  if (stage_split(so, stage_axis(so, 0), c32(yb), &yo, &yi) || stage_split(so, stage_axis(so, 1), c32(xb), &xo, &xi) ||
+      stage_reorder(so, 4, (IterVar *[]){yo, xo, yi, xi}) || stage_fuse(so, yo, xo, &xyo) || stage_parallel(so, xyo))
+    return -1;
+  if (so != sc) {
+    if (x86_vec_or_unroll(so, xi, xb) || stage_compute_at(sc, so, xyo)) return -1;
+  }
+  if (stage_unroll(sc, stage_reduce_axis(sc, 0))) return -1;
+  if (stage_compute_at(scc, so, xyo)) return -1;
+  IterVar *z = stage_axis(scc, 0), *y = stage_axis(scc, 1), *x = stage_axis(scc, 2), *k = stage_reduce_axis(scc, 0), *yz;
+  if (stage_fuse(scc, z, y, &yz) || stage_reorder(scc, 3, (IterVar *[]){k, yz, x})) return -1;
+  if (yb * xb <= 64 && stage_unroll(scc, yz)) return -1;
+  if (x86_vec_or_unroll(scc, x, vec)) return -1;
+  return x86_schedule_others(s, so, c, autotune_simd_lanes());
+}
+
+/* ---- dense_pack ---- */
+
+Tensor *topi_x86_pack_dense_weight(Tensor *weight, int64_t bn) {
+  int64_t w[2];
+  if (!weight) return NULL;
+  if (weight->ndim != 2 || !te_shape_const(weight, w))
+    return kiln_set_error("pack dense weight: expected [N, K] of constant shape"), NULL;
+  if (bn < 1 || w[0] % bn)
+    return kiln_set_error("pack dense weight: the block %lld does not divide N = %lld", (long long)bn, (long long)w[0]),
+           NULL;
+  Expr **v = te_axis_vars(3, (const char *[]){"z", "y", "x"});
+  return te_compute("packed_weight", 3, (Expr *[]){c32(w[0] / bn), c32(w[1]), c32(bn)}, v,
+                    te_read2(weight, ir_add(ir_mul(v[0], c32(bn)), v[2]), v[1]), "injective");
+}
+
+Tensor *topi_x86_dense_pack(Tensor *data, Tensor *weight, Tensor *bias, const ConfigEntity *cfg, DType out_dtype) {
+  int64_t M, N, K;
+  if (dense_shapes("dense_pack", data, weight, bias, &M, &N, &K)) return NULL;
+  int64_t bn = weight->ndim == 3 ? te_dim(weight, 2) : cfg_split_inner(cfg, "tile_x");
+  if (bn < 1) return kiln_error_context("dense_pack"), NULL;
+  Tensor *packw = weight->ndim == 3 ? weight : topi_x86_pack_dense_weight(weight, bn);
+  if (!packw) return NULL;
+  IterVar *k = te_reduce_axis_c(K, "k");
+  Expr **v = te_axis_vars(2, (const char *[]){"y", "x"});
+  Expr *w = te_read3(packw, ir_floordiv(v[1], c32(bn)), k->var, ir_floormod(v[1], c32(bn)));
+  Expr *prod = ir_mul(cast_to(te_read2(data, v[0], k->var), out_dtype), cast_to(w, out_dtype));
+  Tensor *c = te_compute("dense_pack", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(prod, 1, &k), "dense_pack");
+  return add_bias(c, bias);
+}
+
+static bool inner_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[n - 1] <= 16;
+}
+
+static int pack_space(ConfigSpace *cs, const Workload *wl) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  SplitOpts three = {.nparts = 3}, inner = {.filter = inner_filter};
+  if (space_define_split(cs, "tile_y", d.M, &three) || space_define_split(cs, "tile_x", d.N, &three) ||
+      space_define_split(cs, "tile_k", d.K, NULL) || space_define_split(cs, "tile_inner", d.M, &inner))
+    return -1;
+  return 0;
+}
+
+static int pack_fallback(ConfigEntity *cfg, const Workload *wl) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  int64_t lanes = autotune_simd_lanes();
+  /* the column block: a power of two up to two vectors (Kiln vectorizes
+   * powers of two; TVM takes any divisor up to 2 * lanes) */
+  int64_t x_ii = 1;
+  for (int64_t bn = lanes * 2; bn >= 1; bn /= 2)
+    if (d.N % bn == 0) {
+      x_ii = bn;
+      break;
+    }
+  int64_t NN = d.N / x_ii, x_oi = 1;
+  while (NN / x_oi > 4) {
+    if ((NN / x_oi) % 2 == 1) break;
+    x_oi *= 2;
+  }
+  int64_t y_ii = 8;
+  while (d.M % y_ii) y_ii /= 2;
+  int64_t MM = d.M / y_ii, y_oi = 1;
+  while (MM / y_oi > 4) {
+    if ((MM / y_oi) % 2 == 1) break;
+    y_oi *= 2;
+  }
+  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, y_oi, y_ii});
+  config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
+  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, 1});
+  config_set_split(cfg, "tile_inner", 2, (int64_t[]){-1, 1});
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int pack_check(const ConfigEntity *cfg, const Workload *wl) {
+  DenseWorkload d;
+  if (dense_common_check(cfg, wl, &d, 3, 3)) return -1;
+  if (x86_check_split(cfg, "tile_inner", 2, d.M, "rows (M)", true)) return kiln_error_context("%s", wl->name);
+  return 0;
+}
+
+static Tensor *pack_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return NULL;
+  if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_dense_pack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
+}
+
+static int pack_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+  DenseWorkload d;
+  if (pack_check(cfg, wl)) return -1;
+  wl_dense_parse(wl, &d);
+  int64_t bn = cfg_split_inner(cfg, "tile_x");
+  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
+  Tensor *weight = te_placeholder_c("packed_weight", 3, (int64_t[]){d.N / bn, d.K, bn}, d.dtype);
+  Tensor *out = pack_compute(wl, cfg, 2, (Tensor *[]){data, weight});
+  if (!out) return -1;
+  *s = te_create_schedule(1, &out);
+  if (!*s || topi_x86_schedule_dense_pack(*s, cfg, out, 1, &out)) return -1;
+  *nargs = 3;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
+  return 0;
+}
+
+static int pack_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+                         Tensor **outs) {
+  (void)wl;
+  return topi_x86_schedule_dense_pack(s, cfg, anchor, nout, outs);
+}
+
+const Template topi_x86_dense_pack_template = {
+    "dense_pack.x86", "dense_pack", pack_space,       pack_fallback,
+    pack_check,       pack_compute, pack_instantiate, pack_schedule,
+};
+
+/* Apply a split entity [-1, a, b, ...] as TVM's SplitEntity.apply: split
+ * by the product of the inner parts, then the inner axis again. */
+static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar **out) {
+  for (int i = 1; i < n; i++) {
+    int64_t f = 1;
+    for (int j = i; j < n; j++) f *= sz[j];
+    IterVar *o, *in;
+    if (stage_split(st, ax, c32(f), &o, &in)) return -1;
+    out[i - 1] = o;
+    ax = in;
+  }
+  out[n - 1] = ax;
+  return 0;
+}
+
+int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
+  if (!s || !c) return -1;
+  if (!c->tag || strcmp(c->tag, "dense_pack"))
+    return kiln_set_error("dense_pack.x86 schedule: anchor '%s' has tag '%s', expected dense_pack", c->name,
+                          c->tag ? c->tag : "");
+  Tensor *packw = NULL;
+  for (int i = 0; i < c->ninputs; i++)
+    if (c->inputs[i]->ndim == 3) packw = c->inputs[i];
+  if (!packw) return kiln_set_error("dense_pack.x86 schedule: '%s' reads no packed weight", c->name);
+  int64_t M = te_dim(c, 0), N = te_dim(c, 1), bn = te_dim(packw, 2);
+  int ny, nx, nk, ni;
+  const int64_t *ty = cfg_split(cfg, "tile_y", &ny), *tx = cfg_split(cfg, "tile_x", &nx);
+  const int64_t *tk = cfg_split(cfg, "tile_k", &nk), *tin = cfg_split(cfg, "tile_inner", &ni);
+  if (!ty || !tx || !tk || !tin) return kiln_error_context("dense_pack.x86");
+  if (ny != 3 || nx != 3 || nk != 2 || ni != 2)
+    return kiln_set_error("dense_pack.x86: tile_y and tile_x need 3 parts, tile_k and tile_inner 2");
+  if (tx[2] != bn)
+    return kiln_set_error("dense_pack.x86: config knob 'tile_x' inner part %lld does not match the packed weight's block "
+                          "%lld",
+                          (long long)tx[2], (long long)bn);
+  if (M % (ty[1] * ty[2]) || N % (tx[1] * tx[2]) || te_dim(packw, 1) % tk[1])
+    return kiln_set_error("dense_pack.x86: tiles %lld x %lld (k %lld) must divide %lld x %lld (K %lld)",
+                          (long long)(ty[1] * ty[2]), (long long)(tx[1] * tx[2]), (long long)tk[1], (long long)M,
+                          (long long)N, (long long)te_dim(packw, 1));
+  int64_t tile_inner = tin[1]; /* splits the block's rows (a tail when it does not divide, as in TVM) */
+
+  if (x86_inline_group(s, c, NULL)) return -1;
+  Tensor *main_out = x86_main_output(c, nout, outs);
+  Stage *sc = sch_stage(s, c);
+  if (!sc) return -1;
+  Tensor *cc = sch_cache_write(s, c, "local");
+  if (!cc) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc;
+  if (main_out && main_out != c) {
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+  IterVar *ys[3], *xs[3], *xyt, *xyo;
+  if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
+  if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
+  if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
+  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(so, xs[2], bn)) return -1;
+  if (stage_compute_at(scc, so, xyo)) return -1;
+  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
+  if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
+  if (x86_vec_or_unroll(scc, x, bn)) return -1;
+  if (tile_inner > 1) {
+    IterVar *yo, *yi;
+    if (stage_split(scc, y, c32(tile_inner), &yo, &yi) || stage_reorder(scc, 5, (IterVar *[]){ko, yo, ki, yi, x}) ||
+        stage_unroll(scc, yo) || stage_unroll(scc, ki) || stage_unroll(scc, yi))
+      return -1;
+  } else {
+    if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
+  }
+  if (packw->kind == TE_COMPUTE) { /* packed in the function: parallel over blocks */
+    Stage *sp = sch_stage(s, packw);
+    if (!sp || stage_parallel(sp, stage_axis(sp, 0)) || x86_vec_or_unroll(sp, stage_axis(sp, 2), bn)) return -1;
+  }
+  return x86_schedule_others(s, so, c, (int)bn);
+}

@@ -1,0 +1,215 @@
+/*
+ * x86/depthwise.c - depthwise_conv2d_NCHWc.x86 (TVM's
+ * topi/x86/depthwise_conv2d.py, knobs tile_ic, tile_oc, tile_ow).
+ *
+ * Layouts: data [N, C/ic_bn, H, W, ic_bn], kernel [OC/oc_bn, 1, KH, KW, 1,
+ * oc_bn] (OC = C * multiplier), output [N, OC/oc_bn, OH, OW, oc_bn];
+ * output channel c reads input channel c / multiplier.
+ *
+ * The schedule is the convolution's: a register block of reg_n columns x
+ * oc_bn channels in a local cache computed at (fused n/oc-chunk/oh,
+ * ow.outer) of the output, the window streamed (kh, kw) with a vector of
+ * oc_bn input channels per column, the epilogue inlined into the output.
+ */
+#include "../../autotune/autotune.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+Tensor *topi_x86_pack_kernel_depthwise(Tensor *kernel, int64_t oc_bn) {
+  if (!kernel) return NULL;
+  int64_t s[4];
+  if (kernel->ndim != 4 || !te_shape_const(kernel, s) || s[1] != 1)
+    return kiln_set_error("pack depthwise kernel: expected [C * multiplier, 1, KH, KW] of constant shape"), NULL;
+  if (oc_bn < 1 || s[0] % oc_bn)
+    return kiln_set_error("pack depthwise kernel: the block %lld does not divide the %lld output channels",
+                          (long long)oc_bn, (long long)s[0]),
+           NULL;
+  Expr **v = te_axis_vars(6, (const char *[]){"oc", "i", "kh", "kw", "ib", "ocb"});
+  Expr *body = te_read4(kernel, ir_add(ir_mul(v[0], c32(oc_bn)), v[5]), c32(0), v[2], v[3]);
+  return te_compute("kernel_vec", 6, (Expr *[]){c32(s[0] / oc_bn), c32(1), c32(s[2]), c32(s[3]), c32(1), c32(oc_bn)}, v,
+                    body, "injective");
+}
+
+Tensor *topi_x86_depthwise_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                        const int dilation[2], DType out_dtype) {
+  if (!data || !kernel) return NULL;
+  int64_t d[5], k[6];
+  if (data->ndim != 5 || !te_shape_const(data, d))
+    return kiln_set_error("depthwise_conv2d_NCHWc: data must be 5-D NCHW[x]c with a constant shape"), NULL;
+  if (kernel->ndim != 6 || !te_shape_const(kernel, k) || k[1] != 1 || k[4] != 1)
+    return kiln_set_error("depthwise_conv2d_NCHWc: kernel must be 6-D [OC/oc_bn, 1, KH, KW, 1, oc_bn]"), NULL;
+  int64_t C = d[1] * d[4], OC = k[0] * k[5];
+  if (OC % C)
+    return kiln_set_error("depthwise_conv2d_NCHWc: %lld output channels are not a multiple of the %lld input channels",
+                          (long long)OC, (long long)C),
+           NULL;
+  int64_t m = OC / C, ic_bn = d[4], oc_bn = k[5];
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return kiln_set_error("depthwise_conv2d_NCHWc: strides and dilation must be positive and padding non-negative"),
+           NULL;
+  int64_t KH = k[2], KW = k[3];
+  int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1)
+    return kiln_set_error("depthwise_conv2d_NCHWc: the kernel window is larger than the padded input"), NULL;
+  Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
+  if (!pad) return NULL;
+  IterVar *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw");
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *cchunk, *cblock;
+  if (m == 1 && ic_bn == oc_bn) { /* the common case: the same block */
+    cchunk = v[1];
+    cblock = v[4];
+  } else {
+    Expr *c = ir_floordiv(ir_add(ir_mul(v[1], c32(oc_bn)), v[4]), c32(m));
+    cchunk = ir_floordiv(c, c32(ic_bn));
+    cblock = ir_floormod(c, c32(ic_bn));
+  }
+  Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
+  Expr *a = te_read5(pad, v[0], cchunk, ih, iw, cblock);
+  Expr *b = te_read(kernel, 6, (Expr *[]){v[1], c32(0), kh->var, kw->var, c32(0), v[4]});
+  if (!a || !b) return NULL;
+  if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
+  if (!dt_eq(b->dtype, out_dtype)) b = ir_cast(out_dtype, b);
+  Expr *body = ir_sum(ir_mul(a, b), 2, (IterVar *[]){kh, kw});
+  return te_compute("depthwise_conv2d_NCHWc", 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(oc_bn)}, v,
+                    body, "depthwise_conv2d_NCHWc");
+}
+
+/* ---- the template ---- */
+
+static bool ow_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[n - 1] <= 64;
+}
+
+static int dw_space(ConfigSpace *cs, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  if (!c.depthwise) return kiln_set_error("depthwise_conv2d_NCHWc.x86: workload '%s' is not depthwise", wl->name);
+  SplitOpts ow = {.filter = ow_filter};
+  if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
+      space_define_split(cs, "tile_ow", c.OW, &ow))
+    return -1;
+  return 0;
+}
+
+static int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t b = cap < n ? cap : n; b > 1; b--)
+    if (n % b == 0) return b;
+  return 1;
+}
+
+static int dw_fallback(ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t lanes = autotune_simd_lanes();
+  int64_t oc_bn = largest_divisor(c.OC, lanes), ic_bn = largest_divisor(c.IC, oc_bn);
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
+  config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, largest_divisor(c.OW, x86_reg_budget())});
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int dw_check(const ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
+      x86_check_split(cfg, "tile_oc", 2, c.OC, "output channels", true) ||
+      x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", true))
+    return kiln_error_context("%s", wl->name);
+  return 0;
+}
+
+static Tensor *dw_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)cfg;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return NULL;
+  if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_depthwise_conv2d_NCHWc(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
+                                         (int[]){c.dh, c.dw}, c.out_dtype);
+}
+
+static int dw_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c) || dw_check(cfg, wl)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
+  Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, 1, c.KH, c.KW, 1, oc_bn}, c.dtype);
+  Tensor *out = dw_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  if (!out) return -1;
+  *s = te_create_schedule(1, &out);
+  if (!*s || topi_x86_schedule_depthwise_conv2d_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  *nargs = 3;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  return 0;
+}
+
+static int dw_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+                       Tensor **outs) {
+  (void)wl;
+  return topi_x86_schedule_depthwise_conv2d_NCHWc(s, cfg, anchor, nout, outs);
+}
+
+const Template topi_x86_depthwise_conv2d_NCHWc_template = {
+    "depthwise_conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc", dw_space, dw_fallback, dw_check, dw_compute,
+    dw_instantiate, dw_schedule,
+};
+
+/* ---- the schedule ---- */
+
+int topi_x86_schedule_depthwise_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
+                                             Tensor **outs) {
+  if (!s || !conv) return -1;
+  if (!conv->tag || strcmp(conv->tag, "depthwise_conv2d_NCHWc"))
+    return kiln_set_error("depthwise_conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected "
+                          "depthwise_conv2d_NCHWc",
+                          conv->name, conv->tag ? conv->tag : "");
+  Tensor *pad = NULL;
+  for (int i = 0; i < conv->ninputs; i++)
+    if (conv->inputs[i]->ndim == 5) pad = conv->inputs[i];
+  if (!pad) return kiln_set_error("depthwise_conv2d_NCHWc.x86 schedule: '%s' reads no 5-D data", conv->name);
+  int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OW = te_dim(conv, 3);
+  int64_t cfg_ic, cfg_oc, reg_n;
+  if ((cfg_ic = cfg_split_inner(cfg, "tile_ic")) < 0 || (cfg_oc = cfg_split_inner(cfg, "tile_oc")) < 0 ||
+      (reg_n = cfg_split_inner(cfg, "tile_ow")) < 0)
+    return kiln_error_context("depthwise_conv2d_NCHWc.x86");
+  if (cfg_ic != ic_bn || cfg_oc != oc_bn)
+    return kiln_set_error("depthwise_conv2d_NCHWc.x86: config blocks tile_ic %lld / tile_oc %lld do not match the "
+                          "compute's layout (input block %lld, output block %lld)",
+                          (long long)cfg_ic, (long long)cfg_oc, (long long)ic_bn, (long long)oc_bn);
+  if (OW % reg_n)
+    return kiln_set_error("depthwise_conv2d_NCHWc.x86: config knob 'tile_ow' inner part %lld does not divide the %lld "
+                          "output columns",
+                          (long long)reg_n, (long long)OW);
+  if (x86_inline_group(s, conv, NULL)) return -1;
+  Tensor *main_out = x86_main_output(conv, nout, outs);
+  Stage *sc = sch_stage(s, conv);
+  if (!sc) return -1;
+  Tensor *cc = sch_cache_write(s, conv, "local");
+  if (!cc) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc;
+  if (main_out && main_out != conv) {
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+  if (pad->kind == TE_COMPUTE && x86_schedule_pad(s, pad)) return -1;
+  IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
+          *ocb = stage_axis(so, 4), *owo, *owi, *f;
+  if (stage_split(so, ow, c32(reg_n), &owo, &owi)) return -1;
+  if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oh, &f) || stage_parallel(so, f)) return -1;
+  if (stage_unroll(so, owi) || x86_vec_or_unroll(so, ocb, oc_bn)) return -1;
+  if (stage_compute_at(scc, so, owo)) return -1;
+  IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
+          *cocb = stage_axis(scc, 4), *rkh = stage_reduce_axis(scc, 0), *rkw = stage_reduce_axis(scc, 1);
+  if (stage_reorder(scc, 7, (IterVar *[]){cn, cocc, coh, rkh, rkw, cow, cocb})) return -1;
+  if (stage_unroll(scc, cow) || x86_vec_or_unroll(scc, cocb, oc_bn)) return -1;
+  return x86_schedule_others(s, so, conv, (int)oc_bn);
+}

@@ -1,0 +1,153 @@
+/*
+ * x86/util.c - pieces the x86 templates share: the checks a config must
+ * pass, the layout packers (pure computes the graph layer folds), and the
+ * bookkeeping of a fused group (which stages to inline, which output
+ * carries the anchor's loop structure, how other stages run).
+ */
+#include "../../autotune/autotune.h"
+#include "../topi.h"
+
+#include <string.h>
+
+int x86_check_split(const ConfigEntity *cfg, const char *knob, int nparts, int64_t extent, const char *what,
+                    bool divide) {
+  int n;
+  const int64_t *s = cfg_split(cfg, knob, &n);
+  if (!s) return -1;
+  if (n != nparts) return kiln_set_error("config knob '%s': %d parts, expected %d", knob, n, nparts);
+  int64_t inner = 1;
+  for (int i = 1; i < n; i++) {
+    if (s[i] < 1) return kiln_set_error("config knob '%s': part %d is %lld, expected a positive size", knob, i, (long long)s[i]);
+    inner *= s[i];
+  }
+  if (divide && extent % inner)
+    return kiln_set_error("config knob '%s': the parts multiply to %lld, which does not divide the %lld %s", knob,
+                          (long long)inner, (long long)extent, what);
+  if (inner > extent)
+    return kiln_set_error("config knob '%s': the parts multiply to %lld, more than the %lld %s", knob, (long long)inner,
+                          (long long)extent, what);
+  if (s[0] != -1 && s[0] != (extent + inner - 1) / inner)
+    return kiln_set_error("config knob '%s': the outer part is %lld; with inner parts %lld it should be %lld (or -1) "
+                          "for the %lld %s",
+                          knob, (long long)s[0], (long long)inner, (long long)((extent + inner - 1) / inner),
+                          (long long)extent, what);
+  return 0;
+}
+
+/* ---- packing (pure computes) ---- */
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+Tensor *topi_x86_pack_data_NCHWc(Tensor *data, int64_t bn) {
+  if (!data) return NULL;
+  int64_t s[4];
+  if (data->ndim != 4 || !te_shape_const(data, s))
+    return kiln_set_error("pack NCHW%lldc: data must be a 4-D NCHW tensor of constant shape", (long long)bn), NULL;
+  if (bn < 1 || s[1] % bn)
+    return kiln_set_error("pack NCHW%lldc: the block %lld does not divide the %lld channels", (long long)bn,
+                          (long long)bn, (long long)s[1]),
+           NULL;
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cb"});
+  Expr *body = te_read4(data, v[0], ir_add(ir_mul(v[1], c32(bn)), v[4]), v[2], v[3]);
+  return te_compute("data_vec", 5, (Expr *[]){c32(s[0]), c32(s[1] / bn), c32(s[2]), c32(s[3]), c32(bn)}, v, body,
+                    "injective");
+}
+
+Tensor *topi_x86_unpack_NCHWc(Tensor *data) {
+  if (!data) return NULL;
+  int64_t s[5];
+  if (data->ndim != 5 || !te_shape_const(data, s))
+    return kiln_set_error("unpack NCHWc: data must be a 5-D NCHW[x]c tensor of constant shape"), NULL;
+  Expr **v = te_axis_vars(4, (const char *[]){"n", "c", "h", "w"});
+  Expr *body = te_read5(data, v[0], ir_floordiv(v[1], c32(s[4])), v[2], v[3], ir_floormod(v[1], c32(s[4])));
+  return te_compute("data_nchw", 4, (Expr *[]){c32(s[0]), c32(s[1] * s[4]), c32(s[2]), c32(s[3])}, v, body,
+                    "injective");
+}
+
+Tensor *topi_x86_pack_kernel_OIHWio(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
+  if (!kernel) return NULL;
+  int64_t s[4];
+  if (kernel->ndim != 4 || !te_shape_const(kernel, s))
+    return kiln_set_error("pack OIHW%lldi%lldo: kernel must be a 4-D OIHW tensor of constant shape", (long long)ic_bn,
+                          (long long)oc_bn),
+           NULL;
+  if (ic_bn < 1 || oc_bn < 1 || s[0] % oc_bn || s[1] % ic_bn)
+    return kiln_set_error("pack OIHW%lldi%lldo: blocks must divide the kernel's %lld output and %lld input channels",
+                          (long long)ic_bn, (long long)oc_bn, (long long)s[0], (long long)s[1]),
+           NULL;
+  Expr **v = te_axis_vars(6, (const char *[]){"oc", "ic", "kh", "kw", "icb", "ocb"});
+  Expr *body = te_read4(kernel, ir_add(ir_mul(v[0], c32(oc_bn)), v[5]), ir_add(ir_mul(v[1], c32(ic_bn)), v[4]), v[2],
+                        v[3]);
+  return te_compute("kernel_vec", 6,
+                    (Expr *[]){c32(s[0] / oc_bn), c32(s[1] / ic_bn), c32(s[2]), c32(s[3]), c32(ic_bn), c32(oc_bn)}, v,
+                    body, "injective");
+}
+
+/* ---- fused groups ---- */
+
+static bool is_input_of(Tensor *anchor, Tensor *t) {
+  for (int i = 0; i < anchor->ninputs; i++)
+    if (anchor->inputs[i] == t) return true;
+  return false;
+}
+
+int x86_inline_group(Schedule *s, Tensor *anchor, Stage *keep) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *st = s->stages.data[i];
+    if (st == keep || st->is_output || st->op->kind != TE_COMPUTE || st->op->nreduce) continue;
+    if (st->origin == anchor || is_input_of(anchor, st->origin) || st->attach != ATTACH_ROOT) continue;
+    if (!topi_tag_is_injective(st->op->tag)) continue;
+    if (stage_compute_inline(st)) return -1;
+  }
+  return 0;
+}
+
+static bool same_shape(Tensor *a, Tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int d = 0; d < a->ndim; d++) {
+    int64_t x = te_dim(a, d), y = te_dim(b, d);
+    if (x < 0 || x != y) return false;
+  }
+  return true;
+}
+
+Tensor *x86_main_output(Tensor *anchor, int nout, Tensor **outs) {
+  for (int i = 0; i < nout; i++)
+    if (outs[i] == anchor) return anchor;
+  for (int i = nout - 1; i >= 0; i--)
+    if (outs[i] && same_shape(outs[i], anchor)) return outs[i];
+  return NULL;
+}
+
+int x86_schedule_simple(Stage *st, int lanes_hint) {
+  if (!st || st->op->kind != TE_COMPUTE || st->attach != ATTACH_ROOT) return 0;
+  Tensor *op = st->op;
+  int nd = op->ndim;
+  if (nd == 0 || op->nreduce) return 0;
+  int64_t last = te_dim(op, nd - 1);
+  IterVar *vec = NULL;
+  if (last > 1 && last <= 64 && (last & (last - 1)) == 0) vec = stage_axis(st, nd - 1);
+  else if (lanes_hint > 1 && last > lanes_hint && last % lanes_hint == 0) {
+    IterVar *o, *in;
+    if (stage_split(st, stage_axis(st, nd - 1), ir_i32(lanes_hint), &o, &in)) return -1;
+    vec = in;
+  }
+  if (nd >= 2) {
+    IterVar *f = stage_axis(st, 0);
+    for (int d = 1; d < nd - 1; d++)
+      if (stage_fuse(st, f, stage_axis(st, d), &f)) return -1;
+    if (stage_parallel(st, f)) return -1;
+  }
+  if (vec && stage_vectorize(st, vec)) return -1;
+  return 0;
+}
+
+int x86_schedule_others(Schedule *s, Stage *main, Tensor *anchor, int lanes) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *st = s->stages.data[i];
+    if (st == main || st->origin == anchor || st->attach != ATTACH_ROOT || st->op->kind != TE_COMPUTE) continue;
+    if (st->relations.len || st->attrs.len) continue; /* already scheduled */
+    if (x86_schedule_simple(st, lanes)) return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,486 @@
+/*
+ * test_x86.c - the x86 templates against direct references.
+ *
+ * For each template, random workloads (odd sizes, stride 1 and 2,
+ * asymmetric padding, dilation, 1x1 and 3x3 kernels, depthwise with
+ * channel multipliers) each scheduled with a random config drawn from the
+ * template's own space, with and without a fused epilogue (bias + relu, a
+ * residual add + relu, the conv and its relu both written), built and run
+ * on random data, and compared with a naive C computation within 1e-5
+ * relative error.  Then configs that do not fit the compute are rejected
+ * with a reason, and each template's instantiate() runs with its fallback.
+ * The many builds use -O1.
+ */
+#include <stdlib.h>
+
+#include "autotune/autotune.h"
+#include "kernel_util.h"
+#include "topi/topi.h"
+
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+/* $KILN_X86_CASES scales the number of random cases (stress runs);
+ * $KILN_X86_VERBOSE prints each case. */
+static int ncases(int n) {
+  const char *e = getenv("KILN_X86_CASES");
+  return e && atoi(e) > 0 ? atoi(e) : n;
+}
+
+static void trace(const char *desc) {
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+}
+
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
+static int64_t pick(int n, const int64_t *v) { return v[test_rand() % (unsigned)n]; }
+
+static float *host(int64_t n) {
+  float *p = xmalloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  for (int64_t i = 0; i < n; i++) p[i] = test_randf();
+  return p;
+}
+
+static DLTensor *dev(Tensor *t, const float *src) {
+  DLTensor *a = tk_array_for(t);
+  if (src) memcpy(a->data, src, sizeof(float) * (size_t)tk_numel(a));
+  return a;
+}
+
+/* [N, C, H, W] -> [N, C/b, H, W, b] */
+static void pack5(const float *s, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b, float *d) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t w = 0; w < W; w++)
+          d[((((n * (C / b) + c / b) * H + h) * W + w) * b) + c % b] = s[((n * C + c) * H + h) * W + w];
+}
+
+/* [O, I, KH, KW] -> [O/ob, I/ib, KH, KW, ib, ob] */
+static void pack6(const float *s, int64_t O, int64_t I, int64_t KH, int64_t KW, int64_t ib, int64_t ob, float *d) {
+  for (int64_t o = 0; o < O; o++)
+    for (int64_t i = 0; i < I; i++)
+      for (int64_t y = 0; y < KH; y++)
+        for (int64_t x = 0; x < KW; x++)
+          d[(((((o / ob) * (I / ib) + i / ib) * KH + y) * KW + x) * ib + i % ib) * ob + o % ob] =
+              s[((o * I + i) * KH + y) * KW + x];
+}
+
+typedef struct ConvCase {
+  int64_t N, C, H, W, O, KH, KW;
+  int sh, sw, pt, pl, pb, pr, dh, dw;
+  bool depthwise;
+  int64_t OH, OW;
+} ConvCase;
+
+/* out[n, o, y, x] (NCHW); weight OIHW, or [O, 1, KH, KW] for depthwise. */
+static void ref_conv(const ConvCase *c, const float *d, const float *k, float *out) {
+  int64_t m = c->depthwise ? c->O / c->C : 1;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t o = 0; o < c->O; o++)
+      for (int64_t y = 0; y < c->OH; y++)
+        for (int64_t x = 0; x < c->OW; x++) {
+          double s = 0;
+          int64_t i0 = c->depthwise ? o / m : 0, i1 = c->depthwise ? o / m + 1 : c->C;
+          for (int64_t i = i0; i < i1; i++)
+            for (int64_t ky = 0; ky < c->KH; ky++)
+              for (int64_t kx = 0; kx < c->KW; kx++) {
+                int64_t ih = y * c->sh + ky * c->dh - c->pt, iw = x * c->sw + kx * c->dw - c->pl;
+                if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W) continue;
+                double kv = c->depthwise ? k[(o * c->KH + ky) * c->KW + kx] : k[((o * c->C + i) * c->KH + ky) * c->KW + kx];
+                s += d[((n * c->C + i) * c->H + ih) * c->W + iw] * kv;
+              }
+          out[((n * c->O + o) * c->OH + y) * c->OW + x] = (float)s;
+        }
+}
+
+static ConvCase random_conv(bool depthwise) {
+  ConvCase c = {0};
+  c.depthwise = depthwise;
+  c.N = rnd(1, 2);
+  c.C = pick(8, (int64_t[]){1, 2, 3, 4, 5, 6, 8, 16});
+  c.O = depthwise ? c.C * pick(3, (int64_t[]){1, 1, 2}) : pick(8, (int64_t[]){1, 2, 3, 4, 6, 8, 12, 16});
+  c.KH = c.KW = pick(4, (int64_t[]){1, 3, 3, 1});
+  if (test_rand() % 6 == 0) c.KW = 2; /* a non-square window */
+  c.sh = (int)rnd(1, 2);
+  c.sw = test_rand() % 4 ? c.sh : 3 - c.sh;
+  c.dh = c.dw = test_rand() % 6 == 0 ? 2 : 1;
+  c.pt = (int)rnd(0, 2), c.pl = (int)rnd(0, 2), c.pb = (int)rnd(0, 1), c.pr = (int)rnd(0, 2);
+  c.H = rnd(4, 11);
+  c.W = rnd(4, 13);
+  c.OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
+  c.OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
+  return c;
+}
+
+typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI_TWO_OUTPUTS, EPI_UNPACK, EPI__COUNT } Epi;
+static const char *epi_name[] = {"none", "bias+relu", "residual+relu", "conv and relu(conv)", "unpacked to NCHW"};
+
+static Tensor *relu5(Tensor *x) {
+  Expr **v = te_axis_vars(5, NULL);
+  return te_compute("T_relu", 5, x->shape, v, ir_max(te_read(x, 5, v), ir_f32(0)), "elemwise");
+}
+
+/* One conv (or depthwise) case through a template; returns false on a
+ * failure (reported). */
+static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int caseno) {
+  ConvCase c = random_conv(depthwise);
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){c.N, c.C, c.H, c.W}, (int64_t[]){c.O, depthwise ? 1 : c.C, c.KH, c.KW},
+                           (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw}, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, wl);
+  CHECK_NN(cs);
+  if (!cs) return false;
+  int64_t size = space_size(cs);
+  int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)size);
+  ConfigEntity *cfg = space_get(cs, idx);
+  CHECK_OK(tm->check(cfg, wl));
+  int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
+  const char *desc = kfmt("case %d: %s %s: config %lld %s, epilogue %s", caseno, tm->name, wl->key, (long long)idx,
+                          config_entity_json(cfg), epi_name[epi]);
+  trace(desc);
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.C / ib, c.H, c.W, ib}, DT_F32);
+  Tensor *kernel = depthwise ? te_placeholder_c("kernel", 6, (int64_t[]){c.O / ob, 1, c.KH, c.KW, 1, ob}, DT_F32)
+                             : te_placeholder_c("kernel", 6, (int64_t[]){c.O / ob, c.C / ib, c.KH, c.KW, ib, ob}, DT_F32);
+  int st[2] = {c.sh, c.sw}, pd[4] = {c.pt, c.pl, c.pb, c.pr}, dl[2] = {c.dh, c.dw};
+  /* the template's compute (the graph layer's path); the direct call too */
+  Tensor *conv = tm->compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  Tensor *conv2 = depthwise ? topi_x86_depthwise_conv2d_NCHWc(data, kernel, st, pd, dl, DT_F32)
+                            : topi_x86_conv2d_NCHWc(data, kernel, st, pd, dl, DT_F32);
+  CHECK(conv2 && conv2->ndim == 5);
+  CHECK_NN(conv);
+  if (!conv) return false;
+  Tensor *bias = NULL, *res = NULL, *outs[2] = {conv, NULL};
+  int nout = 1;
+  if (epi == EPI_BIAS_RELU) {
+    bias = te_placeholder_c("bias", 4, (int64_t[]){c.O / ob, 1, 1, ob}, DT_F32);
+    Expr **v = te_axis_vars(5, NULL);
+    Tensor *b = te_compute("T_add", 5, conv->shape, v,
+                           ir_add(te_read(conv, 5, v), te_read4(bias, v[1], ir_i32(0), ir_i32(0), v[4])), "broadcast");
+    outs[0] = relu5(b);
+  } else if (epi == EPI_RESIDUAL_RELU) {
+    res = te_placeholder_c("residual", 5, (int64_t[]){c.N, c.O / ob, c.OH, c.OW, ob}, DT_F32);
+    Expr **v = te_axis_vars(5, NULL);
+    Tensor *a = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise");
+    outs[0] = relu5(a);
+  } else if (epi == EPI_TWO_OUTPUTS) {
+    outs[1] = relu5(conv);
+    nout = 2;
+  } else if (epi == EPI_UNPACK) { /* an output of another shape: the conv goes to memory */
+    outs[0] = topi_x86_unpack_NCHWc(conv);
+  }
+  Schedule *s = te_create_schedule(nout, outs);
+  if (tm->schedule(s, cfg, wl, conv, nout, outs)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[6];
+  int na = 0;
+  args[na++] = data;
+  args[na++] = kernel;
+  if (bias) args[na++] = bias;
+  if (res) args[na++] = res;
+  for (int i = 0; i < nout; i++) args[na++] = outs[i];
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt);
+  if (!mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  /* data */
+  int64_t nd = c.N * c.C * c.H * c.W, nk = c.O * (depthwise ? 1 : c.C) * c.KH * c.KW, no = c.N * c.O * c.OH * c.OW;
+  float *d = host(nd), *k = host(nk), *b = host(c.O), *r = host(no), *ref = host(no), *ref5 = host(no),
+        *tmp = host(nd > nk ? nd : nk);
+  DLTensor *arr[6];
+  na = 0;
+  pack5(d, c.N, c.C, c.H, c.W, ib, tmp);
+  arr[na++] = dev(data, tmp);
+  if (depthwise) pack6(k, c.O, 1, c.KH, c.KW, 1, ob, tmp);
+  else pack6(k, c.O, c.C, c.KH, c.KW, ib, ob, tmp);
+  arr[na++] = dev(kernel, tmp);
+  if (bias) arr[na++] = dev(bias, b); /* [O/ob, 1, 1, ob] is b in order */
+  float *r5 = host(no);
+  pack5(r, c.N, c.O, c.OH, c.OW, ob, r5);
+  if (res) arr[na++] = dev(res, r5);
+  int first_out = na;
+  for (int i = 0; i < nout; i++) {
+    arr[na] = dev(outs[i], NULL);
+    tk_fill(arr[na++], NAN);
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", na, arr)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  /* reference */
+  ref_conv(&c, d, k, ref);
+  if (epi == EPI_UNPACK) memcpy(ref5, ref, sizeof(float) * (size_t)no);
+  else pack5(ref, c.N, c.O, c.OH, c.OW, ob, ref5);
+  for (int o = 0; ok && o < nout; o++) {
+    DLTensor *want = dev(outs[o], ref5);
+    float *w = want->data;
+    int64_t occs = c.O / ob;
+    for (int64_t i = 0; i < no; i++) {
+      if (epi == EPI_UNPACK) break;
+      bool is_relu = epi == EPI_BIAS_RELU || epi == EPI_RESIDUAL_RELU || (epi == EPI_TWO_OUTPUTS && o == 1);
+      if (epi == EPI_BIAS_RELU) w[i] += b[((i / ob) / (c.OH * c.OW)) % occs * ob + i % ob];
+      if (epi == EPI_RESIDUAL_RELU) w[i] += r5[i];
+      if (is_relu && w[i] < 0) w[i] = 0;
+    }
+    double err = tk_rel_err(arr[first_out + o], want);
+    if (!(err < 1e-5)) {
+      test_fail(__FILE__, __LINE__, "%s: output %d relative error %g", desc, o, err);
+      ok = false;
+    }
+    kiln_array_free(want);
+  }
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]);
+  free(d), free(k), free(b), free(r), free(ref), free(ref5), free(tmp), free(r5);
+  kiln_module_free(mod);
+  return ok;
+}
+
+static void test_conv2d_random(void) {
+  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < ncases(24); i++) run_conv_case(tm, false, (Epi)(i % EPI__COUNT), i);
+}
+
+static void test_depthwise_random(void) {
+  const Template *tm = autotune_template("depthwise_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < ncases(22); i++) run_conv_case(tm, true, (Epi)(i % EPI__COUNT), i);
+}
+
+/* ---- dense ---- */
+
+static bool run_dense_case(const Template *tm, int caseno) {
+  bool pack = strstr(tm->name, "dense_pack") != NULL;
+  int64_t M = rnd(1, 9), N = pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40}), K = rnd(1, 45);
+  Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, wl);
+  CHECK_NN(cs);
+  if (!cs) return false;
+  int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = space_get(cs, idx);
+  CHECK_OK(tm->check(cfg, wl));
+  int epi = caseno % 3; /* none, bias, bias + relu */
+  bool prepacked = pack && caseno % 2;
+  const char *desc = kfmt("case %d: %s %s: config %lld %s, epilogue %d%s", caseno, tm->name, wl->key, (long long)idx,
+                          config_entity_json(cfg), epi, prepacked ? ", prepacked weight" : "");
+  trace(desc);
+  int64_t bn = pack ? cfg_split_inner(cfg, "tile_x") : 1;
+  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){M, K}, DT_F32);
+  Tensor *weight = prepacked ? te_placeholder_c("weight", 3, (int64_t[]){N / bn, K, bn}, DT_F32)
+                             : te_placeholder_c("weight", 2, (int64_t[]){N, K}, DT_F32);
+  Tensor *bias = epi ? te_placeholder_c("bias", 1, &N, DT_F32) : NULL;
+  Tensor *out = tm->compute(wl, cfg, bias ? 3 : 2, (Tensor *[]){data, weight, bias});
+  CHECK_NN(out);
+  if (!out) return false;
+  Tensor *anchor = bias ? out->inputs[0] : out;
+  if (epi == 2) {
+    Expr **v = te_axis_vars(2, NULL);
+    out = te_compute("T_relu", 2, out->shape, v, ir_max(te_read2(out, v[0], v[1]), ir_f32(0)), "elemwise");
+  }
+  Schedule *s = te_create_schedule(1, &out);
+  if (tm->schedule(s, cfg, wl, anchor, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[4] = {data, weight, bias ? bias : out, out};
+  int na = bias ? 4 : 3;
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt);
+  if (!mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  float *d = host(M * K), *w = host(N * K), *b = host(N), *ref = host(M * N), *wp = host(N * K);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t k = 0; k < K; k++) wp[((n / bn) * K + k) * bn + n % bn] = w[n * K + k];
+  DLTensor *arr[4];
+  arr[0] = dev(data, d);
+  arr[1] = dev(weight, prepacked ? wp : w);
+  if (bias) arr[2] = dev(bias, b);
+  arr[na - 1] = dev(out, NULL);
+  tk_fill(arr[na - 1], NAN);
+  bool ok = tk_call(mod, "f", na, arr) == 0;
+  if (!ok) test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double sum = epi ? b[n] : 0;
+      for (int64_t k = 0; k < K; k++) sum += (double)d[m * K + k] * w[n * K + k];
+      if (epi == 2 && sum < 0) sum = 0;
+      ref[m * N + n] = (float)sum;
+    }
+  DLTensor *want = dev(out, ref);
+  double err = tk_rel_err(arr[na - 1], want);
+  if (ok && !(err < 1e-5)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g", desc, err);
+    ok = false;
+  }
+  kiln_array_free(want);
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]);
+  free(d), free(w), free(b), free(ref), free(wp);
+  kiln_module_free(mod);
+  return ok;
+}
+
+static void test_dense_nopack_random(void) {
+  const Template *tm = autotune_template("dense_nopack.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < ncases(21); i++) run_dense_case(tm, i);
+}
+
+static void test_dense_pack_random(void) {
+  const Template *tm = autotune_template("dense_pack.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < ncases(21); i++) run_dense_case(tm, i);
+}
+
+/* ---- invalid configs ---- */
+
+static void test_invalid_configs(void) {
+  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 9, 9}, (int64_t[]){16, 32, 3, 3}, (int[]){1, 1},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  /* a channel block that does not divide the channels */
+  ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 5]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                                            "[\"tile_ow\", \"sp\", [-1, 3]], [\"unroll_kw\", \"ot\", false]]");
+  CHECK(tm->check(c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ic': the parts multiply to 5, which does not divide the 32 input channels");
+  Schedule *s;
+  int na;
+  Tensor **args;
+  CHECK(tm->instantiate(wl, c, &s, &na, &args) != 0);
+  /* an ow tile that does not divide the output width */
+  c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                              "[\"tile_ow\", \"sp\", [-1, 4]], [\"unroll_kw\", \"ot\", false]]");
+  CHECK(tm->check(c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ow': the parts multiply to 4, which does not divide the 9 output columns");
+  /* a config whose blocks differ from the compute's layout */
+  ConfigEntity *good = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                                               "[\"tile_ow\", \"sp\", [-1, 3]], [\"unroll_kw\", \"ot\", true]]");
+  CHECK_OK(tm->check(good, wl));
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 2, 9, 9, 16}, DT_F32);
+  Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){1, 2, 3, 3, 16, 16}, DT_F32);
+  Tensor *conv = topi_x86_conv2d_NCHWc(data, kernel, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, DT_F32);
+  CHECK_NN(conv);
+  s = te_create_schedule(1, &conv);
+  CHECK(tm->schedule(s, good, wl, conv, 1, &conv) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "config blocks tile_ic 8 / tile_oc 16 do not match the compute's layout (input block 16");
+  /* a missing knob */
+  CHECK(tm->schedule(te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
+  /* computes check their layouts */
+  CHECK(topi_x86_conv2d_NCHWc(data, te_placeholder_c("k", 6, (int64_t[]){1, 4, 3, 3, 8, 16}, DT_F32), (int[]){1, 1},
+                              (int[]){0, 0, 0, 0}, (int[]){1, 1}, DT_F32) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "blocks must agree");
+  CHECK(topi_x86_pack_kernel_OIHWio(te_placeholder_c("w", 4, (int64_t[]){16, 32, 3, 3}, DT_F32), 5, 16) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "blocks must divide");
+  /* dense */
+  const Template *dp = autotune_template("dense_pack.x86");
+  Workload *dw = wl_dense(dp->name, 4, 24, 10, "float32", "float32");
+  ConfigEntity *dc = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 1, 4]], [\"tile_x\", \"sp\", [-1, 1, 16]], "
+                                             "[\"tile_k\", \"sp\", [-1, 2]], [\"tile_inner\", \"sp\", [-1, 1]]]");
+  CHECK(dp->check(dc, dw) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_x': the parts multiply to 16, which does not divide the 24 outputs (N)");
+  dc = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 4]], [\"tile_x\", \"sp\", [-1, 1, 8]], "
+                               "[\"tile_k\", \"sp\", [-1, 2]], [\"tile_inner\", \"sp\", [-1, 1]]]");
+  CHECK(dp->check(dc, dw) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_y': 2 parts, expected 3");
+}
+
+/* Each template's instantiate() with its fallback config builds a
+ * function that runs (the tuner's measuring path). */
+static void test_instantiate_fallback(void) {
+  for (int i = 0; i < autotune_ntemplates(); i++) {
+    const Template *tm = autotune_template_at(i);
+    Workload *wl;
+    if (strstr(tm->name, "dense"))
+      wl = wl_dense(tm->name, 2, 48, 37, "float32", "float32");
+    else if (strstr(tm->name, "depthwise"))
+      wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 10, 10}, (int64_t[]){32, 1, 3, 3}, (int[]){2, 2}, (int[]){1, 1, 1, 1},
+                     (int[]){1, 1}, "float32", "float32");
+    else
+      wl = wl_conv2d(tm->name, (int64_t[]){1, 24, 10, 10}, (int64_t[]){32, 24, 3, 3}, (int[]){1, 1}, (int[]){1, 1, 1, 1},
+                     (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, wl);
+    CHECK_NN(cfg);
+    Schedule *s = NULL;
+    int na = 0;
+    Tensor **args = NULL;
+    if (!cfg || tm->instantiate(wl, cfg, &s, &na, &args)) {
+      test_fail(__FILE__, __LINE__, "%s: instantiate failed: %s", tm->name, kiln_get_error());
+      continue;
+    }
+    KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt);
+    CHECK_MSG(mod != NULL, "%s: %s", tm->name, kiln_get_error());
+    if (!mod) continue;
+    DLTensor *arr[8];
+    for (int a = 0; a < na; a++) {
+      arr[a] = tk_array_for(args[a]);
+      tk_fill_random(arr[a]);
+    }
+    CHECK_OK(tk_call(mod, "f", na, arr));
+    for (int a = 0; a < na; a++) kiln_array_free(arr[a]);
+    kiln_module_free(mod);
+  }
+}
+
+/* The fallback conv schedule produces the register-block shape: the
+ * accumulators are a local array of reg_n x oc_bn floats computed inside
+ * the parallel row loop, the window reduction streams inside it, and the
+ * kw loop is unrolled when unroll_kw is set. */
+static void test_conv_loop_shape(void) {
+  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                                              "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", false]]");
+  Schedule *s;
+  int na;
+  Tensor **args;
+  CHECK_OK(tm->instantiate(wl, cfg, &s, &na, &args));
+  LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  const char *text = kiln_lowered_str(f);
+  CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 112]");
+  CHECK_CONTAINS(text, "parallel (n.oc_chunk.fused.oh.fused, 0, 28)");
+  CHECK_CONTAINS(text, "for (kw, 0, 3)");
+  CHECK_CONTAINS(text, "for (icb, 0, 16)");
+  CHECK(f->notes.len == 0);
+}
+
+/* A codegen fix found by these templates: a select with a scalar
+ * condition over vector values (a vectorized padding stage) mixed the
+ * unaligned load type with the plain vector type in ?: and did not
+ * compile. */
+static void test_codegen_select_scalar_cond(void) {
+  int64_t shape[2] = {5, 16};
+  Tensor *A = te_placeholder_c("A", 2, shape, DT_F32);
+  Expr **v = te_axis_vars(2, NULL);
+  Tensor *B = te_compute("B", 2, (Expr *[]){ir_i32(6), ir_i32(16)}, v,
+                         ir_select(ir_ge(v[0], ir_i32(1)), te_read2(A, ir_sub(v[0], ir_i32(1)), v[1]), ir_f32(0)), "injective");
+  Schedule *s = te_create_schedule(1, &B);
+  Stage *st = sch_stage(s, B);
+  CHECK_OK(stage_vectorize(st, stage_axis(st, 1)));
+  KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", NULL, &copt);
+  CHECK_NN(mod);
+  if (!mod) return;
+  DLTensor *a = tk_array_for(A), *b = tk_array_for(B);
+  tk_fill_random(a);
+  CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+  for (int i = 0; i < 6 * 16; i++) CHECK(tk_get(b, i) == (i < 16 ? 0 : tk_get(a, i - 16)));
+  kiln_array_free(a);
+  kiln_array_free(b);
+  kiln_module_free(mod);
+}
+
+const TestCase x86_tests[] = {
+    {"codegen_select_scalar_cond", test_codegen_select_scalar_cond},
+    {"conv2d_random", test_conv2d_random},
+    {"depthwise_random", test_depthwise_random},
+    {"dense_nopack_random", test_dense_nopack_random},
+    {"dense_pack_random", test_dense_pack_random},
+    {"invalid_configs", test_invalid_configs},
+    {"instantiate_fallback", test_instantiate_fallback},
+    {"conv_loop_shape", test_conv_loop_shape},
+    {NULL, NULL},
+};
