@@ -48,7 +48,307 @@
 bool topi_tag_is_injective(const char *tag); /* elemwise, broadcast, injective */
 
 /* ===== generic/: computes and generic schedules ===== */
-/* (declarations added by the files' authors, one banner per file) */
+
+/* ----- generic/util.c: helpers shared by the operator files ----- */
+
+/* Wrap a negative axis into [0, ndim); error "<op>: axis 5 is out of range
+ * for a tensor of rank 4". */
+int topi_normalize_axis(const char *op, int64_t axis, int ndim, int *out);
+/* "[1, 3, 224, 224]" (arena string); symbolic dims print as expressions. */
+const char *topi_shape_str(int ndim, Expr **shape);
+/* The NumPy broadcast of the shapes of n tensors; error names the op and
+ * the shapes ("add: cannot broadcast shapes [2, 3] and [4]"). */
+int topi_broadcast_shape(const char *op, int n, Tensor **ts, int *ndim_out, Expr ***shape_out);
+/* The same over shapes given as lists. */
+int topi_broadcast_shapes(const char *op, int n, const int *ndims, Expr ***shapes, int *ndim_out,
+                          Expr ***shape_out);
+/* Read t at the element of a broadcast output of rank out_ndim (vars are
+ * the output's axis variables): leading dimensions are dropped, size-1
+ * dimensions read index 0. */
+Expr *topi_broadcast_read(Tensor *t, int out_ndim, Expr **vars, Expr **out_shape);
+/* A layout string: upper-case primal axes, lower-case sub-axes with their
+ * factor ("NCHW16c": N, C, H, W, c with c = 16 and C = channels / 16). */
+typedef struct TopiLayout {
+  int ndim;
+  char axis[16];      /* the letter of each dimension */
+  int64_t factor[16]; /* sub-axis factor; 0 for a primal axis */
+} TopiLayout;
+int topi_layout_parse(const char *op, const char *s, TopiLayout *out);
+int topi_layout_find(const TopiLayout *l, char axis); /* position or -1 */
+
+/* ----- generic/elemwise.c: elementwise and broadcast operators ----- */
+
+/* Unary operators, tag "elemwise".  Math functions need a float tensor;
+ * floor/ceil/round/trunc of an integer tensor are the identity; isnan and
+ * isinf give bool; logical_not works on bool (other types compare with 0);
+ * round is half to even (ONNX Round); sign(0) = 0. */
+#define TOPI_UNARY_OPS(X)                                                      \
+  X(negative) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(reciprocal) X(relu)     \
+  X(sigmoid) X(tanh) X(erf) X(gelu) X(gelu_tanh) X(softplus) X(softsign)      \
+  X(hard_swish) X(mish) X(floor) X(ceil) X(round) X(trunc) X(sign)           \
+  X(logical_not) X(bitwise_not) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
+  X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(isnan) X(isinf) X(identity)
+
+typedef enum TopiUnary {
+#define X(n) TOPI_##n,
+  TOPI_UNARY_OPS(X)
+#undef X
+      TOPI_UNARY__COUNT
+} TopiUnary;
+
+/* Binary operators with NumPy broadcasting, tag "broadcast" ("elemwise"
+ * when both shapes equal the output's).  Operands must have one dtype.
+ * divide on integers truncates (C, ONNX Div) and x / 0 gives x instead of
+ * trapping; mod is C's remainder (fmod for floats, ONNX Mod fmod=1),
+ * floor_mod takes the divisor's sign (Python %, ONNX Mod fmod=0); power on
+ * integers is computed in double and converted back; comparisons and
+ * logical_* give bool (logical_* compare non-bool operands with 0). */
+#define TOPI_BINARY_OPS(X)                                                     \
+  X(add) X(subtract) X(multiply) X(divide) X(power) X(minimum) X(maximum)      \
+  X(mod) X(floor_mod) X(floor_divide) X(equal) X(not_equal) X(less)           \
+  X(less_equal) X(greater) X(greater_equal) X(logical_and) X(logical_or)      \
+  X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(left_shift)    \
+  X(right_shift)
+
+typedef enum TopiBinary {
+#define X(n) TOPI_##n,
+  TOPI_BINARY_OPS(X)
+#undef X
+      TOPI_BINARY__COUNT
+} TopiBinary;
+
+Tensor *topi_unary(TopiUnary op, Tensor *x);
+const char *topi_unary_name(TopiUnary op);
+int topi_unary_lookup(const char *name); /* -1 if none */
+Tensor *topi_binary(TopiBinary op, Tensor *a, Tensor *b);
+const char *topi_binary_name(TopiBinary op);
+int topi_binary_lookup(const char *name); /* -1 if none */
+
+Tensor *topi_leaky_relu(Tensor *x, double alpha);        /* x < 0 ? alpha x : x */
+Tensor *topi_elu(Tensor *x, double alpha);               /* x < 0 ? alpha (e^x - 1) : x */
+Tensor *topi_selu(Tensor *x, double alpha, double gamma); /* gamma elu(x, alpha) */
+Tensor *topi_celu(Tensor *x, double alpha);              /* max(0,x) + min(0, alpha (e^(x/alpha) - 1)) */
+Tensor *topi_thresholded_relu(Tensor *x, double alpha);  /* x > alpha ? x : 0 */
+Tensor *topi_hard_sigmoid(Tensor *x, double alpha, double beta); /* clip(alpha x + beta, 0, 1) */
+/* min(max(x, lo), hi); pass -INFINITY / INFINITY for a missing bound. */
+Tensor *topi_clip(Tensor *x, double lo, double hi);
+/* x < 0 ? slope x : x, slope broadcast to x's shape (ONNX PRelu). */
+Tensor *topi_prelu(Tensor *x, Tensor *slope);
+/* cond ? x : y, the three broadcast together; cond may be any dtype
+ * (non-zero is true). */
+Tensor *topi_where(Tensor *cond, Tensor *x, Tensor *y);
+/* Convert to t: float to int truncates, to bool compares with 0. */
+Tensor *topi_cast(Tensor *x, DType t);
+/* A constant tensor (ONNX ConstantOfShape), tag "elemwise". */
+Tensor *topi_full(int ndim, const int64_t *shape, DType t, double value);
+
+/* ----- generic/nn.c: convolution, dense, pooling, softmax, norms, pad ----- */
+
+typedef enum TopiPadMode { TOPI_PAD_CONSTANT, TOPI_PAD_REFLECT, TOPI_PAD_EDGE } TopiPadMode;
+/* pads has 2 * ndim entries in ONNX order: all begins, then all ends;
+ * a negative pad crops.  Reflect needs every pad < the dimension.  Tag
+ * "injective", name "T_pad". */
+Tensor *topi_pad(Tensor *x, const int64_t *pads, TopiPadMode mode, double value);
+
+/* 2-D convolution, data NCHW, weight OIHW ([F, C / groups, KH, KW]);
+ * stride and dilation {h, w}, pad {top, left, bottom, right}.  Tag
+ * "conv2d_nchw" (groups == 1), "group_conv2d_nchw", and for groups ==
+ * channels with one input channel per group "depthwise_conv2d_nchw" (it
+ * calls topi_depthwise_conv2d_nchw).  Padding is a "pad_data" stage. */
+Tensor *topi_conv2d_nchw(Tensor *data, Tensor *weight, const int64_t stride[2],
+                         const int64_t pad[4], const int64_t dilation[2], int groups);
+/* Depthwise: weight [C * multiplier, 1, KH, KW]; output channel f reads
+ * input channel f / multiplier.  Tag "depthwise_conv2d_nchw". */
+Tensor *topi_depthwise_conv2d_nchw(Tensor *data, Tensor *weight, const int64_t stride[2],
+                                   const int64_t pad[4], const int64_t dilation[2]);
+/* Transposed convolution (ONNX ConvTranspose), data NCHW, weight
+ * [C, F / groups, KH, KW]; output size (in - 1) * stride - pad_begin -
+ * pad_end + dilation * (k - 1) + output_padding + 1.  Tag
+ * "conv2d_transpose_nchw". */
+Tensor *topi_conv2d_transpose_nchw(Tensor *data, Tensor *weight, const int64_t stride[2],
+                                   const int64_t pad[4], const int64_t output_padding[2],
+                                   const int64_t dilation[2], int groups);
+/* data [M, K] x weight [N, K] -> [M, N] (weight transposed, like TVM dense
+ * and ONNX Gemm with transB), tag "dense"; bias [N] (or NULL) is added in
+ * a "broadcast" stage. */
+Tensor *topi_dense(Tensor *data, Tensor *weight, Tensor *bias);
+/* NumPy matmul (ONNX MatMul): batch dimensions broadcast, a 1-D operand
+ * is a row (a) or column (b) vector whose dimension is then dropped.  Tag
+ * "matmul". */
+Tensor *topi_matmul(Tensor *a, Tensor *b);
+/* a [B, M, K] (or [B, K, M] if transpose_a) x b [B, K, N] (or [B, N, K] if
+ * transpose_b) -> [B, M, N]; a batch of 1 broadcasts.  Tag
+ * "batch_matmul".  TVM's batch_matmul is transpose_b = true. */
+Tensor *topi_batch_matmul(Tensor *a, Tensor *b, bool transpose_a, bool transpose_b);
+
+typedef enum TopiPoolKind { TOPI_POOL_MAX, TOPI_POOL_AVG } TopiPoolKind;
+/* 2-D pooling over the H and W axes of layout ("NCHW", "NHWC",
+ * "NCHW16c", ...; H and W must not be split).  kernel, stride, dilation
+ * {h, w}; pad {top, left, bottom, right}.  ceil_mode rounds the output
+ * size up (a window may not start in the end padding, as in PyTorch);
+ * average pooling divides by the window's elements inside the padded
+ * input (count_include_pad) or inside the input.  Padding never enters a
+ * max.  Tag "pool". */
+Tensor *topi_pool2d(Tensor *data, TopiPoolKind kind, const int64_t kernel[2],
+                    const int64_t stride[2], const int64_t dilation[2], const int64_t pad[4],
+                    bool ceil_mode, bool count_include_pad, const char *layout);
+/* Pool over all of H and W (output H = W = 1), tag "adaptive_pool". */
+Tensor *topi_global_pool2d(Tensor *data, TopiPoolKind kind, const char *layout);
+/* Adaptive pooling to out_size {h, w} (PyTorch's windows: floor(i * in /
+ * out) to ceil((i + 1) * in / out)), tag "adaptive_pool". */
+Tensor *topi_adaptive_pool2d(Tensor *data, TopiPoolKind kind, const int64_t out_size[2],
+                             const char *layout);
+
+/* Softmax over axis, stable (the max is subtracted first): stages
+ * "T_softmax_maxelem", "T_softmax_exp", "T_softmax_expsum", output
+ * "T_softmax_norm" with tag "softmax_output" and attribute "axis". */
+Tensor *topi_softmax(Tensor *x, int axis);
+/* x - max - log(sum(exp(x - max))), tag "log_softmax_output". */
+Tensor *topi_log_softmax(Tensor *x, int axis);
+/* Inference batch norm: (x - mean) / sqrt(var + eps) * gamma + beta, the
+ * 1-D parameters along axis.  One "broadcast" stage. */
+Tensor *topi_batch_norm(Tensor *x, Tensor *gamma, Tensor *beta, Tensor *mean, Tensor *var,
+                        int axis, double eps);
+/* ONNX LayerNormalization: normalize over dims [axis, rank) (two-pass
+ * mean and variance), then * scale + bias (each may be NULL; they
+ * broadcast to x.shape[axis:]).  Output tag "norm_output". */
+Tensor *topi_layer_norm(Tensor *x, Tensor *scale, Tensor *bias, int axis, double eps);
+/* Normalize each (n, c) over the spatial dims; scale and bias [C].  Output
+ * tag "norm_output". */
+Tensor *topi_instance_norm(Tensor *x, Tensor *scale, Tensor *bias, double eps);
+/* ONNX LRN across channels (axis 1): x / (bias + alpha / size *
+ * sum of squares over the channel window)^beta: a "comm_reduce" stage and
+ * an "elemwise" output. */
+Tensor *topi_lrn(Tensor *x, int size, double alpha, double beta, double bias);
+
+/* ----- generic/reduce.c: reductions ----- */
+
+/* Reductions over a set of axes (naxes == 0: all axes); negative axes
+ * wrap, duplicates are an error.  keepdims keeps reduced axes as 1.
+ * mean, l2, log_sum and log_sum_exp are a reduction (tag "comm_reduce")
+ * followed by an "elemwise" stage; log_sum_exp subtracts the max. */
+#define TOPI_REDUCE_OPS(X)                                                     \
+  X(sum) X(mean) X(max) X(min) X(prod) X(l1) X(l2) X(log_sum) X(log_sum_exp)  \
+  X(sum_square)
+
+typedef enum TopiReduce {
+#define X(n) TOPI_REDUCE_##n,
+  TOPI_REDUCE_OPS(X)
+#undef X
+      TOPI_REDUCE__COUNT
+} TopiReduce;
+
+Tensor *topi_reduce(TopiReduce op, Tensor *x, int naxes, const int64_t *axes, bool keepdims);
+const char *topi_reduce_name(TopiReduce op);
+int topi_reduce_lookup(const char *name); /* -1 if none */
+/* Index (int64) of the max / min along axis: the first one, or the last
+ * with select_last_index (ONNX ArgMax/ArgMin). */
+Tensor *topi_argmax(Tensor *x, int axis, bool keepdims, bool select_last_index);
+Tensor *topi_argmin(Tensor *x, int axis, bool keepdims, bool select_last_index);
+
+/* ----- generic/transform.c: data movement (tag "injective") ----- */
+
+/* New shape with the same number of elements; -1 infers one dimension and
+ * 0 copies the input's (ONNX Reshape, allowzero = 0). */
+Tensor *topi_reshape(Tensor *x, int ndim, const int64_t *shape);
+/* Permute the axes; perm NULL reverses them. */
+Tensor *topi_transpose(Tensor *x, const int64_t *perm);
+/* Drop size-1 axes (naxes == 0: all of them). */
+Tensor *topi_squeeze(Tensor *x, int naxes, const int64_t *axes);
+/* Insert size-1 axes at the given positions of the output. */
+Tensor *topi_unsqueeze(Tensor *x, int naxes, const int64_t *axes);
+/* [prod(shape[:axis]), prod(shape[axis:])] (ONNX Flatten). */
+Tensor *topi_flatten(Tensor *x, int axis);
+Tensor *topi_concat(int n, Tensor **xs, int axis);
+/* Split along axis into nout parts of the given sizes (NULL: equal parts);
+ * the parts go to outs.  Returns 0 or -1. */
+int topi_split(Tensor *x, int axis, int nout, const int64_t *sizes, Tensor **outs);
+/* ONNX Slice: for each listed axis (axes NULL: 0 .. naxes-1) take begin,
+ * begin + step, ... before end (steps NULL: 1); negative begin/end count
+ * from the end, out-of-range values clamp, a negative step walks back. */
+Tensor *topi_strided_slice(Tensor *x, int naxes, const int64_t *begin, const int64_t *end,
+                           const int64_t *steps, const int64_t *axes);
+/* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
+ * negative indices wrap, out-of-range ones clamp (never read outside). */
+Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);
+/* ONNX GatherElements: out has indices' shape. */
+Tensor *topi_gather_elements(Tensor *data, Tensor *indices, int axis);
+Tensor *topi_tile(Tensor *x, const int64_t *repeats);
+/* ONNX Expand: x broadcast with shape (both ways). */
+Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape);
+
+typedef enum TopiResizeMethod { TOPI_RESIZE_NEAREST, TOPI_RESIZE_LINEAR, TOPI_RESIZE_CUBIC } TopiResizeMethod;
+typedef enum TopiCoordMode {
+  TOPI_COORD_HALF_PIXEL,
+  TOPI_COORD_ALIGN_CORNERS,
+  TOPI_COORD_ASYMMETRIC,
+  TOPI_COORD_PYTORCH_HALF_PIXEL,
+  TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST,
+} TopiCoordMode;
+typedef enum TopiNearestMode {
+  TOPI_NEAREST_ROUND_PREFER_FLOOR,
+  TOPI_NEAREST_ROUND_PREFER_CEIL,
+  TOPI_NEAREST_FLOOR,
+  TOPI_NEAREST_CEIL,
+} TopiNearestMode;
+/* ONNX Resize to out_shape (same rank).  scales (NULL: out / in) enter the
+ * coordinate transform; axes whose size and scale are unchanged are
+ * copied.  Linear and cubic interpolate over up to 3 resized axes, with
+ * edge clamping (cubic: coefficient cubic_a, exclude_outside). */
+Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales,
+                    TopiResizeMethod method, TopiCoordMode coord, TopiNearestMode nearest,
+                    double cubic_a, bool exclude_outside);
+/* NCHW [N, C, H, W] -> [N, C / b^2, H b, W b]; crd: ONNX mode "CRD"
+ * (else "DCR"). */
+Tensor *topi_depth_to_space(Tensor *x, int block, bool crd);
+/* NCHW [N, C, H, W] -> [N, C b^2, H / b, W / b] (ONNX SpaceToDepth). */
+Tensor *topi_space_to_depth(Tensor *x, int block);
+/* Between layouts of the same primal axes, "NCHW" <-> "NCHW16c",
+ * "NCHW8c" -> "NCHW16c", "OIHW" -> "OIHW16i16o", ...  A split axis that
+ * does not divide is padded with zeros. */
+Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst);
+/* ONNX OneHot: a dimension of size depth inserted at axis; negative
+ * indices count from depth. */
+Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off_value, int axis,
+                     DType t);
+/* start, start + delta, ... before limit (ONNX Range), a constant. */
+Tensor *topi_arange(double start, double limit, double delta, DType t);
+
+/* ----- generic/schedule.c: generic schedules ----- */
+
+/* Each schedules the stages of s (made with te_create_schedule from the
+ * same outputs) for a CPU: 0, or -1 with an error.
+ *
+ * injective: inline every injective stage but the outputs; each output's
+ *   axes are fused, split by the vector width and the inner part
+ *   vectorized when it divides and the innermost reads are contiguous;
+ *   the outer part runs in parallel when the tensor is big enough.
+ * reduce: reductions at the root, parallel over their outer spatial axes,
+ *   a contiguous spatial axis innermost; a reduction whose elementwise
+ *   consumer is the output is computed inside the consumer's loop.
+ * conv2d_nchw, dense, matmul (also batch_matmul), pool, softmax (also
+ *   log_softmax and the norms): the anchor op's own loop order, with an
+ *   elementwise epilogue computing the anchor per outer block.
+ * generic: the dispatcher for a fused group (an anchor op followed by
+ *   injective ops): finds the anchor by tag, walking from the outputs, and
+ *   applies its schedule; no anchor: injective. */
+int topi_schedule_injective(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_reduce(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_conv2d_nchw(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_dense(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_matmul(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_pool(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_softmax(Schedule *s, int nout, Tensor **outs);
+int topi_schedule_generic(Schedule *s, int nout, Tensor **outs);
+
+/* ----- generic/eval.c: a reference interpreter ----- */
+
+/* Evaluate out element by element (every compute reached from it,
+ * reductions included) from the inputs' data; in_data[i] holds inputs[i]
+ * (a placeholder) and out_data receives out (same shape and dtype, compact
+ * CPU arrays).  For constant folding of small tensors and as a test
+ * oracle; extern ops are not supported.  0, or -1 with an error. */
+int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data);
 
 /* ===== x86/: NCHW[x]c computes and tunable templates ===== */
 /* Templates are tables (struct Template, src/autotune/autotune.h) listed in

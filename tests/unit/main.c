@@ -15,6 +15,9 @@ extern const TestCase lower_tests[];
 extern const TestCase onnx_tests[];
 extern const TestCase prop_tests[];
 extern const TestCase runtime_tests[];
+extern const TestCase topi_tests[];
+extern const TestCase topi_nn_tests[];
+extern const TestCase topi_transform_tests[];
 extern const TestCase x86_tests[];
 
 static const TestSuite suites[] = {
@@ -28,6 +31,9 @@ static const TestSuite suites[] = {
     {"graphrt", graphrt_tests},
     {"autotune", autotune_tests},
     {"x86", x86_tests},
+    {"topi", topi_tests},
+    {"topi_nn", topi_nn_tests},
+    {"topi_transform", topi_transform_tests},
 };
 
 int test_failures;

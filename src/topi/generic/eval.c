@@ -1,0 +1,569 @@
+/*
+ * eval.c - a reference interpreter for compute graphs.
+ *
+ * topi_eval materializes every tensor the output depends on, producers
+ * first, element by element: each element binds the axis variables and
+ * walks the body's expression tree; a Reduce loops over its axes,
+ * skipping elements where its condition is false, and folds with its
+ * combiner.  Values are held as int64 (integers, bool) or double (floats,
+ * rounded to float after every float32 operation, as the generated C does).
+ *
+ * It is slow (a tree walk per element) and meant for small tensors: the
+ * graph layer folds shape computations with it at compile time, and tests
+ * use it as an oracle.  It checks what a kernel would not: every read must
+ * be inside its tensor, and an integer division by zero is an error.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../topi.h"
+
+typedef struct Val {
+  int64_t i;
+  double f;
+} Val;
+
+typedef struct Buf {
+  Tensor *t;
+  int ndim;
+  int64_t *shape;
+  Val *data;
+} Buf;
+
+typedef struct Ev {
+  PtrMap bufs;       /* Tensor -> Buf */
+  PtrMap shape_vars; /* symbolic dim Var -> Val* */
+  Expr *vars[256];
+  Val vals[256];
+  int nv;
+  const char *op; /* the tensor being computed, for messages */
+  bool failed;
+  AVec owned; /* heap blocks to free */
+} Ev;
+
+static bool ev_fail(Ev *c, const char *msg) {
+  if (!c->failed) kiln_set_error("topi_eval: computing '%s': %s", c->op ? c->op : "?", msg);
+  c->failed = true;
+  return false;
+}
+
+static int64_t norm(uint64_t u, DType t) {
+  if (dt_is_bool(t)) return (u & 1) != 0;
+  int b = t.bits;
+  if (b >= 64) return (int64_t)u;
+  u &= ((uint64_t)1 << b) - 1;
+  if (t.code == kDLInt && (u >> (b - 1)) & 1) u |= ~(uint64_t)0 << b;
+  return (int64_t)u;
+}
+
+static double round_to(double v, DType t) { return t.bits == 32 ? (double)(float)v : v; }
+
+static double as_double(Val v, DType t) {
+  if (dt_is_float(t)) return v.f;
+  if (t.code == kDLInt || dt_is_bool(t)) return (double)v.i;
+  return (double)(uint64_t)v.i;
+}
+
+static Val cast_val(Val v, DType from, DType to) {
+  Val r = {0, 0};
+  if (dt_is_float(to)) {
+    r.f = round_to(as_double(v, from), to);
+  } else if (dt_is_bool(to)) {
+    r.i = dt_is_float(from) ? v.f != 0 : v.i != 0;
+  } else if (!dt_is_float(from)) {
+    r.i = norm((uint64_t)v.i, to);
+  } else {
+    double f = trunc(v.f);
+    double lo = (double)dt_int_min(to), hi = (double)dt_int_max(to);
+    if (isnan(f)) f = 0;
+    if (f < lo) f = lo;
+    if (f > hi) f = hi;
+    r.i = to.code == kDLUInt && to.bits == 64 && f >= 9223372036854775808.0 ? (int64_t)(uint64_t)f : norm((uint64_t)(int64_t)f, to);
+  }
+  return r;
+}
+
+static bool ev(Ev *c, Expr *e, Val *out);
+
+static bool lookup(Ev *c, Expr *var, Val *out) {
+  for (int i = c->nv - 1; i >= 0; i--)
+    if (c->vars[i] == var) {
+      *out = c->vals[i];
+      return true;
+    }
+  Val *sv = pm_get(&c->shape_vars, var);
+  if (sv) {
+    *out = *sv;
+    return true;
+  }
+  return ev_fail(c, kfmt("variable '%s' is not bound", var->var.name));
+}
+
+static bool push(Ev *c, Expr *var, Val v) {
+  if (c->nv >= 256) return ev_fail(c, "expressions nest too deeply");
+  c->vars[c->nv] = var;
+  c->vals[c->nv++] = v;
+  return true;
+}
+
+static bool int_div(Ev *c, ExprKind k, int64_t a, int64_t b, DType t, int64_t *out) {
+  if (b == 0) return ev_fail(c, "integer division by zero");
+  if (t.code != kDLInt) {
+    uint64_t x = (uint64_t)a, y = (uint64_t)b;
+    *out = norm((k == EK_Div || k == EK_FloorDiv) ? x / y : x % y, t);
+    return true;
+  }
+  if (b == -1 && a == INT64_MIN) return ev_fail(c, "integer division overflows");
+  int64_t q = a / b, r = a % b;
+  bool fix = r != 0 && ((r < 0) != (b < 0));
+  if (k == EK_Div)
+    *out = q;
+  else if (k == EK_Mod)
+    *out = r;
+  else if (k == EK_FloorDiv)
+    *out = fix ? q - 1 : q;
+  else
+    *out = fix ? r + b : r;
+  *out = norm((uint64_t)*out, t);
+  return true;
+}
+
+static int cmp(Val a, Val b, DType t) {
+  if (dt_is_float(t)) return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
+  if (t.code == kDLInt || dt_is_bool(t)) return a.i < b.i ? -1 : a.i > b.i;
+  uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+  return x < y ? -1 : x > y;
+}
+
+static bool call(Ev *c, Expr *e, Val *out) {
+  Val a[2] = {{0, 0}, {0, 0}};
+  for (int i = 0; i < e->call.nargs && i < 2; i++)
+    if (!ev(c, e->call.args[i], &a[i])) return false;
+  DType t = e->dtype, at = e->call.args[0]->dtype;
+  double x = a[0].f, y = a[1].f, r = 0;
+  out->i = 0;
+  out->f = 0;
+  switch (e->call.op) {
+  case INTRIN_exp: r = exp(x); break;
+  case INTRIN_log: r = log(x); break;
+  case INTRIN_sqrt: r = sqrt(x); break;
+  case INTRIN_rsqrt: r = 1.0 / sqrt(x); break;
+  case INTRIN_tanh: r = tanh(x); break;
+  case INTRIN_erf: r = erf(x); break;
+  case INTRIN_pow: r = pow(x, y); break;
+  case INTRIN_fabs:
+    if (!dt_is_float(t)) {
+      out->i = t.code == kDLInt && a[0].i < 0 ? norm((uint64_t)-a[0].i, t) : a[0].i;
+      return true;
+    }
+    r = fabs(x);
+    break;
+  case INTRIN_floor: r = floor(x); break;
+  case INTRIN_ceil: r = ceil(x); break;
+  case INTRIN_round: r = nearbyint(x); break;
+  case INTRIN_trunc: r = trunc(x); break;
+  case INTRIN_sigmoid: r = 1.0 / (1.0 + exp(-x)); break;
+  case INTRIN_sin: r = sin(x); break;
+  case INTRIN_cos: r = cos(x); break;
+  case INTRIN_tan: r = tan(x); break;
+  case INTRIN_asin: r = asin(x); break;
+  case INTRIN_acos: r = acos(x); break;
+  case INTRIN_atan: r = atan(x); break;
+  case INTRIN_sinh: r = sinh(x); break;
+  case INTRIN_cosh: r = cosh(x); break;
+  case INTRIN_asinh: r = asinh(x); break;
+  case INTRIN_acosh: r = acosh(x); break;
+  case INTRIN_atanh: r = atanh(x); break;
+  case INTRIN_fmod: r = fmod(x, y); break;
+  case INTRIN_isnan: out->i = dt_is_float(at) && isnan(x); return true;
+  case INTRIN_isinf: out->i = dt_is_float(at) && isinf(x); return true;
+  case INTRIN_likely: out->i = a[0].i; return true;
+  case INTRIN_shift_left:
+  case INTRIN_shift_right: {
+    int64_t s = a[1].i;
+    if (s < 0 || s >= t.bits) return ev_fail(c, "shift amount out of range");
+    if (e->call.op == INTRIN_shift_left)
+      out->i = norm((uint64_t)a[0].i << s, t);
+    else if (t.code == kDLInt)
+      out->i = a[0].i >> s;
+    else
+      out->i = norm((uint64_t)a[0].i >> s, t);
+    return true;
+  }
+  case INTRIN_bitwise_and: out->i = norm((uint64_t)(a[0].i & a[1].i), t); return true;
+  case INTRIN_bitwise_or: out->i = norm((uint64_t)(a[0].i | a[1].i), t); return true;
+  case INTRIN_bitwise_xor: out->i = norm((uint64_t)(a[0].i ^ a[1].i), t); return true;
+  case INTRIN_bitwise_not: out->i = norm(~(uint64_t)a[0].i, t); return true;
+  case INTRIN__COUNT: break;
+  }
+  if (!dt_is_float(t)) return ev_fail(c, kfmt("intrinsic %s on %s", intrin_name(e->call.op), dt_str(t)));
+  out->f = round_to(r, t);
+  return true;
+}
+
+static bool read(Ev *c, Expr *e, Val *out) {
+  Buf *b = pm_get(&c->bufs, e->read.tensor);
+  if (!b) return ev_fail(c, kfmt("tensor '%s' has no value", e->read.tensor->name));
+  int64_t flat = 0;
+  for (int d = 0; d < e->read.n; d++) {
+    Val iv;
+    if (!ev(c, e->read.idx[d], &iv)) return false;
+    int64_t i = iv.i;
+    if (i < 0 || i >= b->shape[d])
+      return ev_fail(c, kfmt("reads '%s' at index %lld of dimension %d (size %lld)", b->t->name, (long long)i, d,
+                             (long long)b->shape[d]));
+    flat = flat * b->shape[d] + i;
+  }
+  *out = b->data[flat];
+  return true;
+}
+
+static bool reduce(Ev *c, Expr *e, Val *out) {
+  Reducer *comb = e->reduce.comb;
+  Val acc;
+  if (!ev(c, comb->identity, &acc)) return false;
+  int n = e->reduce.naxis;
+  int64_t mins[16], exts[16], cur[16];
+  if (n > 16) return ev_fail(c, "too many reduce axes");
+  for (int i = 0; i < n; i++) {
+    Val m, x;
+    if (!ev(c, e->reduce.axis[i]->min, &m) || !ev(c, e->reduce.axis[i]->extent, &x)) return false;
+    mins[i] = m.i;
+    exts[i] = x.i;
+    cur[i] = 0;
+    if (exts[i] <= 0) {
+      *out = acc;
+      return true;
+    }
+  }
+  int base = c->nv;
+  for (int i = 0; i < n; i++)
+    if (!push(c, e->reduce.axis[i]->var, (Val){mins[i], 0})) return false;
+  for (;;) {
+    for (int i = 0; i < n; i++) c->vals[base + i].i = mins[i] + cur[i];
+    bool take = true;
+    if (e->reduce.cond) {
+      Val cv;
+      if (!ev(c, e->reduce.cond, &cv)) return false;
+      take = cv.i != 0;
+    }
+    if (take) {
+      Val src;
+      if (!ev(c, e->reduce.source, &src)) return false;
+      int b2 = c->nv;
+      if (!push(c, comb->lhs, acc) || !push(c, comb->rhs, src)) return false;
+      bool ok = ev(c, comb->result, &acc);
+      c->nv = b2;
+      if (!ok) return false;
+    }
+    int i = n - 1;
+    while (i >= 0 && ++cur[i] == exts[i]) cur[i--] = 0;
+    if (i < 0) break;
+  }
+  c->nv = base;
+  *out = acc;
+  return true;
+}
+
+static bool ev(Ev *c, Expr *e, Val *out) {
+  if (c->failed) return false;
+  if (!e) return ev_fail(c, "a missing expression");
+  if (e->dtype.lanes != 1) return ev_fail(c, "vector expressions are not supported");
+  DType t = e->dtype;
+  Val a, b;
+  out->i = 0;
+  out->f = 0;
+  switch (e->kind) {
+  case EK_IntImm:
+    out->i = norm((uint64_t)e->int_value, t);
+    if (dt_is_float(t)) out->f = (double)e->int_value;
+    return true;
+  case EK_FloatImm:
+    out->f = round_to(e->float_value, t);
+    return true;
+  case EK_Var:
+    return lookup(c, e, out);
+  case EK_Add:
+  case EK_Sub:
+  case EK_Mul:
+  case EK_Div:
+  case EK_Mod:
+  case EK_FloorDiv:
+  case EK_FloorMod:
+    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
+    if (dt_is_float(t)) {
+      double x = a.f, y = b.f, r;
+      switch (e->kind) {
+      case EK_Add: r = x + y; break;
+      case EK_Sub: r = x - y; break;
+      case EK_Mul: r = x * y; break;
+      case EK_Div: r = x / y; break;
+      case EK_Mod: r = fmod(x, y); break;
+      case EK_FloorDiv: r = floor(x / y); break;
+      default: r = x - floor(x / y) * y; break;
+      }
+      out->f = round_to(r, t);
+      return true;
+    }
+    if (e->kind == EK_Add) out->i = norm((uint64_t)a.i + (uint64_t)b.i, t);
+    else if (e->kind == EK_Sub) out->i = norm((uint64_t)a.i - (uint64_t)b.i, t);
+    else if (e->kind == EK_Mul) out->i = norm((uint64_t)a.i * (uint64_t)b.i, t);
+    else return int_div(c, e->kind, a.i, b.i, t, &out->i);
+    return true;
+  case EK_Min:
+  case EK_Max: {
+    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
+    /* as C's (a < b ? a : b) and (a > b ? a : b) */
+    int r = cmp(a, b, t);
+    if (e->kind == EK_Min)
+      *out = r == -1 ? a : b;
+    else
+      *out = r == 1 ? a : b;
+    return true;
+  }
+  case EK_EQ:
+  case EK_NE:
+  case EK_LT:
+  case EK_LE:
+  case EK_GT:
+  case EK_GE: {
+    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
+    int r = cmp(a, b, e->bin.a->dtype);
+    switch (e->kind) {
+    case EK_EQ: out->i = r == 0; break;
+    case EK_NE: out->i = r != 0; break;
+    case EK_LT: out->i = r == -1; break;
+    case EK_LE: out->i = r == -1 || r == 0; break;
+    case EK_GT: out->i = r == 1; break;
+    default: out->i = r == 1 || r == 0; break;
+    }
+    return true;
+  }
+  case EK_And:
+  case EK_Or:
+    if (!ev(c, e->bin.a, &a)) return false;
+    if ((e->kind == EK_And) == !a.i) {
+      out->i = a.i != 0;
+      return true;
+    }
+    if (!ev(c, e->bin.b, &b)) return false;
+    out->i = b.i != 0;
+    return true;
+  case EK_Not:
+    if (!ev(c, e->bin.a, &a)) return false;
+    out->i = !a.i;
+    return true;
+  case EK_Select:
+    if (!ev(c, e->select.cond, &a)) return false;
+    return ev(c, a.i ? e->select.t : e->select.f, out);
+  case EK_Cast:
+    if (!ev(c, e->bin.a, &a)) return false;
+    *out = cast_val(a, e->bin.a->dtype, t);
+    return true;
+  case EK_Call:
+    return call(c, e, out);
+  case EK_Let: {
+    if (!ev(c, e->let.value, &a)) return false;
+    int base = c->nv;
+    if (!push(c, e->let.var, a)) return false;
+    bool ok = ev(c, e->let.body, out);
+    c->nv = base;
+    return ok;
+  }
+  case EK_Read:
+    return read(c, e, out);
+  case EK_Reduce:
+    return reduce(c, e, out);
+  case EK_StrImm:
+  case EK_Load:
+  case EK_Ramp:
+  case EK_Broadcast:
+    return ev_fail(c, kfmt("%s nodes are not supported", expr_kind_name(e->kind)));
+  case EK__COUNT:
+    break;
+  }
+  KUNREACHABLE();
+}
+
+/* ---- buffers ---- */
+
+static int64_t numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  return n;
+}
+
+static bool dl_dtype_ok(DLDataType d, DType t) {
+  if (dt_is_bool(t)) return (d.code == kDLUInt || d.code == 6) && (d.bits == 1 || d.bits == 8) && d.lanes == 1;
+  return d.code == t.code && d.bits == t.bits && d.lanes == t.lanes;
+}
+
+static int check_array(const char *what, Tensor *t, DLTensor *a, int64_t *shape) {
+  if (!a) return kiln_set_error("topi_eval: no array for %s '%s'", what, t->name);
+  if (a->device.device_type != kDLCPU) return kiln_set_error("topi_eval: %s '%s' is not on the CPU", what, t->name);
+  if (a->ndim != t->ndim)
+    return kiln_set_error("topi_eval: %s '%s' has %d dimensions, the array %d", what, t->name, t->ndim, a->ndim);
+  if (!dl_dtype_ok(a->dtype, t->dtype))
+    return kiln_set_error("topi_eval: %s '%s' is %s, the array is not", what, t->name, dt_str(t->dtype));
+  for (int d = 0; d < t->ndim; d++)
+    if (shape[d] != a->shape[d])
+      return kiln_set_error("topi_eval: %s '%s' has shape[%d] = %lld, the array %lld", what, t->name, d,
+                            (long long)shape[d], (long long)a->shape[d]);
+  if (a->strides) {
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+      if (a->shape[d] != 1 && a->strides[d] != expect)
+        return kiln_set_error("topi_eval: the array of %s '%s' is not compact", what, t->name);
+      expect *= a->shape[d];
+    }
+  }
+  return 0;
+}
+
+static Val load_elem(const DLTensor *a, int64_t i, DType t) {
+  const char *p = (const char *)a->data + a->byte_offset;
+  Val v = {0, 0};
+  if (dt_is_float(t)) {
+    if (t.bits == 32) v.f = ((const float *)p)[i];
+    else if (t.bits == 64) v.f = ((const double *)p)[i];
+    else if (t.bits == 16) v.f = (double)((const _Float16 *)p)[i];
+    return v;
+  }
+  if (dt_is_bool(t)) {
+    v.i = ((const uint8_t *)p)[i] != 0;
+    return v;
+  }
+  uint64_t u = 0;
+  switch (t.bits) {
+  case 8: u = ((const uint8_t *)p)[i]; break;
+  case 16: u = ((const uint16_t *)p)[i]; break;
+  case 32: u = ((const uint32_t *)p)[i]; break;
+  default: u = ((const uint64_t *)p)[i]; break;
+  }
+  v.i = norm(u, t);
+  return v;
+}
+
+static void store_elem(DLTensor *a, int64_t i, DType t, Val v) {
+  char *p = (char *)a->data + a->byte_offset;
+  if (dt_is_float(t)) {
+    if (t.bits == 32) ((float *)p)[i] = (float)v.f;
+    else if (t.bits == 64) ((double *)p)[i] = v.f;
+    else if (t.bits == 16) ((_Float16 *)p)[i] = (_Float16)v.f;
+    return;
+  }
+  if (dt_is_bool(t)) {
+    ((uint8_t *)p)[i] = v.i != 0;
+    return;
+  }
+  switch (t.bits) {
+  case 8: ((uint8_t *)p)[i] = (uint8_t)v.i; break;
+  case 16: ((uint16_t *)p)[i] = (uint16_t)v.i; break;
+  case 32: ((uint32_t *)p)[i] = (uint32_t)v.i; break;
+  default: ((uint64_t *)p)[i] = (uint64_t)v.i; break;
+  }
+}
+
+static void *own(Ev *c, size_t n) {
+  void *p = xcalloc(n ? n : 1, 1);
+  av_push(&c->owned, p);
+  return p;
+}
+
+/* The constant (or bound) shape of t. */
+static int eval_shape(Ev *c, Tensor *t, int64_t *shape) {
+  for (int d = 0; d < t->ndim; d++) {
+    Val v;
+    c->op = t->name;
+    if (!ev(c, t->shape[d], &v)) return -1;
+    if (v.i < 0) return kiln_set_error("topi_eval: '%s' has a negative dimension %d", t->name, d);
+    shape[d] = v.i;
+  }
+  return 0;
+}
+
+static int materialize(Ev *c, Tensor *t, int nin, Tensor **inputs, DLTensor **in_data, int depth) {
+  if (pm_has(&c->bufs, t)) return 0;
+  if (depth > 10000) return kiln_set_error("topi_eval: the graph is too deep");
+  if (t->kind == TE_EXTERN)
+    return kiln_set_error("topi_eval: extern op '%s' is not supported (only compute ops can be evaluated)", t->name);
+  Buf *b = own(c, sizeof(Buf));
+  b->t = t;
+  b->ndim = t->ndim;
+  b->shape = own(c, sizeof(int64_t) * (size_t)(t->ndim > 0 ? t->ndim : 1));
+  if (t->kind == TE_PLACEHOLDER) {
+    int k = -1;
+    for (int i = 0; i < nin; i++)
+      if (inputs[i] == t) k = i;
+    if (k < 0) return kiln_set_error("topi_eval: placeholder '%s' is read but not among the inputs", t->name);
+    DLTensor *a = in_data[k];
+    if (eval_shape(c, t, b->shape)) return -1;
+    if (check_array("input", t, a, b->shape)) return -1;
+    int64_t n = numel(t->ndim, b->shape);
+    b->data = own(c, sizeof(Val) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) b->data[i] = load_elem(a, i, t->dtype);
+    pm_put(&c->bufs, t, b);
+    return 0;
+  }
+  for (int i = 0; i < t->ninputs; i++)
+    if (materialize(c, t->inputs[i], nin, inputs, in_data, depth + 1)) return -1;
+  if (eval_shape(c, t, b->shape)) return -1;
+  int64_t n = numel(t->ndim, b->shape);
+  if (n > ((int64_t)1 << 28)) return kiln_set_error("topi_eval: '%s' has %lld elements, too many", t->name, (long long)n);
+  b->data = own(c, sizeof(Val) * (size_t)n);
+  c->op = t->name;
+  c->nv = 0;
+  for (int d = 0; d < t->ndim; d++)
+    if (!push(c, t->axis[d]->var, (Val){0, 0})) return -1;
+  int64_t cur[64] = {0};
+  if (t->ndim > 64) return kiln_set_error("topi_eval: rank too large");
+  for (int64_t i = 0; i < n; i++) {
+    for (int d = 0; d < t->ndim; d++) c->vals[d].i = cur[d];
+    if (!ev(c, t->body, &b->data[i])) return -1;
+    for (int d = t->ndim - 1; d >= 0 && ++cur[d] == b->shape[d]; d--) cur[d] = 0;
+  }
+  c->nv = 0;
+  pm_put(&c->bufs, t, b);
+  return 0;
+}
+
+/* Bind each placeholder's symbolic dims (plain variables) to its array. */
+static int bind_shapes(Ev *c, int nin, Tensor **inputs, DLTensor **in_data) {
+  for (int i = 0; i < nin; i++) {
+    Tensor *t = inputs[i];
+    if (!t || !in_data || !in_data[i]) return kiln_set_error("topi_eval: input %d is missing", i);
+    if (t->kind != TE_PLACEHOLDER) return kiln_set_error("topi_eval: input '%s' is not a placeholder", t->name);
+    if (in_data[i]->ndim != t->ndim)
+      return kiln_set_error("topi_eval: input '%s' has %d dimensions, the array %d", t->name, t->ndim,
+                            in_data[i]->ndim);
+    for (int d = 0; d < t->ndim; d++) {
+      Expr *s = t->shape[d];
+      if (s->kind != EK_Var || pm_has(&c->shape_vars, s)) continue;
+      Val *v = own(c, sizeof(Val));
+      v->i = in_data[i]->shape[d];
+      pm_put(&c->shape_vars, s, v);
+    }
+  }
+  return 0;
+}
+
+int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data) {
+  if (!out || out->okind != KOBJ_TENSOR) return kiln_set_error("topi_eval: no output tensor");
+  Ev *c = xcalloc(1, sizeof(Ev));
+  int rc = bind_shapes(c, ninputs, inputs, in_data);
+  if (!rc) rc = materialize(c, out, ninputs, inputs, in_data, 0);
+  if (!rc) {
+    Buf *b = pm_get(&c->bufs, out);
+    rc = check_array("output", out, out_data, b->shape);
+    if (!rc) {
+      int64_t n = numel(b->ndim, b->shape);
+      for (int64_t i = 0; i < n; i++) store_elem(out_data, i, out->dtype, b->data[i]);
+    }
+  }
+  for (int i = 0; i < c->owned.len; i++) free(c->owned.data[i]);
+  pm_free(&c->bufs);
+  pm_free(&c->shape_vars);
+  free(c);
+  return rc;
+}

@@ -1,0 +1,699 @@
+/*
+ * schedule.c - generic CPU schedules: injective, reductions, and one for
+ * each anchor op (conv2d NCHW, dense, matmul, pooling, softmax and the
+ * norms), plus the dispatcher the graph layer calls on a fused group.
+ *
+ * Every schedule starts like TVM's traverse_inline: each injective stage
+ * that is not an output is inlined into its readers.  What remains are the
+ * outputs and the non-injective stages (anchors and reductions).  An
+ * anchor whose only reader is an output of its own shape that reads it
+ * element for element (a fused elementwise epilogue: bias, batch-norm
+ * scale, activation) is computed inside that output's loops, one block at
+ * a time; any other anchor is computed at the root.
+ *
+ * Loops: the outer axes are fused into one loop that runs in parallel when
+ * there is enough work.  The innermost axis is split by the vector width
+ * and vectorized only when that divides it and the reads along it are
+ * contiguous, because the lowering has no loop partitioning (a split that
+ * does not divide leaves a guard inside the loop, and the vectorizer then
+ * keeps it scalar) and the simplifier does not undo fused index arithmetic
+ * (a fused vector loop would gather).  Otherwise the innermost loop stays a
+ * plain serial loop over a contiguous axis, which the C compiler
+ * vectorizes itself.
+ */
+#include <string.h>
+
+#include "../topi.h"
+
+#define PAR_MIN_WORK 32768 /* elements (times reduction length) worth a parallel loop */
+#define OUTER_MIN_PAR 8    /* fewer outer iterations than this: parallelize more */
+
+/* ---- small queries ---- */
+
+static int vec_width(DType t) {
+  int bytes = dt_is_bool(t) ? 4 : t.bits / 8;
+  if (bytes <= 0) bytes = 1;
+  int w = 64 / bytes;
+  return w > 16 ? 16 : w;
+}
+
+static bool is_compute(Tensor *t) { return t && t->kind == TE_COMPUTE; }
+
+static bool tag_is(Tensor *t, const char *tag) { return t->tag && !strcmp(t->tag, tag); }
+
+static bool stage_injective(Stage *st) {
+  return is_compute(st->origin) && st->origin->nreduce == 0 && topi_tag_is_injective(st->origin->tag);
+}
+
+static int64_t const_extent(Expr *e) {
+  int64_t v;
+  return ir_is_const_int(e, &v) ? v : -1;
+}
+
+/* Product of the extents of dims [from, to) of t, or -1 if not constant. */
+static int64_t dims_product(Tensor *t, int from, int to) {
+  int64_t p = 1;
+  for (int d = from; d < to; d++) {
+    int64_t e = const_extent(t->shape[d]);
+    if (e < 0) return -1;
+    p *= e;
+  }
+  return p;
+}
+
+static int64_t reduce_length(Tensor *t) {
+  int64_t p = 1;
+  for (int i = 0; i < t->nreduce; i++) {
+    int64_t e = const_extent(t->reduce_axis[i]->extent);
+    p *= e > 0 ? e : 16;
+  }
+  return p;
+}
+
+static bool is_output(Schedule *s, Stage *st) {
+  for (int i = 0; i < s->noutputs; i++)
+    if (av_find(&st->aliases, s->outputs[i]) >= 0) return true;
+  return false;
+}
+
+static Stage *stage_of(Schedule *s, Tensor *t) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *st = s->stages.data[i];
+    if (av_find(&st->aliases, t) >= 0) return st;
+  }
+  return NULL;
+}
+
+/* ---- inlined bodies (for analysis; the lowering does the real inlining) ---- */
+
+typedef struct InlCtx {
+  Schedule *s;
+  int depth;
+} InlCtx;
+
+static Expr *inl_read(IRMutator *m, Expr *e) {
+  InlCtx *c = m->ud;
+  Expr *r = ir_mutate_expr_children(m, e);
+  if (!r || r->kind != EK_Read) return r;
+  Stage *st = stage_of(c->s, r->read.tensor);
+  if (!st || st->attach != ATTACH_INLINE || c->depth > 64) return r;
+  Tensor *op = st->op;
+  PtrMap vm = {0};
+  for (int d = 0; d < op->ndim; d++) pm_put(&vm, op->axis[d]->var, r->read.idx[d]);
+  Expr *b = ir_substitute(op->body, &vm);
+  pm_free(&vm);
+  c->depth++;
+  b = ir_mutate_expr(m, b);
+  c->depth--;
+  return b;
+}
+
+/* The body of st with every inlined producer substituted. */
+static Expr *inlined_body(Schedule *s, Stage *st) {
+  InlCtx c = {s, 0};
+  IRMutator m = {inl_read, NULL, &c};
+  return ir_mutate_expr(&m, st->op->body);
+}
+
+typedef struct ReadsCtx {
+  AVec *reads;
+} ReadsCtx;
+
+static void collect_reads_v(IRVisitor *v, Expr *e) {
+  ReadsCtx *c = v->ud;
+  if (e->kind == EK_Read) av_push(c->reads, e);
+  ir_visit_expr_children(v, e);
+}
+
+static void all_reads(Expr *e, AVec *out) {
+  ReadsCtx c = {out};
+  IRVisitor v = {collect_reads_v, NULL, &c};
+  if (e) ir_visit_expr(&v, e);
+}
+
+static Expr *strip_reduce(Expr *b) { return b && b->kind == EK_Reduce ? b->reduce.source : b; }
+
+/* Are the reads of body contiguous along var (the innermost loop)?  Each
+ * read either does not use var, or uses it only in its last index, as
+ * var or var + (something without var). */
+static bool contiguous_along(Expr *body, Expr *var) {
+  AVec reads = {0};
+  all_reads(body, &reads);
+  for (int i = 0; i < reads.len; i++) {
+    Expr *r = reads.data[i];
+    int n = r->read.n;
+    for (int d = 0; d < n - 1; d++)
+      if (ir_expr_uses_var(r->read.idx[d], var)) return false;
+    if (n == 0) continue;
+    Expr *last = r->read.idx[n - 1];
+    if (!ir_expr_uses_var(last, var)) continue;
+    Expr *diff = ir_simplify(ir_sub(last, var));
+    if (!diff || ir_expr_uses_var(diff, var)) return false;
+  }
+  return true;
+}
+
+/* Which stages (not inlined) read st, after inlining? */
+static int count_readers(Schedule *s, Stage *st, Stage **only) {
+  int n = 0;
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *c = s->stages.data[i];
+    if (c == st || c->attach == ATTACH_INLINE || !is_compute(c->op)) continue;
+    AVec reads = {0};
+    all_reads(inlined_body(s, c), &reads);
+    for (int k = 0; k < reads.len; k++) {
+      Expr *r = reads.data[k];
+      if (av_find(&st->aliases, r->read.tensor) >= 0) {
+        n++;
+        if (only) *only = c;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+/* ---- the traverse ---- */
+
+static int inline_injective(Schedule *s) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *st = s->stages.data[i];
+    if (!stage_injective(st) || st->is_output || is_output(s, st) || st->attach == ATTACH_INLINE) continue;
+    if (stage_compute_inline(st)) return -1;
+  }
+  return 0;
+}
+
+/* The output stage that forms an elementwise epilogue of anchor a: the
+ * only reader of a, an output of a's shape, every read of a in its
+ * (inlined) body at the output's own indices. */
+static Stage *epilogue_of(Schedule *s, Stage *a) {
+  if (a->is_output || is_output(s, a)) return NULL;
+  Stage *o = NULL;
+  if (count_readers(s, a, &o) != 1 || !o || !is_output(s, o) || !stage_injective(o)) return NULL;
+  Tensor *ot = o->op, *at = a->op;
+  if (ot->ndim != at->ndim) return NULL;
+  for (int d = 0; d < ot->ndim; d++) {
+    int64_t x = const_extent(ot->shape[d]), y = const_extent(at->shape[d]);
+    if (x < 0 || x != y) return NULL;
+  }
+  AVec reads = {0};
+  all_reads(inlined_body(s, o), &reads);
+  for (int k = 0; k < reads.len; k++) {
+    Expr *r = reads.data[k];
+    if (av_find(&a->aliases, r->read.tensor) < 0) continue;
+    for (int d = 0; d < ot->ndim; d++)
+      if (r->read.idx[d] != ot->axis[d]->var) return NULL;
+  }
+  return o;
+}
+
+/* Fuse the leaves [from, to) of st into one; returns it (or the only one). */
+static IterVar *fuse_range(Stage *st, int from, int to) {
+  if (to <= from) return NULL;
+  IterVar *f = st->leaf_iters.data[from];
+  for (int i = from + 1; i < to; i++) {
+    IterVar *next = st->leaf_iters.data[from + 1];
+    if (stage_fuse(st, f, next, &f)) return NULL;
+  }
+  return f;
+}
+
+/* ---- injective ---- */
+
+/* Fuse the outer axes of an elementwise-like stage, parallelize them when
+ * worthwhile, and vectorize the innermost axis when it splits evenly.
+ * Returns the leaf at which an anchor can be computed (the innermost outer
+ * loop), or NULL for a rank-0 stage. */
+static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel) {
+  Tensor *op = st->op;
+  int n = op->ndim;
+  if (n == 0) return NULL;
+  int64_t total = dims_product(op, 0, n);
+  int64_t last = const_extent(op->shape[n - 1]);
+  int vw = vec_width(op->dtype);
+  Expr *body = inlined_body(s, st);
+  bool vec = last > 0 && last % vw == 0 && contiguous_along(body, op->axis[n - 1]->var);
+  IterVar *lo = NULL, *li = NULL;
+  if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return NULL;
+  int64_t outer = dims_product(op, 0, n - 1);
+  IterVar *par;
+  bool par_ok = allow_parallel && total >= PAR_MIN_WORK;
+  if (vec && (outer >= 0 && outer < OUTER_MIN_PAR) && last / vw > 1)
+    par = fuse_range(st, 0, n); /* outer axes and the vector blocks */
+  else if (n > 1)
+    par = fuse_range(st, 0, n - 1);
+  else
+    par = vec ? lo : st->leaf_iters.data[0];
+  if (!par) return NULL;
+  if (par_ok && stage_parallel(st, par)) return NULL;
+  if (vec && stage_vectorize(st, li)) return NULL;
+  return par;
+}
+
+static int schedule_outputs_injective(Schedule *s, int nout, Tensor **outs, AVec *done) {
+  for (int i = 0; i < nout; i++) {
+    Stage *st = sch_stage(s, outs[i]);
+    if (!st) return -1;
+    if (av_find(done, st) >= 0 || !is_compute(st->op)) continue;
+    av_push(done, st);
+    if (st->op->nreduce > 0) continue; /* scheduled as a reduction */
+    if (st->relations.len == 0 && st->op->ndim > 0 && !schedule_elementwise(s, st, true)) return -1;
+  }
+  return 0;
+}
+
+int topi_schedule_injective(Schedule *s, int nout, Tensor **outs) {
+  if (!s) return -1;
+  if (inline_injective(s)) return -1;
+  AVec done = {0};
+  return schedule_outputs_injective(s, nout, outs, &done);
+}
+
+/* ---- reductions ---- */
+
+/* A reduction (or any compute with reduce axes) at the root: the spatial
+ * axes outside, parallel; the reduce axes inside; the last spatial axis
+ * moved innermost when the reads are contiguous along it (reducing over
+ * channels of NCHW, pooling in NCHW16c), vectorized when it splits evenly. */
+static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) {
+  Tensor *op = st->op;
+  int n = op->ndim, m = op->nreduce;
+  if (st->relations.len) return 0; /* already scheduled */
+  int64_t total = dims_product(op, 0, n);
+  int64_t work = total < 0 ? -1 : total * reduce_length(op);
+  bool par_ok = allow_parallel && work >= PAR_MIN_WORK;
+  if (n == 0) return 0;
+  Expr *src = strip_reduce(inlined_body(s, st));
+  int64_t last = const_extent(op->shape[n - 1]);
+  bool inner = m > 0 && last >= 4 && contiguous_along(src, op->axis[n - 1]->var);
+  /* the reductions are not contiguous along the last spatial axis if it
+   * only appears in the reduce indices' last position through them: fine */
+  if (inner) {
+    int vw = vec_width(op->dtype);
+    IterVar **order = KNEWN(IterVar *, n + m + 1);
+    int k = 0;
+    for (int d = 0; d < n - 1; d++) order[k++] = op->axis[d];
+    for (int r = 0; r < m; r++) order[k++] = op->reduce_axis[r];
+    order[k++] = op->axis[n - 1];
+    if (stage_reorder(st, k, order)) return -1;
+    IterVar *li = NULL, *lo = NULL;
+    if (last % vw == 0) {
+      if (stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
+      if (stage_vectorize(st, li)) return -1;
+    }
+    if (n > 1) {
+      IterVar *f = fuse_range(st, 0, n - 1);
+      if (!f) return -1;
+      if (par_ok && stage_parallel(st, f)) return -1;
+    }
+    return 0;
+  }
+  IterVar *f = fuse_range(st, 0, n);
+  if (!f) return -1;
+  if (par_ok && stage_parallel(st, f)) return -1;
+  return 0;
+}
+
+/* A non-injective stage we know nothing about: at the root, its outer axes
+ * in parallel. */
+static int schedule_default_stage(Schedule *s, Stage *st) {
+  if (st->op->nreduce > 0) return schedule_reduction_root(s, st, true);
+  if (st->relations.len) return 0;
+  return schedule_elementwise(s, st, true) || st->op->ndim == 0 ? 0 : -1;
+}
+
+/* A reduction read element for element by its elementwise epilogue: the
+ * epilogue's loops outside, the reduction per element inside (unless the
+ * reduction has a better loop order of its own at the root). */
+static int schedule_reduce_anchor(Schedule *s, Stage *st, AVec *done) {
+  Stage *o = epilogue_of(s, st);
+  if (o && av_find(done, o) < 0) {
+    Tensor *op = st->op;
+    int n = op->ndim;
+    Expr *src = strip_reduce(inlined_body(s, st));
+    bool inner = n > 0 && const_extent(op->shape[n - 1]) >= 4 && contiguous_along(src, op->axis[n - 1]->var);
+    if (!inner && n > 0) {
+      IterVar *f = fuse_range(o, 0, n);
+      if (!f) return -1;
+      int64_t work = dims_product(op, 0, n) * reduce_length(op);
+      if (work >= PAR_MIN_WORK && stage_parallel(o, f)) return -1;
+      if (stage_compute_at(st, o, f)) return -1;
+      av_push(done, o);
+      av_push(done, st);
+      return 0;
+    }
+  }
+  av_push(done, st);
+  return schedule_reduction_root(s, st, true);
+}
+
+/* Schedule every stage not yet done: anchors and reductions with their own
+ * schedules, then the outputs. */
+static int schedule_rest(Schedule *s, int nout, Tensor **outs, AVec *done) {
+  for (int i = s->stages.len - 1; i >= 0; i--) {
+    Stage *st = s->stages.data[i];
+    if (av_find(done, st) >= 0 || !is_compute(st->op) || st->attach == ATTACH_INLINE) continue;
+    if (stage_injective(st)) continue; /* an output: below */
+    if (st->op->nreduce > 0) {
+      if (schedule_reduce_anchor(s, st, done)) return -1;
+    } else {
+      av_push(done, st);
+      if (schedule_default_stage(s, st)) return -1;
+    }
+  }
+  return schedule_outputs_injective(s, nout, outs, done);
+}
+
+int topi_schedule_reduce(Schedule *s, int nout, Tensor **outs) {
+  if (!s || inline_injective(s)) return -1;
+  AVec done = {0};
+  return schedule_rest(s, nout, outs, &done);
+}
+
+/* ---- anchors ---- */
+
+typedef int (*AnchorFn)(Schedule *s, Stage *anchor, AVec *done);
+
+/* The anchor stages with one of the tags, walking all stages. */
+static Stage *find_anchor(Schedule *s, const char *const *tags) {
+  for (int i = s->stages.len - 1; i >= 0; i--) {
+    Stage *st = s->stages.data[i];
+    if (!is_compute(st->origin) || st->attach == ATTACH_INLINE) continue;
+    for (int k = 0; tags[k]; k++)
+      if (tag_is(st->origin, tags[k])) return st;
+  }
+  return NULL;
+}
+
+static int with_anchor(Schedule *s, int nout, Tensor **outs, const char *const *tags, AnchorFn fn) {
+  if (!s || inline_injective(s)) return -1;
+  AVec done = {0};
+  for (;;) {
+    Stage *a = NULL;
+    for (int i = s->stages.len - 1; i >= 0 && !a; i--) {
+      Stage *st = s->stages.data[i];
+      if (av_find(&done, st) >= 0 || !is_compute(st->origin) || st->attach == ATTACH_INLINE) continue;
+      for (int k = 0; tags[k]; k++)
+        if (tag_is(st->origin, tags[k])) a = st;
+    }
+    if (!a) break;
+    av_push(&done, a);
+    if (fn(s, a, &done)) return -1;
+  }
+  return schedule_rest(s, nout, outs, &done);
+}
+
+/* The loop in which to compute anchor a: its epilogue's, if it has one
+ * (the epilogue is then scheduled by the caller's split of it). */
+typedef struct Placement {
+  Stage *loops; /* the stage whose loops we lay out: a or its epilogue */
+  bool fused;   /* a is computed inside loops */
+} Placement;
+
+static Placement place(Schedule *s, Stage *a, AVec *done) {
+  Stage *o = epilogue_of(s, a);
+  if (o && av_find(done, o) < 0 && o->relations.len == 0) {
+    av_push(done, o);
+    return (Placement){o, true};
+  }
+  return (Placement){a, false};
+}
+
+/* conv2d NCHW (also group, depthwise, transposed): [n, f] fused and in
+ * parallel, then output rows; the reduction over (rc, ry, rx) runs outside
+ * the output row so the innermost loop walks x contiguously. */
+/* [n, f, y, reduction..., x], or with a short reduction [n, f, y, x,
+ * reduction...] with the reduction unrolled. */
+static int conv_order(Stage *a, bool short_red) {
+  Tensor *op = a->op;
+  int m = op->nreduce;
+  if (short_red) {
+    for (int r = 0; r < m; r++)
+      if (stage_unroll(a, op->reduce_axis[r])) return -1;
+    return 0;
+  }
+  IterVar **order = KNEWN(IterVar *, 4 + m);
+  int k = 0;
+  for (int d = 0; d < 3; d++) order[k++] = op->axis[d];
+  for (int r = 0; r < m; r++) order[k++] = op->reduce_axis[r];
+  order[k++] = op->axis[3];
+  return stage_reorder(a, k, order);
+}
+
+static int conv_anchor(Schedule *s, Stage *a, AVec *done) {
+  Tensor *op = a->op;
+  if (op->ndim != 4) return schedule_reduction_root(s, a, true);
+  /* the padded input: at the root, filled once (inlining it would test
+   * the border for every multiply-add) */
+  for (int i = 0; i < op->ninputs; i++) {
+    Stage *p = stage_of(s, op->inputs[i]);
+    if (p && is_compute(p->op) && p->attach == ATTACH_INLINE && !strcmp(p->origin->name, "pad_data")) {
+      if (stage_compute_root(p)) return -1;
+      av_push(done, p);
+      if (!schedule_elementwise(s, p, true)) return -1;
+    }
+  }
+  /* re-read after changing the pad stage's placement */
+  op = a->op;
+  int64_t ow = const_extent(op->shape[3]);
+  int vw = vec_width(op->dtype);
+  /* a depthwise window is a short reduction: summed in registers per
+   * output, the window unrolled, rather than streamed over output rows */
+  bool short_red = tag_is(a->origin, "depthwise_conv2d_nchw") && reduce_length(op) <= 49;
+  bool vec_x = ow > 0 && ow % vw == 0 && !short_red;
+  int64_t work = dims_product(op, 0, 4) * reduce_length(op);
+  bool par_ok = work >= PAR_MIN_WORK;
+  Placement pl = place(s, a, done);
+  IterVar **ax = op->axis;
+  if (pl.fused) {
+    Stage *o = pl.loops;
+    IterVar *nf, *xo = NULL, *xi = NULL;
+    if (stage_fuse(o, o->op->axis[0], o->op->axis[1], &nf)) return -1;
+    if (par_ok && stage_parallel(o, nf)) return -1;
+    if (vec_x) {
+      if (stage_split(o, o->op->axis[3], ir_i32(vw), &xo, &xi)) return -1;
+      if (stage_vectorize(o, xi)) return -1;
+    }
+    if (stage_compute_at(a, o, o->op->axis[2])) return -1;
+    /* the conv itself: one output row, the reduction outside x */
+    if (conv_order(a, short_red)) return -1;
+    if (vec_x) {
+      if (stage_split(a, ax[3], ir_i32(vw), &xo, &xi)) return -1;
+      if (stage_vectorize(a, xi)) return -1;
+    }
+    return 0;
+  }
+  if (conv_order(a, short_red)) return -1;
+  IterVar *nf, *xo, *xi;
+  if (stage_fuse(a, ax[0], ax[1], &nf)) return -1;
+  if (par_ok && stage_parallel(a, nf)) return -1;
+  if (vec_x) {
+    if (stage_split(a, ax[3], ir_i32(vw), &xo, &xi)) return -1;
+    if (stage_vectorize(a, xi)) return -1;
+  }
+  return 0;
+}
+
+/* A product whose sum was split in two (dense, batch_matmul with
+ * transpose_b; see dot_product in nn.c): for each output element (in a
+ * parallel loop over all of them), the partial sums of L lanes accumulate
+ * in one vector over k / L steps, then the output adds the lanes. */
+static Stage *partial_of(Schedule *s, Stage *a) {
+  for (int i = 0; i < a->op->ninputs; i++) {
+    Stage *p = stage_of(s, a->op->inputs[i]);
+    if (p && is_compute(p->origin) && tag_is(p->origin, "dot_partial") && p->attach != ATTACH_INLINE) return p;
+  }
+  return NULL;
+}
+
+static int dot_anchor(Schedule *s, Stage *a, Stage *p, AVec *done) {
+  av_push(done, p);
+  Tensor *op = a->op, *pop = p->op;
+  int n = op->ndim;
+  Placement pl = place(s, a, done);
+  Stage *o = pl.loops;
+  IterVar *f = n > 0 ? fuse_range(o, 0, n) : NULL;
+  if (n > 0 && !f) return -1;
+  int64_t work = dims_product(pop, 0, pop->ndim) * reduce_length(pop);
+  if (f && work >= PAR_MIN_WORK && stage_parallel(o, f)) return -1;
+  if (f && pl.fused && stage_compute_at(a, o, f)) return -1;
+  if (f && stage_compute_at(p, o, f)) return -1;
+  IterVar *j = pop->axis[n], *ko = pop->reduce_axis[0];
+  if (stage_reorder(p, 2, (IterVar *[]){ko, j})) return -1;
+  return stage_vectorize(p, j);
+}
+
+/* A matrix product whose right operand is contiguous along the output's
+ * last axis (matmul, batch_matmul without transpose_b): for each output
+ * row, the reduction outside and the row inside, vectorized.  With a
+ * transposed right operand (dense, transpose_b): blocks of vw outputs
+ * accumulate together while the reduction streams, so the products of
+ * one block are independent (a gather of vw weights per step). */
+static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
+  Stage *part = partial_of(s, a);
+  if (part && av_find(done, part) < 0) return dot_anchor(s, a, part, done);
+  Tensor *op = a->op;
+  int n = op->ndim;
+  if (n == 0 || op->nreduce != 1) return schedule_reduction_root(s, a, true);
+  IterVar *k = op->reduce_axis[0];
+  int vw = vec_width(op->dtype);
+  int64_t last = const_extent(op->shape[n - 1]);
+  Expr *src = strip_reduce(inlined_body(s, a));
+  bool contig = contiguous_along(src, op->axis[n - 1]->var);
+  bool vec = last > 0 && last % vw == 0;
+  int64_t work = dims_product(op, 0, n) * reduce_length(op);
+  bool par_ok = work >= PAR_MIN_WORK;
+  Placement pl = place(s, a, done);
+  if (n == 1 && !vec) { /* a vector times a matrix, unvectorizable: plain */
+    if (pl.fused) {
+      if (par_ok && stage_parallel(pl.loops, pl.loops->op->axis[0])) return -1;
+      return stage_compute_at(a, pl.loops, pl.loops->op->axis[0]);
+    }
+    return par_ok ? stage_parallel(a, op->axis[0]) : 0;
+  }
+  if (!contig && !vec) {
+    /* dot products: [outer..., last, k], the outer part in parallel */
+    if (pl.fused) {
+      Stage *o = pl.loops;
+      IterVar *f = fuse_range(o, 0, n);
+      if (!f || (par_ok && stage_parallel(o, f))) return -1;
+      return stage_compute_at(a, o, f);
+    }
+    IterVar *f = fuse_range(a, 0, n);
+    if (!f || (par_ok && stage_parallel(a, f))) return -1;
+    return 0;
+  }
+  /* block the last axis (by vw when it divides, else whole rows) */
+  if (pl.fused) {
+    Stage *o = pl.loops;
+    IterVar *lo = NULL, *li = NULL, *at;
+    if (vec) {
+      if (stage_split(o, o->op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
+      if (stage_vectorize(o, li)) return -1;
+    }
+    /* outer axes (and the column blocks when the rows are few) in parallel */
+    int64_t outer = dims_product(op, 0, n - 1);
+    bool blocks_outer = vec && (!contig || (outer >= 0 && outer < OUTER_MIN_PAR));
+    IterVar *f = fuse_range(o, 0, blocks_outer ? n : n - 1);
+    if (n == 1 && !blocks_outer) f = NULL;
+    if (f && par_ok && stage_parallel(o, f)) return -1;
+    at = blocks_outer ? f : (f ? f : NULL);
+    if (!at) at = o->leaf_iters.data[0];
+    if (stage_compute_at(a, o, at)) return -1;
+  }
+  IterVar *lo = NULL, *li = NULL;
+  if (vec) {
+    if (stage_split(a, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
+  }
+  /* [outer..., (lo,) k, li | last] */
+  IterVar **order = KNEWN(IterVar *, n + 2);
+  int c = 0;
+  for (int d = 0; d < n - 1; d++) order[c++] = op->axis[d];
+  if (vec) order[c++] = lo;
+  order[c++] = k;
+  order[c++] = vec ? li : op->axis[n - 1];
+  if (stage_reorder(a, c, order)) return -1;
+  if (vec && stage_vectorize(a, li)) return -1;
+  if (!pl.fused) {
+    int64_t outer = dims_product(op, 0, n - 1);
+    bool blocks_outer = vec && (!contig || (outer >= 0 && outer < OUTER_MIN_PAR));
+    IterVar *f = fuse_range(a, 0, blocks_outer ? n : n - 1);
+    if (f && par_ok && stage_parallel(a, f)) return -1;
+  }
+  return 0;
+}
+
+static int pool_anchor(Schedule *s, Stage *a, AVec *done) {
+  (void)done;
+  return schedule_reduction_root(s, a, true);
+}
+
+/* Softmax, log-softmax, layer and instance norm: a set of "row" stages
+ * (reductions over some axes, and per-row temporaries) feeding the output.
+ * The output's axes that are not reduced are fused into one parallel
+ * loop, and every row stage is computed inside it, one row at a time. */
+static int row_anchor(Schedule *s, Stage *a, AVec *done) {
+  Tensor *op = a->op;
+  int n = op->ndim;
+  Stage *o = a;
+  Stage *epi = epilogue_of(s, a);
+  if (!a->is_output && !is_output(s, a)) {
+    if (!epi || av_find(done, epi) >= 0 || epi->relations.len) {
+      /* not ours to fuse: everything at the root */
+      return schedule_default_stage(s, a);
+    }
+    /* the normalized output is elementwise: inline it into the epilogue */
+    if (stage_compute_inline(a)) return -1;
+    o = epi;
+    av_push(done, epi);
+  }
+  /* which axes are reduced: from the attribute the compute recorded */
+  Expr *ax_attr = te_get_attr(op, "axis"), *nax_attr = te_get_attr(op, "naxes");
+  int64_t axis = 0, naxes = 1;
+  if (!ax_attr || !ir_is_const_int(ax_attr, &axis)) return schedule_default_stage(s, a);
+  if (nax_attr) ir_is_const_int(nax_attr, &naxes);
+  if (axis < 0 || axis + naxes > n) return schedule_default_stage(s, a);
+  IterVar **order = KNEWN(IterVar *, n);
+  int c = 0, nouter = 0;
+  for (int d = 0; d < n; d++)
+    if (d < axis || d >= axis + naxes) order[c++] = o->op->axis[d];
+  nouter = c;
+  for (int d = (int)axis; d < axis + naxes; d++) order[c++] = o->op->axis[d];
+  if (stage_reorder(o, n, order)) return -1;
+  if (nouter == 0) return 0; /* one row: everything at the root */
+  IterVar *f = fuse_range(o, 0, nouter);
+  if (!f) return -1;
+  int64_t total = dims_product(op, 0, n);
+  if (total >= PAR_MIN_WORK / 4 && dims_product(op, 0, n) / dims_product(op, (int)axis, (int)(axis + naxes)) > 1 &&
+      stage_parallel(o, f))
+    return -1;
+  /* every other non-inlined stage feeding o (the row stages) goes inside */
+  for (int i = s->stages.len - 1; i >= 0; i--) {
+    Stage *st = s->stages.data[i];
+    if (st == o || st->attach == ATTACH_INLINE || !is_compute(st->op) || av_find(done, st) >= 0) continue;
+    if (st->is_output || is_output(s, st)) continue;
+    if (!sch_reads_from(s, o, st)) continue;
+    /* only the stages this op made: they carry the row tags */
+    const char *t = st->origin->tag;
+    if (!t || strncmp(t, "row_", 4)) continue;
+    if (stage_compute_at(st, o, f)) return -1;
+    av_push(done, st);
+  }
+  return 0;
+}
+
+static const char *const conv_tags[] = {"conv2d_nchw", "group_conv2d_nchw", "depthwise_conv2d_nchw",
+                                        "conv2d_transpose_nchw", NULL};
+static const char *const dense_tags[] = {"dense", NULL};
+static const char *const matmul_tags[] = {"matmul", "batch_matmul", NULL};
+static const char *const pool_tags[] = {"pool", "adaptive_pool", NULL};
+static const char *const row_tags[] = {"softmax_output", "log_softmax_output", "norm_output", NULL};
+
+int topi_schedule_conv2d_nchw(Schedule *s, int nout, Tensor **outs) {
+  return with_anchor(s, nout, outs, conv_tags, conv_anchor);
+}
+int topi_schedule_dense(Schedule *s, int nout, Tensor **outs) {
+  return with_anchor(s, nout, outs, dense_tags, matmul_anchor);
+}
+int topi_schedule_matmul(Schedule *s, int nout, Tensor **outs) {
+  return with_anchor(s, nout, outs, matmul_tags, matmul_anchor);
+}
+int topi_schedule_pool(Schedule *s, int nout, Tensor **outs) {
+  return with_anchor(s, nout, outs, pool_tags, pool_anchor);
+}
+int topi_schedule_softmax(Schedule *s, int nout, Tensor **outs) {
+  return with_anchor(s, nout, outs, row_tags, row_anchor);
+}
+
+int topi_schedule_generic(Schedule *s, int nout, Tensor **outs) {
+  if (!s) return -1;
+  for (int i = 0; i < nout; i++)
+    if (!outs[i] || !sch_stage(s, outs[i])) return -1;
+  if (find_anchor(s, conv_tags)) return topi_schedule_conv2d_nchw(s, nout, outs);
+  if (find_anchor(s, dense_tags)) return topi_schedule_dense(s, nout, outs);
+  if (find_anchor(s, matmul_tags)) return topi_schedule_matmul(s, nout, outs);
+  if (find_anchor(s, pool_tags)) return topi_schedule_pool(s, nout, outs);
+  if (find_anchor(s, row_tags)) return topi_schedule_softmax(s, nout, outs);
+  return topi_schedule_reduce(s, nout, outs);
+}

@@ -1,0 +1,666 @@
+/*
+ * test_topi.c - the operator test harness (test_topi.h), the elementwise
+ * and broadcast operators, and the generic schedules' shape.
+ *
+ * References are computed in double from the same random inputs; floats
+ * must match within a relative L2 error of 1e-5, integers and bools
+ * exactly.  Bad inputs must return NULL with a message that names the
+ * operator and the problem.
+ */
+#include "test_topi.h"
+
+#include <math.h>
+
+/* ---- the harness ---- */
+
+static const CompileOptions fast_copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+int64_t numel(const DLTensor *a) {
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
+  return n;
+}
+
+void tset(DLTensor *a, int64_t i, double v) {
+  char *p = (char *)a->data + a->byte_offset;
+  DLDataType t = a->dtype;
+  if (t.code == kDLFloat && t.bits == 32) ((float *)p)[i] = (float)v;
+  else if (t.code == kDLFloat && t.bits == 64) ((double *)p)[i] = v;
+  else if (t.code == kDLUInt && t.bits == 1) ((uint8_t *)p)[i] = v != 0;
+  else if (t.code == kDLInt && t.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
+  else if (t.code == kDLInt && t.bits == 16) ((int16_t *)p)[i] = (int16_t)v;
+  else if (t.code == kDLInt && t.bits == 32) ((int32_t *)p)[i] = (int32_t)v;
+  else if (t.code == kDLInt && t.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
+  else if (t.code == kDLUInt && t.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
+  else if (t.code == kDLUInt && t.bits == 32) ((uint32_t *)p)[i] = (uint32_t)v;
+  else KASSERTF(0, "unsupported test dtype");
+}
+
+double tget(const DLTensor *a, int64_t i) {
+  const char *p = (const char *)a->data + a->byte_offset;
+  DLDataType t = a->dtype;
+  if (t.code == kDLFloat && t.bits == 32) return ((const float *)p)[i];
+  if (t.code == kDLFloat && t.bits == 64) return ((const double *)p)[i];
+  if (t.code == kDLUInt && t.bits == 1) return ((const uint8_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 8) return ((const int8_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 16) return ((const int16_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 32) return ((const int32_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 64) return (double)((const int64_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 8) return ((const uint8_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 32) return ((const uint32_t *)p)[i];
+  KASSERTF(0, "unsupported test dtype");
+  return 0;
+}
+
+void fill_uniform(DLTensor *a, double lo, double hi) {
+  int64_t n = numel(a);
+  for (int64_t i = 0; i < n; i++) tset(a, i, lo + (hi - lo) * (test_randf() + 1.0) / 2.0);
+}
+
+void fill_int(DLTensor *a, int64_t lo, int64_t hi) {
+  int64_t n = numel(a);
+  for (int64_t i = 0; i < n; i++) tset(a, i, (double)(lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1))));
+}
+
+void unravel(int64_t flat, int ndim, const int64_t *shape, int64_t *idx) {
+  for (int d = ndim - 1; d >= 0; d--) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+}
+
+int64_t ravel(int ndim, const int64_t *shape, const int64_t *idx) {
+  int64_t f = 0;
+  for (int d = 0; d < ndim; d++) f = f * shape[d] + idx[d];
+  return f;
+}
+
+int64_t rnd_dim(void) {
+  static const int64_t dims[] = {1, 3, 7, 13, 16, 5, 32, 2};
+  return dims[test_rand() % (sizeof dims / sizeof dims[0])];
+}
+
+int64_t rnd_range(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
+
+Tensor *ph(const char *name, int ndim, const int64_t *shape, DType t) { return te_placeholder_c(name, ndim, shape, t); }
+
+static DLTensor *array_for(Tensor *t) {
+  int64_t shape[16];
+  KASSERT(t->ndim <= 16 && te_shape_const(t, shape));
+  return tk_array(t->ndim, shape, t->dtype);
+}
+
+TCase *tb_add(TBatch *b, const char *label, int nin, Tensor **in, Tensor *out, double tol) {
+  if (!out) {
+    test_fail(__FILE__, __LINE__, "%s: the compute failed: %s", label, kiln_get_error());
+    return NULL;
+  }
+  KASSERT(b->n < TB_MAX_CASES && nin <= 8);
+  Schedule *s = te_create_schedule(1, &out);
+  if (!s || topi_schedule_generic(s, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: scheduling failed: %s", label, kiln_get_error());
+    return NULL;
+  }
+  Tensor *args[9];
+  for (int i = 0; i < nin; i++) args[i] = in[i];
+  args[nin] = out;
+  LoweredFunc *f = kiln_lower(s, nin + 1, args, kfmt("f%d", b->n), NULL);
+  if (!f) {
+    test_fail(__FILE__, __LINE__, "%s: lowering failed: %s", label, kiln_get_error());
+    return NULL;
+  }
+  TCase *c = &b->c[b->n++];
+  memset(c, 0, sizeof *c);
+  c->label = label;
+  c->nin = nin;
+  c->out = out;
+  c->tol = tol;
+  c->f = f;
+  for (int i = 0; i < nin; i++) {
+    c->in[i] = in[i];
+    c->a[i] = array_for(in[i]);
+    if (dt_is_float(in[i]->dtype))
+      fill_uniform(c->a[i], -1, 1);
+    else if (dt_is_bool(in[i]->dtype))
+      fill_int(c->a[i], 0, 1);
+    else
+      fill_int(c->a[i], -3, 3);
+  }
+  c->res = array_for(out);
+  c->ref = array_for(out);
+  return c;
+}
+
+static void compare(TCase *c, const DLTensor *got, const char *what) {
+  int64_t n = numel(c->ref);
+  if (c->tol > 0) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double x = tget(got, i), y = tget(c->ref, i);
+      if (isnan(x) != isnan(y) || (isinf(y) && x != y)) {
+        test_fail(__FILE__, __LINE__, "%s (%s): element %lld is %g, expected %g", c->label, what, (long long)i, x, y);
+        return;
+      }
+      if (isnan(x) || isinf(x)) continue;
+      num += (x - y) * (x - y);
+      den += y * y;
+    }
+    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (!(err <= c->tol))
+      test_fail(__FILE__, __LINE__, "%s (%s): relative L2 error %g > %g", c->label, what, err, c->tol);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double x = tget(got, i), y = tget(c->ref, i);
+    if (x != y && !(isnan(x) && isnan(y))) {
+      test_fail(__FILE__, __LINE__, "%s (%s): element %lld is %.17g, expected %.17g", c->label, what, (long long)i, x, y);
+      return;
+    }
+  }
+}
+
+void tb_run(TBatch *b) {
+  if (b->n == 0) return;
+  LoweredFunc *fs[TB_MAX_CASES];
+  for (int i = 0; i < b->n; i++) fs[i] = b->c[i].f;
+  KilnModule *mod = kiln_build_funcs(fs, b->n, 0, NULL, &fast_copt);
+  if (!mod) test_fail(__FILE__, __LINE__, "build failed: %s", kiln_get_error());
+  for (int i = 0; i < b->n && mod; i++) {
+    TCase *c = &b->c[i];
+    DLTensor *arrs[9];
+    for (int k = 0; k < c->nin; k++) arrs[k] = c->a[k];
+    arrs[c->nin] = c->res;
+    /* stale values must be overwritten */
+    for (int64_t e = 0; e < numel(c->res); e++) tset(c->res, e, dt_is_bool(c->out->dtype) ? 1 : 77);
+    if (tk_call(mod, c->f->name, c->nin + 1, arrs)) {
+      test_fail(__FILE__, __LINE__, "%s: the kernel failed: %s", c->label, kiln_last_error());
+      continue;
+    }
+    compare(c, c->res, "kernel");
+    if (c->eval) {
+      DLTensor *ev = array_for(c->out);
+      if (topi_eval(c->out, c->nin, c->in, c->a, ev))
+        test_fail(__FILE__, __LINE__, "%s: topi_eval failed: %s", c->label, kiln_get_error());
+      else
+        compare(c, ev, "topi_eval");
+      kiln_array_free(ev);
+    }
+  }
+  for (int i = 0; i < b->n; i++) {
+    TCase *c = &b->c[i];
+    for (int k = 0; k < c->nin; k++) kiln_array_free(c->a[k]);
+    kiln_array_free(c->res);
+    kiln_array_free(c->ref);
+  }
+  if (mod) kiln_module_free(mod);
+  b->n = 0;
+}
+
+/* ---- references ---- */
+
+/* The element of a (NumPy-broadcast into an output of rank ond) at the
+ * output index oidx. */
+static double bget(const DLTensor *a, int ond, const int64_t *oidx) {
+  int64_t idx[16];
+  for (int d = 0; d < a->ndim; d++) {
+    int od = d + ond - a->ndim;
+    idx[d] = a->shape[d] == 1 ? 0 : oidx[od];
+  }
+  return tget(a, ravel(a->ndim, a->shape, idx));
+}
+
+typedef double (*Fn1)(double);
+typedef double (*Fn2)(double, double);
+
+static void ref_map1(TCase *c, Fn1 f) {
+  if (!c) return;
+  int64_t n = numel(c->ref);
+  for (int64_t i = 0; i < n; i++) tset(c->ref, i, f(tget(c->a[0], i)));
+}
+
+static void ref_map2(TCase *c, Fn2 f) {
+  if (!c) return;
+  int64_t n = numel(c->ref), idx[16];
+  for (int64_t i = 0; i < n; i++) {
+    unravel(i, c->ref->ndim, c->ref->shape, idx);
+    tset(c->ref, i, f(bget(c->a[0], c->ref->ndim, idx), bget(c->a[1], c->ref->ndim, idx)));
+  }
+}
+
+/* unary references */
+static double r_neg(double x) { return -x; }
+static double r_abs(double x) { return fabs(x); }
+static double r_recip(double x) { return 1 / x; }
+static double r_relu(double x) { return x > 0 ? x : 0; }
+static double r_rsqrt(double x) { return 1 / sqrt(x); }
+static double r_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double r_gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
+static double r_gelu_tanh(double x) { return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+static double r_softplus(double x) { return log1p(exp(x)); }
+static double r_softsign(double x) { return x / (1 + fabs(x)); }
+static double r_hard_swish(double x) { return x * fmin(fmax(x / 6 + 0.5, 0), 1); }
+static double r_mish(double x) { return x * tanh(log1p(exp(x))); }
+static double r_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double r_not(double x) { return x == 0; }
+static double r_bnot(double x) { return (double)~(int32_t)x; }
+static double r_isnan(double x) { return isnan(x) != 0; }
+static double r_isinf(double x) { return isinf(x) != 0; }
+static double r_ident(double x) { return x; }
+static double r_round(double x) { return nearbyint(x); }
+
+typedef struct UCase {
+  TopiUnary op;
+  Fn1 ref;
+  double lo, hi;
+} UCase;
+
+static void test_unary_float(void) {
+  UCase cases[] = {
+      {TOPI_negative, r_neg, -2, 2},   {TOPI_abs, r_abs, -2, 2},          {TOPI_exp, exp, -3, 3},
+      {TOPI_log, log, 0.05, 4},        {TOPI_sqrt, sqrt, 0, 4},           {TOPI_rsqrt, r_rsqrt, 0.1, 4},
+      {TOPI_reciprocal, r_recip, 0.5, 2}, {TOPI_relu, r_relu, -1, 1},     {TOPI_sigmoid, r_sigmoid, -6, 6},
+      {TOPI_tanh, tanh, -3, 3},        {TOPI_erf, erf, -2, 2},            {TOPI_gelu, r_gelu, -3, 3},
+      {TOPI_gelu_tanh, r_gelu_tanh, -3, 3}, {TOPI_softplus, r_softplus, -8, 8}, {TOPI_softsign, r_softsign, -3, 3},
+      {TOPI_hard_swish, r_hard_swish, -5, 5}, {TOPI_mish, r_mish, -4, 4}, {TOPI_floor, floor, -5, 5},
+      {TOPI_ceil, ceil, -5, 5},        {TOPI_trunc, trunc, -5, 5},        {TOPI_sign, r_sign, -1, 1},
+      {TOPI_sin, sin, -3, 3},          {TOPI_cos, cos, -3, 3},            {TOPI_tan, tan, -1.2, 1.2},
+      {TOPI_asin, asin, -0.95, 0.95},  {TOPI_acos, acos, -0.95, 0.95},    {TOPI_atan, atan, -4, 4},
+      {TOPI_sinh, sinh, -3, 3},        {TOPI_cosh, cosh, -3, 3},          {TOPI_asinh, asinh, -4, 4},
+      {TOPI_acosh, acosh, 1, 5},       {TOPI_atanh, atanh, -0.9, 0.9},    {TOPI_identity, r_ident, -1, 1},
+  };
+  TBatch b = {0};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t shape[3] = {rnd_dim(), rnd_dim(), i % 3 == 0 ? 64 : rnd_dim()};
+    Tensor *x = ph("x", 3, shape, DT_F32);
+    TCase *c = tb_add(&b, topi_unary_name(cases[i].op), 1, &x, topi_unary(cases[i].op, x), 1e-5);
+    if (!c) continue;
+    fill_uniform(c->a[0], cases[i].lo, cases[i].hi);
+    ref_map1(c, cases[i].ref);
+    c->eval = i % 4 == 0;
+  }
+  /* round: half to even, on values that are often exactly .5 */
+  Tensor *x = ph("x", 1, (int64_t[]){37}, DT_F32);
+  TCase *c = tb_add(&b, "round", 1, &x, topi_unary(TOPI_round, x), 1e-6);
+  if (c) {
+    fill_int(c->a[0], -9, 9);
+    for (int i = 0; i < 37; i++) tset(c->a[0], i, tget(c->a[0], i) / 2 + (i % 3 == 0 ? 0.1 : 0));
+    ref_map1(c, r_round);
+    c->eval = true;
+  }
+  tb_run(&b);
+}
+
+static void test_unary_other_types(void) {
+  TBatch b = {0};
+  int64_t shape[2] = {rnd_dim(), 16};
+  Tensor *xi = ph("xi", 2, shape, DT_I32);
+  TCase *c;
+  TopiUnary iops[] = {TOPI_negative, TOPI_abs, TOPI_relu, TOPI_sign, TOPI_floor, TOPI_round, TOPI_identity};
+  Fn1 iref[] = {r_neg, r_abs, r_relu, r_sign, r_ident, r_ident, r_ident};
+  for (int i = 0; i < 7; i++) {
+    c = tb_add(&b, kfmt("%s int32", topi_unary_name(iops[i])), 1, &xi, topi_unary(iops[i], xi), 0);
+    ref_map1(c, iref[i]);
+  }
+  c = tb_add(&b, "bitwise_not", 1, &xi, topi_unary(TOPI_bitwise_not, xi), 0);
+  ref_map1(c, r_bnot);
+  Tensor *xb = ph("xb", 2, shape, DT_BOOL);
+  c = tb_add(&b, "logical_not", 1, &xb, topi_unary(TOPI_logical_not, xb), 0);
+  ref_map1(c, r_not);
+  if (c) c->eval = true;
+  Tensor *xf = ph("xf", 2, shape, DT_F32);
+  TopiUnary fops[] = {TOPI_isnan, TOPI_isinf, TOPI_logical_not};
+  Fn1 fref[] = {r_isnan, r_isinf, r_not};
+  for (int i = 0; i < 3; i++) {
+    c = tb_add(&b, topi_unary_name(fops[i]), 1, &xf, topi_unary(fops[i], xf), 0);
+    if (!c) continue;
+    for (int64_t e = 0; e < numel(c->a[0]); e++)
+      if (e % 5 == 1) tset(c->a[0], e, e % 3 ? NAN : (e % 2 ? INFINITY : -INFINITY));
+      else if (e % 7 == 0) tset(c->a[0], e, 0);
+    ref_map1(c, fref[i]);
+  }
+  Tensor *xd = ph("xd", 2, shape, DT_F64);
+  c = tb_add(&b, "exp float64", 1, &xd, topi_unary(TOPI_exp, xd), 1e-12);
+  ref_map1(c, exp);
+  tb_run(&b);
+}
+
+/* binary references */
+static double r_add(double a, double b) { return a + b; }
+static double r_sub(double a, double b) { return a - b; }
+static double r_mul(double a, double b) { return a * b; }
+static double r_div(double a, double b) { return a / b; }
+static double r_idiv(double a, double b) { return b == 0 ? a : (double)((int64_t)a / (int64_t)b); }
+static double r_pow(double a, double b) { return pow(a, b); }
+static double r_min(double a, double b) { return fmin(a, b); }
+static double r_max(double a, double b) { return fmax(a, b); }
+static double r_fmod(double a, double b) { return fmod(a, b); }
+static double r_imod(double a, double b) { return b == 0 ? 0 : (double)((int64_t)a % (int64_t)b); }
+static double r_floormod(double a, double b) { return a - floor(a / b) * b; }
+static double r_ifloormod(double a, double b) {
+  if (b == 0) return 0;
+  int64_t x = (int64_t)a, y = (int64_t)b, r = x % y;
+  return (double)(r != 0 && ((r < 0) != (y < 0)) ? r + y : r);
+}
+static double r_floordiv(double a, double b) { return floor(a / b); }
+static double r_ifloordiv(double a, double b) { return b == 0 ? a : floor(a / b); }
+static double r_eq(double a, double b) { return a == b; }
+static double r_ne(double a, double b) { return a != b; }
+static double r_lt(double a, double b) { return a < b; }
+static double r_le(double a, double b) { return a <= b; }
+static double r_gt(double a, double b) { return a > b; }
+static double r_ge(double a, double b) { return a >= b; }
+static double r_land(double a, double b) { return a != 0 && b != 0; }
+static double r_lor(double a, double b) { return a != 0 || b != 0; }
+static double r_lxor(double a, double b) { return (a != 0) != (b != 0); }
+static double r_band(double a, double b) { return (double)((int32_t)a & (int32_t)b); }
+static double r_bor(double a, double b) { return (double)((int32_t)a | (int32_t)b); }
+static double r_bxor(double a, double b) { return (double)((int32_t)a ^ (int32_t)b); }
+static double r_shl(double a, double b) { return (double)(int32_t)((uint32_t)(int32_t)a << (int)b); }
+static double r_shr(double a, double b) { return (double)((int32_t)a >> (int)b); }
+
+typedef struct BCase {
+  TopiBinary op;
+  Fn2 ref;
+  DType t;
+  double lo, hi;   /* a's range (floats) */
+  double blo, bhi; /* b's range */
+} BCase;
+
+/* Pairs of broadcastable shapes, odd sizes and scalars among them. */
+static void bshapes(int k, int *na, int64_t *sa, int *nb, int64_t *sb) {
+  int64_t m = rnd_dim(), n = rnd_dim(), p = rnd_dim();
+  switch (k % 6) {
+  case 0: *na = 3; sa[0] = m; sa[1] = n; sa[2] = 16; *nb = 3; sb[0] = m; sb[1] = n; sb[2] = 16; break;
+  case 1: *na = 3; sa[0] = m; sa[1] = 1; sa[2] = p; *nb = 2; sb[0] = n; sb[1] = p; break;
+  case 2: *na = 1; sa[0] = p; *nb = 3; sb[0] = m; sb[1] = n; sb[2] = p; break;
+  case 3: *na = 0; *nb = 2; sb[0] = m; sb[1] = 32; break;
+  case 4: *na = 4; sa[0] = 2; sa[1] = m; sa[2] = 1; sa[3] = 7; *nb = 4; sb[0] = 1; sb[1] = 1; sb[2] = n; sb[3] = 1; break;
+  default: *na = 2; sa[0] = m; sa[1] = n; *nb = 0; break;
+  }
+}
+
+static void test_binary(void) {
+  BCase cases[] = {
+      {TOPI_add, r_add, DT_F32, -1, 1, -1, 1},
+      {TOPI_subtract, r_sub, DT_F32, -1, 1, -1, 1},
+      {TOPI_multiply, r_mul, DT_F32, -1, 1, -1, 1},
+      {TOPI_divide, r_div, DT_F32, -1, 1, 0.5, 2},
+      {TOPI_power, r_pow, DT_F32, 0.2, 2, -2, 2},
+      {TOPI_minimum, r_min, DT_F32, -1, 1, -1, 1},
+      {TOPI_maximum, r_max, DT_F32, -1, 1, -1, 1},
+      {TOPI_mod, r_fmod, DT_F32, -5, 5, 0.7, 2},
+      {TOPI_floor_mod, r_floormod, DT_F32, -5, 5, -2, -0.7},
+      {TOPI_floor_divide, r_floordiv, DT_F32, -5, 5, 0.7, 2},
+      {TOPI_add, r_add, DT_I32, -3, 3, -3, 3},
+      {TOPI_subtract, r_sub, DT_I64, -3, 3, -3, 3},
+      {TOPI_multiply, r_mul, DT_I8, -3, 3, -3, 3},
+      {TOPI_divide, r_idiv, DT_I32, -9, 9, -3, 3},
+      {TOPI_power, r_pow, DT_I32, -3, 3, 0, 4},
+      {TOPI_mod, r_imod, DT_I32, -9, 9, -3, 3},
+      {TOPI_floor_mod, r_ifloormod, DT_I64, -9, 9, -3, 3},
+      {TOPI_floor_divide, r_ifloordiv, DT_I32, -9, 9, -3, 3},
+      {TOPI_minimum, r_min, DT_I32, -3, 3, -3, 3},
+      {TOPI_maximum, r_max, DT_I64, -3, 3, -3, 3},
+      {TOPI_equal, r_eq, DT_I32, -2, 2, -2, 2},
+      {TOPI_not_equal, r_ne, DT_F32, -1, 1, -1, 1},
+      {TOPI_less, r_lt, DT_F32, -1, 1, -1, 1},
+      {TOPI_less_equal, r_le, DT_I32, -2, 2, -2, 2},
+      {TOPI_greater, r_gt, DT_I64, -2, 2, -2, 2},
+      {TOPI_greater_equal, r_ge, DT_F32, -1, 1, -1, 1},
+      {TOPI_logical_and, r_land, DT_BOOL, 0, 1, 0, 1},
+      {TOPI_logical_or, r_lor, DT_BOOL, 0, 1, 0, 1},
+      {TOPI_logical_xor, r_lxor, DT_BOOL, 0, 1, 0, 1},
+      {TOPI_bitwise_and, r_band, DT_I32, -9, 9, -9, 9},
+      {TOPI_bitwise_or, r_bor, DT_I32, -9, 9, -9, 9},
+      {TOPI_bitwise_xor, r_bxor, DT_I32, -9, 9, -9, 9},
+      {TOPI_left_shift, r_shl, DT_I32, -9, 9, 0, 5},
+      {TOPI_right_shift, r_shr, DT_I32, -99, 99, 0, 5},
+  };
+  TBatch b = {0};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    BCase *k = &cases[i];
+    int na, nb;
+    int64_t sa[4], sb[4];
+    bshapes((int)i, &na, sa, &nb, sb);
+    Tensor *x = ph("a", na, sa, k->t), *y = ph("b", nb, sb, k->t);
+    bool fl = dt_is_float(k->t);
+    TCase *c = tb_add(&b, kfmt("%s %s", topi_binary_name(k->op), dt_str(k->t)), 2, (Tensor *[]){x, y},
+                      topi_binary(k->op, x, y), fl ? 1e-5 : 0);
+    if (!c) continue;
+    if (fl) {
+      fill_uniform(c->a[0], k->lo, k->hi);
+      fill_uniform(c->a[1], k->blo, k->bhi);
+      if (k->op == TOPI_equal || k->op == TOPI_not_equal || k->op == TOPI_less_equal || k->op == TOPI_greater_equal)
+        for (int64_t e = 0; e < numel(c->a[1]) && e < numel(c->a[0]); e += 3) tset(c->a[1], e, tget(c->a[0], e));
+    } else {
+      fill_int(c->a[0], (int64_t)k->lo, (int64_t)k->hi);
+      fill_int(c->a[1], (int64_t)k->blo, (int64_t)k->bhi);
+    }
+    ref_map2(c, k->ref);
+    c->eval = i % 5 == 0 || !fl;
+  }
+  tb_run(&b);
+}
+
+static double g_p0, g_p1;
+static double r_leaky(double x) { return x < 0 ? g_p0 * x : x; }
+static double r_elu(double x) { return x < 0 ? g_p0 * (exp(x) - 1) : x; }
+static double r_selu(double x) { return g_p1 * (x < 0 ? g_p0 * (exp(x) - 1) : x); }
+static double r_celu(double x) { return fmax(0, x) + fmin(0, g_p0 * (exp(x / g_p0) - 1)); }
+static double r_thresh(double x) { return x > g_p0 ? x : 0; }
+static double r_hsig(double x) { return fmax(0, fmin(1, g_p0 * x + g_p1)); }
+static double r_clip(double x) { return fmin(fmax(x, g_p0), g_p1); }
+static double r_f2i(double x) { return trunc(x); }
+static double r_f2b(double x) { return x != 0; }
+static double r_i2i8(double x) { return (double)(int8_t)(int32_t)x; }
+
+static void test_activations(void) {
+  TBatch b = {0};
+  int64_t shape[3] = {rnd_dim(), 3, 32};
+  Tensor *x = ph("x", 3, shape, DT_F32);
+  TCase *c;
+  g_p0 = 0.13;
+  g_p1 = 1.7;
+  c = tb_add(&b, "leaky_relu", 1, &x, topi_leaky_relu(x, g_p0), 1e-6);
+  ref_map1(c, r_leaky);
+  tb_run(&b);
+  g_p0 = 1.3;
+  c = tb_add(&b, "elu", 1, &x, topi_elu(x, g_p0), 1e-6);
+  ref_map1(c, r_elu);
+  tb_run(&b);
+  g_p0 = 1.6732632;
+  g_p1 = 1.0507010;
+  c = tb_add(&b, "selu", 1, &x, topi_selu(x, g_p0, g_p1), 1e-6);
+  ref_map1(c, r_selu);
+  tb_run(&b);
+  g_p0 = 0.7;
+  c = tb_add(&b, "celu", 1, &x, topi_celu(x, g_p0), 1e-6);
+  ref_map1(c, r_celu);
+  tb_run(&b);
+  g_p0 = 0.25;
+  c = tb_add(&b, "thresholded_relu", 1, &x, topi_thresholded_relu(x, g_p0), 1e-6);
+  ref_map1(c, r_thresh);
+  tb_run(&b);
+  g_p0 = 0.2;
+  g_p1 = 0.5;
+  c = tb_add(&b, "hard_sigmoid", 1, &x, topi_hard_sigmoid(x, g_p0, g_p1), 1e-6);
+  if (c) fill_uniform(c->a[0], -4, 4);
+  ref_map1(c, r_hsig);
+  tb_run(&b);
+  g_p0 = -0.3;
+  g_p1 = 0.6;
+  c = tb_add(&b, "clip", 1, &x, topi_clip(x, g_p0, g_p1), 1e-6);
+  ref_map1(c, r_clip);
+  if (c) c->eval = true;
+  Tensor *xi = ph("xi", 3, shape, DT_I32);
+  g_p0 = -1;
+  g_p1 = 2;
+  c = tb_add(&b, "clip int32", 1, &xi, topi_clip(xi, -1.5, 2.5), 0);
+  ref_map1(c, r_clip);
+  tb_run(&b);
+  g_p0 = -INFINITY;
+  g_p1 = 0.5;
+  c = tb_add(&b, "clip max only", 1, &x, topi_clip(x, -INFINITY, 0.5), 0);
+  ref_map1(c, r_clip);
+  /* casts */
+  c = tb_add(&b, "cast f32->i32", 1, &x, topi_cast(x, DT_I32), 0);
+  if (c) fill_uniform(c->a[0], -50, 50);
+  ref_map1(c, r_f2i);
+  c = tb_add(&b, "cast f32->bool", 1, &x, topi_cast(x, DT_BOOL), 0);
+  if (c)
+    for (int64_t e = 0; e < numel(c->a[0]); e += 3) tset(c->a[0], e, 0);
+  ref_map1(c, r_f2b);
+  Tensor *xb = ph("xb", 3, shape, DT_BOOL);
+  c = tb_add(&b, "cast bool->f32", 1, &xb, topi_cast(xb, DT_F32), 0);
+  ref_map1(c, r_ident);
+  c = tb_add(&b, "cast i32->i8", 1, &xi, topi_cast(xi, DT_I8), 0);
+  if (c) fill_int(c->a[0], -300, 300);
+  ref_map1(c, r_i2i8);
+  c = tb_add(&b, "cast i32->i64", 1, &xi, topi_cast(xi, DT_I64), 0);
+  ref_map1(c, r_ident);
+  c = tb_add(&b, "cast i32->f64", 1, &xi, topi_cast(xi, DT_F64), 0);
+  ref_map1(c, r_ident);
+  c = tb_add(&b, "cast i32->bool", 1, &xi, topi_cast(xi, DT_BOOL), 0);
+  ref_map1(c, r_f2b);
+  if (c) c->eval = true;
+  /* full */
+  Tensor *fz = topi_full(2, (int64_t[]){3, 5}, DT_F32, 2.5);
+  c = tb_add(&b, "full", 0, NULL, fz, 0);
+  if (c)
+    for (int e = 0; e < 15; e++) tset(c->ref, e, 2.5);
+  tb_run(&b);
+}
+
+static void test_prelu_where(void) {
+  TBatch b = {0};
+  int64_t n = rnd_dim(), C = 3, h = rnd_dim(), w = 16;
+  Tensor *x = ph("x", 4, (int64_t[]){n, C, h, w}, DT_F32);
+  Tensor *slope = ph("slope", 3, (int64_t[]){C, 1, 1}, DT_F32);
+  TCase *c = tb_add(&b, "prelu", 2, (Tensor *[]){x, slope}, topi_prelu(x, slope), 1e-6);
+  if (c) {
+    int64_t idx[4];
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      unravel(i, 4, c->ref->shape, idx);
+      double v = tget(c->a[0], i), s = tget(c->a[1], idx[1]);
+      tset(c->ref, i, v < 0 ? s * v : v);
+    }
+    c->eval = true;
+  }
+  Tensor *cond = ph("cond", 2, (int64_t[]){h, 1}, DT_BOOL);
+  Tensor *y = ph("y", 1, (int64_t[]){w}, DT_F32);
+  c = tb_add(&b, "where", 3, (Tensor *[]){cond, x, y}, topi_where(cond, x, y), 0);
+  if (c) {
+    int64_t idx[4];
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      unravel(i, 4, c->ref->shape, idx);
+      double cv = tget(c->a[0], idx[2]);
+      tset(c->ref, i, cv != 0 ? tget(c->a[1], i) : tget(c->a[2], idx[3]));
+    }
+    c->eval = true;
+  }
+  Tensor *ci = ph("ci", 1, (int64_t[]){w}, DT_I32);
+  Tensor *xi = ph("xi", 2, (int64_t[]){h, w}, DT_I64), *yi = ph("yi", 0, NULL, DT_I64);
+  c = tb_add(&b, "where int cond", 3, (Tensor *[]){ci, xi, yi}, topi_where(ci, xi, yi), 0);
+  if (c) {
+    int64_t idx[2];
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      unravel(i, 2, c->ref->shape, idx);
+      tset(c->ref, i, tget(c->a[0], idx[1]) != 0 ? tget(c->a[1], i) : tget(c->a[2], 0));
+    }
+  }
+  tb_run(&b);
+}
+
+/* A chain of elementwise ops and a big tensor: vectorized and parallel. */
+static void test_injective_schedule(void) {
+  int64_t shape[4] = {2, 8, 40, 64};
+  Tensor *x = ph("x", 4, shape, DT_F32), *y = ph("y", 1, (int64_t[]){64}, DT_F32);
+  Tensor *t = topi_unary(TOPI_relu, topi_binary(TOPI_multiply, topi_unary(TOPI_sigmoid, x), y));
+  CHECK_NN(t);
+  if (!t) return;
+  Schedule *s = te_create_schedule(1, &t);
+  CHECK_OK(topi_schedule_injective(s, 1, &t));
+  LoweredFunc *f = kiln_lower(s, 3, (Tensor *[]){x, y, t}, "f", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  const char *txt = kiln_lowered_str(f);
+  CHECK_CONTAINS(txt, "parallel (");
+  CHECK_CONTAINS(txt, "ramp(");
+  CHECK(strstr(txt, "T_sigmoid[") == NULL); /* inlined */
+  /* an odd last dimension: no vector split, a plain inner loop */
+  Tensor *x2 = ph("x2", 2, (int64_t[]){300, 131}, DT_F32);
+  Tensor *t2 = topi_unary(TOPI_exp, x2);
+  Schedule *s2 = te_create_schedule(1, &t2);
+  CHECK_OK(topi_schedule_generic(s2, 1, &t2));
+  LoweredFunc *f2 = kiln_lower(s2, 2, (Tensor *[]){x2, t2}, "f", NULL);
+  CHECK_NN(f2);
+  if (f2) {
+    CHECK_CONTAINS(kiln_lowered_str(f2), "parallel (");
+    CHECK(strstr(kiln_lowered_str(f2), "ramp(") == NULL);
+  }
+  /* and both run correctly */
+  TBatch b = {0};
+  TCase *c = tb_add(&b, "chain", 2, (Tensor *[]){x, y}, t, 1e-6);
+  if (c) {
+    int64_t idx[4];
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      unravel(i, 4, shape, idx);
+      double v = 1 / (1 + exp(-tget(c->a[0], i))) * tget(c->a[1], idx[3]);
+      tset(c->ref, i, v > 0 ? v : 0);
+    }
+  }
+  c = tb_add(&b, "exp odd", 1, &x2, t2, 1e-6);
+  ref_map1(c, exp);
+  tb_run(&b);
+}
+
+static void test_elemwise_errors(void) {
+  Tensor *a = ph("a", 2, (int64_t[]){2, 3}, DT_F32), *b = ph("b", 1, (int64_t[]){4}, DT_F32);
+  Tensor *i = ph("i", 2, (int64_t[]){2, 3}, DT_I32);
+  CHECK(topi_binary(TOPI_add, a, b) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "add: cannot broadcast shapes [2, 3] and [4]");
+  CHECK(topi_binary(TOPI_multiply, a, i) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "multiply: operand dtypes differ: float32 ('a') and int32 ('i')");
+  CHECK(topi_unary(TOPI_exp, i) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "exp: expected a float tensor, got int32 'i'");
+  CHECK(topi_binary(TOPI_left_shift, a, a) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "left_shift: expected integer tensors, got float32");
+  Tensor *c3 = ph("c", 3, (int64_t[]){5, 1, 3}, DT_BOOL);
+  CHECK(topi_where(c3, a, b) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "where: cannot broadcast shapes [5, 1, 3], [2, 3] and [4]");
+  CHECK(topi_where(c3, a, i) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "where: operand dtypes differ");
+  Tensor *slope = ph("slope", 2, (int64_t[]){4, 3}, DT_F32);
+  CHECK(topi_prelu(a, slope) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prelu: cannot broadcast shapes [2, 3] and [4, 3]");
+  Tensor *slope2 = ph("slope2", 3, (int64_t[]){1, 2, 3}, DT_F32);
+  CHECK(topi_prelu(a, slope2) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prelu: slope shape [1, 2, 3] does not broadcast to the input shape [2, 3]");
+  CHECK(topi_clip(a, 1, 0) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "clip: min 1 is greater than max 0");
+  CHECK(topi_unary((TopiUnary)999, a) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "unknown operator");
+  CHECK(topi_binary(TOPI_add, NULL, a) == NULL);
+  CHECK(topi_unary_lookup("gelu") == TOPI_gelu);
+  CHECK(topi_binary_lookup("floor_mod") == TOPI_floor_mod);
+  CHECK(topi_unary_lookup("nope") == -1);
+  CHECK_STR(topi_binary_name(TOPI_power), "power");
+  /* symbolic shapes broadcast */
+  Expr *n = ir_var("n", DT_I32);
+  Tensor *sa = te_placeholder("sa", 2, (Expr *[]){n, ir_i32(3)}, DT_F32);
+  Tensor *sb = te_placeholder("sb", 2, (Expr *[]){ir_i32(1), ir_i32(3)}, DT_F32);
+  Tensor *sc = topi_binary(TOPI_add, sa, sb);
+  CHECK_NN(sc);
+  if (sc) CHECK(sc->shape[0] == n);
+}
+
+const TestCase topi_tests[] = {
+    {"unary_float", test_unary_float},
+    {"unary_other_types", test_unary_other_types},
+    {"binary", test_binary},
+    {"activations", test_activations},
+    {"prelu_where", test_prelu_where},
+    {"injective_schedule", test_injective_schedule},
+    {"elemwise_errors", test_elemwise_errors},
+    {NULL, NULL},
+};
