@@ -4,7 +4,10 @@
  *
  *   main.c         dispatch, --version, --help
  *   args.c         option parsing: flags, values, positionals, --help text
+ *   cmd_compile.c  kiln compile, kiln show
  *   cmd_inspect.c  kiln inspect MODULE.so
+ *   cmd_run.c      kiln run MODEL.so
+ *   npy.c          .npy / .npz files (npy.h)
  *
  * A subcommand returns the process exit status; on error it prints one line
  * "kiln <cmd>: <reason>" to stderr and returns non-zero.  Only the CLI
@@ -53,6 +56,9 @@ int cli_int(Command *cmd, const char *name, long def, long *out);
 
 /* ===== the subcommands ===== */
 
+extern Command cmd_compile;
+extern Command cmd_show;
 extern Command cmd_inspect;
+extern Command cmd_run;
 
 #endif

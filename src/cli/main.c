@@ -5,7 +5,7 @@
 
 #include "cli.h"
 
-static Command *commands[] = {&cmd_inspect};
+static Command *commands[] = {&cmd_compile, &cmd_run, &cmd_show, &cmd_inspect};
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {

@@ -25,6 +25,9 @@ typedef struct KBlob {
 
 /* Generate the module's C source (heap string), or NULL + error. */
 char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs);
+/* The same split over nunits translation units (compiled in parallel):
+ * unit 0 holds the module tables.  Returns a heap array of heap strings. */
+char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits);
 
 /* ===== compiler.c ===== */
 

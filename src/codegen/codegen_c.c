@@ -24,6 +24,7 @@
 #include "codegen.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct CG {
@@ -397,7 +398,9 @@ static void emit_load(CG *g, Expr *e) {
   DType *et = pm_get(&g->buftype, e->load.buf);
   bool boolbuf = et && dt_is_bool(*et);
   if (is_contiguous_ramp(idx) && !boolbuf) {
-    sb_printf(g->out, "(*(%su *)(%s + ", ctype(g, e->dtype), buf);
+    /* read through the unaligned twin type, then view as the plain one */
+    const char *vt = ctype(g, e->dtype);
+    sb_printf(g->out, "((%s)*(%su *)(%s + ", vt, vt, buf);
     expr(g, idx->ramp.base);
     sb_puts(g->out, "))");
     return;
@@ -1021,9 +1024,7 @@ static const char *prelude =
     "typedef struct { int32_t device_type, device_id; } kiln_device;\n"
     "typedef struct {\n  void *data;\n  kiln_device device;\n  int32_t ndim;\n  kiln_dtype dtype;\n"
     "  int64_t *shape, *strides;\n  uint64_t byte_offset;\n} kiln_tensor; /* DLTensor */\n\n"
-    "const char __kiln_module_magic[] = \"kiln-module-v1\";\n"
-    "void (*__kiln_set_last_error_ptr)(const char *) = 0;\n"
-    "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n\n"
+    "@GLOBALS@"
     "static void kiln_error(const char *fmt, ...) {\n  char msg[1024];\n  va_list ap;\n  va_start(ap, fmt);\n"
     "  vsnprintf(msg, sizeof msg, fmt, ap);\n  va_end(ap);\n  if (__kiln_set_last_error_ptr) __kiln_set_last_error_ptr(msg);\n}\n"
     "static inline int kiln_parallel(int (*fn)(int, int, void *), void *c) {\n"
@@ -1038,16 +1039,33 @@ static const char *prelude =
     "  else if (t.lanes > 1) snprintf(buf, sizeof buf, \"%s%dx%d\", c, t.bits, t.lanes);\n"
     "  else snprintf(buf, sizeof buf, \"%s%d\", c, t.bits);\n  return buf;\n}\n\n";
 
-char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs) {
+/* Unit 0 defines the module's globals; the others refer to them. */
+static const char *globals_def =
+    "const char __kiln_module_magic[] = \"kiln-module-v1\";\n"
+    "void (*__kiln_set_last_error_ptr)(const char *) = 0;\n"
+    "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n\n";
+static const char *globals_decl =
+    "extern void (*__kiln_set_last_error_ptr)(const char *);\n"
+    "extern int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);\n\n";
+
+char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits) {
+  if (nunits < 1) nunits = 1;
+  if (nunits > nfuncs && nfuncs > 0) nunits = nfuncs;
   CG g;
   memset(&g, 0, sizeof g);
   pm_init_str(&g.used);
   pm_init_str(&g.emitted);
-  StrBuf kernels = {0};
+  StrBuf *kernels = xcalloc((size_t)nunits, sizeof(StrBuf));
+  StrBuf *helpers = xcalloc((size_t)nunits, sizeof(StrBuf));
+  PtrMap *emitted = xcalloc((size_t)nunits, sizeof(PtrMap));
+  for (int u = 0; u < nunits; u++) pm_init_str(&emitted[u]);
   const char **cnames = KNEWN(const char *, nfuncs > 0 ? nfuncs : 1);
   int rc = 0;
   for (int k = 0; k < nfuncs && !rc; k++) {
     LoweredFunc *f = funcs[k];
+    int unit = k % nunits; /* round robin: units get similar amounts of work */
+    g.helpers = helpers[unit];
+    g.emitted = emitted[unit];
     if (!f || f->okind != KOBJ_FUNC) {
       rc = kiln_set_error("codegen: function %d is not a lowered function", k);
       break;
@@ -1083,20 +1101,33 @@ char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs)
     pm_free(&g.buftype);
     if (g.failed) rc = -1;
     if (!rc) {
-      if (g.outlined.len) sb_puts(&kernels, g.outlined.data);
-      sb_puts(&kernels, body.data);
+      if (g.outlined.len) sb_puts(&kernels[unit], g.outlined.data);
+      sb_puts(&kernels[unit], body.data);
     }
+    helpers[unit] = g.helpers;
+    emitted[unit] = g.emitted;
     sb_free(&g.outlined);
     sb_free(&body);
   }
-  StrBuf src = {0};
-  if (!rc) {
-    sb_puts(&src, prelude);
-    if (g.helpers.len) {
-      sb_puts(&src, g.helpers.data);
+  char **units = xcalloc((size_t)nunits, sizeof(char *));
+  for (int u = 0; u < nunits && !rc; u++) {
+    StrBuf src = {0};
+    const char *mark = strstr(prelude, "@GLOBALS@");
+    sb_putn(&src, prelude, (size_t)(mark - prelude));
+    sb_puts(&src, u == 0 ? globals_def : globals_decl);
+    sb_puts(&src, mark + strlen("@GLOBALS@"));
+    if (helpers[u].len) {
+      sb_puts(&src, helpers[u].data);
       sb_putc(&src, '\n');
     }
-    sb_puts(&src, kernels.data ? kernels.data : "");
+    if (u == 0)
+      for (int k = 0; k < nfuncs; k++)
+        if (k % nunits) sb_printf(&src, "int32_t %s(KilnValue *args, int32_t *type_codes, int32_t num_args);\n", cnames[k]);
+    sb_puts(&src, kernels[u].data ? kernels[u].data : "");
+    if (u > 0) {
+      units[u] = sb_steal(&src);
+      continue;
+    }
     sb_printf(&src, "const int32_t __kiln_num_kernels = %d;\n", nfuncs);
     sb_puts(&src, "const char *const __kiln_kernel_names[] = {");
     for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s\"%s\"", k ? ", " : "", funcs[k]->name);
@@ -1118,15 +1149,30 @@ char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs)
     for (int b = 0; b < nblobs; b++) sb_printf(&src, "%s%lluu", b ? ", " : "", (unsigned long long)blobs[b].size);
     if (!nblobs) sb_puts(&src, "0");
     sb_puts(&src, "};\n");
+    units[0] = sb_steal(&src);
   }
-  sb_free(&kernels);
-  sb_free(&g.helpers);
+  for (int u = 0; u < nunits; u++) {
+    sb_free(&kernels[u]);
+    sb_free(&helpers[u]);
+    pm_free(&emitted[u]);
+  }
+  free(kernels);
+  free(helpers);
+  free(emitted);
   pm_free(&g.names);
   pm_free(&g.used);
-  pm_free(&g.emitted);
   if (rc) {
-    sb_free(&src);
+    for (int u = 0; u < nunits; u++) free(units[u]);
+    free(units);
     return NULL;
   }
-  return sb_steal(&src);
+  return units;
+}
+
+char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs) {
+  char **u = codegen_c_units(funcs, nfuncs, nblobs, blobs, 1);
+  if (!u) return NULL;
+  char *r = u[0];
+  free(u);
+  return r;
 }

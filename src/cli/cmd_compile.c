@@ -1,0 +1,139 @@
+/*
+ * cmd_compile.c - kiln compile MODEL.onnx -o MODEL.so: import, optimize,
+ * fuse, generate and compile one shared object holding the kernels, the
+ * graph JSON and the parameters.  Also kiln show: print the optimized
+ * graph with its fused functions named as TVM names them.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "frontend/onnx/import.h"
+#include "graph/build.h"
+
+static void progress(int done, int total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rkiln: building kernels %d/%d", done, total);
+  if (done == total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
+/* Import and optimize; NULL after printing an error. */
+static Graph *load_and_optimize(Command *cmd, const char *path, long opt_level) {
+  Opt *shapes = cli_opt(cmd, "--input-shapes");
+  Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
+  if (!g) {
+    cli_error(cmd, "%s", kiln_get_error());
+    return NULL;
+  }
+  GraphOptions go = {(int)opt_level, NULL, stdout};
+  Opt *dump = cli_opt(cmd, "--dump-after");
+  if (dump && dump->set) go.dump_after = dump->value;
+  g = graph_optimize(g, &go);
+  if (!g) cli_error(cmd, "%s", kiln_get_error());
+  return g;
+}
+
+static int get_opt_level(Command *cmd, long *lvl) {
+  if (cli_int(cmd, "-O", 3, lvl)) return -1;
+  if (*lvl > 3) return cli_error(cmd, "optimization level must be 0 to 3, got %ld", *lvl);
+  return 0;
+}
+
+static int check_target(Command *cmd) {
+  Opt *t = cli_opt(cmd, "--target");
+  if (t->set && strcmp(t->value, "cpu") && strcmp(t->value, "llvm") && strcmp(t->value, "c"))
+    return cli_error(cmd, "target '%s' is not supported (supported: cpu)", t->value);
+  return 0;
+}
+
+static Opt compile_opts[] = {
+    {"--output", "-o", OPT_VALUE, "MODEL.so", "where to write the compiled module (default: MODEL.so beside the model)", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
+    {"--target", NULL, OPT_VALUE, "TARGET", "code generation target (default: cpu)", false, NULL, NULL, 0},
+    {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources, graph JSON and params there", false, NULL, NULL, 0},
+    {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a pass (or all) to stdout", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+static int run_compile(Command *cmd, int npos, const char **pos) {
+  (void)npos;
+  long lvl;
+  if (get_opt_level(cmd, &lvl) || check_target(cmd)) return -1;
+  Opt *o = cli_opt(cmd, "--output");
+  char *out;
+  if (o->set) {
+    out = strdup(o->value);
+  } else {
+    size_t n = strlen(pos[0]);
+    out = malloc(n + 4);
+    strcpy(out, pos[0]);
+    char *dot = strrchr(out, '.');
+    if (dot && !strchr(dot, '/')) *dot = 0;
+    strcat(out, ".so");
+  }
+  double t0 = kiln_now_seconds();
+  Graph *g = load_and_optimize(cmd, pos[0], lvl);
+  if (!g) {
+    free(out);
+    return -1;
+  }
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = (int)lvl;
+  Opt *ed = cli_opt(cmd, "--emit-dir");
+  if (ed->set) bo.emit_dir = ed->value;
+  if (isatty(2)) bo.progress = progress;
+  GraphBuildStats st;
+  int rc = graph_build(g, &bo, out, &st);
+  graph_free(g);
+  if (rc) {
+    free(out);
+    return cli_error(cmd, "%s", kiln_get_error());
+  }
+  printf("kiln: compiled %s -> %s (%d kernels, %d parameters, %.1f MB, %.1f s)\n", pos[0], out, st.nkernels, st.nparams,
+         (double)st.param_bytes / 1e6, kiln_now_seconds() - t0);
+  free(out);
+  return 0;
+}
+
+Command cmd_compile = {"compile", "MODEL.onnx [-o MODEL.so] [options]",
+                       "Compile an ONNX model into one shared object (kernels, graph and parameters).", 1, 1, compile_opts,
+                       run_compile};
+
+static Opt show_opts[] = {
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
+    {"--dump-after", NULL, OPT_VALUE, "PASS", "also print the graph after a pass (or all)", false, NULL, NULL, 0},
+    {"--unfused", NULL, OPT_FLAG, NULL, "print the optimized graph before fusion", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+static int run_show(Command *cmd, int npos, const char **pos) {
+  (void)npos;
+  long lvl;
+  if (get_opt_level(cmd, &lvl)) return -1;
+  Graph *g = load_and_optimize(cmd, pos[0], lvl);
+  if (!g) return -1;
+  char *text;
+  if (cli_opt(cmd, "--unfused")->set) {
+    text = graph_to_text(g);
+  } else {
+    KArena *a = kiln_arena_new();
+    kiln_arena_push(a);
+    AVec groups = {0};
+    graph_fuse(g, (int)lvl, &groups);
+    text = graph_to_text_fused(g, &groups);
+    kiln_arena_pop();
+    kiln_arena_free(a);
+  }
+  fputs(text, stdout);
+  free(text);
+  graph_free(g);
+  return 0;
+}
+
+Command cmd_show = {"show", "MODEL.onnx [options]", "Print a model's graph after the optimization passes, with its fused functions.",
+                    1, 1, show_opts, run_show};

@@ -1,0 +1,252 @@
+/*
+ * cmd_run.c - kiln run MODEL.so: load a compiled module, set its inputs
+ * (from .npz/.npy/.pb files, or filled), run it, and print or save the
+ * outputs, the timing (tvmc's --print-time statistics) or a per-node
+ * profile that names each kernel's tuning task and config.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "frontend/onnx/onnx_model.h"
+#include "npy.h"
+
+static Opt opts[] = {
+    {"--inputs", "-i", OPT_MULTI, "FILE", "input values: .npz (by name), .npy or ONNX .pb (by name or position); repeatable", false, NULL, NULL, 0},
+    {"--fill-mode", NULL, OPT_VALUE, "MODE", "fill inputs not given: random (default), zeros or ones", false, NULL, NULL, 0},
+    {"--output", "-o", OPT_VALUE, "OUT.npz", "save the outputs (output_0, output_1, ...)", false, NULL, NULL, 0},
+    {"--print-time", NULL, OPT_FLAG, NULL, "print mean, median, max, min and std of the run time in ms", false, NULL, NULL, 0},
+    {"--repeat", NULL, OPT_VALUE, "N", "measurements for --print-time/--profile (default 1)", false, NULL, NULL, 0},
+    {"--number", NULL, OPT_VALUE, "N", "runs per measurement (default 1)", false, NULL, NULL, 0},
+    {"--print-top", NULL, OPT_VALUE, "K", "print the top-K classes of output 0", false, NULL, NULL, 0},
+    {"--profile", NULL, OPT_FLAG, NULL, "profile each kernel (debug executor) and print the table", false, NULL, NULL, 0},
+    {"--profile-csv", NULL, OPT_VALUE, "FILE", "with --profile: also write the table as CSV", false, NULL, NULL, 0},
+    {"--profile-trace", NULL, OPT_VALUE, "FILE", "with --profile: also write a Chrome trace (chrome://tracing)", false, NULL, NULL, 0},
+    {"--threads", NULL, OPT_VALUE, "N", "worker threads (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static void fill(DLTensor *t, const char *mode) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  DLDataType d = t->dtype;
+  for (int64_t i = 0; i < n; i++) {
+    double v = !strcmp(mode, "zeros") ? 0 : !strcmp(mode, "ones") ? 1 : (d.code == kDLFloat ? rnd() : (double)(int)(rnd() * 10));
+    char *p = (char *)t->data;
+    if (d.code == kDLFloat && d.bits == 32) ((float *)p)[i] = (float)v;
+    else if (d.code == kDLFloat && d.bits == 64) ((double *)p)[i] = v;
+    else if (d.code == kDLInt && d.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
+    else if (d.code == kDLInt && d.bits == 32) ((int32_t *)p)[i] = (int32_t)v;
+    else if (d.bits == 8 || d.bits == 1) ((uint8_t *)p)[i] = d.bits == 1 ? (v != 0) : (uint8_t)v;
+  }
+}
+
+static const char *shape_text(int ndim, const int64_t *shape) {
+  static __thread char buf[256];
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, sizeof buf - k, "[");
+  for (int i = 0; i < ndim && k < sizeof buf; i++) k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%lld", i ? "," : "", (long long)shape[i]);
+  snprintf(buf + k, sizeof buf - k, "]");
+  return buf;
+}
+
+/* Set one input from a file; pos is the next positional input index. */
+static int set_from_file(Command *cmd, KilnGraphExecutor *ex, const char *path, int *pos, bool *given) {
+  size_t len = strlen(path);
+  int nin = kiln_graph_executor_num_inputs(ex);
+  if (len > 4 && !strcmp(path + len - 4, ".npz")) {
+    int n;
+    NamedArray *arr;
+    if (npz_load(path, &n, &arr)) return cli_error(cmd, "%s", kiln_get_error());
+    for (int i = 0; i < n; i++) {
+      int idx;
+      if (kiln_graph_executor_input_index(ex, arr[i].name, &idx)) {
+        int rc = cli_error(cmd, "%s: %s", path, kiln_last_error());
+        npz_free(n, arr);
+        return rc;
+      }
+      if (kiln_graph_executor_set_input(ex, idx, arr[i].array)) {
+        int rc = cli_error(cmd, "%s: input '%s': %s", path, arr[i].name, kiln_last_error());
+        npz_free(n, arr);
+        return rc;
+      }
+      given[idx] = true;
+    }
+    npz_free(n, arr);
+    return 0;
+  }
+  DLTensor *t = NULL;
+  const char *name = NULL;
+  KArena *a = kiln_arena_new();
+  kiln_arena_push(a);
+  int rc = 0;
+  if (len > 3 && !strcmp(path + len - 3, ".pb")) {
+    OnnxTensor *ot = onnx_tensor_load_pb(path);
+    DType dt;
+    DLDevice cpu = {kDLCPU, 0};
+    if (!ot || onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, &t) ||
+        (ot->nbytes && kiln_array_copy_from_bytes(t, ot->data, ot->nbytes)))
+      rc = cli_error(cmd, "%s", kiln_get_error());
+    else if (ot->name && *ot->name)
+      name = kstrdup(ot->name);
+  } else if (len > 4 && !strcmp(path + len - 4, ".npy")) {
+    if (npy_load(path, &t)) rc = cli_error(cmd, "%s", kiln_get_error());
+  } else {
+    rc = cli_error(cmd, "input file '%s': expected .npz, .npy or .pb", path);
+  }
+  int idx = -1;
+  if (!rc && name && kiln_graph_executor_input_index(ex, name, &idx)) idx = -1;
+  if (!rc && idx < 0) {
+    while (*pos < nin && given[*pos]) (*pos)++;
+    if (*pos >= nin) rc = cli_error(cmd, "input file '%s': the model has only %d input(s), all already given", path, nin);
+    idx = *pos;
+  }
+  if (!rc && kiln_graph_executor_set_input(ex, idx, t)) {
+    KilnTensorInfo info;
+    kiln_graph_executor_input_info(ex, idx, &info);
+    rc = cli_error(cmd, "input file '%s' for input '%s': %s", path, info.name, kiln_last_error());
+  }
+  if (!rc) given[idx] = true;
+  kiln_array_free(t);
+  kiln_arena_pop();
+  kiln_arena_free(a);
+  return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void print_top(DLTensor *out, long k) {
+  if (out->dtype.code != kDLFloat || out->dtype.bits != 32 || out->ndim < 1) return;
+  int64_t classes = out->shape[out->ndim - 1], rows = 1;
+  for (int i = 0; i < out->ndim - 1; i++) rows *= out->shape[i];
+  if (k > classes) k = classes;
+  const float *p = out->data;
+  for (int64_t r = 0; r < rows; r++) {
+    if (rows > 1) printf("row %lld: ", (long long)r);
+    printf("top-%ld classes:", k);
+    char *used = calloc((size_t)classes, 1);
+    for (long j = 0; j < k; j++) {
+      int64_t best = -1;
+      for (int64_t c = 0; c < classes; c++)
+        if (!used[c] && (best < 0 || p[r * classes + c] > p[r * classes + best])) best = c;
+      used[best] = 1;
+      printf(" %lld (%.4g)", (long long)best, p[r * classes + best]);
+    }
+    free(used);
+    printf("\n");
+  }
+}
+
+static int run(Command *cmd, int npos, const char **pos) {
+  (void)npos;
+  long repeat, number, top, threads;
+  if (cli_int(cmd, "--repeat", 1, &repeat) || cli_int(cmd, "--number", 1, &number) || cli_int(cmd, "--print-top", 0, &top) ||
+      cli_int(cmd, "--threads", 0, &threads))
+    return -1;
+  if (repeat < 1 || number < 1) return cli_error(cmd, "--repeat and --number must be at least 1");
+  const char *mode = cli_opt(cmd, "--fill-mode")->set ? cli_opt(cmd, "--fill-mode")->value : "random";
+  if (strcmp(mode, "random") && strcmp(mode, "zeros") && strcmp(mode, "ones"))
+    return cli_error(cmd, "--fill-mode must be random, zeros or ones, got '%s'", mode);
+  if (threads > 0) kiln_set_num_threads((int)threads);
+  KilnModule *m;
+  if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
+  KilnGraphExecutor *ex;
+  if (kiln_graph_executor_create(m, &ex)) {
+    int rc = cli_error(cmd, "%s: %s", pos[0], kiln_last_error());
+    kiln_module_free(m);
+    return rc;
+  }
+  int rc = 0, nin = kiln_graph_executor_num_inputs(ex), nout = kiln_graph_executor_num_outputs(ex);
+  bool *given = calloc((size_t)nin + 1, sizeof(bool));
+  Opt *in = cli_opt(cmd, "--inputs");
+  int next = 0;
+  for (int i = 0; i < in->nvalues && !rc; i++) rc = set_from_file(cmd, ex, in->values[i], &next, given);
+  for (int i = 0; i < nin && !rc; i++) {
+    if (given[i]) continue;
+    KilnTensorInfo info;
+    kiln_graph_executor_input_info(ex, i, &info);
+    DLTensor *t;
+    DLDevice cpu = {kDLCPU, 0};
+    if (kiln_array_empty(info.ndim, info.shape, info.dtype, cpu, &t)) {
+      rc = cli_error(cmd, "%s", kiln_last_error());
+      break;
+    }
+    fill(t, mode);
+    kiln_graph_executor_set_input(ex, i, t);
+    kiln_array_free(t);
+  }
+  if (!rc && kiln_graph_executor_run(ex)) rc = cli_error(cmd, "%s", kiln_last_error());
+  if (!rc && cli_opt(cmd, "--print-time")->set) {
+    double *t = calloc((size_t)repeat, sizeof(double));
+    for (long r = 0; r < repeat && !rc; r++) {
+      double t0 = kiln_now_seconds();
+      for (long k = 0; k < number && !rc; k++)
+        if (kiln_graph_executor_run(ex)) rc = cli_error(cmd, "%s", kiln_last_error());
+      t[r] = (kiln_now_seconds() - t0) * 1e3 / (double)number;
+    }
+    if (!rc) {
+      double mean = 0, sd = 0;
+      for (long r = 0; r < repeat; r++) mean += t[r];
+      mean /= (double)repeat;
+      for (long r = 0; r < repeat; r++) sd += (t[r] - mean) * (t[r] - mean);
+      sd = sqrt(sd / (double)repeat);
+      qsort(t, (size_t)repeat, sizeof(double), cmp_double);
+      double med = repeat % 2 ? t[repeat / 2] : 0.5 * (t[repeat / 2 - 1] + t[repeat / 2]);
+      printf("Execution time summary:\n %-10s %-10s %-10s %-10s %-10s\n", "mean (ms)", "median (ms)", "max (ms)", "min (ms)", "std (ms)");
+      printf(" %-10.4f %-11.4f %-10.4f %-10.4f %-10.4f\n", mean, med, t[repeat - 1], t[0], sd);
+    }
+    free(t);
+  }
+  if (!rc && cli_opt(cmd, "--profile")->set) {
+    KilnProfile *p;
+    const char *text;
+    if (kiln_debug_profile(ex, (int)number, (int)repeat, &p) || kiln_profile_format(p, KILN_PROFILE_TABLE, &text)) {
+      rc = cli_error(cmd, "%s", kiln_last_error());
+    } else {
+      fputs(text, stdout);
+      Opt *csv = cli_opt(cmd, "--profile-csv"), *tr = cli_opt(cmd, "--profile-trace");
+      if (csv->set && kiln_profile_write(p, KILN_PROFILE_CSV, csv->value)) rc = cli_error(cmd, "%s", kiln_last_error());
+      if (tr->set && kiln_profile_write(p, KILN_PROFILE_TRACE, tr->value)) rc = cli_error(cmd, "%s", kiln_last_error());
+      kiln_profile_free(p);
+    }
+  }
+  NamedArray *outs = calloc((size_t)nout + 1, sizeof(NamedArray));
+  for (int i = 0; i < nout && !rc; i++) {
+    outs[i].name = malloc(32);
+    snprintf(outs[i].name, 32, "output_%d", i);
+    if (kiln_graph_executor_get_output(ex, i, &outs[i].array)) rc = cli_error(cmd, "%s", kiln_last_error());
+  }
+  if (!rc && top > 0 && nout > 0) print_top(outs[0].array, top);
+  Opt *o = cli_opt(cmd, "--output");
+  if (!rc && o->set) {
+    if (npz_save(o->value, nout, outs)) rc = cli_error(cmd, "%s", kiln_get_error());
+  }
+  if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set) {
+    for (int i = 0; i < nout; i++) {
+      DLTensor *t = outs[i].array;
+      printf("output %d: %s %s", i, shape_text(t->ndim, t->shape), t->dtype.code == kDLFloat ? "float" : "int");
+      printf("\n");
+    }
+  }
+  npz_free(nout, outs);
+  free(given);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(m);
+  return rc;
+}
+
+Command cmd_run = {"run", "MODEL.so [options]",
+                   "Run a compiled model on inputs from files (or filled), print or save its outputs, time or profile it.",
+                   1, 1, opts, run};

@@ -1,0 +1,329 @@
+/*
+ * build.c - graph build: from an optimized graph to one compiled module.
+ *
+ * The graph is partitioned into fused groups.  Each group becomes one
+ * kernel: placeholders p0, p1, ... for its inputs (as TVM names a fused
+ * function's parameters), the ops' computes in order, and the schedule of
+ * its anchor (a tuned template chosen through the op's strategy) or the
+ * generic schedule.  Constants of one element used inside a group are
+ * folded into the kernel as immediates; every other constant becomes a
+ * parameter ("p0", "p1", ... in the graph JSON) stored in the params blob.
+ *
+ * The kernels are generated as C split over a few translation units that
+ * are compiled in parallel, and linked with the graph JSON (TVM's format,
+ * plus Kiln's per-node "kiln_ops"/"kiln_task"/"kiln_config" attributes for
+ * profiles), the params blob and the lowered IR embedded as binary blobs.
+ */
+#include "build.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A constant of one element is folded into kernels as an immediate. */
+static bool inline_const(GNode *n) { return n->kind == GN_CONST && ttype_numel(&n->type) == 1 && n->type.ndim <= GRAPH_MAX_DIMS; }
+
+/* A compute of the given type whose every element is the constant. */
+static Tensor *const_tensor(GNode *n) {
+  double v = gnode_scalar_value(n);
+  Expr **vars = te_axis_vars(n->type.ndim, NULL);
+  Expr **shape = KNEWN(Expr *, n->type.ndim + 1);
+  for (int i = 0; i < n->type.ndim; i++) shape[i] = ir_i32(n->type.shape[i]);
+  return te_compute(kfmt("const_%d", n->id), n->type.ndim, shape, vars, ir_const(v, n->type.dtype), "elemwise");
+}
+
+/* An identity compute over t (when an op's compute returns its input). */
+static Tensor *copy_tensor(Tensor *t) {
+  Expr **vars = te_axis_vars(t->ndim, NULL);
+  return te_compute("T_copy", t->ndim, t->shape, vars, te_read(t, t->ndim, vars), "elemwise");
+}
+
+/* Build the compute of one group and its schedule; fills args/nargs. */
+static LoweredFunc *build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info) {
+  int nin = fg->inputs.len;
+  Tensor **args = KNEWN(Tensor *, nin + 1);
+  PtrMap map = {0}; /* GNode -> Tensor */
+  int np = 0;
+  for (int i = 0; i < nin; i++) {
+    GNode *in = fg->inputs.data[i];
+    if (inline_const(in)) {
+      pm_put(&map, in, const_tensor(in));
+      continue;
+    }
+    Tensor *p = te_placeholder_c(kfmt("p%d", np), in->type.ndim, in->type.shape, in->type.dtype);
+    args[np++] = p;
+    pm_put(&map, in, p);
+    av_push(&info->inputs, in);
+  }
+  /* the anchor's strategy first: its template and config may shape the
+   * compute (dense's lane count) as well as the schedule */
+  Strategy st;
+  memset(&st, 0, sizeof st);
+  if (fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
+    if (fg->anchor->op->strategy(fg->anchor, &st)) {
+      kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
+      pm_free(&map);
+      return NULL;
+    }
+    if (st.task_name) {
+      info->task = kfmt("%s %s", st.task_name, st.task_desc ? st.task_desc : "");
+      info->config_source = st.config_source;
+    }
+  }
+  Tensor *out = NULL, *anchor_t = NULL;
+  for (int k = 0; k < fg->nodes.len; k++) {
+    GNode *n = fg->nodes.data[k];
+    Tensor **ins = KNEWN(Tensor *, n->nargs + 1);
+    for (int a = 0; a < n->nargs; a++) {
+      ins[a] = pm_get(&map, n->args[a]);
+      KASSERT(ins[a]);
+    }
+    if (!n->op->compute) {
+      kiln_set_error("operator %s (node '%s') has no kernel; it should have been removed by an earlier pass", n->op->name,
+                     n->name);
+      pm_free(&map);
+      return NULL;
+    }
+    Tensor *t = n->op->compute(n, ins, n == fg->anchor && st.task_name ? &st : NULL);
+    if (!t) {
+      kiln_error_context("%s (node '%s')", n->op->name, n->name);
+      pm_free(&map);
+      return NULL;
+    }
+    pm_put(&map, n, t);
+    if (n == fg->anchor) anchor_t = t;
+    out = t;
+  }
+  pm_free(&map);
+  if (out->kind == TE_PLACEHOLDER || (np && av_find(&(AVec){(void **)args, np, np}, out) >= 0)) out = copy_tensor(out);
+  args[np] = out;
+  Schedule *s = te_create_schedule(1, &out);
+  if (!s) return NULL;
+  int rc;
+  if (st.task_name)
+    rc = graph_schedule_anchor(s, out, anchor_t, &st);
+  else
+    rc = topi_schedule_generic(s, 1, &out);
+  if (rc) {
+    kiln_error_context("scheduling %s", fg->name);
+    return NULL;
+  }
+  LowerOptions lo = {false, NULL, 0};
+  LoweredFunc *f = kiln_lower(s, np + 1, args, fg->name, &lo);
+  if (!f) kiln_error_context("lowering %s", fg->name);
+  return f;
+}
+
+static cJSON *str_list(const char *tag, AVec *items) {
+  cJSON *pair = cJSON_CreateArray(), *list = cJSON_CreateArray();
+  cJSON_AddItemToArray(pair, cJSON_CreateString(tag));
+  for (int i = 0; i < items->len; i++) cJSON_AddItemToArray(list, cJSON_CreateString(items->data[i]));
+  cJSON_AddItemToArray(pair, list);
+  return pair;
+}
+
+static const char *ops_list(FusedGroup *fg) {
+  StrBuf sb = {0};
+  for (int i = 0; i < fg->nodes.len; i++) sb_printf(&sb, "%s%s", i ? "," : "", ((GNode *)fg->nodes.data[i])->op->name);
+  const char *r = kstrdup(sb.data);
+  sb_free(&sb);
+  return r;
+}
+
+/* Graph JSON in TVM's format; entry ids equal node ids (one output each). */
+static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *node_of, const int64_t *storage) {
+  cJSON *root = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *argn = cJSON_CreateArray(), *heads = cJSON_CreateArray(),
+        *rowptr = cJSON_CreateArray();
+  AVec shapes = {0}, dtypes = {0};
+  int nid = 0;
+  cJSON *shape_list = cJSON_CreateArray();
+  /* inputs, then parameters, then kernels, in that order */
+  for (int i = 0; i < g->nodes.len; i++) {
+    GNode *n = g->nodes.data[i];
+    if (n->kind != GN_VAR) continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "null");
+    cJSON_AddStringToObject(o, "name", n->name);
+    cJSON_AddItemToObject(o, "inputs", cJSON_CreateArray());
+    cJSON_AddItemToArray(nodes, o);
+    cJSON_AddItemToArray(argn, cJSON_CreateNumber(nid));
+    pm_put(node_of, n, (void *)(intptr_t)(nid + 1));
+    av_push(&shapes, n);
+    nid++;
+  }
+  for (int i = 0; i < params->len; i++) {
+    GNode *n = params->data[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "null");
+    cJSON_AddStringToObject(o, "name", kfmt("p%d", i));
+    cJSON_AddItemToObject(o, "inputs", cJSON_CreateArray());
+    cJSON_AddItemToArray(nodes, o);
+    cJSON_AddItemToArray(argn, cJSON_CreateNumber(nid));
+    pm_put(node_of, n, (void *)(intptr_t)(nid + 1));
+    av_push(&shapes, n);
+    nid++;
+  }
+  for (int i = 0; i < groups->len; i++) {
+    FusedGroup *fg = groups->data[i];
+    GroupInfo *info = &infos[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "tvm_op");
+    cJSON_AddStringToObject(o, "name", fg->name);
+    cJSON *attrs = cJSON_CreateObject();
+    cJSON_AddStringToObject(attrs, "func_name", fg->name);
+    cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
+    cJSON_AddStringToObject(attrs, "num_outputs", "1");
+    cJSON_AddStringToObject(attrs, "flatten_data", "0");
+    cJSON_AddStringToObject(attrs, "kiln_ops", ops_list(fg));
+    if (info->task) cJSON_AddStringToObject(attrs, "kiln_task", info->task);
+    if (info->config_source) cJSON_AddStringToObject(attrs, "kiln_config", info->config_source);
+    cJSON_AddItemToObject(o, "attrs", attrs);
+    cJSON *ins = cJSON_CreateArray();
+    for (int k = 0; k < info->inputs.len; k++) {
+      intptr_t id = (intptr_t)pm_get(node_of, info->inputs.data[k]);
+      KASSERT(id > 0);
+      cJSON *e = cJSON_CreateArray();
+      cJSON_AddItemToArray(e, cJSON_CreateNumber((double)(id - 1)));
+      cJSON_AddItemToArray(e, cJSON_CreateNumber(0));
+      cJSON_AddItemToArray(e, cJSON_CreateNumber(0));
+      cJSON_AddItemToArray(ins, e);
+    }
+    cJSON_AddItemToObject(o, "inputs", ins);
+    cJSON_AddItemToArray(nodes, o);
+    pm_put(node_of, fg->out, (void *)(intptr_t)(nid + 1));
+    av_push(&shapes, fg->out);
+    nid++;
+  }
+  for (int i = 0; i < g->outputs.len; i++) {
+    intptr_t id = (intptr_t)pm_get(node_of, g->outputs.data[i]);
+    KASSERT(id > 0);
+    cJSON *e = cJSON_CreateArray();
+    cJSON_AddItemToArray(e, cJSON_CreateNumber((double)(id - 1)));
+    cJSON_AddItemToArray(e, cJSON_CreateNumber(0));
+    cJSON_AddItemToArray(e, cJSON_CreateNumber(0));
+    cJSON_AddItemToArray(heads, e);
+  }
+  for (int i = 0; i <= nid; i++) cJSON_AddItemToArray(rowptr, cJSON_CreateNumber(i));
+  for (int i = 0; i < shapes.len; i++) {
+    GNode *n = shapes.data[i];
+    cJSON *s = cJSON_CreateArray();
+    for (int d = 0; d < n->type.ndim; d++) cJSON_AddItemToArray(s, cJSON_CreateNumber((double)n->type.shape[d]));
+    cJSON_AddItemToArray(shape_list, s);
+    av_push(&dtypes, (void *)dt_str(n->type.dtype));
+  }
+  cJSON_AddItemToObject(root, "nodes", nodes);
+  cJSON_AddItemToObject(root, "arg_nodes", argn);
+  cJSON_AddItemToObject(root, "heads", heads);
+  cJSON *attrs = cJSON_CreateObject();
+  cJSON *sp = cJSON_CreateArray();
+  cJSON_AddItemToArray(sp, cJSON_CreateString("list_shape"));
+  cJSON_AddItemToArray(sp, shape_list);
+  cJSON_AddItemToObject(attrs, "shape", sp);
+  cJSON_AddItemToObject(attrs, "dltype", str_list("list_str", &dtypes));
+  if (storage) {
+    cJSON *sid = cJSON_CreateArray(), *l = cJSON_CreateArray();
+    cJSON_AddItemToArray(sid, cJSON_CreateString("list_int"));
+    for (int i = 0; i < nid; i++) cJSON_AddItemToArray(l, cJSON_CreateNumber((double)storage[i]));
+    cJSON_AddItemToArray(sid, l);
+    cJSON_AddItemToObject(attrs, "storage_id", sid);
+  }
+  cJSON_AddItemToObject(root, "attrs", attrs);
+  cJSON_AddItemToObject(root, "node_row_ptr", rowptr);
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  return text;
+}
+
+static int write_emit(const char *dir, int nunits, char **units, const char *json, const void *params, size_t psize) {
+  mkdir(dir, 0755);
+  for (int u = 0; u < nunits; u++)
+    if (kiln_write_file(kfmt("%s/module%d.c", dir, u), units[u], strlen(units[u]))) return -1;
+  if (kiln_write_file(kfmt("%s/graph.json", dir), json, strlen(json))) return -1;
+  return kiln_write_file(kfmt("%s/params.bin", dir), params, psize);
+}
+
+int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
+  GraphBuildOptions defaults;
+  memset(&defaults, 0, sizeof defaults);
+  defaults.opt_level = 3;
+  if (!opt) opt = &defaults;
+  KArena *scratch = kiln_arena_new();
+  kiln_arena_push(scratch);
+  int rc = 0;
+  AVec groups = {0};
+  graph_fuse(g, opt->opt_level, &groups);
+  GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
+  LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);
+  for (int i = 0; i < groups.len && !rc; i++) {
+    funcs[i] = build_group(groups.data[i], opt, &infos[i]);
+    if (!funcs[i]) rc = -1;
+    if (opt->progress) opt->progress(i + 1, groups.len, opt->progress_ud);
+  }
+  /* parameters: constants the kernels read, and constant outputs */
+  AVec params = {0};
+  for (int i = 0; i < groups.len && !rc; i++)
+    for (int k = 0; k < infos[i].inputs.len; k++) {
+      GNode *in = infos[i].inputs.data[k];
+      if (in->kind == GN_CONST && av_find(&params, in) < 0) av_push(&params, in);
+    }
+  for (int i = 0; i < g->outputs.len && !rc; i++) {
+    GNode *o = g->outputs.data[i];
+    if (o->kind == GN_CONST && av_find(&params, o) < 0) av_push(&params, o);
+  }
+  char *json = NULL;
+  void *pbytes = NULL;
+  size_t psize = 0;
+  PtrMap node_of = {0};
+  if (!rc) {
+    json = graph_json(g, &groups, infos, &params, &node_of, NULL);
+    const char **names = KNEWN(const char *, params.len + 1);
+    DLTensor **arrays = KNEWN(DLTensor *, params.len + 1);
+    for (int i = 0; i < params.len; i++) {
+      names[i] = kfmt("p%d", i);
+      arrays[i] = ((GNode *)params.data[i])->value;
+    }
+    rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
+    /* plan memory now, so the storage ids travel in the JSON (TVM does
+     * the same at build time) */
+    char *planned = NULL;
+    if (!rc && kiln_graph_json_plan_memory(json, strlen(json), &planned, NULL) == 0) {
+      free(json);
+      json = strdup(planned);
+      kiln_free(planned);
+    }
+  }
+  if (!rc) {
+    int nunits = opt->nunits > 0 ? opt->nunits : (groups.len > 24 ? 4 : groups.len > 6 ? 2 : 1);
+    KBlob blobs[2] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}};
+    char **units = codegen_c_units(funcs, groups.len, 2, blobs, nunits);
+    if (!units) rc = -1;
+    if (units && groups.len < nunits) nunits = groups.len > 0 ? groups.len : 1;
+    if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
+    if (!rc) {
+      StrBuf ir = {0};
+      for (int i = 0; i < groups.len; i++) {
+        sb_printf(&ir, "// function %s\n", funcs[i]->name);
+        sb_puts(&ir, ir_stmt_str(funcs[i]->body));
+      }
+      KBlob all[3] = {blobs[0], blobs[1], {"lowered_ir", ir.data ? ir.data : "", ir.len}};
+      rc = kiln_compile_c(nunits, (const char **)units, 3, all, so_path, &opt->copt);
+      sb_free(&ir);
+    }
+    for (int u = 0; units && u < nunits; u++) free(units[u]);
+    free(units);
+  }
+  if (!rc && stats) {
+    stats->nkernels = groups.len;
+    stats->nparams = params.len;
+    stats->param_bytes = 0;
+    for (int i = 0; i < params.len; i++) stats->param_bytes += kiln_array_nbytes(((GNode *)params.data[i])->value);
+  }
+  free(json);
+  kiln_free(pbytes);
+  pm_free(&node_of);
+  kiln_arena_pop();
+  kiln_arena_free(scratch);
+  return rc;
+}

@@ -1,0 +1,147 @@
+/*
+ * fuse.c - operator fusion (DESIGN §4) and TVM's fused-function names.
+ *
+ * Nodes are visited consumers first.  A call with exactly one use that is
+ * not a graph output may join its consumer's group:
+ *   - elementwise/broadcast ops join an injective or reduce consumer (and
+ *     the elementwise epilogue of an anchored group);
+ *   - injective ops join an injective consumer;
+ *   - an out-elementwise-fusable op (conv2d, dense, pooling) or a
+ *     reduction becomes the anchor of its consumer's group when that group
+ *     is an elementwise/broadcast chain without an anchor;
+ *   - opaque ops never fuse.
+ * A group therefore has one output and at most one anchor, and its
+ * schedule is the anchor's with the rest inlined.  The single-use rule is
+ * a conservative stand-in for TVM's post-dominator analysis: it gives the
+ * same groups on chains (conv -> bias -> bn -> add -> relu) and never
+ * makes a group whose intermediate value is needed outside it.
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct GInfo {
+  int group;          /* group index */
+} GInfo;
+
+typedef struct Grp {
+  AVec nodes;
+  GNode *anchor;
+  int max_pattern; /* the largest pattern among non-anchor ops */
+} Grp;
+
+static bool is_anchor(const GNode *n) {
+  return n->op->pattern == PAT_OUT_ELEMWISE_FUSABLE || n->op->pattern == PAT_COMM_REDUCE;
+}
+
+/* Can producer n (one use: consumer c) join c's group? */
+static bool can_join(GNode *n, GNode *c, Grp *cg) {
+  OpPattern pn = n->op->pattern, pc = c->op->pattern;
+  if (pn == PAT_OPAQUE || pc == PAT_OPAQUE) return false;
+  if (pc == PAT_OUT_ELEMWISE_FUSABLE) return false; /* anchors fuse their outputs, not inputs */
+  if (is_anchor(n)) return !cg->anchor && cg->max_pattern <= PAT_BROADCAST;
+  if (pn <= PAT_BROADCAST) return pc <= PAT_INJECTIVE || pc == PAT_COMM_REDUCE;
+  if (pn == PAT_INJECTIVE) return pc <= PAT_INJECTIVE && (!cg->anchor || cg->anchor->op->pattern != PAT_COMM_REDUCE);
+  return false;
+}
+
+static const char *fused_base_name(AVec *nodes) {
+  StrBuf sb = {0};
+  sb_puts(&sb, "fused");
+  for (int i = 0; i < nodes->len; i++) {
+    GNode *n = nodes->data[i];
+    sb_putc(&sb, '_');
+    for (const char *p = n->op->name; *p; p++) sb_putc(&sb, *p == '.' ? '_' : *p);
+  }
+  const char *r = kstrdup(sb.data);
+  sb_free(&sb);
+  return r;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  const GNode *x = *(GNode *const *)a, *y = *(GNode *const *)b;
+  return x->id - y->id;
+}
+
+int graph_fuse(Graph *g, int opt_level, AVec *out) {
+  int n = g->nodes.len;
+  int *uses = graph_use_counts(g);
+  bool *is_out = xcalloc((size_t)n + 1, sizeof(bool));
+  for (int i = 0; i < g->outputs.len; i++) is_out[((GNode *)g->outputs.data[i])->id] = true;
+  int *gid = xcalloc((size_t)n + 1, sizeof(int));
+  for (int i = 0; i < n; i++) gid[i] = -1;
+  AVec grps = {0};
+  /* the single consumer of each node with one use */
+  GNode **consumer = xcalloc((size_t)n + 1, sizeof(GNode *));
+  for (int i = 0; i < n; i++) {
+    GNode *c = g->nodes.data[i];
+    for (int a = 0; a < c->nargs; a++) consumer[c->args[a]->id] = c;
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    GNode *node = g->nodes.data[i];
+    if (node->kind != GN_CALL) continue;
+    GNode *c = consumer[node->id];
+    bool joined = false;
+    if (opt_level > 0 && uses[node->id] == 1 && !is_out[node->id] && c && c->kind == GN_CALL) {
+      /* a node used twice by the same consumer counts as two uses above */
+      Grp *cg = grps.data[gid[c->id]];
+      if (can_join(node, c, cg)) {
+        av_push(&cg->nodes, node);
+        gid[node->id] = gid[c->id];
+        if (is_anchor(node)) cg->anchor = node;
+        else if ((int)node->op->pattern > cg->max_pattern) cg->max_pattern = node->op->pattern;
+        joined = true;
+      }
+    }
+    if (!joined) {
+      Grp *ng = KNEW(Grp);
+      av_push(&ng->nodes, node);
+      if (is_anchor(node)) ng->anchor = node;
+      else ng->max_pattern = node->op->pattern;
+      gid[node->id] = grps.len;
+      av_push(&grps, ng);
+    }
+  }
+  /* groups in topological order of their outputs; names by TVM's rule */
+  PtrMap seen_names;
+  pm_init_str(&seen_names);
+  AVec result = {0};
+  for (int i = 0; i < n; i++) {
+    GNode *node = g->nodes.data[i];
+    if (node->kind != GN_CALL) continue;
+    Grp *gr = grps.data[gid[node->id]];
+    GNode *outn = NULL;
+    for (int k = 0; k < gr->nodes.len; k++) {
+      GNode *m = gr->nodes.data[k];
+      if (!outn || m->id > outn->id) outn = m;
+    }
+    if (outn != node) continue;
+    FusedGroup *fg = KNEW(FusedGroup);
+    fg->id = result.len;
+    fg->nodes = av_copy(&gr->nodes);
+    qsort(fg->nodes.data, (size_t)fg->nodes.len, sizeof(void *), cmp_id);
+    fg->out = outn;
+    fg->anchor = gr->anchor;
+    for (int k = 0; k < fg->nodes.len; k++) {
+      GNode *m = fg->nodes.data[k];
+      for (int a = 0; a < m->nargs; a++) {
+        GNode *in = m->args[a];
+        bool inside = in->kind == GN_CALL && gid[in->id] == gid[node->id];
+        if (!inside && av_find(&fg->inputs, in) < 0) av_push(&fg->inputs, in);
+      }
+    }
+    const char *base = fused_base_name(&fg->nodes);
+    intptr_t count = (intptr_t)pm_get(&seen_names, base);
+    fg->name = count ? kfmt("%s_%d", base, (int)count) : base;
+    pm_put(&seen_names, base, (void *)(count + 1));
+    av_push(&result, fg);
+  }
+  pm_free(&seen_names);
+  free(uses);
+  free(is_out);
+  free(gid);
+  free(consumer);
+  *out = result;
+  return 0;
+}

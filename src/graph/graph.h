@@ -1,0 +1,230 @@
+/*
+ * graph.h - Kiln's graph IR: a typed dataflow graph of operator calls,
+ * the op table, the graph passes, operator fusion and graph build.
+ *
+ * A Graph holds nodes in topological order.  A node is a variable (a model
+ * input), a constant (a parameter or a folded value, owning its data), or a
+ * call of an operator from the op table with argument nodes and attributes.
+ * Every node has exactly one tensor output (ONNX nodes with several outputs
+ * become several nodes), so there are no tuples inside a graph; the graph's
+ * outputs are a list of nodes.
+ *
+ * Types are inferred when a call is made, so the frontend always knows the
+ * shape of what it has built (ONNX's Reshape(-1), shape arithmetic).  All
+ * shapes are constant: dynamic dimensions are bound from the user's input
+ * shapes at import.
+ *
+ * Passes are functions Graph -> Graph (a new graph; the old one stays
+ * valid until freed), one per file under passes/, run in one list by
+ * graph_optimize (pipeline.c) with opt levels 0-3; --dump-after PASS prints
+ * the graph after a pass.
+ *
+ * Files:
+ *   graph.c        nodes, types, attributes, builders, topological order
+ *   ops.c          the op table: one row per op (inputs, attributes, type
+ *                  inference, fusion pattern, compute, schedule strategy)
+ *   op_*.c         the rows, grouped by kind
+ *   printer.c      Relay-style text
+ *   fuse.c         fused groups and TVM's fused-function names
+ *   build.c        groups -> te -> schedules -> one module with graph JSON
+ *                  and params embedded
+ *   pipeline.c     the pass list
+ *   passes/       one pass a file (see passes/passes.h)
+ */
+#ifndef KILN_GRAPH_H
+#define KILN_GRAPH_H
+
+#include "../topi/topi.h"
+#include "kiln/runtime.h"
+
+#define GRAPH_MAX_DIMS 8
+
+/* ===== graph.c ===== */
+
+typedef struct TType {
+  DType dtype;
+  int ndim;
+  int64_t shape[GRAPH_MAX_DIMS];
+} TType;
+
+typedef enum GAttrKind { GA_INT, GA_FLOAT, GA_STR, GA_INTS, GA_FLOATS } GAttrKind;
+
+typedef struct GAttr {
+  const char *key;
+  GAttrKind kind;
+  int64_t i;
+  double f;
+  const char *s;
+  int n; /* GA_INTS / GA_FLOATS */
+  int64_t *ints;
+  double *floats;
+} GAttr;
+
+typedef struct GAttrs {
+  int n;
+  GAttr *a;
+} GAttrs;
+
+typedef enum GNodeKind { GN_VAR, GN_CONST, GN_CALL } GNodeKind;
+
+typedef struct OpDef OpDef;
+typedef struct GNode GNode;
+
+struct GNode {
+  int id;          /* position in the graph's node list */
+  GNodeKind kind;
+  const char *name; /* var: input name; const: param name; call: source node name */
+  const OpDef *op;  /* call */
+  int nargs;
+  GNode **args;
+  GAttrs attrs;
+  TType type;       /* the output type */
+  DLTensor *value;  /* const: the data (owned by the graph) */
+};
+
+typedef struct Graph {
+  KArena *arena; /* nodes, names, attributes */
+  AVec nodes;    /* topological order */
+  AVec outputs;  /* GNode * */
+  AVec owned;    /* DLTensor * values to free with the graph */
+  int next_const; /* for generated constant names */
+} Graph;
+
+Graph *graph_new(void);
+void graph_free(Graph *g);
+
+/* Builders allocate in the graph's arena (they push it themselves). */
+GNode *graph_var(Graph *g, const char *name, TType t);
+/* A constant that takes ownership of value (a kiln array). */
+GNode *graph_const(Graph *g, const char *name, DLTensor *value);
+/* Scalar constant of a dtype (rank 0). */
+GNode *graph_scalar(Graph *g, double v, DType t);
+/* A call; infers the output type (NULL + error naming the op, the node
+ * and the problem). */
+GNode *graph_call(Graph *g, const char *op, int nargs, GNode **args, GAttrs attrs,
+                  const char *name);
+void graph_add_output(Graph *g, GNode *n);
+
+/* Attributes: build with ga_* into a small heap-free list (arena). */
+GAttrs gattrs_new(void);
+void ga_int(GAttrs *a, const char *key, int64_t v);
+void ga_float(GAttrs *a, const char *key, double v);
+void ga_str(GAttrs *a, const char *key, const char *v);
+void ga_ints(GAttrs *a, const char *key, int n, const int64_t *v);
+void ga_floats(GAttrs *a, const char *key, int n, const double *v);
+const GAttr *gattr_find(const GAttrs *a, const char *key);
+int64_t gattr_int(const GAttrs *a, const char *key, int64_t def);
+double gattr_float(const GAttrs *a, const char *key, double def);
+const char *gattr_str(const GAttrs *a, const char *key, const char *def);
+/* ints attribute; returns its length (0 and *out NULL if absent). */
+int gattr_ints(const GAttrs *a, const char *key, const int64_t **out);
+GAttrs gattrs_copy(const GAttrs *a);
+
+/* Rebuild g into a new graph, visiting the nodes reachable from the
+ * outputs in topological order (so unreachable nodes are dropped).  Vars
+ * are copied, constants shared by view; each call is rebuilt by fn with
+ * its arguments already mapped, or copied when fn is NULL or returns
+ * GRAPH_KEEP.  A NULL from fn is an error (already set). */
+typedef GNode *(*GraphRewriteFn)(Graph *ng, GNode *old, GNode **args, void *ud);
+#define GRAPH_KEEP ((GNode *)1)
+Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud);
+GNode *graph_copy_call(Graph *ng, GNode *old, GNode **args);
+/* A new constant sharing old's data. */
+GNode *graph_share_const(Graph *ng, GNode *old);
+/* Number of uses of each node (by id) among calls and outputs. */
+int *graph_use_counts(Graph *g); /* heap array, free() it */
+
+TType ttype(DType dt, int ndim, const int64_t *shape);
+int64_t ttype_numel(const TType *t);
+bool ttype_eq(const TType *a, const TType *b);
+const char *ttype_str(const TType *t); /* "Tensor[(1, 3, 224, 224), float32]" */
+bool gnode_is_scalar_const(const GNode *n); /* a constant of one element */
+double gnode_scalar_value(const GNode *n);
+/* Read a constant 0-D/1-D integer (or float) tensor into out (at most
+ * max values); returns the count, or -1 + error if n is not such a
+ * constant. */
+int gnode_const_ints(GNode *n, int64_t *out, int max);
+
+/* ===== ops.c ===== */
+
+/* Fusion patterns (DESIGN §4), ordered as TVM orders them. */
+typedef enum OpPattern {
+  PAT_ELEMWISE = 0,
+  PAT_BROADCAST = 1,
+  PAT_INJECTIVE = 2,
+  PAT_COMM_REDUCE = 3,
+  PAT_OUT_ELEMWISE_FUSABLE = 4,
+  PAT_OPAQUE = 8,
+} OpPattern;
+
+/* What the build needs to compute and schedule a fused group whose anchor
+ * is this op (filled by the op's strategy function). */
+struct Template;
+struct Workload;
+struct ConfigEntity;
+typedef struct Strategy {
+  const char *task_name;        /* tuning task, e.g. "conv2d_NCHWc.x86"; NULL: none */
+  const struct Template *tmpl;  /* its template (src/autotune) */
+  struct Workload *wl;          /* the task's workload (TVM's argument order) */
+  struct ConfigEntity *config;  /* the config chosen for the task */
+  const char *task_desc;        /* for profiles: "[(1,64,56,56),(64,64,3,3)] s1 p1" */
+  const char *config_source;    /* "fallback", "records.json:12", "shipped" */
+} Strategy;
+
+struct OpDef {
+  const char *name; /* Relay name: "nn.conv2d", "add", ... */
+  int min_args, max_args; /* max -1: variadic */
+  OpPattern pattern;
+  /* infer n's output type from its args and attrs; -1 + error */
+  int (*infer)(GNode *n, TType *out);
+  /* build the compute from input tensors (one per arg); st is the
+   * strategy of an anchor op (its template's config), else NULL */
+  Tensor *(*compute)(GNode *n, Tensor **ins, const Strategy *st);
+  /* fill the strategy of an anchor op (may be NULL: generic schedule) */
+  int (*strategy)(GNode *n, Strategy *st);
+};
+
+const OpDef *op_lookup(const char *name);
+int op_count(void);
+const OpDef *op_at(int i);
+
+/* ===== fuse.c ===== */
+
+/* A fused group: operator calls computed by one kernel. */
+typedef struct FusedGroup {
+  int id;
+  AVec nodes;    /* GNode *, topological order; the last is the output */
+  GNode *out;
+  GNode *anchor; /* the out-elementwise-fusable or reduce op, or NULL */
+  AVec inputs;   /* GNode * from outside the group (vars, consts, calls) */
+  const char *name; /* TVM's rule: fused_nn_conv2d_add_nn_relu[_1] */
+} FusedGroup;
+
+/* Partition the calls of g into fused groups (DESIGN §4); opt_level 0
+ * puts each call in its own group.  Groups are in topological order. */
+int graph_fuse(Graph *g, int opt_level, AVec *groups);
+/* The group a node belongs to (after graph_fuse), by node id. */
+
+/* ===== printer.c ===== */
+
+/* Relay text: fn (%data: Tensor[(1, 3, 224, 224), float32]) -> ... { ... } */
+char *graph_to_text(Graph *g); /* heap string */
+/* The same, with fused groups shown as primitive functions named as TVM
+ * names them (what `kiln show` prints). */
+char *graph_to_text_fused(Graph *g, AVec *groups);
+
+/* ===== pipeline.c ===== */
+
+typedef struct GraphOptions {
+  int opt_level;          /* 0-3 */
+  const char *dump_after; /* print the graph after this pass ("all") */
+  FILE *dump_to;          /* default stderr */
+} GraphOptions;
+
+/* Run the optimization pipeline; returns the new graph (the input graph is
+ * freed when a pass replaces it), or NULL + error. */
+Graph *graph_optimize(Graph *g, const GraphOptions *opt);
+/* Names of the passes, in pipeline order (for --dump-after checks). */
+const char *const *graph_pass_names(int *n);
+
+#endif

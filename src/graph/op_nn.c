@@ -1,0 +1,322 @@
+/*
+ * op_nn.c - op-table rows for neural-network ops: convolutions (NCHW and
+ * NCHW[x]c), dense and matmul, pooling, softmax, normalizations, dropout.
+ *
+ * Attribute conventions follow Relay: strides/dilation [h, w], padding
+ * [top, left, bottom, right], pool_size [h, w], layout strings such as
+ * "NCHW" or "NCHW16c" (block size after the channel dimension).
+ */
+#include "op_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "op_compute.h"
+
+/* "NCHW" -> 0; "NCHW16c" -> 16; anything else -> -1 + error */
+static int layout_block(const char *layout) {
+  if (!strcmp(layout, "NCHW")) return 0;
+  if (!strncmp(layout, "NCHW", 4)) {
+    char *end;
+    long b = strtol(layout + 4, &end, 10);
+    if (b > 0 && !strcmp(end, "c")) return (int)b;
+  }
+  return kiln_set_error("unsupported layout '%s' (expected NCHW or NCHW<n>c)", layout);
+}
+
+static int get2(GNode *n, const char *key, int64_t d, int64_t out[2]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, key, &v);
+  if (k == 0) {
+    out[0] = out[1] = d;
+    return 0;
+  }
+  if (k == 1) {
+    out[0] = out[1] = v[0];
+    return 0;
+  }
+  if (k != 2) return kiln_set_error("attribute '%s' has %d values, expected 2", key, k);
+  out[0] = v[0];
+  out[1] = v[1];
+  return 0;
+}
+
+static int get_pad4(GNode *n, int64_t out[4]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, "padding", &v);
+  if (k == 0) {
+    out[0] = out[1] = out[2] = out[3] = 0;
+  } else if (k == 1) {
+    out[0] = out[1] = out[2] = out[3] = v[0];
+  } else if (k == 2) {
+    out[0] = out[2] = v[0];
+    out[1] = out[3] = v[1];
+  } else if (k == 4) {
+    for (int i = 0; i < 4; i++) out[i] = v[i];
+  } else
+    return kiln_set_error("attribute 'padding' has %d values, expected 4 (top, left, bottom, right)", k);
+  for (int i = 0; i < 4; i++)
+    if (out[i] < 0) return kiln_set_error("negative padding %lld", (long long)out[i]);
+  return 0;
+}
+
+/* Output extent of a sliding window. */
+static int window_out(const char *what, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pa,
+                      bool ceil_mode, int64_t *out) {
+  if (s <= 0 || d <= 0 || k <= 0) return kiln_set_error("%s: stride, dilation and window must be positive", what);
+  int64_t ek = (k - 1) * d + 1, span = in + pb + pa - ek;
+  if (span < 0)
+    return kiln_set_error("%s: window %lld (dilated) is larger than the padded input %lld", what, (long long)ek,
+                          (long long)(in + pb + pa));
+  int64_t o = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+  /* ceil mode: the last window must start inside the input or left padding */
+  if (ceil_mode && (o - 1) * s >= in + pb) o--;
+  *out = o;
+  return 0;
+}
+
+static int infer_conv2d(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  const char *layout = gattr_str(&n->attrs, "data_layout", "NCHW");
+  int blk = layout_block(layout);
+  if (blk < 0) return -1;
+  int64_t st[2], dl[2], pad[4];
+  if (get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad)) return -1;
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  int64_t N, C, H, W, O, KH, KW, I;
+  if (blk == 0) {
+    if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4 (NCHW)", d->ndim);
+    if (w->ndim != 4) return kiln_set_error("weight has rank %d, expected 4 (OIHW)", w->ndim);
+    N = d->shape[0], C = d->shape[1], H = d->shape[2], W = d->shape[3];
+    O = w->shape[0], I = w->shape[1], KH = w->shape[2], KW = w->shape[3];
+  } else {
+    if (d->ndim != 5 || d->shape[4] != blk) return kiln_set_error("data has shape %s, expected %s", shape_str(d), layout);
+    if (w->ndim != 6) return kiln_set_error("weight has rank %d, expected 6 (OIHW[x]i[y]o)", w->ndim);
+    N = d->shape[0], C = d->shape[1] * blk, H = d->shape[2], W = d->shape[3];
+    O = w->shape[0] * w->shape[5], I = w->shape[1] * w->shape[4], KH = w->shape[2], KW = w->shape[3];
+    if (groups > 1) I = w->shape[1] * w->shape[4]; /* depthwise NCHWc weights: [O/oc, 1, KH, KW, 1, oc] */
+  }
+  if (groups <= 0 || C % groups || O % groups)
+    return kiln_set_error("groups = %lld must divide input channels %lld and output channels %lld", (long long)groups,
+                          (long long)C, (long long)O);
+  if (I * groups != C)
+    return kiln_set_error("weight %s expects %lld input channels (x %lld groups), data %s has %lld", shape_str(w),
+                          (long long)I, (long long)groups, shape_str(d), (long long)C);
+  int64_t OH, OW;
+  if (window_out("conv2d height", H, KH, st[0], dl[0], pad[0], pad[2], false, &OH) ||
+      window_out("conv2d width", W, KW, st[1], dl[1], pad[1], pad[3], false, &OW))
+    return -1;
+  const char *odt = gattr_str(&n->attrs, "out_dtype", "");
+  DType dt = d->dtype;
+  if (*odt && dt_parse(odt, &dt)) return -1;
+  const char *olayout = gattr_str(&n->attrs, "out_layout", layout);
+  int oblk = *olayout ? layout_block(olayout) : blk;
+  if (oblk < 0) return -1;
+  if (oblk == 0) {
+    int64_t s[4] = {N, O, OH, OW};
+    *out = ttype(dt, 4, s);
+  } else {
+    if (O % oblk) return kiln_set_error("output channels %lld are not a multiple of the block %d", (long long)O, oblk);
+    int64_t s[5] = {N, O / oblk, OH, OW, oblk};
+    *out = ttype(dt, 5, s);
+  }
+  return 0;
+}
+
+static int infer_conv2d_transpose(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4 (NCHW)", d->ndim);
+  if (w->ndim != 4) return kiln_set_error("weight has rank %d, expected 4 (IOHW)", w->ndim);
+  int64_t st[2], dl[2], pad[4], op[2];
+  if (get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad) || get2(n, "output_padding", 0, op))
+    return -1;
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  if (w->shape[0] != d->shape[1])
+    return kiln_set_error("weight %s expects %lld input channels, data %s has %lld", shape_str(w), (long long)w->shape[0],
+                          shape_str(d), (long long)d->shape[1]);
+  if (groups <= 0 || d->shape[1] % groups) return kiln_set_error("groups = %lld must divide the input channels", (long long)groups);
+  int64_t O = w->shape[1] * groups;
+  int64_t OH = (d->shape[2] - 1) * st[0] - pad[0] - pad[2] + dl[0] * (w->shape[2] - 1) + op[0] + 1;
+  int64_t OW = (d->shape[3] - 1) * st[1] - pad[1] - pad[3] + dl[1] * (w->shape[3] - 1) + op[1] + 1;
+  if (OH <= 0 || OW <= 0) return kiln_set_error("output size %lldx%lld is not positive", (long long)OH, (long long)OW);
+  int64_t s[4] = {d->shape[0], O, OH, OW};
+  *out = ttype(d->dtype, 4, s);
+  return 0;
+}
+
+static int infer_dense(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  if (d->ndim < 1) return kiln_set_error("data must have rank >= 1");
+  if (w->ndim != 2) return kiln_set_error("weight has rank %d, expected 2 ([units, in])", w->ndim);
+  if (d->shape[d->ndim - 1] != w->shape[1])
+    return kiln_set_error("data %s has %lld features, weight %s expects %lld", shape_str(d), (long long)d->shape[d->ndim - 1],
+                          shape_str(w), (long long)w->shape[1]);
+  *out = *d;
+  out->shape[d->ndim - 1] = w->shape[0];
+  return 0;
+}
+
+/* NumPy matmul: [..., M, K] x [..., K, N] with 1-D operands promoted. */
+/* data [M, K] x packed weight [N / bn, K, bn] -> [M, N] */
+static int infer_dense_pack(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  if (d->ndim != 2 || w->ndim != 3) return kiln_set_error("dense_pack takes data [M, K] and packed weight [N/bn, K, bn]");
+  if (d->shape[1] != w->shape[1]) return kiln_set_error("data %s and packed weight %s disagree on K", shape_str(d), shape_str(w));
+  int64_t s[2] = {d->shape[0], w->shape[0] * w->shape[2]};
+  *out = ttype(d->dtype, 2, s);
+  return 0;
+}
+
+static int infer_matmul(GNode *n, TType *out) {
+  TType a = *arg_type(n, 0), b = *arg_type(n, 1);
+  if (!dt_eq(a.dtype, b.dtype)) return kiln_set_error("inputs have different types: %s and %s", dt_str(a.dtype), dt_str(b.dtype));
+  if (a.ndim < 1 || b.ndim < 1) return kiln_set_error("matmul operands must have rank >= 1");
+  bool a1 = a.ndim == 1, b1 = b.ndim == 1;
+  if (a1) {
+    a.shape[1] = a.shape[0];
+    a.shape[0] = 1;
+    a.ndim = 2;
+  }
+  if (b1) {
+    b.shape[1] = 1;
+    b.ndim = 2;
+  }
+  int64_t K = a.shape[a.ndim - 1];
+  if (b.shape[b.ndim - 2] != K)
+    return kiln_set_error("shapes %s and %s: inner dimensions %lld and %lld differ", shape_str(arg_type(n, 0)),
+                          shape_str(arg_type(n, 1)), (long long)K, (long long)b.shape[b.ndim - 2]);
+  TType ba = a, bb = b, bo;
+  ba.ndim -= 2;
+  bb.ndim -= 2;
+  if (bcast_shapes(&ba, &bb, &bo)) return -1;
+  TType r = bo;
+  r.dtype = a.dtype;
+  if (!a1) r.shape[r.ndim++] = a.shape[a.ndim - 2];
+  if (!b1) r.shape[r.ndim++] = b.shape[b.ndim - 1];
+  if (r.ndim > GRAPH_MAX_DIMS) return kiln_set_error("matmul result has too many dimensions");
+  *out = r;
+  return 0;
+}
+
+static int infer_pool(GNode *n, TType *out, bool global) {
+  const TType *d = arg_type(n, 0);
+  const char *layout = gattr_str(&n->attrs, "layout", "NCHW");
+  int blk = layout_block(layout);
+  if (blk < 0) return -1;
+  if ((blk == 0 && d->ndim != 4) || (blk > 0 && (d->ndim != 5 || d->shape[4] != blk)))
+    return kiln_set_error("data has shape %s, expected layout %s", shape_str(d), layout);
+  *out = *d;
+  if (global) {
+    out->shape[2] = out->shape[3] = 1;
+    return 0;
+  }
+  int64_t ps[2], st[2], dl[2], pad[4];
+  if (get2(n, "pool_size", 1, ps) || get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad)) return -1;
+  bool ceil_mode = gattr_int(&n->attrs, "ceil_mode", 0) != 0;
+  if (pad[0] >= ps[0] * dl[0] && pad[0] > 0) return kiln_set_error("padding %lld is not smaller than the window", (long long)pad[0]);
+  if (window_out("pool height", d->shape[2], ps[0], st[0], dl[0], pad[0], pad[2], ceil_mode, &out->shape[2]) ||
+      window_out("pool width", d->shape[3], ps[1], st[1], dl[1], pad[1], pad[3], ceil_mode, &out->shape[3]))
+    return -1;
+  return 0;
+}
+
+static int infer_pool2d(GNode *n, TType *out) { return infer_pool(n, out, false); }
+static int infer_global_pool2d(GNode *n, TType *out) { return infer_pool(n, out, true); }
+
+static int infer_adaptive_pool2d(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4 (NCHW)", d->ndim);
+  int64_t os[2];
+  if (get2(n, "output_size", 1, os)) return -1;
+  *out = *d;
+  out->shape[2] = os[0];
+  out->shape[3] = os[1];
+  return 0;
+}
+
+static int infer_softmax(GNode *n, TType *out) {
+  int ax;
+  if (!dt_is_float(arg_type(n, 0)->dtype)) return err_dtype(n, 0, "a floating-point type");
+  if (norm_axis("axis", gattr_int(&n->attrs, "axis", -1), arg_type(n, 0)->ndim, &ax)) return -1;
+  *out = *arg_type(n, 0);
+  return 0;
+}
+
+static int check_vec(GNode *n, int arg, int64_t len, const char *what) {
+  const TType *t = arg_type(n, arg);
+  if (t->ndim != 1 || t->shape[0] != len)
+    return kiln_set_error("%s has shape %s, expected (%lld,)", what, shape_str(t), (long long)len);
+  return 0;
+}
+
+static int infer_batch_norm(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int ax;
+  if (norm_axis("axis", gattr_int(&n->attrs, "axis", 1), d->ndim, &ax)) return -1;
+  static const char *names[] = {"", "gamma (scale)", "beta (bias)", "moving mean", "moving variance"};
+  for (int i = 1; i < 5; i++)
+    if (check_vec(n, i, d->shape[ax], names[i])) return -1;
+  *out = *d;
+  return 0;
+}
+
+static int infer_layer_norm(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int ax;
+  if (norm_axis("axis", gattr_int(&n->attrs, "axis", -1), d->ndim, &ax)) return -1;
+  /* scale and bias broadcast against the normalized trailing dims */
+  for (int i = 1; i < n->nargs; i++) {
+    TType t;
+    if (bcast_shapes(d, arg_type(n, i), &t) || !ttype_eq(&t, d))
+      return kiln_set_error("input %d of shape %s does not broadcast to %s", i, shape_str(arg_type(n, i)), shape_str(d));
+  }
+  *out = *d;
+  return 0;
+}
+
+static int infer_instance_norm(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  if (d->ndim < 3) return kiln_set_error("data has rank %d, expected at least 3 (N, C, ...)", d->ndim);
+  if (check_vec(n, 1, d->shape[1], "scale") || check_vec(n, 2, d->shape[1], "bias")) return -1;
+  *out = *d;
+  return 0;
+}
+
+static int infer_lrn(GNode *n, TType *out) {
+  if (arg_type(n, 0)->ndim < 3) return kiln_set_error("data must have rank >= 3");
+  if (gattr_int(&n->attrs, "size", 0) <= 0) return kiln_set_error("attribute 'size' must be positive");
+  *out = *arg_type(n, 0);
+  return 0;
+}
+
+static int infer_identity(GNode *n, TType *out) {
+  *out = *arg_type(n, 0);
+  return 0;
+}
+
+/* strategies (tuning tasks) are attached by op_strategy.c */
+#include "op_strategy.h"
+
+const OpDef ops_nn[] = {
+    {"nn.conv2d", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
+    {"nn.contrib_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
+    {"nn.contrib_depthwise_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
+    {"nn.conv2d_transpose", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_transpose, compute_nn, NULL},
+    {"nn.dense", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense, compute_nn, strategy_dense},
+    {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_nn, strategy_dense},
+    {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_nn, NULL},
+    {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
+    {"nn.avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
+    {"nn.lp_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
+    {"nn.global_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL},
+    {"nn.global_max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL},
+    {"nn.adaptive_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_adaptive_pool2d, compute_nn, NULL},
+    {"nn.softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL},
+    {"nn.log_softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL},
+    {"nn.batch_norm", 5, 5, PAT_OPAQUE, infer_batch_norm, NULL, NULL}, /* simplified away */
+    {"nn.layer_norm", 1, 3, PAT_OPAQUE, infer_layer_norm, compute_nn, NULL},
+    {"nn.instance_norm", 3, 3, PAT_OPAQUE, infer_instance_norm, compute_nn, NULL},
+    {"nn.lrn", 1, 1, PAT_OPAQUE, infer_lrn, compute_nn, NULL},
+    {"nn.dropout", 1, 1, PAT_ELEMWISE, infer_identity, NULL, NULL}, /* removed by simplify_inference */
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
+};

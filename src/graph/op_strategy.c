@@ -1,0 +1,157 @@
+/*
+ * op_strategy.c - schedule strategies for anchor ops: which tuning task
+ * (template) a convolution or dense layer uses, its workload in TVM's
+ * argument order, and the config it gets.  Configs come from the dispatch
+ * context (tuned records, then the records Kiln ships), else the
+ * template's fallback; graph_conv_config is also what alter_layout asks
+ * for the block sizes, so the layout and the schedule always agree.
+ *
+ * The NCHW[x]c computes of the x86 templates are built here too.
+ */
+#include "op_strategy.h"
+
+#include <string.h>
+
+#include "../autotune/autotune.h"
+#include "op_compute.h"
+#include "op_util.h"
+
+static void read2i(GNode *n, const char *key, int d, int out[2]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, key, &v);
+  out[0] = out[1] = d;
+  if (k == 1) out[0] = out[1] = (int)v[0];
+  if (k >= 2) out[0] = (int)v[0], out[1] = (int)v[1];
+}
+
+static void read_pad(GNode *n, int out[4]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, "padding", &v);
+  for (int i = 0; i < 4; i++) out[i] = 0;
+  if (k == 1) out[0] = out[1] = out[2] = out[3] = (int)v[0];
+  if (k == 2) out[0] = out[2] = (int)v[0], out[1] = out[3] = (int)v[1];
+  if (k == 4)
+    for (int i = 0; i < 4; i++) out[i] = (int)v[i];
+}
+
+/* The NCHW data and OIHW kernel shapes of a conv node in any layout. */
+static void conv_shapes(GNode *n, int64_t d[4], int64_t k[4]) {
+  const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
+  if (dt->ndim == 4) {
+    for (int i = 0; i < 4; i++) d[i] = dt->shape[i];
+  } else {
+    d[0] = dt->shape[0], d[1] = dt->shape[1] * dt->shape[4], d[2] = dt->shape[2], d[3] = dt->shape[3];
+  }
+  if (kt->ndim == 4) {
+    for (int i = 0; i < 4; i++) k[i] = kt->shape[i];
+  } else {
+    k[0] = kt->shape[0] * kt->shape[5], k[1] = kt->shape[1] * kt->shape[4], k[2] = kt->shape[2], k[3] = kt->shape[3];
+  }
+}
+
+bool graph_conv_is_depthwise(GNode *n) {
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  return groups > 1 && groups == d[1] && k[1] == 1;
+}
+
+/* The workload of a conv node, or NULL when no template covers it
+ * (grouped convolutions that are not depthwise, non-float32). */
+static Workload *conv_workload(GNode *n) {
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  bool dw = graph_conv_is_depthwise(n);
+  if (groups != 1 && !dw) return NULL;
+  if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
+  int st[2], dl[2], pad[4];
+  read2i(n, "strides", 1, st);
+  read2i(n, "dilation", 1, dl);
+  read_pad(n, pad);
+  return wl_conv2d(dw ? "depthwise_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86", d, k, st, pad, dl, "float32", "float32");
+}
+
+static const char *conv_desc(GNode *n) {
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  int st[2], pad[4];
+  read2i(n, "strides", 1, st);
+  read_pad(n, pad);
+  bool sym = pad[0] == pad[1] && pad[1] == pad[2] && pad[2] == pad[3];
+  return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s", (long long)d[0], (long long)d[1], (long long)d[2],
+              (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3], st[0],
+              sym ? kfmt("%d", pad[0]) : kfmt("%d,%d,%d,%d", pad[0], pad[1], pad[2], pad[3]));
+}
+
+/* The config for a task: dispatch (records) first, then the fallback. */
+static int choose_config(const Template *tm, Workload *wl, ConfigEntity **cfg, const char **source) {
+  ConfigEntity *c = NULL;
+  const char *src = NULL;
+  if (graph_dispatch_query(wl, &c, &src) == 0 && c && (!tm->check || tm->check(c, wl) == 0)) {
+    *cfg = c;
+    *source = src;
+    return 0;
+  }
+  c = template_fallback(tm, wl);
+  if (!c) return -1;
+  *cfg = c;
+  *source = "fallback";
+  graph_dispatch_note_fallback(wl);
+  return 0;
+}
+
+int graph_conv_config(GNode *n, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  Workload *wl = conv_workload(n);
+  if (!wl) return 0;
+  const Template *tm = autotune_template(wl->name);
+  if (!tm) return -1;
+  if (choose_config(tm, wl, &st->config, &st->config_source)) return -1;
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->task_desc = conv_desc(n);
+  return 0;
+}
+
+int strategy_conv2d(GNode *n, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  /* plain NCHW convolutions (opt level < 3, or no template) are generic */
+  if (!strcmp(n->op->name, "nn.conv2d")) return 0;
+  return graph_conv_config(n, st);
+}
+
+int strategy_dense(GNode *n, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
+  if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2) return 0;
+  bool packed = !strcmp(n->op->name, "nn.contrib_dense_pack");
+  int64_t N = packed ? w->shape[0] * w->shape[2] : w->shape[0], K = packed ? w->shape[1] : w->shape[1];
+  Workload *wl = wl_dense(packed ? "dense_pack.x86" : "dense_nopack.x86", d->shape[0], N, K, "float32", "float32");
+  const Template *tm = autotune_template(wl->name);
+  if (!tm) return -1;
+  if (choose_config(tm, wl, &st->config, &st->config_source)) return -1;
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)d->shape[0], (long long)K, (long long)N, (long long)K);
+  return 0;
+}
+
+Tensor *graph_compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  int strides[2], dil[2], pad[4];
+  read2i(n, "strides", 1, strides);
+  read2i(n, "dilation", 1, dil);
+  read_pad(n, pad);
+  if (!strcmp(n->op->name, "nn.contrib_depthwise_conv2d_NCHWc"))
+    return topi_x86_depthwise_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
+  return topi_x86_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
+}
+
+Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st) {
+  if (!st || !st->config) return NULL;
+  if (!strcmp(n->op->name, "nn.contrib_dense_pack")) return topi_x86_dense_pack(ins[0], ins[1], NULL, st->config, n->type.dtype);
+  return topi_x86_dense_nopack(ins[0], ins[1], NULL, st->config, n->type.dtype);
+}

@@ -1,0 +1,29 @@
+/*
+ * op_strategy.h - schedule strategies: which tuning task (template) an
+ * anchor op uses, with which config (op_strategy.c); and the dispatch of
+ * configs from tuning records (dispatch.c).
+ */
+#ifndef KILN_GRAPH_OP_STRATEGY_H
+#define KILN_GRAPH_OP_STRATEGY_H
+
+#include "graph.h"
+
+/* ===== op_strategy.c ===== */
+
+int strategy_conv2d(GNode *n, Strategy *st);
+int strategy_dense(GNode *n, Strategy *st);
+/* The task and config of a conv2d node (any layout); st->task_name NULL
+ * when no template covers it. */
+int graph_conv_config(GNode *n, Strategy *st);
+bool graph_conv_is_depthwise(GNode *n);
+Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
+
+/* ===== dispatch.c ===== */
+
+/* The best config for a workload from the active records, if any:
+ * 0 with *cfg NULL when none applies. */
+int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const char **source);
+/* One warning per workload that falls back to the heuristic config. */
+void graph_dispatch_note_fallback(struct Workload *wl);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * op_transform.c - op-table rows for data movement: reshape, transpose,
+ * squeeze/expand_dims, concatenate, strided_slice, take (gather),
+ * gather_elements, pad, tile, broadcast_to, resize, depth/space
+ * rearrangements and layout_transform.  All are injective.
+ */
+#include "op_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "op_compute.h"
+
+static int infer_reshape(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const int64_t *ns;
+  int k = gattr_ints(&n->attrs, "newshape", &ns);
+  if (k > GRAPH_MAX_DIMS) return kiln_set_error("newshape has %d dimensions (at most %d)", k, GRAPH_MAX_DIMS);
+  bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0;
+  TType r = *d;
+  r.ndim = k;
+  int infer_at = -1;
+  int64_t known = 1;
+  for (int i = 0; i < k; i++) {
+    int64_t v = ns[i];
+    if (v == 0 && !allowzero) {
+      if (i >= d->ndim) return kiln_set_error("newshape[%d] = 0 copies a dimension the input (rank %d) lacks", i, d->ndim);
+      v = d->shape[i];
+    } else if (v == -1) {
+      if (infer_at >= 0) return kiln_set_error("newshape has more than one -1");
+      infer_at = i;
+      r.shape[i] = -1;
+      continue;
+    } else if (v < 0) {
+      return kiln_set_error("newshape[%d] = %lld is invalid", i, (long long)v);
+    }
+    r.shape[i] = v;
+    known *= v;
+  }
+  int64_t total = ttype_numel(d);
+  if (infer_at >= 0) {
+    if (known == 0 || total % known) return kiln_set_error("cannot reshape %s (%lld elements) into %d dimensions with -1",
+                                                         shape_str(d), (long long)total, k);
+    r.shape[infer_at] = total / known;
+  } else if (known != total) {
+    return kiln_set_error("cannot reshape %s (%lld elements) into %s (%lld elements)", shape_str(d), (long long)total,
+                          shape_str(&r), (long long)known);
+  }
+  *out = r;
+  return 0;
+}
+
+static int infer_transpose(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const int64_t *ax;
+  int k = gattr_ints(&n->attrs, "axes", &ax);
+  TType r = *d;
+  if (k == 0) {
+    for (int i = 0; i < d->ndim; i++) r.shape[i] = d->shape[d->ndim - 1 - i];
+    *out = r;
+    return 0;
+  }
+  if (k != d->ndim) return kiln_set_error("axes has %d entries for a tensor of rank %d", k, d->ndim);
+  bool used[GRAPH_MAX_DIMS] = {0};
+  for (int i = 0; i < k; i++) {
+    int a;
+    if (norm_axis("axes entry", ax[i], d->ndim, &a)) return -1;
+    if (used[a]) return kiln_set_error("axes repeats axis %d", a);
+    used[a] = true;
+    r.shape[i] = d->shape[a];
+  }
+  *out = r;
+  return 0;
+}
+
+static int infer_squeeze(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const int64_t *ax;
+  int k = gattr_ints(&n->attrs, "axis", &ax);
+  bool drop[GRAPH_MAX_DIMS] = {0};
+  if (k == 0 && !gattr_find(&n->attrs, "axis")) {
+    for (int i = 0; i < d->ndim; i++) drop[i] = d->shape[i] == 1;
+  }
+  for (int i = 0; i < k; i++) {
+    int a;
+    if (norm_axis("squeeze axis", ax[i], d->ndim, &a)) return -1;
+    if (d->shape[a] != 1) return kiln_set_error("cannot squeeze axis %d of size %lld", a, (long long)d->shape[a]);
+    drop[a] = true;
+  }
+  TType r = *d;
+  r.ndim = 0;
+  for (int i = 0; i < d->ndim; i++)
+    if (!drop[i]) r.shape[r.ndim++] = d->shape[i];
+  *out = r;
+  return 0;
+}
+
+static int infer_expand_dims(GNode *n, TType *out) {
+  /* axes: positions in the output (ONNX Unsqueeze) */
+  const TType *d = arg_type(n, 0);
+  const int64_t *ax;
+  int k = gattr_ints(&n->attrs, "axes", &ax);
+  int nd = d->ndim + k;
+  if (nd > GRAPH_MAX_DIMS) return kiln_set_error("result would have rank %d (at most %d)", nd, GRAPH_MAX_DIMS);
+  bool ins[GRAPH_MAX_DIMS] = {0};
+  for (int i = 0; i < k; i++) {
+    int a;
+    if (norm_axis("unsqueeze axis", ax[i], nd, &a)) return -1;
+    if (ins[a]) return kiln_set_error("axis %d repeated", a);
+    ins[a] = true;
+  }
+  TType r = *d;
+  r.ndim = nd;
+  for (int i = 0, j = 0; i < nd; i++) r.shape[i] = ins[i] ? 1 : d->shape[j++];
+  *out = r;
+  return 0;
+}
+
+static int infer_concat(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int ax;
+  if (norm_axis("concat axis", gattr_int(&n->attrs, "axis", 0), d->ndim, &ax)) return -1;
+  TType r = *d;
+  for (int i = 1; i < n->nargs; i++) {
+    const TType *t = arg_type(n, i);
+    if (t->ndim != d->ndim || !dt_eq(t->dtype, d->dtype))
+      return kiln_set_error("input %d %s %s does not match input 0 %s %s", i, shape_str(t), dt_str(t->dtype), shape_str(d),
+                            dt_str(d->dtype));
+    for (int k = 0; k < d->ndim; k++)
+      if (k != ax && t->shape[k] != d->shape[k])
+        return kiln_set_error("input %d has shape %s, input 0 has %s: they differ outside axis %d", i, shape_str(t),
+                              shape_str(d), ax);
+    r.shape[ax] += t->shape[ax];
+  }
+  *out = r;
+  return 0;
+}
+
+/* ONNX Slice semantics, normalized into begin/end/step per axis. */
+int slice_normalize(const TType *d, GNode *n, int64_t *begin, int64_t *end, int64_t *step);
+int slice_normalize(const TType *d, GNode *n, int64_t *begin, int64_t *end, int64_t *step) {
+  const int64_t *b, *e, *s, *ax;
+  int nb = gattr_ints(&n->attrs, "begin", &b), ne = gattr_ints(&n->attrs, "end", &e);
+  int ns = gattr_ints(&n->attrs, "strides", &s), na = gattr_ints(&n->attrs, "axes", &ax);
+  if (nb != ne) return kiln_set_error("begin has %d values, end %d", nb, ne);
+  if (ns && ns != nb) return kiln_set_error("strides has %d values, begin %d", ns, nb);
+  if (na && na != nb) return kiln_set_error("axes has %d values, begin %d", na, nb);
+  for (int i = 0; i < d->ndim; i++) {
+    begin[i] = 0;
+    end[i] = d->shape[i];
+    step[i] = 1;
+  }
+  for (int i = 0; i < nb; i++) {
+    int a = i;
+    if (na && norm_axis("slice axis", ax[i], d->ndim, &a)) return -1;
+    if (!na && i >= d->ndim) return kiln_set_error("begin has more values than the rank %d", d->ndim);
+    int64_t dim = d->shape[a], st = ns ? s[i] : 1;
+    if (st == 0) return kiln_set_error("slice step 0 on axis %d", a);
+    int64_t bb = b[i], ee = e[i];
+    if (bb < 0) bb += dim;
+    if (ee < 0 && ee > INT64_MIN / 2) ee += dim;
+    if (st > 0) {
+      bb = bb < 0 ? 0 : bb > dim ? dim : bb;
+      ee = ee < 0 ? 0 : ee > dim ? dim : ee;
+    } else {
+      bb = bb < 0 ? -1 : bb > dim - 1 ? dim - 1 : bb;
+      ee = ee < -1 ? -1 : ee > dim - 1 ? dim - 1 : ee;
+    }
+    begin[a] = bb;
+    end[a] = ee;
+    step[a] = st;
+  }
+  return 0;
+}
+
+static int infer_strided_slice(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int64_t b[GRAPH_MAX_DIMS], e[GRAPH_MAX_DIMS], s[GRAPH_MAX_DIMS];
+  if (slice_normalize(d, n, b, e, s)) return -1;
+  TType r = *d;
+  for (int i = 0; i < d->ndim; i++) {
+    int64_t len = s[i] > 0 ? (e[i] - b[i] + s[i] - 1) / s[i] : (b[i] - e[i] + (-s[i]) - 1) / (-s[i]);
+    r.shape[i] = len > 0 ? len : 0;
+  }
+  *out = r;
+  return 0;
+}
+
+static int infer_take(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
+  int ax;
+  if (!dt_is_intlike(idx->dtype) || dt_is_bool(idx->dtype)) return err_dtype(n, 1, "an integer index type");
+  if (norm_axis("gather axis", gattr_int(&n->attrs, "axis", 0), d->ndim, &ax)) return -1;
+  int nd = d->ndim - 1 + idx->ndim;
+  if (nd > GRAPH_MAX_DIMS) return kiln_set_error("result would have rank %d", nd);
+  TType r = *d;
+  r.ndim = 0;
+  for (int i = 0; i < ax; i++) r.shape[r.ndim++] = d->shape[i];
+  for (int i = 0; i < idx->ndim; i++) r.shape[r.ndim++] = idx->shape[i];
+  for (int i = ax + 1; i < d->ndim; i++) r.shape[r.ndim++] = d->shape[i];
+  *out = r;
+  return 0;
+}
+
+static int infer_gather_elements(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
+  int ax;
+  if (!dt_is_intlike(idx->dtype) || dt_is_bool(idx->dtype)) return err_dtype(n, 1, "an integer index type");
+  if (idx->ndim != d->ndim) return kiln_set_error("indices have rank %d, data %d", idx->ndim, d->ndim);
+  if (norm_axis("gather axis", gattr_int(&n->attrs, "axis", 0), d->ndim, &ax)) return -1;
+  *out = *idx;
+  out->dtype = d->dtype;
+  return 0;
+}
+
+static int infer_pad(GNode *n, TType *out) {
+  /* pads: ONNX order [b0, b1, ..., e0, e1, ...]; negative crops */
+  const TType *d = arg_type(n, 0);
+  const int64_t *p;
+  int k = gattr_ints(&n->attrs, "pads", &p);
+  if (k != 2 * d->ndim) return kiln_set_error("pads has %d values, expected %d (2 x rank)", k, 2 * d->ndim);
+  const char *mode = gattr_str(&n->attrs, "pad_mode", "constant");
+  if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
+    return kiln_set_error("pad mode '%s' is not supported (constant, reflect, edge)", mode);
+  TType r = *d;
+  for (int i = 0; i < d->ndim; i++) {
+    r.shape[i] = d->shape[i] + p[i] + p[i + d->ndim];
+    if (r.shape[i] < 0) return kiln_set_error("pads make axis %d negative", i);
+    if (!strcmp(mode, "reflect") && (p[i] >= d->shape[i] || p[i + d->ndim] >= d->shape[i]) && (p[i] > 0 || p[i + d->ndim] > 0))
+      return kiln_set_error("reflect padding %lld/%lld must be smaller than the axis size %lld", (long long)p[i],
+                            (long long)p[i + d->ndim], (long long)d->shape[i]);
+  }
+  *out = r;
+  return 0;
+}
+
+static int infer_tile(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const int64_t *rp;
+  int k = gattr_ints(&n->attrs, "reps", &rp);
+  if (k != d->ndim) return kiln_set_error("reps has %d values for a tensor of rank %d", k, d->ndim);
+  TType r = *d;
+  for (int i = 0; i < k; i++) {
+    if (rp[i] < 0) return kiln_set_error("negative repeat %lld", (long long)rp[i]);
+    r.shape[i] *= rp[i];
+  }
+  *out = r;
+  return 0;
+}
+
+static int infer_broadcast_to(GNode *n, TType *out) {
+  const int64_t *s;
+  int k = gattr_ints(&n->attrs, "shape", &s);
+  if (k > GRAPH_MAX_DIMS) return kiln_set_error("shape has too many dimensions");
+  TType t = ttype(arg_type(n, 0)->dtype, k, s);
+  /* ONNX Expand is bidirectional: the result is the broadcast of both */
+  return bcast_shapes(arg_type(n, 0), &t, out);
+}
+
+static int infer_resize(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const int64_t *s;
+  int k = gattr_ints(&n->attrs, "size", &s);
+  if (k != d->ndim) return kiln_set_error("size has %d values for a tensor of rank %d", k, d->ndim);
+  const char *m = gattr_str(&n->attrs, "method", "nearest");
+  if (strcmp(m, "nearest") && strcmp(m, "linear") && strcmp(m, "cubic"))
+    return kiln_set_error("resize method '%s' is not supported", m);
+  *out = ttype(d->dtype, k, s);
+  return 0;
+}
+
+static int infer_depth_to_space(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int64_t b = gattr_int(&n->attrs, "block_size", 0);
+  if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4", d->ndim);
+  if (b <= 0 || d->shape[1] % (b * b)) return kiln_set_error("channels %lld not divisible by block_size^2 (%lld)", (long long)d->shape[1], (long long)(b * b));
+  int64_t s[4] = {d->shape[0], d->shape[1] / (b * b), d->shape[2] * b, d->shape[3] * b};
+  *out = ttype(d->dtype, 4, s);
+  return 0;
+}
+
+static int infer_space_to_depth(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int64_t b = gattr_int(&n->attrs, "block_size", 0);
+  if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4", d->ndim);
+  if (b <= 0 || d->shape[2] % b || d->shape[3] % b) return kiln_set_error("spatial size not divisible by block_size %lld", (long long)b);
+  int64_t s[4] = {d->shape[0], d->shape[1] * b * b, d->shape[2] / b, d->shape[3] / b};
+  *out = ttype(d->dtype, 4, s);
+  return 0;
+}
+
+/* NCHW <-> NCHW<b>c and OIHW -> OIHW<i>i<o>o */
+static int parse_layout(const char *l, int *bi, int *bo, char *kind) {
+  *bi = *bo = 0;
+  if (!strcmp(l, "NCHW")) { *kind = 'd'; return 0; }
+  if (!strcmp(l, "OIHW")) { *kind = 'k'; return 0; }
+  char *end;
+  if (!strncmp(l, "NCHW", 4)) {
+    long b = strtol(l + 4, &end, 10);
+    if (b > 0 && !strcmp(end, "c")) { *bi = (int)b; *kind = 'd'; return 0; }
+  }
+  if (!strncmp(l, "OIHW", 4)) {
+    long b1 = strtol(l + 4, &end, 10);
+    if (b1 > 0 && *end == 'i') {
+      long b2 = strtol(end + 1, &end, 10);
+      if (b2 > 0 && !strcmp(end, "o")) { *bi = (int)b1; *bo = (int)b2; *kind = 'k'; return 0; }
+    }
+  }
+  return kiln_set_error("unsupported layout '%s'", l);
+}
+
+static int infer_layout_transform(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  const char *src = gattr_str(&n->attrs, "src_layout", ""), *dst = gattr_str(&n->attrs, "dst_layout", "");
+  int si, so, di, dout;
+  char sk, dk;
+  if (parse_layout(src, &si, &so, &sk) || parse_layout(dst, &di, &dout, &dk)) return -1;
+  if (sk != dk) return kiln_set_error("cannot transform %s to %s", src, dst);
+  int64_t N, C, H, W, O = 0, I = 0;
+  if (sk == 'd') {
+    if (si == 0) {
+      if (d->ndim != 4) return kiln_set_error("data %s is not %s", shape_str(d), src);
+      N = d->shape[0], C = d->shape[1], H = d->shape[2], W = d->shape[3];
+    } else {
+      if (d->ndim != 5 || d->shape[4] != si) return kiln_set_error("data %s is not %s", shape_str(d), src);
+      N = d->shape[0], C = d->shape[1] * si, H = d->shape[2], W = d->shape[3];
+    }
+    if (di == 0) {
+      int64_t s[4] = {N, C, H, W};
+      *out = ttype(d->dtype, 4, s);
+    } else {
+      if (C % di) return kiln_set_error("%lld channels are not a multiple of the block %d", (long long)C, di);
+      int64_t s[5] = {N, C / di, H, W, di};
+      *out = ttype(d->dtype, 5, s);
+    }
+    return 0;
+  }
+  if (si != 0 || d->ndim != 4) return kiln_set_error("kernel transforms start from OIHW");
+  O = d->shape[0], I = d->shape[1];
+  if (di == 0) {
+    *out = *d;
+    return 0;
+  }
+  if (O % dout || I % di) return kiln_set_error("kernel %s does not divide into %s", shape_str(d), dst);
+  int64_t s[6] = {O / dout, I / di, d->shape[2], d->shape[3], di, dout};
+  *out = ttype(d->dtype, 6, s);
+  return 0;
+}
+
+const OpDef ops_transform[] = {
+    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_transform, NULL},
+    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transform, NULL},
+    {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_transform, NULL},
+    {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_transform, NULL},
+    {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_transform, NULL},
+    {"strided_slice", 1, 1, PAT_INJECTIVE, infer_strided_slice, compute_transform, NULL},
+    {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_transform, NULL},
+    {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_transform, NULL},
+    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_transform, NULL},
+    {"tile", 1, 1, PAT_INJECTIVE, infer_tile, compute_transform, NULL},
+    {"broadcast_to", 1, 1, PAT_BROADCAST, infer_broadcast_to, compute_transform, NULL},
+    {"image.resize2d", 1, 1, PAT_INJECTIVE, infer_resize, compute_transform, NULL},
+    {"nn.depth_to_space", 1, 1, PAT_INJECTIVE, infer_depth_to_space, compute_transform, NULL},
+    {"nn.space_to_depth", 1, 1, PAT_INJECTIVE, infer_space_to_depth, compute_transform, NULL},
+    {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_transform, NULL},
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
+};

@@ -1,0 +1,20 @@
+/*
+ * fold_constant.c - evaluate every call whose inputs are all constants and
+ * replace it by the result.  Small results go through the operator
+ * library's reference interpreter, large ones through a compiled kernel
+ * (graph_eval_call decides).  Calls without a compute (none should remain
+ * after simplify_inference) are kept.
+ */
+#include "passes.h"
+
+static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
+  (void)ud;
+  if (!old->op->compute) return GRAPH_KEEP;
+  for (int i = 0; i < old->nargs; i++)
+    if (args[i]->kind != GN_CONST) return GRAPH_KEEP;
+  DLTensor *v = graph_eval_call(old, args);
+  if (!v) return NULL;
+  return graph_const(ng, NULL, v);
+}
+
+Graph *pass_fold_constant(Graph *g) { return graph_rewrite(g, rewrite, NULL); }

@@ -1,0 +1,31 @@
+/*
+ * passes.h - the graph passes, one per file, each Graph -> new Graph (NULL
+ * + error on failure); pipeline.c runs them in order.
+ *
+ *   infer_types.c         rebuild the graph, re-inferring every type
+ *   simplify_inference.c  batch_norm -> multiply/add; dropout removed
+ *   fold_constant.c       evaluate calls whose inputs are all constants
+ *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
+ *   cse.c                 merge identical calls
+ *   dce.c                 drop what the outputs do not use
+ *   alter_layout.c        conv2d -> NCHW[x]c with transforms at the edges
+ */
+#ifndef KILN_GRAPH_PASSES_H
+#define KILN_GRAPH_PASSES_H
+
+#include "../graph.h"
+
+Graph *pass_infer_types(Graph *g);
+Graph *pass_simplify_inference(Graph *g);
+Graph *pass_fold_constant(Graph *g);
+Graph *pass_fold_scale_axis(Graph *g);
+Graph *pass_cse(Graph *g);
+Graph *pass_dce(Graph *g);
+Graph *pass_alter_layout(Graph *g);
+
+/* ===== eval.c (graph/) ===== */
+/* Evaluate one call on constant arguments (used by fold_constant and by
+ * the frontend for shape computations). Returns a new kiln array. */
+DLTensor *graph_eval_call(GNode *n, GNode **args);
+
+#endif

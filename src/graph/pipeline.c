@@ -1,0 +1,87 @@
+/*
+ * pipeline.c - the optimization pipeline, one readable list.  A pass runs
+ * when the opt level reaches its level; simplify_inference always runs
+ * because batch_norm and dropout have no kernels of their own.  Each pass
+ * works in a scratch arena that is dropped afterwards; the graphs own
+ * their memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+typedef struct PassDef {
+  const char *name;
+  int min_level;
+  Graph *(*run)(Graph *g);
+} PassDef;
+
+static const PassDef pipeline[] = {
+    {"infer_types", 0, pass_infer_types},
+    {"simplify_inference", 0, pass_simplify_inference},
+    {"fold_constant", 1, pass_fold_constant},
+    {"fold_scale_axis", 2, pass_fold_scale_axis},
+    {"fold_constant", 2, pass_fold_constant},
+    {"eliminate_common_subexpr", 2, pass_cse},
+    {"alter_layout", 3, pass_alter_layout},
+    {"fold_constant", 3, pass_fold_constant},
+    {"dead_code_elimination", 0, pass_dce},
+};
+#define NPASSES (int)(sizeof pipeline / sizeof pipeline[0])
+
+const char *const *graph_pass_names(int *n) {
+  static const char *names[NPASSES + 1];
+  int k = 0;
+  for (int i = 0; i < NPASSES; i++) {
+    bool dup = false;
+    for (int j = 0; j < k; j++) dup |= !strcmp(names[j], pipeline[i].name);
+    if (!dup) names[k++] = pipeline[i].name;
+  }
+  names[k] = NULL;
+  *n = k;
+  return names;
+}
+
+static void dump(const GraphOptions *opt, const char *pass, Graph *g) {
+  if (!opt->dump_after) return;
+  if (strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, pass)) return;
+  char *text = graph_to_text(g);
+  FILE *f = opt->dump_to ? opt->dump_to : stderr;
+  fprintf(f, "// after %s\n%s", pass, text);
+  free(text);
+}
+
+Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
+  GraphOptions defaults = {3, NULL, NULL};
+  if (!opt) opt = &defaults;
+  if (opt->dump_after && strcmp(opt->dump_after, "all")) {
+    bool known = false;
+    for (int i = 0; i < NPASSES; i++) known |= !strcmp(pipeline[i].name, opt->dump_after);
+    if (!known) {
+      StrBuf sb = {0};
+      int n;
+      const char *const *names = graph_pass_names(&n);
+      for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
+      kiln_set_error("unknown pass '%s' for --dump-after (passes: %s, or all)", opt->dump_after, sb.data);
+      sb_free(&sb);
+      return NULL;
+    }
+  }
+  for (int i = 0; i < NPASSES; i++) {
+    if (opt->opt_level < pipeline[i].min_level) continue;
+    KArena *scratch = kiln_arena_new();
+    kiln_arena_push(scratch);
+    Graph *ng = pipeline[i].run(g);
+    kiln_arena_pop();
+    kiln_arena_free(scratch);
+    if (!ng) {
+      kiln_error_context("pass %s", pipeline[i].name);
+      graph_free(g);
+      return NULL;
+    }
+    graph_free(g);
+    g = ng;
+    dump(opt, pipeline[i].name, g);
+  }
+  return g;
+}
