@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build Kiln from scratch and run every test: the C unit tests (also under
-# AddressSanitizer + UndefinedBehaviorSanitizer) and the Python tests.
+# AddressSanitizer + UndefinedBehaviorSanitizer), the Python package tests,
+# the kiln command's tests, and the end-to-end model tests (five torchvision
+# models exported with seeded weights, matched against PyTorch).
 # Usage: bash tools/test.sh            (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +21,13 @@ cmake -S . -B build-asan -DKILN_WERROR=ON -DKILN_SANITIZE=ON -DCMAKE_BUILD_TYPE=
 cmake --build build-asan -j"$JOBS" --target kiln_unit
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 KILN_ROOT="$PWD" ./build-asan/kiln_unit
 
-if [ -d tests/python ]; then
-  echo "== python tests"
-  KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/python
-fi
+echo "== python package tests"
+KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/python
+
+echo "== kiln command tests"
+KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/cli
+
+echo "== model tests (torchvision models vs PyTorch, the bundled digits model)"
+KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/models
+
 echo "== all tests passed"

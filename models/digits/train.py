@@ -5,8 +5,11 @@ digits (8x8 grey images, 10 classes), exported to ONNX.
 Run with Debian's interpreter: /usr/bin/python3 models/digits/train.py
 It writes, beside this file:
   digits.onnx        the trained model (input "image": [N, 1, 8, 8] float32)
-  heldout.npz        held-out images ("image", [N, 1, 8, 8]) and "label"
+  heldout.npz        held-out images ("image", [N, 1, 8, 8]), "label" and
+                     PyTorch's "logits"
   heldout_0.npy      the first held-out image, [1, 1, 8, 8] (for kiln run)
+  sample16.npz       the first 16 held-out images ("image") for the demo,
+  sample16_labels.txt  and their labels
   reference.txt      the PyTorch accuracy on the held-out set
 Everything is seeded, so the files are reproducible on one machine.
 """
@@ -62,16 +65,20 @@ def main():
             opt.step()
     net.eval()
     with torch.no_grad():
-        pred = net(torch.from_numpy(xte)).argmax(1).numpy()
+        logits = net(torch.from_numpy(xte)).numpy()
+    pred = logits.argmax(1)
     acc = float((pred == yte).mean())
     print(f"held-out accuracy (PyTorch): {acc:.4f} on {ntest} images")
     torch.onnx.export(net, torch.from_numpy(xte[:1]), os.path.join(HERE, "digits.onnx"),
                       input_names=["image"], output_names=["logits"], opset_version=13,
                       dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
-    np.savez(os.path.join(HERE, "heldout.npz"), image=xte, label=yte)
+    np.savez(os.path.join(HERE, "heldout.npz"), image=xte, label=yte, logits=logits)
     np.save(os.path.join(HERE, "heldout_0.npy"), xte[:1])
+    np.savez(os.path.join(HERE, "sample16.npz"), image=xte[:16])
+    with open(os.path.join(HERE, "sample16_labels.txt"), "w") as f:
+        f.write(" ".join(str(int(v)) for v in yte[:16]) + "\n")
     with open(os.path.join(HERE, "reference.txt"), "w") as f:
-        f.write(f"pytorch_accuracy {acc:.6f}\nheldout_images {ntest}\n")
+        f.write(f"pytorch_accuracy {acc:.6f}\npytorch_correct {int((pred == yte).sum())}\nheldout_images {ntest}\n")
 
 
 if __name__ == "__main__":

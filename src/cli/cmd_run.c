@@ -133,6 +133,17 @@ static void print_top(DLTensor *out, long k) {
   for (int i = 0; i < out->ndim - 1; i++) rows *= out->shape[i];
   if (k > classes) k = classes;
   const float *p = out->data;
+  if (k == 1 && rows > 1) { /* a batch: the predicted classes on one line */
+    printf("predicted classes:");
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; c++)
+        if (p[r * classes + c] > p[r * classes + best]) best = c;
+      printf(" %lld", (long long)best);
+    }
+    printf("\n");
+    return;
+  }
   for (int64_t r = 0; r < rows; r++) {
     if (rows > 1) printf("row %lld: ", (long long)r);
     printf("top-%ld classes:", k);

@@ -296,21 +296,18 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   }
   if (!rc) {
     int nunits = opt->nunits > 0 ? opt->nunits : (groups.len > 24 ? 4 : groups.len > 6 ? 2 : 1);
-    KBlob blobs[2] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}};
-    char **units = codegen_c_units(funcs, groups.len, 2, blobs, nunits);
+    StrBuf ir = {0};
+    for (int i = 0; i < groups.len; i++) {
+      sb_printf(&ir, "// function %s\n", funcs[i]->name);
+      sb_puts(&ir, ir_stmt_str(funcs[i]->body));
+    }
+    KBlob blobs[3] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}, {"lowered_ir", ir.data ? ir.data : "", ir.len}};
+    char **units = codegen_c_units(funcs, groups.len, 3, blobs, nunits);
     if (!units) rc = -1;
     if (units && groups.len < nunits) nunits = groups.len > 0 ? groups.len : 1;
     if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
-    if (!rc) {
-      StrBuf ir = {0};
-      for (int i = 0; i < groups.len; i++) {
-        sb_printf(&ir, "// function %s\n", funcs[i]->name);
-        sb_puts(&ir, ir_stmt_str(funcs[i]->body));
-      }
-      KBlob all[3] = {blobs[0], blobs[1], {"lowered_ir", ir.data ? ir.data : "", ir.len}};
-      rc = kiln_compile_c(nunits, (const char **)units, 3, all, so_path, &opt->copt);
-      sb_free(&ir);
-    }
+    if (!rc) rc = kiln_compile_c(nunits, (const char **)units, 3, blobs, so_path, &opt->copt);
+    sb_free(&ir);
     for (int u = 0; units && u < nunits; u++) free(units[u]);
     free(units);
   }

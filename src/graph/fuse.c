@@ -1,7 +1,9 @@
 /*
  * fuse.c - operator fusion (DESIGN §4) and TVM's fused-function names.
  *
- * Nodes are visited consumers first.  A call with exactly one use that is
+ * First each anchor (conv2d, dense, pooling, a reduction) takes the chain
+ * of single-use elementwise/broadcast ops that follows it.  Then the other
+ * nodes are visited consumers first; a call with exactly one use that is
  * not a graph output may join its consumer's group:
  *   - elementwise/broadcast ops join an injective or reduce consumer (and
  *     the elementwise epilogue of an anchored group);
@@ -78,9 +80,35 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
     GNode *c = g->nodes.data[i];
     for (int a = 0; a < c->nargs; a++) consumer[c->args[a]->id] = c;
   }
+  /* phase 1, producers first: each anchor takes the elementwise chain
+   * that follows it, as long as each link has a single use (conv -> bias
+   * -> residual add -> relu).  Visiting anchors in graph order gives the
+   * chain to the first anchor that reaches it, as TVM's post-dominator
+   * fusion does on residual blocks. */
+  if (opt_level > 0)
+    for (int i = 0; i < n; i++) {
+      GNode *node = g->nodes.data[i];
+      if (node->kind != GN_CALL || !is_anchor(node) || gid[node->id] >= 0) continue;
+      Grp *ng = KNEW(Grp);
+      av_push(&ng->nodes, node);
+      ng->anchor = node;
+      gid[node->id] = grps.len;
+      av_push(&grps, ng);
+      for (GNode *cur = node;;) {
+        GNode *c = consumer[cur->id];
+        if (uses[cur->id] != 1 || is_out[cur->id] || !c || c->kind != GN_CALL || gid[c->id] >= 0) break;
+        if (c->op->pattern > PAT_BROADCAST || node->op->pattern == PAT_OPAQUE) break;
+        av_push(&ng->nodes, c);
+        gid[c->id] = gid[node->id];
+        if ((int)c->op->pattern > ng->max_pattern) ng->max_pattern = c->op->pattern;
+        cur = c;
+      }
+    }
+  /* phase 2, consumers first: the remaining ops join their consumer's
+   * group where the patterns allow, else start a group of their own */
   for (int i = n - 1; i >= 0; i--) {
     GNode *node = g->nodes.data[i];
-    if (node->kind != GN_CALL) continue;
+    if (node->kind != GN_CALL || gid[node->id] >= 0) continue;
     GNode *c = consumer[node->id];
     bool joined = false;
     if (opt_level > 0 && uses[node->id] == 1 && !is_out[node->id] && c && c->kind == GN_CALL) {

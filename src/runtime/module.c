@@ -23,6 +23,7 @@
 #include "runtime_internal.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,37 @@ static void module_destroy(KilnModule *m) {
   free(m);
 }
 
+/* dlopen maps a file; a truncated one faults (SIGBUS) when the loader
+ * touches a segment past its end.  Check, before dlopen, that the file is
+ * a 64-bit little-endian ELF whose program segments and section table all
+ * lie inside it. */
+static int check_elf(const char *path, off_t size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return kiln_set_error("cannot load module '%s': %s", path, strerror(errno));
+  Elf64_Ehdr eh;
+  int rc = 0;
+  if (fread(&eh, 1, sizeof eh, f) != sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+    rc = kiln_set_error("cannot load module '%s': not a shared object (no ELF header)", path);
+  else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    rc = kiln_set_error("cannot load module '%s': not a 64-bit little-endian ELF file", path);
+  else if (eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > (uint64_t)size ||
+           eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > (uint64_t)size)
+    rc = kiln_set_error("cannot load module '%s': the file is truncated (%lld bytes; its headers need more)", path,
+                        (long long)size);
+  for (int i = 0; !rc && i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * sizeof ph), SEEK_SET) || fread(&ph, 1, sizeof ph, f) != sizeof ph) {
+      rc = kiln_set_error("cannot load module '%s': unreadable program header %d", path, i);
+      break;
+    }
+    if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > (uint64_t)size)
+      rc = kiln_set_error("cannot load module '%s': the file is truncated (segment %d needs %llu bytes, the file has %lld)",
+                          path, i, (unsigned long long)(ph.p_offset + ph.p_filesz), (long long)size);
+  }
+  fclose(f);
+  return rc;
+}
+
 int kiln_module_load(const char *path, KilnModule **out) {
   if (!out) return kiln_set_error("module_load: out is NULL");
   *out = NULL;
@@ -108,6 +140,7 @@ int kiln_module_load(const char *path, KilnModule **out) {
     return kiln_set_error("cannot load module '%s': %s", path, strerror(errno));
   }
   if (S_ISDIR(st.st_mode)) return kiln_set_error("cannot load module '%s': it is a directory", path);
+  if (check_elf(path, st.st_size)) return -1;
 
   /* A bare name would make dlopen search the library path; we mean a file. */
   char *open_path = NULL;

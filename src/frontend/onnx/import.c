@@ -181,6 +181,20 @@ int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {
 static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const InputShape *shapes) {
   bool *used = xcalloc((size_t)nshapes + 1, sizeof(bool));
   int rc = 0;
+  /* every given shape must name a graph input (checked first: a typo
+   * should not surface as a missing binding of the real input) */
+  for (int k = 0; k < nshapes && !rc; k++) {
+    bool found = false;
+    for (int i = 0; i < og->ninputs; i++)
+      found |= !strcmp(og->inputs[i].name, shapes[k].name) && !pm_has(&im->initializers, og->inputs[i].name);
+    if (found) continue;
+    StrBuf sb = {0};
+    for (int i = 0; i < og->ninputs; i++)
+      if (!pm_has(&im->initializers, og->inputs[i].name)) sb_printf(&sb, "%s%s", sb.len ? ", " : "", og->inputs[i].name);
+    rc = kiln_set_error("input shape given for '%s', which is not an input of the model (inputs: %s)", shapes[k].name,
+                        sb.data ? sb.data : "none");
+    sb_free(&sb);
+  }
   for (int i = 0; i < og->ninputs && !rc; i++) {
     const OnnxValueInfo *vi = &og->inputs[i];
     if (pm_has(&im->initializers, vi->name)) continue; /* older exporters list weights as inputs */
@@ -243,15 +257,6 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     GNode *v = graph_var(im->g, vi->name, t);
     pm_put(&im->values, kstrdup(vi->name), v);
   }
-  for (int k = 0; k < nshapes && !rc; k++)
-    if (!used[k]) {
-      StrBuf sb = {0};
-      for (int i = 0; i < og->ninputs; i++)
-        if (!pm_has(&im->initializers, og->inputs[i].name)) sb_printf(&sb, "%s%s", sb.len ? ", " : "", og->inputs[i].name);
-      rc = kiln_set_error("input shape given for '%s', which is not an input of the model (inputs: %s)", shapes[k].name,
-                          sb.data ? sb.data : "none");
-      sb_free(&sb);
-    }
   free(used);
   return rc;
 }

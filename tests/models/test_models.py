@@ -1,0 +1,49 @@
+"""End-to-end: the five torchvision models (seeded random weights, exported
+to ONNX) compile with `kiln compile` and match PyTorch's output within 1e-4
+relative L2 error when run with `kiln run`.  Also the bundled digits model:
+Kiln's accuracy on the held-out set equals PyTorch's, and its logits match."""
+import os
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, kiln
+
+MODELS = ["squeezenet1_1", "resnet18", "mobilenet_v2", "resnet50", "vgg16"]
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_matches_pytorch(name, exported, tmp_path):
+    prefix = exported(name)
+    so = str(tmp_path / (name + ".so"))
+    kiln("compile", prefix + ".onnx", "-o", so, "--input-shapes", "data:[1,3,224,224]")
+    out = str(tmp_path / "out.npz")
+    kiln("run", so, "--inputs", prefix + ".input.npy", "-o", out)
+    got = np.load(out)["output_0"]
+    ref = np.load(prefix + ".output.npy")
+    assert got.shape == ref.shape
+    err = rel_l2(got, ref)
+    assert err <= 1e-4, f"{name}: relative L2 error {err:g}"
+
+
+def test_digits_accuracy_equals_pytorch(tmp_path):
+    d = os.path.join(ROOT, "models", "digits")
+    held = np.load(os.path.join(d, "heldout.npz"))
+    images, labels, logits = held["image"], held["label"], held["logits"]
+    n = len(images)
+    so = str(tmp_path / "digits.so")
+    kiln("compile", os.path.join(d, "digits.onnx"), "-o", so, "--input-shapes", f"image:[{n},1,8,8]")
+    inp = str(tmp_path / "in.npz")
+    np.savez(inp, image=images)
+    out = str(tmp_path / "out.npz")
+    kiln("run", so, "--inputs", inp, "-o", out)
+    got = np.load(out)["output_0"]
+    assert rel_l2(got, logits) <= 1e-4
+    correct = int((got.argmax(1) == labels).sum())
+    ref = dict(line.split() for line in open(os.path.join(d, "reference.txt")))
+    assert correct == int(ref["pytorch_correct"]), (correct, ref)
+    assert correct / n > 0.95
