@@ -23,6 +23,7 @@
  *     "T_add", ...) because they appear in lowered IR and generated C.
  *
  * Files (each section below lists what its file exports):
+ *   generic/util.c       axis normalization, broadcasting, layout strings
  *   generic/elemwise.c   unary, binary (broadcasting), where, cast, clip...
  *   generic/nn.c         conv2d (NCHW, groups, dilation), conv2d_transpose,
  *                        dense, matmul/batch_matmul, pooling, softmax,
@@ -48,6 +49,15 @@
 bool topi_tag_is_injective(const char *tag); /* elemwise, broadcast, injective */
 
 /* ===== generic/: computes and generic schedules ===== */
+
+/* Besides "elemwise", "broadcast", "injective" and "comm_reduce", the
+ * generic computes tag their anchors "conv2d_nchw", "group_conv2d_nchw",
+ * "depthwise_conv2d_nchw", "conv2d_transpose_nchw", "dense", "matmul",
+ * "batch_matmul", "pool", "adaptive_pool", "softmax_output",
+ * "log_softmax_output" and "norm_output"; their internal stages are
+ * "dot_partial" (the lane partial sums of dense / batch_matmul),
+ * "row_reduce" and "row_temp" (the per-row stages of softmax and the
+ * norms).  None of these is injective. */
 
 /* ----- generic/util.c: helpers shared by the operator files ----- */
 
@@ -101,7 +111,8 @@ typedef enum TopiUnary {
  * divide on integers truncates (C, ONNX Div) and x / 0 gives x instead of
  * trapping; mod is C's remainder (fmod for floats, ONNX Mod fmod=1),
  * floor_mod takes the divisor's sign (Python %, ONNX Mod fmod=0); power on
- * integers is computed in double and converted back; comparisons and
+ * integers is computed in double and converted back (an exponent of
+ * another dtype is cast to the base's, as ONNX Pow allows); comparisons and
  * logical_* give bool (logical_* compare non-bool operands with 0). */
 #define TOPI_BINARY_OPS(X)                                                     \
   X(add) X(subtract) X(multiply) X(divide) X(power) X(minimum) X(maximum)      \
@@ -308,7 +319,7 @@ Tensor *topi_space_to_depth(Tensor *x, int block);
  * does not divide is padded with zeros. */
 Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst);
 /* ONNX OneHot: a dimension of size depth inserted at axis; negative
- * indices count from depth. */
+ * indices count from depth; float indices are truncated to integers. */
 Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off_value, int axis,
                      DType t);
 /* start, start + delta, ... before limit (ONNX Range), a constant. */

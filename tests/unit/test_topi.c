@@ -26,6 +26,7 @@ void tset(DLTensor *a, int64_t i, double v) {
   DLDataType t = a->dtype;
   if (t.code == kDLFloat && t.bits == 32) ((float *)p)[i] = (float)v;
   else if (t.code == kDLFloat && t.bits == 64) ((double *)p)[i] = v;
+  else if (t.code == kDLFloat && t.bits == 16) ((_Float16 *)p)[i] = (_Float16)v;
   else if (t.code == kDLUInt && t.bits == 1) ((uint8_t *)p)[i] = v != 0;
   else if (t.code == kDLInt && t.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
   else if (t.code == kDLInt && t.bits == 16) ((int16_t *)p)[i] = (int16_t)v;
@@ -41,6 +42,7 @@ double tget(const DLTensor *a, int64_t i) {
   DLDataType t = a->dtype;
   if (t.code == kDLFloat && t.bits == 32) return ((const float *)p)[i];
   if (t.code == kDLFloat && t.bits == 64) return ((const double *)p)[i];
+  if (t.code == kDLFloat && t.bits == 16) return (double)((const _Float16 *)p)[i];
   if (t.code == kDLUInt && t.bits == 1) return ((const uint8_t *)p)[i];
   if (t.code == kDLInt && t.bits == 8) return ((const int8_t *)p)[i];
   if (t.code == kDLInt && t.bits == 16) return ((const int16_t *)p)[i];
@@ -157,6 +159,12 @@ static void compare(TCase *c, const DLTensor *got, const char *what) {
       return;
     }
   }
+}
+
+void tb_ref_eval(TCase *c) {
+  if (!c) return;
+  if (topi_eval(c->out, c->nin, c->in, c->a, c->ref))
+    test_fail(__FILE__, __LINE__, "%s: topi_eval failed: %s", c->label, kiln_get_error());
 }
 
 void tb_run(TBatch *b) {
@@ -520,6 +528,12 @@ static void test_activations(void) {
   ref_map1(c, r_ident);
   c = tb_add(&b, "cast i32->f64", 1, &xi, topi_cast(xi, DT_F64), 0);
   ref_map1(c, r_ident);
+  Tensor *xh = ph("xh", 3, shape, DT_F16);
+  c = tb_add(&b, "cast f32->f16", 1, &x, topi_cast(x, DT_F16), 1e-3);
+  ref_map1(c, r_ident);
+  c = tb_add(&b, "cast f16->f32", 1, &xh, topi_cast(xh, DT_F32), 0);
+  ref_map1(c, r_ident);
+  if (c) c->eval = true;
   c = tb_add(&b, "cast i32->bool", 1, &xi, topi_cast(xi, DT_BOOL), 0);
   ref_map1(c, r_f2b);
   if (c) c->eval = true;

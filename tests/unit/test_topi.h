@@ -39,6 +39,9 @@ typedef struct TBatch {
 /* Add a case (NULL, with a failure recorded, if out is NULL or does not
  * schedule and lower). */
 TCase *tb_add(TBatch *b, const char *label, int nin, Tensor **in, Tensor *out, double tol);
+/* The reference computed by topi_eval (for compositions of operators
+ * whose parts have independent references). */
+void tb_ref_eval(TCase *c);
 /* Build, run and compare every case, then free the arrays. */
 void tb_run(TBatch *b);
 

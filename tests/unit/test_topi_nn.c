@@ -681,6 +681,228 @@ static void test_conv_fused_schedule(void) {
   CHECK(cs && cs->attach == ATTACH_SCOPE);
 }
 
+/* Fused groups as the graph layer makes them: an anchor, injective
+ * producers inlined into it, an elementwise chain after it.  The
+ * reference is topi_eval of the same graph (each op has its own direct
+ * reference above). */
+static void test_fused_groups(void) {
+  TBatch b = {0};
+  int64_t s1[2] = {1, 1}, p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0};
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){1, 8, 10, 16}, DT_F32), *w = ph("w", 4, (int64_t[]){16, 8, 3, 3}, DT_F32);
+    Tensor *sc = ph("scale", 3, (int64_t[]){16, 1, 1}, DT_F32), *res = ph("res", 4, (int64_t[]){1, 16, 10, 16}, DT_F32);
+    Tensor *c = topi_conv2d_nchw(topi_unary(TOPI_relu, x), w, s1, p1, s1, 1);
+    Tensor *o = topi_unary(TOPI_relu, topi_binary(TOPI_add, topi_binary(TOPI_multiply, c, sc), res));
+    TCase *k = tb_add(&b, "relu -> conv -> scale -> +residual -> relu", 4, (Tensor *[]){x, w, sc, res}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){2, 6, 9, 9}, DT_F32), *w = ph("w", 4, (int64_t[]){6, 1, 3, 3}, DT_F32);
+    Tensor *o = topi_clip(topi_conv2d_nchw(x, w, (int64_t[]){2, 2}, p1, s1, 6), 0, 6);
+    TCase *k = tb_add(&b, "depthwise -> relu6", 2, (Tensor *[]){x, w}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){1, 4, 12, 12}, DT_F32);
+    Tensor *o = topi_pool2d(topi_unary(TOPI_relu, x), TOPI_POOL_MAX, (int64_t[]){3, 3}, (int64_t[]){2, 2}, s1, p1,
+                            false, false, "NCHW");
+    TCase *k = tb_add(&b, "relu -> max_pool", 1, &x, o, 1e-6);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 2, (int64_t[]){5, 64}, DT_F32), *w = ph("w", 2, (int64_t[]){32, 64}, DT_F32);
+    Tensor *bi = ph("bias", 1, (int64_t[]){32}, DT_F32);
+    Tensor *o = topi_unary(TOPI_gelu, topi_dense(x, w, bi));
+    TCase *k = tb_add(&b, "dense -> bias -> gelu", 3, (Tensor *[]){x, w, bi}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *q = ph("q", 3, (int64_t[]){4, 7, 32}, DT_F32), *kk = ph("k", 3, (int64_t[]){4, 9, 32}, DT_F32);
+    Tensor *scl = ph("s", 0, NULL, DT_F32);
+    Tensor *o = topi_binary(TOPI_divide, topi_batch_matmul(q, kk, false, true), scl);
+    TCase *k = tb_add(&b, "attention scores / sqrt(d)", 3, (Tensor *[]){q, kk, scl}, o, 1e-5);
+    if (k) fill_uniform(k->a[2], 2, 3);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 3, (int64_t[]){3, 5, 16}, DT_F32), *m = ph("m", 1, (int64_t[]){16}, DT_F32);
+    Tensor *d = topi_binary(TOPI_subtract, x, m);
+    Tensor *o = topi_reduce(TOPI_REDUCE_mean, topi_binary(TOPI_multiply, d, d), 1, (int64_t[]){-1}, true);
+    TCase *k = tb_add(&b, "(x - m)^2 -> mean", 2, (Tensor *[]){x, m}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){2, 3, 4, 5}, DT_F32);
+    Tensor *o = topi_binary(TOPI_add, topi_reshape(topi_transpose(x, (int64_t[]){0, 2, 1, 3}), 3, (int64_t[]){2, 4, 15}),
+                            topi_unary(TOPI_exp, topi_reshape(x, 3, (int64_t[]){2, 4, 15})));
+    TCase *k = tb_add(&b, "transpose -> reshape -> add", 1, &x, o, 1e-6);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 2, (int64_t[]){6, 40}, DT_F32), *w = ph("w", 2, (int64_t[]){40, 24}, DT_F32);
+    Tensor *o = topi_softmax(topi_matmul(x, w), -1);
+    TCase *k = tb_add(&b, "matmul, then softmax (separate groups in a graph; one here)", 2, (Tensor *[]){x, w}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){1, 2, 7, 7}, DT_F32), *w = ph("w", 4, (int64_t[]){2, 3, 3, 3}, DT_F32);
+    Tensor *o = topi_unary(TOPI_sigmoid, topi_conv2d_transpose_nchw(x, w, (int64_t[]){2, 2}, p1, (int64_t[]){1, 1}, s1, 1));
+    TCase *k = tb_add(&b, "conv2d_transpose -> sigmoid", 2, (Tensor *[]){x, w}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){1, 32, 6, 6}, DT_F32);
+    Tensor *o = topi_layout_transform(topi_unary(TOPI_tanh, topi_layout_transform(x, "NCHW", "NCHW16c")), "NCHW16c", "NCHW");
+    TCase *k = tb_add(&b, "layout -> tanh -> layout", 1, &x, o, 1e-6);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 3, (int64_t[]){2, 9, 20}, DT_F32);
+    Tensor *o = topi_binary(TOPI_multiply, topi_layer_norm(x, NULL, NULL, -1, 1e-5), topi_unary(TOPI_sigmoid, x));
+    TCase *k = tb_add(&b, "layer_norm -> * sigmoid(x)", 1, &x, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  {
+    Tensor *x = ph("x", 4, (int64_t[]){1, 3, 8, 8}, DT_F32), *w = ph("w", 4, (int64_t[]){4, 3, 1, 1}, DT_F32);
+    Tensor *o = topi_flatten(topi_global_pool2d(topi_conv2d_nchw(x, w, s1, p0, s1, 1), TOPI_POOL_AVG, "NCHW"), 1);
+    TCase *k = tb_add(&b, "conv (own group) -> global avg -> flatten", 2, (Tensor *[]){x, w}, o, 1e-5);
+    tb_ref_eval(k);
+  }
+  tb_run(&b);
+}
+
+/* ---- random fused groups ---- */
+
+typedef struct Grp {
+  int nin;
+  Tensor *in[8];
+} Grp;
+
+static Tensor *grp_in(Grp *g, const char *name, int nd, const int64_t *shape) {
+  Tensor *t = ph(kfmt("%s%d", name, g->nin), nd, shape, DT_F32);
+  KASSERT(g->nin < 8);
+  g->in[g->nin++] = t;
+  return t;
+}
+
+/* A random bounded elementwise op on x (maybe with a new broadcast input). */
+static Tensor *rnd_elemwise(Grp *g, Tensor *x) {
+  static const TopiUnary un[] = {TOPI_relu, TOPI_sigmoid, TOPI_tanh, TOPI_negative, TOPI_abs, TOPI_softsign};
+  int64_t shape[8];
+  switch (test_rand() % 6) {
+  case 0:
+  case 1: return topi_unary(un[test_rand() % 6], x);
+  case 2: return topi_clip(x, -0.5, 0.7);
+  case 3: return topi_binary(TOPI_multiply, x, x);
+  case 4: { /* a bias over a trailing part of the shape */
+    int keep = x->ndim ? (int)(test_rand() % (unsigned)x->ndim) + 1 : 0;
+    for (int d = 0; d < keep; d++) {
+      int64_t v = te_dim(x, x->ndim - keep + d);
+      shape[d] = test_rand() % 3 == 0 ? 1 : v;
+    }
+    return topi_binary(TOPI_add, x, grp_in(g, "b", keep, shape));
+  }
+  default: {
+    for (int d = 0; d < x->ndim; d++) shape[d] = te_dim(x, d);
+    return topi_binary(TOPI_subtract, grp_in(g, "r", x->ndim, shape), x);
+  }
+  }
+}
+
+static Tensor *rnd_anchor(Grp *g, const char **what) {
+  int64_t s1[2] = {1, 1};
+  int k = (int)(test_rand() % 12);
+  int64_t N = rnd_range(1, 2), C = rnd_range(1, 6), H = rnd_range(3, 10), W = test_rand() % 3 == 0 ? 16 : rnd_range(3, 10);
+  switch (k) {
+  case 0: case 1: {
+    int64_t F = rnd_range(1, 8), K = rnd_range(1, 3), st = rnd_range(1, 2), p = rnd_range(0, 1);
+    Tensor *x = grp_in(g, "x", 4, (int64_t[]){N, C, H, W});
+    if (test_rand() % 2) x = rnd_elemwise(g, x);
+    *what = "conv2d";
+    return topi_conv2d_nchw(x, grp_in(g, "w", 4, (int64_t[]){F, C, K, K}), (int64_t[]){st, st}, (int64_t[]){p, p, p, p}, s1, 1);
+  }
+  case 2: {
+    Tensor *x = grp_in(g, "x", 4, (int64_t[]){N, C, H, W});
+    *what = "depthwise";
+    return topi_conv2d_nchw(x, grp_in(g, "w", 4, (int64_t[]){C, 1, 3, 3}), s1, (int64_t[]){1, 1, 1, 1}, s1, (int)C);
+  }
+  case 3: {
+    int64_t M = rnd_dim(), Nn = rnd_dim(), K = test_rand() % 2 ? 32 : rnd_dim();
+    Tensor *x = grp_in(g, "x", 2, (int64_t[]){M, K});
+    if (test_rand() % 2) x = rnd_elemwise(g, x);
+    *what = "dense";
+    return topi_dense(x, grp_in(g, "w", 2, (int64_t[]){Nn, K}), NULL);
+  }
+  case 4: {
+    int64_t M = rnd_dim(), Nn = rnd_dim(), K = rnd_dim();
+    *what = "matmul";
+    return topi_matmul(grp_in(g, "x", 3, (int64_t[]){2, M, K}), grp_in(g, "y", 2, (int64_t[]){K, Nn}));
+  }
+  case 5: {
+    int64_t M = rnd_dim(), Nn = rnd_dim(), K = test_rand() % 2 ? 16 * rnd_range(2, 3) : rnd_dim();
+    *what = "batch_matmul";
+    return topi_batch_matmul(grp_in(g, "x", 3, (int64_t[]){2, M, K}), grp_in(g, "y", 3, (int64_t[]){2, Nn, K}), false, true);
+  }
+  case 6: {
+    Tensor *x = grp_in(g, "x", 4, (int64_t[]){N, C, H, W});
+    if (test_rand() % 2) x = rnd_elemwise(g, x);
+    *what = "pool";
+    return topi_pool2d(x, test_rand() % 2 ? TOPI_POOL_MAX : TOPI_POOL_AVG, (int64_t[]){2, 3}, (int64_t[]){2, 1}, s1,
+                       (int64_t[]){1, 1, 0, 1}, test_rand() % 2, test_rand() % 2, "NCHW");
+  }
+  case 7: {
+    Tensor *x = grp_in(g, "x", 5, (int64_t[]){N, 2, H, W, 8});
+    *what = "pool NCHW8c";
+    return topi_global_pool2d(x, TOPI_POOL_AVG, "NCHW8c");
+  }
+  case 8: {
+    Tensor *x = grp_in(g, "x", 3, (int64_t[]){N, C, W});
+    *what = "softmax";
+    return test_rand() % 2 ? topi_softmax(x, (int)(test_rand() % 3)) : topi_log_softmax(x, -1);
+  }
+  case 9: {
+    Tensor *x = grp_in(g, "x", 3, (int64_t[]){N, C, W});
+    *what = "layer_norm";
+    return topi_layer_norm(x, NULL, NULL, (int)rnd_range(1, 2), 1e-5);
+  }
+  case 10: {
+    Tensor *x = grp_in(g, "x", 3, (int64_t[]){N, C, W});
+    if (test_rand() % 2) x = rnd_elemwise(g, x);
+    int64_t ax = (int64_t)(test_rand() % 3);
+    *what = "reduce";
+    return topi_reduce((TopiReduce)(test_rand() % 2 ? TOPI_REDUCE_sum : TOPI_REDUCE_mean), x, 1, &ax, test_rand() % 2);
+  }
+  default: {
+    Tensor *x = grp_in(g, "x", 3, (int64_t[]){N, C, W});
+    *what = "injective";
+    Tensor *t = topi_transpose(rnd_elemwise(g, x), (int64_t[]){2, 0, 1});
+    return topi_pad(t, (int64_t[]){1, 0, 0, 0, 1, 2}, TOPI_PAD_CONSTANT, 0.5);
+  }
+  }
+}
+
+static void test_fused_random(void) {
+  TBatch b = {0};
+  int ntests = getenv("TOPI_FUZZ") ? atoi(getenv("TOPI_FUZZ")) : 40;
+  for (int t = 0; t < ntests; t++) {
+    Grp g = {0, {NULL}};
+    const char *what = "?";
+    Tensor *o = rnd_anchor(&g, &what);
+    int nsuffix = (int)(test_rand() % 4);
+    StrBuf lbl = {0};
+    sb_printf(&lbl, "random group %d: %s", t, what);
+    for (int i = 0; i < nsuffix && o; i++) {
+      o = rnd_elemwise(&g, o);
+      if (o) sb_printf(&lbl, " -> %s", o->name);
+    }
+    TCase *c = tb_add(&b, kstrdup(lbl.data), g.nin, g.in, o, 1e-5);
+    sb_free(&lbl);
+    tb_ref_eval(c);
+    if (b.n == 20) tb_run(&b);
+  }
+  tb_run(&b);
+}
+
 const TestCase topi_nn_tests[] = {
     {"conv2d", test_conv2d},
     {"depthwise", test_depthwise},
@@ -696,5 +918,7 @@ const TestCase topi_nn_tests[] = {
     {"lrn", test_lrn},
     {"errors", test_nn_errors},
     {"conv_fused_schedule", test_conv_fused_schedule},
+    {"fused_groups", test_fused_groups},
+    {"fused_random", test_fused_random},
     {NULL, NULL},
 };

@@ -243,7 +243,9 @@ Tensor *topi_binary(TopiBinary op, Tensor *a, Tensor *b) {
   if (!a || !b) return NULL;
   if (op < 0 || op >= TOPI_BINARY__COUNT) return kiln_set_error("binary: unknown operator %d", (int)op), NULL;
   const char *name = binary_names[op];
-  if (same_dtype(name, a, b)) return NULL;
+  /* ONNX Pow lets the exponent have its own type: it takes the base's */
+  if (op == TOPI_power && !dt_eq(a->dtype, b->dtype) && !dt_is_bool(b->dtype)) b = topi_cast(b, a->dtype);
+  if (!b || same_dtype(name, a, b)) return NULL;
   DType t = a->dtype;
   switch (op) {
   case TOPI_bitwise_and:

@@ -202,7 +202,7 @@ static bool call(Ev *c, Expr *e, Val *out) {
   return true;
 }
 
-static bool read(Ev *c, Expr *e, Val *out) {
+static bool read_elem(Ev *c, Expr *e, Val *out) {
   Buf *b = pm_get(&c->bufs, e->read.tensor);
   if (!b) return ev_fail(c, kfmt("tensor '%s' has no value", e->read.tensor->name));
   int64_t flat = 0;
@@ -372,7 +372,7 @@ static bool ev(Ev *c, Expr *e, Val *out) {
     return ok;
   }
   case EK_Read:
-    return read(c, e, out);
+    return read_elem(c, e, out);
   case EK_Reduce:
     return reduce(c, e, out);
   case EK_StrImm:

@@ -444,7 +444,8 @@ typedef struct PoolAxes {
 
 static int pool_layout(const char *op, Tensor *data, const char *layout, PoolAxes *pa) {
   TopiLayout l;
-  if (topi_layout_parse(op, layout ? layout : "NCHW", &l)) return -1;
+  if (!layout) layout = "NCHW";
+  if (topi_layout_parse(op, layout, &l)) return -1;
   if (data->ndim != l.ndim)
     return kiln_set_error("%s: data has %d dimensions but layout '%s' has %d", op, data->ndim, layout, l.ndim);
   pa->h = topi_layout_find(&l, 'H');

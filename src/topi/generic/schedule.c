@@ -219,6 +219,20 @@ static IterVar *fuse_range(Stage *st, int from, int to) {
   return f;
 }
 
+/* Fuse the outer n - 1 of the first n leaves into one loop, parallel when
+ * par, and keep the n-th as its own loop, so that its index needs no
+ * division; with few outer iterations all n are fused instead.  Returns
+ * the innermost of those loops (where a per-element producer attaches),
+ * or NULL with an error. */
+static IterVar *nest_outer(Stage *st, int n, bool par) {
+  if (n <= 0) return NULL;
+  int64_t outer = dims_product(st->op, 0, n - 1);
+  bool all = n == 1 || (outer >= 0 && outer < OUTER_MIN_PAR);
+  IterVar *f = fuse_range(st, 0, all ? n : n - 1);
+  if (!f || (par && stage_parallel(st, f))) return NULL;
+  return all ? f : st->leaf_iters.data[stage_leaf_index(st, f) + 1];
+}
+
 /* ---- injective ---- */
 
 /* Fuse the outer axes of an elementwise-like stage, parallelize them when
@@ -309,10 +323,7 @@ static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) 
     }
     return 0;
   }
-  IterVar *f = fuse_range(st, 0, n);
-  if (!f) return -1;
-  if (par_ok && stage_parallel(st, f)) return -1;
-  return 0;
+  return nest_outer(st, n, par_ok) ? 0 : -1;
 }
 
 /* A non-injective stage we know nothing about: at the root, its outer axes
@@ -334,11 +345,9 @@ static int schedule_reduce_anchor(Schedule *s, Stage *st, AVec *done) {
     Expr *src = strip_reduce(inlined_body(s, st));
     bool inner = n > 0 && const_extent(op->shape[n - 1]) >= 4 && contiguous_along(src, op->axis[n - 1]->var);
     if (!inner && n > 0) {
-      IterVar *f = fuse_range(o, 0, n);
-      if (!f) return -1;
       int64_t work = dims_product(op, 0, n) * reduce_length(op);
-      if (work >= PAR_MIN_WORK && stage_parallel(o, f)) return -1;
-      if (stage_compute_at(st, o, f)) return -1;
+      IterVar *at = nest_outer(o, n, work >= PAR_MIN_WORK);
+      if (!at || stage_compute_at(st, o, at)) return -1;
       av_push(done, o);
       av_push(done, st);
       return 0;
@@ -513,10 +522,9 @@ static int dot_anchor(Schedule *s, Stage *a, Stage *p, AVec *done) {
   int n = op->ndim;
   Placement pl = place(s, a, done);
   Stage *o = pl.loops;
-  IterVar *f = n > 0 ? fuse_range(o, 0, n) : NULL;
-  if (n > 0 && !f) return -1;
   int64_t work = dims_product(pop, 0, pop->ndim) * reduce_length(pop);
-  if (f && work >= PAR_MIN_WORK && stage_parallel(o, f)) return -1;
+  IterVar *f = n > 0 ? nest_outer(o, n, work >= PAR_MIN_WORK) : NULL;
+  if (n > 0 && !f) return -1;
   if (f && pl.fused && stage_compute_at(a, o, f)) return -1;
   if (f && stage_compute_at(p, o, f)) return -1;
   IterVar *j = pop->axis[n], *ko = pop->reduce_axis[0];
@@ -556,13 +564,10 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
     /* dot products: [outer..., last, k], the outer part in parallel */
     if (pl.fused) {
       Stage *o = pl.loops;
-      IterVar *f = fuse_range(o, 0, n);
-      if (!f || (par_ok && stage_parallel(o, f))) return -1;
-      return stage_compute_at(a, o, f);
+      IterVar *at = nest_outer(o, n, par_ok);
+      return at ? stage_compute_at(a, o, at) : -1;
     }
-    IterVar *f = fuse_range(a, 0, n);
-    if (!f || (par_ok && stage_parallel(a, f))) return -1;
-    return 0;
+    return nest_outer(a, n, par_ok) ? 0 : -1;
   }
   /* block the last axis (by vw when it divides, else whole rows) */
   if (pl.fused) {

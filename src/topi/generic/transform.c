@@ -482,9 +482,12 @@ static Expr *coord(TopiCoordMode mode, Expr *v, int64_t in, int64_t out, double 
   case TOPI_COORD_PYTORCH_HALF_PIXEL:
     if (out <= 1) return ir_float(0, DT_F64);
     return ir_sub(ir_div(ir_add(x, ir_float(0.5, DT_F64)), ir_float(scale, DT_F64)), ir_float(0.5, DT_F64));
-  case TOPI_COORD_ALIGN_CORNERS:
-    if (out <= 1) return ir_float(0, DT_F64);
-    return ir_mul(x, ir_float((double)(in - 1) / (double)(out - 1), DT_F64));
+  case TOPI_COORD_ALIGN_CORNERS: {
+    /* ONNX takes the resized length as in * scale, unrounded */
+    double len = (double)in * scale;
+    if (out <= 1 || len <= 1) return ir_float(0, DT_F64);
+    return ir_mul(x, ir_float((double)(in - 1) / (len - 1), DT_F64));
+  }
   case TOPI_COORD_ASYMMETRIC:
     return ir_div(x, ir_float(scale, DT_F64));
   case TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST:
@@ -751,7 +754,9 @@ Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst) {
 Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off_value, int axis_in, DType t) {
   const char *op = "one_hot";
   if (!indices) return NULL;
-  if (check_indices(op, indices)) return NULL;
+  /* ONNX casts non-integer indices to int64 */
+  if (dt_is_float(indices->dtype)) indices = topi_cast(indices, DT_I64);
+  if (!indices || check_indices(op, indices)) return NULL;
   if (depth <= 0) return kiln_set_error("%s: depth = %lld, expected a positive value", op, (long long)depth), NULL;
   int nd = indices->ndim + 1, axis;
   if (topi_normalize_axis(op, axis_in, nd, &axis)) return NULL;
