@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Batch-1 float32 latency of Kiln against ONNX Runtime and PyTorch, measured
+side by side on this machine in the same run.
+
+    /usr/bin/python3 bench/models.py [--models resnet18,resnet50,...]
+        [--threads 1,2] [--rounds 10] [--per-round 3] [--out FILE]
+
+Models come from tools/export_models.py (torchvision architectures with
+seeded random weights).  Engines, each in its own worker process
+(bench/workers.py):
+  kiln-fallback  kiln compile with the templates' fallback configs only
+  kiln           kiln compile with the tuning records Kiln ships
+  pytorch        Debian's torch: torch.jit.trace + optimize_for_inference,
+                 torch.set_num_threads(T)
+  onnxruntime    the onnxruntime package from PyPI (the `python3` on PATH),
+                 CPU, intra_op_num_threads = T, graph optimization level all
+The engines are measured interleaved: in each round every engine runs
+--per-round times, in a rotating order, so the machine's drifting speed
+hits them alike; a latency is the median over all rounds (>= 30 runs by
+default).  The table gives each engine's ms, Kiln's ratio to the best
+peer (< 1 is faster), and Kiln's GFLOP/s beside the one-core FMA peak the
+same run measures (bench_peak).  Results also go to --out (Markdown).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
+DEBIAN_PY = "/usr/bin/python3"
+ORT_PY = os.environ.get("KILN_ORT_PYTHON", shutil.which("python3") or "python3")
+ALL = ["resnet18", "resnet50", "mobilenet_v2", "vgg16", "squeezenet1_1"]
+
+
+def model_gflop(path):
+    """Multiply-adds x 2 of Conv, Gemm and MatMul nodes, from shape inference."""
+    import onnx
+    from onnx import shape_inference
+    m = shape_inference.infer_shapes(onnx.load(path))
+    g = m.graph
+    shapes = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    for t in g.initializer:
+        shapes[t.name] = list(t.dims)
+    flops = 0
+    for n in g.node:
+        if n.op_type == "Conv":
+            out = shapes.get(n.output[0])
+            w = shapes.get(n.input[1])
+            if out and w:
+                k = 1
+                for d in w[1:]:
+                    k *= d
+                o = 1
+                for d in out:
+                    o *= d
+                flops += 2 * o * k
+        elif n.op_type in ("Gemm", "MatMul"):
+            a, b = shapes.get(n.input[0]), shapes.get(n.input[1])
+            out = shapes.get(n.output[0])
+            if a and out:
+                o = 1
+                for d in out:
+                    o *= d
+                flops += 2 * o * a[-1]
+    return flops / 1e9
+
+
+def start(cmd):
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    line = p.stdout.readline()
+    if not line.startswith("ready"):
+        p.kill()
+        raise RuntimeError(f"worker failed to start: {' '.join(cmd)}: {line}")
+    return p, line.split()[1:]
+
+
+def compile_kiln(onnx_path, so, extra):
+    t0 = time.time()
+    cmd = [os.path.join(BUILD, "kiln"), "compile", onnx_path, "-o", so, *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(p.stderr)
+    return time.time() - t0
+
+
+def peak():
+    exe = os.path.join(BUILD, "bench_peak")
+    if not os.path.exists(exe):
+        subprocess.run(["cmake", "--build", BUILD, "--target", "bench_peak"], capture_output=True)
+    p = subprocess.run([exe], capture_output=True, text=True)
+    return float(p.stdout.split()[0]) if p.returncode == 0 else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default=",".join(ALL))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--per-round", type=int, default=3)
+    ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime")
+    ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
+    a = ap.parse_args()
+    models = a.models.split(",")
+    engines = a.engines.split(",")
+    mdir = os.path.join(BUILD, "models")
+    subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
+    fma = peak()
+    rows = []
+    for name in models:
+        prefix = os.path.join(mdir, name)
+        onnx_path, inp = prefix + ".onnx", prefix + ".input.npy"
+        so_fb, so_tuned = prefix + ".fallback.so", prefix + ".kiln.so"
+        if "kiln-fallback" in engines:
+            compile_kiln(onnx_path, so_fb, ["--no-shipped-records"] if has_flag("--no-shipped-records") else [])
+        ctime = compile_kiln(onnx_path, so_tuned, []) if "kiln" in engines else 0
+        gflop = model_gflop(onnx_path)
+        for t in [int(x) for x in a.threads.split(",")]:
+            cmds = {
+                "kiln-fallback": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_fb, inp, str(t)],
+                "kiln": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_tuned, inp, str(t)],
+                "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "pytorch", name, inp, str(t)],
+                "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "onnxruntime", onnx_path, inp, str(t)],
+            }
+            procs, sums = {}, {}
+            for e in engines:
+                procs[e], sums[e] = start(cmds[e])
+            times = {e: [] for e in engines}
+            for r in range(a.rounds):
+                order = engines[r % len(engines):] + engines[:r % len(engines)]
+                for e in order:
+                    procs[e].stdin.write(f"run {a.per_round}\n")
+                    times[e] += json.loads(procs[e].stdout.readline())
+            for e in engines:
+                procs[e].stdin.write("quit\n")
+                procs[e].wait()
+            med = {e: statistics.median(times[e]) for e in engines}
+            peers = [med[e] for e in engines if not e.startswith("kiln")]
+            best = min(peers) if peers else float("nan")
+            row = {"model": name, "threads": t, "gflop": gflop, "compile_s": ctime, "best_peer_ms": best}
+            for e in engines:
+                row[e] = med[e]
+            kiln_ms = med.get("kiln", med.get("kiln-fallback"))
+            row["ratio"] = kiln_ms / best if peers else float("nan")
+            row["kiln_gflops"] = gflop / (kiln_ms / 1e3)
+            row["peak"] = fma * t
+            row["agree"] = check_agree(sums)
+            rows.append(row)
+            print_row(row, engines)
+    write(a.out, rows, engines, fma, a)
+
+
+def has_flag(flag):
+    p = subprocess.run([os.path.join(BUILD, "kiln"), "compile", "--help"], capture_output=True, text=True)
+    return flag in p.stdout
+
+
+def check_agree(sums):
+    """The output checksums of all engines agree (loosely: same model)."""
+    vals = [float(s[0]) for s in sums.values()]
+    return max(vals) - min(vals) <= 1e-3 * max(abs(v) for v in vals)
+
+
+def print_row(r, engines):
+    cells = " ".join(f"{e}={r[e]:.2f}ms" for e in engines)
+    print(f"{r['model']:14s} T={r['threads']} {cells} ratio={r['ratio']:.2f} kiln={r['kiln_gflops']:.0f} GFLOP/s "
+          f"(peak {r['peak']:.0f}) outputs agree={r['agree']}", flush=True)
+
+
+def write(path, rows, engines, fma, a):
+    lines = ["# Kiln vs peers: batch-1 float32 latency (median ms)", "",
+             f"Measured {time.strftime('%Y-%m-%d %H:%M')} on this machine; one-core FMA peak {fma:.1f} GFLOP/s "
+             f"(measured by bench_peak in the same run); {a.rounds} rounds x {a.per_round} runs per engine, interleaved.", "",
+             "| model | threads | " + " | ".join(engines) + " | Kiln / best peer | Kiln GFLOP/s | peak GFLOP/s |",
+             "|---|---|" + "---|" * len(engines) + "---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(f"{r[e]:.2f}" for e in engines) +
+                     f" | {r['ratio']:.2f} | {r['kiln_gflops']:.0f} | {r['peak']:.0f} |")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
