@@ -612,7 +612,15 @@ static void test_injective_schedule(void) {
     CHECK_CONTAINS(kiln_lowered_str(f2), "parallel (");
     CHECK(strstr(kiln_lowered_str(f2), "ramp(") == NULL);
   }
-  /* and both run correctly */
+  /* a last dimension of 24: 8 lanes */
+  Tensor *x3 = ph("x3", 3, (int64_t[]){50, 40, 24}, DT_F32);
+  Tensor *t3 = topi_unary(TOPI_tanh, x3);
+  Schedule *s3 = te_create_schedule(1, &t3);
+  CHECK_OK(topi_schedule_generic(s3, 1, &t3));
+  LoweredFunc *f3 = kiln_lower(s3, 2, (Tensor *[]){x3, t3}, "f", NULL);
+  CHECK_NN(f3);
+  if (f3) CHECK_CONTAINS(kiln_lowered_str(f3), ", 1, 8)");
+  /* and all run correctly */
   TBatch b = {0};
   TCase *c = tb_add(&b, "chain", 2, (Tensor *[]){x, y}, t, 1e-6);
   if (c) {
@@ -625,6 +633,27 @@ static void test_injective_schedule(void) {
   }
   c = tb_add(&b, "exp odd", 1, &x2, t2, 1e-6);
   ref_map1(c, exp);
+  c = tb_add(&b, "tanh 8 lanes", 1, &x3, t3, 1e-6);
+  ref_map1(c, tanh);
+  tb_run(&b);
+}
+
+/* An injective stage read by an extern op stays in memory. */
+static void test_schedule_extern(void) {
+  int64_t n = 37;
+  Tensor *x = ph("x", 1, &n, DT_F32);
+  Tensor *r = topi_unary(TOPI_relu, x);
+  Expr **ib, *ob;
+  te_extern_buffers(1, &r, "ext", &ib, &ob);
+  Expr *i = ir_var("i", DT_I32);
+  Stmt *body = ir_for(i, ir_i32(0), ir_i32(n), FOR_SERIAL,
+                      ir_store(ob, ir_mul(ir_load(DT_F32, ib[0], i), ir_f32(2)), i));
+  Tensor *ext = te_extern("ext", 1, x->shape, DT_F32, 1, &r, ib, ob, body, NULL);
+  Tensor *out = topi_unary(TOPI_negative, ext);
+  TBatch b = {0};
+  TCase *c = tb_add(&b, "relu -> extern -> negative", 1, &x, out, 0);
+  if (c)
+    for (int64_t e = 0; e < n; e++) tset(c->ref, e, -2 * fmax(tget(c->a[0], e), 0));
   tb_run(&b);
 }
 
@@ -675,6 +704,7 @@ const TestCase topi_tests[] = {
     {"activations", test_activations},
     {"prelu_where", test_prelu_where},
     {"injective_schedule", test_injective_schedule},
+    {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},
 };

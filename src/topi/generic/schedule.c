@@ -37,6 +37,16 @@ static int vec_width(DType t) {
   return w > 16 ? 16 : w;
 }
 
+/* Vector lanes for a loop of this extent: the largest power of two up to
+ * the vector width that divides it, at least 8 (fewer lanes than that
+ * the C compiler does as well on a plain loop); 0 for none. */
+static int lanes_for(DType t, int64_t extent) {
+  if (extent <= 0) return 0;
+  for (int l = vec_width(t); l >= 8; l /= 2)
+    if (extent % l == 0) return l;
+  return 0;
+}
+
 static bool is_compute(Tensor *t) { return t && t->kind == TE_COMPUTE; }
 
 static bool tag_is(Tensor *t, const char *tag) { return t->tag && !strcmp(t->tag, tag); }
@@ -175,10 +185,22 @@ static int count_readers(Schedule *s, Stage *st, Stage **only) {
 
 /* ---- the traverse ---- */
 
+/* Does an extern op read st?  It needs st in memory. */
+static bool read_by_extern(Schedule *s, Stage *st) {
+  for (int i = 0; i < s->stages.len; i++) {
+    Stage *c = s->stages.data[i];
+    if (c->op->kind != TE_EXTERN) continue;
+    for (int k = 0; k < c->op->ninputs; k++)
+      if (av_find(&st->aliases, c->op->inputs[k]) >= 0) return true;
+  }
+  return false;
+}
+
 static int inline_injective(Schedule *s) {
   for (int i = 0; i < s->stages.len; i++) {
     Stage *st = s->stages.data[i];
     if (!stage_injective(st) || st->is_output || is_output(s, st) || st->attach == ATTACH_INLINE) continue;
+    if (read_by_extern(s, st)) continue;
     if (stage_compute_inline(st)) return -1;
   }
   return 0;
@@ -245,9 +267,9 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
   if (n == 0) return NULL;
   int64_t total = dims_product(op, 0, n);
   int64_t last = const_extent(op->shape[n - 1]);
-  int vw = vec_width(op->dtype);
+  int vw = lanes_for(op->dtype, last);
   Expr *body = inlined_body(s, st);
-  bool vec = last > 0 && last % vw == 0 && contiguous_along(body, op->axis[n - 1]->var);
+  bool vec = vw > 0 && contiguous_along(body, op->axis[n - 1]->var);
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return NULL;
   int64_t outer = dims_product(op, 0, n - 1);
@@ -301,10 +323,8 @@ static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) 
   Expr *src = strip_reduce(inlined_body(s, st));
   int64_t last = const_extent(op->shape[n - 1]);
   bool inner = m > 0 && last >= 4 && contiguous_along(src, op->axis[n - 1]->var);
-  /* the reductions are not contiguous along the last spatial axis if it
-   * only appears in the reduce indices' last position through them: fine */
   if (inner) {
-    int vw = vec_width(op->dtype);
+    int vw = lanes_for(op->dtype, last);
     IterVar **order = KNEWN(IterVar *, n + m + 1);
     int k = 0;
     for (int d = 0; d < n - 1; d++) order[k++] = op->axis[d];
@@ -312,7 +332,7 @@ static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) 
     order[k++] = op->axis[n - 1];
     if (stage_reorder(st, k, order)) return -1;
     IterVar *li = NULL, *lo = NULL;
-    if (last % vw == 0) {
+    if (vw > 0) {
       if (stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
       if (stage_vectorize(st, li)) return -1;
     }
@@ -466,11 +486,11 @@ static int conv_anchor(Schedule *s, Stage *a, AVec *done) {
   /* re-read after changing the pad stage's placement */
   op = a->op;
   int64_t ow = const_extent(op->shape[3]);
-  int vw = vec_width(op->dtype);
+  int vw = lanes_for(op->dtype, ow);
   /* a depthwise window is a short reduction: summed in registers per
    * output, the window unrolled, rather than streamed over output rows */
   bool short_red = tag_is(a->origin, "depthwise_conv2d_nchw") && reduce_length(op) <= 49;
-  bool vec_x = ow > 0 && ow % vw == 0 && !short_red;
+  bool vec_x = vw > 0 && !short_red;
   int64_t work = dims_product(op, 0, 4) * reduce_length(op);
   bool par_ok = work >= PAR_MIN_WORK;
   Placement pl = place(s, a, done);
@@ -545,11 +565,11 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
   int n = op->ndim;
   if (n == 0 || op->nreduce != 1) return schedule_reduction_root(s, a, true);
   IterVar *k = op->reduce_axis[0];
-  int vw = vec_width(op->dtype);
   int64_t last = const_extent(op->shape[n - 1]);
+  int vw = lanes_for(op->dtype, last);
   Expr *src = strip_reduce(inlined_body(s, a));
   bool contig = contiguous_along(src, op->axis[n - 1]->var);
-  bool vec = last > 0 && last % vw == 0;
+  bool vec = vw > 0;
   int64_t work = dims_product(op, 0, n) * reduce_length(op);
   bool par_ok = work >= PAR_MIN_WORK;
   Placement pl = place(s, a, done);
