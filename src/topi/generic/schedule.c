@@ -13,13 +13,15 @@
  *
  * Loops: the outer axes are fused into one loop that runs in parallel when
  * there is enough work.  The innermost axis is split by the vector width
- * and vectorized only when that divides it and the reads along it are
- * contiguous, because the lowering has no loop partitioning (a split that
- * does not divide leaves a guard inside the loop, and the vectorizer then
- * keeps it scalar) and the simplifier does not undo fused index arithmetic
- * (a fused vector loop would gather).  Otherwise the innermost loop stays a
- * plain serial loop over a contiguous axis, which the C compiler
- * vectorizes itself.
+ * (16 lanes, or 8) and vectorized only when that divides it and the reads
+ * along it are contiguous, because the lowering has no loop partitioning
+ * (a split that does not divide leaves a guard inside the loop, and the
+ * vectorizer then keeps it scalar) and the simplifier does not undo fused
+ * index arithmetic (a fused vector loop would gather).  Otherwise the
+ * innermost loop stays a plain serial loop over a contiguous axis, which
+ * the C compiler vectorizes itself.  The innermost axis is never fused
+ * with the outer ones when the outer loop has enough iterations, so its
+ * index needs no division.
  */
 #include <string.h>
 
