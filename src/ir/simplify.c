@@ -992,6 +992,36 @@ static Expr *simp_compare(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   return res;
 }
 
+/* x = floordiv(x, c) * c + floormod(x, c), and the same for C's / and %:
+ * a pair of terms k*c*div(x, c) + k*mod(x, c) becomes k*x.  Fused loop
+ * axes split back into their parts produce exactly this shape, and
+ * folding it lets a vectorized fused axis read contiguous memory. */
+static void lin_merge_divmod(Lin *l) {
+  for (bool again = true; again;) {
+    again = false;
+    for (int i = 0; i < l->n && !again; i++) {
+      Expr *d = l->v[i].atom;
+      if (!l->v[i].k || (d->kind != EK_FloorDiv && d->kind != EK_Div)) continue;
+      int64_t c;
+      if (!const_int(d->bin.b, &c) || c <= 0) continue;
+      ExprKind mk = d->kind == EK_FloorDiv ? EK_FloorMod : EK_Mod;
+      for (int j = 0; j < l->n; j++) {
+        Expr *m = l->v[j].atom;
+        if (j == i || !l->v[j].k || m->kind != mk || !ir_is_int_value(m->bin.b, c) || !ir_expr_equal(m->bin.a, d->bin.a))
+          continue;
+        int64_t km = l->v[j].k;
+        if (kmul(km, c, l->t) != l->v[i].k) continue;
+        Expr *x = d->bin.a;
+        l->v[i].k = 0;
+        l->v[j].k = 0;
+        lin_add(l, x, km);
+        again = true;
+        break;
+      }
+    }
+  }
+}
+
 /* Scalar integer +, -, * (simplified operands, not both constant). */
 static Expr *simp_linear(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   DType t = a->dtype;
@@ -1016,6 +1046,7 @@ static Expr *simp_linear(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
     lin_add(&l, a, 1);
     lin_add(&l, b, k == EK_Add ? 1 : -1);
   }
+  lin_merge_divmod(&l);
   Expr *r = lin_expr(&l);
   lin_free(&l);
   if (e && ir_expr_equal(r, e)) return e;

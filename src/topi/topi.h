@@ -388,6 +388,12 @@ int x86_inline_group(Schedule *s, Tensor *anchor, Stage *keep);
 /* The output that carries the anchor's loop structure: the anchor if it
  * is an output, else the last output of the anchor's shape (NULL: none). */
 Tensor *x86_main_output(Tensor *anchor, int nout, Tensor **outs);
+/* The largest divisor of n that is at most cap (1 if none). */
+int64_t x86_largest_divisor(int64_t n, int64_t cap);
+/* The output-channel block of a fallback config: the largest power of two
+ * dividing channels, up to lanes.  Kiln vectorizes powers of two only, so
+ * 1000 channels take blocks of 8 (vector code), not of 10 (scalar). */
+int64_t x86_channel_block(int64_t channels, int64_t lanes);
 /* A root stage: outer axes fused and parallel, the last vectorized when it
  * is a power of two (or split by lanes_hint when that divides it). */
 int x86_schedule_simple(Stage *st, int lanes_hint);

@@ -241,11 +241,16 @@ static void test_fallbacks(void) {
     CHECK(f->index >= 0);
     CHECK_OK(tm->check(f, wl));
   }
-  /* channels the SIMD width does not divide: the largest divisor below */
+  /* output channels the SIMD width does not divide: the largest power of two
+   * that divides them (vector code); input channels: the largest divisor */
   Workload *w3 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){24, 3, 7, 7}, (int[]){2, 2},
                            (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
   f = template_fallback(tm, w3);
-  CHECK(f && cfg_split_inner(f, "tile_ic") == 3 && cfg_split_inner(f, "tile_oc") == 12 && cfg_split_inner(f, "tile_ow") == 28);
+  CHECK(f && cfg_split_inner(f, "tile_ic") == 3 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 28);
+  Workload *w4 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 512, 13, 13}, (int64_t[]){1000, 512, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  f = template_fallback(tm, w4);
+  CHECK(f && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ic") == 8);
   setenv("KILN_SIMD_WIDTH", "8", 1); /* AVX2 */
   f = template_fallback(tm, wl);
   CHECK(f && cfg_split_inner(f, "tile_ic") == 8 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 8);

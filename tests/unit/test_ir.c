@@ -363,6 +363,12 @@ static void test_simplify_divmod(void) {
   CHECK_STR(SIMP_STR(ir_floormod(ir_add(ir_mul(x, I(8)), y), I(8))), "floormod(y, 8)");
   CHECK_STR(SIMP_STR(ir_floordiv(ir_add(ir_mul(x, I(8)), I(17)), I(8))), "(x + 2)");
   CHECK_STR(SIMP_STR(ir_floormod(ir_add(ir_mul(x, I(8)), I(17)), I(8))), "1");
+  /* a fused axis split back into its parts is the axis again */
+  CHECK_STR(SIMP_STR(ir_add(ir_mul(ir_floordiv(x, I(8)), I(8)), ir_floormod(x, I(8)))), "x");
+  CHECK_STR(SIMP_STR(ir_add(ir_mul(ir_floordiv(x, I(55)), I(110)), ir_mul(ir_floormod(x, I(55)), I(2)))), "(x*2)");
+  CHECK_STR(SIMP_STR(ir_add(ir_add(ir_mul(ir_div(y, I(4)), I(4)), I(3)), ir_mod(y, I(4)))), "(y + 3)");
+  CHECK_STR(SIMP_STR(ir_add(ir_mul(ir_floordiv(x, I(8)), I(8)), ir_floormod(x, I(4)))),
+            "((floordiv(x, 8)*8) + floormod(x, 4))");
   CHECK_STR(SIMP_STR(ir_floordiv(ir_sub(ir_mul(x, I(8)), I(1)), I(8))), "(x - 1)");
   CHECK_STR(SIMP_STR(ir_floordiv(ir_floordiv(x, I(4)), I(8))), "floordiv(x, 32)");
   CHECK_STR(SIMP_STR(ir_floormod(ir_floormod(x, I(32)), I(8))), "floormod(x, 8)");

@@ -101,12 +101,6 @@ static int conv_space(ConfigSpace *cs, const Workload *wl) {
   return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
 }
 
-/* The largest divisor of n that is at most cap. */
-static int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t b = cap < n ? cap : n; b > 1; b--)
-    if (n % b == 0) return b;
-  return 1;
-}
 
 /* Accumulators a register block may use: AVX-512 has 32 vector registers;
  * one holds the kernel vector and the broadcast input comes from memory. */
@@ -116,7 +110,7 @@ static int conv_fallback(ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   int64_t lanes = autotune_simd_lanes();
-  int64_t oc_bn = largest_divisor(c.OC, lanes), ic_bn = largest_divisor(c.IC, oc_bn);
+  int64_t oc_bn = x86_channel_block(c.OC, lanes), ic_bn = x86_largest_divisor(c.IC, oc_bn);
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   if (c.KH == 1 && c.KW == 1) {
@@ -133,7 +127,7 @@ static int conv_fallback(ConfigEntity *cfg, const Workload *wl) {
         }
     }
   }
-  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, largest_divisor(c.OW, x86_reg_budget())});
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget())});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   cfg->is_fallback = true;
   return 0;

@@ -99,20 +99,15 @@ static int dw_space(ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-static int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t b = cap < n ? cap : n; b > 1; b--)
-    if (n % b == 0) return b;
-  return 1;
-}
 
 static int dw_fallback(ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   int64_t lanes = autotune_simd_lanes();
-  int64_t oc_bn = largest_divisor(c.OC, lanes), ic_bn = largest_divisor(c.IC, oc_bn);
+  int64_t oc_bn = x86_channel_block(c.OC, lanes), ic_bn = x86_largest_divisor(c.IC, oc_bn);
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
-  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, largest_divisor(c.OW, x86_reg_budget())});
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget())});
   cfg->is_fallback = true;
   return 0;
 }

@@ -151,3 +151,15 @@ int x86_schedule_others(Schedule *s, Stage *main, Tensor *anchor, int lanes) {
   }
   return 0;
 }
+
+int64_t x86_largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t b = cap < n ? cap : n; b > 1; b--)
+    if (n % b == 0) return b;
+  return 1;
+}
+
+int64_t x86_channel_block(int64_t channels, int64_t lanes) {
+  int64_t b = 1;
+  while (b * 2 <= lanes && channels % (b * 2) == 0) b *= 2;
+  return b;
+}
