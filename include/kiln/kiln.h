@@ -30,6 +30,7 @@
  *
  *   api.ObjectKind(obj) -> "Expr" | "Stmt" | "IterVar" | "Tensor" | "Stage"
  *                          | "Schedule" | "LoweredFunc" | "Reducer" | "Array"
+ *                          | "Graph"
  *   api.TypeKey(obj) -> the kind, or "Expr.Add", "Stmt.For"...
  *   api.Array(items...) -> array        api.ArraySize(array) -> int
  *   api.ArrayGetItem(array, index)      api.FuncParams(name) -> str
@@ -92,6 +93,43 @@
  *   runtime.module_export(module, path): copy the module's .so to path
  *   (the runtime itself registers runtime.module_load and
  *   runtime.module_get_function)
+ *
+ * Models (TVM's relay.frontend.from_onnx and relay.build).  A Graph, unlike
+ * the objects above, owns memory (its arena and its constants' data) and
+ * must be freed with graph.free, once; functions never change a graph but
+ * return new ones, which may outlive the graph they came from.
+ *   graph.from_onnx(model, shapes...) -> Graph: model is a path (str) or
+ *       the model's bytes (KILN_BYTES); shapes bind the inputs' dynamic
+ *       dimensions: one str in the CLI's syntax ("data:[1,3,224,224],
+ *       mask:[1,128]") or (str name, Array of ints) pairs.  Errors: the
+ *       loader's (missing file, bad bytes with the field and offset), the
+ *       importer's (unsupported op, a shape for no input, a missing one)
+ *   graph.free(graph)
+ *   graph.as_text(graph) -> str: Relay text, fn (%data: Tensor[...]) {...}
+ *   graph.fused_text(graph, opt_level) -> str: the graph as it is, fused,
+ *       groups shown as primitive functions with TVM's names (kiln show)
+ *   graph.optimize(graph, opt_level) -> Graph: the pass pipeline (0-3)
+ *   graph.bind_params(graph, name, tensor, ...) -> Graph: a copy whose
+ *       parameters of those names hold copies of the tensors (shape and
+ *       dtype must match)
+ *   graph.build(graph, opt_level, target) -> KILN_MODULE: optimize (unless
+ *       the graph came from graph.optimize), fuse, generate and compile one
+ *       .so with the kernels, "graph_json" and "params" (a temporary file
+ *       kept until exit, so runtime.module_export can copy it), and load it;
+ *       runtime.graph_executor.create(module) runs it
+ *   graph.opt_level(graph) -> int: the level graph.optimize ran at to make
+ *       the graph, -1 for other graphs
+ *   graph.num_inputs(graph) -> int   graph.num_outputs(graph) -> int
+ *   graph.input_name(graph, i) -> str
+ *   graph.input_shape / output_shape(graph, i) -> ndarray (int64)
+ *   graph.input_dtype / output_dtype(graph, i) -> str
+ *   graph.num_params(graph) -> int: the model's initializers the graph uses
+ *       as constants (TVM's params); 0 after graph.optimize, which folds them
+ *   graph.param_name(graph, i) -> str
+ *   graph.param(graph, i) -> ndarray: a view of the parameter's data
+ *   runtime.graph_executor.benchmark(executor, number, repeat) -> ndarray
+ *       (float64 [repeat]): after one warm-up run, the mean time of a run in
+ *       ms over `number` runs, `repeat` times (TVM's time_evaluator)
  *
  * Example: B[i] = A[i] + 2 over 3 elements, built into a module.
  *

@@ -15,6 +15,16 @@ The names mirror TVM's, so TVM examples run with ``tvm`` replaced by
     f.entry_func(a, b)
     print(b)            # [2. 2. 2.]
 
+A model goes as in TVM's Relay flow (docs/python_model_flow.md):
+
+    mod, params = kiln.frontend.from_onnx("resnet18.onnx", {"data": (1, 3, 224, 224)})
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target="cpu", params=params)
+    m = kiln.graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    m.set_input("data", x)
+    m.run()
+    y = m.get_output(0).numpy()
+
 The library is found through KILN_LIBRARY_PATH, then ../../build next to
 this package, then the system.  Every compiler function of the C API is
 also bound raw, by prefix, in kiln.capi (kiln.capi.ir.BinaryOp, ...).  IR
@@ -40,5 +50,8 @@ from .te import (placeholder, compute, reduce_axis, thread_axis, comm_reducer, s
 from .nd import cpu, device, context, Device, NDArray  # noqa: E402
 from .driver import lower, build, LoweredFunc  # noqa: E402
 from .runtime import Module, load_module  # noqa: E402
+from . import graph, frontend, transform, graph_executor, debug_executor  # noqa: E402
+from . import contrib, relay, autotvm  # noqa: E402
+from .graph import IRModule  # noqa: E402
 
 __version__ = _ffi.version()

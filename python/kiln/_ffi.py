@@ -148,6 +148,8 @@ _proto("kiln_module_get_function", _int, _vp, ctypes.c_char_p, ctypes.POINTER(_v
 _proto("kiln_module_list_functions", _int, _vp, ctypes.POINTER(_int),
        ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)))
 _proto("kiln_module_path", ctypes.c_char_p, _vp)
+_proto("kiln_module_get_blob", _int, _vp, ctypes.c_char_p, ctypes.POINTER(_vp),
+       ctypes.POINTER(ctypes.c_size_t))
 _proto("kiln_module_free", _int, _vp)
 _proto("kiln_module_retain", _int, _vp)
 _proto("kiln_array_empty", _int, _int, _i64p, DLDataType, DLDevice, ctypes.POINTER(_DLTensorP))
@@ -157,6 +159,14 @@ _proto("kiln_array_view", _int, _DLTensorP, _int, _i64p, DLDataType, ctypes.POIN
 _proto("kiln_array_copy", _int, _DLTensorP, _DLTensorP)
 _proto("kiln_array_free", _int, _DLTensorP)
 _proto("kiln_array_nbytes", ctypes.c_size_t, _DLTensorP)
+_proto("kiln_params_save", _int, _int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_DLTensorP),
+       ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_size_t))
+_proto("kiln_params_load", _int, _vp, ctypes.c_size_t, ctypes.POINTER(_int),
+       ctypes.POINTER(ctypes.POINTER(ctypes.c_char_p)), ctypes.POINTER(ctypes.POINTER(_DLTensorP)))
+_proto("kiln_params_free", _int, _int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_DLTensorP))
+_proto("kiln_free", _int, _vp)
+_proto("kiln_set_num_threads", _int, _int)
+_proto("kiln_get_num_threads", _int)
 
 
 def get_last_error():

@@ -6,6 +6,14 @@ arrays.  A kernel checks its arguments (count, types, ranks, dtypes,
 shapes) and a mismatch raises KilnError.  ``mod.free()`` releases the
 module; its functions then refuse to run (KilnError) instead of touching
 freed code.
+
+A model's module (``kiln.build(mod, ...)`` of a graph, or
+``load_module("model.so")`` of one exported) also carries the graph JSON and
+the params: ``lib["default"](kiln.cpu())`` makes a graph executor for it,
+as TVM's factory module does (wrap it in
+``kiln.graph_executor.GraphModule``), and ``get_graph_json()`` /
+``get_params()`` read them.  ``load_param_dict`` / ``save_param_dict`` read
+and write TVM's params format.
 """
 import ctypes
 
@@ -68,6 +76,9 @@ class Module:
         self._check()
         if not isinstance(name, str):
             raise _ffi.KilnTypeError("function names are str, got %s" % type(name).__name__)
+        if name == "default" and self.has_graph() and "default" not in self.function_names:
+            from . import graph_executor  # pylint: disable=import-outside-toplevel
+            return graph_executor.DefaultFactory(self)
         h = ctypes.c_void_p()
         check_call(_LIB.kiln_module_get_function(self.handle, name.encode(), ctypes.byref(h)))
         return ModuleFunction(h.value, self, name)
@@ -83,6 +94,40 @@ class Module:
         if not names:
             raise KilnError("the module has no functions")
         return self.get_function(names[0])
+
+    def get_blob(self, name):
+        """The bytes embedded in the module under name, or None."""
+        self._check()
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        check_call(_LIB.kiln_module_get_blob(self.handle, name.encode(), ctypes.byref(data),
+                                             ctypes.byref(size)))
+        if not data.value:
+            return None
+        return ctypes.string_at(data.value, size.value)
+
+    def has_graph(self):
+        """Whether this is a model's module (it embeds a graph JSON)."""
+        return self.get_blob("graph_json") is not None
+
+    def get_graph_json(self):
+        """The graph JSON (TVM's format) of a model's module."""
+        b = self.get_blob("graph_json")
+        if b is None:
+            raise KilnError("the module has no graph: it was not built from a model")
+        return b.decode("utf-8")
+
+    def get_params(self):
+        """The parameters embedded in a model's module: name -> kiln.nd array."""
+        b = self.get_blob("params")
+        if b is None:
+            if self.has_graph():
+                return {}
+            raise KilnError("the module has no params: it was not built from a model")
+        return load_param_dict(b)
+
+    def get_lib(self):
+        """The module with the kernels (this module: Kiln keeps one .so)."""
+        return self
 
     def export_library(self, path):
         """Copy the module's shared object to path (kiln.runtime.load_module
@@ -120,6 +165,56 @@ def load_module(path):
     return _ffi._get_api("runtime.module_load")(str(path))
 
 
+def load_param_dict(param_bytes):
+    """Read a params blob (TVM's format, as save_param_dict or
+    lib.get_params write it): name -> kiln.nd array (copies)."""
+    from . import nd  # pylint: disable=import-outside-toplevel
+    if isinstance(param_bytes, (bytearray, memoryview)):
+        param_bytes = bytes(param_bytes)
+    if not isinstance(param_bytes, bytes):
+        raise _ffi.KilnTypeError("load_param_dict: expected bytes, got %s" % type(param_bytes).__name__)
+    buf = ctypes.create_string_buffer(param_bytes, len(param_bytes))
+    n = ctypes.c_int()
+    names = ctypes.POINTER(ctypes.c_char_p)()
+    arrays = ctypes.POINTER(ctypes.POINTER(_ffi.DLTensor))()
+    check_call(_LIB.kiln_params_load(ctypes.cast(buf, ctypes.c_void_p), len(param_bytes),
+                                     ctypes.byref(n), ctypes.byref(names), ctypes.byref(arrays)))
+    try:
+        out = {}
+        for i in range(n.value):
+            view = nd.NDArray(ctypes.cast(arrays[i], ctypes.c_void_p).value, owned=False)
+            out[names[i].decode("utf-8", "replace")] = nd.array(view.numpy().copy())
+        return out
+    finally:
+        _LIB.kiln_params_free(n.value, names, arrays)
+
+
+def save_param_dict(params):
+    """Serialize name -> array (kiln.nd arrays or NumPy arrays) in TVM's
+    params format."""
+    from . import nd  # pylint: disable=import-outside-toplevel
+    items = [(str(k), v if isinstance(v, nd.NDArray) else nd.array(v)) for k, v in params.items()]
+    n = len(items)
+    names = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k, _ in items])
+    arrays = (ctypes.POINTER(_ffi.DLTensor) * max(n, 1))(
+        *[ctypes.cast(v.handle, ctypes.POINTER(_ffi.DLTensor)) for _, v in items])
+    data, size = ctypes.c_void_p(), ctypes.c_size_t()
+    check_call(_LIB.kiln_params_save(n, names, arrays, ctypes.byref(data), ctypes.byref(size)))
+    try:
+        return ctypes.string_at(data.value, size.value)
+    finally:
+        _LIB.kiln_free(data)
+
+
+def set_num_threads(n):
+    """Threads kernels may use (0: KILN_NUM_THREADS or all cores)."""
+    check_call(_LIB.kiln_set_num_threads(int(n)))
+
+
+def get_num_threads():
+    return _LIB.kiln_get_num_threads()
+
+
 def _from_return(handle, owned):
     if not owned:
         check_call(_LIB.kiln_module_retain(handle))
@@ -128,4 +223,5 @@ def _from_return(handle, owned):
 
 _ffi.RETURN_FACTORY[_ffi.MODULE] = _from_return
 
-__all__ = ["Module", "ModuleFunction", "load_module"]
+__all__ = ["Module", "ModuleFunction", "load_module", "load_param_dict", "save_param_dict",
+           "set_num_threads", "get_num_threads"]

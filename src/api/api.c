@@ -41,6 +41,7 @@ const char *api_kind_name(const void *obj) {
   case KOBJ_FUNC: return "LoweredFunc";
   case KOBJ_REDUCER: return "Reducer";
   case KOBJ_ARRAY: return "Array";
+  case KOBJ_GRAPH: return "Graph";
   }
   return NULL;
 }
@@ -415,6 +416,7 @@ static const ApiEntry api_base_funcs[] = {
 
 static const ApiEntry *const tables[] = {
     api_base_funcs, api_ir_funcs, api_te_funcs, api_schedule_funcs, api_driver_funcs,
+    api_graph_funcs,
 };
 
 static const ApiEntry *find_entry(const char *name) {

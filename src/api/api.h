@@ -35,6 +35,9 @@
  * which lives in ir.h. */
 #define KOBJ_ARRAY ((KObjKind)0x4b40)
 _Static_assert(KOBJ_REDUCER < 0x4b40, "KObjKind grew into KOBJ_ARRAY's tag");
+/* A graph (api_graph.c): unlike the other objects it owns memory and is
+ * freed by graph.free. */
+#define KOBJ_GRAPH ((KObjKind)0x4b41)
 
 typedef struct KArray {
   KObjKind okind; /* KOBJ_ARRAY */
@@ -147,5 +150,18 @@ extern const ApiEntry api_schedule_funcs[];
 /* driver.lower, build, build_funcs, codegen_c, check_target, FuncName,
  * FuncArgs, FuncBody, FuncNotes; runtime.module_export. */
 extern const ApiEntry api_driver_funcs[];
+/* 0 if target names the CPU ("cpu", "llvm", "c", options after the first
+ * word ignored), else an error saying what is supported. */
+int api_check_target(const ApiCall *c, const char *target);
+
+/* ===== api_graph.c ===== */
+
+/* graph.from_onnx, free, as_text, fused_text, optimize, bind_params,
+ * build, opt_level, num_inputs, input_name, input_shape, input_dtype, num_outputs,
+ * output_shape, output_dtype, num_params, param_name, param;
+ * runtime.graph_executor.benchmark. */
+extern const ApiEntry api_graph_funcs[];
+/* A graph's Relay text (for ir.AsText). */
+void api_graph_text(StrBuf *sb, void *graph);
 
 #endif

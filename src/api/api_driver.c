@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_target(const ApiCall *c, const char *target) {
+int api_check_target(const ApiCall *c, const char *target) {
   size_t len = strcspn(target, " \t");
   static const char *const ok[] = {"cpu", "llvm", "c"};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
@@ -25,7 +25,7 @@ static int check_target(const ApiCall *c, const char *target) {
 API_FUNC(drv_check_target) {
   API_CALL;
   const char *target;
-  if (api_argc(&c, 1, 1) || !(target = api_str(&c, 0)) || check_target(&c, target)) return -1;
+  if (api_argc(&c, 1, 1) || !(target = api_str(&c, 0)) || api_check_target(&c, target)) return -1;
   return api_ret_str(ret, ret_code, "cpu");
 }
 
@@ -54,7 +54,7 @@ API_FUNC(drv_build) {
   int n;
   Tensor **targs;
   if (api_argc(&c, 3, -1) || !(s = api_obj(&c, 0, KOBJ_SCHEDULE)) || !(name = api_str(&c, 1)) ||
-      !(target = api_str(&c, 2)) || check_target(&c, target) ||
+      !(target = api_str(&c, 2)) || api_check_target(&c, target) ||
       !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
     return -1;
   if (n == 0) return api_error(&c, "no argument tensors given");

@@ -450,6 +450,9 @@ static void put_text(StrBuf *sb, void *obj) {
     sb_putc(sb, ']');
     return;
   }
+  case KOBJ_GRAPH:
+    api_graph_text(sb, obj);
+    return;
   }
   sb_puts(sb, "<unknown object>");
 }

@@ -35,6 +35,12 @@ static void remember_tmp_dir(char *dir) {
   pthread_mutex_unlock(&tmp_lock);
 }
 
+char *kiln_build_tmp_dir(const char *prefix) {
+  char *dir = kiln_mkdtemp(prefix);
+  if (dir) remember_tmp_dir(dir);
+  return dir;
+}
+
 /* The lowered IR of every function, embedded so `kiln inspect --ir` can
  * show what a module runs. */
 static KBlob lowered_ir_blob(LoweredFunc **funcs, int nfuncs) {

@@ -51,6 +51,10 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
  * removed when the module is freed unless it was exported. */
 KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
                              const CompileOptions *opt);
+/* A new private temporary directory (named prefix + random) that lives
+ * until the process exits, as the directories kiln_build_funcs builds
+ * into do; the string belongs to Kiln.  NULL + error. */
+char *kiln_build_tmp_dir(const char *prefix);
 /* Convenience: one schedule, one function. */
 KilnModule *kiln_build(Schedule *s, int nargs, Tensor **args, const char *name,
                        const LowerOptions *lopt, const CompileOptions *copt);

@@ -268,11 +268,79 @@ static void test_exprs(void) {
   if (red) CHECK_STR(api_as_text(red), "comm_reducer(result=[(a + b)], lhs=[a], rhs=[b], identity_element=[0f])");
 }
 
+/* graph.*: import the bundled digits model, print, optimize, build, run
+ * through the executor, time it, free everything; and the errors. */
+static void test_graph_flow(void) {
+  enum { I = KILN_INT, S = KILN_STR, O = KILN_OBJECT };
+  KilnValue r;
+  int code;
+  const char *path = kfmt("%s/models/digits/digits.onnx", test_root());
+  void *g = call_obj("graph.from_onnx", 2, (KilnValue[]){V_STR(path), V_STR("image:[2,1,8,8]")},
+                     (int[]){S, S});
+  if (!g) return;
+  CHECK_OK(call("api.ObjectKind", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, &r, &code));
+  CHECK_STR(r.v_str, "Graph");
+  CHECK_OK(call("graph.num_params", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, &r, &code));
+  CHECK_INT(r.v_int64, 8);
+  CHECK_OK(call("graph.as_text", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, &r, &code));
+  CHECK_CONTAINS(r.v_str, "fn (%image: Tensor[(2, 1, 8, 8), float32]");
+  CHECK_OK(call("graph.param", 2, (KilnValue[]){V_OBJ(g), V_INT(0)}, (int[]){O, I}, &r, &code));
+  CHECK_INT(code, KILN_NDARRAY);
+  DLTensor *param = r.v_handle;
+  void *opt = call_obj("graph.optimize", 2, (KilnValue[]){V_OBJ(g), V_INT(3)}, (int[]){O, I});
+  /* the optimized graph and the param view outlive the graph they came from */
+  CHECK_OK(call("graph.free", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, NULL, NULL));
+  CHECK(param->ndim >= 1 && param->data);
+  kiln_array_free(param);
+  if (!opt) return;
+  CHECK_OK(call("graph.fused_text", 2, (KilnValue[]){V_OBJ(opt), V_INT(3)}, (int[]){O, I}, &r, &code));
+  CHECK_CONTAINS(r.v_str, "fused_nn_contrib_conv2d_NCHWc_add_nn_relu = fn (");
+  CHECK_OK(call("graph.build", 3, (KilnValue[]){V_OBJ(opt), V_INT(3), V_STR("llvm")}, (int[]){O, I, S},
+                &r, &code));
+  CHECK_OK(call("graph.free", 1, (KilnValue[]){V_OBJ(opt)}, (int[]){O}, NULL, NULL));
+  if (code != KILN_MODULE) return;
+  KilnModule *mod = r.v_handle;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  kiln_module_free(mod); /* the executor keeps it */
+  if (!ex) return;
+  DLTensor *x;
+  int64_t shape[4] = {2, 1, 8, 8};
+  CHECK_OK(kiln_array_empty(4, shape, (DLDataType){kDLFloat, 32, 1}, (DLDevice){kDLCPU, 0}, &x));
+  memset(x->data, 0, kiln_array_nbytes(x));
+  CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "image", x));
+  CHECK_OK(call("runtime.graph_executor.benchmark", 3, (KilnValue[]){{.v_handle = ex}, V_INT(2), V_INT(3)},
+                (int[]){KILN_HANDLE, I, I}, &r, &code));
+  if (code == KILN_NDARRAY) {
+    DLTensor *t = r.v_handle;
+    CHECK_INT(t->shape[0], 3);
+    CHECK(((double *)t->data)[0] > 0);
+    kiln_array_free(t);
+  }
+  CHECK_FAILS("runtime.graph_executor.benchmark", 3, ((KilnValue[]){{.v_handle = ex}, V_INT(0), V_INT(3)}),
+              ((int[]){KILN_HANDLE, I, I}), "number and repeat must be at least 1");
+  kiln_array_free(x);
+  kiln_graph_executor_free(ex);
+  /* errors */
+  KilnBytes junk = {"\x08\x07\x12\x04junk\xff", 10};
+  CHECK_FAILS("graph.from_onnx", 1, ((KilnValue[]){{.v_handle = &junk}}), ((int[]){KILN_BYTES}), "graph.from_onnx: ");
+  CHECK_FAILS("graph.from_onnx", 2, ((KilnValue[]){V_STR("/no/such.onnx"), V_STR("x:[1]")}), ((int[]){S, S}),
+              "/no/such.onnx");
+  CHECK_FAILS("graph.from_onnx", 3, ((KilnValue[]){V_STR(path), V_STR("image"), V_INT(3)}), ((int[]){S, S, I}),
+              "must be a list of ints");
+  CHECK_FAILS("graph.from_onnx", 2, ((KilnValue[]){V_STR(path), V_STR("image:[1,1,8,8],input:[1]")}),
+              ((int[]){S, S}), "'input', which is not an input of the model");
+  CHECK_FAILS("graph.as_text", 1, ((KilnValue[]){V_INT(3)}), ((int[]){I}), "argument 0 (graph) must be a Graph, got int");
+  CHECK_FAILS("graph.optimize", 2, ((KilnValue[]){V_OBJ(NULL), V_INT(3)}), ((int[]){O, I}),
+              "argument 0 (graph) must be a Graph");
+}
+
 const TestCase api_tests[] = {
     {"init_and_names", test_init_and_names},
     {"header_example", test_header_example},
     {"lower_text", test_lower_text},
     {"bad_arguments", test_bad_arguments},
     {"exprs", test_exprs},
+    {"graph_flow", test_graph_flow},
     {NULL, NULL},
 };

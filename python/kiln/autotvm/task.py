@@ -1,0 +1,61 @@
+"""Tuning tasks (tvm.autotvm.task)."""
+import json
+
+from .._ffi import KilnTypeError
+from ._base import require
+
+
+class ConfigSpaceInfo:
+    """The size of a task's config space (len(task.config_space))."""
+
+    def __init__(self, size):
+        self.size = int(size)
+
+    def __len__(self):
+        return self.size
+
+    def __repr__(self):
+        return "ConfigSpace(len=%d)" % self.size
+
+
+class Task:
+    """A tuning task: a template name, its workload args and the target."""
+
+    def __init__(self, d):
+        self._d = d
+        self.name = d["name"]
+        self.args = d.get("args", [])
+        self.target = d.get("target", "llvm")
+        self.workload = d.get("workload")
+        self.config_space = ConfigSpaceInfo(d.get("config_space_size", 0))
+        self.nodes = d.get("nodes", [])
+
+    def to_json(self):
+        return json.dumps(self._d)
+
+    def __repr__(self):
+        return "Task(func_name=%s, args=%s, target=%s, nodes=%s)" % (
+            self.name, json.dumps(self.args), self.target, self.nodes)
+
+
+def extract_from_program(mod, params, target, target_host=None, ops=None):
+    """The tuning tasks of a model's graph (conv2d, dense... anchors), as
+    the build would dispatch them at the current PassContext's opt_level
+    (TVM's default 3 for extraction)."""
+    # pylint: disable=unused-argument
+    from ..graph import IRModule, _changed_params  # pylint: disable=import-outside-toplevel
+    from ..transform import PassContext, _stack  # pylint: disable=import-outside-toplevel
+    if not isinstance(mod, IRModule):
+        raise KilnTypeError("extract_from_program: expected an IRModule, got %s" % type(mod).__name__)
+    f = require("autotvm.extract_tasks", "task.extract_from_program")
+    changed = _changed_params(mod, params)
+    g = mod.bind_params(changed) if changed else mod
+    level = PassContext.current().opt_level if _stack() else 3
+    tasks = [Task(d) for d in json.loads(f(g, level, str(target or "llvm")))]
+    if ops:
+        names = {str(o) for o in ops}
+        tasks = [t for t in tasks if set(t._d.get("ops", [])) & names]
+    return tasks
+
+
+__all__ = ["Task", "extract_from_program"]
