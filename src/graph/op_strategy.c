@@ -115,11 +115,26 @@ int graph_conv_config(GNode *n, Strategy *st) {
   return 0;
 }
 
+void graph_conv_follow_block(GNode *n, Strategy *st, int64_t b) {
+  if (!st->task_name || !st->config->is_fallback || b <= 0) return;
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  if (d[1] % b) return;
+  if (graph_conv_is_depthwise(n)) {
+    if (k[0] % b || (b & (b - 1))) return;
+    config_set_split(st->config, "tile_oc", 2, (int64_t[]){-1, b});
+  }
+  config_set_split(st->config, "tile_ic", 2, (int64_t[]){-1, b});
+}
+
 int strategy_conv2d(GNode *n, Strategy *st) {
   memset(st, 0, sizeof *st);
   /* plain NCHW convolutions (opt level < 3, or no template) are generic */
   if (!strcmp(n->op->name, "nn.conv2d")) return 0;
-  return graph_conv_config(n, st);
+  if (graph_conv_config(n, st)) return -1;
+  /* the same adjustment alter_layout made when it chose the layout */
+  graph_conv_follow_block(n, st, n->args[0]->type.ndim == 5 ? n->args[0]->type.shape[4] : 0);
+  return 0;
 }
 
 int strategy_dense(GNode *n, Strategy *st) {

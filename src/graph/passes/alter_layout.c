@@ -94,6 +94,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   Strategy st;
   if (graph_conv_config(old, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
+  graph_conv_follow_block(old, &st, blk_of(a, args[0]));
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   bool dw = graph_conv_is_depthwise(old);

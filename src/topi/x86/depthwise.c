@@ -195,11 +195,18 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(Schedule *s, const ConfigEntity *cf
     if (stage_compute_inline(sc)) return -1;
     so = sch_stage(s, main_out);
   }
-  if (pad->kind == TE_COMPUTE && x86_schedule_pad(s, pad)) return -1;
   IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
           *ocb = stage_axis(so, 4), *owo, *owi, *f;
   if (stage_split(so, ow, c32(reg_n), &owo, &owi)) return -1;
   if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oh, &f) || stage_parallel(so, f)) return -1;
+  /* A depthwise layer does little arithmetic per byte, so padding the
+   * whole input first (a pass over memory) would cost more than the
+   * convolution: pad just the KH input rows each output row reads, inside
+   * the row loop, where they stay in cache. */
+  if (pad->kind == TE_COMPUTE) {
+    Stage *sp = sch_stage(s, pad);
+    if (!sp || stage_compute_at(sp, so, f) || x86_vec_or_unroll(sp, stage_axis(sp, 4), ic_bn)) return -1;
+  }
   if (stage_unroll(so, owi) || x86_vec_or_unroll(so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
   IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
