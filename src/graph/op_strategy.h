@@ -15,6 +15,11 @@ int strategy_dense(GNode *n, Strategy *st);
 /* The task and config of a conv2d node (any layout); st->task_name NULL
  * when no template covers it. */
 int graph_conv_config(GNode *n, Strategy *st);
+/* A fallback config's input-channel block follows the block its data
+ * already has (and, for depthwise, the output block too), so blocked
+ * layouts flow from layer to layer without transforms.  Tuned configs are
+ * kept as they are. */
+void graph_conv_follow_block(GNode *n, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
 Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
 
