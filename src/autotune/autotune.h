@@ -23,6 +23,28 @@
  * Everything is allocated in the current arena (base.h).  Errors are a -1 /
  * NULL return with a message naming the knob and what was expected.
  *
+ * Files:
+ *   space.c      knobs, config spaces, config entities, their JSON
+ *   workload.c   tasks' workloads and their keys, FLOPs, descriptions
+ *   template.c   the table of schedule templates, the SIMD width
+ *   pyjson.c     JSON text as Python's json.dumps writes it
+ *   target.c     Kiln's target string and which records match the machine
+ *   records.c    tuning records, v0.1 and v0.2, read and written
+ *   measure.c    candidates built and run in worker processes
+ *   feature.c    a config's features for the cost model
+ *   tuner.c      the tuner table and what the tuners share (visited set)
+ *   tuner_*.c    random, grid, genetic (ga) and XGBoost cost-model (xgb)
+ *   tune.c       the tuning loop of one task: propose, measure, log
+ *
+ * The tuning side, in order (what `kiln tune` does per task):
+ *   m = measurer_new(tm, wl, &mopt);       a work folder, worker settings
+ *   t = tuner_new("xgb", tm, wl, space, seed);
+ *   loop: n = tuner_next_batch(t, batch, idx); measurer_run(m, n, cfgs,
+ *         results); records_append(log, ...); tuner_update(t, n, idx, gflops)
+ * which autotune_tune() runs with resuming, early stopping and AutoTVM's
+ * progress line.  Compile time reads the records back through
+ * src/graph/dispatch.c (ApplyHistoryBest).
+ *
  * The graph layer's use of a template, in order:
  *   1. tm = autotune_template("conv2d_NCHWc.x86") (or depthwise_conv2d_
  *      NCHWc.x86, dense_nopack.x86, dense_pack.x86);
@@ -277,5 +299,231 @@ ConfigEntity *template_fallback(const Template *tm, const Workload *wl);
 /* The SIMD width in float32 lanes of the machine Kiln compiles for: 16
  * with AVX-512, 8 with AVX2, else 4.  $KILN_SIMD_WIDTH overrides. */
 int autotune_simd_lanes(void);
+
+/* Register one more template (tests, embedders): an explicit call, looked
+ * up after the built-in ones.  At most 16; -1 + error beyond. */
+int autotune_add_template(const Template *tm);
+void autotune_remove_template(const Template *tm);
+
+/* ===== workload.c (more) ===== */
+
+/* FLOPs of a conv/dense workload (multiply and add counted), 0 if unknown. */
+double wl_flops(const Workload *wl);
+/* "[(1,64,56,56),(64,64,3,3)] s1 p1" for convs, "[(1,512),(1000,512)]" for
+ * dense, else the args JSON (arena string). */
+const char *wl_describe(const Workload *wl);
+
+/* ===== pyjson.c: JSON as Python's json.dumps writes it ===== */
+
+/* repr() of a float (shortest round-trip text; Infinity/NaN as json.dumps). */
+void pyjson_float(StrBuf *sb, double v);
+/* A string, ASCII-escaped. */
+void pyjson_str(StrBuf *sb, const char *s);
+/* Any value; whole numbers print as ints. */
+void pyjson_value(StrBuf *sb, const struct cJSON *j);
+char *pyjson_dumps(const struct cJSON *j); /* arena string */
+
+/* ===== target.c: the target string and the matching rule ===== */
+
+/* "llvm -mcpu=x86-64-v4" (AVX-512), "-mcpu=x86-64-v3" (AVX2),
+ * "-mcpu=x86-64-v2" (other x86), "llvm -mcpu=generic" elsewhere. */
+const char *autotune_target(void);
+/* The stem of the shipped records file: "x86_avx512", "x86_avx2",
+ * "x86_sse", "generic". */
+const char *autotune_isa_name(void);
+/* Whether a record's target applies to this machine (see target.c). */
+bool autotune_target_matches(const char *target);
+
+/* ===== records.c: tuning records ===== */
+
+/* Measure error numbers (DESIGN §3, AutoTVM's MeasureErrorNo). */
+typedef enum MeasureErrorNo {
+  MEASURE_NO_ERROR = 0,
+  MEASURE_INSTANTIATION_ERROR = 1,
+  MEASURE_COMPILE_HOST = 2,
+  MEASURE_COMPILE_DEVICE = 3,
+  MEASURE_RUNTIME_DEVICE = 4,
+  MEASURE_WRONG_ANSWER = 5,
+  MEASURE_BUILD_TIMEOUT = 6,
+  MEASURE_RUN_TIMEOUT = 7,
+  MEASURE_UNKNOWN_ERROR = 8,
+} MeasureErrorNo;
+const char *measure_error_name(int error_no);
+
+/* The op family a task name tunes, whatever backend wrote it. */
+typedef enum TaskKind { TASK_OTHER, TASK_CONV2D, TASK_DEPTHWISE_CONV2D, TASK_DENSE, TASK_BATCH_MATMUL } TaskKind;
+TaskKind record_task_kind(const char *task_name);
+const char *task_kind_name(TaskKind k);
+
+typedef struct TuneRecord {
+  const char *target;      /* "llvm -mcpu=x86-64-v4", "cuda -model=unknown" */
+  Workload *wl;            /* task name and args; wl->key names the task */
+  const char *kwargs;      /* the kwargs object as JSON text ("{}") */
+  const char *v1_workload; /* v0.1: its "workload" element as JSON text */
+  ConfigEntity *config;    /* index, template_key (v0.1 "t"), code_hash, entities */
+  int ncosts;
+  double *costs;           /* seconds per run, one per repeat */
+  int error_no;            /* MeasureErrorNo */
+  double all_cost;         /* seconds spent building and running */
+  double timestamp;        /* seconds since the epoch */
+  int version;             /* 1 or 2: the form it was read in */
+  TaskKind kind;           /* from the task name */
+  const char *file;        /* where it was read ("" if not) */
+  int line;
+} TuneRecord;
+
+/* One line, v0.1 or v0.2; NULL + error. */
+TuneRecord *record_parse(const char *line);
+/* The record as a v0.2 line (what Kiln writes), or as v0.1 (no newline). */
+char *record_json(const TuneRecord *r);
+char *record_json_v01(const TuneRecord *r);
+/* Mean cost in seconds; INFINITY for a failed measurement. */
+double record_cost(const TuneRecord *r);
+/* Every record of a file (blank lines and '#' lines skipped) pushed to
+ * out, with file and line set; -1 + "path:line: reason" on a bad line. */
+int records_load(const char *path, AVec *out);
+/* Append v0.2 lines to a file (created if missing). */
+int records_append(const char *path, int n, TuneRecord *const *recs);
+
+/* ===== measure.c: building and running candidates ===== */
+
+/* TVM's LocalBuilder/LocalRunner settings. */
+typedef struct MeasureOptions {
+  int number;           /* runs per measurement, averaged (default 4) */
+  int repeat;           /* measurements; each gives one cost (default 3) */
+  int min_repeat_ms;    /* raise number until a measurement lasts this long (0) */
+  double timeout;       /* seconds a candidate may run, check included (10) */
+  double build_timeout; /* seconds a build may take (10) */
+  int parallel;         /* builds at once (0: the cores available) */
+  int threads;          /* threads a candidate runs on (0: KILN_NUM_THREADS or all) */
+  bool no_check;        /* skip the check against the unscheduled compute */
+  bool keep_files;      /* keep the work folder (sources, logs) */
+  const char *worker;   /* worker program (NULL: $KILN_WORKER, else this program) */
+  const char *cflags;   /* NULL: the compiler's defaults */
+  const char *work_dir; /* NULL: a fresh temporary folder */
+} MeasureOptions;
+
+typedef struct MeasureResult {
+  int error_no;     /* MeasureErrorNo */
+  int ncosts;
+  double *costs;    /* seconds per run, one per repeat (arena) */
+  double all_cost;  /* seconds: build and run */
+  double timestamp; /* wall clock when measured */
+  const char *msg;  /* the error, one line (arena), or NULL */
+} MeasureResult;
+
+void measure_options_default(MeasureOptions *o);
+
+/* The program argument that turns a program into a measure worker: any
+ * program that may tune (kiln, kiln_unit) starts main with
+ *   if (argc > 1 && !strcmp(argv[1], AUTOTUNE_WORKER_ARG))
+ *     return autotune_worker_main(argc - 2, argv + 2); */
+#define AUTOTUNE_WORKER_ARG "--kiln-measure-worker"
+int autotune_worker_main(int argc, char **argv);
+
+/* A measurer for one task (heap; owns a work folder).  Candidates are
+ * built by up to `parallel` worker processes at once, then run one at a
+ * time, each in a fresh worker process with the time limits; nothing of a
+ * candidate runs in the calling process.  Fills out[i] for cfgs[i];
+ * returns -1 + error only when no worker could be started at all. */
+typedef struct Measurer Measurer;
+Measurer *measurer_new(const Template *tm, const Workload *wl, const MeasureOptions *o);
+int measurer_run(Measurer *m, int n, ConfigEntity *const *cfgs, MeasureResult *out);
+void measurer_free(Measurer *m);
+
+/* ===== feature.c: features for the cost model ===== */
+
+/* The length of a config's feature vector in a space (fixed per space). */
+int feature_len(const ConfigSpace *cs);
+/* A config's features: its knobs' values (split parts as log2, options,
+ * permutations, annotations, choice positions) then, for the innermost
+ * loops around the schedule's main statement (up to FEATURE_LOOPS,
+ * innermost first), log2 extent, the loop kind (parallel, vectorized,
+ * unrolled), log2 iterations inside and log2 bytes of each of the first
+ * buffers touched inside it (TVM's itervar features, simplified).
+ * Returns 0, or -1 + error (the schedule cannot be instantiated). */
+#define FEATURE_LOOPS 10
+int feature_extract(const Template *tm, const Workload *wl, const ConfigSpace *cs, const ConfigEntity *cfg,
+                    float *out);
+
+/* ===== tuner.c, tuner_*.c: the tuners ===== */
+
+typedef struct Tuner Tuner;
+
+/* A tuner kind: a row of function pointers (explicit list in tuner.c). */
+typedef struct TunerKind {
+  const char *name; /* "xgb", "ga", "random", "grid" */
+  const char *help;
+  int (*init)(Tuner *t);
+  /* Fill out with up to n unvisited indices; returns how many. */
+  int (*next_batch)(Tuner *t, int n, int64_t *out);
+  /* Results of measured indices: score = GFLOP/s, 0 for a failure. */
+  void (*update)(Tuner *t, int n, const int64_t *idx, const double *score);
+  void (*destroy)(Tuner *t);
+} TunerKind;
+
+struct Tuner {
+  const TunerKind *kind;
+  const Template *tm;
+  const Workload *wl;
+  const ConfigSpace *space;
+  int64_t size;       /* space_size */
+  uint64_t rng;
+  void *state;        /* the kind's own */
+  /* visited: an open-addressing set of indices (heap) */
+  int64_t *vset;
+  int64_t vcap, nvisited;
+};
+
+const TunerKind *tuner_kind(const char *name); /* NULL + error naming the known ones */
+int tuner_nkinds(void);
+const TunerKind *tuner_kind_at(int i);
+/* A tuner over a space (heap; the space and workload must outlive it). */
+Tuner *tuner_new(const char *kind, const Template *tm, const Workload *wl, const ConfigSpace *cs, uint64_t seed);
+int tuner_next_batch(Tuner *t, int n, int64_t *out); /* marks them visited */
+void tuner_update(Tuner *t, int n, const int64_t *idx, const double *score);
+void tuner_free(Tuner *t);
+/* Shared by the kinds. */
+bool tuner_visited(const Tuner *t, int64_t idx);
+void tuner_mark(Tuner *t, int64_t idx);
+uint64_t tuner_rand(Tuner *t);      /* xorshift64* */
+double tuner_randf(Tuner *t);       /* [0, 1) */
+/* A random unvisited index, -1 when the space is exhausted. */
+int64_t tuner_random_unvisited(Tuner *t);
+/* Knob choice positions <-> index (mixed radix, first knob least significant). */
+void tuner_index_to_genes(const ConfigSpace *cs, int64_t idx, int64_t *genes);
+int64_t tuner_genes_to_index(const ConfigSpace *cs, const int64_t *genes);
+
+extern const TunerKind tuner_random_kind, tuner_grid_kind, tuner_ga_kind, tuner_xgb_kind;
+
+/* ===== tune.c: tuning one task ===== */
+
+typedef struct TuneOptions {
+  const char *tuner;    /* "xgb" (default), "ga", "random", "grid" */
+  int trials;           /* measurements per task, those in the log included (default 1000) */
+  int early_stopping;   /* stop after this many trials without a better config (0: never) */
+  int batch;            /* candidates per round (0: measure.parallel) */
+  const char *log_path; /* records are appended here, and resumed from */
+  uint64_t seed;
+  bool skip_fallback;   /* don't measure the fallback config first */
+  double deadline;      /* kiln_now_seconds() after which no batch starts (0: none) */
+  FILE *progress;       /* AutoTVM's progress line goes here (NULL: none) */
+  const char *prefix;   /* "[Task  1/12] " */
+  MeasureOptions measure;
+} TuneOptions;
+
+typedef struct TuneSummary {
+  int measured;          /* new measurements */
+  int resumed;           /* measurements found in the log */
+  int errors[MEASURE_UNKNOWN_ERROR + 1]; /* new measurements by error number */
+  double best_cost;      /* seconds, INFINITY if none succeeded */
+  double best_gflops;
+  int64_t best_index;    /* -1 if none */
+  double seconds;
+  bool early_stopped;
+} TuneSummary;
+
+void tune_options_default(TuneOptions *o);
+int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *o, TuneSummary *out);
 
 #endif

@@ -17,17 +17,43 @@ static const Template *const templates[] = {
     &topi_x86_dense_pack_template,
 };
 
-#define NTEMPLATES ((int)(sizeof templates / sizeof templates[0]))
+#define NBUILTIN ((int)(sizeof templates / sizeof templates[0]))
+#define MAX_EXTRA 16
 
-int autotune_ntemplates(void) { return NTEMPLATES; }
+/* Templates added by autotune_add_template (tests, embedders). */
+static const Template *extra[MAX_EXTRA];
+static int nextra;
 
-const Template *autotune_template_at(int i) { return i >= 0 && i < NTEMPLATES ? templates[i] : NULL; }
+int autotune_add_template(const Template *tm) {
+  for (int i = 0; i < nextra; i++)
+    if (extra[i] == tm) return 0;
+  if (nextra == MAX_EXTRA) return kiln_set_error("autotune_add_template: at most %d extra templates", MAX_EXTRA);
+  extra[nextra++] = tm;
+  return 0;
+}
+
+void autotune_remove_template(const Template *tm) {
+  for (int i = 0; i < nextra; i++)
+    if (extra[i] == tm) {
+      memmove(&extra[i], &extra[i + 1], sizeof(extra[0]) * (size_t)(nextra - i - 1));
+      nextra--;
+      return;
+    }
+}
+
+int autotune_ntemplates(void) { return NBUILTIN + nextra; }
+
+const Template *autotune_template_at(int i) {
+  if (i >= 0 && i < NBUILTIN) return templates[i];
+  return i >= NBUILTIN && i < NBUILTIN + nextra ? extra[i - NBUILTIN] : NULL;
+}
 
 const Template *autotune_template(const char *name) {
-  for (int i = 0; i < NTEMPLATES; i++)
-    if (name && !strcmp(templates[i]->name, name)) return templates[i];
+  int n = autotune_ntemplates();
+  for (int i = 0; i < n; i++)
+    if (name && !strcmp(autotune_template_at(i)->name, name)) return autotune_template_at(i);
   StrBuf sb = {0};
-  for (int i = 0; i < NTEMPLATES; i++) sb_printf(&sb, "%s%s", i ? ", " : "", templates[i]->name);
+  for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", autotune_template_at(i)->name);
   kiln_set_error("no schedule template named '%s' (known: %s)", name ? name : "(null)", sb.data ? sb.data : "");
   sb_free(&sb);
   return NULL;

@@ -68,17 +68,6 @@ static void ints(StrBuf *sb, int n, const int64_t *v) {
   sb_putc(sb, ']');
 }
 
-/* Python's repr of a float: the shortest text that reads back the same. */
-static void pyfloat(StrBuf *sb, double v) {
-  char buf[64];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  if (!strpbrk(buf, ".eni")) strcat(buf, ".0");
-  sb_puts(sb, buf);
-}
-
 static void arg_json(StrBuf *sb, const WArg *a) {
   switch (a->kind) {
   case WARG_TENSOR:
@@ -101,7 +90,7 @@ static void arg_json(StrBuf *sb, const WArg *a) {
     sb_puts(sb, "null");
     return;
   case WARG_FLOAT:
-    pyfloat(sb, a->f);
+    pyjson_float(sb, a->f);
     return;
   }
   KUNREACHABLE();
@@ -318,4 +307,74 @@ int wl_dense_parse(const Workload *wl, DenseWorkload *dn) {
   dn->M = d->ints[0], dn->K = d->ints[1], dn->N = w->ints[0];
   if (dn->M < 1 || dn->N < 1 || dn->K < 1) return kiln_set_error("workload '%s': shapes must be positive", wl->name);
   return 0;
+}
+
+/* A convolution's geometry from any backend's workload: data and kernel
+ * tensors (NCHW / OIHW, or [C, multiplier, KH, KW] for TVM's depthwise),
+ * strides, padding (2 or 4) and dilation, whatever follows. */
+typedef struct ConvGeom {
+  int64_t d[4], k[4], oc, oh, ow;
+  int64_t st[2], pad[4], dil[2];
+  bool depthwise;
+} ConvGeom;
+
+static bool conv_geom(const Workload *wl, ConvGeom *g) {
+  memset(g, 0, sizeof *g);
+  if (!strstr(wl->name, "conv2d") || strstr(wl->name, "transpose") || wl->nargs < 4) return false;
+  const WArg *d = &wl->args[0], *k = &wl->args[1], *st = &wl->args[2], *pd = &wl->args[3];
+  if (d->kind != WARG_TENSOR || k->kind != WARG_TENSOR || d->n != 4 || k->n != 4) return false;
+  if (st->kind != WARG_INTS || st->n != 2 || pd->kind != WARG_INTS || (pd->n != 2 && pd->n != 4)) return false;
+  for (int i = 0; i < 4; i++) g->d[i] = d->ints[i], g->k[i] = k->ints[i];
+  g->st[0] = st->ints[0], g->st[1] = st->ints[1];
+  if (pd->n == 4)
+    for (int i = 0; i < 4; i++) g->pad[i] = pd->ints[i];
+  else
+    g->pad[0] = g->pad[2] = pd->ints[0], g->pad[1] = g->pad[3] = pd->ints[1];
+  g->dil[0] = g->dil[1] = 1;
+  if (wl->nargs > 4 && wl->args[4].kind == WARG_INTS && wl->args[4].n == 2)
+    g->dil[0] = wl->args[4].ints[0], g->dil[1] = wl->args[4].ints[1];
+  g->depthwise = strstr(wl->name, "depthwise") != NULL;
+  /* x86 depthwise kernels are [C * m, 1, KH, KW]; TVM's NCHW ones [C, m, KH, KW] */
+  g->oc = g->depthwise && g->k[0] == g->d[1] && g->k[1] > 1 ? g->k[0] * g->k[1] : g->k[0];
+  if (g->st[0] < 1 || g->st[1] < 1 || g->dil[0] < 1 || g->dil[1] < 1) return false;
+  g->oh = (g->d[2] + g->pad[0] + g->pad[2] - ((g->k[2] - 1) * g->dil[0] + 1)) / g->st[0] + 1;
+  g->ow = (g->d[3] + g->pad[1] + g->pad[3] - ((g->k[3] - 1) * g->dil[1] + 1)) / g->st[1] + 1;
+  return g->oh > 0 && g->ow > 0;
+}
+
+/* Dense from any backend: data [M, K] and weight [N, K] first. */
+static bool dense_geom(const Workload *wl, int64_t *M, int64_t *N, int64_t *K) {
+  if (!strstr(wl->name, "dense") || wl->nargs < 2) return false;
+  const WArg *d = &wl->args[0], *w = &wl->args[1];
+  if (d->kind != WARG_TENSOR || w->kind != WARG_TENSOR || d->n != 2 || w->n != 2 || d->ints[1] != w->ints[1]) return false;
+  *M = d->ints[0], *K = d->ints[1], *N = w->ints[0];
+  return true;
+}
+
+double wl_flops(const Workload *wl) {
+  ConvGeom g;
+  int64_t M, N, K;
+  if (conv_geom(wl, &g)) {
+    double per_out = (double)(g.depthwise ? 1 : g.d[1]) * (double)g.k[2] * (double)g.k[3];
+    return 2.0 * (double)g.d[0] * (double)g.oc * (double)g.oh * (double)g.ow * per_out;
+  }
+  if (dense_geom(wl, &M, &N, &K)) return 2.0 * (double)M * (double)N * (double)K;
+  return 0;
+}
+
+const char *wl_describe(const Workload *wl) {
+  ConvGeom g;
+  int64_t M, N, K;
+  if (conv_geom(wl, &g)) {
+    bool sym = g.pad[0] == g.pad[1] && g.pad[1] == g.pad[2] && g.pad[2] == g.pad[3];
+    return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%lld p%s", (long long)g.d[0], (long long)g.d[1],
+                (long long)g.d[2], (long long)g.d[3], (long long)g.k[0], (long long)g.k[1], (long long)g.k[2],
+                (long long)g.k[3], (long long)g.st[0],
+                sym ? kfmt("%lld", (long long)g.pad[0])
+                    : kfmt("%lld,%lld,%lld,%lld", (long long)g.pad[0], (long long)g.pad[1], (long long)g.pad[2],
+                           (long long)g.pad[3]));
+  }
+  if (dense_geom(wl, &M, &N, &K))
+    return kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)M, (long long)K, (long long)N, (long long)K);
+  return wl_args_json(wl);
 }

@@ -7,6 +7,8 @@
  *   cmd_compile.c  kiln compile, kiln show
  *   cmd_inspect.c  kiln inspect MODULE.so
  *   cmd_run.c      kiln run MODEL.so
+ *   cmd_tune.c     kiln tasks MODEL.onnx, kiln tune MODEL.onnx -o RECORDS.json,
+ *                  kiln records RECORDS.json [--pick-best]
  *   npy.c          .npy / .npz files (npy.h)
  *
  * A subcommand returns the process exit status; on error it prints one line
@@ -21,12 +23,12 @@
 
 /* ===== args.c ===== */
 
-typedef enum OptKind { OPT_FLAG, OPT_VALUE, OPT_MULTI } OptKind;
+typedef enum CliOptKind { OPT_FLAG, OPT_VALUE, OPT_MULTI } CliOptKind;
 
 typedef struct Opt {
   const char *name;  /* "--repeat" */
   const char *alias; /* "-o" or NULL */
-  OptKind kind;
+  CliOptKind kind;
   const char *metavar; /* "N" */
   const char *help;
   /* results */
@@ -59,6 +61,9 @@ int cli_int(Command *cmd, const char *name, long def, long *out);
 extern Command cmd_compile;
 extern Command cmd_show;
 extern Command cmd_inspect;
+extern Command cmd_tasks;
+extern Command cmd_tune;
+extern Command cmd_records;
 extern Command cmd_run;
 
 #endif

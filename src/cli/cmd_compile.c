@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "frontend/onnx/import.h"
 #include "graph/build.h"
+#include "graph/op_strategy.h"
 
 static void progress(int done, int total, void *ud) {
   (void)ud;
@@ -55,13 +56,26 @@ static Opt compile_opts[] = {
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target (default: cpu)", false, NULL, NULL, 0},
     {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources, graph JSON and params there", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a pass (or all) to stdout", false, NULL, NULL, 0},
+    {"--tuning-records", NULL, OPT_MULTI, "FILE", "use the best configs of these tuning records (AutoTVM v0.1/v0.2 JSON lines; repeatable)", false, NULL, NULL, 0},
+    {"--no-shipped-records", NULL, OPT_FLAG, NULL, "ignore the tuning records Kiln ships for this machine", false, NULL, NULL, 0},
+    {"--quiet-fallback", NULL, OPT_FLAG, NULL, "no warning for tasks that take the fallback config", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
+
+/* The dispatch context: the user's records, shipped ones, warnings. */
+static int setup_dispatch(Command *cmd) {
+  Opt *tr = cli_opt(cmd, "--tuning-records");
+  for (int i = 0; tr && i < tr->nvalues; i++)
+    if (graph_dispatch_add_records(tr->values[i])) return cli_error(cmd, "%s", kiln_get_error());
+  if (cli_opt(cmd, "--no-shipped-records")->set) graph_dispatch_use_shipped(false);
+  if (cli_opt(cmd, "--quiet-fallback")->set) graph_dispatch_set_quiet(true);
+  return 0;
+}
 
 static int run_compile(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
-  if (get_opt_level(cmd, &lvl) || check_target(cmd)) return -1;
+  if (get_opt_level(cmd, &lvl) || check_target(cmd) || setup_dispatch(cmd)) return -1;
   Opt *o = cli_opt(cmd, "--output");
   char *out;
   if (o->set) {
@@ -115,6 +129,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
   if (get_opt_level(cmd, &lvl)) return -1;
+  graph_dispatch_set_quiet(true);
   Graph *g = load_and_optimize(cmd, pos[0], lvl);
   if (!g) return -1;
   char *text;

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune/autotune.h"
 #include "cli.h"
 
-static Command *commands[] = {&cmd_compile, &cmd_run, &cmd_show, &cmd_inspect};
+static Command *commands[] = {&cmd_compile, &cmd_run, &cmd_show, &cmd_inspect, &cmd_tasks, &cmd_tune, &cmd_records};
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
@@ -25,6 +26,8 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* kiln tune's measure workers are this program (never listed) */
+  if (argc > 1 && !strcmp(argv[1], AUTOTUNE_WORKER_ARG)) return autotune_worker_main(argc - 2, argv + 2);
   if (argc < 2) {
     usage(stderr);
     return 2;

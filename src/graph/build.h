@@ -35,6 +35,23 @@ typedef struct GroupInfo {
 /* Compile an optimized graph into one shared object at so_path. */
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats);
 
+/* ===== tasks.c ===== */
+
+/* A tuning task of a model: a template and a workload, and the fused
+ * functions that use it. */
+typedef struct GraphTask {
+  const struct Template *tmpl;
+  struct Workload *wl;
+  const char *desc;   /* "[(1,64,56,56),(64,64,3,3)] s1 p1" */
+  AVec users;         /* const char *: fused function names, in graph order */
+  int64_t space_size;
+  double flops;
+} GraphTask;
+
+/* The distinct tasks of an optimized graph, in order of first use, pushed
+ * to tasks (GraphTask *, current arena). */
+int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks);
+
 /* ===== schedule.c ===== */
 
 /* Schedule a fused group (one output) whose anchor's strategy chose a

@@ -1,23 +1,210 @@
 /*
  * dispatch.c - which config a task gets at compile time (TVM's
- * ApplyHistoryBest): the fastest error-free record of the workload among
- * the records the user gave, else among the records Kiln ships for this
- * machine, else the template's fallback with one warning per workload.
+ * ApplyHistoryBest, with TopHub behind it): the fastest error-free record
+ * of the workload among the record files the user gave (--tuning-records),
+ * else among the records Kiln ships for this machine's ISA, else the
+ * template's fallback with one warning per workload.
  *
- * (The record files themselves are read by src/autotune; until tuning
- * records are wired in, every task takes its fallback.)
+ * A record applies when its task name and arguments are the workload's
+ * (the workload key), its target matches this machine
+ * (autotune_target_matches: "llvm"/"c"/"cpu" of the same ISA class), it
+ * measured without error, and the template accepts its config (tm->check);
+ * among those the lowest mean cost wins.  The source it came from goes to
+ * the profile's Task column: "records.json:12" (file name and line),
+ * "shipped", or "fallback".
+ *
+ * The shipped records (our TopHub) are one file per ISA class,
+ * records/<isa>.json (x86_avx512.json, x86_avx2.json, ...), found in
+ * $KILN_RECORDS_PATH (folders or files, ':'-separated; set but empty turns
+ * them off), else beside the Kiln library or the running program:
+ * <dir>/../records, <dir>/../share/kiln/records.  They are read on first
+ * use.
+ *
+ * The context is process-wide, as TVM's DispatchContext.current is; the
+ * records live in its own arena until graph_dispatch_reset.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <libgen.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../autotune/autotune.h"
 #include "op_strategy.h"
 
+typedef struct Dispatch {
+  KArena *arena;     /* records, keys, labels */
+  PtrMap user;       /* workload key -> AVec * of TuneRecord * */
+  PtrMap shipped;
+  PtrMap warned;     /* workload key -> (void *)1 */
+  bool shipped_loaded, no_shipped, quiet;
+  const char *shipped_file;
+} Dispatch;
+
+static Dispatch ctx;
+
+static void init(void) {
+  if (ctx.arena) return;
+  ctx.arena = kiln_arena_new();
+  pm_init_str(&ctx.user);
+  pm_init_str(&ctx.shipped);
+  pm_init_str(&ctx.warned);
+}
+
+void graph_dispatch_reset(void) {
+  if (!ctx.arena) return;
+  pm_free(&ctx.user);
+  pm_free(&ctx.shipped);
+  pm_free(&ctx.warned);
+  kiln_arena_free(ctx.arena);
+  memset(&ctx, 0, sizeof ctx);
+}
+
+void graph_dispatch_use_shipped(bool on) {
+  init();
+  ctx.no_shipped = !on;
+}
+
+bool graph_dispatch_set_quiet(bool quiet) {
+  init();
+  bool was = ctx.quiet;
+  ctx.quiet = quiet;
+  return was;
+}
+
+/* Keep the usable records of a file in a map (in the context's arena). */
+static int load_into(PtrMap *map, const char *path) {
+  kiln_arena_push(ctx.arena);
+  AVec recs = {0};
+  int rc = records_load(path, &recs);
+  for (int i = 0; !rc && i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    if (r->error_no != MEASURE_NO_ERROR || isinf(record_cost(r)) || !autotune_target_matches(r->target)) continue;
+    AVec *list = pm_get(map, r->wl->key);
+    if (!list) {
+      list = KNEW(AVec);
+      pm_put(map, r->wl->key, list);
+    }
+    av_push(list, r);
+  }
+  kiln_arena_pop();
+  return rc;
+}
+
+int graph_dispatch_add_records(const char *path) {
+  init();
+  if (access(path, R_OK)) return kiln_set_error("tuning records '%s': cannot read the file", path);
+  return load_into(&ctx.user, path);
+}
+
+static bool readable(const char *p) { return access(p, R_OK) == 0; }
+
+static const char *find_shipped(void) {
+  const char *file = kfmt("%s.json", autotune_isa_name());
+  const char *env = getenv("KILN_RECORDS_PATH");
+  if (env) {
+    char *copy = kstrdup(env);
+    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+      const char *dir_file = kfmt("%s/%s", p, file);
+      if (readable(dir_file)) return dir_file;
+      size_t n = strlen(p);
+      if (n > 5 && !strcmp(p + n - 5, ".json") && readable(p)) return kstrdup(p);
+    }
+    return NULL;
+  }
+  const char *bases[2] = {NULL, NULL};
+  Dl_info info;
+  if (dladdr((void *)graph_dispatch_query, &info) && info.dli_fname) bases[0] = kstrdup(info.dli_fname);
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    bases[1] = kstrdup(exe);
+  }
+  for (int i = 0; i < 2; i++) {
+    if (!bases[i]) continue;
+    char *d = dirname(kstrdup(bases[i]));
+    const char *c1 = kfmt("%s/../records/%s", d, file), *c2 = kfmt("%s/../share/kiln/records/%s", d, file);
+    if (readable(c1)) return c1;
+    if (readable(c2)) return c2;
+  }
+  return NULL;
+}
+
+const char *graph_dispatch_shipped_file(void) {
+  init();
+  if (ctx.no_shipped) return NULL;
+  if (!ctx.shipped_loaded) {
+    ctx.shipped_loaded = true;
+    kiln_arena_push(ctx.arena);
+    const char *f = find_shipped();
+    kiln_arena_pop();
+    if (f) {
+      if (load_into(&ctx.shipped, f)) {
+        /* a broken shipped file must not break compiles: say so once */
+        fprintf(stderr, "kiln: warning: ignoring the shipped tuning records: %s\n", kiln_get_error());
+        kiln_clear_error();
+      } else {
+        ctx.shipped_file = f;
+      }
+    }
+  }
+  return ctx.shipped_file;
+}
+
+static int by_cost(const void *a, const void *b) {
+  double x = record_cost(*(TuneRecord *const *)a), y = record_cost(*(TuneRecord *const *)b);
+  return x < y ? -1 : x > y;
+}
+
+/* The best record of a list that the template accepts. */
+static TuneRecord *best_of(AVec *list, const Template *tm, Workload *wl) {
+  if (!list || !list->len) return NULL;
+  TuneRecord **sorted = xmalloc(sizeof(TuneRecord *) * (size_t)list->len);
+  memcpy(sorted, list->data, sizeof(TuneRecord *) * (size_t)list->len);
+  qsort(sorted, (size_t)list->len, sizeof *sorted, by_cost);
+  TuneRecord *best = NULL;
+  for (int i = 0; i < list->len && !best; i++)
+    if (!tm || !tm->check || tm->check(sorted[i]->config, wl) == 0) best = sorted[i];
+  kiln_clear_error();
+  free(sorted);
+  return best;
+}
+
 int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) {
-  (void)wl;
   *cfg = NULL;
   *source = NULL;
+  init();
+  if (!wl->key) wl_finish(wl);
+  const Template *tm = autotune_template(wl->name);
+  kiln_clear_error();
+  TuneRecord *r = best_of(pm_get(&ctx.user, wl->key), tm, wl);
+  if (r) {
+    char *base = basename(kstrdup(r->file));
+    *cfg = r->config;
+    *source = kfmt("%s:%d", base, r->line);
+    return 0;
+  }
+  if (graph_dispatch_shipped_file()) {
+    r = best_of(pm_get(&ctx.shipped, wl->key), tm, wl);
+    if (r) {
+      *cfg = r->config;
+      *source = "shipped";
+    }
+  }
   return 0;
 }
 
-void graph_dispatch_note_fallback(Workload *wl) { (void)wl; }
+void graph_dispatch_note_fallback(Workload *wl) {
+  init();
+  if (ctx.quiet || pm_get(&ctx.warned, wl->key)) return;
+  kiln_arena_push(ctx.arena);
+  pm_put(&ctx.warned, kstrdup(wl->key), (void *)1);
+  kiln_arena_pop();
+  fprintf(stderr,
+          "kiln: warning: no tuning record for %s %s (target %s); using the fallback config, which may be slow "
+          "(kiln tune finds a better one)\n",
+          wl->name, wl_describe(wl), autotune_target());
+}

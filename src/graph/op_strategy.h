@@ -23,12 +23,25 @@ void graph_conv_follow_block(GNode *n, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
 Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
 
-/* ===== dispatch.c ===== */
+/* ===== dispatch.c: ApplyHistoryBest ===== */
 
 /* The best config for a workload from the active records, if any:
- * 0 with *cfg NULL when none applies. */
+ * 0 with *cfg NULL when none applies; *source is "FILE:LINE" (the file's
+ * name) for the user's records, "shipped" for Kiln's. */
 int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const char **source);
-/* One warning per workload that falls back to the heuristic config. */
+/* One warning per workload that falls back to the heuristic config (on
+ * stderr, unless quiet). */
 void graph_dispatch_note_fallback(struct Workload *wl);
+/* Use a record file (kiln compile --tuning-records; several may be
+ * added): -1 + "path:line: reason" if it cannot be read or parsed. */
+int graph_dispatch_add_records(const char *path);
+/* Whether the records Kiln ships for the machine's ISA are used (default
+ * yes), and the file they come from (NULL if none is found or off). */
+void graph_dispatch_use_shipped(bool on);
+const char *graph_dispatch_shipped_file(void);
+/* Silence the fallback warnings; returns the previous setting. */
+bool graph_dispatch_set_quiet(bool quiet);
+/* Forget the records, the warnings given and the settings. */
+void graph_dispatch_reset(void);
 
 #endif

@@ -3,11 +3,17 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "autotune/autotune.h"
 #include "test.h"
+
+/* test_autotune_tune.c: its test-only template, which workers need too */
+void test_autotune_register(void);
 
 /* The suites, one per test file. */
 extern const TestCase api_tests[];
 extern const TestCase autotune_tests[];
+extern const TestCase autotune_records_tests[];
+extern const TestCase autotune_tune_tests[];
 extern const TestCase base_tests[];
 extern const TestCase graphrt_tests[];
 extern const TestCase ir_tests[];
@@ -30,6 +36,8 @@ static const TestSuite suites[] = {
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
     {"autotune", autotune_tests},
+    {"autotune_records", autotune_records_tests},
+    {"autotune_tune", autotune_tune_tests},
     {"x86", x86_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
@@ -72,6 +80,11 @@ const char *test_root(void) {
 }
 
 int main(int argc, char **argv) {
+  /* the tuning tests measure candidates in workers that are this program */
+  if (argc > 1 && !strcmp(argv[1], AUTOTUNE_WORKER_ARG)) {
+    test_autotune_register();
+    return autotune_worker_main(argc - 2, argv + 2);
+  }
   const char *filter = argc > 1 ? argv[1] : NULL;
   int passed = 0, failed = 0;
   for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {

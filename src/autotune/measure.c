@@ -1,0 +1,712 @@
+/*
+ * measure.c - building and running tuning candidates in worker processes
+ * (AutoTVM's LocalBuilder and LocalRunner).
+ *
+ * Nothing of a candidate runs in the tuning process: a candidate whose
+ * schedule crashes the compiler, whose kernel segfaults or never returns,
+ * costs one record with an error number and tuning goes on.  Each step is a
+ * fresh process of a worker program - the kiln binary itself (or any
+ * program that calls autotune_worker_main, such as the unit tests), started
+ * with posix_spawn, never by forking the tuning process (which may have
+ * the thread pool and XGBoost's threads running):
+ *
+ *   <worker> --kiln-measure-worker build REQUEST.json
+ *       instantiate the template with the config (error 1 if the template
+ *       refuses it), lower the candidate and the unscheduled compute of the
+ *       same workload (the reference), generate C, compile one .so
+ *       (error 2); killed after build_timeout (error 6).
+ *   <worker> --kiln-measure-worker run REQUEST.json
+ *       load the .so, fill the inputs with seeded random values, get the
+ *       reference output (the template's compute, unscheduled, computed
+ *       once per argument layout and cached in the work folder), print "R"
+ *       on stdout, run the candidate once and compare (error 5), then time it as TVM's time_evaluator does: a
+ *       warm-up run, then `repeat` measurements of `number` runs each, the
+ *       number raised until a measurement lasts min_repeat_ms.  A crash is
+ *       error 4; the candidate gets `timeout` seconds from "R" (the
+ *       reference may take longer the first time) or is killed (error 7).
+ *
+ * Up to `parallel` builds run at once; runs go one at a time, with no build
+ * beside them, so timings are not disturbed.  Workers run in their own
+ * process group (a timeout kills the C compiler too) and die with the
+ * tuning process (PR_SET_PDEATHSIG).  Requests and results are small JSON
+ * files in the candidate's folder; a worker's stderr goes to a log there,
+ * whose last line becomes the error message when a worker dies.
+ */
+#define _GNU_SOURCE
+#include "autotune.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../codegen/codegen.h"
+
+extern char **environ;
+
+void measure_options_default(MeasureOptions *o) {
+  memset(o, 0, sizeof *o);
+  o->number = 4;
+  o->repeat = 3;
+  o->min_repeat_ms = 0;
+  o->timeout = 10;
+  o->build_timeout = 10;
+}
+
+static int ncores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static double wall_seconds(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+/* ---- JSON files ---- */
+
+static cJSON *read_json(const char *path) {
+  size_t len;
+  char *text = kiln_read_file(path, &len);
+  if (!text) return NULL;
+  cJSON *j = cJSON_Parse(text);
+  free(text);
+  return j;
+}
+
+static int write_json(const char *path, cJSON *j) {
+  char *text = cJSON_PrintUnformatted(j);
+  char *tmp = kfmt("%s.tmp", path);
+  int rc = kiln_write_file(tmp, text, strlen(text));
+  free(text);
+  if (!rc && rename(tmp, path)) rc = kiln_set_error("rename %s: %s", tmp, strerror(errno));
+  return rc;
+}
+
+static const char *jstr(const cJSON *o, const char *key, const char *def) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+static double jnum(const cJSON *o, const char *key, double def) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+/* The last non-empty line of a log, shortened (arena). */
+static const char *log_tail(const char *path) {
+  size_t len;
+  char *text = kiln_read_file(path, &len);
+  if (!text) {
+    kiln_clear_error();
+    return "";
+  }
+  while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ')) text[--len] = 0;
+  char *nl = strrchr(text, '\n');
+  const char *line = nl ? nl + 1 : text;
+  char *r = kstrndup(line, strlen(line) > 300 ? 300 : strlen(line));
+  free(text);
+  return r;
+}
+
+/* ===================== the worker ===================== */
+
+typedef struct WResult {
+  cJSON *j;
+  const char *path;
+} WResult;
+
+static int wfinish(WResult *w, int error_no, const char *msg) {
+  cJSON_AddNumberToObject(w->j, "error_no", error_no);
+  if (msg) cJSON_AddStringToObject(w->j, "msg", msg);
+  if (write_json(w->path, w->j)) fprintf(stderr, "measure worker: %s\n", kiln_get_error());
+  cJSON_Delete(w->j);
+  return 0;
+}
+
+/* One line of an error message (the first line of kiln_get_error). */
+static const char *one_line(const char *s) {
+  if (!s) return "";
+  const char *nl = strchr(s, '\n');
+  return nl ? kstrndup(s, (size_t)(nl - s)) : s;
+}
+
+static int worker_build(const cJSON *req) {
+  WResult w = {cJSON_CreateObject(), jstr(req, "result", "result.json")};
+  double t0 = kiln_now_seconds();
+  const char *task = jstr(req, "task", ""), *args = jstr(req, "args", "[]"), *config = jstr(req, "config", "[]");
+  const char *so = jstr(req, "so", "candidate.so");
+  bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
+  const Template *tm = autotune_template(task);
+  Workload *wl = tm ? wl_from_json(task, args) : NULL;
+  ConfigEntity *cfg = wl ? config_entity_from_json(config) : NULL;
+  if (!cfg) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+  if (tm->check && tm->check(cfg, wl)) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+  Schedule *s = NULL;
+  int na = 0;
+  Tensor **targs = NULL;
+  if (tm->instantiate(wl, cfg, &s, &na, &targs) || na < 1)
+    return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+  LoweredFunc *funcs[2];
+  int nf = 0;
+  funcs[nf] = kiln_lower(s, na, targs, "kiln_candidate", NULL);
+  if (!funcs[nf]) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("lowering: %s", kiln_get_error())));
+  nf++;
+  /* the reference: the same compute over fresh placeholders, unscheduled */
+  bool has_ref = false;
+  if (check && tm->compute) {
+    Tensor **in = KNEWN(Tensor *, na + 1);
+    for (int i = 0; i + 1 < na; i++) {
+      int64_t shape[16];
+      if (targs[i]->ndim > 16 || !te_shape_const(targs[i], shape)) break;
+      in[i] = te_placeholder_c(targs[i]->name, targs[i]->ndim, shape, targs[i]->dtype);
+    }
+    Tensor *out = tm->compute(wl, cfg, na - 1, in);
+    Schedule *rs = out ? te_create_schedule(1, &out) : NULL;
+    if (rs) {
+      in[na - 1] = out;
+      funcs[nf] = kiln_lower(rs, na, in, "kiln_reference", NULL);
+      if (funcs[nf]) nf++, has_ref = true;
+    }
+    if (!has_ref) cJSON_AddStringToObject(w.j, "note", one_line(kfmt("no reference: %s", kiln_get_error())));
+  }
+  char *src = codegen_c(funcs, nf, 0, NULL);
+  if (!src) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("codegen: %s", kiln_get_error())));
+  const char *cflags = jstr(req, "cflags", NULL);
+  CompileOptions co = {NULL, cflags, NULL};
+  const char *units[1] = {src};
+  int rc = kiln_compile_c(1, units, 0, NULL, so, &co);
+  free(src);
+  if (rc) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("compile: %s", kiln_get_error())));
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; i < na; i++) {
+    cJSON *a = cJSON_CreateObject(), *sh = cJSON_CreateArray();
+    int64_t shape[16];
+    if (targs[i]->ndim > 16 || !te_shape_const(targs[i], shape))
+      return cJSON_Delete(arr), wfinish(&w, MEASURE_INSTANTIATION_ERROR, "arguments must have constant shapes");
+    for (int d = 0; d < targs[i]->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)shape[d]));
+    cJSON_AddItemToObject(a, "shape", sh);
+    cJSON_AddStringToObject(a, "dtype", dt_str(targs[i]->dtype));
+    cJSON_AddItemToArray(arr, a);
+  }
+  cJSON_AddItemToObject(w.j, "args", arr);
+  cJSON_AddBoolToObject(w.j, "has_ref", has_ref);
+  cJSON_AddNumberToObject(w.j, "build_time", kiln_now_seconds() - t0);
+  return wfinish(&w, MEASURE_NO_ERROR, NULL);
+}
+
+/* Seeded uniform values in [-1, 1) (floats) or small integers. */
+static void fill_random(DLTensor *t, uint64_t seed) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  for (int64_t i = 0; i < n; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    double u = (double)(x >> 11) / 9007199254740992.0;
+    char *p = (char *)t->data;
+    DLDataType d = t->dtype;
+    if (d.code == kDLFloat && d.bits == 32) ((float *)p)[i] = (float)(2 * u - 1);
+    else if (d.code == kDLFloat && d.bits == 64) ((double *)p)[i] = 2 * u - 1;
+    else if (d.bits == 32) ((int32_t *)p)[i] = (int32_t)(u * 7) - 3;
+    else if (d.bits == 64) ((int64_t *)p)[i] = (int64_t)(u * 7) - 3;
+    else if (d.bits == 8) ((uint8_t *)p)[i] = (uint8_t)(u * 7);
+    else if (d.bits == 16) ((uint16_t *)p)[i] = 0;
+  }
+}
+
+static double get_value(const DLTensor *t, int64_t i) {
+  const char *p = (const char *)t->data;
+  DLDataType d = t->dtype;
+  if (d.code == kDLFloat && d.bits == 32) return ((const float *)p)[i];
+  if (d.code == kDLFloat && d.bits == 64) return ((const double *)p)[i];
+  if (d.bits == 32) return ((const int32_t *)p)[i];
+  if (d.bits == 64) return (double)((const int64_t *)p)[i];
+  if (d.bits == 8) return ((const uint8_t *)p)[i];
+  return 0;
+}
+
+static int call(KilnFunction *f, int n, DLTensor **arrays) {
+  KilnValue args[32], ret;
+  int codes[32], rcode;
+  for (int i = 0; i < n && i < 32; i++) {
+    args[i].v_handle = arrays[i];
+    codes[i] = KILN_DLTENSOR;
+  }
+  return kiln_func_call(f, args, codes, n, &ret, &rcode);
+}
+
+static int worker_run(const cJSON *req) {
+  WResult w = {cJSON_CreateObject(), jstr(req, "result", "result.json")};
+  int number = (int)jnum(req, "number", 1), repeat = (int)jnum(req, "repeat", 1);
+  double min_repeat_ms = jnum(req, "min_repeat_ms", 0);
+  int threads = (int)jnum(req, "threads", 0);
+  if (number < 1) number = 1;
+  if (repeat < 1) repeat = 1;
+  if (threads > 0) kiln_set_num_threads(threads);
+  KilnModule *mod = NULL;
+  KilnFunction *f = NULL, *ref = NULL;
+  if (kiln_module_load(jstr(req, "so", ""), &mod) || kiln_module_get_function(mod, "kiln_candidate", &f))
+    return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("loading the candidate: %s", kiln_last_error())));
+  bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
+  if (check && kiln_module_get_function(mod, "kiln_reference", &ref)) check = false;
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(req, "args");
+  int na = cJSON_GetArraySize(args);
+  if (na < 1 || na > 32) return wfinish(&w, MEASURE_UNKNOWN_ERROR, "bad argument list");
+  DLTensor **arr = KNEWN(DLTensor *, na + 1);
+  DLDevice cpu = {kDLCPU, 0};
+  for (int i = 0; i < na; i++) {
+    const cJSON *a = cJSON_GetArrayItem(args, i), *sh = cJSON_GetObjectItemCaseSensitive(a, "shape");
+    int nd = cJSON_GetArraySize(sh);
+    int64_t shape[16];
+    for (int d = 0; d < nd && d < 16; d++) shape[d] = (int64_t)cJSON_GetArrayItem(sh, d)->valuedouble;
+    DType dt;
+    if (dt_parse(jstr(a, "dtype", "float32"), &dt) || kiln_array_empty(nd, shape, dt, cpu, &arr[i]))
+      return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("allocating arguments: %s", kiln_last_error())));
+    if (i + 1 < na) fill_random(arr[i], (uint64_t)i + 1);
+  }
+  DLTensor *out = arr[na - 1];
+  int64_t nout = 1;
+  for (int d = 0; d < out->ndim; d++) nout *= out->shape[d];
+  size_t nbytes = kiln_array_nbytes(out);
+  double *expect = NULL;
+  if (check) {
+    /* the reference output, from the cache when this layout was seen */
+    const char *cache = jstr(req, "ref_cache", NULL);
+    size_t len = 0;
+    char *cached = cache ? kiln_read_file(cache, &len) : NULL;
+    if (!cached || len != nbytes) {
+      free(cached);
+      cached = NULL;
+      kiln_clear_error();
+      if (call(ref, na, arr))
+        return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("the reference failed: %s", kiln_last_error())));
+      if (cache) {
+        char *tmp = kfmt("%s.%d", cache, (int)getpid());
+        if (kiln_write_file(tmp, out->data, nbytes) == 0) rename(tmp, cache);
+      }
+    } else {
+      memcpy(out->data, cached, nbytes);
+      free(cached);
+    }
+    expect = malloc(sizeof(double) * (size_t)(nout > 0 ? nout : 1));
+    for (int64_t i = 0; i < nout; i++) expect[i] = get_value(out, i);
+  }
+  /* from here the candidate runs: the parent's run timeout starts */
+  fputs("R\n", stdout);
+  fflush(stdout);
+  if (out->dtype.code == kDLFloat && out->dtype.bits == 32)
+    for (int64_t i = 0; i < nout; i++) ((float *)out->data)[i] = NAN;
+  else
+    memset(out->data, 0xff, nbytes);
+  if (call(f, na, arr)) {
+    free(expect);
+    return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("the candidate failed: %s", kiln_last_error())));
+  }
+  if (expect) {
+    double scale = 1e-30, worst = 0;
+    int64_t at = -1;
+    for (int64_t i = 0; i < nout; i++) scale = fmax(scale, fabs(expect[i]));
+    for (int64_t i = 0; i < nout; i++) {
+      double g = get_value(out, i), d = fabs(g - expect[i]);
+      if (isnan(g) || d > worst) {
+        worst = isnan(g) ? INFINITY : d;
+        at = i;
+        if (isnan(g)) break;
+      }
+    }
+    if (worst > 1e-4 * scale) {
+      const char *m = kfmt("wrong answer: element %lld is %g, the unscheduled compute gives %g (max |x| %g)", (long long)at,
+                           get_value(out, at), expect[at], scale);
+      free(expect);
+      return wfinish(&w, MEASURE_WRONG_ANSWER, m);
+    }
+    free(expect);
+  }
+  /* time it: the check above was the warm-up run */
+  cJSON *costs = cJSON_CreateArray();
+  for (int r = 0; r < repeat; r++) {
+    for (;;) {
+      double t0 = kiln_now_seconds();
+      for (int i = 0; i < number; i++)
+        if (call(f, na, arr)) {
+          cJSON_Delete(costs);
+          return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("the candidate failed: %s", kiln_last_error())));
+        }
+      double dt = kiln_now_seconds() - t0;
+      if (dt * 1000 >= min_repeat_ms || min_repeat_ms <= 0) {
+        cJSON_AddItemToArray(costs, cJSON_CreateNumber(dt / number));
+        break;
+      }
+      /* TVM's rule: enough runs to last min_repeat_ms, at least 1.618x more */
+      double per = dt / number;
+      int want = per > 0 ? (int)ceil(min_repeat_ms / 1000 / per) : number * 2;
+      int grow = (int)ceil(number * 1.618);
+      number = want > grow ? want : grow;
+    }
+  }
+  cJSON_AddItemToObject(w.j, "costs", costs);
+  cJSON_AddNumberToObject(w.j, "number", number);
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]);
+  kiln_func_free(f);
+  if (ref) kiln_func_free(ref);
+  kiln_module_free(mod);
+  return wfinish(&w, MEASURE_NO_ERROR, NULL);
+}
+
+int autotune_worker_main(int argc, char **argv) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (argc < 2 || (strcmp(argv[0], "build") && strcmp(argv[0], "run"))) {
+    fprintf(stderr, "usage: %s build|run REQUEST.json (the tuner starts this)\n", AUTOTUNE_WORKER_ARG);
+    return 2;
+  }
+  KArena *a = kiln_arena_new();
+  kiln_arena_push(a);
+  cJSON *req = read_json(argv[1]);
+  int rc = 2;
+  if (!req) {
+    fprintf(stderr, "measure worker: cannot read request %s: %s\n", argv[1], kiln_get_error());
+  } else {
+    rc = !strcmp(argv[0], "build") ? worker_build(req) : worker_run(req);
+    cJSON_Delete(req);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  /* _exit: no exit handlers (leak checks) in a process that only reports */
+  _exit(rc);
+}
+
+/* ===================== the tuning side ===================== */
+
+struct Measurer {
+  const Template *tm;
+  char *task, *args, *dir, *exe, *cflags;
+  bool own_dir;
+  MeasureOptions o;
+  int next_id;
+};
+
+static char *self_exe(void) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return NULL;
+  buf[n] = 0;
+  return xstrdup(buf);
+}
+
+Measurer *measurer_new(const Template *tm, const Workload *wl, const MeasureOptions *o) {
+  Measurer *m = xcalloc(1, sizeof *m);
+  m->tm = tm;
+  measure_options_default(&m->o);
+  if (o) m->o = *o;
+  if (m->o.number < 1) m->o.number = 1;
+  if (m->o.repeat < 1) m->o.repeat = 1;
+  if (m->o.timeout <= 0) m->o.timeout = 10;
+  if (m->o.build_timeout <= 0) m->o.build_timeout = 10;
+  if (m->o.parallel < 1) m->o.parallel = ncores();
+  m->task = xstrdup(wl->name);
+  m->args = xstrdup(wl_args_json(wl));
+  const char *we = getenv("KILN_WORKER");
+  m->exe = m->o.worker ? xstrdup(m->o.worker) : we && *we ? xstrdup(we) : self_exe();
+  m->cflags = m->o.cflags ? xstrdup(m->o.cflags) : NULL;
+  if (!m->exe) {
+    kiln_set_error("measure: cannot find the worker program (set KILN_WORKER)");
+    measurer_free(m);
+    return NULL;
+  }
+  if (m->o.work_dir) {
+    mkdir(m->o.work_dir, 0755);
+    m->dir = xstrdup(m->o.work_dir);
+  } else {
+    m->dir = kiln_mkdtemp("kiln-tune-");
+    m->own_dir = true;
+    if (!m->dir) {
+      measurer_free(m);
+      return NULL;
+    }
+  }
+  m->o.worker = m->exe;
+  m->o.cflags = m->cflags;
+  m->o.work_dir = m->dir;
+  return m;
+}
+
+void measurer_free(Measurer *m) {
+  if (!m) return;
+  if (m->dir && m->own_dir && !m->o.keep_files) kiln_rmtree(m->dir);
+  free(m->task);
+  free(m->args);
+  free(m->dir);
+  free(m->exe);
+  free(m->cflags);
+  free(m);
+}
+
+typedef struct Proc {
+  pid_t pid;
+  int out_fd;  /* the worker's stdout (run workers), -1 if none */
+  double start, ready_at;
+  bool ready;  /* "R" seen */
+  bool exited, timed_out;
+  int status;
+} Proc;
+
+static int spawn(Measurer *m, const char *mode, const char *req, const char *log, bool pipe_out, Proc *p) {
+  memset(p, 0, sizeof *p);
+  p->out_fd = -1;
+  int fds[2] = {-1, -1};
+  if (pipe_out && pipe2(fds, O_CLOEXEC)) return kiln_set_error("measure: pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (pipe_out) posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  else posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  sigset_t none, defs;
+  sigemptyset(&none);
+  sigemptyset(&defs);
+  sigaddset(&defs, SIGPIPE);
+  sigaddset(&defs, SIGINT);
+  sigaddset(&defs, SIGTERM);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &defs);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  char *argv[] = {m->exe, AUTOTUNE_WORKER_ARG, (char *)mode, (char *)req, NULL};
+  int rc = posix_spawn(&p->pid, m->exe, &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (pipe_out) close(fds[1]);
+  if (rc) {
+    if (pipe_out) close(fds[0]);
+    return kiln_set_error("measure: cannot start the worker %s: %s", m->exe, strerror(rc));
+  }
+  if (pipe_out) {
+    p->out_fd = fds[0];
+    fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+  }
+  p->start = kiln_now_seconds();
+  return 0;
+}
+
+static void kill_proc(Proc *p) {
+  kill(-p->pid, SIGKILL);
+  kill(p->pid, SIGKILL);
+  waitpid(p->pid, &p->status, 0);
+  p->exited = true;
+}
+
+static bool poll_exit(Proc *p) {
+  if (p->exited) return true;
+  pid_t r = waitpid(p->pid, &p->status, WNOHANG);
+  if (r == p->pid) {
+    p->exited = true;
+    kill(-p->pid, SIGKILL); /* anything it left behind in its group */
+  }
+  return p->exited;
+}
+
+static void read_ready(Proc *p) {
+  if (p->out_fd < 0) return;
+  char buf[64];
+  ssize_t n;
+  while ((n = read(p->out_fd, buf, sizeof buf)) > 0)
+    if (memchr(buf, 'R', (size_t)n) && !p->ready) {
+      p->ready = true;
+      p->ready_at = kiln_now_seconds();
+    }
+}
+
+static const char *death(const Proc *p, const char *log) {
+  const char *tail = log_tail(log);
+  if (WIFSIGNALED(p->status))
+    return kfmt("killed by signal %d (%s)%s%s", WTERMSIG(p->status), strsignal(WTERMSIG(p->status)), *tail ? ": " : "", tail);
+  return kfmt("exited with status %d without a result%s%s", WIFEXITED(p->status) ? WEXITSTATUS(p->status) : -1,
+              *tail ? ": " : "", tail);
+}
+
+typedef struct Cand {
+  const char *dir, *req, *res, *log, *so;
+  cJSON *built; /* the build result */
+  double build_time;
+} Cand;
+
+static void set_error(MeasureResult *r, int no, const char *msg) {
+  r->error_no = no;
+  r->msg = msg ? kstrdup(msg) : NULL;
+  r->ncosts = 0;
+}
+
+static void build_all(Measurer *m, int n, ConfigEntity *const *cfgs, Cand *c, MeasureResult *out) {
+  Proc *procs = KNEWN(Proc, n);
+  int next = 0, running = 0;
+  bool *live = KNEWN(bool, n);
+  while (next < n || running) {
+    while (running < m->o.parallel && next < n) {
+      int i = next++;
+      cJSON *req = cJSON_CreateObject();
+      cJSON_AddStringToObject(req, "task", m->task);
+      cJSON_AddStringToObject(req, "args", m->args);
+      cJSON_AddStringToObject(req, "config", config_entity_json(cfgs[i]));
+      cJSON_AddStringToObject(req, "so", c[i].so);
+      cJSON_AddStringToObject(req, "result", c[i].res);
+      cJSON_AddBoolToObject(req, "check", !m->o.no_check);
+      if (m->cflags) cJSON_AddStringToObject(req, "cflags", m->cflags);
+      int rc = write_json(c[i].req, req);
+      cJSON_Delete(req);
+      if (rc || spawn(m, "build", c[i].req, c[i].log, false, &procs[i])) {
+        set_error(&out[i], MEASURE_UNKNOWN_ERROR, one_line(kiln_get_error()));
+        continue;
+      }
+      live[i] = true;
+      running++;
+    }
+    bool any = false;
+    for (int i = 0; i < next; i++) {
+      if (!live[i]) continue;
+      Proc *p = &procs[i];
+      if (!poll_exit(p) && kiln_now_seconds() - p->start > m->o.build_timeout) {
+        kill_proc(p);
+        p->timed_out = true;
+      }
+      if (!p->exited) continue;
+      live[i] = false;
+      running--;
+      any = true;
+      c[i].build_time = kiln_now_seconds() - p->start;
+      if (p->timed_out) {
+        set_error(&out[i], MEASURE_BUILD_TIMEOUT, kfmt("build timed out after %g s", m->o.build_timeout));
+        continue;
+      }
+      cJSON *res = read_json(c[i].res);
+      if (!res) {
+        kiln_clear_error();
+        set_error(&out[i], MEASURE_COMPILE_HOST, kfmt("build worker %s", death(p, c[i].log)));
+        continue;
+      }
+      int eno = (int)jnum(res, "error_no", MEASURE_UNKNOWN_ERROR);
+      if (eno != MEASURE_NO_ERROR) {
+        set_error(&out[i], eno, jstr(res, "msg", ""));
+        cJSON_Delete(res);
+        continue;
+      }
+      c[i].built = res;
+    }
+    if (!any && running) usleep(2000);
+  }
+}
+
+static void run_one(Measurer *m, Cand *c, MeasureResult *out) {
+  cJSON *req = cJSON_CreateObject();
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(c->built, "args");
+  char *sig = cJSON_PrintUnformatted(args);
+  uint64_t h = hash_bytes(sig, strlen(sig), 0x6b696c6e);
+  free(sig);
+  cJSON_AddStringToObject(req, "so", c->so);
+  cJSON_AddStringToObject(req, "result", c->res);
+  cJSON_AddItemToObject(req, "args", cJSON_Duplicate(args, 1));
+  cJSON_AddNumberToObject(req, "number", m->o.number);
+  cJSON_AddNumberToObject(req, "repeat", m->o.repeat);
+  cJSON_AddNumberToObject(req, "min_repeat_ms", m->o.min_repeat_ms);
+  cJSON_AddNumberToObject(req, "threads", m->o.threads);
+  bool check = !m->o.no_check && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c->built, "has_ref"));
+  cJSON_AddBoolToObject(req, "check", check);
+  cJSON_AddStringToObject(req, "ref_cache", kfmt("%s/ref_%016llx.bin", m->dir, (unsigned long long)h));
+  remove(c->res);
+  int rc = write_json(c->req, req);
+  cJSON_Delete(req);
+  Proc p;
+  if (rc || spawn(m, "run", c->req, c->log, true, &p)) {
+    set_error(out, MEASURE_UNKNOWN_ERROR, one_line(kiln_get_error()));
+    return;
+  }
+  /* setup and the reference get a generous limit, the candidate `timeout` */
+  double setup_limit = fmax(60, 6 * m->o.timeout);
+  while (!poll_exit(&p)) {
+    read_ready(&p);
+    double now = kiln_now_seconds();
+    if ((p.ready && now - p.ready_at > m->o.timeout) || (!p.ready && now - p.start > setup_limit)) {
+      kill_proc(&p);
+      p.timed_out = true;
+      break;
+    }
+    struct pollfd pf = {p.out_fd, POLLIN, 0};
+    poll(&pf, 1, 2);
+  }
+  read_ready(&p);
+  close(p.out_fd);
+  double run_time = kiln_now_seconds() - p.start;
+  out->all_cost = c->build_time + run_time;
+  if (p.timed_out) {
+    set_error(out, MEASURE_RUN_TIMEOUT,
+              p.ready ? kfmt("the candidate ran longer than the %g s timeout", m->o.timeout)
+                      : kfmt("setting up the run (loading, the reference) took longer than %g s", setup_limit));
+    return;
+  }
+  cJSON *res = read_json(c->res);
+  if (!res) {
+    kiln_clear_error();
+    set_error(out, MEASURE_RUNTIME_DEVICE, kfmt("the candidate crashed: run worker %s", death(&p, c->log)));
+    return;
+  }
+  int eno = (int)jnum(res, "error_no", MEASURE_UNKNOWN_ERROR);
+  if (eno != MEASURE_NO_ERROR) {
+    set_error(out, eno, jstr(res, "msg", ""));
+  } else {
+    const cJSON *costs = cJSON_GetObjectItemCaseSensitive(res, "costs");
+    int k = cJSON_GetArraySize(costs);
+    out->error_no = MEASURE_NO_ERROR;
+    out->costs = KNEWN(double, k > 0 ? k : 1);
+    out->ncosts = 0;
+    for (const cJSON *x = costs ? costs->child : NULL; x; x = x->next)
+      if (cJSON_IsNumber(x)) out->costs[out->ncosts++] = x->valuedouble;
+    if (out->ncosts == 0) set_error(out, MEASURE_UNKNOWN_ERROR, "the run worker reported no costs");
+  }
+  cJSON_Delete(res);
+}
+
+int measurer_run(Measurer *m, int n, ConfigEntity *const *cfgs, MeasureResult *out) {
+  if (n <= 0) return 0;
+  Cand *c = KNEWN(Cand, n);
+  int started = 0;
+  for (int i = 0; i < n; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    out[i].error_no = -1;
+    c[i].dir = kfmt("%s/c%05d", m->dir, m->next_id++);
+    mkdir(c[i].dir, 0755);
+    c[i].req = kfmt("%s/request.json", c[i].dir);
+    c[i].res = kfmt("%s/result.json", c[i].dir);
+    c[i].log = kfmt("%s/worker.log", c[i].dir);
+    c[i].so = kfmt("%s/candidate.so", c[i].dir);
+  }
+  build_all(m, n, cfgs, c, out);
+  for (int i = 0; i < n; i++) {
+    if (c[i].built) {
+      run_one(m, &c[i], &out[i]);
+      cJSON_Delete(c[i].built);
+      started++;
+    } else {
+      out[i].all_cost = c[i].build_time;
+      started += out[i].error_no != MEASURE_UNKNOWN_ERROR;
+    }
+    out[i].timestamp = wall_seconds();
+    if (!m->o.keep_files) kiln_rmtree(c[i].dir);
+  }
+  if (!started) return kiln_set_error("measure: no worker could be started (%s)", out[0].msg ? out[0].msg : "?");
+  return 0;
+}

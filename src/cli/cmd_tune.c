@@ -1,0 +1,302 @@
+/*
+ * cmd_tune.c - kiln tasks MODEL.onnx: the tuning tasks of a model, as
+ * AutoTVM lists them ("[Task  3/12] conv2d_NCHWc.x86 - Search space size:
+ * 1296"), with their input and weight shapes and the fused functions that
+ * use each; and kiln tune MODEL.onnx -o records.json: tune them, appending
+ * v0.2 records that kiln compile --tuning-records applies.
+ *
+ * Both go through the compile pipeline (import, optimize with
+ * alter_layout, fuse), so the tasks are exactly those a compile asks the
+ * records for, and the fused-function names are the profile's rows.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/autotune.h"
+#include "cli.h"
+#include "frontend/onnx/import.h"
+#include "graph/build.h"
+#include "graph/op_strategy.h"
+
+/* Import, optimize and extract; NULL after printing an error. */
+static AVec *load_tasks(Command *cmd, const char *path, Graph **gout) {
+  long lvl = 3;
+  if (cli_int(cmd, "-O", 3, &lvl)) return NULL;
+  if (lvl > 3) return cli_error(cmd, "optimization level must be 0 to 3, got %ld", lvl), NULL;
+  Opt *shapes = cli_opt(cmd, "--input-shapes");
+  bool was = graph_dispatch_set_quiet(true);
+  Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
+  if (g) {
+    GraphOptions go = {(int)lvl, NULL, stdout};
+    g = graph_optimize(g, &go);
+  }
+  graph_dispatch_set_quiet(was);
+  if (!g) return cli_error(cmd, "%s", kiln_get_error()), NULL;
+  AVec *tasks = KNEW(AVec);
+  if (graph_extract_tasks(g, (int)lvl, tasks)) {
+    graph_free(g);
+    return cli_error(cmd, "%s", kiln_get_error()), NULL;
+  }
+  *gout = g;
+  return tasks;
+}
+
+static void tensor_tuple(const WArg *a) {
+  printf("('TENSOR', (");
+  for (int i = 0; i < a->n; i++) printf("%s%lld", i ? ", " : "", (long long)a->ints[i]);
+  printf("%s), '%s')", a->n == 1 ? "," : "", a->s);
+}
+
+/* ---- kiln tasks ---- */
+
+static Opt tasks_opts[] = {
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+static int run_tasks(Command *cmd, int npos, const char **pos) {
+  (void)npos;
+  Graph *g = NULL;
+  AVec *tasks = load_tasks(cmd, pos[0], &g);
+  if (!tasks) return -1;
+  for (int i = 0; i < tasks->len; i++) {
+    GraphTask *t = tasks->data[i];
+    printf("[Task %2d/%2d] %s - Search space size: %lld\n", i + 1, tasks->len, t->tmpl->name, (long long)t->space_size);
+    if (t->wl->nargs >= 2 && t->wl->args[0].kind == WARG_TENSOR && t->wl->args[1].kind == WARG_TENSOR) {
+      printf("  input:   ");
+      tensor_tuple(&t->wl->args[0]);
+      printf("\n  weight:  ");
+      tensor_tuple(&t->wl->args[1]);
+      printf("\n");
+    }
+    printf("  workload: %s, %.3g MFLOP\n", t->desc, t->flops / 1e6);
+    printf("  used by: ");
+    for (int k = 0; k < t->users.len; k++) printf("%s%s", k ? ", " : "", (const char *)t->users.data[k]);
+    printf("\n");
+  }
+  if (!tasks->len) printf("no tunable tasks (convolutions and dense layers in float32 at -O3 have templates)\n");
+  graph_free(g);
+  return 0;
+}
+
+Command cmd_tasks = {"tasks", "MODEL.onnx [options]",
+                     "List a model's tuning tasks: template, search space, shapes and the fused functions using each.",
+                     1, 1, tasks_opts, run_tasks};
+
+/* ---- kiln tune ---- */
+
+static Opt tune_opts[] = {
+    {"--output", "-o", OPT_VALUE, "RECORDS.json", "append the tuning records here (resumes from records already there)", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
+    {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
+    {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},
+    {"--tasks", NULL, OPT_VALUE, "LIST", "tune only these tasks: 0-based positions as in 'kiln tasks' order, e.g. 0,2-5", false, NULL, NULL, 0},
+    {"--number", NULL, OPT_VALUE, "N", "runs per measurement, averaged (default 4)", false, NULL, NULL, 0},
+    {"--repeat", NULL, OPT_VALUE, "N", "measurements per candidate (default 3)", false, NULL, NULL, 0},
+    {"--min-repeat-ms", NULL, OPT_VALUE, "MS", "run a measurement at least this long (default 0)", false, NULL, NULL, 0},
+    {"--timeout", NULL, OPT_VALUE, "S", "seconds a candidate may run (default 10)", false, NULL, NULL, 0},
+    {"--build-timeout", NULL, OPT_VALUE, "S", "seconds a candidate's build may take (default 10)", false, NULL, NULL, 0},
+    {"--parallel", NULL, OPT_VALUE, "N", "candidates built at once (default: the cores available)", false, NULL, NULL, 0},
+    {"--threads", NULL, OPT_VALUE, "N", "threads a candidate runs on (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
+    {"--time-limit", NULL, OPT_VALUE, "S", "wall-time budget of the whole session, shared out over the tasks", false, NULL, NULL, 0},
+    {"--seed", NULL, OPT_VALUE, "N", "seed of the tuners' random choices", false, NULL, NULL, 0},
+    {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+/* "0,2-5" -> a mask over n tasks; -1 after printing an error. */
+static int parse_task_list(Command *cmd, const char *s, int n, bool *sel) {
+  for (int i = 0; i < n; i++) sel[i] = false;
+  const char *p = s;
+  while (*p) {
+    char *end;
+    long a = strtol(p, &end, 10), b = a;
+    if (end == p || a < 0) return cli_error(cmd, "--tasks: expected a list like 0,2-5, got '%s'", s);
+    p = end;
+    if (*p == '-') {
+      const char *q = p + 1;
+      b = strtol(q, &end, 10);
+      if (end == q || b < a) return cli_error(cmd, "--tasks: bad range in '%s'", s);
+      p = end;
+    }
+    if (b >= n) return cli_error(cmd, "--tasks: task %ld does not exist (the model has %d tasks, numbered 0-%d)", b, n, n - 1);
+    for (long i = a; i <= b; i++) sel[i] = true;
+    if (*p == ',') p++;
+    else if (*p) return cli_error(cmd, "--tasks: expected a list like 0,2-5, got '%s'", s);
+  }
+  return 0;
+}
+
+static int positive_double(Command *cmd, const char *name, double def, double *out) {
+  Opt *o = cli_opt(cmd, name);
+  *out = def;
+  if (!o->set) return 0;
+  char *end;
+  double v = strtod(o->value, &end);
+  if (*o->value == 0 || *end || !(v > 0)) return cli_error(cmd, "option %s expects a positive number, got '%s'", name, o->value);
+  *out = v;
+  return 0;
+}
+
+static int run_tune(Command *cmd, int npos, const char **pos) {
+  (void)npos;
+  Opt *out = cli_opt(cmd, "--output");
+  if (!out->set) return cli_error(cmd, "missing -o RECORDS.json (where the tuning records go)");
+  TuneOptions to;
+  tune_options_default(&to);
+  long trials, es, number, repeat, mrm, parallel, threads, seed;
+  double timeout, btimeout, limit;
+  if (cli_int(cmd, "--trials", 1000, &trials) || cli_int(cmd, "--early-stopping", 0, &es) ||
+      cli_int(cmd, "--number", to.measure.number, &number) || cli_int(cmd, "--repeat", to.measure.repeat, &repeat) ||
+      cli_int(cmd, "--min-repeat-ms", 0, &mrm) || cli_int(cmd, "--parallel", 0, &parallel) ||
+      cli_int(cmd, "--threads", 0, &threads) || cli_int(cmd, "--seed", 0, &seed) ||
+      positive_double(cmd, "--timeout", to.measure.timeout, &timeout) ||
+      positive_double(cmd, "--build-timeout", to.measure.build_timeout, &btimeout) ||
+      positive_double(cmd, "--time-limit", 0, &limit))
+    return -1;
+  if (trials < 1) return cli_error(cmd, "--trials must be at least 1");
+  if (number < 1 || repeat < 1) return cli_error(cmd, "--number and --repeat must be at least 1");
+  Opt *tn = cli_opt(cmd, "--tuner");
+  to.tuner = tn->set ? tn->value : "xgb";
+  if (!tuner_kind(to.tuner)) return cli_error(cmd, "%s", kiln_get_error());
+  to.trials = (int)trials;
+  to.early_stopping = (int)es;
+  to.log_path = out->value;
+  to.seed = (uint64_t)seed;
+  to.progress = stderr;
+  to.measure.number = (int)number;
+  to.measure.repeat = (int)repeat;
+  to.measure.min_repeat_ms = (int)mrm;
+  to.measure.timeout = timeout;
+  to.measure.build_timeout = btimeout;
+  to.measure.parallel = (int)parallel;
+  to.measure.threads = (int)threads;
+  Graph *g = NULL;
+  double t0 = kiln_now_seconds();
+  AVec *tasks = load_tasks(cmd, pos[0], &g);
+  if (!tasks) return -1;
+  int n = tasks->len;
+  bool *sel = KNEWN(bool, n + 1);
+  for (int i = 0; i < n; i++) sel[i] = true;
+  Opt *tl = cli_opt(cmd, "--tasks");
+  if (tl->set && parse_task_list(cmd, tl->value, n, sel)) {
+    graph_free(g);
+    return -1;
+  }
+  int nsel = 0;
+  for (int i = 0; i < n; i++) nsel += sel[i];
+  if (!nsel) {
+    graph_free(g);
+    printf("kiln: %s has no tuning tasks\n", pos[0]);
+    return 0;
+  }
+  fprintf(stderr, "kiln: tuning %d of %d tasks of %s on %s with the %s tuner; records go to %s\n", nsel, n, pos[0],
+          autotune_target(), to.tuner, to.log_path);
+  TuneSummary *sum = KNEWN(TuneSummary, n + 1);
+  int left = nsel, rc = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    if (!sel[i]) continue;
+    GraphTask *t = tasks->data[i];
+    TuneOptions o = to;
+    o.prefix = kfmt("[Task %2d/%2d] ", i + 1, n);
+    if (limit > 0) {
+      double now = kiln_now_seconds(), end = t0 + limit;
+      o.deadline = now + (end - now) / left;
+    }
+    left--;
+    if (autotune_tune(t->tmpl, t->wl, &o, &sum[i])) rc = cli_error(cmd, "task %d (%s %s): %s", i, t->tmpl->name, t->desc, kiln_get_error());
+  }
+  if (!rc) {
+    printf("%-5s %-20s %-38s %10s %8s %8s %s\n", "task", "template", "workload", "GFLOPS", "trials", "errors", "");
+    for (int i = 0; i < n; i++) {
+      if (!sel[i]) continue;
+      GraphTask *t = tasks->data[i];
+      int errs = 0;
+      for (int e = 1; e <= MEASURE_UNKNOWN_ERROR; e++) errs += sum[i].errors[e];
+      printf("%-5d %-20s %-38s %10.2f %8d %8d%s\n", i, t->tmpl->name, t->desc, sum[i].best_gflops,
+             sum[i].measured + sum[i].resumed, errs, sum[i].early_stopped ? " (early stop)" : "");
+    }
+    printf("kiln: tuning took %.1f s; records in %s (compile with --tuning-records %s)\n", kiln_now_seconds() - t0,
+           to.log_path, to.log_path);
+  }
+  graph_free(g);
+  return rc;
+}
+
+Command cmd_tune = {"tune", "MODEL.onnx -o RECORDS.json [options]",
+                    "Tune a model's tasks by measuring candidates on this machine; write AutoTVM (v0.2) records.", 1, 1,
+                    tune_opts, run_tune};
+
+/* ---- kiln records ---- */
+
+static Opt records_opts[] = {
+    {"--pick-best", NULL, OPT_FLAG, NULL, "keep only the fastest error-free record of each task and target (AutoTVM's pick_best)", false, NULL, NULL, 0},
+    {"--output", "-o", OPT_VALUE, "OUT.json", "with --pick-best: write the records there as v0.2 (default: stdout)", false, NULL, NULL, 0},
+    {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
+};
+
+typedef struct TaskStat {
+  const char *key, *target;
+  TuneRecord *best;
+  int n, errors;
+} TaskStat;
+
+static int run_records(Command *cmd, int npos, const char **pos) {
+  AVec recs = {0};
+  for (int i = 0; i < npos; i++)
+    if (records_load(pos[i], &recs)) return cli_error(cmd, "%s", kiln_get_error());
+  /* per (target, workload): count, errors, fastest */
+  AVec stats = {0};
+  PtrMap by = {0};
+  pm_init_str(&by);
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    const char *k = kfmt("%s\n%s", r->target, r->wl->key);
+    TaskStat *s = pm_get(&by, k);
+    if (!s) {
+      s = KNEW(TaskStat);
+      s->key = r->wl->key;
+      s->target = r->target;
+      pm_put(&by, k, s);
+      av_push(&stats, s);
+    }
+    s->n++;
+    if (r->error_no != MEASURE_NO_ERROR) s->errors++;
+    else if (!s->best || record_cost(r) < record_cost(s->best)) s->best = r;
+  }
+  pm_free(&by);
+  if (cli_opt(cmd, "--pick-best")->set) {
+    Opt *o = cli_opt(cmd, "--output");
+    FILE *f = o->set ? fopen(o->value, "w") : stdout;
+    if (!f) return cli_error(cmd, "cannot write '%s'", o->value);
+    int n = 0;
+    for (int i = 0; i < stats.len; i++) {
+      TaskStat *s = stats.data[i];
+      if (s->best) fprintf(f, "%s\n", record_json(s->best)), n++;
+    }
+    if (o->set) {
+      fclose(f);
+      printf("kiln: wrote the best of %d records for %d tasks to %s\n", recs.len, n, o->value);
+    }
+    return 0;
+  }
+  printf("%-22s %-30s %-38s %7s %7s %12s %10s\n", "target", "task", "workload", "records", "errors", "best (us)", "GFLOPS");
+  for (int i = 0; i < stats.len; i++) {
+    TaskStat *s = stats.data[i];
+    TuneRecord *any = s->best;
+    for (int k = 0; !any && k < recs.len; k++)
+      if (!strcmp(((TuneRecord *)recs.data[k])->wl->key, s->key)) any = recs.data[k];
+    double c = s->best ? record_cost(s->best) : INFINITY, fl = any ? wl_flops(any->wl) : 0;
+    printf("%-22s %-30s %-38s %7d %7d %12.2f %10.2f\n", s->target, any ? any->wl->name : "?", any ? wl_describe(any->wl) : "?",
+           s->n, s->errors, isinf(c) ? 0 : c * 1e6, fl > 0 && !isinf(c) ? fl / c / 1e9 : 0);
+  }
+  printf("%d records, %d tasks; this machine's target: %s\n", recs.len, stats.len, autotune_target());
+  return 0;
+}
+
+Command cmd_records = {"records", "RECORDS.json... [--pick-best [-o OUT.json]]",
+                       "Summarize tuning records (v0.1 or v0.2) per task, or keep the best of each.", 1, -1,
+                       records_opts, run_records};

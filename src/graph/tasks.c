@@ -1,0 +1,56 @@
+/*
+ * tasks.c - tuning tasks of a model (AutoTVM's extract_from_program): the
+ * optimized graph is fused as the build fuses it, and each group whose
+ * anchor has a strategy with a template contributes its (template,
+ * workload) pair.  Pairs are deduplicated by the workload key, keeping the
+ * order of first use and the names of every fused function that uses the
+ * task - what a profile row shows, so tasks and rows can be matched.
+ *
+ * The graph must have been optimized (alter_layout picks the NCHWc
+ * convolutions); a task's workload is keyed by the NCHW shapes, so the
+ * blocks alter_layout chose do not change the task.  Fallback warnings are
+ * silenced while extracting.
+ */
+#include "../autotune/autotune.h"
+#include "build.h"
+#include "op_strategy.h"
+
+#include <string.h>
+
+int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks) {
+  AVec groups = {0};
+  if (graph_fuse(g, opt_level, &groups)) return -1;
+  bool was = graph_dispatch_set_quiet(true);
+  int rc = 0;
+  for (int i = 0; i < groups.len && !rc; i++) {
+    FusedGroup *fg = groups.data[i];
+    if (!fg->anchor || !fg->anchor->op->strategy || opt_level < 1) continue;
+    Strategy st;
+    memset(&st, 0, sizeof st);
+    if (fg->anchor->op->strategy(fg->anchor, &st)) {
+      rc = kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
+      break;
+    }
+    if (!st.task_name || !st.tmpl || !st.wl) continue;
+    GraphTask *t = NULL;
+    for (int k = 0; k < tasks->len && !t; k++)
+      if (!strcmp(((GraphTask *)tasks->data[k])->wl->key, st.wl->key)) t = tasks->data[k];
+    if (!t) {
+      t = KNEW(GraphTask);
+      t->tmpl = st.tmpl;
+      t->wl = st.wl;
+      t->desc = st.task_desc ? st.task_desc : wl_describe(st.wl);
+      ConfigSpace *cs = template_space(st.tmpl, st.wl);
+      if (!cs) {
+        rc = kiln_error_context("the config space of %s", st.task_name);
+        break;
+      }
+      t->space_size = space_size(cs);
+      t->flops = wl_flops(st.wl);
+      av_push(tasks, t);
+    }
+    av_push(&t->users, (void *)fg->name);
+  }
+  graph_dispatch_set_quiet(was);
+  return rc;
+}

@@ -1,0 +1,319 @@
+/*
+ * test_autotune_records.c - tuning records and compile-time dispatch:
+ * every line of the seeds' TopHub logs (tests/data/tophub, v0.1, CUDA)
+ * parses, is recognized as a conv2d / depthwise / dense task, never
+ * matches the CPU target, and is written back byte for byte; v0.2 records
+ * round-trip; Python's float repr; the target matching rule; dispatch
+ * picks the fastest error-free matching record the template accepts, over
+ * records of other targets, failed ones and the fallback; and a compiled
+ * model's profile names the record in its Task column.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "autotune/autotune.h"
+#include "frontend/onnx/import.h"
+#include "graph/build.h"
+#include "graph/op_strategy.h"
+#include "kernel_util.h"
+
+static const char *pyf(double v) {
+  StrBuf sb = {0};
+  pyjson_float(&sb, v);
+  const char *s = kstrdup(sb.data);
+  sb_free(&sb);
+  return s;
+}
+
+static void test_pyfloat(void) {
+  CHECK_STR(pyf(1e9), "1000000000.0");
+  CHECK_STR(pyf(0.1), "0.1");
+  CHECK_STR(pyf(100.0), "100.0");
+  CHECK_STR(pyf(1e16), "1e+16");
+  CHECK_STR(pyf(1e15), "1000000000000000.0");
+  CHECK_STR(pyf(0.0001), "0.0001");
+  CHECK_STR(pyf(1e-5), "1e-05");
+  CHECK_STR(pyf(6.899598885395827e-05), "6.899598885395827e-05");
+  CHECK_STR(pyf(1576661867.8294497), "1576661867.8294497");
+  CHECK_STR(pyf(-2.5), "-2.5");
+  CHECK_STR(pyf(0.0), "0.0");
+  CHECK_STR(pyf(1.0 / 3), "0.3333333333333333");
+  CHECK_STR(pyf(1.5e-300), "1.5e-300");
+}
+
+/* Every seed record: parsed, recognized, written back identically. */
+static void test_seed_records(void) {
+  const char *dir = kfmt("%s/tests/data/tophub", test_root());
+  DIR *d = opendir(dir);
+  CHECK_MSG(d != NULL, "cannot open %s", dir);
+  if (!d) return;
+  int total = 0, files = 0, kinds[5] = {0}, winograd = 0, exact = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 4, ".log")) continue;
+    files++;
+    const char *path = kfmt("%s/%s", dir, e->d_name);
+    AVec recs = {0};
+    CHECK_OK(records_load(path, &recs));
+    size_t len;
+    char *text = kiln_read_file(path, &len);
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
+    for (int i = 0; i < recs.len; i++, line = strtok_r(NULL, "\n", &save)) {
+      TuneRecord *r = recs.data[i];
+      total++;
+      CHECK_INT(r->version, 1);
+      CHECK_INT(r->error_no, 0);
+      CHECK(r->ncosts > 0 && record_cost(r) > 0 && record_cost(r) < 1);
+      CHECK(r->kind != TASK_OTHER);
+      kinds[r->kind]++;
+      CHECK_MSG(wl_flops(r->wl) > 0, "%s: no geometry in %s", r->wl->name, r->wl->key); /* shapes understood */
+      CHECK(!autotune_target_matches(r->target)); /* cuda: never on a CPU */
+      if (r->config->template_key && !strcmp(r->config->template_key, "winograd")) winograd++;
+      CHECK(r->line == i + 1);
+      /* the v0.1 text comes back byte for byte */
+      const char *back = record_json_v01(r);
+      if (line && !strcmp(back, line)) exact++;
+      else CHECK_STR(back, line);
+      /* and through v0.2 the record is the same */
+      TuneRecord *r2 = record_parse(record_json(r));
+      CHECK_NN(r2);
+      if (!r2) continue;
+      CHECK_INT(r2->version, 2);
+      CHECK_STR(r2->wl->key, r->wl->key);
+      CHECK(config_equal(r2->config, r->config) && r2->config->index == r->config->index);
+      CHECK(r2->ncosts == r->ncosts && r2->costs[0] == r->costs[0] && r2->timestamp == r->timestamp);
+      CHECK_STR(record_json(r2), record_json(r));
+    }
+    free(text);
+  }
+  closedir(d);
+  CHECK_INT(files, 9);
+  CHECK_INT(total, 201);
+  CHECK_INT(exact, 201);
+  CHECK_INT(kinds[TASK_CONV2D], 156); /* 120 direct + 36 winograd */
+  CHECK_INT(winograd, 36);
+  CHECK_INT(kinds[TASK_DEPTHWISE_CONV2D], 30);
+  CHECK_INT(kinds[TASK_DENSE], 15);
+  /* TVM's older argument orders: conv2d with 2 paddings, NCHW depthwise
+   * kernels [C, multiplier, KH, KW] */
+  Workload *c = wl_from_json("topi_nn_conv2d", "[[\"TENSOR\", [1, 3, 224, 224], \"float32\"], [\"TENSOR\", [64, 3, 3, "
+                                               "3], \"float32\"], [1, 1], [1, 1], [1, 1], \"NCHW\", \"float32\"]");
+  CHECK(c && wl_flops(c) == 2.0 * 64 * 224 * 224 * 27);
+  if (c) CHECK_STR(wl_describe(c), "[(1,3,224,224),(64,3,3,3)] s1 p1");
+  Workload *dw = wl_from_json("topi_nn_depthwise_conv2d_nchw", "[[\"TENSOR\", [1, 32, 112, 112], \"float32\"], "
+                                                               "[\"TENSOR\", [32, 2, 3, 3], \"float32\"], [2, 2], "
+                                                               "[1, 1], [1, 1], \"float32\"]");
+  CHECK(dw && wl_flops(dw) == 2.0 * 64 * 56 * 56 * 9);
+}
+
+static void test_record_v02(void) {
+  const char *v2 = "{\"input\": [\"llvm -mcpu=x86-64-v4\", \"conv2d_NCHWc.x86\", [[\"TENSOR\", [1, 64, 56, 56], "
+                   "\"float32\"], [\"TENSOR\", [64, 64, 3, 3], \"float32\"], [1, 1], [1, 1, 1, 1], [1, 1], \"NCHW\", "
+                   "\"NCHW\", \"float32\"], {}], \"config\": {\"index\": 228, \"code_hash\": null, \"entity\": "
+                   "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", \"sp\", [-1, 8]], "
+                   "[\"unroll_kw\", \"ot\", true]]}, \"result\": [[0.000123, 0.000125], 0, 1.25, 1700000000.5], "
+                   "\"version\": 0.2}";
+  TuneRecord *r = record_parse(v2);
+  CHECK_NN(r);
+  if (!r) return;
+  CHECK_INT(r->version, 2);
+  CHECK_STR(r->target, "llvm -mcpu=x86-64-v4");
+  CHECK_STR(r->wl->name, "conv2d_NCHWc.x86");
+  CHECK_INT(r->kind, TASK_CONV2D);
+  CHECK_INT(r->config->index, 228);
+  CHECK_INT(r->ncosts, 2);
+  CHECK(fabs(record_cost(r) - 0.000124) < 1e-12);
+  CHECK_STR(record_json(r), v2);
+  /* the same record read as v0.1 and back */
+  TuneRecord *r1 = record_parse(record_json_v01(r));
+  CHECK(r1 && r1->version == 1 && config_equal(r1->config, r->config));
+  if (r1) CHECK_STR(record_json(r1), v2);
+  /* a failure is written with AutoTVM's 1e9 cost, and costs nothing */
+  r->error_no = MEASURE_RUN_TIMEOUT;
+  CHECK_CONTAINS(record_json(r), "\"result\": [[1000000000.0], 7, 1.25, 1700000000.5]");
+  CHECK(isinf(record_cost(record_parse(record_json(r)))));
+  /* errors name the problem */
+  CHECK(record_parse("{\"input\": [\"llvm\"]}") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "\"input\" must be [target, task_name, args, kwargs]");
+  CHECK(record_parse("[1, 2]") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "expected a JSON object");
+  CHECK(record_parse("{\"foo\": 1}") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "neither v0.2");
+  char *dir = kiln_mkdtemp("kiln-rec-");
+  const char *path = kfmt("%s/bad.json", dir);
+  kiln_write_file(path, "\n# a comment\n{\"input\": [\"llvm\", \"x\", [1], {}], \"config\": {\"index\": 0, \"entity\": []}, "
+                        "\"result\": [[1.0], 0, 1.0, 1.0], \"version\": 0.2}\n{oops\n", 140);
+  AVec recs = {0};
+  CHECK(records_load(path, &recs) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "bad.json:4");
+  CHECK_INT(recs.len, 1);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
+static void test_target_rule(void) {
+  const char *saved = getenv("KILN_SIMD_WIDTH");
+  char *keep = saved ? xstrdup(saved) : NULL;
+  setenv("KILN_SIMD_WIDTH", "16", 1);
+  CHECK_STR(autotune_target(), "llvm -mcpu=x86-64-v4");
+  CHECK_STR(autotune_isa_name(), "x86_avx512");
+  CHECK(autotune_target_matches("llvm -mcpu=x86-64-v4"));
+  CHECK(autotune_target_matches("llvm -keys=cpu -mcpu=skylake-avx512"));
+  CHECK(autotune_target_matches("llvm -mcpu=znver4"));
+  CHECK(autotune_target_matches("llvm"));           /* no -mcpu: any CPU, as in TVM */
+  CHECK(autotune_target_matches("c -mcpu=icelake-server"));
+  CHECK(!autotune_target_matches("llvm -mcpu=core-avx2"));
+  CHECK(!autotune_target_matches("llvm -mcpu=x86-64-v3"));
+  CHECK(!autotune_target_matches("llvm -mcpu=cortex-a72"));
+  CHECK(!autotune_target_matches("llvm -device=arm_cpu"));
+  CHECK(!autotune_target_matches("llvm -mtriple=aarch64-linux-gnu"));
+  CHECK(!autotune_target_matches("cuda -model=unknown"));
+  CHECK(!autotune_target_matches("opencl"));
+  setenv("KILN_SIMD_WIDTH", "8", 1);
+  CHECK_STR(autotune_target(), "llvm -mcpu=x86-64-v3");
+  CHECK(autotune_target_matches("llvm -mcpu=haswell"));
+  CHECK(!autotune_target_matches("llvm -mcpu=x86-64-v4"));
+  if (keep) {
+    setenv("KILN_SIMD_WIDTH", keep, 1);
+    free(keep);
+  } else {
+    unsetenv("KILN_SIMD_WIDTH");
+  }
+}
+
+static const char *conv_args = "[[\"TENSOR\", [1, 64, 56, 56], \"float32\"], [\"TENSOR\", [64, 64, 3, 3], \"float32\"], [1, 1], "
+                               "[1, 1, 1, 1], [1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
+
+static const char *rec_line(const char *target, const char *args, const char *entity, double cost, int eno) {
+  return kfmt("{\"input\": [\"%s\", \"conv2d_NCHWc.x86\", %s, {}], \"config\": {\"index\": -1, \"code_hash\": null, "
+              "\"entity\": %s}, \"result\": [[%g], %d, 1.0, 1700000000.0], \"version\": 0.2}\n",
+              target, args, entity, cost, eno);
+}
+
+static const char *ent(int ic, int oc, int ow) {
+  return kfmt("[[\"tile_ic\", \"sp\", [-1, %d]], [\"tile_oc\", \"sp\", [-1, %d]], [\"tile_ow\", \"sp\", [-1, %d]], "
+              "[\"unroll_kw\", \"ot\", true]]",
+              ic, oc, ow);
+}
+
+static void test_dispatch_best(void) {
+  graph_dispatch_reset();
+  graph_dispatch_use_shipped(false);
+  char *dir = kiln_mkdtemp("kiln-disp-");
+  const char *path = kfmt("%s/recs.json", dir);
+  const char *me = autotune_target();
+  StrBuf sb = {0};
+  sb_puts(&sb, rec_line(me, conv_args, ent(16, 16, 8), 5e-4, 0));                     /* 1: valid, slow */
+  sb_puts(&sb, rec_line("cuda -model=unknown", conv_args, ent(8, 8, 8), 1e-4, 0));    /* 2: other target */
+  sb_puts(&sb, rec_line(me, conv_args, ent(4, 4, 4), 5e-5, 4));                      /* 3: crashed */
+  sb_puts(&sb, rec_line(me, conv_args, ent(16, 32, 14), 2e-4, 0));                   /* 4: the best */
+  sb_puts(&sb, rec_line("llvm -mcpu=cortex-a72", conv_args, ent(8, 16, 8), 1e-5, 0)); /* 5: other ISA */
+  sb_puts(&sb, rec_line(me, conv_args, ent(7, 16, 8), 1e-6, 0));                     /* 6: rejected by check */
+  kiln_write_file(path, sb.data, sb.len);
+  sb_free(&sb);
+  CHECK_OK(graph_dispatch_add_records(path));
+  Workload *wl = wl_from_json("conv2d_NCHWc.x86", conv_args);
+  ConfigEntity *cfg = NULL;
+  const char *src = NULL;
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_NN(cfg);
+  if (cfg) {
+    CHECK_INT(cfg_split_inner(cfg, "tile_oc"), 32);
+    CHECK_INT(cfg_split_inner(cfg, "tile_ow"), 14);
+  }
+  CHECK_STR(src, "recs.json:4");
+  /* a workload without records: nothing, so the fallback */
+  Workload *other = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 32, 28, 28}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
+                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  CHECK_OK(graph_dispatch_query(other, &cfg, &src));
+  CHECK(cfg == NULL && src == NULL);
+  /* a later file with a faster record wins; a missing file is an error */
+  const char *p2 = kfmt("%s/more.json", dir);
+  const char *l = rec_line(me, conv_args, ent(32, 16, 28), 1e-4, 0);
+  kiln_write_file(p2, l, strlen(l));
+  CHECK_OK(graph_dispatch_add_records(p2));
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_STR(src, "more.json:1");
+  CHECK(graph_dispatch_add_records(kfmt("%s/none.json", dir)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "cannot read");
+  graph_dispatch_reset();
+  kiln_rmtree(dir);
+  free(dir);
+}
+
+/* The digits model compiled with a record for its second convolution:
+ * the profile's Task column names the record, the others their source. */
+static void test_dispatch_task_column(void) {
+  graph_dispatch_reset();
+  graph_dispatch_use_shipped(false);
+  bool was = graph_dispatch_set_quiet(true);
+  char *dir = kiln_mkdtemp("kiln-disp-");
+  const char *path = kfmt("%s/digits.json", dir);
+  const char *args = "[[\"TENSOR\", [1, 16, 4, 4], \"float32\"], [\"TENSOR\", [32, 16, 3, 3], \"float32\"], [1, 1], "
+                     "[1, 1, 1, 1], [1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
+  StrBuf sb = {0};
+  sb_puts(&sb, "# tuned by hand for the test\n");
+  sb_puts(&sb, rec_line(autotune_target(), args, ent(8, 8, 2), 1e-6, 0));
+  kiln_write_file(path, sb.data, sb.len);
+  sb_free(&sb);
+  CHECK_OK(graph_dispatch_add_records(path));
+  Graph *g = kiln_import_onnx(kfmt("%s/models/digits/digits.onnx", test_root()), "image:[1,1,8,8]");
+  CHECK_NN(g);
+  if (g) g = graph_optimize(g, NULL);
+  CHECK_NN(g);
+  if (!g) {
+    kiln_rmtree(dir);
+    free(dir);
+    return;
+  }
+  /* the tasks list names the functions that use each */
+  AVec tasks = {0};
+  CHECK_OK(graph_extract_tasks(g, 3, &tasks));
+  CHECK_INT(tasks.len, 4);
+  if (tasks.len == 4) {
+    GraphTask *t = tasks.data[1];
+    CHECK_STR(t->tmpl->name, "conv2d_NCHWc.x86");
+    CHECK_INT(t->space_size, 180);
+    CHECK_STR((const char *)t->users.data[0], "fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1");
+  }
+  const char *so = kfmt("%s/digits.so", dir);
+  CHECK_OK(graph_build(g, NULL, so, NULL));
+  graph_free(g);
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  KilnProfile *p = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  if (ex) CHECK_OK(kiln_debug_profile(ex, 1, 1, &p));
+  int found = 0, fallback = 0;
+  for (int i = 0; p && i < kiln_profile_num_rows(p); i++) {
+    const KilnProfileRow *row = kiln_profile_row(p, i);
+    if (!strcmp(row->name, "fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1")) {
+      CHECK_STR(row->task, "conv2d_NCHWc.x86 [(1,16,4,4),(32,16,3,3)] s1 p1 · digits.json:2");
+      found++;
+    } else if (strstr(row->task, "fallback")) {
+      fallback++;
+    }
+  }
+  CHECK_INT(found, 1);
+  CHECK_INT(fallback, 3);
+  kiln_profile_free(p);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  graph_dispatch_set_quiet(was);
+  graph_dispatch_reset();
+  kiln_rmtree(dir);
+  free(dir);
+}
+
+const TestCase autotune_records_tests[] = {
+    {"pyfloat", test_pyfloat},
+    {"seed_records", test_seed_records},
+    {"record_v02", test_record_v02},
+    {"target_rule", test_target_rule},
+    {"dispatch_best", test_dispatch_best},
+    {"dispatch_task_column", test_dispatch_task_column},
+    {NULL, NULL},
+};
