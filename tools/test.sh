@@ -30,4 +30,8 @@ KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/cli
 echo "== model tests (torchvision models vs PyTorch, the bundled digits model)"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/models
 
+echo "== ONNX frontend tests and ONNX conformance (node + simple cases; report: build/onnx_conformance.md)"
+KILN_BUILD_DIR="$PWD/build" "$PY" -m pytest -q tests/onnx
+"$PY" tests/onnx/run_conformance.py --kiln build/kiln -j "$JOBS"
+
 echo "== all tests passed"

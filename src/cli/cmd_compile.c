@@ -1,8 +1,10 @@
 /*
  * cmd_compile.c - kiln compile MODEL.onnx -o MODEL.so: import, optimize,
  * fuse, generate and compile one shared object holding the kernels, the
- * graph JSON and the parameters.  Also kiln show: print the optimized
- * graph with its fused functions named as TVM names them.
+ * graph JSON and the parameters.  --bind NAME=FILE turns an input into a
+ * constant (a shape or an axis list fed as an input).  Also kiln show:
+ * print the optimized graph with its fused functions named as TVM names
+ * them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "frontend/onnx/import.h"
 #include "graph/build.h"
 #include "graph/op_strategy.h"
+#include "npy.h"
 
 static void progress(int done, int total, void *ud) {
   (void)ud;
@@ -20,14 +23,67 @@ static void progress(int done, int total, void *ud) {
   fflush(stderr);
 }
 
-/* Import and optimize; NULL after printing an error. */
+/* A value for --bind NAME=FILE: an ONNX TensorProto (.pb) or a .npy. */
+static DLTensor *load_value(Command *cmd, const char *path) {
+  size_t len = strlen(path);
+  DLTensor *t = NULL;
+  if (len > 3 && !strcmp(path + len - 3, ".pb")) {
+    KArena *a = kiln_arena_new();
+    kiln_arena_push(a);
+    OnnxTensor *ot = onnx_tensor_load_pb(path);
+    DType dt;
+    DLDevice cpu = {kDLCPU, 0};
+    if (!ot || onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, &t) ||
+        (ot->nbytes && kiln_array_copy_from_bytes(t, ot->data, ot->nbytes))) {
+      cli_error(cmd, "--bind: %s", kiln_get_error());
+      kiln_array_free(t);
+      t = NULL;
+    }
+    kiln_arena_pop();
+    kiln_arena_free(a);
+  } else if (len > 4 && !strcmp(path + len - 4, ".npy")) {
+    if (npy_load(path, &t)) cli_error(cmd, "--bind: %s", kiln_get_error());
+  } else {
+    cli_error(cmd, "--bind: value file '%s': expected .pb or .npy", path);
+  }
+  return t;
+}
+
+/* Import (with --input-shapes and --bind) and optimize; NULL after
+ * printing an error. */
 static Graph *load_and_optimize(Command *cmd, const char *path, long opt_level) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
-  Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
-  if (!g) {
-    cli_error(cmd, "%s", kiln_get_error());
-    return NULL;
+  Opt *bind = cli_opt(cmd, "--bind");
+  int nb = bind && bind->set ? bind->nvalues : 0;
+  InputValue *vals = calloc((size_t)nb + 1, sizeof(InputValue));
+  char **names = calloc((size_t)nb + 1, sizeof(char *));
+  int ok = 1;
+  for (int i = 0; i < nb && ok; i++) {
+    const char *eq = strchr(bind->values[i], '=');
+    if (!eq || eq == bind->values[i]) {
+      cli_error(cmd, "--bind '%s': expected NAME=FILE", bind->values[i]);
+      ok = 0;
+      break;
+    }
+    size_t nl = (size_t)(eq - bind->values[i]);
+    names[i] = malloc(nl + 1);
+    memcpy(names[i], bind->values[i], nl);
+    names[i][nl] = 0;
+    vals[i].name = names[i];
+    if (!(vals[i].value = load_value(cmd, eq + 1))) ok = 0;
   }
+  Graph *g = NULL;
+  if (ok) {
+    g = kiln_import_onnx_bound(path, shapes && shapes->set ? shapes->value : NULL, nb, vals);
+    if (!g) cli_error(cmd, "%s", kiln_get_error());
+  }
+  for (int i = 0; i < nb; i++) {
+    free(names[i]);
+    kiln_array_free((DLTensor *)vals[i].value);
+  }
+  free(names);
+  free(vals);
+  if (!g) return NULL;
   GraphOptions go = {(int)opt_level, NULL, stdout};
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump && dump->set) go.dump_after = dump->value;
@@ -52,6 +108,7 @@ static int check_target(Command *cmd) {
 static Opt compile_opts[] = {
     {"--output", "-o", OPT_VALUE, "MODEL.so", "where to write the compiled module (default: MODEL.so beside the model)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target (default: cpu)", false, NULL, NULL, 0},
     {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources, graph JSON and params there", false, NULL, NULL, 0},
@@ -119,6 +176,7 @@ Command cmd_compile = {"compile", "MODEL.onnx [-o MODEL.so] [options]",
 
 static Opt show_opts[] = {
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "also print the graph after a pass (or all)", false, NULL, NULL, 0},
     {"--unfused", NULL, OPT_FLAG, NULL, "print the optimized graph before fusion", false, NULL, NULL, 0},

@@ -244,6 +244,12 @@ Tensor *compute_transform(GNode *n, Tensor **ins, const Strategy *st) {
   if (is(n, "nn.depth_to_space"))
     return topi_depth_to_space(ins[0], (int)gattr_int(a, "block_size", 1), !strcmp(gattr_str(a, "mode", "DCR"), "CRD"));
   if (is(n, "nn.space_to_depth")) return topi_space_to_depth(ins[0], (int)gattr_int(a, "block_size", 1));
+  if (is(n, "one_hot")) {
+    int axis;
+    if (norm_axis("axis", gattr_int(a, "axis", -1), n->type.ndim, &axis)) return NULL;
+    return topi_one_hot(ins[0], gattr_int(a, "depth", 1), gattr_float(a, "on_value", 1), gattr_float(a, "off_value", 0), axis,
+                        n->type.dtype);
+  }
   if (is(n, "layout_transform"))
     return topi_layout_transform(ins[0], gattr_str(a, "src_layout", ""), gattr_str(a, "dst_layout", ""));
   return kiln_set_error("no compute for %s", nm(n)), NULL;

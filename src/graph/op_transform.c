@@ -2,7 +2,7 @@
  * op_transform.c - op-table rows for data movement: reshape, transpose,
  * squeeze/expand_dims, concatenate, strided_slice, take (gather),
  * gather_elements, pad, tile, broadcast_to, resize, depth/space
- * rearrangements and layout_transform.  All are injective.
+ * rearrangements, layout_transform and one_hot.  All are injective.
  */
 #include "op_util.h"
 
@@ -289,6 +289,26 @@ static int infer_space_to_depth(GNode *n, TType *out) {
   return 0;
 }
 
+/* one_hot: depth (> 0), axis of the new dimension in the output,
+ * on_value, off_value, dtype. */
+static int infer_one_hot(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  if (dt_is_bool(d->dtype)) return err_dtype(n, 0, "an integer or floating-point index type");
+  int64_t depth = gattr_int(&n->attrs, "depth", 0);
+  if (depth <= 0) return kiln_set_error("depth = %lld, expected a positive value", (long long)depth);
+  if (d->ndim + 1 > GRAPH_MAX_DIMS) return kiln_set_error("result would have rank %d", d->ndim + 1);
+  int ax;
+  if (norm_axis("one_hot axis", gattr_int(&n->attrs, "axis", -1), d->ndim + 1, &ax)) return -1;
+  DType t;
+  if (dt_parse(gattr_str(&n->attrs, "dtype", "float32"), &t)) return -1;
+  TType r = *d;
+  r.dtype = t;
+  r.ndim = d->ndim + 1;
+  for (int i = 0, j = 0; i < r.ndim; i++) r.shape[i] = i == ax ? depth : d->shape[j++];
+  *out = r;
+  return 0;
+}
+
 /* NCHW <-> NCHW<b>c and OIHW -> OIHW<i>i<o>o */
 static int parse_layout(const char *l, int *bi, int *bo, char *kind) {
   *bi = *bo = 0;
@@ -363,5 +383,6 @@ const OpDef ops_transform[] = {
     {"nn.depth_to_space", 1, 1, PAT_INJECTIVE, infer_depth_to_space, compute_transform, NULL},
     {"nn.space_to_depth", 1, 1, PAT_INJECTIVE, infer_space_to_depth, compute_transform, NULL},
     {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_transform, NULL},
+    {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_transform, NULL},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
 };

@@ -20,6 +20,8 @@ struct Importer {
   PtrMap initializers; /* name -> const OnnxTensor * (string keys) */
   const OnnxNode *node;
   int64_t opset;
+  int nbound;                /* inputs bound to values (--bind) */
+  const InputValue *bound;
 };
 
 int parse_input_shapes(const char *text, InputShape **out) {
@@ -84,6 +86,13 @@ int imp_error(Importer *im, const char *fmt, ...) {
   return kiln_set_error("%s node '%s' (opset %lld): %s", im->node->op_type, im->node->name, (long long)im->opset, buf);
 }
 
+/* Data types Kiln computes with: bfloat16 has a DLPack code but no C
+ * arithmetic in the generated code (nor a NumPy type to hand results in). */
+static int check_dtype(DType t, const char *what) {
+  if (t.code == kDLBfloat) return kiln_set_error("%s: data type bfloat16 is not supported", what);
+  return 0;
+}
+
 Graph *imp_graph(Importer *im) { return im->g; }
 const OnnxNode *imp_node(Importer *im) { return im->node; }
 int64_t imp_opset(Importer *im) { return im->opset; }
@@ -137,6 +146,13 @@ GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs at
     kiln_error_context("%s node '%s' (opset %lld)", im->node->op_type, im->node->name, (long long)im->opset);
     return NULL;
   }
+  if (n->op->compute && ttype_numel(&n->type) == 0) {
+    /* an empty result needs no kernel: it is an empty constant */
+    DLTensor *e;
+    DLDevice cpu = {kDLCPU, 0};
+    if (kiln_array_empty(n->type.ndim, n->type.shape, n->type.dtype, cpu, &e)) return NULL;
+    return graph_const(im->g, NULL, e);
+  }
   bool all_const = nargs > 0 && n->op->compute;
   for (int i = 0; i < nargs && all_const; i++) all_const = args[i]->kind == GN_CONST;
   if (all_const && ttype_numel(&n->type) <= IMPORT_FOLD_LIMIT) {
@@ -167,15 +183,165 @@ GNode *imp_const_ints(Importer *im, int n, const int64_t *v) {
 
 GNode *imp_scalar(Importer *im, double v, DType t) { return graph_scalar(im->g, v, t); }
 
-int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {
+GNode *imp_reshape(Importer *im, GNode *x, int n, const int64_t *shape) {
+  if (!x) return NULL;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "newshape", n, shape);
+  ga_int(&a, "allowzero", 1);
+  return imp_call(im, "reshape", 1, &x, a);
+}
+
+GNode *imp_transpose(Importer *im, GNode *x, int n, const int64_t *perm) {
+  if (!x) return NULL;
+  bool id = true;
+  for (int i = 0; i < n; i++) id = id && perm[i] == i;
+  if (id) return x;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "axes", n, perm);
+  return imp_call(im, "transpose", 1, &x, a);
+}
+
+GNode *imp_cast(Importer *im, GNode *x, DType t) {
+  if (!x || dt_eq(x->type.dtype, t)) return x;
+  GAttrs a = gattrs_new();
+  ga_str(&a, "dtype", dt_str(t));
+  return imp_call(im, "cast", 1, &x, a);
+}
+
+GNode *imp_reduce(Importer *im, const char *op, GNode *x, int naxes, const int64_t *axes, bool keepdims) {
+  if (!x) return NULL;
+  GAttrs a = gattrs_new();
+  if (naxes) ga_ints(&a, "axis", naxes, axes);
+  ga_int(&a, "keepdims", keepdims);
+  return imp_call(im, op, 1, &x, a);
+}
+
+GNode *imp_expand_dims(Importer *im, GNode *x, int axis) {
+  if (!x) return NULL;
+  int64_t ax = axis;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "axes", 1, &ax);
+  return imp_call(im, "expand_dims", 1, &x, a);
+}
+
+GNode *imp_squeeze(Importer *im, GNode *x, int axis) {
+  if (!x) return NULL;
+  int64_t ax = axis;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "axis", 1, &ax);
+  return imp_call(im, "squeeze", 1, &x, a);
+}
+
+GNode *imp_where(Importer *im, GNode *c, GNode *a, GNode *b) {
+  GNode *args[3] = {c, a, b};
+  return imp_call(im, "where", 3, args, gattrs_new());
+}
+
+GNode *imp_scalar_like(Importer *im, double v, GNode *x) { return x ? graph_scalar(im->g, v, x->type.dtype) : NULL; }
+
+GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void **data) {
+  DLTensor *a;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(ndim, shape, t, cpu, &a)) return NULL;
+  memset(a->data, 0, kiln_array_nbytes(a));
+  if (data) *data = a->data;
+  return graph_const(im->g, NULL, a);
+}
+
+void imp_array_set(DLTensor *a, int64_t i, double v) {
+  char *p = (char *)a->data + a->byte_offset;
+  DLDataType d = a->dtype;
+  if (d.code == kDLFloat && d.bits == 32) ((float *)p)[i] = (float)v;
+  else if (d.code == kDLFloat && d.bits == 64) ((double *)p)[i] = v;
+  else if (d.code == kDLFloat && d.bits == 16) ((_Float16 *)p)[i] = (_Float16)v;
+  else if (d.code == kDLInt && d.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
+  else if (d.code == kDLInt && d.bits == 16) ((int16_t *)p)[i] = (int16_t)v;
+  else if (d.code == kDLInt && d.bits == 32) ((int32_t *)p)[i] = (int32_t)v;
+  else if (d.code == kDLInt && d.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
+  else if (d.code == kDLUInt && d.bits == 1) ((uint8_t *)p)[i] = v != 0;
+  else if (d.code == kDLUInt && d.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
+  else if (d.code == kDLUInt && d.bits == 16) ((uint16_t *)p)[i] = (uint16_t)v;
+  else if (d.code == kDLUInt && d.bits == 32) ((uint32_t *)p)[i] = (uint32_t)v;
+  else if (d.code == kDLUInt && d.bits == 64) ((uint64_t *)p)[i] = (uint64_t)v;
+  else KASSERT(!"imp_array_set: unexpected dtype");
+}
+
+double imp_const_at(const GNode *c, int64_t i) {
+  const DLTensor *a = c->value;
+  const char *p = (const char *)a->data + a->byte_offset;
+  DLDataType d = a->dtype;
+  if (d.code == kDLFloat && d.bits == 32) return ((const float *)p)[i];
+  if (d.code == kDLFloat && d.bits == 64) return ((const double *)p)[i];
+  if (d.code == kDLFloat && d.bits == 16) return (double)((const _Float16 *)p)[i];
+  if (d.code == kDLInt && d.bits == 8) return ((const int8_t *)p)[i];
+  if (d.code == kDLInt && d.bits == 16) return ((const int16_t *)p)[i];
+  if (d.code == kDLInt && d.bits == 32) return ((const int32_t *)p)[i];
+  if (d.code == kDLInt && d.bits == 64) return (double)((const int64_t *)p)[i];
+  if (d.code == kDLUInt && (d.bits == 1 || d.bits == 8)) return ((const uint8_t *)p)[i];
+  if (d.code == kDLUInt && d.bits == 16) return ((const uint16_t *)p)[i];
+  if (d.code == kDLUInt && d.bits == 32) return ((const uint32_t *)p)[i];
+  if (d.code == kDLUInt && d.bits == 64) return (double)((const uint64_t *)p)[i];
+  KASSERT(!"imp_const_at: unexpected dtype");
+  return 0;
+}
+
+/* The graph inputs v is computed from, as "'a', 'b'" (NULL: none). */
+static void collect_vars(GNode *v, char *seen, StrBuf *sb) {
+  if (seen[v->id]) return;
+  seen[v->id] = 1;
+  if (v->kind == GN_VAR) sb_printf(sb, "%s'%s'", sb->len ? ", " : "", v->name);
+  for (int i = 0; i < v->nargs; i++) collect_vars(v->args[i], seen, sb);
+}
+
+GNode *imp_const_input(Importer *im, int i) {
   GNode *v = imp_input(im, i);
-  if (!v) return imp_error(im, "input %d is missing", i);
-  if (v->kind != GN_CONST)
-    return imp_error(im, "input %d ('%s') must be known at compile time (a constant or computed from shapes)", i,
-                     im->node->inputs[i]);
+  if (!v) return imp_error(im, "input %d is missing", i), NULL;
+  if (v->kind == GN_CONST) return v;
+  char *seen = xcalloc((size_t)im->g->nodes.len + 1, 1);
+  StrBuf sb = {0};
+  collect_vars(v, seen, &sb);
+  free(seen);
+  if (sb.len)
+    imp_error(im,
+              "input %d ('%s') must be known at compile time (a constant or computed from shapes); it is computed "
+              "from the graph input(s) %s: bind them to values with --bind NAME=FILE",
+              i, im->node->inputs[i], sb.data);
+  else
+    imp_error(im, "input %d ('%s') must be known at compile time (a constant or computed from shapes)", i,
+              im->node->inputs[i]);
+  sb_free(&sb);
+  return NULL;
+}
+
+int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {
+  GNode *v = imp_const_input(im, i);
+  if (!v) return -1;
   int n = gnode_const_ints(v, out, max);
   if (n < 0) return imp_error(im, "input %d: %s", i, kiln_get_error());
   return n;
+}
+
+/* A copy of a bound value as a constant named after the input, checked
+ * against the input's type in the model. */
+static GNode *bound_const(Importer *im, const OnnxValueInfo *vi, const DLTensor *val, DType dt) {
+  if (!dt_eq(dt, val->dtype))
+    return kiln_set_error("input '%s' is %s in the model, but the value bound to it is %s", vi->name, dt_str(dt),
+                          dt_str(val->dtype)),
+           NULL;
+  if (vi->type.ndim >= 0) {
+    bool ok = vi->type.ndim == val->ndim;
+    for (int d = 0; ok && d < val->ndim; d++)
+      if (vi->type.dims[d].kind == ONNX_DIM_VALUE && vi->type.dims[d].value != val->shape[d]) ok = false;
+    if (!ok) return kiln_set_error("input '%s': the value bound to it has a shape the model does not allow", vi->name), NULL;
+  }
+  DLTensor *a;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(val->ndim, val->shape, val->dtype, cpu, &a)) return NULL;
+  if (kiln_array_copy(val, a)) {
+    kiln_array_free(a);
+    return NULL;
+  }
+  return graph_const(im->g, vi->name, a);
 }
 
 static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const InputShape *shapes) {
@@ -212,6 +378,23 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     if (onnx_dtype_from_onnx(vi->type.elem_type, &dt)) {
       rc = kiln_error_context("input '%s'", vi->name);
       break;
+    }
+    if ((rc = check_dtype(dt, kfmt("input '%s'", vi->name)))) break;
+    const InputValue *bv = NULL;
+    for (int k = 0; k < im->nbound; k++)
+      if (!strcmp(im->bound[k].name, vi->name)) bv = &im->bound[k];
+    if (bv) {
+      if (us) {
+        rc = kiln_set_error("input '%s' is given both a shape and a value", vi->name);
+        break;
+      }
+      GNode *c = bound_const(im, vi, bv->value, dt);
+      if (!c) {
+        rc = -1;
+        break;
+      }
+      pm_put(&im->values, kstrdup(vi->name), c);
+      continue;
     }
     TType t;
     memset(&t, 0, sizeof t);
@@ -257,21 +440,85 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     GNode *v = graph_var(im->g, vi->name, t);
     pm_put(&im->values, kstrdup(vi->name), v);
   }
+  for (int k = 0; k < im->nbound && !rc; k++) {
+    bool found = false;
+    for (int i = 0; i < og->ninputs; i++)
+      if (!strcmp(og->inputs[i].name, im->bound[k].name) && !pm_has(&im->initializers, og->inputs[i].name)) found = true;
+    if (!found) rc = kiln_set_error("a value is bound to '%s', which is not an input of the model", im->bound[k].name);
+  }
   free(used);
   return rc;
 }
 
+/* The node loop: each node's handler, with checks that its inputs exist
+ * and its outputs were made with a supported data type. */
+static int import_nodes(Importer *im, const OnnxGraph *og) {
+  int rc = 0;
+  const OnnxNode *parent = im->node;
+  for (int i = 0; i < og->nnodes && !rc; i++) {
+    const OnnxNode *n = &og->nodes[i];
+    im->node = n;
+    if (*n->domain && strcmp(n->domain, "ai.onnx")) {
+      rc = kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
+      break;
+    }
+    OnnxHandler h = onnx_find_handler(n->op_type);
+    if (!h) {
+      rc = kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name,
+                          (long long)im->opset);
+      break;
+    }
+    for (int k = 0; k < n->ninputs && !rc; k++)
+      if (*n->inputs[k] && !lookup(im, n->inputs[k]))
+        rc = pm_has(&im->initializers, n->inputs[k])
+                 ? kiln_error_context("%s node '%s'", n->op_type, n->name)
+                 : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
+                                  n->op_type, n->name, n->inputs[k]);
+    if (rc) break;
+    rc = h(im);
+    for (int k = 0; k < n->noutputs && !rc; k++) {
+      GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
+      if (*n->outputs[k] && !o) rc = imp_error(im, "output %d ('%s') is not supported by Kiln", k, n->outputs[k]);
+      else if (o && check_dtype(o->type.dtype, kfmt("output %d ('%s')", k, n->outputs[k])))
+        rc = imp_error(im, "%s", kiln_get_error());
+    }
+  }
+  im->node = parent;
+  return rc;
+}
+
+int imp_subgraph(Importer *im, const OnnxGraph *g) {
+  for (int i = 0; i < g->ninitializers; i++) {
+    pm_put(&im->initializers, g->initializers[i].name, (void *)&g->initializers[i]);
+    /* a re-imported body (an unrolled loop) must see its own initializer */
+    if (pm_has(&im->values, g->initializers[i].name)) pm_put(&im->values, kstrdup(g->initializers[i].name), NULL);
+  }
+  if (g->nsparse_initializers) return imp_error(im, "sparse initializers in a subgraph are not supported");
+  return import_nodes(im, g);
+}
+
+GNode *imp_value(Importer *im, const char *name) { return lookup(im, name); }
+
+void imp_bind_value(Importer *im, const char *name, GNode *v) { pm_put(&im->values, kstrdup(name), v); }
+
 Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes) {
+  return onnx_import_bound(m, nshapes, shapes, 0, NULL);
+}
+
+Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
+                         const InputValue *values) {
   const OnnxGraph *og = m->graph;
   int64_t opset = onnx_model_opset(m, "");
   if (opset < 0) opset = 1;
-  if (opset < 7 || opset > 17)
-    return kiln_set_error("%s: ONNX opset %lld is not supported (Kiln supports opsets 7 to 17)", m->path, (long long)opset),
+  if (opset > 17)
+    return kiln_set_error("%s: ONNX opset %lld is not supported (Kiln supports opsets 1 to 17)", m->path, (long long)opset),
            NULL;
   Importer im;
   memset(&im, 0, sizeof im);
   im.model = m;
   im.opset = opset;
+  im.nbound = nvalues;
+  im.bound = values;
   im.g = graph_new();
   pm_init_str(&im.values);
   pm_init_str(&im.initializers);
@@ -281,30 +528,7 @@ Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes) {
   for (int i = 0; i < og->ninitializers; i++) pm_put(&im.initializers, og->initializers[i].name, (void *)&og->initializers[i]);
   if (og->nsparse_initializers) rc = kiln_set_error("%s: sparse initializers are not supported", m->path);
   if (!rc) rc = bind_inputs(&im, og, nshapes, shapes);
-  for (int i = 0; i < og->nnodes && !rc; i++) {
-    const OnnxNode *n = &og->nodes[i];
-    im.node = n;
-    if (*n->domain && strcmp(n->domain, "ai.onnx")) {
-      rc = kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
-      break;
-    }
-    OnnxHandler h = onnx_find_handler(n->op_type);
-    if (!h) {
-      rc = kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)opset);
-      break;
-    }
-    for (int k = 0; k < n->ninputs && !rc; k++)
-      if (*n->inputs[k] && !lookup(&im, n->inputs[k]))
-        rc = pm_has(&im.initializers, n->inputs[k])
-                 ? kiln_error_context("%s node '%s'", n->op_type, n->name)
-                 : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
-                                  n->op_type, n->name, n->inputs[k]);
-    if (rc) break;
-    rc = h(&im);
-    for (int k = 0; k < n->noutputs && !rc; k++)
-      if (*n->outputs[k] && !pm_has(&im.values, n->outputs[k]))
-        rc = imp_error(&im, "output %d ('%s') is not supported by Kiln", k, n->outputs[k]);
-  }
+  if (!rc) rc = import_nodes(&im, og);
   for (int i = 0; i < og->noutputs && !rc; i++) {
     GNode *v = lookup(&im, og->outputs[i].name);
     if (!v) rc = kiln_set_error("graph output '%s' is not produced by any node", og->outputs[i].name);
@@ -326,6 +550,10 @@ Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes) {
 }
 
 Graph *kiln_import_onnx(const char *path, const char *input_shapes) {
+  return kiln_import_onnx_bound(path, input_shapes, 0, NULL);
+}
+
+Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values) {
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   InputShape *shapes = NULL;
@@ -334,7 +562,7 @@ Graph *kiln_import_onnx(const char *path, const char *input_shapes) {
   if (n >= 0) {
     OnnxModel *m = onnx_model_load(path);
     if (m) {
-      g = onnx_import(m, n, shapes);
+      g = onnx_import_bound(m, n, shapes, nvalues, values);
       onnx_model_free(m);
     }
   }

@@ -13,8 +13,13 @@
  *
  * Files:
  *   import.c      the importer: values by name, inputs, initializers,
- *                 constants, the node loop, folding, errors
- *   import_ops.c  the table of ONNX operators and their handlers
+ *                 constants, the node loop, folding, errors; building
+ *                 blocks for handlers
+ *   import_ops.c  the table of ONNX operators and the handlers that map
+ *                 an op to one graph call (or a few)
+ *   import_composite.c  handlers that lower an op to a small graph of
+ *                 calls (losses, TopK, Einsum, scatters, ...) or to a
+ *                 constant computed at import (EyeLike, NonZero, windows)
  */
 #ifndef KILN_FRONTEND_ONNX_IMPORT_H
 #define KILN_FRONTEND_ONNX_IMPORT_H
@@ -33,12 +38,26 @@ typedef struct InputShape {
  * returns the count or -1 + error.  Entries point into an arena copy. */
 int parse_input_shapes(const char *text, InputShape **out);
 
+/* An input bound to a value at compile time (kiln compile --bind
+ * NAME=FILE): it becomes a constant, so what it decides (a Reshape's
+ * shape, a Tile's repeats, a Range's limit) is known when the graph is
+ * built.  The importer copies the value. */
+typedef struct InputValue {
+  const char *name;
+  const DLTensor *value;
+} InputValue;
+
 /* ===== import.c ===== */
 
 /* Import a loaded model; NULL + error. */
 Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes);
+/* The same with some inputs bound to values (their shapes need no
+ * --input-shapes entry); a binding that names no input is an error. */
+Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
+                         const InputValue *values);
 /* Load and import a file in one call. */
 Graph *kiln_import_onnx(const char *path, const char *input_shapes);
+Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values);
 
 typedef struct Importer Importer;
 
@@ -61,8 +80,36 @@ GNode *imp_scalar(Importer *im, double v, DType t);
 /* Read a constant int input as a list (shape, axes, pads); -1 + error
  * naming the input when it is not constant. */
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
+/* Input i, which must be a constant: NULL + an error that names the
+ * graph inputs it is computed from (to bind with --bind) otherwise. */
+GNode *imp_const_input(Importer *im, int i);
 /* An error naming the node, its op and opset. */
 int imp_error(Importer *im, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+/* Building blocks for handlers that lower one ONNX op to several calls;
+ * each passes a NULL argument through (the error is already set). */
+GNode *imp_reshape(Importer *im, GNode *x, int n, const int64_t *shape);
+GNode *imp_transpose(Importer *im, GNode *x, int n, const int64_t *perm);
+GNode *imp_cast(Importer *im, GNode *x, DType t);
+/* op: sum, mean, max, min, prod, l1_norm, l2_norm, ...; naxes 0: all */
+GNode *imp_reduce(Importer *im, const char *op, GNode *x, int naxes, const int64_t *axes, bool keepdims);
+GNode *imp_expand_dims(Importer *im, GNode *x, int axis);
+GNode *imp_squeeze(Importer *im, GNode *x, int axis);
+GNode *imp_where(Importer *im, GNode *c, GNode *a, GNode *b);
+GNode *imp_scalar_like(Importer *im, double v, GNode *x);
+/* A new constant of zeros (data points at its elements) and the value
+ * of element i of a constant (any numeric dtype) as a double; set one. */
+GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void **data);
+double imp_const_at(const GNode *c, int64_t i);
+void imp_array_set(DLTensor *a, int64_t i, double v);
+/* Import the nodes of a subgraph (an If branch, a loop body) into the
+ * current graph: its initializers and nodes join the values by name, so
+ * the caller reads the subgraph's outputs by name afterwards. */
+int imp_subgraph(Importer *im, const OnnxGraph *g);
+/* The value named name (an imported node or an initializer); NULL if none. */
+GNode *imp_value(Importer *im, const char *name);
+/* Set the value of a name (a subgraph's formal input). */
+void imp_bind_value(Importer *im, const char *name, GNode *v);
 
 /* ===== import_ops.c ===== */
 
@@ -73,6 +120,17 @@ typedef struct OnnxOpEntry {
 } OnnxOpEntry;
 
 OnnxHandler onnx_find_handler(const char *op_type);
+
+/* ===== import_composite.c ===== */
+
+#define ONNX_COMPOSITE_HANDLERS(X)                                                                   \
+  X(BatchNormTraining) X(LayerNormStats) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)     \
+  X(Trilu) X(Hardmax) X(OneHot) X(CumSum) X(IsInf) X(Shrink) X(EyeLike) X(MeanVarianceNormalization) \
+  X(LpNormalization) X(GlobalLpPool) X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(Einsum)      \
+  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool)
+#define X(n) int onnx_h_##n(Importer *im);
+ONNX_COMPOSITE_HANDLERS(X)
+#undef X
 /* The ONNX ops Kiln maps (for listings and the conformance report). */
 const OnnxOpEntry *onnx_op_table(int *n);
 

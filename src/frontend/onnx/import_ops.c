@@ -106,11 +106,31 @@ static const OpMap binary_map[] = {{"Add", "add"},           {"Sub", "subtract"}
                                    {"Xor", "logical_xor"},   {"PRelu", "nn.prelu"},   {"BitwiseAnd", "bitwise_and"},
                                    {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}, {NULL, NULL}};
 
+/* Before opset 7, binary ops broadcast only with broadcast = 1, and then B
+ * matches a run of A's dimensions starting at axis (default: the trailing
+ * ones, which is NumPy's rule). */
+static GNode *legacy_broadcast(Importer *im, GNode *a, GNode *b) {
+  if (imp_opset(im) >= 7 || !onnx_attr_int(N(im), "broadcast", 0) || !onnx_attr_has(N(im), "axis")) return b;
+  int64_t axis = onnx_attr_int(N(im), "axis", 0);
+  if (axis < 0) axis += a->type.ndim;
+  int tail = a->type.ndim - (int)axis - b->type.ndim;
+  if (axis < 0 || tail < 0) return imp_error(im, "axis %lld does not place B %s inside A", (long long)axis, ttype_str(&b->type)), NULL;
+  if (tail == 0) return b;
+  int64_t s[MAXD];
+  int n = 0;
+  for (int i = 0; i < b->type.ndim; i++) s[n++] = b->type.shape[i];
+  for (int i = 0; i < tail; i++) s[n++] = 1;
+  return reshape(im, b, n, s);
+}
+
 static int h_binary(Importer *im) {
   GNode *a = imp_input(im, 0), *b = imp_input(im, 1);
   if (!a || !b) return imp_error(im, "needs two inputs");
+  if (!(b = legacy_broadcast(im, a, b))) return -1;
   const char *op = N(im)->op_type;
   if (!strcmp(op, "Pow") && !dt_eq(a->type.dtype, b->type.dtype)) b = cast_to(im, b, a->type.dtype);
+  if (!strcmp(op, "PRelu") && imp_opset(im) < 7 && ttype_numel(&b->type) != 1 && !ttype_eq(&a->type, &b->type))
+    return imp_error(im, "PRelu before opset 7 with a slope of shape %s is not supported", ttype_str(&b->type));
   for (const OpMap *m = binary_map; m->onnx; m++)
     if (!strcmp(m->onnx, op)) return out0(im, imp_call2(im, m->kiln, a, b));
   return imp_error(im, "no binary mapping");
@@ -152,7 +172,15 @@ static int h_where(Importer *im) {
 
 static int h_cast(Importer *im) {
   DType t;
-  if (onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "to", 0), &t)) return imp_error(im, "%s", kiln_get_error());
+  int code = (int)onnx_attr_int(N(im), "to", 0);
+  const OnnxAttr *to = onnx_attr_find(N(im), "to");
+  if (to && to->type == ONNX_ATTR_STRING) { /* Cast-1: the type by name */
+    code = -1;
+    for (int c = 1; c <= ONNX_DT_BFLOAT16; c++)
+      if (!strcmp(onnx_data_type_name(c), to->s)) code = c;
+    if (code < 0) return imp_error(im, "unknown type name '%s' in attribute 'to'", to->s);
+  }
+  if (onnx_dtype_from_onnx(code, &t)) return imp_error(im, "%s", kiln_get_error());
   return out0(im, cast_to(im, in0(im), t));
 }
 
@@ -200,14 +228,14 @@ static void same_pad(int64_t in, int64_t k, int64_t s, int64_t d, bool upper, in
 }
 
 typedef struct Win {
-  int nsp;              /* spatial dims: 1 or 2 */
-  int64_t k[2], s[2], d[2];
-  int64_t pb[2], pe[2]; /* pads begin/end */
+  int nsp;              /* spatial dims: 1 to 3 */
+  int64_t k[3], s[3], d[3];
+  int64_t pb[3], pe[3]; /* pads begin/end */
 } Win;
 
 static int read_window(Importer *im, GNode *x, const int64_t *kshape, Win *w) {
   int nsp = x->type.ndim - 2;
-  if (nsp < 1 || nsp > 2) return imp_error(im, "only 1-D and 2-D windows are supported (input has rank %d)", x->type.ndim);
+  if (nsp < 1 || nsp > 3) return imp_error(im, "%d-D windows are not supported (input has rank %d)", nsp, x->type.ndim);
   w->nsp = nsp;
   int n;
   const int64_t *v;
@@ -278,6 +306,7 @@ static int h_conv(Importer *im) {
   if (w->type.ndim != x->type.ndim) return imp_error(im, "weight rank %d differs from data rank %d", w->type.ndim, x->type.ndim);
   Win win;
   if (read_window(im, x, w->type.shape + 2, &win)) return -1;
+  if (win.nsp > 2) return imp_error(im, "%d-D convolutions are not supported", win.nsp);
   GAttrs a = gattrs_new();
   win_attrs(&a, &win, "kernel_size");
   ga_int(&a, "groups", onnx_attr_int(N(im), "group", 1));
@@ -296,15 +325,31 @@ static int h_conv(Importer *im) {
 static int h_conv_transpose(Importer *im) {
   GNode *x = in0(im), *w = imp_input(im, 1), *b = imp_input(im, 2);
   if (!x || !w) return imp_error(im, "needs data and weight");
-  if (x->type.ndim != 4) return imp_error(im, "only 2-D transposed convolutions are supported");
+  if (x->type.ndim != 4 && x->type.ndim != 3)
+    return imp_error(im, "%d-D transposed convolutions are not supported", x->type.ndim - 2);
   Win win;
   if (read_window(im, x, w->type.shape + 2, &win)) return -1;
+  bool one_d = win.nsp == 1;
+  if (one_d) { /* as 2-D with height 1 */
+    win.nsp = 2;
+    win.k[1] = win.k[0], win.s[1] = win.s[0], win.d[1] = win.d[0], win.pb[1] = win.pb[0], win.pe[1] = win.pe[0];
+    win.k[0] = win.s[0] = win.d[0] = 1, win.pb[0] = win.pe[0] = 0;
+    x = to_2d(im, x);
+    w = to_2d(im, w);
+  }
   int64_t groups = onnx_attr_int(N(im), "group", 1);
   int n;
   const int64_t *v;
   int64_t op[2] = {0, 0};
   if ((v = onnx_attr_ints(N(im), "output_padding", &n)) && n == 2) op[0] = v[0], op[1] = v[1];
+  if (v && one_d && n == 1) op[1] = v[0];
   const int64_t *osz = onnx_attr_ints(N(im), "output_shape", &n);
+  int64_t osz1[2];
+  if (osz && one_d && n == 1) {
+    osz1[0] = 1, osz1[1] = osz[0];
+    osz = osz1;
+    n = 2;
+  }
   const char *ap = onnx_attr_string(N(im), "auto_pad", "NOTSET");
   if ((osz && n == 2) || !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
     /* total padding from the wanted output size */
@@ -332,7 +377,25 @@ static int h_conv_transpose(Importer *im) {
     ga_int(&aa, "axis", 1);
     y = imp_call(im, "nn.bias_add", 2, (GNode *[]){y, b}, aa);
   }
-  return out0(im, y);
+  return out0(im, y && one_d ? from_2d(im, y, 1) : y);
+}
+
+/* One 2-D pooling call of the node's kind on x (NCHW). */
+static GNode *pool2d(Importer *im, GNode *x, const Win *w) {
+  const char *op = N(im)->op_type;
+  GAttrs a = gattrs_new();
+  win_attrs(&a, w, "pool_size");
+  ga_int(&a, "ceil_mode", onnx_attr_int(N(im), "ceil_mode", 0));
+  const char *k = "nn.max_pool2d";
+  if (!strcmp(op, "AveragePool")) {
+    k = "nn.avg_pool2d";
+    ga_int(&a, "count_include_pad", onnx_attr_int(N(im), "count_include_pad", 0));
+  } else if (!strcmp(op, "LpPool")) {
+    k = "nn.lp_pool2d";
+    const OnnxAttr *p = onnx_attr_find(N(im), "p");
+    ga_int(&a, "p", p && p->type == ONNX_ATTR_FLOAT ? (int64_t)p->f : onnx_attr_int(N(im), "p", 2)); /* float before opset 11 */
+  }
+  return imp_call(im, k, 1, &x, a);
 }
 
 static int h_pool(Importer *im) {
@@ -345,19 +408,25 @@ static int h_pool(Importer *im) {
   if (!ks || n != x->type.ndim - 2) return imp_error(im, "kernel_shape must give %d values", x->type.ndim - 2);
   Win win;
   if (read_window(im, x, ks, &win)) return -1;
-  GAttrs a = gattrs_new();
-  win_attrs(&a, &win, "pool_size");
-  ga_int(&a, "ceil_mode", onnx_attr_int(N(im), "ceil_mode", 0));
-  const char *k = "nn.max_pool2d";
-  if (!strcmp(op, "AveragePool")) {
-    k = "nn.avg_pool2d";
-    ga_int(&a, "count_include_pad", onnx_attr_int(N(im), "count_include_pad", 0));
-  } else if (!strcmp(op, "LpPool")) {
-    k = "nn.lp_pool2d";
-    ga_int(&a, "p", onnx_attr_int(N(im), "p", 2));
+  if (win.nsp == 3) {
+    /* max, average (the count of a window is a product over its axes,
+     * padding excluded or not) and Lp pooling are separable: pool over
+     * (H, W) with depth folded into the channels, then over D with H and
+     * W flattened into one axis */
+    const int64_t *xs = x->type.shape;
+    Win hw = {2, {win.k[1], win.k[2]}, {win.s[1], win.s[2]}, {win.d[1], win.d[2]}, {win.pb[1], win.pb[2]}, {win.pe[1], win.pe[2]}};
+    int64_t s1[4] = {xs[0], xs[1] * xs[2], xs[3], xs[4]};
+    GNode *y = pool2d(im, reshape(im, x, 4, s1), &hw);
+    if (!y) return -1;
+    int64_t oh = y->type.shape[2], ow = y->type.shape[3];
+    int64_t s2[4] = {xs[0], xs[1], xs[2], oh * ow};
+    Win dd = {2, {win.k[0], 1}, {win.s[0], 1}, {win.d[0], 1}, {win.pb[0], 0}, {win.pe[0], 0}};
+    GNode *z = pool2d(im, reshape(im, y, 4, s2), &dd);
+    if (!z) return -1;
+    int64_t s3[5] = {xs[0], xs[1], z->type.shape[2], oh, ow};
+    return out0(im, reshape(im, z, 5, s3));
   }
-  GNode *x2 = to_2d(im, x);
-  GNode *y = imp_call(im, k, 1, &x2, a);
+  GNode *y = pool2d(im, to_2d(im, x), &win);
   return out0(im, y ? from_2d(im, y, win.nsp) : NULL);
 }
 
@@ -377,12 +446,15 @@ static int h_global_pool(Importer *im) {
 }
 
 static int h_batchnorm(Importer *im) {
+  if (imp_opset(im) >= 14 && onnx_attr_int(N(im), "training_mode", 0)) return onnx_h_BatchNormTraining(im);
   if (N(im)->noutputs > 1)
     for (int i = 1; i < N(im)->noutputs; i++)
       if (*N(im)->outputs[i]) return imp_error(im, "training-mode outputs are not supported (inference only)");
   GNode *args[5];
   for (int i = 0; i < 5; i++)
     if (!(args[i] = imp_input(im, i))) return imp_error(im, "input %d is missing", i);
+  if (imp_opset(im) < 9 && onnx_attr_int(N(im), "spatial", 1) == 0)
+    return imp_error(im, "spatial = 0 (statistics per element) is not supported");
   GAttrs a = gattrs_new();
   ga_int(&a, "axis", 1);
   ga_float(&a, "epsilon", onnx_attr_float(N(im), "epsilon", 1e-5f));
@@ -398,7 +470,7 @@ static int h_instancenorm(Importer *im) {
 
 static int h_layernorm(Importer *im) {
   for (int i = 1; i < N(im)->noutputs; i++)
-    if (*N(im)->outputs[i]) return imp_error(im, "the Mean and InvStdDev outputs are not supported");
+    if (*N(im)->outputs[i]) return onnx_h_LayerNormStats(im);
   GNode *args[3];
   int n = 0;
   for (int i = 0; i < 3; i++)
@@ -420,6 +492,19 @@ static int h_lrn(Importer *im) {
 }
 
 static int h_dropout(Importer *im) {
+  if (imp_opset(im) >= 12 && imp_input(im, 2)) {
+    GNode *tm = imp_const_input(im, 2);
+    if (!tm) return -1;
+    double ratio = 0.5;
+    if (imp_input(im, 1)) {
+      GNode *r = imp_const_input(im, 1);
+      if (!r) return -1;
+      ratio = gnode_scalar_value(r);
+    }
+    if (gnode_scalar_value(tm) != 0 && ratio != 0)
+      return imp_error(im, "training mode (training_mode = true, ratio %g) is not supported: Kiln compiles inference "
+                           "graphs, and a training-mode dropout is random", ratio);
+  }
   if (N(im)->noutputs > 1 && *N(im)->outputs[1]) {
     /* the mask of an inference-mode dropout is all true */
     GNode *x = in0(im);
@@ -629,7 +714,7 @@ static int h_concat(Importer *im) {
     if (x) args[k++] = x;
   }
   GAttrs a = gattrs_new();
-  ga_int(&a, "axis", onnx_attr_int(N(im), "axis", 0));
+  ga_int(&a, "axis", onnx_attr_int(N(im), "axis", imp_opset(im) < 4 ? 1 : 0));
   return out0(im, imp_call(im, "concatenate", k, args, a));
 }
 
@@ -722,16 +807,17 @@ static int h_pad(Importer *im) {
   int n;
   double value = 0;
   if (imp_opset(im) < 11) {
-    const int64_t *v = onnx_attr_ints(N(im), "pads", &n);
+    const int64_t *v = onnx_attr_ints(N(im), imp_opset(im) < 2 ? "paddings" : "pads", &n);
     if (!v || n != 2 * nd) return imp_error(im, "pads must have %d values", 2 * nd);
     memcpy(pads, v, sizeof(int64_t) * (size_t)n);
     value = onnx_attr_float(N(im), "value", 0);
   } else {
     if ((n = imp_const_input_ints(im, 1, pads, 2 * MAXD)) < 0) return -1;
     if (n != 2 * nd) return imp_error(im, "pads has %d values, expected %d", n, 2 * nd);
-    GNode *cv = imp_input(im, 2);
+    GNode *cv = imp_input(im, 2) ? imp_const_input(im, 2) : NULL;
+    if (imp_input(im, 2) && !cv) return -1;
     if (cv) {
-      if (!gnode_is_scalar_const(cv)) return imp_error(im, "constant_value must be a constant scalar");
+      if (!gnode_is_scalar_const(cv)) return imp_error(im, "constant_value must be a scalar");
       value = gnode_scalar_value(cv);
     }
   }
@@ -743,6 +829,7 @@ static int h_pad(Importer *im) {
 }
 
 static int h_tile(Importer *im) {
+  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
   int64_t r[MAXD];
   int n = imp_const_input_ints(im, 1, r, MAXD);
   if (n < 0) return -1;
@@ -786,9 +873,10 @@ static int h_constant_of_shape(Importer *im) {
 }
 
 static int h_range(Importer *im) {
-  GNode *s = in0(im), *l = imp_input(im, 1), *d = imp_input(im, 2);
+  GNode *s = imp_const_input(im, 0), *l = s ? imp_const_input(im, 1) : NULL, *d = l ? imp_const_input(im, 2) : NULL;
+  if (!d) return -1;
   if (!gnode_is_scalar_const(s) || !gnode_is_scalar_const(l) || !gnode_is_scalar_const(d))
-    return imp_error(im, "start, limit and delta must be constants");
+    return imp_error(im, "start, limit and delta must be scalars");
   double a = gnode_scalar_value(s), b = gnode_scalar_value(l), st = gnode_scalar_value(d);
   if (st == 0) return imp_error(im, "delta is zero");
   double cnt = ceil((b - a) / st);
@@ -867,6 +955,8 @@ static int h_resize(Importer *im) {
   double scales[MAXD];
   bool have = false;
   const char *op = N(im)->op_type;
+  if (!strcmp(op, "Upsample") && imp_opset(im) < 7)
+    return imp_error(im, "Upsample before opset 7 (height_scale and width_scale) is not supported");
   if (!strcmp(op, "Upsample") && imp_opset(im) < 9) {
     int n;
     const float *v = onnx_attr_floats(N(im), "scales", &n);
@@ -881,8 +971,11 @@ static int h_resize(Importer *im) {
       if (n != nd) return imp_error(im, "sizes has %d values, expected %d", n, nd);
       have = true;
     } else {
-      GNode *sc = imp_input(im, si);
-      if (!sc || sc->kind != GN_CONST || ttype_numel(&sc->type) != nd) return imp_error(im, "scales must be a constant of %d values", nd);
+      if (!imp_input(im, si)) return imp_error(im, "needs scales or sizes");
+      GNode *sc = imp_const_input(im, si);
+      if (!sc) return -1;
+      if (ttype_numel(&sc->type) != nd || !dt_eq(sc->type.dtype, DT_F32))
+        return imp_error(im, "scales must hold %d float32 values, got %s", nd, ttype_str(&sc->type));
       for (int i = 0; i < nd; i++) scales[i] = ((const float *)((char *)sc->value->data + sc->value->byte_offset))[i];
     }
   }
@@ -907,44 +1000,142 @@ static int h_resize(Importer *im) {
 /* ---- the table ---- */
 
 static const OnnxOpEntry table[] = {
-    {"Abs", h_unary},           {"Acos", h_unary},          {"Acosh", h_unary},
-    {"Add", h_binary},          {"And", h_binary},          {"ArgMax", h_argreduce},
-    {"ArgMin", h_argreduce},    {"Asin", h_unary},          {"Asinh", h_unary},
-    {"Atan", h_unary},          {"Atanh", h_unary},         {"AveragePool", h_pool},
-    {"BatchNormalization", h_batchnorm}, {"BitShift", h_bitshift}, {"BitwiseAnd", h_binary},
-    {"BitwiseOr", h_binary},    {"BitwiseXor", h_binary},   {"Cast", h_cast},
-    {"CastLike", h_castlike},   {"Ceil", h_unary},          {"Celu", h_attr_unary},
-    {"Clip", h_clip},           {"Concat", h_concat},       {"Constant", h_constant},
-    {"ConstantOfShape", h_constant_of_shape}, {"Conv", h_conv}, {"ConvTranspose", h_conv_transpose},
-    {"Cos", h_unary},           {"Cosh", h_unary},          {"DepthToSpace", h_depth_space},
-    {"Div", h_binary},          {"Dropout", h_dropout},     {"Elu", h_attr_unary},
-    {"Equal", h_binary},        {"Erf", h_unary},           {"Exp", h_unary},
-    {"Expand", h_expand},       {"Flatten", h_flatten},     {"Floor", h_unary},
-    {"Gather", h_gather},       {"GatherElements", h_gather}, {"Gemm", h_gemm},
-    {"GlobalAveragePool", h_global_pool}, {"GlobalMaxPool", h_global_pool}, {"Greater", h_binary},
-    {"GreaterOrEqual", h_binary}, {"HardSigmoid", h_attr_unary}, {"HardSwish", h_unary},
-    {"Identity", h_unary},      {"InstanceNormalization", h_instancenorm}, {"IsNaN", h_unary},
-    {"LayerNormalization", h_layernorm}, {"LeakyRelu", h_attr_unary}, {"Less", h_binary},
-    {"LessOrEqual", h_binary},  {"Log", h_unary},           {"LogSoftmax", h_softmax},
-    {"LpPool", h_pool},         {"LRN", h_lrn},             {"MatMul", h_matmul},
-    {"Max", h_variadic},        {"MaxPool", h_pool},        {"Mean", h_variadic},
-    {"Min", h_variadic},        {"Mod", h_mod},             {"Mul", h_binary},
-    {"Neg", h_unary},           {"Not", h_unary},           {"Or", h_binary},
-    {"Pad", h_pad},             {"Pow", h_binary},          {"PRelu", h_binary},
-    {"Range", h_range},         {"Reciprocal", h_unary},    {"ReduceL1", h_reduce},
-    {"ReduceL2", h_reduce},     {"ReduceLogSum", h_reduce}, {"ReduceLogSumExp", h_reduce},
-    {"ReduceMax", h_reduce},    {"ReduceMean", h_reduce},   {"ReduceMin", h_reduce},
-    {"ReduceProd", h_reduce},   {"ReduceSum", h_reduce},    {"ReduceSumSquare", h_reduce},
-    {"Relu", h_unary},          {"Reshape", h_reshape},     {"Resize", h_resize},
-    {"Round", h_unary},         {"Selu", h_attr_unary},     {"Shape", h_shape},
-    {"Sigmoid", h_unary},       {"Sign", h_unary},          {"Sin", h_unary},
-    {"Sinh", h_unary},          {"Size", h_size},           {"Slice", h_slice},
-    {"Softmax", h_softmax},     {"Softplus", h_unary},      {"Softsign", h_unary},
-    {"SpaceToDepth", h_depth_space}, {"Split", h_split},    {"Sqrt", h_unary},
-    {"Squeeze", h_squeeze},     {"Sub", h_binary},          {"Sum", h_variadic},
-    {"Tan", h_unary},           {"Tanh", h_unary},          {"ThresholdedRelu", h_attr_unary},
-    {"Tile", h_tile},           {"Transpose", h_transpose}, {"Unsqueeze", h_unsqueeze},
-    {"Upsample", h_resize},     {"Where", h_where},         {"Xor", h_binary},
+    {"Abs", h_unary},
+    {"Acos", h_unary},
+    {"Acosh", h_unary},
+    {"Add", h_binary},
+    {"And", h_binary},
+    {"ArgMax", h_argreduce},
+    {"ArgMin", h_argreduce},
+    {"Asin", h_unary},
+    {"Asinh", h_unary},
+    {"Atan", h_unary},
+    {"Atanh", h_unary},
+    {"AveragePool", h_pool},
+    {"BatchNormalization", h_batchnorm},
+    {"BitShift", h_bitshift},
+    {"BitwiseAnd", h_binary},
+    {"BitwiseOr", h_binary},
+    {"BitwiseXor", h_binary},
+    {"Cast", h_cast},
+    {"CastLike", h_castlike},
+    {"Ceil", h_unary},
+    {"Celu", h_attr_unary},
+    {"Clip", h_clip},
+    {"Compress", onnx_h_Compress},
+    {"Concat", h_concat},
+    {"Constant", h_constant},
+    {"ConstantOfShape", h_constant_of_shape},
+    {"Conv", h_conv},
+    {"ConvTranspose", h_conv_transpose},
+    {"Cos", h_unary},
+    {"Cosh", h_unary},
+    {"CumSum", onnx_h_CumSum},
+    {"DepthToSpace", h_depth_space},
+    {"Div", h_binary},
+    {"Dropout", h_dropout},
+    {"Einsum", onnx_h_Einsum},
+    {"Elu", h_attr_unary},
+    {"Equal", h_binary},
+    {"Erf", h_unary},
+    {"Exp", h_unary},
+    {"Expand", h_expand},
+    {"EyeLike", onnx_h_EyeLike},
+    {"Flatten", h_flatten},
+    {"Floor", h_unary},
+    {"Gather", h_gather},
+    {"GatherElements", h_gather},
+    {"GatherND", onnx_h_GatherND},
+    {"Gemm", h_gemm},
+    {"GlobalAveragePool", h_global_pool},
+    {"GlobalLpPool", onnx_h_GlobalLpPool},
+    {"GlobalMaxPool", h_global_pool},
+    {"Greater", h_binary},
+    {"GreaterOrEqual", h_binary},
+    {"Hardmax", onnx_h_Hardmax},
+    {"HardSigmoid", h_attr_unary},
+    {"HardSwish", h_unary},
+    {"Identity", h_unary},
+    {"InstanceNormalization", h_instancenorm},
+    {"IsInf", onnx_h_IsInf},
+    {"IsNaN", h_unary},
+    {"LayerNormalization", h_layernorm},
+    {"LeakyRelu", h_attr_unary},
+    {"Less", h_binary},
+    {"LessOrEqual", h_binary},
+    {"Log", h_unary},
+    {"LogSoftmax", h_softmax},
+    {"LpNormalization", onnx_h_LpNormalization},
+    {"LpPool", h_pool},
+    {"LRN", h_lrn},
+    {"MatMul", h_matmul},
+    {"Max", h_variadic},
+    {"MaxPool", h_pool},
+    {"MaxUnpool", onnx_h_MaxUnpool},
+    {"Mean", h_variadic},
+    {"MeanVarianceNormalization", onnx_h_MeanVarianceNormalization},
+    {"Min", h_variadic},
+    {"Mod", h_mod},
+    {"Mul", h_binary},
+    {"Neg", h_unary},
+    {"NegativeLogLikelihoodLoss", onnx_h_NegativeLogLikelihoodLoss},
+    {"NonZero", onnx_h_NonZero},
+    {"Not", h_unary},
+    {"OneHot", onnx_h_OneHot},
+    {"Or", h_binary},
+    {"Pad", h_pad},
+    {"Pow", h_binary},
+    {"PRelu", h_binary},
+    {"Range", h_range},
+    {"Reciprocal", h_unary},
+    {"ReduceL1", h_reduce},
+    {"ReduceL2", h_reduce},
+    {"ReduceLogSum", h_reduce},
+    {"ReduceLogSumExp", h_reduce},
+    {"ReduceMax", h_reduce},
+    {"ReduceMean", h_reduce},
+    {"ReduceMin", h_reduce},
+    {"ReduceProd", h_reduce},
+    {"ReduceSum", h_reduce},
+    {"ReduceSumSquare", h_reduce},
+    {"Relu", h_unary},
+    {"Reshape", h_reshape},
+    {"Resize", h_resize},
+    {"ReverseSequence", onnx_h_ReverseSequence},
+    {"Round", h_unary},
+    {"Scatter", onnx_h_ScatterElements},
+    {"ScatterElements", onnx_h_ScatterElements},
+    {"ScatterND", onnx_h_ScatterND},
+    {"Selu", h_attr_unary},
+    {"Shape", h_shape},
+    {"Shrink", onnx_h_Shrink},
+    {"Sigmoid", h_unary},
+    {"Sign", h_unary},
+    {"Sin", h_unary},
+    {"Sinh", h_unary},
+    {"Size", h_size},
+    {"Slice", h_slice},
+    {"Softmax", h_softmax},
+    {"SoftmaxCrossEntropyLoss", onnx_h_SoftmaxCrossEntropyLoss},
+    {"Softplus", h_unary},
+    {"Softsign", h_unary},
+    {"SpaceToDepth", h_depth_space},
+    {"Split", h_split},
+    {"Sqrt", h_unary},
+    {"Squeeze", h_squeeze},
+    {"Sub", h_binary},
+    {"Sum", h_variadic},
+    {"Tan", h_unary},
+    {"Tanh", h_unary},
+    {"ThresholdedRelu", h_attr_unary},
+    {"Tile", h_tile},
+    {"TopK", onnx_h_TopK},
+    {"Transpose", h_transpose},
+    {"Trilu", onnx_h_Trilu},
+    {"Unsqueeze", h_unsqueeze},
+    {"Upsample", h_resize},
+    {"Where", h_where},
+    {"Xor", h_binary},
 };
 
 OnnxHandler onnx_find_handler(const char *op_type) {

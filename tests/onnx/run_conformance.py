@@ -1,0 +1,415 @@
+#!/usr/bin/python3
+"""ONNX conformance runner: ONNX's own node and simple test cases through Kiln.
+
+Generates ONNX's backend test data once into a cache folder (default
+build/onnx-node-tests; `onnx.backend.test.cmd_tools generate-data`), then
+for every case of node/ and simple/: `kiln compile` its model.onnx (symbolic
+or missing input dimensions bound from the test data's shapes with
+--input-shapes), `kiln run` the module on each test_data_set's input_*.pb in
+order, and compares every output with the matching output_*.pb the way ONNX's
+backend runner does: same dtype, same shape, numpy.testing.assert_allclose
+with rtol 1e-3 and atol 1e-7 (NaNs equal).  Cases run in parallel (-j, two
+by default), each with a time limit.
+
+Each case is classified:
+  pass         every output of every data set matched;
+  fail         Kiln compiled it but got a wrong answer, crashed, timed out,
+               or stopped with an error that is not a clear "unsupported";
+  unsupported  Kiln refused the model with a clear message that an operator,
+               attribute value, data type or value kind is not supported.
+
+Where Kiln needs an input's value at compile time (a Reshape's shape, a
+Tile's repeats fed as a graph input) it says so ("must be known at compile
+time"); the runner then binds that input to its test value with
+`kiln compile --bind NAME=FILE.pb`, as a user of a static-shape compiler
+would, and the case is marked as such in the report.
+
+Prints a table per operator (a case counts under the operator its test name
+names, e.g. test_reduce_sum_keepdims_random -> ReduceSum) and the totals,
+and writes the same table plus every failing and unsupported case with its
+one-line reason to a Markdown report (default build/onnx_conformance.md).
+Exits 1 when any case fails, so the suite stays green only when every case
+Kiln accepts gives the right answer.
+
+Usage:  /usr/bin/python3 tests/onnx/run_conformance.py [-j 2] [-k PATTERN]
+        [--kiln build/kiln] [--cache build/onnx-node-tests]
+        [--report build/onnx_conformance.md] [--timeout 120] [--keep]
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RTOL, ATOL = 1e-3, 1e-7
+SUITES = ("node", "simple")
+
+# A compile error is "unsupported" when Kiln's message says so plainly.
+UNSUPPORTED_RE = re.compile(r"unsupported|not supported|no Kiln equivalent", re.I)
+# Kiln names the graph inputs a compile-time value is computed from.
+BIND_RE = re.compile(r"must be known at compile time.*computed from the graph input\(s\) ((?:'[^']*'(?:, )?)+)")
+
+# Test-name prefixes that do not spell their operator's name.
+ALIASES = {
+    "batchnorm": "BatchNormalization",
+    "instancenorm": "InstanceNormalization",
+    "mvn": "MeanVarianceNormalization",
+    "sce": "SoftmaxCrossEntropyLoss",
+    "nllloss": "NegativeLogLikelihoodLoss",
+    "less_equal": "LessOrEqual",
+    "greater_equal": "GreaterOrEqual",
+    "strnorm": "StringNormalizer",
+    "basic_conv": "Conv",
+    "conv_with": "Conv",
+    "basic_deform_conv": "DeformConv",
+    "globalaveragepool": "GlobalAveragePool",
+    "reversesequence": "ReverseSequence",
+    "logsoftmax": "LogSoftmax",
+    "quantizelinear": "QuantizeLinear",
+}
+
+
+def generate(cache):
+    """Write ONNX's node/simple/real test data into cache (once)."""
+    if all(os.path.isdir(os.path.join(cache, s)) for s in SUITES):
+        return
+    print(f"generating ONNX backend test data into {cache} ...", flush=True)
+    os.makedirs(cache, exist_ok=True)
+    # onnx 1.12's generators still use NumPy aliases removed in NumPy 1.24.
+    code = ("import numpy as np\n"
+            "for a, b in [('float', float), ('int', int), ('bool', bool), ('object', object),"
+            " ('complex', complex), ('str', str)]:\n"
+            "    setattr(np, a, b)\n"
+            "import sys\n"
+            f"sys.argv = ['x', 'generate-data', '-o', {cache!r}]\n"
+            "from onnx.backend.test.cmd_tools import main\n"
+            "main()\n")
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+def load_tensor(path):
+    import onnx
+    from onnx import numpy_helper
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def compact(s):
+    return s.replace("_", "").lower()
+
+
+_SCHEMAS = None
+
+
+def schema_names():
+    global _SCHEMAS
+    if _SCHEMAS is None:
+        import onnx.defs
+        _SCHEMAS = sorted({s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx")},
+                          key=len, reverse=True)
+    return _SCHEMAS
+
+
+def test_op(name, model_ops):
+    """The operator a test is about, from its name and its model's ops."""
+    base = name[len("test_"):] if name.startswith("test_") else name
+    for prefix, op in sorted(ALIASES.items(), key=lambda kv: -len(kv[0])):
+        if base.startswith(prefix):
+            return op
+    c = compact(base)
+    hits = [op for op in set(model_ops) if c.startswith(op.lower())]
+    if hits:
+        return max(hits, key=len)
+    if len(set(model_ops)) == 1:
+        return model_ops[0]
+    for op in schema_names():
+        if c.startswith(op.lower()):
+            return op
+    return model_ops[0] if model_ops else "(none)"
+
+
+class Case:
+    def __init__(self, suite, name, path):
+        self.suite, self.name, self.path = suite, name, path
+        self.status, self.reason, self.op, self.ops = None, "", "", []
+        self.bound = []  # inputs bound to their test values at compile time
+        self.seconds = 0.0
+
+
+def graph_ops(graph):
+    ops = []
+    for n in graph.node:
+        ops.append(n.op_type)
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                ops += graph_ops(g)
+    return ops
+
+
+def first_line(text, cmd):
+    """Kiln's own error line from stderr (not the C compiler's chatter)."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    for l in lines:
+        if l.startswith(f"kiln {cmd}:"):
+            return l[len(f"kiln {cmd}:"):].strip()
+    return lines[-1] if lines else ""
+
+
+def run_proc(argv, timeout, env):
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout} s"
+
+
+def describe_rc(rc):
+    if rc is None:
+        return "timeout"
+    if rc < 0:
+        import signal
+        try:
+            return f"crashed ({signal.Signals(-rc).name})"
+        except ValueError:
+            return f"crashed (signal {-rc})"
+    return f"exit {rc}"
+
+
+def compare(ref, got, k):
+    """None if got matches ref as ONNX's runner requires, else the reason."""
+    if got.dtype != ref.dtype:
+        return f"output {k}: dtype {got.dtype}, expected {ref.dtype}"
+    if got.shape != ref.shape:
+        return f"output {k}: shape {got.shape}, expected {ref.shape}"
+    if ref.dtype == object:
+        return None if np.array_equal(ref, got) else f"output {k}: values differ"
+    try:
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL, equal_nan=True)
+    except AssertionError:
+        a, b = got.astype(np.float64), ref.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
+        i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+        return (f"output {k}: {int(bad.sum())}/{bad.size} values differ, e.g. at {tuple(int(x) for x in i)} "
+                f"got {got[i]!r} expected {ref[i]!r}")
+    return None
+
+
+def run_case(case, args, workroot):
+    import onnx
+    t0 = time.time()
+    env = dict(os.environ)
+    env.setdefault("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11")
+    env.setdefault("KILN_NUM_THREADS", "1")
+    work = tempfile.mkdtemp(prefix=case.name + ".", dir=workroot)
+    try:
+        model = onnx.load(os.path.join(case.path, "model.onnx"), load_external_data=False)
+        case.ops = graph_ops(model.graph)
+        case.op = test_op(case.name, case.ops)
+        inits = {i.name for i in model.graph.initializer}
+        inputs = [vi for vi in model.graph.input if vi.name not in inits]
+        sets = sorted(d for d in os.listdir(case.path) if d.startswith("test_data_set_"))
+        if not sets:
+            case.status, case.reason = "fail", "no test data sets"
+            return case
+        # group data sets by the input shapes they need bound (one compile each)
+        groups = collections.OrderedDict()
+        for ds in sets:
+            dpath = os.path.join(case.path, ds)
+            files = sorted((f for f in os.listdir(dpath) if f.startswith("input_")), key=lambda f: int(f[6:-3]))
+            shapes = []
+            for i, vi in enumerate(inputs):
+                tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+                if tt is None or i >= len(files):
+                    continue
+                dims = tt.shape.dim if tt.HasField("shape") else None
+                if dims is not None and all(d.HasField("dim_value") for d in dims):
+                    continue
+                try:
+                    arr = load_tensor(os.path.join(dpath, files[i]))
+                except Exception:
+                    continue
+                shapes.append((vi.name, tuple(arr.shape)))
+            groups.setdefault(tuple(shapes), []).append((ds, files))
+        work_items = list(groups.items())
+        so_count = 0
+        names = [vi.name for vi in inputs]
+        while work_items:
+            shapes, members = work_items.pop(0)
+            bind = {}
+            split = False
+            while True:
+                so = os.path.join(work, f"m{so_count}.so")
+                so_count += 1
+                argv = [args.kiln, "compile", os.path.join(case.path, "model.onnx"), "-o", so]
+                given = [(n, d) for n, d in shapes if n not in bind]  # a bound input needs no shape
+                if given:
+                    argv += ["--input-shapes", ",".join(f"{n}:[{','.join(map(str, d))}]" for n, d in given)]
+                for name, f in bind.items():
+                    argv += ["--bind", f"{name}={f}"]
+                rc, out, err = run_proc(argv, args.timeout, env)
+                if rc == 0:
+                    break
+                msg = first_line(err, "compile")
+                m = BIND_RE.search(msg) if rc is not None and rc > 0 else None
+                want = [w for w in re.findall(r"'([^']*)'", m.group(1)) if w in names and w not in bind] if m else []
+                if want:
+                    if len(members) > 1:  # bound values may differ per data set: one compile each
+                        work_items[:0] = [(shapes, [mb]) for mb in members]
+                        split = True
+                        break
+                    ds, files = members[0]
+                    for w in want:
+                        bind[w] = os.path.join(case.path, ds, files[names.index(w)])
+                    continue
+                if rc is not None and rc > 0 and UNSUPPORTED_RE.search(msg):
+                    case.status, case.reason = "unsupported", msg
+                else:
+                    case.status, case.reason = "fail", f"compile: {describe_rc(rc)}: {msg}"
+                return case
+            if split:
+                continue
+            case.bound = sorted(set(case.bound) | set(bind))
+            bound_idx = {names.index(b) for b in bind}
+            for ds, files in members:
+                dpath = os.path.join(case.path, ds)
+                npz = os.path.join(work, ds + ".npz")
+                argv = [args.kiln, "run", so, "-o", npz]
+                for i, f in enumerate(files):
+                    if i not in bound_idx:
+                        argv += ["--inputs", os.path.join(dpath, f)]
+                rc, out, err = run_proc(argv, args.timeout, env)
+                if rc != 0:
+                    case.status, case.reason = "fail", f"run {ds}: {describe_rc(rc)}: {first_line(err, 'run')}"
+                    return case
+                with np.load(npz) as z:
+                    got = [z[f"output_{k}"] for k in range(len(z.files))]
+                refs = sorted((f for f in os.listdir(dpath) if f.startswith("output_")), key=lambda f: int(f[7:-3]))
+                if len(got) != len(refs):
+                    case.status, case.reason = "fail", f"{ds}: {len(got)} outputs, expected {len(refs)}"
+                    return case
+                for k, f in enumerate(refs):
+                    why = compare(load_tensor(os.path.join(dpath, f)), got[k], k)
+                    if why:
+                        case.status, case.reason = "fail", f"{ds}: {why}"
+                        return case
+        case.status = "pass"
+        return case
+    except Exception as e:  # a runner problem must not pass silently
+        case.status, case.reason = "fail", f"runner: {type(e).__name__}: {e}"
+        return case
+    finally:
+        case.seconds = time.time() - t0
+        if not (args.keep and case.status == "fail"):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def md_escape(s):
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def report(cases, args, wall):
+    by_op = collections.defaultdict(collections.Counter)
+    for c in cases:
+        by_op[c.op][c.status] += 1
+    tot = collections.Counter(c.status for c in cases)
+    n = len(cases)
+    rows = sorted(by_op.items(), key=lambda kv: kv[0].lower())
+    w = max([len(op) for op, _ in rows] + [8])
+    lines = [f"{'operator':<{w}}  pass  fail  unsup"]
+    for op, cnt in rows:
+        lines.append(f"{op:<{w}}  {cnt['pass']:4d}  {cnt['fail']:4d}  {cnt['unsupported']:5d}")
+    pct = 100.0 * tot["pass"] / n if n else 0.0
+    total = (f"total: {n} cases: {tot['pass']} pass ({pct:.1f}%), {tot['fail']} fail, "
+             f"{tot['unsupported']} unsupported ({wall:.0f} s, -j {args.jobs})")
+    print("\n".join(lines))
+    print(total)
+    bound = [c for c in cases if c.bound and c.status == "pass"]
+    if bound:
+        print(f"({len(bound)} passing cases had inputs bound at compile time)")
+    md = ["# ONNX conformance", "",
+          f"ONNX {onnx_version()} backend test cases ({', '.join(SUITES)}) compiled and run by Kiln "
+          f"(`tests/onnx/run_conformance.py`).", "",
+          f"**{total}**", "",
+          "| operator | pass | fail | unsupported |", "|---|---:|---:|---:|"]
+    for op, cnt in rows:
+        md.append(f"| {op} | {cnt['pass']} | {cnt['fail']} | {cnt['unsupported']} |")
+    md.append(f"| **total** | **{tot['pass']}** | **{tot['fail']}** | **{tot['unsupported']}** |")
+    for status, title in (("fail", "Failing cases"), ("unsupported", "Unsupported cases")):
+        sel = sorted((c for c in cases if c.status == status), key=lambda c: (c.suite, c.name))
+        md += ["", f"## {title} ({len(sel)})", ""]
+        md += [f"- `{c.suite}/{c.name}` ({c.op}): {md_escape(c.reason)}" for c in sel] or ["none"]
+    if bound:
+        md += ["", f"## Passing with inputs bound at compile time ({len(bound)})", "",
+               "Kiln compiles static shapes: these inputs decide a shape, so the runner bound them to their test "
+               "values with `kiln compile --bind`.", ""]
+        md += [f"- `{c.suite}/{c.name}`: {', '.join(c.bound)}" for c in sorted(bound, key=lambda c: c.name)]
+    os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
+    with open(args.report, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print(f"report: {args.report}")
+    return tot
+
+
+def onnx_version():
+    import onnx
+    return onnx.__version__
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "kiln"))
+    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "onnx-node-tests"))
+    ap.add_argument("--report", default=os.path.join(ROOT, "build", "onnx_conformance.md"))
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per compile or run")
+    ap.add_argument("-k", dest="pattern", help="only cases whose name matches this regular expression")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders of failing cases")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each case as it finishes")
+    args = ap.parse_args()
+    if not os.access(args.kiln, os.X_OK):
+        sys.exit(f"run_conformance: {args.kiln} is not an executable (build Kiln first)")
+    generate(args.cache)
+    cases = []
+    for suite in SUITES:
+        d = os.path.join(args.cache, suite)
+        for name in sorted(os.listdir(d)):
+            if args.pattern and not re.search(args.pattern, name):
+                continue
+            if os.path.isfile(os.path.join(d, name, "model.onnx")):
+                cases.append(Case(suite, name, os.path.join(d, name)))
+    if not cases:
+        sys.exit("run_conformance: no cases selected")
+    workroot = tempfile.mkdtemp(prefix="kiln-conformance.")
+    t0 = time.time()
+    done = 0
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futs = [pool.submit(run_case, c, args, workroot) for c in cases]
+            for fut in concurrent.futures.as_completed(futs):
+                c = fut.result()
+                done += 1
+                if args.verbose or c.status == "fail":
+                    print(f"[{done}/{len(cases)}] {c.status:11s} {c.suite}/{c.name} ({c.seconds:.1f} s)"
+                          + (f": {c.reason}" if c.reason else ""), flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workroot, ignore_errors=True)
+        else:
+            print(f"work folders kept in {workroot}")
+    tot = report(cases, args, time.time() - t0)
+    sys.exit(1 if tot["fail"] else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""ONNX frontend checks beside the conformance run: `kiln compile --bind`
+(an input that decides a shape made a constant), the errors that name the
+graph inputs to bind, clear "not supported" errors for data types and
+operators Kiln does not handle, and a few lowered operators (TopK, Einsum,
+ScatterND, CumSum) on models built here with random data, against NumPy.
+
+Run: KILN_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/onnx
+"""
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
+KILN = os.path.join(BUILD, "kiln")
+ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
+RNG = np.random.default_rng(7)
+
+
+def kiln(*args):
+    return subprocess.run([KILN, *args], capture_output=True, text=True, env=ENV)
+
+
+def save_model(tmp_path, nodes, inputs, outputs, opset=13, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    p = str(tmp_path / "m.onnx")
+    onnx.save(m, p)
+    return p
+
+
+def save_pb(tmp_path, name, arr):
+    p = str(tmp_path / f"{name}.pb")
+    with open(p, "wb") as f:
+        f.write(numpy_helper.from_array(arr, name).SerializeToString())
+    return p
+
+
+def compile_run(tmp_path, model, inputs, extra=()):
+    so = str(tmp_path / "m.so")
+    p = kiln("compile", model, "-o", so, *extra)
+    assert p.returncode == 0, p.stderr
+    args = ["run", so, "-o", str(tmp_path / "out.npz")]
+    for name, arr in inputs:
+        args += ["--inputs", save_pb(tmp_path, name, arr)]
+    p = kiln(*args)
+    assert p.returncode == 0, p.stderr
+    with np.load(str(tmp_path / "out.npz")) as z:
+        return [z[f"output_{i}"] for i in range(len(z.files))]
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def test_bind_makes_a_shape_input_constant(tmp_path):
+    model = save_model(tmp_path, [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                       [vi("x", TensorProto.FLOAT, [2, 6]), vi("shape", TensorProto.INT64, [2])],
+                       [vi("y", TensorProto.FLOAT, None)])
+    p = kiln("compile", model, "-o", str(tmp_path / "m.so"))
+    assert p.returncode != 0
+    assert "must be known at compile time" in p.stderr and "graph input(s) 'shape'" in p.stderr
+    assert "--bind" in p.stderr
+    shape = np.array([3, 4], dtype=np.int64)
+    x = RNG.standard_normal((2, 6)).astype(np.float32)
+    (y,) = compile_run(tmp_path, model, [("x", x)], ["--bind", f"shape={save_pb(tmp_path, 'shape', shape)}"])
+    np.testing.assert_array_equal(y, x.reshape(3, 4))
+
+
+def test_bind_errors(tmp_path):
+    model = save_model(tmp_path, [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                       [vi("x", TensorProto.FLOAT, [2, 6]), vi("shape", TensorProto.INT64, [2])],
+                       [vi("y", TensorProto.FLOAT, None)])
+    good = save_pb(tmp_path, "shape", np.array([3, 4], dtype=np.int64))
+    p = kiln("compile", model, "--bind", f"nosuch={good}")
+    assert p.returncode != 0 and "'nosuch', which is not an input" in p.stderr
+    p = kiln("compile", model, "--bind", f"shape={save_pb(tmp_path, 'f', np.zeros(2, np.float32))}")
+    assert p.returncode != 0 and "is int64 in the model" in p.stderr
+    p = kiln("compile", model, "--bind", "shape")
+    assert p.returncode != 0 and "expected NAME=FILE" in p.stderr
+
+
+@pytest.mark.parametrize("dtype,what", [(TensorProto.BFLOAT16, "bfloat16 is not supported"),
+                                        (TensorProto.STRING, "STRING")])
+def test_unsupported_dtypes_are_clear_errors(tmp_path, dtype, what):
+    model = save_model(tmp_path, [helper.make_node("Identity", ["x"], ["y"])], [vi("x", dtype, [2])],
+                       [vi("y", dtype, [2])])
+    p = kiln("compile", model, "-o", str(tmp_path / "m.so"))
+    assert p.returncode != 0 and what in p.stderr and "input 'x'" in p.stderr
+
+
+def test_unsupported_op_names_op_node_and_opset(tmp_path):
+    model = save_model(tmp_path, [helper.make_node("Bernoulli", ["x"], ["y"], name="coin")],
+                       [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])], opset=15)
+    p = kiln("compile", model, "-o", str(tmp_path / "m.so"))
+    assert p.returncode != 0
+    assert "unsupported ONNX operator 'Bernoulli' (node 'coin', opset 15)" in p.stderr
+
+
+def test_topk_ties_and_axis(tmp_path):
+    x = RNG.integers(0, 4, (3, 7, 2)).astype(np.float32)  # many ties
+    k = np.array([4], dtype=np.int64)
+    model = save_model(tmp_path, [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+                       [vi("x", TensorProto.FLOAT, [3, 7, 2])],
+                       [vi("v", TensorProto.FLOAT, None), vi("i", TensorProto.INT64, None)],
+                       inits=[numpy_helper.from_array(k, "k")])
+    v, i = compile_run(tmp_path, model, [("x", x)])
+    ref_i = np.argsort(-x, axis=1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(i, ref_i)
+    np.testing.assert_array_equal(v, np.take_along_axis(x, ref_i, axis=1))
+
+
+@pytest.mark.parametrize("eq,shapes", [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+                                       ("ii->i", [(4, 4)]),
+                                       ("...ij,...jk", [(2, 3, 4), (4, 2)]),
+                                       ("i,i", [(5,), (5,)])])
+def test_einsum(tmp_path, eq, shapes):
+    arrs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    names = [f"x{i}" for i in range(len(arrs))]
+    model = save_model(tmp_path, [helper.make_node("Einsum", names, ["y"], equation=eq)],
+                       [vi(n, TensorProto.FLOAT, list(a.shape)) for n, a in zip(names, arrs)],
+                       [vi("y", TensorProto.FLOAT, None)], opset=12)
+    (y,) = compile_run(tmp_path, model, list(zip(names, arrs)))
+    np.testing.assert_allclose(y, np.einsum(eq, *arrs), rtol=1e-5, atol=1e-5)
+
+
+def test_scatternd_and_cumsum(tmp_path):
+    data = RNG.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([[2], [0]], dtype=np.int64)
+    upd = RNG.standard_normal((2, 3)).astype(np.float32)
+    axis = np.array(0, dtype=np.int64)
+    model = save_model(tmp_path, [helper.make_node("ScatterND", ["d", "i", "u"], ["s"]),
+                                  helper.make_node("CumSum", ["s", "a"], ["y"], exclusive=1, reverse=1)],
+                       [vi("d", TensorProto.FLOAT, [4, 3]), vi("u", TensorProto.FLOAT, [2, 3])],
+                       [vi("y", TensorProto.FLOAT, None)],
+                       inits=[numpy_helper.from_array(idx, "i"), numpy_helper.from_array(axis, "a")])
+    (y,) = compile_run(tmp_path, model, [("d", data), ("u", upd)])
+    s = data.copy()
+    s[2], s[0] = upd[0], upd[1]
+    ref = np.flip(np.cumsum(np.flip(s, 0), 0), 0) - s
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
