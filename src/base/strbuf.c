@@ -14,7 +14,7 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
 
 void sb_putn(StrBuf *sb, const char *s, size_t n) {
   sb_reserve(sb, n);
-  memcpy(sb->data + sb->len, s, n);
+  if (n) memcpy(sb->data + sb->len, s, n); /* s may be NULL when n is 0 (an empty array) */
   sb->len += n;
   sb->data[sb->len] = 0;
 }
