@@ -2,7 +2,8 @@
 (an input that decides a shape made a constant), the errors that name the
 graph inputs to bind, clear "not supported" errors for data types and
 operators Kiln does not handle, and a few lowered operators (TopK, Einsum,
-ScatterND, CumSum) on models built here with random data, against NumPy.
+ScatterND, CumSum) on models built here with random data, against NumPy,
+and bidirectional LSTM/GRU exported from PyTorch, against PyTorch.
 
 Run: KILN_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/onnx
 """
@@ -143,3 +144,19 @@ def test_scatternd_and_cumsum(tmp_path):
     s[2], s[0] = upd[0], upd[1]
     ref = np.flip(np.cumsum(np.flip(s, 0), 0), 0) - s
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_bidirectional_rnn_from_pytorch(tmp_path, cell):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = getattr(torch.nn, cell)(input_size=5, hidden_size=4, num_layers=2, bidirectional=True, batch_first=True)
+    net.eval()
+    x = torch.randn(3, 6, 5)
+    with torch.no_grad():
+        ref, _ = net(x)
+    model = str(tmp_path / "rnn.onnx")
+    torch.onnx.export(net, (x,), model, input_names=["x"], output_names=["y"], opset_version=13)
+    out = compile_run(tmp_path, model, [("x", x.numpy())])
+    np.testing.assert_allclose(out[0], ref.numpy(), rtol=1e-4, atol=1e-5)

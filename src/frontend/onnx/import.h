@@ -127,7 +127,7 @@ OnnxHandler onnx_find_handler(const char *op_type);
   X(BatchNormTraining) X(LayerNormStats) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)     \
   X(Trilu) X(Hardmax) X(OneHot) X(CumSum) X(IsInf) X(Shrink) X(EyeLike) X(MeanVarianceNormalization) \
   X(LpNormalization) X(GlobalLpPool) X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(Einsum)      \
-  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool)
+  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) X(RNN) X(GRU) X(LSTM)
 #define X(n) int onnx_h_##n(Importer *im);
 ONNX_COMPOSITE_HANDLERS(X)
 #undef X
