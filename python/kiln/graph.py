@@ -25,11 +25,13 @@ class IRModule(Object):
     __slots__ = ()
 
     def __del__(self):
-        if _ffi._LIB is not None and getattr(self, "handle", None):
+        if getattr(self, "handle", None):
             try:
-                _api("graph.free")(self)
-            finally:
-                self.handle = None
+                if _ffi is not None and _ffi._LIB is not None:
+                    _api("graph.free")(self)
+            except Exception:  # pylint: disable=broad-except
+                pass  # interpreter shutdown: the process frees everything
+            self.handle = None
 
     def _kiln_arg(self):
         if not self.handle:

@@ -164,4 +164,25 @@ extern const ApiEntry api_graph_funcs[];
 /* A graph's Relay text (for ir.AsText). */
 void api_graph_text(StrBuf *sb, void *graph);
 
+/* ===== api_autotvm.c ===== */
+
+/* autotvm.extract_tasks, tune_task, apply_history_best,
+ * apply_history_best_exit: the tuning engine for kiln.autotvm. */
+extern const ApiEntry api_autotvm_funcs[];
+
+/* A Graph handle (KOBJ_GRAPH; api_graph.c). */
+struct Graph;
+struct GNode;
+typedef struct KGraph {
+  KObjKind okind;       /* KOBJ_GRAPH */
+  struct Graph *g;      /* owned */
+  int opt_level;        /* the level graph.optimize ran at; -1: not optimized */
+  int nparams;
+  struct GNode **params; /* heap: the model's weights, constants of g */
+} KGraph;
+/* The graph optimized at level: kg's own graph when it came from
+ * graph.optimize, else a new optimized copy the caller frees (graph_free);
+ * NULL + error. */
+struct Graph *api_graph_optimized(KGraph *kg, int level);
+
 #endif

@@ -32,14 +32,6 @@
 #include "../frontend/onnx/import.h"
 #include "../graph/build.h"
 
-typedef struct KGraph {
-  KObjKind okind;   /* KOBJ_GRAPH */
-  Graph *g;         /* owned */
-  int opt_level;    /* the level graph.optimize ran at; -1: not optimized */
-  int nparams;
-  GNode **params;   /* heap: the model's weights, constants of g */
-} KGraph;
-
 /* Strings returned to the caller: kiln_func_call copies them after the
  * function returns, so each thread keeps its last one until the next. */
 static _Thread_local char *last_text;
@@ -243,6 +235,12 @@ API_FUNC(graph_fused_text) {
 
 /* ---- transforms ---- */
 
+static Graph *optimized_copy(Graph *g, int level);
+
+Graph *api_graph_optimized(KGraph *kg, int level) {
+  return kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level);
+}
+
 static Graph *optimized_copy(Graph *g, int level) {
   Graph *copy = copy_graph(g);
   if (!copy) return NULL;
@@ -333,7 +331,7 @@ API_FUNC(graph_build_fn) {
   if (api_argc(&c, 3, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
       !(target = api_str(&c, 2)) || api_check_target(&c, target))
     return -1;
-  Graph *g = kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level);
+  Graph *g = api_graph_optimized(kg, level);
   if (!g) return api_fail(&c);
   char *dir = kiln_build_tmp_dir("kiln-graph-");
   KilnModule *m = NULL;

@@ -448,37 +448,57 @@ def _tiny():
 # ---- tuning: wrappers over the tuning engine's registry functions ----
 
 
-def test_autotvm_until_the_engine_registers(digits):
-    autotvm = kiln.autotvm
-    if autotvm.available():
-        pytest.skip("the tuning engine registers its functions: see test_autotvm_flow")
-    mod, params, _ = digits
-    with pytest.raises(kiln.KilnError, match="not available yet.*autotvm.extract_tasks"):
-        autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
-    task = autotvm.Task({"name": "dense_nopack.x86", "args": [], "config_space_size": 4})
+def test_autotvm_missing_engine_function_is_an_error():
+    # a library without the tuning engine's functions: a clear error, no fake results
+    with pytest.raises(kiln.KilnError, match="kiln.autotvm.x is not available yet.*'autotvm.nope'"):
+        kiln.autotvm._base.require("autotvm.nope", "x")
+    task = kiln.autotvm.Task({"name": "dense_nopack.x86", "args": [], "config_space_size": 4})
     assert len(task.config_space) == 4
-    for cls in (autotvm.tuner.XGBTuner, autotvm.tuner.GATuner, autotvm.tuner.RandomTuner,
-                autotvm.tuner.GridSearchTuner):
-        with pytest.raises(kiln.KilnError, match="not available yet.*autotvm.tune_task"):
-            cls(task).tune(n_trial=2, measure_option=autotvm.measure_option(
-                builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=1)),
-                callbacks=[autotvm.callback.log_to_file("/dev/null")])
-    with pytest.raises(kiln.KilnError, match="not available yet.*autotvm.apply_history_best"):
-        autotvm.apply_history_best("records.json")
+    with pytest.raises(kiln.KilnTypeError):
+        kiln.autotvm.tuner.RandomTuner("task")
 
 
-def test_autotvm_flow(digits, tmp_path):
+def test_autotvm_flow(digits, tmp_path, capfd):
     autotvm = kiln.autotvm
     if not autotvm.available():
-        pytest.skip("the tuning engine does not register its functions yet")
+        pytest.skip("this library has no tuning engine functions")
     mod, params, _ = digits
-    tasks = autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
-    assert tasks and all(len(t.config_space) > 0 for t in tasks)
+    with kiln.transform.PassContext(opt_level=3):
+        tasks = autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+    assert [t.name for t in tasks] == ["conv2d_NCHWc.x86"] * 2 + ["dense_nopack.x86"] * 2
+    assert tasks[0].nodes == ["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"]
+    assert all(len(t.config_space) > 1 and t.flops > 0 for t in tasks)
+    assert [t.name for t in autotvm.task.extract_from_program(mod, params, "llvm", ops=["nn.dense"])] \
+        == ["dense_nopack.x86"] * 2
     log = str(tmp_path / "tune.log")
-    autotvm.tuner.RandomTuner(tasks[0]).tune(
-        n_trial=2, measure_option=autotvm.measure_option(runner=autotvm.LocalRunner(number=1)),
-        callbacks=[autotvm.callback.log_to_file(log)])
-    assert os.path.getsize(log) > 0
+    seen = []
+    tuner = autotvm.tuner.RandomTuner(tasks[0])
+    summary = tuner.tune(
+        n_trial=3, measure_option=autotvm.measure_option(
+            builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=1, repeat=1)),
+        callbacks=[autotvm.callback.progress_bar(3, prefix="[Task  1/4]"),
+                   autotvm.callback.log_to_file(log), lambda t, i, r: seen.extend(r)])
+    assert summary["measured"] == 3 and len(seen) == 3
+    assert "[Task  1/4] Current/Best:" in capfd.readouterr().out  # the engine prints it
+    lines = open(log).read().splitlines()
+    assert len(lines) == 3 and all('"version": 0.2' in ln or '"version":0.2' in ln for ln in lines)
+    assert tuner.best_config is not None and tuner.best_flops > 0
     with autotvm.apply_history_best(log):
-        lib = kiln.build(mod, "cpu", params=params)
-    assert lib.function_names
+        with kiln.transform.PassContext(opt_level=3):
+            lib = kiln.build(mod, "cpu", params=params)
+    rows = {r["name"]: r["task"] for r in graph_executor.GraphModule(lib).profile().rows}
+    assert rows["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"].endswith("tune.log:%d" % (
+        1 + [json_cost(ln) for ln in lines].index(min(json_cost(ln) for ln in lines))))
+    with kiln.transform.PassContext(opt_level=3):
+        lib2 = kiln.build(mod, "cpu", params=params)  # the context is closed again
+    rows2 = {r["name"]: r["task"] for r in graph_executor.GraphModule(lib2).profile().rows}
+    assert "tune.log" not in rows2["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"]
+    with pytest.raises(kiln.KilnError, match="no_such.log"):
+        with autotvm.apply_history_best(str(tmp_path / "no_such.log")):
+            pass
+
+
+def json_cost(line):
+    import json  # pylint: disable=import-outside-toplevel
+    r = json.loads(line)["result"]
+    return sum(r[0]) / len(r[0]) if r[1] == 0 else float("inf")

@@ -335,6 +335,38 @@ static void test_graph_flow(void) {
               "argument 0 (graph) must be a Graph");
 }
 
+/* autotvm.*: task extraction as JSON, and the errors of the others (tuning
+ * itself is tested through Python and test_autotune_tune). */
+static void test_autotvm_api(void) {
+  enum { I = KILN_INT, S = KILN_STR, O = KILN_OBJECT };
+  KilnValue r;
+  int code;
+  const char *path = kfmt("%s/models/digits/digits.onnx", test_root());
+  void *g = call_obj("graph.from_onnx", 2, (KilnValue[]){V_STR(path), V_STR("image:[1,1,8,8]")},
+                     (int[]){S, S});
+  if (!g) return;
+  CHECK_OK(call("autotvm.extract_tasks", 3, (KilnValue[]){V_OBJ(g), V_INT(3), V_STR("llvm")}, (int[]){O, I, S},
+                &r, &code));
+  if (code == KILN_STR) {
+    CHECK_CONTAINS(r.v_str, "\"name\":\"conv2d_NCHWc.x86\"");
+    CHECK_CONTAINS(r.v_str, "\"nodes\":[\"fused_nn_contrib_conv2d_NCHWc_add_nn_relu\"]");
+  }
+  CHECK_FAILS("autotvm.extract_tasks", 3, ((KilnValue[]){V_OBJ(g), V_INT(3), V_STR("cuda")}), ((int[]){O, I, S}),
+              "target 'cuda' is not supported");
+  CHECK_OK(call("graph.free", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, NULL, NULL));
+  CHECK_FAILS("autotvm.tune_task", 3, ((KilnValue[]){V_STR("{}"), V_STR("anneal"), V_STR("{}")}), ((int[]){S, S, S}),
+              "tuner 'anneal' is not one of xgb, ga, random, gridsearch");
+  CHECK_FAILS("autotvm.tune_task", 3, ((KilnValue[]){V_STR("[1"), V_STR("random"), V_STR("{}")}), ((int[]){S, S, S}),
+              "not a JSON object");
+  CHECK_FAILS("autotvm.tune_task", 3,
+              ((KilnValue[]){V_STR("{\"name\": \"conv2d_NCHWc.x86\", \"args\": []}"), V_STR("random"), V_STR("{}")}),
+              ((int[]){S, S, S}), "autotvm.tune_task: ");
+  CHECK_FAILS("autotvm.apply_history_best", 1, ((KilnValue[]){V_STR("/no/such/records.json")}), ((int[]){S}),
+              "/no/such/records.json");
+  CHECK_FAILS("autotvm.apply_history_best_exit", 1, ((KilnValue[]){V_INT(12345)}), ((int[]){I}),
+              "no open apply_history_best context 12345");
+}
+
 const TestCase api_tests[] = {
     {"init_and_names", test_init_and_names},
     {"header_example", test_header_example},
@@ -342,5 +374,6 @@ const TestCase api_tests[] = {
     {"bad_arguments", test_bad_arguments},
     {"exprs", test_exprs},
     {"graph_flow", test_graph_flow},
+    {"autotvm_api", test_autotvm_api},
     {NULL, NULL},
 };

@@ -13,30 +13,37 @@
         with kiln.transform.PassContext(opt_level=3):
             lib = kiln.build(mod, target="llvm", params=params)
 
-These are thin wrappers over functions the tuning engine (src/autotune)
-registers in the global registry; until it does, each raises KilnError
-("... not available yet") rather than pretending.  The contract:
+These are thin wrappers over the tuning engine (src/autotune), which
+src/api/api_autotvm.c registers in the global registry; where those
+functions are missing (a library built without them), each raises
+KilnError("... not available yet") rather than pretending.  The contract:
 
   autotvm.extract_tasks(graph, int opt_level, str target) -> str: a JSON
       array of tasks {"name": "conv2d_NCHWc.x86", "args": [...] (TVM's
-      record args), "target": str, "workload": [...], "config_space_size":
-      int, "nodes": [fused function names using the task], "ops": [their
-      anchor ops, e.g. "nn.conv2d"]}
-  autotvm.tune_task(str task_json, str tuner, str options_json,
-      function callback) -> str: tunes one task (tuner "xgb", "ga", "random",
-      "gridsearch"; options_json {"n_trial", "early_stopping",
-      "tuner_options": {...}, "measure_option": {"builder": {...},
-      "runner": {...}}}); calls callback(str batch_json) after each measured
-      batch, batch_json a JSON array of {"config": {"index", "code_hash",
-      "entity"}, "result": [costs, error_no, all_cost, timestamp],
-      "record": one v0.2 record line, "flops": float}; a callback's
-      failure stops the tuning with its message; returns {"best": {...} or
-      null, "measured": int} as JSON
-  autotvm.apply_history_best(str path) -> handle: read and check the
-      records (v0.1 or v0.2) and make them the calling thread's innermost
-      dispatch context: kiln.build/graph.build on this thread take the best
-      record per workload (DESIGN.md section 5)
-  autotvm.apply_history_best_exit(handle): pop that context
+      record args), "target": the record target of this machine,
+      "workload": [...], "config_space_size": int, "flops": float, "desc":
+      str, "nodes": [fused function names using the task]}
+  autotvm.tune_task(str task_json, str tuner, str options_json) -> str:
+      tunes one task (tuner "xgb", "ga", "random", "gridsearch";
+      options_json {"n_trial", "early_stopping", "tuner_options": {...},
+      "measure_option": {"builder": {"timeout", "n_parallel"}, "runner":
+      {"number", "repeat", "min_repeat_ms", "timeout"}}, "log_file": where
+      the v0.2 records go (resumed from), "progress": bool,
+      "progress_prefix": str, "worker": the kiln program that measures
+      candidates in separate processes}); returns a JSON summary
+      {"measured", "resumed", "errors": [count per error number],
+      "best_cost", "best_gflops", "best_index", "seconds", "early_stopped",
+      "flops"}
+  autotvm.apply_history_best(str path) -> int token: read and check the
+      records (v0.1 or v0.2) and add them to the dispatch context the
+      graph build consults (process-wide, as TVM's DispatchContext)
+  autotvm.apply_history_best_exit(int token): drop that file (and any
+      opened after it)
+
+Differences from AutoTVM: n_trial counts the records of the task already in
+the log_to_file file (the engine resumes, as `kiln tune` does); the
+progress line is printed by the engine while it measures, and other
+callbacks receive all new measurements in one batch when tuning ends.
 """
 from . import task, tuner, measure, callback, record  # noqa: F401
 from .measure import measure_option, LocalBuilder, LocalRunner, MeasureInput, MeasureResult  # noqa: F401

@@ -44,4 +44,7 @@ def progress_bar(total, prefix="", si_prefix="G"):
             sys.stdout.write(" Done.\n")
         sys.stdout.flush()
 
+    # Tuner.tune hands this to the engine, which prints the same line as it
+    # measures; the function itself serves callers that feed batches.
+    _callback.progress_prefix = prefix
     return _callback

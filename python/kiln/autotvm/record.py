@@ -7,8 +7,10 @@ from ._base import require
 
 
 class ApplyHistoryBest:
-    """A context in which kiln.build (on this thread) takes, per workload,
-    the best record of the given log (v0.1 or v0.2 lines)."""
+    """A context in which kiln.build takes, per workload, the best record of
+    the given log (v0.1 or v0.2 lines), before the records Kiln ships and
+    the fallback.  Kiln's dispatch context is process-wide (as TVM's
+    DispatchContext.current), so it applies to builds on every thread."""
 
     def __init__(self, records):
         require("autotvm.apply_history_best", "apply_history_best")
@@ -19,21 +21,13 @@ class ApplyHistoryBest:
         self._h = None
 
     def __enter__(self):
-        from ..graph_executor import _Handle  # pylint: disable=import-outside-toplevel
-        h = require("autotvm.apply_history_best", "apply_history_best")(self.records)
-        self._h = _Handle(h) if isinstance(h, int) else h
-        self._entered = True
+        self._h = require("autotvm.apply_history_best", "apply_history_best")(self.records)
         return self
 
     def __exit__(self, *exc):
-        if getattr(self, "_entered", False):
-            f = require("autotvm.apply_history_best_exit", "apply_history_best")
-            if self._h is None:
-                f()
-            else:
-                f(self._h)
+        if self._h is not None:
+            require("autotvm.apply_history_best_exit", "apply_history_best")(self._h)
             self._h = None
-            self._entered = False
 
 
 def apply_history_best(records):
