@@ -131,6 +131,17 @@
  *       (float64 [repeat]): after one warm-up run, the mean time of a run in
  *       ms over `number` runs, `repeat` times (TVM's time_evaluator)
  *
+ * Tuning (AutoTVM's flow; python/kiln/autotvm documents the JSON fields):
+ *   autotvm.extract_tasks(graph, opt_level, target) -> str: the tasks of the
+ *       graph optimized at opt_level, a JSON array of {name, args, target,
+ *       workload, config_space_size, flops, desc, nodes}
+ *   autotvm.tune_task(task_json, tuner, options_json) -> str: tune one task
+ *       ("xgb", "ga", "random", "gridsearch"), records appended to
+ *       options_json's "log_file"; a JSON summary
+ *   autotvm.apply_history_best(path) -> int token: add a records file to the
+ *       dispatch context graph builds consult (process-wide)
+ *   autotvm.apply_history_best_exit(token): remove it (and later ones)
+ *
  * Example: B[i] = A[i] + 2 over 3 elements, built into a module.
  *
  *     #include <stdio.h>
