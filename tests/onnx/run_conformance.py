@@ -354,6 +354,8 @@ def report(cases, args, wall):
                "Kiln compiles static shapes: these inputs decide a shape, so the runner bound them to their test "
                "values with `kiln compile --bind`.", ""]
         md += [f"- `{c.suite}/{c.name}`: {', '.join(c.bound)}" for c in sorted(bound, key=lambda c: c.name)]
+    slow = sorted(cases, key=lambda c: -c.seconds)[:10]
+    md += ["", "## Slowest cases", ""] + [f"- `{c.suite}/{c.name}`: {c.seconds:.1f} s" for c in slow]
     os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
     with open(args.report, "w") as f:
         f.write("\n".join(md) + "\n")

@@ -160,3 +160,19 @@ def test_bidirectional_rnn_from_pytorch(tmp_path, cell):
     torch.onnx.export(net, (x,), model, input_names=["x"], output_names=["y"], opset_version=13)
     out = compile_run(tmp_path, model, [("x", x.numpy())])
     np.testing.assert_allclose(out[0], ref.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode,pad,align", [(m, p, a) for m in ("nearest", "bilinear", "bicubic")
+                                            for p, a in (("zeros", 0), ("border", 1), ("reflection", 0))])
+def test_gridsample_vs_pytorch(tmp_path, mode, pad, align):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid = RNG.uniform(-1.3, 1.3, (2, 4, 7, 2)).astype(np.float32)
+    model = save_model(tmp_path, [helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=pad,
+                                                   align_corners=align)],
+                       [vi("x", TensorProto.FLOAT, [2, 3, 5, 6]), vi("g", TensorProto.FLOAT, [2, 4, 7, 2])],
+                       [vi("y", TensorProto.FLOAT, None)], opset=16)
+    (y,) = compile_run(tmp_path, model, [("x", x), ("g", grid)])
+    ref = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(grid), mode=mode, padding_mode=pad,
+                                          align_corners=bool(align)).numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)

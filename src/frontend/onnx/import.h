@@ -120,6 +120,9 @@ typedef struct OnnxOpEntry {
 } OnnxOpEntry;
 
 OnnxHandler onnx_find_handler(const char *op_type);
+/* Conv of x and w (+ bias b, or NULL) with the current node's attributes
+ * (ConvInteger and QLinearConv reuse it); NULL + error. */
+GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b);
 
 /* ===== import_composite.c ===== */
 
@@ -127,7 +130,10 @@ OnnxHandler onnx_find_handler(const char *op_type);
   X(BatchNormTraining) X(LayerNormStats) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)     \
   X(Trilu) X(Hardmax) X(OneHot) X(CumSum) X(IsInf) X(Shrink) X(EyeLike) X(MeanVarianceNormalization) \
   X(LpNormalization) X(GlobalLpPool) X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(Einsum)      \
-  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) X(RNN) X(GRU) X(LSTM)
+  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) X(RNN) X(GRU) X(LSTM) X(QuantizeLinear)            \
+  X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger) X(QLinearMatMul) X(QLinearConv)  \
+  X(If) X(Loop) X(Scan) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT) \
+  X(GridSample)
 #define X(n) int onnx_h_##n(Importer *im);
 ONNX_COMPOSITE_HANDLERS(X)
 #undef X

@@ -1087,3 +1087,609 @@ static int recurrent(Importer *im, int kind) {
 int onnx_h_RNN(Importer *im) { return recurrent(im, 0); }
 int onnx_h_GRU(Importer *im) { return recurrent(im, 1); }
 int onnx_h_LSTM(Importer *im) { return recurrent(im, 2); }
+
+/* ---- quantization: integer arithmetic in int32, requantization in
+ * float32 with round-half-to-even and saturation ---- */
+
+/* A per-axis parameter (scale or zero point, [C] or one value) shaped to
+ * broadcast along axis of a rank-r tensor. */
+static GNode *along_axis(Importer *im, GNode *v, int axis, int r) {
+  if (!v || ttype_numel(&v->type) == 1 || v->type.ndim != 1) return v;
+  int64_t s[MAXD];
+  int n = 0;
+  s[n++] = v->type.shape[0];
+  for (int i = axis + 1; i < r; i++) s[n++] = 1;
+  return imp_reshape(im, v, n, s);
+}
+
+/* saturate(round(x) + zp) as t (x float32, zp NULL for 0). */
+static GNode *quantize_to(Importer *im, GNode *x, GNode *zp, DType t) {
+  if (!x) return NULL;
+  if (t.code != kDLInt && t.code != kDLUInt) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
+  if (t.bits != 8 && t.bits != 16 && t.bits != 32) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
+  GNode *q = un(im, "round", x);
+  if (zp) q = bin(im, "add", q, imp_cast(im, zp, DT_F32));
+  GAttrs a = gattrs_new();
+  ga_float(&a, "a_min", t.code == kDLInt ? (double)dt_int_min(t) : 0);
+  ga_float(&a, "a_max", (double)dt_int_max(t));
+  q = q ? imp_call(im, "clip", 1, &q, a) : NULL;
+  return imp_cast(im, q, t);
+}
+
+/* The axis of a per-axis scale (only checked when the scale has several
+ * values: a per-tensor scale ignores it). */
+static int quant_axis(Importer *im, GNode *x, GNode *scale, int *axis) {
+  *axis = 0;
+  if (ttype_numel(&scale->type) == 1) return 0;
+  return norm_ax(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, axis);
+}
+
+int onnx_h_QuantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
+  if (!x || !scale) return imp_error(im, "needs x and y_scale");
+  int ax;
+  if (quant_axis(im, x, scale, &ax)) return -1;
+  int r = x->type.ndim;
+  GNode *v = bin(im, "divide", imp_cast(im, x, DT_F32), along_axis(im, imp_cast(im, scale, DT_F32), ax, r));
+  return set_out(im, 0, quantize_to(im, v, along_axis(im, zp, ax, r), zp ? zp->type.dtype : DT_U8));
+}
+
+int onnx_h_DequantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
+  if (!x || !scale) return imp_error(im, "needs x and x_scale");
+  int ax;
+  if (quant_axis(im, x, scale, &ax)) return -1;
+  int r = x->type.ndim;
+  GNode *v = imp_cast(im, x, DT_F32);
+  if (zp) v = bin(im, "subtract", v, along_axis(im, imp_cast(im, zp, DT_F32), ax, r));
+  return set_out(im, 0, bin(im, "multiply", v, along_axis(im, imp_cast(im, scale, DT_F32), ax, r)));
+}
+
+int onnx_h_DynamicQuantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs x");
+  if (!dt_eq(x->type.dtype, DT_F32)) return imp_error(im, "x must be float32, got %s", dt_str(x->type.dtype));
+  GNode *zero = imp_scalar(im, 0, DT_F32);
+  GNode *lo = bin(im, "minimum", imp_reduce(im, "min", x, 0, NULL, false), zero);
+  GNode *hi = bin(im, "maximum", imp_reduce(im, "max", x, 0, NULL, false), zero);
+  GNode *scale = bin(im, "divide", bin(im, "subtract", hi, lo), imp_scalar(im, 255, DT_F32));
+  GNode *zp = quantize_to(im, bin(im, "divide", un(im, "negative", lo), scale), NULL, DT_U8);
+  GNode *y = quantize_to(im, bin(im, "divide", x, scale), zp, DT_U8);
+  if (set_out(im, 0, y)) return -1;
+  if (want_output(im, 1) && set_out(im, 1, scale)) return -1;
+  if (want_output(im, 2) && set_out(im, 2, zp)) return -1;
+  return 0;
+}
+
+/* x - zp in int32; zp per row (axis 0 of a matrix) or per output channel
+ * when it has that many values. */
+static GNode *centered(Importer *im, GNode *x, GNode *zp, int axis) {
+  GNode *v = imp_cast(im, x, DT_I32);
+  if (!zp) return v;
+  return bin(im, "subtract", v, along_axis(im, imp_cast(im, zp, DT_I32), axis, x->type.ndim));
+}
+
+static GNode *matmul_int(Importer *im, GNode *a, GNode *azp, GNode *b, GNode *bzp) {
+  if (!a || !b) return imp_error(im, "needs A and B"), NULL;
+  /* a's zero point is per row (axis -2), b's per column (the last axis,
+   * which broadcasting already lines up) */
+  GNode *ac = centered(im, a, azp, a->type.ndim >= 2 ? a->type.ndim - 2 : 0);
+  GNode *bc = bin(im, "subtract", imp_cast(im, b, DT_I32), bzp ? imp_cast(im, bzp, DT_I32) : imp_scalar(im, 0, DT_I32));
+  return bin(im, "nn.matmul", ac, bc);
+}
+
+int onnx_h_MatMulInteger(Importer *im) {
+  return set_out(im, 0, matmul_int(im, imp_input(im, 0), imp_input(im, 2), imp_input(im, 1), imp_input(im, 3)));
+}
+
+int onnx_h_ConvInteger(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 1);
+  if (!x || !w) return imp_error(im, "needs x and w");
+  return set_out(im, 0, onnx_conv(im, centered(im, x, imp_input(im, 2), 1), centered(im, w, imp_input(im, 3), 0), NULL));
+}
+
+/* saturate(round(acc * (sa * sb / sy)) + zy), the multiplier along axis
+ * (per output channel) when sb has several values. */
+static GNode *requantize(Importer *im, GNode *acc, GNode *sa, GNode *sb, GNode *sy, GNode *zy, int axis) {
+  if (!acc || !sa || !sb || !sy) return imp_error(im, "missing a scale"), NULL;
+  int r = acc->type.ndim;
+  GNode *m = bin(im, "divide", bin(im, "multiply", imp_cast(im, sa, DT_F32), along_axis(im, imp_cast(im, sb, DT_F32), axis, r)),
+                 imp_cast(im, sy, DT_F32));
+  GNode *v = bin(im, "multiply", imp_cast(im, acc, DT_F32), m);
+  return quantize_to(im, v, zy, zy ? zy->type.dtype : DT_U8);
+}
+
+int onnx_h_QLinearMatMul(Importer *im) {
+  GNode *a = imp_input(im, 0), *b = imp_input(im, 3);
+  GNode *acc = matmul_int(im, a, imp_input(im, 2), b, imp_input(im, 5));
+  int last = acc ? acc->type.ndim - 1 : 0;
+  return set_out(im, 0, requantize(im, acc, imp_input(im, 1), imp_input(im, 4), imp_input(im, 6), imp_input(im, 7), last));
+}
+
+int onnx_h_QLinearConv(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 3);
+  if (!x || !w) return imp_error(im, "needs x and w");
+  GNode *acc = onnx_conv(im, centered(im, x, imp_input(im, 2), 1), centered(im, w, imp_input(im, 5), 0), imp_input(im, 8));
+  return set_out(im, 0, requantize(im, acc, imp_input(im, 1), imp_input(im, 4), imp_input(im, 6), imp_input(im, 7), 1));
+}
+
+/* ---- control flow with a static schedule: If on a constant condition
+ * inlines one branch; Loop and Scan are unrolled (a Loop needs a constant
+ * trip count or a condition that folds to a constant each iteration) ---- */
+
+#define MAX_UNROLL 4096
+
+static GNode *subgraph_output(Importer *im, const OnnxGraph *g, int k) {
+  GNode *v = imp_value(im, g->outputs[k].name);
+  if (!v) imp_error(im, "subgraph output '%s' is not produced", g->outputs[k].name);
+  return v;
+}
+
+int onnx_h_If(Importer *im) {
+  GNode *c = imp_const_input(im, 0);
+  if (!c) return -1;
+  if (ttype_numel(&c->type) != 1) return imp_error(im, "cond must hold one value, got %s", ttype_str(&c->type));
+  bool take = imp_const_at(c, 0) != 0;
+  const OnnxGraph *g = onnx_attr_graph(N(im), take ? "then_branch" : "else_branch");
+  if (!g) return imp_error(im, "missing attribute '%s'", take ? "then_branch" : "else_branch");
+  if (g->noutputs != N(im)->noutputs)
+    return imp_error(im, "the branch has %d outputs, the node %d", g->noutputs, N(im)->noutputs);
+  if (imp_subgraph(im, g)) return -1;
+  for (int k = 0; k < g->noutputs; k++)
+    if (set_out(im, k, subgraph_output(im, g, k))) return -1;
+  return 0;
+}
+
+/* Stack per-iteration values along a new axis (scan outputs). */
+static GNode *stack(Importer *im, int n, GNode **vals, int axis) {
+  if (n == 0) return imp_error(im, "a scan output of zero iterations has no known shape"), NULL;
+  GNode **e = KNEWN(GNode *, n);
+  for (int i = 0; i < n; i++)
+    if (!(e[i] = imp_expand_dims(im, vals[i], axis))) return NULL;
+  if (n == 1) return e[0];
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", axis);
+  return imp_call(im, "concatenate", n, e, a);
+}
+
+int onnx_h_Loop(Importer *im) {
+  const OnnxGraph *body = onnx_attr_graph(N(im), "body");
+  if (!body) return imp_error(im, "missing attribute 'body'");
+  int nin = imp_ninputs(im), ncarry = nin - 2;
+  if (ncarry < 0 || body->ninputs != ncarry + 2 || body->noutputs < ncarry + 1)
+    return imp_error(im, "the body's inputs and outputs do not match the node's");
+  int nscan = body->noutputs - 1 - ncarry;
+  int64_t trips = -1;
+  if (imp_input(im, 0)) {
+    double m;
+    if (const_scalar(im, 0, &m)) return -1;
+    trips = (int64_t)m;
+  }
+  bool cond = true;
+  if (imp_input(im, 1)) {
+    double cv;
+    if (const_scalar(im, 1, &cv)) return -1;
+    cond = cv != 0;
+  }
+  if (trips < 0 && !imp_input(im, 1)) return imp_error(im, "a loop with neither a trip count nor a condition never ends");
+  GNode **carry = KNEWN(GNode *, ncarry + 1);
+  for (int i = 0; i < ncarry; i++)
+    if (!(carry[i] = imp_input(im, 2 + i))) return imp_error(im, "loop-carried input %d is missing", i);
+  AVec *scans = KNEWN(AVec, nscan + 1);
+  int64_t it = 0;
+  for (; cond && (trips < 0 || it < trips); it++) {
+    if (it >= MAX_UNROLL) return imp_error(im, "more than %d iterations are not supported (the loop is unrolled)", MAX_UNROLL);
+    imp_bind_value(im, body->inputs[0].name, imp_scalar(im, (double)it, DT_I64));
+    imp_bind_value(im, body->inputs[1].name, imp_scalar(im, 1, DT_BOOL));
+    for (int i = 0; i < ncarry; i++) imp_bind_value(im, body->inputs[2 + i].name, carry[i]);
+    if (imp_subgraph(im, body)) return -1;
+    GNode *co = subgraph_output(im, body, 0);
+    if (!co) return -1;
+    if (co->kind != GN_CONST || ttype_numel(&co->type) != 1)
+      return imp_error(im, "the loop condition must be known at compile time (the loop is unrolled)");
+    cond = imp_const_at(co, 0) != 0;
+    for (int i = 0; i < ncarry; i++)
+      if (!(carry[i] = subgraph_output(im, body, 1 + i))) return -1;
+    for (int s = 0; s < nscan; s++) {
+      GNode *v = subgraph_output(im, body, 1 + ncarry + s);
+      if (!v) return -1;
+      av_push(&scans[s], v);
+    }
+  }
+  for (int i = 0; i < ncarry; i++)
+    if (set_out(im, i, carry[i])) return -1;
+  for (int s = 0; s < nscan; s++)
+    if (want_output(im, ncarry + s) && set_out(im, ncarry + s, stack(im, scans[s].len, (GNode **)scans[s].data, 0))) return -1;
+  return 0;
+}
+
+/* One Scan over scan inputs already sliced per step: step t reads
+ * xs[k][t]; returns the final states and the per-step scan outputs. */
+static int scan_run(Importer *im, const OnnxGraph *body, int nstate, GNode **state, int nscan_in, GNode ***xs, int64_t T,
+                    int nscan_out, AVec *outs) {
+  for (int64_t t = 0; t < T; t++) {
+    for (int i = 0; i < nstate; i++) imp_bind_value(im, body->inputs[i].name, state[i]);
+    for (int k = 0; k < nscan_in; k++) imp_bind_value(im, body->inputs[nstate + k].name, xs[k][t]);
+    if (imp_subgraph(im, body)) return -1;
+    for (int i = 0; i < nstate; i++)
+      if (!(state[i] = subgraph_output(im, body, i))) return -1;
+    for (int s = 0; s < nscan_out; s++) {
+      GNode *v = subgraph_output(im, body, nstate + s);
+      if (!v) return -1;
+      av_push(&outs[s], v);
+    }
+  }
+  return 0;
+}
+
+int onnx_h_Scan(Importer *im) {
+  const OnnxGraph *body = onnx_attr_graph(N(im), "body");
+  if (!body) return imp_error(im, "missing attribute 'body'");
+  int64_t M = onnx_attr_int(N(im), "num_scan_inputs", 0);
+  bool v8 = imp_opset(im) < 9; /* opset 8: a leading batch axis and sequence_lens */
+  int first = v8 ? 1 : 0, nin = imp_ninputs(im) - first, nstate = nin - (int)M;
+  int nscan_out = body->noutputs - nstate;
+  if (M < 1 || nstate < 0 || body->ninputs != nin || nscan_out < 0)
+    return imp_error(im, "the body's inputs and outputs do not match the node's");
+  if (v8 && imp_input(im, 0)) return imp_error(im, "sequence_lens is not supported");
+  int n;
+  const int64_t *in_axes = onnx_attr_ints(N(im), "scan_input_axes", &n);
+  if (in_axes && n != M) return imp_error(im, "scan_input_axes has %d values for %lld scan inputs", n, (long long)M);
+  const int64_t *in_dirs = onnx_attr_ints(N(im), v8 ? "directions" : "scan_input_directions", &n);
+  const int64_t *out_axes = onnx_attr_ints(N(im), "scan_output_axes", &n);
+  const int64_t *out_dirs = onnx_attr_ints(N(im), "scan_output_directions", &n);
+  GNode **state0 = KNEWN(GNode *, nstate + 1), **xs0 = KNEWN(GNode *, M + 1);
+  for (int i = 0; i < nstate; i++)
+    if (!(state0[i] = imp_input(im, first + i))) return imp_error(im, "state input %d is missing", i);
+  for (int k = 0; k < M; k++)
+    if (!(xs0[k] = imp_input(im, first + nstate + k))) return imp_error(im, "scan input %d is missing", k);
+  int64_t B = v8 ? xs0[0]->type.shape[0] : 1;
+  GNode ***finals = KNEWN(GNode **, B + 1);
+  AVec **outs = KNEWN(AVec *, B + 1);
+  for (int64_t b = 0; b < B; b++) {
+    GNode **state = KNEWN(GNode *, nstate + 1);
+    GNode ***xs = KNEWN(GNode **, M + 1);
+    int64_t T = -1;
+    for (int i = 0; i < nstate; i++) state[i] = v8 ? index0(im, state0[i], b) : state0[i];
+    for (int k = 0; k < M; k++) {
+      GNode *x = v8 ? index0(im, xs0[k], b) : xs0[k];
+      if (!x) return -1;
+      int ax;
+      if (norm_ax(im, in_axes ? in_axes[k] : 0, x->type.ndim, &ax)) return -1;
+      int64_t len = x->type.shape[ax];
+      if (T >= 0 && len != T) return imp_error(im, "scan inputs have different lengths %lld and %lld", (long long)T, (long long)len);
+      T = len;
+      if (T > MAX_UNROLL) return imp_error(im, "more than %d steps are not supported (the scan is unrolled)", MAX_UNROLL);
+      bool rev = in_dirs && in_dirs[k];
+      xs[k] = KNEWN(GNode *, T + 1);
+      for (int64_t t = 0; t < T; t++) {
+        int64_t src = rev ? T - 1 - t : t;
+        xs[k][t] = imp_squeeze(im, slice_axis(im, x, ax, src, src + 1), ax);
+      }
+    }
+    outs[b] = KNEWN(AVec, nscan_out + 1);
+    if (scan_run(im, body, nstate, state, (int)M, xs, T, nscan_out, outs[b])) return -1;
+    finals[b] = state;
+  }
+  for (int i = 0; i < nstate; i++) {
+    GNode *v = finals[0][i];
+    if (v8) {
+      GNode **per = KNEWN(GNode *, B + 1);
+      for (int64_t b = 0; b < B; b++) per[b] = finals[b][i];
+      v = stack(im, (int)B, per, 0);
+    }
+    if (set_out(im, i, v)) return -1;
+  }
+  for (int s = 0; s < nscan_out; s++) {
+    GNode **per = KNEWN(GNode *, B + 1);
+    for (int64_t b = 0; b < B; b++) {
+      AVec *o = &outs[b][s];
+      if (out_dirs && out_dirs[s]) /* reversed: the last step first */
+        for (int i = 0, j = o->len - 1; i < j; i++, j--) {
+          void *tmp = o->data[i];
+          o->data[i] = o->data[j];
+          o->data[j] = tmp;
+        }
+      GNode *first_v = o->len ? (GNode *)o->data[0] : NULL;
+      int ax = 0;
+      if (out_axes && first_v && norm_ax(im, out_axes[s], first_v->type.ndim + 1, &ax)) return -1;
+      per[b] = stack(im, o->len, (GNode **)o->data, ax);
+    }
+    GNode *v = v8 ? stack(im, (int)B, per, 0) : per[0];
+    if (want_output(im, nstate + s) && set_out(im, nstate + s, v)) return -1;
+  }
+  return 0;
+}
+
+/* ---- signal processing: windows and the mel matrix are constants of
+ * their (constant) sizes; DFT and STFT are products with constant cosine
+ * and sine matrices ---- */
+
+static int output_dtype(Importer *im, DType *t) {
+  if (onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "output_datatype", 1), t)) return imp_error(im, "%s", kiln_get_error());
+  return 0;
+}
+
+/* Hann, Hamming, Blackman: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
+ * N = size (periodic) or size - 1. */
+static int window(Importer *im, double a0, double a1, double a2) {
+  double size;
+  DType t;
+  if (const_scalar(im, 0, &size) || output_dtype(im, &t)) return -1;
+  int64_t n = (int64_t)size;
+  if (n < 0) return imp_error(im, "size %lld is negative", (long long)n);
+  double span = onnx_attr_int(N(im), "periodic", 1) ? (double)n : (double)n - 1;
+  void *p;
+  GNode *c = imp_new_const(im, t, 1, &n, &p);
+  if (!c) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    double x = span > 0 ? (double)i / span : 0;
+    imp_array_set(c->value, i, a0 - a1 * cos(2 * M_PI * x) + a2 * cos(4 * M_PI * x));
+  }
+  return set_out(im, 0, c);
+}
+
+int onnx_h_HannWindow(Importer *im) { return window(im, 0.5, 0.5, 0); }
+int onnx_h_HammingWindow(Importer *im) { return window(im, 25.0 / 46, 21.0 / 46, 0); }
+int onnx_h_BlackmanWindow(Importer *im) { return window(im, 0.42, 0.5, 0.08); }
+
+int onnx_h_MelWeightMatrix(Importer *im) {
+  double nmel, dftlen, rate, lo, hi;
+  DType t;
+  if (const_scalar(im, 0, &nmel) || const_scalar(im, 1, &dftlen) || const_scalar(im, 2, &rate) || const_scalar(im, 3, &lo) ||
+      const_scalar(im, 4, &hi) || output_dtype(im, &t))
+    return -1;
+  int64_t M = (int64_t)nmel, L = (int64_t)dftlen, S = (int64_t)rate, nspec = L / 2 + 1;
+  if (M <= 0 || L <= 0 || S <= 0) return imp_error(im, "num_mel_bins, dft_length and sample_rate must be positive");
+  int64_t *bins = KNEWN(int64_t, M + 2);
+  double lmel = 2595 * log10(1 + lo / 700), hmel = 2595 * log10(1 + hi / 700), step = (hmel - lmel) / (double)(M + 2);
+  for (int64_t i = 0; i < M + 2; i++) {
+    double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
+    bins[i] = (int64_t)floor((double)(L + 1) * f / (double)S);
+    if (bins[i] < 0 || bins[i] >= nspec + 1) return imp_error(im, "mel bin %lld falls outside the spectrum", (long long)i);
+  }
+  int64_t shape[2] = {nspec, M};
+  void *p;
+  GNode *c = imp_new_const(im, t, 2, shape, &p);
+  if (!c) return -1;
+  for (int64_t i = 0; i < M; i++) {
+    int64_t l = bins[i], ce = bins[i + 1], h = bins[i + 2];
+    if (ce - l == 0) {
+      if (ce < nspec) imp_array_set(c->value, ce * M + i, 1);
+    } else {
+      for (int64_t j = l; j <= ce && j < nspec; j++) imp_array_set(c->value, j * M + i, (double)(j - l) / (double)(ce - l));
+    }
+    if (h - ce > 0)
+      for (int64_t j = ce; j < h && j < nspec; j++) imp_array_set(c->value, j * M + i, (double)(h - j) / (double)(h - ce));
+  }
+  return set_out(im, 0, c);
+}
+
+/* The DFT of x along axis (x's last axis holds 1 or 2 values: real,
+ * imaginary), over L points (x truncated or zero-padded), keeping
+ * nout = L or L / 2 + 1 (onesided) frequencies.  Returns [..., nout at
+ * axis, ..., 2]. */
+static GNode *dft(Importer *im, GNode *x, int axis, int64_t L, bool onesided, bool inverse) {
+  if (!x) return NULL;
+  int r = x->type.ndim;
+  if (r < 2 || (x->type.shape[r - 1] != 1 && x->type.shape[r - 1] != 2))
+    return imp_error(im, "input %s must end in an axis of 1 (real) or 2 (complex) values", ttype_str(&x->type)), NULL;
+  if (axis < 0 || axis >= r - 1) return imp_error(im, "axis %d must be a signal axis (not the last)", axis), NULL;
+  bool cplx = x->type.shape[r - 1] == 2;
+  int64_t n = x->type.shape[axis], nout = onesided ? L / 2 + 1 : L;
+  if (L <= 0) return imp_error(im, "dft_length %lld is not positive", (long long)L), NULL;
+  /* cos and sin matrices [nout, n], scaled for the inverse; samples past L
+   * are truncated (zero columns) */
+  int64_t ms[2] = {nout, n};
+  void *pc, *ps;
+  DType t = x->type.dtype;
+  GNode *C = imp_new_const(im, t, 2, ms, &pc), *S = imp_new_const(im, t, 2, ms, &ps);
+  if (!C || !S) return NULL;
+  double scale = inverse ? 1.0 / (double)L : 1.0;
+  for (int64_t k = 0; k < nout; k++)
+    for (int64_t j = 0; j < n && j < L; j++) {
+      double th = 2 * M_PI * (double)((k * j) % L) / (double)L;
+      imp_array_set(C->value, k * n + j, cos(th) * scale);
+      imp_array_set(S->value, k * n + j, sin(th) * scale);
+    }
+  /* real and imaginary parts with the signal axis last */
+  int64_t perm[MAXD], inv[MAXD];
+  int q = 0;
+  for (int i = 0; i < r - 1; i++)
+    if (i != axis) perm[q++] = i;
+  perm[q] = axis;
+  for (int i = 0; i < r - 1; i++) inv[perm[i]] = i;
+  GNode *xr = imp_transpose(im, imp_squeeze(im, slice_axis(im, x, r - 1, 0, 1), r - 1), r - 1, perm);
+  GNode *xi = cplx ? imp_transpose(im, imp_squeeze(im, slice_axis(im, x, r - 1, 1, 2), r - 1), r - 1, perm) : NULL;
+  /* forward: (xr + i xi)(cos - i sin); inverse: (xr + i xi)(cos + i sin) */
+  GNode *yr = dense(im, xr, C), *yi = un(im, "negative", dense(im, xr, S));
+  if (inverse) yi = dense(im, xr, S);
+  if (xi) {
+    GNode *xic = dense(im, xi, C), *xis = dense(im, xi, S);
+    yr = inverse ? bin(im, "subtract", yr, xis) : bin(im, "add", yr, xis);
+    yi = bin(im, "add", yi, xic);
+  }
+  GNode *parts[2] = {imp_expand_dims(im, imp_transpose(im, yr, r - 1, inv), r - 1),
+                     imp_expand_dims(im, imp_transpose(im, yi, r - 1, inv), r - 1)};
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", r - 1);
+  return imp_call(im, "concatenate", 2, parts, a);
+}
+
+int onnx_h_DFT(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  int ax;
+  if (norm_ax(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, &ax)) return -1;
+  double L = (double)x->type.shape[ax];
+  if (imp_input(im, 1) && const_scalar(im, 1, &L)) return -1;
+  bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
+  if (onesided && x->type.shape[x->type.ndim - 1] == 2) return imp_error(im, "onesided = 1 needs a real input");
+  if (onesided && inverse) return imp_error(im, "onesided = 1 with inverse = 1 is not supported");
+  return set_out(im, 0, dft(im, x, ax, (int64_t)L, onesided, inverse));
+}
+
+int onnx_h_STFT(Importer *im) {
+  GNode *x = imp_input(im, 0), *win = imp_input(im, 2);
+  if (!x) return imp_error(im, "needs a signal");
+  if (x->type.ndim != 3) return imp_error(im, "signal %s must be [batch, length, 1 or 2]", ttype_str(&x->type));
+  double step, flen = -1;
+  if (const_scalar(im, 1, &step)) return -1;
+  if (imp_input(im, 3) && const_scalar(im, 3, &flen)) return -1;
+  if (flen < 0 && !win) return imp_error(im, "needs a window or a frame_length");
+  int64_t L = flen >= 0 ? (int64_t)flen : win->type.shape[0], st = (int64_t)step, len = x->type.shape[1];
+  if (win && (win->type.ndim != 1 || win->type.shape[0] != L)) return imp_error(im, "window %s does not match frame length %lld", ttype_str(&win->type), (long long)L);
+  if (st <= 0 || L <= 0 || L > len) return imp_error(im, "frame_step %lld and frame length %lld do not fit a signal of %lld", (long long)st, (long long)L, (long long)len);
+  bool onesided = onnx_attr_int(N(im), "onesided", 1) != 0;
+  if (onesided && x->type.shape[2] == 2) return imp_error(im, "onesided = 1 needs a real signal");
+  int64_t nf = 1 + (len - L) / st, fs[2] = {nf, L}, *d;
+  GNode *idx = new_i64(im, 2, fs, &d);
+  if (!idx) return -1;
+  for (int64_t f = 0; f < nf; f++)
+    for (int64_t j = 0; j < L; j++) d[f * L + j] = f * st + j;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", 1);
+  GNode *args[2] = {x, idx};
+  GNode *frames = imp_call(im, "take", 2, args, a); /* [batch, nf, L, c] */
+  if (win) {
+    int64_t ws[2] = {L, 1};
+    frames = bin(im, "multiply", frames, imp_reshape(im, imp_cast(im, win, x->type.dtype), 2, ws));
+  }
+  return set_out(im, 0, dft(im, frames, 2, L, onesided, false));
+}
+
+/* ---- GridSample (PyTorch's grid_sample): coordinates computed with
+ * elementwise ops, samples gathered from the input flattened to
+ * [N * H * W, C] ---- */
+
+typedef struct Grid {
+  GNode *xf;       /* [N * H * W, C] */
+  GNode *batch;    /* [N, 1, 1] int64: n * H * W */
+  int64_t H, W;
+  DType t;
+  int pad;         /* 0 zeros, 1 border, 2 reflection */
+  bool align;
+} Grid;
+
+static GNode *fscal(Importer *im, double v, const Grid *g) { return imp_scalar(im, v, g->t); }
+
+/* Reflect x into [lo2 / 2, hi2 / 2] (PyTorch's reflect_coordinates). */
+static GNode *reflect(Importer *im, const Grid *g, GNode *x, double lo2, double hi2) {
+  if (lo2 == hi2) return bin(im, "multiply", x, fscal(im, 0, g));
+  double mn = lo2 / 2, span = (hi2 - lo2) / 2;
+  GNode *a = un(im, "abs", bin(im, "subtract", x, fscal(im, mn, g)));
+  GNode *extra = bin(im, "mod", a, fscal(im, span, g));
+  GNode *flips = un(im, "floor", bin(im, "divide", a, fscal(im, span, g)));
+  GNode *even = bin(im, "equal", bin(im, "mod", flips, fscal(im, 2, g)), fscal(im, 0, g));
+  return imp_where(im, even, bin(im, "add", extra, fscal(im, mn, g)), bin(im, "subtract", fscal(im, span + mn, g), extra));
+}
+
+/* Padding applied to a source coordinate along an axis of size n. */
+static GNode *pad_coord(Importer *im, const Grid *g, GNode *x, int64_t n) {
+  GAttrs a = gattrs_new();
+  ga_float(&a, "a_min", 0);
+  ga_float(&a, "a_max", (double)(n - 1));
+  if (g->pad == 0) return x;
+  if (g->pad == 2) x = g->align ? reflect(im, g, x, 0, 2.0 * (double)(n - 1)) : reflect(im, g, x, -1, 2.0 * (double)n - 1);
+  return x ? imp_call(im, "clip", 1, &x, a) : NULL;
+}
+
+/* Input values at integer coordinates (ix, iy: float tensors holding
+ * integers, [N, Ho, Wo]); 0 outside the input.  Returns [N, Ho, Wo, C]. */
+static GNode *grid_at(Importer *im, const Grid *g, GNode *ix, GNode *iy) {
+  GNode *zero = fscal(im, 0, g);
+  GNode *valid = bin(im, "logical_and",
+                     bin(im, "logical_and", bin(im, "greater_equal", ix, zero), bin(im, "less", ix, fscal(im, (double)g->W, g))),
+                     bin(im, "logical_and", bin(im, "greater_equal", iy, zero), bin(im, "less", iy, fscal(im, (double)g->H, g))));
+  GAttrs cx = gattrs_new(), cy = gattrs_new();
+  ga_float(&cx, "a_min", 0);
+  ga_float(&cx, "a_max", (double)(g->W - 1));
+  ga_float(&cy, "a_min", 0);
+  ga_float(&cy, "a_max", (double)(g->H - 1));
+  GNode *xc = ix ? imp_call(im, "clip", 1, &ix, cx) : NULL, *yc = iy ? imp_call(im, "clip", 1, &iy, cy) : NULL;
+  GNode *lin = bin(im, "add", bin(im, "add", imp_cast(im, bin(im, "multiply", yc, fscal(im, (double)g->W, g)), DT_I64), imp_cast(im, xc, DT_I64)),
+                   g->batch);
+  GAttrs ta = gattrs_new();
+  ga_int(&ta, "axis", 0);
+  GNode *args[2] = {g->xf, lin};
+  GNode *v = imp_call(im, "take", 2, args, ta);
+  return imp_where(im, imp_expand_dims(im, valid, 3), v, imp_scalar_like(im, 0, v));
+}
+
+static GNode *cubic_w(Importer *im, const Grid *g, GNode *t, int i) {
+  const double A = -0.75;
+  GNode *one = fscal(im, 1, g);
+  GNode *s = i == 0 ? bin(im, "add", t, one) : i == 1 ? t : i == 2 ? bin(im, "subtract", one, t) : bin(im, "subtract", fscal(im, 2, g), t);
+  if (i == 0 || i == 3) /* ((A s - 5A) s + 8A) s - 4A */
+    return bin(im, "subtract",
+               bin(im, "multiply", bin(im, "add", bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", s, fscal(im, A, g)), fscal(im, 5 * A, g)), s), fscal(im, 8 * A, g)), s),
+               fscal(im, 4 * A, g));
+  /* ((A + 2) s - (A + 3)) s s + 1 */
+  return bin(im, "add", bin(im, "multiply", bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", s, fscal(im, A + 2, g)), fscal(im, A + 3, g)), s), s), one);
+}
+
+int onnx_h_GridSample(Importer *im) {
+  GNode *x = imp_input(im, 0), *grid = imp_input(im, 1);
+  if (!x || !grid) return imp_error(im, "needs X and grid");
+  if (x->type.ndim != 4 || grid->type.ndim != 4 || grid->type.shape[3] != 2 || grid->type.shape[0] != x->type.shape[0])
+    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2]", ttype_str(&x->type), ttype_str(&grid->type));
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point, got %s", dt_str(x->type.dtype));
+  const char *mode = onnx_attr_string(N(im), "mode", "bilinear"), *pm = onnx_attr_string(N(im), "padding_mode", "zeros");
+  Grid g;
+  g.t = x->type.dtype;
+  g.align = onnx_attr_int(N(im), "align_corners", 0) != 0;
+  g.pad = !strcmp(pm, "zeros") ? 0 : !strcmp(pm, "border") ? 1 : !strcmp(pm, "reflection") ? 2 : -1;
+  if (g.pad < 0) return imp_error(im, "padding_mode '%s' is not supported", pm);
+  int m = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "bilinear") ? 1 : !strcmp(mode, "bicubic") ? 2 : -1;
+  if (m < 0) return imp_error(im, "mode '%s' is not supported", mode);
+  int64_t N = x->type.shape[0], C = x->type.shape[1];
+  g.H = x->type.shape[2], g.W = x->type.shape[3];
+  int64_t p[4] = {0, 2, 3, 1}, fs[2] = {N * g.H * g.W, C}, bs[3] = {N, 1, 1}, *bd;
+  g.xf = imp_reshape(im, imp_transpose(im, x, 4, p), 2, fs);
+  g.batch = new_i64(im, 3, bs, &bd);
+  if (!g.batch) return -1;
+  for (int64_t n = 0; n < N; n++) bd[n] = n * g.H * g.W;
+  GNode *gr = imp_cast(im, grid, g.t);
+  GNode *gx = imp_squeeze(im, slice_axis(im, gr, 3, 0, 1), 3), *gy = imp_squeeze(im, slice_axis(im, gr, 3, 1, 2), 3);
+  /* unnormalize: align_corners ? (v + 1) / 2 (n - 1) : ((v + 1) n - 1) / 2 */
+  GNode *one = fscal(im, 1, &g), *half = fscal(im, 0.5, &g);
+  GNode *ux = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gx, one), half), fscal(im, (double)(g.W - 1), &g))
+                      : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gx, one), fscal(im, (double)g.W, &g)), one), half);
+  GNode *uy = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gy, one), half), fscal(im, (double)(g.H - 1), &g))
+                      : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gy, one), fscal(im, (double)g.H, &g)), one), half);
+  GNode *out = NULL;
+  if (m == 0 || m == 1) {
+    GNode *cx = pad_coord(im, &g, ux, g.W), *cy = pad_coord(im, &g, uy, g.H);
+    if (m == 0) {
+      out = grid_at(im, &g, un(im, "round", cx), un(im, "round", cy));
+    } else {
+      GNode *x0 = un(im, "floor", cx), *y0 = un(im, "floor", cy);
+      GNode *x1 = bin(im, "add", x0, one), *y1 = bin(im, "add", y0, one);
+      GNode *wx1 = bin(im, "subtract", cx, x0), *wy1 = bin(im, "subtract", cy, y0);
+      GNode *wx0 = bin(im, "subtract", one, wx1), *wy0 = bin(im, "subtract", one, wy1);
+      GNode *xs[2] = {x0, x1}, *ys[2] = {y0, y1}, *wxs[2] = {wx0, wx1}, *wys[2] = {wy0, wy1};
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+          GNode *w = imp_expand_dims(im, bin(im, "multiply", wys[i], wxs[j]), 3);
+          GNode *term = bin(im, "multiply", grid_at(im, &g, xs[j], ys[i]), w);
+          out = out ? bin(im, "add", out, term) : term;
+        }
+    }
+  } else {
+    GNode *x0 = un(im, "floor", ux), *y0 = un(im, "floor", uy);
+    GNode *tx = bin(im, "subtract", ux, x0), *ty = bin(im, "subtract", uy, y0);
+    for (int i = 0; i < 4; i++) {
+      GNode *yi = un(im, "trunc", pad_coord(im, &g, bin(im, "add", y0, fscal(im, i - 1, &g)), g.H));
+      GNode *row = NULL;
+      for (int j = 0; j < 4; j++) {
+        GNode *xj = un(im, "trunc", pad_coord(im, &g, bin(im, "add", x0, fscal(im, j - 1, &g)), g.W));
+        GNode *term = bin(im, "multiply", grid_at(im, &g, xj, yi), imp_expand_dims(im, cubic_w(im, &g, tx, j), 3));
+        row = row ? bin(im, "add", row, term) : term;
+      }
+      GNode *term = bin(im, "multiply", row, imp_expand_dims(im, cubic_w(im, &g, ty, i), 3));
+      out = out ? bin(im, "add", out, term) : term;
+    }
+  }
+  int64_t back[4] = {0, 3, 1, 2};
+  return set_out(im, 0, imp_transpose(im, out, 4, back));
+}

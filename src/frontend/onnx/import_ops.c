@@ -300,13 +300,13 @@ static GNode *from_2d(Importer *im, GNode *y, int nsp) {
   return reshape(im, y, 3, s);
 }
 
-static int h_conv(Importer *im) {
-  GNode *x = in0(im), *w = imp_input(im, 1), *b = imp_input(im, 2);
-  if (!x || !w) return imp_error(im, "needs data and weight");
-  if (w->type.ndim != x->type.ndim) return imp_error(im, "weight rank %d differs from data rank %d", w->type.ndim, x->type.ndim);
+GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b) {
+  if (!x || !w) return imp_error(im, "needs data and weight"), NULL;
+  if (w->type.ndim != x->type.ndim)
+    return imp_error(im, "weight rank %d differs from data rank %d", w->type.ndim, x->type.ndim), NULL;
   Win win;
-  if (read_window(im, x, w->type.shape + 2, &win)) return -1;
-  if (win.nsp > 2) return imp_error(im, "%d-D convolutions are not supported", win.nsp);
+  if (read_window(im, x, w->type.shape + 2, &win)) return NULL;
+  if (win.nsp > 2) return imp_error(im, "%d-D convolutions are not supported", win.nsp), NULL;
   GAttrs a = gattrs_new();
   win_attrs(&a, &win, "kernel_size");
   ga_int(&a, "groups", onnx_attr_int(N(im), "group", 1));
@@ -319,8 +319,10 @@ static int h_conv(Importer *im) {
     ga_int(&aa, "axis", 1);
     y = imp_call(im, "nn.bias_add", 2, ba, aa);
   }
-  return out0(im, y ? from_2d(im, y, win.nsp) : NULL);
+  return y ? from_2d(im, y, win.nsp) : NULL;
 }
+
+static int h_conv(Importer *im) { return out0(im, onnx_conv(im, in0(im), imp_input(im, 1), imp_input(im, 2))); }
 
 static int h_conv_transpose(Importer *im) {
   GNode *x = in0(im), *w = imp_input(im, 1), *b = imp_input(im, 2);
@@ -1017,6 +1019,7 @@ static const OnnxOpEntry table[] = {
     {"BitwiseAnd", h_binary},
     {"BitwiseOr", h_binary},
     {"BitwiseXor", h_binary},
+    {"BlackmanWindow", onnx_h_BlackmanWindow},
     {"Cast", h_cast},
     {"CastLike", h_castlike},
     {"Ceil", h_unary},
@@ -1027,13 +1030,17 @@ static const OnnxOpEntry table[] = {
     {"Constant", h_constant},
     {"ConstantOfShape", h_constant_of_shape},
     {"Conv", h_conv},
+    {"ConvInteger", onnx_h_ConvInteger},
     {"ConvTranspose", h_conv_transpose},
     {"Cos", h_unary},
     {"Cosh", h_unary},
     {"CumSum", onnx_h_CumSum},
     {"DepthToSpace", h_depth_space},
+    {"DequantizeLinear", onnx_h_DequantizeLinear},
+    {"DFT", onnx_h_DFT},
     {"Div", h_binary},
     {"Dropout", h_dropout},
+    {"DynamicQuantizeLinear", onnx_h_DynamicQuantizeLinear},
     {"Einsum", onnx_h_Einsum},
     {"Elu", h_attr_unary},
     {"Equal", h_binary},
@@ -1052,11 +1059,15 @@ static const OnnxOpEntry table[] = {
     {"GlobalMaxPool", h_global_pool},
     {"Greater", h_binary},
     {"GreaterOrEqual", h_binary},
-    {"Hardmax", onnx_h_Hardmax},
+    {"GridSample", onnx_h_GridSample},
     {"GRU", onnx_h_GRU},
+    {"HammingWindow", onnx_h_HammingWindow},
+    {"HannWindow", onnx_h_HannWindow},
+    {"Hardmax", onnx_h_Hardmax},
     {"HardSigmoid", h_attr_unary},
     {"HardSwish", h_unary},
     {"Identity", h_unary},
+    {"If", onnx_h_If},
     {"InstanceNormalization", h_instancenorm},
     {"IsInf", onnx_h_IsInf},
     {"IsNaN", h_unary},
@@ -1066,16 +1077,19 @@ static const OnnxOpEntry table[] = {
     {"LessOrEqual", h_binary},
     {"Log", h_unary},
     {"LogSoftmax", h_softmax},
+    {"Loop", onnx_h_Loop},
     {"LpNormalization", onnx_h_LpNormalization},
     {"LpPool", h_pool},
     {"LRN", h_lrn},
     {"LSTM", onnx_h_LSTM},
     {"MatMul", h_matmul},
+    {"MatMulInteger", onnx_h_MatMulInteger},
     {"Max", h_variadic},
     {"MaxPool", h_pool},
     {"MaxUnpool", onnx_h_MaxUnpool},
     {"Mean", h_variadic},
     {"MeanVarianceNormalization", onnx_h_MeanVarianceNormalization},
+    {"MelWeightMatrix", onnx_h_MelWeightMatrix},
     {"Min", h_variadic},
     {"Mod", h_mod},
     {"Mul", h_binary},
@@ -1088,6 +1102,9 @@ static const OnnxOpEntry table[] = {
     {"Pad", h_pad},
     {"Pow", h_binary},
     {"PRelu", h_binary},
+    {"QLinearConv", onnx_h_QLinearConv},
+    {"QLinearMatMul", onnx_h_QLinearMatMul},
+    {"QuantizeLinear", onnx_h_QuantizeLinear},
     {"Range", h_range},
     {"Reciprocal", h_unary},
     {"ReduceL1", h_reduce},
@@ -1106,6 +1123,7 @@ static const OnnxOpEntry table[] = {
     {"ReverseSequence", onnx_h_ReverseSequence},
     {"RNN", onnx_h_RNN},
     {"Round", h_unary},
+    {"Scan", onnx_h_Scan},
     {"Scatter", onnx_h_ScatterElements},
     {"ScatterElements", onnx_h_ScatterElements},
     {"ScatterND", onnx_h_ScatterND},
@@ -1126,6 +1144,7 @@ static const OnnxOpEntry table[] = {
     {"Split", h_split},
     {"Sqrt", h_unary},
     {"Squeeze", h_squeeze},
+    {"STFT", onnx_h_STFT},
     {"Sub", h_binary},
     {"Sum", h_variadic},
     {"Tan", h_unary},
