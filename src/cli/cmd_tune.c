@@ -233,7 +233,7 @@ Command cmd_tune = {"tune", "MODEL.onnx -o RECORDS.json [options]",
 /* ---- kiln records ---- */
 
 static Opt records_opts[] = {
-    {"--pick-best", NULL, OPT_FLAG, NULL, "keep only the fastest error-free record of each task and target (AutoTVM's pick_best)", false, NULL, NULL, 0},
+    {"--pick-best", NULL, OPT_FLAG, NULL, "keep only the fastest error-free record of each task and target (AutoTVM's pick_best), one per input-channel block", false, NULL, NULL, 0},
     {"--output", "-o", OPT_VALUE, "OUT.json", "with --pick-best: write the records there as v0.2 (default: stdout)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
@@ -249,12 +249,17 @@ static int run_records(Command *cmd, int npos, const char **pos) {
   for (int i = 0; i < npos; i++)
     if (records_load(pos[i], &recs)) return cli_error(cmd, "%s", kiln_get_error());
   /* per (target, workload): count, errors, fastest */
+  bool pick = cli_opt(cmd, "--pick-best")->set;
   AVec stats = {0};
   PtrMap by = {0};
   pm_init_str(&by);
   for (int i = 0; i < recs.len; i++) {
     TuneRecord *r = recs.data[i];
-    const char *k = kfmt("%s\n%s", r->target, r->wl->key);
+    /* pick-best keeps one record per input-channel block, so compiles
+     * can chain layouts (graph_dispatch_query_block) */
+    int64_t icb = pick ? cfg_split_inner(r->config, "tile_ic") : 0;
+    kiln_clear_error();
+    const char *k = kfmt("%s\n%s\n%lld", r->target, r->wl->key, (long long)icb);
     TaskStat *s = pm_get(&by, k);
     if (!s) {
       s = KNEW(TaskStat);
@@ -268,7 +273,7 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     else if (!s->best || record_cost(r) < record_cost(s->best)) s->best = r;
   }
   pm_free(&by);
-  if (cli_opt(cmd, "--pick-best")->set) {
+  if (pick) {
     Opt *o = cli_opt(cmd, "--output");
     FILE *f = o->set ? fopen(o->value, "w") : stdout;
     if (!f) return cli_error(cmd, "cannot write '%s'", o->value);
@@ -279,7 +284,7 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     }
     if (o->set) {
       fclose(f);
-      printf("kiln: wrote the best of %d records for %d tasks to %s\n", recs.len, n, o->value);
+      printf("kiln: wrote %d of %d records (the best per task and input block) to %s\n", n, recs.len, o->value);
     }
     return 0;
   }

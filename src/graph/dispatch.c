@@ -9,9 +9,11 @@
  * (the workload key), its target matches this machine
  * (autotune_target_matches: "llvm"/"c"/"cpu" of the same ISA class), it
  * measured without error, and the template accepts its config (tm->check);
- * among those the lowest mean cost wins.  The source it came from goes to
- * the profile's Task column: "records.json:12" (file name and line),
- * "shipped", or "fallback".
+ * among those the lowest mean cost wins (a convolution whose data arrives
+ * in another block may take the best record with that input block
+ * instead, when it is within 10%: graph_dispatch_query_block).  The
+ * source it came from goes to the profile's Task column: "records.json:12"
+ * (file name and line), "shipped", or "fallback".
  *
  * The shipped records (our TopHub) are one file per ISA class,
  * records/<isa>.json (x86_avx512.json, x86_avx2.json, ...), found in
@@ -194,6 +196,38 @@ int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) 
       *source = "shipped";
     }
   }
+  return 0;
+}
+
+/* A layout transform costs a few percent of a convolution. */
+#define LAYOUT_SLACK 1.10
+
+int graph_dispatch_query_block(Workload *wl, int64_t block, ConfigEntity **cfg, const char **source) {
+  *cfg = NULL;
+  *source = NULL;
+  init();
+  if (!wl->key) wl_finish(wl);
+  const Template *tm = autotune_template(wl->name);
+  kiln_clear_error();
+  AVec *list = pm_get(&ctx.user, wl->key);
+  TuneRecord *best = best_of(list, tm, wl);
+  bool shipped = false;
+  if (!best && graph_dispatch_shipped_file()) {
+    list = pm_get(&ctx.shipped, wl->key);
+    best = best_of(list, tm, wl);
+    shipped = true;
+  }
+  if (!best) return 0;
+  AVec same = {0};
+  for (int i = 0; i < list->len; i++) {
+    TuneRecord *r = list->data[i];
+    if (cfg_split_inner(r->config, "tile_ic") == block) av_push(&same, r);
+  }
+  kiln_clear_error();
+  TuneRecord *b = best_of(&same, tm, wl);
+  if (!b || record_cost(b) > record_cost(best) * LAYOUT_SLACK) return 0;
+  *cfg = b->config;
+  *source = shipped ? "shipped" : kfmt("%s:%d", basename(kstrdup(b->file)), b->line);
   return 0;
 }
 

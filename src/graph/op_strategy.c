@@ -116,7 +116,19 @@ int graph_conv_config(GNode *n, Strategy *st) {
 }
 
 void graph_conv_follow_block(GNode *n, Strategy *st, int64_t b) {
-  if (!st->task_name || !st->config->is_fallback || b <= 0) return;
+  if (!st->task_name || b <= 0) return;
+  if (!st->config->is_fallback) {
+    /* a tuned config: a record that reads this block, when nearly as
+     * fast, saves the layout transform in front of the conv */
+    ConfigEntity *c = NULL;
+    const char *src = NULL;
+    if (cfg_split_inner(st->config, "tile_ic") != b && graph_dispatch_query_block(st->wl, b, &c, &src) == 0 && c) {
+      st->config = c;
+      st->config_source = src;
+    }
+    kiln_clear_error();
+    return;
+  }
   int64_t d[4], k[4];
   conv_shapes(n, d, k);
   if (d[1] % b) return;

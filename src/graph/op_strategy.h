@@ -17,8 +17,9 @@ int strategy_dense(GNode *n, Strategy *st);
 int graph_conv_config(GNode *n, Strategy *st);
 /* A fallback config's input-channel block follows the block its data
  * already has (and, for depthwise, the output block too), so blocked
- * layouts flow from layer to layer without transforms.  Tuned configs are
- * kept as they are. */
+ * layouts flow from layer to layer without transforms.  A tuned config
+ * gives way to the workload's best record with that input block when
+ * that one is nearly as fast (graph_dispatch_query_block). */
 void graph_conv_follow_block(GNode *n, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
 Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
@@ -29,6 +30,13 @@ Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
  * 0 with *cfg NULL when none applies; *source is "FILE:LINE" (the file's
  * name) for the user's records, "shipped" for Kiln's. */
 int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const char **source);
+/* The best record of the workload whose input-channel block (tile_ic)
+ * is `block`, when its cost is within LAYOUT_SLACK (10%) of the best
+ * record's, from the same source the plain query uses: what a conv whose
+ * data arrives in that block takes instead of the best, to save a layout
+ * transform (a greedy, per-edge stand-in for TVM's graph tuner).  0 with
+ * *cfg NULL when there is none. */
+int graph_dispatch_query_block(struct Workload *wl, int64_t block, struct ConfigEntity **cfg, const char **source);
 /* One warning per workload that falls back to the heuristic config (on
  * stderr, unless quiet). */
 void graph_dispatch_note_fallback(struct Workload *wl);
