@@ -176,3 +176,27 @@ def test_gridsample_vs_pytorch(tmp_path, mode, pad, align):
     ref = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(grid), mode=mode, padding_mode=pad,
                                           align_corners=bool(align)).numpy()
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", [(3, 2, 1, 1, 0), (2, 2, 0, 1, 1), (3, 1, 1, 2, 0)])
+def test_maxpool_indices_vs_pytorch(tmp_path, k, s, p, d, ceil):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 7, 8)).astype(np.float32)
+    model = save_model(tmp_path, [helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[k, k], strides=[s, s],
+                                                   pads=[p] * 4, dilations=[d, d], ceil_mode=ceil)],
+                       [vi("x", TensorProto.FLOAT, [2, 3, 7, 8])],
+                       [vi("y", TensorProto.FLOAT, None), vi("i", TensorProto.INT64, None)], opset=12)
+    y, i = compile_run(tmp_path, model, [("x", x)])
+    ry, ri = torch.nn.functional.max_pool2d(torch.tensor(x), k, s, p, d, ceil_mode=bool(ceil), return_indices=True)
+    np.testing.assert_array_equal(y, ry.numpy())
+    plane = (np.arange(2 * 3) * 7 * 8).reshape(2, 3, 1, 1)
+    np.testing.assert_array_equal(i, ri.numpy() + plane)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4])
+def test_det(tmp_path, n):
+    x = RNG.standard_normal((2, n, n)).astype(np.float32)
+    model = save_model(tmp_path, [helper.make_node("Det", ["x"], ["y"])], [vi("x", TensorProto.FLOAT, [2, n, n])],
+                       [vi("y", TensorProto.FLOAT, None)])
+    (y,) = compile_run(tmp_path, model, [("x", x)])
+    np.testing.assert_allclose(y, np.linalg.det(x), rtol=1e-4, atol=1e-5)

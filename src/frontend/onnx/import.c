@@ -20,6 +20,7 @@ struct Importer {
   PtrMap initializers; /* name -> const OnnxTensor * (string keys) */
   const OnnxNode *node;
   int64_t opset;
+  PtrMap seqs;         /* name -> ImpSeq * (sequence values, string keys) */
   int nbound;                /* inputs bound to values (--bind) */
   const InputValue *bound;
 };
@@ -124,6 +125,21 @@ static GNode *lookup(Importer *im, const char *name) {
   v = graph_const(im->g, name, a);
   if (v) pm_put(&im->values, kstrdup(name), v);
   return v;
+}
+
+ImpSeq *imp_input_seq(Importer *im, int i) {
+  ImpSeq *q = i < im->node->ninputs && *im->node->inputs[i] ? pm_get(&im->seqs, im->node->inputs[i]) : NULL;
+  if (!q) imp_error(im, "input %d ('%s') is not a sequence", i, i < im->node->ninputs ? im->node->inputs[i] : "");
+  return q;
+}
+
+ImpSeq *imp_value_seq(Importer *im, const char *name) { return pm_get(&im->seqs, name); }
+
+int imp_set_output_seq(Importer *im, int i, ImpSeq *q) {
+  if (!q) return -1;
+  if (i >= im->node->noutputs || !*im->node->outputs[i]) return 0;
+  pm_put(&im->seqs, kstrdup(im->node->outputs[i]), q);
+  return 0;
 }
 
 GNode *imp_input(Importer *im, int i) {
@@ -469,7 +485,7 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
       break;
     }
     for (int k = 0; k < n->ninputs && !rc; k++)
-      if (*n->inputs[k] && !lookup(im, n->inputs[k]))
+      if (*n->inputs[k] && !lookup(im, n->inputs[k]) && !pm_has(&im->seqs, n->inputs[k]))
         rc = pm_has(&im->initializers, n->inputs[k])
                  ? kiln_error_context("%s node '%s'", n->op_type, n->name)
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
@@ -478,7 +494,8 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
     rc = h(im);
     for (int k = 0; k < n->noutputs && !rc; k++) {
       GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
-      if (*n->outputs[k] && !o) rc = imp_error(im, "output %d ('%s') is not supported by Kiln", k, n->outputs[k]);
+      if (*n->outputs[k] && !o && !pm_has(&im->seqs, n->outputs[k]))
+        rc = imp_error(im, "output %d ('%s') is not supported by Kiln", k, n->outputs[k]);
       else if (o && check_dtype(o->type.dtype, kfmt("output %d ('%s')", k, n->outputs[k])))
         rc = imp_error(im, "%s", kiln_get_error());
     }
@@ -522,6 +539,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   im.g = graph_new();
   pm_init_str(&im.values);
   pm_init_str(&im.initializers);
+  pm_init_str(&im.seqs);
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   int rc = 0;
@@ -531,7 +549,9 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   if (!rc) rc = import_nodes(&im, og);
   for (int i = 0; i < og->noutputs && !rc; i++) {
     GNode *v = lookup(&im, og->outputs[i].name);
-    if (!v) rc = kiln_set_error("graph output '%s' is not produced by any node", og->outputs[i].name);
+    if (!v && pm_has(&im.seqs, og->outputs[i].name))
+      rc = kiln_set_error("graph output '%s' is a sequence: sequence outputs are not supported", og->outputs[i].name);
+    else if (!v) rc = kiln_set_error("graph output '%s' is not produced by any node", og->outputs[i].name);
     else graph_add_output(im.g, v);
   }
   if (!rc && og->noutputs == 0) rc = kiln_set_error("%s: the graph has no outputs", m->path);
@@ -539,6 +559,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   kiln_arena_free(scratch);
   pm_free(&im.values);
   pm_free(&im.initializers);
+  pm_free(&im.seqs);
   if (rc) {
     graph_free(im.g);
     return NULL;

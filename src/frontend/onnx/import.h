@@ -86,6 +86,20 @@ GNode *imp_const_input(Importer *im, int i);
 /* An error naming the node, its op and opset. */
 int imp_error(Importer *im, const char *fmt, ...) KILN_PRINTF(2, 3);
 
+/* A sequence known at compile time: ONNX sequence values live only in the
+ * importer, as lists of graph values, until SequenceAt,
+ * ConcatFromSequence or SequenceLength turn them back into tensors. */
+typedef struct ImpSeq {
+  int n;
+  GNode **items;
+  DType dtype; /* the element type (an empty sequence has one too) */
+} ImpSeq;
+/* The i-th input as a sequence (NULL + error naming it if it is none). */
+ImpSeq *imp_input_seq(Importer *im, int i);
+int imp_set_output_seq(Importer *im, int i, ImpSeq *s);
+/* The sequence named name, or NULL. */
+ImpSeq *imp_value_seq(Importer *im, const char *name);
+
 /* Building blocks for handlers that lower one ONNX op to several calls;
  * each passes a NULL argument through (the error is already set). */
 GNode *imp_reshape(Importer *im, GNode *x, int n, const int64_t *shape);
@@ -133,10 +147,15 @@ GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b);
   X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) X(RNN) X(GRU) X(LSTM) X(QuantizeLinear)            \
   X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger) X(QLinearMatMul) X(QLinearConv)  \
   X(If) X(Loop) X(Scan) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT) \
-  X(GridSample)
+  X(GridSample) X(Det) X(RoiAlign) X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) \
+  X(SequenceAt) X(SequenceLength) X(SplitToSequence) X(ConcatFromSequence)
 #define X(n) int onnx_h_##n(Importer *im);
 ONNX_COMPOSITE_HANDLERS(X)
 #undef X
+/* MaxPool's Indices output for x (NCHW) and the window (k, s, d, pads
+ * begin/end per spatial axis); -1 + error. */
+int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                         const int64_t *pe, bool ceil_mode, GNode **out);
 /* The ONNX ops Kiln maps (for listings and the conformance report). */
 const OnnxOpEntry *onnx_op_table(int *n);
 

@@ -1235,8 +1235,10 @@ int onnx_h_If(Importer *im) {
   if (g->noutputs != N(im)->noutputs)
     return imp_error(im, "the branch has %d outputs, the node %d", g->noutputs, N(im)->noutputs);
   if (imp_subgraph(im, g)) return -1;
-  for (int k = 0; k < g->noutputs; k++)
-    if (set_out(im, k, subgraph_output(im, g, k))) return -1;
+  for (int k = 0; k < g->noutputs; k++) {
+    ImpSeq *q = imp_value(im, g->outputs[k].name) ? NULL : imp_value_seq(im, g->outputs[k].name);
+    if (q ? imp_set_output_seq(im, k, q) : set_out(im, k, subgraph_output(im, g, k))) return -1;
+  }
   return 0;
 }
 
@@ -1692,4 +1694,328 @@ int onnx_h_GridSample(Importer *im) {
   }
   int64_t back[4] = {0, 3, 1, 2};
   return set_out(im, 0, imp_transpose(im, out, 4, back));
+}
+
+/* ---- Det by the Leibniz formula (n <= 4: at most 24 products) ---- */
+
+static int perms(int n, int k, int *p, bool *used, int (*out)[4], int *sign, int *cnt) {
+  if (k == n) {
+    int inv = 0;
+    for (int i = 0; i < n; i++)
+      for (int j = i + 1; j < n; j++) inv += p[i] > p[j];
+    memcpy(out[*cnt], p, sizeof(int) * (size_t)n);
+    sign[(*cnt)++] = inv % 2 ? -1 : 1;
+    return 0;
+  }
+  for (int v = 0; v < n; v++) {
+    if (used[v]) continue;
+    used[v] = true;
+    p[k] = v;
+    perms(n, k + 1, p, used, out, sign, cnt);
+    used[v] = false;
+  }
+  return 0;
+}
+
+int onnx_h_Det(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  int r = x->type.ndim;
+  if (r < 2 || x->type.shape[r - 1] != x->type.shape[r - 2]) return imp_error(im, "input %s is not a batch of square matrices", ttype_str(&x->type));
+  int n = (int)x->type.shape[r - 1];
+  if (n < 1 || n > 4) return imp_error(im, "determinants of %dx%d matrices are not supported (at most 4x4)", n, n);
+  GNode *a[4][4];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      a[i][j] = imp_squeeze(im, imp_squeeze(im, slice_axis(im, slice_axis(im, x, r - 2, i, i + 1), r - 1, j, j + 1), r - 1), r - 2);
+  int ps[24][4], sign[24], cnt = 0, p[4];
+  bool used[4] = {false, false, false, false};
+  perms(n, 0, p, used, ps, sign, &cnt);
+  GNode *acc = NULL;
+  for (int k = 0; k < cnt; k++) {
+    GNode *t = a[0][ps[k][0]];
+    for (int i = 1; i < n; i++) t = bin(im, "multiply", t, a[i][ps[k][i]]);
+    acc = !acc ? (sign[k] > 0 ? t : un(im, "negative", t)) : bin(im, sign[k] > 0 ? "add" : "subtract", acc, t);
+  }
+  return set_out(im, 0, acc);
+}
+
+/* ---- MaxPool's Indices output: a running argmax over the window
+ * offsets (first maximum wins), each offset a strided slice of the input
+ * padded with -inf; indices are flat over the input (storage_order 1:
+ * column-major within each image) ---- */
+
+int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                         const int64_t *pe, bool ceil_mode, GNode **out) {
+  *out = NULL;
+  if (x->type.ndim != 4) return imp_error(im, "the Indices output is supported for 2-D pooling only");
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "the Indices output needs a floating-point input");
+  int64_t NB = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3], o[2];
+  int64_t in[2] = {H, W};
+  for (int i = 0; i < 2; i++) {
+    int64_t span = in[i] + pb[i] + pe[i] - ((k[i] - 1) * d[i] + 1);
+    o[i] = ceil_mode ? (span + s[i] - 1) / s[i] + 1 : span / s[i] + 1;
+    if (ceil_mode && (o[i] - 1) * s[i] >= in[i] + pb[i]) o[i]--;
+  }
+  /* pad so every window lies inside */
+  int64_t pads[8] = {0, 0, pb[0], pb[1], 0, 0, 0, 0};
+  for (int i = 0; i < 2; i++) {
+    int64_t need = (o[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (in[i] + pb[i]);
+    pads[6 + i] = need > 0 ? need : 0;
+  }
+  GAttrs pa = gattrs_new();
+  ga_ints(&pa, "pads", 8, pads);
+  ga_str(&pa, "pad_mode", "constant");
+  ga_float(&pa, "pad_value", -INFINITY);
+  GNode *xp = imp_call(im, "nn.pad", 1, &x, pa);
+  bool colmajor = onnx_attr_int(N(im), "storage_order", 0) != 0;
+  GNode *best = NULL, *idx = NULL;
+  int64_t os[4] = {NB, C, o[0], o[1]};
+  for (int64_t kh = 0; kh < k[0]; kh++)
+    for (int64_t kw = 0; kw < k[1]; kw++) {
+      GAttrs sa = gattrs_new();
+      int64_t b[2] = {kh * d[0], kw * d[1]}, e[2] = {kh * d[0] + (o[0] - 1) * s[0] + 1, kw * d[1] + (o[1] - 1) * s[1] + 1},
+              ax[2] = {2, 3};
+      ga_ints(&sa, "begin", 2, b);
+      ga_ints(&sa, "end", 2, e);
+      ga_ints(&sa, "strides", 2, s);
+      ga_ints(&sa, "axes", 2, ax);
+      GNode *v = xp ? imp_call(im, "strided_slice", 1, &xp, sa) : NULL;
+      int64_t *id;
+      GNode *ic = new_i64(im, 4, os, &id);
+      if (!ic) return -1;
+      for (int64_t nc = 0; nc < NB * C; nc++)
+        for (int64_t i = 0; i < o[0]; i++)
+          for (int64_t j = 0; j < o[1]; j++) {
+            int64_t h = i * s[0] - pb[0] + kh * d[0], w = j * s[1] - pb[1] + kw * d[1];
+            if (h < 0 || h >= H) h = h < 0 ? 0 : H - 1; /* a padded position never wins */
+            if (w < 0 || w >= W) w = w < 0 ? 0 : W - 1;
+            id[(nc * o[0] + i) * o[1] + j] = nc * H * W + (colmajor ? w * H + h : h * W + w);
+          }
+      if (!best) {
+        best = v, idx = ic;
+        continue;
+      }
+      GNode *upd = bin(im, "greater", v, best);
+      best = imp_where(im, upd, v, best);
+      idx = imp_where(im, upd, ic, idx);
+    }
+  *out = idx;
+  return idx ? 0 : -1;
+}
+
+/* ---- RoiAlign (ONNX Runtime's algorithm, a fixed sampling grid) ---- */
+
+int onnx_h_RoiAlign(Importer *im) {
+  GNode *x = imp_input(im, 0), *rois = imp_input(im, 1), *bidx = imp_input(im, 2);
+  if (!x || !rois || !bidx) return imp_error(im, "needs X, rois and batch_indices");
+  if (x->type.ndim != 4 || rois->type.ndim != 2 || rois->type.shape[1] != 4 || bidx->type.ndim != 1 ||
+      bidx->type.shape[0] != rois->type.shape[0])
+    return imp_error(im, "X %s, rois %s and batch_indices %s must be [N, C, H, W], [R, 4] and [R]", ttype_str(&x->type),
+                     ttype_str(&rois->type), ttype_str(&bidx->type));
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point");
+  int64_t PH = onnx_attr_int(N(im), "output_height", 1), PW = onnx_attr_int(N(im), "output_width", 1),
+          G = onnx_attr_int(N(im), "sampling_ratio", 0);
+  double scale = onnx_attr_float(N(im), "spatial_scale", 1.0f);
+  const char *mode = onnx_attr_string(N(im), "mode", "avg");
+  const char *ct = onnx_attr_string(N(im), "coordinate_transformation_mode", imp_opset(im) >= 16 ? "half_pixel" : "output_half_pixel");
+  bool maxm = !strcmp(mode, "max"), half = !strcmp(ct, "half_pixel");
+  if (!maxm && strcmp(mode, "avg")) return imp_error(im, "mode '%s' is not supported", mode);
+  if (!half && strcmp(ct, "output_half_pixel")) return imp_error(im, "coordinate_transformation_mode '%s' is not supported", ct);
+  if (G <= 0) return imp_error(im, "sampling_ratio = %lld (adaptive, data-dependent) is not supported", (long long)G);
+  int64_t R = rois->type.shape[0], N = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3];
+  DType t = x->type.dtype;
+  Grid g = {0};
+  g.t = t;
+  GNode *rf = imp_cast(im, rois, t);
+  GNode *c[4];
+  for (int i = 0; i < 4; i++) c[i] = bin(im, "subtract", bin(im, "multiply", imp_squeeze(im, slice_axis(im, rf, 1, i, i + 1), 1), fscal(im, scale, &g)), fscal(im, half ? 0.5 : 0, &g));
+  GNode *rw = bin(im, "subtract", c[2], c[0]), *rh = bin(im, "subtract", c[3], c[1]);
+  if (!half) rw = bin(im, "maximum", rw, fscal(im, 1, &g)), rh = bin(im, "maximum", rh, fscal(im, 1, &g));
+  /* sample positions: start + bin * (p + (i + 0.5) / G), [R, P * G] */
+  GNode *pos[2];
+  int64_t P[2] = {PH, PW}, n2[2] = {H, W};
+  GNode *start[2] = {c[1], c[0]}, *size[2] = {rh, rw};
+  GNode *lo[2], *hi[2], *wl[2], *wh[2], *ok[2];
+  for (int a = 0; a < 2; a++) {
+    int64_t len = P[a] * G;
+    void *kp;
+    GNode *kc = imp_new_const(im, t, 1, &len, &kp);
+    if (!kc) return -1;
+    for (int64_t p = 0; p < P[a]; p++)
+      for (int64_t i = 0; i < G; i++) imp_array_set(kc->value, p * G + i, (double)p + ((double)i + 0.5) / (double)G);
+    GNode *bin_sz = bin(im, "divide", size[a], fscal(im, (double)P[a], &g));
+    pos[a] = bin(im, "add", imp_expand_dims(im, start[a], 1), bin(im, "multiply", imp_expand_dims(im, bin_sz, 1), kc));
+    /* bilinear taps with ONNX Runtime's edge rules */
+    GNode *v = pos[a], *dim = fscal(im, (double)n2[a], &g), *last = fscal(im, (double)(n2[a] - 1), &g);
+    ok[a] = bin(im, "logical_and", bin(im, "greater_equal", v, fscal(im, -1, &g)), bin(im, "less_equal", v, dim));
+    v = bin(im, "maximum", v, fscal(im, 0, &g));
+    GNode *fl = un(im, "floor", v);
+    GNode *edge = bin(im, "greater_equal", fl, last);
+    lo[a] = imp_where(im, edge, last, fl);
+    hi[a] = imp_where(im, edge, last, bin(im, "add", fl, fscal(im, 1, &g)));
+    v = imp_where(im, edge, last, v);
+    wh[a] = bin(im, "subtract", v, lo[a]);           /* weight of the high tap */
+    wl[a] = bin(im, "subtract", fscal(im, 1, &g), wh[a]);
+  }
+  /* gather from X as [N * H * W, C] at [R, PH*G, PW*G] positions */
+  int64_t p4[4] = {0, 2, 3, 1}, fs[2] = {N * H * W, C};
+  GNode *xf = imp_reshape(im, imp_transpose(im, x, 4, p4), 2, fs);
+  int64_t b3[3] = {R, 1, 1};
+  GNode *boff = bin(im, "multiply", imp_reshape(im, imp_cast(im, bidx, DT_I64), 3, b3), imp_scalar(im, (double)(H * W), DT_I64));
+  GNode *valid = bin(im, "logical_and", imp_expand_dims(im, ok[0], 2), imp_expand_dims(im, ok[1], 1));
+  GNode *ys[2] = {lo[0], hi[0]}, *xs[2] = {lo[1], hi[1]}, *wys[2] = {wl[0], wh[0]}, *wxs[2] = {wl[1], wh[1]};
+  GNode *acc = NULL;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      GNode *lin = bin(im, "add", bin(im, "add", boff, imp_expand_dims(im, imp_cast(im, bin(im, "multiply", ys[i], fscal(im, (double)W, &g)), DT_I64), 2)),
+                       imp_expand_dims(im, imp_cast(im, xs[j], DT_I64), 1));
+      GAttrs ta = gattrs_new();
+      ga_int(&ta, "axis", 0);
+      GNode *args[2] = {xf, lin};
+      GNode *v = imp_call(im, "take", 2, args, ta); /* [R, PH*G, PW*G, C] */
+      GNode *w = bin(im, "multiply", imp_expand_dims(im, wys[i], 2), imp_expand_dims(im, wxs[j], 1));
+      w = imp_where(im, valid, w, fscal(im, 0, &g));
+      GNode *term = bin(im, "multiply", v, imp_expand_dims(im, w, 3));
+      acc = !acc ? term : bin(im, maxm ? "maximum" : "add", acc, term);
+    }
+  int64_t s6[6] = {R, PH, G, PW, G, C}, red[2] = {2, 4};
+  GNode *y = imp_reduce(im, maxm ? "max" : "sum", imp_reshape(im, acc, 6, s6), 2, red, false);
+  if (!maxm) y = bin(im, "divide", y, fscal(im, (double)(G * G), &g));
+  int64_t back[4] = {0, 3, 1, 2};
+  return set_out(im, 0, imp_transpose(im, y, 4, back));
+}
+
+/* ---- sequences, as compile-time lists (ImpSeq) ---- */
+
+static ImpSeq *seq_new(int n, DType t) {
+  ImpSeq *q = KNEW(ImpSeq);
+  q->n = n;
+  q->items = KNEWN(GNode *, n + 1);
+  q->dtype = t;
+  return q;
+}
+
+/* A position input (constant scalar), default dflt, wrapped and checked
+ * against [0, hi]. */
+static int seq_pos(Importer *im, int i, int64_t dflt, int n, int64_t hi, int64_t *out) {
+  double v = (double)dflt;
+  if (imp_input(im, i) && const_scalar(im, i, &v)) return -1;
+  int64_t p = (int64_t)v;
+  if (p < 0) p += n;
+  if (p < 0 || p > hi) return imp_error(im, "position %lld is out of range for a sequence of %d", (long long)v, n);
+  *out = p;
+  return 0;
+}
+
+int onnx_h_SequenceEmpty(Importer *im) {
+  DType t = DT_F32;
+  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), &t))
+    return imp_error(im, "%s", kiln_get_error());
+  return imp_set_output_seq(im, 0, seq_new(0, t));
+}
+
+int onnx_h_SequenceConstruct(Importer *im) {
+  int n = imp_ninputs(im);
+  if (n < 1) return imp_error(im, "needs at least one input");
+  ImpSeq *q = seq_new(n, DT_F32);
+  for (int i = 0; i < n; i++) {
+    if (!(q->items[i] = imp_input(im, i))) return imp_error(im, "input %d is not a tensor", i);
+    if (!dt_eq(q->items[i]->type.dtype, q->items[0]->type.dtype)) return imp_error(im, "inputs have different types");
+  }
+  q->dtype = q->items[0]->type.dtype;
+  return imp_set_output_seq(im, 0, q);
+}
+
+int onnx_h_SequenceInsert(Importer *im) {
+  ImpSeq *s = imp_input_seq(im, 0);
+  GNode *x = imp_input(im, 1);
+  if (!s) return -1;
+  if (!x) return imp_error(im, "input 1 must be a tensor");
+  if (s->n && !dt_eq(x->type.dtype, s->dtype)) return imp_error(im, "a %s tensor inserted into a %s sequence", dt_str(x->type.dtype), dt_str(s->dtype));
+  int64_t p;
+  if (seq_pos(im, 2, s->n, s->n, s->n, &p)) return -1;
+  ImpSeq *q = seq_new(s->n + 1, x->type.dtype);
+  for (int i = 0, j = 0; i < q->n; i++) q->items[i] = i == p ? x : s->items[j++];
+  return imp_set_output_seq(im, 0, q);
+}
+
+int onnx_h_SequenceErase(Importer *im) {
+  ImpSeq *s = imp_input_seq(im, 0);
+  if (!s) return -1;
+  if (s->n == 0) return imp_error(im, "erasing from an empty sequence");
+  int64_t p;
+  if (seq_pos(im, 1, -1, s->n, s->n - 1, &p)) return -1;
+  ImpSeq *q = seq_new(s->n - 1, s->dtype);
+  for (int i = 0, j = 0; i < s->n; i++)
+    if (i != p) q->items[j++] = s->items[i];
+  return imp_set_output_seq(im, 0, q);
+}
+
+int onnx_h_SequenceAt(Importer *im) {
+  ImpSeq *s = imp_input_seq(im, 0);
+  if (!s) return -1;
+  int64_t p;
+  if (!imp_input(im, 1)) return imp_error(im, "needs a position");
+  if (s->n == 0 || seq_pos(im, 1, 0, s->n, s->n - 1, &p)) return s->n ? -1 : imp_error(im, "the sequence is empty");
+  return set_out(im, 0, s->items[p]);
+}
+
+int onnx_h_SequenceLength(Importer *im) {
+  ImpSeq *s = imp_input_seq(im, 0);
+  if (!s) return -1;
+  return set_out(im, 0, imp_scalar(im, s->n, DT_I64));
+}
+
+int onnx_h_SplitToSequence(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  int r = x->type.ndim, ax;
+  if (norm_ax(im, onnx_attr_int(N(im), "axis", 0), r, &ax)) return -1;
+  int64_t dim = x->type.shape[ax], sizes[4096];
+  int n = 0;
+  bool squeeze = false;
+  if (imp_input(im, 1)) {
+    GNode *sp = imp_const_input(im, 1);
+    if (!sp) return -1;
+    if (sp->type.ndim == 0) {
+      int64_t c = (int64_t)imp_const_at(sp, 0);
+      if (c <= 0) return imp_error(im, "split %lld is not positive", (long long)c);
+      for (int64_t b = 0; b < dim && n < 4096; b += c) sizes[n++] = b + c <= dim ? c : dim - b;
+    } else {
+      n = (int)ttype_numel(&sp->type);
+      if (n > 4096) return imp_error(im, "more than 4096 parts are not supported");
+      int64_t sum = 0;
+      for (int i = 0; i < n; i++) sum += sizes[i] = (int64_t)imp_const_at(sp, i);
+      if (sum != dim) return imp_error(im, "split sizes sum to %lld, the axis has %lld", (long long)sum, (long long)dim);
+    }
+  } else {
+    if (dim > 4096) return imp_error(im, "more than 4096 parts are not supported");
+    for (int64_t i = 0; i < dim; i++) sizes[n++] = 1;
+    squeeze = onnx_attr_int(N(im), "keepdims", 1) == 0;
+  }
+  ImpSeq *q = seq_new(n, x->type.dtype);
+  int64_t b = 0;
+  for (int i = 0; i < n; i++) {
+    GNode *part = slice_axis(im, x, ax, b, b + sizes[i]);
+    q->items[i] = squeeze ? imp_squeeze(im, part, ax) : part;
+    if (!q->items[i]) return -1;
+    b += sizes[i];
+  }
+  return imp_set_output_seq(im, 0, q);
+}
+
+int onnx_h_ConcatFromSequence(Importer *im) {
+  ImpSeq *s = imp_input_seq(im, 0);
+  if (!s) return -1;
+  if (s->n == 0) return imp_error(im, "concatenating an empty sequence");
+  bool newax = onnx_attr_int(N(im), "new_axis", 0) != 0;
+  int r = s->items[0]->type.ndim + (newax ? 1 : 0), ax;
+  if (norm_ax(im, onnx_attr_int(N(im), "axis", 0), r, &ax)) return -1;
+  GNode **parts = KNEWN(GNode *, s->n + 1);
+  for (int i = 0; i < s->n; i++)
+    if (!(parts[i] = newax ? imp_expand_dims(im, s->items[i], ax) : s->items[i])) return -1;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", ax);
+  return set_out(im, 0, imp_call(im, "concatenate", s->n, parts, a));
 }

@@ -403,13 +403,18 @@ static GNode *pool2d(Importer *im, GNode *x, const Win *w) {
 static int h_pool(Importer *im) {
   const char *op = N(im)->op_type;
   GNode *x = in0(im);
-  if (!strcmp(op, "MaxPool") && N(im)->noutputs > 1 && *N(im)->outputs[1])
-    return imp_error(im, "the Indices output is not supported");
   int n;
   const int64_t *ks = onnx_attr_ints(N(im), "kernel_shape", &n);
   if (!ks || n != x->type.ndim - 2) return imp_error(im, "kernel_shape must give %d values", x->type.ndim - 2);
   Win win;
   if (read_window(im, x, ks, &win)) return -1;
+  if (!strcmp(op, "MaxPool") && N(im)->noutputs > 1 && *N(im)->outputs[1]) {
+    if (win.nsp != 2) return imp_error(im, "the Indices output is supported for 2-D pooling only");
+    GNode *idx;
+    if (onnx_maxpool_indices(im, x, win.k, win.s, win.d, win.pb, win.pe, onnx_attr_int(N(im), "ceil_mode", 0) != 0, &idx) ||
+        imp_set_output(im, 1, idx))
+      return -1;
+  }
   if (win.nsp == 3) {
     /* max, average (the count of a window is a product over its axes,
      * padding excluded or not) and Lp pooling are separable: pool over
@@ -1027,6 +1032,7 @@ static const OnnxOpEntry table[] = {
     {"Clip", h_clip},
     {"Compress", onnx_h_Compress},
     {"Concat", h_concat},
+    {"ConcatFromSequence", onnx_h_ConcatFromSequence},
     {"Constant", h_constant},
     {"ConstantOfShape", h_constant_of_shape},
     {"Conv", h_conv},
@@ -1037,6 +1043,7 @@ static const OnnxOpEntry table[] = {
     {"CumSum", onnx_h_CumSum},
     {"DepthToSpace", h_depth_space},
     {"DequantizeLinear", onnx_h_DequantizeLinear},
+    {"Det", onnx_h_Det},
     {"DFT", onnx_h_DFT},
     {"Div", h_binary},
     {"Dropout", h_dropout},
@@ -1122,12 +1129,19 @@ static const OnnxOpEntry table[] = {
     {"Resize", h_resize},
     {"ReverseSequence", onnx_h_ReverseSequence},
     {"RNN", onnx_h_RNN},
+    {"RoiAlign", onnx_h_RoiAlign},
     {"Round", h_unary},
     {"Scan", onnx_h_Scan},
     {"Scatter", onnx_h_ScatterElements},
     {"ScatterElements", onnx_h_ScatterElements},
     {"ScatterND", onnx_h_ScatterND},
     {"Selu", h_attr_unary},
+    {"SequenceAt", onnx_h_SequenceAt},
+    {"SequenceConstruct", onnx_h_SequenceConstruct},
+    {"SequenceEmpty", onnx_h_SequenceEmpty},
+    {"SequenceErase", onnx_h_SequenceErase},
+    {"SequenceInsert", onnx_h_SequenceInsert},
+    {"SequenceLength", onnx_h_SequenceLength},
     {"Shape", h_shape},
     {"Shrink", onnx_h_Shrink},
     {"Sigmoid", h_unary},
@@ -1142,6 +1156,7 @@ static const OnnxOpEntry table[] = {
     {"Softsign", h_unary},
     {"SpaceToDepth", h_depth_space},
     {"Split", h_split},
+    {"SplitToSequence", onnx_h_SplitToSequence},
     {"Sqrt", h_unary},
     {"Squeeze", h_squeeze},
     {"STFT", onnx_h_STFT},
