@@ -24,6 +24,11 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 KILN_ROOT="$PWD" ./
 echo "== python package tests"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/python
 
+# The documentation (docs/): every tutorial script runs and prints what its
+# page shows, the C examples build and run, docs/cli.md matches --help.
+echo "== documentation tests"
+KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/docs
+
 echo "== kiln command tests"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/cli
 
