@@ -294,6 +294,9 @@ static void mark_reachable(GNode *n, char *seen) {
 
 Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
   Graph *ng = graph_new();
+  /* constants made while rewriting must not reuse the names of the ones
+   * copied from g */
+  ng->next_const = g->next_const;
   char *seen = xcalloc((size_t)g->nodes.len + 1, 1);
   GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
   for (int i = 0; i < g->outputs.len; i++) mark_reachable(g->outputs.data[i], seen);
@@ -328,7 +331,6 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
     graph_free(ng);
     return NULL;
   }
-  ng->next_const = g->next_const;
   return ng;
 }
 
