@@ -1164,6 +1164,7 @@ static const OnnxOpEntry table[] = {
     {"Sum", h_variadic},
     {"Tan", h_unary},
     {"Tanh", h_unary},
+    {"TfIdfVectorizer", onnx_h_TfIdfVectorizer},
     {"ThresholdedRelu", h_attr_unary},
     {"Tile", h_tile},
     {"TopK", onnx_h_TopK},
