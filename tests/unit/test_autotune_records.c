@@ -253,6 +253,57 @@ static void test_dispatch_best(void) {
   free(dir);
 }
 
+/* Records shipped for the machine's class: $KILN_RECORDS_PATH (a folder
+ * with <isa>.json, or a file), behind the user's records; set but empty
+ * turns them off. */
+static void test_dispatch_shipped(void) {
+  const char *saved = getenv("KILN_RECORDS_PATH");
+  char *keep = saved ? xstrdup(saved) : NULL;
+  char *dir = kiln_mkdtemp("kiln-ship-");
+  const char *ship = kfmt("%s/%s.json", dir, autotune_isa_name()), *user = kfmt("%s/mine.json", dir);
+  const char *l1 = rec_line(autotune_target(), conv_args, ent(16, 16, 8), 3e-4, 0);
+  const char *l2 = rec_line(autotune_target(), conv_args, ent(16, 16, 14), 4e-4, 0);
+  kiln_write_file(ship, l1, strlen(l1));
+  kiln_write_file(user, l2, strlen(l2));
+  Workload *wl = wl_from_json("conv2d_NCHWc.x86", conv_args);
+  ConfigEntity *cfg = NULL;
+  const char *src = NULL;
+  setenv("KILN_RECORDS_PATH", dir, 1);
+  graph_dispatch_reset();
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_STR(src, "shipped");
+  CHECK(cfg && cfg_split_inner(cfg, "tile_ow") == 8);
+  CHECK_STR(graph_dispatch_shipped_file(), ship);
+  /* the user's records come first, even when slower */
+  CHECK_OK(graph_dispatch_add_records(user));
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_STR(src, "mine.json:1");
+  /* a file in the path works too; empty: none */
+  setenv("KILN_RECORDS_PATH", ship, 1);
+  graph_dispatch_reset();
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_STR(src, "shipped");
+  setenv("KILN_RECORDS_PATH", "", 1);
+  graph_dispatch_reset();
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK(cfg == NULL && graph_dispatch_shipped_file() == NULL);
+  /* --no-shipped-records */
+  setenv("KILN_RECORDS_PATH", dir, 1);
+  graph_dispatch_reset();
+  graph_dispatch_use_shipped(false);
+  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK(cfg == NULL);
+  graph_dispatch_reset();
+  if (keep) {
+    setenv("KILN_RECORDS_PATH", keep, 1);
+    free(keep);
+  } else {
+    unsetenv("KILN_RECORDS_PATH");
+  }
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 /* The digits model compiled with a record for its second convolution:
  * the profile's Task column names the record, the others their source. */
 static void test_dispatch_task_column(void) {
@@ -324,6 +375,7 @@ const TestCase autotune_records_tests[] = {
     {"record_v02", test_record_v02},
     {"target_rule", test_target_rule},
     {"dispatch_best", test_dispatch_best},
+    {"dispatch_shipped", test_dispatch_shipped},
     {"dispatch_task_column", test_dispatch_task_column},
     {NULL, NULL},
 };
