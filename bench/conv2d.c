@@ -18,7 +18,6 @@
  * per-channel bias add and a relu into each layer (the GFLOP/s still count
  * the convolution only).
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 
 #include "autotune/autotune.h"
 #include "codegen/codegen.h"
+#include "peak_util.h"
 #include "topi/topi.h"
 
 typedef struct Layer {
@@ -69,54 +69,6 @@ static const Layer layers[] = {
     {"vgg16.3x3 512->512 @28", 512, 28, 28, 512, 3, 1, 1},
     {"vgg16.3x3 512->512 @14", 512, 14, 14, 512, 3, 1, 1},
 };
-
-/* The FMA peak of one core, as bench/matmul.c measures it. */
-static const char *peak_src =
-    "typedef float v16 __attribute__((vector_size(64)));\n"
-    "float peak(long iters) {\n"
-    "  v16 a0 = {1}, a1 = {2}, a2 = {3}, a3 = {4}, a4 = {5}, a5 = {6}, a6 = {7}, a7 = {8},\n"
-    "      a8 = {9}, a9 = {10}, a10 = {11}, a11 = {12};\n"
-    "  v16 x = {1.0000001f}, y = {0.9999999f};\n"
-    "  for (long i = 0; i < iters; i++) {\n"
-    "    __asm__ volatile(\"\" : \"+v\"(x), \"+v\"(y));\n"
-    "    a0 = a0 * x + y; a1 = a1 * x + y; a2 = a2 * x + y; a3 = a3 * x + y;\n"
-    "    a4 = a4 * x + y; a5 = a5 * x + y; a6 = a6 * x + y; a7 = a7 * x + y;\n"
-    "    a8 = a8 * x + y; a9 = a9 * x + y; a10 = a10 * x + y; a11 = a11 * x + y;\n"
-    "  }\n"
-    "  v16 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;\n"
-    "  return s[0] + s[15];\n"
-    "}\n";
-
-static double measure_peak(void) {
-  char *dir = kiln_mkdtemp("kiln-peak-");
-  if (!dir) return 0;
-  char so[4096];
-  snprintf(so, sizeof so, "%s/peak.so", dir);
-  const char *units[1] = {peak_src};
-  if (kiln_compile_c(1, units, 0, NULL, so, NULL)) {
-    fprintf(stderr, "peak: %s\n", kiln_get_error());
-    return 0;
-  }
-  void *h = dlopen(so, RTLD_NOW);
-  float (*peak)(long) = h ? (float (*)(long))dlsym(h, "peak") : NULL;
-  double best = 0;
-  if (peak) {
-    long iters = 20000000;
-    peak(iters / 10);
-    for (int r = 0; r < 7; r++) {
-      double t0 = kiln_now_seconds();
-      volatile float s = peak(iters);
-      (void)s;
-      double dt = kiln_now_seconds() - t0;
-      double gf = (double)iters * 12 * 16 * 2 / dt * 1e-9;
-      if (gf > best) best = gf;
-    }
-  }
-  if (h) dlclose(h);
-  kiln_rmtree(dir);
-  free(dir);
-  return best;
-}
 
 static DLTensor *array(int ndim, const int64_t *shape) {
   DLTensor *a = NULL;
@@ -188,7 +140,7 @@ int main(int argc, char **argv) {
     }
   }
   kiln_set_num_threads(1);
-  double peak = measure_peak();
+  double peak = bench_measure_peak();
   printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n\n", peak, autotune_simd_lanes());
   printf("%-32s %-44s %9s %9s %6s %6s\n", "layer", "fallback config", "1 thread", "2 threads", "%peak", "%2peak");
   const Template *tm = autotune_template("conv2d_NCHWc.x86");

@@ -11,12 +11,12 @@
  * One core by default (the peak is per core); --threads N uses more.
  * Timing: median of several runs; the machine is shared, so read ratios.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "peak_util.h"
 
 static double median(double *v, int n) {
   for (int i = 1; i < n; i++)
@@ -26,55 +26,6 @@ static double median(double *v, int n) {
       v[j - 1] = t;
     }
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* The FMA peak of one core: independent vector FMA chains, compiled with
- * the same compiler and flags as Kiln's kernels. */
-static const char *peak_src =
-    "typedef float v16 __attribute__((vector_size(64)));\n"
-    "float peak(long iters) {\n"
-    "  v16 a0 = {1}, a1 = {2}, a2 = {3}, a3 = {4}, a4 = {5}, a5 = {6}, a6 = {7}, a7 = {8},\n"
-    "      a8 = {9}, a9 = {10}, a10 = {11}, a11 = {12};\n"
-    "  v16 x = {1.0000001f}, y = {0.9999999f};\n"
-    "  for (long i = 0; i < iters; i++) {\n"
-    "    __asm__ volatile(\"\" : \"+v\"(x), \"+v\"(y));\n"
-    "    a0 = a0 * x + y; a1 = a1 * x + y; a2 = a2 * x + y; a3 = a3 * x + y;\n"
-    "    a4 = a4 * x + y; a5 = a5 * x + y; a6 = a6 * x + y; a7 = a7 * x + y;\n"
-    "    a8 = a8 * x + y; a9 = a9 * x + y; a10 = a10 * x + y; a11 = a11 * x + y;\n"
-    "  }\n"
-    "  v16 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;\n"
-    "  return s[0] + s[15];\n"
-    "}\n";
-
-static double measure_peak(void) {
-  char *dir = kiln_mkdtemp("kiln-peak-");
-  if (!dir) return 0;
-  char so[4096];
-  snprintf(so, sizeof so, "%s/peak.so", dir);
-  const char *units[1] = {peak_src};
-  if (kiln_compile_c(1, units, 0, NULL, so, NULL)) {
-    fprintf(stderr, "peak: %s\n", kiln_get_error());
-    return 0;
-  }
-  void *h = dlopen(so, RTLD_NOW);
-  float (*peak)(long) = h ? (float (*)(long))dlsym(h, "peak") : NULL;
-  double best = 0;
-  if (peak) {
-    long iters = 20000000;
-    peak(iters / 10);
-    for (int r = 0; r < 7; r++) {
-      double t0 = kiln_now_seconds();
-      volatile float s = peak(iters);
-      (void)s;
-      double dt = kiln_now_seconds() - t0;
-      double gf = (double)iters * 12 * 16 * 2 / dt * 1e-9;
-      if (gf > best) best = gf;
-    }
-  }
-  if (h) dlclose(h);
-  kiln_rmtree(dir);
-  free(dir);
-  return best;
 }
 
 typedef struct Tile {
@@ -158,7 +109,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
   kiln_set_num_threads(threads);
-  double peak = measure_peak();
+  double peak = bench_measure_peak();
   printf("FMA peak (one core, measured): %.1f GFLOP/s\n", peak);
   Tile tiles[] = {{4, 32, 4}, {6, 32, 4}, {8, 32, 4}, {4, 64, 2}, {12, 16, 4}};
   int64_t sizes[] = {512, 1024};

@@ -3,54 +3,13 @@
  * number), measured with the compiler and flags Kiln's kernels use.  The
  * benchmark harness (bench/models.py) quotes its results against it.
  */
-#include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 
-#include "codegen/codegen.h"
-
-static const char *src =
-    "typedef float v16 __attribute__((vector_size(64)));\n"
-    "float peak(long iters) {\n"
-    "  v16 a0 = {1}, a1 = {2}, a2 = {3}, a3 = {4}, a4 = {5}, a5 = {6}, a6 = {7}, a7 = {8},\n"
-    "      a8 = {9}, a9 = {10}, a10 = {11}, a11 = {12};\n"
-    "  v16 x = {1.0000001f}, y = {0.9999999f};\n"
-    "  for (long i = 0; i < iters; i++) {\n"
-    "    __asm__ volatile(\"\" : \"+v\"(x), \"+v\"(y));\n"
-    "    a0 = a0 * x + y; a1 = a1 * x + y; a2 = a2 * x + y; a3 = a3 * x + y;\n"
-    "    a4 = a4 * x + y; a5 = a5 * x + y; a6 = a6 * x + y; a7 = a7 * x + y;\n"
-    "    a8 = a8 * x + y; a9 = a9 * x + y; a10 = a10 * x + y; a11 = a11 * x + y;\n"
-    "  }\n"
-    "  v16 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;\n"
-    "  return s[0] + s[15];\n"
-    "}\n";
+#include "peak_util.h"
 
 int main(void) {
-  char *dir = kiln_mkdtemp("kiln-peak-");
-  if (!dir) return 1;
-  char so[4096];
-  snprintf(so, sizeof so, "%s/peak.so", dir);
-  const char *units[1] = {src};
-  if (kiln_compile_c(1, units, 0, NULL, so, NULL)) {
-    fprintf(stderr, "bench_peak: %s\n", kiln_get_error());
-    return 1;
-  }
-  void *h = dlopen(so, RTLD_NOW);
-  float (*peak)(long) = h ? (float (*)(long))dlsym(h, "peak") : NULL;
-  if (!peak) return 1;
-  long iters = 20000000;
-  double best = 0;
-  peak(iters / 10);
-  for (int r = 0; r < 9; r++) {
-    double t0 = kiln_now_seconds();
-    volatile float s = peak(iters);
-    (void)s;
-    double gf = (double)iters * 12 * 16 * 2 / (kiln_now_seconds() - t0) * 1e-9;
-    if (gf > best) best = gf;
-  }
-  printf("%.1f\n", best);
-  dlclose(h);
-  kiln_rmtree(dir);
-  free(dir);
+  double p = bench_measure_peak();
+  if (p <= 0) return 1;
+  printf("%.1f\n", p);
   return 0;
 }
