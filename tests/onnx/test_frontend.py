@@ -200,3 +200,38 @@ def test_det(tmp_path, n):
                        [vi("y", TensorProto.FLOAT, None)])
     (y,) = compile_run(tmp_path, model, [("x", x)])
     np.testing.assert_allclose(y, np.linalg.det(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_resize_tf_crop_and_resize(tmp_path, mode):
+    from onnx.backend.test.case.node.resize import interpolate_nd, linear_coeffs, nearest_coeffs
+    x = RNG.standard_normal((1, 2, 6, 5)).astype(np.float32)
+    roi = np.array([0, 0, -0.13, 0.3, 1, 1, 0.87, 1.3], dtype=np.float32)  # partly outside; no rounding ties
+    sizes = np.array([1, 2, 4, 7], dtype=np.int64)
+    model = save_model(tmp_path, [helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode,
+                                                   coordinate_transformation_mode="tf_crop_and_resize",
+                                                   extrapolation_value=-5.0)],
+                       [vi("x", TensorProto.FLOAT, [1, 2, 6, 5])], [vi("y", TensorProto.FLOAT, None)],
+                       inits=[numpy_helper.from_array(roi, "roi"), numpy_helper.from_array(sizes, "sizes")])
+    (y,) = compile_run(tmp_path, model, [("x", x)])
+    coeffs = linear_coeffs if mode == "linear" else (lambda r: nearest_coeffs(r, mode="round_prefer_floor"))
+    ref = interpolate_nd(x, coeffs, output_size=sizes, roi=roi, coordinate_transformation_mode="tf_crop_and_resize",
+                         extrapolation_value=-5.0).astype(np.float32)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("stride,pad,dil,opad,groups", [(1, 0, 1, 0, 1), (2, 1, 1, 1, 2), (3, 2, 2, 0, 1)])
+def test_conv_transpose_3d_vs_pytorch(tmp_path, stride, pad, dil, opad, groups):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 4, 3, 4, 5)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 2, 3)).astype(np.float32)
+    b = RNG.standard_normal((3 * groups,)).astype(np.float32)
+    model = save_model(tmp_path, [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[stride] * 3,
+                                                   pads=[pad] * 6, dilations=[dil] * 3, output_padding=[opad] * 3,
+                                                   group=groups)],
+                       [vi("x", TensorProto.FLOAT, list(x.shape))], [vi("y", TensorProto.FLOAT, None)],
+                       inits=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    (y,) = compile_run(tmp_path, model, [("x", x)])
+    ref = torch.nn.functional.conv_transpose3d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride, pad, opad,
+                                               groups, dil).numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)

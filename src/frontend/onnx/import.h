@@ -154,6 +154,9 @@ ONNX_COMPOSITE_HANDLERS(X)
 #undef X
 /* MaxPool's Indices output for x (NCHW) and the window (k, s, d, pads
  * begin/end per spatial axis); -1 + error. */
+/* Resize with coordinate_transformation_mode tf_crop_and_resize to size
+ * (the roi is input 1). */
+int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size);
 int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
                          const int64_t *pe, bool ceil_mode, GNode **out);
 /* The ONNX ops Kiln maps (for listings and the conformance report). */

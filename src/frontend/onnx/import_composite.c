@@ -2099,3 +2099,60 @@ int onnx_h_TfIdfVectorizer(Importer *im) {
   if (x->type.ndim == 1) out = imp_reshape(im, out, 1, &O);
   return set_out(im, 0, out);
 }
+
+/* ---- Resize with tf_crop_and_resize: per axis, gathers at constant
+ * source positions inside the region of interest (linear: two taps with
+ * constant weights), and extrapolation_value outside the input ---- */
+
+int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
+  if (!x) return -1;
+  int nd = x->type.ndim;
+  GNode *roi = imp_const_input(im, 1);
+  if (!roi) return -1;
+  if (ttype_numel(&roi->type) != 2 * nd) return imp_error(im, "roi has %lld values, expected %d", (long long)ttype_numel(&roi->type), 2 * nd);
+  const char *mode = onnx_attr_string(N(im), "mode", "nearest"), *nm = onnx_attr_string(N(im), "nearest_mode", "round_prefer_floor");
+  bool linear = !strcmp(mode, "linear");
+  if (!linear && strcmp(mode, "nearest"))
+    return imp_error(im, "mode '%s' with tf_crop_and_resize is not supported (nearest, linear)", mode);
+  int rnd = !strcmp(nm, "round_prefer_floor") ? 0 : !strcmp(nm, "round_prefer_ceil") ? 1 : !strcmp(nm, "floor") ? 2 : !strcmp(nm, "ceil") ? 3 : -1;
+  if (rnd < 0) return imp_error(im, "nearest_mode '%s' is not supported", nm);
+  double ext = onnx_attr_float(N(im), "extrapolation_value", 0.0f);
+  GNode *y = x, *mask = NULL;
+  for (int a = 0; a < nd; a++) {
+    int64_t n = x->type.shape[a], o = size[a];
+    double s = imp_const_at(roi, a), e = imp_const_at(roi, nd + a);
+    if (o == n && s == 0 && e == 1) continue; /* the identity */
+    int64_t *i0, *i1, shp[MAXD];
+    for (int k = 0; k < nd - a; k++) shp[k] = k == 0 ? o : 1;
+    GNode *c0 = new_i64(im, 1, &o, &i0), *c1 = new_i64(im, 1, &o, &i1);
+    void *w0p, *w1p, *mp;
+    GNode *w0 = imp_new_const(im, x->type.dtype, nd - a, shp, &w0p), *w1 = imp_new_const(im, x->type.dtype, nd - a, shp, &w1p);
+    GNode *mk = imp_new_const(im, DT_BOOL, nd - a, shp, &mp);
+    if (!c0 || !c1 || !w0 || !w1 || !mk) return -1;
+    for (int64_t j = 0; j < o; j++) {
+      double xo = o == 1 ? (e - s) * (double)(n - 1) / 2 : (double)j * (e - s) * (double)(n - 1) / (double)(o - 1);
+      xo += s * (double)(n - 1);
+      ((uint8_t *)mp)[j] = xo >= 0 && xo <= (double)(n - 1);
+      double lo = floor(xo), r = xo - lo;
+      int64_t l, h;
+      if (linear) {
+        l = (int64_t)lo, h = l + 1;
+      } else {
+        double f = rnd == 2 ? floor(xo) : rnd == 3 ? ceil(xo) : r == 0.5 ? (rnd == 0 ? lo : lo + 1) : round(xo);
+        l = h = (int64_t)f, r = 0;
+      }
+      i0[j] = l < 0 ? 0 : l > n - 1 ? n - 1 : l;
+      i1[j] = h < 0 ? 0 : h > n - 1 ? n - 1 : h;
+      imp_array_set(w0->value, j, 1 - r);
+      imp_array_set(w1->value, j, r);
+    }
+    GAttrs ta = gattrs_new();
+    ga_int(&ta, "axis", a);
+    GNode *a0[2] = {y, c0}, *a1[2] = {y, c1};
+    GNode *g0 = imp_call(im, "take", 2, a0, ta);
+    y = linear ? bin(im, "add", bin(im, "multiply", g0, w0), bin(im, "multiply", imp_call(im, "take", 2, a1, ta), w1)) : g0;
+    mask = mask ? bin(im, "logical_and", mask, mk) : mk;
+  }
+  if (mask) y = imp_where(im, mask, y, imp_scalar_like(im, ext, y));
+  return set_out(im, 0, y == x ? un(im, "copy", x) : y);
+}

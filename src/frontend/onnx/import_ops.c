@@ -324,11 +324,82 @@ GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b) {
 
 static int h_conv(Importer *im) { return out0(im, onnx_conv(im, in0(im), imp_input(im, 1), imp_input(im, 2))); }
 
+/* A 3-D transposed convolution as 2-D ones: each depth tap kd of the
+ * kernel is a 2-D transposed convolution of every input depth slice, whose
+ * results land at depths id * sd + kd * dd (zeros interleaved for the
+ * stride, padding for the offset); the depth pads are cropped at the end. */
+static GNode *conv_transpose3d(Importer *im, GNode *x, GNode *w, const Win *win, const int64_t *op, int64_t groups) {
+  const int64_t *xs = x->type.shape;
+  int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4], KD = w->type.shape[2];
+  int64_t sd = win->s[0], dd = win->d[0];
+  int64_t p5[5] = {0, 2, 1, 3, 4}, s4[4] = {N * D, C, H, W};
+  GNode *x4 = imp_reshape(im, imp_transpose(im, x, 5, p5), 4, s4);
+  Win hw = {2, {win->k[1], win->k[2]}, {win->s[1], win->s[2]}, {win->d[1], win->d[2]}, {win->pb[1], win->pb[2]}, {win->pe[1], win->pe[2]}};
+  int64_t Lf = (D - 1) * sd + (KD - 1) * dd + 1 + op[0];
+  GNode *acc = NULL;
+  for (int64_t kd = 0; kd < KD && x4; kd++) {
+    GAttrs sa = gattrs_new();
+    int64_t b = kd, e = kd + 1, st = 1, ax = 2;
+    ga_ints(&sa, "begin", 1, &b);
+    ga_ints(&sa, "end", 1, &e);
+    ga_ints(&sa, "strides", 1, &st);
+    ga_ints(&sa, "axes", 1, &ax);
+    GNode *wk = imp_squeeze(im, imp_call(im, "strided_slice", 1, &w, sa), 2);
+    GAttrs a = gattrs_new();
+    win_attrs(&a, &hw, "kernel_size");
+    ga_int(&a, "groups", groups);
+    ga_ints(&a, "output_padding", 2, op + 1);
+    GNode *args[2] = {x4, wk};
+    GNode *z = wk ? imp_call(im, "nn.conv2d_transpose", 2, args, a) : NULL;
+    if (!z) return NULL;
+    int64_t M = z->type.shape[1], OH = z->type.shape[2], OW = z->type.shape[3];
+    int64_t z5[5] = {N, D, M, OH, OW};
+    z = imp_reshape(im, z, 5, z5);
+    if (sd > 1) { /* interleave sd - 1 zero slices after each depth */
+      int64_t zs[6] = {N, D, sd - 1, M, OH, OW};
+      GNode *zero = imp_scalar_like(im, 0, z);
+      GAttrs ba = gattrs_new();
+      ga_ints(&ba, "shape", 6, zs);
+      GNode *zz = imp_call(im, "broadcast_to", 1, &zero, ba);
+      GAttrs ca = gattrs_new();
+      ga_int(&ca, "axis", 2);
+      GNode *parts[2] = {imp_expand_dims(im, z, 2), zz};
+      int64_t r5[5] = {N, D * sd, M, OH, OW};
+      z = imp_reshape(im, imp_call(im, "concatenate", 2, parts, ca), 5, r5);
+      GAttrs ta = gattrs_new();
+      int64_t tb = 0, te = (D - 1) * sd + 1, one = 1, a1 = 1;
+      ga_ints(&ta, "begin", 1, &tb);
+      ga_ints(&ta, "end", 1, &te);
+      ga_ints(&ta, "strides", 1, &one);
+      ga_ints(&ta, "axes", 1, &a1);
+      z = z ? imp_call(im, "strided_slice", 1, &z, ta) : NULL;
+    }
+    int64_t front = kd * dd, back = Lf - front - ((D - 1) * sd + 1);
+    int64_t pads[10] = {0, front, 0, 0, 0, 0, back, 0, 0, 0};
+    GAttrs pa = gattrs_new();
+    ga_ints(&pa, "pads", 10, pads);
+    ga_str(&pa, "pad_mode", "constant");
+    ga_float(&pa, "pad_value", 0);
+    z = z ? imp_call(im, "nn.pad", 1, &z, pa) : NULL;
+    acc = acc ? imp_call2(im, "add", acc, z) : z;
+  }
+  if (!acc) return NULL;
+  GAttrs ca = gattrs_new();
+  int64_t cb = win->pb[0], ce = Lf - win->pe[0], one = 1, a1 = 1;
+  ga_ints(&ca, "begin", 1, &cb);
+  ga_ints(&ca, "end", 1, &ce);
+  ga_ints(&ca, "strides", 1, &one);
+  ga_ints(&ca, "axes", 1, &a1);
+  GNode *y = imp_call(im, "strided_slice", 1, &acc, ca);
+  return imp_transpose(im, y, 5, p5);
+}
+
 static int h_conv_transpose(Importer *im) {
   GNode *x = in0(im), *w = imp_input(im, 1), *b = imp_input(im, 2);
   if (!x || !w) return imp_error(im, "needs data and weight");
-  if (x->type.ndim != 4 && x->type.ndim != 3)
+  if (x->type.ndim < 3 || x->type.ndim > 5)
     return imp_error(im, "%d-D transposed convolutions are not supported", x->type.ndim - 2);
+  if (w->type.ndim != x->type.ndim) return imp_error(im, "weight rank %d differs from data rank %d", w->type.ndim, x->type.ndim);
   Win win;
   if (read_window(im, x, w->type.shape + 2, &win)) return -1;
   bool one_d = win.nsp == 1;
@@ -338,12 +409,15 @@ static int h_conv_transpose(Importer *im) {
     win.k[0] = win.s[0] = win.d[0] = 1, win.pb[0] = win.pe[0] = 0;
     x = to_2d(im, x);
     w = to_2d(im, w);
+    if (!x || !w) return -1;
   }
+  int ns = win.nsp;
   int64_t groups = onnx_attr_int(N(im), "group", 1);
   int n;
   const int64_t *v;
-  int64_t op[2] = {0, 0};
-  if ((v = onnx_attr_ints(N(im), "output_padding", &n)) && n == 2) op[0] = v[0], op[1] = v[1];
+  int64_t op[3] = {0, 0, 0};
+  if ((v = onnx_attr_ints(N(im), "output_padding", &n)) && n == ns)
+    for (int i = 0; i < ns; i++) op[i] = v[i];
   if (v && one_d && n == 1) op[1] = v[0];
   const int64_t *osz = onnx_attr_ints(N(im), "output_shape", &n);
   int64_t osz1[2];
@@ -353,11 +427,11 @@ static int h_conv_transpose(Importer *im) {
     n = 2;
   }
   const char *ap = onnx_attr_string(N(im), "auto_pad", "NOTSET");
-  if ((osz && n == 2) || !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+  if ((osz && n == ns) || !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
     /* total padding from the wanted output size */
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < ns; i++) {
       int64_t in = x->type.shape[2 + i];
-      int64_t want = osz && n == 2 ? osz[i] : in * win.s[i];
+      int64_t want = osz && n == ns ? osz[i] : in * win.s[i];
       int64_t total = win.s[i] * (in - 1) + op[i] + ((win.k[i] - 1) * win.d[i] + 1) - want;
       if (total < 0) {
         op[i] -= total; /* grow on the far side */
@@ -368,12 +442,17 @@ static int h_conv_transpose(Importer *im) {
       win.pe[i] = total - win.pb[i];
     }
   }
-  GAttrs a = gattrs_new();
-  win_attrs(&a, &win, "kernel_size");
-  ga_int(&a, "groups", groups);
-  ga_ints(&a, "output_padding", 2, op);
-  GNode *args[2] = {x, w};
-  GNode *y = imp_call(im, "nn.conv2d_transpose", 2, args, a);
+  GNode *y;
+  if (ns == 3) {
+    y = conv_transpose3d(im, x, w, &win, op, groups);
+  } else {
+    GAttrs a = gattrs_new();
+    win_attrs(&a, &win, "kernel_size");
+    ga_int(&a, "groups", groups);
+    ga_ints(&a, "output_padding", 2, op);
+    GNode *args[2] = {x, w};
+    y = imp_call(im, "nn.conv2d_transpose", 2, args, a);
+  }
   if (b && y) {
     GAttrs aa = gattrs_new();
     ga_int(&aa, "axis", 1);
@@ -988,6 +1067,8 @@ static int h_resize(Importer *im) {
   }
   if (!have)
     for (int i = 0; i < nd; i++) size[i] = (int64_t)floor((double)x->type.shape[i] * scales[i]);
+  if (!strcmp(onnx_attr_string(N(im), "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
+    return onnx_resize_crop(im, x, size);
   GAttrs a = gattrs_new();
   ga_ints(&a, "size", nd, size);
   if (!have) {
