@@ -127,6 +127,10 @@ def test_op(name, model_ops):
         if base.startswith(prefix):
             return op
     c = compact(base)
+    if base.endswith("_expanded"):  # a function op, replaced in the model by its body
+        for op in schema_names():
+            if c.startswith(op.lower()):
+                return op
     hits = [op for op in set(model_ops) if c.startswith(op.lower())]
     if hits:
         return max(hits, key=len)
