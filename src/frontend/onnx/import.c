@@ -474,8 +474,15 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
   for (int i = 0; i < og->nnodes && !rc; i++) {
     const OnnxNode *n = &og->nodes[i];
     im->node = n;
-    if (*n->domain && strcmp(n->domain, "ai.onnx")) {
+    /* the optimizers of the training domain are plain elementwise updates */
+    bool training = !strcmp(n->domain, "ai.onnx.preview.training") &&
+                    (!strcmp(n->op_type, "Adagrad") || !strcmp(n->op_type, "Adam") || !strcmp(n->op_type, "Momentum"));
+    if (*n->domain && strcmp(n->domain, "ai.onnx") && !training) {
       rc = kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
+      break;
+    }
+    if (!training && (!strcmp(n->op_type, "Adagrad") || !strcmp(n->op_type, "Adam") || !strcmp(n->op_type, "Momentum"))) {
+      rc = kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
       break;
     }
     OnnxHandler h = onnx_find_handler(n->op_type);

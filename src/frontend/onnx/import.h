@@ -148,7 +148,8 @@ GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b);
   X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger) X(QLinearMatMul) X(QLinearConv)  \
   X(If) X(Loop) X(Scan) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT) \
   X(GridSample) X(Det) X(RoiAlign) X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) \
-  X(SequenceAt) X(SequenceLength) X(SplitToSequence) X(ConcatFromSequence) X(TfIdfVectorizer)
+  X(SequenceAt) X(SequenceLength) X(SplitToSequence) X(ConcatFromSequence) X(TfIdfVectorizer) \
+  X(Adagrad) X(Adam) X(Momentum)
 #define X(n) int onnx_h_##n(Importer *im);
 ONNX_COMPOSITE_HANDLERS(X)
 #undef X
