@@ -21,10 +21,7 @@
 
 #include <math.h>
 
-typedef struct Val {
-  int64_t i; /* integer and bool types */
-  double f;  /* float types */
-} Val;
+typedef IrScalar Val; /* scalar.c: int64 for integers and bool, double for floats */
 
 /* Let-bound variables, innermost first, in front of the caller's env. */
 typedef struct Scope {
@@ -39,21 +36,11 @@ typedef struct Ev {
 
 static bool ev(const Ev *c, const Scope *sc, Expr *e, Val *out);
 
-/* The canonical int64 of a bit pattern in type t. */
-static int64_t norm(uint64_t u, DType t) {
-  if (dt_is_bool(t)) return (u & 1) != 0;
-  int b = t.bits;
-  if (b >= 64) return (int64_t)u;
-  u &= ((uint64_t)1 << b) - 1;
-  if (t.code == kDLInt && (u >> (b - 1)) & 1) u |= ~(uint64_t)0 << b;
-  return (int64_t)u;
-}
 
 static bool in_range(__int128 v, DType t) {
   return v >= (__int128)dt_int_min(t) && v <= (__int128)dt_int_max(t);
 }
 
-static double round_to(double v, DType t) { return t.bits == 32 ? (double)(float)v : v; }
 
 static bool is_signed(DType t) { return t.code == kDLInt; }
 
@@ -75,31 +62,14 @@ static bool int_arith(ExprKind k, int64_t a, int64_t b, DType t, int64_t *out) {
     if (!in_range(r, t)) return false;
     *out = (int64_t)r;
   } else {
-    *out = norm((uint64_t)r, t);
+    *out = ir_scalar_norm((uint64_t)r, t);
   }
   return true;
 }
 
-/* Division family on integers; false on a zero divisor or overflow. */
+/* Division family on integers; false where C leaves it undefined. */
 static bool int_div(ExprKind k, int64_t a, int64_t b, DType t, int64_t *out) {
-  if (b == 0) return false;
-  if (!is_signed(t)) {
-    uint64_t x = (uint64_t)a, y = (uint64_t)b;
-    *out = norm((k == EK_Div || k == EK_FloorDiv) ? x / y : x % y, t);
-    return true;
-  }
-  if (b == -1 && a == dt_int_min(t)) return false; /* the quotient overflows */
-  int64_t q = a / b, r = a % b;
-  bool floor_fix = r != 0 && ((r < 0) != (b < 0)); /* truncation went the wrong way */
-  if (k == EK_Div)
-    *out = q;
-  else if (k == EK_Mod)
-    *out = r;
-  else if (k == EK_FloorDiv)
-    *out = floor_fix ? q - 1 : q;
-  else
-    *out = floor_fix ? r + b : r;
-  return true;
+  return ir_scalar_int_div(k, a, b, t, out) == NULL;
 }
 
 static double float_arith(ExprKind k, double a, double b) {
@@ -129,15 +99,10 @@ static int cmp_int(int64_t a, int64_t b, DType t) {
   return x < y ? -1 : x > y;
 }
 
-static double as_double(Val v, DType t) {
-  if (dt_is_float(t)) return v.f;
-  if (is_signed(t)) return (double)v.i;
-  return (double)(uint64_t)v.i;
-}
 
 static bool cast(Val v, DType from, DType to, Val *out) {
   if (dt_is_float(to)) {
-    out->f = round_to(as_double(v, from), to);
+    out->f = ir_scalar_round(ir_scalar_as_double(v, from), to);
     return true;
   }
   if (dt_is_bool(to)) {
@@ -145,7 +110,7 @@ static bool cast(Val v, DType from, DType to, Val *out) {
     return true;
   }
   if (!dt_is_float(from)) {
-    out->i = norm((uint64_t)v.i, to);
+    out->i = ir_scalar_norm((uint64_t)v.i, to);
     return true;
   }
   double f = trunc(v.f);
@@ -162,66 +127,7 @@ static bool call(const Ev *c, const Scope *sc, Expr *e, Val *out) {
   Val a[2] = {{0, 0}, {0, 0}};
   for (int i = 0; i < e->call.nargs && i < 2; i++)
     if (!ev(c, sc, e->call.args[i], &a[i])) return false;
-  DType t = e->dtype, at = e->call.args[0]->dtype;
-  double x = a[0].f, y = a[1].f, r = 0;
-  switch (e->call.op) {
-  case INTRIN_exp: r = exp(x); break;
-  case INTRIN_log: r = log(x); break;
-  case INTRIN_sqrt: r = sqrt(x); break;
-  case INTRIN_rsqrt: r = 1.0 / sqrt(x); break;
-  case INTRIN_tanh: r = tanh(x); break;
-  case INTRIN_erf: r = erf(x); break;
-  case INTRIN_pow: r = pow(x, y); break;
-  case INTRIN_fabs:
-    if (!dt_is_float(t)) {
-      if (is_signed(t) && a[0].i == dt_int_min(t)) return false;
-      out->i = is_signed(t) && a[0].i < 0 ? -a[0].i : a[0].i;
-      return true;
-    }
-    r = fabs(x);
-    break;
-  case INTRIN_floor: r = floor(x); break;
-  case INTRIN_ceil: r = ceil(x); break;
-  case INTRIN_round: r = nearbyint(x); break;
-  case INTRIN_trunc: r = trunc(x); break;
-  case INTRIN_sigmoid: r = 1.0 / (1.0 + exp(-x)); break;
-  case INTRIN_sin: r = sin(x); break;
-  case INTRIN_cos: r = cos(x); break;
-  case INTRIN_tan: r = tan(x); break;
-  case INTRIN_asin: r = asin(x); break;
-  case INTRIN_acos: r = acos(x); break;
-  case INTRIN_atan: r = atan(x); break;
-  case INTRIN_sinh: r = sinh(x); break;
-  case INTRIN_cosh: r = cosh(x); break;
-  case INTRIN_asinh: r = asinh(x); break;
-  case INTRIN_acosh: r = acosh(x); break;
-  case INTRIN_atanh: r = atanh(x); break;
-  case INTRIN_fmod: r = fmod(x, y); break;
-  case INTRIN_isnan: out->i = dt_is_float(at) && isnan(x); return true;
-  case INTRIN_isinf: out->i = dt_is_float(at) && isinf(x); return true;
-  case INTRIN_likely: out->i = a[0].i; return true;
-  case INTRIN_shift_left:
-  case INTRIN_shift_right: {
-    int64_t s = a[1].i;
-    if (s < 0 || s >= t.bits) return false;
-    if (e->call.op == INTRIN_shift_left)
-      out->i = norm((uint64_t)a[0].i << s, t);
-    else if (is_signed(t))
-      out->i = a[0].i >> s; /* arithmetic, as gcc does */
-    else
-      out->i = (int64_t)((uint64_t)a[0].i >> s);
-    return true;
-  }
-  case INTRIN_bitwise_and: out->i = norm((uint64_t)(a[0].i & a[1].i), t); return true;
-  case INTRIN_bitwise_or: out->i = norm((uint64_t)(a[0].i | a[1].i), t); return true;
-  case INTRIN_bitwise_xor: out->i = norm((uint64_t)(a[0].i ^ a[1].i), t); return true;
-  case INTRIN_bitwise_not: out->i = norm(~(uint64_t)a[0].i, t); return true;
-  case INTRIN__COUNT:
-    return false;
-  }
-  if (!dt_is_float(t)) return false;
-  out->f = round_to(r, t);
-  return true;
+  return ir_scalar_call(e->call.op, e->dtype, e->call.args[0]->dtype, a, out) == NULL;
 }
 
 static bool lookup(const Ev *c, const Scope *sc, Expr *var, Val *out) {
@@ -234,7 +140,7 @@ static bool lookup(const Ev *c, const Scope *sc, Expr *var, Val *out) {
   if (!p) return false;
   DType t = var->dtype;
   if (dt_is_float(t)) {
-    out->f = round_to(*p, t);
+    out->f = ir_scalar_round(*p, t);
     return true;
   }
   double v = *p;
@@ -257,10 +163,10 @@ static bool ev(const Ev *c, const Scope *sc, Expr *e, Val *out) {
   Val a, b;
   switch (e->kind) {
   case EK_IntImm:
-    out->i = norm((uint64_t)e->int_value, t);
+    out->i = ir_scalar_norm((uint64_t)e->int_value, t);
     return true;
   case EK_FloatImm:
-    out->f = round_to(e->float_value, t);
+    out->f = ir_scalar_round(e->float_value, t);
     return true;
   case EK_Var:
     return lookup(c, sc, e, out);
@@ -273,7 +179,7 @@ static bool ev(const Ev *c, const Scope *sc, Expr *e, Val *out) {
   case EK_FloorMod:
     if (!ev(c, sc, e->bin.a, &a) || !ev(c, sc, e->bin.b, &b)) return false;
     if (dt_is_float(t)) {
-      out->f = round_to(float_arith(e->kind, a.f, b.f), t);
+      out->f = ir_scalar_round(float_arith(e->kind, a.f, b.f), t);
       return true;
     }
     if (e->kind == EK_Add || e->kind == EK_Sub || e->kind == EK_Mul)
@@ -349,6 +255,6 @@ bool ir_eval(Expr *e, const PtrMap *env, double *out) {
   Ev c = {env};
   Val v;
   if (!ev(&c, NULL, e, &v)) return false;
-  *out = as_double(v, e->dtype);
+  *out = ir_scalar_as_double(v, e->dtype);
   return true;
 }

@@ -533,6 +533,25 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent);
 const char *ir_expr_str(Expr *e); /* arena string */
 const char *ir_stmt_str(Stmt *s); /* arena string */
 
+/* ===== scalar.c ===== */
+
+/* The value semantics of scalar operations, shared by ir_eval and the
+ * operator library's interpreter (constant folding). */
+typedef struct IrScalar {
+  int64_t i; /* integers and bool: the sign-extended bit pattern */
+  double f;  /* floats, rounded to float32 for float32 */
+} IrScalar;
+
+int64_t ir_scalar_norm(uint64_t u, DType t);
+double ir_scalar_round(double v, DType t);
+double ir_scalar_as_double(IrScalar v, DType t);
+/* Div, Mod, FloorDiv, FloorMod on integers: NULL, or why C leaves the
+ * result undefined (zero divisor, overflowing quotient). */
+const char *ir_scalar_int_div(ExprKind k, int64_t a, int64_t b, DType t, int64_t *out);
+/* An intrinsic on values a[0], a[1] of type at giving type t: NULL, or why
+ * it has no defined result. */
+const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, IrScalar *out);
+
 /* ===== eval.c ===== */
 
 /* A reference interpreter for scalar expressions, used to test the

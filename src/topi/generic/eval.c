@@ -19,10 +19,7 @@
 
 #include "../topi.h"
 
-typedef struct Val {
-  int64_t i;
-  double f;
-} Val;
+typedef IrScalar Val; /* src/ir/scalar.c: int64 for integers and bool, double for floats */
 
 typedef struct Buf {
   Tensor *t;
@@ -48,38 +45,24 @@ static bool ev_fail(Ev *c, const char *msg) {
   return false;
 }
 
-static int64_t norm(uint64_t u, DType t) {
-  if (dt_is_bool(t)) return (u & 1) != 0;
-  int b = t.bits;
-  if (b >= 64) return (int64_t)u;
-  u &= ((uint64_t)1 << b) - 1;
-  if (t.code == kDLInt && (u >> (b - 1)) & 1) u |= ~(uint64_t)0 << b;
-  return (int64_t)u;
-}
 
-static double round_to(double v, DType t) { return t.bits == 32 ? (double)(float)v : v; }
 
-static double as_double(Val v, DType t) {
-  if (dt_is_float(t)) return v.f;
-  if (t.code == kDLInt || dt_is_bool(t)) return (double)v.i;
-  return (double)(uint64_t)v.i;
-}
 
 static Val cast_val(Val v, DType from, DType to) {
   Val r = {0, 0};
   if (dt_is_float(to)) {
-    r.f = round_to(as_double(v, from), to);
+    r.f = ir_scalar_round(ir_scalar_as_double(v, from), to);
   } else if (dt_is_bool(to)) {
     r.i = dt_is_float(from) ? v.f != 0 : v.i != 0;
   } else if (!dt_is_float(from)) {
-    r.i = norm((uint64_t)v.i, to);
+    r.i = ir_scalar_norm((uint64_t)v.i, to);
   } else {
     double f = trunc(v.f);
     double lo = (double)dt_int_min(to), hi = (double)dt_int_max(to);
     if (isnan(f)) f = 0;
     if (f < lo) f = lo;
     if (f > hi) f = hi;
-    r.i = to.code == kDLUInt && to.bits == 64 && f >= 9223372036854775808.0 ? (int64_t)(uint64_t)f : norm((uint64_t)(int64_t)f, to);
+    r.i = to.code == kDLUInt && to.bits == 64 && f >= 9223372036854775808.0 ? (int64_t)(uint64_t)f : ir_scalar_norm((uint64_t)(int64_t)f, to);
   }
   return r;
 }
@@ -108,25 +91,8 @@ static bool push(Ev *c, Expr *var, Val v) {
 }
 
 static bool int_div(Ev *c, ExprKind k, int64_t a, int64_t b, DType t, int64_t *out) {
-  if (b == 0) return ev_fail(c, "integer division by zero");
-  if (t.code != kDLInt) {
-    uint64_t x = (uint64_t)a, y = (uint64_t)b;
-    *out = norm((k == EK_Div || k == EK_FloorDiv) ? x / y : x % y, t);
-    return true;
-  }
-  if (b == -1 && a == INT64_MIN) return ev_fail(c, "integer division overflows");
-  int64_t q = a / b, r = a % b;
-  bool fix = r != 0 && ((r < 0) != (b < 0));
-  if (k == EK_Div)
-    *out = q;
-  else if (k == EK_Mod)
-    *out = r;
-  else if (k == EK_FloorDiv)
-    *out = fix ? q - 1 : q;
-  else
-    *out = fix ? r + b : r;
-  *out = norm((uint64_t)*out, t);
-  return true;
+  const char *why = ir_scalar_int_div(k, a, b, t, out);
+  return why ? ev_fail(c, why) : true;
 }
 
 static int cmp(Val a, Val b, DType t) {
@@ -140,66 +106,8 @@ static bool call(Ev *c, Expr *e, Val *out) {
   Val a[2] = {{0, 0}, {0, 0}};
   for (int i = 0; i < e->call.nargs && i < 2; i++)
     if (!ev(c, e->call.args[i], &a[i])) return false;
-  DType t = e->dtype, at = e->call.args[0]->dtype;
-  double x = a[0].f, y = a[1].f, r = 0;
-  out->i = 0;
-  out->f = 0;
-  switch (e->call.op) {
-  case INTRIN_exp: r = exp(x); break;
-  case INTRIN_log: r = log(x); break;
-  case INTRIN_sqrt: r = sqrt(x); break;
-  case INTRIN_rsqrt: r = 1.0 / sqrt(x); break;
-  case INTRIN_tanh: r = tanh(x); break;
-  case INTRIN_erf: r = erf(x); break;
-  case INTRIN_pow: r = pow(x, y); break;
-  case INTRIN_fabs:
-    if (!dt_is_float(t)) {
-      out->i = t.code == kDLInt && a[0].i < 0 ? norm((uint64_t)-a[0].i, t) : a[0].i;
-      return true;
-    }
-    r = fabs(x);
-    break;
-  case INTRIN_floor: r = floor(x); break;
-  case INTRIN_ceil: r = ceil(x); break;
-  case INTRIN_round: r = nearbyint(x); break;
-  case INTRIN_trunc: r = trunc(x); break;
-  case INTRIN_sigmoid: r = 1.0 / (1.0 + exp(-x)); break;
-  case INTRIN_sin: r = sin(x); break;
-  case INTRIN_cos: r = cos(x); break;
-  case INTRIN_tan: r = tan(x); break;
-  case INTRIN_asin: r = asin(x); break;
-  case INTRIN_acos: r = acos(x); break;
-  case INTRIN_atan: r = atan(x); break;
-  case INTRIN_sinh: r = sinh(x); break;
-  case INTRIN_cosh: r = cosh(x); break;
-  case INTRIN_asinh: r = asinh(x); break;
-  case INTRIN_acosh: r = acosh(x); break;
-  case INTRIN_atanh: r = atanh(x); break;
-  case INTRIN_fmod: r = fmod(x, y); break;
-  case INTRIN_isnan: out->i = dt_is_float(at) && isnan(x); return true;
-  case INTRIN_isinf: out->i = dt_is_float(at) && isinf(x); return true;
-  case INTRIN_likely: out->i = a[0].i; return true;
-  case INTRIN_shift_left:
-  case INTRIN_shift_right: {
-    int64_t s = a[1].i;
-    if (s < 0 || s >= t.bits) return ev_fail(c, "shift amount out of range");
-    if (e->call.op == INTRIN_shift_left)
-      out->i = norm((uint64_t)a[0].i << s, t);
-    else if (t.code == kDLInt)
-      out->i = a[0].i >> s;
-    else
-      out->i = norm((uint64_t)a[0].i >> s, t);
-    return true;
-  }
-  case INTRIN_bitwise_and: out->i = norm((uint64_t)(a[0].i & a[1].i), t); return true;
-  case INTRIN_bitwise_or: out->i = norm((uint64_t)(a[0].i | a[1].i), t); return true;
-  case INTRIN_bitwise_xor: out->i = norm((uint64_t)(a[0].i ^ a[1].i), t); return true;
-  case INTRIN_bitwise_not: out->i = norm(~(uint64_t)a[0].i, t); return true;
-  case INTRIN__COUNT: break;
-  }
-  if (!dt_is_float(t)) return ev_fail(c, kfmt("intrinsic %s on %s", intrin_name(e->call.op), dt_str(t)));
-  out->f = round_to(r, t);
-  return true;
+  const char *why = ir_scalar_call(e->call.op, e->dtype, e->call.args[0]->dtype, a, out);
+  return why ? ev_fail(c, kfmt("%s: %s on %s", intrin_name(e->call.op), why, dt_str(e->dtype))) : true;
 }
 
 static bool read_elem(Ev *c, Expr *e, Val *out) {
@@ -276,11 +184,11 @@ static bool ev(Ev *c, Expr *e, Val *out) {
   out->f = 0;
   switch (e->kind) {
   case EK_IntImm:
-    out->i = norm((uint64_t)e->int_value, t);
+    out->i = ir_scalar_norm((uint64_t)e->int_value, t);
     if (dt_is_float(t)) out->f = (double)e->int_value;
     return true;
   case EK_FloatImm:
-    out->f = round_to(e->float_value, t);
+    out->f = ir_scalar_round(e->float_value, t);
     return true;
   case EK_Var:
     return lookup(c, e, out);
@@ -303,12 +211,12 @@ static bool ev(Ev *c, Expr *e, Val *out) {
       case EK_FloorDiv: r = floor(x / y); break;
       default: r = x - floor(x / y) * y; break;
       }
-      out->f = round_to(r, t);
+      out->f = ir_scalar_round(r, t);
       return true;
     }
-    if (e->kind == EK_Add) out->i = norm((uint64_t)a.i + (uint64_t)b.i, t);
-    else if (e->kind == EK_Sub) out->i = norm((uint64_t)a.i - (uint64_t)b.i, t);
-    else if (e->kind == EK_Mul) out->i = norm((uint64_t)a.i * (uint64_t)b.i, t);
+    if (e->kind == EK_Add) out->i = ir_scalar_norm((uint64_t)a.i + (uint64_t)b.i, t);
+    else if (e->kind == EK_Sub) out->i = ir_scalar_norm((uint64_t)a.i - (uint64_t)b.i, t);
+    else if (e->kind == EK_Mul) out->i = ir_scalar_norm((uint64_t)a.i * (uint64_t)b.i, t);
     else return int_div(c, e->kind, a.i, b.i, t, &out->i);
     return true;
   case EK_Min:
@@ -441,7 +349,7 @@ static Val load_elem(const DLTensor *a, int64_t i, DType t) {
   case 32: u = ((const uint32_t *)p)[i]; break;
   default: u = ((const uint64_t *)p)[i]; break;
   }
-  v.i = norm(u, t);
+  v.i = ir_scalar_norm(u, t);
   return v;
 }
 
