@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build Kiln from scratch and run every test: the C unit tests (also under
 # AddressSanitizer + UndefinedBehaviorSanitizer), the Python package tests,
-# the kiln command's tests, and the end-to-end model tests (five torchvision
-# models exported with seeded weights, matched against PyTorch).
+# the documentation's tutorials (run and compared with their pages), the
+# kiln command's tests, the end-to-end model tests (five torchvision models
+# exported with seeded weights, matched against PyTorch), and ONNX's own
+# node tests (conformance; any failing supported case fails the run).
 # Usage: bash tools/test.sh            (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
