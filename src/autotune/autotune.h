@@ -382,6 +382,11 @@ double record_cost(const TuneRecord *r);
 /* Every record of a file (blank lines and '#' lines skipped) pushed to
  * out, with file and line set; -1 + "path:line: reason" on a bad line. */
 int records_load(const char *path, AVec *out);
+/* Drop the records superseded by a newer record (larger timestamp, or
+ * the same and later in the list) of the same target, workload and
+ * config: a config measured again is judged by its newest measurement
+ * (tuning re-measures its best candidates at the end). */
+void records_keep_latest(AVec *recs);
 /* Append v0.2 lines to a file (created if missing). */
 int records_append(const char *path, int n, TuneRecord *const *recs);
 
@@ -397,6 +402,8 @@ typedef struct MeasureOptions {
   int parallel;         /* builds at once (0: the cores available) */
   int threads;          /* threads a candidate runs on (0: KILN_NUM_THREADS or all) */
   bool no_check;        /* skip the check against the unscheduled compute */
+  bool baseline;        /* time the fallback config beside each candidate and
+                         * scale the costs by its drift (default; measure.c) */
   bool keep_files;      /* keep the work folder (sources, logs) */
   const char *worker;   /* worker program (NULL: $KILN_WORKER, else this program) */
   const char *cflags;   /* NULL: the compiler's defaults */
@@ -409,6 +416,7 @@ typedef struct MeasureResult {
   double *costs;    /* seconds per run, one per repeat (arena) */
   double all_cost;  /* seconds: build and run */
   double timestamp; /* wall clock when measured */
+  double scale;     /* the baseline's first time / its time now (1: none) */
   const char *msg;  /* the error, one line (arena), or NULL */
 } MeasureResult;
 
@@ -502,6 +510,8 @@ typedef struct TuneOptions {
   const char *tuner;    /* "xgb" (default), "ga", "random", "grid" */
   int trials;           /* measurements per task, those in the log included (default 1000) */
   int early_stopping;   /* stop after this many trials without a better config (0: never) */
+  int verify;           /* re-measure up to this many of the best configs and the
+                         * fallback at the end (default 8; 0: don't) */
   int batch;            /* candidates per round (0: measure.parallel) */
   const char *log_path; /* records are appended here, and resumed from */
   uint64_t seed;
@@ -519,6 +529,8 @@ typedef struct TuneSummary {
   double best_cost;      /* seconds, INFINITY if none succeeded */
   double best_gflops;
   int64_t best_index;    /* -1 if none */
+  int verified;          /* configs re-measured at the end */
+  double fallback_cost;  /* the fallback config's newest cost (INFINITY if not measured) */
   double seconds;
   bool early_stopped;
 } TuneSummary;

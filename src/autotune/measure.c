@@ -26,7 +26,17 @@
  *       reference may take longer the first time) or is killed (error 7).
  *
  * Up to `parallel` builds run at once; runs go one at a time, with no build
- * beside them, so timings are not disturbed.  Workers run in their own
+ * beside them, so timings are not disturbed.
+ *
+ * A machine shared with other work is disturbed anyway, and the candidates
+ * of a task are measured minutes apart: a lucky quiet moment makes a
+ * mediocre config look best.  With `baseline` set, the fallback config is
+ * built once per task and each run worker times it right after every
+ * measurement of the candidate; the candidate's costs are scaled by the
+ * baseline's time in the task's first measurement over its median time
+ * now.  Costs then compare as if measured together (on a quiet machine the
+ * factor is 1), at the price of running the baseline as often as the
+ * candidate.  Workers run in their own
  * process group (a timeout kills the C compiler too) and die with the
  * tuning process (PR_SET_PDEATHSIG).  Requests and results are small JSON
  * files in the candidate's folder; a worker's stderr goes to a log there,
@@ -62,6 +72,7 @@ void measure_options_default(MeasureOptions *o) {
   o->min_repeat_ms = 0;
   o->timeout = 10;
   o->build_timeout = 10;
+  o->baseline = true;
 }
 
 static int ncores(void) {
@@ -249,6 +260,24 @@ static int call(KilnFunction *f, int n, DLTensor **arrays) {
   return kiln_func_call(f, args, codes, n, &ret, &rcode);
 }
 
+/* Arrays for an argument list [{"shape", "dtype"}...], inputs filled. */
+static DLTensor **alloc_args(const cJSON *args, int *na) {
+  *na = cJSON_GetArraySize(args);
+  if (*na < 1 || *na > 32) return kiln_set_error("bad argument list"), NULL;
+  DLTensor **arr = KNEWN(DLTensor *, *na + 1);
+  DLDevice cpu = {kDLCPU, 0};
+  for (int i = 0; i < *na; i++) {
+    const cJSON *a = cJSON_GetArrayItem(args, i), *sh = cJSON_GetObjectItemCaseSensitive(a, "shape");
+    int nd = cJSON_GetArraySize(sh);
+    int64_t shape[16];
+    for (int d = 0; d < nd && d < 16; d++) shape[d] = (int64_t)cJSON_GetArrayItem(sh, d)->valuedouble;
+    DType dt;
+    if (dt_parse(jstr(a, "dtype", "float32"), &dt) || kiln_array_empty(nd, shape, dt, cpu, &arr[i])) return NULL;
+    if (i + 1 < *na) fill_random(arr[i], (uint64_t)i + 1);
+  }
+  return arr;
+}
+
 static int worker_run(const cJSON *req) {
   WResult w = {cJSON_CreateObject(), jstr(req, "result", "result.json")};
   int number = (int)jnum(req, "number", 1), repeat = (int)jnum(req, "repeat", 1);
@@ -263,21 +292,18 @@ static int worker_run(const cJSON *req) {
     return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("loading the candidate: %s", kiln_last_error())));
   bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
   if (check && kiln_module_get_function(mod, "kiln_reference", &ref)) check = false;
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive(req, "args");
-  int na = cJSON_GetArraySize(args);
-  if (na < 1 || na > 32) return wfinish(&w, MEASURE_UNKNOWN_ERROR, "bad argument list");
-  DLTensor **arr = KNEWN(DLTensor *, na + 1);
-  DLDevice cpu = {kDLCPU, 0};
-  for (int i = 0; i < na; i++) {
-    const cJSON *a = cJSON_GetArrayItem(args, i), *sh = cJSON_GetObjectItemCaseSensitive(a, "shape");
-    int nd = cJSON_GetArraySize(sh);
-    int64_t shape[16];
-    for (int d = 0; d < nd && d < 16; d++) shape[d] = (int64_t)cJSON_GetArrayItem(sh, d)->valuedouble;
-    DType dt;
-    if (dt_parse(jstr(a, "dtype", "float32"), &dt) || kiln_array_empty(nd, shape, dt, cpu, &arr[i]))
-      return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("allocating arguments: %s", kiln_last_error())));
-    if (i + 1 < na) fill_random(arr[i], (uint64_t)i + 1);
-  }
+  int na = 0;
+  DLTensor **arr = alloc_args(cJSON_GetObjectItemCaseSensitive(req, "args"), &na);
+  if (!arr) return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("allocating arguments: %s", kiln_last_error())));
+  /* the baseline kernel timed alongside (measurer_new) */
+  KilnModule *bmod = NULL;
+  KilnFunction *bf = NULL;
+  DLTensor **barr = NULL;
+  int nb = 0;
+  const char *bso = jstr(req, "baseline_so", NULL);
+  if (bso && (kiln_module_load(bso, &bmod) || kiln_module_get_function(bmod, "kiln_candidate", &bf) ||
+              !(barr = alloc_args(cJSON_GetObjectItemCaseSensitive(req, "baseline_args"), &nb))))
+    return wfinish(&w, MEASURE_UNKNOWN_ERROR, one_line(kfmt("loading the baseline: %s", kiln_last_error())));
   DLTensor *out = arr[na - 1];
   int64_t nout = 1;
   for (int d = 0; d < out->ndim; d++) nout *= out->shape[d];
@@ -336,19 +362,31 @@ static int worker_run(const cJSON *req) {
     }
     free(expect);
   }
-  /* time it: the check above was the warm-up run */
-  cJSON *costs = cJSON_CreateArray();
+  /* time it: the check above was the warm-up run; each measurement of
+   * the candidate is followed by one of the baseline */
+  cJSON *costs = cJSON_CreateArray(), *bcosts = cJSON_CreateArray();
+  if (bf && call(bf, nb, barr)) {
+    cJSON_Delete(costs);
+    cJSON_Delete(bcosts);
+    return wfinish(&w, MEASURE_UNKNOWN_ERROR, one_line(kfmt("the baseline failed: %s", kiln_last_error())));
+  }
   for (int r = 0; r < repeat; r++) {
     for (;;) {
       double t0 = kiln_now_seconds();
       for (int i = 0; i < number; i++)
         if (call(f, na, arr)) {
           cJSON_Delete(costs);
+          cJSON_Delete(bcosts);
           return wfinish(&w, MEASURE_RUNTIME_DEVICE, one_line(kfmt("the candidate failed: %s", kiln_last_error())));
         }
       double dt = kiln_now_seconds() - t0;
       if (dt * 1000 >= min_repeat_ms || min_repeat_ms <= 0) {
         cJSON_AddItemToArray(costs, cJSON_CreateNumber(dt / number));
+        if (bf) {
+          double b0 = kiln_now_seconds();
+          for (int i = 0; i < number; i++) call(bf, nb, barr);
+          cJSON_AddItemToArray(bcosts, cJSON_CreateNumber((kiln_now_seconds() - b0) / number));
+        }
         break;
       }
       /* TVM's rule: enough runs to last min_repeat_ms, at least 1.618x more */
@@ -359,11 +397,16 @@ static int worker_run(const cJSON *req) {
     }
   }
   cJSON_AddItemToObject(w.j, "costs", costs);
+  if (bf) cJSON_AddItemToObject(w.j, "baseline_costs", bcosts);
+  else cJSON_Delete(bcosts);
   cJSON_AddNumberToObject(w.j, "number", number);
   for (int i = 0; i < na; i++) kiln_array_free(arr[i]);
+  for (int i = 0; i < nb; i++) kiln_array_free(barr[i]);
   kiln_func_free(f);
   if (ref) kiln_func_free(ref);
+  if (bf) kiln_func_free(bf);
   kiln_module_free(mod);
+  kiln_module_free(bmod);
   return wfinish(&w, MEASURE_NO_ERROR, NULL);
 }
 
@@ -397,6 +440,9 @@ struct Measurer {
   bool own_dir;
   MeasureOptions o;
   int next_id;
+  char *baseline_so;    /* the fallback config, built once (NULL: none) */
+  cJSON *baseline_args;
+  double base_ref;      /* the baseline's time in the first measurement */
 };
 
 static char *self_exe(void) {
@@ -406,6 +452,8 @@ static char *self_exe(void) {
   buf[n] = 0;
   return xstrdup(buf);
 }
+
+static void build_baseline(Measurer *m, const Workload *wl);
 
 Measurer *measurer_new(const Template *tm, const Workload *wl, const MeasureOptions *o) {
   Measurer *m = xcalloc(1, sizeof *m);
@@ -441,11 +489,14 @@ Measurer *measurer_new(const Template *tm, const Workload *wl, const MeasureOpti
   m->o.worker = m->exe;
   m->o.cflags = m->cflags;
   m->o.work_dir = m->dir;
+  if (m->o.baseline) build_baseline(m, wl);
   return m;
 }
 
 void measurer_free(Measurer *m) {
   if (!m) return;
+  free(m->baseline_so);
+  cJSON_Delete(m->baseline_args);
   if (m->dir && m->own_dir && !m->o.keep_files) kiln_rmtree(m->dir);
   free(m->task);
   free(m->args);
@@ -611,6 +662,11 @@ static void build_all(Measurer *m, int n, ConfigEntity *const *cfgs, Cand *c, Me
   }
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 static void run_one(Measurer *m, Cand *c, MeasureResult *out) {
   cJSON *req = cJSON_CreateObject();
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(c->built, "args");
@@ -627,6 +683,10 @@ static void run_one(Measurer *m, Cand *c, MeasureResult *out) {
   bool check = !m->o.no_check && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c->built, "has_ref"));
   cJSON_AddBoolToObject(req, "check", check);
   cJSON_AddStringToObject(req, "ref_cache", kfmt("%s/ref_%016llx.bin", m->dir, (unsigned long long)h));
+  if (m->baseline_so) {
+    cJSON_AddStringToObject(req, "baseline_so", m->baseline_so);
+    cJSON_AddItemToObject(req, "baseline_args", cJSON_Duplicate(m->baseline_args, 1));
+  }
   remove(c->res);
   int rc = write_json(c->req, req);
   cJSON_Delete(req);
@@ -676,8 +736,54 @@ static void run_one(Measurer *m, Cand *c, MeasureResult *out) {
     for (const cJSON *x = costs ? costs->child : NULL; x; x = x->next)
       if (cJSON_IsNumber(x)) out->costs[out->ncosts++] = x->valuedouble;
     if (out->ncosts == 0) set_error(out, MEASURE_UNKNOWN_ERROR, "the run worker reported no costs");
+    /* scale by how much the baseline drifted since the first measurement */
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(res, "baseline_costs");
+    int nbc = cJSON_GetArraySize(bc);
+    if (out->ncosts && nbc > 0) {
+      double *b = KNEWN(double, nbc);
+      for (int i = 0; i < nbc; i++) b[i] = cJSON_GetArrayItem(bc, i)->valuedouble;
+      qsort(b, (size_t)nbc, sizeof(double), cmp_double);
+      double med = nbc % 2 ? b[nbc / 2] : (b[nbc / 2 - 1] + b[nbc / 2]) / 2;
+      if (med > 0) {
+        if (m->base_ref <= 0) m->base_ref = med;
+        out->scale = m->base_ref / med;
+        for (int i = 0; i < out->ncosts; i++) out->costs[i] *= out->scale;
+      }
+    }
   }
   cJSON_Delete(res);
+}
+
+/* The fallback config built once, timed beside every candidate; without
+ * it (a fallback that does not build) measurements are not scaled. */
+static void build_baseline(Measurer *m, const Workload *wl) {
+  KArena *a = kiln_arena_new();
+  kiln_arena_push(a);
+  ConfigEntity *fb = template_fallback(m->tm, wl);
+  if (fb) {
+    Cand c = {0};
+    MeasureResult r;
+    memset(&r, 0, sizeof r);
+    r.error_no = -1;
+    c.dir = kfmt("%s/baseline", m->dir);
+    mkdir(c.dir, 0755);
+    c.req = kfmt("%s/request.json", c.dir);
+    c.res = kfmt("%s/result.json", c.dir);
+    c.log = kfmt("%s/worker.log", c.dir);
+    c.so = kfmt("%s/baseline.so", c.dir);
+    bool no_check = m->o.no_check;
+    m->o.no_check = true;
+    build_all(m, 1, &fb, &c, &r);
+    m->o.no_check = no_check;
+    if (c.built) {
+      m->baseline_so = xstrdup(c.so);
+      m->baseline_args = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c.built, "args"), 1);
+      cJSON_Delete(c.built);
+    }
+  }
+  kiln_clear_error();
+  kiln_arena_pop();
+  kiln_arena_free(a);
 }
 
 int measurer_run(Measurer *m, int n, ConfigEntity *const *cfgs, MeasureResult *out) {
@@ -687,6 +793,7 @@ int measurer_run(Measurer *m, int n, ConfigEntity *const *cfgs, MeasureResult *o
   for (int i = 0; i < n; i++) {
     memset(&out[i], 0, sizeof out[i]);
     out[i].error_no = -1;
+    out[i].scale = 1;
     c[i].dir = kfmt("%s/c%05d", m->dir, m->next_id++);
     mkdir(c[i].dir, 0755);
     c[i].req = kfmt("%s/request.json", c[i].dir);

@@ -73,6 +73,23 @@ double record_cost(const TuneRecord *r) {
   return s / r->ncosts;
 }
 
+void records_keep_latest(AVec *recs) {
+  PtrMap newest = {0};
+  pm_init_str(&newest);
+  const char **keys = KNEWN(const char *, recs->len + 1);
+  for (int i = 0; i < recs->len; i++) {
+    TuneRecord *r = recs->data[i];
+    keys[i] = kfmt("%s\n%s\n%s", r->target ? r->target : "", r->wl->key, config_entity_json(r->config));
+    TuneRecord *o = pm_get(&newest, keys[i]);
+    if (!o || r->timestamp >= o->timestamp) pm_put(&newest, keys[i], r);
+  }
+  int k = 0;
+  for (int i = 0; i < recs->len; i++)
+    if (pm_get(&newest, keys[i]) == recs->data[i]) recs->data[k++] = recs->data[i];
+  recs->len = k;
+  pm_free(&newest);
+}
+
 /* ---- reading ---- */
 
 static TuneRecord *bad(const char *what) {

@@ -102,6 +102,8 @@ static Opt tune_opts[] = {
     {"--parallel", NULL, OPT_VALUE, "N", "candidates built at once (default: the cores available)", false, NULL, NULL, 0},
     {"--threads", NULL, OPT_VALUE, "N", "threads a candidate runs on (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
     {"--time-limit", NULL, OPT_VALUE, "S", "wall-time budget of the whole session, shared out over the tasks", false, NULL, NULL, 0},
+    {"--verify", NULL, OPT_VALUE, "N", "measure up to N of the best configs and the fallback again at the end (default 8; 0: don't)", false, NULL, NULL, 0},
+    {"--no-baseline", NULL, OPT_FLAG, NULL, "don't time the fallback config beside each candidate to correct for a busy machine", false, NULL, NULL, 0},
     {"--seed", NULL, OPT_VALUE, "N", "seed of the tuners' random choices", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
@@ -147,12 +149,13 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   if (!out->set) return cli_error(cmd, "missing -o RECORDS.json (where the tuning records go)");
   TuneOptions to;
   tune_options_default(&to);
-  long trials, es, number, repeat, mrm, parallel, threads, seed;
+  long trials, es, number, repeat, mrm, parallel, threads, seed, verify;
   double timeout, btimeout, limit;
   if (cli_int(cmd, "--trials", 1000, &trials) || cli_int(cmd, "--early-stopping", 0, &es) ||
       cli_int(cmd, "--number", to.measure.number, &number) || cli_int(cmd, "--repeat", to.measure.repeat, &repeat) ||
       cli_int(cmd, "--min-repeat-ms", 0, &mrm) || cli_int(cmd, "--parallel", 0, &parallel) ||
       cli_int(cmd, "--threads", 0, &threads) || cli_int(cmd, "--seed", 0, &seed) ||
+      cli_int(cmd, "--verify", to.verify, &verify) ||
       positive_double(cmd, "--timeout", to.measure.timeout, &timeout) ||
       positive_double(cmd, "--build-timeout", to.measure.build_timeout, &btimeout) ||
       positive_double(cmd, "--time-limit", 0, &limit))
@@ -164,6 +167,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   if (!tuner_kind(to.tuner)) return cli_error(cmd, "%s", kiln_get_error());
   to.trials = (int)trials;
   to.early_stopping = (int)es;
+  to.verify = (int)verify;
   to.log_path = out->value;
   to.seed = (uint64_t)seed;
   to.progress = stderr;
@@ -174,6 +178,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   to.measure.build_timeout = btimeout;
   to.measure.parallel = (int)parallel;
   to.measure.threads = (int)threads;
+  to.measure.baseline = !cli_opt(cmd, "--no-baseline")->set;
   Graph *g = NULL;
   double t0 = kiln_now_seconds();
   AVec *tasks = load_tasks(cmd, pos[0], &g);
@@ -210,13 +215,15 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
     if (autotune_tune(t->tmpl, t->wl, &o, &sum[i])) rc = cli_error(cmd, "task %d (%s %s): %s", i, t->tmpl->name, t->desc, kiln_get_error());
   }
   if (!rc) {
-    printf("%-5s %-20s %-38s %10s %8s %8s %s\n", "task", "template", "workload", "GFLOPS", "trials", "errors", "");
+    printf("%-5s %-20s %-38s %10s %10s %8s %8s %s\n", "task", "template", "workload", "fallback", "best", "trials",
+           "errors", "(GFLOPS)");
     for (int i = 0; i < n; i++) {
       if (!sel[i]) continue;
       GraphTask *t = tasks->data[i];
       int errs = 0;
       for (int e = 1; e <= MEASURE_UNKNOWN_ERROR; e++) errs += sum[i].errors[e];
-      printf("%-5d %-20s %-38s %10.2f %8d %8d%s\n", i, t->tmpl->name, t->desc, sum[i].best_gflops,
+      double fb = t->flops > 0 && !isinf(sum[i].fallback_cost) ? t->flops / sum[i].fallback_cost / 1e9 : 0;
+      printf("%-5d %-20s %-38s %10.2f %10.2f %8d %8d%s\n", i, t->tmpl->name, t->desc, fb, sum[i].best_gflops,
              sum[i].measured + sum[i].resumed, errs, sum[i].early_stopped ? " (early stop)" : "");
     }
     printf("kiln: tuning took %.1f s; records in %s (compile with --tuning-records %s)\n", kiln_now_seconds() - t0,
@@ -235,6 +242,7 @@ Command cmd_tune = {"tune", "MODEL.onnx -o RECORDS.json [options]",
 static Opt records_opts[] = {
     {"--pick-best", NULL, OPT_FLAG, NULL, "keep only the fastest error-free record of each task and target (AutoTVM's pick_best), one per input-channel block", false, NULL, NULL, 0},
     {"--output", "-o", OPT_VALUE, "OUT.json", "with --pick-best: write the records there as v0.2 (default: stdout)", false, NULL, NULL, 0},
+    {"--min-gain", NULL, OPT_VALUE, "PCT", "with --pick-best: keep a config only if it beats the task's measured fallback config by PCT%, else keep the fallback's record", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -248,6 +256,9 @@ static int run_records(Command *cmd, int npos, const char **pos) {
   AVec recs = {0};
   for (int i = 0; i < npos; i++)
     if (records_load(pos[i], &recs)) return cli_error(cmd, "%s", kiln_get_error());
+  /* a config measured again counts with its newest record */
+  int nall = recs.len;
+  records_keep_latest(&recs);
   /* per (target, workload): count, errors, fastest */
   bool pick = cli_opt(cmd, "--pick-best")->set;
   AVec stats = {0};
@@ -277,14 +288,41 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     Opt *o = cli_opt(cmd, "--output");
     FILE *f = o->set ? fopen(o->value, "w") : stdout;
     if (!f) return cli_error(cmd, "cannot write '%s'", o->value);
+    double gain = 0;
+    Opt *mg = cli_opt(cmd, "--min-gain");
+    if (mg->set) {
+      char *end;
+      gain = strtod(mg->value, &end);
+      if (*mg->value == 0 || *end || gain < 0) return cli_error(cmd, "--min-gain expects a percentage >= 0, got '%s'", mg->value);
+    }
+    /* the newest record of each task's fallback config, when it was measured */
+    PtrMap fbs = {0};
+    pm_init_str(&fbs);
+    for (int i = 0; mg->set && i < recs.len; i++) {
+      TuneRecord *r = recs.data[i];
+      const Template *tm = r->error_no == MEASURE_NO_ERROR ? autotune_template(r->wl->name) : NULL;
+      ConfigEntity *fb = tm ? template_fallback(tm, r->wl) : NULL;
+      kiln_clear_error();
+      if (fb && config_equal(fb, r->config)) pm_put(&fbs, kfmt("%s\n%s", r->target, r->wl->key), r);
+    }
     int n = 0;
+    PtrMap written = {0};
     for (int i = 0; i < stats.len; i++) {
       TaskStat *s = stats.data[i];
-      if (s->best) fprintf(f, "%s\n", record_json(s->best)), n++;
+      if (!s->best) continue;
+      TuneRecord *fb = pm_get(&fbs, kfmt("%s\n%s", s->target, s->key)), *w = s->best;
+      /* not clearly faster than the fallback: ship the fallback */
+      if (fb && record_cost(w) * (1 + gain / 100) > record_cost(fb)) w = fb;
+      if (pm_get(&written, w)) continue;
+      pm_put(&written, w, w);
+      fprintf(f, "%s\n", record_json(w));
+      n++;
     }
+    pm_free(&written);
+    pm_free(&fbs);
     if (o->set) {
       fclose(f);
-      printf("kiln: wrote %d of %d records (the best per task and input block) to %s\n", n, recs.len, o->value);
+      printf("kiln: wrote %d of %d records (the best per task and input block) to %s\n", n, nall, o->value);
     }
     return 0;
   }
@@ -298,10 +336,11 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     printf("%-22s %-30s %-38s %7d %7d %12.2f %10.2f\n", s->target, any ? any->wl->name : "?", any ? wl_describe(any->wl) : "?",
            s->n, s->errors, isinf(c) ? 0 : c * 1e6, fl > 0 && !isinf(c) ? fl / c / 1e9 : 0);
   }
-  printf("%d records, %d tasks; this machine's target: %s\n", recs.len, stats.len, autotune_target());
+  printf("%d records (%d superseded by a newer measurement of the same config), %d tasks; this machine's target: %s\n",
+         nall, nall - recs.len, stats.len, autotune_target());
   return 0;
 }
 
-Command cmd_records = {"records", "RECORDS.json... [--pick-best [-o OUT.json]]",
+Command cmd_records = {"records", "RECORDS.json... [--pick-best [-o OUT.json] [--min-gain PCT]]",
                        "Summarize tuning records (v0.1 or v0.2) per task, or keep the best of each.", 1, -1,
                        records_opts, run_records};

@@ -31,11 +31,11 @@ Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
  * name) for the user's records, "shipped" for Kiln's. */
 int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const char **source);
 /* The best record of the workload whose input-channel block (tile_ic)
- * is `block`, when its cost is within LAYOUT_SLACK (10%) of the best
- * record's, from the same source the plain query uses: what a conv whose
- * data arrives in that block takes instead of the best, to save a layout
- * transform (a greedy, per-edge stand-in for TVM's graph tuner).  0 with
- * *cfg NULL when there is none. */
+ * is `block`, when it is slower than the best record by less than a
+ * layout transform of the data would cost (its bytes at 2.5 GB/s), from
+ * the same source the plain query uses: what a conv whose data arrives in
+ * that block takes instead of the best (a greedy, per-edge stand-in for
+ * TVM's graph tuner).  0 with *cfg NULL when there is none. */
 int graph_dispatch_query_block(struct Workload *wl, int64_t block, struct ConfigEntity **cfg, const char **source);
 /* One warning per workload that falls back to the heuristic config (on
  * stderr, unless quiet). */

@@ -27,7 +27,7 @@ def test_help():
         assert "usage: kiln " + cmd in kiln(cmd, "--help").stdout
     h = kiln("tune", "--help").stdout
     for opt in ["--trials", "--tuner", "--early-stopping", "--tasks", "--number", "--repeat", "--min-repeat-ms",
-                "--timeout", "--parallel"]:
+                "--timeout", "--parallel", "--verify", "--no-baseline", "--time-limit"]:
         assert opt in h
     assert "--tuning-records" in kiln("compile", "--help").stdout
 
@@ -43,7 +43,7 @@ def test_tasks_listing():
 def test_tune_compile_profile(tmp_path):
     log = str(tmp_path / "digits.json")
     p = kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "1", "--trials", "6", "--tuner", "random",
-             "--number", "2", "--repeat", "2", "--parallel", "2")
+             "--number", "2", "--repeat", "2", "--parallel", "2", "--verify", "0")
     assert re.search(r"\[Task  2/ 4\]\s+Current/Best:\s+[\d.]+/\s*[\d.]+ GFLOPS \| Progress: \(6/6\) \| [\d.]+ s Done.",
                      p.stderr), p.stderr
     recs = [json.loads(l) for l in open(log)]
@@ -73,6 +73,10 @@ def test_tune_compile_profile(tmp_path):
     kept = [json.loads(l) for l in open(best)]
     blocks = [dict((e[0], e[2]) for e in r["config"]["entity"])["tile_ic"][-1] for r in kept]
     assert 1 <= len(kept) <= 6 and len(set(blocks)) == len(blocks)  # the best per input block
+    # nothing beats the fallback (measured first) by 1000%: only its record stays
+    kiln("records", log, "--pick-best", "--min-gain", "1000", "-o", best)
+    kept = [json.loads(l) for l in open(best)]
+    assert len(kept) == 1 and kept[0]["config"] == recs[0]["config"]
 
 
 def test_errors(tmp_path):
@@ -88,3 +92,4 @@ def test_errors(tmp_path):
     fails("compile", DIGITS, *SHAPES, "-o", str(tmp_path / "x.so"), "--tuning-records", str(tmp_path / "none.json"),
           expect="cannot read")
     fails("records", str(bad), expect=r"bad\.json:1")
+    fails("records", str(tmp_path / "x.json"), "--pick-best", "--min-gain", "-1", expect="min-gain|cannot")

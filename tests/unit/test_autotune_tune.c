@@ -126,6 +126,7 @@ static void test_faulty_candidates(void) {
   o.measure.repeat = 2;
   o.measure.parallel = 2;
   o.measure.threads = 1;
+  o.verify = 0;
   TuneSummary sum;
   CHECK_OK(autotune_tune(&faulty_template, wl, &o, &sum));
   CHECK_INT(sum.measured, NMODES); /* tuning went on past every failure */
@@ -164,6 +165,41 @@ static void test_faulty_candidates(void) {
   free(dir);
 }
 
+/* The best configs are measured again at the end; the newest record of a
+ * config is the one that counts. */
+static void test_verify_best(void) {
+  CHECK_OK(autotune_add_template(&faulty_template));
+  char *dir = kiln_mkdtemp("kiln-tunetest-");
+  const char *log = kfmt("%s/log.json", dir);
+  Workload *wl = faulty_workload();
+  TuneOptions o;
+  tune_options_default(&o);
+  o.tuner = "grid";
+  o.trials = 6;
+  o.log_path = log;
+  o.measure.timeout = 1;
+  o.measure.number = 2;
+  o.measure.parallel = 2;
+  o.measure.threads = 1;
+  TuneSummary sum;
+  CHECK_OK(autotune_tune(&faulty_template, wl, &o, &sum));
+  CHECK_INT(sum.measured, NMODES);
+  /* the two working configs (within 15% of each other) are measured
+   * again; the fallback is one of them */
+  CHECK(sum.verified >= 1 && sum.verified <= 2);
+  CHECK(!isinf(sum.fallback_cost) && sum.best_cost <= sum.fallback_cost);
+  AVec recs = {0};
+  CHECK_OK(records_load(log, &recs));
+  CHECK_INT(recs.len, NMODES + sum.verified);
+  TuneRecord *last = recs.len ? recs.data[recs.len - 1] : NULL;
+  records_keep_latest(&recs);
+  CHECK_INT(recs.len, NMODES);
+  CHECK(last && av_find(&recs, last) >= 0); /* the re-measurement won */
+  autotune_remove_template(&faulty_template);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 /* A real template: candidates in the NCHW[x]c layouts pass the check
  * against the unscheduled compute, and get costs. */
 static void test_measure_conv(void) {
@@ -194,6 +230,7 @@ static void test_measure_conv(void) {
     CHECK_MSG(res[i].error_no == 0, "config %d: error %d: %s", i, res[i].error_no, res[i].msg ? res[i].msg : "");
     CHECK(res[i].ncosts == 2 && res[i].costs[0] > 0 && res[i].costs[0] < 0.01);
     CHECK(res[i].all_cost > 0 && res[i].timestamp > 1e9);
+    CHECK(res[i].scale > 0.1 && res[i].scale < 10); /* the baseline was timed beside */
   }
   measurer_free(m);
 }
@@ -302,6 +339,7 @@ static void test_xgb_learns(void) {
 
 const TestCase autotune_tune_tests[] = {
     {"faulty_candidates", test_faulty_candidates},
+    {"verify_best", test_verify_best},
     {"measure_conv", test_measure_conv},
     {"features", test_features},
     {"tuner_coverage", test_tuner_coverage},
