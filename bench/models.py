@@ -16,8 +16,9 @@ seeded random weights).  Engines, each in its own worker process
                  CPU, intra_op_num_threads = T, graph optimization level all
 The engines are measured interleaved: in each round every engine runs
 --per-round times, in a rotating order, so the machine's drifting speed
-hits them alike; a latency is the median over all rounds (>= 30 runs by
-default).  The table gives each engine's ms, Kiln's ratio to the best
+hits them alike; before its turn an engine waits 0.2 s (the previous
+engine's worker threads stop spinning) and makes one untimed run.  A
+latency is the median over all rounds (>= 30 runs by default).  The table gives each engine's ms, Kiln's ratio to the best
 peer (< 1 is faster), and Kiln's GFLOP/s beside the one-core FMA peak the
 same run measures (bench_peak).  Results also go to --out (Markdown).
 """
@@ -136,8 +137,12 @@ def main():
             for r in range(a.rounds):
                 order = engines[r % len(engines):] + engines[:r % len(engines)]
                 for e in order:
-                    procs[e].stdin.write(f"run {a.per_round}\n")
-                    times[e] += json.loads(procs[e].stdout.readline())
+                    # let the previous engine's idle threads stop spinning
+                    # (ONNX Runtime, OpenMP and Kiln all spin a while after
+                    # a run), then one untimed run to wake this engine's
+                    time.sleep(0.2)
+                    procs[e].stdin.write(f"run {a.per_round + 1}\n")
+                    times[e] += json.loads(procs[e].stdout.readline())[1:]
             for e in engines:
                 procs[e].stdin.write("quit\n")
                 procs[e].wait()

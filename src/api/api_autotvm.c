@@ -164,6 +164,7 @@ API_FUNC(at_tune_task) {
     out = cJSON_CreateObject();
     cJSON_AddNumberToObject(out, "measured", sum.measured);
     cJSON_AddNumberToObject(out, "resumed", sum.resumed);
+    cJSON_AddNumberToObject(out, "verified", sum.verified);
     cJSON *errs = cJSON_CreateArray();
     for (int e = 0; e <= MEASURE_UNKNOWN_ERROR; e++) cJSON_AddItemToArray(errs, cJSON_CreateNumber(sum.errors[e]));
     cJSON_AddItemToObject(out, "errors", errs);

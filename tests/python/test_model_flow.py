@@ -478,17 +478,24 @@ def test_autotvm_flow(digits, tmp_path, capfd):
             builder=autotvm.LocalBuilder(), runner=autotvm.LocalRunner(number=1, repeat=1)),
         callbacks=[autotvm.callback.progress_bar(3, prefix="[Task  1/4]"),
                    autotvm.callback.log_to_file(log), lambda t, i, r: seen.extend(r)])
-    assert summary["measured"] == 3 and len(seen) == 3
+    # the callbacks see the trials and the final re-measurements
+    assert summary["measured"] == 3 and summary["verified"] >= 1
+    assert len(seen) == 3 + summary["verified"]
     assert "[Task  1/4] Current/Best:" in capfd.readouterr().out  # the engine prints it
     lines = open(log).read().splitlines()
-    assert len(lines) == 3 and all('"version": 0.2' in ln or '"version":0.2' in ln for ln in lines)
+    assert len(lines) == 3 + summary["verified"]
+    assert all('"version": 0.2' in ln or '"version":0.2' in ln for ln in lines)
     assert tuner.best_config is not None and tuner.best_flops > 0
     with autotvm.apply_history_best(log):
         with kiln.transform.PassContext(opt_level=3):
             lib = kiln.build(mod, "cpu", params=params)
     rows = {r["name"]: r["task"] for r in graph_executor.GraphModule(lib).profile().rows}
-    assert rows["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"].endswith("tune.log:%d" % (
-        1 + [json_cost(ln) for ln in lines].index(min(json_cost(ln) for ln in lines))))
+    # a config's newest record counts; the fastest of those is used
+    newest = {}
+    for n, ln in enumerate(lines, 1):
+        newest[json_config(ln)] = (json_cost(ln), n)
+    assert rows["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"].endswith(
+        "tune.log:%d" % min(newest.values())[1])
     with kiln.transform.PassContext(opt_level=3):
         lib2 = kiln.build(mod, "cpu", params=params)  # the context is closed again
     rows2 = {r["name"]: r["task"] for r in graph_executor.GraphModule(lib2).profile().rows}
@@ -496,6 +503,11 @@ def test_autotvm_flow(digits, tmp_path, capfd):
     with pytest.raises(kiln.KilnError, match="no_such.log"):
         with autotvm.apply_history_best(str(tmp_path / "no_such.log")):
             pass
+
+
+def json_config(line):
+    import json  # pylint: disable=import-outside-toplevel
+    return json.loads(line)["config"]["index"]
 
 
 def json_cost(line):

@@ -31,7 +31,9 @@ KilnError("... not available yet") rather than pretending.  The contract:
       the v0.2 records go (resumed from), "progress": bool,
       "progress_prefix": str, "worker": the kiln program that measures
       candidates in separate processes}); returns a JSON summary
-      {"measured", "resumed", "errors": [count per error number],
+      {"measured", "resumed", "verified" (the best-looking configs and
+      the fallback measured again at the end; their records are in the
+      log too), "errors": [count per error number],
       "best_cost", "best_gflops", "best_index", "seconds", "early_stopped",
       "flops"}
   autotvm.apply_history_best(str path) -> int token: read and check the
