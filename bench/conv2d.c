@@ -2,21 +2,30 @@
  * bench/conv2d.c - GFLOP/s of conv2d_NCHWc.x86 with its fallback config on
  * every distinct conv2d layer of ResNet-50 and VGG-16 at batch 1, on one
  * thread and on two, beside the one-core FMA peak measured by the same
- * program (bench/matmul.c's method) and each layer's fraction of it.
+ * program (bench/matmul.c's method) and each layer's fraction of it; for
+ * the 3x3 stride-1 layers also conv2d_NCHWc_winograd.x86 with its
+ * fallback config, in effective GFLOP/s (the direct convolution's FLOPs
+ * over the Winograd kernel's time) and its speed-up over the direct one.
  *
  * Each layer is built once (the module's parallel loop runs on the pool's
  * threads, so the same module serves both columns), checked against a
- * direct convolution at a few hundred sampled outputs, then timed: the
- * fastest of several runs after a warm-up (the peak is also a best of
- * runs).  The machine may be shared: a busy second core shows as a
- * 2-thread column no faster than the 1-thread one.
+ * direct convolution at a few hundred sampled outputs (the Winograd
+ * kernel: against the direct kernel's whole output, relative L2 error),
+ * then timed.  Without Winograd a column is the fastest of several runs
+ * after a warm-up (the peak is also a best of runs).  With it, the direct
+ * and Winograd runs alternate and each column is the median of its runs:
+ * the machine may be shared and its speed drifts, so both kernels see the
+ * same conditions.  A busy second core shows as a 2-thread column no
+ * faster than the 1-thread one.
  *
- *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--epilogue]
+ *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
+ *                [--wcfg JSON] [--epilogue] [--no-winograd]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
- * generated C sources in DIR; --cfg replaces the fallback config by an
- * entity list (e.g. '[["tile_ic","sp",[-1,16]], ...]'); --epilogue fuses a
- * per-channel bias add and a relu into each layer (the GFLOP/s still count
- * the convolution only).
+ * generated C sources in DIR; --cfg replaces the direct template's
+ * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
+ * ...]'), --wcfg the Winograd one's; --epilogue fuses a per-channel bias
+ * add and a relu into each layer (the GFLOP/s still count the convolution
+ * only); --no-winograd leaves the Winograd columns out.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +36,8 @@
 #include "codegen/codegen.h"
 #include "peak_util.h"
 #include "topi/topi.h"
+
+#include <stdint.h>
 
 typedef struct Layer {
   const char *name;
@@ -108,42 +119,182 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
   return s;
 }
 
+static double run_once(KilnFunction *f, KilnValue *args, int *codes, int nargs) {
+  KilnValue ret;
+  int rc;
+  double t0 = kiln_now_seconds();
+  kiln_func_call(f, args, codes, nargs, &ret, &rc);
+  return kiln_now_seconds() - t0;
+}
+
 /* The best of reps runs after a warm-up: on a shared machine other work
  * only ever slows a run down, so the fastest run is the kernel's speed. */
 static double time_run(KilnFunction *f, KilnValue *args, int *codes, int nargs, int reps) {
-  KilnValue ret;
-  int rc;
-  kiln_func_call(f, args, codes, nargs, &ret, &rc); /* warm up */
+  run_once(f, args, codes, nargs); /* warm up */
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
-    double t0 = kiln_now_seconds();
-    kiln_func_call(f, args, codes, nargs, &ret, &rc);
-    double t = kiln_now_seconds() - t0;
+    double t = run_once(f, args, codes, nargs);
     if (t < best) best = t;
   }
   return best;
 }
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(double), by_value);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A layer's kernel, built: its function, arrays and call arguments. */
+typedef struct Built {
+  KilnModule *m;
+  KilnFunction *f;
+  int nargs;
+  DLTensor *arr[4];
+  KilnValue av[4];
+  int codes[4];
+  ConfigEntity *cfg;
+} Built;
+
+/* Instantiate tm for wl with cfg (bias + relu fused when epilogue), build
+ * it and allocate its arrays (inputs random).  false + message on failure. */
+static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epilogue, const char *keep, int64_t oc,
+                  Built *b) {
+  memset(b, 0, sizeof *b);
+  b->cfg = cfg;
+  Schedule *s = NULL;
+  int nargs = 0;
+  Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 4);
+  if (!cfg || tm->instantiate(wl, cfg, &s, &nargs, &args)) return false;
+  if (epilogue) {
+    /* the same conv with bias + relu fused: the template's group schedule */
+    Tensor *conv = args[2];
+    int64_t ocb = te_dim(conv, 4);
+    Tensor *bias = te_placeholder_c("bias", 4, (int64_t[]){oc / ocb, 1, 1, ocb}, DT_F32);
+    Expr **v = te_axis_vars(5, NULL);
+    Expr *z = ir_i32(0);
+    Tensor *add = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read4(bias, v[1], z, z, v[4])),
+                             "broadcast");
+    v = te_axis_vars(5, NULL);
+    Tensor *relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
+    s = te_create_schedule(1, &relu);
+    if (tm->schedule(s, cfg, wl, conv, 1, &relu)) return false;
+    fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
+    args = fused_args;
+    nargs = 4;
+  }
+  CompileOptions copt = {NULL, NULL, keep};
+  b->m = kiln_build(s, nargs, args, "conv", NULL, &copt);
+  if (!b->m || kiln_module_get_function(b->m, "conv", &b->f)) return false;
+  b->nargs = nargs;
+  for (int i = 0; i < nargs; i++) {
+    int64_t shp[8];
+    te_shape_const(args[i], shp);
+    b->arr[i] = array(args[i]->ndim, shp);
+    if (i < nargs - 1)
+      for (int64_t j = 0; j < numel(b->arr[i]); j++) ((float *)b->arr[i]->data)[j] = frand();
+    b->av[i].v_handle = b->arr[i], b->codes[i] = KILN_DLTENSOR;
+  }
+  return true;
+}
+
+static void release(Built *b) {
+  kiln_func_free(b->f);
+  for (int i = 0; i < b->nargs; i++) kiln_array_free(b->arr[i]);
+  kiln_module_free(b->m);
+}
+
+/* U = G g G^T of the direct kernel's weights, in the Winograd layout
+ * [alpha, alpha, OC/ob, IC, ob]. */
+static void winograd_kernel(const Layer *L, const DLTensor *k, DLTensor *u, int64_t m) {
+  int64_t ib = k->shape[4], ob6 = k->shape[5], ob = u->shape[4], alpha = m + 2, IC = L->c, OC = L->oc;
+  double AT[4 * 6], G[6 * 3], BT[6 * 6];
+  topi_winograd_matrices((int)m, 3, AT, G, BT);
+  const float *K = k->data;
+  float *U = u->data;
+  for (int64_t o = 0; o < OC; o++)
+    for (int64_t c = 0; c < IC; c++) {
+      double g[3][3];
+      for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 3; x++)
+          g[y][x] = K[((((o / ob6) * (IC / ib) + c / ib) * 3 + y) * 3 + x) * ib * ob6 + (c % ib) * ob6 + o % ob6];
+      for (int64_t e = 0; e < alpha; e++)
+        for (int64_t n = 0; n < alpha; n++) {
+          double s = 0;
+          for (int y = 0; y < 3; y++)
+            for (int x = 0; x < 3; x++) s += G[e * 3 + y] * g[y][x] * G[n * 3 + x];
+          U[(((e * alpha + n) * (OC / ob) + o / ob) * IC + c) * ob + o % ob] = (float)s;
+        }
+    }
+}
+
+/* Relative L2 error of the Winograd output against the direct one (both
+ * NCHW[x]c, blocks possibly different). */
+static double rel_err(const DLTensor *w, const DLTensor *d) {
+  int64_t C = w->shape[1] * w->shape[4], H = w->shape[2], W = w->shape[3], bw = w->shape[4], bd = d->shape[4];
+  const float *a = w->data, *b = d->data;
+  double num = 0, den = 0;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t i = 0; i < H * W; i++) {
+      double x = a[((c / bw) * H * W + i) * bw + c % bw], y = b[((c / bd) * H * W + i) * bd + c % bd];
+      num += (x - y) * (x - y), den += y * y;
+    }
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+static const char *config_text(const ConfigEntity *cfg) {
+  StrBuf cs = {0};
+  for (int i = 0; i < cfg->n; i++) {
+    const KnobEntity *e = &cfg->e[i];
+    if (e->kind == KNOB_SPLIT) {
+      sb_printf(&cs, "%s=", e->name + 5);
+      for (int j = 1; j < e->n; j++) sb_printf(&cs, "%s%lld", j > 1 ? "x" : "", (long long)e->ints[j]);
+      sb_putc(&cs, ' ');
+    } else {
+      sb_printf(&cs, "%s=%lld ", e->name, (long long)e->val.i);
+    }
+  }
+  const char *r = kstrdup(cs.data ? cs.data : "");
+  sb_free(&cs);
+  return r;
+}
+
 int main(int argc, char **argv) {
-  const char *only = NULL, *keep = NULL, *cfg_text = NULL;
+  const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
   int reps = 0;
-  bool epilogue = false;
+  bool epilogue = false, use_wino = true;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) cfg_text = argv[++i];
+    else if (!strcmp(argv[i], "--wcfg") && i + 1 < argc) wcfg_text = argv[++i];
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
+    else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
     else {
-      fprintf(stderr, "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--epilogue]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] "
+              "[--no-winograd]\n",
+              argv[0]);
       return 2;
     }
   }
   kiln_set_num_threads(1);
   double peak = bench_measure_peak();
-  printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n\n", peak, autotune_simd_lanes());
-  printf("%-32s %-44s %9s %9s %6s %6s\n", "layer", "fallback config", "1 thread", "2 threads", "%peak", "%2peak");
+  printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, autotune_simd_lanes());
+  if (use_wino)
+    printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
+           "medians too where a winograd column is shown\n");
+  printf("\n%-30s %-30s %8s %8s %6s %6s", "layer", "direct fallback config", "1 thread", "2 threads", "%peak",
+         "%2peak");
+  if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
+  printf("\n");
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *wt = autotune_template("conv2d_NCHWc_winograd.x86");
   double sum1 = 0, sum2 = 0, flops_all = 0, t1_all = 0, t2_all = 0;
   int nl = 0;
   for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {
@@ -154,98 +305,99 @@ int main(int argc, char **argv) {
     Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, L->k, L->k},
                              (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1},
                              "float32", "float32");
-    ConfigEntity *cfg = cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, wl);
-    Schedule *s = NULL;
-    int nargs = 0;
-    Tensor **args = NULL, *fused_args[4];
-    KilnModule *m = NULL;
-    if (cfg && tm->instantiate(wl, cfg, &s, &nargs, &args) == 0 && epilogue) {
-      /* the same conv with bias + relu fused: the template's group schedule */
-      Tensor *conv = args[2];
-      int64_t ocb = te_dim(conv, 4);
-      Tensor *bias = te_placeholder_c("bias", 4, (int64_t[]){L->oc / ocb, 1, 1, ocb}, DT_F32);
-      Expr **v = te_axis_vars(5, NULL);
-      Expr *z = ir_i32(0);
-      Tensor *add = te_compute("T_add", 5, conv->shape, v,
-                               ir_add(te_read(conv, 5, v), te_read4(bias, v[1], z, z, v[4])), "broadcast");
-      v = te_axis_vars(5, NULL);
-      Tensor *relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
-      s = te_create_schedule(1, &relu);
-      if (tm->schedule(s, cfg, wl, conv, 1, &relu)) s = NULL;
-      fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
-      args = fused_args;
-      nargs = 4;
-    }
-    if (s) {
-      CompileOptions copt = {NULL, NULL, keep};
-      m = kiln_build(s, nargs, args, "conv", NULL, &copt);
-    }
-    if (!m) {
-      printf("%-32s build failed: %s\n", L->name, kiln_get_error());
+    Built d, w;
+    memset(&w, 0, sizeof w);
+    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, wl), epilogue, keep, L->oc,
+               &d)) {
+      printf("%-30s build failed: %s\n", L->name, kiln_get_error());
       kiln_arena_pop();
       kiln_arena_free(ar);
       continue;
     }
-    int64_t shp[4][6];
-    DLTensor *arr[4];
-    for (int i = 0; i < nargs; i++) {
-      te_shape_const(args[i], shp[i]);
-      arr[i] = array(args[i]->ndim, shp[i]);
-      if (i < nargs - 1)
-        for (int64_t j = 0; j < numel(arr[i]); j++) ((float *)arr[i]->data)[j] = frand();
+    bool wino = use_wino && L->k == 3 && L->stride == 1;
+    int64_t wm = topi_x86_winograd_tile_size(L->h, L->w); /* pad 1: output = input size */
+    if (wino) {
+      Workload *ww = wl_conv2d(wt->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
+                               (int[]){1, 1}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
+      if (!build(wt, ww, wcfg_text ? config_entity_from_json(wcfg_text) : template_fallback(wt, ww), epilogue, keep,
+                 L->oc, &w)) {
+        printf("%-30s winograd build failed: %s\n", L->name, kiln_get_error());
+        wino = false;
+      } else {
+        /* the same data (its channel block may differ), the same weights */
+        const DLTensor *dd = d.arr[0];
+        DLTensor *wd = w.arr[0];
+        int64_t HW = L->h * L->w, b1 = dd->shape[4], b2 = wd->shape[4];
+        for (int64_t c = 0; c < L->c; c++)
+          for (int64_t i = 0; i < HW; i++)
+            ((float *)wd->data)[((c / b2) * HW + i) * b2 + c % b2] = ((float *)dd->data)[((c / b1) * HW + i) * b1 + c % b1];
+        winograd_kernel(L, d.arr[1], w.arr[1], wm);
+        if (epilogue) {
+          memcpy(w.arr[2]->data, d.arr[2]->data, sizeof(float) * (size_t)L->oc); /* [OC/b, 1, 1, b] is in order */
+          if (d.arr[2]->shape[3] != w.arr[2]->shape[3]) printf("  (bias blocks differ: the epilogues differ)\n");
+        }
+      }
     }
-    KilnFunction *f;
-    kiln_module_get_function(m, "conv", &f);
-    KilnValue av[4];
-    int codes[4];
-    for (int i = 0; i < nargs; i++) av[i].v_handle = arr[i], codes[i] = KILN_DLTENSOR;
     KilnValue ret;
     int rc;
-    if (kiln_func_call(f, av, codes, nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
+    if (kiln_func_call(d.f, d.av, d.codes, d.nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
+    if (wino && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc)) printf("  winograd run failed: %s\n", kiln_last_error());
     /* check sampled outputs */
-    DLTensor *out = arr[nargs - 1];
+    DLTensor *out = d.arr[d.nargs - 1];
     int64_t OH = out->shape[2], OW = out->shape[3], ocb = out->shape[4];
     double maxerr = 0;
     for (int t = 0; t < 300; t++) {
       int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW;
-      double ref = direct(L, arr[0], arr[1], oc, oh, ow);
+      double ref = direct(L, d.arr[0], d.arr[1], oc, oh, ow);
       if (epilogue) {
-        ref += ((float *)arr[2]->data)[oc];
+        ref += ((float *)d.arr[2]->data)[oc];
         if (ref < 0) ref = 0;
       }
       double got = ((float *)out->data)[(((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
       double e = fabs(got - ref) / (1 + fabs(ref));
       if (e > maxerr) maxerr = e;
     }
+    double werr = wino ? rel_err(w.arr[w.nargs - 1], out) : 0;
     double flops = 2.0 * L->oc * OH * OW * L->c * L->k * L->k;
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
-    kiln_set_num_threads(1);
-    double t1 = time_run(f, av, codes, nargs, r);
-    kiln_set_num_threads(2);
-    double t2 = time_run(f, av, codes, nargs, r);
+    double t1, t2, w1 = 0, w2 = 0;
+    if (!wino) {
+      kiln_set_num_threads(1);
+      t1 = time_run(d.f, d.av, d.codes, d.nargs, r);
+      kiln_set_num_threads(2);
+      t2 = time_run(d.f, d.av, d.codes, d.nargs, r);
+    } else {
+      double *v[4];
+      for (int i = 0; i < 4; i++) v[i] = KNEWN(double, r);
+      for (int th = 1; th <= 2; th++) {
+        kiln_set_num_threads(th);
+        run_once(d.f, d.av, d.codes, d.nargs); /* warm up */
+        run_once(w.f, w.av, w.codes, w.nargs);
+        for (int i = 0; i < r; i++) {
+          v[(th - 1) * 2][i] = run_once(d.f, d.av, d.codes, d.nargs);
+          v[(th - 1) * 2 + 1][i] = run_once(w.f, w.av, w.codes, w.nargs);
+        }
+      }
+      t1 = median(v[0], r), w1 = median(v[1], r), t2 = median(v[2], r), w2 = median(v[3], r);
+    }
     kiln_set_num_threads(1);
     double g1 = flops / t1 * 1e-9, g2 = flops / t2 * 1e-9;
-    /* a compact config: the inner parts of the splits, the options */
-    StrBuf cs = {0};
-    for (int i = 0; i < cfg->n; i++) {
-      const KnobEntity *e = &cfg->e[i];
-      if (e->kind == KNOB_SPLIT) sb_printf(&cs, "%s=%lld ", e->name + 5, (long long)e->ints[e->n - 1]);
-      else sb_printf(&cs, "%s=%lld ", e->name, (long long)e->val.i);
-    }
-    printf("%-32s %-44s %9.1f %9.1f %5.0f%% %5.0f%%%s\n", L->name, cs.data, g1, g2, 100 * g1 / peak, 50 * g2 / peak,
-           maxerr > 1e-3 ? "  WRONG RESULT" : "");
+    printf("%-30s %-30s %8.1f %8.1f %5.0f%% %5.0f%%", L->name, config_text(d.cfg), g1, g2, 100 * g1 / peak,
+           50 * g2 / peak);
+    if (wino)
+      printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,
+             t2 / w2, werr);
+    printf("%s%s\n", maxerr > 1e-3 ? "  WRONG RESULT" : "", werr > 1e-3 ? "  WRONG WINOGRAD RESULT" : "");
     fflush(stdout);
-    sb_free(&cs);
     sum1 += g1, sum2 += g2, nl++;
     flops_all += flops, t1_all += t1, t2_all += t2;
-    kiln_func_free(f);
-    for (int i = 0; i < nargs; i++) kiln_array_free(arr[i]);
-    kiln_module_free(m);
+    release(&d);
+    if (wino) release(&w);
     kiln_arena_pop();
     kiln_arena_free(ar);
   }
   if (nl)
-    printf("\n%d layers: mean %.1f GFLOP/s (1 thread), %.1f (2 threads); all layers once: %.1f / %.1f GFLOP/s = "
+    printf("\n%d layers (direct): mean %.1f GFLOP/s (1 thread), %.1f (2 threads); all layers once: %.1f / %.1f GFLOP/s = "
            "%.0f%% / %.0f%% of peak\n",
            nl, sum1 / nl, sum2 / nl, flops_all / t1_all * 1e-9, flops_all / t2_all * 1e-9,
            100 * flops_all / t1_all * 1e-9 / peak, 50 * flops_all / t2_all * 1e-9 / peak);

@@ -12,6 +12,7 @@
 
 static const Template *const templates[] = {
     &topi_x86_conv2d_NCHWc_template,
+    &topi_x86_conv2d_winograd_NCHWc_template,
     &topi_x86_depthwise_conv2d_NCHWc_template,
     &topi_x86_dense_nopack_template,
     &topi_x86_dense_pack_template,

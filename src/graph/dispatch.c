@@ -202,6 +202,21 @@ int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) 
   return 0;
 }
 
+double graph_dispatch_best_cost(Workload *wl, bool *user) {
+  *user = false;
+  init();
+  if (!wl->key) wl_finish(wl);
+  const Template *tm = autotune_template(wl->name);
+  kiln_clear_error();
+  TuneRecord *r = best_of(pm_get(&ctx.user, wl->key), tm, wl);
+  if (r) {
+    *user = true;
+    return record_cost(r);
+  }
+  if (graph_dispatch_shipped_file() && (r = best_of(pm_get(&ctx.shipped, wl->key), tm, wl))) return record_cost(r);
+  return INFINITY;
+}
+
 /* What a layout_transform between channel blocks costs per byte of the
  * tensor: about 2.5 GB/s here (small blocks read and write with strides;
  * ResNet-18's measured 2.6-4 GB/s). */

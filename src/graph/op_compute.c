@@ -85,8 +85,11 @@ Tensor *compute_nn(GNode *n, Tensor **ins, const Strategy *st) {
     int64_t groups = gattr_int(a, "groups", 1);
     return topi_conv2d_nchw(ins[0], ins[1], strd, pad, dl, (int)groups);
   }
-  if (is(n, "nn.contrib_conv2d_NCHWc") || is(n, "nn.contrib_depthwise_conv2d_NCHWc"))
+  if (is(n, "nn.contrib_conv2d_NCHWc") || is(n, "nn.contrib_depthwise_conv2d_NCHWc") ||
+      is(n, "nn.contrib_conv2d_winograd_NCHWc"))
     return graph_compute_conv2d_nchwc(n, ins, st);
+  if (is(n, "nn.contrib_conv2d_winograd_weight_transform"))
+    return topi_x86_winograd_weight_transform(ins[0], gattr_int(a, "tile_size", 0), gattr_int(a, "out_block", 0));
   if (is(n, "nn.conv2d_transpose")) {
     int64_t op[2];
     get2(n, "output_padding", 0, op);

@@ -2,6 +2,10 @@
  * op_nn.c - op-table rows for neural-network ops: convolutions (NCHW and
  * NCHW[x]c), dense and matmul, pooling, softmax, normalizations, dropout.
  *
+ * The Winograd pair (nn.contrib_conv2d_winograd_weight_transform, folded
+ * at compile time, and nn.contrib_conv2d_winograd_NCHWc) is what
+ * alter_layout makes of a 3x3 stride-1 conv2d that takes Winograd.
+ *
  * Attribute conventions follow Relay: strides/dilation [h, w], padding
  * [top, left, bottom, right], pool_size [h, w], layout strings such as
  * "NCHW" or "NCHW16c" (block size after the channel dimension).
@@ -120,6 +124,54 @@ static int infer_conv2d(GNode *n, TType *out) {
     int64_t s[5] = {N, O / oblk, OH, OW, oblk};
     *out = ttype(dt, 5, s);
   }
+  return 0;
+}
+
+/* OIHW 3x3 weight -> the Winograd kernel transform [alpha, alpha, O/ob,
+ * I, ob] (tile_size m, alpha = m + 2; out_block ob). */
+static int infer_winograd_weight(GNode *n, TType *out) {
+  const TType *w = arg_type(n, 0);
+  int64_t m = gattr_int(&n->attrs, "tile_size", 0), ob = gattr_int(&n->attrs, "out_block", 0);
+  if (w->ndim != 4 || w->shape[2] != 3 || w->shape[3] != 3)
+    return kiln_set_error("weight has shape %s, expected OIHW with a 3x3 window", shape_str(w));
+  if (m != 2 && m != 4) return kiln_set_error("attribute 'tile_size' is %lld, expected 2 or 4", (long long)m);
+  if (ob < 1 || w->shape[0] % ob)
+    return kiln_set_error("attribute 'out_block' %lld must divide the %lld output channels", (long long)ob,
+                          (long long)w->shape[0]);
+  if (!dt_is_float(w->dtype)) return err_dtype(n, 0, "a floating-point type");
+  int64_t s[5] = {m + 2, m + 2, w->shape[0] / ob, w->shape[1], ob};
+  *out = ttype(w->dtype, 5, s);
+  return 0;
+}
+
+/* data NCHW[x]c, weight [alpha, alpha, O/ob, I, ob] (transformed) ->
+ * NCHW[ob]c: a 3x3, stride 1, dilation 1 convolution by Winograd. */
+static int infer_conv2d_winograd(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  int blk = layout_block(gattr_str(&n->attrs, "data_layout", "NCHW"));
+  if (blk < 0) return -1;
+  if (blk == 0 || d->ndim != 5 || d->shape[4] != blk)
+    return kiln_set_error("data has shape %s, expected NCHW[x]c with the block of data_layout", shape_str(d));
+  int64_t m = gattr_int(&n->attrs, "tile_size", 0), st[2], dl[2], pad[4];
+  if (get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad)) return -1;
+  if (st[0] != 1 || st[1] != 1 || dl[0] != 1 || dl[1] != 1 || gattr_int(&n->attrs, "groups", 1) != 1)
+    return kiln_set_error("a Winograd convolution needs strides 1, dilation 1 and groups 1");
+  if (w->ndim != 5 || w->shape[0] != m + 2 || w->shape[1] != m + 2)
+    return kiln_set_error("weight has shape %s, expected [%lld, %lld, O/ob, I, ob] for tile size %lld", shape_str(w),
+                          (long long)(m + 2), (long long)(m + 2), (long long)m);
+  int64_t C = d->shape[1] * blk, O = w->shape[2] * w->shape[4];
+  if (w->shape[3] != C)
+    return kiln_set_error("weight %s expects %lld input channels, data %s has %lld", shape_str(w),
+                          (long long)w->shape[3], shape_str(d), (long long)C);
+  int64_t OH = d->shape[2] + pad[0] + pad[2] - 2, OW = d->shape[3] + pad[1] + pad[3] - 2;
+  if (OH < 1 || OW < 1) return kiln_set_error("the 3x3 window is larger than the padded input");
+  int oblk = layout_block(gattr_str(&n->attrs, "out_layout", "NCHW"));
+  if (oblk < 0) return -1;
+  if (oblk != w->shape[4])
+    return kiln_set_error("out_layout block %d differs from the weight's output block %lld", oblk,
+                          (long long)w->shape[4]);
+  int64_t s[5] = {d->shape[0], O / oblk, OH, OW, oblk};
+  *out = ttype(d->dtype, 5, s);
   return 0;
 }
 
@@ -301,6 +353,9 @@ const OpDef ops_nn[] = {
     {"nn.conv2d", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
     {"nn.contrib_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
     {"nn.contrib_depthwise_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
+    {"nn.contrib_conv2d_winograd_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_winograd, compute_nn,
+     strategy_conv2d},
+    {"nn.contrib_conv2d_winograd_weight_transform", 1, 1, PAT_OPAQUE, infer_winograd_weight, compute_nn, NULL},
     {"nn.conv2d_transpose", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_transpose, compute_nn, NULL},
     {"nn.dense", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense, compute_nn, strategy_dense},
     {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_nn, strategy_dense},

@@ -6,10 +6,15 @@
  * template's fallback; graph_conv_config is also what alter_layout asks
  * for the block sizes, so the layout and the schedule always agree.
  *
- * The NCHW[x]c computes of the x86 templates are built here too.
+ * A 3x3 stride-1 conv2d may take the Winograd template instead of the
+ * direct one (choose_conv_task: the switch, the shapes where it wins, the
+ * records).  The NCHW[x]c computes of the x86 templates are built here
+ * too.
  */
 #include "op_strategy.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../autotune/autotune.h"
@@ -44,6 +49,8 @@ static void conv_shapes(GNode *n, int64_t d[4], int64_t k[4]) {
   }
   if (kt->ndim == 4) {
     for (int i = 0; i < 4; i++) k[i] = kt->shape[i];
+  } else if (kt->ndim == 5) { /* Winograd [alpha, alpha, O/ob, I, ob] */
+    k[0] = kt->shape[2] * kt->shape[4], k[1] = kt->shape[3], k[2] = k[3] = 3;
   } else {
     k[0] = kt->shape[0] * kt->shape[5], k[1] = kt->shape[1] * kt->shape[4], k[2] = kt->shape[2], k[3] = kt->shape[3];
   }
@@ -56,9 +63,10 @@ bool graph_conv_is_depthwise(GNode *n) {
   return groups > 1 && groups == d[1] && k[1] == 1;
 }
 
-/* The workload of a conv node, or NULL when no template covers it
- * (grouped convolutions that are not depthwise, non-float32). */
-static Workload *conv_workload(GNode *n) {
+/* The workload of a conv node for a task (NULL: the conv's own), or NULL
+ * when no template covers it (grouped convolutions that are not
+ * depthwise, non-float32). */
+static Workload *conv_workload(GNode *n, const char *task) {
   int64_t d[4], k[4];
   conv_shapes(n, d, k);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
@@ -69,7 +77,52 @@ static Workload *conv_workload(GNode *n) {
   read2i(n, "strides", 1, st);
   read2i(n, "dilation", 1, dl);
   read_pad(n, pad);
-  return wl_conv2d(dw ? "depthwise_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86", d, k, st, pad, dl, "float32", "float32");
+  if (!task) task = !strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc") ? GRAPH_WINOGRAD_TASK
+                    : dw                                                    ? "depthwise_conv2d_NCHWc.x86"
+                                                                            : "conv2d_NCHWc.x86";
+  return wl_conv2d(task, d, k, st, pad, dl, "float32", "float32");
+}
+
+bool graph_winograd_enabled(void) {
+  const char *e = getenv("KILN_WINOGRAD");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* Where Winograd beats the direct kernels (bench/conv2d.c, fallback
+ * configs, 1 and 2 threads): 3x3, stride 1, dilation 1, groups 1, at
+ * least WINO_MIN_CHANNELS input and output channels and an output of at
+ * least WINO_MIN_SIZE x WINO_MIN_SIZE.  See docs/tuning.md. */
+#define WINO_MIN_CHANNELS 32
+#define WINO_MIN_SIZE 7
+
+static bool winograd_shape(GNode *n) {
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  int st[2], dl[2], pad[4];
+  read2i(n, "strides", 1, st);
+  read2i(n, "dilation", 1, dl);
+  read_pad(n, pad);
+  if (gattr_int(&n->attrs, "groups", 1) != 1 || k[2] != 3 || k[3] != 3 || st[0] != 1 || st[1] != 1 || dl[0] != 1 ||
+      dl[1] != 1)
+    return false;
+  int64_t OH = d[2] + pad[0] + pad[2] - 2, OW = d[3] + pad[1] + pad[3] - 2;
+  return d[1] >= WINO_MIN_CHANNELS && k[0] >= WINO_MIN_CHANNELS && OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE;
+}
+
+/* The task a plain conv2d takes: the Winograd one where the switch is on
+ * and the shape qualifies, unless the records say otherwise: with records
+ * of both tasks the faster one; with a record of the user's for the
+ * direct task only, the direct task (a tuned direct kernel is kept until
+ * the Winograd task is tuned too). */
+static Workload *choose_conv_task(GNode *n) {
+  Workload *direct = conv_workload(n, NULL);
+  if (!direct || !graph_winograd_enabled() || !winograd_shape(n) || !dt_eq(n->type.dtype, DT_F32)) return direct;
+  Workload *wino = conv_workload(n, GRAPH_WINOGRAD_TASK);
+  bool user_d, user_w;
+  double cd = graph_dispatch_best_cost(direct, &user_d), cw = graph_dispatch_best_cost(wino, &user_w);
+  if (isfinite(cw)) return cd < cw ? direct : wino;
+  if (isfinite(cd) && user_d) return direct;
+  return wino;
 }
 
 static const char *conv_desc(GNode *n) {
@@ -103,7 +156,7 @@ static int choose_config(const Template *tm, Workload *wl, ConfigEntity **cfg, c
 
 int graph_conv_config(GNode *n, Strategy *st) {
   memset(st, 0, sizeof *st);
-  Workload *wl = conv_workload(n);
+  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n) : conv_workload(n, NULL);
   if (!wl) return 0;
   const Template *tm = autotune_template(wl->name);
   if (!tm) return -1;
@@ -174,6 +227,8 @@ Tensor *graph_compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
   read_pad(n, pad);
   if (!strcmp(n->op->name, "nn.contrib_depthwise_conv2d_NCHWc"))
     return topi_x86_depthwise_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
+  if (!strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc"))
+    return topi_x86_conv2d_winograd_NCHWc(ins[0], ins[1], gattr_int(&n->attrs, "tile_size", 0), pad, n->type.dtype);
   return topi_x86_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
 }
 

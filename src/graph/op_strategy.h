@@ -22,6 +22,10 @@ int graph_conv_config(GNode *n, Strategy *st);
  * that one is nearly as fast (graph_dispatch_query_block). */
 void graph_conv_follow_block(GNode *n, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
+/* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
+bool graph_winograd_enabled(void);
+/* The Winograd tuning task's name. */
+#define GRAPH_WINOGRAD_TASK "conv2d_NCHWc_winograd.x86"
 Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
 
 /* ===== dispatch.c: ApplyHistoryBest ===== */
@@ -37,6 +41,9 @@ int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const c
  * that block takes instead of the best (a greedy, per-edge stand-in for
  * TVM's graph tuner).  0 with *cfg NULL when there is none. */
 int graph_dispatch_query_block(struct Workload *wl, int64_t block, struct ConfigEntity **cfg, const char **source);
+/* The cost in seconds of the workload's best record (the user's records
+ * first, then the shipped ones; *user says which), INFINITY if none. */
+double graph_dispatch_best_cost(struct Workload *wl, bool *user);
 /* One warning per workload that falls back to the heuristic config (on
  * stderr, unless quiet). */
 void graph_dispatch_note_fallback(struct Workload *wl);

@@ -422,6 +422,31 @@ int x86_schedule_pad(Schedule *s, Tensor *pad);
 int x86_vec_or_unroll(Stage *st, IterVar *iv, int64_t n);
 int64_t x86_reg_budget(void);
 
+/* ----- x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1
+ * convolution by Winograd F(m x m, 3 x 3) (knobs tile_ic, tile_oc in 3
+ * parts [-1, register channel blocks, oc_bn], tile_p (register tiles of a
+ * tile row), tile_rows (tile rows per block; all of them: stages at the
+ * root)) ----- */
+
+/* The Cook-Toom matrices of F(m, r) (alpha = m + r - 1): A^T [m, alpha],
+ * G [alpha, r], B^T [alpha, alpha], row-major; Y = A^T[(G g) . (B^T d)]
+ * is the correlation of d (alpha values) with g (r values). */
+int topi_winograd_matrices(int m, int r, double *AT, double *G, double *BT);
+/* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8. */
+int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW);
+/* OIHW 3x3 kernel -> U = G g G^T [alpha, alpha, O/ob, I, ob] (summed in
+ * double; the graph layer folds it at compile time). */
+Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob);
+/* data [N, IC/ib, H, W, ib], U [alpha, alpha, OC/ob, IC, ob] -> [N, OC/ob,
+ * OH, OW, ob], tag "conv2d_NCHWc_winograd" (attribute tile_size), reading
+ * the stages "bgemm" (tag winograd_bgemm), "data_pack" (winograd_data_pack)
+ * and the zero-padded input. */
+Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const int padding[4],
+                                       DType out_dtype);
+int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const struct ConfigEntity *cfg,
+                                            Tensor *conv, int nout, Tensor **outs);
+extern const struct Template topi_x86_conv2d_winograd_NCHWc_template;
+
 /* ----- x86/depthwise.c: depthwise_conv2d_NCHWc.x86 (knobs tile_ic,
  * tile_oc, tile_ow) ----- */
 

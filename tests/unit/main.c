@@ -25,6 +25,7 @@ extern const TestCase topi_tests[];
 extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
 extern const TestCase x86_tests[];
+extern const TestCase winograd_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -39,6 +40,7 @@ static const TestSuite suites[] = {
     {"autotune_records", autotune_records_tests},
     {"autotune_tune", autotune_tune_tests},
     {"x86", x86_tests},
+    {"winograd", winograd_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

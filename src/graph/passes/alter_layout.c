@@ -5,7 +5,10 @@
  * nn.contrib_conv2d_NCHWc (or the depthwise one) with the channel blocks
  * its config chooses (tile_ic and tile_oc's inner parts, the same config
  * the build will schedule it with); its weight gets a layout_transform to
- * OIHW[x]i[y]o that fold_constant evaluates at compile time.
+ * OIHW[x]i[y]o that fold_constant evaluates at compile time.  A conv that
+ * takes the Winograd template (op_strategy.c says which) becomes
+ * nn.contrib_conv2d_winograd_NCHWc instead, its weight the kernel
+ * transform nn.contrib_conv2d_winograd_weight_transform (also folded).
  *
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #include "../../autotune/autotune.h"
+#include "../../topi/topi.h"
 #include "../op_strategy.h"
 #include "passes.h"
 
@@ -99,6 +103,23 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (icb <= 0 || ocb <= 0) return NULL;
   bool dw = graph_conv_is_depthwise(old);
   GNode *data = to_block(ng, a, args[0], (int)icb);
+  if (!strcmp(st.task_name, GRAPH_WINOGRAD_TASK)) {
+    /* the kernel transform U = G g G^T, folded at compile time */
+    int64_t m = topi_x86_winograd_tile_size(old->type.shape[2], old->type.shape[3]);
+    GAttrs wt = gattrs_new();
+    ga_int(&wt, "tile_size", m);
+    ga_int(&wt, "out_block", ocb);
+    GNode *w = args[1];
+    GNode *u = graph_call(ng, "nn.contrib_conv2d_winograd_weight_transform", 1, &w, wt, NULL);
+    if (!data || !u) return NULL;
+    GAttrs at = gattrs_copy(&old->attrs);
+    ga_str(&at, "data_layout", layout_name((int)icb));
+    ga_str(&at, "out_layout", layout_name((int)ocb));
+    ga_int(&at, "tile_size", m);
+    GNode *r = graph_call(ng, "nn.contrib_conv2d_winograd_NCHWc", 2, (GNode *[]){data, u}, at, old->name);
+    set_blk(a, r, (int)ocb);
+    return r;
+  }
   GAttrs kt = gattrs_new();
   ga_str(&kt, "src_layout", "OIHW");
   const char *klayout = dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)ocb);

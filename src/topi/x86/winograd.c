@@ -1,0 +1,483 @@
+/*
+ * x86/winograd.c - conv2d_NCHWc_winograd.x86: 3x3 stride-1 convolution by
+ * Winograd's minimal filtering F(m x m, 3 x 3) in the NCHW[x]c layout, and
+ * its tunable schedule (TVM's topi conv2d_winograd for arm_cpu and cuda,
+ * laid out for the x86 register blocks of conv2d.c).
+ *
+ * With alpha = m + 2 and the output cut into m x m tiles (nH x nW of them;
+ * a partial last row or column of tiles is computed on zero padding and
+ * cropped):
+ *   U[e, n, k, c, kb] = (G g G^T)[e, n]     the kernel transform, once per
+ *                                           model (fold_constant; laid out
+ *                                           [alpha, alpha, CO/ob, CI, ob])
+ *   V[e, n, b, th, tw, c, cb] = (B^T d B)[e, n] of the input tile at
+ *                                           (th, tw)  ("data_pack")
+ *   M[e, n, b, k, th, tw, kb] = sum_ci U * V  one GEMM per (e, n): the
+ *                                           register block of conv2d.c,
+ *                                           tw x k-chunks x ob  ("bgemm")
+ *   Y[b, k, h, w, kb] = (A^T M A)[h % m, w % m]   the output transform,
+ *                                           the group's epilogue inlined
+ * The matrices come from the Cook-Toom construction over the points 0, 1,
+ * -1, 1/2, -1/2 (TVM's choice: exact in binary, and smaller entries than
+ * +-2 keep float32 error low).  The transforms are not written as
+ * reductions over constant matrices: each output element of a transform
+ * is a select over the (constant after unrolling) transform indices whose
+ * branches are the explicit sums of the nonzero terms, so an unrolled
+ * transform is exactly its sparse arithmetic, vectorized over the 16-wide
+ * channel block.
+ *
+ * The schedule computes a block of tile rows at a time: for each block
+ * (the parallel loop) the padded input rows, V and M of the block, then
+ * the block's output.  When the block is the whole image (tile_rows = nH)
+ * the stages run at the root instead, each parallel on its own (the GEMM
+ * over (e, n)), so a large kernel transform U streams through the caches
+ * once.
+ */
+#include "../../autotune/autotune.h"
+#include "../topi.h"
+
+#include <math.h>
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+/* ---- the matrices ---- */
+
+int topi_winograd_matrices(int m, int r, double *AT, double *G, double *BT) {
+  static const double pts[] = {0, 1, -1, 0.5, -0.5, 2, -2, 0.25, -0.25};
+  int alpha = m + r - 1;
+  if (m < 1 || r < 1 || alpha - 1 > (int)(sizeof pts / sizeof pts[0]))
+    return kiln_set_error("winograd: F(%d, %d) is not supported (at most %d points)", m, r,
+                          (int)(sizeof pts / sizeof pts[0]) + 1);
+  int np = alpha - 1;
+  memset(AT, 0, sizeof(double) * (size_t)(m * alpha));
+  memset(G, 0, sizeof(double) * (size_t)(alpha * r));
+  memset(BT, 0, sizeof(double) * (size_t)(alpha * alpha));
+  double poly[16];
+  for (int j = 0; j < np; j++) {
+    double nrm = 1;
+    int deg = 0;
+    poly[0] = 1;
+    for (int l = 0; l < np; l++) {
+      if (l == j) continue;
+      nrm *= pts[j] - pts[l];
+      /* poly *= (x - pts[l]) */
+      poly[deg + 1] = 0;
+      for (int q = deg + 1; q >= 1; q--) poly[q] = poly[q - 1] - pts[l] * poly[q];
+      poly[0] = -pts[l] * poly[0];
+      deg++;
+    }
+    for (int i = 0; i < m; i++) AT[i * alpha + j] = pow(pts[j], i);
+    for (int k = 0; k < r; k++) G[j * r + k] = pow(pts[j], k) / nrm;
+    for (int q = 0; q <= deg; q++) BT[j * alpha + q] = poly[q];
+  }
+  /* the point at infinity */
+  AT[(m - 1) * alpha + alpha - 1] = 1;
+  G[(alpha - 1) * r + r - 1] = 1;
+  int deg = 0;
+  poly[0] = 1;
+  for (int l = 0; l < np; l++) {
+    poly[deg + 1] = 0;
+    for (int q = deg + 1; q >= 1; q--) poly[q] = poly[q - 1] - pts[l] * poly[q];
+    poly[0] = -pts[l] * poly[0];
+    deg++;
+  }
+  for (int q = 0; q <= deg; q++) BT[(alpha - 1) * alpha + q] = poly[q];
+  return 0;
+}
+
+int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW) { return OH < 8 || OW < 8 ? 2 : 4; }
+
+/* sum over (i, j) of coef(i, j) * term(i, j), skipping zero coefficients;
+ * a zero when every coefficient is. */
+typedef Expr *(*TermFn)(int i, int j, void *ud);
+static Expr *sparse_sum(int ni, int nj, const double *ci, const double *cj, TermFn term, void *ud, DType t) {
+  Expr *sum = NULL;
+  for (int i = 0; i < ni; i++)
+    for (int j = 0; j < nj; j++) {
+      double c = ci[i] * cj[j];
+      if (c == 0) continue;
+      Expr *x = term(i, j, ud);
+      Expr *p = c == 1 ? x : c == -1 ? ir_neg(x) : ir_mul(ir_float(c, t), x);
+      sum = sum ? (c == -1 ? ir_sub(sum, x) : ir_add(sum, p)) : p;
+    }
+  return sum ? sum : ir_float(0, t);
+}
+
+/* select(a == 0 && b == 0, br[0], select(a == 0 && b == 1, br[1], ...)):
+ * after unrolling a and b, the simplifier keeps one branch. */
+static Expr *select_2d(Expr *a, Expr *b, int na, int nb, Expr **br) {
+  Expr *e = br[na * nb - 1];
+  for (int i = na - 1; i >= 0; i--)
+    for (int j = nb - 1; j >= 0; j--) {
+      if (i == na - 1 && j == nb - 1) continue;
+      Expr *cond = ir_and(ir_eq(a, c32(i)), ir_eq(b, c32(j)));
+      e = ir_select(cond, br[i * nb + j], e);
+    }
+  return e;
+}
+
+/* ---- the kernel transform ---- */
+
+typedef struct KCtx {
+  Tensor *k;
+  Expr *o, *i;
+} KCtx;
+
+static Expr *kterm(int r, int s, void *ud) {
+  KCtx *c = ud;
+  return ir_cast(DT_F64, te_read4(c->k, c->o, c->i, c32(r), c32(s)));
+}
+
+Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob) {
+  if (!kernel) return NULL;
+  int64_t s[4];
+  if (kernel->ndim != 4 || !te_shape_const(kernel, s))
+    return kiln_set_error("winograd weight transform: kernel must be a 4-D OIHW tensor of constant shape"), NULL;
+  if (s[2] != 3 || s[3] != 3)
+    return kiln_set_error("winograd weight transform: kernel is %lldx%lld, expected 3x3", (long long)s[2],
+                          (long long)s[3]),
+           NULL;
+  if (m != 2 && m != 4) return kiln_set_error("winograd weight transform: tile size %lld, expected 2 or 4", (long long)m), NULL;
+  if (ob < 1 || s[0] % ob)
+    return kiln_set_error("winograd weight transform: the block %lld does not divide the %lld output channels",
+                          (long long)ob, (long long)s[0]),
+           NULL;
+  if (!dt_is_float(kernel->dtype)) return kiln_set_error("winograd weight transform: kernel must be floating-point"), NULL;
+  int alpha = (int)m + 2;
+  double AT[4 * 6], G[6 * 3], BT[6 * 6];
+  if (topi_winograd_matrices((int)m, 3, AT, G, BT)) return NULL;
+  Expr **v = te_axis_vars(5, (const char *[]){"eps", "nu", "k", "c", "kb"});
+  KCtx ctx = {kernel, ir_add(ir_mul(v[2], c32(ob)), v[4]), v[3]};
+  /* the sums in double, rounded once */
+  Expr **br = KNEWN(Expr *, alpha * alpha);
+  for (int e = 0; e < alpha; e++)
+    for (int n = 0; n < alpha; n++) br[e * alpha + n] = sparse_sum(3, 3, &G[e * 3], &G[n * 3], kterm, &ctx, DT_F64);
+  Expr *body = ir_cast(kernel->dtype, select_2d(v[0], v[1], alpha, alpha, br));
+  return te_compute("winograd_kernel", 5, (Expr *[]){c32(alpha), c32(alpha), c32(s[0] / ob), c32(s[1]), c32(ob)}, v,
+                    body, "injective");
+}
+
+/* ---- the convolution ---- */
+
+typedef struct VCtx {
+  Tensor *pad;
+  Expr *b, *c, *h0, *w0, *cb;
+} VCtx;
+
+static Expr *vterm(int r, int s, void *ud) {
+  VCtx *c = ud;
+  return te_read5(c->pad, c->b, c->c, ir_add(c->h0, c32(r)), ir_add(c->w0, c32(s)), c->cb);
+}
+
+typedef struct YCtx {
+  Tensor *M;
+  Expr **idx; /* eps, nu slots filled per term */
+} YCtx;
+
+static Expr *yterm(int e, int n, void *ud) {
+  YCtx *c = ud;
+  Expr *idx[7];
+  memcpy(idx, c->idx, sizeof idx);
+  idx[0] = c32(e), idx[1] = c32(n);
+  return te_read(c->M, 7, idx);
+}
+
+Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const int padding[4], DType out_dtype) {
+  if (!data || !U) return NULL;
+  int64_t d[5], u[5];
+  if (data->ndim != 5 || !te_shape_const(data, d))
+    return kiln_set_error("conv2d_winograd_NCHWc: data must be 5-D NCHW[x]c with a constant shape, got %d-D", data->ndim),
+           NULL;
+  if (U->ndim != 5 || !te_shape_const(U, u))
+    return kiln_set_error("conv2d_winograd_NCHWc: the transformed kernel must be 5-D [alpha, alpha, CO/ob, CI, ob], got "
+                          "%d-D",
+                          U->ndim),
+           NULL;
+  if (m != 2 && m != 4) return kiln_set_error("conv2d_winograd_NCHWc: tile size %lld, expected 2 or 4", (long long)m), NULL;
+  int64_t alpha = m + 2;
+  if (u[0] != alpha || u[1] != alpha)
+    return kiln_set_error("conv2d_winograd_NCHWc: the transformed kernel is %lldx%lld per channel pair; tile size %lld "
+                          "needs %lldx%lld",
+                          (long long)u[0], (long long)u[1], (long long)m, (long long)alpha, (long long)alpha),
+           NULL;
+  if (u[3] != d[1] * d[4])
+    return kiln_set_error("conv2d_winograd_NCHWc: the transformed kernel has %lld input channels, data has %lld",
+                          (long long)u[3], (long long)(d[1] * d[4])),
+           NULL;
+  if (!dt_eq(data->dtype, out_dtype) || !dt_eq(U->dtype, out_dtype) || !dt_is_float(out_dtype))
+    return kiln_set_error("conv2d_winograd_NCHWc: data, kernel and output must share one floating-point type"), NULL;
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (pt < 0 || pl < 0 || pb < 0 || pr < 0) return kiln_set_error("conv2d_winograd_NCHWc: padding must be non-negative"), NULL;
+  int64_t N = d[0], CIc = d[1], H = d[2], W = d[3], ib = d[4], COc = u[2], ob = u[4];
+  int64_t OH = H + pt + pb - 2, OW = W + pl + pr - 2;
+  if (OH < 1 || OW < 1) return kiln_set_error("conv2d_winograd_NCHWc: the 3x3 window is larger than the padded input"), NULL;
+  int64_t nH = (OH + m - 1) / m, nW = (OW + m - 1) / m;
+  /* zero padding out to whole tiles */
+  Tensor *pad = x86_pad_nchwc(data, pt, pl, (int)(nH * m + 2 - H - pt), (int)(nW * m + 2 - W - pl));
+  if (!pad) return NULL;
+  double AT[4 * 6], G[6 * 3], BT[6 * 6];
+  if (topi_winograd_matrices((int)m, 3, AT, G, BT)) return NULL;
+  int A = (int)alpha;
+
+  /* V = B^T d B per tile */
+  Expr **vv = te_axis_vars(7, (const char *[]){"eps", "nu", "b", "th", "tw", "c", "cb"});
+  VCtx vc = {pad, vv[2], vv[5], ir_mul(vv[3], c32(m)), ir_mul(vv[4], c32(m)), vv[6]};
+  Expr **br = KNEWN(Expr *, A * A);
+  for (int e = 0; e < A; e++)
+    for (int n = 0; n < A; n++) br[e * A + n] = sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, out_dtype);
+  Tensor *V = te_compute("data_pack", 7,
+                         (Expr *[]){c32(alpha), c32(alpha), c32(N), c32(nH), c32(nW), c32(CIc), c32(ib)}, vv,
+                         select_2d(vv[0], vv[1], A, A, br), "winograd_data_pack");
+
+  /* M = U V, one GEMM per (eps, nu) */
+  IterVar *rc = te_reduce_axis_c(CIc, "c"), *rcb = te_reduce_axis_c(ib, "cb");
+  Expr **mv = te_axis_vars(7, (const char *[]){"eps", "nu", "b", "k", "th", "tw", "kb"});
+  Expr *va = te_read(V, 7, (Expr *[]){mv[0], mv[1], mv[2], mv[4], mv[5], rc->var, rcb->var});
+  Expr *ua = te_read5(U, mv[0], mv[1], mv[3], ir_add(ir_mul(rc->var, c32(ib)), rcb->var), mv[6]);
+  Tensor *M = te_compute("bgemm", 7, (Expr *[]){c32(alpha), c32(alpha), c32(N), c32(COc), c32(nH), c32(nW), c32(ob)}, mv,
+                         ir_sum(ir_mul(va, ua), 2, (IterVar *[]){rc, rcb}), "winograd_bgemm");
+
+  /* Y = A^T M A, cropped */
+  Expr **ov = te_axis_vars(5, (const char *[]){"n", "k", "h", "w", "kb"});
+  Expr *hi = ir_floormod(ov[2], c32(m)), *wi = ir_floormod(ov[3], c32(m));
+  YCtx yc = {M, (Expr *[]){NULL, NULL, ov[0], ov[1], ir_floordiv(ov[2], c32(m)), ir_floordiv(ov[3], c32(m)), ov[4]}};
+  Expr **ob_ = KNEWN(Expr *, m * m);
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      double ci[6], cj[6];
+      for (int e = 0; e < A; e++) ci[e] = AT[i * A + e], cj[e] = AT[j * A + e];
+      ob_[i * m + j] = sparse_sum(A, A, ci, cj, yterm, &yc, out_dtype);
+    }
+  Tensor *out = te_compute("conv2d_winograd_NCHWc", 5, (Expr *[]){c32(N), c32(COc), c32(OH), c32(OW), c32(ob)}, ov,
+                           select_2d(hi, wi, (int)m, (int)m, ob_), "conv2d_NCHWc_winograd");
+  te_set_attr(out, "tile_size", c32(m));
+  return out;
+}
+
+/* ---- the template ---- */
+
+/* The tile grid of a workload (the workload must be 3x3 stride 1). */
+static int wino_parse(const Workload *wl, Conv2DWorkload *c, int64_t *m, int64_t *nH, int64_t *nW) {
+  if (wl_conv2d_parse(wl, c)) return -1;
+  if (c->depthwise || c->KH != 3 || c->KW != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1)
+    return kiln_set_error("%s: workload %s is not a 3x3, stride 1, dilation 1 convolution", wl->name, wl_describe(wl));
+  *m = topi_x86_winograd_tile_size(c->OH, c->OW);
+  *nH = (c->OH + *m - 1) / *m;
+  *nW = (c->OW + *m - 1) / *m;
+  return 0;
+}
+
+static bool reg_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[n - 1] <= 16;
+}
+
+static bool oc_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[1] <= 8 && sizes[n - 1] <= 64;
+}
+
+static int wino_space(ConfigSpace *cs, const Workload *wl) {
+  Conv2DWorkload c;
+  int64_t m, nH, nW;
+  if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
+  SplitOpts oc = {.nparts = 3, .filter = oc_filter}, reg = {.filter = reg_filter};
+  if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, &oc) ||
+      space_define_split(cs, "tile_p", nW, &reg) || space_define_split(cs, "tile_rows", nH, NULL))
+    return -1;
+  return 0;
+}
+
+/* Bytes of the transformed kernel: when they pass this, the stages run at
+ * the root so the kernel streams once (see the file comment). */
+#define WINO_ROOT_KERNEL_BYTES (4 << 20)
+
+static int wino_fallback(ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  int64_t m, nH, nW;
+  if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
+  int64_t lanes = autotune_simd_lanes();
+  int64_t ob = x86_channel_block(c.OC, lanes), ib = x86_largest_divisor(c.IC, ob);
+  /* the register block: tiles x output-channel vectors, at most 24
+   * accumulators, the tile count as large as it goes up to 8 */
+  int64_t reg_p = x86_largest_divisor(nW, 8);
+  int64_t reg_c = x86_largest_divisor(c.OC / ob, 24 / reg_p < 8 ? 24 / reg_p : 8);
+  if (reg_c < 1) reg_c = 1;
+  double kbytes = (double)((m + 2) * (m + 2)) * (double)c.OC * (double)c.IC * 4;
+  int64_t rows = kbytes > WINO_ROOT_KERNEL_BYTES ? nH : 1;
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
+  config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
+  config_set_split(cfg, "tile_p", 2, (int64_t[]){-1, reg_p});
+  config_set_split(cfg, "tile_rows", 2, (int64_t[]){-1, rows});
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int wino_check(const ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  int64_t m, nH, nW;
+  if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
+  if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
+      x86_check_split(cfg, "tile_oc", 3, c.OC, "output channels", true) ||
+      x86_check_split(cfg, "tile_p", 2, nW, "tile columns", true) ||
+      x86_check_split(cfg, "tile_rows", 2, nH, "tile rows", true))
+    return kiln_error_context("%s", wl->name);
+  return 0;
+}
+
+static Tensor *wino_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)cfg;
+  Conv2DWorkload c;
+  int64_t m, nH, nW;
+  if (wino_parse(wl, &c, &m, &nH, &nW)) return NULL;
+  if (nin != 2) return kiln_set_error("%s: compute takes data and the transformed kernel, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_conv2d_winograd_NCHWc(in[0], in[1], m, (int[]){c.pt, c.pl, c.pb, c.pr}, c.out_dtype);
+}
+
+static int wino_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+  Conv2DWorkload c;
+  int64_t m, nH, nW;
+  if (wino_parse(wl, &c, &m, &nH, &nW) || wino_check(cfg, wl)) return -1;
+  int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ib, c.IH, c.IW, ib}, c.dtype);
+  Tensor *kernel = te_placeholder_c("kernel", 5, (int64_t[]){m + 2, m + 2, c.OC / ob, c.IC, ob}, c.dtype);
+  Tensor *out = wino_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  if (!out) return -1;
+  *s = te_create_schedule(1, &out);
+  if (!*s || topi_x86_schedule_conv2d_winograd_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  *nargs = 3;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  return 0;
+}
+
+static int wino_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+                         Tensor **outs) {
+  (void)wl;
+  return topi_x86_schedule_conv2d_winograd_NCHWc(s, cfg, anchor, nout, outs);
+}
+
+const Template topi_x86_conv2d_winograd_NCHWc_template = {
+    "conv2d_NCHWc_winograd.x86", "conv2d_NCHWc_winograd", wino_space,       wino_fallback,
+    wino_check,                  wino_compute,            wino_instantiate, wino_schedule,
+};
+
+/* ---- the schedule ---- */
+
+static Tensor *input_tagged(Tensor *t, const char *tag) {
+  for (int i = 0; i < t->ninputs; i++)
+    if (t->inputs[i]->tag && !strcmp(t->inputs[i]->tag, tag)) return t->inputs[i];
+  return NULL;
+}
+
+int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
+                                            Tensor **outs) {
+  if (!s || !conv) return -1;
+  if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc_winograd"))
+    return kiln_set_error("conv2d_NCHWc_winograd.x86 schedule: anchor '%s' has tag '%s', expected "
+                          "conv2d_NCHWc_winograd",
+                          conv->name, conv->tag ? conv->tag : "");
+  Tensor *M = input_tagged(conv, "winograd_bgemm"), *V = M ? input_tagged(M, "winograd_data_pack") : NULL;
+  Tensor *pad = NULL;
+  if (V)
+    for (int i = 0; i < V->ninputs; i++) pad = V->inputs[i];
+  if (!M || !V || !pad)
+    return kiln_set_error("conv2d_NCHWc_winograd.x86 schedule: '%s' is not a conv2d_winograd_NCHWc compute", conv->name);
+  Expr *ma = te_get_attr(conv, "tile_size");
+  int64_t m;
+  if (!ma || !ir_is_const_int(ma, &m))
+    return kiln_set_error("conv2d_NCHWc_winograd.x86 schedule: '%s' has no tile_size", conv->name);
+  int64_t nH = te_dim(M, 4), nW = te_dim(M, 5), ob = te_dim(M, 6), ib = te_dim(V, 6), COc = te_dim(M, 3);
+  int no = 0, np = 0, nr = 0;
+  int64_t cfg_ic;
+  const int64_t *toc = NULL, *tp = NULL, *tr = NULL;
+  if ((cfg_ic = cfg_split_inner(cfg, "tile_ic")) < 0 || !(toc = cfg_split(cfg, "tile_oc", &no)) ||
+      !(tp = cfg_split(cfg, "tile_p", &np)) || !(tr = cfg_split(cfg, "tile_rows", &nr)))
+    return kiln_error_context("conv2d_NCHWc_winograd.x86");
+  if (no != 3 || np != 2 || nr != 2)
+    return kiln_set_error("conv2d_NCHWc_winograd.x86: knob 'tile_oc' needs 3 parts, 'tile_p' and 'tile_rows' 2");
+  int64_t reg_c = toc[1], reg_p = tp[1], rows = tr[1];
+  if (cfg_ic != ib || toc[2] != ob)
+    return kiln_set_error("conv2d_NCHWc_winograd.x86: config blocks tile_ic %lld / tile_oc %lld do not match the "
+                          "compute's layout (input block %lld, output block %lld)",
+                          (long long)cfg_ic, (long long)toc[2], (long long)ib, (long long)ob);
+  if (reg_c < 1 || COc % reg_c || reg_p < 1 || nW % reg_p || rows < 1 || nH % rows)
+    return kiln_set_error("conv2d_NCHWc_winograd.x86: register block %lld channel blocks x %lld tiles and %lld rows "
+                          "per block must divide the %lld channel blocks, %lld tile columns and %lld tile rows",
+                          (long long)reg_c, (long long)reg_p, (long long)rows, (long long)COc, (long long)nW,
+                          (long long)nH);
+  bool at_root = rows == nH;
+
+  Stage *sp = pad->kind == TE_COMPUTE ? sch_stage(s, pad) : NULL;
+  if (x86_inline_group(s, conv, sp)) return -1;
+  Tensor *main_out = x86_main_output(conv, nout, outs);
+  /* the GEMM's register block is a cache of M (made before M's loops are
+   * split) */
+  Tensor *mc = sch_cache_write(s, M, "local");
+  if (!mc) return -1;
+  Stage *sc = sch_stage(s, conv), *sm = sch_stage(s, M), *smc = sch_stage(s, mc), *sv = sch_stage(s, V);
+  if (!sc || !sm || !smc || !sv) return -1;
+  Stage *so = sc;
+  if (main_out && main_out != conv) { /* the conv is not written: the epilogue reads M */
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+
+  /* the output: blocks of `rows` tile rows, each tile's m x m outputs
+   * unrolled and the channel block vectorized */
+  IterVar *n = stage_axis(so, 0), *k = stage_axis(so, 1), *h = stage_axis(so, 2), *w = stage_axis(so, 3),
+          *kb = stage_axis(so, 4);
+  IterVar *ho, *hr, *thi, *hi, *tw, *wi, *f;
+  if (stage_split(so, h, c32(rows * m), &ho, &hr) || stage_split(so, hr, c32(m), &thi, &hi) ||
+      stage_split(so, w, c32(m), &tw, &wi))
+    return -1;
+  if (at_root) {
+    if (stage_reorder(so, 8, (IterVar *[]){n, k, ho, thi, tw, hi, wi, kb}) || stage_fuse(so, n, k, &f) ||
+        stage_fuse(so, f, ho, &f) || stage_fuse(so, f, thi, &f) || stage_parallel(so, f))
+      return -1;
+  } else {
+    if (stage_reorder(so, 8, (IterVar *[]){n, ho, k, thi, tw, hi, wi, kb}) || stage_fuse(so, n, ho, &f) ||
+        stage_parallel(so, f))
+      return -1;
+  }
+  if (stage_unroll(so, hi) || stage_unroll(so, wi) || x86_vec_or_unroll(so, kb, ob)) return -1;
+
+  /* the GEMM: per (eps, nu) a register block of reg_c channel vectors x
+   * reg_p tiles accumulates over the input channels */
+  IterVar *me = stage_axis(sm, 0), *mn = stage_axis(sm, 1), *mb = stage_axis(sm, 2), *mk = stage_axis(sm, 3),
+          *mth = stage_axis(sm, 4), *mtw = stage_axis(sm, 5), *mkb = stage_axis(sm, 6);
+  IterVar *mko, *mki, *mpo, *mpi;
+  if (stage_split(sm, mk, c32(reg_c), &mko, &mki) || stage_split(sm, mtw, c32(reg_p), &mpo, &mpi)) return -1;
+  if (stage_reorder(sm, 9, (IterVar *[]){me, mn, mb, mko, mth, mpo, mki, mpi, mkb})) return -1;
+  if (stage_compute_at(smc, sm, mpo)) return -1;
+  if (stage_unroll(sm, mki) || stage_unroll(sm, mpi) || x86_vec_or_unroll(sm, mkb, ob)) return -1;
+  IterVar *ce = stage_axis(smc, 0), *cn = stage_axis(smc, 1), *cbb = stage_axis(smc, 2), *ck = stage_axis(smc, 3),
+          *cth = stage_axis(smc, 4), *ctw = stage_axis(smc, 5), *ckb = stage_axis(smc, 6);
+  IterVar *rc = stage_reduce_axis(smc, 0), *rcb = stage_reduce_axis(smc, 1);
+  if (stage_reorder(smc, 9, (IterVar *[]){ce, cn, cbb, cth, rc, rcb, ck, ctw, ckb}) || stage_unroll(smc, ck) ||
+      stage_unroll(smc, ctw) || x86_vec_or_unroll(smc, ckb, ob))
+    return -1;
+
+  /* the input transform: per tile and channel block, every (eps, nu)
+   * unrolled, the block vectorized */
+  IterVar *ve = stage_axis(sv, 0), *vn = stage_axis(sv, 1), *vb = stage_axis(sv, 2), *vth = stage_axis(sv, 3),
+          *vtw = stage_axis(sv, 4), *vc = stage_axis(sv, 5), *vcb = stage_axis(sv, 6);
+  if (stage_reorder(sv, 7, (IterVar *[]){vb, vth, vtw, vc, ve, vn, vcb}) || stage_unroll(sv, ve) ||
+      stage_unroll(sv, vn) || x86_vec_or_unroll(sv, vcb, ib))
+    return -1;
+
+  if (at_root) {
+    IterVar *fe, *fv;
+    if (stage_fuse(sm, me, mn, &fe) || stage_parallel(sm, fe)) return -1;
+    if (stage_fuse(sv, vb, vth, &fv) || stage_parallel(sv, fv)) return -1;
+    if (sp && x86_schedule_pad(s, pad)) return -1;
+  } else {
+    if (stage_compute_at(sm, so, f) || stage_compute_at(sv, so, f)) return -1;
+    if (sp) {
+      if (stage_compute_at(sp, so, f)) return -1;
+      if (x86_vec_or_unroll(sp, stage_axis(sp, 4), ib)) return -1;
+    }
+  }
+  return x86_schedule_others(s, so, conv, (int)ob);
+}

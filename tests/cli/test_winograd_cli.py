@@ -1,0 +1,131 @@
+"""Winograd convolutions end to end: a small network whose 3x3 stride-1
+convolutions qualify (odd sizes, so the last tiles are partial; a conv
+without padding; bias, batch-norm, residual add and relu fused) compiles to
+nn.contrib_conv2d_winograd_NCHWc kernels that match PyTorch; KILN_WINOGRAD=0
+turns them off; kiln tasks lists and kiln tune tunes the Winograd task,
+whose records apply; a user's record of the direct task alone keeps the
+direct kernel."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conftest import kiln
+
+torch = pytest.importorskip("torch")
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(32, 48, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(48, 48, 3, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(48)
+        self.c3 = torch.nn.Conv2d(48, 32, 3, padding=0)
+
+    def forward(self, x):
+        y = torch.relu(self.c1(x))
+        z = torch.relu(self.bn(self.c2(y)) + y)
+        return self.c3(z)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("wino")
+    torch.manual_seed(7)
+    net = Net().eval()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-0.5, 0.5)
+        net.bn.running_var.uniform_(0.5, 2.0)
+        net.bn.weight.uniform_(0.5, 1.5)
+        net.bn.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(1, 32, 13, 13)
+    path = str(d / "net.onnx")
+    torch.onnx.export(net, x, path, input_names=["x"], output_names=["y"], opset_version=13)
+    with torch.no_grad():
+        ref = net(x).numpy()
+    np.save(str(d / "x.npy"), x.numpy())
+    return d, path, ref
+
+
+def run_model(d, so, env=None):
+    out = str(d / "out.npz")
+    kiln("run", so, "-i", str(d / "x.npy"), "-o", out, env=env)
+    return np.load(out)["output_0"]
+
+
+def rel(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def env_with(**kw):
+    e = dict(os.environ)
+    e.update(kw)
+    return e
+
+
+def test_winograd_matches_pytorch(model):
+    d, path, ref = model
+    so = str(d / "w.so")
+    kiln("compile", path, "-o", so, "--quiet-fallback")
+    got = run_model(d, so)
+    assert rel(got, ref) < 1e-5
+    prof = kiln("run", so, "--profile").stdout
+    rows = [l for l in prof.splitlines() if l.startswith("fused_nn_contrib_conv2d_winograd_NCHWc")]
+    assert len(rows) == 3, prof
+    assert "fused_nn_contrib_conv2d_winograd_NCHWc_add_nn_relu " in prof
+    assert "conv2d_NCHWc_winograd.x86 [(1,32,13,13),(48,32,3,3)] s1 p1 · fallback" in prof
+    assert "nn.contrib_conv2d_NCHWc" not in prof
+
+
+def test_switch_off(model):
+    d, path, ref = model
+    so = str(d / "d.so")
+    off = env_with(KILN_WINOGRAD="0")
+    kiln("compile", path, "-o", so, "--quiet-fallback", env=off)
+    assert rel(run_model(d, so), ref) < 1e-5
+    prof = kiln("run", so, "--profile").stdout
+    assert "winograd" not in prof
+    tasks = kiln("tasks", path, env=off).stdout
+    assert "conv2d_NCHWc_winograd.x86" not in tasks and "conv2d_NCHWc.x86" in tasks
+
+
+def test_tasks_tune_records(model, tmp_path):
+    d, path, ref = model
+    tasks = kiln("tasks", path).stdout
+    assert "[Task  1/ 3] conv2d_NCHWc_winograd.x86 - Search space size:" in tasks
+    assert "('TENSOR', (48, 48, 3, 3), 'float32')" in tasks
+    log = str(tmp_path / "w.json")
+    kiln("tune", path, "-o", log, "--tasks", "1", "--trials", "4", "--tuner", "random", "--number", "1",
+         "--repeat", "1", "--parallel", "2", "--verify", "0")
+    recs = [json.loads(l) for l in open(log)]
+    assert len(recs) == 4
+    for r in recs:
+        assert r["version"] == 0.2 and r["input"][1] == "conv2d_NCHWc_winograd.x86"
+        assert r["input"][2][1] == ["TENSOR", [48, 48, 3, 3], "float32"]
+        assert [e[0] for e in r["config"]["entity"]] == ["tile_ic", "tile_oc", "tile_p", "tile_rows"]
+        assert r["result"][1] == 0
+    so = str(tmp_path / "t.so")
+    kiln("compile", path, "-o", so, "--tuning-records", log, "--quiet-fallback")
+    assert rel(run_model(d, so), ref) < 1e-5
+    prof = kiln("run", so, "--profile").stdout
+    assert "conv2d_NCHWc_winograd.x86 [(1,48,13,13),(48,48,3,3)] s1 p1 · w.json:" in prof
+
+
+def test_direct_record_kept(model, tmp_path):
+    """A user's record of the direct task and none of the Winograd one:
+    that conv stays direct, the others take Winograd."""
+    d, path, ref = model
+    off = env_with(KILN_WINOGRAD="0")
+    log = str(tmp_path / "d.json")
+    kiln("tune", path, "-o", log, "--tasks", "1", "--trials", "2", "--tuner", "random", "--number", "1",
+         "--repeat", "1", "--parallel", "2", "--verify", "0", env=off)
+    recs = [json.loads(l) for l in open(log)]
+    assert recs and all(r["input"][1] == "conv2d_NCHWc.x86" for r in recs)
+    so = str(tmp_path / "k.so")
+    kiln("compile", path, "-o", so, "--tuning-records", log, "--quiet-fallback")
+    assert rel(run_model(d, so), ref) < 1e-5
+    prof = kiln("run", so, "--profile").stdout
+    assert "conv2d_NCHWc.x86 [(1,48,13,13),(48,48,3,3)] s1 p1 · d.json:" in prof
+    assert len([l for l in prof.splitlines() if l.startswith("fused_nn_contrib_conv2d_winograd_NCHWc")]) == 2
