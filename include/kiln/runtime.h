@@ -185,10 +185,15 @@ int kiln_get_num_threads(void);
 typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
 
 /* Run fn(i, num_tasks, cdata) for i in [0, num_tasks) on Kiln's thread pool
- * and wait for all of them; the calling thread runs task 0 itself, and the
- * tasks are handed out to threads dynamically, so num_tasks may exceed the
- * pool size.  num_tasks <= 0 means one task per pool thread
- * (kiln_get_num_threads()).  Tasks must not wait for each other.
+ * and wait for all of them; the calling thread takes part.  Each thread
+ * owns an equal contiguous range of task ids and runs it in order; a
+ * thread that has finished its range takes tasks from the end of another
+ * thread's, so num_tasks may exceed the pool size and a late thread does
+ * not hold the others up.  num_tasks <= 0 leaves the count to the pool
+ * (a few tasks per thread, or a single task when the pool has one thread);
+ * a task then covers the share [id * n / num_tasks, (id + 1) * n /
+ * num_tasks) of a loop of n iterations.  Tasks must not wait for each
+ * other.
  *   - Returns -1 if any task failed, with the first failing task's message
  *     as this thread's error; tasks not yet started after a failure may be
  *     skipped.

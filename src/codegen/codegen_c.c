@@ -708,9 +708,9 @@ static void parallel_for(CG *g, Stmt *s) {
   const char *lv = vname(g, s->for_.var);
   sb_puts(&body, "  int64_t kiln_n = ");
   expr(g, s->for_.extent);
-  sb_puts(&body, ";\n  int64_t kiln_chunk = (kiln_n + kiln_ntask - 1) / kiln_ntask;\n");
-  sb_puts(&body, "  int64_t kiln_begin = kiln_task * kiln_chunk;\n"
-                 "  int64_t kiln_end = kiln_begin + kiln_chunk < kiln_n ? kiln_begin + kiln_chunk : kiln_n;\n");
+  /* task k of m covers [k*n/m, (k+1)*n/m): shares differ by at most one */
+  sb_puts(&body, ";\n  int64_t kiln_begin = kiln_n * kiln_task / kiln_ntask;\n"
+                 "  int64_t kiln_end = kiln_n * (kiln_task + 1) / kiln_ntask;\n");
   sb_printf(&body, "  for (int32_t %s = (int32_t)kiln_begin; %s < (int32_t)kiln_end; ++%s) {\n", lv, lv, lv);
   g->indent = 4;
   /* the loop variable is offset by min */

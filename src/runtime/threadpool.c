@@ -2,18 +2,28 @@
  * threadpool.c - Kiln's thread pool for the parallel loops of generated
  * kernels (kiln_parallel_launch).
  *
- * One process-wide pool of N-1 workers; the launching thread is the N-th
- * and runs task 0 itself.  A launch publishes the job (fn, cdata,
- * num_tasks), opens it, and bumps the `wake` word; workers that are
- * spinning see the bump at once, sleeping ones are woken with a futex.
- * Tasks are handed out from an atomic counter, so any number of tasks
- * works, and whoever is free takes the next one.  The launcher waits for
- * `done` to reach num_tasks (spinning, then sleeping on `done`), closes the
- * job, and waits until no worker is still inside it (`active`), so the job
- * fields may be rewritten by the next launch without a worker seeing half
- * of them.  After a job, workers spin on `wake` for a while (pause, then
+ * One process-wide pool of N-1 workers; the launching thread is the N-th.
+ * A launch publishes the job (fn, cdata, num_tasks), opens it, and bumps
+ * the `wake` word; workers that are spinning see the bump at once,
+ * sleeping ones are woken with a futex.  The launcher waits for `done` to
+ * reach num_tasks (spinning, then sleeping on `done`), closes the job, and
+ * waits until no worker is still inside it (`active`), so the job fields
+ * may be rewritten by the next launch without a worker seeing half of
+ * them.  After a job, workers spin on `wake` for a while (pause, then
  * sched_yield so an oversubscribed machine still makes progress) before
  * they sleep, which keeps back-to-back launches cheap.
+ *
+ * Tasks are handed out by work stealing over contiguous ranges: each of
+ * the N threads owns an equal, contiguous range of task ids, takes its own
+ * tasks from the front, and when it has none left takes single tasks from
+ * the back of another thread's range.  On a quiet machine every thread
+ * runs exactly its own range (a static schedule, each thread's data
+ * contiguous); when one thread is late - its core is shared with another
+ * process, or a sleeping worker is slow to wake - the others take over
+ * its work instead of waiting for it.  A launch that leaves the task count
+ * to the pool (num_tasks 0, what generated kernels do) gets
+ * TASKS_PER_THREAD tasks per thread, which bounds the wait for a late
+ * thread to about one task.
  *
  * Launches from several application threads are serialized by launch_mu
  * (one job at a time; the others wait).  A launch from inside a task runs
@@ -43,18 +53,31 @@ enum {
   MAX_THREADS = 1024,
   SPIN_PAUSE = 2000, /* polls with a pause instruction before yielding */
   SPIN_YIELD = 500,  /* polls with sched_yield before sleeping */
-  MAX_TASKS = INT_MAX / 2, /* keeps the task counter from wrapping */
+  MAX_TASKS = INT_MAX / 2, /* fits a range end in 32 bits */
+  TASKS_PER_THREAD = 2,    /* tasks per thread when the launch leaves it to the pool */
 };
+
+/* A thread's range of task ids [lo, hi), packed as lo | hi << 32: the owner
+ * takes from lo, thieves from hi.  One cache line each. */
+typedef struct {
+  _Alignas(64) _Atomic uint64_t range;
+} Slot;
+
+typedef struct {
+  int id;        /* the worker's slot (1..nworkers) */
+  unsigned seen; /* `wake` when the worker was made */
+} WorkerArg;
 
 static struct Pool {
   pthread_mutex_t launch_mu; /* one launch at a time; guards the plain fields */
   pthread_t *workers;        /* nworkers running threads */
+  WorkerArg *worker_args;
   int nworkers;
   int handlers_set;          /* atexit and atfork handlers installed */
   KilnParallelTask fn;       /* the current job; written only while no */
   void *cdata;               /*   worker is inside it (open == 0, active == 0) */
   int num_tasks;
-  atomic_int next;           /* next task id to hand out */
+  Slot slots[MAX_THREADS];   /* per thread (0: the launcher): its tasks */
   atomic_uint done;          /* tasks finished; the launcher sleeps on it */
   atomic_int open;           /* workers may join the job */
   atomic_int active;         /* workers inside the job */
@@ -140,9 +163,36 @@ static void run_task(int k) {
     futex_wake(&pool.done, 1);
 }
 
-static void run_tasks(void) {
-  int k;
-  while ((k = atomic_fetch_add(&pool.next, 1)) < pool.num_tasks) run_task(k);
+static inline uint64_t pack(uint32_t lo, uint32_t hi) { return (uint64_t)lo | (uint64_t)hi << 32; }
+
+/* The next task of thread `self`'s own range, or -1. */
+static int take_own(int self) {
+  _Atomic uint64_t *r = &pool.slots[self].range;
+  uint64_t v = atomic_load(r);
+  for (;;) {
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    if (lo >= hi) return -1;
+    if (atomic_compare_exchange_weak(r, &v, pack(lo + 1, hi))) return (int)lo;
+  }
+}
+
+/* The last task of another thread's range, or -1 when all are empty. */
+static int steal(int self, int nslots) {
+  for (int i = 1; i < nslots; i++) {
+    _Atomic uint64_t *r = &pool.slots[(self + i) % nslots].range;
+    uint64_t v = atomic_load(r);
+    for (;;) {
+      uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+      if (lo >= hi) break;
+      if (atomic_compare_exchange_weak(r, &v, pack(lo, hi - 1))) return (int)(hi - 1);
+    }
+  }
+  return -1;
+}
+
+static void run_tasks(int self) {
+  int nslots = pool.nworkers + 1, k;
+  while ((k = take_own(self)) >= 0 || (k = steal(self, nslots)) >= 0) run_task(k);
 }
 
 static int run_serial(KilnParallelTask fn, void *cdata, int n) {
@@ -179,14 +229,16 @@ static unsigned wait_wake(unsigned seen) {
 }
 
 static void *worker_main(void *arg) {
-  unsigned seen = (unsigned)(uintptr_t)arg; /* `wake` when the worker was made */
+  const WorkerArg *wa = arg;
+  int self = wa->id;
+  unsigned seen = wa->seen;
   in_task = 1;
   for (;;) {
     seen = wait_wake(seen);
     if (atomic_load(&pool.stop)) break;
     /* Join only an open job; the launcher does not close it while active > 0. */
     atomic_fetch_add(&pool.active, 1);
-    if (atomic_load(&pool.open)) run_tasks();
+    if (atomic_load(&pool.open)) run_tasks(self);
     atomic_fetch_sub(&pool.active, 1);
   }
   return NULL;
@@ -200,7 +252,9 @@ static void stop_workers(void) {
   futex_wake(&pool.wake, INT_MAX);
   for (int i = 0; i < pool.nworkers; i++) pthread_join(pool.workers[i], NULL);
   free(pool.workers);
+  free(pool.worker_args);
   pool.workers = NULL;
+  pool.worker_args = NULL;
   pool.nworkers = 0;
   atomic_store(&pool.stop, 0);
 }
@@ -216,7 +270,9 @@ static void pool_atfork_child(void) {
   /* The workers did not survive the fork; a later launch starts new ones. */
   pthread_mutex_init(&pool.launch_mu, NULL);
   free(pool.workers);
+  free(pool.worker_args);
   pool.workers = NULL;
+  pool.worker_args = NULL;
   pool.nworkers = 0;
   atomic_store(&pool.active, 0);
   atomic_store(&pool.sleepers, 0);
@@ -234,14 +290,22 @@ static void start_workers(int size) {
     pool.handlers_set = 1;
   }
   pool.workers = xrealloc(pool.workers, (size_t)want * sizeof *pool.workers);
+  /* a running worker keeps a pointer to its WorkerArg: workers are only
+   * added when none runs (first launch, after stop_workers) or the
+   * array has its full size already; allocate it once at full size */
+  if (!pool.worker_args) pool.worker_args = xmalloc((size_t)MAX_THREADS * sizeof *pool.worker_args);
   /* Workers block all signals, so they go to the application's threads. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  void *seen = (void *)(uintptr_t)atomic_load(&pool.wake);
-  while (pool.nworkers < want &&
-         pthread_create(&pool.workers[pool.nworkers], NULL, worker_main, seen) == 0)
+  unsigned seen = atomic_load(&pool.wake);
+  while (pool.nworkers < want) {
+    WorkerArg *wa = &pool.worker_args[pool.nworkers];
+    wa->id = pool.nworkers + 1;
+    wa->seen = seen;
+    if (pthread_create(&pool.workers[pool.nworkers], NULL, worker_main, wa) != 0) break;
     pool.nworkers++;
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -276,19 +340,23 @@ int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks) {
     return kiln_set_error("parallel_launch: %d tasks is more than the %d allowed", num_tasks,
                           MAX_TASKS);
   int size = kiln_get_num_threads();
-  int n = num_tasks > 0 ? num_tasks : size;
-  if (n == 1 || size == 1 || in_task) return run_serial(fn, cdata, n);
+  if (num_tasks <= 0 && (size == 1 || in_task)) return run_serial(fn, cdata, 1);
+  if (num_tasks == 1 || size == 1 || in_task) return run_serial(fn, cdata, num_tasks);
 
   pthread_mutex_lock(&pool.launch_mu);
   start_workers(atomic_load(&pool_size));
   if (!pool.nworkers) {
     pthread_mutex_unlock(&pool.launch_mu);
-    return run_serial(fn, cdata, n);
+    return run_serial(fn, cdata, num_tasks > 0 ? num_tasks : 1);
   }
+  int nslots = pool.nworkers + 1;
+  int n = num_tasks > 0 ? num_tasks : nslots * TASKS_PER_THREAD;
   pool.fn = fn;
   pool.cdata = cdata;
   pool.num_tasks = n;
-  atomic_store(&pool.next, 1); /* task 0 is ours */
+  for (int i = 0; i < nslots; i++)
+    atomic_store(&pool.slots[i].range, pack((uint32_t)((int64_t)n * i / nslots),
+                                            (uint32_t)((int64_t)n * (i + 1) / nslots)));
   atomic_store(&pool.done, 0);
   atomic_store(&pool.failed, 0);
   atomic_store(&pool.caller_sleeping, 0);
@@ -298,8 +366,7 @@ int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks) {
     futex_wake(&pool.wake, n - 1 < pool.nworkers ? n - 1 : pool.nworkers);
 
   in_task = 1;
-  run_task(0);
-  run_tasks();
+  run_tasks(0);
   in_task = 0;
   wait_done((unsigned)n);
   atomic_store(&pool.open, 0);
