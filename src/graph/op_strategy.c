@@ -91,9 +91,10 @@ bool graph_winograd_enabled(void) {
 /* Where Winograd beats the direct kernels (bench/conv2d.c, fallback
  * configs, 1 and 2 threads): 3x3, stride 1, dilation 1, groups 1, at
  * least WINO_MIN_CHANNELS input and output channels and an output of at
- * least WINO_MIN_SIZE x WINO_MIN_SIZE.  See docs/tuning.md. */
+ * least WINO_MIN_SIZE x WINO_MIN_SIZE (at 7x7 the transformed kernel's
+ * bytes dominate and Winograd only breaks even).  See docs/tuning.md. */
 #define WINO_MIN_CHANNELS 32
-#define WINO_MIN_SIZE 7
+#define WINO_MIN_SIZE 8
 
 static bool winograd_shape(GNode *n) {
   int64_t d[4], k[4];

@@ -306,7 +306,7 @@ static void test_fallback(void) {
     CHECK_OK(tm->check(cfg, wl));
     CHECK_MSG(cfg->index >= 0, "%s: the fallback %s is not in the space", wl->key, config_entity_json(cfg));
     int64_t m = topi_x86_winograd_tile_size(HW, HW), nH = (HW + m - 1) / m;
-    bool root = (double)((m + 2) * (m + 2)) * (double)(C * O * 4) > (4 << 20);
+    bool root = (double)((m + 2) * (m + 2)) * (double)(C * O * 4) > (12 << 20);
     CHECK_INT(cfg_split_inner(cfg, "tile_rows"), root ? nH : 1);
   }
 }
