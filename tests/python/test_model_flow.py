@@ -119,8 +119,9 @@ def test_doc_script_profile(doc_run):
     assert {r["func_name"] for r in report.rows} == set(kernels)
     convs = [r for r in report.rows if "conv2d" in r["ops"]]
     assert len(convs) >= 10
-    for r in convs:
-        assert r["task"].startswith("conv2d_NCHWc.x86 ["), r
+    for r in convs:  # direct, or Winograd for the 3x3 stride-1 layers from 64 channels
+        assert r["task"].startswith(("conv2d_NCHWc.x86 [", "conv2d_NCHWc_winograd.x86 [")), r
+    assert any(r["task"].startswith("conv2d_NCHWc_winograd.x86 [(1,64,56,56),(64,64,3,3)] s1 p1") for r in convs)
     for r in report.rows:
         assert r["time_us"] >= 0 and r["shape"] and r["dtype"] == "float32"
     assert abs(sum(r["percent"] for r in report.rows) - 100.0) < 0.5

@@ -264,6 +264,9 @@ static void test_fallbacks(void) {
     else if (strstr(t->name, "depthwise"))
       w = wl_conv2d(t->name, (int64_t[]){1, 32, 112, 112}, (int64_t[]){32, 1, 3, 3}, (int[]){1, 1}, (int[]){1, 1, 1, 1},
                     (int[]){1, 1}, "float32", "float32");
+    else if (strstr(t->name, "winograd")) /* 3x3 stride 1 only */
+      w = wl_conv2d(t->name, (int64_t[]){1, 256, 14, 14}, (int64_t[]){256, 256, 3, 3}, (int[]){1, 1},
+                    (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
     else
       w = wl_conv2d(t->name, (int64_t[]){1, 256, 14, 14}, (int64_t[]){1024, 256, 1, 1}, (int[]){1, 1},
                     (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
