@@ -206,6 +206,16 @@ int x86_schedule_pad(Schedule *s, Tensor *pad) {
 /* Vectorize a channel-block axis when it is a power of two, else unroll it. */
 int x86_vec_or_unroll(Stage *st, IterVar *iv, int64_t n) {
   if (n > 1 && n <= 64 && !(n & (n - 1))) return stage_vectorize(st, iv);
+  /* a block that is not a power of two (a tuned tile_oc of 40 or 100):
+   * vectors of its largest power-of-two divisor, up to the SIMD width,
+   * unrolled - left to the C compiler, such a block ran as scalar code */
+  int64_t v = n & -n, lanes = autotune_simd_lanes();
+  if (v > lanes) v = lanes;
+  if (n > 1 && v >= 4) {
+    IterVar *outer, *inner;
+    if (stage_split(st, iv, c32(v), &outer, &inner)) return -1;
+    return stage_unroll(st, outer) || stage_vectorize(st, inner) ? -1 : 0;
+  }
   return n > 1 ? stage_unroll(st, iv) : 0;
 }
 

@@ -362,7 +362,6 @@ int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c
   if (stage_compute_at(scc, so, xyo)) return -1;
   IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
   if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
-  if (x86_vec_or_unroll(scc, x, bn)) return -1;
   if (tile_inner > 1) {
     IterVar *yo, *yi;
     if (stage_split(scc, y, c32(tile_inner), &yo, &yi) || stage_reorder(scc, 5, (IterVar *[]){ko, yo, ki, yi, x}) ||
@@ -371,6 +370,7 @@ int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c
   } else {
     if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
   }
+  if (x86_vec_or_unroll(scc, x, bn)) return -1; /* last: it may split x */
   if (packw->kind == TE_COMPUTE) { /* packed in the function: parallel over blocks */
     Stage *sp = sch_stage(s, packw);
     if (!sp || stage_parallel(sp, stage_axis(sp, 0)) || x86_vec_or_unroll(sp, stage_axis(sp, 2), bn)) return -1;
