@@ -19,5 +19,10 @@ double tk_get(const DLTensor *a, int64_t i);
 int tk_call(KilnModule *mod, const char *name, int n, DLTensor **arrays);
 /* Relative L2 error between two arrays of the same size. */
 double tk_rel_err(const DLTensor *a, const DLTensor *b);
+/* The number of random template cases: n, or $KILN_X86_CASES when set
+ * (stress runs). */
+int tk_template_cases(int n);
+/* relu over a 5-D (NCHW[x]c) tensor: a fused epilogue for the template tests. */
+Tensor *tk_relu5(Tensor *x);
 
 #endif

@@ -66,6 +66,10 @@ unsigned test_rand(void) {
 
 float test_randf(void) { return (float)(test_rand() % 2000000) / 1000000.0f - 1.0f; }
 
+int64_t test_rand_between(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
+
+int64_t test_pick(int n, const int64_t *v) { return v[test_rand() % (unsigned)n]; }
+
 const char *test_root(void) {
   static char buf[4096];
   const char *r = getenv("KILN_ROOT");

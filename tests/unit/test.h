@@ -34,6 +34,8 @@ const char *test_root(void);
 /* A fresh deterministic random generator for a test. */
 unsigned test_rand(void);
 float test_randf(void); /* uniform in [-1, 1) */
+int64_t test_rand_between(int64_t lo, int64_t hi); /* uniform in [lo, hi] */
+int64_t test_pick(int n, const int64_t *v);        /* one of v[0..n-1] */
 
 #define CHECK(c)                                                               \
   do {                                                                         \

@@ -17,12 +17,11 @@ typedef struct Case {
   Tensor *in[4], *out[2];
 } Case;
 
-static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
 static Case case_elementwise(void) {
-  int64_t m = rnd(1, 19), n = rnd(1, 37);
+  int64_t m = test_rand_between(1, 19), n = test_rand_between(1, 37);
   Tensor *A = te_placeholder_c("A", 2, (int64_t[]){m, n}, DT_F32);
   Expr **v = te_axis_vars(2, NULL);
   Tensor *B = te_compute("B", 2, A->shape, v, ir_add(ir_mul(te_read2(A, v[0], v[1]), ir_f32(2)), ir_f32(1)), "elemwise");
@@ -32,7 +31,7 @@ static Case case_elementwise(void) {
 }
 
 static Case case_broadcast(void) {
-  int64_t m = rnd(1, 23), n = rnd(1, 33);
+  int64_t m = test_rand_between(1, 23), n = test_rand_between(1, 33);
   Tensor *A = te_placeholder_c("A", 2, (int64_t[]){m, n}, DT_F32);
   Tensor *b = te_placeholder_c("bias", 1, &n, DT_F32);
   Expr **v = te_axis_vars(2, NULL);
@@ -43,7 +42,7 @@ static Case case_broadcast(void) {
 }
 
 static Case case_matmul(void) {
-  int64_t N = rnd(1, 24), L = rnd(1, 27), M = rnd(1, 35);
+  int64_t N = test_rand_between(1, 24), L = test_rand_between(1, 27), M = test_rand_between(1, 35);
   Tensor *A = te_placeholder_c("A", 2, (int64_t[]){N, L}, DT_F32);
   Tensor *B = te_placeholder_c("B", 2, (int64_t[]){L, M}, DT_F32);
   Tensor *bias = te_placeholder_c("bias", 1, &M, DT_F32);
@@ -57,7 +56,7 @@ static Case case_matmul(void) {
 }
 
 static Case case_conv2d(void) {
-  int64_t C = rnd(1, 4), H = rnd(3, 11), W = rnd(3, 11), F = rnd(1, 6), K = rnd(1, 3), pad = rnd(0, 2), stride = rnd(1, 2);
+  int64_t C = test_rand_between(1, 4), H = test_rand_between(3, 11), W = test_rand_between(3, 11), F = test_rand_between(1, 6), K = test_rand_between(1, 3), pad = test_rand_between(0, 2), stride = test_rand_between(1, 2);
   Tensor *data = te_placeholder_c("data", 4, (int64_t[]){1, C, H, W}, DT_F32);
   Tensor *wt = te_placeholder_c("weight", 4, (int64_t[]){F, C, K, K}, DT_F32);
   int64_t PH = H + 2 * pad, PW = W + 2 * pad;
@@ -79,7 +78,7 @@ static Case case_conv2d(void) {
 }
 
 static Case case_reduce(void) {
-  int64_t m = rnd(1, 17), n = rnd(1, 40);
+  int64_t m = test_rand_between(1, 17), n = test_rand_between(1, 40);
   Tensor *A = te_placeholder_c("A", 2, (int64_t[]){m, n}, DT_F32);
   IterVar *k1 = te_reduce_axis_c(n, "k1"), *k2 = te_reduce_axis_c(n, "k2");
   Expr **v = te_axis_vars(1, NULL);
@@ -92,7 +91,7 @@ static Case case_reduce(void) {
 }
 
 static Case case_softmax(void) {
-  int64_t m = rnd(1, 13), n = rnd(1, 45);
+  int64_t m = test_rand_between(1, 13), n = test_rand_between(1, 45);
   Tensor *A = te_placeholder_c("A", 2, (int64_t[]){m, n}, DT_F32);
   IterVar *k1 = te_reduce_axis_c(n, "k1"), *k2 = te_reduce_axis_c(n, "k2");
   Expr **v = te_axis_vars(1, NULL);
@@ -118,7 +117,7 @@ static void random_loops(Stage *st, StrBuf *log) {
   for (int i = 0; i < st->leaf_iters.len; i++) {
     if (!chance(40)) continue;
     IterVar *iv = st->leaf_iters.data[i], *o, *in;
-    int64_t f = rnd(1, 9);
+    int64_t f = test_rand_between(1, 9);
     if (chance(25)) {
       if (stage_split_nparts(st, iv, c32(f), &o, &in) == 0) sb_printf(log, "split(%s.%s, nparts=%lld) ", nm, iv->var->var.name, (long long)f);
     } else if (stage_split(st, iv, c32(f), &o, &in) == 0) {
@@ -128,7 +127,7 @@ static void random_loops(Stage *st, StrBuf *log) {
   }
   /* a fuse of two adjacent leaves of the same kind */
   if (st->leaf_iters.len >= 2 && chance(30)) {
-    int i = (int)rnd(0, st->leaf_iters.len - 2);
+    int i = (int)test_rand_between(0, st->leaf_iters.len - 2);
     IterVar *a = st->leaf_iters.data[i], *b = st->leaf_iters.data[i + 1], *f;
     if (stage_fuse(st, a, b, &f) == 0) sb_printf(log, "fuse(%s.%s, %s) ", nm, a->var->var.name, b->var->var.name);
   }
@@ -138,7 +137,7 @@ static void random_loops(Stage *st, StrBuf *log) {
     IterVar **perm = KNEWN(IterVar *, n);
     for (int i = 0; i < n; i++) perm[i] = st->leaf_iters.data[i];
     for (int i = n - 1; i > 0; i--) {
-      int j = (int)rnd(0, i);
+      int j = (int)test_rand_between(0, i);
       IterVar *t = perm[i];
       perm[i] = perm[j];
       perm[j] = t;
@@ -155,7 +154,7 @@ static void random_loops(Stage *st, StrBuf *log) {
     if (stage_vectorize(st, iv) == 0) sb_printf(log, "vectorize(%s.%s) ", nm, iv->var->var.name);
   }
   if (n > 1 && chance(20)) {
-    IterVar *iv = st->leaf_iters.data[rnd(0, n - 2)];
+    IterVar *iv = st->leaf_iters.data[test_rand_between(0, n - 2)];
     if (stage_unroll(st, iv) == 0) sb_printf(log, "unroll(%s.%s) ", nm, iv->var->var.name);
   }
   if (n > 0 && chance(30)) {
@@ -164,7 +163,7 @@ static void random_loops(Stage *st, StrBuf *log) {
   }
   if (n > 0 && chance(15)) {
     IterVar *iv = st->leaf_iters.data[0];
-    if (stage_pragma(st, iv, "auto_unroll_max_step", c32(rnd(2, 32))) == 0) sb_printf(log, "pragma(%s.%s, auto_unroll) ", nm, iv->var->var.name);
+    if (stage_pragma(st, iv, "auto_unroll_max_step", c32(test_rand_between(2, 32))) == 0) sb_printf(log, "pragma(%s.%s, auto_unroll) ", nm, iv->var->var.name);
   }
 }
 
@@ -183,9 +182,9 @@ static void random_place(Schedule *s, Stage *st, StrBuf *log) {
       if (c != st && !is_inline(c) && c->op->kind == TE_COMPUTE && sch_reads_from(s, c, st)) av_push(&cand, c);
     }
     if (!cand.len) return;
-    Stage *c = cand.data[rnd(0, cand.len - 1)];
+    Stage *c = cand.data[test_rand_between(0, cand.len - 1)];
     if (!c->leaf_iters.len) return;
-    IterVar *iv = c->leaf_iters.data[rnd(0, c->leaf_iters.len - 1)];
+    IterVar *iv = c->leaf_iters.data[test_rand_between(0, c->leaf_iters.len - 1)];
     if (stage_compute_at(st, c, iv) == 0) {
       if (kiln_check_schedule(s) == 0)
         sb_printf(log, "compute_at(%s, %s.%s) ", st->op->name, c->op->name, iv->var->var.name);
@@ -199,7 +198,7 @@ static Schedule *random_schedule(Case *k, StrBuf *log) {
   Schedule *s = te_create_schedule(k->nout, k->out);
   /* optional cache_read of an input for one of its readers */
   if (chance(20)) {
-    Tensor *in = k->in[rnd(0, k->nin - 1)];
+    Tensor *in = k->in[test_rand_between(0, k->nin - 1)];
     for (int i = 0; i < s->stages.len; i++) {
       Stage *c = s->stages.data[i];
       if (c->op->kind == TE_COMPUTE && av_find(&(AVec){(void **)c->op->inputs, c->op->ninputs, c->op->ninputs}, in) >= 0) {
@@ -225,7 +224,7 @@ static Schedule *random_schedule(Case *k, StrBuf *log) {
     random_loops(st, log);
     if (cache) {
       if (chance(70) && st->leaf_iters.len) {
-        IterVar *iv = st->leaf_iters.data[rnd(0, st->leaf_iters.len - 1)];
+        IterVar *iv = st->leaf_iters.data[test_rand_between(0, st->leaf_iters.len - 1)];
         if (stage_compute_at(cache, st, iv) == 0) {
           if (kiln_check_schedule(s) == 0)
             sb_printf(log, "compute_at(%s, %s.%s) ", cache->op->name, st->op->name, iv->var->var.name);

@@ -18,13 +18,6 @@
 
 static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
 
-static int ncases(int n) {
-  const char *e = getenv("KILN_X86_CASES");
-  return e && atoi(e) > 0 ? atoi(e) : n;
-}
-
-static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
-static int64_t pick(int n, const int64_t *v) { return v[test_rand() % (unsigned)n]; }
 
 static void fill(DLTensor *a, const float *src) { memcpy(a->data, src, sizeof(float) * (size_t)tk_numel(a)); }
 
@@ -120,21 +113,17 @@ static void ref_conv(const Case *c, const float *d, const float *k, double *out)
 typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI_TWO_OUTPUTS, EPI__COUNT } Epi;
 static const char *epi_name[] = {"none", "bias+relu", "residual+relu", "conv and relu(conv)"};
 
-static Tensor *relu5(Tensor *x) {
-  Expr **v = te_axis_vars(5, NULL);
-  return te_compute("T_relu", 5, x->shape, v, ir_max(te_read(x, 5, v), ir_f32(0)), "elemwise");
-}
-
 /* Worst relative L2 error against the direct reference, over all cases. */
 static double worst_ref_err;
 
 static bool run_case(const Template *tm, Epi epi, int caseno) {
   Case c = {0};
-  c.N = rnd(1, 2);
-  c.C = pick(7, (int64_t[]){1, 3, 5, 8, 16, 20, 32});
-  c.O = pick(6, (int64_t[]){2, 4, 8, 12, 16, 32});
-  c.pt = (int)rnd(0, 2), c.pl = (int)rnd(0, 2), c.pb = (int)rnd(0, 2), c.pr = (int)rnd(0, 1);
-  c.H = rnd(3, 17), c.W = rnd(3, 19);
+  c.N = test_rand_between(1, 2);
+  c.C = test_pick(7, (int64_t[]){1, 3, 5, 8, 16, 20, 32});
+  c.O = test_pick(6, (int64_t[]){2, 4, 8, 12, 16, 32});
+  c.pt = (int)test_rand_between(0, 2), c.pl = (int)test_rand_between(0, 2);
+  c.pb = (int)test_rand_between(0, 2), c.pr = (int)test_rand_between(0, 1);
+  c.H = test_rand_between(3, 17), c.W = test_rand_between(3, 19);
   if (c.H + c.pt + c.pb < 3) c.H = 3;
   if (c.W + c.pl + c.pr < 3) c.W = 3;
   c.OH = c.H + c.pt + c.pb - 2, c.OW = c.W + c.pl + c.pr - 2;
@@ -163,15 +152,15 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   if (epi == EPI_BIAS_RELU) {
     bias = te_placeholder_c("bias", 4, (int64_t[]){c.O / ob, 1, 1, ob}, DT_F32);
     Expr **v = te_axis_vars(5, NULL);
-    outs[0] = relu5(te_compute("T_add", 5, conv->shape, v,
+    outs[0] = tk_relu5(te_compute("T_add", 5, conv->shape, v,
                                ir_add(te_read(conv, 5, v), te_read4(bias, v[1], ir_i32(0), ir_i32(0), v[4])),
                                "broadcast"));
   } else if (epi == EPI_RESIDUAL_RELU) {
     res = te_placeholder_c("residual", 5, (int64_t[]){c.N, c.O / ob, c.OH, c.OW, ob}, DT_F32);
     Expr **v = te_axis_vars(5, NULL);
-    outs[0] = relu5(te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise"));
+    outs[0] = tk_relu5(te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise"));
   } else if (epi == EPI_TWO_OUTPUTS) {
-    outs[1] = relu5(conv);
+    outs[1] = tk_relu5(conv);
     nout = 2;
   }
   Schedule *s = te_create_schedule(nout, outs), *naive = te_create_schedule(nout, outs);
@@ -286,7 +275,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
 static void test_random(void) {
   const Template *tm = autotune_template("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < ncases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
+  for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  worst relative error against the direct conv: %g\n", worst_ref_err);
 }
 

@@ -19,19 +19,12 @@
 
 static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
 
-/* $KILN_X86_CASES scales the number of random cases (stress runs);
- * $KILN_X86_VERBOSE prints each case. */
-static int ncases(int n) {
-  const char *e = getenv("KILN_X86_CASES");
-  return e && atoi(e) > 0 ? atoi(e) : n;
-}
-
+/* $KILN_X86_CASES scales the number of random cases (tk_template_cases,
+ * stress runs); $KILN_X86_VERBOSE prints each case. */
 static void trace(const char *desc) {
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
 }
 
-static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % (unsigned)(hi - lo + 1)); }
-static int64_t pick(int n, const int64_t *v) { return v[test_rand() % (unsigned)n]; }
 
 static float *host(int64_t n) {
   float *p = xmalloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
@@ -95,17 +88,18 @@ static void ref_conv(const ConvCase *c, const float *d, const float *k, float *o
 static ConvCase random_conv(bool depthwise) {
   ConvCase c = {0};
   c.depthwise = depthwise;
-  c.N = rnd(1, 2);
-  c.C = pick(8, (int64_t[]){1, 2, 3, 4, 5, 6, 8, 16});
-  c.O = depthwise ? c.C * pick(3, (int64_t[]){1, 1, 2}) : pick(8, (int64_t[]){1, 2, 3, 4, 6, 8, 12, 16});
-  c.KH = c.KW = pick(4, (int64_t[]){1, 3, 3, 1});
+  c.N = test_rand_between(1, 2);
+  c.C = test_pick(8, (int64_t[]){1, 2, 3, 4, 5, 6, 8, 16});
+  c.O = depthwise ? c.C * test_pick(3, (int64_t[]){1, 1, 2}) : test_pick(8, (int64_t[]){1, 2, 3, 4, 6, 8, 12, 16});
+  c.KH = c.KW = test_pick(4, (int64_t[]){1, 3, 3, 1});
   if (test_rand() % 6 == 0) c.KW = 2; /* a non-square window */
-  c.sh = (int)rnd(1, 2);
+  c.sh = (int)test_rand_between(1, 2);
   c.sw = test_rand() % 4 ? c.sh : 3 - c.sh;
   c.dh = c.dw = test_rand() % 6 == 0 ? 2 : 1;
-  c.pt = (int)rnd(0, 2), c.pl = (int)rnd(0, 2), c.pb = (int)rnd(0, 1), c.pr = (int)rnd(0, 2);
-  c.H = rnd(4, 11);
-  c.W = rnd(4, 13);
+  c.pt = (int)test_rand_between(0, 2), c.pl = (int)test_rand_between(0, 2);
+  c.pb = (int)test_rand_between(0, 1), c.pr = (int)test_rand_between(0, 2);
+  c.H = test_rand_between(4, 11);
+  c.W = test_rand_between(4, 13);
   c.OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
   c.OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
   return c;
@@ -113,11 +107,6 @@ static ConvCase random_conv(bool depthwise) {
 
 typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI_TWO_OUTPUTS, EPI_UNPACK, EPI__COUNT } Epi;
 static const char *epi_name[] = {"none", "bias+relu", "residual+relu", "conv and relu(conv)", "unpacked to NCHW"};
-
-static Tensor *relu5(Tensor *x) {
-  Expr **v = te_axis_vars(5, NULL);
-  return te_compute("T_relu", 5, x->shape, v, ir_max(te_read(x, 5, v), ir_f32(0)), "elemwise");
-}
 
 /* One conv (or depthwise) case through a template; returns false on a
  * failure (reported). */
@@ -154,14 +143,14 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
     Expr **v = te_axis_vars(5, NULL);
     Tensor *b = te_compute("T_add", 5, conv->shape, v,
                            ir_add(te_read(conv, 5, v), te_read4(bias, v[1], ir_i32(0), ir_i32(0), v[4])), "broadcast");
-    outs[0] = relu5(b);
+    outs[0] = tk_relu5(b);
   } else if (epi == EPI_RESIDUAL_RELU) {
     res = te_placeholder_c("residual", 5, (int64_t[]){c.N, c.O / ob, c.OH, c.OW, ob}, DT_F32);
     Expr **v = te_axis_vars(5, NULL);
     Tensor *a = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise");
-    outs[0] = relu5(a);
+    outs[0] = tk_relu5(a);
   } else if (epi == EPI_TWO_OUTPUTS) {
-    outs[1] = relu5(conv);
+    outs[1] = tk_relu5(conv);
     nout = 2;
   } else if (epi == EPI_UNPACK) { /* an output of another shape: the conv goes to memory */
     outs[0] = topi_x86_unpack_NCHWc(conv);
@@ -239,20 +228,21 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
 static void test_conv2d_random(void) {
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < ncases(24); i++) run_conv_case(tm, false, (Epi)(i % EPI__COUNT), i);
+  for (int i = 0; tm && i < tk_template_cases(24); i++) run_conv_case(tm, false, (Epi)(i % EPI__COUNT), i);
 }
 
 static void test_depthwise_random(void) {
   const Template *tm = autotune_template("depthwise_conv2d_NCHWc.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < ncases(22); i++) run_conv_case(tm, true, (Epi)(i % EPI__COUNT), i);
+  for (int i = 0; tm && i < tk_template_cases(22); i++) run_conv_case(tm, true, (Epi)(i % EPI__COUNT), i);
 }
 
 /* ---- dense ---- */
 
 static bool run_dense_case(const Template *tm, int caseno) {
   bool pack = strstr(tm->name, "dense_pack") != NULL;
-  int64_t M = rnd(1, 9), N = pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40}), K = rnd(1, 45);
+  int64_t M = test_rand_between(1, 9), N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
+  int64_t K = test_rand_between(1, 45);
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
   ConfigSpace *cs = template_space(tm, wl);
   CHECK_NN(cs);
@@ -324,13 +314,13 @@ static bool run_dense_case(const Template *tm, int caseno) {
 static void test_dense_nopack_random(void) {
   const Template *tm = autotune_template("dense_nopack.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < ncases(21); i++) run_dense_case(tm, i);
+  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
 }
 
 static void test_dense_pack_random(void) {
   const Template *tm = autotune_template("dense_pack.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < ncases(21); i++) run_dense_case(tm, i);
+  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
 }
 
 /* ---- invalid configs ---- */
