@@ -413,6 +413,21 @@ static void test_instantiate_fallback(void) {
   }
 }
 
+/* A template's schedule for one config, lowered (NULL: a failure, reported). */
+static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity *cfg) {
+  CHECK_NN(cfg);
+  if (!cfg) return NULL;
+  Schedule *s;
+  int na;
+  Tensor **args;
+  int rc = tm->instantiate(wl, cfg, &s, &na, &args);
+  CHECK_OK(rc);
+  if (rc) return NULL;
+  LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
+  CHECK_NN(f);
+  return f;
+}
+
 /* The fallback conv schedule produces the register-block shape: the
  * accumulators are a local array of reg_n x oc_bn floats computed inside
  * the parallel row loop, the window reduction streams inside it, and the
@@ -423,12 +438,7 @@ static void test_conv_loop_shape(void) {
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                               "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", false]]");
-  Schedule *s;
-  int na;
-  Tensor **args;
-  CHECK_OK(tm->instantiate(wl, cfg, &s, &na, &args));
-  LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
-  CHECK_NN(f);
+  LoweredFunc *f = lower_config(tm, wl, cfg);
   if (!f) return;
   const char *text = kiln_lowered_str(f);
   CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 112]");
@@ -448,14 +458,7 @@ static void test_conv_odd_block_vectorized(void) {
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 40]], "
                                               "[\"tile_ow\", \"sp\", [-1, 7]], [\"tile_oh\", \"ot\", 1]]");
-  CHECK_NN(cfg);
-  if (!cfg) return;
-  Schedule *s;
-  int na;
-  Tensor **args;
-  CHECK_OK(tm->instantiate(wl, cfg, &s, &na, &args));
-  LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
-  CHECK_NN(f);
+  LoweredFunc *f = lower_config(tm, wl, cfg);
   if (!f) return;
   const char *text = kiln_lowered_str(f);
   CHECK_CONTAINS(text, "ramp(");
