@@ -178,31 +178,9 @@ static TuneRecord *best_of(AVec *list, const Template *tm, Workload *wl) {
   return best;
 }
 
-int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) {
-  *cfg = NULL;
-  *source = NULL;
-  init();
-  if (!wl->key) wl_finish(wl);
-  const Template *tm = autotune_template(wl->name);
-  kiln_clear_error();
-  TuneRecord *r = best_of(pm_get(&ctx.user, wl->key), tm, wl);
-  if (r) {
-    char *base = basename(kstrdup(r->file));
-    *cfg = r->config;
-    *source = kfmt("%s:%d", base, r->line);
-    return 0;
-  }
-  if (graph_dispatch_shipped_file()) {
-    r = best_of(pm_get(&ctx.shipped, wl->key), tm, wl);
-    if (r) {
-      *cfg = r->config;
-      *source = "shipped";
-    }
-  }
-  return 0;
-}
-
-double graph_dispatch_best_cost(Workload *wl, bool *user) {
+/* The record a compile uses for a workload: the user's best, else the
+ * shipped best (*user says which), or NULL. */
+static TuneRecord *dispatch_best(Workload *wl, bool *user) {
   *user = false;
   init();
   if (!wl->key) wl_finish(wl);
@@ -211,10 +189,22 @@ double graph_dispatch_best_cost(Workload *wl, bool *user) {
   TuneRecord *r = best_of(pm_get(&ctx.user, wl->key), tm, wl);
   if (r) {
     *user = true;
-    return record_cost(r);
+    return r;
   }
-  if (graph_dispatch_shipped_file() && (r = best_of(pm_get(&ctx.shipped, wl->key), tm, wl))) return record_cost(r);
-  return INFINITY;
+  return graph_dispatch_shipped_file() ? best_of(pm_get(&ctx.shipped, wl->key), tm, wl) : NULL;
+}
+
+int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) {
+  bool user;
+  TuneRecord *r = dispatch_best(wl, &user);
+  *cfg = r ? r->config : NULL;
+  *source = !r ? NULL : user ? kfmt("%s:%d", basename(kstrdup(r->file)), r->line) : "shipped";
+  return 0;
+}
+
+double graph_dispatch_best_cost(Workload *wl, bool *user) {
+  TuneRecord *r = dispatch_best(wl, user);
+  return r ? record_cost(r) : INFINITY;
 }
 
 /* What a layout_transform between channel blocks costs per byte of the
