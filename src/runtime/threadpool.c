@@ -71,7 +71,7 @@ typedef struct {
 static struct Pool {
   pthread_mutex_t launch_mu; /* one launch at a time; guards the plain fields */
   pthread_t *workers;        /* nworkers running threads */
-  WorkerArg *worker_args;
+  WorkerArg worker_args[MAX_THREADS]; /* worker i's, at i; never moved while it runs */
   int nworkers;
   int handlers_set;          /* atexit and atfork handlers installed */
   KilnParallelTask fn;       /* the current job; written only while no */
@@ -252,9 +252,7 @@ static void stop_workers(void) {
   futex_wake(&pool.wake, INT_MAX);
   for (int i = 0; i < pool.nworkers; i++) pthread_join(pool.workers[i], NULL);
   free(pool.workers);
-  free(pool.worker_args);
   pool.workers = NULL;
-  pool.worker_args = NULL;
   pool.nworkers = 0;
   atomic_store(&pool.stop, 0);
 }
@@ -270,9 +268,7 @@ static void pool_atfork_child(void) {
   /* The workers did not survive the fork; a later launch starts new ones. */
   pthread_mutex_init(&pool.launch_mu, NULL);
   free(pool.workers);
-  free(pool.worker_args);
   pool.workers = NULL;
-  pool.worker_args = NULL;
   pool.nworkers = 0;
   atomic_store(&pool.active, 0);
   atomic_store(&pool.sleepers, 0);
@@ -290,10 +286,6 @@ static void start_workers(int size) {
     pool.handlers_set = 1;
   }
   pool.workers = xrealloc(pool.workers, (size_t)want * sizeof *pool.workers);
-  /* a running worker keeps a pointer to its WorkerArg: workers are only
-   * added when none runs (first launch, after stop_workers) or the
-   * array has its full size already; allocate it once at full size */
-  if (!pool.worker_args) pool.worker_args = xmalloc((size_t)MAX_THREADS * sizeof *pool.worker_args);
   /* Workers block all signals, so they go to the application's threads. */
   sigset_t all, old;
   sigfillset(&all);
@@ -340,14 +332,14 @@ int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks) {
     return kiln_set_error("parallel_launch: %d tasks is more than the %d allowed", num_tasks,
                           MAX_TASKS);
   int size = kiln_get_num_threads();
-  if (num_tasks <= 0 && (size == 1 || in_task)) return run_serial(fn, cdata, 1);
-  if (num_tasks == 1 || size == 1 || in_task) return run_serial(fn, cdata, num_tasks);
+  int serial_n = num_tasks > 0 ? num_tasks : 1; /* the tasks when run in this thread */
+  if (num_tasks == 1 || size == 1 || in_task) return run_serial(fn, cdata, serial_n);
 
   pthread_mutex_lock(&pool.launch_mu);
   start_workers(atomic_load(&pool_size));
   if (!pool.nworkers) {
     pthread_mutex_unlock(&pool.launch_mu);
-    return run_serial(fn, cdata, num_tasks > 0 ? num_tasks : 1);
+    return run_serial(fn, cdata, serial_n);
   }
   int nslots = pool.nworkers + 1;
   int n = num_tasks > 0 ? num_tasks : nslots * TASKS_PER_THREAD;
