@@ -375,6 +375,12 @@ def var(name="tindex", dtype="int32"):
     return _api("ir.Var")(name, dtype)
 
 
+def size_var(name="size", dtype="int32"):
+    """A variable standing for a size (TVM's SizeVar): Kiln makes a plain
+    Var (its simplifier assumes nothing about the sign of any variable)."""
+    return _api("ir.Var")(name, dtype)
+
+
 def as_expr(x):
     """An Expr from an Expr, an IterVar (its var) or a number."""
     if isinstance(x, Expr):

@@ -85,6 +85,11 @@ class Module:
 
     __getitem__ = get_function
 
+    def __call__(self, *args):
+        """Call the entry function (TVM's Module.__call__): fm(a, b) is
+        fm.entry_func(a, b)."""
+        return self.entry_func(*args)
+
     @property
     def entry_func(self):
         """The function the module was built for (else its first one)."""

@@ -15,7 +15,7 @@ import inspect
 import sys
 
 from . import _ffi
-from .expr import (Expr, IterVar, Var, Range, CommReducer, const, var, as_expr)  # noqa: F401
+from .expr import (Expr, IterVar, Var, Range, CommReducer, const, var, size_var, as_expr)  # noqa: F401
 from .object import as_list
 from .schedule import create_schedule  # noqa: F401
 from .tensor import Tensor, Operation  # noqa: F401

@@ -7,10 +7,12 @@
         intrp = relay.build_module.create_executor("graph", mod, kiln.cpu(), "llvm")
         y = intrp.evaluate()(x, **params)
 
-relay.frontend is kiln.frontend, relay.transform kiln.transform, and
+relay.frontend (a subpackage: from kiln.relay.frontend import from_onnx)
+holds kiln.frontend's importers, relay.transform is kiln.transform, and
 relay.build kiln.build of a model.
 """
-from .. import frontend, transform  # noqa: F401
+from .. import transform  # noqa: F401
+from . import frontend  # noqa: F401
 from ..graph import IRModule  # noqa: F401
 from ..transform import build_config, PassContext  # noqa: F401
 from . import build_module  # noqa: F401
