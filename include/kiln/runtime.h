@@ -373,9 +373,11 @@ int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan
  *
  * The report has one row per operator node (not "null" nodes, not
  * "__nop"s): the columns of TVM's debug runtime table (Node Name, Ops,
- * Time(us), Time(%), Shape, Inputs, Outputs) and Task, from the node attrs
- * "kiln_task" and "kiln_config" ("-" when absent).  Ops is the node attr
- * "kiln_ops" if present, else the function name. */
+ * Time(us), Time(%), Shape, Inputs, Outputs) - Ops is, as there, the
+ * function the node calls, so nodes sharing a kernel show the same name -
+ * then Op List, the node attr "kiln_ops" (the graph ops fused into the
+ * kernel; the function name if absent), and Task, from the node attrs
+ * "kiln_task" and "kiln_config" ("-" when absent). */
 
 typedef struct KilnProfile KilnProfile;
 
@@ -383,7 +385,8 @@ typedef struct KilnProfileRow {
   int node;              /* index in the graph's nodes */
   const char *name;      /* Node Name */
   const char *func_name; /* the module function it calls */
-  const char *ops;       /* Ops */
+  const char *ops;       /* Ops: as in TVM's debug executor, the kernel (function)
+                          * name; identical fused functions share one */
   const char *task;      /* Task: "conv2d_NCHWc.x86 [...] · records.json:12", or "-" */
   double time_us;        /* Time(us): mean over the measurements */
   double std_us;         /* standard deviation over the measurements */
@@ -393,6 +396,8 @@ typedef struct KilnProfileRow {
   const int64_t *shape;
   DLDataType dtype;      /* of output 0 */
   int num_inputs, num_outputs; /* Inputs, Outputs */
+  const char *op_list;   /* Op List: the graph ops fused into the kernel,
+                          * "nn.conv2d,add,nn.relu" (the func_name when unknown) */
 } KilnProfileRow;
 
 typedef enum KilnProfileFormat {

@@ -9,6 +9,10 @@
  * folded into the kernel as immediates; every other constant becomes a
  * parameter ("p0", "p1", ... in the graph JSON) stored in the params blob.
  *
+ * Groups that compute the same function (fuse.c) share one kernel: it is
+ * built once, under the group's func_name, and every such node of the
+ * graph JSON calls it (TVM's compile-engine cache).
+ *
  * The kernels are generated as C split over a few translation units that
  * are compiled in parallel, and linked with the graph JSON (TVM's format,
  * plus Kiln's per-node "kiln_ops"/"kiln_task"/"kiln_config" attributes for
@@ -111,9 +115,20 @@ static LoweredFunc *build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gr
     return NULL;
   }
   LowerOptions lo = {false, NULL, 0};
-  LoweredFunc *f = kiln_lower(s, np + 1, args, fg->name, &lo);
+  LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
   return f;
+}
+
+/* A group that calls an earlier group's kernel: its inputs, as
+ * build_group would list them, and the kernel's task. */
+static void share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info) {
+  for (int i = 0; i < fg->inputs.len; i++) {
+    GNode *in = fg->inputs.data[i];
+    if (!inline_const(in)) av_push(&info->inputs, in);
+  }
+  info->task = kernel->task;
+  info->config_source = kernel->config_source;
 }
 
 static cJSON *str_list(const char *tag, AVec *items) {
@@ -172,7 +187,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(o, "op", "tvm_op");
     cJSON_AddStringToObject(o, "name", fg->name);
     cJSON *attrs = cJSON_CreateObject();
-    cJSON_AddStringToObject(attrs, "func_name", fg->name);
+    cJSON_AddStringToObject(attrs, "func_name", fg->func_name);
     cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
     cJSON_AddStringToObject(attrs, "num_outputs", "1");
     cJSON_AddStringToObject(attrs, "flatten_data", "0");
@@ -256,9 +271,15 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   graph_fuse(g, opt->opt_level, &groups);
   GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
   LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);
+  int nfuncs = 0;
   for (int i = 0; i < groups.len && !rc; i++) {
-    funcs[i] = build_group(groups.data[i], opt, &infos[i]);
-    if (!funcs[i]) rc = -1;
+    FusedGroup *fg = groups.data[i];
+    if (fg->kernel != fg->id) {
+      share_group(fg, &infos[fg->kernel], &infos[i]);
+    } else {
+      funcs[nfuncs] = build_group(fg, opt, &infos[i]);
+      if (!funcs[nfuncs++]) rc = -1;
+    }
     if (opt->progress) opt->progress(i + 1, groups.len, opt->progress_ud);
   }
   /* parameters: constants the kernels read, and constant outputs */
@@ -295,16 +316,16 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     }
   }
   if (!rc) {
-    int nunits = opt->nunits > 0 ? opt->nunits : (groups.len > 24 ? 4 : groups.len > 6 ? 2 : 1);
+    int nunits = opt->nunits > 0 ? opt->nunits : (nfuncs > 24 ? 4 : nfuncs > 6 ? 2 : 1);
     StrBuf ir = {0};
-    for (int i = 0; i < groups.len; i++) {
+    for (int i = 0; i < nfuncs; i++) {
       sb_printf(&ir, "// function %s\n", funcs[i]->name);
       sb_puts(&ir, ir_stmt_str(funcs[i]->body));
     }
     KBlob blobs[3] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}, {"lowered_ir", ir.data ? ir.data : "", ir.len}};
-    char **units = codegen_c_units(funcs, groups.len, 3, blobs, nunits);
+    char **units = codegen_c_units(funcs, nfuncs, 3, blobs, nunits);
     if (!units) rc = -1;
-    if (units && groups.len < nunits) nunits = groups.len > 0 ? groups.len : 1;
+    if (units && nfuncs < nunits) nunits = nfuncs > 0 ? nfuncs : 1;
     if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
     if (!rc) rc = kiln_compile_c(nunits, (const char **)units, 3, blobs, so_path, &opt->copt);
     sb_free(&ir);
@@ -312,7 +333,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     free(units);
   }
   if (!rc && stats) {
-    stats->nkernels = groups.len;
+    stats->nkernels = nfuncs;
     stats->nparams = params.len;
     stats->param_bytes = 0;
     for (int i = 0; i < params.len; i++) stats->param_bytes += kiln_array_nbytes(((GNode *)params.data[i])->value);

@@ -17,6 +17,15 @@
  * a conservative stand-in for TVM's post-dominator analysis: it gives the
  * same groups on chains (conv -> bias -> bn -> add -> relu) and never
  * makes a group whose intermediate value is needed outside it.
+ *
+ * Names follow TVM.  Groups that compute the same function - the same ops
+ * with the same attributes, wiring, input types and folded scalar
+ * constants (group_key) - share one kernel, as TVM's compile engine
+ * caches a primitive function by its structure: func_name counts the
+ * distinct kernels of a base name (fused_nn_conv2d_add_nn_relu, then _1,
+ * _2, ...), and each group's node name is its kernel's name made unique
+ * as TVM's graph codegen does (a repeat gets "1", "2", ... appended:
+ * fused_nn_contrib_conv2d_NCHWc_add_nn_relu_11 calls _1).
  */
 #include "graph.h"
 
@@ -59,6 +68,66 @@ static const char *fused_base_name(AVec *nodes) {
   const char *r = kstrdup(sb.data);
   sb_free(&sb);
   return r;
+}
+
+/* What makes two groups compute the same function: per node its op,
+ * attributes, type and where each argument comes from (an earlier node of
+ * the group, or input k with its type, and the value of a one-element
+ * constant, which the build folds into the kernel).  Names and node ids
+ * are left out; everything the build's compute and strategy read is in. */
+static const char *group_key(const FusedGroup *fg) {
+  StrBuf sb = {0};
+  for (int k = 0; k < fg->nodes.len; k++) {
+    GNode *n = fg->nodes.data[k];
+    sb_printf(&sb, "%s(", n->op->name);
+    for (int a = 0; a < n->nargs; a++) {
+      GNode *in = n->args[a];
+      int local = av_find((AVec *)&fg->nodes, in);
+      if (local >= 0 && local < k) {
+        sb_printf(&sb, "%%%d,", local);
+        continue;
+      }
+      sb_printf(&sb, "p%d:%s", av_find((AVec *)&fg->inputs, in), ttype_str(&in->type));
+      if (in->kind == GN_CONST && ttype_numel(&in->type) == 1) {
+        double v = gnode_scalar_value(in);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        sb_printf(&sb, "=%llx", (unsigned long long)bits);
+      }
+      sb_putc(&sb, ',');
+    }
+    for (int a = 0; a < n->attrs.n; a++) {
+      const GAttr *at = &n->attrs.a[a];
+      sb_printf(&sb, "%s=%d:", at->key, (int)at->kind);
+      switch (at->kind) {
+      case GA_INT: sb_printf(&sb, "%lld", (long long)at->i); break;
+      case GA_FLOAT: sb_printf(&sb, "%.17g", at->f); break;
+      case GA_STR: sb_puts(&sb, at->s ? at->s : ""); break;
+      case GA_INTS:
+        for (int j = 0; j < at->n; j++) sb_printf(&sb, "%lld.", (long long)at->ints[j]);
+        break;
+      case GA_FLOATS:
+        for (int j = 0; j < at->n; j++) sb_printf(&sb, "%.17g.", at->floats[j]);
+        break;
+      }
+      sb_putc(&sb, ';');
+    }
+    sb_printf(&sb, ")%s\n", ttype_str(&n->type));
+  }
+  const char *r = kstrdup(sb.data);
+  sb_free(&sb);
+  return r;
+}
+
+/* TVM's GetUniqueName: the name itself the first time, then the name with
+ * 1, 2, ... appended (itself made unique the same way). */
+static const char *unique_name(PtrMap *used, const char *name) {
+  for (;;) {
+    intptr_t count = (intptr_t)pm_get(used, name);
+    pm_put(used, name, (void *)(count + 1));
+    if (!count) return name;
+    name = kfmt("%s%d", name, (int)count);
+  }
 }
 
 static int cmp_id(const void *a, const void *b) {
@@ -132,8 +201,10 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
     }
   }
   /* groups in topological order of their outputs; names by TVM's rule */
-  PtrMap seen_names;
+  PtrMap seen_names, kernels, node_names;
   pm_init_str(&seen_names);
+  pm_init_str(&kernels);
+  pm_init_str(&node_names);
   AVec result = {0};
   for (int i = 0; i < n; i++) {
     GNode *node = g->nodes.data[i];
@@ -159,13 +230,25 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
         if (!inside && av_find(&fg->inputs, in) < 0) av_push(&fg->inputs, in);
       }
     }
-    const char *base = fused_base_name(&fg->nodes);
-    intptr_t count = (intptr_t)pm_get(&seen_names, base);
-    fg->name = count ? kfmt("%s_%d", base, (int)count) : base;
-    pm_put(&seen_names, base, (void *)(count + 1));
+    const char *key = group_key(fg);
+    FusedGroup *same = opt_level > 0 ? pm_get(&kernels, key) : NULL;
+    if (same) {
+      fg->func_name = same->func_name;
+      fg->kernel = same->id;
+    } else {
+      const char *base = fused_base_name(&fg->nodes);
+      intptr_t count = (intptr_t)pm_get(&seen_names, base);
+      fg->func_name = count ? kfmt("%s_%d", base, (int)count) : base;
+      pm_put(&seen_names, base, (void *)(count + 1));
+      fg->kernel = fg->id;
+      pm_put(&kernels, key, fg);
+    }
+    fg->name = unique_name(&node_names, fg->func_name);
     av_push(&result, fg);
   }
   pm_free(&seen_names);
+  pm_free(&kernels);
+  pm_free(&node_names);
   free(uses);
   free(is_out);
   free(gid);

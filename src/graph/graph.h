@@ -197,7 +197,11 @@ typedef struct FusedGroup {
   GNode *out;
   GNode *anchor; /* the out-elementwise-fusable or reduce op, or NULL */
   AVec inputs;   /* GNode * from outside the group (vars, consts, calls) */
-  const char *name; /* TVM's rule: fused_nn_conv2d_add_nn_relu[_1] */
+  const char *func_name; /* the kernel, TVM's rule: fused_nn_conv2d_add_nn_relu[_1];
+                          * groups computing the same function share it */
+  int kernel;       /* the id of the first group with this kernel (itself if new) */
+  const char *name; /* the graph node: func_name, made unique (a repeat gets
+                     * "1", "2"... appended, as TVM names graph nodes) */
 } FusedGroup;
 
 /* Partition the calls of g into fused groups (DESIGN §4); opt_level 0

@@ -154,7 +154,7 @@ char *graph_to_text_fused(Graph *g, AVec *groups) {
   sb_puts(&sb, ") {\n");
   for (int i = 0; i < groups->len; i++) {
     FusedGroup *fg = groups->data[i];
-    sb_printf(&sb, "  %%%d = %s(", i, fg->name);
+    sb_printf(&sb, "  %%%d = %s(", i, fg->func_name);
     bool f1 = true;
     for (int k = 0; k < fg->inputs.len; k++) {
       GNode *in = fg->inputs.data[k];
@@ -178,7 +178,8 @@ char *graph_to_text_fused(Graph *g, AVec *groups) {
   sb_puts(&sb, "\n}\n");
   for (int i = 0; i < groups->len; i++) {
     FusedGroup *fg = groups->data[i];
-    sb_printf(&sb, "\n%s = fn (", fg->name);
+    if (fg->kernel != fg->id) continue; /* a shared kernel, printed once */
+    sb_printf(&sb, "\n%s = fn (", fg->func_name);
     int p = 0;
     for (int k = 0; k < fg->inputs.len; k++) {
       GNode *in = fg->inputs.data[k];

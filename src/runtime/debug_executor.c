@@ -148,7 +148,8 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
     row->node = op->node;
     row->name = dup_in(p->arena, nd->name);
     row->func_name = dup_in(p->arena, nd->func_name);
-    row->ops = nd->kiln_ops && *nd->kiln_ops ? dup_in(p->arena, nd->kiln_ops) : row->func_name;
+    row->ops = row->func_name;
+    row->op_list = nd->kiln_ops && *nd->kiln_ops ? dup_in(p->arena, nd->kiln_ops) : row->func_name;
     row->task = task_text(p->arena, nd);
     row->time_us = mean[i] / repeat;
     double var = sq[i] / repeat - row->time_us * row->time_us;
@@ -212,9 +213,9 @@ static void put_time(StrBuf *sb, double x) {
   sb_puts(sb, buf);
 }
 
-enum { NCOLS = 8 };
-static const char *const col_names[NCOLS] = {"Node Name", "Ops",    "Time(us)", "Time(%)",
-                                             "Shape",     "Inputs", "Outputs",  "Task"};
+enum { NCOLS = 9 };
+static const char *const col_names[NCOLS] = {"Node Name", "Ops",     "Time(us)", "Time(%)", "Shape",
+                                             "Inputs",    "Outputs", "Op List",  "Task"};
 
 /* The cells of row r (heap strings in cells[]). */
 static void row_cells(const KilnProfileRow *r, char **cells) {
@@ -231,7 +232,8 @@ static void row_cells(const KilnProfileRow *r, char **cells) {
   cells[5] = sb_steal(&sb);
   sb_printf(&sb, "%d", r->num_outputs);
   cells[6] = sb_steal(&sb);
-  cells[7] = xstrdup(r->task);
+  cells[7] = xstrdup(r->op_list);
+  cells[8] = xstrdup(r->task);
 }
 
 /* Display width: UTF-8 continuation bytes take no column. */
@@ -256,7 +258,7 @@ static char *format_table(const KilnProfile *p) {
   StrBuf t = {0};
   put_time(&t, p->total_us);
   char *total = sb_steal(&t);
-  const char *last[NCOLS] = {"Total_time", "-", total, "-", "-", "-", "-", "-"};
+  const char *last[NCOLS] = {"Total_time", "-", total, "-", "-", "-", "-", "-", "-"};
   for (int c = 0; c < NCOLS; c++) cells[nlines - 1][c] = xstrdup(last[c]);
   free(total);
   size_t w[NCOLS] = {0};
@@ -335,6 +337,7 @@ static cJSON *row_json(const KilnProfileRow *r, int with_times) {
   }
   cJSON_AddStringToObject(o, "func_name", r->func_name);
   cJSON_AddStringToObject(o, "ops", r->ops);
+  cJSON_AddStringToObject(o, "op_list", r->op_list);
   cJSON_AddItemToObject(o, "shape", shape_json(r));
   cJSON_AddStringToObject(o, "dtype", kiln_dtype_format(r->dtype, dt, sizeof dt));
   cJSON_AddNumberToObject(o, "inputs", r->num_inputs);

@@ -28,6 +28,34 @@ def test_model_matches_pytorch(name, exported, tmp_path):
     assert got.shape == ref.shape
     err = rel_l2(got, ref)
     assert err <= 1e-4, f"{name}: relative L2 error {err:g}"
+    if name == "vgg16":
+        check_vgg16_profile(so)
+
+
+def check_vgg16_profile(so):
+    """VGG-16's profile lists shared kernels as the seeds' forum profile
+    does (TVM: nodes fused_..._relu_1 and fused_..._relu_11 both call
+    fused_..._relu_1): Ops is the function a node calls, identical layers
+    call one kernel, a repeat's node name is the kernel's with a digit
+    appended, and the op list has its own column."""
+    p = kiln("run", so, "--profile", "--repeat", "1", "--number", "1")
+    lines = p.stdout.splitlines()
+    header = lines[0].split("  ")
+    cols = [c.strip() for c in header if c.strip()]
+    assert cols[:7] == ["Node Name", "Ops", "Time(us)", "Time(%)", "Shape", "Inputs", "Outputs"], cols
+    assert "Op List" in cols
+    rows = [ln.split() for ln in lines[2:] if ln.startswith("fused_")]
+    assert len(rows) == 24, len(rows)  # 13 convs, 5 pools, 3 dense, transforms
+    calls = {}
+    for r in rows:
+        calls.setdefault(r[1], []).append(r[0])
+        assert r[0].startswith(r[1])
+    shared = {k: sorted(v) for k, v in calls.items() if len(v) > 1}
+    # conv3_2/conv3_3, conv4_2/conv4_3, conv5_1/conv5_2/conv5_3 are twins
+    assert sorted(len(v) for v in shared.values()) == [2, 2, 3], shared
+    for k, v in shared.items():
+        assert v[0] == k and all(n == k + str(i) for i, n in enumerate(v[1:], 1)), (k, v)
+    assert len(calls) == 20
 
 
 def test_digits_accuracy_equals_pytorch(tmp_path):
