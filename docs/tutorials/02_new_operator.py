@@ -43,7 +43,7 @@ expected = np.clip(alpha * data + beta, 0, 1)
 print("by hand matches NumPy:", np.allclose(out.numpy(), expected))
 
 # 3. The op-table row (nn.hard_sigmoid in src/graph/op_elemwise.c) and the
-#    ONNX mapping (HardSigmoid in src/frontend/onnx/import_ops.c) put the
+#    ONNX mapping (HardSigmoid in src/frontend/onnx/ops/elementwise.c) put the
 #    same compute and schedule behind a model's node.
 node = helper.make_node("HardSigmoid", ["x"], ["y"], alpha=alpha, beta=beta)
 graph = helper.make_graph([node], "hs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],

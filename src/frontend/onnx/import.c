@@ -203,7 +203,10 @@ GNode *imp_reshape(Importer *im, GNode *x, int n, const int64_t *shape) {
   if (!x) return NULL;
   GAttrs a = gattrs_new();
   ga_ints(&a, "newshape", n, shape);
-  ga_int(&a, "allowzero", 1);
+  /* the shape is the literal result: a 0 is a size, not "copy the input's" */
+  bool zero = false;
+  for (int i = 0; i < n; i++) zero |= shape[i] == 0;
+  if (zero) ga_int(&a, "allowzero", 1);
   return imp_call(im, "reshape", 1, &x, a);
 }
 
@@ -254,6 +257,62 @@ GNode *imp_where(Importer *im, GNode *c, GNode *a, GNode *b) {
 }
 
 GNode *imp_scalar_like(Importer *im, double v, GNode *x) { return x ? graph_scalar(im->g, v, x->type.dtype) : NULL; }
+
+GNode *imp_slice(Importer *im, GNode *x, int axis, int64_t b, int64_t e) {
+  if (!x) return NULL;
+  GAttrs a = gattrs_new();
+  int64_t ax = axis, st = 1;
+  ga_ints(&a, "begin", 1, &b);
+  ga_ints(&a, "end", 1, &e);
+  ga_ints(&a, "strides", 1, &st);
+  ga_ints(&a, "axes", 1, &ax);
+  return imp_call(im, "strided_slice", 1, &x, a);
+}
+
+GNode *imp_index0(Importer *im, GNode *x, int64_t i) { return imp_squeeze(im, imp_slice(im, x, 0, i, i + 1), 0); }
+
+bool imp_want_output(Importer *im, int i) { return im->node->noutputs > i && *im->node->outputs[i]; }
+
+int imp_norm_axis(Importer *im, int64_t axis, int ndim, int *out) {
+  *out = 0;
+  if (axis < -ndim || axis >= (ndim > 0 ? ndim : 1))
+    return imp_error(im, "axis %lld is out of range for a tensor of rank %d", (long long)axis, ndim);
+  *out = (int)(axis < 0 ? axis + ndim : axis);
+  return 0;
+}
+
+int64_t imp_numel(int n, const int64_t *s) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) p *= s[i];
+  return p;
+}
+
+GNode *imp_new_i64(Importer *im, int ndim, const int64_t *shape, int64_t **data) {
+  void *p;
+  GNode *c = imp_new_const(im, DT_I64, ndim, shape, &p);
+  *data = p;
+  return c;
+}
+
+GNode *imp_mask2d(Importer *im, int64_t n, int64_t m, int trailing, ImpMaskFn pred, int64_t k) {
+  int64_t shape[GRAPH_MAX_DIMS] = {n, m};
+  for (int t = 0; t < trailing; t++) shape[2 + t] = 1;
+  void *p;
+  GNode *c = imp_new_const(im, DT_BOOL, 2 + trailing, shape, &p);
+  if (!c) return NULL;
+  uint8_t *d = p;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) d[i * m + j] = pred(i, j, k);
+  return c;
+}
+
+int imp_const_scalar(Importer *im, int i, double *out) {
+  GNode *c = imp_const_input(im, i);
+  if (!c) return -1;
+  if (ttype_numel(&c->type) != 1) return imp_error(im, "input %d must hold one value, got %s", i, ttype_str(&c->type));
+  *out = imp_const_at(c, 0);
+  return 0;
+}
 
 GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void **data) {
   DLTensor *a;
@@ -466,6 +525,37 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
   return rc;
 }
 
+/* The table's row for node n, or NULL + an error naming the op, its
+ * domain and the node. */
+static const OnnxOpEntry *find_op(Importer *im, const OnnxNode *n) {
+  bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx");
+  int64_t opset = dflt ? im->opset : onnx_model_opset(im->model, n->domain);
+  const OnnxOpEntry *e = onnx_find_op(n->domain, n->op_type, opset < 1 ? 1 : opset);
+  if (e) return e;
+  if (!dflt)
+    kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
+  else
+    kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
+  return NULL;
+}
+
+/* The node's inputs against the row: their number, and an empty name
+ * only where the op's input is optional. */
+static int check_arity(Importer *im, const OnnxOpEntry *e) {
+  const OnnxNode *n = im->node;
+  int lo = e->min_inputs, hi = e->max_inputs;
+  if (n->ninputs < lo || (hi != ONNX_VARIADIC && n->ninputs > hi)) {
+    const char *range = hi == ONNX_VARIADIC ? kfmt("at least %d", lo) : lo == hi ? kfmt("%d", lo) : kfmt("%d to %d", lo, hi);
+    return imp_error(im, "has %d input%s, but %s takes %s at this opset: fix the model (onnx.checker.check_model "
+                         "reports it too)",
+                     n->ninputs, n->ninputs == 1 ? "" : "s", n->op_type, range);
+  }
+  for (int i = 0; i < n->ninputs; i++)
+    if (!*n->inputs[i] && !(e->optional & (1u << (i < 31 ? i : 31))))
+      return imp_error(im, "input %d is required, but the node gives it as '' (omitted)", i);
+  return 0;
+}
+
 /* The node loop: each node's handler, with checks that its inputs exist
  * and its outputs were made with a supported data type. */
 static int import_nodes(Importer *im, const OnnxGraph *og) {
@@ -474,23 +564,12 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
   for (int i = 0; i < og->nnodes && !rc; i++) {
     const OnnxNode *n = &og->nodes[i];
     im->node = n;
-    /* the optimizers of the training domain are plain elementwise updates */
-    bool training = !strcmp(n->domain, "ai.onnx.preview.training") &&
-                    (!strcmp(n->op_type, "Adagrad") || !strcmp(n->op_type, "Adam") || !strcmp(n->op_type, "Momentum"));
-    if (*n->domain && strcmp(n->domain, "ai.onnx") && !training) {
-      rc = kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
+    const OnnxOpEntry *e = find_op(im, n);
+    if (!e) {
+      rc = -1;
       break;
     }
-    if (!training && (!strcmp(n->op_type, "Adagrad") || !strcmp(n->op_type, "Adam") || !strcmp(n->op_type, "Momentum"))) {
-      rc = kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
-      break;
-    }
-    OnnxHandler h = onnx_find_handler(n->op_type);
-    if (!h) {
-      rc = kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name,
-                          (long long)im->opset);
-      break;
-    }
+    if ((rc = check_arity(im, e))) break;
     for (int k = 0; k < n->ninputs && !rc; k++)
       if (*n->inputs[k] && !lookup(im, n->inputs[k]) && !pm_has(&im->seqs, n->inputs[k]))
         rc = pm_has(&im->initializers, n->inputs[k])
@@ -498,7 +577,7 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
                                   n->op_type, n->name, n->inputs[k]);
     if (rc) break;
-    rc = h(im);
+    rc = e->fn(im);
     for (int k = 0; k < n->noutputs && !rc; k++) {
       GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
       if (*n->outputs[k] && !o && !pm_has(&im->seqs, n->outputs[k]))

@@ -6,20 +6,18 @@
  * their shapes from the model, with dynamic dimensions bound from the
  * user's input shapes ("data:[1,3,224,224]"); a missing binding is an
  * error naming the input and the dimension.  Each ONNX node is mapped by a
- * handler from the table in import_ops.c to one or more graph calls.
+ * handler from the table in ops/table.c to one or more graph calls.
  * Whenever all inputs of a call are constants and its result is small, it
  * is evaluated at once, so the shape arithmetic exporters emit (Shape ->
  * Gather -> Concat -> Reshape) is known by the time it is needed.
  *
  * Files:
  *   import.c      the importer: values by name, inputs, initializers,
- *                 constants, the node loop, folding, errors; building
- *                 blocks for handlers
- *   import_ops.c  the table of ONNX operators and the handlers that map
- *                 an op to one graph call (or a few)
- *   import_composite.c  handlers that lower an op to a small graph of
- *                 calls (losses, TopK, Einsum, scatters, ...) or to a
- *                 constant computed at import (EyeLike, NonZero, windows)
+ *                 constants, the node loop (which checks each node against
+ *                 its row of the table), folding, errors; building blocks
+ *                 for handlers
+ *   ops/          the handlers, one file per domain, and the table of
+ *                 ONNX operators (ops/ops.h lists them)
  */
 #ifndef KILN_FRONTEND_ONNX_IMPORT_H
 #define KILN_FRONTEND_ONNX_IMPORT_H
@@ -125,42 +123,52 @@ GNode *imp_value(Importer *im, const char *name);
 /* Set the value of a name (a subgraph's formal input). */
 void imp_bind_value(Importer *im, const char *name, GNode *v);
 
-/* ===== import_ops.c ===== */
+/* More building blocks.  imp_slice: x[b:e] along axis (step 1);
+ * imp_index0: x[i] of the first axis, that axis dropped; imp_want_output:
+ * whether output i is requested; imp_norm_axis: axis in [-ndim, ndim)
+ * made non-negative, or -1 + error; imp_numel: the product of n dims;
+ * imp_new_i64: a zeroed int64 constant (*data its elements); imp_mask2d: a
+ * constant bool [n, m] (plus trailing size-1 dims) with mask[i][j] =
+ * pred(i, j, k); imp_const_scalar: input i, a constant of one element, as
+ * a double (-1 + error otherwise). */
+GNode *imp_slice(Importer *im, GNode *x, int axis, int64_t b, int64_t e);
+GNode *imp_index0(Importer *im, GNode *x, int64_t i);
+bool imp_want_output(Importer *im, int i);
+int imp_norm_axis(Importer *im, int64_t axis, int ndim, int *out);
+int64_t imp_numel(int n, const int64_t *s);
+GNode *imp_new_i64(Importer *im, int ndim, const int64_t *shape, int64_t **data);
+typedef bool (*ImpMaskFn)(int64_t i, int64_t j, int64_t k);
+GNode *imp_mask2d(Importer *im, int64_t n, int64_t m, int trailing, ImpMaskFn pred, int64_t k);
+int imp_const_scalar(Importer *im, int i, double *out);
+
+/* ===== ops/table.c ===== */
 
 typedef int (*OnnxHandler)(Importer *im);
+
+/* A row of the operator table: one op of one domain from the opset
+ * version `since` on, until the next row of the same op (a model whose
+ * opset is older than the op's first row uses that first row).  Inputs:
+ * at least min_inputs, at most max_inputs (ONNX_VARIADIC: any number);
+ * bit i of optional (bit 31 for i >= 31): input i may be omitted with an
+ * empty name.  The importer checks each node against its row before the
+ * handler runs (import.c), so a handler can rely on its required inputs. */
+#define ONNX_VARIADIC (-1)
 typedef struct OnnxOpEntry {
+  const char *domain; /* "" for ai.onnx */
   const char *op_type;
+  int since;          /* the first opset version this row describes */
   OnnxHandler fn;
+  int min_inputs, max_inputs;
+  uint32_t optional;
 } OnnxOpEntry;
 
-OnnxHandler onnx_find_handler(const char *op_type);
-/* Conv of x and w (+ bias b, or NULL) with the current node's attributes
- * (ConvInteger and QLinearConv reuse it); NULL + error. */
-GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b);
-
-/* ===== import_composite.c ===== */
-
-#define ONNX_COMPOSITE_HANDLERS(X)                                                                   \
-  X(BatchNormTraining) X(LayerNormStats) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)     \
-  X(Trilu) X(Hardmax) X(OneHot) X(CumSum) X(IsInf) X(Shrink) X(EyeLike) X(MeanVarianceNormalization) \
-  X(LpNormalization) X(GlobalLpPool) X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(Einsum)      \
-  X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) X(RNN) X(GRU) X(LSTM) X(QuantizeLinear)            \
-  X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger) X(QLinearMatMul) X(QLinearConv)  \
-  X(If) X(Loop) X(Scan) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT) \
-  X(GridSample) X(Det) X(RoiAlign) X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) \
-  X(SequenceAt) X(SequenceLength) X(SplitToSequence) X(ConcatFromSequence) X(TfIdfVectorizer) \
-  X(Adagrad) X(Adam) X(Momentum)
-#define X(n) int onnx_h_##n(Importer *im);
-ONNX_COMPOSITE_HANDLERS(X)
-#undef X
-/* MaxPool's Indices output for x (NCHW) and the window (k, s, d, pads
- * begin/end per spatial axis); -1 + error. */
-/* Resize with coordinate_transformation_mode tf_crop_and_resize to size
- * (the roi is input 1). */
-int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size);
-int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
-                         const int64_t *pe, bool ceil_mode, GNode **out);
-/* The ONNX ops Kiln maps (for listings and the conformance report). */
+/* The row for op_type of domain ("" or "ai.onnx": the default domain) at
+ * opset version `opset`, or NULL if Kiln does not map the op. */
+const OnnxOpEntry *onnx_find_op(const char *domain, const char *op_type, int64_t opset);
+/* Whether some domain maps op_type (for the error about a wrong domain). */
+bool onnx_op_known(const char *op_type);
+/* The whole table, sorted by op and version (for listings and the
+ * conformance report). */
 const OnnxOpEntry *onnx_op_table(int *n);
 
 #endif

@@ -1,0 +1,201 @@
+/*
+ * control.c - ONNX's control flow with a static schedule: If on a
+ * constant condition inlines one branch; Loop and Scan are unrolled (a
+ * Loop needs a constant trip count or a condition that folds to a
+ * constant each iteration).
+ *
+ * A body is imported into the current graph with imp_subgraph, its formal
+ * inputs bound to the values of the iteration; scan outputs are stacked
+ * along a new axis.
+ */
+#include "ops.h"
+
+/* ---- control flow with a static schedule: If on a constant condition
+ * inlines one branch; Loop and Scan are unrolled (a Loop needs a constant
+ * trip count or a condition that folds to a constant each iteration) ---- */
+
+#define MAX_UNROLL 4096
+
+static GNode *subgraph_output(Importer *im, const OnnxGraph *g, int k) {
+  GNode *v = imp_value(im, g->outputs[k].name);
+  if (!v) imp_error(im, "subgraph output '%s' is not produced", g->outputs[k].name);
+  return v;
+}
+
+int onnx_h_If(Importer *im) {
+  GNode *c = imp_const_input(im, 0);
+  if (!c) return -1;
+  if (ttype_numel(&c->type) != 1) return imp_error(im, "cond must hold one value, got %s", ttype_str(&c->type));
+  bool take = imp_const_at(c, 0) != 0;
+  const OnnxGraph *g = onnx_attr_graph(N(im), take ? "then_branch" : "else_branch");
+  if (!g) return imp_error(im, "missing attribute '%s'", take ? "then_branch" : "else_branch");
+  if (g->noutputs != N(im)->noutputs)
+    return imp_error(im, "the branch has %d outputs, the node %d", g->noutputs, N(im)->noutputs);
+  if (imp_subgraph(im, g)) return -1;
+  for (int k = 0; k < g->noutputs; k++) {
+    ImpSeq *q = imp_value(im, g->outputs[k].name) ? NULL : imp_value_seq(im, g->outputs[k].name);
+    if (q ? imp_set_output_seq(im, k, q) : imp_set_output(im, k, subgraph_output(im, g, k))) return -1;
+  }
+  return 0;
+}
+
+/* Stack per-iteration values along a new axis (scan outputs). */
+static GNode *stack(Importer *im, int n, GNode **vals, int axis) {
+  if (n == 0) return imp_error(im, "a scan output of zero iterations has no known shape"), NULL;
+  GNode **e = KNEWN(GNode *, n);
+  for (int i = 0; i < n; i++)
+    if (!(e[i] = imp_expand_dims(im, vals[i], axis))) return NULL;
+  if (n == 1) return e[0];
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", axis);
+  return imp_call(im, "concatenate", n, e, a);
+}
+
+int onnx_h_Loop(Importer *im) {
+  const OnnxGraph *body = onnx_attr_graph(N(im), "body");
+  if (!body) return imp_error(im, "missing attribute 'body'");
+  int nin = imp_ninputs(im), ncarry = nin - 2;
+  if (ncarry < 0 || body->ninputs != ncarry + 2 || body->noutputs < ncarry + 1)
+    return imp_error(im, "the body's inputs and outputs do not match the node's");
+  int nscan = body->noutputs - 1 - ncarry;
+  int64_t trips = -1;
+  if (imp_input(im, 0)) {
+    double m;
+    if (imp_const_scalar(im, 0, &m)) return -1;
+    trips = (int64_t)m;
+  }
+  bool cond = true;
+  if (imp_input(im, 1)) {
+    double cv;
+    if (imp_const_scalar(im, 1, &cv)) return -1;
+    cond = cv != 0;
+  }
+  if (trips < 0 && !imp_input(im, 1)) return imp_error(im, "a loop with neither a trip count nor a condition never ends");
+  GNode **carry = KNEWN(GNode *, ncarry + 1);
+  for (int i = 0; i < ncarry; i++)
+    if (!(carry[i] = imp_input(im, 2 + i))) return imp_error(im, "loop-carried input %d is missing", i);
+  AVec *scans = KNEWN(AVec, nscan + 1);
+  int64_t it = 0;
+  for (; cond && (trips < 0 || it < trips); it++) {
+    if (it >= MAX_UNROLL) return imp_error(im, "more than %d iterations are not supported (the loop is unrolled)", MAX_UNROLL);
+    imp_bind_value(im, body->inputs[0].name, imp_scalar(im, (double)it, DT_I64));
+    imp_bind_value(im, body->inputs[1].name, imp_scalar(im, 1, DT_BOOL));
+    for (int i = 0; i < ncarry; i++) imp_bind_value(im, body->inputs[2 + i].name, carry[i]);
+    if (imp_subgraph(im, body)) return -1;
+    GNode *co = subgraph_output(im, body, 0);
+    if (!co) return -1;
+    if (co->kind != GN_CONST || ttype_numel(&co->type) != 1)
+      return imp_error(im, "the loop condition must be known at compile time (the loop is unrolled)");
+    cond = imp_const_at(co, 0) != 0;
+    for (int i = 0; i < ncarry; i++)
+      if (!(carry[i] = subgraph_output(im, body, 1 + i))) return -1;
+    for (int s = 0; s < nscan; s++) {
+      GNode *v = subgraph_output(im, body, 1 + ncarry + s);
+      if (!v) return -1;
+      av_push(&scans[s], v);
+    }
+  }
+  for (int i = 0; i < ncarry; i++)
+    if (imp_set_output(im, i, carry[i])) return -1;
+  for (int s = 0; s < nscan; s++)
+    if (imp_want_output(im, ncarry + s) && imp_set_output(im, ncarry + s, stack(im, scans[s].len, (GNode **)scans[s].data, 0))) return -1;
+  return 0;
+}
+
+/* One Scan over scan inputs already sliced per step: step t reads
+ * xs[k][t]; returns the final states and the per-step scan outputs. */
+static int scan_run(Importer *im, const OnnxGraph *body, int nstate, GNode **state, int nscan_in, GNode ***xs, int64_t T,
+                    int nscan_out, AVec *outs) {
+  for (int64_t t = 0; t < T; t++) {
+    for (int i = 0; i < nstate; i++) imp_bind_value(im, body->inputs[i].name, state[i]);
+    for (int k = 0; k < nscan_in; k++) imp_bind_value(im, body->inputs[nstate + k].name, xs[k][t]);
+    if (imp_subgraph(im, body)) return -1;
+    for (int i = 0; i < nstate; i++)
+      if (!(state[i] = subgraph_output(im, body, i))) return -1;
+    for (int s = 0; s < nscan_out; s++) {
+      GNode *v = subgraph_output(im, body, nstate + s);
+      if (!v) return -1;
+      av_push(&outs[s], v);
+    }
+  }
+  return 0;
+}
+
+int onnx_h_Scan(Importer *im) {
+  const OnnxGraph *body = onnx_attr_graph(N(im), "body");
+  if (!body) return imp_error(im, "missing attribute 'body'");
+  int64_t M = onnx_attr_int(N(im), "num_scan_inputs", 0);
+  bool v8 = imp_opset(im) < 9; /* opset 8: a leading batch axis and sequence_lens */
+  int first = v8 ? 1 : 0, nin = imp_ninputs(im) - first, nstate = nin - (int)M;
+  int nscan_out = body->noutputs - nstate;
+  if (M < 1 || nstate < 0 || body->ninputs != nin || nscan_out < 0)
+    return imp_error(im, "the body's inputs and outputs do not match the node's");
+  if (v8 && imp_input(im, 0)) return imp_error(im, "sequence_lens is not supported");
+  int n;
+  const int64_t *in_axes = onnx_attr_ints(N(im), "scan_input_axes", &n);
+  if (in_axes && n != M) return imp_error(im, "scan_input_axes has %d values for %lld scan inputs", n, (long long)M);
+  const int64_t *in_dirs = onnx_attr_ints(N(im), v8 ? "directions" : "scan_input_directions", &n);
+  const int64_t *out_axes = onnx_attr_ints(N(im), "scan_output_axes", &n);
+  const int64_t *out_dirs = onnx_attr_ints(N(im), "scan_output_directions", &n);
+  GNode **state0 = KNEWN(GNode *, nstate + 1), **xs0 = KNEWN(GNode *, M + 1);
+  for (int i = 0; i < nstate; i++)
+    if (!(state0[i] = imp_input(im, first + i))) return imp_error(im, "state input %d is missing", i);
+  for (int k = 0; k < M; k++)
+    if (!(xs0[k] = imp_input(im, first + nstate + k))) return imp_error(im, "scan input %d is missing", k);
+  int64_t B = v8 ? xs0[0]->type.shape[0] : 1;
+  GNode ***finals = KNEWN(GNode **, B + 1);
+  AVec **outs = KNEWN(AVec *, B + 1);
+  for (int64_t b = 0; b < B; b++) {
+    GNode **state = KNEWN(GNode *, nstate + 1);
+    GNode ***xs = KNEWN(GNode **, M + 1);
+    int64_t T = -1;
+    for (int i = 0; i < nstate; i++) state[i] = v8 ? imp_index0(im, state0[i], b) : state0[i];
+    for (int k = 0; k < M; k++) {
+      GNode *x = v8 ? imp_index0(im, xs0[k], b) : xs0[k];
+      if (!x) return -1;
+      int ax;
+      if (imp_norm_axis(im, in_axes ? in_axes[k] : 0, x->type.ndim, &ax)) return -1;
+      int64_t len = x->type.shape[ax];
+      if (T >= 0 && len != T) return imp_error(im, "scan inputs have different lengths %lld and %lld", (long long)T, (long long)len);
+      T = len;
+      if (T > MAX_UNROLL) return imp_error(im, "more than %d steps are not supported (the scan is unrolled)", MAX_UNROLL);
+      bool rev = in_dirs && in_dirs[k];
+      xs[k] = KNEWN(GNode *, T + 1);
+      for (int64_t t = 0; t < T; t++) {
+        int64_t src = rev ? T - 1 - t : t;
+        xs[k][t] = imp_squeeze(im, imp_slice(im, x, ax, src, src + 1), ax);
+      }
+    }
+    outs[b] = KNEWN(AVec, nscan_out + 1);
+    if (scan_run(im, body, nstate, state, (int)M, xs, T, nscan_out, outs[b])) return -1;
+    finals[b] = state;
+  }
+  for (int i = 0; i < nstate; i++) {
+    GNode *v = finals[0][i];
+    if (v8) {
+      GNode **per = KNEWN(GNode *, B + 1);
+      for (int64_t b = 0; b < B; b++) per[b] = finals[b][i];
+      v = stack(im, (int)B, per, 0);
+    }
+    if (imp_set_output(im, i, v)) return -1;
+  }
+  for (int s = 0; s < nscan_out; s++) {
+    GNode **per = KNEWN(GNode *, B + 1);
+    for (int64_t b = 0; b < B; b++) {
+      AVec *o = &outs[b][s];
+      if (out_dirs && out_dirs[s]) /* reversed: the last step first */
+        for (int i = 0, j = o->len - 1; i < j; i++, j--) {
+          void *tmp = o->data[i];
+          o->data[i] = o->data[j];
+          o->data[j] = tmp;
+        }
+      GNode *first_v = o->len ? (GNode *)o->data[0] : NULL;
+      int ax = 0;
+      if (out_axes && first_v && imp_norm_axis(im, out_axes[s], first_v->type.ndim + 1, &ax)) return -1;
+      per[b] = stack(im, o->len, (GNode **)o->data, ax);
+    }
+    GNode *v = v8 ? stack(im, (int)B, per, 0) : per[0];
+    if (imp_want_output(im, nstate + s) && imp_set_output(im, nstate + s, v)) return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,337 @@
+/*
+ * image.c - ONNX's image operators: Resize and Upsample (including
+ * tf_crop_and_resize), GridSample and RoiAlign.
+ *
+ * Resize is the graph op image.resize2d with ONNX's coordinate modes; the
+ * crop-and-resize mode, GridSample and RoiAlign gather at positions that
+ * are constants or elementwise functions of the inputs.
+ */
+#include "ops.h"
+
+/* ---- resize ---- */
+
+int onnx_h_resize(Importer *im) {
+  GNode *x = in0(im);
+  int nd = x->type.ndim;
+  int64_t size[MAXD];
+  double scales[MAXD];
+  bool have = false;
+  const char *op = N(im)->op_type;
+  if (!strcmp(op, "Upsample") && imp_opset(im) < 7)
+    return imp_error(im, "Upsample before opset 7 (height_scale and width_scale) is not supported");
+  if (!strcmp(op, "Upsample") && imp_opset(im) < 9) {
+    int n;
+    const float *v = onnx_attr_floats(N(im), "scales", &n);
+    if (!v || n != nd) return imp_error(im, "scales must have %d values", nd);
+    for (int i = 0; i < nd; i++) scales[i] = v[i];
+  } else {
+    int si = !strcmp(op, "Upsample") ? 1 : imp_opset(im) >= 11 ? 2 : 1;
+    GNode *sz = !strcmp(op, "Resize") && imp_opset(im) >= 11 ? imp_input(im, 3) : NULL;
+    if (sz && ttype_numel(&sz->type) > 0) {
+      int n = imp_const_input_ints(im, 3, size, MAXD);
+      if (n < 0) return -1;
+      if (n != nd) return imp_error(im, "sizes has %d values, expected %d", n, nd);
+      have = true;
+    } else {
+      if (!imp_input(im, si)) return imp_error(im, "needs scales or sizes");
+      GNode *sc = imp_const_input(im, si);
+      if (!sc) return -1;
+      if (ttype_numel(&sc->type) != nd || !dt_eq(sc->type.dtype, DT_F32))
+        return imp_error(im, "scales must hold %d float32 values, got %s", nd, ttype_str(&sc->type));
+      for (int i = 0; i < nd; i++) scales[i] = ((const float *)((char *)sc->value->data + sc->value->byte_offset))[i];
+    }
+  }
+  if (!have)
+    for (int i = 0; i < nd; i++) size[i] = (int64_t)floor((double)x->type.shape[i] * scales[i]);
+  if (!strcmp(onnx_attr_string(N(im), "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
+    return onnx_resize_crop(im, x, size);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "size", nd, size);
+  if (!have) {
+    ga_floats(&a, "scales", nd, scales);
+  }
+  const char *mode = onnx_attr_string(N(im), "mode", "nearest");
+  ga_str(&a, "method", mode);
+  ga_str(&a, "coordinate_transformation_mode",
+         onnx_attr_string(N(im), "coordinate_transformation_mode", !strcmp(op, "Upsample") || imp_opset(im) < 11 ? "asymmetric" : "half_pixel"));
+  ga_str(&a, "nearest_mode", onnx_attr_string(N(im), "nearest_mode", !strcmp(op, "Upsample") || imp_opset(im) < 11 ? "floor" : "round_prefer_floor"));
+  ga_float(&a, "cubic_coeff_a", onnx_attr_float(N(im), "cubic_coeff_a", -0.75f));
+  ga_int(&a, "exclude_outside", onnx_attr_int(N(im), "exclude_outside", 0));
+  ga_float(&a, "extrapolation_value", onnx_attr_float(N(im), "extrapolation_value", 0.0f));
+  return out0(im, imp_call(im, "image.resize2d", 1, &x, a));
+}
+
+/* ---- GridSample (PyTorch's grid_sample): coordinates computed with
+ * elementwise ops, samples gathered from the input flattened to
+ * [N * H * W, C] ---- */
+
+typedef struct Grid {
+  GNode *xf;       /* [N * H * W, C] */
+  GNode *batch;    /* [N, 1, 1] int64: n * H * W */
+  int64_t H, W;
+  DType t;
+  int pad;         /* 0 zeros, 1 border, 2 reflection */
+  bool align;
+} Grid;
+
+static GNode *fscal(Importer *im, double v, const Grid *g) { return imp_scalar(im, v, g->t); }
+
+/* Reflect x into [lo2 / 2, hi2 / 2] (PyTorch's reflect_coordinates). */
+static GNode *reflect(Importer *im, const Grid *g, GNode *x, double lo2, double hi2) {
+  if (lo2 == hi2) return bin(im, "multiply", x, fscal(im, 0, g));
+  double mn = lo2 / 2, span = (hi2 - lo2) / 2;
+  GNode *a = un(im, "abs", bin(im, "subtract", x, fscal(im, mn, g)));
+  GNode *extra = bin(im, "mod", a, fscal(im, span, g));
+  GNode *flips = un(im, "floor", bin(im, "divide", a, fscal(im, span, g)));
+  GNode *even = bin(im, "equal", bin(im, "mod", flips, fscal(im, 2, g)), fscal(im, 0, g));
+  return imp_where(im, even, bin(im, "add", extra, fscal(im, mn, g)), bin(im, "subtract", fscal(im, span + mn, g), extra));
+}
+
+/* Padding applied to a source coordinate along an axis of size n. */
+static GNode *pad_coord(Importer *im, const Grid *g, GNode *x, int64_t n) {
+  GAttrs a = gattrs_new();
+  ga_float(&a, "a_min", 0);
+  ga_float(&a, "a_max", (double)(n - 1));
+  if (g->pad == 0) return x;
+  if (g->pad == 2) x = g->align ? reflect(im, g, x, 0, 2.0 * (double)(n - 1)) : reflect(im, g, x, -1, 2.0 * (double)n - 1);
+  return x ? imp_call(im, "clip", 1, &x, a) : NULL;
+}
+
+/* Input values at integer coordinates (ix, iy: float tensors holding
+ * integers, [N, Ho, Wo]); 0 outside the input.  Returns [N, Ho, Wo, C]. */
+static GNode *grid_at(Importer *im, const Grid *g, GNode *ix, GNode *iy) {
+  GNode *zero = fscal(im, 0, g);
+  GNode *valid = bin(im, "logical_and",
+                     bin(im, "logical_and", bin(im, "greater_equal", ix, zero), bin(im, "less", ix, fscal(im, (double)g->W, g))),
+                     bin(im, "logical_and", bin(im, "greater_equal", iy, zero), bin(im, "less", iy, fscal(im, (double)g->H, g))));
+  GAttrs cx = gattrs_new(), cy = gattrs_new();
+  ga_float(&cx, "a_min", 0);
+  ga_float(&cx, "a_max", (double)(g->W - 1));
+  ga_float(&cy, "a_min", 0);
+  ga_float(&cy, "a_max", (double)(g->H - 1));
+  GNode *xc = ix ? imp_call(im, "clip", 1, &ix, cx) : NULL, *yc = iy ? imp_call(im, "clip", 1, &iy, cy) : NULL;
+  GNode *lin = bin(im, "add", bin(im, "add", imp_cast(im, bin(im, "multiply", yc, fscal(im, (double)g->W, g)), DT_I64), imp_cast(im, xc, DT_I64)),
+                   g->batch);
+  GAttrs ta = gattrs_new();
+  ga_int(&ta, "axis", 0);
+  GNode *args[2] = {g->xf, lin};
+  GNode *v = imp_call(im, "take", 2, args, ta);
+  return imp_where(im, imp_expand_dims(im, valid, 3), v, imp_scalar_like(im, 0, v));
+}
+
+static GNode *cubic_w(Importer *im, const Grid *g, GNode *t, int i) {
+  const double A = -0.75;
+  GNode *one = fscal(im, 1, g);
+  GNode *s = i == 0 ? bin(im, "add", t, one) : i == 1 ? t : i == 2 ? bin(im, "subtract", one, t) : bin(im, "subtract", fscal(im, 2, g), t);
+  if (i == 0 || i == 3) /* ((A s - 5A) s + 8A) s - 4A */
+    return bin(im, "subtract",
+               bin(im, "multiply", bin(im, "add", bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", s, fscal(im, A, g)), fscal(im, 5 * A, g)), s), fscal(im, 8 * A, g)), s),
+               fscal(im, 4 * A, g));
+  /* ((A + 2) s - (A + 3)) s s + 1 */
+  return bin(im, "add", bin(im, "multiply", bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", s, fscal(im, A + 2, g)), fscal(im, A + 3, g)), s), s), one);
+}
+
+int onnx_h_GridSample(Importer *im) {
+  GNode *x = imp_input(im, 0), *grid = imp_input(im, 1);
+  if (!x || !grid) return imp_error(im, "needs X and grid");
+  if (x->type.ndim != 4 || grid->type.ndim != 4 || grid->type.shape[3] != 2 || grid->type.shape[0] != x->type.shape[0])
+    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2]", ttype_str(&x->type), ttype_str(&grid->type));
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point, got %s", dt_str(x->type.dtype));
+  const char *mode = onnx_attr_string(N(im), "mode", "bilinear"), *pm = onnx_attr_string(N(im), "padding_mode", "zeros");
+  Grid g;
+  g.t = x->type.dtype;
+  g.align = onnx_attr_int(N(im), "align_corners", 0) != 0;
+  g.pad = !strcmp(pm, "zeros") ? 0 : !strcmp(pm, "border") ? 1 : !strcmp(pm, "reflection") ? 2 : -1;
+  if (g.pad < 0) return imp_error(im, "padding_mode '%s' is not supported", pm);
+  int m = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "bilinear") ? 1 : !strcmp(mode, "bicubic") ? 2 : -1;
+  if (m < 0) return imp_error(im, "mode '%s' is not supported", mode);
+  int64_t N = x->type.shape[0], C = x->type.shape[1];
+  g.H = x->type.shape[2], g.W = x->type.shape[3];
+  int64_t p[4] = {0, 2, 3, 1}, fs[2] = {N * g.H * g.W, C}, bs[3] = {N, 1, 1}, *bd;
+  g.xf = imp_reshape(im, imp_transpose(im, x, 4, p), 2, fs);
+  g.batch = imp_new_i64(im, 3, bs, &bd);
+  if (!g.batch) return -1;
+  for (int64_t n = 0; n < N; n++) bd[n] = n * g.H * g.W;
+  GNode *gr = imp_cast(im, grid, g.t);
+  GNode *gx = imp_squeeze(im, imp_slice(im, gr, 3, 0, 1), 3), *gy = imp_squeeze(im, imp_slice(im, gr, 3, 1, 2), 3);
+  /* unnormalize: align_corners ? (v + 1) / 2 (n - 1) : ((v + 1) n - 1) / 2 */
+  GNode *one = fscal(im, 1, &g), *half = fscal(im, 0.5, &g);
+  GNode *ux = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gx, one), half), fscal(im, (double)(g.W - 1), &g))
+                      : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gx, one), fscal(im, (double)g.W, &g)), one), half);
+  GNode *uy = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gy, one), half), fscal(im, (double)(g.H - 1), &g))
+                      : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gy, one), fscal(im, (double)g.H, &g)), one), half);
+  GNode *out = NULL;
+  if (m == 0 || m == 1) {
+    GNode *cx = pad_coord(im, &g, ux, g.W), *cy = pad_coord(im, &g, uy, g.H);
+    if (m == 0) {
+      out = grid_at(im, &g, un(im, "round", cx), un(im, "round", cy));
+    } else {
+      GNode *x0 = un(im, "floor", cx), *y0 = un(im, "floor", cy);
+      GNode *x1 = bin(im, "add", x0, one), *y1 = bin(im, "add", y0, one);
+      GNode *wx1 = bin(im, "subtract", cx, x0), *wy1 = bin(im, "subtract", cy, y0);
+      GNode *wx0 = bin(im, "subtract", one, wx1), *wy0 = bin(im, "subtract", one, wy1);
+      GNode *xs[2] = {x0, x1}, *ys[2] = {y0, y1}, *wxs[2] = {wx0, wx1}, *wys[2] = {wy0, wy1};
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+          GNode *w = imp_expand_dims(im, bin(im, "multiply", wys[i], wxs[j]), 3);
+          GNode *term = bin(im, "multiply", grid_at(im, &g, xs[j], ys[i]), w);
+          out = out ? bin(im, "add", out, term) : term;
+        }
+    }
+  } else {
+    GNode *x0 = un(im, "floor", ux), *y0 = un(im, "floor", uy);
+    GNode *tx = bin(im, "subtract", ux, x0), *ty = bin(im, "subtract", uy, y0);
+    for (int i = 0; i < 4; i++) {
+      GNode *yi = un(im, "trunc", pad_coord(im, &g, bin(im, "add", y0, fscal(im, i - 1, &g)), g.H));
+      GNode *row = NULL;
+      for (int j = 0; j < 4; j++) {
+        GNode *xj = un(im, "trunc", pad_coord(im, &g, bin(im, "add", x0, fscal(im, j - 1, &g)), g.W));
+        GNode *term = bin(im, "multiply", grid_at(im, &g, xj, yi), imp_expand_dims(im, cubic_w(im, &g, tx, j), 3));
+        row = row ? bin(im, "add", row, term) : term;
+      }
+      GNode *term = bin(im, "multiply", row, imp_expand_dims(im, cubic_w(im, &g, ty, i), 3));
+      out = out ? bin(im, "add", out, term) : term;
+    }
+  }
+  int64_t back[4] = {0, 3, 1, 2};
+  return imp_set_output(im, 0, imp_transpose(im, out, 4, back));
+}
+
+/* ---- RoiAlign (ONNX Runtime's algorithm, a fixed sampling grid) ---- */
+
+int onnx_h_RoiAlign(Importer *im) {
+  GNode *x = imp_input(im, 0), *rois = imp_input(im, 1), *bidx = imp_input(im, 2);
+  if (!x || !rois || !bidx) return imp_error(im, "needs X, rois and batch_indices");
+  if (x->type.ndim != 4 || rois->type.ndim != 2 || rois->type.shape[1] != 4 || bidx->type.ndim != 1 ||
+      bidx->type.shape[0] != rois->type.shape[0])
+    return imp_error(im, "X %s, rois %s and batch_indices %s must be [N, C, H, W], [R, 4] and [R]", ttype_str(&x->type),
+                     ttype_str(&rois->type), ttype_str(&bidx->type));
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point");
+  int64_t PH = onnx_attr_int(N(im), "output_height", 1), PW = onnx_attr_int(N(im), "output_width", 1),
+          G = onnx_attr_int(N(im), "sampling_ratio", 0);
+  double scale = onnx_attr_float(N(im), "spatial_scale", 1.0f);
+  const char *mode = onnx_attr_string(N(im), "mode", "avg");
+  const char *ct = onnx_attr_string(N(im), "coordinate_transformation_mode", imp_opset(im) >= 16 ? "half_pixel" : "output_half_pixel");
+  bool maxm = !strcmp(mode, "max"), half = !strcmp(ct, "half_pixel");
+  if (!maxm && strcmp(mode, "avg")) return imp_error(im, "mode '%s' is not supported", mode);
+  if (!half && strcmp(ct, "output_half_pixel")) return imp_error(im, "coordinate_transformation_mode '%s' is not supported", ct);
+  if (G <= 0) return imp_error(im, "sampling_ratio = %lld (adaptive, data-dependent) is not supported", (long long)G);
+  int64_t R = rois->type.shape[0], N = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3];
+  DType t = x->type.dtype;
+  Grid g = {0};
+  g.t = t;
+  GNode *rf = imp_cast(im, rois, t);
+  GNode *c[4];
+  for (int i = 0; i < 4; i++) c[i] = bin(im, "subtract", bin(im, "multiply", imp_squeeze(im, imp_slice(im, rf, 1, i, i + 1), 1), fscal(im, scale, &g)), fscal(im, half ? 0.5 : 0, &g));
+  GNode *rw = bin(im, "subtract", c[2], c[0]), *rh = bin(im, "subtract", c[3], c[1]);
+  if (!half) rw = bin(im, "maximum", rw, fscal(im, 1, &g)), rh = bin(im, "maximum", rh, fscal(im, 1, &g));
+  /* sample positions: start + bin * (p + (i + 0.5) / G), [R, P * G] */
+  GNode *pos[2];
+  int64_t P[2] = {PH, PW}, n2[2] = {H, W};
+  GNode *start[2] = {c[1], c[0]}, *size[2] = {rh, rw};
+  GNode *lo[2], *hi[2], *wl[2], *wh[2], *ok[2];
+  for (int a = 0; a < 2; a++) {
+    int64_t len = P[a] * G;
+    void *kp;
+    GNode *kc = imp_new_const(im, t, 1, &len, &kp);
+    if (!kc) return -1;
+    for (int64_t p = 0; p < P[a]; p++)
+      for (int64_t i = 0; i < G; i++) imp_array_set(kc->value, p * G + i, (double)p + ((double)i + 0.5) / (double)G);
+    GNode *bin_sz = bin(im, "divide", size[a], fscal(im, (double)P[a], &g));
+    pos[a] = bin(im, "add", imp_expand_dims(im, start[a], 1), bin(im, "multiply", imp_expand_dims(im, bin_sz, 1), kc));
+    /* bilinear taps with ONNX Runtime's edge rules */
+    GNode *v = pos[a], *dim = fscal(im, (double)n2[a], &g), *last = fscal(im, (double)(n2[a] - 1), &g);
+    ok[a] = bin(im, "logical_and", bin(im, "greater_equal", v, fscal(im, -1, &g)), bin(im, "less_equal", v, dim));
+    v = bin(im, "maximum", v, fscal(im, 0, &g));
+    GNode *fl = un(im, "floor", v);
+    GNode *edge = bin(im, "greater_equal", fl, last);
+    lo[a] = imp_where(im, edge, last, fl);
+    hi[a] = imp_where(im, edge, last, bin(im, "add", fl, fscal(im, 1, &g)));
+    v = imp_where(im, edge, last, v);
+    wh[a] = bin(im, "subtract", v, lo[a]);           /* weight of the high tap */
+    wl[a] = bin(im, "subtract", fscal(im, 1, &g), wh[a]);
+  }
+  /* gather from X as [N * H * W, C] at [R, PH*G, PW*G] positions */
+  int64_t p4[4] = {0, 2, 3, 1}, fs[2] = {N * H * W, C};
+  GNode *xf = imp_reshape(im, imp_transpose(im, x, 4, p4), 2, fs);
+  int64_t b3[3] = {R, 1, 1};
+  GNode *boff = bin(im, "multiply", imp_reshape(im, imp_cast(im, bidx, DT_I64), 3, b3), imp_scalar(im, (double)(H * W), DT_I64));
+  GNode *valid = bin(im, "logical_and", imp_expand_dims(im, ok[0], 2), imp_expand_dims(im, ok[1], 1));
+  GNode *ys[2] = {lo[0], hi[0]}, *xs[2] = {lo[1], hi[1]}, *wys[2] = {wl[0], wh[0]}, *wxs[2] = {wl[1], wh[1]};
+  GNode *acc = NULL;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      GNode *lin = bin(im, "add", bin(im, "add", boff, imp_expand_dims(im, imp_cast(im, bin(im, "multiply", ys[i], fscal(im, (double)W, &g)), DT_I64), 2)),
+                       imp_expand_dims(im, imp_cast(im, xs[j], DT_I64), 1));
+      GAttrs ta = gattrs_new();
+      ga_int(&ta, "axis", 0);
+      GNode *args[2] = {xf, lin};
+      GNode *v = imp_call(im, "take", 2, args, ta); /* [R, PH*G, PW*G, C] */
+      GNode *w = bin(im, "multiply", imp_expand_dims(im, wys[i], 2), imp_expand_dims(im, wxs[j], 1));
+      w = imp_where(im, valid, w, fscal(im, 0, &g));
+      GNode *term = bin(im, "multiply", v, imp_expand_dims(im, w, 3));
+      acc = !acc ? term : bin(im, maxm ? "maximum" : "add", acc, term);
+    }
+  int64_t s6[6] = {R, PH, G, PW, G, C}, red[2] = {2, 4};
+  GNode *y = imp_reduce(im, maxm ? "max" : "sum", imp_reshape(im, acc, 6, s6), 2, red, false);
+  if (!maxm) y = bin(im, "divide", y, fscal(im, (double)(G * G), &g));
+  int64_t back[4] = {0, 3, 1, 2};
+  return imp_set_output(im, 0, imp_transpose(im, y, 4, back));
+}
+
+/* ---- Resize with tf_crop_and_resize: per axis, gathers at constant
+ * source positions inside the region of interest (linear: two taps with
+ * constant weights), and extrapolation_value outside the input ---- */
+
+int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
+  if (!x) return -1;
+  int nd = x->type.ndim;
+  GNode *roi = imp_const_input(im, 1);
+  if (!roi) return -1;
+  if (ttype_numel(&roi->type) != 2 * nd) return imp_error(im, "roi has %lld values, expected %d", (long long)ttype_numel(&roi->type), 2 * nd);
+  const char *mode = onnx_attr_string(N(im), "mode", "nearest"), *nm = onnx_attr_string(N(im), "nearest_mode", "round_prefer_floor");
+  bool linear = !strcmp(mode, "linear");
+  if (!linear && strcmp(mode, "nearest"))
+    return imp_error(im, "mode '%s' with tf_crop_and_resize is not supported (nearest, linear)", mode);
+  int rnd = !strcmp(nm, "round_prefer_floor") ? 0 : !strcmp(nm, "round_prefer_ceil") ? 1 : !strcmp(nm, "floor") ? 2 : !strcmp(nm, "ceil") ? 3 : -1;
+  if (rnd < 0) return imp_error(im, "nearest_mode '%s' is not supported", nm);
+  double ext = onnx_attr_float(N(im), "extrapolation_value", 0.0f);
+  GNode *y = x, *mask = NULL;
+  for (int a = 0; a < nd; a++) {
+    int64_t n = x->type.shape[a], o = size[a];
+    double s = imp_const_at(roi, a), e = imp_const_at(roi, nd + a);
+    if (o == n && s == 0 && e == 1) continue; /* the identity */
+    int64_t *i0, *i1, shp[MAXD];
+    for (int k = 0; k < nd - a; k++) shp[k] = k == 0 ? o : 1;
+    GNode *c0 = imp_new_i64(im, 1, &o, &i0), *c1 = imp_new_i64(im, 1, &o, &i1);
+    void *w0p, *w1p, *mp;
+    GNode *w0 = imp_new_const(im, x->type.dtype, nd - a, shp, &w0p), *w1 = imp_new_const(im, x->type.dtype, nd - a, shp, &w1p);
+    GNode *mk = imp_new_const(im, DT_BOOL, nd - a, shp, &mp);
+    if (!c0 || !c1 || !w0 || !w1 || !mk) return -1;
+    for (int64_t j = 0; j < o; j++) {
+      double xo = o == 1 ? (e - s) * (double)(n - 1) / 2 : (double)j * (e - s) * (double)(n - 1) / (double)(o - 1);
+      xo += s * (double)(n - 1);
+      ((uint8_t *)mp)[j] = xo >= 0 && xo <= (double)(n - 1);
+      double lo = floor(xo), r = xo - lo;
+      int64_t l, h;
+      if (linear) {
+        l = (int64_t)lo, h = l + 1;
+      } else {
+        double f = rnd == 2 ? floor(xo) : rnd == 3 ? ceil(xo) : r == 0.5 ? (rnd == 0 ? lo : lo + 1) : round(xo);
+        l = h = (int64_t)f, r = 0;
+      }
+      i0[j] = l < 0 ? 0 : l > n - 1 ? n - 1 : l;
+      i1[j] = h < 0 ? 0 : h > n - 1 ? n - 1 : h;
+      imp_array_set(w0->value, j, 1 - r);
+      imp_array_set(w1->value, j, r);
+    }
+    GAttrs ta = gattrs_new();
+    ga_int(&ta, "axis", a);
+    GNode *a0[2] = {y, c0}, *a1[2] = {y, c1};
+    GNode *g0 = imp_call(im, "take", 2, a0, ta);
+    y = linear ? bin(im, "add", bin(im, "multiply", g0, w0), bin(im, "multiply", imp_call(im, "take", 2, a1, ta), w1)) : g0;
+    mask = mask ? bin(im, "logical_and", mask, mk) : mk;
+  }
+  if (mask) y = imp_where(im, mask, y, imp_scalar_like(im, ext, y));
+  return imp_set_output(im, 0, y == x ? un(im, "copy", x) : y);
+}

@@ -1,0 +1,352 @@
+/*
+ * index.c - ONNX's gathers, scatters and selections: ReverseSequence,
+ * Compress, NonZero, TopK, GatherND, ScatterElements (and Scatter),
+ * ScatterND, MaxUnpool.
+ *
+ * Ops whose natural kernel is a sort or a scatter become dense
+ * comparisons: TopK ranks every element against every other along the
+ * axis, ScatterElements/ScatterND/MaxUnpool compare each target position
+ * with every index (a one_hot) and reduce.  That costs n^2 along the axis
+ * (or positions x updates), fine for the sizes these ops have in models
+ * and tests, and it needs no new kernels.  Ops whose output shape depends
+ * on data (NonZero, Compress) need their deciding input to be a constant
+ * (bound with --bind when it is a graph input).
+ */
+#include "ops.h"
+
+/* ---- data movement with constant index tensors ---- */
+
+int onnx_h_ReverseSequence(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  GNode *lens = imp_const_input(im, 1);
+  if (!lens) return -1;
+  int nd = x->type.ndim, ba, ta;
+  if (imp_norm_axis(im, onnx_attr_int(N(im), "batch_axis", 1), nd, &ba) || imp_norm_axis(im, onnx_attr_int(N(im), "time_axis", 0), nd, &ta))
+    return -1;
+  if (ba == ta) return imp_error(im, "batch_axis and time_axis are both %d", ba);
+  if (ttype_numel(&lens->type) != x->type.shape[ba])
+    return imp_error(im, "sequence_lens has %lld values for a batch of %lld", (long long)ttype_numel(&lens->type),
+                     (long long)x->type.shape[ba]);
+  int64_t *d;
+  GNode *idx = imp_new_i64(im, nd, x->type.shape, &d);
+  if (!idx) return -1;
+  int64_t total = ttype_numel(&x->type), T = x->type.shape[ta];
+  for (int64_t e = 0; e < total; e++) {
+    int64_t rem = e, c[MAXD];
+    for (int i = nd - 1; i >= 0; i--) {
+      c[i] = rem % x->type.shape[i];
+      rem /= x->type.shape[i];
+    }
+    int64_t L = (int64_t)imp_const_at(lens, c[ba]), t = c[ta];
+    if (L < 0 || L > T) return imp_error(im, "sequence length %lld is outside [0, %lld]", (long long)L, (long long)T);
+    d[e] = t < L ? L - 1 - t : t;
+  }
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", ta);
+  GNode *args[2] = {x, idx};
+  return imp_set_output(im, 0, imp_call(im, "gather_elements", 2, args, a));
+}
+
+int onnx_h_Compress(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  GNode *cond = imp_const_input(im, 1);
+  if (!cond) return -1;
+  if (cond->type.ndim != 1) return imp_error(im, "condition must be 1-D, got %s", ttype_str(&cond->type));
+  int ax = 0;
+  GNode *v = x;
+  if (onnx_attr_has(N(im), "axis")) {
+    if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", 0), x->type.ndim, &ax)) return -1;
+  } else {
+    int64_t n = ttype_numel(&x->type);
+    v = imp_reshape(im, x, 1, &n);
+  }
+  if (!v) return -1;
+  int64_t len = cond->type.shape[0], dim = v->type.shape[ax], cnt = 0;
+  if (len > dim) return imp_error(im, "condition has %lld values for an axis of %lld", (long long)len, (long long)dim);
+  int64_t *pos = KNEWN(int64_t, len + 1);
+  for (int64_t i = 0; i < len; i++)
+    if (imp_const_at(cond, i) != 0) pos[cnt++] = i;
+  GNode *ic = imp_const_ints(im, (int)cnt, pos);
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", ax);
+  GNode *args[2] = {v, ic};
+  return imp_set_output(im, 0, imp_call(im, "take", 2, args, a));
+}
+
+/* NonZero of a constant: the indices, computed at import. */
+int onnx_h_NonZero(Importer *im) {
+  GNode *x = imp_const_input(im, 0);
+  if (!x) return -1;
+  int nd = x->type.ndim;
+  if (nd < 1) return imp_error(im, "a scalar input is not supported");
+  int64_t total = ttype_numel(&x->type), cnt = 0;
+  for (int64_t e = 0; e < total; e++) cnt += imp_const_at(x, e) != 0;
+  int64_t shape[2] = {nd, cnt}, *d;
+  GNode *c = imp_new_i64(im, 2, shape, &d);
+  if (!c) return -1;
+  int64_t k = 0;
+  for (int64_t e = 0; e < total; e++) {
+    if (imp_const_at(x, e) == 0) continue;
+    int64_t rem = e;
+    for (int i = nd - 1; i >= 0; i--) {
+      d[i * cnt + k] = rem % x->type.shape[i];
+      rem /= x->type.shape[i];
+    }
+    k++;
+  }
+  return imp_set_output(im, 0, c);
+}
+
+/* ---- TopK by ranking ---- */
+
+static bool lower_strict(int64_t i, int64_t j, int64_t k) {
+  (void)k;
+  return j < i;
+}
+
+/* rank[i] = #{j : x[j] beats x[i], or ties it with j < i}; the r-th output
+ * is the element of rank r. */
+int onnx_h_TopK(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  double kv;
+  if (imp_opset(im) < 10) kv = (double)onnx_attr_int(N(im), "k", 0);
+  else if (imp_const_scalar(im, 1, &kv)) return -1;
+  int r = x->type.ndim, ax;
+  if (r < 1) return imp_error(im, "input must have rank >= 1");
+  if (r + 1 > MAXD) return imp_error(im, "input rank %d is too large", r);
+  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", -1), r, &ax)) return -1;
+  int64_t n = x->type.shape[ax], k = (int64_t)kv;
+  if (k < 0 || k > n) return imp_error(im, "k = %lld is outside [0, %lld]", (long long)k, (long long)n);
+  bool largest = onnx_attr_int(N(im), "largest", 1) != 0;
+  int64_t perm[MAXD], inv[MAXD];
+  int q = 0;
+  for (int i = 0; i < r; i++)
+    if (i != ax) perm[q++] = i;
+  perm[q] = ax;
+  for (int i = 0; i < r; i++) inv[perm[i]] = i;
+  GNode *xt = imp_transpose(im, x, r, perm);
+  GNode *xi = imp_expand_dims(im, xt, r), *xj = imp_expand_dims(im, xt, r - 1);
+  GNode *beats = bin(im, largest ? "greater" : "less", xj, xi);
+  GNode *tie = bin(im, "logical_and", bin(im, "equal", xj, xi), imp_mask2d(im, n, n, 0, lower_strict, 0));
+  int64_t last = r;
+  GNode *rank = imp_reduce(im, "sum", imp_cast(im, bin(im, "logical_or", beats, tie), DT_I64), 1, &last, false);
+  int64_t *ar, *col, ks = k, cs[2] = {n, 1};
+  GNode *arange_k = imp_new_i64(im, 1, &ks, &ar);
+  for (int64_t i = 0; i < k; i++) ar[i] = i;
+  GNode *arange_n = imp_new_i64(im, 2, cs, &col);
+  for (int64_t i = 0; i < n; i++) col[i] = i;
+  GNode *sel = bin(im, "equal", imp_expand_dims(im, rank, r), arange_k);
+  int64_t ia = r - 1;
+  GNode *vals = imp_reduce(im, "sum", imp_where(im, sel, xi, imp_scalar_like(im, 0, x)), 1, &ia, false);
+  GNode *idx = imp_reduce(im, "sum", imp_where(im, sel, arange_n, imp_scalar(im, 0, DT_I64)), 1, &ia, false);
+  if (imp_set_output(im, 0, imp_transpose(im, vals, r, inv))) return -1;
+  return imp_set_output(im, 1, imp_transpose(im, idx, r, inv));
+}
+
+/* ---- GatherND and the scatters ---- */
+
+/* Linear index over dims[0..k) of the last axis of idx (int64, negative
+ * entries wrapped): sum_t idx[..., t] * stride[t]. */
+static GNode *linear_index(Importer *im, GNode *idx, int k, const int64_t *dims) {
+  int64_t ks = k, *dd, *st;
+  GNode *dc = imp_new_i64(im, 1, &ks, &dd), *sc = imp_new_i64(im, 1, &ks, &st);
+  if (!dc || !sc) return NULL;
+  int64_t s = 1;
+  for (int t = k - 1; t >= 0; t--) {
+    dd[t] = dims[t];
+    st[t] = s;
+    s *= dims[t];
+  }
+  GNode *i64 = imp_cast(im, idx, DT_I64);
+  GNode *w = imp_where(im, bin(im, "less", i64, imp_scalar(im, 0, DT_I64)), bin(im, "add", i64, dc), i64);
+  int64_t last = idx->type.ndim - 1;
+  return imp_reduce(im, "sum", bin(im, "multiply", w, sc), 1, &last, false);
+}
+
+int onnx_h_GatherND(Importer *im) {
+  GNode *data = imp_input(im, 0), *idx = imp_input(im, 1);
+  if (!data || !idx) return imp_error(im, "needs data and indices");
+  int r = data->type.ndim, q = idx->type.ndim;
+  int64_t b = onnx_attr_int(N(im), "batch_dims", 0);
+  if (q < 1) return imp_error(im, "indices must have rank >= 1");
+  int64_t k = idx->type.shape[q - 1];
+  if (b < 0 || b + k > r || b >= q) return imp_error(im, "batch_dims %lld and index depth %lld do not fit data of rank %d", (long long)b, (long long)k, r);
+  int64_t B = imp_numel((int)b, data->type.shape), P = imp_numel((int)k, data->type.shape + b),
+          R = imp_numel(r - (int)(b + k), data->type.shape + b + k);
+  int64_t s2[2] = {B * P, R};
+  GNode *d2 = imp_reshape(im, data, 2, s2);
+  GNode *lin = linear_index(im, idx, (int)k, data->type.shape + b);
+  if (b > 0 && lin) {
+    int64_t bs[MAXD], *bd;
+    for (int i = 0; i < q - 1; i++) bs[i] = i < b ? idx->type.shape[i] : 1;
+    GNode *boff = imp_new_i64(im, q - 1, bs, &bd);
+    if (!boff) return -1;
+    for (int64_t i = 0; i < B; i++) bd[i] = i * P;
+    lin = bin(im, "add", lin, boff);
+  }
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", 0);
+  GNode *args[2] = {d2, lin};
+  GNode *y = imp_call(im, "take", 2, args, a);
+  int64_t os[MAXD];
+  int no = 0;
+  for (int i = 0; i < q - 1; i++) os[no++] = idx->type.shape[i];
+  for (int i = (int)(b + k); i < r; i++) os[no++] = data->type.shape[i];
+  if (no > MAXD) return imp_error(im, "result rank too large");
+  return imp_set_output(im, 0, imp_reshape(im, y, no, os));
+}
+
+static int reduction_kind(Importer *im, int *kind) {
+  const char *red = onnx_attr_string(N(im), "reduction", "none");
+  *kind = !strcmp(red, "none") ? 0 : !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : -1;
+  if (*kind < 0) return imp_error(im, "reduction '%s' is not supported (none, add, mul)", red);
+  return 0;
+}
+
+/* out[p, :] from updates u[n, :] with one-hot m[n, p] (n over axis 0 of
+ * both): none: u where hit else base; add: base + sum; mul: base * prod. */
+static GNode *scatter_onehot(Importer *im, GNode *base, GNode *m3, GNode *u3, int red, int axis) {
+  int64_t ax = axis;
+  if (red == 2) {
+    GNode *prod = imp_reduce(im, "prod", imp_where(im, m3, u3, imp_scalar_like(im, 1, u3)), 1, &ax, false);
+    return bin(im, "multiply", base, prod);
+  }
+  GNode *sum = imp_reduce(im, "sum", imp_where(im, m3, u3, imp_scalar_like(im, 0, u3)), 1, &ax, false);
+  if (red == 1) return bin(im, "add", base, sum);
+  GNode *hits = imp_reduce(im, "sum", imp_cast(im, m3, DT_I32), 1, &ax, false);
+  return imp_where(im, bin(im, "greater", hits, imp_scalar(im, 0, DT_I32)), sum, base);
+}
+
+/* ScatterElements (and the older Scatter). */
+int onnx_h_ScatterElements(Importer *im) {
+  GNode *data = imp_input(im, 0), *idx = imp_input(im, 1), *upd = imp_input(im, 2);
+  if (!data || !idx || !upd) return imp_error(im, "needs data, indices and updates");
+  int red, r = data->type.ndim, ax;
+  if (reduction_kind(im, &red) || imp_norm_axis(im, onnx_attr_int(N(im), "axis", 0), r, &ax)) return -1;
+  if (idx->type.ndim != r || upd->type.ndim != r) return imp_error(im, "indices and updates must have the data's rank %d", r);
+  if (r + 1 > MAXD) return imp_error(im, "data rank %d is too large", r);
+  for (int i = 0; i < r; i++)
+    if (idx->type.shape[i] > data->type.shape[i] || upd->type.shape[i] != idx->type.shape[i])
+      return imp_error(im, "indices %s and updates %s must match and fit in data %s", ttype_str(&idx->type),
+                       ttype_str(&upd->type), ttype_str(&data->type));
+  int64_t dim = data->type.shape[ax];
+  GNode *i64 = imp_cast(im, idx, DT_I64);
+  GNode *w = imp_where(im, bin(im, "less", i64, imp_scalar(im, 0, DT_I64)), bin(im, "add", i64, imp_scalar(im, (double)dim, DT_I64)), i64);
+  GAttrs oa = gattrs_new();
+  ga_int(&oa, "depth", dim);
+  ga_int(&oa, "axis", ax + 1);
+  ga_str(&oa, "dtype", "bool");
+  GNode *m = w ? imp_call(im, "one_hot", 1, &w, oa) : NULL;
+  GNode *ue = imp_expand_dims(im, upd, ax + 1);
+  /* reduce over the indices' axis: [.., dim at ax, ..] with the indices'
+   * other dims; pad those up to the data's */
+  int64_t pads[2 * MAXD];
+  bool pad = false;
+  for (int i = 0; i < r; i++) {
+    pads[i] = 0;
+    pads[r + i] = i == ax ? 0 : data->type.shape[i] - idx->type.shape[i];
+    pad = pad || pads[r + i] != 0;
+  }
+  GNode *out;
+  if (!pad) {
+    out = scatter_onehot(im, data, m, ue, red, ax);
+  } else {
+    /* scatter into a base of the indices' extent, then pad with the
+     * identity of the reduction (or a hit mask for none) */
+    int64_t ax64 = ax;
+    GNode *contrib = red == 2 ? imp_reduce(im, "prod", imp_where(im, m, ue, imp_scalar_like(im, 1, ue)), 1, &ax64, false)
+                              : imp_reduce(im, "sum", imp_where(im, m, ue, imp_scalar_like(im, 0, ue)), 1, &ax64, false);
+    GAttrs pa = gattrs_new();
+    ga_ints(&pa, "pads", 2 * r, pads);
+    ga_str(&pa, "pad_mode", "constant");
+    ga_float(&pa, "pad_value", red == 2 ? 1 : 0);
+    GNode *cp = contrib ? imp_call(im, "nn.pad", 1, &contrib, pa) : NULL;
+    if (red == 1) out = bin(im, "add", data, cp);
+    else if (red == 2) out = bin(im, "multiply", data, cp);
+    else {
+      GNode *hits = imp_reduce(im, "sum", imp_cast(im, m, DT_I32), 1, &ax64, false);
+      GAttrs ha = gattrs_new();
+      ga_ints(&ha, "pads", 2 * r, pads);
+      ga_str(&ha, "pad_mode", "constant");
+      ga_float(&ha, "pad_value", 0);
+      GNode *hp = hits ? imp_call(im, "nn.pad", 1, &hits, ha) : NULL;
+      out = imp_where(im, bin(im, "greater", hp, imp_scalar(im, 0, DT_I32)), cp, data);
+    }
+  }
+  return imp_set_output(im, 0, out);
+}
+
+int onnx_h_ScatterND(Importer *im) {
+  GNode *data = imp_input(im, 0), *idx = imp_input(im, 1), *upd = imp_input(im, 2);
+  if (!data || !idx || !upd) return imp_error(im, "needs data, indices and updates");
+  int red, r = data->type.ndim, q = idx->type.ndim;
+  if (reduction_kind(im, &red)) return -1;
+  if (q < 1) return imp_error(im, "indices must have rank >= 1");
+  int64_t k = idx->type.shape[q - 1];
+  if (k > r) return imp_error(im, "index depth %lld exceeds the data's rank %d", (long long)k, r);
+  int64_t P = imp_numel((int)k, data->type.shape), R = imp_numel(r - (int)k, data->type.shape + k),
+          Nu = imp_numel(q - 1, idx->type.shape);
+  if (ttype_numel(&upd->type) != Nu * R) return imp_error(im, "updates %s do not match indices %s", ttype_str(&upd->type), ttype_str(&idx->type));
+  GNode *lin = imp_reshape(im, linear_index(im, idx, (int)k, data->type.shape), 1, &Nu);
+  GAttrs oa = gattrs_new();
+  ga_int(&oa, "depth", P);
+  ga_int(&oa, "axis", 1);
+  ga_str(&oa, "dtype", "bool");
+  GNode *m = lin ? imp_call(im, "one_hot", 1, &lin, oa) : NULL;
+  int64_t m3s[3] = {Nu, P, 1}, u3s[3] = {Nu, 1, R}, d2s[2] = {P, R};
+  GNode *out = scatter_onehot(im, imp_reshape(im, data, 2, d2s), imp_reshape(im, m, 3, m3s), imp_reshape(im, upd, 3, u3s), red, 0);
+  return imp_set_output(im, 0, imp_reshape(im, out, r, data->type.shape));
+}
+
+int onnx_h_MaxUnpool(Importer *im) {
+  GNode *x = imp_input(im, 0), *idx = imp_input(im, 1);
+  if (!x || !idx) return imp_error(im, "needs X and I");
+  int nd = x->type.ndim;
+  if (nd < 3) return imp_error(im, "X has rank %d, expected [N, C, spatial...]", nd);
+  /* the indices address the unpooled shape the attributes give; an
+   * output_shape larger than that pads it at the end (as ONNX's
+   * reference does) */
+  int64_t os[MAXD], want[MAXD];
+  int nk, ns, np;
+  const int64_t *ks = onnx_attr_ints(N(im), "kernel_shape", &nk), *st = onnx_attr_ints(N(im), "strides", &ns),
+                *pd = onnx_attr_ints(N(im), "pads", &np);
+  if (!ks || nk != nd - 2) return imp_error(im, "kernel_shape must give %d values", nd - 2);
+  os[0] = x->type.shape[0], os[1] = x->type.shape[1];
+  for (int i = 0; i < nd - 2; i++) {
+    int64_t s = st && ns == nd - 2 ? st[i] : 1, pb = pd && np == 2 * (nd - 2) ? pd[i] : 0,
+            pe = pd && np == 2 * (nd - 2) ? pd[nd - 2 + i] : 0;
+    os[2 + i] = (x->type.shape[2 + i] - 1) * s + ks[i] - pb - pe;
+  }
+  memcpy(want, os, sizeof os);
+  if (imp_input(im, 2)) {
+    int n = imp_const_input_ints(im, 2, want, MAXD);
+    if (n < 0) return -1;
+    if (n != nd) return imp_error(im, "output_shape has %d values, expected %d", n, nd);
+    for (int i = 0; i < nd; i++)
+      if (want[i] < os[i] || (i < 2 && want[i] != os[i]))
+        return imp_error(im, "output_shape dimension %d is %lld, the unpooled size is %lld", i, (long long)want[i], (long long)os[i]);
+  }
+  int64_t P = imp_numel(nd, os), Nu = ttype_numel(&x->type);
+  GNode *lin = imp_reshape(im, imp_cast(im, idx, DT_I64), 1, &Nu);
+  GAttrs oa = gattrs_new();
+  ga_int(&oa, "depth", P);
+  ga_int(&oa, "axis", 1);
+  ga_str(&oa, "dtype", "bool");
+  GNode *m = lin ? imp_call(im, "one_hot", 1, &lin, oa) : NULL;
+  int64_t us[2] = {Nu, 1}, a0 = 0;
+  GNode *sum = imp_reduce(im, "sum", imp_where(im, m, imp_reshape(im, x, 2, us), imp_scalar_like(im, 0, x)), 1, &a0, false);
+  GNode *y = imp_reshape(im, sum, nd, os);
+  if (memcmp(want, os, sizeof(int64_t) * (size_t)nd)) {
+    int64_t pads[2 * MAXD];
+    for (int i = 0; i < nd; i++) pads[i] = 0, pads[nd + i] = want[i] - os[i];
+    GAttrs pa = gattrs_new();
+    ga_ints(&pa, "pads", 2 * nd, pads);
+    ga_str(&pa, "pad_mode", "constant");
+    ga_float(&pa, "pad_value", 0);
+    y = y ? imp_call(im, "nn.pad", 1, &y, pa) : NULL;
+  }
+  return imp_set_output(im, 0, y);
+}

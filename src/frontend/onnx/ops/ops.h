@@ -1,0 +1,123 @@
+/*
+ * ops.h - the handlers that map ONNX operators to Kiln graph calls, one
+ * file per domain, and the table (table.c) that names them.
+ *
+ * A handler reads its node's inputs and attributes through the importer
+ * (import.h), builds graph calls and sets the node's outputs; it returns 0
+ * or -1 with an error from imp_error, which names the node, its op and
+ * the opset.  By the time a handler runs, the importer has checked the
+ * node against its row of the table: the number of inputs is within the
+ * row's bounds and every input named '' is one the row marks optional,
+ * so imp_input(im, i) is non-NULL for every required input i.  Version
+ * differences inside a row (attributes that became inputs, changed
+ * defaults) are decided with imp_opset.
+ *
+ * Shapes are static.  Ops Kiln has no single graph op for are lowered at
+ * import to a small graph of existing calls, and masks that depend only on
+ * shapes (Trilu's triangle, CumSum's prefix, TopK's tie order, Einsum's
+ * diagonals) are constants.  Ops whose output shape depends on data
+ * (NonZero, Compress) need the deciding input to be a constant (bound with
+ * --bind when it is a graph input).  Every building block a handler shares
+ * with another file is an imp_ function of import.c, so there is one
+ * reshape, one transpose, one cast.
+ *
+ * Files (each opens with the essay of its domain):
+ *   elementwise.c  unary, binary and variadic ops, casts, clips, and the
+ *                  elementwise compositions (IsInf, Shrink, Hardmax, OneHot)
+ *   tensor.c       shapes and data movement, reductions, shape masks
+ *   nn.c           convolution, pooling (and MaxPool's indices), softmax
+ *   normalize.c    batch, instance, layer, LRN, Lp and MVN normalization
+ *   linalg.c       Gemm, MatMul, Einsum, Det
+ *   index.c        gathers, scatters, TopK and data-dependent selections
+ *   image.c        Resize (and tf_crop_and_resize), GridSample, RoiAlign
+ *   recurrent.c    RNN, GRU, LSTM unrolled over the sequence
+ *   quantize.c     QuantizeLinear, integer and QLinear ops
+ *   control.c      If, Loop, Scan with a static schedule
+ *   signal.c       windows, the mel matrix, DFT, STFT
+ *   sequence.c     sequences as compile-time lists
+ *   text.c         TfIdfVectorizer
+ *   training.c     losses and the ai.onnx.preview.training optimizers
+ *   table.c        the table: op, opset versions, handler, input arity
+ */
+#ifndef KILN_FRONTEND_ONNX_OPS_H
+#define KILN_FRONTEND_ONNX_OPS_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../import.h"
+
+#define MAXD GRAPH_MAX_DIMS
+
+/* An ONNX op name and the graph op it maps to. */
+typedef struct OpMap {
+  const char *onnx, *kiln;
+} OpMap;
+
+static inline const OnnxNode *N(Importer *im) { return imp_node(im); }
+static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
+static inline int out0(Importer *im, GNode *v) { return imp_set_output(im, 0, v); }
+static inline GNode *bin(Importer *im, const char *op, GNode *a, GNode *b) { return imp_call2(im, op, a, b); }
+static inline GNode *un(Importer *im, const char *op, GNode *a) { return imp_call1(im, op, a); }
+/* x [M, K] times w [N, K] transposed: [M, N]. */
+static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(im, "nn.dense", x, w); }
+
+/* The handlers of each file; a handler named in lower case serves
+ * several ONNX ops (onnx_h_unary: Relu, Exp, ...). */
+#define ONNX_ELEMENTWISE_HANDLERS(X)                                                                 \
+  X(unary) X(attr_unary) X(binary) X(mod) X(bitshift) X(variadic) X(where) X(cast) X(castlike) X(clip) \
+  X(IsInf) X(Shrink) X(Hardmax) X(OneHot)
+#define ONNX_TENSOR_HANDLERS(X)                                                                         \
+  X(constant) X(shape) X(size) X(reshape) X(flatten) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) \
+  X(slice) X(gather) X(pad) X(tile) X(expand) X(constant_of_shape) X(range) X(depth_space) X(reduce)        \
+  X(argreduce) X(Trilu) X(CumSum) X(EyeLike)
+#define ONNX_NN_HANDLERS(X) X(conv) X(conv_transpose) X(pool) X(global_pool) X(dropout) X(softmax)
+#define ONNX_NORMALIZE_HANDLERS(X)                                                                  \
+  X(batchnorm) X(instancenorm) X(layernorm) X(lrn) X(BatchNormTraining) X(LayerNormStats)             \
+  X(MeanVarianceNormalization) X(LpNormalization) X(GlobalLpPool)
+#define ONNX_LINALG_HANDLERS(X) X(gemm) X(matmul) X(Einsum) X(Det)
+#define ONNX_INDEX_HANDLERS(X)                                                                       \
+  X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool)
+#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign)
+#define ONNX_RECURRENT_HANDLERS(X) X(RNN) X(GRU) X(LSTM)
+#define ONNX_QUANTIZE_HANDLERS(X)                                                                    \
+  X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger)       \
+  X(QLinearMatMul) X(QLinearConv)
+#define ONNX_CONTROL_HANDLERS(X) X(If) X(Loop) X(Scan)
+#define ONNX_SIGNAL_HANDLERS(X) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT)
+#define ONNX_SEQUENCE_HANDLERS(X)                                                                    \
+  X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) X(SequenceAt) X(SequenceLength) \
+  X(SplitToSequence) X(ConcatFromSequence)
+#define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
+#define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum)
+
+#define ONNX_DECLARE_HANDLER(n) int onnx_h_##n(Importer *im);
+ONNX_ELEMENTWISE_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_TENSOR_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_NN_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_NORMALIZE_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_LINALG_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_INDEX_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_IMAGE_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_RECURRENT_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_QUANTIZE_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_CONTROL_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_SIGNAL_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_SEQUENCE_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_TEXT_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_TRAINING_HANDLERS(ONNX_DECLARE_HANDLER)
+#undef ONNX_DECLARE_HANDLER
+
+/* nn.c: Conv of x and w (+ bias b, or NULL) with the current node's
+ * attributes (ConvInteger and QLinearConv reuse it); NULL + error. */
+GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b);
+/* nn.c: MaxPool's Indices output for x (NCHW) and the window (k, s, d,
+ * pads begin/end per spatial axis); -1 + error. */
+int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                         const int64_t *pe, bool ceil_mode, GNode **out);
+/* image.c: Resize with coordinate_transformation_mode tf_crop_and_resize
+ * to size (the roi is input 1). */
+int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * quantize.c - ONNX's quantization operators: QuantizeLinear,
+ * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv.
+ *
+ * Integer arithmetic runs in int32 on zero-point-centred values;
+ * requantization runs in float32 with round-half-to-even and saturation,
+ * per tensor or per output channel.
+ */
+#include "ops.h"
+
+/* ---- quantization: integer arithmetic in int32, requantization in
+ * float32 with round-half-to-even and saturation ---- */
+
+/* A per-axis parameter (scale or zero point, [C] or one value) shaped to
+ * broadcast along axis of a rank-r tensor. */
+static GNode *along_axis(Importer *im, GNode *v, int axis, int r) {
+  if (!v || ttype_numel(&v->type) == 1 || v->type.ndim != 1) return v;
+  int64_t s[MAXD];
+  int n = 0;
+  s[n++] = v->type.shape[0];
+  for (int i = axis + 1; i < r; i++) s[n++] = 1;
+  return imp_reshape(im, v, n, s);
+}
+
+/* saturate(round(x) + zp) as t (x float32, zp NULL for 0). */
+static GNode *quantize_to(Importer *im, GNode *x, GNode *zp, DType t) {
+  if (!x) return NULL;
+  if (t.code != kDLInt && t.code != kDLUInt) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
+  if (t.bits != 8 && t.bits != 16 && t.bits != 32) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
+  GNode *q = un(im, "round", x);
+  if (zp) q = bin(im, "add", q, imp_cast(im, zp, DT_F32));
+  GAttrs a = gattrs_new();
+  ga_float(&a, "a_min", t.code == kDLInt ? (double)dt_int_min(t) : 0);
+  ga_float(&a, "a_max", (double)dt_int_max(t));
+  q = q ? imp_call(im, "clip", 1, &q, a) : NULL;
+  return imp_cast(im, q, t);
+}
+
+/* The axis of a per-axis scale (only checked when the scale has several
+ * values: a per-tensor scale ignores it). */
+static int quant_axis(Importer *im, GNode *x, GNode *scale, int *axis) {
+  *axis = 0;
+  if (ttype_numel(&scale->type) == 1) return 0;
+  return imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, axis);
+}
+
+int onnx_h_QuantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
+  if (!x || !scale) return imp_error(im, "needs x and y_scale");
+  int ax;
+  if (quant_axis(im, x, scale, &ax)) return -1;
+  int r = x->type.ndim;
+  GNode *v = bin(im, "divide", imp_cast(im, x, DT_F32), along_axis(im, imp_cast(im, scale, DT_F32), ax, r));
+  return imp_set_output(im, 0, quantize_to(im, v, along_axis(im, zp, ax, r), zp ? zp->type.dtype : DT_U8));
+}
+
+int onnx_h_DequantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
+  if (!x || !scale) return imp_error(im, "needs x and x_scale");
+  int ax;
+  if (quant_axis(im, x, scale, &ax)) return -1;
+  int r = x->type.ndim;
+  GNode *v = imp_cast(im, x, DT_F32);
+  if (zp) v = bin(im, "subtract", v, along_axis(im, imp_cast(im, zp, DT_F32), ax, r));
+  return imp_set_output(im, 0, bin(im, "multiply", v, along_axis(im, imp_cast(im, scale, DT_F32), ax, r)));
+}
+
+int onnx_h_DynamicQuantizeLinear(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs x");
+  if (!dt_eq(x->type.dtype, DT_F32)) return imp_error(im, "x must be float32, got %s", dt_str(x->type.dtype));
+  GNode *zero = imp_scalar(im, 0, DT_F32);
+  GNode *lo = bin(im, "minimum", imp_reduce(im, "min", x, 0, NULL, false), zero);
+  GNode *hi = bin(im, "maximum", imp_reduce(im, "max", x, 0, NULL, false), zero);
+  GNode *scale = bin(im, "divide", bin(im, "subtract", hi, lo), imp_scalar(im, 255, DT_F32));
+  GNode *zp = quantize_to(im, bin(im, "divide", un(im, "negative", lo), scale), NULL, DT_U8);
+  GNode *y = quantize_to(im, bin(im, "divide", x, scale), zp, DT_U8);
+  if (imp_set_output(im, 0, y)) return -1;
+  if (imp_want_output(im, 1) && imp_set_output(im, 1, scale)) return -1;
+  if (imp_want_output(im, 2) && imp_set_output(im, 2, zp)) return -1;
+  return 0;
+}
+
+/* x - zp in int32; zp per row (axis 0 of a matrix) or per output channel
+ * when it has that many values. */
+static GNode *centered(Importer *im, GNode *x, GNode *zp, int axis) {
+  GNode *v = imp_cast(im, x, DT_I32);
+  if (!zp) return v;
+  return bin(im, "subtract", v, along_axis(im, imp_cast(im, zp, DT_I32), axis, x->type.ndim));
+}
+
+static GNode *matmul_int(Importer *im, GNode *a, GNode *azp, GNode *b, GNode *bzp) {
+  if (!a || !b) return imp_error(im, "needs A and B"), NULL;
+  /* a's zero point is per row (axis -2), b's per column (the last axis,
+   * which broadcasting already lines up) */
+  GNode *ac = centered(im, a, azp, a->type.ndim >= 2 ? a->type.ndim - 2 : 0);
+  GNode *bc = bin(im, "subtract", imp_cast(im, b, DT_I32), bzp ? imp_cast(im, bzp, DT_I32) : imp_scalar(im, 0, DT_I32));
+  return bin(im, "nn.matmul", ac, bc);
+}
+
+int onnx_h_MatMulInteger(Importer *im) {
+  return imp_set_output(im, 0, matmul_int(im, imp_input(im, 0), imp_input(im, 2), imp_input(im, 1), imp_input(im, 3)));
+}
+
+int onnx_h_ConvInteger(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 1);
+  if (!x || !w) return imp_error(im, "needs x and w");
+  return imp_set_output(im, 0, onnx_conv(im, centered(im, x, imp_input(im, 2), 1), centered(im, w, imp_input(im, 3), 0), NULL));
+}
+
+/* saturate(round(acc * (sa * sb / sy)) + zy), the multiplier along axis
+ * (per output channel) when sb has several values. */
+static GNode *requantize(Importer *im, GNode *acc, GNode *sa, GNode *sb, GNode *sy, GNode *zy, int axis) {
+  if (!acc || !sa || !sb || !sy) return imp_error(im, "missing a scale"), NULL;
+  int r = acc->type.ndim;
+  GNode *m = bin(im, "divide", bin(im, "multiply", imp_cast(im, sa, DT_F32), along_axis(im, imp_cast(im, sb, DT_F32), axis, r)),
+                 imp_cast(im, sy, DT_F32));
+  GNode *v = bin(im, "multiply", imp_cast(im, acc, DT_F32), m);
+  return quantize_to(im, v, zy, zy ? zy->type.dtype : DT_U8);
+}
+
+int onnx_h_QLinearMatMul(Importer *im) {
+  GNode *a = imp_input(im, 0), *b = imp_input(im, 3);
+  GNode *acc = matmul_int(im, a, imp_input(im, 2), b, imp_input(im, 5));
+  int last = acc ? acc->type.ndim - 1 : 0;
+  return imp_set_output(im, 0, requantize(im, acc, imp_input(im, 1), imp_input(im, 4), imp_input(im, 6), imp_input(im, 7), last));
+}
+
+int onnx_h_QLinearConv(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 3);
+  if (!x || !w) return imp_error(im, "needs x and w");
+  GNode *acc = onnx_conv(im, centered(im, x, imp_input(im, 2), 1), centered(im, w, imp_input(im, 5), 0), imp_input(im, 8));
+  return imp_set_output(im, 0, requantize(im, acc, imp_input(im, 1), imp_input(im, 4), imp_input(im, 6), imp_input(im, 7), 1));
+}

@@ -1,0 +1,164 @@
+/*
+ * signal.c - ONNX's signal processing operators: the windows (Hann,
+ * Hamming, Blackman) and the mel weight matrix are constants of their
+ * (constant) sizes; DFT and STFT are products with constant cosine and
+ * sine matrices.
+ */
+#include "ops.h"
+
+/* ---- signal processing: windows and the mel matrix are constants of
+ * their (constant) sizes; DFT and STFT are products with constant cosine
+ * and sine matrices ---- */
+
+static int output_dtype(Importer *im, DType *t) {
+  if (onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "output_datatype", 1), t)) return imp_error(im, "%s", kiln_get_error());
+  return 0;
+}
+
+/* Hann, Hamming, Blackman: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
+ * N = size (periodic) or size - 1. */
+static int window(Importer *im, double a0, double a1, double a2) {
+  double size;
+  DType t;
+  if (imp_const_scalar(im, 0, &size) || output_dtype(im, &t)) return -1;
+  int64_t n = (int64_t)size;
+  if (n < 0) return imp_error(im, "size %lld is negative", (long long)n);
+  double span = onnx_attr_int(N(im), "periodic", 1) ? (double)n : (double)n - 1;
+  void *p;
+  GNode *c = imp_new_const(im, t, 1, &n, &p);
+  if (!c) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    double x = span > 0 ? (double)i / span : 0;
+    imp_array_set(c->value, i, a0 - a1 * cos(2 * M_PI * x) + a2 * cos(4 * M_PI * x));
+  }
+  return imp_set_output(im, 0, c);
+}
+
+int onnx_h_HannWindow(Importer *im) { return window(im, 0.5, 0.5, 0); }
+int onnx_h_HammingWindow(Importer *im) { return window(im, 25.0 / 46, 21.0 / 46, 0); }
+int onnx_h_BlackmanWindow(Importer *im) { return window(im, 0.42, 0.5, 0.08); }
+
+int onnx_h_MelWeightMatrix(Importer *im) {
+  double nmel, dftlen, rate, lo, hi;
+  DType t;
+  if (imp_const_scalar(im, 0, &nmel) || imp_const_scalar(im, 1, &dftlen) || imp_const_scalar(im, 2, &rate) || imp_const_scalar(im, 3, &lo) ||
+      imp_const_scalar(im, 4, &hi) || output_dtype(im, &t))
+    return -1;
+  int64_t M = (int64_t)nmel, L = (int64_t)dftlen, S = (int64_t)rate, nspec = L / 2 + 1;
+  if (M <= 0 || L <= 0 || S <= 0) return imp_error(im, "num_mel_bins, dft_length and sample_rate must be positive");
+  int64_t *bins = KNEWN(int64_t, M + 2);
+  double lmel = 2595 * log10(1 + lo / 700), hmel = 2595 * log10(1 + hi / 700), step = (hmel - lmel) / (double)(M + 2);
+  for (int64_t i = 0; i < M + 2; i++) {
+    double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
+    bins[i] = (int64_t)floor((double)(L + 1) * f / (double)S);
+    if (bins[i] < 0 || bins[i] >= nspec + 1) return imp_error(im, "mel bin %lld falls outside the spectrum", (long long)i);
+  }
+  int64_t shape[2] = {nspec, M};
+  void *p;
+  GNode *c = imp_new_const(im, t, 2, shape, &p);
+  if (!c) return -1;
+  for (int64_t i = 0; i < M; i++) {
+    int64_t l = bins[i], ce = bins[i + 1], h = bins[i + 2];
+    if (ce - l == 0) {
+      if (ce < nspec) imp_array_set(c->value, ce * M + i, 1);
+    } else {
+      for (int64_t j = l; j <= ce && j < nspec; j++) imp_array_set(c->value, j * M + i, (double)(j - l) / (double)(ce - l));
+    }
+    if (h - ce > 0)
+      for (int64_t j = ce; j < h && j < nspec; j++) imp_array_set(c->value, j * M + i, (double)(h - j) / (double)(h - ce));
+  }
+  return imp_set_output(im, 0, c);
+}
+
+/* The DFT of x along axis (x's last axis holds 1 or 2 values: real,
+ * imaginary), over L points (x truncated or zero-padded), keeping
+ * nout = L or L / 2 + 1 (onesided) frequencies.  Returns [..., nout at
+ * axis, ..., 2]. */
+static GNode *dft(Importer *im, GNode *x, int axis, int64_t L, bool onesided, bool inverse) {
+  if (!x) return NULL;
+  int r = x->type.ndim;
+  if (r < 2 || (x->type.shape[r - 1] != 1 && x->type.shape[r - 1] != 2))
+    return imp_error(im, "input %s must end in an axis of 1 (real) or 2 (complex) values", ttype_str(&x->type)), NULL;
+  if (axis < 0 || axis >= r - 1) return imp_error(im, "axis %d must be a signal axis (not the last)", axis), NULL;
+  bool cplx = x->type.shape[r - 1] == 2;
+  int64_t n = x->type.shape[axis], nout = onesided ? L / 2 + 1 : L;
+  if (L <= 0) return imp_error(im, "dft_length %lld is not positive", (long long)L), NULL;
+  /* cos and sin matrices [nout, n], scaled for the inverse; samples past L
+   * are truncated (zero columns) */
+  int64_t ms[2] = {nout, n};
+  void *pc, *ps;
+  DType t = x->type.dtype;
+  GNode *C = imp_new_const(im, t, 2, ms, &pc), *S = imp_new_const(im, t, 2, ms, &ps);
+  if (!C || !S) return NULL;
+  double scale = inverse ? 1.0 / (double)L : 1.0;
+  for (int64_t k = 0; k < nout; k++)
+    for (int64_t j = 0; j < n && j < L; j++) {
+      double th = 2 * M_PI * (double)((k * j) % L) / (double)L;
+      imp_array_set(C->value, k * n + j, cos(th) * scale);
+      imp_array_set(S->value, k * n + j, sin(th) * scale);
+    }
+  /* real and imaginary parts with the signal axis last */
+  int64_t perm[MAXD], inv[MAXD];
+  int q = 0;
+  for (int i = 0; i < r - 1; i++)
+    if (i != axis) perm[q++] = i;
+  perm[q] = axis;
+  for (int i = 0; i < r - 1; i++) inv[perm[i]] = i;
+  GNode *xr = imp_transpose(im, imp_squeeze(im, imp_slice(im, x, r - 1, 0, 1), r - 1), r - 1, perm);
+  GNode *xi = cplx ? imp_transpose(im, imp_squeeze(im, imp_slice(im, x, r - 1, 1, 2), r - 1), r - 1, perm) : NULL;
+  /* forward: (xr + i xi)(cos - i sin); inverse: (xr + i xi)(cos + i sin) */
+  GNode *yr = dense(im, xr, C), *yi = un(im, "negative", dense(im, xr, S));
+  if (inverse) yi = dense(im, xr, S);
+  if (xi) {
+    GNode *xic = dense(im, xi, C), *xis = dense(im, xi, S);
+    yr = inverse ? bin(im, "subtract", yr, xis) : bin(im, "add", yr, xis);
+    yi = bin(im, "add", yi, xic);
+  }
+  GNode *parts[2] = {imp_expand_dims(im, imp_transpose(im, yr, r - 1, inv), r - 1),
+                     imp_expand_dims(im, imp_transpose(im, yi, r - 1, inv), r - 1)};
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", r - 1);
+  return imp_call(im, "concatenate", 2, parts, a);
+}
+
+int onnx_h_DFT(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  int ax;
+  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, &ax)) return -1;
+  double L = (double)x->type.shape[ax];
+  if (imp_input(im, 1) && imp_const_scalar(im, 1, &L)) return -1;
+  bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
+  if (onesided && x->type.shape[x->type.ndim - 1] == 2) return imp_error(im, "onesided = 1 needs a real input");
+  if (onesided && inverse) return imp_error(im, "onesided = 1 with inverse = 1 is not supported");
+  return imp_set_output(im, 0, dft(im, x, ax, (int64_t)L, onesided, inverse));
+}
+
+int onnx_h_STFT(Importer *im) {
+  GNode *x = imp_input(im, 0), *win = imp_input(im, 2);
+  if (!x) return imp_error(im, "needs a signal");
+  if (x->type.ndim != 3) return imp_error(im, "signal %s must be [batch, length, 1 or 2]", ttype_str(&x->type));
+  double step, flen = -1;
+  if (imp_const_scalar(im, 1, &step)) return -1;
+  if (imp_input(im, 3) && imp_const_scalar(im, 3, &flen)) return -1;
+  if (flen < 0 && !win) return imp_error(im, "needs a window or a frame_length");
+  int64_t L = flen >= 0 ? (int64_t)flen : win->type.shape[0], st = (int64_t)step, len = x->type.shape[1];
+  if (win && (win->type.ndim != 1 || win->type.shape[0] != L)) return imp_error(im, "window %s does not match frame length %lld", ttype_str(&win->type), (long long)L);
+  if (st <= 0 || L <= 0 || L > len) return imp_error(im, "frame_step %lld and frame length %lld do not fit a signal of %lld", (long long)st, (long long)L, (long long)len);
+  bool onesided = onnx_attr_int(N(im), "onesided", 1) != 0;
+  if (onesided && x->type.shape[2] == 2) return imp_error(im, "onesided = 1 needs a real signal");
+  int64_t nf = 1 + (len - L) / st, fs[2] = {nf, L}, *d;
+  GNode *idx = imp_new_i64(im, 2, fs, &d);
+  if (!idx) return -1;
+  for (int64_t f = 0; f < nf; f++)
+    for (int64_t j = 0; j < L; j++) d[f * L + j] = f * st + j;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", 1);
+  GNode *args[2] = {x, idx};
+  GNode *frames = imp_call(im, "take", 2, args, a); /* [batch, nf, L, c] */
+  if (win) {
+    int64_t ws[2] = {L, 1};
+    frames = bin(im, "multiply", frames, imp_reshape(im, imp_cast(im, win, x->type.dtype), 2, ws));
+  }
+  return imp_set_output(im, 0, dft(im, frames, 2, L, onesided, false));
+}

@@ -1,0 +1,238 @@
+/*
+ * table.c - the ONNX operators Kiln maps: one row per op and version
+ * range, naming the handler and the inputs the op takes.
+ *
+ * Rows are sorted by op name, then by version.  A row describes an op from
+ * its `since` opset version until the next row of the same op; a new row
+ * starts where ONNX changed the op's inputs (Clip's min and max became
+ * inputs at 11, Reshape's shape at 5), so the arity the importer checks is
+ * the one of the model's opset.  A version range that Kiln does not
+ * support is a row whose handler refuses it with imp_error (the handlers
+ * test imp_opset for the details that change inside a row).
+ *
+ * The arity columns follow ONNX's operator schemas (onnx.defs); O(i) marks
+ * input i optional (it may be given as '').  Where ONNX Runtime accepts
+ * more than the schema (Resize-11 with an empty roi or scales name), the
+ * row says so and the handler copes.
+ */
+#include "ops.h"
+
+#define O(i) (1u << (i))
+#define V ONNX_VARIADIC
+#define TRAINING "ai.onnx.preview.training"
+
+/* domain, op, since, handler, min inputs, max inputs, optional inputs */
+static const OnnxOpEntry table[] = {
+    {"", "Abs", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Acos", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Acosh", 9, onnx_h_unary, 1, 1, 0},
+    {TRAINING, "Adagrad", 1, onnx_h_Adagrad, 3, V, 0},
+    {TRAINING, "Adam", 1, onnx_h_Adam, 3, V, 0},
+    {"", "Add", 1, onnx_h_binary, 2, 2, 0},
+    {"", "And", 1, onnx_h_binary, 2, 2, 0},
+    {"", "ArgMax", 1, onnx_h_argreduce, 1, 1, 0},
+    {"", "ArgMin", 1, onnx_h_argreduce, 1, 1, 0},
+    {"", "Asin", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Asinh", 9, onnx_h_unary, 1, 1, 0},
+    {"", "Atan", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Atanh", 9, onnx_h_unary, 1, 1, 0},
+    {"", "AveragePool", 1, onnx_h_pool, 1, 1, 0},
+    {"", "BatchNormalization", 1, onnx_h_batchnorm, 5, 5, 0},
+    {"", "BitShift", 11, onnx_h_bitshift, 2, 2, 0},
+    {"", "BitwiseAnd", 18, onnx_h_binary, 2, 2, 0},
+    {"", "BitwiseOr", 18, onnx_h_binary, 2, 2, 0},
+    {"", "BitwiseXor", 18, onnx_h_binary, 2, 2, 0},
+    {"", "BlackmanWindow", 17, onnx_h_BlackmanWindow, 1, 1, 0},
+    {"", "Cast", 1, onnx_h_cast, 1, 1, 0},
+    {"", "CastLike", 15, onnx_h_castlike, 2, 2, 0},
+    {"", "Ceil", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Celu", 12, onnx_h_attr_unary, 1, 1, 0},
+    {"", "Clip", 1, onnx_h_clip, 1, 1, 0},
+    {"", "Clip", 11, onnx_h_clip, 1, 3, O(1) | O(2)},
+    {"", "Compress", 9, onnx_h_Compress, 2, 2, 0},
+    {"", "Concat", 1, onnx_h_concat, 1, V, 0},
+    {"", "ConcatFromSequence", 11, onnx_h_ConcatFromSequence, 1, 1, 0},
+    {"", "Constant", 1, onnx_h_constant, 0, 0, 0},
+    {"", "ConstantOfShape", 9, onnx_h_constant_of_shape, 1, 1, 0},
+    {"", "Conv", 1, onnx_h_conv, 2, 3, O(2)},
+    {"", "ConvInteger", 10, onnx_h_ConvInteger, 2, 4, O(2) | O(3)},
+    {"", "ConvTranspose", 1, onnx_h_conv_transpose, 2, 3, O(2)},
+    {"", "Cos", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Cosh", 9, onnx_h_unary, 1, 1, 0},
+    {"", "CumSum", 11, onnx_h_CumSum, 2, 2, 0},
+    {"", "DepthToSpace", 1, onnx_h_depth_space, 1, 1, 0},
+    {"", "DequantizeLinear", 10, onnx_h_DequantizeLinear, 2, 3, O(2)},
+    {"", "Det", 11, onnx_h_Det, 1, 1, 0},
+    {"", "DFT", 17, onnx_h_DFT, 1, 2, O(1)},
+    {"", "Div", 1, onnx_h_binary, 2, 2, 0},
+    {"", "Dropout", 1, onnx_h_dropout, 1, 1, 0},
+    {"", "Dropout", 12, onnx_h_dropout, 1, 3, O(1) | O(2)},
+    {"", "DynamicQuantizeLinear", 11, onnx_h_DynamicQuantizeLinear, 1, 1, 0},
+    {"", "Einsum", 12, onnx_h_Einsum, 1, V, 0},
+    {"", "Elu", 1, onnx_h_attr_unary, 1, 1, 0},
+    {"", "Equal", 1, onnx_h_binary, 2, 2, 0},
+    {"", "Erf", 9, onnx_h_unary, 1, 1, 0},
+    {"", "Exp", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Expand", 8, onnx_h_expand, 2, 2, 0},
+    {"", "EyeLike", 9, onnx_h_EyeLike, 1, 1, 0},
+    {"", "Flatten", 1, onnx_h_flatten, 1, 1, 0},
+    {"", "Floor", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Gather", 1, onnx_h_gather, 2, 2, 0},
+    {"", "GatherElements", 11, onnx_h_gather, 2, 2, 0},
+    {"", "GatherND", 11, onnx_h_GatherND, 2, 2, 0},
+    {"", "Gemm", 1, onnx_h_gemm, 3, 3, 0},
+    {"", "Gemm", 11, onnx_h_gemm, 2, 3, O(2)},
+    {"", "GlobalAveragePool", 1, onnx_h_global_pool, 1, 1, 0},
+    {"", "GlobalLpPool", 1, onnx_h_GlobalLpPool, 1, 1, 0},
+    {"", "GlobalMaxPool", 1, onnx_h_global_pool, 1, 1, 0},
+    {"", "Greater", 1, onnx_h_binary, 2, 2, 0},
+    {"", "GreaterOrEqual", 12, onnx_h_binary, 2, 2, 0},
+    {"", "GridSample", 16, onnx_h_GridSample, 2, 2, 0},
+    {"", "GRU", 1, onnx_h_GRU, 3, 6, O(3) | O(4) | O(5)},
+    {"", "HammingWindow", 17, onnx_h_HammingWindow, 1, 1, 0},
+    {"", "HannWindow", 17, onnx_h_HannWindow, 1, 1, 0},
+    {"", "Hardmax", 1, onnx_h_Hardmax, 1, 1, 0},
+    {"", "HardSigmoid", 1, onnx_h_attr_unary, 1, 1, 0},
+    {"", "HardSwish", 14, onnx_h_unary, 1, 1, 0},
+    {"", "Identity", 1, onnx_h_unary, 1, 1, 0},
+    {"", "If", 1, onnx_h_If, 1, 1, 0},
+    {"", "InstanceNormalization", 1, onnx_h_instancenorm, 3, 3, 0},
+    {"", "IsInf", 10, onnx_h_IsInf, 1, 1, 0},
+    {"", "IsNaN", 9, onnx_h_unary, 1, 1, 0},
+    {"", "LayerNormalization", 17, onnx_h_layernorm, 2, 3, O(2)},
+    {"", "LeakyRelu", 1, onnx_h_attr_unary, 1, 1, 0},
+    {"", "Less", 1, onnx_h_binary, 2, 2, 0},
+    {"", "LessOrEqual", 12, onnx_h_binary, 2, 2, 0},
+    {"", "Log", 1, onnx_h_unary, 1, 1, 0},
+    {"", "LogSoftmax", 1, onnx_h_softmax, 1, 1, 0},
+    {"", "Loop", 1, onnx_h_Loop, 3, V, O(0) | O(1)},
+    {"", "Loop", 11, onnx_h_Loop, 2, V, O(0) | O(1)},
+    {"", "LpNormalization", 1, onnx_h_LpNormalization, 1, 1, 0},
+    {"", "LpPool", 1, onnx_h_pool, 1, 1, 0},
+    {"", "LRN", 1, onnx_h_lrn, 1, 1, 0},
+    {"", "LSTM", 1, onnx_h_LSTM, 3, 8, O(3) | O(4) | O(5) | O(6) | O(7)},
+    {"", "MatMul", 1, onnx_h_matmul, 2, 2, 0},
+    {"", "MatMulInteger", 10, onnx_h_MatMulInteger, 2, 4, O(2) | O(3)},
+    {"", "Max", 1, onnx_h_variadic, 1, V, 0},
+    {"", "MaxPool", 1, onnx_h_pool, 1, 1, 0},
+    {"", "MaxUnpool", 9, onnx_h_MaxUnpool, 2, 3, O(2)},
+    {"", "Mean", 1, onnx_h_variadic, 1, V, 0},
+    {"", "MeanVarianceNormalization", 9, onnx_h_MeanVarianceNormalization, 1, 1, 0},
+    {"", "MelWeightMatrix", 17, onnx_h_MelWeightMatrix, 5, 5, 0},
+    {"", "Min", 1, onnx_h_variadic, 1, V, 0},
+    {"", "Mod", 10, onnx_h_mod, 2, 2, 0},
+    {TRAINING, "Momentum", 1, onnx_h_Momentum, 3, V, 0},
+    {"", "Mul", 1, onnx_h_binary, 2, 2, 0},
+    {"", "Neg", 1, onnx_h_unary, 1, 1, 0},
+    {"", "NegativeLogLikelihoodLoss", 12, onnx_h_NegativeLogLikelihoodLoss, 2, 3, O(2)},
+    {"", "NonZero", 9, onnx_h_NonZero, 1, 1, 0},
+    {"", "Not", 1, onnx_h_unary, 1, 1, 0},
+    {"", "OneHot", 9, onnx_h_OneHot, 3, 3, 0},
+    {"", "Or", 1, onnx_h_binary, 2, 2, 0},
+    {"", "Pad", 1, onnx_h_pad, 1, 1, 0},
+    {"", "Pad", 11, onnx_h_pad, 2, 3, O(2)},
+    {"", "Pow", 1, onnx_h_binary, 2, 2, 0},
+    {"", "PRelu", 1, onnx_h_binary, 2, 2, 0},
+    {"", "QLinearConv", 10, onnx_h_QLinearConv, 8, 9, O(8)},
+    {"", "QLinearMatMul", 10, onnx_h_QLinearMatMul, 8, 8, 0},
+    {"", "QuantizeLinear", 10, onnx_h_QuantizeLinear, 2, 3, O(2)},
+    {"", "Range", 11, onnx_h_range, 3, 3, 0},
+    {"", "Reciprocal", 1, onnx_h_unary, 1, 1, 0},
+    {"", "ReduceL1", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceL2", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceLogSum", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceLogSumExp", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceMax", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceMean", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceMin", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceProd", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceSum", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "ReduceSum", 13, onnx_h_reduce, 1, 2, O(1)},
+    {"", "ReduceSumSquare", 1, onnx_h_reduce, 1, 1, 0},
+    {"", "Relu", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Reshape", 1, onnx_h_reshape, 1, 1, 0},
+    {"", "Reshape", 5, onnx_h_reshape, 2, 2, 0},
+    {"", "Resize", 10, onnx_h_resize, 2, 2, 0},
+    {"", "Resize", 11, onnx_h_resize, 3, 4, O(1) | O(2) | O(3)},
+    {"", "Resize", 13, onnx_h_resize, 1, 4, O(1) | O(2) | O(3)},
+    {"", "ReverseSequence", 10, onnx_h_ReverseSequence, 2, 2, 0},
+    {"", "RNN", 1, onnx_h_RNN, 3, 6, O(3) | O(4) | O(5)},
+    {"", "RoiAlign", 10, onnx_h_RoiAlign, 3, 3, 0},
+    {"", "Round", 11, onnx_h_unary, 1, 1, 0},
+    {"", "Scan", 8, onnx_h_Scan, 2, V, O(0)},
+    {"", "Scan", 9, onnx_h_Scan, 1, V, 0},
+    {"", "Scatter", 9, onnx_h_ScatterElements, 3, 3, 0},
+    {"", "ScatterElements", 11, onnx_h_ScatterElements, 3, 3, 0},
+    {"", "ScatterND", 11, onnx_h_ScatterND, 3, 3, 0},
+    {"", "Selu", 1, onnx_h_attr_unary, 1, 1, 0},
+    {"", "SequenceAt", 11, onnx_h_SequenceAt, 2, 2, 0},
+    {"", "SequenceConstruct", 11, onnx_h_SequenceConstruct, 1, V, 0},
+    {"", "SequenceEmpty", 11, onnx_h_SequenceEmpty, 0, 0, 0},
+    {"", "SequenceErase", 11, onnx_h_SequenceErase, 1, 2, O(1)},
+    {"", "SequenceInsert", 11, onnx_h_SequenceInsert, 2, 3, O(2)},
+    {"", "SequenceLength", 11, onnx_h_SequenceLength, 1, 1, 0},
+    {"", "Shape", 1, onnx_h_shape, 1, 1, 0},
+    {"", "Shrink", 9, onnx_h_Shrink, 1, 1, 0},
+    {"", "Sigmoid", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Sign", 9, onnx_h_unary, 1, 1, 0},
+    {"", "Sin", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Sinh", 9, onnx_h_unary, 1, 1, 0},
+    {"", "Size", 1, onnx_h_size, 1, 1, 0},
+    {"", "Slice", 1, onnx_h_slice, 1, 1, 0},
+    {"", "Slice", 10, onnx_h_slice, 3, 5, O(3) | O(4)},
+    {"", "Softmax", 1, onnx_h_softmax, 1, 1, 0},
+    {"", "SoftmaxCrossEntropyLoss", 12, onnx_h_SoftmaxCrossEntropyLoss, 2, 3, O(2)},
+    {"", "Softplus", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Softsign", 1, onnx_h_unary, 1, 1, 0},
+    {"", "SpaceToDepth", 1, onnx_h_depth_space, 1, 1, 0},
+    {"", "Split", 1, onnx_h_split, 1, 2, O(1)},
+    {"", "Split", 2, onnx_h_split, 1, 1, 0},
+    {"", "Split", 13, onnx_h_split, 1, 2, O(1)},
+    {"", "SplitToSequence", 11, onnx_h_SplitToSequence, 1, 2, O(1)},
+    {"", "Sqrt", 1, onnx_h_unary, 1, 1, 0},
+    {"", "Squeeze", 1, onnx_h_squeeze, 1, 1, 0},
+    {"", "Squeeze", 13, onnx_h_squeeze, 1, 2, O(1)},
+    {"", "STFT", 17, onnx_h_STFT, 2, 4, O(2) | O(3)},
+    {"", "Sub", 1, onnx_h_binary, 2, 2, 0},
+    {"", "Sum", 1, onnx_h_variadic, 1, V, 0},
+    {"", "Tan", 7, onnx_h_unary, 1, 1, 0},
+    {"", "Tanh", 1, onnx_h_unary, 1, 1, 0},
+    {"", "TfIdfVectorizer", 9, onnx_h_TfIdfVectorizer, 1, 1, 0},
+    {"", "ThresholdedRelu", 10, onnx_h_attr_unary, 1, 1, 0},
+    {"", "Tile", 1, onnx_h_tile, 3, 3, 0},
+    {"", "Tile", 6, onnx_h_tile, 2, 2, 0},
+    {"", "TopK", 1, onnx_h_TopK, 1, 1, 0},
+    {"", "TopK", 10, onnx_h_TopK, 2, 2, 0},
+    {"", "Transpose", 1, onnx_h_transpose, 1, 1, 0},
+    {"", "Trilu", 14, onnx_h_Trilu, 1, 2, O(1)},
+    {"", "Unsqueeze", 1, onnx_h_unsqueeze, 1, 1, 0},
+    {"", "Unsqueeze", 13, onnx_h_unsqueeze, 2, 2, 0},
+    {"", "Upsample", 1, onnx_h_resize, 1, 1, 0},
+    {"", "Upsample", 9, onnx_h_resize, 2, 2, 0},
+    {"", "Where", 9, onnx_h_where, 3, 3, 0},
+    {"", "Xor", 1, onnx_h_binary, 2, 2, 0},
+};
+
+static bool default_domain(const char *d) { return !*d || !strcmp(d, "ai.onnx"); }
+
+const OnnxOpEntry *onnx_find_op(const char *domain, const char *op_type, int64_t opset) {
+  const OnnxOpEntry *found = NULL;
+  bool dflt = default_domain(domain);
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    const OnnxOpEntry *e = &table[i];
+    if (strcmp(e->op_type, op_type) || (dflt ? !default_domain(e->domain) : strcmp(e->domain, domain))) continue;
+    if (!found || e->since <= opset) found = e; /* rows of an op are in version order */
+  }
+  return found;
+}
+
+bool onnx_op_known(const char *op_type) {
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i].op_type, op_type)) return true;
+  return false;
+}
+
+const OnnxOpEntry *onnx_op_table(int *n) {
+  *n = (int)(sizeof table / sizeof table[0]);
+  return table;
+}

@@ -1,0 +1,427 @@
+/*
+ * tensor.c - ONNX's shape and data-movement operators (Constant,
+ * Shape, Reshape, Flatten, Transpose, Squeeze/Unsqueeze, Concat, Split,
+ * Slice, Gather, Pad, Tile, Expand, ConstantOfShape, Range, DepthToSpace),
+ * the reductions, and the ops whose work is a mask that depends only on
+ * shapes (Trilu, CumSum, EyeLike).
+ *
+ * Inputs that decide a shape (Reshape's shape, Slice's starts, Pad's pads,
+ * Tile's repeats) must be known at compile time: imp_const_input_ints
+ * reads them, and its error names the graph inputs to --bind otherwise.
+ * Between opsets these moved from attributes to inputs; read_axes and the
+ * opset tests in each handler decide which applies.
+ */
+#include "ops.h"
+
+/* ---- shape and data movement ---- */
+
+int onnx_h_constant(Importer *im) {
+  const OnnxNode *n = N(im);
+  const OnnxTensor *t = onnx_attr_tensor(n, "value");
+  Graph *g = imp_graph(im);
+  DLDevice cpu = {kDLCPU, 0};
+  if (t) {
+    DType dt;
+    if (onnx_tensor_dtype(t, &dt)) return imp_error(im, "%s", kiln_get_error());
+    DLTensor *a;
+    if (kiln_array_empty(t->ndim, t->dims, dt, cpu, &a)) return -1;
+    if (t->nbytes && kiln_array_copy_from_bytes(a, t->data, t->nbytes)) {
+      kiln_array_free(a);
+      return -1;
+    }
+    return out0(im, graph_const(g, n->outputs[0], a));
+  }
+  if (onnx_attr_has(n, "value_float")) return out0(im, imp_scalar(im, onnx_attr_float(n, "value_float", 0), DT_F32));
+  if (onnx_attr_has(n, "value_int")) return out0(im, imp_scalar(im, (double)onnx_attr_int(n, "value_int", 0), DT_I64));
+  int k;
+  const int64_t *iv = onnx_attr_ints(n, "value_ints", &k);
+  if (iv) return out0(im, imp_const_ints(im, k, iv));
+  const float *fv = onnx_attr_floats(n, "value_floats", &k);
+  if (fv) {
+    DLTensor *a;
+    int64_t len = k;
+    if (kiln_array_empty(1, &len, DT_F32, cpu, &a)) return -1;
+    memcpy(a->data, fv, sizeof(float) * (size_t)k);
+    return out0(im, graph_const(g, NULL, a));
+  }
+  return imp_error(im, "no supported value attribute (sparse and string constants are not supported)");
+}
+
+int onnx_h_shape(Importer *im) {
+  GNode *x = in0(im);
+  int64_t nd = x->type.ndim, start = onnx_attr_int(N(im), "start", 0), end = onnx_attr_int(N(im), "end", nd);
+  if (start < 0) start += nd;
+  if (end < 0) end += nd;
+  if (start < 0) start = 0;
+  if (end > nd) end = nd;
+  if (end < start) end = start;
+  return out0(im, imp_const_ints(im, (int)(end - start), x->type.shape + start));
+}
+
+int onnx_h_size(Importer *im) { return out0(im, imp_scalar(im, (double)ttype_numel(&in0(im)->type), DT_I64)); }
+
+int onnx_h_reshape(Importer *im) {
+  int64_t s[MAXD];
+  int n;
+  if (imp_opset(im) < 5) {
+    const int64_t *v = onnx_attr_ints(N(im), "shape", &n);
+    if (!v || n > MAXD) return imp_error(im, "bad shape attribute");
+    memcpy(s, v, sizeof(int64_t) * (size_t)n);
+  } else if ((n = imp_const_input_ints(im, 1, s, MAXD)) < 0)
+    return -1;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "newshape", n, s);
+  ga_int(&a, "allowzero", onnx_attr_int(N(im), "allowzero", 0));
+  GNode *x = in0(im);
+  return out0(im, imp_call(im, "reshape", 1, &x, a));
+}
+
+int onnx_h_flatten(Importer *im) {
+  GNode *x = in0(im);
+  int64_t axis = onnx_attr_int(N(im), "axis", 1), nd = x->type.ndim;
+  if (axis < 0) axis += nd;
+  if (axis < 0 || axis > nd) return imp_error(im, "axis out of range");
+  int64_t a = 1, b = 1;
+  for (int i = 0; i < nd; i++) *(i < axis ? &a : &b) *= x->type.shape[i];
+  int64_t s[2] = {a, b};
+  return out0(im, imp_reshape(im, x, 2, s));
+}
+
+int onnx_h_transpose(Importer *im) {
+  GNode *x = in0(im);
+  int n;
+  const int64_t *p = onnx_attr_ints(N(im), "perm", &n);
+  GAttrs a = gattrs_new();
+  if (p) ga_ints(&a, "axes", n, p);
+  return out0(im, imp_call(im, "transpose", 1, &x, a));
+}
+
+/* axes from the attribute (older opsets) or the optional input */
+static int read_axes(Importer *im, int input, int from_opset, int64_t *axes, bool *present) {
+  int n = 0;
+  *present = false;
+  if (imp_opset(im) < from_opset) {
+    const int64_t *v = onnx_attr_ints(N(im), "axes", &n);
+    if (v) {
+      if (n > MAXD) return imp_error(im, "too many axes");
+      memcpy(axes, v, sizeof(int64_t) * (size_t)n);
+      *present = true;
+    }
+    return n;
+  }
+  if (imp_input(im, input)) {
+    *present = true;
+    return imp_const_input_ints(im, input, axes, MAXD);
+  }
+  return 0;
+}
+
+int onnx_h_squeeze(Importer *im) {
+  int64_t axes[MAXD];
+  bool present;
+  int n = read_axes(im, 1, 13, axes, &present);
+  if (n < 0) return -1;
+  GNode *x = in0(im);
+  GAttrs a = gattrs_new();
+  if (present) ga_ints(&a, "axis", n, axes);
+  return out0(im, imp_call(im, "squeeze", 1, &x, a));
+}
+
+int onnx_h_unsqueeze(Importer *im) {
+  int64_t axes[MAXD];
+  bool present;
+  int n = read_axes(im, 1, 13, axes, &present);
+  if (n < 0) return -1;
+  if (!present) return imp_error(im, "axes are required");
+  GNode *x = in0(im);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "axes", n, axes);
+  return out0(im, imp_call(im, "expand_dims", 1, &x, a));
+}
+
+int onnx_h_concat(Importer *im) {
+  int n = imp_ninputs(im);
+  GNode **args = KNEWN(GNode *, n + 1);
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    GNode *x = imp_input(im, i);
+    if (x) args[k++] = x;
+  }
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", onnx_attr_int(N(im), "axis", imp_opset(im) < 4 ? 1 : 0));
+  return out0(im, imp_call(im, "concatenate", k, args, a));
+}
+
+int onnx_h_split(Importer *im) {
+  GNode *x = in0(im);
+  int64_t axis = onnx_attr_int(N(im), "axis", 0), nd = x->type.ndim;
+  if (axis < 0) axis += nd;
+  if (axis < 0 || axis >= nd) return imp_error(im, "axis out of range");
+  int nout = N(im)->noutputs;
+  int64_t sizes[64];
+  int n = 0;
+  if (imp_opset(im) < 13) {
+    const int64_t *v = onnx_attr_ints(N(im), "split", &n);
+    if (v) memcpy(sizes, v, sizeof(int64_t) * (size_t)(n < 64 ? n : 64));
+  } else if (imp_input(im, 1)) {
+    n = imp_const_input_ints(im, 1, sizes, 64);
+    if (n < 0) return -1;
+  }
+  int64_t dim = x->type.shape[axis];
+  if (n == 0) {
+    if (nout > 64) return imp_error(im, "too many outputs");
+    n = nout;
+    int64_t chunk = (dim + nout - 1) / nout;
+    for (int i = 0; i < nout; i++) sizes[i] = i < nout - 1 ? chunk : dim - chunk * (nout - 1);
+  }
+  if (n != nout) return imp_error(im, "split has %d sizes for %d outputs", n, nout);
+  int64_t start = 0;
+  for (int i = 0; i < n; i++) {
+    if (imp_set_output(im, i, imp_slice(im, x, (int)axis, start, start + sizes[i]))) return -1;
+    start += sizes[i];
+  }
+  if (start != dim) return imp_error(im, "split sizes sum to %lld, axis has %lld", (long long)start, (long long)dim);
+  return 0;
+}
+
+int onnx_h_slice(Importer *im) {
+  GNode *x = in0(im);
+  int64_t st[MAXD], en[MAXD], ax[MAXD], sp[MAXD];
+  int n, ne, na = 0, ns = 0;
+  if (imp_opset(im) < 10) {
+    const int64_t *v = onnx_attr_ints(N(im), "starts", &n), *e = onnx_attr_ints(N(im), "ends", &ne), *a;
+    if (!v || !e || n != ne || n > MAXD) return imp_error(im, "starts/ends must be given with equal lengths");
+    memcpy(st, v, sizeof(int64_t) * (size_t)n);
+    memcpy(en, e, sizeof(int64_t) * (size_t)n);
+    if ((a = onnx_attr_ints(N(im), "axes", &na))) memcpy(ax, a, sizeof(int64_t) * (size_t)na);
+  } else {
+    if ((n = imp_const_input_ints(im, 1, st, MAXD)) < 0 || (ne = imp_const_input_ints(im, 2, en, MAXD)) < 0) return -1;
+    if (n != ne) return imp_error(im, "starts and ends have different lengths");
+    if (imp_input(im, 3) && (na = imp_const_input_ints(im, 3, ax, MAXD)) < 0) return -1;
+    if (imp_input(im, 4) && (ns = imp_const_input_ints(im, 4, sp, MAXD)) < 0) return -1;
+  }
+  if (!na) {
+    na = n;
+    for (int i = 0; i < n; i++) ax[i] = i;
+  }
+  if (!ns) {
+    ns = n;
+    for (int i = 0; i < n; i++) sp[i] = 1;
+  }
+  if (na != n || ns != n) return imp_error(im, "starts, ends, axes and steps must have equal lengths");
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "begin", n, st);
+  ga_ints(&a, "end", n, en);
+  ga_ints(&a, "axes", n, ax);
+  ga_ints(&a, "strides", n, sp);
+  return out0(im, imp_call(im, "strided_slice", 1, &x, a));
+}
+
+int onnx_h_gather(Importer *im) {
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", onnx_attr_int(N(im), "axis", 0));
+  GNode *args[2] = {in0(im), imp_input(im, 1)};
+  return out0(im, imp_call(im, !strcmp(N(im)->op_type, "GatherElements") ? "gather_elements" : "take", 2, args, a));
+}
+
+int onnx_h_pad(Importer *im) {
+  GNode *x = in0(im);
+  int nd = x->type.ndim;
+  int64_t pads[2 * MAXD];
+  int n;
+  double value = 0;
+  if (imp_opset(im) < 11) {
+    const int64_t *v = onnx_attr_ints(N(im), imp_opset(im) < 2 ? "paddings" : "pads", &n);
+    if (!v || n != 2 * nd) return imp_error(im, "pads must have %d values", 2 * nd);
+    memcpy(pads, v, sizeof(int64_t) * (size_t)n);
+    value = onnx_attr_float(N(im), "value", 0);
+  } else {
+    if ((n = imp_const_input_ints(im, 1, pads, 2 * MAXD)) < 0) return -1;
+    if (n != 2 * nd) return imp_error(im, "pads has %d values, expected %d", n, 2 * nd);
+    GNode *cv = imp_input(im, 2) ? imp_const_input(im, 2) : NULL;
+    if (imp_input(im, 2) && !cv) return -1;
+    if (cv) {
+      if (!gnode_is_scalar_const(cv)) return imp_error(im, "constant_value must be a scalar");
+      value = gnode_scalar_value(cv);
+    }
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "pads", n, pads);
+  ga_str(&a, "pad_mode", onnx_attr_string(N(im), "mode", "constant"));
+  ga_float(&a, "pad_value", value);
+  return out0(im, imp_call(im, "nn.pad", 1, &x, a));
+}
+
+int onnx_h_tile(Importer *im) {
+  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
+  int64_t r[MAXD];
+  int n = imp_const_input_ints(im, 1, r, MAXD);
+  if (n < 0) return -1;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "reps", n, r);
+  GNode *x = in0(im);
+  return out0(im, imp_call(im, "tile", 1, &x, a));
+}
+
+int onnx_h_expand(Importer *im) {
+  int64_t s[MAXD];
+  int n = imp_const_input_ints(im, 1, s, MAXD);
+  if (n < 0) return -1;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", n, s);
+  GNode *x = in0(im);
+  return out0(im, imp_call(im, "broadcast_to", 1, &x, a));
+}
+
+int onnx_h_constant_of_shape(Importer *im) {
+  int64_t s[MAXD];
+  int n = imp_const_input_ints(im, 0, s, MAXD);
+  if (n < 0) return -1;
+  const OnnxTensor *t = onnx_attr_tensor(N(im), "value");
+  double v = 0;
+  DType dt = DT_F32;
+  if (t) {
+    if (onnx_tensor_dtype(t, &dt)) return imp_error(im, "%s", kiln_get_error());
+    if (t->numel != 1) return imp_error(im, "value must hold one element");
+    DLTensor *tmp;
+    DLDevice cpu = {kDLCPU, 0};
+    if (kiln_array_empty(0, NULL, dt, cpu, &tmp)) return -1;
+    kiln_array_copy_from_bytes(tmp, t->data, t->nbytes);
+    GNode *c = graph_const(imp_graph(im), NULL, tmp);
+    v = gnode_scalar_value(c);
+  }
+  GNode *sc = imp_scalar(im, v, dt);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", n, s);
+  return out0(im, imp_call(im, "broadcast_to", 1, &sc, a));
+}
+
+int onnx_h_range(Importer *im) {
+  GNode *s = imp_const_input(im, 0), *l = s ? imp_const_input(im, 1) : NULL, *d = l ? imp_const_input(im, 2) : NULL;
+  if (!d) return -1;
+  if (!gnode_is_scalar_const(s) || !gnode_is_scalar_const(l) || !gnode_is_scalar_const(d))
+    return imp_error(im, "start, limit and delta must be scalars");
+  double a = gnode_scalar_value(s), b = gnode_scalar_value(l), st = gnode_scalar_value(d);
+  if (st == 0) return imp_error(im, "delta is zero");
+  double cnt = ceil((b - a) / st);
+  int64_t n = cnt > 0 ? (int64_t)cnt : 0;
+  DType dt = s->type.dtype;
+  DLTensor *arr;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(1, &n, dt, cpu, &arr)) return -1;
+  for (int64_t i = 0; i < n; i++) {
+    double v = a + st * (double)i;
+    if (dt.code == kDLFloat && dt.bits == 32) ((float *)arr->data)[i] = (float)v;
+    else if (dt.code == kDLFloat && dt.bits == 64) ((double *)arr->data)[i] = v;
+    else if (dt.code == kDLInt && dt.bits == 32) ((int32_t *)arr->data)[i] = (int32_t)(int64_t)(a + st * (double)i);
+    else if (dt.code == kDLInt && dt.bits == 64) ((int64_t *)arr->data)[i] = (int64_t)a + (int64_t)st * i;
+    else if (dt.code == kDLInt && dt.bits == 16) ((int16_t *)arr->data)[i] = (int16_t)(int64_t)v;
+    else {
+      kiln_array_free(arr);
+      return imp_error(im, "type %s is not supported", dt_str(dt));
+    }
+  }
+  return out0(im, graph_const(imp_graph(im), NULL, arr));
+}
+
+int onnx_h_depth_space(Importer *im) {
+  GAttrs a = gattrs_new();
+  ga_int(&a, "block_size", onnx_attr_int(N(im), "blocksize", 0));
+  GNode *x = in0(im);
+  if (!strcmp(N(im)->op_type, "DepthToSpace")) {
+    ga_str(&a, "mode", onnx_attr_string(N(im), "mode", "DCR"));
+    return out0(im, imp_call(im, "nn.depth_to_space", 1, &x, a));
+  }
+  return out0(im, imp_call(im, "nn.space_to_depth", 1, &x, a));
+}
+
+/* ---- reductions ---- */
+
+int onnx_h_reduce(Importer *im) {
+  static const OpMap m[] = {{"ReduceSum", "sum"},       {"ReduceMean", "mean"},         {"ReduceMax", "max"},
+                            {"ReduceMin", "min"},       {"ReduceProd", "prod"},         {"ReduceL1", "l1_norm"},
+                            {"ReduceL2", "l2_norm"},    {"ReduceSumSquare", "sum_square"}, {"ReduceLogSumExp", "logsumexp"},
+                            {"ReduceLogSum", "sum"},    {NULL, NULL}};
+  const char *op = N(im)->op_type, *k = NULL;
+  for (const OpMap *p = m; p->onnx; p++)
+    if (!strcmp(p->onnx, op)) k = p->kiln;
+  int64_t axes[MAXD];
+  bool present;
+  int from = !strcmp(op, "ReduceSum") ? 13 : 18;
+  int n = read_axes(im, 1, from, axes, &present);
+  if (n < 0) return -1;
+  GNode *x = in0(im);
+  if (n == 0 && onnx_attr_int(N(im), "noop_with_empty_axes", 0)) return out0(im, x);
+  GAttrs a = gattrs_new();
+  if (n) ga_ints(&a, "axis", n, axes);
+  ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
+  GNode *y = imp_call(im, k, 1, &x, a);
+  if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
+  return out0(im, y);
+}
+
+int onnx_h_argreduce(Importer *im) {
+  GAttrs a = gattrs_new();
+  int64_t ax = onnx_attr_int(N(im), "axis", 0);
+  ga_ints(&a, "axis", 1, &ax);
+  ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
+  ga_int(&a, "select_last_index", onnx_attr_int(N(im), "select_last_index", 0));
+  GNode *x = in0(im);
+  return out0(im, imp_call(im, !strcmp(N(im)->op_type, "ArgMax") ? "argmax" : "argmin", 1, &x, a));
+}
+
+/* ---- masks from shapes ---- */
+
+static bool tri_upper(int64_t i, int64_t j, int64_t k) { return j - i >= k; }
+static bool tri_lower(int64_t i, int64_t j, int64_t k) { return j - i <= k; }
+
+int onnx_h_Trilu(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  int nd = x->type.ndim;
+  if (nd < 2) return imp_error(im, "input has rank %d, expected at least 2", nd);
+  double k = 0;
+  if (imp_input(im, 1) && imp_const_scalar(im, 1, &k)) return -1;
+  bool upper = onnx_attr_int(N(im), "upper", 1) != 0;
+  GNode *m = imp_mask2d(im, x->type.shape[nd - 2], x->type.shape[nd - 1], 0, upper ? tri_upper : tri_lower, (int64_t)k);
+  return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
+}
+
+static bool before_incl(int64_t j, int64_t i, int64_t k) { return k & 1 ? (k & 2 ? j > i : j < i) : (k & 2 ? j >= i : j <= i); }
+
+/* CumSum: out[i] = sum of x[j] over j <= i (< i exclusive; >=, > reversed),
+ * a masked sum over a new axis. */
+int onnx_h_CumSum(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  double axv;
+  if (imp_const_scalar(im, 1, &axv)) return -1;
+  int nd = x->type.ndim, ax;
+  if (imp_norm_axis(im, (int64_t)axv, nd, &ax)) return -1;
+  if (nd + 1 > MAXD) return imp_error(im, "input rank %d is too large", nd);
+  int64_t mode = (onnx_attr_int(N(im), "exclusive", 0) ? 1 : 0) | (onnx_attr_int(N(im), "reverse", 0) ? 2 : 0);
+  int64_t n = x->type.shape[ax];
+  GNode *m = imp_mask2d(im, n, n, nd - 1 - ax, before_incl, mode);
+  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, 0, x));
+  int64_t a = ax;
+  return imp_set_output(im, 0, imp_reduce(im, "sum", w, 1, &a, false));
+}
+
+static bool eye_k(int64_t i, int64_t j, int64_t k) { return j - i == k; }
+
+int onnx_h_EyeLike(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "needs an input");
+  if (x->type.ndim != 2) return imp_error(im, "input has rank %d, expected 2", x->type.ndim);
+  DType t = x->type.dtype;
+  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), &t))
+    return imp_error(im, "%s", kiln_get_error());
+  int64_t k = onnx_attr_int(N(im), "k", 0);
+  void *p;
+  GNode *c = imp_new_const(im, t, 2, x->type.shape, &p);
+  if (!c) return -1;
+  for (int64_t i = 0; i < x->type.shape[0]; i++)
+    for (int64_t j = 0; j < x->type.shape[1]; j++)
+      if (eye_k(i, j, k)) imp_array_set(c->value, i * x->type.shape[1] + j, 1);
+  return imp_set_output(im, 0, c);
+}
