@@ -4,6 +4,8 @@
  *   codegen_c.c   lowered functions -> one readable C translation unit
  *                 (GCC/Clang vector extensions for vector code, parallel
  *                 loops outlined into closures run on the runtime's pool)
+ *   kiln_vmath.h  C source that generated code carries: branch-free
+ *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary
  *                 blobs (graph JSON, params) linked in through .incbin
  *   build.c       lower + codegen + compile + load in one call
@@ -22,6 +24,11 @@ typedef struct KBlob {
 } KBlob;
 
 /* ===== codegen_c.c ===== */
+
+/* The text of kiln_vmath.h (Kiln's own float32 exp, tanh, erf, sigmoid;
+ * built from the file by cmake/embed_text.cmake).  Generated code calls
+ * these for float32 math instead of libm, so that lane loops vectorize. */
+extern const char codegen_vmath_source[];
 
 /* Generate the module's C source (heap string), or NULL + error. */
 char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs);

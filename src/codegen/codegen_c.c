@@ -214,10 +214,21 @@ static const char *lane_helper(CG *g, const char *op, DType rt, int nargs, DType
   return name;
 }
 
+/* float32 exp, tanh, erf and sigmoid come from kiln_vmath.h (pasted into
+ * the unit once): branch-free, so a lane loop over them vectorizes. */
+static bool intrin_uses_vmath(Intrinsic op, DType t) {
+  if (!(t.code == kDLFloat && t.bits == 32)) return false;
+  return op == INTRIN_exp || op == INTRIN_tanh || op == INTRIN_erf || op == INTRIN_sigmoid;
+}
+
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
 static const char *intrin_scalar(Intrinsic op, DType t, const char *a, const char *b) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
   const char *s = f32 ? "f" : "";
+  if (intrin_uses_vmath(op, t)) {
+    const char *fn = op == INTRIN_exp ? "kiln_expf" : op == INTRIN_tanh ? "kiln_tanhf" : op == INTRIN_erf ? "kiln_erff" : "kiln_sigmoidf";
+    return kfmt("%s(%s)", fn, a);
+  }
   switch (op) {
   case INTRIN_exp: return kfmt("exp%s(%s)", s, a);
   case INTRIN_log: return kfmt("log%s(%s)", s, a);
@@ -565,6 +576,7 @@ static void expr(CG *g, Expr *e) {
   }
   case EK_Call: {
     Intrinsic op = e->call.op;
+    if (intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) need(g, "kiln_vmath", codegen_vmath_source);
     if (!vec) {
       StrBuf *saved = g->out;
       StrBuf a = {0}, b = {0};

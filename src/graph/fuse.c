@@ -16,7 +16,11 @@
  * schedule is the anchor's with the rest inlined.  The single-use rule is
  * a conservative stand-in for TVM's post-dominator analysis: it gives the
  * same groups on chains (conv -> bias -> bn -> add -> relu) and never
- * makes a group whose intermediate value is needed outside it.
+ * makes a group whose intermediate value is needed outside it.  An
+ * anchor's chain also takes a diamond: where a value has several uses
+ * that all lead, through elementwise/broadcast ops, to one node (SiLU's
+ * x * sigmoid(x), GELU written out), the whole diamond joins the anchor's
+ * epilogue, as TVM's post-dominator fusion does.
  *
  * Names follow TVM.  Groups that compute the same function - the same ops
  * with the same attributes, wiring, input types and folded scalar
@@ -55,6 +59,60 @@ static bool can_join(GNode *n, GNode *c, Grp *cg) {
   if (pn <= PAT_BROADCAST) return pc <= PAT_INJECTIVE || pc == PAT_COMM_REDUCE;
   if (pn == PAT_INJECTIVE) return pc <= PAT_INJECTIVE && (!cg->anchor || cg->anchor->op->pattern != PAT_COMM_REDUCE);
   return false;
+}
+
+/* A diamond below `top`, which has several uses: the elementwise and
+ * broadcast calls that the uses lead to, up to the one node where they
+ * meet again (x * sigmoid(x), GELU's x * 0.5 * (1 + erf(x / sqrt 2))).
+ * Grown by expanding the open node (one with a use outside the set) of
+ * the smallest id: the meeting node has the largest id of the diamond, so
+ * it is the last one open.  Fails (returns NULL) on a use that is not an
+ * ungrouped elementwise/broadcast call, a graph output inside, or more
+ * than 16 nodes.  On success `set` holds the diamond, meeting node last. */
+/* Does m have a use outside {set}? */
+static bool used_outside(Graph *g, GNode *m, const AVec *set) {
+  for (int i = m->id + 1; i < g->nodes.len; i++) {
+    GNode *c = g->nodes.data[i];
+    for (int a = 0; a < c->nargs; a++)
+      if (c->args[a] == m && av_find(set, c) < 0) return true;
+  }
+  return false;
+}
+
+static GNode *diamond_below(Graph *g, GNode *top, const int *gid, const bool *is_out, AVec *set) {
+  set->len = 0;
+  for (;;) {
+    GNode *first = NULL; /* the open node of the smallest id */
+    int nopen = 0;
+    for (int k = -1; k < set->len; k++) {
+      GNode *m = k < 0 ? top : set->data[k];
+      if (!used_outside(g, m, set)) continue;
+      if (!first) first = m;
+      nopen++;
+    }
+    if (!first) return NULL; /* a diamond with no way out: not below an output */
+    if (nopen == 1 && first != top) {
+      /* the meeting node comes last; nothing else in the set is an output */
+      if (set->data[set->len - 1] != first) return NULL;
+      for (int k = 0; k < set->len - 1; k++)
+        if (is_out[((GNode *)set->data[k])->id]) return NULL;
+      return first;
+    }
+    if (first != top && is_out[first->id]) return NULL;
+    for (int i = first->id + 1; i < g->nodes.len; i++) {
+      GNode *c = g->nodes.data[i];
+      bool uses = false;
+      for (int a = 0; a < c->nargs && !uses; a++) uses = c->args[a] == first;
+      if (!uses || av_find(set, c) >= 0) continue;
+      if (c->kind != GN_CALL || c->op->pattern > PAT_BROADCAST || gid[c->id] >= 0 || set->len >= 16) return NULL;
+      /* keep the set sorted by id, so that open nodes are seen in id order */
+      av_push(set, c);
+      for (int k = set->len - 1; k > 0 && ((GNode *)set->data[k - 1])->id > c->id; k--) {
+        set->data[k] = set->data[k - 1];
+        set->data[k - 1] = c;
+      }
+    }
+  }
 }
 
 static const char *fused_base_name(AVec *nodes) {
@@ -163,7 +221,20 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
       ng->anchor = node;
       gid[node->id] = grps.len;
       av_push(&grps, ng);
+      AVec diamond = {0};
       for (GNode *cur = node;;) {
+        if (uses[cur->id] > 1 && !is_out[cur->id]) {
+          GNode *meet = diamond_below(g, cur, gid, is_out, &diamond);
+          if (!meet) break;
+          for (int k = 0; k < diamond.len; k++) {
+            GNode *m = diamond.data[k];
+            av_push(&ng->nodes, m);
+            gid[m->id] = gid[node->id];
+            if ((int)m->op->pattern > ng->max_pattern) ng->max_pattern = m->op->pattern;
+          }
+          cur = meet;
+          continue;
+        }
         GNode *c = consumer[cur->id];
         if (uses[cur->id] != 1 || is_out[cur->id] || !c || c->kind != GN_CALL || gid[c->id] >= 0) break;
         if (c->op->pattern > PAT_BROADCAST || node->op->pattern == PAT_OPAQUE) break;

@@ -24,6 +24,7 @@ extern const TestCase runtime_tests[];
 extern const TestCase topi_tests[];
 extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
+extern const TestCase vmath_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase winograd_tests[];
 
@@ -39,6 +40,7 @@ static const TestSuite suites[] = {
     {"autotune", autotune_tests},
     {"autotune_records", autotune_records_tests},
     {"autotune_tune", autotune_tune_tests},
+    {"vmath", vmath_tests},
     {"x86", x86_tests},
     {"winograd", winograd_tests},
     {"topi", topi_tests},
