@@ -64,6 +64,7 @@ def build(inputs, args=None, target="cpu", target_host=None, name="default_funct
     params=params) at the current PassContext's opt_level) into a model's
     module.  Targets: cpu (also llvm, c)."""
     from .graph import IRModule, build as graph_build  # pylint: disable=import-outside-toplevel
+    inputs = getattr(inputs, "mod", inputs) if type(inputs).__name__ == "MainFunction" else inputs
     if isinstance(inputs, IRModule):
         if args is not None and not isinstance(args, (str, dict)):
             raise _ffi.KilnTypeError("build: a model's second argument is the target, got %s"

@@ -1,7 +1,7 @@
 """Model importers (TVM's relay.frontend).
 
     mod, params = kiln.frontend.from_onnx("resnet18.onnx", {"data": (1, 3, 224, 224)})
-    print(mod)          # fn (%data: Tensor[(1, 3, 224, 224), float32], ...) { ... }
+    print(mod)          # def @main(%data: Tensor[(1, 3, 224, 224), float32], ...) { ... }
 
 ``mod`` is a kiln.IRModule (the graph, C: graph.from_onnx); ``params`` maps
 the model's initializers that the graph uses to kiln.nd arrays, as TVM's

@@ -39,11 +39,31 @@ class IRModule(Object):
         return self.handle, _ffi.OBJECT
 
     def astext(self, show_meta_data=False):  # pylint: disable=unused-argument
-        """The Relay-style text: fn (%data: Tensor[(1, 3, 224, 224), float32], ...) {...}."""
+        """The module as Relay's text prints one: def @main(%data:
+        Tensor[(1, 3, 224, 224), float32], ...) -> ... {...}."""
+        text = self.astext_fn()
+        return "def @main" + text[len("fn "):] if text.startswith("fn (") else text
+
+    def astext_fn(self):
+        """The main function's text: fn (%data: Tensor[...], ...) -> ... {...}."""
         return _api("graph.as_text")(self)
 
     def __str__(self):
         return self.astext()
+
+    @staticmethod
+    def from_expr(expr, functions=None, type_defs=None):
+        """A module whose main function is expr (a relay.Function; another
+        expression gets its free variables as parameters), TVM's
+        IRModule.from_expr."""
+        # pylint: disable=unused-argument
+        from .relay.expr import Function, Expr, Tuple, free_vars  # pylint: disable=import-outside-toplevel
+        if isinstance(expr, (Expr, Tuple)):
+            expr = Function(free_vars(expr), expr)
+        if not isinstance(expr, Function):
+            raise KilnTypeError("IRModule.from_expr: expected a relay.Function or expression, got %s"
+                                % type(expr).__name__)
+        return expr._graph()
 
     def __repr__(self):
         names = ", ".join("%s: %s" % (k, v) for k, v in self.input_info().items())
@@ -51,10 +71,10 @@ class IRModule(Object):
                                                          "" if self.num_outputs == 1 else "s")
 
     def __getitem__(self, name):
-        """mod["main"]: the module has one function, itself."""
+        """mod["main"]: the module's one function (prints as fn (...))."""
         if name != "main":
             raise KilnError("the module has one function, 'main', not %r" % (name,))
-        return self
+        return MainFunction(self)
 
     def optimize(self, opt_level=None):
         """The graph after the pass pipeline at opt_level (default: the
@@ -117,6 +137,23 @@ class IRModule(Object):
         return {_api("graph.param_name")(self, i): _api("graph.param")(self, i) for i in range(n)}
 
 
+class MainFunction:
+    """mod["main"]: the module's function.  Prints as Relay prints a
+    function (fn (...) {...}); everything else is the module's."""
+
+    def __init__(self, mod):
+        self.mod = mod
+
+    def astext(self, show_meta_data=False):  # pylint: disable=unused-argument
+        return self.mod.astext_fn()
+
+    def __str__(self):
+        return self.astext()
+
+    def __getattr__(self, name):
+        return getattr(self.mod, name)
+
+
 def _changed_params(mod, params):
     """The entries of params that are not mod's own arrays (by memory)."""
     if not params:
@@ -145,6 +182,8 @@ def build(mod, target=None, target_host=None, params=None, mod_name="default", o
     current PassContext's.  params (name -> array) give the model's weights
     new values; the arrays from_onnx returned are the graph's own and cost
     nothing."""
+    if isinstance(mod, MainFunction):
+        mod = mod.mod
     if not isinstance(mod, IRModule):
         raise KilnTypeError("build: expected an IRModule (from kiln.frontend.from_onnx), got %s"
                             % type(mod).__name__)

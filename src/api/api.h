@@ -184,5 +184,14 @@ typedef struct KGraph {
  * graph.optimize, else a new optimized copy the caller frees (graph_free);
  * NULL + error. */
 struct Graph *api_graph_optimized(KGraph *kg, int level);
+/* A new KGraph owning g (freed on failure); its params are the constants
+ * of g named in names[0..n). */
+KGraph *api_kgraph_new(struct Graph *g, int opt_level, int n, const char *const *names);
+
+/* ===== api_relay.c ===== */
+
+/* relay.ops, var, const, call, info, function: graphs built call by call
+ * (TVM's relay.* Python API), one function per op-table row. */
+extern const ApiEntry api_relay_funcs[];
 
 #endif

@@ -50,7 +50,7 @@ static int ret_array(KilnValue *ret, int *ret_code, DLTensor *t) {
 
 /* A new KGraph owning g (freed on failure).  Its params: the constants of g
  * named in names[0..n) (NULL: none). */
-static KGraph *kgraph_new(Graph *g, int opt_level, int n, const char *const *names) {
+KGraph *api_kgraph_new(Graph *g, int opt_level, int n, const char *const *names) {
   KGraph *kg = calloc(1, sizeof *kg);
   GNode **params = calloc((size_t)(n > 0 ? n : 1), sizeof *params);
   if (!kg || !params) {
@@ -177,7 +177,7 @@ API_FUNC(graph_from_onnx) {
       const OnnxGraph *og = m->graph;
       const char **names = KNEWN(const char *, og->ninitializers + 1);
       for (int i = 0; i < og->ninitializers; i++) names[i] = og->initializers[i].name;
-      if (used) kg = kgraph_new(used, -1, og->ninitializers, names);
+      if (used) kg = api_kgraph_new(used, -1, og->ninitializers, names);
     }
     onnx_model_free(m);
     if (!kg) api_fail(&c);
@@ -255,7 +255,7 @@ API_FUNC(graph_optimize_fn) {
   if (api_argc(&c, 2, 2) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level))
     return -1;
   Graph *g = optimized_copy(kg->g, level);
-  return ret_graph(&c, ret, ret_code, g ? kgraph_new(g, level, 0, NULL) : NULL);
+  return ret_graph(&c, ret, ret_code, g ? api_kgraph_new(g, level, 0, NULL) : NULL);
 }
 
 static bool same_shape(const DLTensor *t, const TType *ty) {
@@ -265,8 +265,18 @@ static bool same_shape(const DLTensor *t, const TType *ty) {
   return true;
 }
 
+/* An input variable of g by name, or NULL. */
+static GNode *input_by_name(const Graph *g, const char *name) {
+  for (int i = 0; i < g->nodes.len; i++) {
+    GNode *n = g->nodes.data[i];
+    if (n->kind == GN_VAR && !strcmp(n->name, name)) return n;
+  }
+  return NULL;
+}
+
 /* bind_params(graph, name, tensor, ...): a copy of the graph whose
- * parameters of those names hold copies of the tensors' values. */
+ * parameters of those names hold copies of the tensors' values; an input
+ * of that name (a graph built with relay.*) becomes such a parameter. */
 API_FUNC(graph_bind_params) {
   API_CALL;
   KGraph *kg;
@@ -280,6 +290,17 @@ API_FUNC(graph_bind_params) {
     const DLTensor *t = c.args[i + 1].v_handle;
     int k = 0;
     while (k < kg->nparams && strcmp(kg->params[k]->name, name)) k++;
+    GNode *in = k == kg->nparams ? input_by_name(kg->g, name) : NULL;
+    if (in) {
+      /* an input of a graph built with relay.*: TVM binds params to the
+       * function's variables; here the variable becomes a constant */
+      if (kg->opt_level >= 0) return api_error(&c, "bind '%s' before optimizing", name);
+      if (!same_shape(t, &in->type)) {
+        TType got = ttype(t->dtype, t->ndim, t->shape);
+        return api_error(&c, "input '%s' is %s, the value given is %s", name, ttype_str(&in->type), ttype_str(&got));
+      }
+      continue;
+    }
     if (k == kg->nparams) {
       StrBuf sb = {0};
       for (int j = 0; j < kg->nparams && j < 8; j++) sb_printf(&sb, "%s%s", j ? ", " : "", kg->params[j]->name);
@@ -298,11 +319,30 @@ API_FUNC(graph_bind_params) {
   }
   Graph *ng = copy_graph(kg->g);
   if (!ng) return api_fail(&c);
-  KGraph *nk = kgraph_new(ng, kg->opt_level, kg->nparams, param_names(kg));
+  const char **names = KNEWN(const char *, kg->nparams + c.n);
+  int nn = kg->nparams;
+  memcpy(names, param_names(kg), sizeof(const char *) * (size_t)nn);
+  for (int i = 1; i < c.n; i += 2) {
+    GNode *in = input_by_name(ng, c.args[i].v_str);
+    if (!in) continue;
+    DLTensor *a = NULL;
+    const DLTensor *t = c.args[i + 1].v_handle;
+    if (kiln_array_empty(t->ndim, t->shape, t->dtype, (DLDevice){kDLCPU, 0}, &a) || kiln_array_copy(t, a)) {
+      kiln_array_free(a);
+      graph_free(ng);
+      return api_fail(&c);
+    }
+    in->kind = GN_CONST; /* same name, type and place in the order */
+    in->value = a;
+    av_push(&ng->owned, a);
+    names[nn++] = in->name;
+  }
+  KGraph *nk = api_kgraph_new(ng, kg->opt_level, nn, names);
   if (!nk) return api_fail(&c);
   for (int i = 1; i < c.n; i += 2) {
     const DLTensor *t = c.args[i + 1].v_handle;
     GNode *p = NULL;
+    if (input_by_name(kg->g, c.args[i].v_str)) continue; /* bound above */
     for (int k = 0; k < nk->nparams && !p; k++)
       if (!strcmp(nk->params[k]->name, c.args[i].v_str)) p = nk->params[k];
     DLTensor *a = NULL;

@@ -182,6 +182,11 @@ struct OpDef {
   Tensor *(*compute)(GNode *n, Tensor **ins, const Strategy *st);
   /* fill the strategy of an anchor op (may be NULL: generic schedule) */
   int (*strategy)(GNode *n, Strategy *st);
+  /* Relay's Python signature: the tensor arguments, then the attributes
+   * with their defaults ("data, axis=-1"); python/kiln/relay makes its
+   * relay.* functions from it.  NULL: the tensor arguments only, any
+   * attribute by keyword. */
+  const char *params;
 };
 
 const OpDef *op_lookup(const char *name);

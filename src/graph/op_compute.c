@@ -189,7 +189,7 @@ Tensor *compute_transform(GNode *n, Tensor **ins, const Strategy *st) {
   const GAttrs *a = &n->attrs;
   const int64_t *v;
   int k;
-  if (is(n, "reshape")) return topi_reshape(ins[0], n->type.ndim, n->type.shape);
+  if (is(n, "reshape") || is(n, "nn.batch_flatten")) return topi_reshape(ins[0], n->type.ndim, n->type.shape);
   if (is(n, "transpose")) {
     k = gattr_ints(a, "axes", &v);
     if (!k) return topi_transpose(ins[0], NULL);

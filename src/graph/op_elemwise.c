@@ -114,8 +114,9 @@ static int infer_bias_add(GNode *n, TType *out) {
  * library); rows name them through this table. */
 #include "op_compute.h"
 
-#define UN(name, infer, pat) {name, 1, 1, pat, infer, compute_elemwise, NULL}
-#define BIN(name, infer) {name, 2, 2, PAT_BROADCAST, infer, compute_elemwise, NULL}
+#define UN(name, infer, pat) {name, 1, 1, pat, infer, compute_elemwise, NULL, NULL}
+#define UN_SIG(name, infer, pat, sig) {name, 1, 1, pat, infer, compute_elemwise, NULL, sig}
+#define BIN(name, infer) {name, 2, 2, PAT_BROADCAST, infer, compute_elemwise, NULL, "lhs, rhs"}
 
 const OpDef ops_elemwise[] = {
     UN("negative", infer_same, PAT_ELEMWISE),
@@ -150,7 +151,7 @@ const OpDef ops_elemwise[] = {
     UN("logical_not", infer_logical_not, PAT_ELEMWISE),
     UN("bitwise_not", infer_bitwise_not, PAT_ELEMWISE),
     UN("nn.relu", infer_same, PAT_ELEMWISE),
-    UN("nn.leaky_relu", infer_float_unary, PAT_ELEMWISE),     /* alpha */
+    UN_SIG("nn.leaky_relu", infer_float_unary, PAT_ELEMWISE, "data, alpha=0.01"),     /* alpha */
     UN("nn.elu", infer_float_unary, PAT_ELEMWISE),            /* alpha */
     UN("nn.selu", infer_float_unary, PAT_ELEMWISE),           /* alpha, gamma */
     UN("nn.softplus", infer_float_unary, PAT_ELEMWISE),
@@ -160,8 +161,8 @@ const OpDef ops_elemwise[] = {
     UN("nn.gelu", infer_float_unary, PAT_ELEMWISE),           /* approximate: "none"/"tanh" */
     UN("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE), /* alpha */
     UN("nn.celu", infer_float_unary, PAT_ELEMWISE),           /* alpha */
-    UN("clip", infer_same, PAT_ELEMWISE),                     /* a_min, a_max */
-    UN("cast", infer_cast, PAT_ELEMWISE),                     /* dtype */
+    UN_SIG("clip", infer_same, PAT_ELEMWISE, "a, a_min, a_max"),                     /* a_min, a_max */
+    UN_SIG("cast", infer_cast, PAT_ELEMWISE, "data, dtype"),                     /* dtype */
     BIN("add", infer_binary),
     BIN("subtract", infer_binary),
     BIN("multiply", infer_binary),
@@ -185,8 +186,8 @@ const OpDef ops_elemwise[] = {
     BIN("bitwise_xor", infer_bitwise),
     BIN("left_shift", infer_bitwise),
     BIN("right_shift", infer_bitwise),
-    {"nn.prelu", 2, 2, PAT_BROADCAST, infer_prelu, compute_elemwise, NULL},
-    {"nn.bias_add", 2, 2, PAT_BROADCAST, infer_bias_add, compute_elemwise, NULL},
-    {"where", 3, 3, PAT_BROADCAST, infer_where, compute_elemwise, NULL},
-    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
+    {"nn.prelu", 2, 2, PAT_BROADCAST, infer_prelu, compute_elemwise, NULL, "data, alpha, axis=1"},
+    {"nn.bias_add", 2, 2, PAT_BROADCAST, infer_bias_add, compute_elemwise, NULL, "data, bias, axis=1"},
+    {"where", 3, 3, PAT_BROADCAST, infer_where, compute_elemwise, NULL, "condition, x, y"},
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

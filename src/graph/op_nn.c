@@ -350,28 +350,44 @@ static int infer_identity(GNode *n, TType *out) {
 #include "op_strategy.h"
 
 const OpDef ops_nn[] = {
-    {"nn.conv2d", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
-    {"nn.contrib_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
-    {"nn.contrib_depthwise_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d},
+    {"nn.conv2d", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d,
+     "data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None, "
+     "kernel_size=None, data_layout='NCHW', kernel_layout='OIHW', out_layout='', out_dtype=''"},
+    {"nn.contrib_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d, NULL},
+    {"nn.contrib_depthwise_conv2d_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d, NULL},
     {"nn.contrib_conv2d_winograd_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_winograd, compute_nn,
-     strategy_conv2d},
-    {"nn.contrib_conv2d_winograd_weight_transform", 1, 1, PAT_OPAQUE, infer_winograd_weight, compute_nn, NULL},
-    {"nn.conv2d_transpose", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_transpose, compute_nn, NULL},
-    {"nn.dense", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense, compute_nn, strategy_dense},
-    {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_nn, strategy_dense},
-    {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_nn, NULL},
-    {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
-    {"nn.avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
-    {"nn.lp_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL},
-    {"nn.global_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL},
-    {"nn.global_max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL},
-    {"nn.adaptive_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_adaptive_pool2d, compute_nn, NULL},
-    {"nn.softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL},
-    {"nn.log_softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL},
-    {"nn.batch_norm", 5, 5, PAT_OPAQUE, infer_batch_norm, NULL, NULL}, /* simplified away */
-    {"nn.layer_norm", 1, 3, PAT_OPAQUE, infer_layer_norm, compute_nn, NULL},
-    {"nn.instance_norm", 3, 3, PAT_OPAQUE, infer_instance_norm, compute_nn, NULL},
-    {"nn.lrn", 1, 1, PAT_OPAQUE, infer_lrn, compute_nn, NULL},
-    {"nn.dropout", 1, 1, PAT_ELEMWISE, infer_identity, NULL, NULL}, /* removed by simplify_inference */
-    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
+     strategy_conv2d, NULL},
+    {"nn.contrib_conv2d_winograd_weight_transform", 1, 1, PAT_OPAQUE, infer_winograd_weight, compute_nn, NULL, NULL},
+    {"nn.conv2d_transpose", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_transpose, compute_nn, NULL,
+     "data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None, "
+     "kernel_size=None, data_layout='NCHW', kernel_layout='OIHW', out_layout='', "
+     "output_padding=(0, 0), out_dtype=''"},
+    {"nn.dense", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense, compute_nn, strategy_dense,
+     "data, weight, units=None, out_dtype=''"},
+    {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_nn, strategy_dense, NULL},
+    {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_nn, NULL,
+     "tensor_a, tensor_b, units=None, out_dtype='', transpose_a=False, transpose_b=False"},
+    {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL,
+     "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
+     "out_layout='', ceil_mode=False"},
+    {"nn.avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL,
+     "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
+     "out_layout='', ceil_mode=False, count_include_pad=False"},
+    {"nn.lp_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL, NULL},
+    {"nn.global_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL,
+     "data, layout='NCHW', out_layout=''"},
+    {"nn.global_max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_nn, NULL,
+     "data, layout='NCHW', out_layout=''"},
+    {"nn.adaptive_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_adaptive_pool2d, compute_nn, NULL,
+     "data, output_size=None, layout='NCHW', out_layout=''"},
+    {"nn.softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL, "data, axis=-1"},
+    {"nn.log_softmax", 1, 1, PAT_OPAQUE, infer_softmax, compute_nn, NULL, "data, axis=-1"},
+    {"nn.batch_norm", 5, 5, PAT_OPAQUE, infer_batch_norm, NULL, NULL, "data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-05, center=True, scale=True"}, /* simplified away */
+    {"nn.layer_norm", 1, 3, PAT_OPAQUE, infer_layer_norm, compute_nn, NULL,
+     "data, gamma, beta, axis=-1, epsilon=1e-05, center=True, scale=True"},
+    {"nn.instance_norm", 3, 3, PAT_OPAQUE, infer_instance_norm, compute_nn, NULL,
+     "data, gamma, beta, axis=1, epsilon=1e-05, center=True, scale=True"},
+    {"nn.lrn", 1, 1, PAT_OPAQUE, infer_lrn, compute_nn, NULL, "data, size=5, axis=1, bias=2, alpha=1e-05, beta=0.75"},
+    {"nn.dropout", 1, 1, PAT_ELEMWISE, infer_identity, NULL, NULL, "data, rate=0.5"}, /* removed by simplify_inference */
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

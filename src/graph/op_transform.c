@@ -11,6 +11,16 @@
 
 #include "op_compute.h"
 
+/* nn.batch_flatten: (N, d1, d2, ...) -> (N, d1 * d2 * ...) */
+static int infer_batch_flatten(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  if (d->ndim < 1) return kiln_set_error("data must have a batch dimension, got a scalar");
+  int64_t shape[2] = {d->shape[0], 1};
+  for (int i = 1; i < d->ndim; i++) shape[1] *= d->shape[i];
+  *out = ttype(d->dtype, 2, shape);
+  return 0;
+}
+
 static int infer_reshape(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0);
   const int64_t *ns;
@@ -368,21 +378,26 @@ static int infer_layout_transform(GNode *n, TType *out) {
 }
 
 const OpDef ops_transform[] = {
-    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_transform, NULL},
-    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transform, NULL},
-    {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_transform, NULL},
-    {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_transform, NULL},
-    {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_transform, NULL},
-    {"strided_slice", 1, 1, PAT_INJECTIVE, infer_strided_slice, compute_transform, NULL},
-    {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_transform, NULL},
-    {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_transform, NULL},
-    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_transform, NULL},
-    {"tile", 1, 1, PAT_INJECTIVE, infer_tile, compute_transform, NULL},
-    {"broadcast_to", 1, 1, PAT_BROADCAST, infer_broadcast_to, compute_transform, NULL},
-    {"image.resize2d", 1, 1, PAT_INJECTIVE, infer_resize, compute_transform, NULL},
-    {"nn.depth_to_space", 1, 1, PAT_INJECTIVE, infer_depth_to_space, compute_transform, NULL},
-    {"nn.space_to_depth", 1, 1, PAT_INJECTIVE, infer_space_to_depth, compute_transform, NULL},
-    {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_transform, NULL},
-    {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_transform, NULL},
-    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL},
+    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_transform, NULL, "data, newshape"},
+    {"nn.batch_flatten", 1, 1, PAT_INJECTIVE, infer_batch_flatten, compute_transform, NULL, "data"},
+    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transform, NULL, "data, axes=None"},
+    {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_transform, NULL, "data, axis=None"},
+    {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_transform, NULL, "data, axis, num_newaxis=1"},
+    {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_transform, NULL, "data, axis"},
+    {"strided_slice", 1, 1, PAT_INJECTIVE, infer_strided_slice, compute_transform, NULL,
+     "data, begin, end, strides=None, axes=None"},
+    {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_transform, NULL, "data, indices, axis=None, mode='clip'"},
+    {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_transform, NULL, NULL},
+    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_transform, NULL, NULL},
+    {"tile", 1, 1, PAT_INJECTIVE, infer_tile, compute_transform, NULL, "data, reps"},
+    {"broadcast_to", 1, 1, PAT_BROADCAST, infer_broadcast_to, compute_transform, NULL, "data, shape"},
+    {"image.resize2d", 1, 1, PAT_INJECTIVE, infer_resize, compute_transform, NULL, NULL},
+    {"nn.depth_to_space", 1, 1, PAT_INJECTIVE, infer_depth_to_space, compute_transform, NULL,
+     "data, block_size, layout='NCHW', mode='DCR'"},
+    {"nn.space_to_depth", 1, 1, PAT_INJECTIVE, infer_space_to_depth, compute_transform, NULL,
+     "data, block_size, layout='NCHW'"},
+    {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_transform, NULL,
+     "data, src_layout, dst_layout"},
+    {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_transform, NULL, NULL},
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -99,7 +99,8 @@ def test_doc_script_text_and_params(doc_run):
     ns, _ = doc_run
     mod, params = ns["mod"], ns["params"]
     text = str(mod)
-    assert text.startswith("fn (%data: Tensor[(1, 3, 224, 224), float32]")
+    assert text.startswith("def @main(%data: Tensor[(1, 3, 224, 224), float32]")
+    assert str(mod["main"]).startswith("fn (%data: Tensor[(1, 3, 224, 224), float32]")
     assert text.count("nn.conv2d(") == 20
     import onnx  # pylint: disable=import-outside-toplevel
     from onnx import numpy_helper  # pylint: disable=import-outside-toplevel

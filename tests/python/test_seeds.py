@@ -24,6 +24,29 @@ def test_vector_add_prints(capsys):
     print(b)
     assert capsys.readouterr().out == "[2. 2. 2.]\n"
 
+    # the module itself is callable, as TVM's (its entry function)
+    c = kiln.nd.array(np.zeros(m, A.dtype), ctx)
+    fm(a, c)
+    print(c)
+    assert capsys.readouterr().out == "[2. 2. 2.]\n"
+    assert fm.get_function("mul").__name__ == "mul"
+
+
+def test_names_the_notes_use():
+    from kiln import te, tir  # noqa: F401  pylint: disable=import-outside-toplevel
+    from kiln.relay.frontend import from_onnx  # pylint: disable=import-outside-toplevel
+    assert from_onnx is kiln.frontend.from_onnx
+    n = te.size_var("n")
+    A = te.placeholder((n,), name="A")
+    k = te.reduce_axis((0, n), name="k")
+    x = tir.const(2.0, "float32")
+    for f in (te.exp, te.log, te.sqrt, te.tanh, te.sigmoid, tir.exp):
+        assert "(" in str(f(x))
+    s = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="s")
+    mx = te.compute((1,), lambda i: te.max(A[k], axis=k), name="mx")
+    mn = te.compute((1,), lambda i: te.min(te.if_then_else(A[k] > x, A[k], x), axis=k), name="mn")
+    assert {t.name for t in (s, mx, mn)} == {"s", "mx", "mn"}
+
 
 def test_lower_vector_add_text(capsys):
     # 通过计算图如何生成最简单的代码.md

@@ -47,6 +47,8 @@ def extract_from_program(mod, params, target, target_host=None, ops=None):
     # pylint: disable=unused-argument
     from ..graph import IRModule, _changed_params  # pylint: disable=import-outside-toplevel
     from ..transform import PassContext, _stack  # pylint: disable=import-outside-toplevel
+    if type(mod).__name__ == "MainFunction":
+        mod = mod.mod  # mod["main"]
     if not isinstance(mod, IRModule):
         raise KilnTypeError("extract_from_program: expected an IRModule, got %s" % type(mod).__name__)
     f = require("autotvm.extract_tasks", "task.extract_from_program")

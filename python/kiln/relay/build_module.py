@@ -67,6 +67,8 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     interpreter or VM)."""
     if kind != "graph":
         raise KilnError("create_executor: Kiln has the 'graph' executor only, not '%s'" % kind)
+    if type(mod).__name__ == "MainFunction":
+        mod = mod.mod
     if not isinstance(mod, IRModule):
         raise _ffi.KilnTypeError("create_executor: expected an IRModule, got %s" % type(mod).__name__)
     from ..graph_executor import _check_device  # pylint: disable=import-outside-toplevel
