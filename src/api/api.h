@@ -188,6 +188,16 @@ struct Graph *api_graph_optimized(KGraph *kg, int level);
  * of g named in names[0..n). */
 KGraph *api_kgraph_new(struct Graph *g, int opt_level, int n, const char *const *names);
 
+/* ===== api_template.c ===== */
+
+/* autotvm.register_template, space_info, space_entity, query_best:
+ * templates written in a binding's language, rows of the template table. */
+extern const ApiEntry api_template_funcs[];
+struct Template;
+/* Whether tm was registered by a binding (its candidates are generated in
+ * the tuning process, MeasureOptions.in_process). */
+bool api_template_in_process(const struct Template *tm);
+
 /* ===== api_relay.c ===== */
 
 /* relay.ops, var, const, call, info, function: graphs built call by call

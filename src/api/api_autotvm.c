@@ -156,6 +156,7 @@ API_FUNC(at_tune_task) {
     o.measure.parallel = (int)num(builder, "n_parallel", o.measure.parallel);
     const char *worker = str(opts, "worker");
     if (worker) o.measure.worker = worker;
+    o.measure.in_process = api_template_in_process(tm);
     if (o.trials < 1) rc = api_error(&c, "n_trial must be at least 1");
   }
   if (!rc && autotune_tune(tm, wl, &o, &sum)) rc = api_fail(&c);

@@ -405,6 +405,9 @@ typedef struct MeasureOptions {
   bool baseline;        /* time the fallback config beside each candidate and
                          * scale the costs by its drift (default; measure.c) */
   bool keep_files;      /* keep the work folder (sources, logs) */
+  bool in_process;      /* instantiate and generate each candidate's C in this process
+                         * and let the worker compile it (templates a worker cannot
+                         * run: those written in Python, src/api/api_template.c) */
   const char *worker;   /* worker program (NULL: $KILN_WORKER, else this program) */
   const char *cflags;   /* NULL: the compiler's defaults */
   const char *work_dir; /* NULL: a fresh temporary folder */

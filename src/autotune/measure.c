@@ -25,6 +25,11 @@
  *       error 4; the candidate gets `timeout` seconds from "R" (the
  *       reference may take longer the first time) or is killed (error 7).
  *
+ * A template that only the tuning process can run (one written in Python,
+ * MeasureOptions.in_process) is instantiated, lowered and turned into C
+ * here instead; the build worker compiles the C it is given and the run
+ * worker treats the candidate as any other.
+ *
  * Up to `parallel` builds run at once; runs go one at a time, with no build
  * beside them, so timings are not disturbed.
  *
@@ -156,28 +161,26 @@ static const char *one_line(const char *s) {
   return nl ? kstrndup(s, (size_t)(nl - s)) : s;
 }
 
-static int worker_build(const cJSON *req) {
-  WResult w = {cJSON_CreateObject(), jstr(req, "result", "result.json")};
-  double t0 = kiln_now_seconds();
-  const char *task = jstr(req, "task", ""), *args = jstr(req, "args", "[]"), *config = jstr(req, "config", "[]");
-  const char *so = jstr(req, "so", "candidate.so");
-  bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
-  const Template *tm = autotune_template(task);
-  Workload *wl = tm ? wl_from_json(task, args) : NULL;
-  ConfigEntity *cfg = wl ? config_entity_from_json(config) : NULL;
-  if (!cfg) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
-  if (tm->check && tm->check(cfg, wl)) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+/* Instantiate one candidate, lower it and the unscheduled compute of the
+ * same workload (the reference: the template's compute over fresh
+ * placeholders, or, for a template without one, the output tensor it
+ * returned under a fresh schedule), and generate their C.  Returns
+ * MEASURE_NO_ERROR with *src (heap) and "args", "has_ref" (and "note")
+ * added to res, else the error number and *msg. */
+static int candidate_source(const Template *tm, const Workload *wl, const ConfigEntity *cfg, bool check, cJSON *res,
+                            char **src, const char **msg) {
+  *src = NULL;
+  if (tm->check && tm->check(cfg, wl)) return *msg = one_line(kiln_get_error()), MEASURE_INSTANTIATION_ERROR;
   Schedule *s = NULL;
   int na = 0;
   Tensor **targs = NULL;
   if (tm->instantiate(wl, cfg, &s, &na, &targs) || na < 1)
-    return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+    return *msg = one_line(kiln_get_error()), MEASURE_INSTANTIATION_ERROR;
   LoweredFunc *funcs[2];
   int nf = 0;
   funcs[nf] = kiln_lower(s, na, targs, "kiln_candidate", NULL);
-  if (!funcs[nf]) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("lowering: %s", kiln_get_error())));
+  if (!funcs[nf]) return *msg = one_line(kfmt("lowering: %s", kiln_get_error())), MEASURE_COMPILE_HOST;
   nf++;
-  /* the reference: the same compute over fresh placeholders, unscheduled */
   bool has_ref = false;
   if (check && tm->compute) {
     Tensor **in = KNEWN(Tensor *, na + 1);
@@ -193,29 +196,63 @@ static int worker_build(const cJSON *req) {
       funcs[nf] = kiln_lower(rs, na, in, "kiln_reference", NULL);
       if (funcs[nf]) nf++, has_ref = true;
     }
-    if (!has_ref) cJSON_AddStringToObject(w.j, "note", one_line(kfmt("no reference: %s", kiln_get_error())));
+  } else if (check) {
+    Schedule *rs = te_create_schedule(1, &targs[na - 1]);
+    if (rs && (funcs[nf] = kiln_lower(rs, na, targs, "kiln_reference", NULL))) nf++, has_ref = true;
   }
-  char *src = codegen_c(funcs, nf, 0, NULL);
-  if (!src) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("codegen: %s", kiln_get_error())));
+  if (check && !has_ref) cJSON_AddStringToObject(res, "note", one_line(kfmt("no reference: %s", kiln_get_error())));
+  *src = codegen_c(funcs, nf, 0, NULL);
+  if (!*src) return *msg = one_line(kfmt("codegen: %s", kiln_get_error())), MEASURE_COMPILE_HOST;
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; i < na; i++) {
+    cJSON *a = cJSON_CreateObject(), *sh = cJSON_CreateArray();
+    int64_t shape[16];
+    if (targs[i]->ndim > 16 || !te_shape_const(targs[i], shape)) {
+      cJSON_Delete(arr);
+      cJSON_Delete(a);
+      cJSON_Delete(sh);
+      free(*src);
+      *src = NULL;
+      return *msg = "arguments must have constant shapes", MEASURE_INSTANTIATION_ERROR;
+    }
+    for (int d = 0; d < targs[i]->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)shape[d]));
+    cJSON_AddItemToObject(a, "shape", sh);
+    cJSON_AddStringToObject(a, "dtype", dt_str(targs[i]->dtype));
+    cJSON_AddItemToArray(arr, a);
+  }
+  cJSON_AddItemToObject(res, "args", arr);
+  cJSON_AddBoolToObject(res, "has_ref", has_ref);
+  return MEASURE_NO_ERROR;
+}
+
+static int worker_build(const cJSON *req) {
+  WResult w = {cJSON_CreateObject(), jstr(req, "result", "result.json")};
+  double t0 = kiln_now_seconds();
+  const char *so = jstr(req, "so", "candidate.so"), *source = jstr(req, "source", NULL);
+  char *src = NULL;
+  if (source) {
+    /* generated by the tuning process (MeasureOptions.in_process) */
+    size_t len;
+    if (!(src = kiln_read_file(source, &len))) return wfinish(&w, MEASURE_UNKNOWN_ERROR, one_line(kiln_get_error()));
+    cJSON_AddItemToObject(w.j, "args", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(req, "source_args"), 1));
+    cJSON_AddBoolToObject(w.j, "has_ref", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "has_ref")));
+  } else {
+    const char *task = jstr(req, "task", ""), *args = jstr(req, "args", "[]"), *config = jstr(req, "config", "[]");
+    bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
+    const Template *tm = autotune_template(task);
+    Workload *wl = tm ? wl_from_json(task, args) : NULL;
+    ConfigEntity *cfg = wl ? config_entity_from_json(config) : NULL;
+    if (!cfg) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
+    const char *msg = NULL;
+    int e = candidate_source(tm, wl, cfg, check, w.j, &src, &msg);
+    if (e != MEASURE_NO_ERROR) return wfinish(&w, e, msg);
+  }
   const char *cflags = jstr(req, "cflags", NULL);
   CompileOptions co = {NULL, cflags, NULL};
   const char *units[1] = {src};
   int rc = kiln_compile_c(1, units, 0, NULL, so, &co);
   free(src);
   if (rc) return wfinish(&w, MEASURE_COMPILE_HOST, one_line(kfmt("compile: %s", kiln_get_error())));
-  cJSON *arr = cJSON_CreateArray();
-  for (int i = 0; i < na; i++) {
-    cJSON *a = cJSON_CreateObject(), *sh = cJSON_CreateArray();
-    int64_t shape[16];
-    if (targs[i]->ndim > 16 || !te_shape_const(targs[i], shape))
-      return cJSON_Delete(arr), wfinish(&w, MEASURE_INSTANTIATION_ERROR, "arguments must have constant shapes");
-    for (int d = 0; d < targs[i]->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)shape[d]));
-    cJSON_AddItemToObject(a, "shape", sh);
-    cJSON_AddStringToObject(a, "dtype", dt_str(targs[i]->dtype));
-    cJSON_AddItemToArray(arr, a);
-  }
-  cJSON_AddItemToObject(w.j, "args", arr);
-  cJSON_AddBoolToObject(w.j, "has_ref", has_ref);
   cJSON_AddNumberToObject(w.j, "build_time", kiln_now_seconds() - t0);
   return wfinish(&w, MEASURE_NO_ERROR, NULL);
 }
@@ -611,6 +648,28 @@ static void build_all(Measurer *m, int n, ConfigEntity *const *cfgs, Cand *c, Me
     while (running < m->o.parallel && next < n) {
       int i = next++;
       cJSON *req = cJSON_CreateObject();
+      if (m->o.in_process) {
+        /* the template runs here only: instantiate and generate C now */
+        const char *msg = NULL;
+        char *src = NULL;
+        Workload *wl = wl_from_json(m->task, m->args);
+        cJSON *info = cJSON_CreateObject();
+        int e = wl ? candidate_source(m->tm, wl, cfgs[i], !m->o.no_check, info, &src, &msg)
+                   : (msg = one_line(kiln_get_error()), MEASURE_INSTANTIATION_ERROR);
+        cJSON_AddItemToObject(req, "source_args", cJSON_DetachItemFromObject(info, "args"));
+        cJSON_AddBoolToObject(req, "has_ref", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(info, "has_ref")));
+        cJSON_Delete(info);
+        const char *path = kfmt("%s/candidate.c", c[i].dir);
+        if (e == MEASURE_NO_ERROR && kiln_write_file(path, src, strlen(src)))
+          e = MEASURE_UNKNOWN_ERROR, msg = one_line(kiln_get_error());
+        free(src);
+        if (e != MEASURE_NO_ERROR) {
+          cJSON_Delete(req);
+          set_error(&out[i], e, msg);
+          continue;
+        }
+        cJSON_AddStringToObject(req, "source", path);
+      }
       cJSON_AddStringToObject(req, "task", m->task);
       cJSON_AddStringToObject(req, "args", m->args);
       cJSON_AddStringToObject(req, "config", config_entity_json(cfgs[i]));

@@ -192,7 +192,7 @@ def test_from_onnx_model_forms(digits):
     assert str(m5) == text
     assert mod.input_info() == {"image": ((1, 1, 8, 8), "float32")}
     assert mod.output_info() == [((1, 10), "float32")]
-    assert mod["main"] is mod and mod.opt_level is None
+    assert mod["main"].mod is mod and mod.opt_level is None
 
 
 def test_optimize_and_fused_text(digits):

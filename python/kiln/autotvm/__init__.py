@@ -47,8 +47,9 @@ the log_to_file file (the engine resumes, as `kiln tune` does); the
 progress line is printed by the engine while it measures, and other
 callbacks receive all new measurements in one batch when tuning ends.
 """
-from . import task, tuner, measure, callback, record  # noqa: F401
+from . import task, tuner, measure, callback, record, template as _template_module  # noqa: F401
 from .measure import measure_option, LocalBuilder, LocalRunner, MeasureInput, MeasureResult  # noqa: F401
 from .record import apply_history_best, ApplyHistoryBest  # noqa: F401
 from .task import Task  # noqa: F401
+from .template import template, get_config  # noqa: F401
 from ._base import available  # noqa: F401

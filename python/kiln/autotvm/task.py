@@ -40,6 +40,24 @@ class Task:
             self.name, json.dumps(self.args), self.target, self.nodes)
 
 
+def create(func_name, args, target="llvm", target_host=None, template_key=None):
+    """A task of a Python template (@autotvm.template): its name (or the
+    decorated function) and workload args (TVM's autotvm.task.create).
+    task.config_space is the template's space for these args, task.flop
+    what the template gave cfg.add_flop."""
+    # pylint: disable=unused-argument,import-outside-toplevel
+    from .template import lookup, ConfigSpace
+    tm = lookup(func_name)
+    args = list(args)
+    cfg = tm.space(args)
+    t = Task({"name": tm.name, "args": [list(a) if isinstance(a, tuple) else a for a in args],
+              "target": str(target), "flops": cfg.flop, "config_space_size": 0})
+    t.config_space = ConfigSpace(cfg.knobs)
+    t.flop = cfg.flop
+    t.func = tm
+    return t
+
+
 def extract_from_program(mod, params, target, target_host=None, ops=None):
     """The tuning tasks of a model's graph (conv2d, dense... anchors), as
     the build would dispatch them at the current PassContext's opt_level
@@ -63,4 +81,4 @@ def extract_from_program(mod, params, target, target_host=None, ops=None):
     return tasks
 
 
-__all__ = ["Task", "extract_from_program"]
+__all__ = ["Task", "create", "extract_from_program"]
