@@ -5,6 +5,7 @@
  *   main.c         dispatch, --version, --help
  *   args.c         option parsing: flags, values, positionals, --help text
  *   cmd_compile.c  kiln compile, kiln show
+ *   cmd_export_c.c kiln compile --emit c: standalone C sources
  *   cmd_inspect.c  kiln inspect MODULE.so
  *   cmd_run.c      kiln run MODEL.so
  *   cmd_tune.c     kiln tasks MODEL.onnx, kiln tune MODEL.onnx -o RECORDS.json,
@@ -55,6 +56,22 @@ Opt *cli_opt(Command *cmd, const char *name);
 int cli_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a non-negative integer option value; -1 on error (printed). */
 int cli_int(Command *cmd, const char *name, long def, long *out);
+
+/* ===== cmd_compile.c ===== */
+
+struct Graph;
+/* Import MODEL (with --input-shapes, --bind) and optimize; NULL after
+ * printing an error. */
+struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level);
+/* The dispatch context from --tuning-records, --no-shipped-records,
+ * --quiet-fallback; -1 after printing an error. */
+int cli_setup_dispatch(Command *cmd);
+
+/* ===== cmd_export_c.c ===== */
+
+/* kiln compile MODEL --emit c -o DIR [--prefix NAME] [--threads K] [--isa I]
+ * [--freestanding] [--weights W] */
+int cli_compile_emit_c(Command *cmd, const char *model, long opt_level);
 
 /* ===== the subcommands ===== */
 

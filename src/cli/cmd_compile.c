@@ -51,7 +51,7 @@ static DLTensor *load_value(Command *cmd, const char *path) {
 
 /* Import (with --input-shapes and --bind) and optimize; NULL after
  * printing an error. */
-static Graph *load_and_optimize(Command *cmd, const char *path, long opt_level) {
+Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   Opt *bind = cli_opt(cmd, "--bind");
   int nb = bind && bind->set ? bind->nvalues : 0;
@@ -106,7 +106,13 @@ static int check_target(Command *cmd) {
 }
 
 static Opt compile_opts[] = {
-    {"--output", "-o", OPT_VALUE, "MODEL.so", "where to write the compiled module (default: MODEL.so beside the model)", false, NULL, NULL, 0},
+    {"--output", "-o", OPT_VALUE, "MODEL.so", "where to write the compiled module (default: MODEL.so beside the model; with --emit c: a directory, default MODEL_c)", false, NULL, NULL, 0},
+    {"--emit", NULL, OPT_VALUE, "KIND", "so: a shared library (default); c: standalone C sources with no runtime (docs/deploy_c.md)", false, NULL, NULL, 0},
+    {"--prefix", NULL, OPT_VALUE, "NAME", "--emit c: name of the files and the API, NAME.h with NAME_run (default: the model's file name)", false, NULL, NULL, 0},
+    {"--threads", NULL, OPT_VALUE, "KIND", "--emit c: parallel loops on none (default), pthreads or openmp", false, NULL, NULL, 0},
+    {"--isa", NULL, OPT_VALUE, "ISA", "--emit c: native (default: this machine), generic (plain C99, no vector extensions), avx2 or avx512", false, NULL, NULL, 0},
+    {"--freestanding", NULL, OPT_FLAG, NULL, "--emit c: no C library at all (Kiln's own exp, log, tanh, erf, ...)", false, NULL, NULL, 0},
+    {"--weights", NULL, OPT_VALUE, "WHERE", "--emit c: embedded (C arrays, default) or separate (NAME.bin, passed to NAME_run)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
@@ -120,7 +126,7 @@ static Opt compile_opts[] = {
 };
 
 /* The dispatch context: the user's records, shipped ones, warnings. */
-static int setup_dispatch(Command *cmd) {
+int cli_setup_dispatch(Command *cmd) {
   Opt *tr = cli_opt(cmd, "--tuning-records");
   for (int i = 0; tr && i < tr->nvalues; i++)
     if (graph_dispatch_add_records(tr->values[i])) return cli_error(cmd, "%s", kiln_get_error());
@@ -132,7 +138,15 @@ static int setup_dispatch(Command *cmd) {
 static int run_compile(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
-  if (get_opt_level(cmd, &lvl) || check_target(cmd) || setup_dispatch(cmd)) return -1;
+  if (get_opt_level(cmd, &lvl) || check_target(cmd)) return -1;
+  Opt *emit = cli_opt(cmd, "--emit");
+  if (emit->set && !strcmp(emit->value, "c")) return cli_compile_emit_c(cmd, pos[0], lvl);
+  if (emit->set && strcmp(emit->value, "so"))
+    return cli_error(cmd, "--emit '%s': expected so (a shared library, the default) or c (standalone C sources)", emit->value);
+  static const char *const c_only[] = {"--prefix", "--threads", "--isa", "--freestanding", "--weights", NULL};
+  for (int i = 0; c_only[i]; i++)
+    if (cli_opt(cmd, c_only[i])->set) return cli_error(cmd, "%s applies to standalone C only: add --emit c", c_only[i]);
+  if (cli_setup_dispatch(cmd)) return -1;
   Opt *o = cli_opt(cmd, "--output");
   char *out;
   if (o->set) {
@@ -146,7 +160,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
     strcat(out, ".so");
   }
   double t0 = kiln_now_seconds();
-  Graph *g = load_and_optimize(cmd, pos[0], lvl);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl);
   if (!g) {
     free(out);
     return -1;
@@ -171,7 +185,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
 }
 
 Command cmd_compile = {"compile", "MODEL.onnx [-o MODEL.so] [options]",
-                       "Compile an ONNX model into one shared object (kernels, graph and parameters).", 1, 1, compile_opts,
+                       "Compile an ONNX model into one shared object (kernels, graph and parameters), or into standalone C (--emit c).", 1, 1, compile_opts,
                        run_compile};
 
 static Opt show_opts[] = {
@@ -188,7 +202,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   long lvl;
   if (get_opt_level(cmd, &lvl)) return -1;
   graph_dispatch_set_quiet(true);
-  Graph *g = load_and_optimize(cmd, pos[0], lvl);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl);
   if (!g) return -1;
   char *text;
   if (cli_opt(cmd, "--unfused")->set) {

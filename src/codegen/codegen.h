@@ -36,6 +36,27 @@ char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs)
  * unit 0 holds the module tables.  Returns a heap array of heap strings. */
 char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits);
 
+/* Plain kernels for standalone C (graph/export_c.c): static functions over
+ * plain pointers, no runtime behind them. */
+typedef enum CThreads { CTHREADS_NONE, CTHREADS_PTHREADS, CTHREADS_OPENMP } CThreads;
+
+typedef struct CDialect {
+  bool portable;      /* C99 only: no GNU builtins (with scalar lowering: no vector types) */
+  bool freestanding;  /* math through the math file's kiln_expf, ... instead of libm */
+  CThreads threads;   /* how a parallel loop runs */
+  int64_t stack_bytes; /* allocations up to this size on the stack; larger ones in scratch */
+} CDialect;
+
+typedef struct CPlainUnit CPlainUnit;
+CPlainUnit *codegen_c_plain_new(const CDialect *d); /* d must outlive the unit */
+/* Append one kernel:
+ *   static int cname(T0 *restrict p0, ..., T *restrict out, char *restrict kiln_scratch)
+ * *scratch_bytes: the scratch it needs (64-byte aligned base). */
+int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int64_t *scratch_bytes);
+/* The kernels' text (heap); *helpers gets the typedefs and helpers they
+ * use (heap), to place before them.  Frees the unit. */
+char *codegen_c_plain_finish(CPlainUnit *u, char **helpers);
+
 /* ===== compiler.c ===== */
 
 typedef struct CompileOptions {

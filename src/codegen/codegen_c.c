@@ -40,6 +40,10 @@ typedef struct CG {
   int indent;
   int npar;
   bool failed;
+  const CDialect *dialect; /* plain kernels for standalone C, or NULL (module ABI) */
+  int64_t scratch_off;     /* plain kernels: scratch bytes in use at this point */
+  int64_t scratch_max;     /* ... and the most ever in use */
+  int par_depth;           /* plain kernels: parallel loops around this point */
 } CG;
 
 static void fail(CG *g, const char *fmt, const char *arg) {
@@ -178,8 +182,12 @@ static void print_int(StrBuf *sb, int64_t v, DType t) {
   sb_printf(sb, "((%s)%lld)", scalar_ctype(t), (long long)v);
 }
 
-static void print_float(StrBuf *sb, double v, DType t) {
+static void print_float(StrBuf *sb, double v, DType t, bool freestanding) {
   const char *suffix = t.bits == 32 ? "f" : "";
+  if (freestanding && (isnan(v) || isinf(v))) { /* no math.h: NAN and INFINITY come from the math file */
+    sb_printf(sb, "((%s)%skiln_%s())", scalar_ctype(t), isinf(v) && v < 0 ? "-" : "", isnan(v) ? "nanf" : "inff");
+    return;
+  }
   if (isnan(v)) {
     sb_printf(sb, "((%s)NAN)", scalar_ctype(t));
     return;
@@ -222,51 +230,55 @@ static bool intrin_uses_vmath(Intrinsic op, DType t) {
 }
 
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
-static const char *intrin_scalar(Intrinsic op, DType t, const char *a, const char *b) {
+static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a, const char *b) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
   const char *s = f32 ? "f" : "";
   if (intrin_uses_vmath(op, t)) {
     const char *fn = op == INTRIN_exp ? "kiln_expf" : op == INTRIN_tanh ? "kiln_tanhf" : op == INTRIN_erf ? "kiln_erff" : "kiln_sigmoidf";
     return kfmt("%s(%s)", fn, a);
   }
+  /* freestanding: the math file's kiln_logf, ... instead of libm's */
+  const char *m = g->dialect && g->dialect->freestanding ? "kiln_" : "";
   switch (op) {
-  case INTRIN_exp: return kfmt("exp%s(%s)", s, a);
-  case INTRIN_log: return kfmt("log%s(%s)", s, a);
-  case INTRIN_sqrt: return kfmt("sqrt%s(%s)", s, a);
-  case INTRIN_rsqrt: return kfmt("(1%s / sqrt%s(%s))", f32 ? ".0f" : ".0", s, a);
-  case INTRIN_tanh: return kfmt("tanh%s(%s)", s, a);
-  case INTRIN_erf: return kfmt("erf%s(%s)", s, a);
-  case INTRIN_pow: return kfmt("pow%s(%s, %s)", s, a, b);
+  case INTRIN_exp: return kfmt("%sexp%s(%s)", m, s, a);
+  case INTRIN_log: return kfmt("%slog%s(%s)", m, s, a);
+  case INTRIN_sqrt: return kfmt("%ssqrt%s(%s)", m, s, a);
+  case INTRIN_rsqrt: return kfmt("(1%s / %ssqrt%s(%s))", f32 ? ".0f" : ".0", m, s, a);
+  case INTRIN_tanh: return kfmt("%stanh%s(%s)", m, s, a);
+  case INTRIN_erf: return kfmt("%serf%s(%s)", m, s, a);
+  case INTRIN_pow: return kfmt("%spow%s(%s, %s)", m, s, a, b);
   case INTRIN_fabs:
-    if (t.code == kDLFloat) return kfmt("fabs%s(%s)", s, a);
+    if (t.code == kDLFloat) return kfmt("%sfabs%s(%s)", m, s, a);
     if (t.code == kDLUInt) return kfmt("(%s)", a);
     return kfmt("((%s) < 0 ? -(%s) : (%s))", a, a, a);
-  case INTRIN_floor: return kfmt("floor%s(%s)", s, a);
-  case INTRIN_ceil: return kfmt("ceil%s(%s)", s, a);
-  case INTRIN_round: return kfmt("nearbyint%s(%s)", s, a);
-  case INTRIN_trunc: return kfmt("trunc%s(%s)", s, a);
-  case INTRIN_sigmoid: return kfmt("(1%s / (1%s + exp%s(-(%s))))", f32 ? ".0f" : ".0", f32 ? ".0f" : ".0", s, a);
-  case INTRIN_sin: return kfmt("sin%s(%s)", s, a);
-  case INTRIN_cos: return kfmt("cos%s(%s)", s, a);
-  case INTRIN_tan: return kfmt("tan%s(%s)", s, a);
-  case INTRIN_asin: return kfmt("asin%s(%s)", s, a);
-  case INTRIN_acos: return kfmt("acos%s(%s)", s, a);
-  case INTRIN_atan: return kfmt("atan%s(%s)", s, a);
-  case INTRIN_sinh: return kfmt("sinh%s(%s)", s, a);
-  case INTRIN_cosh: return kfmt("cosh%s(%s)", s, a);
-  case INTRIN_asinh: return kfmt("asinh%s(%s)", s, a);
-  case INTRIN_acosh: return kfmt("acosh%s(%s)", s, a);
-  case INTRIN_atanh: return kfmt("atanh%s(%s)", s, a);
-  case INTRIN_fmod: return kfmt("fmod%s(%s, %s)", s, a, b);
-  case INTRIN_isnan: return kfmt("(isnan(%s) != 0)", a);
-  case INTRIN_isinf: return kfmt("(isinf(%s) != 0)", a);
+  case INTRIN_floor: return kfmt("%sfloor%s(%s)", m, s, a);
+  case INTRIN_ceil: return kfmt("%sceil%s(%s)", m, s, a);
+  case INTRIN_round: return kfmt("%snearbyint%s(%s)", m, s, a);
+  case INTRIN_trunc: return kfmt("%strunc%s(%s)", m, s, a);
+  case INTRIN_sigmoid: return kfmt("(1%s / (1%s + %sexp%s(-(%s))))", f32 ? ".0f" : ".0", f32 ? ".0f" : ".0", m, s, a);
+  case INTRIN_sin: return kfmt("%ssin%s(%s)", m, s, a);
+  case INTRIN_cos: return kfmt("%scos%s(%s)", m, s, a);
+  case INTRIN_tan: return kfmt("%stan%s(%s)", m, s, a);
+  case INTRIN_asin: return kfmt("%sasin%s(%s)", m, s, a);
+  case INTRIN_acos: return kfmt("%sacos%s(%s)", m, s, a);
+  case INTRIN_atan: return kfmt("%satan%s(%s)", m, s, a);
+  case INTRIN_sinh: return kfmt("%ssinh%s(%s)", m, s, a);
+  case INTRIN_cosh: return kfmt("%scosh%s(%s)", m, s, a);
+  case INTRIN_asinh: return kfmt("%sasinh%s(%s)", m, s, a);
+  case INTRIN_acosh: return kfmt("%sacosh%s(%s)", m, s, a);
+  case INTRIN_atanh: return kfmt("%satanh%s(%s)", m, s, a);
+  case INTRIN_fmod: return kfmt("%sfmod%s(%s, %s)", m, s, a, b);
+  case INTRIN_isnan: return kfmt("(%sisnan(%s) != 0)", m, a);
+  case INTRIN_isinf: return kfmt("(%sisinf(%s) != 0)", m, a);
   case INTRIN_shift_left: return kfmt("(%s << %s)", a, b);
   case INTRIN_shift_right: return kfmt("(%s >> %s)", a, b);
   case INTRIN_bitwise_and: return kfmt("(%s & %s)", a, b);
   case INTRIN_bitwise_or: return kfmt("(%s | %s)", a, b);
   case INTRIN_bitwise_xor: return kfmt("(%s ^ %s)", a, b);
   case INTRIN_bitwise_not: return kfmt("(~%s)", a);
-  case INTRIN_likely: return kfmt("__builtin_expect(!!(%s), 1)", a);
+  case INTRIN_likely:
+    if (g->dialect && g->dialect->portable) return kfmt("(%s)", a);
+    return kfmt("__builtin_expect(!!(%s), 1)", a);
   case INTRIN__COUNT: break;
   }
   KUNREACHABLE();
@@ -458,7 +470,7 @@ static void expr(CG *g, Expr *e) {
     print_int(o, e->int_value, t);
     return;
   case EK_FloatImm:
-    print_float(o, e->float_value, t);
+    print_float(o, e->float_value, t, g->dialect && g->dialect->freestanding);
     return;
   case EK_StrImm:
     sb_printf(o, "\"%s\"", e->str);
@@ -588,7 +600,7 @@ static void expr(CG *g, Expr *e) {
       }
       g->out = saved;
       DType at = e->call.args[0]->dtype;
-      sb_puts(o, intrin_scalar(op, at, a.data, b.data ? b.data : ""));
+      sb_puts(o, intrin_scalar(g, op, at, a.data, b.data ? b.data : ""));
       sb_free(&a);
       sb_free(&b);
       return;
@@ -599,7 +611,7 @@ static void expr(CG *g, Expr *e) {
     }
     DType at[2] = {e->call.args[0]->dtype, e->call.nargs > 1 ? e->call.args[1]->dtype : t};
     DType st = dt_scalar(at[0]);
-    const char *le = intrin_scalar(op, st, "a[l]", "b[l]");
+    const char *le = intrin_scalar(g, op, st, "a[l]", "b[l]");
     if ((op == INTRIN_isnan || op == INTRIN_isinf)) le = kfmt("-(int32_t)%s", le);
     const char *n = lane_helper(g, intrin_name(op), t, e->call.nargs, at, le);
     call_helper(g, n, e->call.nargs, e->call.args);
@@ -733,7 +745,9 @@ static void parallel_for(CG *g, Stmt *s) {
     inner = ir_let_stmt(nv, s->for_.var, inner);
   }
   analyzer_bind_range(g->an, s->for_.var, ir_i32(0), s->for_.extent);
+  g->par_depth++;
   stmt(g, inner);
+  g->par_depth--;
   sb_puts(&body, "  }\n  return 0;\n}\n\n");
   sb_puts(&g->outlined, body.data);
   sb_free(&body);
@@ -759,6 +773,57 @@ static void parallel_for(CG *g, Stmt *s) {
 }
 
 #define STACK_ALLOC_LIMIT (64 * 1024)
+#define PARALLEL_STACK_LIMIT (256 * 1024) /* plain kernels: a task's own buffer on a thread's stack */
+
+/* Plain kernels: an allocation of up to dialect->stack_bytes lives on the
+ * stack; a larger one is a slice of the kernel's scratch area (the
+ * caller's workspace), free again when its scope ends, so the kernel's
+ * scratch need is the deepest nesting of slices.  Inside a parallel loop
+ * run by several threads every task needs a buffer of its own, so there
+ * the stack is the only place (up to PARALLEL_STACK_LIMIT). */
+static void plain_alloc(CG *g, Stmt *s, const char *b, const char *ct, int esz) {
+  StrBuf *o = g->out;
+  int64_t n;
+  const char *what = s->alloc.buf->var.name;
+  if (!ir_is_const_int(s->alloc.size, &n)) {
+    fail(g, "standalone C: the size of buffer '%s' is not a constant (every shape must be static)", what);
+    return;
+  }
+  if (n < 1) n = 1;
+  int64_t bytes = n * esz;
+  bool per_task = g->par_depth > 0 && g->dialect->threads != CTHREADS_NONE;
+  if (bytes <= g->dialect->stack_bytes || per_task) {
+    if (bytes > PARALLEL_STACK_LIMIT) {
+      fail(g, "standalone C: buffer '%s' is allocated inside a parallel loop and is too large for a thread's "
+              "stack; export with --threads none",
+           what);
+      return;
+    }
+    sb_printf(o, "%s %s[%lld] KILN_ALIGN64;\n", ct, b, (long long)n);
+    return;
+  }
+  int64_t off = (g->scratch_off + 63) & ~(int64_t)63;
+  sb_printf(o, "%s *restrict %s = (%s *)(void *)(kiln_scratch + %lld); /* %lld bytes of scratch */\n", ct, b, ct,
+            (long long)off, (long long)bytes);
+  g->scratch_off = off + bytes;
+  if (g->scratch_off > g->scratch_max) g->scratch_max = g->scratch_off;
+}
+
+/* Plain kernels: a parallel loop without threads is a serial loop; with
+ * OpenMP it is a serial loop under `omp parallel for`; with pthreads it is
+ * outlined as for the module ABI (false: the caller does that). */
+static bool plain_parallel(CG *g, Stmt *s) {
+  if (!g->dialect || g->dialect->threads == CTHREADS_PTHREADS) return false;
+  Stmt *serial = ir_for(s->for_.var, s->for_.min, s->for_.extent, FOR_SERIAL, s->for_.body);
+  if (g->dialect->threads == CTHREADS_OPENMP && g->par_depth == 0) {
+    line(g);
+    sb_puts(g->out, "#pragma omp parallel for schedule(static)\n");
+  }
+  g->par_depth++;
+  stmt(g, serial);
+  g->par_depth--;
+  return true;
+}
 
 static void stmt(CG *g, Stmt *s) {
   StrBuf *o = g->out;
@@ -769,6 +834,7 @@ static void stmt(CG *g, Stmt *s) {
            s->for_.var->var.name);
       return;
     }
+    if (s->for_.fkind == FOR_PARALLEL && plain_parallel(g, s)) return;
     if (s->for_.fkind == FOR_PARALLEL) {
       parallel_for(g, s);
       return;
@@ -779,7 +845,10 @@ static void stmt(CG *g, Stmt *s) {
       int64_t n = 0;
       ir_is_const_int(s->for_.extent, &n);
       line(g);
-      sb_printf(o, "#pragma GCC unroll %lld\n", (long long)(n > 0 ? n : 8));
+      if (g->dialect)
+        sb_printf(o, "KILN_UNROLL(%lld)\n", (long long)(n > 0 ? n : 8));
+      else
+        sb_printf(o, "#pragma GCC unroll %lld\n", (long long)(n > 0 ? n : 8));
     }
     line(g);
     int64_t mn, ex;
@@ -849,7 +918,9 @@ static void stmt(CG *g, Stmt *s) {
     sb_printf(o, "{ /* allocate %s (%s) */\n", s->alloc.buf->var.name, s->alloc.scope);
     g->indent += 2;
     line(g);
-    if (ir_is_const_int(s->alloc.size, &n) && n * esz <= STACK_ALLOC_LIMIT) {
+    if (g->dialect) {
+      plain_alloc(g, s, b, ct, esz);
+    } else if (ir_is_const_int(s->alloc.size, &n) && n * esz <= STACK_ALLOC_LIMIT) {
       sb_printf(o, "%s %s[%lld] __attribute__((aligned(64)));\n", ct, b, (long long)(n > 0 ? n : 1));
     } else {
       sb_printf(o, "%s *%s __attribute__((cleanup(kiln_free_ptr))) = (%s *)kiln_alloc((size_t)(", ct, b, ct);
@@ -859,7 +930,9 @@ static void stmt(CG *g, Stmt *s) {
       sb_printf(o, "if (!%s) { kiln_error(\"%s: out of memory allocating %s\"); return -1; }\n", b, g->fname,
                 s->alloc.buf->var.name);
     }
+    int64_t scratch_saved = g->scratch_off; /* the slice is free again after the scope */
     stmt(g, s->alloc.body);
+    g->scratch_off = scratch_saved;
     g->indent -= 2;
     line(g);
     sb_puts(o, "}\n");
@@ -1187,4 +1260,91 @@ char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs)
   char *r = u[0];
   free(u);
   return r;
+}
+
+/* ---- plain kernels (standalone C) ----
+ *
+ * The same statements and expressions, under another calling convention:
+ *   static int NAME(float *restrict p0, ..., float *restrict T_out, char *restrict kiln_scratch)
+ * with every shape static, no argument checks (the caller's executor is
+ * generated with the kernels), no runtime to report errors to, and
+ * allocations on the stack or in the kernel's scratch area (plain_alloc).
+ * The unit's text needs the macros KILN_ALIGN64 and KILN_UNROLL(n), and
+ * for pthreads a kiln_parallel(fn, closure) launcher, from its includer. */
+
+struct CPlainUnit {
+  CG g;
+  StrBuf kernels;
+  AVec cnames; /* the kernels' C names, kept unique across the unit */
+};
+
+CPlainUnit *codegen_c_plain_new(const CDialect *d) {
+  CPlainUnit *u = xcalloc(1, sizeof *u);
+  u->g.dialect = d;
+  pm_init_str(&u->g.used);
+  pm_init_str(&u->g.emitted);
+  return u;
+}
+
+int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int64_t *scratch_bytes) {
+  CG *g = &u->g;
+  if (!f || f->okind != KOBJ_FUNC) return kiln_set_error("codegen: '%s' is not a lowered function", cname);
+  for (int j = 0; j < u->cnames.len; j++)
+    if (!strcmp(u->cnames.data[j], cname)) return kiln_set_error("codegen: two functions are named '%s'", cname);
+  av_push(&u->cnames, kstrdup(cname));
+  /* names are per kernel, except the kernels' own */
+  pm_free(&g->names);
+  pm_free(&g->used);
+  pm_init_str(&g->used);
+  for (int j = 0; j < u->cnames.len; j++) pm_put(&g->used, u->cnames.data[j], (void *)1);
+  pm_put(&g->used, "kiln_scratch", (void *)1);
+  g->fname = cname;
+  g->npar = 0;
+  g->scratch_off = g->scratch_max = 0;
+  g->par_depth = 0;
+  g->failed = false;
+  g->an = analyzer_new();
+  StrBuf body = {0};
+  g->out = &body;
+  sb_printf(&body, "static int %s(", cname);
+  for (int i = 0; i < f->nargs; i++) {
+    DType dt = f->args[i]->dtype;
+    DType *et = KNEW(DType);
+    *et = dt;
+    pm_put(&g->buftype, f->arg_bufs[i], et);
+    sb_printf(&body, "%s *restrict %s, ", scalar_ctype(dt), vname(g, f->arg_bufs[i]));
+  }
+  sb_puts(&body, "char *restrict kiln_scratch) {\n");
+  for (int i = 0; i < f->nargs; i++) sb_printf(&body, "  (void)%s;\n", vname(g, f->arg_bufs[i]));
+  sb_puts(&body, "  (void)kiln_scratch;\n");
+  PtrMap bound = {0};
+  int rc = check_unbound(g, f, &bound);
+  g->indent = 2;
+  if (!rc) stmt(g, f->body);
+  sb_puts(&body, "  return 0;\n}\n\n");
+  analyzer_free(g->an);
+  g->an = NULL;
+  pm_free(&bound);
+  pm_free(&g->buftype);
+  if (g->failed) rc = -1;
+  if (!rc) {
+    if (g->outlined.len) sb_puts(&u->kernels, g->outlined.data);
+    sb_puts(&u->kernels, body.data);
+    *scratch_bytes = g->scratch_max;
+  } else {
+    kiln_error_context("kernel %s", cname);
+  }
+  sb_free(&g->outlined);
+  sb_free(&body);
+  return rc;
+}
+
+char *codegen_c_plain_finish(CPlainUnit *u, char **helpers) {
+  *helpers = sb_steal(&u->g.helpers);
+  char *k = sb_steal(&u->kernels);
+  pm_free(&u->g.names);
+  pm_free(&u->g.used);
+  pm_free(&u->g.emitted);
+  free(u);
+  return k;
 }

@@ -45,7 +45,7 @@ static Tensor *copy_tensor(Tensor *t) {
 }
 
 /* Build the compute of one group and its schedule; fills args/nargs. */
-static LoweredFunc *build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info) {
+LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info) {
   int nin = fg->inputs.len;
   Tensor **args = KNEWN(Tensor *, nin + 1);
   PtrMap map = {0}; /* GNode -> Tensor */
@@ -114,7 +114,7 @@ static LoweredFunc *build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gr
     kiln_error_context("scheduling %s", fg->name);
     return NULL;
   }
-  LowerOptions lo = {false, NULL, 0};
+  LowerOptions lo = {false, NULL, 0, opt->no_vector};
   LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
   return f;
@@ -122,7 +122,7 @@ static LoweredFunc *build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gr
 
 /* A group that calls an earlier group's kernel: its inputs, as
  * build_group would list them, and the kernel's task. */
-static void share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info) {
+void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info) {
   for (int i = 0; i < fg->inputs.len; i++) {
     GNode *in = fg->inputs.data[i];
     if (!inline_const(in)) av_push(&info->inputs, in);
@@ -259,6 +259,19 @@ static int write_emit(const char *dir, int nunits, char **units, const char *jso
   return kiln_write_file(kfmt("%s/params.bin", dir), params, psize);
 }
 
+void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) {
+  /* constants the kernels read, and constant outputs */
+  for (int i = 0; i < groups->len; i++)
+    for (int k = 0; k < infos[i].inputs.len; k++) {
+      GNode *in = infos[i].inputs.data[k];
+      if (in->kind == GN_CONST && av_find(params, in) < 0) av_push(params, in);
+    }
+  for (int i = 0; i < g->outputs.len; i++) {
+    GNode *o = g->outputs.data[i];
+    if (o->kind == GN_CONST && av_find(params, o) < 0) av_push(params, o);
+  }
+}
+
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
   GraphBuildOptions defaults;
   memset(&defaults, 0, sizeof defaults);
@@ -275,24 +288,15 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   for (int i = 0; i < groups.len && !rc; i++) {
     FusedGroup *fg = groups.data[i];
     if (fg->kernel != fg->id) {
-      share_group(fg, &infos[fg->kernel], &infos[i]);
+      graph_build_share_group(fg, &infos[fg->kernel], &infos[i]);
     } else {
-      funcs[nfuncs] = build_group(fg, opt, &infos[i]);
+      funcs[nfuncs] = graph_build_group(fg, opt, &infos[i]);
       if (!funcs[nfuncs++]) rc = -1;
     }
     if (opt->progress) opt->progress(i + 1, groups.len, opt->progress_ud);
   }
-  /* parameters: constants the kernels read, and constant outputs */
   AVec params = {0};
-  for (int i = 0; i < groups.len && !rc; i++)
-    for (int k = 0; k < infos[i].inputs.len; k++) {
-      GNode *in = infos[i].inputs.data[k];
-      if (in->kind == GN_CONST && av_find(&params, in) < 0) av_push(&params, in);
-    }
-  for (int i = 0; i < g->outputs.len && !rc; i++) {
-    GNode *o = g->outputs.data[i];
-    if (o->kind == GN_CONST && av_find(&params, o) < 0) av_push(&params, o);
-  }
+  if (!rc) graph_build_params(g, &groups, infos, &params);
   char *json = NULL;
   void *pbytes = NULL;
   size_t psize = 0;

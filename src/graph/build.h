@@ -16,6 +16,7 @@ typedef struct GraphBuildOptions {
   void (*progress)(int done, int total, void *ud);
   void *progress_ud;
   CompileOptions copt;
+  bool no_vector;            /* scalar loops only (standalone C for any C99 compiler) */
 } GraphBuildOptions;
 
 typedef struct GraphBuildStats {
@@ -34,6 +35,43 @@ typedef struct GroupInfo {
 
 /* Compile an optimized graph into one shared object at so_path. */
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats);
+/* One fused group's kernel: placeholders p0, p1, ... for its inputs (one-
+ * element constants folded in), the anchor's template and config, lowered
+ * (NULL + error).  info gets the kernel's inputs, task and config source. */
+LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info);
+/* A group that calls an earlier group's kernel (fg->kernel != fg->id):
+ * its inputs in the kernel's parameter order, and the kernel's task. */
+void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info);
+/* The parameters of a built graph, in order (p0, p1, ...): the constants
+ * the kernels read, then constant outputs; pushed to params (GNode *). */
+void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params);
+
+/* ===== export_c.c ===== */
+
+typedef struct CExportOptions {
+  const char *prefix;   /* NAME: NAME.h, NAME.c, NAME_run (C identifier) */
+  CThreads threads;     /* parallel loops: none, pthreads, OpenMP */
+  int isa;              /* a CExportIsa */
+  bool freestanding;    /* no libm: Kiln's own math functions */
+  bool separate_weights; /* weights in NAME.bin, passed to NAME_run */
+  const char *model;    /* the source model's file name, for the header */
+} CExportOptions;
+
+typedef enum CExportIsa { CEXPORT_ISA_NATIVE, CEXPORT_ISA_GENERIC, CEXPORT_ISA_AVX2, CEXPORT_ISA_AVX512 } CExportIsa;
+
+typedef struct CExportStats {
+  int nkernels, nparams;
+  size_t param_bytes;
+  int64_t workspace_bytes;    /* NAME_WORKSPACE_BYTES */
+  int64_t graph_plan_bytes;   /* the graph executor's plan for the same graph (intermediates) */
+  int64_t naive_bytes;        /* one buffer per intermediate */
+} CExportStats;
+
+/* The SIMD width (float lanes) an ISA's kernels are scheduled for; 0 for
+ * the machine's own. */
+int cexport_isa_lanes(int isa);
+/* Write an optimized graph as standalone C into dir (see docs/deploy_c.md). */
+int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExportStats *stats);
 
 /* ===== tasks.c ===== */
 

@@ -31,7 +31,7 @@ static int check_args(Schedule *s, int nargs, Tensor **args) {
 
 LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
                         const LowerOptions *opt) {
-  static const LowerOptions defaults = {false, NULL, 0};
+  static const LowerOptions defaults = {false, NULL, 0, false};
   if (!opt) opt = &defaults;
   if (!s || s->okind != KOBJ_SCHEDULE) return kiln_set_error("lower: not a schedule"), NULL;
   if (check_args(s, nargs, args)) return NULL;
@@ -64,7 +64,7 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
   dump(&o, "flatten", body);
   body = ir_simplify_stmt(body);
   dump(&o, "simplify", body);
-  body = lower_vectorize(body, &f->notes);
+  body = o.no_vector ? lower_scalarize(body) : lower_vectorize(body, &f->notes);
   dump(&o, "vectorize", body);
   body = lower_unroll(body, o.auto_unroll_max_step);
   dump(&o, "unroll", body);

@@ -33,6 +33,7 @@ typedef struct LowerOptions {
   bool simple_mode;     /* stop before the last cleanups TVM skips */
   const char *dump_after; /* print the IR after this pass to stderr ("all") */
   int auto_unroll_max_step; /* unroll inner loops up to this many steps (0 off) */
+  bool no_vector;       /* vectorized loops stay scalar loops (plain C99 output) */
 } LowerOptions;
 
 /* ===== lower.c ===== */
@@ -98,6 +99,9 @@ Stmt *lower_flatten(Stmt *body, Schedule *s, int nargs, Tensor **args, Expr **ar
 /* Rewrite vectorized loops into vector expressions; loops that cannot be
  * vectorized become serial loops and a note says why. */
 Stmt *lower_vectorize(Stmt *body, AVec *notes);
+/* Every vectorized loop becomes a serial loop: code for a target without
+ * vector types (standalone C with --isa generic). */
+Stmt *lower_scalarize(Stmt *body);
 
 /* ===== unroll.c ===== */
 

@@ -12,6 +12,9 @@
  * inner loop bound depending on v, an allocation, a select with a vector
  * condition over loads (both sides would be read, possibly out of bounds),
  * nested vectorization — the loop stays a scalar loop and a note says why.
+ *
+ * lower_scalarize makes every vectorized loop a serial one, for targets
+ * without vector types (standalone C for any C99 compiler).
  */
 #include "lower.h"
 
@@ -160,5 +163,16 @@ static Stmt *outer_stmt(IRMutator *m, Stmt *s) {
 Stmt *lower_vectorize(Stmt *body, AVec *notes) {
   Outer o = {notes};
   IRMutator m = {NULL, outer_stmt, &o};
+  return ir_mutate_stmt(&m, body);
+}
+
+static Stmt *scalar_stmt(IRMutator *m, Stmt *s) {
+  Stmt *r = ir_mutate_stmt_children(m, s);
+  if (!r || r->kind != SK_For || r->for_.fkind != FOR_VECTORIZED) return r;
+  return ir_for(r->for_.var, r->for_.min, r->for_.extent, FOR_SERIAL, r->for_.body);
+}
+
+Stmt *lower_scalarize(Stmt *body) {
+  IRMutator m = {NULL, scalar_stmt, NULL};
   return ir_mutate_stmt(&m, body);
 }
