@@ -642,6 +642,10 @@ static void expr(CG *g, Expr *e) {
     return;
   }
   case EK_Let: {
+    if (g->dialect) { /* plain kernels: no statement expressions (not C99); substitute */
+      expr(g, ir_substitute1(e->let.body, e->let.var, e->let.value));
+      return;
+    }
     sb_printf(o, "({ %s %s = ", ctype(g, e->let.var->dtype), vname(g, e->let.var));
     expr(g, e->let.value);
     sb_puts(o, "; ");

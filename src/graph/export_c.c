@@ -198,7 +198,11 @@ static void emit_prelude(CExport *x, StrBuf *c) {
              "#define KILN_ALIGN64 __attribute__((aligned(64)))\n"
              "#define KILN_PRAGMA(x) _Pragma(#x)\n"
              "#define KILN_UNROLL(n) KILN_PRAGMA(GCC unroll n)\n"
-             "#else\n#define KILN_ALIGN64\n#define KILN_UNROLL(n)\n#endif\n\n");
+             "#else\n#define KILN_ALIGN64\n#define KILN_UNROLL(n)\n#endif\n");
+  if (o->isa != CEXPORT_ISA_GENERIC) /* vectors wider than the ISA's pass between static functions only */
+    sb_puts(c, "#if defined(__clang__)\n#pragma clang diagnostic ignored \"-Wunknown-warning-option\"\n#endif\n"
+               "#if defined(__GNUC__) || defined(__clang__)\n#pragma GCC diagnostic ignored \"-Wpsabi\"\n#endif\n");
+  sb_putc(c, '\n');
   if (o->freestanding) sb_printf(c, "#include \"kiln_math.h\"\n\n");
   if (o->threads == CTHREADS_PTHREADS) {
     sb_printf(c,
@@ -493,7 +497,12 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     emit_prelude(&x, &c);
     if (*helpers) sb_printf(&c, "%s\n", helpers);
     sb_puts(&c, kernels);
-    if (opt->freestanding)
+    bool copies = false;
+    for (int o = 0; o < x.nout; o++) {
+      GNode *n = g->outputs.data[o];
+      copies |= !(n->kind == GN_CALL && (intptr_t)pm_get(&where, n) == 1000001 + o);
+    }
+    if (opt->freestanding && copies)
       sb_puts(&c, "static void kiln_copy(void *dst, const void *src, size_t n) {\n"
                   "  unsigned char *d = (unsigned char *)dst;\n  const unsigned char *s = (const unsigned char *)src;\n"
                   "  while (n--) *d++ = *s++;\n}\n\n");
@@ -514,7 +523,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
       sb_printf(&c, "  if (!kiln_w || ((uintptr_t)kiln_w & %d)) return -1;\n", CEXPORT_ALIGN - 1);
       sb_printf(&c, "  /* the export's checksum is in the file's header (%s_weights_check reads it all) */\n", x.prefix);
       sb_printf(&c, "  {\n    static const unsigned char id[8] = {");
-      for (int b = 0; b < 8; b++) sb_printf(&c, "%s0x%02x", b ? ", " : "", (unsigned)((x.checksum >> (8 * b)) & 0xff));
+      sb_puts(&c, "@KILN_ID@"); /* the checksum, once known (it covers this text with the mark) */
       sb_printf(&c, "};\n    int i;\n    for (i = 0; i < 8; i++)\n      if ((unsigned char)kiln_w[24 + i] != id[i]) return -2;\n  }\n");
       sb_printf(&c, "  kiln_w += %d;\n", CEXPORT_BIN_HEADER);
     }
@@ -567,6 +576,19 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   if (!rc) {
     x.checksum = cexport_fnv(CEXPORT_FNV_INIT, c.data, c.len);
     rc = cexport_write_weights(&x, &csources); /* continues the checksum */
+  }
+  if (!rc && opt->separate_weights) {
+    char *mark = strstr(c.data, "@KILN_ID@");
+    KASSERT(mark);
+    StrBuf id = {0};
+    for (int b = 0; b < 8; b++) sb_printf(&id, "%s0x%02x", b ? ", " : "", (unsigned)((x.checksum >> (8 * b)) & 0xff));
+    StrBuf final = {0};
+    sb_putn(&final, c.data, (size_t)(mark - c.data));
+    sb_puts(&final, id.data);
+    sb_puts(&final, mark + strlen("@KILN_ID@"));
+    sb_free(&id);
+    sb_free(&c);
+    c = final;
   }
   if (!rc) rc = kiln_write_file(kfmt("%s/%s.c", dir, x.prefix), c.data, c.len);
   if (!rc) {

@@ -53,6 +53,8 @@ static const char *little_endian_guard =
     "#error \"the embedded weights are little-endian: export with --weights separate and swap NAME.bin\"\n"
     "#endif\n"
     "#if defined(__GNUC__) || defined(__clang__)\n#define KILN_ALIGN64 __attribute__((aligned(64)))\n"
+    "/* C99 promises strings of 4095 characters; GCC and Clang take any length */\n"
+    "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
     "#else\n#define KILN_ALIGN64\n#endif\n\n";
 
 /* Bytes as a C string literal, 96 source columns a line. */
