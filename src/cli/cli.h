@@ -72,6 +72,8 @@ int cli_setup_dispatch(Command *cmd);
 /* kiln compile MODEL --emit c -o DIR [--prefix NAME] [--threads K] [--isa I]
  * [--freestanding] [--weights W] */
 int cli_compile_emit_c(Command *cmd, const char *model, long opt_level);
+/* kiln inspect DIR: describe an export and check its files. */
+int cli_inspect_c_export(Command *cmd, const char *dir);
 
 /* ===== the subcommands ===== */
 

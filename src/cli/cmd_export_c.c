@@ -116,3 +116,15 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level) {
   free(dir);
   return rc;
 }
+
+int cli_inspect_c_export(Command *cmd, const char *dir) {
+  if (cli_opt(cmd, "--ir")->set) return cli_error(cmd, "--ir: a standalone C export's kernels are its C source (%s/*.c)", dir);
+  StrBuf sb = {0};
+  if (graph_export_c_describe(dir, &sb)) {
+    sb_free(&sb);
+    return cli_error(cmd, "%s", kiln_get_error());
+  }
+  fputs(sb.data, stdout);
+  sb_free(&sb);
+  return 0;
+}

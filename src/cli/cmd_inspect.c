@@ -1,6 +1,8 @@
-/* cmd_inspect.c - kiln inspect MODULE.so: what a compiled module holds. */
+/* cmd_inspect.c - kiln inspect MODULE.so: what a compiled module holds;
+ * kiln inspect DIR: what a standalone C export holds (cmd_export_c.c). */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "kiln/runtime.h"
@@ -27,6 +29,8 @@ static Opt opts[] = {
 
 static int run(Command *cmd, int npos, const char **pos) {
   (void)npos;
+  struct stat st;
+  if (stat(pos[0], &st) == 0 && S_ISDIR(st.st_mode)) return cli_inspect_c_export(cmd, pos[0]);
   KilnModule *m;
   if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
   int n;
@@ -99,5 +103,6 @@ static int run(Command *cmd, int npos, const char **pos) {
   return 0;
 }
 
-Command cmd_inspect = {"inspect", "MODULE.so [--ir]", "Show what a compiled Kiln module holds: inputs, outputs, parameters, memory plan, kernels.",
+Command cmd_inspect = {"inspect", "MODULE.so|DIR [--ir]",
+                       "Show what a compiled Kiln module (or a directory from --emit c) holds: inputs, outputs, parameters, memory plan, kernels.",
                        1, 1, opts, run};

@@ -284,6 +284,28 @@ static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char 
   KUNREACHABLE();
 }
 
+/* Whether the freestanding math file (graph/export_c_math.c) covers op. */
+static bool freestanding_has(Intrinsic op, DType t) {
+  bool f32 = t.code == kDLFloat && t.bits == 32;
+  switch (op) {
+  case INTRIN_exp: case INTRIN_log: case INTRIN_sqrt: case INTRIN_rsqrt: case INTRIN_tanh: case INTRIN_erf:
+  case INTRIN_pow: case INTRIN_floor: case INTRIN_ceil: case INTRIN_round: case INTRIN_trunc: case INTRIN_sigmoid:
+  case INTRIN_isnan: case INTRIN_isinf:
+    return f32;
+  case INTRIN_fabs:
+    return f32 || t.code != kDLFloat;
+  case INTRIN_sin: case INTRIN_cos: case INTRIN_tan: case INTRIN_asin: case INTRIN_acos: case INTRIN_atan:
+  case INTRIN_sinh: case INTRIN_cosh: case INTRIN_asinh: case INTRIN_acosh: case INTRIN_atanh: case INTRIN_fmod:
+    return false;
+  case INTRIN_shift_left: case INTRIN_shift_right: case INTRIN_bitwise_and: case INTRIN_bitwise_or:
+  case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely:
+    return true;
+  case INTRIN__COUNT:
+    break;
+  }
+  return false;
+}
+
 static bool provably_nonneg(CG *g, Expr *e) {
   int64_t lo, hi;
   return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
@@ -588,6 +610,13 @@ static void expr(CG *g, Expr *e) {
   }
   case EK_Call: {
     Intrinsic op = e->call.op;
+    if (g->dialect && g->dialect->freestanding && !freestanding_has(op, dt_scalar(e->call.args[0]->dtype))) {
+      fail(g, "--freestanding: this model needs %s, which Kiln's own math files do not provide (they have float32 "
+              "exp, log, sqrt, tanh, erf, sigmoid, pow and rounding); export without --freestanding",
+           kfmt("%s on %s", intrin_name(op), dt_str(e->call.args[0]->dtype)));
+      sb_puts(o, "0");
+      return;
+    }
     if (intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) need(g, "kiln_vmath", codegen_vmath_source);
     if (!vec) {
       StrBuf *saved = g->out;

@@ -73,6 +73,13 @@ int cexport_isa_lanes(int isa);
 /* Write an optimized graph as standalone C into dir (see docs/deploy_c.md). */
 int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExportStats *stats);
 
+/* ===== export_c_files.c ===== */
+
+/* What an export directory holds (from its metadata.json), with each file
+ * checked against the checksum written with it; -1 + error if dir is not
+ * an export. */
+int graph_export_c_describe(const char *dir, StrBuf *out);
+
 /* ===== tasks.c ===== */
 
 /* A tuning task of a model: a template and a workload, and the fused

@@ -17,6 +17,7 @@
  */
 #include "export_c.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +372,26 @@ static int write_metadata(CExport *x, AVec *srcs) {
   if (o->separate_weights) sb_printf(&sb, ", \"%s.bin\"", x->prefix);
   if (o->freestanding) sb_puts(&sb, ", \"kiln_math.h\"");
   sb_puts(&sb, ", \"main.c\", \"Makefile\", \"CMakeLists.txt\"],\n");
+  /* each file's FNV-1a 64 as written, for kiln inspect to verify */
+  sb_puts(&sb, "  \"file_checksums\": {");
+  AVec all = {0};
+  av_push(&all, kfmt("%s.h", x->prefix));
+  for (int i = 0; i < srcs->len; i++) av_push(&all, srcs->data[i]);
+  if (o->separate_weights) av_push(&all, kfmt("%s.bin", x->prefix));
+  if (o->freestanding) av_push(&all, "kiln_math.h");
+  av_push(&all, "main.c");
+  for (int i = 0; i < all.len; i++) {
+    size_t n;
+    char *data = kiln_read_file(kfmt("%s/%s", x->dir, (const char *)all.data[i]), &n);
+    if (!data) {
+      sb_free(&sb);
+      return -1;
+    }
+    sb_printf(&sb, "%s\"%s\": \"%016llx\"", i ? ", " : "", (const char *)all.data[i],
+              (unsigned long long)cexport_fnv(CEXPORT_FNV_INIT, data, n));
+    free(data);
+  }
+  sb_puts(&sb, "},\n");
   sb_printf(&sb, "  \"kernels\": [%s\n  ],\n", x->meta_kernels.data ? x->meta_kernels.data : "");
   sb_printf(&sb, "  \"memory_plan\": [%s\n  ]\n}\n", x->meta_plan.data ? x->meta_plan.data : "");
   int rc = kiln_write_file(kfmt("%s/metadata.json", x->dir), sb.data, sb.len);
@@ -381,4 +402,93 @@ static int write_metadata(CExport *x, AVec *srcs) {
 int cexport_write_build_files(CExport *x, AVec *csources) {
   if (write_makefile(x, csources) || write_cmake(x, csources) || write_main(x)) return -1;
   return write_metadata(x, csources);
+}
+
+/* ---- kiln inspect DIR ---- */
+
+static const char *jstr(cJSON *o, const char *key) {
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static double jnum(cJSON *o, const char *key) {
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *ctype_of(const char *dtype) {
+  static const char *const map[][2] = {{"float32", "float"}, {"float64", "double"}, {"bool", "int8_t"},   {"int8", "int8_t"},
+                                       {"int16", "int16_t"}, {"int32", "int32_t"}, {"int64", "int64_t"}, {"uint8", "uint8_t"},
+                                       {"uint16", "uint16_t"}, {"uint32", "uint32_t"}, {"uint64", "uint64_t"}};
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (!strcmp(dtype, map[i][0])) return map[i][1];
+  return "void";
+}
+
+static void tensors_text(StrBuf *sb, cJSON *list, const char *what) {
+  sb_printf(sb, "%s (%d):\n", what, cJSON_GetArraySize(list));
+  cJSON *t;
+  cJSON_ArrayForEach(t, list) {
+    sb_printf(sb, "  %-24s %-10s (", jstr(t, "name"), jstr(t, "c_name"));
+    cJSON *d;
+    int k = 0;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(t, "shape")) sb_printf(sb, "%s%lld", k++ ? ", " : "", (long long)d->valuedouble);
+    sb_printf(sb, ") %s\n", jstr(t, "dtype"));
+  }
+}
+
+int graph_export_c_describe(const char *dir, StrBuf *out) {
+  size_t n;
+  char *text = kiln_read_file(kfmt("%s/metadata.json", dir), &n);
+  if (!text) return kiln_set_error("%s: no metadata.json: not a directory written by kiln compile --emit c", dir);
+  cJSON *m = cJSON_Parse(text);
+  free(text);
+  if (!m || strcmp(jstr(m, "format"), CEXPORT_FORMAT)) {
+    cJSON_Delete(m);
+    return kiln_set_error("%s/metadata.json: not a standalone C export of format %s", dir, CEXPORT_FORMAT);
+  }
+  const char *P = jstr(m, "prefix");
+  cJSON *ins = cJSON_GetObjectItemCaseSensitive(m, "inputs"), *outs = cJSON_GetObjectItemCaseSensitive(m, "outputs");
+  sb_printf(out, "standalone C export %s (%s, Kiln %s)\nmodel: %s\n", dir, CEXPORT_FORMAT, jstr(m, "kiln_version"), jstr(m, "model"));
+  sb_printf(out, "api: int %s_run(", P);
+  cJSON *t;
+  cJSON_ArrayForEach(t, ins) sb_printf(out, "const %s *%s, ", ctype_of(jstr(t, "dtype")), jstr(t, "c_name"));
+  cJSON_ArrayForEach(t, outs) sb_printf(out, "%s *%s, ", ctype_of(jstr(t, "dtype")), jstr(t, "c_name"));
+  bool sep = !strcmp(jstr(m, "weights"), "separate");
+  sb_printf(out, "void *workspace%s)  [%s.h]\n", sep ? ", const void *weights" : "", P);
+  cJSON *fs = cJSON_GetObjectItemCaseSensitive(m, "freestanding");
+  sb_printf(out, "isa %s, threads %s, %s, weights %s (%d arrays, %.0f bytes)\n", jstr(m, "isa"), jstr(m, "threads"),
+            cJSON_IsTrue(fs) ? "freestanding" : "hosted (math.h, string.h)", jstr(m, "weights"),
+            (int)jnum(m, "num_weights"), jnum(m, "weights_bytes"));
+  cJSON *plan = cJSON_GetObjectItemCaseSensitive(m, "memory_plan");
+  sb_printf(out, "workspace: %.0f bytes (%d buffers placed by live range)\n", jnum(m, "workspace_bytes"), cJSON_GetArraySize(plan));
+  tensors_text(out, ins, "inputs");
+  tensors_text(out, outs, "outputs");
+  cJSON *ks = cJSON_GetObjectItemCaseSensitive(m, "kernels");
+  sb_printf(out, "kernels (%d):\n", cJSON_GetArraySize(ks));
+  cJSON *k;
+  cJSON_ArrayForEach(k, ks) {
+    cJSON *task = cJSON_GetObjectItemCaseSensitive(k, "task");
+    sb_printf(out, "  %s", jstr(k, "name"));
+    if (cJSON_IsString(task)) sb_printf(out, "  %s (config: %s)", task->valuestring, jstr(k, "config"));
+    sb_putc(out, '\n');
+  }
+  /* the files against the checksums written with them */
+  cJSON *sums = cJSON_GetObjectItemCaseSensitive(m, "file_checksums"), *f;
+  AVec bad = {0};
+  sb_puts(out, "files:\n");
+  cJSON_ArrayForEach(f, sums) {
+    char *data = kiln_read_file(kfmt("%s/%s", dir, f->string), &n);
+    bool ok = data && cJSON_IsString(f) &&
+              !strcmp(kfmt("%016llx", (unsigned long long)cexport_fnv(CEXPORT_FNV_INIT, data, n)), f->valuestring);
+    sb_printf(out, "  %-28s %10zu bytes  %s\n", f->string, data ? n : 0, !data ? "MISSING" : ok ? "ok" : "CHANGED");
+    if (!ok) av_push(&bad, f->string);
+    free(data);
+  }
+  kiln_clear_error();
+  sb_printf(out, "checksum: %s %s", jstr(m, "checksum"), bad.len ? "MISMATCH (" : "ok\n");
+  for (int i = 0; i < bad.len; i++) sb_printf(out, "%s%s", i ? ", " : "", (const char *)bad.data[i]);
+  if (bad.len) sb_puts(out, " changed since the export)\n");
+  cJSON_Delete(m);
+  return 0;
 }

@@ -1,0 +1,312 @@
+"""kiln compile --emit c: the bundled digits model as standalone C, built
+with gcc and clang (-std=c99 -Wall -Wextra -Werror) and the generated
+example main.c only, matched against PyTorch's logits; the freestanding
+build links with -nostdlib; the objects have no malloc, no writable
+globals and nothing from libkiln; two threads with two workspaces agree
+with one; the freestanding math file keeps its documented error bounds;
+bad options fail with a clear message.  (The torchvision models are in
+tests/models/test_models.py.)"""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, kiln, run
+
+DIGITS = os.path.join(ROOT, "models", "digits")
+STRICT = "-O2 -std=c99 -Wall -Wextra -Werror"
+# what a model's object may take from outside: the C library's string.h and
+# math.h, the threads it was asked for
+ALLOWED_UNDEFINED = re.compile(
+    r"^(memcpy|memmove|memset|(exp|log|sqrt|tanh|erf|pow|floor|ceil|nearbyint|trunc|fabs|fmod|sin|cos|tan|"
+    r"asin|acos|atan|sinh|cosh|asinh|acosh|atanh)f?|pthread_(create|join)|GOMP_\w+|omp_\w+|_GLOBAL_OFFSET_TABLE_)$")
+
+
+def have(cc):
+    return shutil.which(cc) is not None
+
+
+def heldout():
+    h = np.load(os.path.join(DIGITS, "heldout.npz"))
+    return h["image"], h["label"], h["logits"]
+
+
+def export(tmp_path, name, *opts, batch=None):
+    images, _, _ = heldout()
+    n = batch or len(images)
+    d = tmp_path / name
+    kiln("compile", os.path.join(DIGITS, "digits.onnx"), "--input-shapes", f"image:[{n},1,8,8]", "--emit", "c",
+         "-o", str(d), "--prefix", "digits", "--quiet-fallback", *opts)
+    return d
+
+
+def make(d, cc="gcc", cflags=STRICT):
+    p = run(["make", "-s", f"CC={cc}", f"CFLAGS={cflags}"], cwd=d)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return d / "example"
+
+
+def run_example(d, images, extra=()):
+    np.save(d / "in.npy", images)
+    p = run([str(d / "example"), *extra, str(d / "in.npy"), str(d / "out.npy")], cwd=d)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return np.load(d / "out.npy")
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def check_matches(got):
+    _, labels, logits = heldout()
+    assert got.shape == logits.shape
+    assert rel_l2(got, logits) <= 1e-4
+    ref = dict(line.split() for line in open(os.path.join(DIGITS, "reference.txt")))
+    assert int((got.argmax(1) == labels).sum()) == int(ref["pytorch_correct"])
+
+
+def symbols(obj):
+    """(undefined, defined writable) symbol names of an object file."""
+    out = run(["nm", str(obj)]).stdout.splitlines()
+    undef = [line.split()[-1] for line in out if line.split()[0] == "U"]
+    writable = [line.split()[-1] for line in out if len(line.split()) == 3 and line.split()[1] in "dDbBcCgGsS"]
+    return undef, writable
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_digits_c_matches_pytorch(tmp_path, cc):
+    if not have(cc):
+        pytest.skip(f"{cc} is not installed")
+    d = export(tmp_path, "digits_" + cc)
+    files = sorted(os.listdir(d))
+    for f in ["digits.h", "digits.c", "digits_weights0.c", "main.c", "Makefile", "CMakeLists.txt", "metadata.json"]:
+        assert f in files
+    header = (d / "digits.h").read_text()
+    assert "int digits_run(const float *image, float *output0, void *workspace);" in header
+    assert re.search(r"#define DIGITS_WORKSPACE_BYTES \d+", header)
+    assert '#define DIGITS_INPUT0_SHAPE {297, 1, 8, 8}' in header
+    make(d, cc)
+    images, _, _ = heldout()
+    check_matches(run_example(d, images))
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_digits_generic_freestanding_links_without_libc(tmp_path, cc):
+    if not have(cc):
+        pytest.skip(f"{cc} is not installed")
+    d = export(tmp_path, "fs_" + cc, "--isa", "generic", "--freestanding")
+    src = (d / "digits.c").read_text()
+    assert "#include <math.h>" not in src and "#include <string.h>" not in src
+    assert "__attribute__((vector_size" not in src  # generic: plain C99
+    # the model alone: freestanding, no C library, nothing left undefined
+    lib = d / "libfs.so"
+    p = run([cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2", "-ffreestanding", "-nostdlib", "-shared",
+             "-fPIC", "-Wl,--no-undefined", "-o", str(lib), "digits.c", "digits_weights0.c"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    undef, writable = symbols(lib)
+    assert undef == [], undef
+    # plus the example's own I/O
+    make(d, cc, STRICT + " -pedantic")
+    images, _, _ = heldout()
+    check_matches(run_example(d, images))
+
+
+@pytest.mark.parametrize("opts", [(), ("--isa", "generic", "--freestanding"), ("--threads", "pthreads"),
+                                  ("--threads", "openmp"), ("--weights", "separate")])
+def test_no_malloc_no_writable_globals_no_libkiln(tmp_path, opts):
+    d = export(tmp_path, "nm", *opts, batch=4)
+    make(d)
+    for obj in d.glob("digits*.o"):
+        undef, writable = symbols(obj)
+        bad = [s for s in undef if not ALLOWED_UNDEFINED.match(s) and not s.startswith("digits_w")]
+        assert bad == [], f"{obj.name} needs {bad}"
+        assert not any(s.startswith("kiln") for s in undef)
+        assert writable == [], f"{obj.name} has writable globals {writable}"
+    text = (d / "digits.c").read_text()
+    for word in ["malloc", "calloc", "realloc", "free(", "kiln_runtime", "KilnValue"]:
+        assert word not in text
+
+
+TWO_THREADS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "digits.h"
+
+#define N DIGITS_INPUT0_ELEMS
+#define M DIGITS_OUTPUT0_ELEMS
+typedef struct { const float *in; float *out; void *ws; int reps, rc; } Job;
+static void *work(void *p) {
+  Job *j = p;
+  for (int r = 0; r < j->reps && !j->rc; r++) j->rc = digits_run(j->in, j->out + (size_t)r * M, j->ws);
+  return 0;
+}
+static void *ws_alloc(void) {
+  void *p = 0;
+  return posix_memalign(&p, DIGITS_WORKSPACE_ALIGN, DIGITS_WORKSPACE_BYTES ? DIGITS_WORKSPACE_BYTES : 1) ? 0 : p;
+}
+int main(void) {
+  enum { REPS = 20 };
+  static float in[2][N], ref[2][M], out[2][REPS * M];
+  srand(7);
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < N; i++) in[t][i] = (float)rand() / RAND_MAX * 2 - 1;
+  void *ws1 = ws_alloc();
+  for (int t = 0; t < 2; t++)
+    if (digits_run(in[t], ref[t], ws1)) return 1;
+  if (!memcmp(ref[0], ref[1], sizeof ref[0])) return 2; /* different inputs must differ */
+  Job jobs[2] = {{in[0], out[0], ws1, REPS, 0}, {in[1], out[1], ws_alloc(), REPS, 0}};
+  pthread_t th[2];
+  for (int t = 0; t < 2; t++) pthread_create(&th[t], 0, work, &jobs[t]);
+  for (int t = 0; t < 2; t++) pthread_join(th[t], 0);
+  for (int t = 0; t < 2; t++) {
+    if (jobs[t].rc) return 3;
+    for (int r = 0; r < REPS; r++)
+      if (memcmp(out[t] + r * M, ref[t], sizeof ref[t])) return printf("thread %d run %d differs\n", t, r), 4;
+  }
+  if (digits_run(in[0], ref[0], (char *)ws1 + 1) != -1) return 5; /* misaligned workspace */
+  printf("ok\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opts", [(), ("--threads", "pthreads")])
+def test_two_threads_two_workspaces(tmp_path, opts):
+    d = export(tmp_path, "mt", *opts, batch=16)
+    make(d)
+    (d / "two.c").write_text(TWO_THREADS)
+    p = run(["gcc", "-O2", "-std=gnu99", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", "two", "two.c", "libdigits.a",
+             "-lm"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    p = run(["./two"], cwd=d)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", (p.returncode, p.stdout)
+
+
+def test_separate_weights(tmp_path):
+    d = export(tmp_path, "sep", "--weights", "separate")
+    assert not list(d.glob("digits_weights*.c"))
+    header = (d / "digits.h").read_text()
+    assert "void *workspace, const void *weights);" in header
+    size = int(re.search(r"#define DIGITS_WEIGHTS_BYTES (\d+)", header).group(1))
+    assert os.path.getsize(d / "digits.bin") == size
+    make(d)
+    images, _, _ = heldout()
+    check_matches(run_example(d, images, ["-w", str(d / "digits.bin")]))
+    # a damaged file is refused
+    blob = bytearray((d / "digits.bin").read_bytes())
+    blob[-1] ^= 1
+    (d / "bad.bin").write_bytes(bytes(blob))
+    p = run([str(d / "example"), "-w", str(d / "bad.bin"), str(d / "in.npy"), str(d / "out.npy")], cwd=d)
+    assert p.returncode != 0 and "not the weights of this export" in p.stderr
+
+
+def test_math_file_error_bounds(tmp_path):
+    d = export(tmp_path, "math", "--isa", "generic", "--freestanding", batch=1)
+    text = (d / "kiln_math.h").read_text()
+    bounds = {m.group(1): float(m.group(2)) for m in re.finditer(r"kiln_(\w+)\s+.*<= ([\d.]+) ulp", text)}
+    assert set(bounds) >= {"expf", "logf", "tanhf", "erff", "sqrtf"}, bounds
+    harness = r"""
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "kiln_math.h"
+static double ulp(double r) { int e; double a = fabs(r); if (a < FLT_MIN) return ldexp(1.0, -149); frexp(a, &e); return ldexp(1.0, e - 24); }
+static double worst(float (*f)(float), double (*d)(double), float lo, float hi) {
+  double w = 0;
+  for (unsigned long long u = 0; u < 0x100000000ull; u += 997) {
+    unsigned v = (unsigned)u; float x; memcpy(&x, &v, 4);
+    if (!(x >= lo && x <= hi)) continue;
+    double ref = d(x), got = f(x);
+    if (fabs(ref) > FLT_MAX) { if (!isinf(got)) return 1e9; continue; }
+    if (fabs(got - ref) / ulp(ref) > w) w = fabs(got - ref) / ulp(ref);
+  }
+  return w;
+}
+static double sqrt_(double x) { return sqrt(x); }
+int main(void) {
+  printf("expf %g\nlogf %g\nsqrtf %g\ntanhf %g\nerff %g\n", worst(kiln_expf, exp, -110, 89),
+         worst(kiln_logf, log, 0, FLT_MAX), worst(kiln_sqrtf, sqrt_, 0, FLT_MAX), worst(kiln_tanhf, tanh, -20, 20),
+         worst(kiln_erff, erf, -10, 10));
+  printf("floorf %g\nnearbyintf %g\n", worst(kiln_floorf, floor, -1e9f, 1e9f), worst(kiln_nearbyintf, nearbyint, -1e9f, 1e9f));
+  return 0;
+}
+"""
+    (d / "bounds.c").write_text(harness)
+    p = run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", "bounds", "bounds.c", "-lm"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    p = run(["./bounds"], cwd=d)
+    measured = {line.split()[0]: float(line.split()[1]) for line in p.stdout.splitlines()}
+    for name, bound in bounds.items():
+        if name in measured:
+            assert measured[name] <= bound, f"kiln_{name}: {measured[name]} ulp, documented {bound}"
+    assert measured["floorf"] == 0 and measured["nearbyintf"] == 0
+
+
+def test_metadata_and_inspect(tmp_path):
+    d = export(tmp_path, "meta", batch=2)
+    meta = json.loads((d / "metadata.json").read_text())
+    assert meta["format"] == "kiln-c-export-1" and meta["prefix"] == "digits"
+    assert meta["inputs"][0]["shape"] == [2, 1, 8, 8] and meta["inputs"][0]["dtype"] == "float32"
+    assert meta["workspace_bytes"] > 0 and len(meta["kernels"]) >= 4
+    header = (d / "digits.h").read_text()
+    assert f'#define DIGITS_CHECKSUM "{meta["checksum"]}"' in header
+    # the plan: buffers live at the same time never overlap
+    plan = meta["memory_plan"]
+    for a in plan:
+        assert a["offset"] % 64 == 0 and a["offset"] + a["bytes"] <= meta["workspace_bytes"]
+        for b in plan:
+            if a is not b and a["live"][0] <= b["live"][1] and b["live"][0] <= a["live"][1]:
+                assert a["offset"] + a["bytes"] <= b["offset"] or b["offset"] + b["bytes"] <= a["offset"], (a, b)
+    p = kiln("inspect", str(d))
+    assert "standalone C" in p.stdout and "digits_run" in p.stdout and meta["checksum"] in p.stdout
+    assert "checksum: ok" in p.stdout
+    (d / "digits.c").write_text((d / "digits.c").read_text() + "\n/* edited */\n")
+    p = kiln("inspect", str(d), check=False)
+    assert "checksum: MISMATCH" in p.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--emit", "c", "--prefix", "9lives"], "--prefix '9lives' is not a C identifier"),
+    (["--emit", "c", "--threads", "fibers"], "--threads 'fibers': expected one of none, pthreads, openmp"),
+    (["--emit", "c", "--isa", "sse9"], "--isa 'sse9': expected one of native, generic, avx2, avx512"),
+    (["--emit", "c", "--weights", "cloud"], "--weights 'cloud': expected one of embedded, separate"),
+    (["--emit", "c", "--freestanding", "--threads", "pthreads"], "--freestanding cannot use --threads pthreads"),
+    (["--emit", "wasm"], "--emit 'wasm': expected so"),
+    (["--isa", "avx2"], "--isa applies to standalone C only: add --emit c"),
+])
+def test_bad_options(tmp_path, args, message):
+    p = kiln("compile", os.path.join(DIGITS, "digits.onnx"), "--input-shapes", "image:[1,1,8,8]", "-o",
+             str(tmp_path / "out"), *args, check=False)
+    assert p.returncode != 0
+    assert message in p.stderr, p.stderr
+
+
+def test_freestanding_refuses_functions_it_lacks(tmp_path):
+    """A model using sin cannot be freestanding: the error names it."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node("Sin", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    path = str(tmp_path / "sin.onnx")
+    onnx.save(m, path)
+    p = kiln("compile", path, "--emit", "c", "-o", str(tmp_path / "s"), "--freestanding", check=False)
+    assert p.returncode != 0 and "sin" in p.stderr and "--freestanding" in p.stderr, p.stderr
+    # without --freestanding it exports and matches NumPy
+    kiln("compile", path, "--emit", "c", "-o", str(tmp_path / "s2"), "--prefix", "sinm")
+    d = tmp_path / "s2"
+    make(d)
+    x = np.linspace(-3, 3, 4).astype(np.float32)
+    np.save(d / "x.npy", x)
+    p = run(["./example", "x.npy", "y.npy"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    assert np.allclose(np.load(d / "y.npy"), np.sin(x), rtol=1e-6, atol=1e-6)
