@@ -52,7 +52,7 @@ from .driver import lower, build, LoweredFunc  # noqa: E402
 from .expr import size_var  # noqa: E402
 from .runtime import Module, load_module  # noqa: E402
 from . import graph, frontend, transform, graph_executor, debug_executor  # noqa: E402
-from . import contrib, relay, autotvm, tir, target  # noqa: E402
+from . import contrib, relay, autotvm, tir, target, aot  # noqa: E402
 from .graph import IRModule  # noqa: E402
 
 __version__ = _ffi.version()

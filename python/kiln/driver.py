@@ -57,12 +57,13 @@ def lower(sch, args, name="default_function", binds=None, simple_mode=False):
 
 
 def build(inputs, args=None, target="cpu", target_host=None, name="default_function", binds=None,
-          params=None, mod_name="default"):
+          params=None, mod_name="default", executor="graph"):
     """Build a schedule (with its argument tensors), a LoweredFunc or a
     list of them into a loaded Module; or a model (an IRModule from
     kiln.frontend.from_onnx, TVM's relay.build: kiln.build(mod, target,
     params=params) at the current PassContext's opt_level) into a model's
-    module.  Targets: cpu (also llvm, c)."""
+    module (executor="aot": a module to export as standalone C).  Targets:
+    cpu (also llvm, c)."""
     from .graph import IRModule, build as graph_build  # pylint: disable=import-outside-toplevel
     inputs = getattr(inputs, "mod", inputs) if type(inputs).__name__ == "MainFunction" else inputs
     if isinstance(inputs, IRModule):
@@ -70,9 +71,11 @@ def build(inputs, args=None, target="cpu", target_host=None, name="default_funct
             raise _ffi.KilnTypeError("build: a model's second argument is the target, got %s"
                                      % type(args).__name__)
         return graph_build(inputs, args if args is not None else target, target_host, params,
-                           mod_name)
+                           mod_name, executor=executor)
     if params:
         raise _ffi.KilnError("build: params are for models (an IRModule), not schedules")
+    if getattr(executor, "name", executor) != "graph":
+        raise _ffi.KilnError("build: an executor is for models (an IRModule), not schedules")
     if binds:
         raise _ffi.KilnError("build: binds are not supported")
     check = _api("driver.check_target")

@@ -176,12 +176,17 @@ def _changed_params(mod, params):
     return out
 
 
-def build(mod, target=None, target_host=None, params=None, mod_name="default", opt_level=None):
+def build(mod, target=None, target_host=None, params=None, mod_name="default", opt_level=None, executor="graph"):
     """Compile a model's graph (TVM's relay.build) into a loaded module with
     the kernels, the graph JSON and the params; opt_level defaults to the
     current PassContext's.  params (name -> array) give the model's weights
     new values; the arrays from_onnx returned are the graph's own and cost
-    nothing."""
+    nothing.  executor="aot" (or an object named "aot", as TVM's
+    Executor("aot")) returns an AotExecutorFactoryModule instead, whose
+    export_library(path, fmt="c") writes the model as standalone C."""
+    executor = getattr(executor, "name", executor)
+    if executor not in ("graph", "aot"):
+        raise KilnError("build: executor must be 'graph' or 'aot', got %r" % (executor,))
     if isinstance(mod, MainFunction):
         mod = mod.mod
     if not isinstance(mod, IRModule):
@@ -201,6 +206,9 @@ def build(mod, target=None, target_host=None, params=None, mod_name="default", o
         opt_level = PassContext.current().opt_level
     changed = _changed_params(mod, params)
     g = mod.bind_params(changed) if changed else mod
+    if executor == "aot":
+        from .aot import AotExecutorFactoryModule  # pylint: disable=import-outside-toplevel
+        return AotExecutorFactoryModule(g, opt_level)
     from .graph_executor import GraphExecutorFactoryModule  # pylint: disable=import-outside-toplevel
     lib = _api("graph.build")(g, int(opt_level), target)
     handle, lib.handle = lib.handle, None

@@ -398,6 +398,61 @@ API_FUNC(graph_build_fn) {
   return 0;
 }
 
+/* standalone_c(graph, opt_level, dir, prefix, threads, isa, freestanding,
+ * separate_weights): the model as standalone C in dir (graph/export_c.c);
+ * threads and isa are the CLI's words.  The ISA's vector width holds while
+ * the graph is optimized and built (alter_layout blocks by it). */
+API_FUNC(graph_export_c_fn) {
+  API_CALL;
+  KGraph *kg;
+  int level = 0;
+  const char *dir, *prefix, *threads, *isa;
+  int64_t fs, sep;
+  if (api_argc(&c, 8, 8) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
+      !(dir = api_str(&c, 2)) || !(prefix = api_str(&c, 3)) || !(threads = api_str(&c, 4)) || !(isa = api_str(&c, 5)) ||
+      api_int(&c, 6, &fs) || api_int(&c, 7, &sep))
+    return -1;
+  static const char *const isas[] = {"native", "generic", "avx2", "avx512"};
+  static const char *const kinds[] = {"none", "pthreads", "openmp"};
+  CExportOptions eo;
+  memset(&eo, 0, sizeof eo);
+  int ti = -1;
+  eo.isa = -1;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(isa, isas[i])) eo.isa = i;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(threads, kinds[i])) ti = i;
+  if (eo.isa < 0) return api_error(&c, "isa '%s': expected native, generic, avx2 or avx512", isa);
+  if (ti < 0) return api_error(&c, "threads '%s': expected none, pthreads or openmp", threads);
+  eo.threads = (CThreads)ti;
+  eo.prefix = prefix;
+  eo.freestanding = fs != 0;
+  eo.separate_weights = sep != 0;
+  eo.opt_level = level;
+  eo.model = "(python)";
+  const char *old = getenv("KILN_SIMD_WIDTH");
+  char *saved = old ? strdup(old) : NULL;
+  int lanes = cexport_isa_lanes(eo.isa);
+  if (lanes > 0) {
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", lanes);
+    setenv("KILN_SIMD_WIDTH", buf, 1);
+  }
+  /* the graph is optimized again here: its layout depends on the ISA */
+  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level);
+  int rc = g ? graph_export_c(g, &eo, dir, NULL) : -1;
+  if (g && g != kg->g) graph_free(g);
+  if (lanes > 0) {
+    if (saved)
+      setenv("KILN_SIMD_WIDTH", saved, 1);
+    else
+      unsetenv("KILN_SIMD_WIDTH");
+  }
+  free(saved);
+  if (rc) return api_fail(&c);
+  return api_ret_int(ret, ret_code, 0);
+}
+
 /* ---- inputs, outputs, params ---- */
 
 static GNode *input_node(const Graph *g, int64_t index) {
@@ -538,6 +593,7 @@ const ApiEntry api_graph_funcs[] = {
     {"graph.optimize", graph_optimize_fn, "graph, opt_level"},
     {"graph.bind_params", graph_bind_params, "graph, pairs..."},
     {"graph.build", graph_build_fn, "graph, opt_level, target"},
+    {"graph.standalone_c", graph_export_c_fn, "graph, opt_level, dir, prefix, threads, isa, freestanding, separate_weights"},
     {"graph.opt_level", graph_opt_level, "graph"},
     {"graph.num_inputs", graph_num_inputs, "graph"},
     {"graph.input_name", graph_input_name, "graph, index"},

@@ -55,6 +55,7 @@ typedef struct CExportOptions {
   bool freestanding;    /* no libm: Kiln's own math functions */
   bool separate_weights; /* weights in NAME.bin, passed to NAME_run */
   const char *model;    /* the source model's file name, for the header */
+  int opt_level;        /* fusion and templates as for graph_build (3: all) */
 } CExportOptions;
 
 typedef enum CExportIsa { CEXPORT_ISA_NATIVE, CEXPORT_ISA_GENERIC, CEXPORT_ISA_AVX2, CEXPORT_ISA_AVX512 } CExportIsa;

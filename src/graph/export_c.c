@@ -388,10 +388,10 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   x.threads_name = threads_names[opt->threads];
 
   AVec groups = {0};
-  graph_fuse(g, 3, &groups);
+  graph_fuse(g, opt->opt_level, &groups);
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
+  bo.opt_level = opt->opt_level;
   bo.no_vector = opt->isa == CEXPORT_ISA_GENERIC;
   GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
   LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);

@@ -59,12 +59,13 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
   f->arg_bufs = KNEWN(Expr *, nargs > 0 ? nargs : 1);
   for (int i = 0; i < nargs; i++) f->arg_bufs[i] = ir_var(args[i]->name, DT_HANDLE);
 
+  if (o.no_vector) body = lower_scalarize(body); /* plain C99: vectorized loops stay loops */
   body = lower_flatten(body, c, nargs, args, f->arg_bufs);
   if (!body) return NULL;
   dump(&o, "flatten", body);
   body = ir_simplify_stmt(body);
   dump(&o, "simplify", body);
-  body = o.no_vector ? lower_scalarize(body) : lower_vectorize(body, &f->notes);
+  body = lower_vectorize(body, &f->notes);
   dump(&o, "vectorize", body);
   body = lower_unroll(body, o.auto_unroll_max_step);
   dump(&o, "unroll", body);

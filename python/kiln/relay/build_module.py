@@ -6,9 +6,11 @@ from ..graph import IRModule, build as _build, _changed_params
 from ..graph_executor import GraphModule
 
 
-def build(ir_mod, target=None, target_host=None, params=None, mod_name="default"):
-    """relay.build: compile a model at the current PassContext's opt_level."""
-    return _build(ir_mod, target, target_host, params, mod_name)
+def build(ir_mod, target=None, target_host=None, params=None, mod_name="default", executor="graph"):
+    """relay.build: compile a model at the current PassContext's opt_level;
+    executor="aot" gives a module to export as standalone C
+    (lib.export_library("model.tar", fmt="c"))."""
+    return _build(ir_mod, target, target_host, params, mod_name, executor=executor)
 
 
 def optimize(mod, target=None, params=None):
