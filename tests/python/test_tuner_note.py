@@ -45,8 +45,41 @@ def matmul(N, L, M, dtype):
     return s, [A, B, C]
 
 
-@autotvm.template  # the note's form (TVM 0.6): named after the function
+# The note's template exactly, tvm replaced by kiln (the note lost its
+# indentation; restored here).
+# Matmul V1: List candidate values
+@autotvm.template  # 1. use a decorator
 def matmul_v1(N, L, M, dtype):
+    A = kiln.placeholder((N, L), name='A', dtype=dtype)
+    B = kiln.placeholder((L, M), name='B', dtype=dtype)
+
+    k = kiln.reduce_axis((0, L), name='k')
+    C = kiln.compute((N, M), lambda i, j: kiln.sum(A[i, k] * B[k, j], axis=k), name='C')
+    s = kiln.create_schedule(C.op)
+
+    # schedule
+    y, x = s[C].op.axis
+    k = s[C].op.reduce_axis[0]
+
+    # 2. get the config object
+    cfg = autotvm.get_config()
+
+    # 3. define search space
+    cfg.define_knob("tile_y", [1, 2, 4, 8, 16])
+    cfg.define_knob("tile_x", [1, 2, 4, 8, 16])
+
+    # 4. schedule according to config
+    yo, yi = s[C].split(y, cfg['tile_y'].val)
+    xo, xi = s[C].split(x, cfg['tile_x'].val)
+
+    s[C].reorder(yo, xo, k, yi, xi)
+
+    return s, [A, B, C]
+
+
+@autotvm.template("tutorial/matmul_v2")
+def matmul_v2(N, L, M, dtype):
+    """define_reorder and define_annotate as well."""
     A = kiln.placeholder((N, L), name="A", dtype=dtype)
     B = kiln.placeholder((L, M), name="B", dtype=dtype)
     k = kiln.reduce_axis((0, L), name="k")
@@ -55,12 +88,14 @@ def matmul_v1(N, L, M, dtype):
     y, x = s[C].op.axis
     k = s[C].op.reduce_axis[0]
     cfg = autotvm.get_config()
-    cfg.define_knob("tile_y", [1, 2, 4, 8, 16])
-    cfg.define_knob("tile_x", [1, 2, 4, 8, 16])
-    yo, yi = s[C].split(y, cfg['tile_y'].val)
-    xo, xi = s[C].split(x, cfg['tile_x'].val)
-    s[C].reorder(yo, xo, k, yi, xi)
-    ro = cfg.define_reorder("order", [yi, xi], policy="all")  # noqa: F841
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    axes = [yo, xo, k, yi, xi]
+    cfg.define_reorder("order", axes, policy="candidate",
+                       candidate=[[yo, xo, k, yi, xi], [yo, xo, yi, k, xi]])
+    cfg["order"].apply(s, C, axes)
     cfg.define_annotate("ann", [xi], policy="try_unroll")
     cfg["ann"].apply(s, C, [xi])
     return s, [A, B, C]
@@ -80,7 +115,23 @@ def test_config_space():
     assert len(task.config_space) == 5 * 7  # tile_y: 5 candidates; tile_x: the 7 factors of 64
     assert "tile_y" in repr(task.config_space) and task.flop == 2 * N * L * M
     v1 = autotvm.task.create(matmul_v1, args=(N, L, M, "float32"), target="llvm")
-    assert len(v1.config_space) == 5 * 5 * 2 * 2
+    assert len(v1.config_space) == 5 * 5
+    v2 = autotvm.task.create("tutorial/matmul_v2", args=(N, L, M, "float32"), target="llvm")
+    assert len(v2.config_space) == 7 * 7 * 2 * 2
+
+
+@pytest.mark.parametrize("name", ["matmul_v1", "tutorial/matmul_v2"])
+def test_every_config_computes_matmul(name):
+    """Each config of the note's space (and of v2, with reorder and
+    annotate) builds and computes the product."""
+    task = autotvm.task.create(name, args=(N, L, M, "float32"), target="llvm")
+    from kiln.autotvm.template import _Config, _run, lookup  # pylint: disable=import-outside-toplevel
+    t = lookup(name)
+    size = len(task.config_space)
+    for index in sorted({0, size // 3, (2 * size) // 3, size - 1}):
+        cfg = _Config({e[0]: (e[1], e[2]) for e in task.config_space.get(index)})
+        s, args = _run(t.func, [N, L, M, "float32"], cfg)
+        run_matmul(s, args)
 
 
 @pytest.mark.parametrize("tuner", ["RandomTuner", "GridSearchTuner", "GATuner", "XGBTuner"])

@@ -165,7 +165,15 @@ class _Config:
 
     def define_reorder(self, name, axes, policy, **kwargs):
         cand = kwargs.get("candidate")
-        rows = [[list(axes).index(a) for a in c] for c in cand] if cand else []
+        handles = [getattr(a, "handle", id(a)) for a in axes]
+
+        def position(a):
+            h = getattr(a, "handle", id(a))
+            if h not in handles:
+                raise KilnError("define_reorder '%s': a candidate names an axis not in the list" % name)
+            return handles.index(h)
+
+        rows = [[position(a) for a in c] for c in cand] if cand else []
         self._define({"name": name, "kind": "re", "naxes": len(axes), "policy": policy, "candidates": rows})
 
     def define_annotate(self, name, axes, policy, **kwargs):
