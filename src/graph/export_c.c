@@ -601,6 +601,9 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     rc = kiln_write_file(kfmt("%s/kiln_math.h", dir), m, strlen(m));
   }
   if (!rc) {
+    x.graph_plan_bytes = graph_executor_bytes(&x, g, &groups, infos, &entry_of);
+    for (int b = 0; b < nbuf; b++)
+      if (!bufs[b].scratch) x.naive_bytes += bufs[b].bytes;
     av_insert(&csources, 0, kfmt("%s.c", x.prefix));
     rc = cexport_write_build_files(&x, &csources);
   }
@@ -610,9 +613,8 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     stats->nparams = x.nweights;
     for (int i = 0; i < x.nweights; i++) stats->param_bytes += (size_t)x.weights[i].bytes;
     stats->workspace_bytes = x.workspace_bytes;
-    stats->graph_plan_bytes = graph_executor_bytes(&x, g, &groups, infos, &entry_of);
-    for (int b = 0; b < nbuf; b++)
-      if (!bufs[b].scratch) stats->naive_bytes += bufs[b].bytes;
+    stats->graph_plan_bytes = x.graph_plan_bytes;
+    stats->naive_bytes = x.naive_bytes;
   }
   sb_free(&c);
   sb_free(&x.meta_kernels);

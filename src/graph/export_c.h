@@ -38,6 +38,8 @@ typedef struct CExport {
   GNode **weight_nodes;
   int64_t weights_bytes;            /* the blob: every weight at a 64-byte aligned offset */
   int64_t workspace_bytes;
+  int64_t graph_plan_bytes;         /* the graph executor's plan of the same kernels' outputs */
+  int64_t naive_bytes;              /* one buffer per intermediate */
   int nkernels;
   const char *isa_name, *threads_name;
   uint64_t checksum;                /* FNV-1a 64 of the C sources and the weights */

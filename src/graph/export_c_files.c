@@ -362,6 +362,10 @@ static int write_metadata(CExport *x, AVec *srcs) {
             x->threads_name, o->freestanding ? "true" : "false", o->separate_weights ? "separate" : "embedded");
   sb_printf(&sb, "  \"workspace_bytes\": %lld,\n  \"weights_bytes\": %lld,\n  \"num_weights\": %d,\n",
             (long long)x->workspace_bytes, (long long)x->weights_bytes, x->nweights);
+  /* for comparison: the graph executor's plan of the same tensors, and one
+   * buffer per tensor (scratch areas not included) */
+  sb_printf(&sb, "  \"graph_executor_plan_bytes\": %lld,\n  \"one_buffer_per_tensor_bytes\": %lld,\n",
+            (long long)x->graph_plan_bytes, (long long)x->naive_bytes);
   sb_puts(&sb, "  \"inputs\": [\n");
   for (int i = 0; i < x->nin; i++) tensor_json(&sb, &x->in[i], i + 1 == x->nin);
   sb_puts(&sb, "  ],\n  \"outputs\": [\n");
@@ -461,7 +465,8 @@ int graph_export_c_describe(const char *dir, StrBuf *out) {
             cJSON_IsTrue(fs) ? "freestanding" : "hosted (math.h, string.h)", jstr(m, "weights"),
             (int)jnum(m, "num_weights"), jnum(m, "weights_bytes"));
   cJSON *plan = cJSON_GetObjectItemCaseSensitive(m, "memory_plan");
-  sb_printf(out, "workspace: %.0f bytes (%d buffers placed by live range)\n", jnum(m, "workspace_bytes"), cJSON_GetArraySize(plan));
+  sb_printf(out, "workspace: %.0f bytes (%d buffers placed by live range; the graph executor's plan of the same tensors: %.0f bytes)\n",
+            jnum(m, "workspace_bytes"), cJSON_GetArraySize(plan), jnum(m, "graph_executor_plan_bytes"));
   tensors_text(out, ins, "inputs");
   tensors_text(out, outs, "outputs");
   cJSON *ks = cJSON_GetObjectItemCaseSensitive(m, "kernels");

@@ -343,3 +343,31 @@ def test_freestanding_refuses_functions_it_lacks(tmp_path):
     p = run(["./example", "x.npy", "y.npy"], cwd=d)
     assert p.returncode == 0, p.stderr
     assert np.allclose(np.load(d / "y.npy"), np.sin(x), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("opts", [(), ("--isa", "generic", "--freestanding")])
+def test_outputs_no_kernel_writes(tmp_path, opts):
+    """A model output that is an input, or the same tensor twice: copied
+    into the caller's arrays (memcpy, or a byte loop when freestanding)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Identity", ["x"], ["i"]),
+             helper.make_node("Identity", ["r"], ["r2"])]
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3, 5]) for n in ["x", "r", "i", "r2"]]
+    g = helper.make_graph(nodes, "g", vi[:1], vi[1:])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    path = str(tmp_path / "ids.onnx")
+    onnx.save(m, path)
+    d = tmp_path / "ids"
+    kiln("compile", path, "--emit", "c", "-o", str(d), "--prefix", "ids", *opts)
+    header = (d / "ids.h").read_text()
+    assert "int ids_run(const float *x, float *output0, float *output1, float *output2, void *workspace);" in header
+    make(d)
+    x = np.random.RandomState(5).randn(3, 5).astype(np.float32)
+    np.save(d / "x.npy", x)
+    p = run(["./example", "x.npy", "a.npy", "b.npy", "c.npy"], cwd=d)
+    assert p.returncode == 0, p.stderr
+    assert np.array_equal(np.load(d / "a.npy"), np.maximum(x, 0))
+    assert np.array_equal(np.load(d / "b.npy"), x)
+    assert np.array_equal(np.load(d / "c.npy"), np.maximum(x, 0))
