@@ -369,7 +369,15 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   if (opt->threads == CTHREADS_PTHREADS && opt->freestanding)
     return kiln_set_error("--freestanding cannot use --threads pthreads (pthreads is part of the C library); use "
                           "--threads none");
-  mkdir(dir, 0755);
+  char *path = xstrdup(dir); /* and its parents, as mkdir -p */
+  for (char *p = path + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(path, 0755);
+      *p = '/';
+    }
+  mkdir(path, 0755);
+  free(path);
   struct stat st;
   if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return kiln_set_error("cannot create the output directory '%s'", dir);
   KArena *scratch = kiln_arena_new();

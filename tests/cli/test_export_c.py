@@ -371,3 +371,19 @@ def test_outputs_no_kernel_writes(tmp_path, opts):
     assert np.array_equal(np.load(d / "a.npy"), np.maximum(x, 0))
     assert np.array_equal(np.load(d / "b.npy"), x)
     assert np.array_equal(np.load(d / "c.npy"), np.maximum(x, 0))
+
+
+def test_cmake_snippet(tmp_path):
+    """The generated CMakeLists.txt builds the library and the example."""
+    if not have("cmake"):
+        pytest.skip("cmake is not installed")
+    d = export(tmp_path, "nested/src", "--threads", "openmp", batch=3)
+    b = tmp_path / "cbuild"
+    for args in (["cmake", "-S", str(d), "-B", str(b)], ["cmake", "--build", str(b)]):
+        p = run(args)
+        assert p.returncode == 0, p.stdout + p.stderr
+    images, _, logits = heldout()
+    np.save(d / "in.npy", images[:3])
+    p = run([str(b / "digits_example"), str(d / "in.npy"), str(d / "out.npy")])
+    assert p.returncode == 0, p.stderr
+    assert rel_l2(np.load(d / "out.npy"), logits[:3]) <= 1e-4
