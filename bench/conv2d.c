@@ -169,7 +169,7 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
   Schedule *s = NULL;
   int nargs = 0;
   Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 4);
-  if (!cfg || tm->instantiate(wl, cfg, &s, &nargs, &args)) return false;
+  if (!cfg || tm->instantiate(target_host(), wl, cfg, &s, &nargs, &args)) return false;
   if (epilogue) {
     /* the same conv with bias + relu fused: the template's group schedule */
     Tensor *conv = args[2];
@@ -182,12 +182,12 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
     v = te_axis_vars(5, NULL);
     Tensor *relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
     s = te_create_schedule(1, &relu);
-    if (tm->schedule(s, cfg, wl, conv, 1, &relu)) return false;
+    if (tm->schedule(target_host(), s, cfg, wl, conv, 1, &relu)) return false;
     fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
     args = fused_args;
     nargs = 4;
   }
-  CompileOptions copt = {NULL, NULL, keep};
+  CompileOptions copt = {NULL, NULL, keep, NULL};
   b->m = kiln_build(s, nargs, args, "conv", NULL, &copt);
   if (!b->m || kiln_module_get_function(b->m, "conv", &b->f)) return false;
   b->nargs = nargs;
@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
   }
   kiln_set_num_threads(1);
   double peak = bench_measure_peak();
-  printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, autotune_simd_lanes());
+  printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, target_host()->vector_lanes);
   if (use_wino)
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");
@@ -307,7 +307,7 @@ int main(int argc, char **argv) {
                              "float32", "float32");
     Built d, w;
     memset(&w, 0, sizeof w);
-    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, wl), epilogue, keep, L->oc,
+    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, target_host(), wl), epilogue, keep, L->oc,
                &d)) {
       printf("%-30s build failed: %s\n", L->name, kiln_get_error());
       kiln_arena_pop();
@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
     if (wino) {
       Workload *ww = wl_conv2d(wt->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
                                (int[]){1, 1}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
-      if (!build(wt, ww, wcfg_text ? config_entity_from_json(wcfg_text) : template_fallback(wt, ww), epilogue, keep,
+      if (!build(wt, ww, wcfg_text ? config_entity_from_json(wcfg_text) : template_fallback(wt, target_host(), ww), epilogue, keep,
                  L->oc, &w)) {
         printf("%-30s winograd build failed: %s\n", L->name, kiln_get_error());
         wino = false;

@@ -34,7 +34,7 @@ typedef struct Kern {
 static int build(const Template *tm, const Workload *wl, const ConfigEntity *cfg, Kern *k) {
   Schedule *s;
   Tensor **args;
-  if (tm->instantiate(wl, cfg, &s, &k->na, &args)) return -1;
+  if (tm->instantiate(target_host(), wl, cfg, &s, &k->na, &args)) return -1;
   k->mod = kiln_build(s, k->na, args, "f", NULL, NULL);
   if (!k->mod || kiln_module_get_function(k->mod, "f", &k->f)) return -1;
   DLDevice cpu = {kDLCPU, 0};
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   AVec best = {0};
   for (int i = 0; i < recs.len; i++) {
     TuneRecord *r = recs.data[i];
-    if (!autotune_target_matches(r->target) || isinf(record_cost(r)) || !autotune_template(r->wl->name)) continue;
+    if (!target_matches_record(target_host(), r->target) || isinf(record_cost(r)) || !autotune_template(r->wl->name)) continue;
     int k = 0;
     for (; k < best.len; k++)
       if (!strcmp(((TuneRecord *)best.data[k])->wl->key, r->wl->key)) break;
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     const Template *tm = autotune_template(r->wl->name);
     const char *desc = wl_describe(r->wl);
     if (only && !strstr(desc, only) && !strstr(r->wl->name, only)) continue;
-    ConfigEntity *fb = template_fallback(tm, r->wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), r->wl);
     Kern a = {0}, b = {0};
     if (!fb || build(tm, r->wl, fb, &a) || build(tm, r->wl, r->config, &b)) {
       printf("%-20s %-38s build failed: %s\n", tm->name, desc, kiln_get_error());

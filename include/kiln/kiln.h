@@ -30,7 +30,7 @@
  *
  *   api.ObjectKind(obj) -> "Expr" | "Stmt" | "IterVar" | "Tensor" | "Stage"
  *                          | "Schedule" | "LoweredFunc" | "Reducer" | "Array"
- *                          | "Graph"
+ *                          | "Graph" | "Target"
  *   api.TypeKey(obj) -> the kind, or "Expr.Add", "Stmt.For"...
  *   api.Array(items...) -> array        api.ArraySize(array) -> int
  *   api.ArrayGetItem(array, index)      api.FuncParams(name) -> str
@@ -82,12 +82,30 @@
  *   schedule.ScheduleStages ScheduleOutputs (schedule)
  *
  *   driver.lower(schedule, name, simple_mode, args...) -> LoweredFunc
- *   driver.build(schedule, name, target, args...) -> KILN_MODULE; target
- *       "cpu", "llvm" or "c", else "target 'x' is not supported (supported:
- *       cpu)"
- *   driver.build_funcs(funcs...) -> KILN_MODULE
+ *   driver.build(schedule, name, target, args...) -> KILN_MODULE
+ *   driver.build_funcs(funcs...) -> KILN_MODULE (for the host CPU)
  *   driver.codegen_c(funcs...) -> str (the module's C source)
- *   driver.check_target(target) -> "cpu"
+ *   driver.check_target(target) -> str: the canonical target string
+ *
+ * Targets.  Wherever a function takes a target it takes a target string
+ * (TVM's: "llvm -mcpu=skylake-avx512", "cpu", "c") or a Target object;
+ * one Kiln cannot build for is an error that lists the kinds it can
+ * ("target 'cuda' is not supported (supported: llvm, cpu, c)"), as is an
+ * attribute the kind does not take, an unknown -mcpu, a -mtriple for
+ * another architecture, a -device other than cpu.
+ *   target.create(target, host?) -> Target (parsed once; host: the host
+ *       target string, for device targets)
+ *   target.Str(t) -> str: canonical ("llvm -mcpu=x86-64-v4": a CPU target
+ *       without -mcpu names this machine's x86-64 level)
+ *   target.Kind(t) -> str   target.Keys(t) -> str ("cpu", comma-separated)
+ *   target.Attr(t, name) -> str or null ("mcpu", "mtriple", "device",
+ *       "keys", "model", "arch", "max_threads_per_block", ...)
+ *   target.VectorLanes(t) -> int: float32 lanes templates block by
+ *   target.DeviceType(t) -> int (DLDeviceType: 1 = CPU)
+ *   target.Host(t) -> Target
+ *   target.MaxThreadsPerBlock MaxSharedMemoryPerBlock ThreadWarpSize (t)
+ *       -> int (GPU kinds; 0 for CPU targets)
+ *   target.Kinds() -> str: every first word a target may have
  *   driver.FuncName FuncArgs FuncBody FuncNotes (func)
  *
  *   runtime.module_export(module, path): copy the module's .so to path

@@ -42,6 +42,7 @@ const char *api_kind_name(const void *obj) {
   case KOBJ_REDUCER: return "Reducer";
   case KOBJ_ARRAY: return "Array";
   case KOBJ_GRAPH: return "Graph";
+  case KOBJ_TARGET: return "Target";
   }
   return NULL;
 }
@@ -416,7 +417,7 @@ static const ApiEntry api_base_funcs[] = {
 
 static const ApiEntry *const tables[] = {
     api_base_funcs, api_ir_funcs, api_te_funcs, api_schedule_funcs, api_driver_funcs,
-    api_graph_funcs, api_relay_funcs, api_autotvm_funcs, api_template_funcs,
+    api_graph_funcs, api_relay_funcs, api_autotvm_funcs, api_template_funcs, api_target_funcs,
 };
 
 static const ApiEntry *find_entry(const char *name) {

@@ -28,6 +28,7 @@
 #define KILN_API_H
 
 #include "../codegen/codegen.h"
+#include "../target/target.h"
 #include "kiln/kiln.h"
 
 /* An array of objects (the items may be NULL): what split, tile, a tensor's
@@ -38,6 +39,9 @@ _Static_assert(KOBJ_REDUCER < 0x4b40, "KObjKind grew into KOBJ_ARRAY's tag");
 /* A graph (api_graph.c): unlike the other objects it owns memory and is
  * freed by graph.free. */
 #define KOBJ_GRAPH ((KObjKind)0x4b41)
+/* A target (api_target.c; src/target/target.h): arena-allocated like the
+ * IR. */
+#define KOBJ_TARGET ((KObjKind)TARGET_OBJ_TAG)
 
 typedef struct KArray {
   KObjKind okind; /* KOBJ_ARRAY */
@@ -150,9 +154,16 @@ extern const ApiEntry api_schedule_funcs[];
 /* driver.lower, build, build_funcs, codegen_c, check_target, FuncName,
  * FuncArgs, FuncBody, FuncNotes; runtime.module_export. */
 extern const ApiEntry api_driver_funcs[];
-/* 0 if target names the CPU ("cpu", "llvm", "c", options after the first
- * word ignored), else an error saying what is supported. */
-int api_check_target(const ApiCall *c, const char *target);
+
+/* ===== api_target.c ===== */
+
+/* target.create, Str, Kind, Keys, Attr, VectorLanes, DeviceType, Host,
+ * MaxThreadsPerBlock, MaxSharedMemoryPerBlock, ThreadWarpSize, Kinds. */
+extern const ApiEntry api_target_funcs[];
+/* Argument i as a target: a Target object, or a target string parsed
+ * (target_parse, no host); NULL + an error naming the function and what
+ * Kiln can build for. */
+const Target *api_target(const ApiCall *c, int i);
 
 /* ===== api_graph.c ===== */
 
@@ -183,7 +194,7 @@ typedef struct KGraph {
 /* The graph optimized at level: kg's own graph when it came from
  * graph.optimize, else a new optimized copy the caller frees (graph_free);
  * NULL + error. */
-struct Graph *api_graph_optimized(KGraph *kg, int level);
+struct Graph *api_graph_optimized(KGraph *kg, int level, const Target *t);
 /* A new KGraph owning g (freed on failure); its params are the constants
  * of g named in names[0..n). */
 KGraph *api_kgraph_new(struct Graph *g, int opt_level, int n, const char *const *names);

@@ -48,17 +48,17 @@ API_FUNC(at_extract_tasks) {
   API_CALL;
   KGraph *kg;
   int64_t level;
-  const char *target;
+  const Target *target;
   if (api_argc(&c, 3, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || api_int(&c, 1, &level) ||
-      !(target = api_str(&c, 2)) || api_check_target(&c, target))
+      !(target = api_target(&c, 2)))
     return -1;
   if (level < 0 || level > 3) return api_error(&c, "opt_level must be 0 to 3, got %lld", (long long)level);
-  Graph *g = api_graph_optimized(kg, (int)level);
+  Graph *g = api_graph_optimized(kg, (int)level, target);
   if (!g) return api_fail(&c);
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   AVec tasks = {0};
-  int rc = graph_extract_tasks(g, (int)level, &tasks);
+  int rc = graph_extract_tasks(g, (int)level, target, &tasks);
   cJSON *arr = rc ? NULL : cJSON_CreateArray();
   for (int i = 0; arr && i < tasks.len; i++) {
     GraphTask *t = tasks.data[i];
@@ -66,7 +66,7 @@ API_FUNC(at_extract_tasks) {
     cJSON_AddStringToObject(o, "name", t->wl->name);
     cJSON *wargs = cJSON_Parse(wl_args_json(t->wl));
     cJSON_AddItemToObject(o, "args", wargs ? wargs : cJSON_CreateArray());
-    cJSON_AddStringToObject(o, "target", autotune_target());
+    cJSON_AddStringToObject(o, "target", target->str);
     cJSON *key = cJSON_Parse(t->wl->key);
     cJSON_AddItemToObject(o, "workload", key ? key : cJSON_CreateNull());
     cJSON_AddNumberToObject(o, "config_space_size", (double)t->space_size);
@@ -123,12 +123,14 @@ API_FUNC(at_tune_task) {
   TuneSummary sum;
   memset(&sum, 0, sizeof sum);
   const Template *tm = NULL;
+  const Target *target = NULL;
   Workload *wl = NULL;
   if (!cJSON_IsObject(task)) rc = api_error(&c, "argument 0 (task_json) is not a JSON object");
   if (!rc && !cJSON_IsObject(opts)) rc = api_error(&c, "argument 2 (options_json) is not a JSON object");
   const char *name = rc ? NULL : str(task, "name");
   if (!rc && !name) rc = api_error(&c, "the task has no \"name\"");
   if (!rc && !(tm = autotune_template(name))) rc = api_fail(&c);
+  if (!rc && !(target = target_parse(str(task, "target"), NULL))) rc = api_fail(&c);
   if (!rc && !(wl = wl_from_cjson(name, cJSON_GetObjectItemCaseSensitive(task, "args")))) rc = api_fail(&c);
   TuneOptions o;
   tune_options_default(&o);
@@ -159,7 +161,7 @@ API_FUNC(at_tune_task) {
     o.measure.in_process = api_template_in_process(tm);
     if (o.trials < 1) rc = api_error(&c, "n_trial must be at least 1");
   }
-  if (!rc && autotune_tune(tm, wl, &o, &sum)) rc = api_fail(&c);
+  if (!rc && autotune_tune(tm, target, wl, &o, &sum)) rc = api_fail(&c);
   cJSON *out = NULL;
   if (!rc) {
     out = cJSON_CreateObject();

@@ -3,30 +3,21 @@
  * functions back; plus runtime.module_export, the one module operation
  * that needs the file system beyond the runtime's loader.
  *
- * Targets: Kiln generates C for the CPU.  "cpu", "llvm" and "c" (TVM's
- * names for the host) are accepted, with any options after the first word
- * ("llvm -mcpu=skylake") ignored; anything else is an error that says what
- * is supported, so a CUDA target fails clearly rather than building CPU
- * code.
+ * Targets are parsed by src/target (api_target): a string or a Target
+ * object; one Kiln cannot build for is an error that lists the kinds it
+ * can, so a CUDA target fails clearly rather than building CPU code.
  */
 #include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int api_check_target(const ApiCall *c, const char *target) {
-  size_t len = strcspn(target, " \t");
-  static const char *const ok[] = {"cpu", "llvm", "c"};
-  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-    if (len == strlen(ok[i]) && !strncmp(target, ok[i], len)) return 0;
-  return api_error(c, "target '%s' is not supported (supported: cpu)", target);
-}
-
+/* check_target(target) -> the canonical target string */
 API_FUNC(drv_check_target) {
   API_CALL;
-  const char *target;
-  if (api_argc(&c, 1, 1) || !(target = api_str(&c, 0)) || api_check_target(&c, target)) return -1;
-  return api_ret_str(ret, ret_code, "cpu");
+  const Target *t;
+  if (api_argc(&c, 1, 1) || !(t = api_target(&c, 0))) return -1;
+  return api_ret_str(ret, ret_code, t->str);
 }
 
 /* lower(schedule, name, simple_mode, args...) */
@@ -50,15 +41,16 @@ API_FUNC(drv_lower) {
 API_FUNC(drv_build) {
   API_CALL;
   Schedule *s;
-  const char *name, *target;
+  const char *name;
+  const Target *target;
   int n;
   Tensor **targs;
   if (api_argc(&c, 3, -1) || !(s = api_obj(&c, 0, KOBJ_SCHEDULE)) || !(name = api_str(&c, 1)) ||
-      !(target = api_str(&c, 2)) || api_check_target(&c, target) ||
-      !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
+      !(target = api_target(&c, 2)) || !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
     return -1;
   if (n == 0) return api_error(&c, "no argument tensors given");
-  KilnModule *m = kiln_build(s, n, targs, name, NULL, NULL);
+  CompileOptions co = {NULL, NULL, NULL, target};
+  KilnModule *m = kiln_build(s, n, targs, name, NULL, &co);
   if (!m) return api_fail(&c);
   ret->v_handle = m;
   *ret_code = KILN_MODULE;

@@ -235,16 +235,16 @@ API_FUNC(graph_fused_text) {
 
 /* ---- transforms ---- */
 
-static Graph *optimized_copy(Graph *g, int level);
+static Graph *optimized_copy(Graph *g, int level, const Target *t);
 
-Graph *api_graph_optimized(KGraph *kg, int level) {
-  return kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level);
+Graph *api_graph_optimized(KGraph *kg, int level, const Target *t) {
+  return kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level, t);
 }
 
-static Graph *optimized_copy(Graph *g, int level) {
+static Graph *optimized_copy(Graph *g, int level, const Target *t) {
   Graph *copy = copy_graph(g);
   if (!copy) return NULL;
-  GraphOptions go = {level, NULL, NULL};
+  GraphOptions go = {level, NULL, NULL, t};
   return graph_optimize(copy, &go); /* frees copy */
 }
 
@@ -254,7 +254,7 @@ API_FUNC(graph_optimize_fn) {
   int level = 0;
   if (api_argc(&c, 2, 2) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level))
     return -1;
-  Graph *g = optimized_copy(kg->g, level);
+  Graph *g = optimized_copy(kg->g, level, NULL);
   return ret_graph(&c, ret, ret_code, g ? api_kgraph_new(g, level, 0, NULL) : NULL);
 }
 
@@ -367,11 +367,11 @@ API_FUNC(graph_build_fn) {
   API_CALL;
   KGraph *kg;
   int level = 0;
-  const char *target;
+  const Target *target;
   if (api_argc(&c, 3, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
-      !(target = api_str(&c, 2)) || api_check_target(&c, target))
+      !(target = api_target(&c, 2)))
     return -1;
-  Graph *g = api_graph_optimized(kg, level);
+  Graph *g = api_graph_optimized(kg, level, target);
   if (!g) return api_fail(&c);
   char *dir = kiln_build_tmp_dir("kiln-graph-");
   KilnModule *m = NULL;
@@ -380,7 +380,7 @@ API_FUNC(graph_build_fn) {
     GraphBuildOptions bo;
     memset(&bo, 0, sizeof bo);
     bo.opt_level = level;
-    bo.target = "cpu";
+    bo.target = target;
     char *so = malloc(strlen(dir) + 16);
     if (so) {
       sprintf(so, "%s/model.so", dir);
@@ -439,7 +439,7 @@ API_FUNC(graph_export_c_fn) {
     setenv("KILN_SIMD_WIDTH", buf, 1);
   }
   /* the graph is optimized again here: its layout depends on the ISA */
-  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level);
+  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level, NULL);
   int rc = g ? graph_export_c(g, &eo, dir, NULL) : -1;
   if (g && g != kg->g) graph_free(g);
   if (lanes > 0) {

@@ -136,7 +136,8 @@ static int call_binding(KilnFunction *f, int n, KilnValue *args, int *codes, Kil
   return kiln_func_call(f, args, codes, n, ret, ret_code) ? -1 : 0;
 }
 
-static int foreign_space(ConfigSpace *cs, const Workload *wl) {
+static int foreign_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  (void)t; /* a binding's template is for the host */
   pthread_mutex_lock(&foreign_lock);
   Foreign *fr = find_foreign(wl->name);
   pthread_mutex_unlock(&foreign_lock);
@@ -149,7 +150,9 @@ static int foreign_space(ConfigSpace *cs, const Workload *wl) {
   return space_from_json(cs, r.v_str);
 }
 
-static int foreign_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***targs) {
+static int foreign_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs,
+                               Tensor ***targs) {
+  (void)t;
   pthread_mutex_lock(&foreign_lock);
   Foreign *fr = find_foreign(wl->name);
   pthread_mutex_unlock(&foreign_lock);
@@ -172,10 +175,10 @@ static int foreign_instantiate(const Workload *wl, const ConfigEntity *cfg, Sche
   return 0;
 }
 
-static int foreign_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int foreign_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   ConfigSpace cs;
   space_init(&cs);
-  if (foreign_space(&cs, wl)) return -1;
+  if (foreign_space(t, &cs, wl)) return -1;
   ConfigEntity *first = space_get(&cs, 0);
   if (!first) return -1;
   for (int i = 0; i < first->n; i++) config_set(cfg, &first->e[i]);
@@ -293,7 +296,7 @@ API_FUNC(at_query_best) {
   if (!wl) return api_fail(&c);
   ConfigEntity *cfg = NULL;
   const char *source = NULL;
-  if (graph_dispatch_query(wl, &cfg, &source)) return api_fail(&c);
+  if (graph_dispatch_query(target_host(), wl, &cfg, &source)) return api_fail(&c);
   return ret_text(&c, ret, ret_code, strdup(cfg ? config_json(cfg) : ""));
 }
 

@@ -26,9 +26,8 @@
  * Files:
  *   space.c      knobs, config spaces, config entities, their JSON
  *   workload.c   tasks' workloads and their keys, FLOPs, descriptions
- *   template.c   the table of schedule templates, the SIMD width
+ *   template.c   the table of schedule templates
  *   pyjson.c     JSON text as Python's json.dumps writes it
- *   target.c     Kiln's target string and which records match the machine
  *   records.c    tuning records, v0.1 and v0.2, read and written
  *   measure.c    candidates built and run in worker processes
  *   feature.c    a config's features for the cost model
@@ -67,6 +66,7 @@
 #ifndef KILN_AUTOTUNE_H
 #define KILN_AUTOTUNE_H
 
+#include "../target/target.h"
 #include "../te/te.h"
 
 struct cJSON;
@@ -267,23 +267,23 @@ typedef struct Template {
   const char *name;       /* the task name: "conv2d_NCHWc.x86" */
   const char *anchor_tag; /* the tag of the compute it schedules */
   /* Declare the knobs (in TVM's order) for a workload. */
-  int (*define_space)(ConfigSpace *cs, const Workload *wl);
+  int (*define_space)(const Target *t, ConfigSpace *cs, const Workload *wl);
   /* Fill cfg (a fresh config_new()) with the heuristic config. */
-  int (*fallback)(ConfigEntity *cfg, const Workload *wl);
+  int (*fallback)(const Target *t, ConfigEntity *cfg, const Workload *wl);
   /* 0 if cfg can be used for wl, else -1 and the reason. */
-  int (*check)(const ConfigEntity *cfg, const Workload *wl);
+  int (*check)(const Target *t, const ConfigEntity *cfg, const Workload *wl);
   /* The anchor compute over inputs already in the template's layout
    * (conv: data NCHW[ic_bn]c, kernel OIHW[ic_bn]i[oc_bn]o; dense: data,
    * weight, optional bias), attributes from wl; NULL + error. */
-  Tensor *(*compute)(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in);
+  Tensor *(*compute)(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in);
   /* The task as a standalone function (for measuring): placeholders in
    * the template's layout, the compute, the schedule.  *args: inputs then
    * the output. */
-  int (*instantiate)(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs,
+  int (*instantiate)(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs,
                      Tensor ***args);
   /* Schedule a fused group: anchor is the template's compute, outs the
    * group's outputs (the anchor followed by elementwise/broadcast ops). */
-  int (*schedule)(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor,
+  int (*schedule)(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor,
                   int nout, Tensor **outs);
 } Template;
 
@@ -292,13 +292,9 @@ const Template *autotune_template(const char *name);
 int autotune_ntemplates(void);
 const Template *autotune_template_at(int i);
 /* Define tm's space for wl into a fresh space (NULL + error). */
-ConfigSpace *template_space(const Template *tm, const Workload *wl);
+ConfigSpace *template_space(const Template *tm, const Target *t, const Workload *wl);
 /* The fallback config for wl, with its index in the space when it has one. */
-ConfigEntity *template_fallback(const Template *tm, const Workload *wl);
-
-/* The SIMD width in float32 lanes of the machine Kiln compiles for: 16
- * with AVX-512, 8 with AVX2, else 4.  $KILN_SIMD_WIDTH overrides. */
-int autotune_simd_lanes(void);
+ConfigEntity *template_fallback(const Template *tm, const Target *t, const Workload *wl);
 
 /* Register one more template (tests, embedders): an explicit call, looked
  * up after the built-in ones.  At most 16; -1 + error beyond. */
@@ -322,17 +318,6 @@ void pyjson_str(StrBuf *sb, const char *s);
 /* Any value; whole numbers print as ints. */
 void pyjson_value(StrBuf *sb, const struct cJSON *j);
 char *pyjson_dumps(const struct cJSON *j); /* arena string */
-
-/* ===== target.c: the target string and the matching rule ===== */
-
-/* "llvm -mcpu=x86-64-v4" (AVX-512), "-mcpu=x86-64-v3" (AVX2),
- * "-mcpu=x86-64-v2" (other x86), "llvm -mcpu=generic" elsewhere. */
-const char *autotune_target(void);
-/* The stem of the shipped records file: "x86_avx512", "x86_avx2",
- * "x86_sse", "generic". */
-const char *autotune_isa_name(void);
-/* Whether a record's target applies to this machine (see target.c). */
-bool autotune_target_matches(const char *target);
 
 /* ===== records.c: tuning records ===== */
 
@@ -438,7 +423,7 @@ int autotune_worker_main(int argc, char **argv);
  * candidate runs in the calling process.  Fills out[i] for cfgs[i];
  * returns -1 + error only when no worker could be started at all. */
 typedef struct Measurer Measurer;
-Measurer *measurer_new(const Template *tm, const Workload *wl, const MeasureOptions *o);
+Measurer *measurer_new(const Template *tm, const Target *t, const Workload *wl, const MeasureOptions *o);
 int measurer_run(Measurer *m, int n, ConfigEntity *const *cfgs, MeasureResult *out);
 void measurer_free(Measurer *m);
 
@@ -454,8 +439,8 @@ int feature_len(const ConfigSpace *cs);
  * buffers touched inside it (TVM's itervar features, simplified).
  * Returns 0, or -1 + error (the schedule cannot be instantiated). */
 #define FEATURE_LOOPS 10
-int feature_extract(const Template *tm, const Workload *wl, const ConfigSpace *cs, const ConfigEntity *cfg,
-                    float *out);
+int feature_extract(const Template *tm, const Target *t, const Workload *wl, const ConfigSpace *cs,
+                    const ConfigEntity *cfg, float *out);
 
 /* ===== tuner.c, tuner_*.c: the tuners ===== */
 
@@ -476,6 +461,7 @@ typedef struct TunerKind {
 struct Tuner {
   const TunerKind *kind;
   const Template *tm;
+  const Target *target;
   const Workload *wl;
   const ConfigSpace *space;
   int64_t size;       /* space_size */
@@ -490,7 +476,8 @@ const TunerKind *tuner_kind(const char *name); /* NULL + error naming the known 
 int tuner_nkinds(void);
 const TunerKind *tuner_kind_at(int i);
 /* A tuner over a space (heap; the space and workload must outlive it). */
-Tuner *tuner_new(const char *kind, const Template *tm, const Workload *wl, const ConfigSpace *cs, uint64_t seed);
+Tuner *tuner_new(const char *kind, const Template *tm, const Target *t, const Workload *wl, const ConfigSpace *cs,
+                 uint64_t seed);
 int tuner_next_batch(Tuner *t, int n, int64_t *out); /* marks them visited */
 void tuner_update(Tuner *t, int n, const int64_t *idx, const double *score);
 void tuner_free(Tuner *t);
@@ -539,6 +526,6 @@ typedef struct TuneSummary {
 } TuneSummary;
 
 void tune_options_default(TuneOptions *o);
-int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *o, TuneSummary *out);
+int autotune_tune(const Template *tm, const Target *t, const Workload *wl, const TuneOptions *o, TuneSummary *out);
 
 #endif

@@ -193,12 +193,12 @@ static bool uses(const Buf *b, const Expr *var) {
   return false;
 }
 
-static int loop_features(const Template *tm, const Workload *wl, const ConfigEntity *cfg, float *out) {
+static int loop_features(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg, float *out) {
   memset(out, 0, sizeof(float) * FEATURE_LOOPS * LOOP_FEATS);
   Schedule *s = NULL;
   int na = 0;
   Tensor **args = NULL;
-  if (tm->instantiate(wl, cfg, &s, &na, &args)) return -1;
+  if (tm->instantiate(t, wl, cfg, &s, &na, &args)) return -1;
   Schedule *c = sch_copy(s);
   if (lower_inline(c)) return -1;
   Bounds b;
@@ -241,11 +241,12 @@ static int loop_features(const Template *tm, const Workload *wl, const ConfigEnt
   return 0;
 }
 
-int feature_extract(const Template *tm, const Workload *wl, const ConfigSpace *cs, const ConfigEntity *cfg, float *out) {
+int feature_extract(const Template *tm, const Target *t, const Workload *wl, const ConfigSpace *cs,
+                    const ConfigEntity *cfg, float *out) {
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   int n = knob_features(cs, cfg, out);
-  int rc = loop_features(tm, wl, cfg, out + n);
+  int rc = loop_features(tm, t, wl, cfg, out + n);
   kiln_arena_pop();
   kiln_arena_free(scratch);
   return rc;

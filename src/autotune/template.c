@@ -1,7 +1,6 @@
 /*
  * template.c - the table of schedule templates (an explicit list, no
- * self-registration), lookup by task name, and the SIMD width the
- * templates' fallback heuristics size their blocks by.
+ * self-registration) and lookup by task name.
  */
 #include "autotune.h"
 
@@ -60,18 +59,18 @@ const Template *autotune_template(const char *name) {
   return NULL;
 }
 
-ConfigSpace *template_space(const Template *tm, const Workload *wl) {
+ConfigSpace *template_space(const Template *tm, const Target *t, const Workload *wl) {
   ConfigSpace *cs = KNEW(ConfigSpace);
   space_init(cs);
-  if (tm->define_space(cs, wl)) return NULL;
+  if (tm->define_space(t, cs, wl)) return NULL;
   return cs;
 }
 
-ConfigEntity *template_fallback(const Template *tm, const Workload *wl) {
+ConfigEntity *template_fallback(const Template *tm, const Target *t, const Workload *wl) {
   ConfigEntity *cfg = config_new();
-  if (tm->fallback(cfg, wl)) return NULL;
+  if (tm->fallback(t, cfg, wl)) return NULL;
   cfg->is_fallback = true;
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, t, wl);
   if (cs) {
     /* order the entities as the space does, and find the index */
     ConfigEntity *ordered = config_new();
@@ -91,15 +90,4 @@ ConfigEntity *template_fallback(const Template *tm, const Workload *wl) {
   }
   kiln_clear_error();
   return cfg;
-}
-
-int autotune_simd_lanes(void) {
-  const char *e = getenv("KILN_SIMD_WIDTH");
-  if (e && atoi(e) > 0) return atoi(e);
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return 16;
-  if (__builtin_cpu_supports("avx2")) return 8;
-#endif
-  return 4;
 }

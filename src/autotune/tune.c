@@ -95,14 +95,14 @@ static double seen_best(const Seen *s, int64_t *best) {
 }
 
 /* Records of this task in the log: mark them measured, feed the tuner. */
-static int resume(const TuneOptions *o, const Workload *wl, const ConfigSpace *cs, Tuner *t, double flops, Seen *seen,
+static int resume(const TuneOptions *o, const Target *target, const Workload *wl, const ConfigSpace *cs, Tuner *t, double flops, Seen *seen,
                   TuneSummary *out) {
   if (!o->log_path || access(o->log_path, F_OK)) return 0;
   AVec all = {0}, recs = {0};
   if (records_load(o->log_path, &all)) return kiln_error_context("resuming from %s", o->log_path);
   for (int i = 0; i < all.len; i++) {
     TuneRecord *r = all.data[i];
-    if (!strcmp(r->wl->key, wl->key) && autotune_target_matches(r->target)) av_push(&recs, r);
+    if (!strcmp(r->wl->key, wl->key) && target_matches_record(target, r->target)) av_push(&recs, r);
   }
   records_keep_latest(&recs);
   int64_t *idx = KNEWN(int64_t, recs.len + 1);
@@ -125,7 +125,7 @@ static int resume(const TuneOptions *o, const Workload *wl, const ConfigSpace *c
 }
 
 /* Measure a list of configs and log them; fills costs. */
-static int measure_log(const TuneOptions *o, Measurer *m, const ConfigSpace *cs, const Workload *wl, int n,
+static int measure_log(const TuneOptions *o, const Target *target, Measurer *m, const ConfigSpace *cs, const Workload *wl, int n,
                        const int64_t *idx, double *cost, int *errors) {
   ConfigEntity **cfgs = KNEWN(ConfigEntity *, n);
   MeasureResult *res = KNEWN(MeasureResult, n);
@@ -134,7 +134,7 @@ static int measure_log(const TuneOptions *o, Measurer *m, const ConfigSpace *cs,
   if (measurer_run(m, n, cfgs, res)) return -1;
   for (int i = 0; i < n; i++) {
     TuneRecord *r = KNEW(TuneRecord);
-    r->target = autotune_target();
+    r->target = target->str;
     r->wl = (Workload *)wl;
     r->kwargs = "{}";
     r->config = cfgs[i];
@@ -152,7 +152,7 @@ static int measure_log(const TuneOptions *o, Measurer *m, const ConfigSpace *cs,
 }
 
 /* Measure the best-looking configs and the fallback again (see above). */
-static int verify(const TuneOptions *o, Measurer *m, const ConfigSpace *cs, const Workload *wl, Seen *seen,
+static int verify(const TuneOptions *o, const Target *target, Measurer *m, const ConfigSpace *cs, const Workload *wl, Seen *seen,
                   int64_t fallback, int batch, TuneSummary *out) {
   int64_t *order = KNEWN(int64_t, seen->n + 1), best;
   int n = 0;
@@ -172,14 +172,15 @@ static int verify(const TuneOptions *o, Measurer *m, const ConfigSpace *cs, cons
   double *cost = KNEWN(double, n + 1);
   for (int i = 0; i < n; i += batch) {
     int k = n - i < batch ? n - i : batch;
-    if (measure_log(o, m, cs, wl, k, order + i, cost + i, NULL)) return -1;
+    if (measure_log(o, target, m, cs, wl, k, order + i, cost + i, NULL)) return -1;
     for (int j = 0; j < k; j++) seen_set(seen, order[i + j], cost[i + j]);
   }
   out->verified = n;
   return 0;
 }
 
-int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *opt, TuneSummary *out) {
+int autotune_tune(const Template *tm, const Target *target, const Workload *wl, const TuneOptions *opt,
+                  TuneSummary *out) {
   TuneOptions o;
   if (opt) o = *opt;
   else tune_options_default(&o);
@@ -188,23 +189,23 @@ int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *opt
   memset(out, 0, sizeof *out);
   out->best_cost = out->fallback_cost = INFINITY;
   out->best_index = -1;
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target, wl);
   if (!cs) return kiln_error_context("%s", tm->name);
   int64_t size = space_size(cs);
-  Tuner *t = tuner_new(o.tuner, tm, wl, cs, o.seed ? o.seed : hash_bytes(wl->key, strlen(wl->key), 7));
+  Tuner *t = tuner_new(o.tuner, tm, target, wl, cs, o.seed ? o.seed : hash_bytes(wl->key, strlen(wl->key), 7));
   if (!t) return -1;
   double flops = wl_flops(wl);
   Seen seen = {0};
-  int rc = resume(&o, wl, cs, t, flops, &seen, out);
+  int rc = resume(&o, target, wl, cs, t, flops, &seen, out);
   int total = o.trials > 0 && o.trials < size ? o.trials : (int)(size < 1000000000 ? size : 1000000000);
   int done = out->resumed < total ? out->resumed : total;
-  Measurer *m = !rc && done < total ? measurer_new(tm, wl, &o.measure) : NULL;
+  Measurer *m = !rc && done < total ? measurer_new(tm, target, wl, &o.measure) : NULL;
   if (!rc && done < total && !m) rc = -1;
   int batch = o.batch > 0 ? o.batch : o.measure.parallel > 0 ? o.measure.parallel : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (batch < 1) batch = 1;
   int64_t fallback_idx = -1;
   if (!o.skip_fallback) {
-    ConfigEntity *f = template_fallback(tm, wl);
+    ConfigEntity *f = template_fallback(tm, target, wl);
     fallback_idx = f ? f->index : -1;
     kiln_clear_error();
   }
@@ -225,7 +226,7 @@ int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *opt
     }
     first = -1;
     k += tuner_next_batch(t, want - k, idx + k);
-    if (k > 0 && measure_log(&o, m, cs, wl, k, idx, cost, out->errors)) rc = -1;
+    if (k > 0 && measure_log(&o, target, m, cs, wl, k, idx, cost, out->errors)) rc = -1;
     for (int i = 0; !rc && i < k; i++) {
       seen_set(&seen, idx[i], cost[i]);
       scores[i] = score_of(flops, cost[i]);
@@ -254,7 +255,7 @@ int autotune_tune(const Template *tm, const Workload *wl, const TuneOptions *opt
   if (!rc && o.verify > 0 && out->measured > 0) {
     KArena *scratch = kiln_arena_new();
     kiln_arena_push(scratch);
-    rc = verify(&o, m, cs, wl, &seen, fallback_idx, batch, out);
+    rc = verify(&o, target, m, cs, wl, &seen, fallback_idx, batch, out);
     kiln_arena_pop();
     kiln_arena_free(scratch);
   }

@@ -104,12 +104,14 @@ int64_t tuner_genes_to_index(const ConfigSpace *cs, const int64_t *genes) {
 
 /* ---- the tuner ---- */
 
-Tuner *tuner_new(const char *kind, const Template *tm, const Workload *wl, const ConfigSpace *cs, uint64_t seed) {
+Tuner *tuner_new(const char *kind, const Template *tm, const Target *target, const Workload *wl, const ConfigSpace *cs,
+                 uint64_t seed) {
   const TunerKind *k = tuner_kind(kind);
   if (!k) return NULL;
   Tuner *t = xcalloc(1, sizeof *t);
   t->kind = k;
   t->tm = tm;
+  t->target = target;
   t->wl = wl;
   t->space = cs;
   t->size = space_size(cs);

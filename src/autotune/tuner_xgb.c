@@ -87,7 +87,7 @@ static const float *features(Tuner *t, XGB *x, int64_t idx) {
   KArena *a = kiln_arena_new();
   kiln_arena_push(a);
   ConfigEntity *cfg = space_get(t->space, idx);
-  if (cfg) feature_extract(t->tm, t->wl, t->space, cfg, f);
+  if (cfg) feature_extract(t->tm, t->target, t->wl, t->space, cfg, f);
   kiln_clear_error();
   kiln_arena_pop();
   kiln_arena_free(a);

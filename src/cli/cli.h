@@ -62,7 +62,8 @@ int cli_int(Command *cmd, const char *name, long def, long *out);
 struct Graph;
 /* Import MODEL (with --input-shapes, --bind) and optimize; NULL after
  * printing an error. */
-struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level);
+struct Target;
+struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const struct Target *t);
 /* The dispatch context from --tuning-records, --no-shipped-records,
  * --quiet-fallback; -1 after printing an error. */
 int cli_setup_dispatch(Command *cmd);
@@ -71,7 +72,7 @@ int cli_setup_dispatch(Command *cmd);
 
 /* kiln compile MODEL --emit c -o DIR [--prefix NAME] [--threads K] [--isa I]
  * [--freestanding] [--weights W] */
-int cli_compile_emit_c(Command *cmd, const char *model, long opt_level);
+int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const struct Target *t);
 /* kiln inspect DIR: describe an export and check its files. */
 int cli_inspect_c_export(Command *cmd, const char *dir);
 

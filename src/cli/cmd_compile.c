@@ -51,7 +51,7 @@ static DLTensor *load_value(Command *cmd, const char *path) {
 
 /* Import (with --input-shapes and --bind) and optimize; NULL after
  * printing an error. */
-Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level) {
+Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const Target *t) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   Opt *bind = cli_opt(cmd, "--bind");
   int nb = bind && bind->set ? bind->nvalues : 0;
@@ -84,7 +84,7 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level) {
   free(names);
   free(vals);
   if (!g) return NULL;
-  GraphOptions go = {(int)opt_level, NULL, stdout};
+  GraphOptions go = {(int)opt_level, NULL, stdout, t};
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump && dump->set) go.dump_after = dump->value;
   g = graph_optimize(g, &go);
@@ -98,11 +98,13 @@ static int get_opt_level(Command *cmd, long *lvl) {
   return 0;
 }
 
-static int check_target(Command *cmd) {
-  Opt *t = cli_opt(cmd, "--target");
-  if (t->set && strcmp(t->value, "cpu") && strcmp(t->value, "llvm") && strcmp(t->value, "c"))
-    return cli_error(cmd, "target '%s' is not supported (supported: cpu)", t->value);
-  return 0;
+/* --target parsed once (src/target); the error lists what Kiln can
+ * build for. */
+static const Target *get_target(Command *cmd) {
+  Opt *o = cli_opt(cmd, "--target");
+  const Target *t = target_parse(o->set ? o->value : NULL, NULL);
+  if (!t) cli_error(cmd, "%s", kiln_get_error());
+  return t;
 }
 
 static Opt compile_opts[] = {
@@ -138,9 +140,10 @@ int cli_setup_dispatch(Command *cmd) {
 static int run_compile(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
-  if (get_opt_level(cmd, &lvl) || check_target(cmd)) return -1;
+  const Target *target;
+  if (get_opt_level(cmd, &lvl) || !(target = get_target(cmd))) return -1;
   Opt *emit = cli_opt(cmd, "--emit");
-  if (emit->set && !strcmp(emit->value, "c")) return cli_compile_emit_c(cmd, pos[0], lvl);
+  if (emit->set && !strcmp(emit->value, "c")) return cli_compile_emit_c(cmd, pos[0], lvl, target);
   if (emit->set && strcmp(emit->value, "so"))
     return cli_error(cmd, "--emit '%s': expected so (a shared library, the default) or c (standalone C sources)", emit->value);
   static const char *const c_only[] = {"--prefix", "--threads", "--isa", "--freestanding", "--weights", NULL};
@@ -160,7 +163,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
     strcat(out, ".so");
   }
   double t0 = kiln_now_seconds();
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target);
   if (!g) {
     free(out);
     return -1;
@@ -168,6 +171,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
   bo.opt_level = (int)lvl;
+  bo.target = target;
   Opt *ed = cli_opt(cmd, "--emit-dir");
   if (ed->set) bo.emit_dir = ed->value;
   if (isatty(2)) bo.progress = progress;
@@ -202,7 +206,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   long lvl;
   if (get_opt_level(cmd, &lvl)) return -1;
   graph_dispatch_set_quiet(true);
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host());
   if (!g) return -1;
   char *text;
   if (cli_opt(cmd, "--unfused")->set) {

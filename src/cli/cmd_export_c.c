@@ -61,7 +61,7 @@ static char *default_prefix(const char *model) {
   return p;
 }
 
-int cli_compile_emit_c(Command *cmd, const char *model, long opt_level) {
+int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const Target *t) {
   CExportOptions eo;
   memset(&eo, 0, sizeof eo);
   int threads, isa, sep;
@@ -99,7 +99,7 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level) {
   int rc = -1;
   double t0 = kiln_now_seconds();
   if (cli_setup_dispatch(cmd) == 0) {
-    Graph *g = cli_load_and_optimize(cmd, model, opt_level);
+    Graph *g = cli_load_and_optimize(cmd, model, opt_level, lanes > 0 ? NULL : t);
     if (g) {
       CExportStats st;
       if (graph_export_c(g, &eo, dir, &st)) {

@@ -26,15 +26,16 @@ static AVec *load_tasks(Command *cmd, const char *path, Graph **gout) {
   if (lvl > 3) return cli_error(cmd, "optimization level must be 0 to 3, got %ld", lvl), NULL;
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   bool was = graph_dispatch_set_quiet(true);
+  const Target *t = target_host();
   Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
   if (g) {
-    GraphOptions go = {(int)lvl, NULL, stdout};
+    GraphOptions go = {(int)lvl, NULL, stdout, t};
     g = graph_optimize(g, &go);
   }
   graph_dispatch_set_quiet(was);
   if (!g) return cli_error(cmd, "%s", kiln_get_error()), NULL;
   AVec *tasks = KNEW(AVec);
-  if (graph_extract_tasks(g, (int)lvl, tasks)) {
+  if (graph_extract_tasks(g, (int)lvl, t, tasks)) {
     graph_free(g);
     return cli_error(cmd, "%s", kiln_get_error()), NULL;
   }
@@ -199,7 +200,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
     return 0;
   }
   fprintf(stderr, "kiln: tuning %d of %d tasks of %s on %s with the %s tuner; records go to %s\n", nsel, n, pos[0],
-          autotune_target(), to.tuner, to.log_path);
+          target_host()->str, to.tuner, to.log_path);
   TuneSummary *sum = KNEWN(TuneSummary, n + 1);
   int left = nsel, rc = 0;
   for (int i = 0; i < n && !rc; i++) {
@@ -212,7 +213,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
       o.deadline = now + (end - now) / left;
     }
     left--;
-    if (autotune_tune(t->tmpl, t->wl, &o, &sum[i])) rc = cli_error(cmd, "task %d (%s %s): %s", i, t->tmpl->name, t->desc, kiln_get_error());
+    if (autotune_tune(t->tmpl, target_host(), t->wl, &o, &sum[i])) rc = cli_error(cmd, "task %d (%s %s): %s", i, t->tmpl->name, t->desc, kiln_get_error());
   }
   if (!rc) {
     printf("%-5s %-20s %-38s %10s %10s %8s %8s %s\n", "task", "template", "workload", "fallback", "best", "trials",
@@ -301,7 +302,8 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     for (int i = 0; mg->set && i < recs.len; i++) {
       TuneRecord *r = recs.data[i];
       const Template *tm = r->error_no == MEASURE_NO_ERROR ? autotune_template(r->wl->name) : NULL;
-      ConfigEntity *fb = tm ? template_fallback(tm, r->wl) : NULL;
+      const Target *rt = tm ? target_parse(r->target, NULL) : NULL; /* the record's own */
+      ConfigEntity *fb = rt ? template_fallback(tm, rt, r->wl) : NULL;
       kiln_clear_error();
       if (fb && config_equal(fb, r->config)) pm_put(&fbs, kfmt("%s\n%s", r->target, r->wl->key), r);
     }
@@ -337,7 +339,7 @@ static int run_records(Command *cmd, int npos, const char **pos) {
            s->n, s->errors, isinf(c) ? 0 : c * 1e6, fl > 0 && !isinf(c) ? fl / c / 1e9 : 0);
   }
   printf("%d records (%d superseded by a newer measurement of the same config), %d tasks; this machine's target: %s\n",
-         nall, nall - recs.len, stats.len, autotune_target());
+         nall, nall - recs.len, stats.len, target_host()->str);
   return 0;
 }
 

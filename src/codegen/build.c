@@ -60,6 +60,7 @@ static KBlob lowered_ir_blob(LoweredFunc **funcs, int nfuncs) {
 
 KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
                              const CompileOptions *opt) {
+  KilnModule *m = NULL;
   KBlob *all = KNEWN(KBlob, nblobs + 1);
   int nall = 0;
   bool has_ir = false;
@@ -72,21 +73,21 @@ KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const 
   if (!has_ir) all[nall++] = lowered_ir_blob(funcs, nfuncs);
   blobs = all;
   nblobs = nall;
-  char *src = codegen_c(funcs, nfuncs, nblobs, blobs);
-  if (!src) return NULL;
+  const Target *t = opt && opt->target ? opt->target : target_host();
+  if (!t) return NULL;
+  char **units = t->kind->codegen(funcs, nfuncs, nblobs, blobs, 1);
+  if (!units) return NULL;
   char *dir = kiln_mkdtemp("kiln-mod-");
-  if (!dir) {
-    free(src);
-    return NULL;
+  int rc = -1;
+  if (dir) {
+    remember_tmp_dir(dir);
+    const char *so = kfmt("%s/module.so", dir);
+    rc = t->kind->compile(1, (const char **)units, nblobs, blobs, so, opt);
+    if (!rc) rc = kiln_module_load(so, &m);
   }
-  remember_tmp_dir(dir);
-  const char *so = kfmt("%s/module.so", dir);
-  const char *units[1] = {src};
-  int rc = kiln_compile_c(1, units, nblobs, blobs, so, opt);
-  free(src);
+  free(units[0]);
+  free(units);
   if (rc) return NULL;
-  KilnModule *m = NULL;
-  if (kiln_module_load(so, &m)) return NULL;
   return m;
 }
 

@@ -14,6 +14,7 @@
 #define KILN_CODEGEN_H
 
 #include "../lower/lower.h"
+#include "../target/target.h"
 #include "kiln/runtime.h"
 
 /* A named binary blob embedded in the module (__kiln_blob_* tables). */
@@ -63,6 +64,9 @@ typedef struct CompileOptions {
   const char *cc;     /* compiler; NULL: $KILN_CC, $CC, then "cc" */
   const char *cflags; /* NULL: $KILN_CFLAGS, then the defaults */
   const char *keep_dir; /* if set, also copy the sources there */
+  /* whose code generator and compiler driver build (kiln_build_funcs;
+   * NULL: the host CPU, target_host()) */
+  const struct Target *target;
 } CompileOptions;
 
 /* The default flags: -O3 -march=native ... */
@@ -75,8 +79,9 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
 
 /* ===== build.c ===== */
 
-/* Lower, generate, compile into a temporary .so and load it.  The file is
- * removed when the module is freed unless it was exported. */
+/* Generate, compile into a temporary .so and load it, with the code
+ * generator and compiler driver of opt->target (NULL: the host).  The file
+ * is removed when the module is freed unless it was exported. */
 KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
                              const CompileOptions *opt);
 /* A new private temporary directory (named prefix + random) that lives

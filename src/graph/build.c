@@ -66,7 +66,7 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   Strategy st;
   memset(&st, 0, sizeof st);
   if (fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
-    if (fg->anchor->op->strategy(fg->anchor, &st)) {
+    if (fg->anchor->op->strategy(fg->anchor, opt->target ? opt->target : target_host(), &st)) {
       kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       pm_free(&map);
       return NULL;
@@ -279,6 +279,12 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   if (!opt) opt = &defaults;
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
+  /* one target for every group: the caller's, else the host */
+  GraphBuildOptions with_target = *opt;
+  if (!with_target.target) with_target.target = target_host();
+  with_target.copt.target = with_target.target;
+  opt = &with_target;
+  const Target *t = opt->target;
   int rc = 0;
   AVec groups = {0};
   graph_fuse(g, opt->opt_level, &groups);
@@ -327,11 +333,11 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       sb_puts(&ir, ir_stmt_str(funcs[i]->body));
     }
     KBlob blobs[3] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}, {"lowered_ir", ir.data ? ir.data : "", ir.len}};
-    char **units = codegen_c_units(funcs, nfuncs, 3, blobs, nunits);
+    char **units = t->kind->codegen(funcs, nfuncs, 3, blobs, nunits);
     if (!units) rc = -1;
     if (units && nfuncs < nunits) nunits = nfuncs > 0 ? nfuncs : 1;
     if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
-    if (!rc) rc = kiln_compile_c(nunits, (const char **)units, 3, blobs, so_path, &opt->copt);
+    if (!rc) rc = t->kind->compile(nunits, (const char **)units, 3, blobs, so_path, &opt->copt);
     sb_free(&ir);
     for (int u = 0; units && u < nunits; u++) free(units[u]);
     free(units);

@@ -6,12 +6,14 @@
 #define KILN_GRAPH_BUILD_H
 
 #include "../codegen/codegen.h"
+#include "../target/target.h"
 #include "graph.h"
 
 typedef struct GraphBuildOptions {
   int opt_level;
   const char *emit_dir;      /* also write C sources, graph.json, params.bin here */
-  const char *target;        /* "cpu" (NULL: cpu) */
+  const Target *target;      /* compiled for: its templates, records, code
+                              * generator and compiler (NULL: the host) */
   int nunits;                /* C translation units (0: by size) */
   void (*progress)(int done, int total, void *ud);
   void *progress_ud;
@@ -96,7 +98,7 @@ typedef struct GraphTask {
 
 /* The distinct tasks of an optimized graph, in order of first use, pushed
  * to tasks (GraphTask *, current arena). */
-int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks);
+int graph_extract_tasks(Graph *g, int opt_level, const Target *t, AVec *tasks);
 
 /* ===== schedule.c ===== */
 

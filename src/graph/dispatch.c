@@ -6,8 +6,8 @@
  * template's fallback with one warning per workload.
  *
  * A record applies when its task name and arguments are the workload's
- * (the workload key), its target matches this machine
- * (autotune_target_matches: "llvm"/"c"/"cpu" of the same ISA class), it
+ * (the workload key), its target matches the target being compiled for
+ * (target_matches_record: "llvm"/"c"/"cpu" of the same ISA class), it
  * measured without error, and the template accepts its config (tm->check);
  * a config measured more than once counts with its newest record (kiln
  * tune re-measures its best candidates at the end); the lowest mean cost
@@ -18,7 +18,8 @@
  * "shipped", or "fallback".
  *
  * The shipped records (our TopHub) are one file per ISA class,
- * records/<isa>.json (x86_avx512.json, x86_avx2.json, ...), found in
+ * records/<isa>.json (x86_avx512.json, x86_avx2.json, ...: the target's
+ * target_records_stem), found in
  * $KILN_RECORDS_PATH (folders or files, ':'-separated; set but empty turns
  * them off), else beside the Kiln library or the running program:
  * <dir>/../records, <dir>/../share/kiln/records.  They are read on first
@@ -43,7 +44,8 @@ typedef struct Dispatch {
   PtrMap user;       /* workload key -> AVec * of TuneRecord * */
   PtrMap shipped;
   PtrMap warned;     /* workload key -> (void *)1 */
-  bool shipped_loaded, no_shipped, quiet;
+  bool no_shipped, quiet;
+  const char *shipped_stem; /* the class whose shipped file is loaded */
   const char *shipped_file;
 } Dispatch;
 
@@ -85,7 +87,7 @@ static int load_into(PtrMap *map, const char *path) {
   int rc = records_load(path, &recs);
   for (int i = 0; !rc && i < recs.len; i++) {
     TuneRecord *r = recs.data[i];
-    if (r->error_no != MEASURE_NO_ERROR || isinf(record_cost(r)) || !autotune_target_matches(r->target)) continue;
+    if (r->error_no != MEASURE_NO_ERROR || isinf(record_cost(r))) continue;
     AVec *list = pm_get(map, r->wl->key);
     if (!list) {
       list = KNEW(AVec);
@@ -105,8 +107,8 @@ int graph_dispatch_add_records(const char *path) {
 
 static bool readable(const char *p) { return access(p, R_OK) == 0; }
 
-static const char *find_shipped(void) {
-  const char *file = kfmt("%s.json", autotune_isa_name());
+static const char *find_shipped(const Target *t) {
+  const char *file = kfmt("%s.json", target_records_stem(t));
   const char *env = getenv("KILN_RECORDS_PATH");
   if (env) {
     char *copy = kstrdup(env);
@@ -137,13 +139,17 @@ static const char *find_shipped(void) {
   return NULL;
 }
 
-const char *graph_dispatch_shipped_file(void) {
+const char *graph_dispatch_shipped_file(const Target *t) {
   init();
   if (ctx.no_shipped) return NULL;
-  if (!ctx.shipped_loaded) {
-    ctx.shipped_loaded = true;
+  const char *stem = target_records_stem(t);
+  if (!ctx.shipped_stem || strcmp(ctx.shipped_stem, stem)) {
+    pm_free(&ctx.shipped);
+    pm_init_str(&ctx.shipped);
+    ctx.shipped_file = NULL;
     kiln_arena_push(ctx.arena);
-    const char *f = find_shipped();
+    ctx.shipped_stem = kstrdup(stem);
+    const char *f = find_shipped(t);
     kiln_arena_pop();
     if (f) {
       if (load_into(&ctx.shipped, f)) {
@@ -163,47 +169,49 @@ static int by_cost(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The best record of a list that the template accepts. */
-/* The best record of a list that the template accepts; a config measured
- * more than once counts with its newest record. */
-static TuneRecord *best_of(AVec *list, const Template *tm, Workload *wl) {
+/* The best record of a list whose target matches t and whose config the
+ * template accepts; a config measured more than once counts with its
+ * newest record. */
+static TuneRecord *best_of(const Target *t, AVec *list, const Template *tm, Workload *wl) {
   if (!list || !list->len) return NULL;
-  AVec latest = av_copy(list);
+  AVec latest = {0};
+  for (int i = 0; i < list->len; i++)
+    if (target_matches_record(t, ((TuneRecord *)list->data[i])->target)) av_push(&latest, list->data[i]);
   records_keep_latest(&latest);
   qsort(latest.data, (size_t)latest.len, sizeof(TuneRecord *), by_cost);
   TuneRecord *best = NULL;
   for (int i = 0; i < latest.len && !best; i++)
-    if (!tm || !tm->check || tm->check(((TuneRecord *)latest.data[i])->config, wl) == 0) best = latest.data[i];
+    if (!tm || !tm->check || tm->check(t, ((TuneRecord *)latest.data[i])->config, wl) == 0) best = latest.data[i];
   kiln_clear_error();
   return best;
 }
 
 /* The record a compile uses for a workload: the user's best, else the
  * shipped best (*user says which), or NULL. */
-static TuneRecord *dispatch_best(Workload *wl, bool *user) {
+static TuneRecord *dispatch_best(const Target *t, Workload *wl, bool *user) {
   *user = false;
   init();
   if (!wl->key) wl_finish(wl);
   const Template *tm = autotune_template(wl->name);
   kiln_clear_error();
-  TuneRecord *r = best_of(pm_get(&ctx.user, wl->key), tm, wl);
+  TuneRecord *r = best_of(t, pm_get(&ctx.user, wl->key), tm, wl);
   if (r) {
     *user = true;
     return r;
   }
-  return graph_dispatch_shipped_file() ? best_of(pm_get(&ctx.shipped, wl->key), tm, wl) : NULL;
+  return graph_dispatch_shipped_file(t) ? best_of(t, pm_get(&ctx.shipped, wl->key), tm, wl) : NULL;
 }
 
-int graph_dispatch_query(Workload *wl, ConfigEntity **cfg, const char **source) {
+int graph_dispatch_query(const Target *t, Workload *wl, ConfigEntity **cfg, const char **source) {
   bool user;
-  TuneRecord *r = dispatch_best(wl, &user);
+  TuneRecord *r = dispatch_best(t, wl, &user);
   *cfg = r ? r->config : NULL;
   *source = !r ? NULL : user ? kfmt("%s:%d", basename(kstrdup(r->file)), r->line) : "shipped";
   return 0;
 }
 
-double graph_dispatch_best_cost(Workload *wl, bool *user) {
-  TuneRecord *r = dispatch_best(wl, user);
+double graph_dispatch_best_cost(const Target *t, Workload *wl, bool *user) {
+  TuneRecord *r = dispatch_best(t, wl, user);
   return r ? record_cost(r) : INFINITY;
 }
 
@@ -220,7 +228,8 @@ static double data_bytes(const Workload *wl) {
   return n;
 }
 
-int graph_dispatch_query_block(Workload *wl, int64_t block, ConfigEntity **cfg, const char **source) {
+int graph_dispatch_query_block(const Target *t, Workload *wl, int64_t block, ConfigEntity **cfg,
+                               const char **source) {
   *cfg = NULL;
   *source = NULL;
   init();
@@ -228,11 +237,11 @@ int graph_dispatch_query_block(Workload *wl, int64_t block, ConfigEntity **cfg, 
   const Template *tm = autotune_template(wl->name);
   kiln_clear_error();
   AVec *list = pm_get(&ctx.user, wl->key);
-  TuneRecord *best = best_of(list, tm, wl);
+  TuneRecord *best = best_of(t, list, tm, wl);
   bool shipped = false;
-  if (!best && graph_dispatch_shipped_file()) {
+  if (!best && graph_dispatch_shipped_file(t)) {
     list = pm_get(&ctx.shipped, wl->key);
-    best = best_of(list, tm, wl);
+    best = best_of(t, list, tm, wl);
     shipped = true;
   }
   if (!best) return 0;
@@ -242,14 +251,14 @@ int graph_dispatch_query_block(Workload *wl, int64_t block, ConfigEntity **cfg, 
     if (cfg_split_inner(r->config, "tile_ic") == block) av_push(&same, r);
   }
   kiln_clear_error();
-  TuneRecord *b = best_of(&same, tm, wl);
+  TuneRecord *b = best_of(t, &same, tm, wl);
   if (!b || record_cost(b) > record_cost(best) + data_bytes(wl) * TRANSFORM_S_PER_BYTE) return 0;
   *cfg = b->config;
   *source = shipped ? "shipped" : kfmt("%s:%d", basename(kstrdup(b->file)), b->line);
   return 0;
 }
 
-void graph_dispatch_note_fallback(Workload *wl) {
+void graph_dispatch_note_fallback(const Target *t, Workload *wl) {
   init();
   if (ctx.quiet || pm_get(&ctx.warned, wl->key)) return;
   kiln_arena_push(ctx.arena);
@@ -258,5 +267,5 @@ void graph_dispatch_note_fallback(Workload *wl) {
   fprintf(stderr,
           "kiln: warning: no tuning record for %s %s (target %s); using the fallback config, which may be slow "
           "(kiln tune finds a better one)\n",
-          wl->name, wl_describe(wl), autotune_target());
+          wl->name, wl_describe(wl), t->str);
 }

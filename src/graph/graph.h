@@ -160,6 +160,7 @@ typedef enum OpPattern {
 /* What the build needs to compute and schedule a fused group whose anchor
  * is this op (filled by the op's strategy function). */
 struct Template;
+struct Target;
 struct Workload;
 struct ConfigEntity;
 typedef struct Strategy {
@@ -169,6 +170,7 @@ typedef struct Strategy {
   struct ConfigEntity *config;  /* the config chosen for the task */
   const char *task_desc;        /* for profiles: "[(1,64,56,56),(64,64,3,3)] s1 p1" */
   const char *config_source;    /* "fallback", "records.json:12", "shipped" */
+  const struct Target *target;  /* the target the template schedules for */
 } Strategy;
 
 struct OpDef {
@@ -181,7 +183,7 @@ struct OpDef {
    * strategy of an anchor op (its template's config), else NULL */
   Tensor *(*compute)(GNode *n, Tensor **ins, const Strategy *st);
   /* fill the strategy of an anchor op (may be NULL: generic schedule) */
-  int (*strategy)(GNode *n, Strategy *st);
+  int (*strategy)(GNode *n, const struct Target *t, Strategy *st);
   /* Relay's Python signature: the tensor arguments, then the attributes
    * with their defaults ("data, axis=-1"); python/kiln/relay makes its
    * relay.* functions from it.  NULL: the tensor arguments only, any
@@ -228,6 +230,7 @@ typedef struct GraphOptions {
   int opt_level;          /* 0-3 */
   const char *dump_after; /* print the graph after this pass ("all") */
   FILE *dump_to;          /* default stderr */
+  const struct Target *target; /* compiled for (NULL: the host, target_host) */
 } GraphOptions;
 
 /* Run the optimization pipeline; returns the new graph (the input graph is

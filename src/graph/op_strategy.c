@@ -115,12 +115,12 @@ static bool winograd_shape(GNode *n) {
  * of both tasks the faster one; with a record of the user's for the
  * direct task only, the direct task (a tuned direct kernel is kept until
  * the Winograd task is tuned too). */
-static Workload *choose_conv_task(GNode *n) {
+static Workload *choose_conv_task(GNode *n, const Target *t) {
   Workload *direct = conv_workload(n, NULL);
   if (!direct || !graph_winograd_enabled() || !winograd_shape(n) || !dt_eq(n->type.dtype, DT_F32)) return direct;
   Workload *wino = conv_workload(n, GRAPH_WINOGRAD_TASK);
   bool user_d, user_w;
-  double cd = graph_dispatch_best_cost(direct, &user_d), cw = graph_dispatch_best_cost(wino, &user_w);
+  double cd = graph_dispatch_best_cost(t, direct, &user_d), cw = graph_dispatch_best_cost(t, wino, &user_w);
   if (isfinite(cw)) return cd < cw ? direct : wino;
   if (isfinite(cd) && user_d) return direct;
   return wino;
@@ -139,44 +139,45 @@ static const char *conv_desc(GNode *n) {
 }
 
 /* The config for a task: dispatch (records) first, then the fallback. */
-static int choose_config(const Template *tm, Workload *wl, ConfigEntity **cfg, const char **source) {
+static int choose_config(const Target *t, const Template *tm, Workload *wl, ConfigEntity **cfg, const char **source) {
   ConfigEntity *c = NULL;
   const char *src = NULL;
-  if (graph_dispatch_query(wl, &c, &src) == 0 && c && (!tm->check || tm->check(c, wl) == 0)) {
+  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c && (!tm->check || tm->check(t, c, wl) == 0)) {
     *cfg = c;
     *source = src;
     return 0;
   }
-  c = template_fallback(tm, wl);
+  c = template_fallback(tm, t, wl);
   if (!c) return -1;
   *cfg = c;
   *source = "fallback";
-  graph_dispatch_note_fallback(wl);
+  graph_dispatch_note_fallback(t, wl);
   return 0;
 }
 
-int graph_conv_config(GNode *n, Strategy *st) {
+int graph_conv_config(GNode *n, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
-  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n) : conv_workload(n, NULL);
+  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n, t) : conv_workload(n, NULL);
   if (!wl) return 0;
   const Template *tm = autotune_template(wl->name);
   if (!tm) return -1;
-  if (choose_config(tm, wl, &st->config, &st->config_source)) return -1;
+  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
   st->wl = wl;
   st->task_desc = conv_desc(n);
+  st->target = t;
   return 0;
 }
 
-void graph_conv_follow_block(GNode *n, Strategy *st, int64_t b) {
+void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t b) {
   if (!st->task_name || b <= 0) return;
   if (!st->config->is_fallback) {
     /* a tuned config: a record that reads this block, when nearly as
      * fast, saves the layout transform in front of the conv */
     ConfigEntity *c = NULL;
     const char *src = NULL;
-    if (cfg_split_inner(st->config, "tile_ic") != b && graph_dispatch_query_block(st->wl, b, &c, &src) == 0 && c) {
+    if (cfg_split_inner(st->config, "tile_ic") != b && graph_dispatch_query_block(t, st->wl, b, &c, &src) == 0 && c) {
       st->config = c;
       st->config_source = src;
     }
@@ -193,17 +194,17 @@ void graph_conv_follow_block(GNode *n, Strategy *st, int64_t b) {
   config_set_split(st->config, "tile_ic", 2, (int64_t[]){-1, b});
 }
 
-int strategy_conv2d(GNode *n, Strategy *st) {
+int strategy_conv2d(GNode *n, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
   /* plain NCHW convolutions (opt level < 3, or no template) are generic */
   if (!strcmp(n->op->name, "nn.conv2d")) return 0;
-  if (graph_conv_config(n, st)) return -1;
+  if (graph_conv_config(n, t, st)) return -1;
   /* the same adjustment alter_layout made when it chose the layout */
-  graph_conv_follow_block(n, st, n->args[0]->type.ndim == 5 ? n->args[0]->type.shape[4] : 0);
+  graph_conv_follow_block(n, t, st, n->args[0]->type.ndim == 5 ? n->args[0]->type.shape[4] : 0);
   return 0;
 }
 
-int strategy_dense(GNode *n, Strategy *st) {
+int strategy_dense(GNode *n, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
   if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2) return 0;
@@ -212,10 +213,11 @@ int strategy_dense(GNode *n, Strategy *st) {
   Workload *wl = wl_dense(packed ? "dense_pack.x86" : "dense_nopack.x86", d->shape[0], N, K, "float32", "float32");
   const Template *tm = autotune_template(wl->name);
   if (!tm) return -1;
-  if (choose_config(tm, wl, &st->config, &st->config_source)) return -1;
+  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
   st->wl = wl;
+  st->target = t;
   st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)d->shape[0], (long long)K, (long long)N, (long long)K);
   return 0;
 }

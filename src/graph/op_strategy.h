@@ -6,21 +6,22 @@
 #ifndef KILN_GRAPH_OP_STRATEGY_H
 #define KILN_GRAPH_OP_STRATEGY_H
 
+#include "../target/target.h"
 #include "graph.h"
 
 /* ===== op_strategy.c ===== */
 
-int strategy_conv2d(GNode *n, Strategy *st);
-int strategy_dense(GNode *n, Strategy *st);
+int strategy_conv2d(GNode *n, const Target *t, Strategy *st);
+int strategy_dense(GNode *n, const Target *t, Strategy *st);
 /* The task and config of a conv2d node (any layout); st->task_name NULL
  * when no template covers it. */
-int graph_conv_config(GNode *n, Strategy *st);
+int graph_conv_config(GNode *n, const Target *t, Strategy *st);
 /* A fallback config's input-channel block follows the block its data
  * already has (and, for depthwise, the output block too), so blocked
  * layouts flow from layer to layer without transforms.  A tuned config
  * gives way to the workload's best record with that input block when
  * that one is nearly as fast (graph_dispatch_query_block). */
-void graph_conv_follow_block(GNode *n, Strategy *st, int64_t data_block);
+void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
@@ -33,27 +34,29 @@ Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
 /* The best config for a workload from the active records, if any:
  * 0 with *cfg NULL when none applies; *source is "FILE:LINE" (the file's
  * name) for the user's records, "shipped" for Kiln's. */
-int graph_dispatch_query(struct Workload *wl, struct ConfigEntity **cfg, const char **source);
+int graph_dispatch_query(const Target *t, struct Workload *wl, struct ConfigEntity **cfg, const char **source);
 /* The best record of the workload whose input-channel block (tile_ic)
  * is `block`, when it is slower than the best record by less than a
  * layout transform of the data would cost (its bytes at 2.5 GB/s), from
  * the same source the plain query uses: what a conv whose data arrives in
  * that block takes instead of the best (a greedy, per-edge stand-in for
  * TVM's graph tuner).  0 with *cfg NULL when there is none. */
-int graph_dispatch_query_block(struct Workload *wl, int64_t block, struct ConfigEntity **cfg, const char **source);
+int graph_dispatch_query_block(const Target *t, struct Workload *wl, int64_t block, struct ConfigEntity **cfg,
+                               const char **source);
 /* The cost in seconds of the workload's best record (the user's records
  * first, then the shipped ones; *user says which), INFINITY if none. */
-double graph_dispatch_best_cost(struct Workload *wl, bool *user);
+double graph_dispatch_best_cost(const Target *t, struct Workload *wl, bool *user);
 /* One warning per workload that falls back to the heuristic config (on
  * stderr, unless quiet). */
-void graph_dispatch_note_fallback(struct Workload *wl);
+void graph_dispatch_note_fallback(const Target *t, struct Workload *wl);
 /* Use a record file (kiln compile --tuning-records; several may be
  * added): -1 + "path:line: reason" if it cannot be read or parsed. */
 int graph_dispatch_add_records(const char *path);
-/* Whether the records Kiln ships for the machine's ISA are used (default
- * yes), and the file they come from (NULL if none is found or off). */
+/* Whether the records Kiln ships for the target's ISA class are used
+ * (default yes), and the file they come from (NULL if none is found or
+ * off). */
 void graph_dispatch_use_shipped(bool on);
-const char *graph_dispatch_shipped_file(void);
+const char *graph_dispatch_shipped_file(const Target *t);
 /* Silence the fallback warnings; returns the previous setting. */
 bool graph_dispatch_set_quiet(bool quiet);
 /* Forget the records, the warnings given and the settings. */

@@ -13,7 +13,7 @@
 typedef struct PassDef {
   const char *name;
   int min_level;
-  Graph *(*run)(Graph *g);
+  Graph *(*run)(Graph *g, const PassContext *pc);
 } PassDef;
 
 static const PassDef pipeline[] = {
@@ -52,8 +52,13 @@ static void dump(const GraphOptions *opt, const char *pass, Graph *g) {
 }
 
 Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
-  GraphOptions defaults = {3, NULL, NULL};
+  GraphOptions defaults = {3, NULL, NULL, NULL};
   if (!opt) opt = &defaults;
+  PassContext pc = {opt->target ? opt->target : target_host()};
+  if (!pc.target) {
+    graph_free(g);
+    return NULL;
+  }
   if (opt->dump_after && strcmp(opt->dump_after, "all")) {
     bool known = false;
     for (int i = 0; i < NPASSES; i++) known |= !strcmp(pipeline[i].name, opt->dump_after);
@@ -71,7 +76,7 @@ Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
     if (opt->opt_level < pipeline[i].min_level) continue;
     KArena *scratch = kiln_arena_new();
     kiln_arena_push(scratch);
-    Graph *ng = pipeline[i].run(g);
+    Graph *ng = pipeline[i].run(g, &pc);
     kiln_arena_pop();
     kiln_arena_free(scratch);
     if (!ng) {

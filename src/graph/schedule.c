@@ -11,5 +11,5 @@
 int graph_schedule_anchor(Schedule *s, Tensor *out, Tensor *anchor, const Strategy *st) {
   const Template *tm = st->tmpl;
   if (!anchor) return kiln_set_error("%s: the group's anchor has no tensor", tm->name);
-  return tm->schedule(s, st->config, st->wl, anchor, 1, &out);
+  return tm->schedule(st->target, s, st->config, st->wl, anchor, 1, &out);
 }

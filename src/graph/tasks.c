@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks) {
+int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tasks) {
   AVec groups = {0};
   if (graph_fuse(g, opt_level, &groups)) return -1;
   bool was = graph_dispatch_set_quiet(true);
@@ -27,7 +27,7 @@ int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks) {
     if (!fg->anchor || !fg->anchor->op->strategy || opt_level < 1) continue;
     Strategy st;
     memset(&st, 0, sizeof st);
-    if (fg->anchor->op->strategy(fg->anchor, &st)) {
+    if (fg->anchor->op->strategy(fg->anchor, target, &st)) {
       rc = kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       break;
     }
@@ -40,7 +40,7 @@ int graph_extract_tasks(Graph *g, int opt_level, AVec *tasks) {
       t->tmpl = st.tmpl;
       t->wl = st.wl;
       t->desc = st.task_desc ? st.task_desc : wl_describe(st.wl);
-      ConfigSpace *cs = template_space(st.tmpl, st.wl);
+      ConfigSpace *cs = template_space(st.tmpl, target, st.wl);
       if (!cs) {
         rc = kiln_error_context("the config space of %s", st.task_name);
         break;

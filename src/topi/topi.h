@@ -369,6 +369,7 @@ int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLT
  * kernel packing at compile time).  Strides and dilation are {h, w},
  * padding {top, left, bottom, right}. */
 struct Template;
+struct Target;
 struct ConfigEntity;
 
 /* ----- x86/util.c: packers and fused-group helpers ----- */
@@ -411,7 +412,7 @@ Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2]
                               const int padding[4], const int dilation[2], DType out_dtype);
 /* Schedule a fused group anchored by conv (outs: the group's outputs;
  * injective stages between are inlined into the register block). */
-int topi_x86_schedule_conv2d_NCHWc(Schedule *s, const struct ConfigEntity *cfg, Tensor *conv,
+int topi_x86_schedule_conv2d_NCHWc(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *conv,
                                    int nout, Tensor **outs);
 extern const struct Template topi_x86_conv2d_NCHWc_template;
 /* Shared with the other conv templates: the NCHWc padding stage, its
@@ -419,8 +420,8 @@ extern const struct Template topi_x86_conv2d_NCHWc_template;
  * register budget (accumulator vectors of a block). */
 Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr);
 int x86_schedule_pad(Schedule *s, Tensor *pad);
-int x86_vec_or_unroll(Stage *st, IterVar *iv, int64_t n);
-int64_t x86_reg_budget(void);
+int x86_vec_or_unroll(const struct Target *t, Stage *st, IterVar *iv, int64_t n);
+int64_t x86_reg_budget(const struct Target *t);
 
 /* ----- x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1
  * convolution by Winograd F(m x m, 3 x 3) (knobs tile_ic, tile_oc in 3
@@ -443,7 +444,7 @@ Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob
  * and the zero-padded input. */
 Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const int padding[4],
                                        DType out_dtype);
-int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const struct ConfigEntity *cfg,
+int topi_x86_schedule_conv2d_winograd_NCHWc(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg,
                                             Tensor *conv, int nout, Tensor **outs);
 extern const struct Template topi_x86_conv2d_winograd_NCHWc_template;
 
@@ -456,7 +457,7 @@ Tensor *topi_x86_pack_kernel_depthwise(Tensor *kernel, int64_t oc_bn);
  * -> [N, OC/oc_bn, OH, OW, oc_bn], tag "depthwise_conv2d_NCHWc". */
 Tensor *topi_x86_depthwise_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2],
                                         const int padding[4], const int dilation[2], DType out_dtype);
-int topi_x86_schedule_depthwise_conv2d_NCHWc(Schedule *s, const struct ConfigEntity *cfg,
+int topi_x86_schedule_depthwise_conv2d_NCHWc(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg,
                                              Tensor *conv, int nout, Tensor **outs);
 extern const struct Template topi_x86_depthwise_conv2d_NCHWc_template;
 
@@ -468,7 +469,7 @@ extern const struct Template topi_x86_depthwise_conv2d_NCHWc_template;
  * bias [N] or NULL (a "broadcast" stage). */
 Tensor *topi_x86_dense_nopack(Tensor *data, Tensor *weight, Tensor *bias,
                               const struct ConfigEntity *cfg, DType out_dtype);
-int topi_x86_schedule_dense_nopack(Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
+int topi_x86_schedule_dense_nopack(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
                                    int nout, Tensor **outs);
 /* [N, K] -> [N/bn, K, bn] (bn = tile_x's inner part). */
 Tensor *topi_x86_pack_dense_weight(Tensor *weight, int64_t bn);
@@ -476,7 +477,7 @@ Tensor *topi_x86_pack_dense_weight(Tensor *weight, int64_t bn);
  * -> [M, N], tag "dense_pack". */
 Tensor *topi_x86_dense_pack(Tensor *data, Tensor *weight, Tensor *bias,
                             const struct ConfigEntity *cfg, DType out_dtype);
-int topi_x86_schedule_dense_pack(Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
+int topi_x86_schedule_dense_pack(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
                                  int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;

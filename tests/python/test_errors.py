@@ -123,7 +123,7 @@ def test_freed_module(add2):
 
 def test_unsupported_target(add2):
     A, B, s = add2[1:]
-    with pytest.raises(kiln.KilnError, match=r"target 'cuda' is not supported \(supported: cpu\)"):
+    with pytest.raises(kiln.KilnError, match=r"target 'cuda' is not supported \(supported: llvm, cpu, c\)"):
         kiln.build(s, [A, B], target="cuda")
     with pytest.raises(kiln.KilnError, match="target 'opencl' is not supported"):
         kiln.build(s, [A, B], target="cpu", target_host="opencl")

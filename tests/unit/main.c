@@ -25,6 +25,7 @@ extern const TestCase topi_tests[];
 extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
 extern const TestCase vmath_tests[];
+extern const TestCase target_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase winograd_tests[];
 
@@ -37,6 +38,7 @@ static const TestSuite suites[] = {
     {"prop", prop_tests},
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
+    {"target", target_tests},
     {"autotune", autotune_tests},
     {"autotune_records", autotune_records_tests},
     {"autotune_tune", autotune_tune_tests},

@@ -216,7 +216,7 @@ static void test_bad_arguments(void) {
                      (int[]){S, KILN_NULL, O, O, O});
   void *s = call_obj("schedule.create_schedule", 1, (KilnValue[]){V_OBJ(B)}, (int[]){O});
   CHECK_FAILS("driver.build", 5, ((KilnValue[]){V_OBJ(s), V_STR("f"), V_STR("cuda"), V_OBJ(A), V_OBJ(B)}),
-              ((int[]){O, S, S, O, O}), "target 'cuda' is not supported (supported: cpu)");
+              ((int[]){O, S, S, O, O}), "target 'cuda' is not supported (supported: llvm, cpu, c)");
   /* an IterVar of another stage, a Stage where a Schedule goes */
   void *st = call_obj("schedule.Stage", 2, (KilnValue[]){V_OBJ(s), V_OBJ(B)}, (int[]){O, O});
   void *k = call_obj("te.reduce_axis", 3, (KilnValue[]){V_INT(0), V_INT(4), V_STR("k")}, (int[]){I, I, S});

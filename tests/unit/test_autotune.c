@@ -183,7 +183,7 @@ static void test_conv_space(void) {
   if (!tm) return;
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 56, 56}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return;
   CHECK_INT(cs->nknobs, 4);
@@ -205,13 +205,13 @@ static void test_conv_space(void) {
                                               "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", true]]");
   CHECK_INT(space_index_of(cs, bad), -1);
   CHECK_CONTAINS(kiln_get_error(), "knob 'tile_ic': [-1, 7] is not one of its 7 choices");
-  CHECK(tm->check(bad, wl) != 0);
+  CHECK(tm->check(target_host(), bad, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_ic': the parts multiply to 7, which does not divide the 64 input channels");
   ConfigEntity *bad2 = config_entity_from_json("[[\"tile_ic\", \"sp\", [3, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                                "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", true]]");
   CHECK_INT(space_index_of(cs, bad2), -1);
   CHECK_CONTAINS(kiln_get_error(), "does not split extent 64");
-  CHECK(tm->check(bad2, wl) != 0);
+  CHECK(tm->check(target_host(), bad2, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "the outer part is 3");
   ConfigEntity *missing = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]]]");
   CHECK_INT(space_index_of(cs, missing), -1);
@@ -219,7 +219,7 @@ static void test_conv_space(void) {
   /* 1x1 kernels have tile_oh instead of unroll_kw */
   Workload *w1 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 256, 14, 14}, (int64_t[]){1024, 256, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs1 = template_space(tm, w1);
+  ConfigSpace *cs1 = template_space(tm, target_host(), w1);
   CHECK(cs1 && space_knob(cs1, "tile_oh") && !space_knob(cs1, "unroll_kw"));
   CHECK(autotune_template("conv2d_nchw.cuda") == NULL);
   CHECK_CONTAINS(kiln_get_error(), "no schedule template named 'conv2d_nchw.cuda' (known: conv2d_NCHWc.x86");
@@ -232,27 +232,27 @@ static void test_fallbacks(void) {
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 56, 56}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigEntity *f = template_fallback(tm, wl);
+  ConfigEntity *f = template_fallback(tm, target_host(), wl);
   CHECK_NN(f);
   if (f) {
     CHECK(f->is_fallback);
     CHECK_STR(config_entity_json(f), "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", "
                                      "\"sp\", [-1, 28]], [\"unroll_kw\", \"ot\", false]]");
     CHECK(f->index >= 0);
-    CHECK_OK(tm->check(f, wl));
+    CHECK_OK(tm->check(target_host(), f, wl));
   }
   /* output channels the SIMD width does not divide: the largest power of two
    * that divides them (vector code); input channels: the largest divisor */
   Workload *w3 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){24, 3, 7, 7}, (int[]){2, 2},
                            (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
-  f = template_fallback(tm, w3);
+  f = template_fallback(tm, target_host(), w3);
   CHECK(f && cfg_split_inner(f, "tile_ic") == 3 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 28);
   Workload *w4 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 512, 13, 13}, (int64_t[]){1000, 512, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
-  f = template_fallback(tm, w4);
+  f = template_fallback(tm, target_host(), w4);
   CHECK(f && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ic") == 8);
   setenv("KILN_SIMD_WIDTH", "8", 1); /* AVX2 */
-  f = template_fallback(tm, wl);
+  f = template_fallback(tm, target_host(), wl);
   CHECK(f && cfg_split_inner(f, "tile_ic") == 8 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 8);
   setenv("KILN_SIMD_WIDTH", "16", 1);
   /* every template's fallback passes its own check on a few workloads */
@@ -270,11 +270,11 @@ static void test_fallbacks(void) {
     else
       w = wl_conv2d(t->name, (int64_t[]){1, 256, 14, 14}, (int64_t[]){1024, 256, 1, 1}, (int[]){1, 1},
                     (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
-    ConfigEntity *fc = template_fallback(t, w);
+    ConfigEntity *fc = template_fallback(t, target_host(), w);
     CHECK_MSG(fc != NULL, "%s: %s", t->name, kiln_get_error());
     if (!fc) continue;
-    CHECK_MSG(t->check(fc, w) == 0, "%s fallback %s: %s", t->name, config_entity_json(fc), kiln_get_error());
-    ConfigSpace *cs = template_space(t, w);
+    CHECK_MSG(t->check(target_host(), fc, w) == 0, "%s fallback %s: %s", t->name, config_entity_json(fc), kiln_get_error());
+    ConfigSpace *cs = template_space(t, target_host(), w);
     CHECK_MSG(cs && fc->index >= 0 && space_index_of(cs, fc) == fc->index, "%s: fallback %s not in its space", t->name,
               config_entity_json(fc));
   }

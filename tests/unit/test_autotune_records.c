@@ -69,7 +69,7 @@ static void test_seed_records(void) {
       CHECK(r->kind != TASK_OTHER);
       kinds[r->kind]++;
       CHECK_MSG(wl_flops(r->wl) > 0, "%s: no geometry in %s", r->wl->name, r->wl->key); /* shapes understood */
-      CHECK(!autotune_target_matches(r->target)); /* cuda: never on a CPU */
+      CHECK(!target_matches_record(target_host(), r->target)); /* cuda: never on a CPU */
       if (r->config->template_key && !strcmp(r->config->template_key, "winograd")) winograd++;
       CHECK(r->line == i + 1);
       /* the v0.1 text comes back byte for byte */
@@ -157,24 +157,24 @@ static void test_target_rule(void) {
   const char *saved = getenv("KILN_SIMD_WIDTH");
   char *keep = saved ? xstrdup(saved) : NULL;
   setenv("KILN_SIMD_WIDTH", "16", 1);
-  CHECK_STR(autotune_target(), "llvm -mcpu=x86-64-v4");
-  CHECK_STR(autotune_isa_name(), "x86_avx512");
-  CHECK(autotune_target_matches("llvm -mcpu=x86-64-v4"));
-  CHECK(autotune_target_matches("llvm -keys=cpu -mcpu=skylake-avx512"));
-  CHECK(autotune_target_matches("llvm -mcpu=znver4"));
-  CHECK(autotune_target_matches("llvm"));           /* no -mcpu: any CPU, as in TVM */
-  CHECK(autotune_target_matches("c -mcpu=icelake-server"));
-  CHECK(!autotune_target_matches("llvm -mcpu=core-avx2"));
-  CHECK(!autotune_target_matches("llvm -mcpu=x86-64-v3"));
-  CHECK(!autotune_target_matches("llvm -mcpu=cortex-a72"));
-  CHECK(!autotune_target_matches("llvm -device=arm_cpu"));
-  CHECK(!autotune_target_matches("llvm -mtriple=aarch64-linux-gnu"));
-  CHECK(!autotune_target_matches("cuda -model=unknown"));
-  CHECK(!autotune_target_matches("opencl"));
+  CHECK_STR(target_host()->str, "llvm -mcpu=x86-64-v4");
+  CHECK_STR(target_records_stem(target_host()), "x86_avx512");
+  CHECK(target_matches_record(target_host(), "llvm -mcpu=x86-64-v4"));
+  CHECK(target_matches_record(target_host(), "llvm -keys=cpu -mcpu=skylake-avx512"));
+  CHECK(target_matches_record(target_host(), "llvm -mcpu=znver4"));
+  CHECK(target_matches_record(target_host(), "llvm"));           /* no -mcpu: any CPU, as in TVM */
+  CHECK(target_matches_record(target_host(), "c -mcpu=icelake-server"));
+  CHECK(!target_matches_record(target_host(), "llvm -mcpu=core-avx2"));
+  CHECK(!target_matches_record(target_host(), "llvm -mcpu=x86-64-v3"));
+  CHECK(!target_matches_record(target_host(), "llvm -mcpu=cortex-a72"));
+  CHECK(!target_matches_record(target_host(), "llvm -device=arm_cpu"));
+  CHECK(!target_matches_record(target_host(), "llvm -mtriple=aarch64-linux-gnu"));
+  CHECK(!target_matches_record(target_host(), "cuda -model=unknown"));
+  CHECK(!target_matches_record(target_host(), "opencl"));
   setenv("KILN_SIMD_WIDTH", "8", 1);
-  CHECK_STR(autotune_target(), "llvm -mcpu=x86-64-v3");
-  CHECK(autotune_target_matches("llvm -mcpu=haswell"));
-  CHECK(!autotune_target_matches("llvm -mcpu=x86-64-v4"));
+  CHECK_STR(target_host()->str, "llvm -mcpu=x86-64-v3");
+  CHECK(target_matches_record(target_host(), "llvm -mcpu=haswell"));
+  CHECK(!target_matches_record(target_host(), "llvm -mcpu=x86-64-v4"));
   if (keep) {
     setenv("KILN_SIMD_WIDTH", keep, 1);
     free(keep);
@@ -203,7 +203,7 @@ static void test_dispatch_best(void) {
   graph_dispatch_use_shipped(false);
   char *dir = kiln_mkdtemp("kiln-disp-");
   const char *path = kfmt("%s/recs.json", dir);
-  const char *me = autotune_target();
+  const char *me = target_host()->str;
   StrBuf sb = {0};
   sb_puts(&sb, rec_line(me, conv_args, ent(16, 16, 8), 5e-4, 0));                     /* 1: valid, slow */
   sb_puts(&sb, rec_line("cuda -model=unknown", conv_args, ent(8, 8, 8), 1e-4, 0));    /* 2: other target */
@@ -219,7 +219,7 @@ static void test_dispatch_best(void) {
   Workload *wl = wl_from_json("conv2d_NCHWc.x86", conv_args);
   ConfigEntity *cfg = NULL;
   const char *src = NULL;
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK_NN(cfg);
   if (cfg) {
     CHECK_INT(cfg_split_inner(cfg, "tile_oc"), 32);
@@ -228,24 +228,24 @@ static void test_dispatch_best(void) {
   CHECK_STR(src, "recs.json:4");
   /* data arriving in another block: that block's best, if slower by less
    * than the transform (802816 bytes at 2.5 GB/s: 321 us) */
-  CHECK_OK(graph_dispatch_query_block(wl, 32, &cfg, &src));
+  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 32, &cfg, &src));
   CHECK(cfg && cfg_split_inner(cfg, "tile_ic") == 32);
   CHECK_STR(src, "recs.json:7");
-  CHECK_OK(graph_dispatch_query_block(wl, 4, &cfg, &src)); /* 700 us slower: keep the best */
+  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 4, &cfg, &src)); /* 700 us slower: keep the best */
   CHECK(cfg == NULL);
-  CHECK_OK(graph_dispatch_query_block(wl, 16, &cfg, &src));
+  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 16, &cfg, &src));
   CHECK_STR(src, "recs.json:4");
   /* a workload without records: nothing, so the fallback */
   Workload *other = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 32, 28, 28}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
                               (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  CHECK_OK(graph_dispatch_query(other, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), other, &cfg, &src));
   CHECK(cfg == NULL && src == NULL);
   /* a later file with a faster record wins; a missing file is an error */
   const char *p2 = kfmt("%s/more.json", dir);
   const char *l = rec_line(me, conv_args, ent(32, 16, 28), 1e-4, 0);
   kiln_write_file(p2, l, strlen(l));
   CHECK_OK(graph_dispatch_add_records(p2));
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK_STR(src, "more.json:1");
   CHECK(graph_dispatch_add_records(kfmt("%s/none.json", dir)) != 0);
   CHECK_CONTAINS(kiln_get_error(), "cannot read");
@@ -261,9 +261,9 @@ static void test_dispatch_shipped(void) {
   const char *saved = getenv("KILN_RECORDS_PATH");
   char *keep = saved ? xstrdup(saved) : NULL;
   char *dir = kiln_mkdtemp("kiln-ship-");
-  const char *ship = kfmt("%s/%s.json", dir, autotune_isa_name()), *user = kfmt("%s/mine.json", dir);
-  const char *l1 = rec_line(autotune_target(), conv_args, ent(16, 16, 8), 3e-4, 0);
-  const char *l2 = rec_line(autotune_target(), conv_args, ent(16, 16, 14), 4e-4, 0);
+  const char *ship = kfmt("%s/%s.json", dir, target_records_stem(target_host())), *user = kfmt("%s/mine.json", dir);
+  const char *l1 = rec_line(target_host()->str, conv_args, ent(16, 16, 8), 3e-4, 0);
+  const char *l2 = rec_line(target_host()->str, conv_args, ent(16, 16, 14), 4e-4, 0);
   kiln_write_file(ship, l1, strlen(l1));
   kiln_write_file(user, l2, strlen(l2));
   Workload *wl = wl_from_json("conv2d_NCHWc.x86", conv_args);
@@ -271,28 +271,28 @@ static void test_dispatch_shipped(void) {
   const char *src = NULL;
   setenv("KILN_RECORDS_PATH", dir, 1);
   graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK_STR(src, "shipped");
   CHECK(cfg && cfg_split_inner(cfg, "tile_ow") == 8);
-  CHECK_STR(graph_dispatch_shipped_file(), ship);
+  CHECK_STR(graph_dispatch_shipped_file(target_host()), ship);
   /* the user's records come first, even when slower */
   CHECK_OK(graph_dispatch_add_records(user));
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK_STR(src, "mine.json:1");
   /* a file in the path works too; empty: none */
   setenv("KILN_RECORDS_PATH", ship, 1);
   graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK_STR(src, "shipped");
   setenv("KILN_RECORDS_PATH", "", 1);
   graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
-  CHECK(cfg == NULL && graph_dispatch_shipped_file() == NULL);
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  CHECK(cfg == NULL && graph_dispatch_shipped_file(target_host()) == NULL);
   /* --no-shipped-records */
   setenv("KILN_RECORDS_PATH", dir, 1);
   graph_dispatch_reset();
   graph_dispatch_use_shipped(false);
-  CHECK_OK(graph_dispatch_query(wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
   CHECK(cfg == NULL);
   graph_dispatch_reset();
   if (keep) {
@@ -317,7 +317,7 @@ static void test_dispatch_task_column(void) {
                      "[1, 1, 1, 1], [1, 1], \"NCHW\", \"NCHW\", \"float32\"]";
   StrBuf sb = {0};
   sb_puts(&sb, "# tuned by hand for the test\n");
-  sb_puts(&sb, rec_line(autotune_target(), args, ent(8, 8, 2), 1e-6, 0));
+  sb_puts(&sb, rec_line(target_host()->str, args, ent(8, 8, 2), 1e-6, 0));
   kiln_write_file(path, sb.data, sb.len);
   sb_free(&sb);
   CHECK_OK(graph_dispatch_add_records(path));
@@ -332,7 +332,7 @@ static void test_dispatch_task_column(void) {
   }
   /* the tasks list names the functions that use each */
   AVec tasks = {0};
-  CHECK_OK(graph_extract_tasks(g, 3, &tasks));
+  CHECK_OK(graph_extract_tasks(g, 3, target_host(), &tasks));
   CHECK_INT(tasks.len, 4);
   if (tasks.len == 4) {
     GraphTask *t = tasks.data[1];

@@ -26,36 +26,37 @@ static const char *mode_of(const ConfigEntity *cfg) {
   return e && e->kind == KNOB_OTHER && e->val.kind == OPT_STR ? e->val.s : "?";
 }
 
-static int faulty_space(ConfigSpace *cs, const Workload *wl) {
-  (void)wl;
+static int faulty_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  (void)t, (void)wl;
   OptVal v[NMODES];
   for (int i = 0; i < NMODES; i++) v[i] = opt_str(modes[i]);
   return space_define_knob(cs, "mode", NMODES, v);
 }
 
-static int faulty_fallback(ConfigEntity *cfg, const Workload *wl) {
-  (void)wl;
+static int faulty_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+  (void)t, (void)wl;
   config_set_other(cfg, "mode", opt_str("ok"));
   return 0;
 }
 
-static int faulty_check(const ConfigEntity *cfg, const Workload *wl) {
-  (void)wl;
+static int faulty_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
+  (void)t, (void)wl;
   if (!strcmp(mode_of(cfg), "reject")) return kiln_set_error("kiln_test.faulty: mode 'reject' is never valid");
   return 0;
 }
 
 /* What every mode should compute: out[i] = 2 a[i] + 1 (the reference). */
-static Tensor *faulty_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
-  (void)wl, (void)cfg, (void)nin;
+static Tensor *faulty_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)t, (void)wl, (void)cfg, (void)nin;
   Expr **v = te_axis_vars(1, (const char *[]){"i"});
   return te_compute("faulty", 1, (Expr *[]){ir_i32(FN)}, v, ir_add(ir_mul(te_read1(in[0], v[0]), ir_f32(2)), ir_f32(1)),
                     "elemwise");
 }
 
 /* What each mode's candidate computes. */
-static int faulty_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
-  if (faulty_check(cfg, wl)) return -1;
+static int faulty_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs,
+                              Tensor ***args) {
+  if (faulty_check(t, cfg, wl)) return -1;
   const char *mode = mode_of(cfg);
   Tensor *a = te_placeholder_c("a", 1, (int64_t[]){FN}, DT_F32);
   Expr **v = te_axis_vars(1, (const char *[]){"i"});
@@ -86,9 +87,9 @@ static int faulty_instantiate(const Workload *wl, const ConfigEntity *cfg, Sched
   return 0;
 }
 
-static int faulty_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                           Tensor **outs) {
-  (void)s, (void)cfg, (void)wl, (void)anchor, (void)nout, (void)outs;
+static int faulty_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor,
+                           int nout, Tensor **outs) {
+  (void)t, (void)s, (void)cfg, (void)wl, (void)anchor, (void)nout, (void)outs;
   return 0;
 }
 
@@ -128,7 +129,7 @@ static void test_faulty_candidates(void) {
   o.measure.threads = 1;
   o.verify = 0;
   TuneSummary sum;
-  CHECK_OK(autotune_tune(&faulty_template, wl, &o, &sum));
+  CHECK_OK(autotune_tune(&faulty_template, target_host(), wl, &o, &sum));
   CHECK_INT(sum.measured, NMODES); /* tuning went on past every failure */
   CHECK_INT(sum.resumed, 0);
   CHECK_INT(sum.errors[MEASURE_NO_ERROR], 2);
@@ -149,14 +150,14 @@ static void test_faulty_candidates(void) {
     CHECK(m >= 0);
     if (m < 0) continue;
     CHECK_MSG(r->error_no == want[m], "mode %s: error_no %d, expected %d", modes[m], r->error_no, want[m]);
-    CHECK_STR(r->target, autotune_target());
+    CHECK_STR(r->target, target_host()->str);
     if (r->error_no == MEASURE_NO_ERROR) CHECK(r->ncosts == 2 && record_cost(r) > 0 && record_cost(r) < 1e-3);
     else CHECK(r->ncosts == 1 && r->costs[0] == 1e9);
   }
   if (recs.len) CHECK_STR(mode_of(((TuneRecord *)recs.data[0])->config), "ok"); /* the fallback goes first */
   /* resuming from the log measures nothing again */
   TuneSummary again;
-  CHECK_OK(autotune_tune(&faulty_template, wl, &o, &again));
+  CHECK_OK(autotune_tune(&faulty_template, target_host(), wl, &o, &again));
   CHECK_INT(again.resumed, NMODES);
   CHECK_INT(again.measured, 0);
   CHECK(again.best_index == sum.best_index);
@@ -182,7 +183,7 @@ static void test_verify_best(void) {
   o.measure.parallel = 2;
   o.measure.threads = 1;
   TuneSummary sum;
-  CHECK_OK(autotune_tune(&faulty_template, wl, &o, &sum));
+  CHECK_OK(autotune_tune(&faulty_template, target_host(), wl, &o, &sum));
   CHECK_INT(sum.measured, NMODES);
   /* the two working configs (within 15% of each other) are measured
    * again; the fallback is one of them */
@@ -207,7 +208,7 @@ static void test_measure_conv(void) {
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 16, 10, 10}, (int64_t[]){32, 16, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfgs[3];
-  cfgs[0] = template_fallback(tm, wl);
+  cfgs[0] = template_fallback(tm, target_host(), wl);
   cfgs[1] = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 4]], [\"tile_oc\", \"sp\", [-1, 8]], "
                                     "[\"tile_ow\", \"sp\", [-1, 5]], [\"unroll_kw\", \"ot\", true]]");
   cfgs[2] = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 2]], [\"tile_oc\", \"sp\", [-1, 16]], "
@@ -221,7 +222,7 @@ static void test_measure_conv(void) {
   mo.min_repeat_ms = 1;
   mo.parallel = 2;
   mo.threads = 1;
-  Measurer *m = measurer_new(tm, wl, &mo);
+  Measurer *m = measurer_new(tm, target_host(), wl, &mo);
   CHECK_NN(m);
   if (!m) return;
   MeasureResult res[3];
@@ -239,7 +240,7 @@ static void test_features(void) {
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 14, 14}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return;
   int n = feature_len(cs);
@@ -248,7 +249,7 @@ static void test_features(void) {
   ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                               "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", true]]");
   float *f = KNEWN(float, n);
-  CHECK_OK(feature_extract(tm, wl, cs, cfg, f));
+  CHECK_OK(feature_extract(tm, target_host(), wl, cs, cfg, f));
   CHECK(f[1] == 4 && f[3] == 4);        /* log2 16 */
   CHECK(fabsf(f[5] - log2f(7)) < 1e-5); /* tile_ow */
   CHECK(f[7] == 1);                     /* unroll_kw true */
@@ -263,7 +264,7 @@ static void test_features(void) {
   /* different configs, different features */
   ConfigEntity *c2 = space_get(cs, 0);
   float *g = KNEWN(float, n);
-  CHECK_OK(feature_extract(tm, wl, cs, c2, g));
+  CHECK_OK(feature_extract(tm, target_host(), wl, cs, c2, g));
   CHECK(memcmp(f, g, sizeof(float) * (size_t)n) != 0);
 }
 
@@ -272,14 +273,14 @@ static void test_tuner_coverage(void) {
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 8, 6, 6}, (int64_t[]){8, 8, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return;
   int64_t size = space_size(cs);
   CHECK_INT(size, 4 * 4 * 4 * 2);
   for (int k = 0; k < tuner_nkinds(); k++) {
     const TunerKind *kind = tuner_kind_at(k);
-    Tuner *t = tuner_new(kind->name, tm, wl, cs, 42);
+    Tuner *t = tuner_new(kind->name, tm, target_host(), wl, cs, 42);
     if (!t && strstr(kiln_get_error(), "built without")) continue; /* no libxgboost-dev */
     CHECK_MSG(t != NULL, "%s: %s", kind->name, kiln_get_error());
     if (!t) continue;
@@ -315,10 +316,10 @@ static void test_xgb_learns(void) {
   const Template *tm = autotune_template("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 32, 28, 28}, (int64_t[]){64, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return;
-  Tuner *t = tuner_new("xgb", tm, wl, cs, 7);
+  Tuner *t = tuner_new("xgb", tm, target_host(), wl, cs, 7);
   if (!t && strstr(kiln_get_error(), "built without")) return; /* no libxgboost-dev */
   CHECK_MSG(t != NULL, "%s", kiln_get_error());
   if (!t) return;

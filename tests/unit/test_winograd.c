@@ -16,7 +16,7 @@
 #include "kernel_util.h"
 #include "topi/topi.h"
 
-static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL, NULL};
 
 
 static void fill(DLTensor *a, const float *src) { memcpy(a->data, src, sizeof(float) * (size_t)tk_numel(a)); }
@@ -129,12 +129,12 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   c.OH = c.H + c.pt + c.pb - 2, c.OW = c.W + c.pl + c.pr - 2;
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){c.N, c.C, c.H, c.W}, (int64_t[]){c.O, c.C, 3, 3}, (int[]){1, 1},
                            (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = space_get(cs, idx);
-  CHECK_OK(tm->check(cfg, wl));
+  CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   int64_t m = topi_x86_winograd_tile_size(c.OH, c.OW);
   const char *desc = kfmt("case %d: %s (m = %lld): config %lld %s, epilogue %s", caseno, wl->key, (long long)m,
@@ -144,7 +144,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   Tensor *w = te_placeholder_c("w", 4, (int64_t[]){c.O, c.C, 3, 3}, DT_F32);
   Tensor *U = topi_x86_winograd_weight_transform(w, m, ob);
   Tensor *uin = U ? te_placeholder_c("U", 5, (int64_t[]){m + 2, m + 2, c.O / ob, c.C, ob}, DT_F32) : NULL;
-  Tensor *conv = uin ? tm->compute(wl, cfg, 2, (Tensor *[]){data, uin}) : NULL;
+  Tensor *conv = uin ? tm->compute(target_host(), wl, cfg, 2, (Tensor *[]){data, uin}) : NULL;
   CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
   if (!conv) return false;
   Tensor *bias = NULL, *res = NULL, *outs[2] = {conv, NULL};
@@ -164,7 +164,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
     nout = 2;
   }
   Schedule *s = te_create_schedule(nout, outs), *naive = te_create_schedule(nout, outs);
-  if (tm->schedule(s, cfg, wl, conv, nout, outs)) {
+  if (tm->schedule(target_host(), s, cfg, wl, conv, nout, outs)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -289,10 +289,10 @@ static void test_fallback(void) {
     int64_t C = layers[i][0], HW = layers[i][1], O = layers[i][2];
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, C, HW, HW}, (int64_t[]){O, C, 3, 3}, (int[]){1, 1},
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-    ConfigEntity *cfg = template_fallback(tm, wl);
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
     CHECK_NN(cfg);
     if (!cfg) continue;
-    CHECK_OK(tm->check(cfg, wl));
+    CHECK_OK(tm->check(target_host(), cfg, wl));
     CHECK_MSG(cfg->index >= 0, "%s: the fallback %s is not in the space", wl->key, config_entity_json(cfg));
     int64_t m = topi_x86_winograd_tile_size(HW, HW), nH = (HW + m - 1) / m;
     bool root = (double)((m + 2) * (m + 2)) * (double)(C * O * 4) > (12 << 20);
@@ -305,43 +305,43 @@ static void test_errors(void) {
   /* workloads it does not cover */
   Workload *s2 = wl_conv2d(tm->name, (int64_t[]){1, 16, 9, 9}, (int64_t[]){16, 16, 3, 3}, (int[]){2, 2},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  CHECK(template_space(tm, s2) == NULL);
+  CHECK(template_space(tm, target_host(), s2) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "is not a 3x3, stride 1, dilation 1 convolution");
   Workload *k5 = wl_conv2d(tm->name, (int64_t[]){1, 16, 9, 9}, (int64_t[]){16, 16, 5, 5}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  CHECK(template_fallback(tm, k5) == NULL);
+  CHECK(template_fallback(tm, target_host(), k5) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "is not a 3x3");
   /* configs that do not fit */
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){48, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 2, 16]], "
                                             "[\"tile_p\", \"sp\", [-1, 2]], [\"tile_rows\", \"sp\", [-1, 1]]]");
-  CHECK(tm->check(c, wl) != 0);
+  CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_oc': the parts multiply to 32, which does not divide the 48 output channels");
   c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
                               "[\"tile_p\", \"sp\", [-1, 2]], [\"tile_rows\", \"sp\", [-1, 1]]]");
-  CHECK(tm->check(c, wl) != 0);
+  CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_oc': 2 parts, expected 3");
   c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 3, 16]], "
                               "[\"tile_p\", \"sp\", [-1, 3]], [\"tile_rows\", \"sp\", [-1, 1]]]");
-  CHECK(tm->check(c, wl) != 0);
+  CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_p': the parts multiply to 3, which does not divide the 4 tile columns");
   /* a config whose blocks differ from the compute's layout */
   ConfigEntity *good = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 1, 16]], "
                                                "[\"tile_p\", \"sp\", [-1, 2]], [\"tile_rows\", \"sp\", [-1, 2]]]");
-  CHECK_OK(tm->check(good, wl));
+  CHECK_OK(tm->check(target_host(), good, wl));
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 2, 14, 14, 16}, DT_F32);
   Tensor *U = te_placeholder_c("U", 5, (int64_t[]){6, 6, 3, 32, 16}, DT_F32);
   Tensor *conv = topi_x86_conv2d_winograd_NCHWc(data, U, 4, (int[]){1, 1, 1, 1}, DT_F32);
   CHECK_NN(conv);
-  CHECK(tm->schedule(te_create_schedule(1, &conv), good, wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), good, wl, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config blocks tile_ic 8 / tile_oc 16 do not match the compute's layout");
-  CHECK(tm->schedule(te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
   /* a direct conv is not this template's anchor */
   Tensor *k6 = te_placeholder_c("k", 6, (int64_t[]){3, 2, 3, 3, 16, 16}, DT_F32);
   Tensor *direct = topi_x86_conv2d_NCHWc(data, k6, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, DT_F32);
-  CHECK(tm->schedule(te_create_schedule(1, &direct), good, wl, direct, 1, &direct) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &direct), good, wl, direct, 1, &direct) != 0);
   CHECK_CONTAINS(kiln_get_error(), "expected conv2d_NCHWc_winograd");
   /* computes check their shapes */
   CHECK(topi_x86_conv2d_winograd_NCHWc(data, U, 2, (int[]){1, 1, 1, 1}, DT_F32) == NULL);

@@ -17,7 +17,7 @@
 #include "kernel_util.h"
 #include "topi/topi.h"
 
-static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL, NULL};
 
 /* $KILN_X86_CASES scales the number of random cases (tk_template_cases,
  * stress runs); $KILN_X86_VERBOSE prints each case. */
@@ -114,13 +114,13 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
   ConvCase c = random_conv(depthwise);
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){c.N, c.C, c.H, c.W}, (int64_t[]){c.O, depthwise ? 1 : c.C, c.KH, c.KW},
                            (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return false;
   int64_t size = space_size(cs);
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)size);
   ConfigEntity *cfg = space_get(cs, idx);
-  CHECK_OK(tm->check(cfg, wl));
+  CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   const char *desc = kfmt("case %d: %s %s: config %lld %s, epilogue %s", caseno, tm->name, wl->key, (long long)idx,
                           config_entity_json(cfg), epi_name[epi]);
@@ -130,7 +130,7 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
                              : te_placeholder_c("kernel", 6, (int64_t[]){c.O / ob, c.C / ib, c.KH, c.KW, ib, ob}, DT_F32);
   int st[2] = {c.sh, c.sw}, pd[4] = {c.pt, c.pl, c.pb, c.pr}, dl[2] = {c.dh, c.dw};
   /* the template's compute (the graph layer's path); the direct call too */
-  Tensor *conv = tm->compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  Tensor *conv = tm->compute(target_host(), wl, cfg, 2, (Tensor *[]){data, kernel});
   Tensor *conv2 = depthwise ? topi_x86_depthwise_conv2d_NCHWc(data, kernel, st, pd, dl, DT_F32)
                             : topi_x86_conv2d_NCHWc(data, kernel, st, pd, dl, DT_F32);
   CHECK(conv2 && conv2->ndim == 5);
@@ -156,7 +156,7 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
     outs[0] = topi_x86_unpack_NCHWc(conv);
   }
   Schedule *s = te_create_schedule(nout, outs);
-  if (tm->schedule(s, cfg, wl, conv, nout, outs)) {
+  if (tm->schedule(target_host(), s, cfg, wl, conv, nout, outs)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -244,12 +244,12 @@ static bool run_dense_case(const Template *tm, int caseno) {
   int64_t M = test_rand_between(1, 9), N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
   int64_t K = test_rand_between(1, 45);
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, wl);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = space_get(cs, idx);
-  CHECK_OK(tm->check(cfg, wl));
+  CHECK_OK(tm->check(target_host(), cfg, wl));
   int epi = caseno % 3; /* none, bias, bias + relu */
   bool prepacked = pack && caseno % 2;
   const char *desc = kfmt("case %d: %s %s: config %lld %s, epilogue %d%s", caseno, tm->name, wl->key, (long long)idx,
@@ -260,7 +260,7 @@ static bool run_dense_case(const Template *tm, int caseno) {
   Tensor *weight = prepacked ? te_placeholder_c("weight", 3, (int64_t[]){N / bn, K, bn}, DT_F32)
                              : te_placeholder_c("weight", 2, (int64_t[]){N, K}, DT_F32);
   Tensor *bias = epi ? te_placeholder_c("bias", 1, &N, DT_F32) : NULL;
-  Tensor *out = tm->compute(wl, cfg, bias ? 3 : 2, (Tensor *[]){data, weight, bias});
+  Tensor *out = tm->compute(target_host(), wl, cfg, bias ? 3 : 2, (Tensor *[]){data, weight, bias});
   CHECK_NN(out);
   if (!out) return false;
   Tensor *anchor = bias ? out->inputs[0] : out;
@@ -269,7 +269,7 @@ static bool run_dense_case(const Template *tm, int caseno) {
     out = te_compute("T_relu", 2, out->shape, v, ir_max(te_read2(out, v[0], v[1]), ir_f32(0)), "elemwise");
   }
   Schedule *s = te_create_schedule(1, &out);
-  if (tm->schedule(s, cfg, wl, anchor, 1, &out)) {
+  if (tm->schedule(target_host(), s, cfg, wl, anchor, 1, &out)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -332,30 +332,30 @@ static void test_invalid_configs(void) {
   /* a channel block that does not divide the channels */
   ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 5]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                             "[\"tile_ow\", \"sp\", [-1, 3]], [\"unroll_kw\", \"ot\", false]]");
-  CHECK(tm->check(c, wl) != 0);
+  CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_ic': the parts multiply to 5, which does not divide the 32 input channels");
   Schedule *s;
   int na;
   Tensor **args;
-  CHECK(tm->instantiate(wl, c, &s, &na, &args) != 0);
+  CHECK(tm->instantiate(target_host(), wl, c, &s, &na, &args) != 0);
   /* an ow tile that does not divide the output width */
   c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
                               "[\"tile_ow\", \"sp\", [-1, 4]], [\"unroll_kw\", \"ot\", false]]");
-  CHECK(tm->check(c, wl) != 0);
+  CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_ow': the parts multiply to 4, which does not divide the 9 output columns");
   /* a config whose blocks differ from the compute's layout */
   ConfigEntity *good = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                                "[\"tile_ow\", \"sp\", [-1, 3]], [\"unroll_kw\", \"ot\", true]]");
-  CHECK_OK(tm->check(good, wl));
+  CHECK_OK(tm->check(target_host(), good, wl));
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 2, 9, 9, 16}, DT_F32);
   Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){1, 2, 3, 3, 16, 16}, DT_F32);
   Tensor *conv = topi_x86_conv2d_NCHWc(data, kernel, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, DT_F32);
   CHECK_NN(conv);
   s = te_create_schedule(1, &conv);
-  CHECK(tm->schedule(s, good, wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), s, good, wl, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config blocks tile_ic 8 / tile_oc 16 do not match the compute's layout (input block 16");
   /* a missing knob */
-  CHECK(tm->schedule(te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
   /* computes check their layouts */
   CHECK(topi_x86_conv2d_NCHWc(data, te_placeholder_c("k", 6, (int64_t[]){1, 4, 3, 3, 8, 16}, DT_F32), (int[]){1, 1},
@@ -368,11 +368,11 @@ static void test_invalid_configs(void) {
   Workload *dw = wl_dense(dp->name, 4, 24, 10, "float32", "float32");
   ConfigEntity *dc = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 1, 4]], [\"tile_x\", \"sp\", [-1, 1, 16]], "
                                              "[\"tile_k\", \"sp\", [-1, 2]], [\"tile_inner\", \"sp\", [-1, 1]]]");
-  CHECK(dp->check(dc, dw) != 0);
+  CHECK(dp->check(target_host(), dc, dw) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_x': the parts multiply to 16, which does not divide the 24 outputs (N)");
   dc = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 4]], [\"tile_x\", \"sp\", [-1, 1, 8]], "
                                "[\"tile_k\", \"sp\", [-1, 2]], [\"tile_inner\", \"sp\", [-1, 1]]]");
-  CHECK(dp->check(dc, dw) != 0);
+  CHECK(dp->check(target_host(), dc, dw) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_y': 2 parts, expected 3");
 }
 
@@ -390,12 +390,12 @@ static void test_instantiate_fallback(void) {
     else
       wl = wl_conv2d(tm->name, (int64_t[]){1, 24, 10, 10}, (int64_t[]){32, 24, 3, 3}, (int[]){1, 1}, (int[]){1, 1, 1, 1},
                      (int[]){1, 1}, "float32", "float32");
-    ConfigEntity *cfg = template_fallback(tm, wl);
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
     CHECK_NN(cfg);
     Schedule *s = NULL;
     int na = 0;
     Tensor **args = NULL;
-    if (!cfg || tm->instantiate(wl, cfg, &s, &na, &args)) {
+    if (!cfg || tm->instantiate(target_host(), wl, cfg, &s, &na, &args)) {
       test_fail(__FILE__, __LINE__, "%s: instantiate failed: %s", tm->name, kiln_get_error());
       continue;
     }
@@ -420,7 +420,7 @@ static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity 
   Schedule *s;
   int na;
   Tensor **args;
-  int rc = tm->instantiate(wl, cfg, &s, &na, &args);
+  int rc = tm->instantiate(target_host(), wl, cfg, &s, &na, &args);
   CHECK_OK(rc);
   if (rc) return NULL;
   LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);

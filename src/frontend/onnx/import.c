@@ -651,7 +651,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
     return NULL;
   }
   /* drop what the outputs do not use (folded shape arithmetic) */
-  Graph *g = pass_dce(im.g);
+  Graph *g = pass_dce(im.g, NULL);
   graph_free(im.g);
   return g;
 }

@@ -33,6 +33,7 @@ typedef struct Alt {
   PtrMap origin;    /* transform node -> its input (for cancelling) */
   PtrMap origin_blk; /* transform node -> its input's block + 1 */
   int failed;
+  const Target *target; /* whose templates and records choose the blocks */
 } Alt;
 
 static int blk_of(Alt *a, GNode *n) {
@@ -96,9 +97,9 @@ static bool is_binary_bcast(const GNode *old) {
 static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (old->args[0]->type.ndim != 4 || args[1]->kind != GN_CONST) return GRAPH_KEEP;
   Strategy st;
-  if (graph_conv_config(old, &st)) return NULL;
+  if (graph_conv_config(old, a->target, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
-  graph_conv_follow_block(old, &st, blk_of(a, args[0]));
+  graph_conv_follow_block(old, a->target, &st, blk_of(a, args[0]));
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   bool dw = graph_conv_is_depthwise(old);
@@ -222,9 +223,10 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return graph_call(ng, op, old->nargs, na, old->attrs, old->name);
 }
 
-Graph *pass_alter_layout(Graph *g) {
+Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
   Alt a;
   memset(&a, 0, sizeof a);
+  a.target = pc->target;
   pm_init_str(&a.cache);
   Graph *ng = graph_rewrite(g, rewrite, &a);
   if (ng) {

@@ -51,7 +51,8 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return r;
 }
 
-Graph *pass_cse(Graph *g) {
+Graph *pass_cse(Graph *g, const PassContext *pc) {
+  (void)pc;
   KArena *a = kiln_arena_new();
   kiln_arena_push(a);
   Cse c = {{0}};

@@ -17,4 +17,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return graph_const(ng, NULL, v);
 }
 
-Graph *pass_fold_constant(Graph *g) { return graph_rewrite(g, rewrite, NULL); }
+Graph *pass_fold_constant(Graph *g, const PassContext *pc) {
+  (void)pc;
+  return graph_rewrite(g, rewrite, NULL);
+}

@@ -86,7 +86,8 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return graph_call(ng, "nn.bias_add", 2, (GNode *[]){nc, nb}, bias_add->attrs, bias_add->name);
 }
 
-Graph *pass_fold_scale_axis(Graph *g) {
+Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc) {
+  (void)pc;
   Fsa f = {graph_use_counts(g)};
   Graph *r = graph_rewrite(g, rewrite, &f);
   free(f.uses);

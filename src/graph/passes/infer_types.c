@@ -2,4 +2,7 @@
  * consistency check between passes and the first pass of the pipeline. */
 #include "passes.h"
 
-Graph *pass_infer_types(Graph *g) { return graph_rewrite(g, NULL, NULL); }
+Graph *pass_infer_types(Graph *g, const PassContext *pc) {
+  (void)pc;
+  return graph_rewrite(g, NULL, NULL);
+}

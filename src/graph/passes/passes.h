@@ -13,15 +13,22 @@
 #ifndef KILN_GRAPH_PASSES_H
 #define KILN_GRAPH_PASSES_H
 
+#include "../../target/target.h"
 #include "../graph.h"
 
-Graph *pass_infer_types(Graph *g);
-Graph *pass_simplify_inference(Graph *g);
-Graph *pass_fold_constant(Graph *g);
-Graph *pass_fold_scale_axis(Graph *g);
-Graph *pass_cse(Graph *g);
-Graph *pass_dce(Graph *g);
-Graph *pass_alter_layout(Graph *g);
+/* What a pass may read besides the graph: the target compiled for
+ * (alter_layout asks its templates and records for the blocks). */
+typedef struct PassContext {
+  const Target *target; /* never NULL */
+} PassContext;
+
+Graph *pass_infer_types(Graph *g, const PassContext *pc);
+Graph *pass_simplify_inference(Graph *g, const PassContext *pc);
+Graph *pass_fold_constant(Graph *g, const PassContext *pc);
+Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
+Graph *pass_cse(Graph *g, const PassContext *pc);
+Graph *pass_dce(Graph *g, const PassContext *pc);
+Graph *pass_alter_layout(Graph *g, const PassContext *pc);
 
 /* ===== eval.c (graph/) ===== */
 /* Evaluate one call on constant arguments (used by fold_constant and by

@@ -44,4 +44,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return graph_call(ng, "add", 2, (GNode *[]){y, shift_b}, none, old->name);
 }
 
-Graph *pass_simplify_inference(Graph *g) { return graph_rewrite(g, rewrite, NULL); }
+Graph *pass_simplify_inference(Graph *g, const PassContext *pc) {
+  (void)pc;
+  return graph_rewrite(g, rewrite, NULL);
+}

@@ -86,7 +86,7 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
-static int conv_space(ConfigSpace *cs, const Workload *wl) {
+static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (c.depthwise) return kiln_set_error("conv2d_NCHWc.x86: workload '%s' is depthwise", wl->name);
@@ -104,18 +104,18 @@ static int conv_space(ConfigSpace *cs, const Workload *wl) {
 
 /* Accumulators a register block may use: AVX-512 has 32 vector registers;
  * one holds the kernel vector and the broadcast input comes from memory. */
-int64_t x86_reg_budget(void) { return autotune_simd_lanes() >= 16 ? 28 : 12; }
+int64_t x86_reg_budget(const Target *t) { return t->vector_lanes >= 16 ? 28 : 12; }
 
-static int conv_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
-  int64_t lanes = autotune_simd_lanes();
+  int64_t lanes = t->vector_lanes;
   int64_t oc_bn = x86_channel_block(c.OC, lanes), ic_bn = x86_largest_divisor(c.IC, oc_bn);
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   if (c.KH == 1 && c.KW == 1) {
     /* TVM's 1x1 fallback: the widest row tile, then as many rows as fit */
-    int64_t budget = x86_reg_budget();
+    int64_t budget = x86_reg_budget(t);
     for (int64_t owf = c.OW; owf >= 1; owf--) {
       if (c.OW % owf) continue;
       for (int64_t ohf = c.OH > 1 ? 2 : 1; ohf >= 1; ohf--)
@@ -127,13 +127,13 @@ static int conv_fallback(ConfigEntity *cfg, const Workload *wl) {
         }
     }
   }
-  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget())});
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget(t))});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   cfg->is_fallback = true;
   return 0;
 }
 
-static int conv_check(const ConfigEntity *cfg, const Workload *wl) {
+static int conv_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
@@ -151,7 +151,7 @@ static int conv_check(const ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static Tensor *conv_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+static Tensor *conv_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   (void)cfg;
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return NULL;
@@ -160,27 +160,27 @@ static Tensor *conv_compute(const Workload *wl, const ConfigEntity *cfg, int nin
                                c.out_dtype);
 }
 
-static int conv_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+static int conv_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
   Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c) || conv_check(cfg, wl)) return -1;
+  if (wl_conv2d_parse(wl, &c) || conv_check(t, cfg, wl)) return -1;
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
   Tensor *kernel =
       te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn, oc_bn}, c.dtype);
-  Tensor *out = conv_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  Tensor *out = conv_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
   if (!out) return -1;
   *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_conv2d_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  if (!*s || topi_x86_schedule_conv2d_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
   *nargs = 3;
   *args = KNEWN(Tensor *, 3);
   (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
   return 0;
 }
 
-static int conv_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+static int conv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
                          Tensor **outs) {
   (void)wl;
-  return topi_x86_schedule_conv2d_NCHWc(s, cfg, anchor, nout, outs);
+  return topi_x86_schedule_conv2d_NCHWc(t, s, cfg, anchor, nout, outs);
 }
 
 const Template topi_x86_conv2d_NCHWc_template = {
@@ -204,12 +204,12 @@ int x86_schedule_pad(Schedule *s, Tensor *pad) {
 }
 
 /* Vectorize a channel-block axis when it is a power of two, else unroll it. */
-int x86_vec_or_unroll(Stage *st, IterVar *iv, int64_t n) {
+int x86_vec_or_unroll(const Target *t, Stage *st, IterVar *iv, int64_t n) {
   if (n > 1 && n <= 64 && !(n & (n - 1))) return stage_vectorize(st, iv);
   /* a block that is not a power of two (a tuned tile_oc of 40 or 100):
    * vectors of its largest power-of-two divisor, up to the SIMD width,
    * unrolled - left to the C compiler, such a block ran as scalar code */
-  int64_t v = n & -n, lanes = autotune_simd_lanes();
+  int64_t v = n & -n, lanes = t->vector_lanes;
   if (v > lanes) v = lanes;
   if (n > 1 && v >= 4) {
     IterVar *outer, *inner;
@@ -230,7 +230,7 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
   return 0;
 }
 
-int topi_x86_schedule_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
+int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
   if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc"))
     return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc", conv->name,
@@ -287,7 +287,7 @@ int topi_x86_schedule_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor 
     if (stage_unroll(so, ohi)) return -1;
   }
   if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
-  if (stage_unroll(so, owi) || x86_vec_or_unroll(so, ocb, oc_bn)) return -1;
+  if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
 
   /* the block: the reduction streams the input channels and the window */
@@ -304,6 +304,6 @@ int topi_x86_schedule_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor 
   } else {
     if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, rkw, ricb, cow, cocb})) return -1;
   }
-  if (stage_unroll(scc, cow) || x86_vec_or_unroll(scc, cocb, oc_bn)) return -1;
+  if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }

@@ -81,7 +81,7 @@ static int dense_common_check(const ConfigEntity *cfg, const Workload *wl, Dense
   return 0;
 }
 
-static int nopack_space(ConfigSpace *cs, const Workload *wl) {
+static int nopack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   if (space_define_split(cs, "tile_y", d.M, NULL) || space_define_split(cs, "tile_x", d.N, NULL) ||
@@ -90,10 +90,10 @@ static int nopack_space(ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-static int nopack_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int nopack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
-  int64_t lanes = autotune_simd_lanes(), kb = 1;
+  int64_t lanes = t->vector_lanes, kb = 1;
   for (int64_t bn = lanes * 2; bn >= 1; bn--)
     if (d.K % bn == 0) {
       kb = bn;
@@ -106,37 +106,37 @@ static int nopack_fallback(ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static int nopack_check(const ConfigEntity *cfg, const Workload *wl) {
+static int nopack_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   return dense_common_check(cfg, wl, &d, 2, 2);
 }
 
-static Tensor *nopack_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+static Tensor *nopack_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return NULL;
   if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
   return topi_x86_dense_nopack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
 }
 
-static int nopack_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+static int nopack_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
   DenseWorkload d;
   if (dense_common_check(cfg, wl, &d, 2, 2)) return -1;
   Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
   Tensor *weight = te_placeholder_c("weight", 2, (int64_t[]){d.N, d.K}, d.dtype);
-  Tensor *out = nopack_compute(wl, cfg, 2, (Tensor *[]){data, weight});
+  Tensor *out = nopack_compute(t, wl, cfg, 2, (Tensor *[]){data, weight});
   if (!out) return -1;
   *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_dense_nopack(*s, cfg, out, 1, &out)) return -1;
+  if (!*s || topi_x86_schedule_dense_nopack(t, *s, cfg, out, 1, &out)) return -1;
   *nargs = 3;
   *args = KNEWN(Tensor *, 3);
   (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
   return 0;
 }
 
-static int nopack_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+static int nopack_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
                            Tensor **outs) {
   (void)wl;
-  return topi_x86_schedule_dense_nopack(s, cfg, anchor, nout, outs);
+  return topi_x86_schedule_dense_nopack(t, s, cfg, anchor, nout, outs);
 }
 
 const Template topi_x86_dense_nopack_template = {
@@ -144,7 +144,7 @@ const Template topi_x86_dense_nopack_template = {
     nopack_check,       nopack_compute,     nopack_instantiate, nopack_schedule,
 };
 
-int topi_x86_schedule_dense_nopack(Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
+int topi_x86_schedule_dense_nopack(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
   if (!s || !c) return -1;
   if (!c->tag || strcmp(c->tag, "dense_nopack"))
     return kiln_set_error("dense_nopack.x86 schedule: anchor '%s' has tag '%s', expected dense_nopack", c->name,
@@ -172,15 +172,15 @@ int topi_x86_schedule_dense_nopack(Schedule *s, const ConfigEntity *cfg, Tensor 
       stage_reorder(so, 4, (IterVar *[]){yo, xo, yi, xi}) || stage_fuse(so, yo, xo, &xyo) || stage_parallel(so, xyo))
     return -1;
   if (so != sc) {
-    if (x86_vec_or_unroll(so, xi, xb) || stage_compute_at(sc, so, xyo)) return -1;
+    if (x86_vec_or_unroll(t, so, xi, xb) || stage_compute_at(sc, so, xyo)) return -1;
   }
   if (stage_unroll(sc, stage_reduce_axis(sc, 0))) return -1;
   if (stage_compute_at(scc, so, xyo)) return -1;
   IterVar *z = stage_axis(scc, 0), *y = stage_axis(scc, 1), *x = stage_axis(scc, 2), *k = stage_reduce_axis(scc, 0), *yz;
   if (stage_fuse(scc, z, y, &yz) || stage_reorder(scc, 3, (IterVar *[]){k, yz, x})) return -1;
   if (yb * xb <= 64 && stage_unroll(scc, yz)) return -1;
-  if (x86_vec_or_unroll(scc, x, vec)) return -1;
-  return x86_schedule_others(s, so, c, autotune_simd_lanes());
+  if (x86_vec_or_unroll(t, scc, x, vec)) return -1;
+  return x86_schedule_others(s, so, c, t->vector_lanes);
 }
 
 /* ---- dense_pack ---- */
@@ -218,7 +218,7 @@ static bool inner_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 16;
 }
 
-static int pack_space(ConfigSpace *cs, const Workload *wl) {
+static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   SplitOpts three = {.nparts = 3}, inner = {.filter = inner_filter};
@@ -228,10 +228,10 @@ static int pack_space(ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-static int pack_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
-  int64_t lanes = autotune_simd_lanes();
+  int64_t lanes = t->vector_lanes;
   /* the column block: a power of two up to two vectors (Kiln vectorizes
    * powers of two; TVM takes any divisor up to 2 * lanes) */
   int64_t x_ii = 1;
@@ -260,41 +260,41 @@ static int pack_fallback(ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static int pack_check(const ConfigEntity *cfg, const Workload *wl) {
+static int pack_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (dense_common_check(cfg, wl, &d, 3, 3)) return -1;
   if (x86_check_split(cfg, "tile_inner", 2, d.M, "rows (M)", true)) return kiln_error_context("%s", wl->name);
   return 0;
 }
 
-static Tensor *pack_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+static Tensor *pack_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return NULL;
   if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
   return topi_x86_dense_pack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
 }
 
-static int pack_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+static int pack_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
   DenseWorkload d;
-  if (pack_check(cfg, wl)) return -1;
+  if (pack_check(t, cfg, wl)) return -1;
   wl_dense_parse(wl, &d);
   int64_t bn = cfg_split_inner(cfg, "tile_x");
   Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
   Tensor *weight = te_placeholder_c("packed_weight", 3, (int64_t[]){d.N / bn, d.K, bn}, d.dtype);
-  Tensor *out = pack_compute(wl, cfg, 2, (Tensor *[]){data, weight});
+  Tensor *out = pack_compute(t, wl, cfg, 2, (Tensor *[]){data, weight});
   if (!out) return -1;
   *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_dense_pack(*s, cfg, out, 1, &out)) return -1;
+  if (!*s || topi_x86_schedule_dense_pack(t, *s, cfg, out, 1, &out)) return -1;
   *nargs = 3;
   *args = KNEWN(Tensor *, 3);
   (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
   return 0;
 }
 
-static int pack_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+static int pack_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
                          Tensor **outs) {
   (void)wl;
-  return topi_x86_schedule_dense_pack(s, cfg, anchor, nout, outs);
+  return topi_x86_schedule_dense_pack(t, s, cfg, anchor, nout, outs);
 }
 
 const Template topi_x86_dense_pack_template = {
@@ -317,7 +317,7 @@ static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar
   return 0;
 }
 
-int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
+int topi_x86_schedule_dense_pack(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
   if (!s || !c) return -1;
   if (!c->tag || strcmp(c->tag, "dense_pack"))
     return kiln_set_error("dense_pack.x86 schedule: anchor '%s' has tag '%s', expected dense_pack", c->name,
@@ -358,7 +358,7 @@ int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c
   if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
   if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
   if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
-  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(so, xs[2], bn)) return -1;
+  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(t, so, xs[2], bn)) return -1;
   if (stage_compute_at(scc, so, xyo)) return -1;
   IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
   if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
@@ -370,10 +370,10 @@ int topi_x86_schedule_dense_pack(Schedule *s, const ConfigEntity *cfg, Tensor *c
   } else {
     if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
   }
-  if (x86_vec_or_unroll(scc, x, bn)) return -1; /* last: it may split x */
+  if (x86_vec_or_unroll(t, scc, x, bn)) return -1; /* last: it may split x */
   if (packw->kind == TE_COMPUTE) { /* packed in the function: parallel over blocks */
     Stage *sp = sch_stage(s, packw);
-    if (!sp || stage_parallel(sp, stage_axis(sp, 0)) || x86_vec_or_unroll(sp, stage_axis(sp, 2), bn)) return -1;
+    if (!sp || stage_parallel(sp, stage_axis(sp, 0)) || x86_vec_or_unroll(t, sp, stage_axis(sp, 2), bn)) return -1;
   }
   return x86_schedule_others(s, so, c, (int)bn);
 }

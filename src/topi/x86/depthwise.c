@@ -91,7 +91,7 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
-static int dw_space(ConfigSpace *cs, const Workload *wl) {
+static int dw_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (!c.depthwise) return kiln_set_error("depthwise_conv2d_NCHWc.x86: workload '%s' is not depthwise", wl->name);
@@ -103,23 +103,23 @@ static int dw_space(ConfigSpace *cs, const Workload *wl) {
 }
 
 
-static int dw_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int dw_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
-  int64_t lanes = autotune_simd_lanes();
+  int64_t lanes = t->vector_lanes;
   int64_t oc_bn = x86_channel_block(c.OC, lanes), ic_bn = x86_largest_divisor(c.IC, oc_bn);
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   /* at most 16 columns: the window loop keeps a kernel vector and an
    * input vector live beside the accumulators, and wider blocks spill
    * (3x3 over 32 x 112 x 112: 16 columns 139 us, 28 columns 256 us) */
-  int64_t cols = x86_reg_budget() < 16 ? x86_reg_budget() : 16;
+  int64_t cols = x86_reg_budget(t) < 16 ? x86_reg_budget(t) : 16;
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, cols)});
   cfg->is_fallback = true;
   return 0;
 }
 
-static int dw_check(const ConfigEntity *cfg, const Workload *wl) {
+static int dw_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
@@ -129,7 +129,7 @@ static int dw_check(const ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static Tensor *dw_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+static Tensor *dw_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   (void)cfg;
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return NULL;
@@ -138,26 +138,26 @@ static Tensor *dw_compute(const Workload *wl, const ConfigEntity *cfg, int nin, 
                                          (int[]){c.dh, c.dw}, c.out_dtype);
 }
 
-static int dw_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+static int dw_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
   Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c) || dw_check(cfg, wl)) return -1;
+  if (wl_conv2d_parse(wl, &c) || dw_check(t, cfg, wl)) return -1;
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
   Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, 1, c.KH, c.KW, 1, oc_bn}, c.dtype);
-  Tensor *out = dw_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  Tensor *out = dw_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
   if (!out) return -1;
   *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_depthwise_conv2d_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  if (!*s || topi_x86_schedule_depthwise_conv2d_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
   *nargs = 3;
   *args = KNEWN(Tensor *, 3);
   (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
   return 0;
 }
 
-static int dw_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+static int dw_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
                        Tensor **outs) {
   (void)wl;
-  return topi_x86_schedule_depthwise_conv2d_NCHWc(s, cfg, anchor, nout, outs);
+  return topi_x86_schedule_depthwise_conv2d_NCHWc(t, s, cfg, anchor, nout, outs);
 }
 
 const Template topi_x86_depthwise_conv2d_NCHWc_template = {
@@ -167,7 +167,7 @@ const Template topi_x86_depthwise_conv2d_NCHWc_template = {
 
 /* ---- the schedule ---- */
 
-int topi_x86_schedule_depthwise_conv2d_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
+int topi_x86_schedule_depthwise_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
                                              Tensor **outs) {
   if (!s || !conv) return -1;
   if (!conv->tag || strcmp(conv->tag, "depthwise_conv2d_NCHWc"))
@@ -216,13 +216,13 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(Schedule *s, const ConfigEntity *cf
    * a stride-1 3x3 layer would copy every input row three times.) */
   if (pad->kind == TE_COMPUTE) {
     Stage *sp = sch_stage(s, pad);
-    if (!sp || stage_compute_at(sp, so, f) || x86_vec_or_unroll(sp, stage_axis(sp, 4), ic_bn)) return -1;
+    if (!sp || stage_compute_at(sp, so, f) || x86_vec_or_unroll(t, sp, stage_axis(sp, 4), ic_bn)) return -1;
   }
-  if (stage_unroll(so, owi) || x86_vec_or_unroll(so, ocb, oc_bn)) return -1;
+  if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
   IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
           *cocb = stage_axis(scc, 4), *rkh = stage_reduce_axis(scc, 0), *rkw = stage_reduce_axis(scc, 1);
   if (stage_reorder(scc, 7, (IterVar *[]){cn, cocc, coh, rkh, rkw, cow, cocb})) return -1;
-  if (stage_unroll(scc, cow) || x86_vec_or_unroll(scc, cocb, oc_bn)) return -1;
+  if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }

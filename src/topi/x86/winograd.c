@@ -278,7 +278,7 @@ static bool oc_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[1] <= 8 && sizes[n - 1] <= 64;
 }
 
-static int wino_space(ConfigSpace *cs, const Workload *wl) {
+static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m, nH, nW;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
@@ -296,11 +296,11 @@ static int wino_space(ConfigSpace *cs, const Workload *wl) {
  * (256 x 512, 512 x 512: 1.4x faster at 28x28). */
 #define WINO_ROOT_KERNEL_BYTES (12 << 20)
 
-static int wino_fallback(ConfigEntity *cfg, const Workload *wl) {
+static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m, nH, nW;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  int64_t lanes = autotune_simd_lanes();
+  int64_t lanes = t->vector_lanes;
   int64_t ob = x86_channel_block(c.OC, lanes), ib = x86_largest_divisor(c.IC, ob);
   /* the register block: tiles x output-channel vectors, at most 24
    * accumulators, the tile count as large as it goes up to 8 */
@@ -317,7 +317,7 @@ static int wino_fallback(ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static int wino_check(const ConfigEntity *cfg, const Workload *wl) {
+static int wino_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m, nH, nW;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
@@ -329,7 +329,7 @@ static int wino_check(const ConfigEntity *cfg, const Workload *wl) {
   return 0;
 }
 
-static Tensor *wino_compute(const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   (void)cfg;
   Conv2DWorkload c;
   int64_t m, nH, nW;
@@ -338,27 +338,27 @@ static Tensor *wino_compute(const Workload *wl, const ConfigEntity *cfg, int nin
   return topi_x86_conv2d_winograd_NCHWc(in[0], in[1], m, (int[]){c.pt, c.pl, c.pb, c.pr}, c.out_dtype);
 }
 
-static int wino_instantiate(const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+static int wino_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
   Conv2DWorkload c;
   int64_t m, nH, nW;
-  if (wino_parse(wl, &c, &m, &nH, &nW) || wino_check(cfg, wl)) return -1;
+  if (wino_parse(wl, &c, &m, &nH, &nW) || wino_check(t, cfg, wl)) return -1;
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ib, c.IH, c.IW, ib}, c.dtype);
   Tensor *kernel = te_placeholder_c("kernel", 5, (int64_t[]){m + 2, m + 2, c.OC / ob, c.IC, ob}, c.dtype);
-  Tensor *out = wino_compute(wl, cfg, 2, (Tensor *[]){data, kernel});
+  Tensor *out = wino_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
   if (!out) return -1;
   *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_conv2d_winograd_NCHWc(*s, cfg, out, 1, &out)) return -1;
+  if (!*s || topi_x86_schedule_conv2d_winograd_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
   *nargs = 3;
   *args = KNEWN(Tensor *, 3);
   (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
   return 0;
 }
 
-static int wino_schedule(Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
+static int wino_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
                          Tensor **outs) {
   (void)wl;
-  return topi_x86_schedule_conv2d_winograd_NCHWc(s, cfg, anchor, nout, outs);
+  return topi_x86_schedule_conv2d_winograd_NCHWc(t, s, cfg, anchor, nout, outs);
 }
 
 const Template topi_x86_conv2d_winograd_NCHWc_template = {
@@ -374,7 +374,7 @@ static Tensor *input_tagged(Tensor *t, const char *tag) {
   return NULL;
 }
 
-int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
+int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
                                             Tensor **outs) {
   if (!s || !conv) return -1;
   if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc_winograd"))
@@ -444,7 +444,7 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg
         stage_parallel(so, f))
       return -1;
   }
-  if (stage_unroll(so, hi) || stage_unroll(so, wi) || x86_vec_or_unroll(so, kb, ob)) return -1;
+  if (stage_unroll(so, hi) || stage_unroll(so, wi) || x86_vec_or_unroll(t, so, kb, ob)) return -1;
 
   /* the GEMM: per (eps, nu) a register block of reg_c channel vectors x
    * reg_p tiles accumulates over the input channels */
@@ -454,12 +454,12 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg
   if (stage_split(sm, mk, c32(reg_c), &mko, &mki) || stage_split(sm, mtw, c32(reg_p), &mpo, &mpi)) return -1;
   if (stage_reorder(sm, 9, (IterVar *[]){me, mn, mb, mko, mth, mpo, mki, mpi, mkb})) return -1;
   if (stage_compute_at(smc, sm, mpo)) return -1;
-  if (stage_unroll(sm, mki) || stage_unroll(sm, mpi) || x86_vec_or_unroll(sm, mkb, ob)) return -1;
+  if (stage_unroll(sm, mki) || stage_unroll(sm, mpi) || x86_vec_or_unroll(t, sm, mkb, ob)) return -1;
   IterVar *ce = stage_axis(smc, 0), *cn = stage_axis(smc, 1), *cbb = stage_axis(smc, 2), *ck = stage_axis(smc, 3),
           *cth = stage_axis(smc, 4), *ctw = stage_axis(smc, 5), *ckb = stage_axis(smc, 6);
   IterVar *rc = stage_reduce_axis(smc, 0), *rcb = stage_reduce_axis(smc, 1);
   if (stage_reorder(smc, 9, (IterVar *[]){ce, cn, cbb, cth, rc, rcb, ck, ctw, ckb}) || stage_unroll(smc, ck) ||
-      stage_unroll(smc, ctw) || x86_vec_or_unroll(smc, ckb, ob))
+      stage_unroll(smc, ctw) || x86_vec_or_unroll(t, smc, ckb, ob))
     return -1;
 
   /* the input transform: per tile and channel block, every (eps, nu)
@@ -467,7 +467,7 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg
   IterVar *ve = stage_axis(sv, 0), *vn = stage_axis(sv, 1), *vb = stage_axis(sv, 2), *vth = stage_axis(sv, 3),
           *vtw = stage_axis(sv, 4), *vc = stage_axis(sv, 5), *vcb = stage_axis(sv, 6);
   if (stage_reorder(sv, 7, (IterVar *[]){vb, vth, vtw, vc, ve, vn, vcb}) || stage_unroll(sv, ve) ||
-      stage_unroll(sv, vn) || x86_vec_or_unroll(sv, vcb, ib))
+      stage_unroll(sv, vn) || x86_vec_or_unroll(t, sv, vcb, ib))
     return -1;
 
   if (at_root) {
@@ -479,7 +479,7 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(Schedule *s, const ConfigEntity *cfg
     if (stage_compute_at(sm, so, f) || stage_compute_at(sv, so, f)) return -1;
     if (sp) {
       if (stage_compute_at(sp, so, f)) return -1;
-      if (x86_vec_or_unroll(sp, stage_axis(sp, 4), ib)) return -1;
+      if (x86_vec_or_unroll(t, sp, stage_axis(sp, 4), ib)) return -1;
     }
   }
   return x86_schedule_others(s, so, conv, (int)ob);
