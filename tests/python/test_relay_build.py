@@ -120,6 +120,26 @@ def test_concatenate_and_operators():
     assert y.checked_type == relay.TensorType((2, 8), "float32")
 
 
+def test_identical_layers_share_a_kernel():
+    """Two identical conv blocks compile to one kernel; the profile's Ops
+    column names it for both nodes (TVM's debug executor), the second
+    node's name with a digit appended."""
+    x = relay.var("x", shape=(1, 8, 10, 10))
+    y = x
+    for i in range(3):
+        w = relay.const(np.random.rand(8, 8, 3, 3).astype("float32") * 0.1)
+        y = relay.nn.relu(relay.nn.conv2d(y, w, padding=(1, 1), channels=8, kernel_size=(3, 3)))
+    mod = kiln.IRModule.from_expr(y)
+    lib = relay.build(mod, target="llvm")
+    rows = kiln.debug_executor.from_module(lib).profile(number=1, repeat=1, x=np.ones((1, 8, 10, 10), "float32")).rows
+    convs = [r for r in rows if "conv2d" in r["op_list"]]
+    assert len(convs) == 3
+    assert len({r["ops"] for r in convs}) == 1, [(r["name"], r["ops"]) for r in convs]
+    k = convs[0]["ops"]
+    assert [r["name"] for r in convs] == [k, k + "1", k + "2"]
+    assert k in lib.function_names and len([f for f in lib.function_names if "conv2d" in f]) == 1
+
+
 def test_type_errors_name_the_op():
     data = relay.var("data", shape=(1, 3, 8, 8))
     with pytest.raises(kiln.KilnError, match=r"nn\.conv2d: .*3"):

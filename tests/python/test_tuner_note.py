@@ -141,6 +141,7 @@ def test_tune_and_apply_best(tuner, tmp_path):
     log = str(tmp_path / "matmul.log")
     t = getattr(autotvm.tuner, tuner)(task)
     t.tune(n_trial=6, measure_option=measure_option, callbacks=[autotvm.callback.log_to_file(log)])
+    assert t.best_flops > 0 and t.best_config is not None  # GFLOPS from cfg.add_flop
     recs = [json.loads(ln) for ln in open(log)]
     assert len(recs) >= 6
     ok = [r for r in recs if r["result"][1] == 0]

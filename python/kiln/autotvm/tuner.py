@@ -66,7 +66,9 @@ class Tuner:
         finally:
             if tmpdir:
                 shutil.rmtree(tmpdir, ignore_errors=True)
-        inputs, results = self._batch(lines, summary.get("flops", 0.0))
+        # a Python template's FLOPs are what it gave cfg.add_flop
+        flops = summary.get("flops") or getattr(self.task, "flop", 0.0) or 0.0
+        inputs, results = self._batch(lines, flops)
         for cb in others:
             cb(self, inputs, results)
         return summary
