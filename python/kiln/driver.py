@@ -79,9 +79,10 @@ def build(inputs, args=None, target="cpu", target_host=None, name="default_funct
     if binds:
         raise _ffi.KilnError("build: binds are not supported")
     check = _api("driver.check_target")
-    check(target if target is not None else "cpu")
+    target = str(target) if target is not None else "cpu"  # a string or a kiln.target.Target
+    check(target)
     if target_host is not None:
-        check(target_host)
+        check(str(target_host))
     if isinstance(inputs, Schedule):
         funcs = [_api("driver.lower")(inputs, name, 0, *_tensors(args))]
     else:

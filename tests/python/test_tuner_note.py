@@ -173,4 +173,10 @@ def test_fallback_and_errors():
         autotvm.task.create("nope", args=(1,), target="llvm")
     with pytest.raises(kiln.KilnError, match="arm_cpu"):
         kiln.target.arm_cpu()
-    assert str(kiln.target.create("llvm")) == "llvm"
+    t = kiln.target.create("llvm")  # a row of the C target table, resolved for this machine
+    assert str(t).startswith("llvm") and t.kind == "llvm" and "cpu" in t.keys
+    with t:
+        assert kiln.target.Target.current() is t
+    assert kiln.target.Target.current() is None
+    with pytest.raises(kiln.KilnError, match="supported"):
+        kiln.target.Target("nosuchtarget")
