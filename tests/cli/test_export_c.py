@@ -387,3 +387,23 @@ def test_cmake_snippet(tmp_path):
     p = run([str(b / "digits_example"), str(d / "in.npy"), str(d / "out.npy")])
     assert p.returncode == 0, p.stderr
     assert rel_l2(np.load(d / "out.npy"), logits[:3]) <= 1e-4
+
+
+def test_tuning_records_apply(tmp_path):
+    """A user's record is the config of its kernel, as in the shared
+    library; the export names it in NAME.c and metadata.json."""
+    shipped = os.path.join(ROOT, "records", "x86_avx512.json")
+    line = open(shipped).readline()
+    assert '"conv2d_NCHWc.x86"' in line and "[1, 1, 8, 8]" in line
+    rec = tmp_path / "tuned.json"
+    rec.write_text(line)
+    d = export(tmp_path, "rec", "--isa", "avx512", "--tuning-records", str(rec), "--no-shipped-records", batch=1)
+    meta = json.loads((d / "metadata.json").read_text())
+    configs = {k["name"]: k["config"] for k in meta["kernels"] if k["task"]}
+    assert configs["fused_nn_contrib_conv2d_NCHWc_add_nn_relu"] == "tuned.json:1", configs
+    assert list(configs.values()).count("fallback") == len(configs) - 1
+    assert "config tuned.json:1]" in (d / "digits.c").read_text()
+    # avx512 code builds on any x86-64 host compiler
+    p = run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", "-mavx512f", "-mavx512vl", "-mavx512bw",
+             "-mavx512dq", "-mfma", "-c", "digits.c"], cwd=d)
+    assert p.returncode == 0, p.stderr

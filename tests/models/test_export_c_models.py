@@ -10,6 +10,7 @@ the three largest use --weights separate, and large kernels files build
 at -O1); KILN_EXPORT_C_ALL=1 runs every model with both gcc and clang,
 embedded weights for all but VGG-16, at -O2.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -82,3 +83,22 @@ def test_mobilenet_v2_generic_freestanding(exported, tmp_path):
     got = build_and_run(d, "mobilenet_v2", prefix, "gcc", "-O1", "separate")
     ref = np.load(prefix + ".output.npy")
     assert rel_l2(got, ref) <= 1e-4
+
+
+def test_same_kernels_as_the_shared_library(exported, tmp_path):
+    """Each fused function of the export has the task and config (tuned,
+    shipped, fallback; Winograd where alter_layout chose it) the shared
+    library's graph JSON gives the same node."""
+    prefix = exported("squeezenet1_1")
+    d = tmp_path / "c"
+    kiln("compile", prefix + ".onnx", "--input-shapes", "data:[1,3,224,224]", "--emit", "c", "-o", str(d),
+         "--prefix", "sq", "--weights", "separate", "--quiet-fallback")
+    kiln("compile", prefix + ".onnx", "--input-shapes", "data:[1,3,224,224]", "-o", str(tmp_path / "sq.so"),
+         "--emit-dir", str(tmp_path / "so"), "--quiet-fallback")
+    graph = json.load(open(tmp_path / "so" / "graph.json"))
+    so = {n["name"]: (n["attrs"].get("kiln_task"), n["attrs"].get("kiln_config"))
+          for n in graph["nodes"] if n["op"] == "tvm_op"}
+    meta = json.load(open(d / "metadata.json"))
+    c = {k["name"]: (k["task"], k["config"]) for k in meta["kernels"]}
+    assert c == so
+    assert any(t and t.startswith("conv2d_NCHWc_winograd.x86") for t, _ in c.values())
