@@ -617,7 +617,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   }
   if (!rc && stats) {
     memset(stats, 0, sizeof *stats);
-    stats->nkernels = groups.len;
+    for (int i = 0; i < groups.len; i++) stats->nkernels += ((FusedGroup *)groups.data[i])->kernel == ((FusedGroup *)groups.data[i])->id;
     stats->nparams = x.nweights;
     for (int i = 0; i < x.nweights; i++) stats->param_bytes += (size_t)x.weights[i].bytes;
     stats->workspace_bytes = x.workspace_bytes;

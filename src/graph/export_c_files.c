@@ -58,30 +58,35 @@ static const char *little_endian_guard =
     "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
     "#else\n#define KILN_ALIGN64\n#endif\n\n";
 
-/* Bytes as a C string literal, 96 source columns a line. */
+/* Bytes as a C string literal, about 96 source columns a line: printable
+ * characters as themselves, the others as the shortest octal escape unless
+ * an octal digit follows.  (A weight is tens of megabytes: no printf per
+ * byte.) */
 static void string_literal(StrBuf *sb, const unsigned char *p, int64_t n) {
-  int col = 0;
+  char line[128];
+  int len = 0;
   sb_putc(sb, '"');
   for (int64_t i = 0; i < n; i++) {
-    unsigned char ch = p[i];
+    unsigned ch = p[i];
     if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\' && ch != '?') {
-      sb_putc(sb, (char)ch);
-      col++;
+      line[len++] = (char)ch;
     } else {
-      /* the shortest octal escape unless an octal digit follows */
       bool digit_next = i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '7';
-      if (digit_next || ch >= 64)
-        sb_printf(sb, "\\%03o", ch);
-      else
-        sb_printf(sb, "\\%o", ch);
-      col += 4;
+      line[len++] = '\\';
+      if (digit_next || ch >= 64) line[len++] = (char)('0' + (ch >> 6));
+      if (digit_next || ch >= 8) line[len++] = (char)('0' + ((ch >> 3) & 7));
+      line[len++] = (char)('0' + (ch & 7));
     }
-    if (col >= 96 && i + 1 < n) {
-      sb_puts(sb, "\"\n\"");
-      col = 0;
+    if (len >= 96 && i + 1 < n) {
+      line[len++] = '"';
+      line[len++] = '\n';
+      line[len++] = '"';
+      sb_putn(sb, line, (size_t)len);
+      len = 0;
     }
   }
-  sb_puts(sb, "\"");
+  sb_putn(sb, line, (size_t)len);
+  sb_putc(sb, '"');
 }
 
 int cexport_write_weights(CExport *x, AVec *files) {
