@@ -170,6 +170,16 @@ int kiln_module_get_blob(KilnModule *mod, const char *name, const void **data, s
 const char *kiln_module_path(KilnModule *mod);
 int kiln_module_free(KilnModule *mod);
 int kiln_module_retain(KilnModule *mod);
+/* A model module's embedded params as a TVM params blob (a heap copy;
+ * release it with kiln_free): what `relay.save_param_dict` would write.
+ * The weights are checked against their checksums first. */
+int kiln_module_save_params(KilnModule *mod, void **bytes, size_t *size);
+/* Check the embedded weights against their checksums, once per module (on
+ * the thread pool; later calls return the first answer).  Executors call
+ * this before their first run; the file's other bytes are checked by
+ * kiln_module_load itself.  An error names the param. */
+int kiln_module_check_params(KilnModule *mod);
+
 
 /* ---- thread pool ---- */
 
@@ -225,6 +235,12 @@ int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
  * bytes at offset 180, only 12 remain"); nothing is read past size. */
 int kiln_params_load(const void *bytes, size_t size, int *n, char ***names,
                      DLTensor ***arrays);
+/* The form a compiled module embeds (docs/formats.md): an index (names,
+ * dtypes, shapes, offsets, a checksum of each 1 MiB of data) and the data,
+ * each array at a 64-byte aligned offset, so an executor uses the weights
+ * where the module is mapped.  Two heap blocks; release both with kiln_free. */
+int kiln_params_save_embedded(int n, const char *const *names, DLTensor *const *arrays,
+                              void **index, size_t *index_size, void **data, size_t *data_size);
 /* Free what kiln_params_load returned (NULLs are fine). */
 int kiln_params_free(int n, char **names, DLTensor **arrays);
 /* Free a heap block a Kiln call handed to the caller (kiln_params_save's
@@ -361,6 +377,48 @@ int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, DLTensor *
  * planned it (the JSON had no storage_id); it may be NULL. */
 int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
                                int *planned_here);
+
+/* ---- artifacts: a module read as a file, no code run ----
+ *
+ * kiln_module_load dlopens a module, which runs the loader on it.  An
+ * artifact is the same .so opened as data: its ELF section table is parsed
+ * and its checksum checked (every byte but the weights, as
+ * kiln_module_load does), and its embedded blobs, kernel names and graph
+ * summary read from the sections -- no dlopen, nothing of its code run.
+ * `kiln inspect` uses it.  The layout is in docs/formats.md. */
+
+typedef struct KilnArtifact KilnArtifact;
+
+typedef struct KilnArtifactInfo {
+  int num_inputs;                  /* the graph's inputs (not params), arg_nodes order */
+  const KilnTensorInfo *inputs;
+  int num_outputs;                 /* its heads */
+  const KilnTensorInfo *outputs;
+  int num_params;                  /* embedded params, used in place from the file */
+  uint64_t param_bytes;            /* their data */
+  KilnMemoryPlan plan;             /* what an executor allocates: inputs and
+                                    * activations (params excluded: they are mapped) */
+  int num_kernels;
+  const char *const *kernels;      /* kernel names, in the module's order */
+  int num_blobs;
+  const char *const *blob_names;   /* "graph_json", "param_index", ... */
+  const uint64_t *blob_sizes;
+} KilnArtifactInfo;
+
+/* Open path, check its checksum; errors: not an ELF file, not a Kiln
+ * artifact, corrupt (naming what does not match). */
+int kiln_artifact_open(const char *path, KilnArtifact **out);
+/* What it holds; *info lives as long as a.  A module without a graph has
+ * no inputs or outputs. */
+int kiln_artifact_info(KilnArtifact *a, const KilnArtifactInfo **info);
+/* An embedded blob's bytes (read-only, mapped); *data NULL when absent. */
+int kiln_artifact_get_blob(KilnArtifact *a, const char *name, const void **data, size_t *size);
+/* Check the weights too (what kiln_module_check_params does at first run). */
+int kiln_artifact_verify_params(KilnArtifact *a);
+int kiln_artifact_free(KilnArtifact *a);
+/* Write the checksum of a freshly linked module into its .kiln.checksum
+ * section (the compiler driver calls this after the link). */
+int kiln_artifact_seal(const char *path);
 
 /* ---- debug executor (profiling) ----
  *

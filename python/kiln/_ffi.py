@@ -151,6 +151,7 @@ _proto("kiln_module_path", ctypes.c_char_p, _vp)
 _proto("kiln_module_get_blob", _int, _vp, ctypes.c_char_p, ctypes.POINTER(_vp),
        ctypes.POINTER(ctypes.c_size_t))
 _proto("kiln_module_free", _int, _vp)
+_proto("kiln_module_save_params", _int, _vp, ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_size_t))
 _proto("kiln_module_retain", _int, _vp)
 _proto("kiln_array_empty", _int, _int, _i64p, DLDataType, DLDevice, ctypes.POINTER(_DLTensorP))
 _proto("kiln_array_wrap", _int, _vp, _int, _i64p, DLDataType, DLDevice, ArrayDeleter, _vp,

@@ -356,7 +356,7 @@ def create(graph_json_str, libmod, device=None):
         raise KilnTypeError("create: the graph JSON must be a str, got %s" % type(graph_json_str).__name__)
     if not isinstance(libmod, Module):
         raise KilnTypeError("create: expected a kiln Module, got %s" % type(libmod).__name__)
-    params = libmod.get_blob("params")
+    params = libmod.get_params_bytes()
     f = _api("runtime.graph_executor.create")
     h = f(graph_json_str, libmod, params) if params is not None else f(graph_json_str, libmod)
     return GraphModule(ExecutorModule(h, libmod, dev))

@@ -121,9 +121,23 @@ class Module:
             raise KilnError("the module has no graph: it was not built from a model")
         return b.decode("utf-8")
 
+    def get_params_bytes(self):
+        """The parameters embedded in a model's module as a params blob in
+        TVM's format (what save_param_dict writes), or None.  Kiln embeds
+        them aligned, to be used in place; this is a copy."""
+        self._check()
+        if self.get_blob("param_index") is None:
+            return self.get_blob("params")
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        check_call(_LIB.kiln_module_save_params(self.handle, ctypes.byref(data), ctypes.byref(size)))
+        try:
+            return ctypes.string_at(data.value, size.value)
+        finally:
+            _LIB.kiln_free(data)
+
     def get_params(self):
         """The parameters embedded in a model's module: name -> kiln.nd array."""
-        b = self.get_blob("params")
+        b = self.get_params_bytes()
         if b is None:
             if self.has_graph():
                 return {}

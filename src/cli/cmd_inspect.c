@@ -1,5 +1,10 @@
-/* cmd_inspect.c - kiln inspect MODULE.so: what a compiled module holds;
- * kiln inspect DIR: what a standalone C export holds (cmd_export_c.c). */
+/*
+ * cmd_inspect.c - kiln inspect MODULE.so: what a compiled module holds;
+ * kiln inspect DIR: what a standalone C export holds (cmd_export_c.c).
+ *
+ * The module is read as a file (kiln_artifact_open: its ELF sections and
+ * checksum), never loaded: inspecting an artifact runs none of its code.
+ */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +29,7 @@ static const char *dtype_text(DLDataType t) {
 
 static Opt opts[] = {
     {"--ir", NULL, OPT_FLAG, NULL, "print the lowered loop IR of every kernel", false, NULL, NULL, 0},
+    {"--verify", NULL, OPT_FLAG, NULL, "also check the weights against their checksums (the rest of the file is always checked)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -31,78 +37,58 @@ static int run(Command *cmd, int npos, const char **pos) {
   (void)npos;
   struct stat st;
   if (stat(pos[0], &st) == 0 && S_ISDIR(st.st_mode)) return cli_inspect_c_export(cmd, pos[0]);
-  KilnModule *m;
-  if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
-  int n;
-  const char **names;
-  kiln_module_list_functions(m, &n, &names);
+  KilnArtifact *a;
+  const KilnArtifactInfo *info;
+  if (kiln_artifact_open(pos[0], &a)) return cli_error(cmd, "%s", kiln_last_error());
+  if (cli_opt(cmd, "--verify")->set && kiln_artifact_verify_params(a)) {
+    int rc = cli_error(cmd, "%s", kiln_last_error());
+    kiln_artifact_free(a);
+    return rc;
+  }
   if (cli_opt(cmd, "--ir")->set) {
     const void *data;
     size_t size;
-    kiln_module_get_blob(m, "lowered_ir", &data, &size);
+    kiln_artifact_get_blob(a, "lowered_ir", &data, &size);
     if (!data) {
-      kiln_module_free(m);
+      kiln_artifact_free(a);
       return cli_error(cmd, "%s holds no lowered IR", pos[0]);
     }
     fwrite(data, 1, size, stdout);
-    kiln_module_free(m);
+    kiln_artifact_free(a);
     return 0;
   }
+  if (kiln_artifact_info(a, &info)) {
+    int rc = cli_error(cmd, "%s", kiln_last_error());
+    kiln_artifact_free(a);
+    return rc;
+  }
   printf("module %s\n", pos[0]);
-  /* a compiled model: its graph's inputs, outputs and memory */
   const void *gj;
   size_t gjn;
-  kiln_module_get_blob(m, "graph_json", &gj, &gjn);
-  KilnGraphExecutor *ex = NULL;
-  if (gj && kiln_graph_executor_create(m, &ex) == 0) {
-    int ni = kiln_graph_executor_num_inputs(ex), no = kiln_graph_executor_num_outputs(ex);
-    printf("inputs (%d):\n", ni);
-    for (int i = 0; i < ni; i++) {
-      KilnTensorInfo t;
-      kiln_graph_executor_input_info(ex, i, &t);
-      printf("  %-24s %s %s\n", t.name, shape_text(t.ndim, t.shape), dtype_text(t.dtype));
-    }
-    printf("outputs (%d):\n", no);
-    for (int i = 0; i < no; i++) {
-      KilnTensorInfo t;
-      kiln_graph_executor_output_info(ex, i, &t);
-      printf("  %-24s %s %s\n", t.name, shape_text(t.ndim, t.shape), dtype_text(t.dtype));
-    }
-    const void *pb;
-    size_t pn;
-    kiln_module_get_blob(m, "params", &pb, &pn);
-    int np = 0;
-    char **pnames = NULL;
-    DLTensor **parr = NULL;
-    uint64_t pbytes = 0;
-    if (pb && kiln_params_load(pb, pn, &np, &pnames, &parr) == 0) {
-      for (int i = 0; i < np; i++) pbytes += kiln_array_nbytes(parr[i]);
-      kiln_params_free(np, pnames, parr);
-    }
-    printf("parameters: %d arrays, %llu bytes\n", np, (unsigned long long)pbytes);
-    KilnMemoryPlan plan;
-    if (kiln_graph_executor_memory(ex, &plan, NULL) == 0)
-      printf("planned memory: %llu bytes in %d buffers (one buffer per tensor would take %llu bytes)\n",
-             (unsigned long long)plan.planned_bytes, plan.num_storage, (unsigned long long)plan.naive_bytes);
-    kiln_graph_executor_free(ex);
-  } else if (gj) {
-    kiln_module_free(m);
-    return cli_error(cmd, "%s: %s", pos[0], kiln_last_error());
+  kiln_artifact_get_blob(a, "graph_json", &gj, &gjn);
+  if (gj) { /* a compiled model: its graph's inputs, outputs and memory */
+    printf("inputs (%d):\n", info->num_inputs);
+    for (int i = 0; i < info->num_inputs; i++)
+      printf("  %-24s %s %s\n", info->inputs[i].name, shape_text(info->inputs[i].ndim, info->inputs[i].shape),
+             dtype_text(info->inputs[i].dtype));
+    printf("outputs (%d):\n", info->num_outputs);
+    for (int i = 0; i < info->num_outputs; i++)
+      printf("  %-24s %s %s\n", info->outputs[i].name, shape_text(info->outputs[i].ndim, info->outputs[i].shape),
+             dtype_text(info->outputs[i].dtype));
+    printf("parameters: %d arrays, %llu bytes (used in place from the mapped file)\n", info->num_params,
+           (unsigned long long)info->param_bytes);
+    printf("planned memory: %llu bytes in %d buffers (one buffer per tensor would take %llu bytes)\n",
+           (unsigned long long)info->plan.planned_bytes, info->plan.num_storage, (unsigned long long)info->plan.naive_bytes);
   }
-  printf("kernels (%d):\n", n);
-  for (int i = 0; i < n; i++) printf("  %s\n", names[i]);
-  static const char *known[] = {"graph_json", "params", "lowered_ir"};
+  printf("kernels (%d):\n", info->num_kernels);
+  for (int i = 0; i < info->num_kernels; i++) printf("  %s\n", info->kernels[i]);
   printf("embedded data:\n");
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-    const void *data;
-    size_t size;
-    kiln_module_get_blob(m, known[i], &data, &size);
-    if (data) printf("  %-12s %zu bytes\n", known[i], size);
-  }
-  kiln_module_free(m);
+  for (int i = 0; i < info->num_blobs; i++) printf("  %-12s %llu bytes\n", info->blob_names[i], (unsigned long long)info->blob_sizes[i]);
+  printf("checksum: verified (%s)\n", cli_opt(cmd, "--verify")->set ? "the whole file" : "all but the weights; --verify checks them too");
+  kiln_artifact_free(a);
   return 0;
 }
 
-Command cmd_inspect = {"inspect", "MODULE.so|DIR [--ir]",
-                       "Show what a compiled Kiln module (or a directory from --emit c) holds: inputs, outputs, parameters, memory plan, kernels.",
+Command cmd_inspect = {"inspect", "MODULE.so|DIR [--ir] [--verify]",
+                       "Show what a compiled Kiln module (or a directory from --emit c) holds: inputs, outputs, parameters, memory plan, kernels. A module is read as a file: none of its code runs.",
                        1, 1, opts, run};

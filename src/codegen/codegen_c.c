@@ -1251,6 +1251,11 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s\"%s\"", k ? ", " : "", funcs[k]->name);
     if (!nfuncs) sb_puts(&src, "0");
     sb_puts(&src, "};\n");
+    /* the names again, NUL-separated in a section of their own, for
+     * readers that do not load the module (kiln_artifact_info) */
+    sb_puts(&src, "__attribute__((section(\".kiln.kernels\"), used)) static const char __kiln_kernel_list[] = \"");
+    for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s\\000", funcs[k]->name);
+    sb_puts(&src, "\";\n");
     sb_puts(&src, "int32_t (*const __kiln_kernel_funcs[])(KilnValue *, int32_t *, int32_t) = {");
     for (int k = 0; k < nfuncs; k++) sb_printf(&src, "%s%s", k ? ", " : "", cnames[k]);
     if (!nfuncs) sb_puts(&src, "0");

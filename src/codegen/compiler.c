@@ -5,7 +5,9 @@
  * objects in parallel (one process per unit, at most as many at once as
  * there are cores), then linked into one shared object together with an
  * assembler file that pulls each binary blob in with .incbin — so large
- * weights never pass through the C compiler as text.
+ * weights never pass through the C compiler as text — into a section of
+ * its own (".kiln.<name>"); the linked file is then sealed with its
+ * checksum (kiln_artifact_seal, docs/formats.md).
  *
  * The compiler is $KILN_CC, else $CC, else "cc"; flags are $KILN_CFLAGS or
  * the defaults below (split at spaces).  A failure reports the compiler's
@@ -123,15 +125,19 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
     objs[i] = kfmt("%s/unit%d.o", dir, i);
   }
   int nobj = nunits;
-  if (!rc && nblobs > 0) {
+  if (!rc) {
+    /* each blob in a section of its own, ".kiln.<name>" (read-only, 64-byte
+     * aligned: the params data is used in place), then the checksum section
+     * that kiln_artifact_seal fills after the link (docs/formats.md) */
     StrBuf s = {0};
     for (int b = 0; b < nblobs && !rc; b++) {
       const char *bin = kfmt("%s/blob%d.bin", dir, b);
       rc = kiln_write_file(bin, blobs[b].data ? blobs[b].data : "", blobs[b].size);
-      sb_printf(&s, "  .section .rodata.kiln_blob%d,\"a\"\n  .balign 64\n  .globl __kiln_blob_%d\n"
+      sb_printf(&s, "  .section .kiln.%s,\"a\",@progbits\n  .balign 64\n  .globl __kiln_blob_%d\n"
                     "  .type __kiln_blob_%d, @object\n__kiln_blob_%d:\n  .incbin \"%s\"\n  .byte 0\n",
-                b, b, b, b, bin);
+                blobs[b].name, b, b, b, bin);
     }
+    sb_puts(&s, "  .section .kiln.checksum,\"\",@progbits\n  .zero 32\n");
     sb_puts(&s, "  .section .note.GNU-stack,\"\",@progbits\n");
     const char *asmf = kfmt("%s/blobs.S", dir);
     if (!rc) rc = kiln_write_file(asmf, s.data, s.len);
@@ -181,6 +187,7 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
     link.pid = spawn(argv, link.log);
     free(argv);
     rc = link.pid < 0 ? -1 : finish(&link, cc, dir);
+    if (!rc) rc = kiln_artifact_seal(so_path);
   }
   if (opt && opt->keep_dir) {
     mkdir(opt->keep_dir, 0755);

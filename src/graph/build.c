@@ -16,7 +16,9 @@
  * The kernels are generated as C split over a few translation units that
  * are compiled in parallel, and linked with the graph JSON (TVM's format,
  * plus Kiln's per-node "kiln_ops"/"kiln_task"/"kiln_config" attributes for
- * profiles), the params blob and the lowered IR embedded as binary blobs.
+ * profiles), the params (an index and the data, each array 64-byte
+ * aligned, so the executor uses them in place: docs/formats.md) and the
+ * lowered IR embedded as binary blobs.
  */
 #include "build.h"
 
@@ -304,8 +306,8 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   AVec params = {0};
   if (!rc) graph_build_params(g, &groups, infos, &params);
   char *json = NULL;
-  void *pbytes = NULL;
-  size_t psize = 0;
+  void *pbytes = NULL, *pindex = NULL, *pdata = NULL;
+  size_t psize = 0, pindex_size = 0, pdata_size = 0;
   PtrMap node_of = {0};
   if (!rc) {
     json = graph_json(g, &groups, infos, &params, &node_of, NULL);
@@ -315,7 +317,10 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       names[i] = kfmt("p%d", i);
       arrays[i] = ((GNode *)params.data[i])->value;
     }
-    rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
+    /* TVM's params blob only for --emit; the module embeds them aligned,
+     * to be used in place (docs/formats.md) */
+    if (opt->emit_dir) rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
+    if (!rc) rc = kiln_params_save_embedded(params.len, names, arrays, &pindex, &pindex_size, &pdata, &pdata_size);
     /* plan memory now, so the storage ids travel in the JSON (TVM does
      * the same at build time) */
     char *planned = NULL;
@@ -332,12 +337,15 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       sb_printf(&ir, "// function %s\n", funcs[i]->name);
       sb_puts(&ir, ir_stmt_str(funcs[i]->body));
     }
-    KBlob blobs[3] = {{"graph_json", json, strlen(json)}, {"params", pbytes, psize}, {"lowered_ir", ir.data ? ir.data : "", ir.len}};
-    char **units = t->kind->codegen(funcs, nfuncs, 3, blobs, nunits);
+    KBlob blobs[4] = {{"graph_json", json, strlen(json)},
+                      {"param_index", pindex, pindex_size},
+                      {"param_data", pdata, pdata_size},
+                      {"lowered_ir", ir.data ? ir.data : "", ir.len}};
+    char **units = t->kind->codegen(funcs, nfuncs, 4, blobs, nunits);
     if (!units) rc = -1;
     if (units && nfuncs < nunits) nunits = nfuncs > 0 ? nfuncs : 1;
     if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
-    if (!rc) rc = t->kind->compile(nunits, (const char **)units, 3, blobs, so_path, &opt->copt);
+    if (!rc) rc = t->kind->compile(nunits, (const char **)units, 4, blobs, so_path, &opt->copt);
     sb_free(&ir);
     for (int u = 0; units && u < nunits; u++) free(units[u]);
     free(units);
@@ -350,6 +358,8 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   }
   free(json);
   kiln_free(pbytes);
+  kiln_free(pindex);
+  kiln_free(pdata);
   pm_free(&node_of);
   kiln_arena_pop();
   kiln_arena_free(scratch);

@@ -72,6 +72,35 @@ static int check_tensor(const KilnGraphExecutor *ex, int e, const DLTensor *t, c
   return 0;
 }
 
+/* Point every entry in storage s that is not bound to caller memory, and
+ * every operator argument reading or writing one, at data. */
+static void bind_storage(KilnGraphExecutor *ex, int s, void *data) {
+  ex->storage[s] = data;
+  for (int e = 0; e < ex->g.num_entries; e++)
+    if (ex->storage_id[e] == s && !ex->zero_copy[e]) ex->entries[e].data = data;
+  for (int i = 0; i < ex->num_ops; i++) {
+    GraphOp *op = &ex->ops[i];
+    for (int k = 0; k < op->nargs; k++)
+      if (ex->storage_id[op->eids[k]] == s && !ex->zero_copy[op->eids[k]]) op->tensors[k].data = data;
+  }
+}
+
+/* Copy-on-write: before anything writes entry e's storage, give it memory
+ * of its own if it reads the module's weights in place (mapped read-only). */
+static int own_storage(KilnGraphExecutor *ex, int e) {
+  int s = ex->storage_id[e];
+  if (ex->owned[s]) return 0;
+  size_t nbytes = (size_t)kiln_graph_entry_bytes(&ex->g, e);
+  const KilnDeviceAPI *cpu = kiln_device_api((DLDevice){kDLCPU, 0});
+  void *p = cpu->alloc((DLDevice){kDLCPU, 0}, nbytes, KILN_ARRAY_ALIGN);
+  if (!p) return kiln_error_context("graph executor: a copy of param '%s' (%zu bytes)",
+                                    ex->g.nodes[ex->g.entry_node[e]].name, nbytes);
+  memcpy(p, ex->storage[s], nbytes);
+  ex->owned[s] = 1;
+  bind_storage(ex, s, p);
+  return 0;
+}
+
 /* Point entry e, and every operator argument reading or writing it, at data. */
 static void bind_entry(KilnGraphExecutor *ex, int e, void *data) {
   ex->entries[e].data = data;
@@ -99,9 +128,43 @@ static void collect_inputs(KilnGraphExecutor *ex) {
 
 /* ---- creation ---- */
 
+/* The embedded params whose names are arguments of the graph: their
+ * storage becomes their data in the module (when no other entry shares
+ * that storage, which the planner guarantees for arguments) and they count
+ * as parameters. */
+static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const unsigned char *pdata) {
+  if (!pi) return 0;
+  Graph *g = &ex->g;
+  uint8_t *shared = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
+  for (int e = 0; e < g->num_entries; e++) {
+    const GraphNode *nd = &g->nodes[g->entry_node[e]];
+    /* storage an operator writes is not a param's alone */
+    if (nd->is_op && strcmp(nd->func_name, "__nop")) shared[ex->storage_id[e]] = 1;
+  }
+  for (int i = 0; i < pi->num; i++) {
+    intptr_t node = (intptr_t)pm_get(&ex->arg_by_name, pi->names[i]);
+    if (!node) continue; /* as TVM: a param the graph no longer uses */
+    int e = g->nodes[node - 1].first_entry;
+    DLTensor t = pi->tensors[i];
+    t.data = (void *)(pdata + pi->offsets[i]);
+    char what[200];
+    snprintf(what, sizeof what, "the module's param '%.80s'", pi->names[i]);
+    if (check_tensor(ex, e, &t, what)) return -1;
+    ex->is_param[node - 1] = 1;
+    int s = ex->storage_id[e];
+    if (shared[s]) continue; /* copied in after the buffers exist */
+    ex->storage[s] = t.data;
+    ex->params_in_place = 1;
+  }
+  return 0;
+}
+
 /* Storage: the JSON's ids (made dense) or a plan of our own; then the
- * buffers and the entry tensors. */
-static int setup_storage(KilnGraphExecutor *ex) {
+ * buffers and the entry tensors.  A storage id that holds only an
+ * embedded param (and "__nop" views of it) is the param's data in the
+ * mapped module, not a buffer: inplace[s] is its address, or NULL. */
+static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
+                         const unsigned char *pdata) {
   Graph *g = &ex->g;
   int ne = g->num_entries;
   ex->storage_id = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(int32_t) + 1);
@@ -113,22 +176,8 @@ static int setup_storage(KilnGraphExecutor *ex) {
                               e - g->nodes[g->entry_node[e]].first_entry, g->entry_node[e],
                               node_name(ex, g->entry_node[e]), g->device_type[e],
                               kiln_device_name(g->device_type[e]));
-  if (g->storage_id) {
-    /* dense ids in order of first use, whatever numbers the JSON chose */
-    PtrMap ids = {0};
-    for (int e = 0; e < ne; e++) {
-      void *key = (void *)(intptr_t)((int64_t)g->storage_id[e] + 1);
-      intptr_t id = (intptr_t)pm_get(&ids, key);
-      if (!id) pm_put(&ids, key, (void *)(id = ++ex->num_storage));
-      ex->storage_id[e] = (int32_t)(id - 1);
-    }
-    pm_free(&ids);
-  } else {
-    KilnMemoryPlan plan;
-    if (kiln_graph_plan(g, ex->storage_id, &plan)) return kiln_error_context("graph executor");
-    ex->num_storage = plan.num_storage;
-    ex->planned_here = 1;
-  }
+  if (kiln_graph_storage_ids(g, ex->storage_id, &ex->num_storage, &ex->planned_here))
+    return kiln_error_context("graph executor");
   uint64_t *bytes = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage * sizeof(uint64_t) + 1);
   ex->plan.naive_bytes = 0;
   for (int e = 0; e < ne; e++) {
@@ -139,8 +188,23 @@ static int setup_storage(KilnGraphExecutor *ex) {
   ex->plan.num_storage = ex->num_storage;
   ex->plan.planned_bytes = 0;
   ex->storage = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage * sizeof(void *) + 1);
+  ex->owned = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
+  ex->entries = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(DLTensor) + 1);
+  ex->zero_copy = kiln_arena_alloc(ex->arena, (size_t)ne + 1);
+  for (int e = 0; e < ne; e++) {
+    DLTensor *t = &ex->entries[e];
+    t->device = (DLDevice){kDLCPU, 0};
+    t->ndim = g->entry_ndim[e];
+    t->dtype = g->entry_dtype[e];
+    t->shape = g->entry_shape[e];
+  }
+  if (bind_params(ex, pi, pdata)) return -1;
   const KilnDeviceAPI *cpu = kiln_device_api((DLDevice){kDLCPU, 0});
   for (int s = 0; s < ex->num_storage; s++) {
+    if (ex->storage[s]) { /* a param, in place */
+      ex->plan.num_storage--;
+      continue;
+    }
     ex->plan.planned_bytes += bytes[s];
     if (bytes[s] > SIZE_MAX) return kiln_set_error("graph executor: storage %d is too large", s);
     ex->storage[s] = cpu->alloc((DLDevice){kDLCPU, 0}, (size_t)bytes[s], KILN_ARRAY_ALIGN);
@@ -148,16 +212,16 @@ static int setup_storage(KilnGraphExecutor *ex) {
       return kiln_error_context("graph executor: storage %d (%llu bytes)", s,
                                 (unsigned long long)bytes[s]);
     memset(ex->storage[s], 0, (size_t)bytes[s]);
+    ex->owned[s] = 1;
   }
-  ex->entries = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(DLTensor) + 1);
-  ex->zero_copy = kiln_arena_alloc(ex->arena, (size_t)ne + 1);
-  for (int e = 0; e < ne; e++) {
-    DLTensor *t = &ex->entries[e];
-    t->data = ex->storage[ex->storage_id[e]];
-    t->device = (DLDevice){kDLCPU, 0};
-    t->ndim = g->entry_ndim[e];
-    t->dtype = g->entry_dtype[e];
-    t->shape = g->entry_shape[e];
+  for (int e = 0; e < ne; e++) ex->entries[e].data = ex->storage[ex->storage_id[e]];
+  /* params that could not stay in place (their storage is shared): copied */
+  for (int i = 0; pi && i < pi->num; i++) {
+    intptr_t node = (intptr_t)pm_get(&ex->arg_by_name, pi->names[i]);
+    if (!node) continue;
+    int e = g->nodes[node - 1].first_entry;
+    if (ex->owned[ex->storage_id[e]])
+      memcpy(ex->entries[e].data, pdata + pi->offsets[i], (size_t)kiln_graph_entry_bytes(g, e));
   }
   return 0;
 }
@@ -237,8 +301,10 @@ static int setup_names(KilnGraphExecutor *ex) {
   return 0;
 }
 
-int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
-                                         KilnGraphExecutor **out) {
+/* An executor over json and mod's kernels, with the params of pi (if not
+ * NULL) bound in place from pdata. */
+static int create(const char *json, size_t len, KilnModule *mod, const KilnParamIndex *pi,
+                  const unsigned char *pdata, KilnGraphExecutor **out) {
   if (!out) return kiln_set_error("graph_executor_create: out is NULL");
   *out = NULL;
   if (!mod) return kiln_set_error("graph_executor_create: the module is NULL");
@@ -248,35 +314,46 @@ int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModul
   ex->arena = kiln_arena_new();
   ex->mod = mod;
   kiln_module_retain(mod);
-  if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_storage(ex) || setup_ops(ex) ||
-      setup_names(ex)) {
+  if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) ||
+      setup_storage(ex, pi, pdata) || setup_ops(ex)) {
     kiln_graph_executor_free(ex);
     return -1;
   }
+  collect_inputs(ex);
   *out = ex;
   return 0;
 }
 
+int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
+                                         KilnGraphExecutor **out) {
+  return create(json, len, mod, NULL, NULL, out);
+}
+
 int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out) {
-  const void *json, *params;
-  size_t len, plen;
+  const void *json;
+  size_t len;
   if (!out) return kiln_set_error("graph_executor_create: out is NULL");
   *out = NULL;
   if (!mod) return kiln_set_error("graph_executor_create: the module is NULL");
-  if (kiln_module_get_blob(mod, "graph_json", &json, &len) ||
-      kiln_module_get_blob(mod, "params", &params, &plen))
-    return -1;
+  if (kiln_module_get_blob(mod, "graph_json", &json, &len)) return -1;
   if (!json || !len)
     return kiln_set_error("graph_executor_create: module '%s' has no \"graph_json\" blob (was it "
                           "built from a graph?)", kiln_module_path(mod));
-  KilnGraphExecutor *ex;
-  if (kiln_graph_executor_create_from_json(json, len, mod, &ex)) return -1;
-  if (params && kiln_graph_executor_load_params(ex, params, plen)) {
+  const unsigned char *pdata;
+  const KilnParamIndex *pi = kiln_module_params(mod, &pdata);
+  if (create(json, len, mod, pi, pdata, out))
+    return kiln_error_context("module '%s'", kiln_module_path(mod));
+  /* a module that embeds a TVM params blob instead (written by hand or by
+   * another tool): copied in */
+  const void *params;
+  size_t plen;
+  if (!pi && !kiln_module_get_blob(mod, "params", &params, &plen) && params &&
+      kiln_graph_executor_load_params(*out, params, plen)) {
     kiln_error_context("module '%s': its \"params\" blob", kiln_module_path(mod));
-    kiln_graph_executor_free(ex);
+    kiln_graph_executor_free(*out);
+    *out = NULL;
     return -1;
   }
-  *out = ex;
   return 0;
 }
 
@@ -286,7 +363,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   if (ex->storage) {
     const KilnDeviceAPI *cpu = kiln_device_api((DLDevice){kDLCPU, 0});
     for (int s = 0; s < ex->num_storage; s++)
-      if (ex->storage[s]) cpu->free((DLDevice){kDLCPU, 0}, ex->storage[s]);
+      if (ex->storage[s] && ex->owned[s]) cpu->free((DLDevice){kDLCPU, 0}, ex->storage[s]);
   }
   pm_free(&ex->arg_by_name);
   kiln_module_free(ex->mod);
@@ -317,7 +394,8 @@ int kiln_graph_executor_load_params(KilnGraphExecutor *ex, const void *bytes, si
     if (!node) continue;
     int e = ex->g.nodes[node - 1].first_entry;
     restore_entry(ex, e);
-    rc = kiln_array_copy(arrays[i], &ex->entries[e]);
+    rc = own_storage(ex, e);
+    if (!rc) rc = kiln_array_copy(arrays[i], &ex->entries[e]);
     ex->is_param[node - 1] = 1;
   }
   kiln_params_free(n, names, arrays);
@@ -410,6 +488,7 @@ static int set_arg(KilnGraphExecutor *ex, int node, const DLTensor *t) {
   int e = ex->g.nodes[node].first_entry;
   if (check_tensor(ex, e, t, what)) return -1;
   restore_entry(ex, e);
+  if (own_storage(ex, e)) return -1;
   if (kiln_array_copy(t, &ex->entries[e])) return kiln_error_context("%s", what);
   return 0;
 }
@@ -485,6 +564,10 @@ int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, DLTensor *
 
 int kiln_graph_executor_run(KilnGraphExecutor *ex) {
   if (!ex) return kiln_set_error("run: the executor is NULL");
+  if (ex->params_in_place && !ex->params_checked) {
+    if (kiln_module_check_params(ex->mod)) return kiln_error_context("run");
+    ex->params_checked = 1;
+  }
   GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
   for (; op < end; op++)
     if (kiln_graph_op_call(op)) return kiln_graph_op_error(ex, op);

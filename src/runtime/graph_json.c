@@ -30,7 +30,7 @@
  * storage_id back), as it is a JSON-to-JSON transformation.
  *
  * Exports: kiln_graph_json_plan_memory; internally kiln_graph_parse,
- * kiln_dtype_parse, kiln_graph_entry_bytes, kiln_graph_plan,
+ * kiln_dtype_parse, kiln_graph_entry_bytes, kiln_graph_plan, kiln_graph_storage_ids,
  * kiln_put_shape.
  */
 #include "runtime_internal.h"
@@ -551,6 +551,29 @@ int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
   free(nodes);
   free(bytes);
   return rc;
+}
+
+int kiln_graph_storage_ids(const Graph *g, int32_t *storage_id, int *num_storage,
+                           int *planned_here) {
+  *num_storage = 0;
+  *planned_here = 0;
+  if (g->storage_id) {
+    /* dense ids in order of first use, whatever numbers the JSON chose */
+    PtrMap ids = {0};
+    for (int e = 0; e < g->num_entries; e++) {
+      void *key = (void *)(intptr_t)((int64_t)g->storage_id[e] + 1);
+      intptr_t id = (intptr_t)pm_get(&ids, key);
+      if (!id) pm_put(&ids, key, (void *)(id = ++*num_storage));
+      storage_id[e] = (int32_t)(id - 1);
+    }
+    pm_free(&ids);
+    return 0;
+  }
+  KilnMemoryPlan plan;
+  if (kiln_graph_plan(g, storage_id, &plan)) return -1;
+  *num_storage = plan.num_storage;
+  *planned_here = 1;
+  return 0;
 }
 
 int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan) {

@@ -23,6 +23,7 @@
 #include "runtime_internal.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -40,6 +41,13 @@ struct KilnModule {
   const char *const *blob_names;      /* __kiln_blob_names, in the .so */
   const unsigned char *const *blob_data; /* __kiln_blob_data, in the .so */
   const uint64_t *blob_sizes;         /* __kiln_blob_sizes, in the .so */
+  KArena *arena;                      /* the params index */
+  int has_params;                     /* a param_index blob was found */
+  KilnParamIndex params;              /* parsed at load */
+  const unsigned char *param_data;    /* the param_data blob, in the .so (read-only) */
+  pthread_mutex_t check_lock;         /* one check of the weights at a time */
+  atomic_int params_state;            /* 0 not checked yet, 1 good, -1 corrupt */
+  char *params_error;                 /* the message when corrupt */
 };
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "type codes pass as int32_t to kernels");
@@ -92,8 +100,32 @@ static int read_tables(KilnModule *m) {
   return 0;
 }
 
+/* The embedded params: index parsed and checked against the data's size
+ * and alignment; the data itself is checked lazily (kiln_module_check_params). */
+static int read_params(KilnModule *m) {
+  const void *idx, *data;
+  size_t isize, dsize;
+  kiln_module_get_blob(m, "param_index", &idx, &isize);
+  kiln_module_get_blob(m, "param_data", &data, &dsize);
+  if (!idx) return 0;
+  if (!data) return kiln_set_error("'%s' is malformed: it has a param_index blob but no param_data",
+                                   m->path);
+  if ((uintptr_t)data % KILN_ARRAY_ALIGN)
+    return kiln_set_error("'%s' is malformed: its param_data is not %d-byte aligned", m->path,
+                          KILN_ARRAY_ALIGN);
+  m->arena = kiln_arena_new();
+  if (kiln_param_index_parse(idx, isize, dsize, m->arena, &m->params))
+    return kiln_error_context("'%s'", m->path);
+  m->param_data = data;
+  m->has_params = 1;
+  return 0;
+}
+
 static void module_destroy(KilnModule *m) {
   if (m->dl) dlclose(m->dl);
+  kiln_arena_free(m->arena);
+  free(m->params_error);
+  pthread_mutex_destroy(&m->check_lock);
   free(m->kernel_names);
   free(m->path);
   free(m);
@@ -140,7 +172,7 @@ int kiln_module_load(const char *path, KilnModule **out) {
     return kiln_set_error("cannot load module '%s': %s", path, strerror(errno));
   }
   if (S_ISDIR(st.st_mode)) return kiln_set_error("cannot load module '%s': it is a directory", path);
-  if (check_elf(path, st.st_size)) return -1;
+  if (check_elf(path, st.st_size) || kiln_artifact_check_file(path)) return -1;
 
   /* A bare name would make dlopen search the library path; we mean a file. */
   char *open_path = NULL;
@@ -158,6 +190,7 @@ int kiln_module_load(const char *path, KilnModule **out) {
 
   KilnModule *m = xcalloc(1, sizeof *m);
   atomic_init(&m->refs, 1);
+  pthread_mutex_init(&m->check_lock, NULL);
   m->dl = dl;
   m->path = xstrdup(path);
   const char *magic = dlsym(dl, "__kiln_module_magic");
@@ -172,7 +205,7 @@ int kiln_module_load(const char *path, KilnModule **out) {
     module_destroy(m);
     return -1;
   }
-  if (read_tables(m)) {
+  if (read_tables(m) || read_params(m)) {
     module_destroy(m);
     return -1;
   }
@@ -269,6 +302,55 @@ int kiln_module_get_blob(KilnModule *mod, const char *name, const void **data, s
     break;
   }
   return 0;
+}
+
+/* ---- embedded params ---- */
+
+const KilnParamIndex *kiln_module_params(KilnModule *mod, const unsigned char **data) {
+  *data = mod->param_data;
+  return mod->has_params ? &mod->params : NULL;
+}
+
+int kiln_module_check_params(KilnModule *mod) {
+  if (!mod) return kiln_set_error("module_check_params: the module is NULL");
+  int st = atomic_load_explicit(&mod->params_state, memory_order_acquire);
+  if (st == 0) {
+    pthread_mutex_lock(&mod->check_lock);
+    st = atomic_load_explicit(&mod->params_state, memory_order_acquire);
+    if (st == 0) {
+      if (mod->has_params && kiln_param_chunks_check(&mod->params, mod->param_data, 1)) {
+        kiln_error_context("module '%s'", mod->path);
+        mod->params_error = xstrdup(kiln_get_error());
+        st = -1;
+      } else {
+        st = 1;
+      }
+      atomic_store_explicit(&mod->params_state, st, memory_order_release);
+    }
+    pthread_mutex_unlock(&mod->check_lock);
+  }
+  if (st < 0) return kiln_set_error("%s", mod->params_error);
+  return 0;
+}
+
+int kiln_module_save_params(KilnModule *mod, void **bytes, size_t *size) {
+  if (!mod || !bytes || !size) return kiln_set_error("module_save_params: a NULL argument");
+  *bytes = NULL;
+  *size = 0;
+  if (!mod->has_params) return kiln_params_save(0, NULL, NULL, bytes, size);
+  if (kiln_module_check_params(mod)) return -1;
+  const KilnParamIndex *pi = &mod->params;
+  DLTensor *views = xcalloc((size_t)pi->num + 1, sizeof *views);
+  DLTensor **arrays = xcalloc((size_t)pi->num + 1, sizeof *arrays);
+  for (int i = 0; i < pi->num; i++) {
+    views[i] = pi->tensors[i];
+    views[i].data = (void *)(mod->param_data + pi->offsets[i]);
+    arrays[i] = &views[i];
+  }
+  int rc = kiln_params_save(pi->num, pi->names, arrays, bytes, size);
+  free(views);
+  free(arrays);
+  return rc;
 }
 
 /* ---- packed forms ---- */

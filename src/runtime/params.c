@@ -78,42 +78,48 @@ static void put_data(StrBuf *sb, const unsigned char *data, size_t nbytes, DLDat
     for (size_t k = unit; k-- > 0;) sb_putc(sb, (char)data[off + k]);
 }
 
-int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
-                     void **bytes, size_t *size) {
-  if (!bytes || !size) return kiln_set_error("params_save: bytes or size is NULL");
-  *bytes = NULL;
-  *size = 0;
-  if (n < 0) return kiln_set_error("params_save: the count is negative (%d)", n);
-  if (n > 0 && (!names || !arrays)) return kiln_set_error("params_save: names or arrays is NULL");
+int kiln_params_check_arrays(const char *fname, int n, const char *const *names,
+                             DLTensor *const *arrays) {
+  if (n < 0) return kiln_set_error("%s: the count is negative (%d)", fname, n);
+  if (n > 0 && (!names || !arrays)) return kiln_set_error("%s: names or arrays is NULL", fname);
   PtrMap seen = {.strkeys = 1};
   for (int i = 0; i < n; i++) {
     const DLTensor *t = arrays[i];
     if (!names[i]) {
       pm_free(&seen);
-      return kiln_set_error("params_save: array %d has no name", i);
+      return kiln_set_error("%s: array %d has no name", fname, i);
     }
     if (pm_has(&seen, names[i])) {
       int first = (int)(intptr_t)pm_get(&seen, names[i]) - 1;
       pm_free(&seen);
-      return kiln_set_error("params_save: name '%s' is given twice (arrays %d and %d)", names[i],
+      return kiln_set_error("%s: name '%s' is given twice (arrays %d and %d)", fname, names[i],
                             first, i);
     }
     pm_put(&seen, names[i], (void *)(intptr_t)(i + 1));
     if (!t) {
       pm_free(&seen);
-      return kiln_set_error("params_save: array %d ('%s') is NULL", i, names[i]);
+      return kiln_set_error("%s: array %d ('%s') is NULL", fname, i, names[i]);
     }
     if (t->ndim < 0 || t->ndim > MAX_NDIM || (t->ndim > 0 && !t->shape)) {
       pm_free(&seen);
-      return kiln_set_error("params_save: array %d ('%s') has ndim %d with shape %s", i,
+      return kiln_set_error("%s: array %d ('%s') has ndim %d with shape %s", fname, i,
                             names[i], t->ndim, t->shape ? "set" : "NULL");
     }
     if (kiln_dtype_check(t->dtype)) {
       pm_free(&seen);
-      return kiln_error_context("params_save: array %d ('%s')", i, names[i]);
+      return kiln_error_context("%s: array %d ('%s')", fname, i, names[i]);
     }
   }
   pm_free(&seen);
+  return 0;
+}
+
+int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
+                     void **bytes, size_t *size) {
+  if (!bytes || !size) return kiln_set_error("params_save: bytes or size is NULL");
+  *bytes = NULL;
+  *size = 0;
+  if (kiln_params_check_arrays("params_save", n, names, arrays)) return -1;
 
   StrBuf sb = {0};
   put_u64(&sb, LIST_MAGIC);

@@ -86,6 +86,43 @@ int kiln_check_args(const char *fname, const int *type_codes, int num_args, int 
  * kiln_func_list_global_names: no internal exports.  The built-in global
  * functions are listed there, registered on the first use of the registry. */
 
+/* ===== artifact.c ===== */
+
+/* XXH64, streaming (the reference algorithm: kiln_xxh64("", 0, 0) is
+ * 0xEF46DB3751D8E999). */
+typedef struct KilnXXH64 {
+  uint64_t v[4], seed, total;
+  unsigned char buf[32];
+  unsigned nbuf;
+} KilnXXH64;
+void kiln_xxh64_init(KilnXXH64 *s, uint64_t seed);
+void kiln_xxh64_update(KilnXXH64 *s, const void *data, size_t n);
+uint64_t kiln_xxh64_digest(const KilnXXH64 *s);
+uint64_t kiln_xxh64(const void *data, size_t n, uint64_t seed);
+/* Check a module file's checksum (everything but the weights) before it is
+ * loaded; 0 for a file with no .kiln.* section (a hand-written module). */
+int kiln_artifact_check_file(const char *path);
+
+/* ===== params_embedded.c ===== */
+
+/* A parsed param_index blob; the arrays' data pointers are NULL (offsets
+ * into param_data are in offsets). */
+typedef struct KilnParamIndex {
+  int num;
+  const char **names;
+  DLTensor *tensors;                 /* shape, dtype, device; data NULL */
+  uint64_t *offsets;                 /* into the data, multiples of 64 */
+  uint64_t data_size, chunk_bytes, num_chunks;
+  const unsigned char *chunk_hashes; /* num_chunks little-endian u64, in the index */
+} KilnParamIndex;
+
+/* Parse and validate an index describing data_size bytes of data. */
+int kiln_param_index_parse(const void *bytes, size_t size, size_t data_size, KArena *arena,
+                           KilnParamIndex *pi);
+/* Check the data against the chunk hashes (on the thread pool if parallel);
+ * an error names the chunk and the param in it. */
+int kiln_param_chunks_check(const KilnParamIndex *pi, const void *data, int parallel);
+
 /* ===== module.c ===== */
 
 /* Packed forms of the module API, registered as global functions so that
@@ -97,9 +134,17 @@ int kiln_module_packed_load(KilnValue *args, int *type_codes, int num_args, Kiln
 int kiln_module_packed_get_function(KilnValue *args, int *type_codes, int num_args,
                                     KilnValue *ret, int *ret_code, void *resource);
 
+/* The module's embedded params (NULL if it has none) and their data, in
+ * the mapped file: read-only, checked by kiln_module_check_params. */
+const KilnParamIndex *kiln_module_params(KilnModule *mod, const unsigned char **data);
+
 /* ===== params.c ===== */
-/* kiln_params_save, kiln_params_load, kiln_params_free, kiln_free: no
- * internal exports. */
+/* Besides kiln_params_save, _load, _free and kiln_free: */
+
+/* The checks params_save makes on its arguments (names present and
+ * distinct, arrays present, ndim and dtype valid); errors start "fname: ". */
+int kiln_params_check_arrays(const char *fname, int n, const char *const *names,
+                             DLTensor *const *arrays);
 
 /* ===== memory_plan.c ===== */
 /* kiln_graph_plan_memory: no internal exports. */
@@ -149,6 +194,11 @@ int kiln_dtype_parse(const char *s, DLDataType *t);
 uint64_t kiln_graph_entry_bytes(const Graph *g, int e);
 /* Plan g's memory (kiln_graph_plan_memory over its nodes) into storage_id. */
 int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan);
+/* The storage id of every entry, dense from 0: the JSON's storage_id
+ * renumbered in order of first use, or a plan made here (*planned_here 1)
+ * when the JSON has none. */
+int kiln_graph_storage_ids(const Graph *g, int32_t *storage_id, int *num_storage,
+                           int *planned_here);
 /* "(1, 3, 224, 224)"; with python_tuple, a 1-D shape is "(n,)" as Python
  * prints it (the profile table's style). */
 void kiln_put_shape(StrBuf *sb, int ndim, const int64_t *shape, int python_tuple);
@@ -176,6 +226,10 @@ struct KilnGraphExecutor {
   int32_t *storage_id;      /* the plan in use (g.storage_id or planned here) */
   int num_storage;
   void **storage;           /* the buffers, 64-byte aligned */
+  uint8_t *owned;           /* per storage id: allocated here (else a param's
+                             * data in the mapped module: read-only) */
+  int params_in_place;      /* some storage reads the module's weights */
+  int params_checked;       /* kiln_module_check_params passed */
   uint8_t *zero_copy;       /* per entry: bound to caller memory */
   int num_ops;
   GraphOp *ops;             /* the tvm_op nodes, in run order ("__nop"s left out) */
