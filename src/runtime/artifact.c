@@ -252,9 +252,10 @@ static uint64_t hash_file(const KilnArtifact *a, const Section *s1, const Sectio
   return kiln_xxh64_digest(&h);
 }
 
-static int map_file(const char *path, KilnArtifact *a, int writable) {
+static int map_file(const char *path, KilnArtifact *a) {
   a->path = xstrdup(path);
-  int fd = open(path, writable ? O_RDWR : O_RDONLY);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0 && errno == ENOENT) return kiln_set_error("cannot open '%s': no such file", path);
   if (fd < 0) return kiln_set_error("cannot open '%s': %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -263,8 +264,7 @@ static int map_file(const char *path, KilnArtifact *a, int writable) {
   }
   a->size = (size_t)st.st_size;
   if (a->size) {
-    void *p = mmap(NULL, a->size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                   writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+    void *p = mmap(NULL, a->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       close(fd);
       return kiln_set_error("cannot map '%s': %s", path, strerror(errno));
@@ -313,7 +313,7 @@ static int check_mapped(const KilnArtifact *a) {
 
 int kiln_artifact_check_file(const char *path) {
   KilnArtifact a = {0};
-  int rc = map_file(path, &a, 0);
+  int rc = map_file(path, &a);
   if (!rc) rc = check_mapped(&a);
   unmap(&a);
   return rc;
@@ -329,22 +329,23 @@ static uint64_t params_hash(const KilnArtifact *a) {
 int kiln_artifact_seal(const char *path) {
   if (!path) return kiln_set_error("artifact_seal: the path is NULL");
   KilnArtifact a = {0};
-  int rc = map_file(path, &a, 1);
+  int rc = map_file(path, &a);
   const Section *sum = rc ? NULL : find_section(&a, SUM_SECTION);
   if (!rc && (!sum || sum->size != SUM_BYTES))
     rc = kiln_set_error("artifact_seal: '%s' has no %d-byte " SUM_SECTION " section", path,
                         SUM_BYTES);
   if (!rc) {
-    unsigned char *p = (unsigned char *)a.map + sum->offset;
+    unsigned char p[SUM_BYTES] = {0};
     uint64_t fh = hash_file(&a, sum, find_section(&a, DATA_SECTION)), ph = params_hash(&a);
     memcpy(p, SUM_MAGIC, 8);
     for (int i = 0; i < 8; i++) {
       p[8 + i] = (unsigned char)(fh >> (8 * i));
       p[16 + i] = (unsigned char)(ph >> (8 * i));
-      p[24 + i] = 0;
     }
-    if (msync((void *)a.map, a.size, MS_SYNC) != 0)
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || pwrite(fd, p, SUM_BYTES, (off_t)sum->offset) != SUM_BYTES)
       rc = kiln_set_error("artifact_seal: writing '%s': %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
   }
   unmap(&a);
   return rc;
@@ -357,7 +358,7 @@ int kiln_artifact_open(const char *path, KilnArtifact **out) {
   *out = NULL;
   if (!path || !*path) return kiln_set_error("artifact_open: the path is empty");
   KilnArtifact *a = xcalloc(1, sizeof *a);
-  if (map_file(path, a, 0) || check_mapped(a)) {
+  if (map_file(path, a) || check_mapped(a)) {
     unmap(a);
     free(a);
     return -1;

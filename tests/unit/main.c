@@ -16,6 +16,7 @@ extern const TestCase autotune_records_tests[];
 extern const TestCase autotune_tune_tests[];
 extern const TestCase base_tests[];
 extern const TestCase graphrt_tests[];
+extern const TestCase artifact_tests[];
 extern const TestCase ir_tests[];
 extern const TestCase lower_tests[];
 extern const TestCase onnx_tests[];
@@ -39,6 +40,7 @@ static const TestSuite suites[] = {
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
     {"target", target_tests},
+    {"artifact", artifact_tests},
     {"autotune", autotune_tests},
     {"autotune_records", autotune_records_tests},
     {"autotune_tune", autotune_tune_tests},
