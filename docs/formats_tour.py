@@ -1,5 +1,6 @@
 """The file formats of docs/formats.md, read from real files: a compiled
-module's symbols and blobs, its graph JSON, its params blob parsed by hand,
+module's symbols, sections and blobs, its graph JSON, its params index and
+TVM params blob parsed by hand,
 and a tuning record in both AutoTVM versions.
 
 Run from the repository root after building:
@@ -25,9 +26,13 @@ print("== the module's ABI symbols")
 nm = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True)
 print("\n".join(sorted(line.split()[-1] for line in nm.stdout.splitlines() if "__kiln" in line)))
 
+print("== its sections")
+sections = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True)
+print("\n".join(line.split("]", 1)[1].split()[0] for line in sections.stdout.splitlines() if ".kiln." in line))
+
 lib = kiln.load_module(path)
 print("== blobs")
-for name in ("graph_json", "params", "lowered_ir"):
+for name in ("graph_json", "param_index", "param_data", "lowered_ir"):
     print(name, type(lib.get_blob(name)).__name__)
 
 print("== graph JSON")
@@ -41,8 +46,22 @@ print("arg_nodes", graph["arg_nodes"], "heads", graph["heads"])
 for key, (kind, values) in graph["attrs"].items():
     print(key, kind, values[:3], "...")
 
-print("== params blob")
-blob = lib.get_blob("params")
+print("== params index")
+index = lib.get_blob("param_index")
+magic, data_size, chunk, nchunks = struct.unpack_from("<8sQQQ", index, 0)
+pos = 32 + 8 * nchunks
+(count,) = struct.unpack_from("<Q", index, pos)
+(n,) = struct.unpack_from("<Q", index, pos + 8)
+name = index[pos + 16:pos + 16 + n].decode()
+ndim, code, bits, lanes = struct.unpack_from("<iBBH", index, pos + 16 + n)
+shape = struct.unpack_from("<%dq" % ndim, index, pos + 24 + n)
+offset, size = struct.unpack_from("<QQ", index, pos + 24 + n + 8 * ndim)
+print(magic, data_size, "bytes of data,", nchunks, "chunk of", chunk, "bytes,", count, "arrays")
+print("first:", name, "dtype", (code, bits, lanes), "shape", shape, "at", offset, size, "bytes")
+first = np.frombuffer(lib.get_blob("param_data"), "<f4", size // 4, offset).reshape(shape)
+
+print("== params blob (TVM's, as lib.get_params_bytes() writes it)")
+blob = lib.get_params_bytes()
 magic, _, count = struct.unpack_from("<QQQ", blob, 0)
 pos, names = 24, []
 for _ in range(count):
@@ -58,7 +77,7 @@ shape = struct.unpack_from("<%dq" % ndim, blob, pos + 32)
 data = np.frombuffer(blob, "<f4", nbytes // 4, pos + 40 + 8 * ndim).reshape(shape)
 print(hex(amagic), "device", (dev_type, dev_id), "dtype", (code, bits, lanes), "shape", shape, nbytes, "bytes")
 same = np.array_equal(data, kiln.runtime.load_param_dict(blob)[names[0]].numpy())
-print("first array as load_param_dict reads it:", same)
+print("first array as load_param_dict reads it:", same, "| as the module holds it:", np.array_equal(data, first))
 
 print("== tuning records")
 with open("tests/data/tophub/vgg16_bs_1.log") as f:
