@@ -30,6 +30,21 @@
 static pthread_mutex_t builder_lock = PTHREAD_MUTEX_INITIALIZER;
 static Graph *builder;
 
+/* Strings returned to the caller: kiln_func_call copies them after the
+ * function returns, so each thread keeps its last one until the next. */
+static _Thread_local char *last_text;
+
+static int ret_json(const ApiCall *c, KilnValue *ret, int *ret_code, cJSON *root) {
+  char *s = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!s) return api_error(c, "out of memory");
+  free(last_text);
+  last_text = strdup(s);
+  cJSON_free(s);
+  if (!last_text) return api_error(c, "out of memory");
+  return api_ret_str(ret, ret_code, last_text);
+}
+
 static Graph *get_builder(void) {
   if (!builder) builder = graph_new();
   return builder;
@@ -168,11 +183,7 @@ API_FUNC(relay_info) {
   for (int d = 0; d < n->type.ndim; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)n->type.shape[d]));
   cJSON_AddItemToObject(o, "shape", shape);
   pthread_mutex_unlock(&builder_lock);
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  int rc = api_ret_str(ret, ret_code, kstrdup(s));
-  free(s);
-  return rc;
+  return ret_json(&c, ret, ret_code, o);
 }
 
 /* Copy n (and what it reaches) into ng; map: builder id -> new node. */
@@ -254,11 +265,7 @@ API_FUNC(relay_ops) {
     else cJSON_AddNullToObject(o, "params");
     cJSON_AddItemToArray(a, o);
   }
-  char *s = cJSON_PrintUnformatted(a);
-  cJSON_Delete(a);
-  int rc = api_ret_str(ret, ret_code, kstrdup(s));
-  free(s);
-  return rc;
+  return ret_json(&c, ret, ret_code, a);
 }
 
 const ApiEntry api_relay_funcs[] = {

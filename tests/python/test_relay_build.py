@@ -150,6 +150,12 @@ def test_type_errors_name_the_op():
         relay.add(relay.var("p", shape=(2, 3)), relay.var("q", shape=(4,)))
     with pytest.raises(TypeError, match=r"relay\.reshape"):
         relay.reshape(data)  # newshape is required
+    with pytest.raises(TypeError, match=r"relay\.nn\.softmax: attribute axis='1' must be int"):
+        relay.nn.softmax(data, axis="1")  # the C side would read it as absent
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'axes'"):
+        relay.nn.softmax(data, axes=1)
+    with pytest.raises(kiln.KilnError, match=r"reshape: cannot reshape"):
+        relay.reshape(data, (1.5, 2))
     with pytest.raises(kiln.KilnError, match=r"field 1"):
         relay.nn.batch_norm(data, *[relay.var(n, shape=(3,)) for n in "gbmv"])[1]
     free = relay.var("free", shape=(1, 3, 8, 8))

@@ -65,6 +65,23 @@ def _normalize(opname, key, value):
     return value
 
 
+def _check_kind(opname, key, default, value):
+    """An attribute must have its default's kind: the C side reads a
+    wrong kind as absent, which would silently compute with the default."""
+    if value is None or default is None or default is inspect.Parameter.empty:
+        return
+    num = (int, float)
+    ok = {bool: lambda v: isinstance(v, (bool, int)),
+          int: lambda v: isinstance(v, int),
+          float: lambda v: isinstance(v, num) and not isinstance(v, bool),
+          str: lambda v: isinstance(v, str),
+          tuple: lambda v: isinstance(v, (list, tuple)) or hasattr(v, "tolist") or isinstance(v, int)}
+    check = ok.get(type(default))
+    if check is not None and not check(value):
+        raise TypeError("relay.%s: attribute %s=%r must be %s, like its default %r"
+                        % (opname, key, value, type(default).__name__, default))
+
+
 def _make(op):
     name = op["name"]
     tensors, attrs = _parse_signature(op)
@@ -94,8 +111,9 @@ def _make(op):
         else:
             ins = [vals[t] for t in tensors if vals.get(t) is not None]
         at = {}
-        for a, _ in attrs:
+        for a, d in attrs:
             if a in vals:
+                _check_kind(name, a, d, vals[a])
                 at[a] = _normalize(name, a, vals[a])
             else:
                 d = sig.parameters[a].default
