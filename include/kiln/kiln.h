@@ -132,7 +132,7 @@
  *       dtype must match)
  *   graph.build(graph, opt_level, target) -> KILN_MODULE: optimize (unless
  *       the graph came from graph.optimize), fuse, generate and compile one
- *       .so with the kernels, "graph_json" and "params" (a temporary file
+ *       .so with the kernels, "graph_json", "param_index" and "param_data" (a temporary file
  *       kept until exit, so runtime.module_export can copy it), and load it;
  *       runtime.graph_executor.create(module) runs it
  *   graph.opt_level(graph) -> int: the level graph.optimize ran at to make

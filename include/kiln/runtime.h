@@ -532,6 +532,9 @@ int kiln_profile_free(KilnProfile *p);
  *   void (*__kiln_set_last_error_ptr)(const char *);   -- filled by the loader
  *   int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);
  *                                                       -- filled by the loader
+ *   void *(*__kiln_workspace_alloc_ptr)(size_t);       -- optional, filled by the
+ *   void (*__kiln_workspace_free_ptr)(void *);            loader: scratch buffers
+ *                                                          kept from run to run
  * A kernel checks its arguments (count, type codes, rank, dtype, shape) and
  * returns 0, or sets an error through __kiln_set_last_error_ptr and returns
  * -1.  The kernel tables may be absent when __kiln_num_kernels is, and the

@@ -1147,8 +1147,10 @@ static const char *prelude =
     "  vsnprintf(msg, sizeof msg, fmt, ap);\n  va_end(ap);\n  if (__kiln_set_last_error_ptr) __kiln_set_last_error_ptr(msg);\n}\n"
     "static inline int kiln_parallel(int (*fn)(int, int, void *), void *c) {\n"
     "  if (__kiln_parallel_launch_ptr) return __kiln_parallel_launch_ptr(fn, c, 0);\n  return fn(0, 1, c);\n}\n"
-    "static inline void *kiln_alloc(size_t n) {\n  void *p = 0;\n  return posix_memalign(&p, 64, n ? n : 1) ? 0 : p;\n}\n"
-    "static inline void kiln_free_ptr(void *pp) { free(*(void **)pp); }\n"
+    "static inline void *kiln_alloc(size_t n) {\n  if (__kiln_workspace_alloc_ptr) return __kiln_workspace_alloc_ptr(n);\n"
+    "  void *p = 0;\n  return posix_memalign(&p, 64, n ? n : 1) ? 0 : p;\n}\n"
+    "static inline void kiln_free_ptr(void *pp) {\n  if (__kiln_workspace_free_ptr) __kiln_workspace_free_ptr(*(void **)pp);\n"
+    "  else free(*(void **)pp);\n}\n"
     "static inline int64_t kiln_numel(const kiln_tensor *t) {\n  int64_t n = 1;\n"
     "  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];\n  return n;\n}\n"
     "static const char *kiln_dtype_name(kiln_dtype t) {\n  static __thread char buf[32];\n"
@@ -1161,10 +1163,14 @@ static const char *prelude =
 static const char *globals_def =
     "const char __kiln_module_magic[] = \"kiln-module-v1\";\n"
     "void (*__kiln_set_last_error_ptr)(const char *) = 0;\n"
-    "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n\n";
+    "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n"
+    "void *(*__kiln_workspace_alloc_ptr)(size_t) = 0;\n"
+    "void (*__kiln_workspace_free_ptr)(void *) = 0;\n\n";
 static const char *globals_decl =
     "extern void (*__kiln_set_last_error_ptr)(const char *);\n"
-    "extern int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);\n\n";
+    "extern int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);\n"
+    "extern void *(*__kiln_workspace_alloc_ptr)(size_t);\n"
+    "extern void (*__kiln_workspace_free_ptr)(void *);\n\n";
 
 char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits) {
   if (nunits < 1) nunits = 1;

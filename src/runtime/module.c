@@ -8,7 +8,8 @@
  * include/kiln/runtime.h, and fills the module's two optional function
  * pointers: __kiln_set_last_error_ptr (so a kernel's message lands in the
  * calling thread's error) and __kiln_parallel_launch_ptr (Kiln's thread
- * pool).  The tables stay in the .so; the module keeps only pointers to
+ * pool), and, when the module has them, __kiln_workspace_alloc_ptr and
+ * __kiln_workspace_free_ptr (scratch buffers reused from run to run).  The tables stay in the .so; the module keeps only pointers to
  * them, plus a heap copy of the kernel names to hand out.
  *
  * A KilnModule is refcounted: each handle and each KilnFunction made from
@@ -55,6 +56,8 @@ _Static_assert(sizeof(int) == sizeof(int32_t), "type codes pass as int32_t to ke
 /* The loader's two gifts to generated code, with the ABI's types. */
 typedef void (*SetErrorFn)(const char *);
 typedef int (*LaunchFn)(int (*)(int, int, void *), void *, int);
+typedef void *(*WsAllocFn)(size_t);
+typedef void (*WsFreeFn)(void *);
 
 /* Read a table-size symbol and the tables it counts: the tables are needed
  * only when the count is present and positive. */
@@ -213,6 +216,12 @@ int kiln_module_load(const char *path, KilnModule **out) {
   if (set_error) *set_error = kiln_set_last_error;
   LaunchFn *launch = dlsym(dl, "__kiln_parallel_launch_ptr");
   if (launch) *launch = kiln_parallel_launch;
+  WsAllocFn *ws_alloc = dlsym(dl, "__kiln_workspace_alloc_ptr");
+  WsFreeFn *ws_free = dlsym(dl, "__kiln_workspace_free_ptr");
+  if (ws_alloc && ws_free) {
+    *ws_alloc = kiln_workspace_alloc;
+    *ws_free = kiln_workspace_free;
+  }
   *out = m;
   return 0;
 }

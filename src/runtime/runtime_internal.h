@@ -267,6 +267,15 @@ extern const KilnBuiltin kiln_graph_builtins[];
 /* ===== debug_executor.c ===== */
 /* kiln_debug_profile and kiln_profile_*: no internal exports. */
 
+/* ===== workspace.c ===== */
+
+/* Scratch memory for kernels from the calling thread's pool (64-byte
+ * aligned; NULL when out of memory), and its release (same thread).  The
+ * blocks are kept for the next run: modules get these two through
+ * __kiln_workspace_alloc_ptr / __kiln_workspace_free_ptr. */
+void *kiln_workspace_alloc(size_t size);
+void kiln_workspace_free(void *ptr);
+
 /* ===== threadpool.c ===== */
 /* kiln_parallel_launch, kiln_set_num_threads, kiln_get_num_threads: no
  * internal exports; module.c hands kiln_parallel_launch to loaded modules. */
