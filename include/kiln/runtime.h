@@ -255,7 +255,9 @@ int kiln_free(void *p);
  * size within 16x of it (the larger of the two sizes is kept), else new
  * storage.  Inputs and parameters get storage of their own, and the graph's
  * outputs (heads) are never released, so neither is ever overwritten.  An
- * operator's outputs never share storage with its own inputs.  The graph
+ * operator's outputs never share storage with its own inputs, except where
+ * the node allows it (inplace_input: an elementwise kernel whose input dies
+ * there; the graph build marks those with the node attr "kiln_inplace").  The graph
  * executor calls this when its JSON has no storage_id; the compiler may
  * call it at build time to write storage_id into the JSON. */
 
@@ -272,6 +274,10 @@ typedef struct KilnPlanNode {
   const int32_t *inputs; /* their entry ids, produced by earlier nodes */
   int32_t first_output;  /* the outputs are entries first_output .. + num_outputs - 1 */
   int num_outputs;
+  int inplace_input;     /* 1 + the index of an input whose storage the (single) output
+                          * may take over when this node is that input's last use and
+                          * the sizes match (an elementwise kernel that reads each
+                          * element before it writes it); 0: none */
 } KilnPlanNode;
 
 typedef struct KilnMemoryPlan {

@@ -37,6 +37,7 @@ typedef struct CG {
   PtrMap emitted;   /* helper name -> (void*)1 (string keys) */
   Analyzer *an;     /* loop ranges, to prove floordiv operands non-negative */
   const char *fname;
+  const char *restrict_; /* "restrict " on argument pointers, "" when they may alias */
   int indent;
   int npar;
   bool failed;
@@ -757,7 +758,7 @@ static void parallel_for(CG *g, Stmt *s) {
   for (int i = 0; i < fv.uses.len; i++) {
     Expr *x = fv.uses.data[i];
     if (dt_is_handle(x->dtype))
-      sb_printf(&body, "  %s *restrict %s = kiln_cl->%s;\n", buf_ctype(g, x), vname(g, x), vname(g, x));
+      sb_printf(&body, "  %s *%s%s = kiln_cl->%s;\n", buf_ctype(g, x), g->restrict_, vname(g, x), vname(g, x));
     else
       sb_printf(&body, "  %s %s = kiln_cl->%s;\n", ctype(g, x->dtype), vname(g, x), vname(g, x));
   }
@@ -1092,8 +1093,8 @@ static void prologue(CG *g, LoweredFunc *f, PtrMap *bound_shape_vars) {
     DType *et = KNEW(DType);
     *et = dt;
     pm_put(&g->buftype, f->arg_bufs[i], et);
-    sb_printf(o, "  %s *restrict %s = (%s *)((char *)%s->data + %s->byte_offset);\n", scalar_ctype(dt), bn,
-              scalar_ctype(dt), tv, tv);
+    sb_printf(o, "  %s *%s%s = (%s *)((char *)%s->data + %s->byte_offset);\n", scalar_ctype(dt), g->restrict_,
+              bn, scalar_ctype(dt), tv, tv);
     tvs[i] = tv;
   }
   /* symbolic dims: each is checked once all variables are bound */
@@ -1209,6 +1210,7 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     g.used = keep;
     cnames[k] = unique_name(&g, f->name);
     g.fname = cnames[k];
+    g.restrict_ = f->may_alias ? "" : "restrict ";
     g.npar = 0;
     g.an = analyzer_new();
     PtrMap bound = {0};
@@ -1343,6 +1345,7 @@ int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int
   for (int j = 0; j < u->cnames.len; j++) pm_put(&g->used, u->cnames.data[j], (void *)1);
   pm_put(&g->used, "kiln_scratch", (void *)1);
   g->fname = cname;
+  g->restrict_ = f->may_alias ? "" : "restrict ";
   g->npar = 0;
   g->scratch_off = g->scratch_max = 0;
   g->par_depth = 0;
@@ -1356,7 +1359,7 @@ int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int
     DType *et = KNEW(DType);
     *et = dt;
     pm_put(&g->buftype, f->arg_bufs[i], et);
-    sb_printf(&body, "%s *restrict %s, ", scalar_ctype(dt), vname(g, f->arg_bufs[i]));
+    sb_printf(&body, "%s *%s%s, ", scalar_ctype(dt), g->restrict_, vname(g, f->arg_bufs[i]));
   }
   sb_puts(&body, "char *restrict kiln_scratch) {\n");
   for (int i = 0; i < f->nargs; i++) sb_printf(&body, "  (void)%s;\n", vname(g, f->arg_bufs[i]));

@@ -46,6 +46,22 @@ static Tensor *copy_tensor(Tensor *t) {
   return te_compute("T_copy", t->ndim, t->shape, vars, te_read(t, t->ndim, vars), "elemwise");
 }
 
+/* In place: a group of elementwise and broadcast ops reads each element of
+ * an input shaped like its output only to compute the output's element at
+ * the same index, so the output may take over that input's memory when
+ * the group is its last reader (the memory planner decides).  The input
+ * chosen is the first one computed by another kernel (arguments and
+ * params keep their storage anyway); 1 + its index, or 0. */
+static int inplace_input(const FusedGroup *fg, const GroupInfo *info) {
+  for (int k = 0; k < fg->nodes.len; k++)
+    if (((GNode *)fg->nodes.data[k])->op->pattern > PAT_BROADCAST) return 0;
+  for (int i = 0; i < info->inputs.len; i++) {
+    GNode *in = info->inputs.data[i];
+    if (in->kind == GN_CALL && ttype_eq(&in->type, &fg->out->type)) return i + 1;
+  }
+  return 0;
+}
+
 /* Build the compute of one group and its schedule; fills args/nargs. */
 LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info) {
   int nin = fg->inputs.len;
@@ -119,6 +135,8 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   LowerOptions lo = {false, NULL, 0, opt->no_vector};
   LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
+  info->inplace = inplace_input(fg, info);
+  if (f) f->may_alias = info->inplace > 0;
   return f;
 }
 
@@ -131,6 +149,7 @@ void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo 
   }
   info->task = kernel->task;
   info->config_source = kernel->config_source;
+  info->inplace = kernel->inplace ? inplace_input(fg, info) : 0;
 }
 
 static cJSON *str_list(const char *tag, AVec *items) {
@@ -196,6 +215,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(attrs, "kiln_ops", ops_list(fg));
     if (info->task) cJSON_AddStringToObject(attrs, "kiln_task", info->task);
     if (info->config_source) cJSON_AddStringToObject(attrs, "kiln_config", info->config_source);
+    if (info->inplace) cJSON_AddStringToObject(attrs, "kiln_inplace", kfmt("%d", info->inplace - 1));
     cJSON_AddItemToObject(o, "attrs", attrs);
     cJSON *ins = cJSON_CreateArray();
     for (int k = 0; k < info->inputs.len; k++) {

@@ -31,6 +31,8 @@ typedef struct GroupInfo {
   AVec inputs;               /* GNode *: the kernel's inputs (not inlined) */
   const char *task;          /* "conv2d_NCHWc.x86 [(1,64,56,56),(64,64,3,3)] s1 p1" */
   const char *config_source; /* "fallback", "records.json:12", ... */
+  int inplace;               /* 1 + the input the output may overwrite (an
+                              * elementwise kernel), 0: none */
 } GroupInfo;
 
 /* ===== build.c ===== */

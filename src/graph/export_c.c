@@ -147,14 +147,14 @@ static int64_t graph_executor_bytes(CExport *x, Graph *g, AVec *groups, GroupInf
   int32_t **ins = xcalloc((size_t)nk + 1, sizeof *ins);
   int32_t *heads = xcalloc((size_t)x->nout + 1, sizeof *heads);
   for (int i = 0; i < nargs; i++) {
-    nodes[i] = (KilnPlanNode){KILN_PLAN_ARG, 0, NULL, i, 1};
+    nodes[i] = (KilnPlanNode){KILN_PLAN_ARG, 0, NULL, i, 1, 0};
     bytes[i] = (uint64_t)(i < x->nin ? x->in[i].bytes : x->weights[i - x->nin].bytes);
   }
   for (int k = 0; k < nk; k++) {
     GroupInfo *info = &infos[k];
     ins[k] = xcalloc((size_t)info->inputs.len + 1, sizeof **ins);
     for (int a = 0; a < info->inputs.len; a++) ins[k][a] = (int32_t)(intptr_t)pm_get(entry_of, info->inputs.data[a]) - 1;
-    nodes[nargs + k] = (KilnPlanNode){KILN_PLAN_OP, info->inputs.len, ins[k], nargs + k, 1};
+    nodes[nargs + k] = (KilnPlanNode){KILN_PLAN_OP, info->inputs.len, ins[k], nargs + k, 1, 0};
     FusedGroup *fg = groups->data[k];
     bytes[nargs + k] = (uint64_t)(ttype_numel(&fg->out->type) * (dt_is_bool(fg->out->type.dtype) ? 1 : dt_bytes(fg->out->type.dtype)));
   }

@@ -26,6 +26,8 @@ typedef struct LoweredFunc {
   Expr **arg_bufs;  /* one handle Var per argument */
   Stmt *body;
   AVec notes;       /* const char *: what a pass could not do, and why */
+  bool may_alias;   /* the output may share memory with an input (an in-place
+                     * elementwise kernel): no `restrict` on the arguments */
 } LoweredFunc;
 
 /* Options for the lowering pipeline. */

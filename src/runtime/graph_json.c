@@ -20,8 +20,10 @@
  * type, range, list lengths, inputs referring only to earlier nodes) and
  * naming the node or attribute in each message, so the executor can trust
  * the Graph.  Fields it does not use are ignored, so Kiln's own node attrs
- * ("kiln_ops", "kiln_task", "kiln_config"), kept for the profiler, do not
- * disturb a TVM reader and TVM's extra fields do not disturb this one.
+ * ("kiln_ops", "kiln_task", "kiln_config", kept for the profiler, and
+ * "kiln_inplace", the input an elementwise kernel may overwrite, read by the
+ * memory planner) do not disturb a TVM reader and TVM's extra fields do not
+ * disturb this one.
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
  * numbers are both accepted, and so are nodes' "attr" and "param" (older
  * spellings of "attrs").  storage_id and device_index are optional.
@@ -250,6 +252,11 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
   if ((a = cJSON_GetObjectItemCaseSensitive(attrs, "flatten_data"))) {
     if (json_int(a, 0, 1, &x)) return kiln_error_context("graph JSON: %s: attrs.flatten_data", desc);
     nd->flatten_data = (int)x;
+  }
+  if ((a = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_inplace"))) {
+    if (json_int(a, 0, nd->num_inputs ? nd->num_inputs - 1 : 0, &x) || !nd->num_inputs)
+      return kiln_error_context("graph JSON: %s: attrs.kiln_inplace (an input index)", desc);
+    nd->inplace_input = (int)x + 1;
   }
   nd->kiln_ops = attr_str(p, attrs, "kiln_ops");
   nd->kiln_task = attr_str(p, attrs, "kiln_task");
@@ -544,6 +551,7 @@ int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
     nodes[i].inputs = nd->inputs;
     nodes[i].first_output = nd->first_entry;
     nodes[i].num_outputs = nd->num_outputs;
+    nodes[i].inplace_input = nd->inplace_input;
   }
   for (int e = 0; e < g->num_entries; e++) bytes[e] = kiln_graph_entry_bytes(g, e);
   int rc = kiln_graph_plan_memory(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,

@@ -13,7 +13,10 @@
  *     goes back to the free list (a head's token never does);
  *   - an alias node ("__nop") hands its output input 0's token.
  * Outputs are placed before the inputs are released, so an operator never
- * writes the storage it reads.  The storage ids are the tokens in order of
+ * writes the storage it reads -- except a node marked in place (an
+ * elementwise kernel), whose output takes its input's token when that
+ * input's only remaining use is this node and the sizes are equal: the
+ * kernel reads each element before it writes it.  The storage ids are the tokens in order of
  * creation.
  *
  * Exports: kiln_graph_plan_memory.
@@ -164,7 +167,24 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
         if (is_head[out]) p.tok[id].pinned = 1;
       }
     }
-    if (!alias) {
+    /* in place: the output takes over the input's storage when this node
+     * is the input's last use (no later reader, not an argument or a head)
+     * and the sizes are equal */
+    int inplace_in = -1;
+    if (!alias && nd->kind == KILN_PLAN_OP && nd->inplace_input > 0 &&
+        nd->inplace_input <= nd->num_inputs && nd->num_outputs == 1) {
+      int32_t in = nd->inputs[nd->inplace_input - 1], out = nd->first_output;
+      int id = storage_id[in];
+      Token *t = &p.tok[id];
+      int32_t dev = entry_device ? entry_device[out] : 0;
+      if (!t->pinned && t->uses == 1 && t->device == dev && entry_bytes[in] == entry_bytes[out]) {
+        storage_id[out] = id;
+        t->uses = uses[out] + 1; /* + this node's read, released below */
+        t->pinned = is_head[out];
+        inplace_in = nd->inplace_input - 1;
+      }
+    }
+    if (!alias && inplace_in < 0) {
       for (int k = 0; k < nd->num_outputs; k++) {
         int32_t e = nd->first_output + k;
         int32_t dev = entry_device ? entry_device[e] : 0;
@@ -182,6 +202,7 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
     }
     if (!alias)
       for (int k = 0; k < nd->num_outputs; k++) release_if_unused(&p, storage_id[nd->first_output + k]);
+    (void)inplace_in;
   }
 
   if (plan) {

@@ -163,6 +163,7 @@ typedef struct GraphNode {
   int32_t *inputs;         /* entry ids */
   int num_outputs;         /* attrs.num_outputs (1 for "null") */
   int flatten_data;        /* attrs.flatten_data */
+  int inplace_input;       /* 1 + attrs.kiln_inplace, else 0 (KilnPlanNode's field) */
   int32_t first_entry;     /* node_row_ptr[node]: its outputs are the next num_outputs entries */
 } GraphNode;
 

@@ -384,9 +384,9 @@ static void test_plan_memory(void) {
   /* the test graph: 3 args, then the chain */
   int32_t in3[] = {0, 1}, in4[] = {3, 2}, in5[] = {4}, in6[] = {5, 2}, in7[] = {6, 3}, in8[] = {7};
   KilnPlanNode nodes[9] = {
-      {KILN_PLAN_ARG, 0, NULL, 0, 1}, {KILN_PLAN_ARG, 0, NULL, 1, 1}, {KILN_PLAN_ARG, 0, NULL, 2, 1},
-      {KILN_PLAN_OP, 2, in3, 3, 1},   {KILN_PLAN_OP, 2, in4, 4, 1},   {KILN_PLAN_OP, 1, in5, 5, 1},
-      {KILN_PLAN_OP, 2, in6, 6, 1},   {KILN_PLAN_OP, 2, in7, 7, 1},   {KILN_PLAN_OP, 1, in8, 8, 1},
+      {KILN_PLAN_ARG, 0, NULL, 0, 1, 0}, {KILN_PLAN_ARG, 0, NULL, 1, 1, 0}, {KILN_PLAN_ARG, 0, NULL, 2, 1, 0},
+      {KILN_PLAN_OP, 2, in3, 3, 1, 0},   {KILN_PLAN_OP, 2, in4, 4, 1, 0},   {KILN_PLAN_OP, 1, in5, 5, 1, 0},
+      {KILN_PLAN_OP, 2, in6, 6, 1, 0},   {KILN_PLAN_OP, 2, in7, 7, 1, 0},   {KILN_PLAN_OP, 1, in8, 8, 1, 0},
   };
   uint64_t bytes[9];
   for (int e = 0; e < 9; e++) bytes[e] = 4 * N;
