@@ -20,7 +20,10 @@ hits them alike; before its turn an engine waits 0.2 s (the previous
 engine's worker threads stop spinning) and makes one untimed run.  A
 latency is the median over all rounds (>= 30 runs by default).  The table gives each engine's ms, Kiln's ratio to the best
 peer (< 1 is faster), and Kiln's GFLOP/s beside the one-core FMA peak the
-same run measures (bench_peak).  Results also go to --out (Markdown).
+same run measures (bench_peak).  A second table gives each engine's peak
+resident memory (getrusage of a child process: `kiln run` for Kiln, a worker
+running the model once for the peers) and the size of Kiln's .so beside the
+ONNX file.  Results also go to --out (Markdown).
 """
 import argparse
 import json
@@ -83,6 +86,29 @@ def start(cmd):
     return p, line.split()[1:]
 
 
+def peak_rss_mb(cmd):
+    """Peak resident memory (MB) of cmd run to completion in a child process
+    (getrusage's ru_maxrss, as /usr/bin/time -v reports it): mapped file
+    pages the process touched count, as do its heap and its interpreter."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err.decode(errors='replace')[-500:]}")
+    return ru.ru_maxrss / 1024.0
+
+
+def rss_round(cmds, rounds):
+    """Each engine's median peak RSS over `rounds` runs, the engines taking
+    turns (A B A B ...) so a busy moment hits them alike."""
+    got = {e: [] for e in cmds}
+    for _ in range(rounds):
+        for e, cmd in cmds.items():
+            got[e].append(peak_rss_mb(cmd))
+    return {e: statistics.median(v) for e, v in got.items()}
+
+
 def compile_kiln(onnx_path, so, extra):
     t0 = time.time()
     cmd = [os.path.join(BUILD, "kiln"), "compile", onnx_path, "-o", so, *extra]
@@ -106,6 +132,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--per-round", type=int, default=3)
+    ap.add_argument("--rss-rounds", type=int, default=3, help="peak-RSS runs per engine (median)")
     ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
     a = ap.parse_args()
@@ -123,6 +150,8 @@ def main():
             compile_kiln(onnx_path, so_fb, ["--no-shipped-records"] if has_flag("--no-shipped-records") else [])
         ctime = compile_kiln(onnx_path, so_tuned, []) if "kiln" in engines else 0
         gflop = model_gflop(onnx_path)
+        so_main = so_tuned if "kiln" in engines else so_fb
+        sizes = {"onnx_mb": os.path.getsize(onnx_path) / 1e6, "so_mb": os.path.getsize(so_main) / 1e6}
         for t in [int(x) for x in a.threads.split(",")]:
             cmds = {
                 "kiln-fallback": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_fb, inp, str(t)],
@@ -146,10 +175,21 @@ def main():
             for e in engines:
                 procs[e].stdin.write("quit\n")
                 procs[e].wait()
+            # peak memory: `kiln run` (the command line tool) beside each
+            # peer's worker running the model once, interleaved
+            once = {
+                "kiln": [os.path.join(BUILD, "kiln"), "run", so_main, "--inputs", inp, "--threads", str(t)],
+                "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "--once", "pytorch", name, inp, str(t)],
+                "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "--once", "onnxruntime", onnx_path, inp,
+                                str(t)],
+            }
+            rss = rss_round({e: once[e] for e in once if e in engines or (e == "kiln" and "kiln-fallback" in engines)},
+                            a.rss_rounds)
             med = {e: statistics.median(times[e]) for e in engines}
             peers = [med[e] for e in engines if not e.startswith("kiln")]
             best = min(peers) if peers else float("nan")
-            row = {"model": name, "threads": t, "gflop": gflop, "compile_s": ctime, "best_peer_ms": best}
+            row = {"model": name, "threads": t, "gflop": gflop, "compile_s": ctime, "best_peer_ms": best,
+                   "rss": rss, **sizes}
             for e in engines:
                 row[e] = med[e]
             kiln_ms = med.get("kiln", med.get("kiln-fallback"))
@@ -175,8 +215,10 @@ def check_agree(sums):
 
 def print_row(r, engines):
     cells = " ".join(f"{e}={r[e]:.2f}ms" for e in engines)
+    rss = " ".join(f"{e}={v:.0f}MB" for e, v in r["rss"].items())
     print(f"{r['model']:14s} T={r['threads']} {cells} ratio={r['ratio']:.2f} kiln={r['kiln_gflops']:.0f} GFLOP/s "
-          f"(peak {r['peak']:.0f}) outputs agree={r['agree']}", flush=True)
+          f"(peak {r['peak']:.0f}) outputs agree={r['agree']} | peak RSS {rss} | .so {r['so_mb']:.1f} MB, "
+          f".onnx {r['onnx_mb']:.1f} MB", flush=True)
 
 
 def write(path, rows, engines, fma, a):
@@ -188,6 +230,16 @@ def write(path, rows, engines, fma, a):
     for r in rows:
         lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(f"{r[e]:.2f}" for e in engines) +
                      f" | {r['ratio']:.2f} | {r['kiln_gflops']:.0f} | {r['peak']:.0f} |")
+    mem = sorted({e for r in rows for e in r["rss"]})
+    lines += ["", "Peak resident memory (MB; `kiln run` for Kiln, a Python worker running the model once for "
+              "the peers, so theirs includes the interpreter; median of --rss-rounds interleaved runs) and "
+              "file sizes (MB):", "",
+              "| model | threads | " + " | ".join(mem) + " | Kiln / ONNX Runtime | Kiln .so | ONNX file | .so / .onnx |",
+              "|---|---|" + "---|" * len(mem) + "---|---|---|---|"]
+    for r in rows:
+        ratio = r["rss"]["kiln"] / r["rss"]["onnxruntime"] if "onnxruntime" in r["rss"] else float("nan")
+        lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(f"{r['rss'].get(e, float('nan')):.0f}" for e in mem) +
+                     f" | {ratio:.2f} | {r['so_mb']:.1f} | {r['onnx_mb']:.1f} | {r['so_mb'] / r['onnx_mb']:.2f} |")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -8,6 +8,11 @@ times and print a JSON list of the N latencies in ms; "quit" ends it.
     python worker.py kiln MODEL.so INPUT.npy THREADS
     python worker.py onnxruntime MODEL.onnx INPUT.npy THREADS
     python worker.py pytorch MODEL_NAME INPUT.npy THREADS
+    python worker.py --once ENGINE TARGET INPUT.npy THREADS
+
+With --once the worker loads the model, runs it once and exits: what
+bench/models.py measures the peak resident memory of (Kiln's own figure is
+`kiln run`'s, the command line tool, without Python).
 
 The kiln worker drives libkiln_runtime through ctypes (no compiler needed),
 the PyTorch worker rebuilds the torchvision model with the export script's
@@ -110,10 +115,15 @@ def torch_runner(name, x, threads):
 
 
 def main():
-    engine, target, inp, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    once = sys.argv[1] == "--once"
+    args = sys.argv[2:] if once else sys.argv[1:]
+    engine, target, inp, threads = args[0], args[1], args[2], int(args[3])
     x = np.load(inp)
     make = {"kiln": kiln_runner, "onnxruntime": ort_runner, "pytorch": torch_runner}[engine]
     run, result = make(target, x, threads)
+    if once:
+        run()
+        return
     for _ in range(5):
         run()
     y = result()
