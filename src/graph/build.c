@@ -281,13 +281,34 @@ static int write_emit(const char *dir, int nunits, char **units, const char *jso
   return kiln_write_file(kfmt("%s/params.bin", dir), params, psize);
 }
 
+/* Whether two constants hold the same type and bytes. */
+static bool same_const(GNode *a, GNode *b) {
+  if (!ttype_eq(&a->type, &b->type)) return false;
+  size_t n = kiln_array_nbytes(a->value);
+  return n == kiln_array_nbytes(b->value) &&
+         !memcmp((char *)a->value->data + a->value->byte_offset, (char *)b->value->data + b->value->byte_offset, n);
+}
+
 void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) {
-  /* constants the kernels read, and constant outputs */
+  /* constants the kernels read, and constant outputs; a constant equal to
+   * one already taken (a weight two layers share, transformed alike for
+   * each) is replaced by it, so the same bytes are embedded once */
+  PtrMap by_hash = {0}; /* content hash -> the first constant with it */
   for (int i = 0; i < groups->len; i++)
     for (int k = 0; k < infos[i].inputs.len; k++) {
       GNode *in = infos[i].inputs.data[k];
-      if (in->kind == GN_CONST && av_find(params, in) < 0) av_push(params, in);
+      if (in->kind != GN_CONST || av_find(params, in) >= 0) continue;
+      DLTensor *v = in->value;
+      uint64_t h = hash_bytes((char *)v->data + v->byte_offset, kiln_array_nbytes(v), (uint64_t)in->type.ndim) | 1;
+      GNode *first = pm_get(&by_hash, (void *)(uintptr_t)h);
+      if (first && same_const(first, in)) {
+        infos[i].inputs.data[k] = first;
+        continue;
+      }
+      if (!first) pm_put(&by_hash, (void *)(uintptr_t)h, in);
+      av_push(params, in);
     }
+  pm_free(&by_hash);
   for (int i = 0; i < g->outputs.len; i++) {
     GNode *o = g->outputs.data[i];
     if (o->kind == GN_CONST && av_find(params, o) < 0) av_push(params, o);

@@ -138,3 +138,52 @@ def test_set_param_copies_that_param_only(module_path):
     assert ya.shape == expect.shape and not np.allclose(ya, expect)
     # the module's copy is unchanged
     np.testing.assert_array_equal(lib.get_params()[wname].numpy(), w)
+
+
+def test_one_form_of_each_weight(tmp_path):
+    """A weight transformed at compile time (Winograd here, NCHWc blocking
+    for the 1x1 convolution) is embedded in its transformed form only, and a
+    weight two layers share is embedded once."""
+    import onnx  # pylint: disable=import-outside-toplevel
+    from onnx import TensorProto, helper, numpy_helper  # pylint: disable=import-outside-toplevel
+    rng = np.random.default_rng(3)
+    w3 = rng.standard_normal((48, 48, 3, 3)).astype("float32") / 20
+    w1 = rng.standard_normal((48, 48, 1, 1)).astype("float32") / 7
+    nodes = [helper.make_node("Conv", ["x", "W3"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("Conv", ["b", "W1"], ["c"]),
+             helper.make_node("Relu", ["c"], ["d"]),
+             helper.make_node("Conv", ["d", "W1"], ["y"])]  # W1 again: shared
+    graph = helper.make_graph(nodes, "forms", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 48, 14, 14])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 48, 14, 14])],
+                              [numpy_helper.from_array(w3, "W3"), numpy_helper.from_array(w1, "W1")])
+    path = str(tmp_path / "f.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    mod, params = kiln.frontend.from_onnx(onnx.load(path), {"x": (1, 48, 14, 14)})
+    so = str(tmp_path / "f.so")
+    with kiln.transform.PassContext(opt_level=3):
+        kiln.build(mod, target="cpu", params=params).export_library(so)
+    lib = kiln.runtime.load_module(so)
+    embedded = {k: v.numpy() for k, v in lib.get_params().items()}
+    shapes = [v.shape for v in embedded.values()]
+    # no original layout is left beside a transformed one
+    assert (48, 48, 3, 3) not in shapes and (48, 48, 1, 1) not in shapes, shapes
+    # the shared 1x1 weight is embedded once, and no two params are equal
+    blobs = [v.tobytes() for v in embedded.values()]
+    assert len(set(blobs)) == len(blobs)
+    assert sum(v.size for v in embedded.values() if v.size >= 48 * 48) <= w1.size + w3.size * 64 // 9
+    # and every embedded param is read by a kernel
+    g = json.loads(lib.get_graph_json())
+    used = {i[0] for n in g["nodes"] if n["op"] == "tvm_op" for i in n["inputs"]}
+    names = {g["nodes"][i]["name"]: i for i in g["arg_nodes"]}
+    assert all(names[k] in used for k in embedded)
+    # the answer is right
+    x = rng.standard_normal((1, 48, 14, 14)).astype("float32")
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    m.set_input("x", x)
+    m.run()
+    import torch  # pylint: disable=import-outside-toplevel
+    import torch.nn.functional as F  # pylint: disable=import-outside-toplevel
+    t = torch.from_numpy
+    ref = F.conv2d(F.relu(F.conv2d(F.relu(F.conv2d(t(x), t(w3), padding=1)), t(w1))), t(w1)).numpy()
+    np.testing.assert_allclose(m.get_output(0).numpy(), ref, rtol=2e-3, atol=2e-3)
