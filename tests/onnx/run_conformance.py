@@ -35,9 +35,21 @@ one-line reason to a Markdown report (default build/onnx_conformance.md).
 Exits 1 when any case fails, so the suite stays green only when every case
 Kiln accepts gives the right answer.
 
-Usage:  /usr/bin/python3 tests/onnx/run_conformance.py [-j 2] [-k PATTERN]
-        [--kiln build/kiln] [--cache build/onnx-node-tests]
-        [--report build/onnx_conformance.md] [--timeout 120] [--keep]
+Two suites:
+  debian   (default) Debian's onnx 1.12 (/usr/bin/python3): its `node` and
+           `simple` cases, generated with onnx's `generate-data`;
+  newest   the node cases of the newest onnx release, which ships the case
+           definitions but not their data: the runner collects them with
+           onnx.backend.test.case.node.collect_testcases and writes each
+           case's model.onnx and test_data_set_*/{input,output}_*.pb.  It
+           must run under a Python with that onnx: tests/onnx/newest_suite.sh
+           makes the venv build/onnx-venv (onnx and numpy from PyPI, the
+           versions pinned there) and runs this script with it.
+
+Usage:  /usr/bin/python3 tests/onnx/run_conformance.py [--suite debian] [-j 2]
+        [-k PATTERN] [--kiln build/kiln] [--cache DIR] [--report FILE]
+        [--timeout 120] [--keep]
+        bash tests/onnx/newest_suite.sh [the same options]   (--suite newest)
 """
 import argparse
 import collections
@@ -54,7 +66,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RTOL, ATOL = 1e-3, 1e-7
-SUITES = ("node", "simple")
+# the folders of each suite's cache that hold cases
+SUITES = {"debian": ("node", "simple"), "newest": ("node",)}
 
 # A compile error is "unsupported" when Kiln's message says so plainly.
 UNSUPPORTED_RE = re.compile(r"unsupported|not supported|no Kiln equivalent", re.I)
@@ -94,10 +107,12 @@ UPSTREAM_FIXES = {
 }
 
 
-def generate(cache):
-    """Write ONNX's node/simple/real test data into cache (once)."""
-    if all(os.path.isdir(os.path.join(cache, s)) for s in SUITES):
+def generate(cache, suite):
+    """Write the suite's test cases into cache (once)."""
+    if all(os.path.isdir(os.path.join(cache, s)) for s in SUITES[suite]):
         return
+    if suite == "newest":
+        return generate_newest(cache)
     print(f"generating ONNX backend test data into {cache} ...", flush=True)
     os.makedirs(cache, exist_ok=True)
     # onnx 1.12's generators still use NumPy aliases removed in NumPy 1.24.
@@ -110,6 +125,52 @@ def generate(cache):
             "from onnx.backend.test.cmd_tools import main\n"
             "main()\n")
     subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+
+
+def _proto_of(value, vi, name):
+    """A test value as the protobuf its graph input/output type wants."""
+    from onnx import TensorProto, numpy_helper
+    t = vi.type
+    if t.HasField("sequence_type"):
+        return numpy_helper.from_list(value, name)
+    if t.HasField("optional_type"):
+        return numpy_helper.from_optional(value, name)
+    if t.HasField("map_type"):
+        return numpy_helper.from_dict(value, name)
+    if isinstance(value, TensorProto):
+        return value
+    return numpy_helper.from_array(value, name)
+
+
+def generate_newest(cache):
+    """The newest onnx's node cases: collect_testcases() builds each case's
+    model and data in memory; write them in the layout generate-data uses
+    (one folder a case, model.onnx, test_data_set_N/input_K.pb ...).  The
+    cases are written to a temporary folder renamed into place, so an
+    interrupted run does not leave half a suite behind."""
+    import onnx
+    from onnx.backend.test.case import node
+    print(f"collecting onnx {onnx.__version__} node test cases into {cache} ...", flush=True)
+    os.makedirs(cache, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="node.", dir=cache)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = node.collect_testcases()
+    for case in cases:
+        d = os.path.join(tmp, case.name)
+        os.makedirs(d)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(case.model.SerializeToString())
+        g = case.model.graph
+        for i, (inputs, outputs) in enumerate(case.data_sets):
+            ds = os.path.join(d, f"test_data_set_{i}")
+            os.makedirs(ds)
+            for kind, values, vis in (("input", inputs, g.input), ("output", outputs, g.output)):
+                for j, v in enumerate(values):
+                    with open(os.path.join(ds, f"{kind}_{j}.pb"), "wb") as f:
+                        f.write(_proto_of(v, vis[j], vis[j].name).SerializeToString())
+    os.rename(tmp, os.path.join(cache, "node"))
 
 
 def load_tensor(path):
@@ -364,7 +425,7 @@ def report(cases, args, wall):
     if bound:
         print(f"({len(bound)} passing cases had inputs bound at compile time)")
     md = ["# ONNX conformance", "",
-          f"ONNX {onnx_version()} backend test cases ({', '.join(SUITES)}) compiled and run by Kiln "
+          f"ONNX {onnx_version()} backend test cases ({', '.join(SUITES[args.suite])}) compiled and run by Kiln "
           f"(`tests/onnx/run_conformance.py`).", "",
           f"**{total}**", "",
           "| operator | pass | fail | unsupported |", "|---|---:|---:|---:|"]
@@ -401,8 +462,12 @@ def onnx_version():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kiln", default=os.path.join(ROOT, "build", "kiln"))
-    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "onnx-node-tests"))
-    ap.add_argument("--report", default=os.path.join(ROOT, "build", "onnx_conformance.md"))
+    ap.add_argument("--suite", choices=sorted(SUITES), default="debian",
+                    help="debian: onnx 1.12's node and simple cases; newest: the node cases of the onnx this Python has")
+    ap.add_argument("--cache", help="the generated cases (default build/onnx-node-tests, "
+                    "build/onnx-node-tests-VERSION for --suite newest)")
+    ap.add_argument("--report", help="the Markdown report (default build/onnx_conformance.md, "
+                    "build/onnx_conformance_newest.md for --suite newest)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120, help="seconds per compile or run")
     ap.add_argument("-k", dest="pattern", help="only cases whose name matches this regular expression")
@@ -411,9 +476,19 @@ def main():
     args = ap.parse_args()
     if not os.access(args.kiln, os.X_OK):
         sys.exit(f"run_conformance: {args.kiln} is not an executable (build Kiln first)")
-    generate(args.cache)
+    if args.suite == "newest":
+        import onnx
+        if tuple(int(x) for x in onnx.__version__.split(".")[:2]) < (1, 13):
+            sys.exit(f"run_conformance: --suite newest needs a recent onnx, {sys.executable} has onnx "
+                     f"{onnx.__version__}; run it as bash tests/onnx/newest_suite.sh")
+        args.cache = args.cache or os.path.join(ROOT, "build", f"onnx-node-tests-{onnx.__version__}")
+        args.report = args.report or os.path.join(ROOT, "build", "onnx_conformance_newest.md")
+    else:
+        args.cache = args.cache or os.path.join(ROOT, "build", "onnx-node-tests")
+        args.report = args.report or os.path.join(ROOT, "build", "onnx_conformance.md")
+    generate(args.cache, args.suite)
     cases = []
-    for suite in SUITES:
+    for suite in SUITES[args.suite]:
         d = os.path.join(args.cache, suite)
         for name in sorted(os.listdir(d)):
             if args.pattern and not re.search(args.pattern, name):
