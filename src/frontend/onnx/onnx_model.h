@@ -56,7 +56,19 @@
   X(UINT64, 13, 8, kDLUInt, 64)                                                \
   X(COMPLEX64, 14, 8, 0, 0)   /* (real, imag) float pairs */                   \
   X(COMPLEX128, 15, 16, 0, 0) /* (real, imag) double pairs */                  \
-  X(BFLOAT16, 16, 2, kDLBfloat, 16)
+  X(BFLOAT16, 16, 2, kDLBfloat, 16)                                            \
+  X(FLOAT8E4M3FN, 17, 1, 0, 0) /* the 8-, 6-, 4- and 2-bit types of opset */  \
+  X(FLOAT8E4M3FNUZ, 18, 1, 0, 0) /* 19 and later: no DLPack or C type */       \
+  X(FLOAT8E5M2, 19, 1, 0, 0)                                                   \
+  X(FLOAT8E5M2FNUZ, 20, 1, 0, 0)                                               \
+  X(UINT4, 21, 0, 0, 0) /* packed two a byte */                                \
+  X(INT4, 22, 0, 0, 0)                                                         \
+  X(FLOAT4E2M1, 23, 0, 0, 0)                                                   \
+  X(FLOAT8E8M0, 24, 1, 0, 0)                                                   \
+  X(UINT2, 25, 0, 0, 0)                                                        \
+  X(INT2, 26, 0, 0, 0)                                                         \
+  X(FLOAT6E2M3, 27, 0, 0, 0)                                                   \
+  X(FLOAT6E3M2, 28, 0, 0, 0)
 
 typedef enum OnnxDataType {
 #define X(n, code, size, dl, bits) ONNX_DT_##n = code,

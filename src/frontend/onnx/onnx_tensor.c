@@ -68,7 +68,7 @@ int onnx_dtype_from_onnx(int elem_type, DType *out) {
   const DataTypeInfo *di = dt_info(elem_type);
   if (elem_type == ONNX_DT_UNDEFINED) return kiln_set_error("no ONNX data type given (UNDEFINED)");
   if (!di) return kiln_set_error("unknown ONNX data type %d", elem_type);
-  return kiln_set_error("ONNX data type %s has no Kiln equivalent", di->name);
+  return kiln_set_error("ONNX data type %s has no Kiln equivalent (not supported)", di->name);
 }
 
 int onnx_tensor_dtype(const OnnxTensor *t, DType *out) {
@@ -322,6 +322,8 @@ static int decode_tensor(OnnxDecoder *d, Onnx__TensorProto *p, OnnxTensor *t) {
   t->elem_type = p->data_type;
   const DataTypeInfo *di = dt_info(p->data_type);
   if (!di) return kiln_set_error("unknown data type %d", p->data_type);
+  if (!di->dl_bits && p->data_type > ONNX_DT_BFLOAT16)
+    return kiln_set_error("data type %s is not supported (Kiln has no storage for it)", di->name);
   t->elem_size = (size_t)di->size;
   t->has_dtype = onnx_dtype_lookup(p->data_type, &t->dtype);
   if (p->n_dims > 64) return kiln_set_error("%zu dims (at most 64)", p->n_dims);
