@@ -159,7 +159,8 @@ static int parse_coord(const char *s, TopiCoordMode *m) {
            {"align_corners", TOPI_COORD_ALIGN_CORNERS},
            {"asymmetric", TOPI_COORD_ASYMMETRIC},
            {"pytorch_half_pixel", TOPI_COORD_PYTORCH_HALF_PIXEL},
-           {"tf_half_pixel_for_nearest", TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST}};
+           {"tf_half_pixel_for_nearest", TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST},
+           {"half_pixel_symmetric", TOPI_COORD_HALF_PIXEL_SYMMETRIC}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     if (!strcmp(s, t[i].n)) {
       *m = t[i].m;

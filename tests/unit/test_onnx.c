@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "frontend/onnx/import.h"
 #include "frontend/onnx/onnx_model.h"
+#include "frontend/onnx/onnx_schema.h"
 #include "test.h"
 
 static const char *data_dir(void) { return kfmt("%s/tests/data/onnx", test_root()); }
@@ -616,6 +618,55 @@ static void test_node_suite(void) {
   CHECK(st.shape_mismatch <= 4);
 }
 
+/* Operator versions: the generated history (onnx_schema.c), how a node's
+ * version is resolved against the table's rows, the errors, and the
+ * table's rows against the history (each since/until a real version of
+ * the op, rows in order and not overlapping). */
+static void test_versions(void) {
+  const OnnxSchemaOp *relu = onnx_schema_find("", "Relu"), *acos = onnx_schema_find("ai.onnx", "Acos");
+  CHECK_NN(relu);
+  CHECK_NN(acos);
+  CHECK(onnx_schema_find("", "NoSuchOp") == NULL);
+  CHECK_INT(onnx_schema_version(relu, 20), 14);
+  CHECK_INT(onnx_schema_version(relu, 5), 1);
+  CHECK_INT(onnx_schema_version(acos, 6), 0); /* Acos is new at 7 */
+  CHECK_INT(onnx_schema_semantic_version(acos, 22), 7); /* 22 added bfloat16 only */
+  CHECK(onnx_schema_newest_opset("") >= 23);
+  int since[2] = {1, 18}, until[2] = {13, 18}, v = 0;
+  CHECK_INT(onnx_version_resolve("", "ReduceMax", 18, 2, since, until, &v), 1);
+  CHECK_INT(v, 18);
+  CHECK_INT(onnx_version_resolve("", "ReduceMax", 17, 2, since, until, &v), 0);
+  CHECK_INT(v, 13);
+  CHECK_INT(onnx_version_resolve("", "ReduceMax", 20, 2, since, until, &v), -1);
+  CHECK_CONTAINS(kiln_get_error(), "ReduceMax version 20 (opset 20 of domain 'ai.onnx') is not supported");
+  CHECK_CONTAINS(kiln_get_error(), "Kiln implements ReduceMax versions 1, 11, 12, 13, 18");
+  CHECK_INT(onnx_version_resolve("", "Acos", 22, 1, (int[]){7}, (int[]){7}, &v), 0);
+  CHECK_INT(v, 22);
+  CHECK_INT(onnx_version_resolve("", "Gelu", 17, 1, (int[]){20}, (int[]){20}, &v), -1);
+  CHECK_CONTAINS(kiln_get_error(), "'Gelu' does not exist at opset 17");
+  CHECK_INT(onnx_version_resolve("", "Relu", onnx_schema_newest_opset("") + 1, 1, (int[]){1}, (int[]){14}, &v), -1);
+  CHECK_CONTAINS(kiln_get_error(), "is not supported: the newest Kiln knows is");
+  CHECK_INT(onnx_version_resolve("com.microsoft", "Gelu", 1, 1, (int[]){1}, (int[]){1}, &v), 0);
+  int n;
+  const OnnxOpEntry *t = onnx_op_table(&n);
+  for (int i = 0; i < n; i++) {
+    const OnnxOpEntry *e = &t[i];
+    const OnnxSchemaOp *s = onnx_schema_find(e->domain, e->op_type);
+    CHECK(e->since <= e->until);
+    if (i > 0 && !strcmp(t[i - 1].op_type, e->op_type) && !strcmp(t[i - 1].domain, e->domain))
+      CHECK(t[i - 1].until < e->since);
+    if (!s) continue;
+    bool has_since = e->since < s->versions[0], has_until = false; /* before ONNX's first: a contrib op */
+    for (int k = 0; k < ONNX_SCHEMA_MAX_VERSIONS && s->versions[k]; k++) {
+      has_since |= s->versions[k] == e->since;
+      has_until |= s->versions[k] == e->until;
+    }
+    if (!has_since || !has_until) printf("     %s rows: %d..%d are not versions of the op\n", e->op_type, e->since, e->until);
+    CHECK(has_since);
+    CHECK(has_until);
+  }
+}
+
 const TestCase onnx_tests[] = {
     {"conv_relu", test_conv_relu},
     {"symbolic_dims", test_symbolic_dims},
@@ -625,5 +676,6 @@ const TestCase onnx_tests[] = {
     {"errors", test_errors},
     {"fuzz", test_fuzz},
     {"node_suite", test_node_suite},
+    {"versions", test_versions},
     {NULL, NULL},
 };

@@ -483,6 +483,10 @@ static double coord_ref(TopiCoordMode m, double x, int64_t in, int64_t out, doub
   case TOPI_COORD_ALIGN_CORNERS: return out > 1 ? x * (double)(in - 1) / (double)(out - 1) : 0;
   case TOPI_COORD_ASYMMETRIC: return x / scale;
   case TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST: return (x + 0.5) / scale;
+  case TOPI_COORD_HALF_PIXEL_SYMMETRIC: {
+    double adj = (double)out / ((double)in * scale);
+    return (double)in / 2 * (1 - adj) + (x + 0.5) / scale - 0.5;
+  }
   }
   return 0;
 }
@@ -559,7 +563,7 @@ static void resize_case(TBatch *b, TopiResizeMethod meth, TopiCoordMode cm, Topi
 
 static void test_resize(void) {
   TBatch b = {0};
-  for (int cm = 0; cm <= TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST; cm++) {
+  for (int cm = 0; cm <= TOPI_COORD_HALF_PIXEL_SYMMETRIC; cm++) {
     for (int nm = 0; nm <= TOPI_NEAREST_CEIL; nm++)
       resize_case(&b, TOPI_RESIZE_NEAREST, (TopiCoordMode)cm, (TopiNearestMode)nm, 5, 7, 9, 3, NULL, false);
     resize_case(&b, TOPI_RESIZE_LINEAR, (TopiCoordMode)cm, TOPI_NEAREST_FLOOR, 5, 7, 11, 4, NULL, false);

@@ -2,6 +2,7 @@
  * import.c - ONNX model -> Kiln graph (see import.h for the approach).
  */
 #include "import.h"
+#include "onnx_schema.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -525,18 +526,30 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
   return rc;
 }
 
-/* The table's row for node n, or NULL + an error naming the op, its
- * domain and the node. */
+/* The table's row for node n at the node's version (onnx_version_resolve
+ * finds it from the domain's opset), or NULL + an error naming the op, its
+ * domain and the node, or the op's version and the versions Kiln has. */
 static const OnnxOpEntry *find_op(Importer *im, const OnnxNode *n) {
   bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx");
   int64_t opset = dflt ? im->opset : onnx_model_opset(im->model, n->domain);
-  const OnnxOpEntry *e = onnx_find_op(n->domain, n->op_type, opset < 1 ? 1 : opset);
-  if (e) return e;
-  if (!dflt)
-    kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
-  else
-    kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
-  return NULL;
+  const OnnxOpEntry *rows;
+  int nrows = onnx_find_op_rows(n->domain, n->op_type, &rows);
+  if (!nrows) {
+    if (!dflt)
+      kiln_set_error("unsupported operator '%s' of domain '%s' (node '%s')", n->op_type, n->domain, n->name);
+    else
+      kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
+    return NULL;
+  }
+  int since[16], until[16], version;
+  if (nrows > 16) nrows = 16;
+  for (int i = 0; i < nrows; i++) since[i] = rows[i].since, until[i] = rows[i].until;
+  int r = onnx_version_resolve(n->domain, n->op_type, opset < 1 ? 1 : opset, nrows, since, until, &version);
+  if (r < 0) {
+    kiln_error_context("node '%s'", n->name);
+    return NULL;
+  }
+  return &rows[r];
 }
 
 /* The node's inputs against the row: their number, and an empty name
@@ -613,8 +626,9 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   const OnnxGraph *og = m->graph;
   int64_t opset = onnx_model_opset(m, "");
   if (opset < 0) opset = 1;
-  if (opset > 17)
-    return kiln_set_error("%s: ONNX opset %lld is not supported (Kiln supports opsets 1 to 17)", m->path, (long long)opset),
+  if (opset > onnx_schema_newest_opset(""))
+    return kiln_set_error("%s: ONNX opset %lld is not supported (Kiln supports opsets 1 to %d, those of onnx %s)", m->path,
+                          (long long)opset, onnx_schema_newest_opset(""), onnx_schema_onnx_version),
            NULL;
   Importer im;
   memset(&im, 0, sizeof im);

@@ -145,26 +145,27 @@ int imp_const_scalar(Importer *im, int i, double *out);
 
 typedef int (*OnnxHandler)(Importer *im);
 
-/* A row of the operator table: one op of one domain from the opset
- * version `since` on, until the next row of the same op (a model whose
- * opset is older than the op's first row uses that first row).  Inputs:
- * at least min_inputs, at most max_inputs (ONNX_VARIADIC: any number);
- * bit i of optional (bit 31 for i >= 31): input i may be omitted with an
- * empty name.  The importer checks each node against its row before the
- * handler runs (import.c), so a handler can rely on its required inputs. */
+/* A row of the operator table: one op of one domain, ONNX versions
+ * `since` to `until` of it (see ops/table.c and onnx_schema.h for how a
+ * node's version is found).  Inputs: at least min_inputs, at most
+ * max_inputs (ONNX_VARIADIC: any number); bit i of optional (bit 31 for
+ * i >= 31): input i may be omitted with an empty name.  The importer
+ * checks each node against its row before the handler runs (import.c), so
+ * a handler can rely on its required inputs. */
 #define ONNX_VARIADIC (-1)
 typedef struct OnnxOpEntry {
   const char *domain; /* "" for ai.onnx */
   const char *op_type;
-  int since;          /* the first opset version this row describes */
+  int since, until;   /* the ONNX versions of the op this row implements */
   OnnxHandler fn;
   int min_inputs, max_inputs;
   uint32_t optional;
 } OnnxOpEntry;
 
-/* The row for op_type of domain ("" or "ai.onnx": the default domain) at
- * opset version `opset`, or NULL if Kiln does not map the op. */
-const OnnxOpEntry *onnx_find_op(const char *domain, const char *op_type, int64_t opset);
+/* The rows of op_type of domain ("" or "ai.onnx": the default domain):
+ * their number (0 if Kiln does not map the op), *first the first of them
+ * (they are adjacent in version order). */
+int onnx_find_op_rows(const char *domain, const char *op_type, const OnnxOpEntry **first);
 /* Whether some domain maps op_type (for the error about a wrong domain). */
 bool onnx_op_known(const char *op_type);
 /* The whole table, sorted by op and version (for listings and the

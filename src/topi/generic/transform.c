@@ -492,6 +492,13 @@ static Expr *coord(TopiCoordMode mode, Expr *v, int64_t in, int64_t out, double 
     return ir_div(x, ir_float(scale, DT_F64));
   case TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST:
     return ir_div(ir_add(x, ir_float(0.5, DT_F64)), ir_float(scale, DT_F64));
+  case TOPI_COORD_HALF_PIXEL_SYMMETRIC: {
+    /* ONNX 19: half_pixel shifted so the resized image stays centred when
+     * in * scale is not a whole number */
+    double adj = (double)out / ((double)in * scale), off = (double)in / 2 * (1 - adj);
+    return ir_add(ir_float(off, DT_F64),
+                  ir_sub(ir_div(ir_add(x, ir_float(0.5, DT_F64)), ir_float(scale, DT_F64)), ir_float(0.5, DT_F64)));
+  }
   }
   KUNREACHABLE();
 }
@@ -518,7 +525,7 @@ Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales, T
   if (!x) return NULL;
   if (!out_shape) return kiln_set_error("%s: output shape not given", op), NULL;
   if ((int)method < 0 || method > TOPI_RESIZE_CUBIC) return kiln_set_error("%s: unknown method %d", op, (int)method), NULL;
-  if ((int)coord_mode < 0 || coord_mode > TOPI_COORD_TF_HALF_PIXEL_FOR_NEAREST)
+  if ((int)coord_mode < 0 || coord_mode > TOPI_COORD_HALF_PIXEL_SYMMETRIC)
     return kiln_set_error("%s: unknown coordinate transformation mode %d", op, (int)coord_mode), NULL;
   if ((int)nearest < 0 || nearest > TOPI_NEAREST_CEIL)
     return kiln_set_error("%s: unknown nearest mode %d", op, (int)nearest), NULL;

@@ -15,7 +15,7 @@ int onnx_h_resize(Importer *im) {
   int nd = x->type.ndim;
   int64_t size[MAXD];
   double scales[MAXD];
-  bool have = false;
+  bool have = false, use_scales = false;
   const char *op = N(im)->op_type;
   if (!strcmp(op, "Upsample") && imp_opset(im) < 7)
     return imp_error(im, "Upsample before opset 7 (height_scale and width_scale) is not supported");
@@ -27,27 +27,65 @@ int onnx_h_resize(Importer *im) {
   } else {
     int si = !strcmp(op, "Upsample") ? 1 : imp_opset(im) >= 11 ? 2 : 1;
     GNode *sz = !strcmp(op, "Resize") && imp_opset(im) >= 11 ? imp_input(im, 3) : NULL;
+    /* opset 18: scales or sizes may name only some axes */
+    int64_t axes[MAXD];
+    int na = nd;
+    const int64_t *av = imp_opset(im) >= 18 ? onnx_attr_ints(N(im), "axes", &na) : NULL;
+    if (av) {
+      if (na > nd) return imp_error(im, "axes has %d values for a tensor of rank %d", na, nd);
+      for (int i = 0; i < na; i++) {
+        int ax;
+        if (imp_norm_axis(im, av[i], nd, &ax)) return -1;
+        axes[i] = ax;
+      }
+    } else {
+      na = nd;
+      for (int i = 0; i < nd; i++) axes[i] = i;
+    }
+    for (int i = 0; i < nd; i++) size[i] = x->type.shape[i], scales[i] = 1.0;
+    if (imp_opset(im) >= 18 && onnx_attr_int(N(im), "antialias", 0))
+      return imp_error(im, "antialias = 1 is not supported");
     if (sz && ttype_numel(&sz->type) > 0) {
-      int n = imp_const_input_ints(im, 3, size, MAXD);
+      int64_t v[MAXD];
+      int n = imp_const_input_ints(im, 3, v, MAXD);
       if (n < 0) return -1;
-      if (n != nd) return imp_error(im, "sizes has %d values, expected %d", n, nd);
-      have = true;
+      if (n != na) return imp_error(im, "sizes has %d values, expected %d", n, na);
+      const char *pol = imp_opset(im) >= 18 ? onnx_attr_string(N(im), "keep_aspect_ratio_policy", "stretch") : "stretch";
+      if (!strcmp(pol, "stretch")) {
+        for (int i = 0; i < na; i++) size[axes[i]] = v[i];
+        have = true;
+      } else if (!strcmp(pol, "not_larger") || !strcmp(pol, "not_smaller")) {
+        /* one scale for the named axes, the smallest or largest ratio */
+        double r = 0;
+        for (int i = 0; i < na; i++) {
+          double q = (double)v[i] / (double)x->type.shape[axes[i]];
+          if (i == 0 || (pol[4] == 'l' ? q < r : q > r)) r = q;
+        }
+        for (int i = 0; i < na; i++) {
+          scales[axes[i]] = r;
+          size[axes[i]] = (int64_t)floor((double)x->type.shape[axes[i]] * r + 0.5);
+        }
+        have = use_scales = true; /* the coordinates follow the one scale */
+      } else {
+        return imp_error(im, "keep_aspect_ratio_policy '%s' is not supported (stretch, not_larger, not_smaller)", pol);
+      }
     } else {
       if (!imp_input(im, si)) return imp_error(im, "needs scales or sizes");
       GNode *sc = imp_const_input(im, si);
       if (!sc) return -1;
-      if (ttype_numel(&sc->type) != nd || !dt_eq(sc->type.dtype, DT_F32))
-        return imp_error(im, "scales must hold %d float32 values, got %s", nd, ttype_str(&sc->type));
-      for (int i = 0; i < nd; i++) scales[i] = ((const float *)((char *)sc->value->data + sc->value->byte_offset))[i];
+      if (ttype_numel(&sc->type) != na || !dt_eq(sc->type.dtype, DT_F32))
+        return imp_error(im, "scales must hold %d float32 values, got %s", na, ttype_str(&sc->type));
+      for (int i = 0; i < na; i++) scales[axes[i]] = ((const float *)((char *)sc->value->data + sc->value->byte_offset))[i];
     }
   }
   if (!have)
     for (int i = 0; i < nd; i++) size[i] = (int64_t)floor((double)x->type.shape[i] * scales[i]);
+  if (!have) use_scales = true;
   if (!strcmp(onnx_attr_string(N(im), "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
     return onnx_resize_crop(im, x, size);
   GAttrs a = gattrs_new();
   ga_ints(&a, "size", nd, size);
-  if (!have) {
+  if (use_scales) {
     ga_floats(&a, "scales", nd, scales);
   }
   const char *mode = onnx_attr_string(N(im), "mode", "nearest");

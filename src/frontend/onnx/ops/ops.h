@@ -37,6 +37,9 @@
  *   sequence.c     sequences as compile-time lists
  *   text.c         TfIdfVectorizer
  *   training.c     losses and the ai.onnx.preview.training optimizers
+ *   transformer.c  attention, rotary embedding, RMS/group/skip layer
+ *                  normalization, GELU-family activations (ai.onnx and
+ *                  com.microsoft)
  *   table.c        the table: op, opset versions, handler, input arity
  */
 #ifndef KILN_FRONTEND_ONNX_OPS_H
@@ -92,6 +95,10 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
 #define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum)
 
+#define ONNX_TRANSFORMER_HANDLERS(X)                                                                 \
+  X(Gelu) X(Mish) X(Swish) X(RMSNormalization) X(SimplifiedLayerNormalization) X(SkipLayerNormalization)  \
+  X(GroupNormalization) X(RotaryEmbedding) X(Attention) X(MultiHeadAttention) X(MsAttention)
+
 #define ONNX_DECLARE_HANDLER(n) int onnx_h_##n(Importer *im);
 ONNX_ELEMENTWISE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TENSOR_HANDLERS(ONNX_DECLARE_HANDLER)
@@ -107,6 +114,7 @@ ONNX_SIGNAL_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_SEQUENCE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TEXT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRAINING_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_TRANSFORMER_HANDLERS(ONNX_DECLARE_HANDLER)
 #undef ONNX_DECLARE_HANDLER
 
 /* nn.c: Conv of x and w (+ bias b, or NULL) with the current node's

@@ -224,6 +224,30 @@ int onnx_h_gather(Importer *im) {
   return out0(im, imp_call(im, !strcmp(N(im)->op_type, "GatherElements") ? "gather_elements" : "take", 2, args, a));
 }
 
+/* Pad's wrap mode (opset 19): each axis becomes the tail of the axis, the
+ * axis, and its head, concatenated (a negative pad crops). */
+static GNode *pad_wrap(Importer *im, GNode *x, const int64_t *pads) {
+  int nd = x->type.ndim;
+  for (int i = 0; i < nd && x; i++) {
+    int64_t b = pads[i], e = pads[i + nd], len = x->type.shape[i];
+    if (b > len || e > len)
+      return imp_error(im, "wrap padding %lld/%lld is larger than axis %d (%lld)", (long long)b, (long long)e, i, (long long)len),
+             NULL;
+    if (b < 0) x = imp_slice(im, x, i, -b, len), b = 0, len = x ? x->type.shape[i] : 0;
+    if (e < 0) x = imp_slice(im, x, i, 0, len + e), e = 0, len = x ? x->type.shape[i] : 0;
+    if (!x || (b == 0 && e == 0)) continue;
+    GNode *parts[3];
+    int k = 0;
+    if (b) parts[k++] = imp_slice(im, x, i, len - b, len);
+    parts[k++] = x;
+    if (e) parts[k++] = imp_slice(im, x, i, 0, e);
+    GAttrs a = gattrs_new();
+    ga_int(&a, "axis", i);
+    x = imp_call(im, "concatenate", k, parts, a);
+  }
+  return x;
+}
+
 int onnx_h_pad(Importer *im) {
   GNode *x = in0(im);
   int nd = x->type.ndim;
@@ -237,6 +261,21 @@ int onnx_h_pad(Importer *im) {
     value = onnx_attr_float(N(im), "value", 0);
   } else {
     if ((n = imp_const_input_ints(im, 1, pads, 2 * MAXD)) < 0) return -1;
+    if (imp_opset(im) >= 18 && imp_input(im, 3)) {
+      /* axes (opset 18): pads gives (begins, ends) for these axes only */
+      int64_t axes[MAXD], full[2 * MAXD] = {0};
+      int na = imp_const_input_ints(im, 3, axes, MAXD);
+      if (na < 0) return -1;
+      if (n != 2 * na) return imp_error(im, "pads has %d values for %d axes, expected %d", n, na, 2 * na);
+      for (int i = 0; i < na; i++) {
+        int ax;
+        if (imp_norm_axis(im, axes[i], nd, &ax)) return -1;
+        full[ax] = pads[i];
+        full[ax + nd] = pads[i + na];
+      }
+      memcpy(pads, full, sizeof(int64_t) * (size_t)(2 * nd));
+      n = 2 * nd;
+    }
     if (n != 2 * nd) return imp_error(im, "pads has %d values, expected %d", n, 2 * nd);
     GNode *cv = imp_input(im, 2) ? imp_const_input(im, 2) : NULL;
     if (imp_input(im, 2) && !cv) return -1;
@@ -245,9 +284,11 @@ int onnx_h_pad(Importer *im) {
       value = gnode_scalar_value(cv);
     }
   }
+  const char *mode = onnx_attr_string(N(im), "mode", "constant");
+  if (!strcmp(mode, "wrap") && imp_opset(im) >= 19) return out0(im, pad_wrap(im, x, pads));
   GAttrs a = gattrs_new();
   ga_ints(&a, "pads", n, pads);
-  ga_str(&a, "pad_mode", onnx_attr_string(N(im), "mode", "constant"));
+  ga_str(&a, "pad_mode", mode);
   ga_float(&a, "pad_value", value);
   return out0(im, imp_call(im, "nn.pad", 1, &x, a));
 }
