@@ -4,7 +4,9 @@
 # the documentation's tutorials (run and compared with their pages), the
 # kiln command's tests, the end-to-end model tests (five torchvision models
 # exported with seeded weights, matched against PyTorch), and ONNX's own
-# node tests (conformance; any failing supported case fails the run).
+# node tests (conformance; any failing supported case fails the run), Debian's
+# onnx 1.12 suite and the newest onnx release's (from PyPI, in the venv
+# build/onnx-venv that tests/onnx/newest_suite.sh makes).
 # Usage: bash tools/test.sh            (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,11 @@ echo "== model tests (torchvision models vs PyTorch, the bundled digits model)"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/models
 
 echo "== ONNX frontend tests and ONNX conformance (node + simple cases; report: build/onnx_conformance.md)"
+bash tests/onnx/newest_suite.sh --setup   # the newest onnx (version_converter) for tests/onnx
 KILN_BUILD_DIR="$PWD/build" "$PY" -m pytest -q tests/onnx
 "$PY" tests/onnx/run_conformance.py --kiln build/kiln -j "$JOBS"
+
+echo "== ONNX conformance, the newest onnx release's node cases (report: build/onnx_conformance_newest.md)"
+bash tests/onnx/newest_suite.sh --kiln build/kiln -j "$JOBS"
 
 echo "== all tests passed"

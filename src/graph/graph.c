@@ -264,6 +264,7 @@ double gnode_scalar_value(const GNode *n) {
   DType t = n->value->dtype;
   if (t.code == kDLFloat && t.bits == 32) return *(const float *)p;
   if (t.code == kDLFloat && t.bits == 64) return *(const double *)p;
+  if (t.code == kDLFloat && t.bits == 16) return (double)*(const _Float16 *)p;
   if (t.code == kDLInt && t.bits == 64) return (double)*(const int64_t *)p;
   if (t.code == kDLInt && t.bits == 32) return *(const int32_t *)p;
   if (t.code == kDLInt && t.bits == 16) return *(const int16_t *)p;

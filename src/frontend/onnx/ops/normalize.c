@@ -145,7 +145,9 @@ int onnx_h_LpNormalization(Importer *im) {
   int64_t p = onnx_attr_int(N(im), "p", 2), axis = onnx_attr_int(N(im), "axis", -1);
   if (p != 1 && p != 2) return imp_error(im, "p = %lld is not supported (1 or 2)", (long long)p);
   GNode *nrm = imp_reduce(im, p == 1 ? "l1_norm" : "l2_norm", x, 1, &axis, true);
-  return imp_set_output(im, 0, bin(im, "divide", x, nrm));
+  /* a zero vector stays zero (ONNX's reference since 1.20: 0, not 0/0) */
+  GNode *zero = imp_scalar_like(im, 0, x);
+  return imp_set_output(im, 0, imp_where(im, bin(im, "equal", nrm, zero), zero, bin(im, "divide", x, nrm)));
 }
 
 int onnx_h_GlobalLpPool(Importer *im) {

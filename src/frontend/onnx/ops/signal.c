@@ -125,11 +125,20 @@ int onnx_h_DFT(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
   int ax;
-  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, &ax)) return -1;
+  double axis = 1; /* an attribute (default 1) before opset 20, then an input (default -2) */
+  if (imp_opset(im) >= 20) {
+    axis = -2;
+    if (imp_input(im, 2) && imp_const_scalar(im, 2, &axis)) return -1;
+  } else {
+    axis = (double)onnx_attr_int(N(im), "axis", 1);
+  }
+  if (imp_norm_axis(im, (int64_t)axis, x->type.ndim, &ax)) return -1;
+  if (ax == x->type.ndim - 1) return imp_error(im, "axis %d is the real/imaginary axis", ax);
   double L = (double)x->type.shape[ax];
   if (imp_input(im, 1) && imp_const_scalar(im, 1, &L)) return -1;
   bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
-  if (onesided && x->type.shape[x->type.ndim - 1] == 2) return imp_error(im, "onesided = 1 needs a real input");
+  if (onesided && x->type.shape[x->type.ndim - 1] == 2)
+    return imp_error(im, "onesided = 1 with a complex input (an inverse real DFT) is not supported");
   if (onesided && inverse) return imp_error(im, "onesided = 1 with inverse = 1 is not supported");
   return imp_set_output(im, 0, dft(im, x, ax, (int64_t)L, onesided, inverse));
 }

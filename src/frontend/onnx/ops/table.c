@@ -73,6 +73,7 @@ static const OnnxOpEntry table[] = {
     {"", "DequantizeLinear", 10, 13, onnx_h_DequantizeLinear, 2, 3, O(2)},
     {"", "Det", 11, 11, onnx_h_Det, 1, 1, 0},
     {"", "DFT", 17, 17, onnx_h_DFT, 1, 2, O(1)},
+    {"", "DFT", 20, 20, onnx_h_DFT, 1, 3, O(1) | O(2)},
     {"", "Div", 1, 14, onnx_h_binary, 2, 2, 0},
     {"", "Dropout", 1, 10, onnx_h_dropout, 1, 1, 0},
     {"", "Dropout", 12, 13, onnx_h_dropout, 1, 3, O(1) | O(2)},
