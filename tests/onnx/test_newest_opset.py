@@ -117,15 +117,14 @@ def vi(name, shape, t=TensorProto.FLOAT):
 
 
 def test_unimplemented_version_is_named(tmp_path):
-    # BitShift-28 (its behaviour for shifts past the width was defined) is
-    # not implemented; the message names the versions Kiln has
-    node = helper.make_node("BitShift", ["a", "b"], ["c"], direction="LEFT")
-    p = save(tmp_path, node, 28, [vi("a", [3], TensorProto.UINT32), vi("b", [3], TensorProto.UINT32)],
-             [vi("c", [3], TensorProto.UINT32)])
+    # Range-27 (its stash_type for half-precision accumulation) is not
+    # implemented; the message names the versions Kiln has
+    node = helper.make_node("Range", ["a", "b", "c"], ["y"])
+    p = save(tmp_path, node, 27, [vi("a", []), vi("b", []), vi("c", [])], [vi("y", None)])
     r = kiln("compile", p, "-o", str(tmp_path / "m.so"))
     assert r.returncode != 0
-    assert "BitShift version 28 (opset 28 of domain 'ai.onnx') is not supported" in r.stderr, r.stderr
-    assert "Kiln implements BitShift version 11" in r.stderr, r.stderr
+    assert "Range version 27 (opset 27 of domain 'ai.onnx') is not supported" in r.stderr, r.stderr
+    assert "Kiln implements Range version 11" in r.stderr, r.stderr
 
 
 def test_opset_newer_than_known_is_refused(tmp_path):

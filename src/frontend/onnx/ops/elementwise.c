@@ -19,7 +19,7 @@ static const OpMap unary_map[] = {
     {"Round", "round"},      {"Sign", "sign"},       {"Erf", "erf"},       {"Reciprocal", "reciprocal"},
     {"Sin", "sin"},          {"Cos", "cos"},         {"Tan", "tan"},       {"Asin", "asin"},     {"Acos", "acos"},
     {"Atan", "atan"},        {"Sinh", "sinh"},       {"Cosh", "cosh"},     {"Asinh", "asinh"},   {"Acosh", "acosh"},
-    {"Atanh", "atanh"},      {"IsNaN", "isnan"},     {"Not", "logical_not"}, {"Softplus", "nn.softplus"},
+    {"Atanh", "atanh"},      {"IsNaN", "isnan"},     {"Not", "logical_not"}, {"BitwiseNot", "bitwise_not"}, {"Softplus", "nn.softplus"},
     {"Softsign", "nn.softsign"}, {"HardSwish", "nn.hard_swish"}, {"Identity", NULL}, {NULL, NULL}};
 
 int onnx_h_unary(Importer *im) {
@@ -101,7 +101,18 @@ int onnx_h_binary(Importer *im) {
 int onnx_h_mod(Importer *im) {
   bool fm = onnx_attr_int(N(im), "fmod", 0) != 0;
   GNode *a = imp_input(im, 0), *b = imp_input(im, 1);
-  if (!fm && dt_is_float(a->type.dtype)) return imp_error(im, "fmod=0 is only defined for integers");
+  if (!fm && dt_is_float(a->type.dtype)) {
+    if (imp_opset(im) < 28) return imp_error(im, "fmod=0 is only defined for integers before opset 28");
+    /* opset 28: A - floor(A / B) * B, from C's fmod: the remainder moved
+     * to B's side when their signs differ, a zero remainder signed as B
+     * (fmod gives the NaNs of an infinite A or a zero B) */
+    GNode *r = imp_call2(im, "mod", a, b), *zero = imp_scalar_like(im, 0, a);
+    GNode *rneg = bin(im, "less", r, zero), *bneg = bin(im, "less", b, zero);
+    GNode *moved = imp_where(im, bin(im, "logical_and", bin(im, "not_equal", r, zero), bin(im, "not_equal", rneg, bneg)),
+                             bin(im, "add", r, b), r);
+    GNode *signed0 = imp_where(im, bneg, imp_scalar_like(im, -0.0, a), zero);
+    return out0(im, imp_where(im, bin(im, "equal", r, zero), signed0, moved));
+  }
   return out0(im, imp_call2(im, fm ? "mod" : "floor_mod", a, b));
 }
 
@@ -109,7 +120,20 @@ int onnx_h_bitshift(Importer *im) {
   const char *dir = onnx_attr_string(N(im), "direction", "");
   const char *op = !strcmp(dir, "LEFT") ? "left_shift" : !strcmp(dir, "RIGHT") ? "right_shift" : NULL;
   if (!op) return imp_error(im, "direction must be LEFT or RIGHT, got '%s'", dir);
-  return out0(im, imp_call2(im, op, imp_input(im, 0), imp_input(im, 1)));
+  GNode *x = imp_input(im, 0), *y = imp_input(im, 1);
+  if (imp_opset(im) < 28) return out0(im, imp_call2(im, op, x, y));
+  /* opset 28: a shift by a negative amount or by the width or more gives
+   * the sign fill (-1 for a right shift of a negative signed value), else
+   * 0; the shift itself is done only with amounts in range (C's is
+   * undefined outside) */
+  DType t = x->type.dtype;
+  GNode *zero = imp_scalar_like(im, 0, y);
+  GNode *valid = bin(im, "logical_and", bin(im, "greater_equal", y, zero), bin(im, "less", y, imp_scalar_like(im, t.bits, y)));
+  GNode *r = imp_call2(im, op, x, imp_where(im, valid, y, zero));
+  GNode *fill = imp_scalar_like(im, 0, x);
+  if (op[0] == 'r' && t.code == kDLInt)
+    fill = imp_where(im, bin(im, "less", x, fill), imp_scalar_like(im, -1, x), fill);
+  return out0(im, imp_where(im, valid, r, fill));
 }
 
 /* Max, Min, Sum, Mean: variadic with broadcasting. */

@@ -202,14 +202,34 @@ int onnx_h_GatherND(Importer *im) {
 static int reduction_kind(Importer *im, int *kind) {
   const char *red = onnx_attr_string(N(im), "reduction", "none");
   *kind = !strcmp(red, "none") ? 0 : !strcmp(red, "add") ? 1 : !strcmp(red, "mul") ? 2 : -1;
-  if (*kind < 0) return imp_error(im, "reduction '%s' is not supported (none, add, mul)", red);
+  if (imp_opset(im) >= 18 && *kind < 0) *kind = !strcmp(red, "max") ? 3 : !strcmp(red, "min") ? 4 : -1;
+  if (*kind < 0)
+    return imp_error(im, "reduction '%s' is not supported (none, add, mul%s)", red, imp_opset(im) >= 18 ? ", max, min" : "");
   return 0;
+}
+
+/* max/min (opset 18): the updates that hit a position reduced, with the
+ * type's lowest (highest) value where none does, and the hit count. */
+static GNode *scatter_extreme(Importer *im, GNode *m3, GNode *u3, bool mx, int axis, GNode **hits) {
+  int64_t ax = axis;
+  DType t = u3 ? u3->type.dtype : DT_F32;
+  double lo = dt_is_float(t) ? -INFINITY : t.code == kDLUInt ? 0 : -ldexp(1.0, t.bits - 1);
+  double hi = dt_is_float(t) ? INFINITY : t.code == kDLUInt ? ldexp(1.0, t.bits) - 1 : ldexp(1.0, t.bits - 1) - 1;
+  if (!dt_is_float(t) && t.bits == 64) hi = t.code == kDLUInt ? 18446744073709549568.0 : 9223372036854774784.0;
+  GNode *c = imp_reduce(im, mx ? "max" : "min", imp_where(im, m3, u3, imp_scalar_like(im, mx ? lo : hi, u3)), 1, &ax, false);
+  *hits = imp_reduce(im, "sum", imp_cast(im, m3, DT_I32), 1, &ax, false);
+  return c;
 }
 
 /* out[p, :] from updates u[n, :] with one-hot m[n, p] (n over axis 0 of
  * both): none: u where hit else base; add: base + sum; mul: base * prod. */
 static GNode *scatter_onehot(Importer *im, GNode *base, GNode *m3, GNode *u3, int red, int axis) {
   int64_t ax = axis;
+  if (red >= 3) {
+    GNode *hits, *c = scatter_extreme(im, m3, u3, red == 3, axis, &hits);
+    return imp_where(im, bin(im, "greater", hits, imp_scalar(im, 0, DT_I32)), bin(im, red == 3 ? "maximum" : "minimum", base, c),
+                     base);
+  }
   if (red == 2) {
     GNode *prod = imp_reduce(im, "prod", imp_where(im, m3, u3, imp_scalar_like(im, 1, u3)), 1, &ax, false);
     return bin(im, "multiply", base, prod);
@@ -257,6 +277,20 @@ int onnx_h_ScatterElements(Importer *im) {
     /* scatter into a base of the indices' extent, then pad with the
      * identity of the reduction (or a hit mask for none) */
     int64_t ax64 = ax;
+    if (red >= 3) {
+      GNode *hits, *c = scatter_extreme(im, m, ue, red == 3, ax, &hits);
+      GAttrs pa = gattrs_new(), ha = gattrs_new();
+      ga_ints(&pa, "pads", 2 * r, pads);
+      ga_str(&pa, "pad_mode", "constant");
+      ga_float(&pa, "pad_value", 0);
+      ga_ints(&ha, "pads", 2 * r, pads);
+      ga_str(&ha, "pad_mode", "constant");
+      ga_float(&ha, "pad_value", 0);
+      GNode *cp = c ? imp_call(im, "nn.pad", 1, &c, pa) : NULL, *hp = hits ? imp_call(im, "nn.pad", 1, &hits, ha) : NULL;
+      out = imp_where(im, bin(im, "greater", hp, imp_scalar(im, 0, DT_I32)), bin(im, red == 3 ? "maximum" : "minimum", data, cp),
+                      data);
+      return imp_set_output(im, 0, out);
+    }
     GNode *contrib = red == 2 ? imp_reduce(im, "prod", imp_where(im, m, ue, imp_scalar_like(im, 1, ue)), 1, &ax64, false)
                               : imp_reduce(im, "sum", imp_where(im, m, ue, imp_scalar_like(im, 0, ue)), 1, &ax64, false);
     GAttrs pa = gattrs_new();
