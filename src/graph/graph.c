@@ -102,6 +102,7 @@ GNode *graph_scalar(Graph *g, double v, DType t) {
   void *p = a->data;
   if (t.code == kDLFloat && t.bits == 32) *(float *)p = (float)v;
   else if (t.code == kDLFloat && t.bits == 64) *(double *)p = v;
+  else if (t.code == kDLFloat && t.bits == 16) *(_Float16 *)p = (_Float16)v;
   else if (t.code == kDLInt && t.bits == 64) *(int64_t *)p = (int64_t)v;
   else if (t.code == kDLInt && t.bits == 32) *(int32_t *)p = (int32_t)v;
   else if (t.code == kDLInt && t.bits == 16) *(int16_t *)p = (int16_t)v;

@@ -326,7 +326,20 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
   int nd = x->type.ndim;
   GNode *roi = imp_const_input(im, 1);
   if (!roi) return -1;
-  if (ttype_numel(&roi->type) != 2 * nd) return imp_error(im, "roi has %lld values, expected %d", (long long)ttype_numel(&roi->type), 2 * nd);
+  /* the region per axis: (start, end) from roi, for the named axes only
+   * when the axes attribute (opset 18) is given */
+  double rs[MAXD], re[MAXD];
+  int na = nd;
+  const int64_t *av = imp_opset(im) >= 18 ? onnx_attr_ints(N(im), "axes", &na) : NULL;
+  if (!av) na = nd;
+  if (ttype_numel(&roi->type) != 2 * na) return imp_error(im, "roi has %lld values, expected %d", (long long)ttype_numel(&roi->type), 2 * na);
+  for (int a = 0; a < nd; a++) rs[a] = 0, re[a] = 1;
+  for (int i = 0; i < na; i++) {
+    int ax = i;
+    if (av && imp_norm_axis(im, av[i], nd, &ax)) return -1;
+    rs[ax] = imp_const_at(roi, i);
+    re[ax] = imp_const_at(roi, na + i);
+  }
   const char *mode = onnx_attr_string(N(im), "mode", "nearest"), *nm = onnx_attr_string(N(im), "nearest_mode", "round_prefer_floor");
   bool linear = !strcmp(mode, "linear");
   if (!linear && strcmp(mode, "nearest"))
@@ -337,7 +350,7 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
   GNode *y = x, *mask = NULL;
   for (int a = 0; a < nd; a++) {
     int64_t n = x->type.shape[a], o = size[a];
-    double s = imp_const_at(roi, a), e = imp_const_at(roi, nd + a);
+    double s = rs[a], e = re[a];
     if (o == n && s == 0 && e == 1) continue; /* the identity */
     int64_t *i0, *i1, shp[MAXD];
     for (int k = 0; k < nd - a; k++) shp[k] = k == 0 ? o : 1;
