@@ -45,25 +45,80 @@ static int quant_axis(Importer *im, GNode *x, GNode *scale, int *axis) {
   return imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), x->type.ndim, axis);
 }
 
+/* A blocked parameter (opset 21: the rank of x, ceil(dim / block_size)
+ * values along axis) repeated block_size times along axis and cut to x's
+ * extent, so it broadcasts elementwise with x. */
+static GNode *unblock(Importer *im, GNode *v, GNode *x, int axis, int64_t bs) {
+  if (!v) return NULL;
+  int r = x->type.ndim;
+  int64_t nb = v->type.shape[axis], dim = x->type.shape[axis];
+  if (v->type.ndim != r || nb != (dim + bs - 1) / bs)
+    return imp_error(im, "a blocked parameter %s must have x's rank and ceil(%lld / %lld) values along axis %d",
+                     ttype_str(&v->type), (long long)dim, (long long)bs, axis),
+           NULL;
+  int64_t s5[MAXD + 1], s4[MAXD];
+  int n = 0;
+  for (int i = 0; i < r; i++) {
+    s5[n++] = v->type.shape[i];
+    if (i == axis) s5[n++] = bs;
+    s4[i] = i == axis ? nb * bs : v->type.shape[i];
+  }
+  GNode *e = imp_expand_dims(im, v, axis + 1);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", r + 1, s5);
+  GNode *b = e ? imp_call(im, "broadcast_to", 1, &e, a) : NULL;
+  GNode *full = imp_reshape(im, b, r, s4);
+  return nb * bs == dim ? full : imp_slice(im, full, axis, 0, dim);
+}
+
+/* The scale and zero point shaped to broadcast with x: per tensor, per
+ * axis, or (block_size > 0, opset 21) per block along the axis. */
+static int quant_params(Importer *im, GNode *x, GNode **scale, GNode **zp) {
+  int r = x->type.ndim, ax;
+  int64_t bs = imp_opset(im) >= 21 ? onnx_attr_int(N(im), "block_size", 0) : 0;
+  if (bs < 0) return imp_error(im, "block_size %lld is negative", (long long)bs);
+  if (bs > 0) {
+    if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), r, &ax)) return -1;
+    *scale = unblock(im, *scale, x, ax, bs);
+    if (*zp) *zp = unblock(im, *zp, x, ax, bs);
+    return *scale && (!*zp || *zp) ? 0 : -1;
+  }
+  if (quant_axis(im, x, *scale, &ax)) return -1;
+  *scale = along_axis(im, *scale, ax, r);
+  *zp = along_axis(im, *zp, ax, r);
+  return 0;
+}
+
+/* The output_dtype attribute (QuantizeLinear 21, DequantizeLinear 23) or
+ * dflt. */
+static int out_dtype(Importer *im, int since, DType dflt, DType *t) {
+  *t = dflt;
+  int64_t code = imp_opset(im) >= since ? onnx_attr_int(N(im), "output_dtype", 0) : 0;
+  if (code && onnx_dtype_from_onnx((int)code, t)) return imp_error(im, "output_dtype: %s", kiln_get_error());
+  return 0;
+}
+
 int onnx_h_QuantizeLinear(Importer *im) {
   GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
   if (!x || !scale) return imp_error(im, "needs x and y_scale");
-  int ax;
-  if (quant_axis(im, x, scale, &ax)) return -1;
-  int r = x->type.ndim;
-  GNode *v = bin(im, "divide", imp_cast(im, x, DT_F32), along_axis(im, imp_cast(im, scale, DT_F32), ax, r));
-  return imp_set_output(im, 0, quantize_to(im, v, along_axis(im, zp, ax, r), zp ? zp->type.dtype : DT_U8));
+  DType t;
+  if (out_dtype(im, 21, zp ? zp->type.dtype : DT_U8, &t)) return -1;
+  if (zp && !dt_eq(zp->type.dtype, t))
+    return imp_error(im, "output_dtype %s differs from the zero point's type %s", dt_str(t), dt_str(zp->type.dtype));
+  if (quant_params(im, x, &scale, &zp)) return -1;
+  GNode *v = bin(im, "divide", imp_cast(im, x, DT_F32), imp_cast(im, scale, DT_F32));
+  return imp_set_output(im, 0, quantize_to(im, v, zp, t));
 }
 
 int onnx_h_DequantizeLinear(Importer *im) {
   GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
   if (!x || !scale) return imp_error(im, "needs x and x_scale");
-  int ax;
-  if (quant_axis(im, x, scale, &ax)) return -1;
-  int r = x->type.ndim;
+  DType t;
+  if (out_dtype(im, 23, scale->type.dtype, &t)) return -1;
+  if (quant_params(im, x, &scale, &zp)) return -1;
   GNode *v = imp_cast(im, x, DT_F32);
-  if (zp) v = bin(im, "subtract", v, along_axis(im, imp_cast(im, zp, DT_F32), ax, r));
-  return imp_set_output(im, 0, bin(im, "multiply", v, along_axis(im, imp_cast(im, scale, DT_F32), ax, r)));
+  if (zp) v = bin(im, "subtract", v, imp_cast(im, zp, DT_F32));
+  return imp_set_output(im, 0, imp_cast(im, bin(im, "multiply", v, imp_cast(im, scale, DT_F32)), t));
 }
 
 int onnx_h_DynamicQuantizeLinear(Importer *im) {
