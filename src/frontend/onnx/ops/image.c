@@ -173,9 +173,13 @@ int onnx_h_GridSample(Importer *im) {
   GNode *x = imp_input(im, 0), *grid = imp_input(im, 1);
   if (!x || !grid) return imp_error(im, "needs X and grid");
   if (x->type.ndim != 4 || grid->type.ndim != 4 || grid->type.shape[3] != 2 || grid->type.shape[0] != x->type.shape[0])
-    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2]", ttype_str(&x->type), ttype_str(&grid->type));
+    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2] (other ranks are not supported)",
+                     ttype_str(&x->type), ttype_str(&grid->type));
   if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point, got %s", dt_str(x->type.dtype));
-  const char *mode = onnx_attr_string(N(im), "mode", "bilinear"), *pm = onnx_attr_string(N(im), "padding_mode", "zeros");
+  /* opset 20 renamed the modes (linear, cubic) and made linear the default */
+  const char *mode = onnx_attr_string(N(im), "mode", imp_opset(im) >= 20 ? "linear" : "bilinear"),
+             *pm = onnx_attr_string(N(im), "padding_mode", "zeros");
+  if (imp_opset(im) >= 20) mode = !strcmp(mode, "linear") ? "bilinear" : !strcmp(mode, "cubic") ? "bicubic" : !strcmp(mode, "nearest") ? mode : "";
   Grid g;
   g.t = x->type.dtype;
   g.align = onnx_attr_int(N(im), "align_corners", 0) != 0;

@@ -101,7 +101,7 @@ static const OnnxOpEntry table[] = {
     {"", "GlobalMaxPool", 1, 1, onnx_h_global_pool, 1, 1, 0},
     {"", "Greater", 1, 13, onnx_h_binary, 2, 2, 0},
     {"", "GreaterOrEqual", 12, 16, onnx_h_binary, 2, 2, 0},
-    {"", "GridSample", 16, 16, onnx_h_GridSample, 2, 2, 0},
+    {"", "GridSample", 16, 20, onnx_h_GridSample, 2, 2, 0},
     {"", "GroupNormalization", 18, 21, onnx_h_GroupNormalization, 3, 3, 0},
     {"", "GRU", 1, 14, onnx_h_GRU, 3, 6, O(3) | O(4) | O(5)},
     {"", "HammingWindow", 17, 17, onnx_h_HammingWindow, 1, 1, 0},
