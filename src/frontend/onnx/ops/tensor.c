@@ -373,6 +373,19 @@ int onnx_h_depth_space(Importer *im) {
     ga_str(&a, "mode", onnx_attr_string(N(im), "mode", "DCR"));
     return out0(im, imp_call(im, "nn.depth_to_space", 1, &x, a));
   }
+  const char *mode = imp_opset(im) >= 28 ? onnx_attr_string(N(im), "mode", "DCR") : "DCR";
+  if (!strcmp(mode, "CRD")) {
+    /* opset 28's column-row-depth order: [N, C, H/b, b, W/b, b] with the
+     * two block axes moved after C */
+    int64_t b = onnx_attr_int(N(im), "blocksize", 0);
+    if (x->type.ndim != 4 || b <= 0 || x->type.shape[2] % b || x->type.shape[3] % b)
+      return imp_error(im, "input %s must be [N, C, H, W] with H and W multiples of blocksize %lld", ttype_str(&x->type),
+                       (long long)b);
+    const int64_t *d = x->type.shape;
+    int64_t s6[6] = {d[0], d[1], d[2] / b, b, d[3] / b, b}, perm[6] = {0, 1, 3, 5, 2, 4}, s4[4] = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
+    return out0(im, imp_reshape(im, imp_transpose(im, imp_reshape(im, x, 6, s6), 6, perm), 4, s4));
+  }
+  if (strcmp(mode, "DCR")) return imp_error(im, "mode '%s' is not supported (DCR, CRD)", mode);
   return out0(im, imp_call(im, "nn.space_to_depth", 1, &x, a));
 }
 
@@ -396,7 +409,11 @@ int onnx_h_reduce(Importer *im) {
   GAttrs a = gattrs_new();
   if (n) ga_ints(&a, "axis", n, axes);
   ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
-  GNode *y = imp_call(im, k, 1, &x, a);
+  /* ReduceMax/ReduceMin 20 take bool (False < True): reduced as uint8 */
+  bool boolean = dt_is_bool(x->type.dtype) && (!strcmp(k, "max") || !strcmp(k, "min"));
+  if (boolean) x = imp_cast(im, x, DT_U8);
+  GNode *y = x ? imp_call(im, k, 1, &x, a) : NULL;
+  if (boolean) y = imp_cast(im, y, DT_BOOL);
   if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
   return out0(im, y);
 }
