@@ -274,7 +274,17 @@ def describe_rc(rc):
     return f"exit {rc}"
 
 
-def compare(ref, got, k):
+# Cases whose reference holds float32 rounding noise where the exact result
+# is zero, next to values of tens: an absolute tolerance of 1e-7 then
+# compares noise with noise.  Compared with the atol given here (still
+# below 1e-6 of the output's largest value); the report lists them.
+ATOL_OVERRIDES = {
+    "test_dft_inverse_opset19": (1e-5, "an inverse DFT of values up to 99: the reference's zeros are float32 noise "
+                                       "of 1.9e-7 (the output's largest value is 54)"),
+}
+
+
+def compare(ref, got, k, atol=ATOL):
     """None if got matches ref as ONNX's runner requires, else the reason."""
     if got.dtype != ref.dtype:
         return f"output {k}: dtype {got.dtype}, expected {ref.dtype}"
@@ -284,11 +294,11 @@ def compare(ref, got, k):
         return None if np.array_equal(ref, got) else f"output {k}: values differ"
     rtol = RTOL_F16 if ref.dtype == np.float16 else RTOL
     try:
-        np.testing.assert_allclose(got, ref, rtol=rtol, atol=ATOL, equal_nan=True)
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
     except AssertionError:
         a, b = got.astype(np.float64), ref.astype(np.float64)
         with np.errstate(invalid="ignore"):
-            bad = ~(np.isclose(a, b, rtol=rtol, atol=ATOL, equal_nan=True))
+            bad = ~(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
         i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
         return (f"output {k}: {int(bad.sum())}/{bad.size} values differ, e.g. at {tuple(int(x) for x in i)} "
                 f"got {got[i]!r} expected {ref[i]!r}")
@@ -394,7 +404,8 @@ def run_case(case, args, workroot):
                     case.status, case.reason = "fail", f"{ds}: {len(got)} outputs, expected {len(refs)}"
                     return case
                 for k, f in enumerate(refs):
-                    why = compare(load_tensor(os.path.join(dpath, f)), got[k], k)
+                    atol = ATOL_OVERRIDES[case.name][0] if case.name in ATOL_OVERRIDES else ATOL
+                    why = compare(load_tensor(os.path.join(dpath, f)), got[k], k, atol)
                     if why:
                         case.status, case.reason = "fail", f"{ds}: {why}"
                         return case
@@ -449,6 +460,10 @@ def report(cases, args, wall):
                "Kiln compiles static shapes: these inputs decide a shape, so the runner bound them to their test "
                "values with `kiln compile --bind`.", ""]
         md += [f"- `{c.suite}/{c.name}`: {', '.join(c.bound)}" for c in sorted(bound, key=lambda c: c.name)]
+    loose = [c for c in cases if c.name in ATOL_OVERRIDES]
+    if loose:
+        md += ["", "## Cases compared with a larger absolute tolerance", ""]
+        md += [f"- `{c.suite}/{c.name}` (atol {ATOL_OVERRIDES[c.name][0]:g}): {ATOL_OVERRIDES[c.name][1]}" for c in loose]
     fixed = [c for c in cases if c.name in UPSTREAM_FIXES]
     if fixed:
         md += ["", "## Cases run with ONNX's upstream fix", ""]

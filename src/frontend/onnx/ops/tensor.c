@@ -143,12 +143,17 @@ int onnx_h_concat(Importer *im) {
   int n = imp_ninputs(im);
   GNode **args = KNEWN(GNode *, n + 1);
   int k = 0;
+  GNode *empty = NULL;
   for (int i = 0; i < n; i++) {
     GNode *x = imp_input(im, i);
-    if (x) args[k++] = x;
+    /* an empty part adds nothing (and a kernel cannot read it) */
+    if (x && ttype_numel(&x->type) == 0 && x->type.ndim > 0) empty = x;
+    else if (x) args[k++] = x;
   }
+  if (k == 0 && empty) args[k++] = empty;
   GAttrs a = gattrs_new();
   ga_int(&a, "axis", onnx_attr_int(N(im), "axis", imp_opset(im) < 4 ? 1 : 0));
+  if (k == 1 && args[0] != empty) return out0(im, args[0]);
   return out0(im, imp_call(im, "concatenate", k, args, a));
 }
 
