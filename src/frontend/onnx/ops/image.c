@@ -390,3 +390,51 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
   if (mask) y = imp_where(im, mask, y, imp_scalar_like(im, ext, y));
   return imp_set_output(im, 0, y == x ? un(im, "copy", x) : y);
 }
+
+/* ---- AffineGrid (opset 20): theta [N, k, k+1] applied to the homogeneous
+ * coordinates (x, y[, z], 1) of a regular grid over [-1, 1] (pixel centres,
+ * or the corners with align_corners); a constant grid and one matmul ---- */
+
+int onnx_h_AffineGrid(Importer *im) {
+  GNode *theta = imp_input(im, 0);
+  int64_t size[MAXD];
+  int ns = imp_const_input_ints(im, 1, size, MAXD);
+  if (ns < 0) return -1;
+  if (ns != 4 && ns != 5) return imp_error(im, "size has %d values, expected 4 ([N, C, H, W]) or 5 ([N, C, D, H, W])", ns);
+  int k = ns - 2;
+  if (theta->type.ndim != 3 || theta->type.shape[0] != size[0] || theta->type.shape[1] != k || theta->type.shape[2] != k + 1)
+    return imp_error(im, "theta %s must be [%lld, %d, %d]", ttype_str(&theta->type), (long long)size[0], k, k + 1);
+  bool ac = onnx_attr_int(N(im), "align_corners", 0) != 0;
+  int64_t P = 1;
+  for (int i = 0; i < k; i++) P *= size[2 + i];
+  int64_t bs[3] = {1, P, k + 1};
+  void *p;
+  GNode *base = imp_new_const(im, DT_F32, 3, bs, &p);
+  if (!base) return -1;
+  float *d = p;
+  for (int64_t e = 0; e < P; e++) {
+    int64_t rem = e;
+    /* spatial index (row-major over D, H, W); coordinate c of the output
+     * is the index along the (k - 1 - c)-th spatial axis: x along W */
+    int64_t idx[3];
+    for (int a = k - 1; a >= 0; a--) idx[a] = rem % size[2 + a], rem /= size[2 + a];
+    for (int c = 0; c < k; c++) {
+      int a = k - 1 - c;
+      double n = (double)size[2 + a], v;
+      if (ac) v = n > 1 ? -1.0 + 2.0 * (double)idx[a] / (n - 1) : -1.0;
+      else v = -1.0 + (2.0 * (double)idx[a] + 1.0) / n;
+      d[e * (k + 1) + c] = (float)v;
+    }
+    d[e * (k + 1) + k] = 1.0f;
+  }
+  int64_t perm[3] = {0, 2, 1}, full[3] = {size[0], P, k + 1};
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 3, full);
+  GNode *b = imp_call(im, "broadcast_to", 1, &base, a);
+  GNode *g = bin(im, "nn.matmul", b, imp_transpose(im, imp_cast(im, theta, DT_F32), 3, perm)); /* [N, P, k] */
+  int64_t os[MAXD];
+  os[0] = size[0];
+  for (int i = 0; i < k; i++) os[1 + i] = size[2 + i];
+  os[1 + k] = k;
+  return imp_set_output(im, 0, imp_cast(im, imp_reshape(im, g, k + 2, os), theta->type.dtype));
+}

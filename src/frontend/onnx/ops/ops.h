@@ -74,7 +74,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_TENSOR_HANDLERS(X)                                                                         \
   X(constant) X(shape) X(size) X(reshape) X(flatten) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) \
   X(slice) X(gather) X(pad) X(tile) X(expand) X(constant_of_shape) X(range) X(depth_space) X(reduce)        \
-  X(argreduce) X(Trilu) X(CumSum) X(EyeLike)
+  X(argreduce) X(Trilu) X(CumSum) X(EyeLike) X(CenterCropPad)
 #define ONNX_NN_HANDLERS(X) X(conv) X(conv_transpose) X(pool) X(global_pool) X(dropout) X(softmax)
 #define ONNX_NORMALIZE_HANDLERS(X)                                                                  \
   X(batchnorm) X(instancenorm) X(layernorm) X(lrn) X(BatchNormTraining) X(LayerNormStats)             \
@@ -82,7 +82,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_LINALG_HANDLERS(X) X(gemm) X(matmul) X(Einsum) X(Det)
 #define ONNX_INDEX_HANDLERS(X)                                                                       \
   X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool)
-#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign)
+#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid)
 #define ONNX_RECURRENT_HANDLERS(X) X(RNN) X(GRU) X(LSTM)
 #define ONNX_QUANTIZE_HANDLERS(X)                                                                    \
   X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger)       \
@@ -97,7 +97,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 
 #define ONNX_TRANSFORMER_HANDLERS(X)                                                                 \
   X(Gelu) X(Mish) X(Swish) X(RMSNormalization) X(SimplifiedLayerNormalization) X(SkipLayerNormalization)  \
-  X(GroupNormalization) X(RotaryEmbedding) X(Attention) X(MultiHeadAttention) X(MsAttention)
+  X(GroupNormalization) X(RotaryEmbedding) X(Attention) X(MultiHeadAttention) X(MsAttention) X(SwiGLU)
 
 #define ONNX_DECLARE_HANDLER(n) int onnx_h_##n(Importer *im);
 ONNX_ELEMENTWISE_HANDLERS(ONNX_DECLARE_HANDLER)

@@ -465,9 +465,48 @@ int onnx_h_CumSum(Importer *im) {
   int64_t mode = (onnx_attr_int(N(im), "exclusive", 0) ? 1 : 0) | (onnx_attr_int(N(im), "reverse", 0) ? 2 : 0);
   int64_t n = x->type.shape[ax];
   GNode *m = imp_mask2d(im, n, n, nd - 1 - ax, before_incl, mode);
-  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, 0, x));
+  bool prod = !strcmp(N(im)->op_type, "CumProd"); /* opset 26: the same with products */
+  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, prod ? 1 : 0, x));
   int64_t a = ax;
-  return imp_set_output(im, 0, imp_reduce(im, "sum", w, 1, &a, false));
+  return imp_set_output(im, 0, imp_reduce(im, prod ? "prod" : "sum", w, 1, &a, false));
+}
+
+/* CenterCropPad (opset 18): each named axis cropped or zero-padded to the
+ * given size around its centre (the odd unit goes to the end). */
+int onnx_h_CenterCropPad(Importer *im) {
+  GNode *x = in0(im);
+  int nd = x->type.ndim, na = nd;
+  int64_t sz[MAXD];
+  int n = imp_const_input_ints(im, 1, sz, MAXD);
+  if (n < 0) return -1;
+  const int64_t *av = onnx_attr_ints(N(im), "axes", &na);
+  if (!av) na = nd;
+  if (n != na) return imp_error(im, "shape has %d values for %d axes", n, na);
+  int64_t pads[2 * MAXD] = {0};
+  bool pad = false;
+  GNode *y = x;
+  for (int i = 0; i < na; i++) {
+    int ax = i;
+    if (av && imp_norm_axis(im, av[i], nd, &ax)) return -1;
+    int64_t dim = x->type.shape[ax], want = sz[i];
+    if (want < 0) return imp_error(im, "shape[%d] = %lld is negative", i, (long long)want);
+    if (want < dim) {
+      int64_t b = (dim - want) / 2;
+      y = imp_slice(im, y, ax, b, b + want);
+    } else if (want > dim) {
+      pads[ax] = (want - dim) / 2;
+      pads[ax + nd] = want - dim - pads[ax];
+      pad = true;
+    }
+  }
+  if (pad && y) {
+    GAttrs a = gattrs_new();
+    ga_ints(&a, "pads", 2 * nd, pads);
+    ga_str(&a, "pad_mode", "constant");
+    ga_float(&a, "pad_value", 0);
+    y = imp_call(im, "nn.pad", 1, &y, a);
+  }
+  return out0(im, y);
 }
 
 static bool eye_k(int64_t i, int64_t j, int64_t k) { return j - i == k; }

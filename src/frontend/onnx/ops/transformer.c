@@ -73,6 +73,16 @@ int onnx_h_Swish(Importer *im) {
   return imp_set_output(im, 0, bin(im, "multiply", x, un(im, "sigmoid", ax)));
 }
 
+/* SwiGLU (opset 28): swish(a) * b, with swish(a) = a * sigmoid(alpha a) */
+int onnx_h_SwiGLU(Importer *im) {
+  GNode *a = float_input(im, 0), *b = imp_input(im, 1);
+  if (!a || !b) return imp_error(im, "needs A and B");
+  if (!ttype_eq(&a->type, &b->type)) return imp_error(im, "A %s and B %s must have the same type", ttype_str(&a->type), ttype_str(&b->type));
+  double alpha = onnx_attr_float(N(im), "alpha", 1.0f);
+  GNode *aa = alpha == 1.0 ? a : bin(im, "multiply", a, sc(im, alpha, a));
+  return imp_set_output(im, 0, bin(im, "multiply", bin(im, "multiply", a, un(im, "sigmoid", aa)), b));
+}
+
 /* ---- normalizations ---- */
 
 static int stash_check(Importer *im) {
