@@ -6,8 +6,8 @@ latency, workspace bytes, and a plain-loop reference, in one run.
         [--rounds 10] [--per-round 3] [--out FILE]
 
 For each model (tools/export_models.py's torchvision architectures):
-  so       kiln compile -> MODEL.so, timed by `kiln run --print-time`
-           (one thread: KILN_NUM_THREADS=1)
+  so       kiln compile -> MODEL.so, timed by bench/export_c_so.c through
+           the runtime's graph executor (one thread: KILN_NUM_THREADS=1)
   c        kiln compile --emit c (--threads none, --isa native,
            --weights separate), built by its Makefile (-O3 -march=native)
            and timed by bench/export_c_main.c
@@ -16,7 +16,8 @@ For each model (tools/export_models.py's torchvision architectures):
            shape of onnx2c-style C), same build and timer; a few rounds
 The engines alternate round by round (per-round runs each, after an
 untimed one); a latency is the median over the rounds of each round's
-median.  Memory:
+median, of the wall clock and of the thread's CPU time (the CPU time is
+what a loaded machine disturbs least).  Memory:
 NAME_WORKSPACE_BYTES against the graph executor's plan of the same
 tensors (metadata.json) and one buffer per tensor.  Both builds use the
 same tuning records (those Kiln ships).
@@ -53,25 +54,25 @@ def export_c(onnx, d, name, *extra):
     return json.load(open(os.path.join(d, "metadata.json")))
 
 
+def medians(out):
+    """(wall, cpu) medians of a harness's "wall cpu" lines."""
+    rows = [tuple(float(v) for v in line.split()) for line in out.splitlines() if line.strip()]
+    return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
+
+
 def time_c(d, name, runs):
-    """The median of runs runs (after one untimed run), in ms."""
-    out = sh(["./bench_c", str(runs), "%s.bin" % name], cwd=d)
-    return statistics.median(float(x) for x in out.split())
+    return medians(sh(["./bench_c", str(runs), "%s.bin" % name], cwd=d))
 
 
-def time_so(so, runs):
-    """The median of runs runs (after kiln run's untimed one), in ms."""
-    env = dict(os.environ, KILN_NUM_THREADS="1")
-    out = sh([KILN, "run", so, "--threads", "1", "--repeat", str(runs), "--print-time"], env=env)
-    # tvmc's summary: mean, median, max, min, std in ms; take the median
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 5:
-            try:
-                return float(parts[1])
-            except ValueError:
-                pass
-    sys.exit("cannot read kiln run's timing:\n" + out)
+def build_so_harness(tmp):
+    exe = os.path.join(tmp, "bench_so")
+    sh(["cc", "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "export_c_so.c"), "-I" + os.path.join(ROOT, "include"),
+        "-L" + BUILD, "-lkiln_runtime", "-Wl,-rpath," + BUILD])
+    return exe
+
+
+def time_so(exe, so, runs):
+    return medians(sh([exe, so, str(runs)], env=dict(os.environ, KILN_NUM_THREADS="1")))
 
 
 def main():
@@ -87,6 +88,7 @@ def main():
     sh([sys.executable, os.path.join(ROOT, "tools", "export_models.py"), "--out", a.models_dir, *names])
     rows = []
     tmp = tempfile.mkdtemp(prefix="kiln-bench-c-")
+    harness = build_so_harness(tmp)
     for name in names:
         onnx = os.path.join(a.models_dir, name + ".onnx")
         so = os.path.join(tmp, name + ".so")
@@ -96,23 +98,24 @@ def main():
         naive = export_c(onnx, dn, name, "-O", "0", "--isa", "generic")
         t = {"so": [], "c": [], "naive": []}
         for r in range(a.rounds):
-            order = [("so", lambda: time_so(so, a.per_round)), ("c", lambda: time_c(dc, name, a.per_round))]
+            order = [("so", lambda: time_so(harness, so, a.per_round)), ("c", lambda: time_c(dc, name, a.per_round))]
             for k, f in (order if r % 2 == 0 else order[::-1]):
                 t[k].append(f())
             if r < a.naive_rounds:
                 t["naive"].append(time_c(dn, name, 1))
-        med = {k: statistics.median(v) for k, v in t.items()}
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in t.items()}
         rows.append((name, med, meta, naive))
-        print("%s: so %.2f ms, c %.2f ms (%.3f), naive %.1f ms; workspace %d bytes, graph executor plan %d, "
-              "one buffer per tensor %d; naive workspace %d" %
-              (name, med["so"], med["c"], med["c"] / med["so"], med["naive"], meta["workspace_bytes"],
-               meta["graph_executor_plan_bytes"], meta["one_buffer_per_tensor_bytes"], naive["workspace_bytes"]),
-              flush=True)
-    lines = ["| model | .so (ms) | C export (ms) | C / .so | plain loops (ms) | workspace (MB) | "
-             "graph executor plan (MB) | one buffer per tensor (MB) |", "|---|---|---|---|---|---|---|---|"]
+        print("%s: wall so %.2f c %.2f (%.3f); cpu so %.2f c %.2f (%.3f); naive %.1f ms; workspace %d bytes, "
+              "graph executor plan %d, one buffer per tensor %d; naive workspace %d" %
+              (name, med["so"][0], med["c"][0], med["c"][0] / med["so"][0], med["so"][1], med["c"][1],
+               med["c"][1] / med["so"][1], med["naive"][1], meta["workspace_bytes"], meta["graph_executor_plan_bytes"],
+               meta["one_buffer_per_tensor_bytes"], naive["workspace_bytes"]), flush=True)
+    lines = ["| model | .so CPU ms (wall) | C export CPU ms (wall) | C / .so CPU (wall) | plain loops CPU ms | "
+             "workspace MB | graph executor plan MB | one buffer per tensor MB |", "|---|---|---|---|---|---|---|---|"]
     for name, med, meta, naive in rows:
-        lines.append("| %s | %.2f | %.2f | %.3f | %.0f | %.2f | %.2f | %.2f |" %
-                     (name, med["so"], med["c"], med["c"] / med["so"], med["naive"], meta["workspace_bytes"] / 1e6,
+        lines.append("| %s | %.2f (%.2f) | %.2f (%.2f) | %.3f (%.3f) | %.0f | %.2f | %.2f | %.2f |" %
+                     (name, med["so"][1], med["so"][0], med["c"][1], med["c"][0], med["c"][1] / med["so"][1],
+                      med["c"][0] / med["so"][0], med["naive"][1], meta["workspace_bytes"] / 1e6,
                       meta["graph_executor_plan_bytes"] / 1e6, meta["one_buffer_per_tensor_bytes"] / 1e6))
     text = "\n".join(lines)
     print(text)

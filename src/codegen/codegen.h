@@ -3,7 +3,8 @@
  *
  *   codegen_c.c   lowered functions -> one readable C translation unit
  *                 (GCC/Clang vector extensions for vector code, parallel
- *                 loops outlined into closures run on the runtime's pool)
+ *                 loops outlined into closures run on the runtime's pool);
+ *                 also plain kernels for standalone C (graph/export_c.c)
  *   kiln_vmath.h  C source that generated code carries: branch-free
  *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary

@@ -849,7 +849,10 @@ static void plain_alloc(CG *g, Stmt *s, const char *b, const char *ct, int esz) 
 static bool plain_parallel(CG *g, Stmt *s) {
   if (!g->dialect || g->dialect->threads == CTHREADS_PTHREADS) return false;
   Stmt *serial = ir_for(s->for_.var, s->for_.min, s->for_.extent, FOR_SERIAL, s->for_.body);
-  if (g->dialect->threads == CTHREADS_OPENMP && g->par_depth == 0) {
+  /* OpenMP wants its canonical loop form: constant bounds here (else the
+   * loop runs serially, still correct) */
+  bool canonical = ir_is_const_int(s->for_.min, NULL) && ir_is_const_int(s->for_.extent, NULL);
+  if (g->dialect->threads == CTHREADS_OPENMP && g->par_depth == 0 && canonical) {
     line(g);
     sb_puts(g->out, "#pragma omp parallel for schedule(static)\n");
   }

@@ -64,7 +64,6 @@ int cexport_write_weights(CExport *x, AVec *files);
 /* Makefile, CMakeLists.txt, main.c and metadata.json. */
 int cexport_write_build_files(CExport *x, AVec *csources);
 
-
 /* ===== export_c_math.c ===== */
 
 /* The freestanding math file's text (kiln_expf, ...), for NAME.c to include. */

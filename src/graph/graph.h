@@ -28,6 +28,8 @@
  *   fuse.c         fused groups and TVM's fused-function names
  *   build.c        groups -> te -> schedules -> one module with graph JSON
  *                  and params embedded
+ *   export_c*.c    groups -> standalone C: kernels, the memory plan as
+ *                  workspace offsets, NAME_run, weights (export_c.h)
  *   pipeline.c     the pass list
  *   passes/       one pass a file (see passes/passes.h)
  */
