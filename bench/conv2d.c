@@ -169,7 +169,7 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
   Schedule *s = NULL;
   int nargs = 0;
   Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 4);
-  if (!cfg || tm->instantiate(target_host(), wl, cfg, &s, &nargs, &args)) return false;
+  if (!cfg || template_instantiate(tm, target_host(), wl, cfg, &s, &nargs, &args)) return false;
   if (epilogue) {
     /* the same conv with bias + relu fused: the template's group schedule */
     Tensor *conv = args[2];
@@ -182,12 +182,12 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
     v = te_axis_vars(5, NULL);
     Tensor *relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
     s = te_create_schedule(1, &relu);
-    if (tm->schedule(target_host(), s, cfg, wl, conv, 1, &relu)) return false;
+    if (tm->schedule(target_host(), s, cfg, conv, 1, &relu)) return false;
     fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
     args = fused_args;
     nargs = 4;
   }
-  CompileOptions copt = {NULL, NULL, keep, NULL};
+  CompileOptions copt = {NULL, NULL, keep};
   b->m = kiln_build(s, nargs, args, "conv", NULL, &copt);
   if (!b->m || kiln_module_get_function(b->m, "conv", &b->f)) return false;
   b->nargs = nargs;
@@ -293,8 +293,8 @@ int main(int argc, char **argv) {
          "%2peak");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
-  const Template *wt = autotune_template("conv2d_NCHWc_winograd.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Template *wt = template_lookup("conv2d_NCHWc_winograd.x86");
   double sum1 = 0, sum2 = 0, flops_all = 0, t1_all = 0, t2_all = 0;
   int nl = 0;
   for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {

@@ -34,7 +34,7 @@ typedef struct Kern {
 static int build(const Template *tm, const Workload *wl, const ConfigEntity *cfg, Kern *k) {
   Schedule *s;
   Tensor **args;
-  if (tm->instantiate(target_host(), wl, cfg, &s, &k->na, &args)) return -1;
+  if (template_instantiate(tm, target_host(), wl, cfg, &s, &k->na, &args)) return -1;
   k->mod = kiln_build(s, k->na, args, "f", NULL, NULL);
   if (!k->mod || kiln_module_get_function(k->mod, "f", &k->f)) return -1;
   DLDevice cpu = {kDLCPU, 0};
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   AVec best = {0};
   for (int i = 0; i < recs.len; i++) {
     TuneRecord *r = recs.data[i];
-    if (!target_matches_record(target_host(), r->target) || isinf(record_cost(r)) || !autotune_template(r->wl->name)) continue;
+    if (!target_matches_record(target_host(), r->target) || isinf(record_cost(r)) || !template_lookup(r->wl->name)) continue;
     int k = 0;
     for (; k < best.len; k++)
       if (!strcmp(((TuneRecord *)best.data[k])->wl->key, r->wl->key)) break;
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   double sum_f = 0, sum_t = 0;
   for (int i = 0; i < best.len; i++) {
     TuneRecord *r = best.data[i];
-    const Template *tm = autotune_template(r->wl->name);
+    const Template *tm = template_lookup(r->wl->name);
     const char *desc = wl_describe(r->wl);
     if (only && !strstr(desc, only) && !strstr(r->wl->name, only)) continue;
     ConfigEntity *fb = template_fallback(tm, target_host(), r->wl);

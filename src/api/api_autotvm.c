@@ -129,7 +129,7 @@ API_FUNC(at_tune_task) {
   if (!rc && !cJSON_IsObject(opts)) rc = api_error(&c, "argument 2 (options_json) is not a JSON object");
   const char *name = rc ? NULL : str(task, "name");
   if (!rc && !name) rc = api_error(&c, "the task has no \"name\"");
-  if (!rc && !(tm = autotune_template(name))) rc = api_fail(&c);
+  if (!rc && !(tm = template_lookup(name))) rc = api_fail(&c);
   if (!rc && !(target = target_parse(str(task, "target"), NULL))) rc = api_fail(&c);
   if (!rc && !(wl = wl_from_cjson(name, cJSON_GetObjectItemCaseSensitive(task, "args")))) rc = api_fail(&c);
   TuneOptions o;

@@ -49,8 +49,8 @@ API_FUNC(drv_build) {
       !(target = api_target(&c, 2)) || !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
     return -1;
   if (n == 0) return api_error(&c, "no argument tensors given");
-  CompileOptions co = {NULL, NULL, NULL, target};
-  KilnModule *m = kiln_build(s, n, targs, name, NULL, &co);
+  LoweredFunc *f = kiln_lower(s, n, targs, name, NULL);
+  KilnModule *m = f ? target_build(target, &f, 1, NULL) : NULL;
   if (!m) return api_fail(&c);
   ret->v_handle = m;
   *ret_code = KILN_MODULE;

@@ -1,7 +1,7 @@
 /*
  * api_template.c - tuning templates written in a binding's language
  * (AutoTVM's @autotvm.template in Python), as rows of the same template
- * table the C templates are in (autotune_add_template).
+ * table the C templates are in (template_register).
  *
  * A binding registers a template with two functions:
  *   space(args_json) -> knobs_json: the knobs the template declares for a
@@ -195,7 +195,7 @@ API_FUNC(at_register_template) {
   pthread_mutex_lock(&foreign_lock);
   Foreign *fr = find_foreign(name);
   int rc = 0;
-  if (!fr && autotune_template(name)) rc = api_error(&c, "a built-in template is named '%s'", name);
+  if (!fr && template_lookup(name)) rc = api_error(&c, "a built-in template is named '%s'", name);
   kiln_clear_error();
   if (!rc && !fr) {
     if (nforeign == MAX_FOREIGN) {
@@ -206,10 +206,11 @@ API_FUNC(at_register_template) {
       fr->name = strdup(name);
       fr->tm.name = fr->name;
       fr->tm.anchor_tag = "";
+      fr->tm.key = "cpu";
       fr->tm.define_space = foreign_space;
       fr->tm.fallback = foreign_fallback;
       fr->tm.instantiate = foreign_instantiate;
-      if (autotune_add_template(&fr->tm)) rc = api_fail(&c);
+      if (template_register(&fr->tm)) rc = api_fail(&c);
       else nforeign++;
     }
   }

@@ -198,7 +198,7 @@ static int loop_features(const Template *tm, const Target *t, const Workload *wl
   Schedule *s = NULL;
   int na = 0;
   Tensor **args = NULL;
-  if (tm->instantiate(t, wl, cfg, &s, &na, &args)) return -1;
+  if (template_instantiate(tm, t, wl, cfg, &s, &na, &args)) return -1;
   Schedule *c = sch_copy(s);
   if (lower_inline(c)) return -1;
   Bounds b;

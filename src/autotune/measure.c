@@ -174,7 +174,7 @@ static int candidate_source(const Template *tm, const Target *t, const Workload 
   Schedule *s = NULL;
   int na = 0;
   Tensor **targs = NULL;
-  if (tm->instantiate(t, wl, cfg, &s, &na, &targs) || na < 1)
+  if (template_instantiate(tm, t, wl, cfg, &s, &na, &targs) || na < 1)
     return *msg = one_line(kiln_get_error()), MEASURE_INSTANTIATION_ERROR;
   LoweredFunc *funcs[2];
   int nf = 0;
@@ -243,7 +243,7 @@ static int worker_build(const cJSON *req) {
   } else {
     const char *task = jstr(req, "task", ""), *args = jstr(req, "args", "[]"), *config = jstr(req, "config", "[]");
     bool check = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "check"));
-    const Template *tm = autotune_template(task);
+    const Template *tm = template_lookup(task);
     Workload *wl = tm ? wl_from_json(task, args) : NULL;
     ConfigEntity *cfg = wl ? config_entity_from_json(config) : NULL;
     if (!cfg) return wfinish(&w, MEASURE_INSTANTIATION_ERROR, one_line(kiln_get_error()));
@@ -252,7 +252,7 @@ static int worker_build(const cJSON *req) {
     if (e != MEASURE_NO_ERROR) return wfinish(&w, e, msg);
   }
   const char *cflags = jstr(req, "cflags", NULL);
-  CompileOptions co = {NULL, cflags, NULL, t};
+  CompileOptions co = {NULL, cflags, NULL};
   const char *units[1] = {src};
   int rc = t->kind->compile(1, units, 0, NULL, so, &co);
   free(src);

@@ -301,7 +301,7 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     pm_init_str(&fbs);
     for (int i = 0; mg->set && i < recs.len; i++) {
       TuneRecord *r = recs.data[i];
-      const Template *tm = r->error_no == MEASURE_NO_ERROR ? autotune_template(r->wl->name) : NULL;
+      const Template *tm = r->error_no == MEASURE_NO_ERROR ? template_lookup(r->wl->name) : NULL;
       const Target *rt = tm ? target_parse(r->target, NULL) : NULL; /* the record's own */
       ConfigEntity *fb = rt ? template_fallback(tm, rt, r->wl) : NULL;
       kiln_clear_error();

@@ -60,6 +60,11 @@ static KBlob lowered_ir_blob(LoweredFunc **funcs, int nfuncs) {
 
 KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
                              const CompileOptions *opt) {
+  return kiln_build_funcs_with(codegen_c_units, kiln_compile_c, funcs, nfuncs, nblobs, blobs, opt);
+}
+
+KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
+                                  const KBlob *blobs, const CompileOptions *opt) {
   KilnModule *m = NULL;
   KBlob *all = KNEWN(KBlob, nblobs + 1);
   int nall = 0;
@@ -73,16 +78,14 @@ KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const 
   if (!has_ir) all[nall++] = lowered_ir_blob(funcs, nfuncs);
   blobs = all;
   nblobs = nall;
-  const Target *t = opt && opt->target ? opt->target : target_host();
-  if (!t) return NULL;
-  char **units = t->kind->codegen(funcs, nfuncs, nblobs, blobs, 1);
+  char **units = codegen(funcs, nfuncs, nblobs, blobs, 1);
   if (!units) return NULL;
   char *dir = kiln_mkdtemp("kiln-mod-");
   int rc = -1;
   if (dir) {
     remember_tmp_dir(dir);
     const char *so = kfmt("%s/module.so", dir);
-    rc = t->kind->compile(1, (const char **)units, nblobs, blobs, so, opt);
+    rc = compile(1, (const char **)units, nblobs, blobs, so, opt);
     if (!rc) rc = kiln_module_load(so, &m);
   }
   free(units[0]);

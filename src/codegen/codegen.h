@@ -15,7 +15,6 @@
 #define KILN_CODEGEN_H
 
 #include "../lower/lower.h"
-#include "../target/target.h"
 #include "kiln/runtime.h"
 
 /* A named binary blob embedded in the module (__kiln_blob_* tables). */
@@ -65,9 +64,6 @@ typedef struct CompileOptions {
   const char *cc;     /* compiler; NULL: $KILN_CC, $CC, then "cc" */
   const char *cflags; /* NULL: $KILN_CFLAGS, then the defaults */
   const char *keep_dir; /* if set, also copy the sources there */
-  /* whose code generator and compiler driver build (kiln_build_funcs;
-   * NULL: the host CPU, target_host()) */
-  const struct Target *target;
 } CompileOptions;
 
 /* The default flags: -O3 -march=native ... */
@@ -80,11 +76,17 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
 
 /* ===== build.c ===== */
 
-/* Generate, compile into a temporary .so and load it, with the code
- * generator and compiler driver of opt->target (NULL: the host).  The file
- * is removed when the module is freed unless it was exported. */
+/* Generate C, compile into a temporary .so and load it.  The file is
+ * removed when the module is freed unless it was exported. */
 KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs,
                              const CompileOptions *opt);
+/* The same with another code generator and compiler driver (a target's,
+ * src/target: target_build). */
+typedef char **(*CodegenFn)(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits);
+typedef int (*CompileFn)(int nunits, const char **sources, int nblobs, const KBlob *blobs, const char *so_path,
+                         const CompileOptions *opt);
+KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
+                                  const KBlob *blobs, const CompileOptions *opt);
 /* A new private temporary directory (named prefix + random) that lives
  * until the process exits, as the directories kiln_build_funcs builds
  * into do; the string belongs to Kiln.  NULL + error. */

@@ -325,7 +325,6 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   /* one target for every group: the caller's, else the host */
   GraphBuildOptions with_target = *opt;
   if (!with_target.target) with_target.target = target_host();
-  with_target.copt.target = with_target.target;
   opt = &with_target;
   const Target *t = opt->target;
   int rc = 0;

@@ -36,7 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../autotune/autotune.h"
+#include "../knob/knob.h"
+#include "../topi/topi.h"
 #include "op_strategy.h"
 
 typedef struct Dispatch {
@@ -192,7 +193,7 @@ static TuneRecord *dispatch_best(const Target *t, Workload *wl, bool *user) {
   *user = false;
   init();
   if (!wl->key) wl_finish(wl);
-  const Template *tm = autotune_template(wl->name);
+  const Template *tm = template_lookup(wl->name);
   kiln_clear_error();
   TuneRecord *r = best_of(t, pm_get(&ctx.user, wl->key), tm, wl);
   if (r) {
@@ -234,7 +235,7 @@ int graph_dispatch_query_block(const Target *t, Workload *wl, int64_t block, Con
   *source = NULL;
   init();
   if (!wl->key) wl_finish(wl);
-  const Template *tm = autotune_template(wl->name);
+  const Template *tm = template_lookup(wl->name);
   kiln_clear_error();
   AVec *list = pm_get(&ctx.user, wl->key);
   TuneRecord *best = best_of(t, list, tm, wl);

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../autotune/autotune.h"
+#include "../knob/knob.h"
+#include "../topi/topi.h"
 #include "op_compute.h"
 #include "op_util.h"
 
@@ -159,8 +160,9 @@ int graph_conv_config(GNode *n, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
   Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n, t) : conv_workload(n, NULL);
   if (!wl) return 0;
-  const Template *tm = autotune_template(wl->name);
+  const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
+  if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
   if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
@@ -211,8 +213,9 @@ int strategy_dense(GNode *n, const Target *t, Strategy *st) {
   bool packed = !strcmp(n->op->name, "nn.contrib_dense_pack");
   int64_t N = packed ? w->shape[0] * w->shape[2] : w->shape[0], K = packed ? w->shape[1] : w->shape[1];
   Workload *wl = wl_dense(packed ? "dense_pack.x86" : "dense_nopack.x86", d->shape[0], N, K, "float32", "float32");
-  const Template *tm = autotune_template(wl->name);
+  const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
+  if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
   if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;

@@ -5,11 +5,12 @@
  * anchor's register block.  Groups without a template use the operator
  * library's generic schedules (build.c).
  */
-#include "../autotune/autotune.h"
+#include "../knob/knob.h"
+#include "../topi/topi.h"
 #include "build.h"
 
 int graph_schedule_anchor(Schedule *s, Tensor *out, Tensor *anchor, const Strategy *st) {
   const Template *tm = st->tmpl;
   if (!anchor) return kiln_set_error("%s: the group's anchor has no tensor", tm->name);
-  return tm->schedule(st->target, s, st->config, st->wl, anchor, 1, &out);
+  return tm->schedule(st->target, s, st->config, anchor, 1, &out);
 }

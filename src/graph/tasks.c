@@ -11,7 +11,8 @@
  * blocks alter_layout chose do not change the task.  Fallback warnings are
  * silenced while extracting.
  */
-#include "../autotune/autotune.h"
+#include "../knob/knob.h"
+#include "../topi/topi.h"
 #include "build.h"
 #include "op_strategy.h"
 

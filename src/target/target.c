@@ -377,3 +377,8 @@ bool target_matches_record(const Target *t, const char *rec) {
   if (!cpu) return true;
   return isa_of_cpu(cpu, n) == (int)t->isa;
 }
+
+KilnModule *target_build(const Target *t, LoweredFunc **funcs, int nfuncs, const CompileOptions *opt) {
+  if (!t) t = target_host();
+  return kiln_build_funcs_with(t->kind->codegen, t->kind->compile, funcs, nfuncs, 0, NULL, opt);
+}

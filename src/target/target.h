@@ -41,6 +41,8 @@
 
 #include "../base/base.h"
 
+#include "kiln/runtime.h"
+
 struct LoweredFunc;
 struct KBlob;
 struct CompileOptions;
@@ -134,5 +136,8 @@ const char *target_records_stem(const Target *t);
 /* Whether a tuning record written for target string `rec` applies to t
  * (the matching rule in target.c). */
 bool target_matches_record(const Target *t, const char *rec);
+/* Generate, compile and load lowered functions with t's code generator
+ * and compiler driver (t NULL: the host); opt may be NULL. */
+KilnModule *target_build(const Target *t, struct LoweredFunc **funcs, int nfuncs, const struct CompileOptions *opt);
 
 #endif

@@ -39,7 +39,8 @@
  *   generic/eval.c       a reference interpreter for computes (constant
  *                        folding of small tensors, and a test oracle)
  *   x86/                 NCHW[x]c convolution, depthwise, dense templates
- *                        (see src/autotune/autotune.h for config spaces)
+ *                        (see src/knob/knob.h for config spaces)
+ *   templates.c          the table of tunable templates (one row each)
  */
 #ifndef KILN_TOPI_H
 #define KILN_TOPI_H
@@ -362,10 +363,22 @@ int topi_schedule_generic(Schedule *s, int nout, Tensor **outs);
  * oracle; extern ops are not supported.  0, or -1 with an error. */
 int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data);
 
+/* ===== templates.c: the table of tunable templates ===== */
+/* Templates are rows (struct Template, src/knob/knob.h) of the table in
+ * templates.c, beside them; the graph layer reaches them through
+ * template_lookup(name). */
+struct Template;
+/* The template of a task name; NULL + an error listing the known ones. */
+const struct Template *template_lookup(const char *name);
+int template_count(void);
+const struct Template *template_at(int i);
+/* Register one more template (tests, bindings): an explicit call, looked
+ * up after the built-in ones.  At most 16; -1 + error beyond. */
+int template_register(const struct Template *tm);
+void template_unregister(const struct Template *tm);
+
 /* ===== x86/: NCHW[x]c computes and tunable templates ===== */
-/* Templates are tables (struct Template, src/autotune/autotune.h) listed in
- * autotune/template.c; the graph layer reaches them through
- * autotune_template(name).  Computes take tensors already in the blocked
+/* Computes take tensors already in the blocked
  * layouts; the packers below make those layouts (the graph layer folds the
  * kernel packing at compile time).  Strides and dilation are {h, w},
  * padding {top, left, bottom, right}. */

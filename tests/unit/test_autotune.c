@@ -178,7 +178,7 @@ static void test_workload_key(void) {
 }
 
 static void test_conv_space(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   CHECK_NN(tm);
   if (!tm) return;
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 56, 56}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
@@ -221,7 +221,7 @@ static void test_conv_space(void) {
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   ConfigSpace *cs1 = template_space(tm, target_host(), w1);
   CHECK(cs1 && space_knob(cs1, "tile_oh") && !space_knob(cs1, "unroll_kw"));
-  CHECK(autotune_template("conv2d_nchw.cuda") == NULL);
+  CHECK(template_lookup("conv2d_nchw.cuda") == NULL);
   CHECK_CONTAINS(kiln_get_error(), "no schedule template named 'conv2d_nchw.cuda' (known: conv2d_NCHWc.x86");
 }
 
@@ -229,7 +229,7 @@ static void test_fallbacks(void) {
   const char *saved = getenv("KILN_SIMD_WIDTH");
   char *keep = saved ? xstrdup(saved) : NULL;
   setenv("KILN_SIMD_WIDTH", "16", 1);
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 56, 56}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *f = template_fallback(tm, target_host(), wl);
@@ -256,8 +256,8 @@ static void test_fallbacks(void) {
   CHECK(f && cfg_split_inner(f, "tile_ic") == 8 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 8);
   setenv("KILN_SIMD_WIDTH", "16", 1);
   /* every template's fallback passes its own check on a few workloads */
-  for (int i = 0; i < autotune_ntemplates(); i++) {
-    const Template *t = autotune_template_at(i);
+  for (int i = 0; i < template_count(); i++) {
+    const Template *t = template_at(i);
     Workload *w;
     if (strstr(t->name, "dense"))
       w = wl_dense(t->name, 1, 1000, 2048, "float32", "float32");

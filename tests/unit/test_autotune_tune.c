@@ -87,18 +87,15 @@ static int faulty_instantiate(const Target *t, const Workload *wl, const ConfigE
   return 0;
 }
 
-static int faulty_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor,
-                           int nout, Tensor **outs) {
-  (void)t, (void)s, (void)cfg, (void)wl, (void)anchor, (void)nout, (void)outs;
-  return 0;
-}
-
-static const Template faulty_template = {"kiln_test.faulty", "elemwise",       faulty_space,       faulty_fallback,
-                                         faulty_check,       faulty_compute,   faulty_instantiate, faulty_schedule};
+/* Its candidates are not compute + schedule: it instantiates them itself. */
+static const Template faulty_template = {
+    .name = "kiln_test.faulty", .anchor_tag = "elemwise", .key = "cpu", .define_space = faulty_space,
+    .fallback = faulty_fallback, .check = faulty_check, .compute = faulty_compute, .instantiate = faulty_instantiate,
+};
 
 /* main.c calls this before handing a worker run to autotune_worker_main. */
 void test_autotune_register(void);
-void test_autotune_register(void) { autotune_add_template(&faulty_template); }
+void test_autotune_register(void) { template_register(&faulty_template); }
 
 static Workload *faulty_workload(void) {
   Workload *wl = wl_new("kiln_test.faulty");
@@ -113,7 +110,7 @@ static int mode_index(const char *m) {
 }
 
 static void test_faulty_candidates(void) {
-  CHECK_OK(autotune_add_template(&faulty_template));
+  CHECK_OK(template_register(&faulty_template));
   char *dir = kiln_mkdtemp("kiln-tunetest-");
   const char *log = kfmt("%s/log.json", dir);
   Workload *wl = faulty_workload();
@@ -161,7 +158,7 @@ static void test_faulty_candidates(void) {
   CHECK_INT(again.resumed, NMODES);
   CHECK_INT(again.measured, 0);
   CHECK(again.best_index == sum.best_index);
-  autotune_remove_template(&faulty_template);
+  template_unregister(&faulty_template);
   kiln_rmtree(dir);
   free(dir);
 }
@@ -169,7 +166,7 @@ static void test_faulty_candidates(void) {
 /* The best configs are measured again at the end; the newest record of a
  * config is the one that counts. */
 static void test_verify_best(void) {
-  CHECK_OK(autotune_add_template(&faulty_template));
+  CHECK_OK(template_register(&faulty_template));
   char *dir = kiln_mkdtemp("kiln-tunetest-");
   const char *log = kfmt("%s/log.json", dir);
   Workload *wl = faulty_workload();
@@ -196,7 +193,7 @@ static void test_verify_best(void) {
   records_keep_latest(&recs);
   CHECK_INT(recs.len, NMODES);
   CHECK(last && av_find(&recs, last) >= 0); /* the re-measurement won */
-  autotune_remove_template(&faulty_template);
+  template_unregister(&faulty_template);
   kiln_rmtree(dir);
   free(dir);
 }
@@ -204,7 +201,7 @@ static void test_verify_best(void) {
 /* A real template: candidates in the NCHW[x]c layouts pass the check
  * against the unscheduled compute, and get costs. */
 static void test_measure_conv(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 16, 10, 10}, (int64_t[]){32, 16, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfgs[3];
@@ -237,7 +234,7 @@ static void test_measure_conv(void) {
 }
 
 static void test_features(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 14, 14}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
@@ -270,7 +267,7 @@ static void test_features(void) {
 
 /* Every tuner kind proposes each config of a space once. */
 static void test_tuner_coverage(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 8, 6, 6}, (int64_t[]){8, 8, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
@@ -313,7 +310,7 @@ static double synthetic(const ConfigSpace *cs, int64_t idx) {
 }
 
 static void test_xgb_learns(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 32, 28, 28}, (int64_t[]){64, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);

@@ -201,10 +201,10 @@ static void test_error_reorder_other_stage(void) {
 static void test_error_compiler_failure(void) {
   Tensor *a, *b, *c = vecadd(16, &a, &b);
   Schedule *s = te_create_schedule(1, &c);
-  CompileOptions bad = {"kiln-no-such-compiler", NULL, NULL, NULL};
+  CompileOptions bad = {"kiln-no-such-compiler", NULL, NULL};
   CHECK(kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &bad) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "cannot run the C compiler 'kiln-no-such-compiler'");
-  CompileOptions badflag = {"cc", "-O2 -fPIC --no-such-flag-kiln", NULL, NULL};
+  CompileOptions badflag = {"cc", "-O2 -fPIC --no-such-flag-kiln", NULL};
   CHECK(kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &badflag) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "C compiler failed (cc exited with status");
   /* a missing argument */

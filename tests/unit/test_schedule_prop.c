@@ -264,7 +264,7 @@ static int run_case(Case *k, Schedule *s, DLTensor **ins, DLTensor *out, StrBuf 
 
 static void prop_test(Case (*make)(void), int nshapes, int nsched) {
   /* -O1 keeps the many compilations fast; the kernels are the same IR */
-  CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL, NULL};
+  CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
   for (int sh = 0; sh < nshapes; sh++) {
     Case k = make();
     DLTensor *ins[4];

@@ -76,7 +76,7 @@ static void test_errors(void) {
 /* The vector width a template sizes its blocks by comes from the Target
  * it is given, not from the machine. */
 static void test_template_lanes(void) {
-  const Template *tm = autotune_template("dense_nopack.x86");
+  const Template *tm = template_lookup("dense_nopack.x86");
   CHECK_NN(tm);
   Workload *wl = wl_dense("dense_nopack.x86", 1, 64, 96, "float32", "float32");
   const Target *t8 = target_parse("llvm -mcpu=haswell", NULL), *t16 = target_parse("llvm -mcpu=icelake-server", NULL);

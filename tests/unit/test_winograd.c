@@ -16,7 +16,7 @@
 #include "kernel_util.h"
 #include "topi/topi.h"
 
-static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL, NULL};
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
 
 
 static void fill(DLTensor *a, const float *src) { memcpy(a->data, src, sizeof(float) * (size_t)tk_numel(a)); }
@@ -164,7 +164,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
     nout = 2;
   }
   Schedule *s = te_create_schedule(nout, outs), *naive = te_create_schedule(nout, outs);
-  if (tm->schedule(target_host(), s, cfg, wl, conv, nout, outs)) {
+  if (tm->schedule(target_host(), s, cfg, conv, nout, outs)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -273,7 +273,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
 }
 
 static void test_random(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc_winograd.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  worst relative error against the direct conv: %g\n", worst_ref_err);
@@ -283,7 +283,7 @@ static void test_random(void) {
  * and the fallback puts the stages at the root when the transformed
  * kernel is large. */
 static void test_fallback(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc_winograd.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   static const int64_t layers[][3] = {{64, 224, 64}, {128, 56, 128}, {512, 14, 512}, {512, 7, 512}, {24, 10, 32}};
   for (int i = 0; i < 5; i++) {
     int64_t C = layers[i][0], HW = layers[i][1], O = layers[i][2];
@@ -301,7 +301,7 @@ static void test_fallback(void) {
 }
 
 static void test_errors(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc_winograd.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   /* workloads it does not cover */
   Workload *s2 = wl_conv2d(tm->name, (int64_t[]){1, 16, 9, 9}, (int64_t[]){16, 16, 3, 3}, (int[]){2, 2},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
@@ -334,14 +334,14 @@ static void test_errors(void) {
   Tensor *U = te_placeholder_c("U", 5, (int64_t[]){6, 6, 3, 32, 16}, DT_F32);
   Tensor *conv = topi_x86_conv2d_winograd_NCHWc(data, U, 4, (int[]){1, 1, 1, 1}, DT_F32);
   CHECK_NN(conv);
-  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), good, wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), good, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config blocks tile_ic 8 / tile_oc 16 do not match the compute's layout");
-  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
   /* a direct conv is not this template's anchor */
   Tensor *k6 = te_placeholder_c("k", 6, (int64_t[]){3, 2, 3, 3, 16, 16}, DT_F32);
   Tensor *direct = topi_x86_conv2d_NCHWc(data, k6, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, DT_F32);
-  CHECK(tm->schedule(target_host(), te_create_schedule(1, &direct), good, wl, direct, 1, &direct) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &direct), good, direct, 1, &direct) != 0);
   CHECK_CONTAINS(kiln_get_error(), "expected conv2d_NCHWc_winograd");
   /* computes check their shapes */
   CHECK(topi_x86_conv2d_winograd_NCHWc(data, U, 2, (int[]){1, 1, 1, 1}, DT_F32) == NULL);

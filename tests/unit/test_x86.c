@@ -17,7 +17,7 @@
 #include "kernel_util.h"
 #include "topi/topi.h"
 
-static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL, NULL};
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
 
 /* $KILN_X86_CASES scales the number of random cases (tk_template_cases,
  * stress runs); $KILN_X86_VERBOSE prints each case. */
@@ -156,7 +156,7 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
     outs[0] = topi_x86_unpack_NCHWc(conv);
   }
   Schedule *s = te_create_schedule(nout, outs);
-  if (tm->schedule(target_host(), s, cfg, wl, conv, nout, outs)) {
+  if (tm->schedule(target_host(), s, cfg, conv, nout, outs)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -226,13 +226,13 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
 }
 
 static void test_conv2d_random(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(24); i++) run_conv_case(tm, false, (Epi)(i % EPI__COUNT), i);
 }
 
 static void test_depthwise_random(void) {
-  const Template *tm = autotune_template("depthwise_conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("depthwise_conv2d_NCHWc.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(22); i++) run_conv_case(tm, true, (Epi)(i % EPI__COUNT), i);
 }
@@ -269,7 +269,7 @@ static bool run_dense_case(const Template *tm, int caseno) {
     out = te_compute("T_relu", 2, out->shape, v, ir_max(te_read2(out, v[0], v[1]), ir_f32(0)), "elemwise");
   }
   Schedule *s = te_create_schedule(1, &out);
-  if (tm->schedule(target_host(), s, cfg, wl, anchor, 1, &out)) {
+  if (tm->schedule(target_host(), s, cfg, anchor, 1, &out)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
@@ -312,13 +312,13 @@ static bool run_dense_case(const Template *tm, int caseno) {
 }
 
 static void test_dense_nopack_random(void) {
-  const Template *tm = autotune_template("dense_nopack.x86");
+  const Template *tm = template_lookup("dense_nopack.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
 }
 
 static void test_dense_pack_random(void) {
-  const Template *tm = autotune_template("dense_pack.x86");
+  const Template *tm = template_lookup("dense_pack.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
 }
@@ -326,7 +326,7 @@ static void test_dense_pack_random(void) {
 /* ---- invalid configs ---- */
 
 static void test_invalid_configs(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 9, 9}, (int64_t[]){16, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   /* a channel block that does not divide the channels */
@@ -337,7 +337,7 @@ static void test_invalid_configs(void) {
   Schedule *s;
   int na;
   Tensor **args;
-  CHECK(tm->instantiate(target_host(), wl, c, &s, &na, &args) != 0);
+  CHECK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args) != 0);
   /* an ow tile that does not divide the output width */
   c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
                               "[\"tile_ow\", \"sp\", [-1, 4]], [\"unroll_kw\", \"ot\", false]]");
@@ -352,10 +352,10 @@ static void test_invalid_configs(void) {
   Tensor *conv = topi_x86_conv2d_NCHWc(data, kernel, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, DT_F32);
   CHECK_NN(conv);
   s = te_create_schedule(1, &conv);
-  CHECK(tm->schedule(target_host(), s, good, wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), s, good, conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config blocks tile_ic 8 / tile_oc 16 do not match the compute's layout (input block 16");
   /* a missing knob */
-  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), wl, conv, 1, &conv) != 0);
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
   /* computes check their layouts */
   CHECK(topi_x86_conv2d_NCHWc(data, te_placeholder_c("k", 6, (int64_t[]){1, 4, 3, 3, 8, 16}, DT_F32), (int[]){1, 1},
@@ -364,7 +364,7 @@ static void test_invalid_configs(void) {
   CHECK(topi_x86_pack_kernel_OIHWio(te_placeholder_c("w", 4, (int64_t[]){16, 32, 3, 3}, DT_F32), 5, 16) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "blocks must divide");
   /* dense */
-  const Template *dp = autotune_template("dense_pack.x86");
+  const Template *dp = template_lookup("dense_pack.x86");
   Workload *dw = wl_dense(dp->name, 4, 24, 10, "float32", "float32");
   ConfigEntity *dc = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 1, 4]], [\"tile_x\", \"sp\", [-1, 1, 16]], "
                                              "[\"tile_k\", \"sp\", [-1, 2]], [\"tile_inner\", \"sp\", [-1, 1]]]");
@@ -379,8 +379,8 @@ static void test_invalid_configs(void) {
 /* Each template's instantiate() with its fallback config builds a
  * function that runs (the tuner's measuring path). */
 static void test_instantiate_fallback(void) {
-  for (int i = 0; i < autotune_ntemplates(); i++) {
-    const Template *tm = autotune_template_at(i);
+  for (int i = 0; i < template_count(); i++) {
+    const Template *tm = template_at(i);
     Workload *wl;
     if (strstr(tm->name, "dense"))
       wl = wl_dense(tm->name, 2, 48, 37, "float32", "float32");
@@ -395,7 +395,7 @@ static void test_instantiate_fallback(void) {
     Schedule *s = NULL;
     int na = 0;
     Tensor **args = NULL;
-    if (!cfg || tm->instantiate(target_host(), wl, cfg, &s, &na, &args)) {
+    if (!cfg || template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args)) {
       test_fail(__FILE__, __LINE__, "%s: instantiate failed: %s", tm->name, kiln_get_error());
       continue;
     }
@@ -420,7 +420,7 @@ static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity 
   Schedule *s;
   int na;
   Tensor **args;
-  int rc = tm->instantiate(target_host(), wl, cfg, &s, &na, &args);
+  int rc = template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args);
   CHECK_OK(rc);
   if (rc) return NULL;
   LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
@@ -433,7 +433,7 @@ static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity 
  * the parallel row loop, the window reduction streams inside it, and the
  * kw loop is unrolled when unroll_kw is set. */
 static void test_conv_loop_shape(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
@@ -453,7 +453,7 @@ static void test_conv_loop_shape(void) {
  * unrolled; left to the C compiler it ran as scalar code, 15x slower in
  * a model than in the tuner's measurement. */
 static void test_conv_odd_block_vectorized(void) {
-  const Template *tm = autotune_template("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 7, 7}, (int64_t[]){40, 32, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 40]], "

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../../topi/topi.h"
 #include "../op_strategy.h"
 #include "passes.h"

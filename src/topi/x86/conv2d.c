@@ -20,7 +20,7 @@
  * block from the registers: the conv never stores its raw result.  For 1x1
  * kernels the block is tile_oh rows x reg_n columns.
  */
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../topi.h"
 
 #include <string.h>
@@ -160,32 +160,23 @@ static Tensor *conv_compute(const Target *t, const Workload *wl, const ConfigEnt
                                c.out_dtype);
 }
 
-static int conv_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+/* data NCHW[ic_bn]c, kernel OIHW[ic_bn]i[oc_bn]o */
+static int conv_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
   Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c) || conv_check(t, cfg, wl)) return -1;
+  if (wl_conv2d_parse(wl, &c)) return -1;
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
-  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
-  Tensor *kernel =
-      te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn, oc_bn}, c.dtype);
-  Tensor *out = conv_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
-  if (!out) return -1;
-  *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_conv2d_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
-  *nargs = 3;
-  *args = KNEWN(Tensor *, 3);
-  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
+  (*in)[1] = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn, oc_bn}, c.dtype);
   return 0;
 }
 
-static int conv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                         Tensor **outs) {
-  (void)wl;
-  return topi_x86_schedule_conv2d_NCHWc(t, s, cfg, anchor, nout, outs);
-}
-
 const Template topi_x86_conv2d_NCHWc_template = {
-    "conv2d_NCHWc.x86", "conv2d_NCHWc", conv_space,        conv_fallback,
-    conv_check,         conv_compute,   conv_instantiate, conv_schedule,
+    .name = "conv2d_NCHWc.x86", .anchor_tag = "conv2d_NCHWc", .key = "cpu", .define_space = conv_space,
+    .fallback = conv_fallback, .check = conv_check, .placeholders = conv_placeholders, .compute = conv_compute,
+    .schedule = topi_x86_schedule_conv2d_NCHWc,
 };
 
 /* ---- the schedule ---- */

@@ -15,7 +15,7 @@
  * local cache (registers) over K, with the epilogue applied as it is
  * written.
  */
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../topi.h"
 
 #include <string.h>
@@ -118,30 +118,22 @@ static Tensor *nopack_compute(const Target *t, const Workload *wl, const ConfigE
   return topi_x86_dense_nopack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
 }
 
-static int nopack_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+/* data [M, K], weight [N, K] */
+static int nopack_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t, (void)cfg;
   DenseWorkload d;
-  if (dense_common_check(cfg, wl, &d, 2, 2)) return -1;
-  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
-  Tensor *weight = te_placeholder_c("weight", 2, (int64_t[]){d.N, d.K}, d.dtype);
-  Tensor *out = nopack_compute(t, wl, cfg, 2, (Tensor *[]){data, weight});
-  if (!out) return -1;
-  *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_dense_nopack(t, *s, cfg, out, 1, &out)) return -1;
-  *nargs = 3;
-  *args = KNEWN(Tensor *, 3);
-  (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
+  if (wl_dense_parse(wl, &d)) return -1;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
+  (*in)[1] = te_placeholder_c("weight", 2, (int64_t[]){d.N, d.K}, d.dtype);
   return 0;
 }
 
-static int nopack_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                           Tensor **outs) {
-  (void)wl;
-  return topi_x86_schedule_dense_nopack(t, s, cfg, anchor, nout, outs);
-}
-
 const Template topi_x86_dense_nopack_template = {
-    "dense_nopack.x86", "dense_nopack",     nopack_space,    nopack_fallback,
-    nopack_check,       nopack_compute,     nopack_instantiate, nopack_schedule,
+    .name = "dense_nopack.x86", .anchor_tag = "dense_nopack", .key = "cpu", .define_space = nopack_space,
+    .fallback = nopack_fallback, .check = nopack_check, .placeholders = nopack_placeholders, .compute = nopack_compute,
+    .schedule = topi_x86_schedule_dense_nopack,
 };
 
 int topi_x86_schedule_dense_nopack(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
@@ -274,32 +266,23 @@ static Tensor *pack_compute(const Target *t, const Workload *wl, const ConfigEnt
   return topi_x86_dense_pack(in[0], in[1], nin == 3 ? in[2] : NULL, cfg, d.out_dtype);
 }
 
-static int pack_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+/* data [M, K], the weight packed [N/bn, K, bn] (bn = tile_x's inner part) */
+static int pack_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
   DenseWorkload d;
-  if (pack_check(t, cfg, wl)) return -1;
-  wl_dense_parse(wl, &d);
+  if (wl_dense_parse(wl, &d)) return -1;
   int64_t bn = cfg_split_inner(cfg, "tile_x");
-  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
-  Tensor *weight = te_placeholder_c("packed_weight", 3, (int64_t[]){d.N / bn, d.K, bn}, d.dtype);
-  Tensor *out = pack_compute(t, wl, cfg, 2, (Tensor *[]){data, weight});
-  if (!out) return -1;
-  *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_dense_pack(t, *s, cfg, out, 1, &out)) return -1;
-  *nargs = 3;
-  *args = KNEWN(Tensor *, 3);
-  (*args)[0] = data, (*args)[1] = weight, (*args)[2] = out;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, d.dtype);
+  (*in)[1] = te_placeholder_c("packed_weight", 3, (int64_t[]){d.N / bn, d.K, bn}, d.dtype);
   return 0;
 }
 
-static int pack_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                         Tensor **outs) {
-  (void)wl;
-  return topi_x86_schedule_dense_pack(t, s, cfg, anchor, nout, outs);
-}
-
 const Template topi_x86_dense_pack_template = {
-    "dense_pack.x86", "dense_pack", pack_space,       pack_fallback,
-    pack_check,       pack_compute, pack_instantiate, pack_schedule,
+    .name = "dense_pack.x86", .anchor_tag = "dense_pack", .key = "cpu", .define_space = pack_space,
+    .fallback = pack_fallback, .check = pack_check, .placeholders = pack_placeholders, .compute = pack_compute,
+    .schedule = topi_x86_schedule_dense_pack,
 };
 
 /* Apply a split entity [-1, a, b, ...] as TVM's SplitEntity.apply: split

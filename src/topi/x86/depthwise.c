@@ -11,7 +11,7 @@
  * ow.outer) of the output, the window streamed (kh, kw) with a vector of
  * oc_bn input channels per column, the epilogue inlined into the output.
  */
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../topi.h"
 
 #include <string.h>
@@ -138,31 +138,23 @@ static Tensor *dw_compute(const Target *t, const Workload *wl, const ConfigEntit
                                          (int[]){c.dh, c.dw}, c.out_dtype);
 }
 
-static int dw_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+/* data NCHW[ic_bn]c, kernel [OC/oc_bn, 1, KH, KW, 1, oc_bn] */
+static int dw_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
   Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c) || dw_check(t, cfg, wl)) return -1;
+  if (wl_conv2d_parse(wl, &c)) return -1;
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
-  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
-  Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, 1, c.KH, c.KW, 1, oc_bn}, c.dtype);
-  Tensor *out = dw_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
-  if (!out) return -1;
-  *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_depthwise_conv2d_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
-  *nargs = 3;
-  *args = KNEWN(Tensor *, 3);
-  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
+  (*in)[1] = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / oc_bn, 1, c.KH, c.KW, 1, oc_bn}, c.dtype);
   return 0;
 }
 
-static int dw_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                       Tensor **outs) {
-  (void)wl;
-  return topi_x86_schedule_depthwise_conv2d_NCHWc(t, s, cfg, anchor, nout, outs);
-}
-
 const Template topi_x86_depthwise_conv2d_NCHWc_template = {
-    "depthwise_conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc", dw_space, dw_fallback, dw_check, dw_compute,
-    dw_instantiate, dw_schedule,
+    .name = "depthwise_conv2d_NCHWc.x86", .anchor_tag = "depthwise_conv2d_NCHWc", .key = "cpu", .define_space = dw_space,
+    .fallback = dw_fallback, .check = dw_check, .placeholders = dw_placeholders, .compute = dw_compute,
+    .schedule = topi_x86_schedule_depthwise_conv2d_NCHWc,
 };
 
 /* ---- the schedule ---- */

@@ -4,7 +4,7 @@
  * bookkeeping of a fused group (which stages to inline, which output
  * carries the anchor's loop structure, how other stages run).
  */
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../topi.h"
 
 #include <string.h>

@@ -33,7 +33,7 @@
  * over (e, n)), so a large kernel transform U streams through the caches
  * once.
  */
-#include "../../autotune/autotune.h"
+#include "../../knob/knob.h"
 #include "../topi.h"
 
 #include <math.h>
@@ -338,32 +338,24 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
   return topi_x86_conv2d_winograd_NCHWc(in[0], in[1], m, (int[]){c.pt, c.pl, c.pb, c.pr}, c.out_dtype);
 }
 
-static int wino_instantiate(const Target *t, const Workload *wl, const ConfigEntity *cfg, Schedule **s, int *nargs, Tensor ***args) {
+/* data NCHW[ib]c, the transformed kernel [m+2, m+2, OC/ob, IC, ob] */
+static int wino_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
   Conv2DWorkload c;
   int64_t m, nH, nW;
-  if (wino_parse(wl, &c, &m, &nH, &nW) || wino_check(t, cfg, wl)) return -1;
+  if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
-  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ib, c.IH, c.IW, ib}, c.dtype);
-  Tensor *kernel = te_placeholder_c("kernel", 5, (int64_t[]){m + 2, m + 2, c.OC / ob, c.IC, ob}, c.dtype);
-  Tensor *out = wino_compute(t, wl, cfg, 2, (Tensor *[]){data, kernel});
-  if (!out) return -1;
-  *s = te_create_schedule(1, &out);
-  if (!*s || topi_x86_schedule_conv2d_winograd_NCHWc(t, *s, cfg, out, 1, &out)) return -1;
-  *nargs = 3;
-  *args = KNEWN(Tensor *, 3);
-  (*args)[0] = data, (*args)[1] = kernel, (*args)[2] = out;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ib, c.IH, c.IW, ib}, c.dtype);
+  (*in)[1] = te_placeholder_c("kernel", 5, (int64_t[]){m + 2, m + 2, c.OC / ob, c.IC, ob}, c.dtype);
   return 0;
 }
 
-static int wino_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg, const Workload *wl, Tensor *anchor, int nout,
-                         Tensor **outs) {
-  (void)wl;
-  return topi_x86_schedule_conv2d_winograd_NCHWc(t, s, cfg, anchor, nout, outs);
-}
-
 const Template topi_x86_conv2d_winograd_NCHWc_template = {
-    "conv2d_NCHWc_winograd.x86", "conv2d_NCHWc_winograd", wino_space,       wino_fallback,
-    wino_check,                  wino_compute,            wino_instantiate, wino_schedule,
+    .name = "conv2d_NCHWc_winograd.x86", .anchor_tag = "conv2d_NCHWc_winograd", .key = "cpu", .define_space = wino_space,
+    .fallback = wino_fallback, .check = wino_check, .placeholders = wino_placeholders, .compute = wino_compute,
+    .schedule = topi_x86_schedule_conv2d_winograd_NCHWc,
 };
 
 /* ---- the schedule ---- */

@@ -11,7 +11,7 @@
  * (on one line), so two workloads are the same task exactly when their keys
  * are equal, and a record's args parse back to the same key.
  */
-#include "autotune.h"
+#include "knob.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

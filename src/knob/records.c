@@ -24,7 +24,7 @@
  * ones (topi_x86_conv2d_NCHWc, conv2d_NCHWc.x86).  Only records whose
  * target matches the machine (target.c) are ever applied.
  */
-#include "autotune.h"
+#include "knob.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  * exponent is in (-4, 16], else d.ddde+XX; json.dumps spells the
  * non-finite values Infinity, -Infinity and NaN.
  */
-#include "autotune.h"
+#include "knob.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

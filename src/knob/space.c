@@ -17,7 +17,7 @@
  * JSON is written in Python's json.dumps style (", " separators) so that
  * records Kiln writes look like AutoTVM's; cJSON reads.
  */
-#include "autotune.h"
+#include "knob.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
