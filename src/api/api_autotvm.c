@@ -159,6 +159,7 @@ API_FUNC(at_tune_task) {
     const char *worker = str(opts, "worker");
     if (worker) o.measure.worker = worker;
     o.measure.in_process = api_template_in_process(tm);
+    o.flops = num(task, "flops", 0); /* a Python template's cfg.add_flop */
     if (o.trials < 1) rc = api_error(&c, "n_trial must be at least 1");
   }
   if (!rc && autotune_tune(tm, target, wl, &o, &sum)) rc = api_fail(&c);
@@ -178,7 +179,7 @@ API_FUNC(at_tune_task) {
     }
     cJSON_AddNumberToObject(out, "seconds", sum.seconds);
     cJSON_AddBoolToObject(out, "early_stopped", sum.early_stopped);
-    cJSON_AddNumberToObject(out, "flops", wl_flops(wl));
+    cJSON_AddNumberToObject(out, "flops", o.flops > 0 ? o.flops : wl_flops(wl));
   }
   kiln_arena_pop();
   kiln_arena_free(scratch);

@@ -161,6 +161,8 @@ typedef struct TuneOptions {
   double deadline;      /* kiln_now_seconds() after which no batch starts (0: none) */
   FILE *progress;       /* AutoTVM's progress line goes here (NULL: none) */
   const char *prefix;   /* "[Task  1/12] " */
+  double flops;         /* the workload's FLOPs when the caller knows them (a Python
+                         * template's cfg.add_flop); 0: wl_flops */
   MeasureOptions measure;
 } TuneOptions;
 

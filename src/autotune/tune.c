@@ -194,7 +194,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   int64_t size = space_size(cs);
   Tuner *t = tuner_new(o.tuner, tm, target, wl, cs, o.seed ? o.seed : hash_bytes(wl->key, strlen(wl->key), 7));
   if (!t) return -1;
-  double flops = wl_flops(wl);
+  double flops = o.flops > 0 ? o.flops : wl_flops(wl);
   Seen seen = {0};
   int rc = resume(&o, target, wl, cs, t, flops, &seen, out);
   int total = o.trials > 0 && o.trials < size ? o.trials : (int)(size < 1000000000 ? size : 1000000000);
