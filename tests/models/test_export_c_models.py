@@ -4,11 +4,11 @@ main.c only (no Kiln library) under -std=c99 -Wall -Wextra -Werror, match
 PyTorch within 1e-4 relative L2 error; mobilenet_v2 also as --isa generic
 --freestanding, whose model sources link with -ffreestanding -nostdlib.
 
-CI runs a subset that covers each compiler, each weights mode and every
-model at least once (compiling large models' weights as C arrays is slow:
-the three largest use --weights separate, and large kernels files build
-at -O1); KILN_EXPORT_C_ALL=1 runs every model with both gcc and clang,
-embedded weights for all but VGG-16, at -O2.
+CI runs a subset that covers each compiler and each weights mode within
+its time budget (compiling large models' weights as C arrays is slow:
+the larger models use --weights separate and build at -O1; VGG-16 is
+left to the full run); KILN_EXPORT_C_ALL=1 runs all five models with
+both gcc and clang, embedded weights for all but VGG-16, at -O2.
 """
 import json
 import os
@@ -30,7 +30,6 @@ SUBSET = [
     ("mobilenet_v2", "gcc", "embedded", "-O2"),
     ("resnet18", "clang", "separate", "-O1"),
     ("resnet50", "gcc", "separate", "-O1"),
-    ("vgg16", "gcc", "separate", "-O1"),
 ]
 FULL = [(m, cc, "separate" if m == "vgg16" else "embedded", "-O2")
         for m in ["squeezenet1_1", "mobilenet_v2", "resnet18", "resnet50", "vgg16"] for cc in ["gcc", "clang"]]
