@@ -120,6 +120,17 @@ int kiln_array_free(DLTensor *t);
 /* Bytes of a compact tensor: product(shape) * dtype size. */
 size_t kiln_array_nbytes(const DLTensor *t);
 
+/* ---- devices ----
+ * CPU arrays are host memory.  Arrays on kDLCUDA hold a CUdeviceptr, on
+ * kDLOpenCL a cl_mem, as their data; the drivers (libcuda.so.1,
+ * libOpenCL.so.1, or $KILN_CUDA_DRIVER / $KILN_OPENCL_LIBRARY) are opened
+ * on first use, and a missing driver or device is an error naming it. */
+
+/* *out = 1 if dev is there (its driver loads and has that device id). */
+int kiln_device_exists(DLDevice dev, int *out);
+/* Wait for the device's queued work. */
+int kiln_device_sync(DLDevice dev);
+
 /* ---- functions ---- */
 
 typedef struct KilnFunction KilnFunction;
@@ -319,7 +330,10 @@ int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMe
  * indices count inputs only, in arg_nodes order.  Each executor owns its
  * buffers and shares only the read-only module, so several executors of one
  * module may run at once on different threads; one executor is not to be
- * used from two threads at once.  Executors run on the CPU. */
+ * used from two threads at once.  An executor's buffers live where its
+ * module's kernels run: the CPU, or device 0 of a GPU module's kind
+ * (cuda, opencl); set_input and load_params copy there (parameters once),
+ * get_output copies back to a CPU array. */
 
 typedef struct KilnGraphExecutor KilnGraphExecutor;
 
@@ -546,6 +560,18 @@ int kiln_profile_free(KilnProfile *p);
  * -1.  The kernel tables may be absent when __kiln_num_kernels is, and the
  * blob tables likewise; the two pointers are optional and, being written by
  * the loader, must be plain (non-const) data.
+ *
+ * A module built for a GPU also exports, for the loader to fill:
+ *   void *__kiln_device_module;
+ *   int (*__kiln_device_launch_ptr)(void *module, int32_t device_id, int32_t kernel,
+ *                                   const int64_t extents[6], KilnValue *args, int32_t nargs);
+ *   void *(*__kiln_device_alloc_ptr)(void *module, int32_t device_id, uint64_t nbytes);
+ *   void (*__kiln_device_free_ptr)(void *module, int32_t device_id, void *ptr);
+ * and carries its kernels as blobs: "kiln_device" ("kiln-device-v1 cuda|opencl",
+ * then "kernel <name> <nparams> <type>..." a line, "handle" for a buffer),
+ * "kiln_device_source" (CUDA C or OpenCL C) and, for CUDA, "kiln_device_ptx".
+ * A launch's extents are grid x, y, z then block x, y, z; buffers pass as
+ * device pointers (v_handle), scalars as v_int64 / v_float64.
  *
  * The parallel ABI: a parallel loop becomes a task function
  * `int task(int task_id, int num_tasks, void *cdata)` that runs its share of

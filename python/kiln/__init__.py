@@ -47,7 +47,7 @@ from .te import (placeholder, compute, reduce_axis, thread_axis, comm_reducer, s
                  prod, if_then_else, select, all, any, max_value, min_value, floordiv, floormod,
                  truncdiv, truncmod, exp, log, sqrt, rsqrt, tanh, erf, sigmoid, fabs, abs, floor,
                  ceil, round, trunc, power, sin, cos, tan, isnan, isinf)
-from .nd import cpu, device, context, Device, NDArray  # noqa: E402
+from .nd import cpu, cuda, gpu, opencl, cl, device, context, Device, NDArray  # noqa: E402
 from .driver import lower, build, LoweredFunc  # noqa: E402
 from .expr import size_var  # noqa: E402
 from .runtime import Module, load_module  # noqa: E402

@@ -159,6 +159,8 @@ _proto("kiln_array_wrap", _int, _vp, _int, _i64p, DLDataType, DLDevice, ArrayDel
 _proto("kiln_array_view", _int, _DLTensorP, _int, _i64p, DLDataType, ctypes.POINTER(_DLTensorP))
 _proto("kiln_array_copy", _int, _DLTensorP, _DLTensorP)
 _proto("kiln_array_free", _int, _DLTensorP)
+_proto("kiln_device_exists", _int, DLDevice, ctypes.POINTER(ctypes.c_int))
+_proto("kiln_device_sync", _int, DLDevice)
 _proto("kiln_array_nbytes", ctypes.c_size_t, _DLTensorP)
 _proto("kiln_params_save", _int, _int, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_DLTensorP),
        ctypes.POINTER(_vp), ctypes.POINTER(ctypes.c_size_t))

@@ -46,14 +46,23 @@ def _tensors(args):
     return [as_tensor(a) for a in as_list(args)]
 
 
-def lower(sch, args, name="default_function", binds=None, simple_mode=False):
+def lower(sch, args, name="default_function", binds=None, simple_mode=False, target=None):
     """Lower a schedule to a function over args.  With simple_mode, the
     function's body (a Stmt, as TVM returns); else the LoweredFunc.  Both
-    print the same TVM-style text."""
+    print the same TVM-style text.  With a GPU target ("cuda", "opencl")
+    the function is split into host code and kernels, and prints both."""
     if binds:
         raise _ffi.KilnError("lower: binds are not supported")
+    if target is not None:
+        f = _api("driver.lower_target")(sch, name, int(bool(simple_mode)), _target_str(target),
+                                        *_tensors(args))
+        return f
     f = _api("driver.lower")(sch, name, int(bool(simple_mode)), *_tensors(args))
     return f.body if simple_mode else f
+
+
+def _target_str(target):
+    return target if isinstance(target, str) else str(target)
 
 
 def build(inputs, args=None, target="cpu", target_host=None, name="default_function", binds=None,
@@ -63,7 +72,8 @@ def build(inputs, args=None, target="cpu", target_host=None, name="default_funct
     kiln.frontend.from_onnx, TVM's relay.build: kiln.build(mod, target,
     params=params) at the current PassContext's opt_level) into a model's
     module (executor="aot": a module to export as standalone C).  Targets:
-    cpu (also llvm, c)."""
+    cpu (also llvm, c), cuda and opencl (kernels for a GPU; target_host
+    is the CPU)."""
     from .graph import IRModule, build as graph_build  # pylint: disable=import-outside-toplevel
     inputs = getattr(inputs, "mod", inputs) if type(inputs).__name__ == "MainFunction" else inputs
     if isinstance(inputs, IRModule):
@@ -82,9 +92,11 @@ def build(inputs, args=None, target="cpu", target_host=None, name="default_funct
     target = str(target) if target is not None else "cpu"  # a string or a kiln.target.Target
     check(target)
     if target_host is not None:
-        check(str(target_host))
+        from .target import Target  # pylint: disable=import-outside-toplevel
+        if "cpu" not in Target(str(target_host)).keys:
+            raise _ffi.KilnError("target_host '%s' is not a CPU target (llvm, cpu, c)" % target_host)
     if isinstance(inputs, Schedule):
-        funcs = [_api("driver.lower")(inputs, name, 0, *_tensors(args))]
+        funcs = [_api("driver.lower_target")(inputs, name, 0, target, *_tensors(args))]
     else:
         funcs = as_list(inputs)
         for f in funcs:

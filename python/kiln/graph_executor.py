@@ -42,15 +42,30 @@ class _Handle:
         return self.value, _ffi.HANDLE
 
 
-def _check_device(dev):
+def _lib_device_type(lib):
+    """The device type a module's kernels run on (1 cpu, 2 cuda, 4 opencl)."""
+    mods = lib.imported_modules if lib is not None else []
+    if not mods:
+        return 1
+    return 2 if mods[0].type_key == "cuda" else 4
+
+
+def _check_device(dev, lib=None):
     if isinstance(dev, (list, tuple)):
         if len(dev) != 1:
             raise KilnError("Kiln runs a model on one device, got %r" % (dev,))
         dev = dev[0]
     if not isinstance(dev, nd.Device):
         raise KilnTypeError("expected a device such as kiln.cpu(), got %r" % (dev,))
-    if dev.device_type != 1:
-        raise KilnError("Kiln's graph executor runs on the CPU, not on %r" % dev)
+    want = _lib_device_type(lib)
+    if dev.device_type != want:
+        if want == 1:
+            raise KilnError("this model runs on the CPU, not on %r (build it with "
+                            "target=\"cuda\" or \"opencl\" for a GPU)" % dev)
+        raise KilnError("this model was built for %s; run it on %r, not on %r"
+                        % (nd.Device._NAMES[want], nd.Device(want, 0), dev))
+    if dev.device_id != 0:
+        raise KilnError("Kiln runs a model on device 0 of its kind, not on %r" % dev)
     return dev
 
 
@@ -85,7 +100,7 @@ class DefaultFactory:
         self.lib = lib
 
     def __call__(self, dev=None):
-        dev = _check_device(dev if dev is not None else nd.cpu())
+        dev = _check_device(dev if dev is not None else nd.cpu(), self.lib)
         return ExecutorModule(_api("runtime.graph_executor.create")(self.lib), self.lib, dev)
 
     def __repr__(self):
@@ -351,7 +366,8 @@ def create(graph_json_str, libmod, device=None):
     """An executor for graph JSON over a module's kernels (TVM's
     graph_executor.create).  Kiln embeds the params in the module: they
     are loaded too, by name."""
-    dev = _check_device(device if device is not None else nd.cpu())
+    dev = _check_device(device if device is not None else nd.cpu(),
+                        libmod if isinstance(libmod, Module) else None)
     if not isinstance(graph_json_str, str):
         raise KilnTypeError("create: the graph JSON must be a str, got %s" % type(graph_json_str).__name__)
     if not isinstance(libmod, Module):

@@ -18,10 +18,10 @@ from ._ffi import _LIB, KilnError, check_call
 
 
 class Device:
-    """A device: kiln.cpu(0)."""
+    """A device: kiln.cpu(0), kiln.cuda(0) (also kiln.gpu(0)), kiln.opencl(0)."""
 
     __slots__ = ("device_type", "device_id")
-    _NAMES = {1: "cpu", 2: "cuda"}
+    _NAMES = {1: "cpu", 2: "cuda", 4: "opencl"}
 
     def __init__(self, device_type=1, device_id=0):
         self.device_type = int(device_type)
@@ -46,19 +46,51 @@ class Device:
         return "%s(%d)" % (self._NAMES.get(self.device_type, "device%d" % self.device_type),
                            self.device_id)
 
+    @property
+    def exist(self):
+        """Whether the device is there (its driver loads and it has this id)."""
+        out = ctypes.c_int()
+        check_call(_LIB.kiln_device_exists(self._dl(), ctypes.byref(out)))
+        return bool(out.value)
+
+    def sync(self):
+        """Wait for the device's work to finish."""
+        check_call(_LIB.kiln_device_sync(self._dl()))
+
 
 def cpu(dev_id=0):
     return Device(1, dev_id)
 
 
+def cuda(dev_id=0):
+    """An NVIDIA GPU (DLPack kDLCUDA)."""
+    return Device(2, dev_id)
+
+
+gpu = cuda
+
+
+def opencl(dev_id=0):
+    """An OpenCL device (DLPack kDLOpenCL): POCL's CPU device where there is no GPU."""
+    return Device(4, dev_id)
+
+
+cl = opencl
+
+
 def device(dev_type, dev_id=0):
-    """A device by name: 'cpu' (also 'llvm', 'c', TVM's host targets)."""
+    """A device by name: 'cpu' (also 'llvm', 'c', TVM's host targets), 'cuda'
+    (also 'gpu'), 'opencl' (also 'cl')."""
     if isinstance(dev_type, int):
         return Device(dev_type, dev_id)
     name = str(dev_type).split()[0] if str(dev_type).strip() else ""
     if name in ("cpu", "llvm", "c"):
         return Device(1, dev_id)
-    raise KilnError("device '%s' is not supported (supported: cpu)" % dev_type)
+    if name in ("cuda", "gpu", "nvptx"):
+        return Device(2, dev_id)
+    if name in ("opencl", "cl"):
+        return Device(4, dev_id)
+    raise KilnError("device '%s' is not supported (supported: cpu, cuda, opencl)" % dev_type)
 
 
 context = device
@@ -200,7 +232,9 @@ class NDArray:
             return self._np.view()
         t = self._t
         if t.device.device_type != 1:
-            raise KilnError("numpy(): the array is on %r, not the CPU" % self.device)
+            host = empty(self.shape, self.dtype)
+            check_call(_LIB.kiln_array_copy(_ptr(self), _ptr(host)))
+            return host.numpy()
         if t.strides:
             raise KilnError("numpy(): strided Kiln arrays are not supported")
         npdt = _np_dtype(self.dtype)
@@ -216,6 +250,13 @@ class NDArray:
     def copyfrom(self, source):
         """Copy source (array-like of the same shape) into this array."""
         src = np.asarray(source.numpy() if isinstance(source, NDArray) else source)
+        if self._t.device.device_type != 1:
+            src = np.ascontiguousarray(src, dtype=_np_dtype(self.dtype))
+            if src.shape != tuple(self.shape):
+                raise KilnError("copyfrom: shape %s does not match %s" % (src.shape, tuple(self.shape)))
+            host = array(src)
+            check_call(_LIB.kiln_array_copy(_ptr(host), _ptr(self)))
+            return self
         dst = self.numpy()
         if src.shape != dst.shape:
             raise KilnError("copyfrom: shape %s does not match %s" % (src.shape, dst.shape))
@@ -251,6 +292,11 @@ def array(arr, device=None, dtype=None):  # pylint: disable=redefined-outer-name
     if device is not None and not isinstance(device, Device):
         raise _ffi.KilnTypeError("nd.array: device must be a Device such as kiln.cpu(), got %r"
                                  % (device,))
+    if device is not None and device.device_type != 1:
+        host = NDArray(_wrap_numpy(a), True, a)
+        out = empty(a.shape, host.dtype, device)
+        check_call(_LIB.kiln_array_copy(_ptr(host), _ptr(out)))
+        return out
     return NDArray(_wrap_numpy(a, device), True, a)
 
 
@@ -263,6 +309,10 @@ def empty(shape, dtype="float32", device=None):  # pylint: disable=redefined-out
     check_call(_LIB.kiln_array_empty(len(shape), dims, _ffi.parse_dtype(dtype), dev._dl(),
                                      ctypes.byref(out)))
     return NDArray(ctypes.cast(out, ctypes.c_void_p).value, True)
+
+
+def _ptr(arr):
+    return ctypes.cast(arr.handle, ctypes.POINTER(_ffi.DLTensor))
 
 
 def _from_return(handle, owned):
@@ -282,4 +332,5 @@ _ffi.RETURN_FACTORY[_ffi.NDARRAY] = _from_return
 _ffi.RETURN_FACTORY[_ffi.DLTENSOR] = lambda h, owned: NDArray(h, False)
 _ffi.NUMPY_ARG = _numpy_arg
 
-__all__ = ["NDArray", "Device", "array", "empty", "cpu", "device", "context"]
+__all__ = ["NDArray", "Device", "array", "empty", "cpu", "cuda", "gpu", "opencl", "cl", "device",
+           "context"]

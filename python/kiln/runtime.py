@@ -37,6 +37,25 @@ class ModuleFunction(_ffi.Function):
         return "<kiln.ModuleFunction %s>" % self.__name__
 
 
+class DeviceModule:
+    """The GPU kernels a module carries (TVM's imported CUDA/OpenCL module)."""
+
+    def __init__(self, host, source):
+        self._host = host
+        self._source = source
+
+    @property
+    def type_key(self):
+        return "opencl" if "__kernel" in self._source else "cuda"
+
+    def get_source(self, fmt=""):  # pylint: disable=unused-argument
+        """The device source: CUDA C or OpenCL C."""
+        return self._source
+
+    def __repr__(self):
+        return "Module(%s)" % self.type_key
+
+
 class Module:
     """A loaded Kiln module (a shared object of kernels)."""
 
@@ -153,7 +172,20 @@ class Module:
         loads it back)."""
         _ffi._get_api("runtime.module_export")(self, str(path))
 
+    @property
+    def imported_modules(self):
+        """The device modules: for a module built for cuda or opencl, one whose
+        get_source() is the kernels' CUDA C or OpenCL C (as in TVM)."""
+        self._check()
+        src = _ffi._get_api("driver.device_source")(self)
+        return [DeviceModule(self, src)] if src else []
+
     def get_source(self, fmt="c"):
+        if fmt in ("cu", "cuda", "cl", "opencl"):
+            mods = self.imported_modules
+            if not mods:
+                raise KilnError("the module has no device code (it was built for the CPU)")
+            return mods[0].get_source()
         if not self._funcs:
             raise KilnError("the module's source is known only for modules made by kiln.build")
         return _ffi._get_api("driver.codegen_c")(*self._funcs)

@@ -127,5 +127,9 @@ class Stage(Object):
     def compute_root(self):
         _api("schedule.compute_root")(self)
 
+    def set_scope(self, scope):
+        """Keep this stage's buffer in "global", "shared" or "local" memory."""
+        _api("schedule.set_scope")(self, scope)
+
 
 __all__ = ["Schedule", "Stage", "create_schedule"]

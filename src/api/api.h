@@ -151,8 +151,9 @@ extern const ApiEntry api_schedule_funcs[];
 
 /* ===== api_driver.c ===== */
 
-/* driver.lower, build, build_funcs, codegen_c, check_target, FuncName,
- * FuncArgs, FuncBody, FuncNotes; runtime.module_export. */
+/* driver.lower, lower_target, build, build_funcs, codegen_c, check_target,
+ * device_source, nvrtc_compile, FuncName, FuncArgs, FuncBody, FuncNotes;
+ * runtime.module_export. */
 extern const ApiEntry api_driver_funcs[];
 
 /* ===== api_target.c ===== */

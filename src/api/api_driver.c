@@ -5,7 +5,8 @@
  *
  * Targets are parsed by src/target (api_target): a string or a Target
  * object; one Kiln cannot build for is an error that lists the kinds it
- * can, so a CUDA target fails clearly rather than building CPU code.
+ * can.  A GPU target (cuda, opencl) lowers into host code and kernels,
+ * whose device blobs the build adds (src/codegen/build.c).
  */
 #include "api.h"
 
@@ -35,6 +36,55 @@ API_FUNC(drv_lower) {
   opt.simple_mode = simple != 0;
   if (n == 0) return api_error(&c, "no argument tensors given");
   return api_ret_obj(&c, ret, ret_code, kiln_lower(s, n, targs, name, &opt));
+}
+
+/* lower_target(schedule, name, simple_mode, target, args...): lowering for
+ * a target; a GPU target splits host code from its kernels. */
+API_FUNC(drv_lower_target) {
+  API_CALL;
+  Schedule *s;
+  const char *name;
+  const Target *target;
+  int n;
+  int64_t simple;
+  Tensor **targs;
+  LowerOptions opt;
+  if (api_argc(&c, 4, -1) || !(s = api_obj(&c, 0, KOBJ_SCHEDULE)) || !(name = api_str(&c, 1)) ||
+      api_int(&c, 2, &simple) || !(target = api_target(&c, 3)) ||
+      !(targs = (Tensor **)api_obj_list(&c, 4, KOBJ_TENSOR, &n)))
+    return -1;
+  kiln_target_lower_options(target, &opt);
+  opt.simple_mode = simple != 0;
+  if (n == 0) return api_error(&c, "no argument tensors given");
+  return api_ret_obj(&c, ret, ret_code, kiln_lower(s, n, targs, name, &opt));
+}
+
+/* nvrtc_compile(source, arch, verbose) -> the compiler's log (the PTX is
+ * checked, not returned); an error when NVRTC is missing or the source
+ * does not compile. */
+API_FUNC(drv_nvrtc_compile) {
+  API_CALL;
+  const char *src, *arch;
+  int64_t verbose;
+  if (api_argc(&c, 3, 3) || !(src = api_str(&c, 0)) || !(arch = api_str(&c, 1)) || api_int(&c, 2, &verbose))
+    return -1;
+  char *ptx = NULL, *log = NULL;
+  if (kiln_nvrtc_compile(src, arch, verbose != 0, &ptx, &log)) return api_fail(&c);
+  const char *r = kstrdup(log ? log : "");
+  free(ptx);
+  free(log);
+  return api_ret_str(ret, ret_code, r);
+}
+
+/* The device source of a module's GPU kernels ("" for a CPU module). */
+API_FUNC(drv_device_source) {
+  API_CALL;
+  if (api_argc(&c, 1, 1)) return -1;
+  if (c.codes[0] != KILN_MODULE || !c.args[0].v_handle) return api_error(&c, "argument 0 (module) must be a module");
+  const void *data;
+  size_t size;
+  if (kiln_module_get_blob(c.args[0].v_handle, "kiln_device_source", &data, &size)) return api_fail(&c);
+  return api_ret_str(ret, ret_code, data ? kstrndup(data, size) : "");
 }
 
 /* build(schedule, name, target, args...) -> module */
@@ -155,6 +205,9 @@ API_FUNC(rt_module_export) {
 const ApiEntry api_driver_funcs[] = {
     {"driver.check_target", drv_check_target, "target"},
     {"driver.lower", drv_lower, "schedule, name, simple_mode, args..."},
+    {"driver.lower_target", drv_lower_target, "schedule, name, simple_mode, target, args..."},
+    {"driver.device_source", drv_device_source, "module"},
+    {"driver.nvrtc_compile", drv_nvrtc_compile, "source, arch, verbose"},
     {"driver.build", drv_build, "schedule, name, target, args..."},
     {"driver.build_funcs", drv_build_funcs, "funcs..."},
     {"driver.codegen_c", drv_codegen_c, "funcs..."},

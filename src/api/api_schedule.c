@@ -172,6 +172,15 @@ API_FUNC(api_sch_compute_inline) {
   return attach_prim(&c, ret, ret_code, stage_compute_inline);
 }
 
+API_FUNC(api_sch_set_scope) {
+  API_CALL;
+  Stage *st;
+  const char *scope;
+  if (!(st = stage_arg(&c, 2, 2)) || !(scope = api_str(&c, 1))) return -1;
+  if (stage_set_scope(st, scope)) return api_fail(&c);
+  return api_ret_null(ret, ret_code);
+}
+
 API_FUNC(api_sch_compute_root) {
   API_CALL;
   return attach_prim(&c, ret, ret_code, stage_compute_root);
@@ -313,6 +322,7 @@ const ApiEntry api_schedule_funcs[] = {
     {"schedule.bind", api_sch_bind, "stage, axis, thread"},
     {"schedule.pragma", api_sch_pragma, "stage, axis, key, value?"},
     {"schedule.compute_inline", api_sch_compute_inline, "stage"},
+    {"schedule.set_scope", api_sch_set_scope, "stage, scope"},
     {"schedule.compute_root", api_sch_compute_root, "stage"},
     {"schedule.compute_at", api_sch_compute_at, "stage, parent, axis"},
     {"schedule.cache_read", api_sch_cache_read, "schedule, tensor, scope, readers..."},

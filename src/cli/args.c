@@ -118,3 +118,16 @@ int cli_int(Command *cmd, const char *name, long def, long *out) {
   *out = v;
   return 0;
 }
+
+const char *cli_device_kind(const void *meta, size_t size) {
+  if (!meta) return "cpu";
+  if (size >= 19 && !strncmp((const char *)meta, "kiln-device-v1 cuda", 19)) return "cuda";
+  return "opencl";
+}
+
+const char *cli_module_target(KilnModule *m) {
+  const void *data;
+  size_t size;
+  if (kiln_module_get_blob(m, "kiln_device", &data, &size)) return "cpu";
+  return cli_device_kind(data, size);
+}

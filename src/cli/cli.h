@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "kiln/runtime.h"
+
 /* ===== args.c ===== */
 
 typedef enum CliOptKind { OPT_FLAG, OPT_VALUE, OPT_MULTI } CliOptKind;
@@ -56,6 +58,10 @@ Opt *cli_opt(Command *cmd, const char *name);
 int cli_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a non-negative integer option value; -1 on error (printed). */
 int cli_int(Command *cmd, const char *name, long def, long *out);
+/* Where a module's kernels run: "cpu", "cuda" or "opencl", from its
+ * kiln_device blob (meta NULL: a CPU module). */
+const char *cli_device_kind(const void *meta, size_t size);
+const char *cli_module_target(KilnModule *m);
 
 /* ===== cmd_compile.c ===== */
 

@@ -118,8 +118,8 @@ static Opt compile_opts[] = {
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
-    {"--target", NULL, OPT_VALUE, "TARGET", "code generation target (default: cpu)", false, NULL, NULL, 0},
-    {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources, graph JSON and params there", false, NULL, NULL, 0},
+    {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
+    {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources (and GPU kernels), graph JSON and params there", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a pass (or all) to stdout", false, NULL, NULL, 0},
     {"--tuning-records", NULL, OPT_MULTI, "FILE", "use the best configs of these tuning records (AutoTVM v0.1/v0.2 JSON lines; repeatable)", false, NULL, NULL, 0},
     {"--no-shipped-records", NULL, OPT_FLAG, NULL, "ignore the tuning records Kiln ships for this machine", false, NULL, NULL, 0},
@@ -143,7 +143,11 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   const Target *target;
   if (get_opt_level(cmd, &lvl) || !(target = get_target(cmd))) return -1;
   Opt *emit = cli_opt(cmd, "--emit");
-  if (emit->set && !strcmp(emit->value, "c")) return cli_compile_emit_c(cmd, pos[0], lvl, target);
+  if (emit->set && !strcmp(emit->value, "c")) {
+    if (kiln_target_is_gpu(target))
+      return cli_error(cmd, "--emit c is plain C for the CPU; target '%s' runs on a GPU (leave --emit out)", target->str);
+    return cli_compile_emit_c(cmd, pos[0], lvl, target);
+  }
   if (emit->set && strcmp(emit->value, "so"))
     return cli_error(cmd, "--emit '%s': expected so (a shared library, the default) or c (standalone C sources)", emit->value);
   static const char *const c_only[] = {"--prefix", "--threads", "--isa", "--freestanding", "--weights", NULL};

@@ -63,6 +63,11 @@ static int run(Command *cmd, int npos, const char **pos) {
     return rc;
   }
   printf("module %s\n", pos[0]);
+  const void *dmeta;
+  size_t dn;
+  kiln_artifact_get_blob(a, "kiln_device", &dmeta, &dn);
+  const char *kind = cli_device_kind(dmeta, dn);
+  printf("target: %s\n", kind);
   const void *gj;
   size_t gjn;
   kiln_artifact_get_blob(a, "graph_json", &gj, &gjn);
@@ -82,6 +87,17 @@ static int run(Command *cmd, int npos, const char **pos) {
   }
   printf("kernels (%d):\n", info->num_kernels);
   for (int i = 0; i < info->num_kernels; i++) printf("  %s\n", info->kernels[i]);
+  if (dmeta) { /* the GPU kernels they launch: "kernel NAME NPARAMS TYPES..." lines */
+    const char *m = dmeta;
+    int nk = 0;
+    for (size_t i = 0; i + 7 <= dn; i++) nk += !strncmp(m + i, "kernel ", 7) && (i == 0 || m[i - 1] == '\n');
+    printf("device kernels (%d, %s):\n", nk, kind);
+    for (size_t i = 0; i + 7 <= dn; i++) {
+      if (strncmp(m + i, "kernel ", 7) || (i && m[i - 1] != '\n')) continue;
+      size_t k = strcspn(m + i + 7, " \n");
+      printf("  %.*s\n", (int)k, m + i + 7);
+    }
+  }
   printf("embedded data:\n");
   for (int i = 0; i < info->num_blobs; i++) printf("  %-12s %llu bytes\n", info->blob_names[i], (unsigned long long)info->blob_sizes[i]);
   printf("checksum: verified (%s)\n", cli_opt(cmd, "--verify")->set ? "the whole file" : "all but the weights; --verify checks them too");

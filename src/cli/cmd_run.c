@@ -24,6 +24,7 @@ static Opt opts[] = {
     {"--profile-csv", NULL, OPT_VALUE, "FILE", "with --profile: also write the table as CSV", false, NULL, NULL, 0},
     {"--profile-trace", NULL, OPT_VALUE, "FILE", "with --profile: also write a Chrome trace (chrome://tracing)", false, NULL, NULL, 0},
     {"--threads", NULL, OPT_VALUE, "N", "worker threads (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
+    {"--device", NULL, OPT_VALUE, "DEVICE", "cpu, cuda or opencl: where the model runs (default and only choice: the device it was compiled for)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -173,6 +174,16 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (threads > 0) kiln_set_num_threads((int)threads);
   KilnModule *m;
   if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
+  Opt *dv = cli_opt(cmd, "--device");
+  const char *built = cli_module_target(m);
+  if (dv->set && strcmp(dv->value, built)) {
+    int rc = strcmp(dv->value, "cpu") && strcmp(dv->value, "cuda") && strcmp(dv->value, "opencl")
+                 ? cli_error(cmd, "--device must be cpu, cuda or opencl, got '%s'", dv->value)
+                 : cli_error(cmd, "%s was compiled for %s; it cannot run on %s (compile it with --target %s)", pos[0],
+                             built, dv->value, dv->value);
+    kiln_module_free(m);
+    return rc;
+  }
   KilnGraphExecutor *ex;
   if (kiln_graph_executor_create(m, &ex)) {
     int rc = cli_error(cmd, "%s: %s", pos[0], kiln_last_error());

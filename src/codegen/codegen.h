@@ -9,6 +9,9 @@
  *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary
  *                 blobs (graph JSON, params) linked in through .incbin
+ *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C
+ *   gpu_target.c  target strings as lowering options
+ *   nvrtc.c       CUDA C -> PTX with NVRTC (opened at run time)
  *   build.c       lower + codegen + compile + load in one call
  */
 #ifndef KILN_CODEGEN_H
@@ -58,6 +61,36 @@ int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int
  * use (heap), to place before them.  Frees the unit. */
 char *codegen_c_plain_finish(CPlainUnit *u, char **helpers);
 
+/* ===== codegen_gpu.c ===== */
+
+typedef enum GpuDialect { GPU_CUDA, GPU_OPENCL } GpuDialect;
+
+/* The device source of every kernel of funcs (heap string), or NULL +
+ * error (a vector type, a parallel loop, an unsupported dtype). */
+char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect);
+/* The kernels' parameter lists for the runtime, "kiln-device-v1 <kind>"
+ * then one line "kernel <name> <n> <type>..." each, in launch-index order
+ * (functions in order, their kernels in order); heap string. */
+char *codegen_gpu_meta(LoweredFunc **funcs, int nfuncs, GpuDialect dialect);
+
+/* ===== gpu_target.c ===== */
+
+/* The lowering options a target asks for: zeros for a CPU kind, the
+ * device type, limits and -arch of a GPU kind (cuda, opencl). */
+void kiln_target_lower_options(const struct Target *t, LowerOptions *o);
+/* Whether t's code runs on a GPU (its row's device type is not the CPU). */
+bool kiln_target_is_gpu(const struct Target *t);
+
+/* ===== nvrtc.c ===== */
+
+/* Whether NVRTC can be loaded (no error left behind). */
+bool kiln_nvrtc_available(void);
+/* CUDA C -> PTX for arch ("sm_90"): *ptx a heap string; with verbose, a
+ * cubin is compiled too so the log holds ptxas's registers and spills;
+ * *log (may be NULL) the compiler's messages, heap.  -1 + error (the log)
+ * when it does not compile or NVRTC is missing. */
+int kiln_nvrtc_compile(const char *source, const char *arch, bool verbose, char **ptx, char **log);
+
 /* ===== compiler.c ===== */
 
 typedef struct CompileOptions {
@@ -75,6 +108,12 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
                    const char *so_path, const CompileOptions *opt);
 
 /* ===== build.c ===== */
+
+/* For functions lowered for a GPU: the device blobs a module carries
+ * ("kiln_device", "kiln_device_source", and "kiln_device_ptx" compiled by
+ * NVRTC for CUDA), appended to blobs (room for 3 more); 0 blobs for CPU
+ * functions.  Functions of different devices cannot share a module. */
+int kiln_device_blobs(LoweredFunc **funcs, int nfuncs, const CompileOptions *opt, KBlob *blobs, int *nblobs);
 
 /* Generate C, compile into a temporary .so and load it.  The file is
  * removed when the module is freed unless it was exported. */

@@ -38,6 +38,9 @@ typedef struct CG {
   Analyzer *an;     /* loop ranges, to prove floordiv operands non-negative */
   const char *fname;
   const char *restrict_; /* "restrict " on argument pointers, "" when they may alias */
+  LoweredFunc *f;   /* the function being printed */
+  int kernel_base;  /* launch index of f's first kernel (GPU functions) */
+  int ndev;         /* device buffers allocated so far in f (labels) */
   int indent;
   int npar;
   bool failed;
@@ -862,6 +865,104 @@ static bool plain_parallel(CG *g, Stmt *s) {
   return true;
 }
 
+static void stmt(CG *g, Stmt *s);
+
+/* A GPU function's host code: launch kernel `name` (Attr "device_launch")
+ * with its parameters and launch extents through the runtime's pointer. */
+static void device_launch(CG *g, Stmt *s) {
+  StrBuf *o = g->out;
+  const char *name = s->attr.value->str;
+  DeviceKernel *k = NULL;
+  int index = 0;
+  for (int i = 0; i < g->f->nkernels; i++)
+    if (!strcmp(g->f->kernels[i]->name, name)) {
+      k = g->f->kernels[i];
+      index = g->kernel_base + i;
+    }
+  if (!k) {
+    fail(g, "codegen: launch of unknown kernel '%s'", name);
+    return;
+  }
+  line(g);
+  sb_printf(o, "{ /* launch %s */\n", name);
+  g->indent += 2;
+  line(g);
+  sb_printf(o, "KilnValue kargs[%d];\n", k->nparams > 0 ? k->nparams : 1);
+  for (int p = 0; p < k->nparams; p++) {
+    Expr *v = k->params[p];
+    line(g);
+    if (dt_is_handle(v->dtype))
+      sb_printf(o, "kargs[%d].v_handle = (void *)%s;\n", p, vname(g, v));
+    else if (dt_is_float(v->dtype))
+      sb_printf(o, "kargs[%d].v_float64 = (double)%s;\n", p, vname(g, v));
+    else
+      sb_printf(o, "kargs[%d].v_int64 = (int64_t)%s;\n", p, vname(g, v));
+  }
+  line(g);
+  sb_puts(o, "const int64_t kext[6] = {");
+  for (int t = 0; t < TAG__COUNT; t++) {
+    if (t) sb_puts(o, ", ");
+    sb_puts(o, "(int64_t)(");
+    expr(g, k->extent[t]);
+    sb_putc(o, ')');
+  }
+  sb_puts(o, "};\n");
+  line(g);
+  sb_printf(o, "if (kiln_device_launch(kiln_dev_id, %d, kext, kargs, %d)) return -1;\n", index, k->nparams);
+  g->indent -= 2;
+  line(g);
+  sb_puts(o, "}\n");
+}
+
+/* A global buffer of a GPU function (between two kernels): device memory
+ * for the duration of the body. */
+static void device_alloc(CG *g, Stmt *s) {
+  StrBuf *o = g->out;
+  const char *b = vname(g, s->alloc.buf);
+  DType *et = KNEW(DType);
+  *et = s->alloc.dtype;
+  pm_put(&g->buftype, s->alloc.buf, et);
+  int esz = dt_is_bool(*et) ? 1 : dt_bytes(*et);
+  int label = g->ndev++;
+  line(g);
+  sb_printf(o, "{ /* allocate %s (device) */\n", s->alloc.buf->var.name);
+  g->indent += 2;
+  line(g);
+  sb_printf(o, "void *%s = kiln_device_alloc(kiln_dev_id, (uint64_t)(", b);
+  expr(g, s->alloc.size);
+  sb_printf(o, ") * %d);\n", esz);
+  line(g);
+  sb_printf(o, "if (!%s) return -1;\n", b);
+  line(g);
+  sb_printf(o, "int kiln_rc_%d = 0;\n", label);
+  /* a failing launch inside jumps to the free, so the buffer never leaks */
+  StrBuf inner = {0};
+  StrBuf *saved = g->out;
+  g->out = &inner;
+  stmt(g, s->alloc.body);
+  g->out = saved;
+  const char *text = inner.data ? inner.data : "";
+  for (const char *p = text; *p;) {
+    const char *hit = strstr(p, "return -1;");
+    if (!hit) {
+      sb_puts(o, p);
+      break;
+    }
+    sb_putn(o, p, (size_t)(hit - p));
+    sb_printf(o, "{ kiln_rc_%d = -1; goto kiln_free_%d; }", label, label);
+    p = hit + strlen("return -1;");
+  }
+  sb_free(&inner);
+  sb_printf(o, "kiln_free_%d:\n", label);
+  line(g);
+  sb_printf(o, "kiln_device_free(kiln_dev_id, %s);\n", b);
+  line(g);
+  sb_printf(o, "if (kiln_rc_%d) return -1;\n", label);
+  g->indent -= 2;
+  line(g);
+  sb_puts(o, "}\n");
+}
+
 static void stmt(CG *g, Stmt *s) {
   StrBuf *o = g->out;
   switch (s->kind) {
@@ -944,6 +1045,10 @@ static void stmt(CG *g, Stmt *s) {
     return;
   }
   case SK_Allocate: {
+    if (g->f->device_type != kDLCPU) {
+      device_alloc(g, s);
+      return;
+    }
     const char *b = vname(g, s->alloc.buf);
     DType *et = KNEW(DType);
     *et = s->alloc.dtype;
@@ -1005,6 +1110,10 @@ static void stmt(CG *g, Stmt *s) {
     sb_puts(o, ";\n");
     return;
   case SK_Attr:
+    if (!strcmp(s->attr.key, "device_launch")) {
+      device_launch(g, s);
+      return;
+    }
     if (!strncmp(s->attr.key, "pragma_", 7)) {
       line(g);
       sb_printf(o, "/* %s */\n", s->attr.key);
@@ -1061,8 +1170,21 @@ static void prologue(CG *g, LoweredFunc *f, PtrMap *bound_shape_vars) {
     sb_printf(o, "  const kiln_tensor *%s = (const kiln_tensor *)args[%d].v_handle;\n", tv, i);
     sb_printf(o, "  if (!%s || (!%s->data && kiln_numel(%s) > 0)) {\n    kiln_error(\"%s: argument %d (%s) is a null tensor\");\n    return -1;\n  }\n",
               tv, tv, tv, fn, i, t->name);
-    sb_printf(o, "  if (%s->device.device_type != 1) {\n    kiln_error(\"%s: argument %d (%s) is on device type %%d; this kernel runs on the CPU\", (int)%s->device.device_type);\n    return -1;\n  }\n",
-              tv, fn, i, t->name, tv);
+    if (f->device_type == kDLCPU) {
+      sb_printf(o, "  if (%s->device.device_type != 1) {\n    kiln_error(\"%s: argument %d (%s) is on device type %%d; this kernel runs on the CPU\", (int)%s->device.device_type);\n    return -1;\n  }\n",
+                tv, fn, i, t->name, tv);
+    } else {
+      const char *dn = f->device_type == kDLCUDA ? "cuda" : "opencl";
+      sb_printf(o, "  if (%s->device.device_type != %d) {\n    kiln_error(\"%s: argument %d (%s) is on device type %%d; this kernel runs on %s (device type %d): copy it there with kiln.nd.array(x, kiln.%s(0))\", (int)%s->device.device_type);\n    return -1;\n  }\n",
+                tv, f->device_type, fn, i, t->name, dn, f->device_type, dn, tv);
+      if (i == 0)
+        sb_printf(o, "  const int32_t kiln_dev_id = %s->device.device_id;\n", tv);
+      else
+        sb_printf(o, "  if (%s->device.device_id != kiln_dev_id) {\n    kiln_error(\"%s: argument %d (%s) is on %s device %%d, argument 0 on device %%d; a kernel runs on one device\", (int)%s->device.device_id, (int)kiln_dev_id);\n    return -1;\n  }\n",
+                  tv, fn, i, t->name, dn, tv);
+      sb_printf(o, "  if (%s->byte_offset) {\n    kiln_error(\"%s: argument %d (%s) starts at a byte offset into device memory; pass a tensor of its own\");\n    return -1;\n  }\n",
+                tv, fn, i, t->name);
+    }
     sb_printf(o, "  if (%s->ndim != %d) {\n    kiln_error(\"%s: argument %d (%s) has %%d dimensions, expected %d\", (int)%s->ndim);\n    return -1;\n  }\n",
               tv, t->ndim, fn, i, t->name, t->ndim, tv);
     DType dt = t->dtype;
@@ -1096,8 +1218,11 @@ static void prologue(CG *g, LoweredFunc *f, PtrMap *bound_shape_vars) {
     DType *et = KNEW(DType);
     *et = dt;
     pm_put(&g->buftype, f->arg_bufs[i], et);
-    sb_printf(o, "  %s *%s%s = (%s *)((char *)%s->data + %s->byte_offset);\n", scalar_ctype(dt), g->restrict_,
-              bn, scalar_ctype(dt), tv, tv);
+    if (f->device_type == kDLCPU)
+      sb_printf(o, "  %s *%s%s = (%s *)((char *)%s->data + %s->byte_offset);\n", scalar_ctype(dt), g->restrict_,
+                bn, scalar_ctype(dt), tv, tv);
+    else
+      sb_printf(o, "  void *%s = %s->data; /* device memory */\n", bn, tv);
     tvs[i] = tv;
   }
   /* symbolic dims: each is checked once all variables are bound */
@@ -1174,6 +1299,32 @@ static const char *globals_def =
     "int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int) = 0;\n"
     "void *(*__kiln_workspace_alloc_ptr)(size_t) = 0;\n"
     "void (*__kiln_workspace_free_ptr)(void *) = 0;\n\n";
+/* A module with GPU functions: the device runtime's entry points, filled
+ * by the loader (kiln/runtime.h, "the device ABI"). */
+static const char *device_globals_def =
+    "void *__kiln_device_module = 0;\n"
+    "int (*__kiln_device_launch_ptr)(void *, int32_t, int32_t, const int64_t *, KilnValue *, int32_t) = 0;\n"
+    "void *(*__kiln_device_alloc_ptr)(void *, int32_t, uint64_t) = 0;\n"
+    "void (*__kiln_device_free_ptr)(void *, int32_t, void *) = 0;\n";
+static const char *device_globals_decl =
+    "extern void *__kiln_device_module;\n"
+    "extern int (*__kiln_device_launch_ptr)(void *, int32_t, int32_t, const int64_t *, KilnValue *, int32_t);\n"
+    "extern void *(*__kiln_device_alloc_ptr)(void *, int32_t, uint64_t);\n"
+    "extern void (*__kiln_device_free_ptr)(void *, int32_t, void *);\n";
+static const char *device_helpers =
+    "static inline int kiln_device_launch(int32_t dev, int32_t k, const int64_t *ext, KilnValue *a, int32_t n) {\n"
+    "  if (!__kiln_device_launch_ptr) {\n"
+    "    kiln_error(\"this module's kernels run on a GPU; load it with kiln_module_load\");\n"
+    "    return -1;\n  }\n"
+    "  return __kiln_device_launch_ptr(__kiln_device_module, dev, k, ext, a, n);\n}\n"
+    "static inline void *kiln_device_alloc(int32_t dev, uint64_t n) {\n"
+    "  if (!__kiln_device_alloc_ptr) {\n"
+    "    kiln_error(\"this module's kernels run on a GPU; load it with kiln_module_load\");\n"
+    "    return 0;\n  }\n"
+    "  return __kiln_device_alloc_ptr(__kiln_device_module, dev, n);\n}\n"
+    "static inline void kiln_device_free(int32_t dev, void *p) {\n"
+    "  if (__kiln_device_free_ptr) __kiln_device_free_ptr(__kiln_device_module, dev, p);\n}\n\n";
+
 static const char *globals_decl =
     "extern void (*__kiln_set_last_error_ptr)(const char *);\n"
     "extern int (*__kiln_parallel_launch_ptr)(int (*)(int, int, void *), void *, int);\n"
@@ -1192,7 +1343,9 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
   PtrMap *emitted = xcalloc((size_t)nunits, sizeof(PtrMap));
   for (int u = 0; u < nunits; u++) pm_init_str(&emitted[u]);
   const char **cnames = KNEWN(const char *, nfuncs > 0 ? nfuncs : 1);
-  int rc = 0;
+  int rc = 0, nkern = 0;
+  bool device = false;
+  for (int k = 0; k < nfuncs; k++) device |= funcs[k] && funcs[k]->okind == KOBJ_FUNC && funcs[k]->device_type != kDLCPU;
   for (int k = 0; k < nfuncs && !rc; k++) {
     LoweredFunc *f = funcs[k];
     int unit = k % nunits; /* round robin: units get similar amounts of work */
@@ -1218,6 +1371,10 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     cnames[k] = unique_name(&g, f->name);
     g.fname = cnames[k];
     g.restrict_ = f->may_alias ? "" : "restrict ";
+    g.f = f;
+    g.kernel_base = nkern;
+    g.ndev = 0;
+    nkern += f->nkernels;
     g.npar = 0;
     g.an = analyzer_new();
     PtrMap bound = {0};
@@ -1248,7 +1405,9 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     const char *mark = strstr(prelude, "@GLOBALS@");
     sb_putn(&src, prelude, (size_t)(mark - prelude));
     sb_puts(&src, u == 0 ? globals_def : globals_decl);
+    if (device) sb_puts(&src, u == 0 ? device_globals_def : device_globals_decl);
     sb_puts(&src, mark + strlen("@GLOBALS@"));
+    if (device) sb_puts(&src, device_helpers);
     if (helpers[u].len) {
       sb_puts(&src, helpers[u].data);
       sb_putc(&src, '\n');

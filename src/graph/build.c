@@ -83,7 +83,10 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
    * compute (dense's lane count) as well as the schedule */
   Strategy st;
   memset(&st, 0, sizeof st);
-  if (fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
+  bool gpu = kiln_target_is_gpu(opt->target);
+  /* the strategies' templates are the CPU's; a GPU target uses the plain
+   * computes and the generic GPU schedule */
+  if (!gpu && fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
     if (fg->anchor->op->strategy(fg->anchor, opt->target ? opt->target : target_host(), &st)) {
       kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       pm_free(&map);
@@ -124,7 +127,9 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   Schedule *s = te_create_schedule(1, &out);
   if (!s) return NULL;
   int rc;
-  if (st.task_name)
+  if (gpu)
+    rc = topi_schedule_gpu_generic(s, out, opt->target->max_threads_per_block < 256 ? opt->target->max_threads_per_block : 256);
+  else if (st.task_name)
     rc = graph_schedule_anchor(s, out, anchor_t, &st);
   else
     rc = topi_schedule_generic(s, 1, &out);
@@ -132,7 +137,9 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
     kiln_error_context("scheduling %s", fg->name);
     return NULL;
   }
-  LowerOptions lo = {false, NULL, 0, opt->no_vector};
+  LowerOptions lo = {0};
+  lo.no_vector = opt->no_vector;
+  if (gpu) kiln_target_lower_options(opt->target, &lo);
   LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
   info->inplace = inplace_input(fg, info);
@@ -375,17 +382,21 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     StrBuf ir = {0};
     for (int i = 0; i < nfuncs; i++) {
       sb_printf(&ir, "// function %s\n", funcs[i]->name);
-      sb_puts(&ir, ir_stmt_str(funcs[i]->body));
+      sb_puts(&ir, kiln_lowered_str(funcs[i]));
     }
-    KBlob blobs[4] = {{"graph_json", json, strlen(json)},
+    KBlob blobs[7] = {{"graph_json", json, strlen(json)},
                       {"param_index", pindex, pindex_size},
                       {"param_data", pdata, pdata_size},
                       {"lowered_ir", ir.data ? ir.data : "", ir.len}};
-    char **units = t->kind->codegen(funcs, nfuncs, 4, blobs, nunits);
+    int nblobs = 4;
+    CompileOptions dco = opt->copt;
+    if (opt->emit_dir) dco.keep_dir = opt->emit_dir;
+    if (kiln_device_blobs(funcs, nfuncs, &dco, blobs, &nblobs)) rc = -1;
+    char **units = rc ? NULL : t->kind->codegen(funcs, nfuncs, nblobs, blobs, nunits);
     if (!units) rc = -1;
     if (units && nfuncs < nunits) nunits = nfuncs > 0 ? nfuncs : 1;
     if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
-    if (!rc) rc = t->kind->compile(nunits, (const char **)units, 4, blobs, so_path, &opt->copt);
+    if (!rc) rc = t->kind->compile(nunits, (const char **)units, nblobs, blobs, so_path, &opt->copt);
     sb_free(&ir);
     for (int u = 0; units && u < nunits; u++) free(units[u]);
     free(units);

@@ -19,6 +19,9 @@
 #include <string.h>
 
 int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tasks) {
+  if (target && target->kind->device_type != kDLCPU)
+    return kiln_set_error("tuning for target '%s' is not supported yet: a GPU target uses the generic GPU "
+                          "schedule, which has no knobs to tune", target->str);
   AVec groups = {0};
   if (graph_fuse(g, opt_level, &groups)) return -1;
   bool was = graph_dispatch_set_quiet(true);

@@ -267,7 +267,10 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent) {
   switch (s->kind) {
   case SK_For:
     sb_indent(sb, indent);
-    sb_printf(sb, "%s (", for_kind_name(s->for_.fkind));
+    if (s->for_.fkind == FOR_THREAD && s->for_.thread_tag)
+      sb_printf(sb, "thread %s (", s->for_.thread_tag);
+    else
+      sb_printf(sb, "%s (", for_kind_name(s->for_.fkind));
     ir_print_expr(sb, s->for_.var);
     sb_puts(sb, ", ");
     ir_print_expr(sb, s->for_.min);
@@ -346,7 +349,7 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent) {
     sb_printf(sb, "] %s = ", s->attr.key);
     if (s->attr.value) ir_print_expr(sb, s->attr.value);
     sb_putc(sb, '\n');
-    ir_print_stmt(sb, s->attr.body, indent);
+    if (!ir_is_nop(s->attr.body)) ir_print_stmt(sb, s->attr.body, indent); /* a marker: a launch, a barrier */
     return;
   case SK_Produce:
     sb_indent(sb, indent);

@@ -75,8 +75,13 @@ static Interval ieval_var(Relax *r, Expr *v) {
   return (Interval){lo.lo, hi.hi};
 }
 
+static bool is_point(Interval a) { return a.lo && a.lo == a.hi; }
+
 static Interval ieval(Relax *r, Expr *e) {
   if (!dt_is_intlike(e->dtype) || e->dtype.lanes != 1) return unbounded();
+  /* an expression of fixed variables only is one point, whatever its
+   * operators (a fused index's div and mod): each case below keeps it
+   * one expression, so bounds stay exact */
   switch (e->kind) {
   case EK_IntImm:
     return point(e);
@@ -84,14 +89,17 @@ static Interval ieval(Relax *r, Expr *e) {
     return ieval_var(r, e);
   case EK_Add: {
     Interval a = ieval(r, e->bin.a), b = ieval(r, e->bin.b);
+    if (is_point(a) && is_point(b)) return point(ir_add(a.lo, b.lo));
     return (Interval){a.lo && b.lo ? ir_add(a.lo, b.lo) : NULL, a.hi && b.hi ? ir_add(a.hi, b.hi) : NULL};
   }
   case EK_Sub: {
     Interval a = ieval(r, e->bin.a), b = ieval(r, e->bin.b);
+    if (is_point(a) && is_point(b)) return point(ir_sub(a.lo, b.lo));
     return (Interval){a.lo && b.hi ? ir_sub(a.lo, b.hi) : NULL, a.hi && b.lo ? ir_sub(a.hi, b.lo) : NULL};
   }
   case EK_Mul: {
     Interval a = ieval(r, e->bin.a), b = ieval(r, e->bin.b);
+    if (is_point(a) && is_point(b)) return point(ir_mul(a.lo, b.lo));
     int64_t c;
     if (b.lo && b.lo == b.hi && ir_is_const_int(b.lo, &c)) {
     } else if (a.lo && a.lo == a.hi && ir_is_const_int(a.lo, &c)) {
@@ -122,6 +130,10 @@ static Interval ieval(Relax *r, Expr *e) {
   case EK_FloorDiv: {
     int64_t c;
     Interval a = ieval(r, e->bin.a);
+    if (is_point(a)) {
+      Interval b = ieval(r, e->bin.b);
+      if (is_point(b)) return point(ir_binary(e->kind, a.lo, b.lo));
+    }
     if (!ir_is_const_int(e->bin.b, &c) || c <= 0) return unbounded();
     if (e->kind == EK_Div) {
       /* truncation equals floor only for a non-negative dividend */
@@ -135,6 +147,10 @@ static Interval ieval(Relax *r, Expr *e) {
   case EK_FloorMod: {
     int64_t c;
     Interval a = ieval(r, e->bin.a);
+    if (is_point(a)) {
+      Interval b = ieval(r, e->bin.b);
+      if (is_point(b)) return point(ir_binary(e->kind, a.lo, b.lo));
+    }
     if (!ir_is_const_int(e->bin.b, &c) || c <= 0) return unbounded();
     if (a.lo && a.lo == a.hi) return point(e->kind == EK_Mod ? ir_mod(a.lo, e->bin.b) : ir_floormod(a.lo, e->bin.b));
     if (e->kind == EK_Mod) {
@@ -145,10 +161,12 @@ static Interval ieval(Relax *r, Expr *e) {
   }
   case EK_Min: {
     Interval a = ieval(r, e->bin.a), b = ieval(r, e->bin.b);
+    if (is_point(a) && is_point(b)) return point(ir_min(a.lo, b.lo));
     return (Interval){emin(a.lo, b.lo), a.hi && b.hi ? ir_min(a.hi, b.hi) : (a.hi ? a.hi : b.hi)};
   }
   case EK_Max: {
     Interval a = ieval(r, e->bin.a), b = ieval(r, e->bin.b);
+    if (is_point(a) && is_point(b)) return point(ir_max(a.lo, b.lo));
     return (Interval){a.lo && b.lo ? ir_max(a.lo, b.lo) : (a.lo ? a.lo : b.lo), emax(a.hi, b.hi)};
   }
   case EK_Select: {
@@ -158,6 +176,7 @@ static Interval ieval(Relax *r, Expr *e) {
   case EK_Cast: {
     if (!dt_is_intlike(e->bin.a->dtype)) return unbounded();
     Interval a = ieval(r, e->bin.a);
+    if (is_point(a)) return point(ir_cast(e->dtype, a.lo));
     return (Interval){a.lo ? ir_cast(e->dtype, a.lo) : NULL, a.hi ? ir_cast(e->dtype, a.hi) : NULL};
   }
   case EK_Let:
@@ -194,13 +213,30 @@ static bool is_arg(Stage *st, int nargs, Tensor **args) {
   return false;
 }
 
-/* Loop variables enclosing the point where st is computed. */
+/* Storage rank of a scope and thread rank of a tag, as TVM ranks them:
+ * global 0 < shared 1 < local 3; blockIdx 0, threadIdx and vthread 1. */
+static int scope_rank(const char *scope) {
+  if (!scope || !strcmp(scope, "global")) return 0;
+  if (!strcmp(scope, "shared")) return 1;
+  return 3;
+}
+static int thread_rank(const char *tag) { return !strncmp(tag, "blockIdx.", 9) ? 0 : 1; }
+
+/* Loop variables enclosing the point where st is computed, held fixed while
+ * its region is inferred.  An enclosing loop bound to a GPU thread is
+ * relaxed instead when threads of that rank share st's storage (TVM's
+ * NeedRelax): a global buffer serves every block and thread, a shared one
+ * every thread of a block (and every virtual thread), a local one only its
+ * own thread. */
 static void enclosing_vars(Bounds *b, Stage *st, PtrMap *out) {
+  int rank = scope_rank(st->scope);
   for (Stage *s = st; s && s->attach == ATTACH_SCOPE; s = s->attach_stage) {
     Stage *p = s->attach_stage;
     StageBounds *pb = bounds_of(b, p);
     int k = stage_leaf_index(p, s->attach_iv);
     for (int i = 0; i <= k; i++) {
+      IterAttr *a = stage_iter_attr(p, p->leaf_iters.data[i], false);
+      if (a && a->fkind == FOR_THREAD && rank <= thread_rank(a->thread_tag)) continue;
       Expr *v = pm_get(&pb->loopvar, p->leaf_iters.data[i]);
       if (v) pm_put(out, v, v);
     }

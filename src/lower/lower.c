@@ -31,7 +31,7 @@ static int check_args(Schedule *s, int nargs, Tensor **args) {
 
 LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
                         const LowerOptions *opt) {
-  static const LowerOptions defaults = {false, NULL, 0, false};
+  static const LowerOptions defaults = {0};
   if (!opt) opt = &defaults;
   if (!s || s->okind != KOBJ_SCHEDULE) return kiln_set_error("lower: not a schedule"), NULL;
   if (check_args(s, nargs, args)) return NULL;
@@ -74,8 +74,42 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
   body = lower_remove_noop(body);
   dump(&o, "remove_noop", body);
   if (!body) return NULL;
+  /* a GPU target: virtual threads, then host and kernels with barriers */
+  bool gpu = o.device_type && o.device_type != kDLCPU;
+  f->device_type = gpu ? o.device_type : kDLCPU;
+  f->gpu_arch = o.gpu_arch ? kstrdup(o.gpu_arch) : NULL;
+  if (gpu) {
+    body = lower_inject_virtual_thread(body);
+    dump(&o, "vthread", body);
+  }
   f->body = body;
+  if (gpu) {
+    if (lower_split_host_device(f, &o)) return NULL;
+    dump(&o, "split_host_device", f->body);
+  }
   return f;
 }
 
-const char *kiln_lowered_str(LoweredFunc *f) { return ir_stmt_str(f->body); }
+/* A GPU function prints as TVM prints one: the host body, then each
+ * kernel's body under its name and launch extents. */
+const char *kiln_lowered_str(LoweredFunc *f) {
+  if (!f->nkernels) return ir_stmt_str(f->body);
+  StrBuf sb = {0};
+  sb_puts(&sb, ir_stmt_str(f->body));
+  for (int i = 0; i < f->nkernels; i++) {
+    DeviceKernel *k = f->kernels[i];
+    sb_printf(&sb, "// kernel %s(", k->name);
+    for (int p = 0; p < k->nparams; p++)
+      sb_printf(&sb, "%s%s: %s%s", p ? ", " : "", k->params[p]->var.name, dt_str(k->ptype[p]),
+                dt_is_handle(k->params[p]->dtype) ? "*" : "");
+    sb_puts(&sb, ")");
+    for (int t = 0; t < TAG__COUNT; t++)
+      if (!ir_is_int_value(k->extent[t], 1)) sb_printf(&sb, " %s=%s", lower_thread_tag_names[t], ir_expr_str(k->extent[t]));
+    if (k->shared_bytes) sb_printf(&sb, " shared=%lldB", (long long)k->shared_bytes);
+    sb_puts(&sb, "\n");
+    sb_puts(&sb, ir_stmt_str(k->body));
+  }
+  const char *r = kstrdup(sb.data);
+  sb_free(&sb);
+  return r;
+}

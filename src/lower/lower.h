@@ -10,12 +10,40 @@
  *   vectorize.c     innermost vectorized loops -> vector expressions
  *   unroll.c        unrolled loops and auto_unroll_max_step pragmas
  *   remove_noop.c   drop empty loops, allocations and no-op statements
+ * and, for a GPU target (LowerOptions.device_type not the CPU):
+ *   vthread.c       virtual threads -> loops each thread runs in turn
+ *   split_host_device.c  kernels out of the host function: thread extent
+ *                   inference, launch extents, kernel parameters, the
+ *                   limits of the target (threads, shared memory)
+ *   thread_sync.c   barriers where shared memory one thread wrote is read
+ *                   by another (or rewritten while others may still read)
  * Each pass is one file with one entry point.
  */
 #ifndef KILN_LOWER_H
 #define KILN_LOWER_H
 
 #include "../te/te.h"
+
+/* One GPU kernel split out of a lowered function (split_host_device.c).
+ * Its body runs once per thread: a loop bound to a thread tag is that
+ * thread's index (and a guard where the loop is shorter than the launch),
+ * a shared Allocate is one buffer per block, a local one per thread. */
+typedef enum ThreadTag {
+  TAG_BLOCK_X, TAG_BLOCK_Y, TAG_BLOCK_Z, TAG_THREAD_X, TAG_THREAD_Y, TAG_THREAD_Z, TAG__COUNT
+} ThreadTag;
+/* "blockIdx.x" ... "threadIdx.z" -> ThreadTag, or -1 ("vthread", unknown). */
+int lower_thread_tag(const char *tag);
+extern const char *const lower_thread_tag_names[TAG__COUNT];
+
+typedef struct DeviceKernel {
+  const char *name;   /* "<function>_kernel<k>", as TVM names them */
+  Stmt *body;
+  int nparams;
+  Expr **params;      /* buffer (handle) Vars first, then scalar Vars */
+  DType *ptype;       /* per param: a buffer's element type, a scalar's type */
+  Expr *extent[TAG__COUNT]; /* launch extents over host variables (1: unused) */
+  int64_t shared_bytes;     /* shared memory the kernel allocates per block */
+} DeviceKernel;
 
 /* A lowered function: its parameters are tensors bound to flat buffers. */
 typedef struct LoweredFunc {
@@ -28,6 +56,10 @@ typedef struct LoweredFunc {
   AVec notes;       /* const char *: what a pass could not do, and why */
   bool may_alias;   /* the output may share memory with an input (an in-place
                      * elementwise kernel): no `restrict` on the arguments */
+  int device_type;  /* where the buffers live: kDLCPU, or kDLCUDA / kDLOpenCL */
+  const char *gpu_arch; /* CUDA: the -arch its kernels are compiled for ("sm_90") */
+  int nkernels;     /* GPU: the kernels the body launches (Attr "device_launch") */
+  DeviceKernel **kernels;
 } LoweredFunc;
 
 /* Options for the lowering pipeline. */
@@ -36,6 +68,11 @@ typedef struct LowerOptions {
   const char *dump_after; /* print the IR after this pass to stderr ("all") */
   int auto_unroll_max_step; /* unroll inner loops up to this many steps (0 off) */
   bool no_vector;       /* vectorized loops stay scalar loops (plain C99 output) */
+  /* A GPU target: 0 (or kDLCPU) lowers for the CPU. */
+  int device_type;          /* kDLCUDA or kDLOpenCL */
+  int max_threads_per_block; /* the target's limit (0: 1024) */
+  int64_t max_shared_bytes;  /* shared memory per block (0: 48 KiB) */
+  const char *gpu_arch;      /* CUDA: "sm_90" (NULL: sm_90) */
 } LowerOptions;
 
 /* ===== lower.c ===== */
@@ -112,5 +149,35 @@ Stmt *lower_unroll(Stmt *body, int auto_max_step);
 /* ===== remove_noop.c ===== */
 
 Stmt *lower_remove_noop(Stmt *body);
+
+/* ===== vthread.c ===== */
+
+/* Loops bound to "vthread" become serial loops: each thread runs its
+ * virtual threads one after the other (TVM interleaves them; Kiln keeps
+ * them in sequence, which is correct for every schedule but repeats a
+ * shared-memory fetch placed inside one). */
+Stmt *lower_inject_virtual_thread(Stmt *body);
+
+/* ===== split_host_device.c ===== */
+
+/* Split f's body into kernels (f->kernels) and a host body that allocates
+ * global intermediates and launches them (Attr "device_launch", value the
+ * kernel's name).  Errors: a stage whose loops no thread is bound to (it
+ * would run on the host), a thread-bound loop inside another kernel's
+ * host loop, threads per block or shared memory over opt's limits, a
+ * shared or local buffer of non-constant size, or outside a kernel. */
+int lower_split_host_device(LoweredFunc *f, const LowerOptions *opt);
+/* Whether a thread-bound loop of k covers its tag's whole launch extent (a
+ * shorter one runs under `index < extent`). */
+bool lower_thread_loop_full(const DeviceKernel *k, const Stmt *loop);
+
+/* ===== thread_sync.c ===== */
+
+/* Insert barriers (Attr "device_barrier") in k's body: before a statement
+ * that reads shared memory written since the last barrier, or writes
+ * shared memory read since it, and at the top of a loop whose body does
+ * both.  Error: a barrier that not every thread of a block would reach (in
+ * a branch on a thread index, or a thread loop shorter than the launch). */
+int lower_thread_sync(DeviceKernel *k);
 
 #endif

@@ -2,11 +2,9 @@
  * device.c - the device API table: how to allocate, free and copy memory on
  * each kind of device.
  *
- * The table is indexed by DLDeviceType.  Only the CPU is filled for now; a
- * CUDA backend adds one KilnDeviceAPI (cudaMalloc, cudaFree, cudaMemcpy) and
- * one line in the table, and the array code picks it up unchanged.  A
- * device type without an entry gets "device type N (name) is not supported
- * yet".
+ * The table is indexed by DLDeviceType: the CPU here, CUDA in cuda.c and
+ * OpenCL in opencl.c; the array code picks each up unchanged.  A device
+ * type without an entry gets "device type N (name) is not supported yet".
  */
 #include "runtime_internal.h"
 
@@ -32,10 +30,12 @@ static int cpu_copy(const void *from, DLDevice from_dev, void *to, DLDevice to_d
   return 0;
 }
 
-static const KilnDeviceAPI cpu_api = {"cpu", cpu_alloc, cpu_free, cpu_copy};
+static const KilnDeviceAPI cpu_api = {"cpu", cpu_alloc, cpu_free, cpu_copy, NULL, NULL, NULL, NULL, NULL};
 
 static const KilnDeviceAPI *const device_apis[kDLCUDAManaged + 1] = {
     [kDLCPU] = &cpu_api,
+    [kDLCUDA] = &kiln_cuda_api,
+    [kDLOpenCL] = &kiln_opencl_api,
 };
 
 const char *kiln_device_name(int device_type) {
@@ -57,4 +57,23 @@ const KilnDeviceAPI *kiln_device_api(DLDevice dev) {
     return device_apis[t];
   kiln_set_error("device type %d (%s) is not supported yet", t, kiln_device_name(t));
   return NULL;
+}
+
+int kiln_device_exists(DLDevice dev, int *out) {
+  if (!out) return kiln_set_error("device_exists: out is NULL");
+  int t = (int)dev.device_type;
+  *out = 0;
+  if (t == kDLCPU) {
+    *out = dev.device_id == 0;
+    return 0;
+  }
+  if (t >= 0 && (size_t)t < sizeof device_apis / sizeof device_apis[0] && device_apis[t] && device_apis[t]->exists)
+    *out = device_apis[t]->exists(dev);
+  return 0;
+}
+
+int kiln_device_sync(DLDevice dev) {
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  if (!api) return -1;
+  return api->sync ? api->sync(dev) : 0;
 }

@@ -191,15 +191,20 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
   ex->owned = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
   ex->entries = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(DLTensor) + 1);
   ex->zero_copy = kiln_arena_alloc(ex->arena, (size_t)ne + 1);
+  /* the buffers live where the module's kernels run: the CPU, or its GPU */
+  DLDevice dev = kiln_module_device(ex->mod);
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  if (!api) return kiln_error_context("graph executor");
+  int on_cpu = dev.device_type == kDLCPU;
   for (int e = 0; e < ne; e++) {
     DLTensor *t = &ex->entries[e];
-    t->device = (DLDevice){kDLCPU, 0};
+    t->device = dev;
     t->ndim = g->entry_ndim[e];
     t->dtype = g->entry_dtype[e];
     t->shape = g->entry_shape[e];
   }
-  if (bind_params(ex, pi, pdata)) return -1;
-  const KilnDeviceAPI *cpu = kiln_device_api((DLDevice){kDLCPU, 0});
+  /* params stay in the mapped file on the CPU; a GPU gets them uploaded once */
+  if (bind_params(ex, on_cpu ? pi : NULL, pdata)) return -1;
   for (int s = 0; s < ex->num_storage; s++) {
     if (ex->storage[s]) { /* a param, in place */
       ex->plan.num_storage--;
@@ -207,11 +212,11 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
     }
     ex->plan.planned_bytes += bytes[s];
     if (bytes[s] > SIZE_MAX) return kiln_set_error("graph executor: storage %d is too large", s);
-    ex->storage[s] = cpu->alloc((DLDevice){kDLCPU, 0}, (size_t)bytes[s], KILN_ARRAY_ALIGN);
+    ex->storage[s] = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
     if (!ex->storage[s])
       return kiln_error_context("graph executor: storage %d (%llu bytes)", s,
                                 (unsigned long long)bytes[s]);
-    memset(ex->storage[s], 0, (size_t)bytes[s]);
+    if (on_cpu) memset(ex->storage[s], 0, (size_t)bytes[s]);
     ex->owned[s] = 1;
   }
   for (int e = 0; e < ne; e++) ex->entries[e].data = ex->storage[ex->storage_id[e]];
@@ -220,8 +225,12 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
     intptr_t node = (intptr_t)pm_get(&ex->arg_by_name, pi->names[i]);
     if (!node) continue;
     int e = g->nodes[node - 1].first_entry;
-    if (ex->owned[ex->storage_id[e]])
-      memcpy(ex->entries[e].data, pdata + pi->offsets[i], (size_t)kiln_graph_entry_bytes(g, e));
+    if (!ex->owned[ex->storage_id[e]]) continue;
+    size_t nb = (size_t)kiln_graph_entry_bytes(g, e);
+    if (on_cpu)
+      memcpy(ex->entries[e].data, pdata + pi->offsets[i], nb);
+    else if (api->copy(pdata + pi->offsets[i], (DLDevice){kDLCPU, 0}, ex->entries[e].data, dev, nb))
+      return kiln_error_context("graph executor: uploading param '%s'", pi->names[i]);
   }
   return 0;
 }
@@ -361,9 +370,10 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   if (!ex) return 0;
   for (int i = 0; i < ex->num_ops; i++) kiln_func_free(ex->ops[i].fn);
   if (ex->storage) {
-    const KilnDeviceAPI *cpu = kiln_device_api((DLDevice){kDLCPU, 0});
+    DLDevice dev = kiln_module_device(ex->mod);
+    const KilnDeviceAPI *api = kiln_device_api(dev);
     for (int s = 0; s < ex->num_storage; s++)
-      if (ex->storage[s] && ex->owned[s]) cpu->free((DLDevice){kDLCPU, 0}, ex->storage[s]);
+      if (ex->storage[s] && ex->owned[s] && api) api->free(dev, ex->storage[s]);
   }
   pm_free(&ex->arg_by_name);
   kiln_module_free(ex->mod);
@@ -513,9 +523,10 @@ int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *n
   snprintf(what, sizeof what, "set_input_zero_copy '%.100s'", name);
   int e = ex->g.nodes[n].first_entry;
   if (check_tensor(ex, e, t, what)) return -1;
-  if (t->device.device_type != kDLCPU)
-    return kiln_set_error("%s: the tensor is on %s; this executor runs on the cpu", what,
-                          kiln_device_name(t->device.device_type));
+  if (t->device.device_type != ex->entries[e].device.device_type)
+    return kiln_set_error("%s: the tensor is on %s; this executor's memory is on %s (use set_input, which copies)",
+                          what, kiln_device_name(t->device.device_type),
+                          kiln_device_name(ex->entries[e].device.device_type));
   if (!kiln_tensor_is_compact(t)) return kiln_set_error("%s: the tensor must be compact", what);
   char *data = (char *)t->data + t->byte_offset;
   if ((uintptr_t)data % KILN_ARRAY_ALIGN)
@@ -529,7 +540,8 @@ int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *n
 
 static int copy_out(const KilnGraphExecutor *ex, int e, const char *what, DLTensor **out) {
   const DLTensor *t = &ex->entries[e];
-  if (kiln_array_empty(t->ndim, t->shape, t->dtype, t->device, out) || kiln_array_copy(t, *out)) {
+  /* a copy on the host, wherever the executor's memory is */
+  if (kiln_array_empty(t->ndim, t->shape, t->dtype, (DLDevice){kDLCPU, 0}, out) || kiln_array_copy(t, *out)) {
     kiln_array_free(*out);
     *out = NULL;
     return kiln_error_context("%s", what);

@@ -9,7 +9,8 @@
  * pointers: __kiln_set_last_error_ptr (so a kernel's message lands in the
  * calling thread's error) and __kiln_parallel_launch_ptr (Kiln's thread
  * pool), and, when the module has them, __kiln_workspace_alloc_ptr and
- * __kiln_workspace_free_ptr (scratch buffers reused from run to run).  The tables stay in the .so; the module keeps only pointers to
+ * __kiln_workspace_free_ptr (scratch buffers reused from run to run); a module with GPU kernels also
+ * gets its device module (device_module.c).  The tables stay in the .so; the module keeps only pointers to
  * them, plus a heap copy of the kernel names to hand out.
  *
  * A KilnModule is refcounted: each handle and each KilnFunction made from
@@ -49,6 +50,7 @@ struct KilnModule {
   pthread_mutex_t check_lock;         /* one check of the weights at a time */
   atomic_int params_state;            /* 0 not checked yet, 1 good, -1 corrupt */
   char *params_error;                 /* the message when corrupt */
+  KilnDeviceModule *device;           /* its GPU kernels (device_module.c), or NULL */
 };
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "type codes pass as int32_t to kernels");
@@ -125,6 +127,7 @@ static int read_params(KilnModule *m) {
 }
 
 static void module_destroy(KilnModule *m) {
+  kiln_device_module_free(m->device);
   if (m->dl) dlclose(m->dl);
   kiln_arena_free(m->arena);
   free(m->params_error);
@@ -222,6 +225,11 @@ int kiln_module_load(const char *path, KilnModule **out) {
     *ws_alloc = kiln_workspace_alloc;
     *ws_free = kiln_workspace_free;
   }
+  if (kiln_device_module_attach(dl, path, m->num_blobs, m->blob_names, m->blob_data, m->blob_sizes,
+                                &m->device)) {
+    module_destroy(m);
+    return -1;
+  }
   *out = m;
   return 0;
 }
@@ -238,6 +246,11 @@ int kiln_module_free(KilnModule *mod) {
 }
 
 const char *kiln_module_path(KilnModule *mod) { return mod ? mod->path : NULL; }
+
+DLDevice kiln_module_device(const KilnModule *mod) {
+  if (mod && mod->device) return (DLDevice){(DLDeviceType)mod->device->device_type, 0};
+  return (DLDevice){kDLCPU, 0};
+}
 
 /* ---- kernels as functions ---- */
 

@@ -20,9 +20,13 @@
 
 /* ===== device.c ===== */
 
-/* One device type's memory primitives.  The table in device.c is indexed by
- * DLDeviceType; only the CPU entry is filled for now, a CUDA entry slots in
- * beside it without touching the array code. */
+typedef struct KilnDeviceModule KilnDeviceModule;
+
+/* One device type's primitives.  The table in device.c is indexed by
+ * DLDeviceType: the CPU, CUDA (cuda.c) and OpenCL (opencl.c).  A GPU API
+ * loads its driver on first use (dlopen), so the CPU path neither links
+ * nor needs any GPU library; a missing driver or device is an error that
+ * names what is missing. */
 typedef struct KilnDeviceAPI {
   const char *name; /* for messages: "cpu", "cuda" */
   /* nbytes of memory aligned to `align` on dev (at least one byte, so the
@@ -32,6 +36,19 @@ typedef struct KilnDeviceAPI {
   /* Copy nbytes of contiguous memory where at least one side is on this
    * API's device (the other may be the CPU). */
   int (*copy)(const void *from, DLDevice from_dev, void *to, DLDevice to_dev, size_t nbytes);
+  /* GPU APIs only (NULL on the CPU).  Wait for the device's work. */
+  int (*sync)(DLDevice dev);
+  /* Whether device dev exists (0/1), without setting an error. */
+  int (*exists)(DLDevice dev);
+  /* Build or load a module's kernels for device dev: a handle passed back
+   * to launch and unload, or NULL + error (a build log on failure). */
+  void *(*module_load)(const KilnDeviceModule *m, int dev_id);
+  /* Run kernel k of a loaded module over ext (grid x/y/z, block x/y/z)
+   * with its arguments (buffers as device pointers, scalars as KilnValue
+   * int64/float64, converted to the kernel's parameter types). */
+  int (*launch)(const KilnDeviceModule *m, void *loaded, int dev_id, int k, const int64_t *ext,
+                const KilnValue *args);
+  void (*module_unload)(void *loaded);
 } KilnDeviceAPI;
 
 /* The API of dev's type, or NULL with "device type N (...) is not supported
@@ -39,6 +56,43 @@ typedef struct KilnDeviceAPI {
 const KilnDeviceAPI *kiln_device_api(DLDevice dev);
 /* A short name for a device type ("cpu", "cuda", "device7"), for messages. */
 const char *kiln_device_name(int device_type);
+
+/* ===== cuda.c, opencl.c ===== */
+
+extern const KilnDeviceAPI kiln_cuda_api;
+extern const KilnDeviceAPI kiln_opencl_api;
+
+/* ===== device_module.c ===== */
+
+/* The device code a module carries (blobs "kiln_device" - the kernels'
+ * parameter lists, see codegen_gpu_meta - "kiln_device_source", and for
+ * CUDA "kiln_device_ptx"), loaded per device on first launch. */
+#define KILN_MAX_DEVICES 16
+#define KILN_MAX_PARAMS 64
+typedef struct KilnDeviceKernelInfo {
+  const char *name;
+  int nparams;
+  DLDataType ptype[KILN_MAX_PARAMS]; /* handle: kDLOpaqueHandle */
+} KilnDeviceKernelInfo;
+
+struct KilnDeviceModule {
+  int device_type;                /* kDLCUDA or kDLOpenCL */
+  const KilnDeviceAPI *api;
+  const char *path;               /* the module's file, for messages */
+  const char *source;             /* device source (NUL-terminated copy) */
+  const char *ptx;                /* CUDA: PTX (NUL-terminated copy) or NULL */
+  int num_kernels;
+  KilnDeviceKernelInfo *kernels;
+  void *loaded[KILN_MAX_DEVICES]; /* per device id: the api's handle */
+  void *lock;                     /* a pthread mutex guarding loaded */
+};
+
+/* If the .so has device code, make its device module and fill the
+ * generated code's device pointers; *out NULL for a CPU module. */
+int kiln_device_module_attach(void *dl, const char *path, int num_blobs,
+                              const char *const *blob_names, const unsigned char *const *blob_data,
+                              const uint64_t *blob_sizes, KilnDeviceModule **out);
+void kiln_device_module_free(KilnDeviceModule *m);
 
 /* ===== ndarray.c ===== */
 
@@ -137,6 +191,9 @@ int kiln_module_packed_get_function(KilnValue *args, int *type_codes, int num_ar
 /* The module's embedded params (NULL if it has none) and their data, in
  * the mapped file: read-only, checked by kiln_module_check_params. */
 const KilnParamIndex *kiln_module_params(KilnModule *mod, const unsigned char **data);
+/* The device a module's kernels run on: {kDLCPU, 0}, or device 0 of its
+ * GPU kind (the graph executor's buffers live there). */
+DLDevice kiln_module_device(const KilnModule *mod);
 
 /* ===== params.c ===== */
 /* Besides kiln_params_save, _load, _free and kiln_free: */

@@ -6,7 +6,8 @@
  * Kiln generates C for the CPU it runs on, compiled by the host's C
  * compiler: "llvm" (TVM's CPU target; "cpu" is Kiln's own alias) and "c"
  * (TVM's C source target) are rows with the same code generator and
- * driver.  A GPU kind is one more row with its own resolve hook.
+ * driver.  The GPU kinds, "cuda" and "opencl", are rows with their own
+ * resolve hook (limits, -arch); their host code is the CPU's C.
  *
  * CPU targets.  A config is good for a machine class, not for one chip:
  * the x86 templates size their blocks by the vector width.  So a CPU
@@ -183,15 +184,43 @@ static int resolve_cpu(Target *t) {
   return 0;
 }
 
+/* cuda, opencl: kernels for a GPU (src/codegen/codegen_gpu.c), launched by
+ * host code for the CPU (the host target's code generator and driver).
+ * The limits default to TVM's: 1024 threads per block for CUDA, 256 for
+ * OpenCL, 48 KiB of shared memory; CUDA code is compiled for -arch (sm_90
+ * when absent, src/codegen/build.c). */
+static int resolve_gpu(Target *t) {
+  bool cuda = t->kind->device_type == 2 /* kDLCUDA */;
+  const char *arch = t->attr[TA_ARCH];
+  if (arch) {
+    bool ok = !strncmp(arch, "sm_", 3) && arch[3];
+    for (const char *q = arch + 3; ok && *q; q++) ok = (*q >= '0' && *q <= '9') || (*q == 'a' && !q[1]);
+    if (!ok) return kiln_set_error("target '%s': -arch=%s is not a CUDA architecture like sm_90", t->str, arch);
+  }
+  t->max_threads_per_block = t->attr_int[TA_MAX_THREADS] ? (int)t->attr_int[TA_MAX_THREADS] : cuda ? 1024 : 256;
+  t->max_shared_memory_per_block = t->attr_int[TA_MAX_SHARED] ? (int)t->attr_int[TA_MAX_SHARED] : 48 * 1024;
+  t->thread_warp_size = t->attr_int[TA_WARP] ? (int)t->attr_int[TA_WARP] : cuda ? 32 : 1;
+  t->vector_lanes = 1; /* a GPU schedule binds threads instead of vectorizing */
+  t->isa = ISA_GENERIC;
+  return 0;
+}
+
 /* ===== the table ===== */
 
 #define CPU_ATTRS (TA_BIT(TA_MCPU) | TA_BIT(TA_MTRIPLE) | TA_BIT(TA_DEVICE) | TA_BIT(TA_KEYS))
+#define GPU_ATTRS                                                                                  \
+  (TA_BIT(TA_DEVICE) | TA_BIT(TA_KEYS) | TA_BIT(TA_LIBS) | TA_BIT(TA_MODEL) | TA_BIT(TA_MAX_THREADS) | \
+   TA_BIT(TA_MAX_SHARED) | TA_BIT(TA_WARP))
 
 static const TargetKind kinds[] = {
     {"llvm", {"cpu", NULL}, "cpu", 1 /* kDLCPU */, CPU_ATTRS, resolve_cpu, codegen_c_units, kiln_compile_c,
      "the host CPU: C with vector extensions, compiled by the host's C compiler"},
     {"c", {NULL}, "cpu", 1 /* kDLCPU */, CPU_ATTRS, resolve_cpu, codegen_c_units, kiln_compile_c,
      "the host CPU, as TVM's C source target"},
+    {"cuda", {NULL}, "cuda,gpu", 2 /* kDLCUDA */, GPU_ATTRS | TA_BIT(TA_ARCH), resolve_gpu, codegen_c_units,
+     kiln_compile_c, "NVIDIA GPUs: CUDA C compiled to PTX by NVRTC, run by the CUDA driver"},
+    {"opencl", {NULL}, "opencl,gpu", 4 /* kDLOpenCL */, GPU_ATTRS, resolve_gpu, codegen_c_units, kiln_compile_c,
+     "OpenCL devices (POCL runs them on the CPU): OpenCL C built by the driver at load"},
 };
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 

@@ -411,6 +411,19 @@ static Tensor *make_copy_compute(Tensor *src, const char *name) {
   return te_compute(name, src->ndim, src->shape, vars, body, src->tag);
 }
 
+int stage_set_scope(Stage *st, const char *scope) {
+  if (check_movable(st, "set_scope")) return -1;
+  if (!valid_scope(scope))
+    return kiln_set_error("set_scope: unknown scope '%s' for stage '%s' (expected global, local or shared)",
+                          scope ? scope : "(null)", stname(st));
+  if (st->is_output && strcmp(scope, "global"))
+    return kiln_set_error("set_scope: stage '%s' is an output of the schedule; its buffer is the caller's "
+                          "(global); cache_write it to compute it in %s memory",
+                          stname(st), scope);
+  st->scope = kstrdup(scope);
+  return 0;
+}
+
 Tensor *sch_cache_read(Schedule *s, Tensor *t, const char *scope, int nreaders,
                        Tensor **readers) {
   if (!s || !t) return NULL;

@@ -156,6 +156,8 @@ int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value);
 int stage_compute_inline(Stage *st);
 int stage_compute_root(Stage *st);
 int stage_compute_at(Stage *st, Stage *parent, IterVar *iv);
+/* The storage scope of the stage's buffer: "global", "shared" or "local". */
+int stage_set_scope(Stage *st, const char *scope);
 /* Read t through a new stage in scope for the given readers; returns it. */
 Tensor *sch_cache_read(Schedule *s, Tensor *t, const char *scope, int nreaders, Tensor **readers);
 /* Compute t into a new stage in scope, then copy; returns the cache. */

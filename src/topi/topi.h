@@ -354,6 +354,13 @@ int topi_schedule_pool(Schedule *s, int nout, Tensor **outs);
 int topi_schedule_softmax(Schedule *s, int nout, Tensor **outs);
 int topi_schedule_generic(Schedule *s, int nout, Tensor **outs);
 
+/* ----- cuda/schedule.c: the generic GPU schedule (cuda and opencl) ----- */
+
+/* One kernel for a fused function with output out: injective stages
+ * inlined, the output's axes fused and bound to blocks of `threads`
+ * threads, reductions computed per thread in local memory. */
+int topi_schedule_gpu_generic(Schedule *s, Tensor *out, int threads);
+
 /* ----- generic/eval.c: a reference interpreter ----- */
 
 /* Evaluate out element by element (every compute reached from it,

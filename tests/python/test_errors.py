@@ -123,10 +123,12 @@ def test_freed_module(add2):
 
 def test_unsupported_target(add2):
     A, B, s = add2[1:]
-    with pytest.raises(kiln.KilnError, match=r"target 'cuda' is not supported \(supported: llvm, cpu, c\)"):
-        kiln.build(s, [A, B], target="cuda")
-    with pytest.raises(kiln.KilnError, match="target 'opencl' is not supported"):
+    with pytest.raises(kiln.KilnError, match=r"target 'rocm' is not supported \(supported: llvm, cpu, c, cuda, opencl\)"):
+        kiln.build(s, [A, B], target="rocm")
+    with pytest.raises(kiln.KilnError, match="target_host 'opencl' is not a CPU target"):
         kiln.build(s, [A, B], target="cpu", target_host="opencl")
+    with pytest.raises(kiln.KilnError, match="stage 'B' has no loop bound to a GPU thread"):
+        kiln.build(s, [A, B], target="cuda")
 
 
 def test_missing_function(add2):

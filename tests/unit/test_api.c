@@ -215,8 +215,11 @@ static void test_bad_arguments(void) {
   void *B = call_obj("te.compute", 5, (KilnValue[]){V_STR("B"), V_OBJ(NULL), V_OBJ(shape), V_OBJ(vars), V_OBJ(rd)},
                      (int[]){S, KILN_NULL, O, O, O});
   void *s = call_obj("schedule.create_schedule", 1, (KilnValue[]){V_OBJ(B)}, (int[]){O});
+  CHECK_FAILS("driver.build", 5, ((KilnValue[]){V_OBJ(s), V_STR("f"), V_STR("rocm"), V_OBJ(A), V_OBJ(B)}),
+              ((int[]){O, S, S, O, O}), "target 'rocm' is not supported (supported: llvm, cpu, c, cuda, opencl)");
+  /* a GPU target needs thread-bound loops */
   CHECK_FAILS("driver.build", 5, ((KilnValue[]){V_OBJ(s), V_STR("f"), V_STR("cuda"), V_OBJ(A), V_OBJ(B)}),
-              ((int[]){O, S, S, O, O}), "target 'cuda' is not supported (supported: llvm, cpu, c)");
+              ((int[]){O, S, S, O, O}), "stage 'B' has no loop bound to a GPU thread");
   /* an IterVar of another stage, a Stage where a Schedule goes */
   void *st = call_obj("schedule.Stage", 2, (KilnValue[]){V_OBJ(s), V_OBJ(B)}, (int[]){O, O});
   void *k = call_obj("te.reduce_axis", 3, (KilnValue[]){V_INT(0), V_INT(4), V_STR("k")}, (int[]){I, I, S});

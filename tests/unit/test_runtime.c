@@ -61,8 +61,8 @@ static void test_array_empty(void) {
   CHECK_STR(kiln_last_error(), "empty: dtype float7 is not supported (code 2, 7 bits, 1 lanes)");
   CHECK_INT(kiln_array_empty(2, shape, (DLDataType){kDLFloat, 32, 0}, cpu, &bad), -1);
   CHECK_CONTAINS(kiln_last_error(), "0 lanes");
-  CHECK_INT(kiln_array_empty(2, shape, f32, (DLDevice){kDLCUDA, 0}, &bad), -1);
-  CHECK_STR(kiln_last_error(), "empty: device type 2 (cuda) is not supported yet");
+  CHECK_INT(kiln_array_empty(2, shape, f32, (DLDevice){kDLVulkan, 0}, &bad), -1);
+  CHECK_STR(kiln_last_error(), "empty: device type 7 (vulkan) is not supported yet");
   int64_t huge[2] = {INT64_MAX / 2, 16};
   CHECK_INT(kiln_array_empty(2, huge, f32, cpu, &bad), -1);
   CHECK_CONTAINS(kiln_last_error(), "is too large");
@@ -170,9 +170,9 @@ static void test_array_copy(void) {
   CHECK_INT(kiln_array_copy(dst, &tr), -1);
   CHECK_STR(kiln_last_error(), "copy: the destination must be compact (it has strides)");
   DLTensor gpu = *dst;
-  gpu.device = (DLDevice){kDLCUDA, 0};
+  gpu.device = (DLDevice){kDLVulkan, 0};
   CHECK_INT(kiln_array_copy(&gpu, dst), -1);
-  CHECK_STR(kiln_last_error(), "copy: device type 2 (cuda) is not supported yet");
+  CHECK_STR(kiln_last_error(), "copy: device type 7 (vulkan) is not supported yet");
 
   /* Zero-size arrays copy nothing, successfully. */
   DLTensor *z1, *z2;

@@ -224,6 +224,9 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
 }
 
 Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
+  /* the NCHW[x]c blocks are the CPU templates'; a GPU target keeps NCHW
+   * for the generic GPU schedule */
+  if (pc->target && pc->target->kind->device_type != kDLCPU) return graph_rewrite(g, NULL, NULL);
   Alt a;
   memset(&a, 0, sizeof a);
   a.target = pc->target;

@@ -1,0 +1,268 @@
+/*
+ * cuda.c - the CUDA device API on the driver API, opened at run time.
+ *
+ * libcuda.so.1 (or $KILN_CUDA_DRIVER) is dlopen'ed on first use: Kiln links
+ * no CUDA library, and a compiled model needs only the driver (its kernels
+ * are PTX that NVRTC made at build time).  The few entry points used are
+ * declared here with the driver API's types.  Each device uses its
+ * primary context, made current on the calling thread before every call;
+ * a DLTensor's data on a CUDA device is the CUdeviceptr.  A module's PTX
+ * is loaded for a device on its first launch; the JIT log is the error
+ * when that fails.  Copies are synchronous (cuMemcpy*), and a launch
+ * synchronizes so that its error is reported by the call that caused it.
+ */
+#include "runtime_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUdeviceptr;
+
+#define CU_JIT_ERROR_LOG_BUFFER 5
+#define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
+
+#define CU_FUNCS(X)                                                                                \
+  X(cuInit, (unsigned int))                                                                        \
+  X(cuDeviceGetCount, (int *))                                                                     \
+  X(cuDeviceGet, (CUdevice *, int))                                                                \
+  X(cuDeviceGetName, (char *, int, CUdevice))                                                      \
+  X(cuDeviceGetAttribute, (int *, int, CUdevice))                                                  \
+  X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                                             \
+  X(cuCtxSetCurrent, (CUcontext))                                                                  \
+  X(cuCtxSynchronize, (void))                                                                      \
+  X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                                        \
+  X(cuMemFree_v2, (CUdeviceptr))                                                                   \
+  X(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t))                                          \
+  X(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t))                                                \
+  X(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t))                                           \
+  X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned int, int *, void **))                  \
+  X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                                   \
+  X(cuModuleUnload, (CUmodule))                                                                    \
+  X(cuLaunchKernel, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, \
+                     unsigned int, unsigned int, CUstream, void **, void **))                      \
+  X(cuGetErrorName, (CUresult, const char **))
+
+static struct {
+#define X(name, args) CUresult(*name) args;
+  CU_FUNCS(X)
+#undef X
+} cu;
+
+typedef struct CuDevice {
+  CUdevice dev;
+  CUcontext ctx;
+  char name[128];
+  int max_threads;
+} CuDevice;
+
+static pthread_mutex_t cu_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cu_state;
+static char cu_why[512];
+static CuDevice cu_devs[KILN_MAX_DEVICES];
+static int cu_ndev;
+
+static const char *cu_err(CUresult r) {
+  const char *s = NULL;
+  if (cu.cuGetErrorName && cu.cuGetErrorName(r, &s) == 0 && s) return s;
+  return "CUDA_ERROR";
+}
+
+static int cu_init_locked(void) {
+  if (cu_state) return cu_state;
+  const char *lib = getenv("KILN_CUDA_DRIVER");
+  if (!lib || !*lib) lib = "libcuda.so.1";
+  void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *e = dlerror();
+    snprintf(cu_why, sizeof cu_why,
+             "cuda: cannot load the CUDA driver %s (%s); running CUDA code needs an NVIDIA GPU with "
+             "its driver installed (the CUDA toolkit is not needed to run)",
+             lib, e ? e : "not found");
+    return cu_state = -1;
+  }
+#define X(name, args)                                                                              \
+  if (!(cu.name = (CUresult(*) args)dlsym(dl, #name))) {                                           \
+    snprintf(cu_why, sizeof cu_why, "cuda: %s lacks %s; it is not a CUDA driver library", lib, #name); \
+    return cu_state = -1;                                                                          \
+  }
+  CU_FUNCS(X)
+#undef X
+  CUresult r = cu.cuInit(0);
+  int n = 0;
+  if (r == 0) r = cu.cuDeviceGetCount(&n);
+  if (r != 0 || n == 0) {
+    snprintf(cu_why, sizeof cu_why, "cuda: no CUDA device found (%s)", r ? cu_err(r) : "0 devices");
+    return cu_state = -1;
+  }
+  for (int i = 0; i < n && cu_ndev < KILN_MAX_DEVICES; i++) {
+    CuDevice *d = &cu_devs[cu_ndev];
+    if (cu.cuDeviceGet(&d->dev, i)) continue;
+    cu.cuDeviceGetName(d->name, sizeof d->name - 1, d->dev);
+    cu.cuDeviceGetAttribute(&d->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->dev);
+    if (cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) continue;
+    cu_ndev++;
+  }
+  if (!cu_ndev) {
+    snprintf(cu_why, sizeof cu_why, "cuda: no usable CUDA device (contexts could not be made)");
+    return cu_state = -1;
+  }
+  return cu_state = 1;
+}
+
+/* The device, made current on this thread. */
+static CuDevice *cu_device(int id, bool quiet) {
+  pthread_mutex_lock(&cu_lock);
+  int st = cu_init_locked();
+  pthread_mutex_unlock(&cu_lock);
+  if (st < 0) {
+    if (!quiet) kiln_set_error("%s", cu_why);
+    return NULL;
+  }
+  if (id < 0 || id >= cu_ndev) {
+    if (!quiet) kiln_set_error("cuda: no device %d (this machine has %d CUDA device%s)", id, cu_ndev, cu_ndev == 1 ? "" : "s");
+    return NULL;
+  }
+  CUresult r = cu.cuCtxSetCurrent(cu_devs[id].ctx);
+  if (r) {
+    if (!quiet) kiln_set_error("cuda: cannot make device %d current: %s", id, cu_err(r));
+    return NULL;
+  }
+  return &cu_devs[id];
+}
+
+static void *cuda_alloc(DLDevice dev, size_t nbytes, size_t align) {
+  (void)align;
+  CuDevice *d = cu_device(dev.device_id, false);
+  if (!d) return NULL;
+  CUdeviceptr p = 0;
+  CUresult r = cu.cuMemAlloc_v2(&p, nbytes ? nbytes : 1);
+  if (r) {
+    kiln_set_error("cuda: out of device memory: cannot allocate %zu bytes on device %d (%s): %s", nbytes,
+                   dev.device_id, d->name, cu_err(r));
+    return NULL;
+  }
+  return (void *)(uintptr_t)p;
+}
+
+static void cuda_free(DLDevice dev, void *p) {
+  if (p && cu_device(dev.device_id, true)) cu.cuMemFree_v2((CUdeviceptr)(uintptr_t)p);
+}
+
+static int cuda_copy(const void *from, DLDevice fd, void *to, DLDevice td, size_t nbytes) {
+  if (!nbytes) return 0;
+  bool fdev = fd.device_type == kDLCUDA, tdev = td.device_type == kDLCUDA;
+  if (!cu_device(fdev ? fd.device_id : td.device_id, false)) return -1;
+  CUresult r;
+  if (fdev && tdev)
+    r = cu.cuMemcpyDtoD_v2((CUdeviceptr)(uintptr_t)to, (CUdeviceptr)(uintptr_t)from, nbytes);
+  else if (fdev)
+    r = cu.cuMemcpyDtoH_v2(to, (CUdeviceptr)(uintptr_t)from, nbytes);
+  else
+    r = cu.cuMemcpyHtoD_v2((CUdeviceptr)(uintptr_t)to, from, nbytes);
+  return r ? kiln_set_error("cuda: copying %zu bytes failed: %s", nbytes, cu_err(r)) : 0;
+}
+
+static int cuda_sync(DLDevice dev) {
+  if (!cu_device(dev.device_id, false)) return -1;
+  CUresult r = cu.cuCtxSynchronize();
+  return r ? kiln_set_error("cuda: synchronize failed: %s", cu_err(r)) : 0;
+}
+
+static int cuda_exists(DLDevice dev) { return cu_device(dev.device_id, true) != NULL; }
+
+typedef struct CuLoaded {
+  CUmodule mod;
+  int nkernels;
+  CUfunction *fn;
+} CuLoaded;
+
+static void cuda_unload(void *p) {
+  CuLoaded *l = p;
+  if (!l) return;
+  if (l->mod) cu.cuModuleUnload(l->mod);
+  free(l->fn);
+  free(l);
+}
+
+static void *cuda_module_load(const KilnDeviceModule *m, int dev_id) {
+  if (!cu_device(dev_id, false)) return NULL;
+  if (!m->ptx) {
+    kiln_set_error("cuda: '%s' carries no PTX (it was built without NVRTC)", m->path);
+    return NULL;
+  }
+  char log[4096] = {0};
+  int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {log, (void *)(uintptr_t)(sizeof log - 1)};
+  CuLoaded *l = xcalloc(1, sizeof *l);
+  CUresult r = cu.cuModuleLoadDataEx(&l->mod, m->ptx, 2, opts, vals);
+  if (r) {
+    kiln_set_error("cuda: loading the PTX of '%s' on device %d failed (%s): %s", m->path, dev_id, cu_err(r), log);
+    cuda_unload(l);
+    return NULL;
+  }
+  l->nkernels = m->num_kernels;
+  l->fn = xcalloc((size_t)(m->num_kernels > 0 ? m->num_kernels : 1), sizeof(CUfunction));
+  for (int i = 0; i < m->num_kernels; i++)
+    if ((r = cu.cuModuleGetFunction(&l->fn[i], l->mod, m->kernels[i].name))) {
+      kiln_set_error("cuda: '%s' has no kernel '%s': %s", m->path, m->kernels[i].name, cu_err(r));
+      cuda_unload(l);
+      return NULL;
+    }
+  return l;
+}
+
+static int cuda_launch(const KilnDeviceModule *m, void *loaded, int dev_id, int k, const int64_t *ext,
+                       const KilnValue *args) {
+  CuLoaded *l = loaded;
+  CuDevice *d = cu_device(dev_id, false);
+  if (!d) return -1;
+  const KilnDeviceKernelInfo *ki = &m->kernels[k];
+  int64_t threads = ext[3] * ext[4] * ext[5];
+  if (d->max_threads && threads > d->max_threads)
+    return kiln_set_error("cuda: kernel '%s' launches %lld threads per block; device %d (%s) allows %d", ki->name,
+                          (long long)threads, dev_id, d->name, d->max_threads);
+  union {
+    CUdeviceptr ptr;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+    bool b;
+  } vals[KILN_MAX_PARAMS];
+  void *ptrs[KILN_MAX_PARAMS];
+  for (int i = 0; i < ki->nparams; i++) {
+    DLDataType t = ki->ptype[i];
+    if (t.code == kDLOpaqueHandle) vals[i].ptr = (CUdeviceptr)(uintptr_t)args[i].v_handle;
+    else if (t.code == kDLFloat && t.bits == 32) vals[i].f32 = (float)args[i].v_float64;
+    else if (t.code == kDLFloat) vals[i].f64 = args[i].v_float64;
+    else if (t.bits == 1) vals[i].b = args[i].v_int64 != 0;
+    else if (t.bits == 8) vals[i].i8 = (int8_t)args[i].v_int64;
+    else if (t.bits == 16) vals[i].i16 = (int16_t)args[i].v_int64;
+    else if (t.bits == 32) vals[i].i32 = (int32_t)args[i].v_int64;
+    else vals[i].i64 = args[i].v_int64;
+    ptrs[i] = &vals[i];
+  }
+  CUresult r = cu.cuLaunchKernel(l->fn[k], (unsigned)ext[0], (unsigned)ext[1], (unsigned)ext[2], (unsigned)ext[3],
+                                 (unsigned)ext[4], (unsigned)ext[5], 0, NULL, ptrs, NULL);
+  if (!r) r = cu.cuCtxSynchronize();
+  if (r)
+    return kiln_set_error("cuda: launching kernel '%s' (grid %lld x %lld x %lld, block %lld x %lld x %lld) failed: %s",
+                          ki->name, (long long)ext[0], (long long)ext[1], (long long)ext[2], (long long)ext[3],
+                          (long long)ext[4], (long long)ext[5], cu_err(r));
+  return 0;
+}
+
+const KilnDeviceAPI kiln_cuda_api = {"cuda", cuda_alloc, cuda_free, cuda_copy, cuda_sync, cuda_exists,
+                                     cuda_module_load, cuda_launch, cuda_unload};
