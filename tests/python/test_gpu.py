@@ -67,7 +67,9 @@ def test_vector_add_opencl(n):
     f, (b,) = _run_opencl(s, [A, B], [a], [(n,)])
     np.testing.assert_allclose(b, a + 2, rtol=1e-6)
     src = f.imported_modules[0].get_source()
-    assert "__kernel" in src and "get_group_id(0)" in src and "get_local_id(0)" in src
+    assert "__kernel" in src and "get_local_id(0)" in src
+    # one block (n <= 64) reads no block index, and none is declared
+    assert ("get_group_id(0)" in src) == (n > 64), src
 
 
 def test_vector_add_cuda_source_compiles():
@@ -224,8 +226,14 @@ def test_unknown_target():
     A, B, s = _vector_add(16)
     with pytest.raises(kiln.KilnError, match=r"target 'rocm' is not supported \(supported: .*cuda, opencl\)"):
         kiln.build(s, [A, B], target="rocm")
-    with pytest.raises(kiln.KilnError, match="attribute '-arch=compute_x' is not one cuda takes"):
+    with pytest.raises(kiln.KilnError, match="-arch=compute_x is not a CUDA architecture like sm_90"):
         kiln.lower(s, [A, B], target="cuda -arch=compute_x")
+    with pytest.raises(kiln.KilnError, match="opencl takes no attribute -arch"):
+        kiln.lower(s, [A, B], target="opencl -arch=sm_90")
+    t = kiln.target.Target("cuda -model=unknown")
+    assert "gpu" in t.keys and "cuda" in t.keys
+    with pytest.raises(kiln.KilnError, match="target_host 'cuda' is not a CPU target"):
+        kiln.build(s, [A, B], target="opencl", target_host="cuda")
 
 
 def test_too_many_threads():
