@@ -874,7 +874,7 @@ static void device_launch(CG *g, Stmt *s) {
   const char *name = s->attr.value->str;
   DeviceKernel *k = NULL;
   int index = 0;
-  for (int i = 0; i < g->f->nkernels; i++)
+  for (int i = 0; g->f && i < g->f->nkernels; i++)
     if (!strcmp(g->f->kernels[i]->name, name)) {
       k = g->f->kernels[i];
       index = g->kernel_base + i;
@@ -1045,7 +1045,7 @@ static void stmt(CG *g, Stmt *s) {
     return;
   }
   case SK_Allocate: {
-    if (g->f->device_type != kDLCPU) {
+    if (g->f && g->f->device_type != kDLCPU) {
       device_alloc(g, s);
       return;
     }

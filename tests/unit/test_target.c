@@ -58,8 +58,11 @@ static void expect_error(const char *str, const char *host, const char *msg) {
 }
 
 static void test_errors(void) {
-  expect_error("cuda", NULL, "target 'cuda' is not supported (supported: llvm, cpu, c)");
-  expect_error("tpu -model=v4", NULL, "target 'tpu -model=v4' is not supported (supported: llvm, cpu, c)");
+  expect_error("rocm", NULL, "target 'rocm' is not supported (supported: llvm, cpu, c, cuda, opencl)");
+  expect_error("tpu -model=v4", NULL, "target 'tpu -model=v4' is not supported (supported: llvm, cpu, c, cuda, opencl)");
+  expect_error("cuda -arch=compute_90", NULL, "-arch=compute_90 is not a CUDA architecture like sm_90");
+  expect_error("opencl -arch=sm_90", NULL, "opencl takes no attribute -arch");
+  expect_error("cuda -mcpu=skylake", NULL, "cuda takes no attribute -mcpu");
   expect_error("", NULL, "target '' is not supported");
   expect_error("llvm -mcpu=pentium9", NULL, "unknown -mcpu=pentium9 (Kiln knows: x86-64-v4, skylake-avx512");
   expect_error("llvm -mtriple=aarch64-linux-gnu", NULL, "-mtriple=aarch64-linux-gnu names another architecture");
@@ -70,7 +73,14 @@ static void test_errors(void) {
   expect_error("llvm mcpu=skylake", NULL, "'mcpu=skylake' is not an attribute (write -name=value");
   expect_error("llvm -mcpu", NULL, "'-mcpu' is not an attribute");
   expect_error("llvm -mcpu=haswell -mcpu=skylake", NULL, "-mcpu is given twice");
-  expect_error("llvm", "opencl", "target 'opencl' is not supported");
+  expect_error("llvm", "opencl", "target host 'opencl' is not a CPU target");
+  /* the GPU rows: TVM's limits unless given, the host a CPU target */
+  const Target *g = target_parse("cuda -arch=sm_80 -model=unknown", NULL);
+  CHECK(g && g->max_threads_per_block == 1024 && g->max_shared_memory_per_block == 48 * 1024);
+  CHECK(g && g->host && target_has_key(g->host, "cpu") && target_has_key(g, "gpu") && target_has_key(g, "cuda"));
+  if (g) CHECK_STR(g->str, "cuda -model=unknown -arch=sm_80");
+  g = target_parse("opencl -max_threads_per_block=128", NULL);
+  CHECK(g && g->max_threads_per_block == 128 && g->kind->device_type == 4);
 }
 
 /* The vector width a template sizes its blocks by comes from the Target
@@ -123,10 +133,10 @@ static void test_api(void) {
   CHECK(call("target.Attr", 2, (KilnValue[]){h, {.v_str = "color"}}, (int[]){O, KILN_STR}, &r, &code) != 0);
   CHECK_CONTAINS(kiln_last_error(), "target.Attr: no target attribute 'color'");
   CHECK_OK(call("target.Kinds", 0, NULL, NULL, &r, &code));
-  CHECK_STR(r.v_str, "llvm, cpu, c");
+  CHECK_STR(r.v_str, "llvm, cpu, c, cuda, opencl");
   /* the errors the parser gives, through the API */
-  CHECK(call("target.create", 1, (KilnValue[]){{.v_str = "cuda"}}, (int[]){KILN_STR}, &r, &code) != 0);
-  CHECK_CONTAINS(kiln_last_error(), "target.create: target 'cuda' is not supported (supported: llvm, cpu, c)");
+  CHECK(call("target.create", 1, (KilnValue[]){{.v_str = "rocm"}}, (int[]){KILN_STR}, &r, &code) != 0);
+  CHECK_CONTAINS(kiln_last_error(), "target.create: target 'rocm' is not supported (supported: llvm, cpu, c, cuda, opencl)");
   CHECK(call("driver.check_target", 1, (KilnValue[]){{.v_str = "llvm -mtriple=riscv64"}}, (int[]){KILN_STR}, &r,
              &code) != 0);
   CHECK_CONTAINS(kiln_last_error(), "driver.check_target: target 'llvm -mtriple=riscv64': -mtriple=riscv64 names");
