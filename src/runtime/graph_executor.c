@@ -132,7 +132,8 @@ static void collect_inputs(KilnGraphExecutor *ex) {
  * storage becomes their data in the module (when no other entry shares
  * that storage, which the planner guarantees for arguments) and they count
  * as parameters. */
-static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const unsigned char *pdata) {
+static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const unsigned char *pdata,
+                       int in_place) {
   if (!pi) return 0;
   Graph *g = &ex->g;
   uint8_t *shared = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
@@ -152,7 +153,7 @@ static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const un
     if (check_tensor(ex, e, &t, what)) return -1;
     ex->is_param[node - 1] = 1;
     int s = ex->storage_id[e];
-    if (shared[s]) continue; /* copied in after the buffers exist */
+    if (shared[s] || !in_place) continue; /* copied in after the buffers exist */
     ex->storage[s] = t.data;
     ex->params_in_place = 1;
   }
@@ -204,7 +205,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
     t->shape = g->entry_shape[e];
   }
   /* params stay in the mapped file on the CPU; a GPU gets them uploaded once */
-  if (bind_params(ex, on_cpu ? pi : NULL, pdata)) return -1;
+  if (bind_params(ex, pi, pdata, on_cpu)) return -1;
   for (int s = 0; s < ex->num_storage; s++) {
     if (ex->storage[s]) { /* a param, in place */
       ex->plan.num_storage--;

@@ -1,8 +1,8 @@
-"""Tutorial 9: how Kiln generates GPU code (the seeds' note on CUDA generation).
+"""Tutorial 10: how Kiln generates GPU code (the seeds' note on CUDA generation).
 
 Run from the repository root after building (POCL provides the OpenCL device
 on a machine without a GPU):
-    PYTHONPATH=python /usr/bin/python3 docs/tutorials/09_gpu_codegen.py
+    PYTHONPATH=python /usr/bin/python3 docs/tutorials/10_gpu_codegen.py
 """
 import numpy as np
 
