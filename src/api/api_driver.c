@@ -53,7 +53,7 @@ API_FUNC(drv_lower_target) {
       api_int(&c, 2, &simple) || !(target = api_target(&c, 3)) ||
       !(targs = (Tensor **)api_obj_list(&c, 4, KOBJ_TENSOR, &n)))
     return -1;
-  kiln_target_lower_options(target, &opt);
+  target_lower_options(target, &opt);
   opt.simple_mode = simple != 0;
   if (n == 0) return api_error(&c, "no argument tensors given");
   return api_ret_obj(&c, ret, ret_code, kiln_lower(s, n, targs, name, &opt));
@@ -99,7 +99,9 @@ API_FUNC(drv_build) {
       !(target = api_target(&c, 2)) || !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
     return -1;
   if (n == 0) return api_error(&c, "no argument tensors given");
-  LoweredFunc *f = kiln_lower(s, n, targs, name, NULL);
+  LowerOptions lo;
+  target_lower_options(target, &lo); /* a GPU target splits host code from its kernels */
+  LoweredFunc *f = kiln_lower(s, n, targs, name, &lo);
   KilnModule *m = f ? target_build(target, &f, 1, NULL) : NULL;
   if (!m) return api_fail(&c);
   ret->v_handle = m;

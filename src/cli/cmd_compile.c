@@ -144,7 +144,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   if (get_opt_level(cmd, &lvl) || !(target = get_target(cmd))) return -1;
   Opt *emit = cli_opt(cmd, "--emit");
   if (emit->set && !strcmp(emit->value, "c")) {
-    if (kiln_target_is_gpu(target))
+    if (target_is_gpu(target))
       return cli_error(cmd, "--emit c is plain C for the CPU; target '%s' runs on a GPU (leave --emit out)", target->str);
     return cli_compile_emit_c(cmd, pos[0], lvl, target);
   }

@@ -141,11 +141,6 @@ KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredF
 
 KilnModule *kiln_build(Schedule *s, int nargs, Tensor **args, const char *name,
                        const LowerOptions *lopt, const CompileOptions *copt) {
-  LowerOptions gpu;
-  if (!lopt && copt && kiln_target_is_gpu(copt->target)) { /* a GPU target lowers for its device */
-    kiln_target_lower_options(copt->target, &gpu);
-    lopt = &gpu;
-  }
   LoweredFunc *f = kiln_lower(s, nargs, args, name, lopt);
   if (!f) return NULL;
   return kiln_build_funcs(&f, 1, 0, NULL, copt);

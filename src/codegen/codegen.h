@@ -10,7 +10,6 @@
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary
  *                 blobs (graph JSON, params) linked in through .incbin
  *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C
- *   gpu_target.c  target strings as lowering options
  *   nvrtc.c       CUDA C -> PTX with NVRTC (opened at run time)
  *   build.c       lower + codegen + compile + load in one call
  */
@@ -72,14 +71,6 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect);
  * then one line "kernel <name> <n> <type>..." each, in launch-index order
  * (functions in order, their kernels in order); heap string. */
 char *codegen_gpu_meta(LoweredFunc **funcs, int nfuncs, GpuDialect dialect);
-
-/* ===== gpu_target.c ===== */
-
-/* The lowering options a target asks for: zeros for a CPU kind, the
- * device type, limits and -arch of a GPU kind (cuda, opencl). */
-void kiln_target_lower_options(const struct Target *t, LowerOptions *o);
-/* Whether t's code runs on a GPU (its row's device type is not the CPU). */
-bool kiln_target_is_gpu(const struct Target *t);
 
 /* ===== nvrtc.c ===== */
 

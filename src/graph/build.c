@@ -83,7 +83,7 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
    * compute (dense's lane count) as well as the schedule */
   Strategy st;
   memset(&st, 0, sizeof st);
-  bool gpu = kiln_target_is_gpu(opt->target);
+  bool gpu = target_is_gpu(opt->target);
   /* the strategies' templates are the CPU's; a GPU target uses the plain
    * computes and the generic GPU schedule */
   if (!gpu && fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
@@ -139,7 +139,7 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   }
   LowerOptions lo = {0};
   lo.no_vector = opt->no_vector;
-  if (gpu) kiln_target_lower_options(opt->target, &lo);
+  if (gpu) target_lower_options(opt->target, &lo);
   LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
   info->inplace = inplace_input(fg, info);

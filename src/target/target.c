@@ -360,6 +360,18 @@ const Target *target_host(void) {
   return t;
 }
 
+bool target_is_gpu(const Target *t) { return t && t->kind->device_type != 1 /* kDLCPU */; }
+
+void target_lower_options(const Target *t, LowerOptions *o) {
+  LowerOptions zero = {0};
+  *o = zero;
+  if (!target_is_gpu(t)) return;
+  o->device_type = t->kind->device_type;
+  o->max_threads_per_block = t->max_threads_per_block;
+  o->max_shared_bytes = t->max_shared_memory_per_block;
+  o->gpu_arch = t->attr[TA_ARCH];
+}
+
 bool target_has_key(const Target *t, const char *k) {
   for (int i = 0; i < t->nkeys; i++)
     if (!strcmp(t->keys[i], k)) return true;

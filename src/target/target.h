@@ -46,6 +46,7 @@
 struct LoweredFunc;
 struct KBlob;
 struct CompileOptions;
+struct LowerOptions;
 
 /* The tag a Target starts with, so the C API can check handles
  * (api.h: KOBJ_TARGET); outside ir.h's KObjKind range. */
@@ -121,6 +122,11 @@ const Target *target_parse(const char *str, const char *host);
 /* The CPU this process runs on ("llvm" resolved: -mcpu the machine's
  * x86-64 level), parsed afresh each call ($KILN_SIMD_WIDTH moves it). */
 const Target *target_host(void);
+/* Whether t's code runs on a GPU (its row's device type is not the CPU). */
+bool target_is_gpu(const Target *t);
+/* The lowering options t asks for: zeros for a CPU kind; for a GPU kind its
+ * device type, limits (threads, shared memory per block) and -arch. */
+void target_lower_options(const Target *t, struct LowerOptions *o);
 /* Whether t has key k ("cpu", "gpu"). */
 bool target_has_key(const Target *t, const char *k);
 /* An attribute's name without the dash: "mcpu". */
