@@ -206,13 +206,15 @@ int strategy_conv2d(GNode *n, const Target *t, Strategy *st) {
   return 0;
 }
 
-int strategy_dense(GNode *n, const Target *t, Strategy *st) {
+/* A dense layer's task: dense_pack.x86 for a packed weight (alter_layout
+ * packs every constant one, see graph_dense_config), else dense_nopack. */
+static int dense_task(GNode *n, const Target *t, Strategy *st, const char *task) {
   memset(st, 0, sizeof *st);
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
   if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2) return 0;
-  bool packed = !strcmp(n->op->name, "nn.contrib_dense_pack");
-  int64_t N = packed ? w->shape[0] * w->shape[2] : w->shape[0], K = packed ? w->shape[1] : w->shape[1];
-  Workload *wl = wl_dense(packed ? "dense_pack.x86" : "dense_nopack.x86", d->shape[0], N, K, "float32", "float32");
+  bool packed = w->ndim == 3;
+  int64_t N = packed ? w->shape[0] * w->shape[2] : w->shape[0], K = w->shape[1];
+  Workload *wl = wl_dense(task, d->shape[0], N, K, "float32", "float32");
   const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
   if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
@@ -223,6 +225,24 @@ int strategy_dense(GNode *n, const Target *t, Strategy *st) {
   st->target = t;
   st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)d->shape[0], (long long)K, (long long)N, (long long)K);
   return 0;
+}
+
+int strategy_dense(GNode *n, const Target *t, Strategy *st) {
+  bool packed = !strcmp(n->op->name, "nn.contrib_dense_pack");
+  return dense_task(n, t, st, packed ? "dense_pack.x86" : "dense_nopack.x86");
+}
+
+int graph_dense_config(GNode *n, const Target *t, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
+  if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2 || w->ndim != 2) return 0;
+  /* a record for the unpacked template and none for the packed one: the
+   * user tuned nopack, keep it */
+  Workload *pk = wl_dense("dense_pack.x86", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
+  Workload *np = wl_dense("dense_nopack.x86", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
+  bool user;
+  if (isinf(graph_dispatch_best_cost(t, pk, &user)) && !isinf(graph_dispatch_best_cost(t, np, &user))) return 0;
+  return dense_task(n, t, st, "dense_pack.x86");
 }
 
 Tensor *graph_compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {

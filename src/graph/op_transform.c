@@ -319,12 +319,18 @@ static int infer_one_hot(GNode *n, TType *out) {
   return 0;
 }
 
-/* NCHW <-> NCHW<b>c and OIHW -> OIHW<i>i<o>o */
+/* NCHW <-> NCHW<b>c, OIHW -> OIHW<i>i<o>o, and a dense weight NK ->
+ * NK<b>n ([N, K] -> [N/b, K, b], dense_pack's packed weight) */
 static int parse_layout(const char *l, int *bi, int *bo, char *kind) {
   *bi = *bo = 0;
   if (!strcmp(l, "NCHW")) { *kind = 'd'; return 0; }
   if (!strcmp(l, "OIHW")) { *kind = 'k'; return 0; }
+  if (!strcmp(l, "NK")) { *kind = 'w'; return 0; }
   char *end;
+  if (!strncmp(l, "NK", 2)) {
+    long b = strtol(l + 2, &end, 10);
+    if (b > 0 && !strcmp(end, "n")) { *bo = (int)b; *kind = 'w'; return 0; }
+  }
   if (!strncmp(l, "NCHW", 4)) {
     long b = strtol(l + 4, &end, 10);
     if (b > 0 && !strcmp(end, "c")) { *bi = (int)b; *kind = 'd'; return 0; }
@@ -347,6 +353,17 @@ static int infer_layout_transform(GNode *n, TType *out) {
   if (parse_layout(src, &si, &so, &sk) || parse_layout(dst, &di, &dout, &dk)) return -1;
   if (sk != dk) return kiln_set_error("cannot transform %s to %s", src, dst);
   int64_t N, C, H, W, O = 0, I = 0;
+  if (sk == 'w') {
+    if (so != 0 || d->ndim != 2) return kiln_set_error("dense weight transforms start from NK ([N, K]), got %s %s", src, shape_str(d));
+    if (dout == 0) {
+      *out = *d;
+      return 0;
+    }
+    if (d->shape[0] % dout) return kiln_set_error("dense weight %s does not divide into %s", shape_str(d), dst);
+    int64_t s[3] = {d->shape[0] / dout, d->shape[1], dout};
+    *out = ttype(d->dtype, 3, s);
+    return 0;
+  }
   if (sk == 'd') {
     if (si == 0) {
       if (d->ndim != 4) return kiln_set_error("data %s is not %s", shape_str(d), src);

@@ -239,16 +239,22 @@ static void test_depthwise_random(void) {
 
 /* ---- dense ---- */
 
-static bool run_dense_case(const Template *tm, int caseno) {
+/* A random dense workload with a random config of the template's space,
+ * or (fallback) with more rows and the fallback config, whose row block
+ * need not divide M (a tail block). */
+static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
   bool pack = strstr(tm->name, "dense_pack") != NULL;
-  int64_t M = test_rand_between(1, 9), N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
+  int64_t M = fallback ? test_rand_between(1, 40) : test_rand_between(1, 9);
+  int64_t N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
   int64_t K = test_rand_between(1, 45);
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return false;
-  int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = space_get(cs, idx);
+  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  CHECK_NN(cfg);
+  if (!cfg) return false;
   CHECK_OK(tm->check(target_host(), cfg, wl));
   int epi = caseno % 3; /* none, bias, bias + relu */
   bool prepacked = pack && caseno % 2;
@@ -314,13 +320,21 @@ static bool run_dense_case(const Template *tm, int caseno) {
 static void test_dense_nopack_random(void) {
   const Template *tm = template_lookup("dense_nopack.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
+  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i, false);
 }
 
 static void test_dense_pack_random(void) {
   const Template *tm = template_lookup("dense_pack.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i);
+  for (int i = 0; tm && i < tk_template_cases(21); i++) run_dense_case(tm, i, false);
+}
+
+/* The fallback's row block (up to 12 rows) with a tail when it does not
+ * divide M: the guarded last block reads and writes only rows < M. */
+static void test_dense_pack_fallback_tail(void) {
+  const Template *tm = autotune_template("dense_pack.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_dense_case(tm, i, true);
 }
 
 /* ---- invalid configs ---- */
@@ -498,6 +512,7 @@ const TestCase x86_tests[] = {
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},
+    {"dense_pack_fallback_tail", test_dense_pack_fallback_tail},
     {"invalid_configs", test_invalid_configs},
     {"instantiate_fallback", test_instantiate_fallback},
     {"conv_loop_shape", test_conv_loop_shape},

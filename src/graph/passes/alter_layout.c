@@ -9,6 +9,9 @@
  * takes the Winograd template (op_strategy.c says which) becomes
  * nn.contrib_conv2d_winograd_NCHWc instead, its weight the kernel
  * transform nn.contrib_conv2d_winograd_weight_transform (also folded).
+ * A dense layer with a constant weight becomes nn.contrib_dense_pack
+ * (dense_pack.x86), its weight packed to [N/bn, K, bn] by a folded
+ * layout_transform (TVM's dense_pack with a pre-packed weight).
  *
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
@@ -138,11 +141,36 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   return r;
 }
 
+/* nn.dense with a constant weight [N, K] -> nn.contrib_dense_pack with
+ * the weight packed to [N/bn, K, bn] (layout NK[bn]n, folded at compile
+ * time), bn = the dense_pack config's tile_x inner part. */
+static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
+  if (args[1]->kind != GN_CONST || old->args[1]->type.ndim != 2) return GRAPH_KEEP;
+  Strategy st;
+  if (graph_dense_config(old, a->target, &st)) return NULL;
+  if (!st.task_name) return GRAPH_KEEP;
+  int64_t bn = cfg_split_inner(st.config, "tile_x");
+  if (bn <= 0) return NULL;
+  GAttrs kt = gattrs_new();
+  ga_str(&kt, "src_layout", "NK");
+  ga_str(&kt, "dst_layout", kfmt("NK%lldn", (long long)bn));
+  GNode *w = args[1];
+  GNode *pw = graph_call(ng, "layout_transform", 1, &w, kt, NULL);
+  if (!pw) return NULL;
+  GAttrs at = gattrs_copy(&old->attrs);
+  ga_str(&at, "weight_layout", kfmt("NK%lldn", (long long)bn));
+  return graph_call(ng, "nn.contrib_dense_pack", 2, (GNode *[]){args[0], pw}, at, old->name);
+}
+
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   Alt *a = ud;
   const char *op = old->op->name;
   if (!strcmp(op, "nn.conv2d")) {
     GNode *r = convert_conv(ng, a, old, args);
+    if (r != GRAPH_KEEP) return r;
+  }
+  if (!strcmp(op, "nn.dense")) {
+    GNode *r = convert_dense(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
   int b = 0;

@@ -1,6 +1,6 @@
 /*
  * x86/dense.c - dense_nopack.x86 and dense_pack.x86 (TVM's
- * topi/x86/dense.py, same knobs and fallbacks).
+ * topi/x86/dense.py, same knobs; dense_pack's fallback is Kiln's own).
  *
  * dense_nopack (tile_y, tile_x, tile_k): the reduction over K is cut into
  * vec = tile_k's inner part lanes: a first stage sums data[y, k*vec + x] *
@@ -8,12 +8,13 @@
  * lanes, computed per output tile), a second adds the lanes.  Good for
  * batch 1, where the weight streams once.
  *
- * dense_pack (tile_y, tile_x, tile_k, tile_inner): the weight packed as
- * [N/bn, K, bn] (bn = tile_x's inner part) so a row of bn outputs is one
- * contiguous vector; the output is tiled (tile_y and tile_x in three parts)
- * and each inner tile of tile_y[-1] rows x bn columns accumulates in a
- * local cache (registers) over K, with the epilogue applied as it is
- * written.
+ * dense_pack (tile_y, tile_x, tile_k, tile_inner; docs/gemm.md): the
+ * weight packed as [N/bn, K, bn] (bn = tile_x's inner part) so a row of bn
+ * outputs is one contiguous vector; the output is tiled (tile_y and tile_x
+ * in three parts) and each inner tile of tile_y[-1] rows x bn columns
+ * accumulates in a local cache (registers) over K, with the epilogue
+ * applied as it is written.  tile_y need not divide M: the last row block
+ * is guarded.
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -220,33 +221,39 @@ static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
+/* The fallback (docs/gemm.md): a register block of y_ii rows (the largest
+ * divisor of M from 4 to 12, else min(M, 12) with a guarded tail) x bn = one vector of
+ * columns (four vectors for one or two rows: a GEMV needs more
+ * independent FMA chains), held in accumulators over the whole K loop
+ * with K unrolled by 4; blocks are parallel tasks, grouped x_oi at a time
+ * along N (the block's rows stay in L1 across them) only while 16 or more
+ * tasks remain.  This departs from TVM's fallback (about 4 x 4 tasks,
+ * 8 x 32 blocks dividing M), which leaves a thread idle on small layers
+ * and runs a prime M one row at a time. */
 static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   int64_t lanes = t->vector_lanes;
-  /* the column block: a power of two up to two vectors (Kiln vectorizes
-   * powers of two; TVM takes any divisor up to 2 * lanes) */
   int64_t x_ii = 1;
-  for (int64_t bn = lanes * 2; bn >= 1; bn /= 2)
+  for (int64_t bn = d.M <= 2 ? lanes * 4 : lanes; bn >= 1; bn /= 2)
     if (d.N % bn == 0) {
       x_ii = bn;
       break;
     }
-  int64_t NN = d.N / x_ii, x_oi = 1;
-  while (NN / x_oi > 4) {
-    if ((NN / x_oi) % 2 == 1) break;
-    x_oi *= 2;
-  }
-  int64_t y_ii = 8;
-  while (d.M % y_ii) y_ii /= 2;
-  int64_t MM = d.M / y_ii, y_oi = 1;
-  while (MM / y_oi > 4) {
-    if ((MM / y_oi) % 2 == 1) break;
-    y_oi *= 2;
-  }
-  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, y_oi, y_ii});
+  /* a divisor of M from 4 to 12 keeps the config in the tuning space
+   * (tuning measures the fallback first); else 12 rows and a tail */
+  int64_t y_ii = d.M < 12 ? d.M : 12;
+  for (int64_t r = 12; r >= 4 && d.M > 12; r--)
+    if (d.M % r == 0) {
+      y_ii = r;
+      break;
+    }
+  int64_t k_ii = d.K % 4 == 0 ? 4 : d.K % 2 == 0 ? 2 : 1;
+  int64_t blocks_y = (d.M + y_ii - 1) / y_ii, blocks_x = d.N / x_ii, x_oi = 1;
+  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
+  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
   config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
-  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, 1});
+  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
   config_set_split(cfg, "tile_inner", 2, (int64_t[]){-1, 1});
   cfg->is_fallback = true;
   return 0;
@@ -254,8 +261,12 @@ static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
 
 static int pack_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
-  if (dense_common_check(cfg, wl, &d, 3, 3)) return -1;
-  if (x86_check_split(cfg, "tile_inner", 2, d.M, "rows (M)", true)) return kiln_error_context("%s", wl->name);
+  if (wl_dense_parse(wl, &d)) return -1;
+  /* tile_y need not divide M: the last row block has a tail */
+  if (x86_check_split(cfg, "tile_y", 3, d.M, "rows (M)", false) || x86_check_split(cfg, "tile_x", 3, d.N, "outputs (N)", true) ||
+      x86_check_split(cfg, "tile_k", 2, d.K, "reduction length (K)", true) ||
+      x86_check_split(cfg, "tile_inner", 2, d.M, "rows (M)", true))
+    return kiln_error_context("%s", wl->name);
   return 0;
 }
 
@@ -320,7 +331,7 @@ int topi_x86_schedule_dense_pack(const Target *t, Schedule *s, const ConfigEntit
     return kiln_set_error("dense_pack.x86: config knob 'tile_x' inner part %lld does not match the packed weight's block "
                           "%lld",
                           (long long)tx[2], (long long)bn);
-  if (M % (ty[1] * ty[2]) || N % (tx[1] * tx[2]) || te_dim(packw, 1) % tk[1])
+  if (N % (tx[1] * tx[2]) || te_dim(packw, 1) % tk[1])
     return kiln_set_error("dense_pack.x86: tiles %lld x %lld (k %lld) must divide %lld x %lld (K %lld)",
                           (long long)(ty[1] * ty[2]), (long long)(tx[1] * tx[2]), (long long)tk[1], (long long)M,
                           (long long)N, (long long)te_dim(packw, 1));
