@@ -13,6 +13,15 @@
  * the defaults below (split at spaces).  A failure reports the compiler's
  * exit status and the start of its output, and keeps the directory so the
  * user can look at the source.
+ *
+ * Compiled units are cached on disk, keyed by a 128-bit hash of the
+ * compiler's name and version, the flags and the unit's source: building
+ * the same model again, or a tuning candidate whose code was built
+ * before, links the cached object instead of compiling.  The cache is
+ * $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln; set
+ * KILN_CACHE_DIR=off to turn it off.  Entries are written under a
+ * temporary name and renamed, so concurrent builds never see half an
+ * object; nothing prunes the folder (delete it to clear the cache).
  */
 #define _GNU_SOURCE
 #include "codegen.h"
@@ -112,6 +121,91 @@ static int finish(Job *j, const char *cc, const char *dir) {
   return -1;
 }
 
+/* ---- the compiled-unit cache ---- */
+
+/* The cache folder, created on first use; NULL when off or unusable. */
+static const char *cache_dir(void) {
+  const char *d = getenv("KILN_CACHE_DIR");
+  if (d && !strcmp(d, "off")) return NULL;
+  const char *path;
+  if (d && *d) {
+    path = kfmt("%s", d);
+  } else {
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x) path = kfmt("%s/kiln", x);
+    else if (h && *h) path = kfmt("%s/.cache/kiln", h);
+    else return NULL;
+  }
+  /* create it and its parents */
+  char *p = kstrdup(path);
+  for (char *q = p + 1; *q; q++)
+    if (*q == '/') {
+      *q = 0;
+      mkdir(p, 0755);
+      *q = '/';
+    }
+  if (mkdir(p, 0755) != 0 && errno != EEXIST) return NULL;
+  struct stat st;
+  if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode) || access(p, W_OK) != 0) return NULL;
+  return p;
+}
+
+/* `cc -dumpfullversion -dumpversion` (the first line), so that objects of
+ * another compiler version are never reused; "" if it cannot be run. */
+static const char *cc_version(const char *cc, const char *dir) {
+  const char *extra[2] = {"-dumpfullversion", "-dumpversion"};
+  char **argv = make_argv(cc, "", 2, extra);
+  const char *log = kfmt("%s/version.log", dir);
+  pid_t pid = spawn(argv, log);
+  free(argv);
+  int status;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    kiln_clear_error();
+    return "";
+  }
+  char *v = kiln_read_file(log, NULL);
+  const char *r = kstrndup(v ? v : "", v ? strcspn(v, "\n") : 0);
+  free(v);
+  return r;
+}
+
+static void fnv(uint64_t *h, const char *s, uint64_t prime) {
+  for (; *s; s++) *h = (*h ^ (unsigned char)*s) * prime;
+  *h = (*h ^ 0xff) * prime; /* a separator, so fields cannot run together */
+}
+
+/* "<32 hex digits>": two 64-bit FNV-1a hashes (different offsets and
+ * primes) of the compiler, its version, the flags and the source. */
+static const char *cache_key(const char *cc, const char *version, const char *flags, const char *src) {
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  const uint64_t pa = 0x100000001b3ull, pb = 0x100000001b5ull;
+  const char *fields[4] = {cc, version, flags, src};
+  for (int i = 0; i < 4; i++) fnv(&a, fields[i], pa), fnv(&b, fields[i], pb);
+  return kfmt("%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+}
+
+static bool file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/* Copy a compiled object into the cache (temporary name, then rename). */
+static void cache_put(const char *obj, const char *entry) {
+  size_t n;
+  char *data = kiln_read_file(obj, &n);
+  if (!data) {
+    kiln_clear_error();
+    return;
+  }
+  const char *tmp = kfmt("%s.%ld.tmp", entry, (long)getpid());
+  if (kiln_write_file(tmp, data, n) == 0) {
+    if (rename(tmp, entry) != 0) unlink(tmp);
+  } else {
+    kiln_clear_error();
+  }
+  free(data);
+}
+
 int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *blobs,
                    const char *so_path, const CompileOptions *opt) {
   const char *cc = pick_cc(opt), *flags = pick_cflags(opt);
@@ -119,10 +213,23 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
   if (!dir) return -1;
   int rc = 0;
   const char **objs = KNEWN(const char *, nunits + 2);
+  const char *cdir = cache_dir();
+  const char *version = cdir ? cc_version(cc, dir) : "";
+  const char **entry = KNEWN(const char *, nunits > 0 ? nunits : 1); /* cache file to fill, or NULL */
+  bool *cached = KNEWN(bool, nunits > 0 ? nunits : 1);
   for (int i = 0; i < nunits && !rc; i++) {
     const char *c = kfmt("%s/unit%d.c", dir, i);
     rc = kiln_write_file(c, sources[i], strlen(sources[i]));
     objs[i] = kfmt("%s/unit%d.o", dir, i);
+    if (cdir) {
+      const char *e = kfmt("%s/%s.o", cdir, cache_key(cc, version, flags, sources[i]));
+      if (file_exists(e)) {
+        objs[i] = e; /* link the cached object */
+        cached[i] = true;
+      } else {
+        entry[i] = e;
+      }
+    }
   }
   int nobj = nunits;
   if (!rc) {
@@ -144,21 +251,25 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
     sb_free(&s);
     objs[nobj++] = asmf;
   }
-  /* compile units in parallel */
+  /* compile the units the cache does not have, in parallel */
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   if (ncpu < 1) ncpu = 1;
   Job *jobs = KNEWN(Job, nunits > 0 ? nunits : 1);
+  int *todo = KNEWN(int, nunits > 0 ? nunits : 1), ntodo = 0;
+  for (int i = 0; i < nunits; i++)
+    if (!cached[i]) todo[ntodo++] = i;
   int next = 0, done = 0, running = 0;
-  while (!rc && done < nunits) {
-    while (next < nunits && running < ncpu) {
-      const char *cfile = kfmt("%s/unit%d.c", dir, next);
-      const char *extra[4] = {"-c", cfile, "-o", objs[next]};
+  while (!rc && done < ntodo) {
+    while (next < ntodo && running < ncpu) {
+      int u = todo[next];
+      const char *cfile = kfmt("%s/unit%d.c", dir, u);
+      const char *extra[4] = {"-c", cfile, "-o", objs[u]};
       char **argv = make_argv(cc, flags, 4, extra);
-      jobs[next].log = kfmt("%s/unit%d.log", dir, next);
-      jobs[next].what = kfmt("unit%d.c", next);
-      jobs[next].pid = spawn(argv, jobs[next].log);
+      jobs[u].log = kfmt("%s/unit%d.log", dir, u);
+      jobs[u].what = kfmt("unit%d.c", u);
+      jobs[u].pid = spawn(argv, jobs[u].log);
       free(argv);
-      if (jobs[next].pid < 0) {
+      if (jobs[u].pid < 0) {
         rc = -1;
         break;
       }
@@ -166,13 +277,15 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
       running++;
     }
     if (rc) break;
-    rc = finish(&jobs[done], cc, dir);
+    int u = todo[done];
+    rc = finish(&jobs[u], cc, dir);
+    if (!rc && entry[u]) cache_put(objs[u], entry[u]);
     done++;
     running--;
   }
   for (; done < next; done++) { /* reap what is still running after a failure */
     int st;
-    waitpid(jobs[done].pid, &st, 0);
+    waitpid(jobs[todo[done]].pid, &st, 0);
   }
   if (!rc) {
     const char **extra = KNEWN(const char *, nobj + 5);

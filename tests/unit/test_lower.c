@@ -3,6 +3,8 @@
  * matmul template), lowering texts, and every illegal schedule the issue
  * names returning a clear message.
  */
+#include <sys/stat.h>
+
 #include "kernel_util.h"
 
 static Tensor *vecadd(int64_t n, Tensor **a, Tensor **b) {
@@ -198,6 +200,45 @@ static void test_error_reorder_other_stage(void) {
   CHECK(stage_split(sch_stage(s, a), NULL, ir_i32(2), NULL, NULL) != 0);
 }
 
+/* The compiled-unit cache: a second build of the same source compiles
+ * nothing (a logging compiler wrapper sees no -c), links the cached object
+ * and runs; another source or other flags compile again; "off" caches
+ * nothing. */
+static void test_compile_cache(void) {
+  char *tmp = kiln_mkdtemp("kiln-cachetest-");
+  CHECK(tmp != NULL);
+  if (!tmp) return;
+  const char *cache = kfmt("%s/cache", tmp), *log = kfmt("%s/cc.log", tmp), *wrap = kfmt("%s/cc.sh", tmp);
+  const char *script = kfmt("#!/bin/sh\necho \"$@\" >> %s\nexec cc \"$@\"\n", log);
+  CHECK_OK(kiln_write_file(wrap, script, strlen(script)));
+  chmod(wrap, 0755);
+  const char *keep = getenv("KILN_CACHE_DIR");
+  char *saved = keep ? kstrdup(keep) : NULL;
+  setenv("KILN_CACHE_DIR", cache, 1);
+  CompileOptions co = {wrap, NULL, NULL};
+  int compiles[4];
+  for (int round = 0; round < 4; round++) {
+    Tensor *a, *b, *c = vecadd(round == 2 ? 24 : 16, &a, &b);
+    Schedule *s = te_create_schedule(1, &c);
+    if (round == 3) setenv("KILN_CACHE_DIR", "off", 1);
+    KilnModule *mod = kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &co);
+    CHECK(mod != NULL);
+    kiln_module_free(mod);
+    char *text = kiln_read_file(log, NULL);
+    compiles[round] = 0;
+    for (const char *p = text ? text : ""; (p = strstr(p, " -c ")); p++) compiles[round]++;
+    free(text);
+  }
+  CHECK_INT(compiles[0], 1);
+  CHECK_INT(compiles[1], 1); /* the same source: the cached object */
+  CHECK_INT(compiles[2], 2); /* another size is another source */
+  CHECK_INT(compiles[3], 3); /* off: compiled again */
+  if (saved) setenv("KILN_CACHE_DIR", saved, 1);
+  else unsetenv("KILN_CACHE_DIR");
+  kiln_rmtree(tmp);
+  free(tmp);
+}
+
 static void test_error_compiler_failure(void) {
   Tensor *a, *b, *c = vecadd(16, &a, &b);
   Schedule *s = te_create_schedule(1, &c);
@@ -223,5 +264,6 @@ const TestCase lower_tests[] = {
     {"error_compute_at", test_error_compute_at},
     {"error_reorder_other_stage", test_error_reorder_other_stage},
     {"error_compiler_failure", test_error_compiler_failure},
+    {"compile_cache", test_compile_cache},
     {NULL, NULL},
 };
