@@ -2,11 +2,14 @@
 """Batch-1 float32 latency of Kiln against ONNX Runtime and PyTorch, measured
 side by side on this machine in the same run.
 
-    /usr/bin/python3 bench/models.py [--models resnet18,resnet50,...]
-        [--threads 1,2] [--rounds 10] [--per-round 3] [--out FILE]
+    /usr/bin/python3 bench/models.py [--models resnet18,resnet50,...|suite]
+        [--threads 1,2] [--rounds 10] [--per-round 3] [--engines ...] [--out FILE]
 
 Models come from tools/export_models.py (torchvision architectures with
-seeded random weights).  Engines, each in its own worker process
+seeded random weights; "suite" is its SUITE: vision and Swin transformers,
+ConvNeXt, EfficientNet, RegNet, ResNeXt, ShuffleNet, MobileNetV3, DenseNet,
+GoogLeNet, Inception-v3, MnasNet, Wide ResNet and transformer encoders at
+three sequence lengths).  Engines, each in its own worker process
 (bench/workers.py):
   kiln-fallback  kiln compile with the templates' fallback configs only
   kiln           kiln compile with the tuning records Kiln ships
@@ -14,6 +17,8 @@ seeded random weights).  Engines, each in its own worker process
                  torch.set_num_threads(T)
   onnxruntime    the onnxruntime package from PyPI (the `python3` on PATH),
                  CPU, intra_op_num_threads = T, graph optimization level all
+  openvino       the openvino package from PyPI (the `python3` on PATH), CPU,
+                 INFERENCE_NUM_THREADS = T, latency hint, f32 precision
 The engines are measured interleaved: in each round every engine runs
 --per-round times, in a rotating order, so the machine's drifting speed
 hits them alike; before its turn an engine waits 0.2 s (the previous
@@ -133,10 +138,17 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--per-round", type=int, default=3)
     ap.add_argument("--rss-rounds", type=int, default=3, help="peak-RSS runs per engine (median)")
-    ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime")
+    ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime,openvino")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
     a = ap.parse_args()
-    models = a.models.split(",")
+    models = []
+    for m in a.models.split(","):
+        if m == "suite":
+            sys.path.insert(0, os.path.join(ROOT, "tools"))
+            from export_models import SUITE  # pylint: disable=import-outside-toplevel
+            models += SUITE
+        else:
+            models.append(m)
     engines = a.engines.split(",")
     mdir = os.path.join(BUILD, "models")
     subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
@@ -158,6 +170,7 @@ def main():
                 "kiln": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_tuned, inp, str(t)],
                 "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "pytorch", name, inp, str(t)],
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "onnxruntime", onnx_path, inp, str(t)],
+                "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "openvino", onnx_path, inp, str(t)],
             }
             procs, sums = {}, {}
             for e in engines:
@@ -182,6 +195,7 @@ def main():
                 "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "--once", "pytorch", name, inp, str(t)],
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "--once", "onnxruntime", onnx_path, inp,
                                 str(t)],
+                "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "--once", "openvino", onnx_path, inp, str(t)],
             }
             rss = rss_round({e: once[e] for e in once if e in engines or (e == "kiln" and "kiln-fallback" in engines)},
                             a.rss_rounds)

@@ -96,6 +96,21 @@ def ort_runner(path, x, threads):
     return run, lambda: holder["y"].ravel()
 
 
+def openvino_runner(path, x, threads):
+    import openvino as ov
+    core = ov.Core()
+    cm = core.compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
+                                          "INFERENCE_PRECISION_HINT": "f32"})
+    req = cm.create_infer_request()
+    feed = {0: x.astype(np.float32)}
+    holder = {}
+
+    def run():
+        holder["y"] = req.infer(feed)[cm.output(0)]
+
+    return run, lambda: np.asarray(holder["y"]).ravel()
+
+
 def torch_runner(name, x, threads):
     import torch
     sys.path.insert(0, os.path.join(ROOT, "tools"))
@@ -119,7 +134,8 @@ def main():
     args = sys.argv[2:] if once else sys.argv[1:]
     engine, target, inp, threads = args[0], args[1], args[2], int(args[3])
     x = np.load(inp)
-    make = {"kiln": kiln_runner, "onnxruntime": ort_runner, "pytorch": torch_runner}[engine]
+    make = {"kiln": kiln_runner, "onnxruntime": ort_runner, "openvino": openvino_runner,
+            "pytorch": torch_runner}[engine]
     run, result = make(target, x, threads)
     if once:
         run()

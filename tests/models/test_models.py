@@ -1,7 +1,15 @@
 """End-to-end: the five torchvision models (seeded random weights, exported
 to ONNX) compile with `kiln compile` and match PyTorch's output within 1e-4
 relative L2 error when run with `kiln run`.  Also the bundled digits model:
-Kiln's accuracy on the held-out set equals PyTorch's, and its logits match."""
+Kiln's accuracy on the held-out set equals PyTorch's, and its logits match.
+
+The benchmark suite's other architectures (tools/export_models.py SUITE:
+vision and Swin transformers, ConvNeXt, EfficientNet, RegNet, ResNeXt,
+ShuffleNet, MobileNetV3, DenseNet, GoogLeNet, Inception-v3, MnasNet, Wide
+ResNet, transformer encoders) are checked the same way.  A CI run takes
+the CI_SUITE subset (a transformer encoder, ShuffleNet, MobileNetV3-small:
+about a minute on two cores); KILN_MODELS=all runs every one (about 15
+minutes on two quiet cores)."""
 import os
 
 import numpy as np
@@ -10,6 +18,10 @@ import pytest
 from conftest import ROOT, kiln
 
 MODELS = ["squeezenet1_1", "resnet18", "mobilenet_v2", "resnet50", "vgg16"]
+SUITE = ["vit_b_16", "swin_t", "convnext_tiny", "efficientnet_b0", "regnet_y_400mf", "regnet_x_1_6gf",
+         "resnext50_32x4d", "shufflenet_v2_x1_0", "mobilenet_v3_large", "mobilenet_v3_small", "densenet121",
+         "googlenet", "inception_v3", "mnasnet1_0", "wide_resnet50_2", "encoder_32", "encoder_128", "encoder_384"]
+CI_SUITE = ["encoder_32", "shufflenet_v2_x1_0", "mobilenet_v3_small"]
 
 
 def rel_l2(a, b):
@@ -56,6 +68,28 @@ def check_vgg16_profile(so):
     for k, v in shared.items():
         assert v[0] == k and all(n == k + str(i) for i, n in enumerate(v[1:], 1)), (k, v)
     assert len(calls) == 20
+
+
+def test_suite_lists_match_the_exporter():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("export_models", os.path.join(ROOT, "tools", "export_models.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.SUITE == SUITE and mod.MODELS == sorted(MODELS, key=mod.MODELS.index)
+
+
+@pytest.mark.parametrize("name", SUITE if os.environ.get("KILN_MODELS") == "all" else CI_SUITE)
+def test_suite_model_matches_pytorch(name, exported, tmp_path):
+    prefix = exported(name)
+    so = str(tmp_path / (name + ".so"))
+    kiln("compile", prefix + ".onnx", "-o", so)
+    out = str(tmp_path / "out.npz")
+    kiln("run", so, "--inputs", prefix + ".input.npy", "-o", out)
+    got = np.load(out)["output_0"]
+    ref = np.load(prefix + ".output.npy")
+    assert got.shape == ref.shape
+    err = rel_l2(got, ref)
+    assert err <= 1e-4, f"{name}: relative L2 error {err:g}"
 
 
 def test_digits_accuracy_equals_pytorch(tmp_path):
