@@ -151,8 +151,11 @@ static const char *cache_dir(void) {
 }
 
 /* `cc -dumpfullversion -dumpversion` (the first line), so that objects of
- * another compiler version are never reused; "" if it cannot be run. */
+ * another compiler version are never reused; "" if it cannot be run.
+ * Asked once per compiler name in a process (a tuning run builds many). */
 static const char *cc_version(const char *cc, const char *dir) {
+  static _Thread_local char last_cc[256], last_version[128];
+  if (last_cc[0] && !strcmp(last_cc, cc)) return last_version;
   const char *extra[2] = {"-dumpfullversion", "-dumpversion"};
   char **argv = make_argv(cc, "", 2, extra);
   const char *log = kfmt("%s/version.log", dir);
@@ -164,9 +167,13 @@ static const char *cc_version(const char *cc, const char *dir) {
     return "";
   }
   char *v = kiln_read_file(log, NULL);
-  const char *r = kstrndup(v ? v : "", v ? strcspn(v, "\n") : 0);
+  size_t n = v ? strcspn(v, "\n") : 0;
+  if (n >= sizeof last_version) n = sizeof last_version - 1;
+  memcpy(last_version, v ? v : "", n);
+  last_version[n] = 0;
   free(v);
-  return r;
+  snprintf(last_cc, sizeof last_cc, "%s", cc);
+  return last_version;
 }
 
 static void fnv(uint64_t *h, const char *s, uint64_t prime) {
