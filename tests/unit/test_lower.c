@@ -215,7 +215,7 @@ static void test_compile_cache(void) {
   const char *keep = getenv("KILN_CACHE_DIR");
   char *saved = keep ? kstrdup(keep) : NULL;
   setenv("KILN_CACHE_DIR", cache, 1);
-  CompileOptions co = {wrap, NULL, NULL, NULL};
+  CompileOptions co = {wrap, NULL, NULL};
   int compiles[4];
   for (int round = 0; round < 4; round++) {
     Tensor *a, *b, *c = vecadd(round == 2 ? 24 : 16, &a, &b);

@@ -332,7 +332,7 @@ static void test_dense_pack_random(void) {
 /* The fallback's row block (up to 12 rows) with a tail when it does not
  * divide M: the guarded last block reads and writes only rows < M. */
 static void test_dense_pack_fallback_tail(void) {
-  const Template *tm = autotune_template("dense_pack.x86");
+  const Template *tm = template_lookup("dense_pack.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(12); i++) run_dense_case(tm, i, true);
 }
