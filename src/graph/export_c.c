@@ -231,24 +231,45 @@ static void emit_prelude(CExport *x, StrBuf *c) {
   }
 }
 
+/* Where a node's data lives while NAME_run runs. */
+typedef enum LocKind { LOC_INPUT, LOC_OUTPUT, LOC_WEIGHT, LOC_BUFFER } LocKind;
+typedef struct Loc {
+  LocKind kind;
+  int index; /* into x->in, x->out, x->weights, or the plan's buffers */
+} Loc;
+
+static void put_loc(PtrMap *where, GNode *n, LocKind kind, int index) {
+  Loc *l = KNEW(Loc);
+  l->kind = kind;
+  l->index = index;
+  pm_put(where, n, l);
+}
+
 /* The C expression of a node's data inside NAME_run. */
 static const char *data_ref(CExport *x, GNode *n, PtrMap *where, Buf *bufs) {
-  intptr_t w = (intptr_t)pm_get(where, n);
-  KASSERT(w != 0);
+  const Loc *l = pm_get(where, n);
+  KASSERT(l);
   const char *ct = cexport_ctype(n->type.dtype);
-  if (w > 0 && w <= 1000000) { /* input i */
-    return kfmt("(%s *)%s", ct, x->in[w - 1].cname);
+  switch (l->kind) {
+  case LOC_INPUT:
+    return kfmt("(%s *)%s", ct, x->in[l->index].cname);
+  case LOC_OUTPUT:
+    return x->out[l->index].cname;
+  case LOC_WEIGHT:
+    if (x->opt->separate_weights)
+      return kfmt("(%s *)(void *)(kiln_w + %lld)", ct, (long long)x->weights[l->index].offset);
+    return kfmt("(%s *)%s_w%d.v", ct, x->prefix, l->index);
+  case LOC_BUFFER:
+    break;
   }
-  if (w > 1000000 && w <= 2000000) { /* output i */
-    return x->out[w - 1000001].cname;
-  }
-  if (w > 2000000 && w <= 3000000) { /* weight i */
-    int i = (int)(w - 2000001);
-    if (x->opt->separate_weights) return kfmt("(%s *)(void *)(kiln_w + %lld)", ct, (long long)x->weights[i].offset);
-    return kfmt("(%s *)%s_w%d.v", ct, x->prefix, i);
-  }
-  Buf *b = &bufs[w - 3000001]; /* intermediate */
-  return kfmt("(%s *)(void *)(kiln_ws + %lld)", ct, (long long)b->offset);
+  return kfmt("(%s *)(void *)(kiln_ws + %lld)", ct, (long long)bufs[l->index].offset);
+}
+
+/* Whether a kernel writes model output o itself (else NAME_run copies it). */
+static bool written_by_kernel(Graph *g, PtrMap *where, int o) {
+  GNode *n = g->outputs.data[o];
+  const Loc *l = pm_get(where, n);
+  return n->kind == GN_CALL && l && l->kind == LOC_OUTPUT && l->index == o;
 }
 
 static void emit_signature(CExport *x, StrBuf *c, bool decl) {
@@ -418,7 +439,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   /* the C boundary: inputs, outputs, weights */
   PtrMap used = {0};
   pm_init_str(&used);
-  PtrMap where = {0}; /* GNode -> 1+input, 1000001+output, 2000001+weight, 3000001+buffer */
+  PtrMap where = {0}; /* GNode -> Loc */
   AVec vars = {0};
   for (int i = 0; i < g->nodes.len; i++)
     if (((GNode *)g->nodes.data[i])->kind == GN_VAR) av_push(&vars, g->nodes.data[i]);
@@ -433,7 +454,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     GNode *n = vars.data[i];
     fill_tensor(&x.in[i], n, n->name, &used);
     rc = check_dtype(n->type.dtype, "input", n->name);
-    pm_put(&where, n, (void *)(intptr_t)(1 + i));
+    put_loc(&where, n, LOC_INPUT, i);
   }
   for (int i = 0; i < x.nout && !rc; i++) {
     GNode *n = g->outputs.data[i];
@@ -450,7 +471,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     x.weights[i].offset = woff;
     woff += (x.weights[i].bytes + CEXPORT_ALIGN - 1) / CEXPORT_ALIGN * CEXPORT_ALIGN;
     rc = check_dtype(n->type.dtype, "weight", n->name ? n->name : x.weights[i].name);
-    pm_put(&where, n, (void *)(intptr_t)(2000001 + i));
+    put_loc(&where, n, LOC_WEIGHT, i);
   }
   x.weights_bytes = woff;
   x.nkernels = groups.len;
@@ -484,7 +505,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     pm_put(&entry_of, fg->out, (void *)(intptr_t)(1 + x.nin + x.nweights + k));
     int oi = av_find(&g->outputs, fg->out);
     if (oi >= 0) {
-      pm_put(&where, fg->out, (void *)(intptr_t)(1000001 + oi));
+      put_loc(&where, fg->out, LOC_OUTPUT, oi);
     } else {
       Buf *b = &bufs[nbuf];
       b->bytes = ttype_numel(&fg->out->type) * (dt_is_bool(fg->out->type.dtype) ? 1 : dt_bytes(fg->out->type.dtype));
@@ -492,7 +513,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
       b->kernel = k;
       for (int j = k + 1; j < groups.len; j++)
         if (av_find(&infos[j].inputs, fg->out) >= 0) b->last = j;
-      pm_put(&where, fg->out, (void *)(intptr_t)(3000001 + nbuf));
+      put_loc(&where, fg->out, LOC_BUFFER, nbuf);
       nbuf++;
     }
     if (scratch_need[k] > 0) bufs[nbuf++] = (Buf){scratch_need[k], 0, k, k, k, true};
@@ -506,10 +527,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     if (*helpers) sb_printf(&c, "%s\n", helpers);
     sb_puts(&c, kernels);
     bool copies = false;
-    for (int o = 0; o < x.nout; o++) {
-      GNode *n = g->outputs.data[o];
-      copies |= !(n->kind == GN_CALL && (intptr_t)pm_get(&where, n) == 1000001 + o);
-    }
+    for (int o = 0; o < x.nout; o++) copies |= !written_by_kernel(g, &where, o);
     if (opt->freestanding && copies)
       sb_puts(&c, "static void kiln_copy(void *dst, const void *src, size_t n) {\n"
                   "  unsigned char *d = (unsigned char *)dst;\n  const unsigned char *s = (const unsigned char *)src;\n"
@@ -557,9 +575,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     /* model outputs no kernel writes: inputs, weights, repeats */
     for (int o = 0; o < x.nout; o++) {
       GNode *n = g->outputs.data[o];
-      intptr_t w = (intptr_t)pm_get(&where, n);
-      bool computed_here = n->kind == GN_CALL && w == 1000001 + o;
-      if (computed_here) continue;
+      if (written_by_kernel(g, &where, o)) continue;
       sb_printf(&c, "  %s(%s, %s, %lld);\n", opt->freestanding ? "kiln_copy" : "memcpy", x.out[o].cname,
                 data_ref(&x, n, &where, bufs), (long long)x.out[o].bytes);
     }
