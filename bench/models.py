@@ -26,8 +26,8 @@ engine's worker threads stop spinning) and makes one untimed run.  A
 latency is the median over all rounds (>= 30 runs by default).  The table gives each engine's ms, Kiln's ratio to the best
 peer (< 1 is faster), and Kiln's GFLOP/s beside the one-core FMA peak the
 same run measures (bench_peak).  A second table gives each engine's peak
-resident memory (getrusage of a child process: `kiln run` for Kiln, a worker
-running the model once for the peers) and the size of Kiln's .so beside the
+resident memory (/usr/bin/time's maximum resident set size: `kiln run` for
+Kiln, a worker running the model once for the peers) and the size of Kiln's .so beside the
 ONNX file.  Results also go to --out (Markdown).
 """
 import argparse
@@ -92,16 +92,18 @@ def start(cmd):
 
 
 def peak_rss_mb(cmd):
-    """Peak resident memory (MB) of cmd run to completion in a child process
-    (getrusage's ru_maxrss, as /usr/bin/time -v reports it): mapped file
-    pages the process touched count, as do its heap and its interpreter."""
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {err.decode(errors='replace')[-500:]}")
-    return ru.ru_maxrss / 1024.0
+    """Peak resident memory (MB) of cmd run to completion, as /usr/bin/time
+    reports it (the child's ru_maxrss): mapped file pages the process
+    touched count, as do its heap and its interpreter.  Through
+    /usr/bin/time, not our own wait4: Linux carries a process's high-water
+    mark across exec, so a child forked from this (large) Python process
+    would report at least this process's size."""
+    p = subprocess.run(["/usr/bin/time", "-f", "maxrss_kb %M", *cmd], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    if p.returncode or not last.startswith("maxrss_kb "):
+        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr[-500:]}")
+    return int(last.split()[1]) / 1024.0
 
 
 def rss_round(cmds, rounds):
