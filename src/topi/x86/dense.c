@@ -221,21 +221,22 @@ static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-/* The fallback (docs/gemm.md): a register block of y_ii rows (the largest
- * divisor of M from 4 to 12, else min(M, 12) with a guarded tail) x bn = one vector of
- * columns (four vectors for one or two rows: a GEMV needs more
- * independent FMA chains), held in accumulators over the whole K loop
- * with K unrolled by 4; blocks are parallel tasks, grouped x_oi at a time
- * along N (the block's rows stay in L1 across them) only while 16 or more
- * tasks remain.  This departs from TVM's fallback (about 4 x 4 tasks,
- * 8 x 32 blocks dividing M), which leaves a thread idle on small layers
- * and runs a prime M one row at a time. */
+/* The fallback (docs/gemm.md): a register block of y_ii rows (the
+ * largest divisor of M from 4 to 12, else min(M, 12) with a guarded tail)
+ * x bn = one vector of columns (a wider block is a vector type of more
+ * than 64 bytes, which GCC warns about when it is passed to a helper),
+ * held in accumulators over the whole K loop with K unrolled by 4; blocks
+ * are parallel tasks, grouped x_oi at a time along N (the block's rows
+ * stay in L1 across them) only while 16 or more tasks remain.  This
+ * departs from TVM's fallback (about 4 x 4 tasks, 8 x 32 blocks dividing
+ * M), which leaves a thread idle on small layers and runs a prime M one
+ * row at a time. */
 static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   int64_t lanes = t->vector_lanes;
   int64_t x_ii = 1;
-  for (int64_t bn = d.M <= 2 ? lanes * 4 : lanes; bn >= 1; bn /= 2)
+  for (int64_t bn = lanes; bn >= 1; bn /= 2)
     if (d.N % bn == 0) {
       x_ii = bn;
       break;
