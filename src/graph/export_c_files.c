@@ -180,8 +180,10 @@ static int write_makefile(CExport *x, AVec *srcs) {
   sb_puts(&sb, "CC ?= cc\nAR ?= ar\nCFLAGS ?= -O3 -std=c99 -fno-math-errno -fno-trapping-math\n");
   sb_printf(&sb, "# flags the generated code needs: its instruction set, its threads, and fused\n"
                  "# multiply-adds (GCC's ISO modes such as -std=c99 leave them off; the shared\n"
-                 "# library's -std=gnu11 has them on)\n");
-  sb_printf(&sb, "KILN_FLAGS = %s %s -ffp-contract=fast\n", isa_flags(o->isa), thread_flags(o->threads));
+                 "# library's -std=gnu11 has them on); -Wno-psabi: GCC notes how wide vectors pass\n"
+                 "# between functions, which here are static\n");
+  sb_printf(&sb, "KILN_FLAGS = %s %s -ffp-contract=fast%s\n", isa_flags(o->isa), thread_flags(o->threads),
+            o->isa == CEXPORT_ISA_GENERIC ? "" : " -Wno-psabi");
   sb_printf(&sb, "# the model itself: %s\n",
             o->freestanding ? "freestanding (no C library at all)" : "the C library's math.h and string.h");
   sb_printf(&sb, "MODEL_FLAGS = %s\n", o->freestanding ? "-ffreestanding" : "");
@@ -212,8 +214,9 @@ static int write_cmake(CExport *x, AVec *srcs) {
   for (int i = 0; i < srcs->len; i++) sb_printf(&sb, " %s", (const char *)srcs->data[i]);
   sb_printf(&sb, ")\ntarget_include_directories(%s PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n", P);
   sb_printf(&sb, "set_target_properties(%s PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)\n", P);
-  const char *flags = kfmt("%s%s%s", isa_flags(o->isa), o->freestanding ? " -ffreestanding" : "",
-                           " -O3 -fno-math-errno -fno-trapping-math -ffp-contract=fast");
+  const char *flags = kfmt("%s%s%s%s", isa_flags(o->isa), o->freestanding ? " -ffreestanding" : "",
+                           " -O3 -fno-math-errno -fno-trapping-math -ffp-contract=fast",
+                           o->isa == CEXPORT_ISA_GENERIC ? "" : " -Wno-psabi");
   sb_printf(&sb, "if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n  separate_arguments(KILN_%s_FLAGS UNIX_COMMAND \"%s\")\n"
                  "  target_compile_options(%s PRIVATE ${KILN_%s_FLAGS})\nendif()\n",
             x->upper, flags, P, x->upper);
