@@ -8,7 +8,9 @@
  *   kiln_vmath.h  C source that generated code carries: branch-free
  *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary
- *                 blobs (graph JSON, params) linked in through .incbin
+ *                 blobs (graph JSON, params index and data) linked in through
+ *                 .incbin, each in a .kiln.<name> section, then sealed with
+ *                 the file's checksum
  *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C
  *   nvrtc.c       CUDA C -> PTX with NVRTC (opened at run time)
  *   build.c       lower + codegen + compile + load in one call
