@@ -38,8 +38,20 @@ TType ttype(DType dt, int ndim, const int64_t *shape) {
 
 int64_t ttype_numel(const TType *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  for (int i = 0; i < t->ndim; i++)
+    if (__builtin_mul_overflow(n, t->shape[i], &n)) return INT64_MAX;
   return n;
+}
+
+int ttype_check(const TType *t, const char *what) {
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] < 0) return kiln_set_error("%s: dimension %d is negative (%lld)", what, i, (long long)t->shape[i]);
+  int64_t n = ttype_numel(t);
+  if (n > GRAPH_MAX_ELEMS)
+    return kiln_set_error("%s: %s has %s%lld elements, more than Kiln supports (2^31 - 1: generated code indexes "
+                          "tensors with 32-bit integers); use smaller shapes (a smaller batch or sequence)",
+                          what, ttype_str(t), n == INT64_MAX ? "over " : "", (long long)n);
+  return 0;
 }
 
 bool ttype_eq(const TType *a, const TType *b) {
@@ -150,6 +162,11 @@ GNode *graph_call(Graph *g, const char *opname, int nargs, GNode **args, GAttrs 
     else kiln_error_context("%s", opname);
     return NULL;
   }
+  if (ttype_check(&t, opname)) {
+    kiln_arena_pop();
+    if (name && *name) kiln_error_context("node '%s'", name);
+    return NULL;
+  }
   GNode *n = new_node(g, GN_CALL, tmp.name);
   n->op = op;
   n->nargs = nargs;
@@ -160,10 +177,17 @@ GNode *graph_call(Graph *g, const char *opname, int nargs, GNode **args, GAttrs 
   return n;
 }
 
-void graph_add_output(Graph *g, GNode *n) {
+void graph_add_output(Graph *g, GNode *n) { graph_add_named_output(g, n, NULL); }
+
+void graph_add_named_output(Graph *g, GNode *n, const char *name) {
   kiln_arena_push(g->arena);
   av_push(&g->outputs, n);
+  av_push(&g->output_names, name ? (void *)kstrdup(name) : NULL);
   kiln_arena_pop();
+}
+
+const char *graph_output_name(const Graph *g, int i) {
+  return i >= 0 && i < g->output_names.len ? g->output_names.data[i] : NULL;
 }
 
 GAttrs gattrs_new(void) { return (GAttrs){0, NULL}; }
@@ -326,7 +350,8 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
     if (!r) rc = -1;
     map[n->id] = r;
   }
-  for (int i = 0; i < g->outputs.len && !rc; i++) graph_add_output(ng, map[((GNode *)g->outputs.data[i])->id]);
+  for (int i = 0; i < g->outputs.len && !rc; i++)
+    graph_add_named_output(ng, map[((GNode *)g->outputs.data[i])->id], graph_output_name(g, i));
   free(seen);
   free(map);
   if (rc) {

@@ -88,6 +88,7 @@ typedef struct Graph {
   KArena *arena; /* nodes, names, attributes */
   AVec nodes;    /* topological order */
   AVec outputs;  /* GNode * */
+  AVec output_names; /* const char * per output: the model's name, or NULL */
   AVec owned;    /* DLTensor * values to free with the graph */
   int next_const; /* for generated constant names */
 } Graph;
@@ -106,6 +107,11 @@ GNode *graph_scalar(Graph *g, double v, DType t);
 GNode *graph_call(Graph *g, const char *op, int nargs, GNode **args, GAttrs attrs,
                   const char *name);
 void graph_add_output(Graph *g, GNode *n);
+/* An output with the model's name for it (an ONNX graph output's name),
+ * which the graph JSON carries to the executor's output names. */
+void graph_add_named_output(Graph *g, GNode *n, const char *name);
+/* The model's name of output i, or NULL. */
+const char *graph_output_name(const Graph *g, int i);
 
 /* Attributes: build with ga_* into a small heap-free list (arena). */
 GAttrs gattrs_new(void);
@@ -137,7 +143,15 @@ GNode *graph_share_const(Graph *ng, GNode *old);
 int *graph_use_counts(Graph *g); /* heap array, free() it */
 
 TType ttype(DType dt, int ndim, const int64_t *shape);
+/* The number of elements (INT64_MAX when the product overflows). */
 int64_t ttype_numel(const TType *t);
+/* The most elements a tensor may have: generated code indexes tensors
+ * with 32-bit integers (loop variables, flattened offsets, buffer sizes),
+ * so every tensor of a graph is checked against this when it is made. */
+#define GRAPH_MAX_ELEMS ((int64_t)INT32_MAX)
+/* 0, or -1 + an error naming `what` when t has a negative dimension or
+ * more than GRAPH_MAX_ELEMS elements. */
+int ttype_check(const TType *t, const char *what);
 bool ttype_eq(const TType *a, const TType *b);
 const char *ttype_str(const TType *t); /* "Tensor[(1, 3, 224, 224), float32]" */
 bool gnode_is_scalar_const(const GNode *n); /* a constant of one element */

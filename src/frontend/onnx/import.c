@@ -5,6 +5,7 @@
 #include "onnx_schema.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,10 @@ int parse_input_shapes(const char *text, InputShape **out) {
       }
       if (!bracket && (*q == 0 || *q == ',' || *q == ';' || isspace((unsigned char)*q))) break;
       char *end;
+      errno = 0;
       long long d = strtoll(q, &end, 10);
+      if (end != q && errno == ERANGE)
+        return kiln_set_error("bad input shape for '%s': \"%.20s\" does not fit in 64 bits", s->name, q);
       if (end == q || d < 0)
         return kiln_set_error("bad input shape for '%s': expected a non-negative integer at \"%.20s\"", s->name, q);
       if (s->ndim >= GRAPH_MAX_DIMS) return kiln_set_error("input shape for '%s' has more than %d dimensions", s->name, GRAPH_MAX_DIMS);
@@ -513,6 +517,7 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
       }
       if (rc) break;
     }
+    if ((rc = ttype_check(&t, kfmt("input '%s'", vi->name)))) break;
     GNode *v = graph_var(im->g, vi->name, t);
     pm_put(&im->values, kstrdup(vi->name), v);
   }
@@ -652,7 +657,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
     if (!v && pm_has(&im.seqs, og->outputs[i].name))
       rc = kiln_set_error("graph output '%s' is a sequence: sequence outputs are not supported", og->outputs[i].name);
     else if (!v) rc = kiln_set_error("graph output '%s' is not produced by any node", og->outputs[i].name);
-    else graph_add_output(im.g, v);
+    else graph_add_named_output(im.g, v, og->outputs[i].name);
   }
   if (!rc && og->noutputs == 0) rc = kiln_set_error("%s: the graph has no outputs", m->path);
   kiln_arena_pop();

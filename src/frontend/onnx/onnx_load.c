@@ -172,6 +172,7 @@ static int decode_dims(const Onnx__TensorShapeProto *s, OnnxType *t) {
     dims[i].kind = ONNX_DIM_UNKNOWN;
     if (!dp) continue;
     if (dp->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+      if (dp->dim_value == -1) continue; /* some exporters write an open dimension as -1 */
       if (dp->dim_value < 0)
         return kiln_set_error("dim %d is %lld (negative)", i, (long long)dp->dim_value);
       dims[i].kind = ONNX_DIM_VALUE;

@@ -79,7 +79,13 @@ int onnx_h_resize(Importer *im) {
     }
   }
   if (!have)
-    for (int i = 0; i < nd; i++) size[i] = (int64_t)floor((double)x->type.shape[i] * scales[i]);
+    for (int i = 0; i < nd; i++) {
+      double s = floor((double)x->type.shape[i] * scales[i]);
+      if (!(scales[i] > 0) || !(s < (double)GRAPH_MAX_ELEMS))
+        return imp_error(im, "scale %g of axis %d gives an output of %g elements along it: scales must be positive "
+                             "and finite, and the output at most 2^31 - 1 elements", scales[i], i, s);
+      size[i] = (int64_t)s;
+    }
   if (!have) use_scales = true;
   if (!strcmp(onnx_attr_string(N(im), "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
     return onnx_resize_crop(im, x, size);
