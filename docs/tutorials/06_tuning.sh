@@ -24,7 +24,7 @@ run kiln tasks digits.onnx --input-shapes "$SHAPES"
 
 # 2. One task: the matmul of the first dense layer, 8 configs of its knobs
 #    tile_y, tile_x and tile_k, measured by the random tuner.
-run kiln tune digits.onnx --input-shapes "$SHAPES" -o digits_records.json --tasks 2 \
+run kiln tune digits.onnx --input-shapes "$SHAPES" -o digits_records.json --tasks 3 \
   --trials 8 --tuner random --seed 4
 echo "\$ head -n 1 digits_records.json"
 head -n 1 digits_records.json

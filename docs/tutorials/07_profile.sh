@@ -21,7 +21,7 @@ SHAPES="image:[16,1,8,8]"
 
 # Tune one task a little (the last dense layer), so that one kernel has a
 # tuned config and the others the fallback.
-run kiln tune digits.onnx --input-shapes "$SHAPES" -o profile_records.json --tasks 3 \
+run kiln tune digits.onnx --input-shapes "$SHAPES" -o profile_records.json --tasks 4 \
   --trials 4 --tuner random --seed 4
 run kiln compile digits.onnx --input-shapes "$SHAPES" -o digits_profile.so \
   --tuning-records profile_records.json --quiet-fallback

@@ -265,12 +265,22 @@ class GraphModule:
             self.set_input(**input_dict)
         _api("runtime.graph_executor.run")(self._h)
 
+    def get_output_names(self):
+        """The outputs' names, in order: the model's (the ONNX output
+        'logits'), not the kernels' that compute them."""
+        return [_api("runtime.graph_executor.get_output_name")(self._h, i) for i in range(self.get_num_outputs())]
+
     def get_output(self, index, out=None):
-        """Output index as a new kiln.nd array (.numpy() views it), or
-        copied into out (a kiln.nd array or NumPy array of its shape and
-        dtype)."""
+        """Output index (or the output of that name) as a new kiln.nd array
+        (.numpy() views it), or copied into out (a kiln.nd array or NumPy
+        array of its shape and dtype)."""
+        if isinstance(index, str):
+            names = self.get_output_names()
+            if index not in names:
+                raise KilnError("get_output: the model has no output '%s' (outputs: %s)" % (index, ", ".join(names)))
+            index = names.index(index)
         if isinstance(index, bool) or not hasattr(index, "__index__"):
-            raise KilnTypeError("get_output: the index must be an int, got %r" % (index,))
+            raise KilnTypeError("get_output: the index must be an int or an output name, got %r" % (index,))
         if out is not None:
             if isinstance(out, np.ndarray) and not (out.flags.c_contiguous and out.flags.writeable):
                 raise KilnError("get_output: out must be a writable C-contiguous array")

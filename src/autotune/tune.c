@@ -28,6 +28,7 @@
  */
 #include "autotune.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,15 @@ static int resume(const TuneOptions *o, const Target *target, const Workload *wl
                   TuneSummary *out) {
   if (!o->log_path || access(o->log_path, F_OK)) return 0;
   AVec all = {0}, recs = {0};
-  if (records_load(o->log_path, &all)) return kiln_error_context("resuming from %s", o->log_path);
+  long torn;
+  if (records_load_resume(o->log_path, &all, &torn)) return kiln_error_context("resuming from %s", o->log_path);
+  if (torn >= 0) {
+    /* cut the torn line off, or the next record would be glued to it */
+    fprintf(stderr, "kiln: warning: %s ends with a torn record (an interrupted tune); dropping it and resuming\n",
+            o->log_path);
+    if (truncate(o->log_path, (off_t)torn))
+      return kiln_set_error("resuming from %s: cannot cut off its torn last line: %s", o->log_path, strerror(errno));
+  }
   for (int i = 0; i < all.len; i++) {
     TuneRecord *r = all.data[i];
     if (!strcmp(r->wl->key, wl->key) && target_matches_record(target, r->target)) av_push(&recs, r);
@@ -197,6 +206,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   double flops = o.flops > 0 ? o.flops : wl_flops(wl);
   Seen seen = {0};
   int rc = resume(&o, target, wl, cs, t, flops, &seen, out);
+  if (rc) return rc; /* (what follows clears the error a failed fallback lookup sets) */
   int total = o.trials > 0 && o.trials < size ? o.trials : (int)(size < 1000000000 ? size : 1000000000);
   int done = out->resumed < total ? out->resumed : total;
   Measurer *m = !rc && done < total ? measurer_new(tm, target, wl, &o.measure) : NULL;

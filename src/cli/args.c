@@ -4,6 +4,7 @@
  * --help text generated from the same table (so the reference can be
  * checked against it).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,16 @@ int cli_error(const Command *cmd, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   return -1;
+}
+
+int cli_usage(const Command *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "kiln %s: ", cmd->name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return CLI_USAGE;
 }
 
 void cli_print_help(const Command *cmd, FILE *f) {
@@ -113,8 +124,10 @@ int cli_int(Command *cmd, const char *name, long def, long *out) {
     return 0;
   }
   char *end;
+  errno = 0;
   long v = strtol(o->value, &end, 10);
-  if (*o->value == 0 || *end || v < 0) return cli_error(cmd, "option %s expects a non-negative integer, got '%s'", name, o->value);
+  if (*o->value == 0 || *end || v < 0 || errno == ERANGE)
+    return cli_usage(cmd, "option %s expects a non-negative integer, got '%s'", name, o->value);
   *out = v;
   return 0;
 }
@@ -130,4 +143,18 @@ const char *cli_module_target(KilnModule *m) {
   size_t size;
   if (kiln_module_get_blob(m, "kiln_device", &data, &size)) return "cpu";
   return cli_device_kind(data, size);
+}
+
+int cli_int_range(Command *cmd, const char *name, long def, long lo, long hi, long *out) {
+  int rc = cli_int(cmd, name, def, out);
+  if (rc) return rc;
+  if (cli_opt(cmd, name)->set && (*out < lo || *out > hi))
+    return cli_usage(cmd, "option %s must be %ld to %ld, got %ld", name, lo, hi, *out);
+  return 0;
+}
+
+int cli_requires(Command *cmd, const char *dep, const char *on) {
+  if (cli_opt(cmd, dep)->set && !cli_opt(cmd, on)->set)
+    return cli_usage(cmd, "%s works only with %s (add %s, or drop %s)", dep, on, on, dep);
+  return 0;
 }

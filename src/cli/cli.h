@@ -12,9 +12,10 @@
  *                  kiln records RECORDS.json [--pick-best]
  *   npy.c          .npy / .npz files (npy.h)
  *
- * A subcommand returns the process exit status; on error it prints one line
- * "kiln <cmd>: <reason>" to stderr and returns non-zero.  Only the CLI
- * calls exit().
+ * A subcommand returns 0, or on error prints one line "kiln <cmd>: <reason>"
+ * to stderr and returns -1 (cli_error: the work failed, exit status 1) or
+ * CLI_USAGE (cli_usage: the command line is wrong, exit status 2, as
+ * docs/cli.md promises).  Only main() turns these into exit statuses.
  */
 #ifndef KILN_CLI_H
 #define KILN_CLI_H
@@ -56,12 +57,19 @@ int cli_parse(Command *cmd, int argc, char **argv, int *npos, const char ***pos)
 void cli_print_help(const Command *cmd, FILE *f);
 Opt *cli_opt(Command *cmd, const char *name);
 int cli_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Parse a non-negative integer option value; -1 on error (printed). */
+#define CLI_USAGE (-2)
+/* A usage error: printed like cli_error, returns CLI_USAGE. */
+int cli_usage(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a non-negative integer option value; CLI_USAGE on error (printed). */
 int cli_int(Command *cmd, const char *name, long def, long *out);
 /* Where a module's kernels run: "cpu", "cuda" or "opencl", from its
  * kiln_device blob (meta NULL: a CPU module). */
 const char *cli_device_kind(const void *meta, size_t size);
 const char *cli_module_target(KilnModule *m);
+/* The same within [lo, hi] (the message names the bounds). */
+int cli_int_range(Command *cmd, const char *name, long def, long lo, long hi, long *out);
+/* Option `dep` is given without `on` (a flag it only works with). */
+int cli_requires(Command *cmd, const char *dep, const char *on);
 
 /* ===== cmd_compile.c ===== */
 

@@ -93,9 +93,7 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
 }
 
 static int get_opt_level(Command *cmd, long *lvl) {
-  if (cli_int(cmd, "-O", 3, lvl)) return -1;
-  if (*lvl > 3) return cli_error(cmd, "optimization level must be 0 to 3, got %ld", *lvl);
-  return 0;
+  return cli_int_range(cmd, "-O", 3, 0, 3, lvl);
 }
 
 /* --target parsed once (src/target); the error lists what Kiln can
@@ -141,7 +139,9 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
   const Target *target;
-  if (get_opt_level(cmd, &lvl) || !(target = get_target(cmd))) return -1;
+  int rc;
+  if ((rc = get_opt_level(cmd, &lvl))) return rc;
+  if (!(target = get_target(cmd))) return CLI_USAGE;
   Opt *emit = cli_opt(cmd, "--emit");
   if (emit->set && !strcmp(emit->value, "c")) {
     if (target_is_gpu(target))
@@ -149,10 +149,10 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
     return cli_compile_emit_c(cmd, pos[0], lvl, target);
   }
   if (emit->set && strcmp(emit->value, "so"))
-    return cli_error(cmd, "--emit '%s': expected so (a shared library, the default) or c (standalone C sources)", emit->value);
+    return cli_usage(cmd, "--emit '%s': expected so (a shared library, the default) or c (standalone C sources)", emit->value);
   static const char *const c_only[] = {"--prefix", "--threads", "--isa", "--freestanding", "--weights", NULL};
   for (int i = 0; c_only[i]; i++)
-    if (cli_opt(cmd, c_only[i])->set) return cli_error(cmd, "%s applies to standalone C only: add --emit c", c_only[i]);
+    if (cli_opt(cmd, c_only[i])->set) return cli_usage(cmd, "%s applies to standalone C only: add --emit c", c_only[i]);
   if (cli_setup_dispatch(cmd)) return -1;
   Opt *o = cli_opt(cmd, "--output");
   char *out;
@@ -180,7 +180,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   if (ed->set) bo.emit_dir = ed->value;
   if (isatty(2)) bo.progress = progress;
   GraphBuildStats st;
-  int rc = graph_build(g, &bo, out, &st);
+  rc = graph_build(g, &bo, out, &st);
   graph_free(g);
   if (rc) {
     free(out);
@@ -208,7 +208,8 @@ static Opt show_opts[] = {
 static int run_show(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long lvl;
-  if (get_opt_level(cmd, &lvl)) return -1;
+  int rc = get_opt_level(cmd, &lvl);
+  if (rc) return rc;
   graph_dispatch_set_quiet(true);
   Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host());
   if (!g) return -1;

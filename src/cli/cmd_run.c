@@ -4,6 +4,7 @@
  * outputs, the timing (tvmc's --print-time statistics) or a per-node
  * profile that names each kernel's tuning task and config.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@
 
 static Opt opts[] = {
     {"--inputs", "-i", OPT_MULTI, "FILE", "input values: .npz (by name), .npy or ONNX .pb (by name or position); repeatable", false, NULL, NULL, 0},
-    {"--fill-mode", NULL, OPT_VALUE, "MODE", "fill inputs not given: random (default), zeros or ones", false, NULL, NULL, 0},
-    {"--output", "-o", OPT_VALUE, "OUT.npz", "save the outputs (output_0, output_1, ...)", false, NULL, NULL, 0},
+    {"--fill-mode", NULL, OPT_VALUE, "MODE", "without --inputs: fill the inputs with random (default), zeros or ones", false, NULL, NULL, 0},
+    {"--output", "-o", OPT_VALUE, "OUT.npz", "save the outputs, by the model's output names", false, NULL, NULL, 0},
     {"--print-time", NULL, OPT_FLAG, NULL, "print mean, median, max, min and std of the run time in ms", false, NULL, NULL, 0},
     {"--repeat", NULL, OPT_VALUE, "N", "measurements for --print-time/--profile (default 1)", false, NULL, NULL, 0},
     {"--number", NULL, OPT_VALUE, "N", "runs per measurement (default 1)", false, NULL, NULL, 0},
@@ -23,7 +24,7 @@ static Opt opts[] = {
     {"--profile", NULL, OPT_FLAG, NULL, "profile each kernel (debug executor) and print the table", false, NULL, NULL, 0},
     {"--profile-csv", NULL, OPT_VALUE, "FILE", "with --profile: also write the table as CSV", false, NULL, NULL, 0},
     {"--profile-trace", NULL, OPT_VALUE, "FILE", "with --profile: also write a Chrome trace (chrome://tracing)", false, NULL, NULL, 0},
-    {"--threads", NULL, OPT_VALUE, "N", "worker threads (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
+    {"--threads", NULL, OPT_VALUE, "N", "worker threads, 1 to 1024 (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
     {"--device", NULL, OPT_VALUE, "DEVICE", "cpu, cuda or opencl: where the model runs (default and only choice: the device it was compiled for)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
@@ -149,6 +150,10 @@ static void print_top(DLTensor *out, long k) {
     if (rows > 1) printf("row %lld: ", (long long)r);
     printf("top-%ld classes:", k);
     char *used = calloc((size_t)classes, 1);
+    if (!used) {
+      printf(" (out of memory)\n");
+      return;
+    }
     for (long j = 0; j < k; j++) {
       int64_t best = -1;
       for (int64_t c = 0; c < classes; c++)
@@ -164,13 +169,21 @@ static void print_top(DLTensor *out, long k) {
 static int run(Command *cmd, int npos, const char **pos) {
   (void)npos;
   long repeat, number, top, threads;
-  if (cli_int(cmd, "--repeat", 1, &repeat) || cli_int(cmd, "--number", 1, &number) || cli_int(cmd, "--print-top", 0, &top) ||
-      cli_int(cmd, "--threads", 0, &threads))
-    return -1;
-  if (repeat < 1 || number < 1) return cli_error(cmd, "--repeat and --number must be at least 1");
+  int urc;
+  /* --repeat and --number are counts of runs an int holds; the timing
+   * statistics keep one double per repeat */
+  if ((urc = cli_int_range(cmd, "--repeat", 1, 1, INT_MAX, &repeat)) ||
+      (urc = cli_int_range(cmd, "--number", 1, 1, INT_MAX, &number)) || (urc = cli_int(cmd, "--print-top", 0, &top)) ||
+      (urc = cli_int_range(cmd, "--threads", 0, 1, 1024, &threads)) || (urc = cli_requires(cmd, "--profile-csv", "--profile")) ||
+      (urc = cli_requires(cmd, "--profile-trace", "--profile")))
+    return urc;
+  Opt *in = cli_opt(cmd, "--inputs");
   const char *mode = cli_opt(cmd, "--fill-mode")->set ? cli_opt(cmd, "--fill-mode")->value : "random";
   if (strcmp(mode, "random") && strcmp(mode, "zeros") && strcmp(mode, "ones"))
-    return cli_error(cmd, "--fill-mode must be random, zeros or ones, got '%s'", mode);
+    return cli_usage(cmd, "--fill-mode must be random, zeros or ones, got '%s'", mode);
+  if (in->set && cli_opt(cmd, "--fill-mode")->set)
+    return cli_usage(cmd, "--fill-mode fills the inputs only when no --inputs is given: give every input in the --inputs "
+                          "files, or drop --inputs");
   if (threads > 0) kiln_set_num_threads((int)threads);
   KilnModule *m;
   if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
@@ -192,9 +205,23 @@ static int run(Command *cmd, int npos, const char **pos) {
   }
   int rc = 0, nin = kiln_graph_executor_num_inputs(ex), nout = kiln_graph_executor_num_outputs(ex);
   bool *given = calloc((size_t)nin + 1, sizeof(bool));
-  Opt *in = cli_opt(cmd, "--inputs");
+  if (!given) rc = cli_error(cmd, "out of memory");
   int next = 0;
   for (int i = 0; i < in->nvalues && !rc; i++) rc = set_from_file(cmd, ex, in->values[i], &next, given);
+  /* with --inputs, every input comes from the files: a missing one is a
+   * mistake, not something to make up */
+  for (int i = 0; i < nin && !rc && in->set; i++) {
+    if (given[i]) continue;
+    KilnTensorInfo info;
+    kiln_graph_executor_input_info(ex, i, &info);
+    rc = cli_error(cmd, "input '%s' (%s) is not in the --inputs file(s): give every input of the model (%d in all), or "
+                        "drop --inputs to fill them all (--fill-mode)",
+                   info.name, shape_text(info.ndim, info.shape), nin);
+  }
+  if (!rc && !in->set && nin > 0)
+    fprintf(stderr, "kiln run: no --inputs given: filling the %d input(s) with %s%s\n", nin,
+            !strcmp(mode, "random") ? "random values (seeded, the same each run)" : mode,
+            !strcmp(mode, "random") ? "; give real data with --inputs FILE" : "");
   for (int i = 0; i < nin && !rc; i++) {
     if (given[i]) continue;
     KilnTensorInfo info;
@@ -212,6 +239,7 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (!rc && kiln_graph_executor_run(ex)) rc = cli_error(cmd, "%s", kiln_last_error());
   if (!rc && cli_opt(cmd, "--print-time")->set) {
     double *t = calloc((size_t)repeat, sizeof(double));
+    if (!t) rc = cli_error(cmd, "--repeat %ld: cannot hold %ld timings in memory; use a smaller --repeat", repeat, repeat);
     for (long r = 0; r < repeat && !rc; r++) {
       double t0 = kiln_now_seconds();
       for (long k = 0; k < number && !rc; k++)
@@ -245,9 +273,25 @@ static int run(Command *cmd, int npos, const char **pos) {
     }
   }
   NamedArray *outs = calloc((size_t)nout + 1, sizeof(NamedArray));
+  if (!outs) {
+    free(given);
+    kiln_graph_executor_free(ex);
+    kiln_module_free(m);
+    return cli_error(cmd, "out of memory");
+  }
   for (int i = 0; i < nout && !rc; i++) {
-    outs[i].name = malloc(32);
-    snprintf(outs[i].name, 32, "output_%d", i);
+    /* the model's output name (a repeated name gets its index) */
+    KilnTensorInfo oi;
+    kiln_graph_executor_output_info(ex, i, &oi);
+    bool dup = false;
+    for (int k = 0; k < i; k++) dup |= outs[k].name && !strcmp(outs[k].name, oi.name);
+    size_t len = strlen(oi.name) + 24;
+    if (!(outs[i].name = malloc(len))) {
+      rc = cli_error(cmd, "out of memory");
+      break;
+    }
+    if (dup) snprintf(outs[i].name, len, "%s_%d", oi.name, i);
+    else snprintf(outs[i].name, len, "%s", oi.name);
     if (kiln_graph_executor_get_output(ex, i, &outs[i].array)) rc = cli_error(cmd, "%s", kiln_last_error());
   }
   if (!rc && top > 0 && nout > 0) print_top(outs[0].array, top);
@@ -258,7 +302,7 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set) {
     for (int i = 0; i < nout; i++) {
       DLTensor *t = outs[i].array;
-      printf("output %d: %s %s", i, shape_text(t->ndim, t->shape), t->dtype.code == kDLFloat ? "float" : "int");
+      printf("output %d (%s): %s %s", i, outs[i].name, shape_text(t->ndim, t->shape), t->dtype.code == kDLFloat ? "float" : "int");
       printf("\n");
     }
   }

@@ -9,6 +9,7 @@
  * alter_layout, fuse), so the tasks are exactly those a compile asks the
  * records for, and the fused-function names are the profile's rows.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,7 @@
 #include "graph/op_strategy.h"
 
 /* Import, optimize and extract; NULL after printing an error. */
-static AVec *load_tasks(Command *cmd, const char *path, Graph **gout) {
-  long lvl = 3;
-  if (cli_int(cmd, "-O", 3, &lvl)) return NULL;
-  if (lvl > 3) return cli_error(cmd, "optimization level must be 0 to 3, got %ld", lvl), NULL;
+static AVec *load_tasks(Command *cmd, const char *path, long lvl, Graph **gout) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   bool was = graph_dispatch_set_quiet(true);
   const Target *t = target_host();
@@ -60,7 +58,10 @@ static Opt tasks_opts[] = {
 static int run_tasks(Command *cmd, int npos, const char **pos) {
   (void)npos;
   Graph *g = NULL;
-  AVec *tasks = load_tasks(cmd, pos[0], &g);
+  long lvl;
+  int urc = cli_int_range(cmd, "-O", 3, 0, 3, &lvl);
+  if (urc) return urc;
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, &g);
   if (!tasks) return -1;
   for (int i = 0; i < tasks->len; i++) {
     GraphTask *t = tasks->data[i];
@@ -94,14 +95,14 @@ static Opt tune_opts[] = {
     {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
     {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
     {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},
-    {"--tasks", NULL, OPT_VALUE, "LIST", "tune only these tasks: 0-based positions as in 'kiln tasks' order, e.g. 0,2-5", false, NULL, NULL, 0},
+    {"--tasks", NULL, OPT_VALUE, "LIST", "tune only these tasks, numbered from 1 as 'kiln tasks' lists them, e.g. 1,3-5", false, NULL, NULL, 0},
     {"--number", NULL, OPT_VALUE, "N", "runs per measurement, averaged (default 4)", false, NULL, NULL, 0},
     {"--repeat", NULL, OPT_VALUE, "N", "measurements per candidate (default 3)", false, NULL, NULL, 0},
     {"--min-repeat-ms", NULL, OPT_VALUE, "MS", "run a measurement at least this long (default 0)", false, NULL, NULL, 0},
     {"--timeout", NULL, OPT_VALUE, "S", "seconds a candidate may run (default 10)", false, NULL, NULL, 0},
     {"--build-timeout", NULL, OPT_VALUE, "S", "seconds a candidate's build may take (default 10)", false, NULL, NULL, 0},
-    {"--parallel", NULL, OPT_VALUE, "N", "candidates built at once (default: the cores available)", false, NULL, NULL, 0},
-    {"--threads", NULL, OPT_VALUE, "N", "threads a candidate runs on (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
+    {"--parallel", NULL, OPT_VALUE, "N", "candidates built at once, 1 to 1024 (default: the cores available)", false, NULL, NULL, 0},
+    {"--threads", NULL, OPT_VALUE, "N", "threads a candidate runs on, 1 to 1024 (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
     {"--time-limit", NULL, OPT_VALUE, "S", "wall-time budget of the whole session, shared out over the tasks", false, NULL, NULL, 0},
     {"--verify", NULL, OPT_VALUE, "N", "measure up to N of the best configs and the fallback again at the end (default 8; 0: don't)", false, NULL, NULL, 0},
     {"--no-baseline", NULL, OPT_FLAG, NULL, "don't time the fallback config beside each candidate to correct for a busy machine", false, NULL, NULL, 0},
@@ -110,25 +111,26 @@ static Opt tune_opts[] = {
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
-/* "0,2-5" -> a mask over n tasks; -1 after printing an error. */
+/* "1,3-5" (tasks numbered from 1, as kiln tasks and the progress lines
+ * show them) -> a mask over n tasks; CLI_USAGE after printing an error. */
 static int parse_task_list(Command *cmd, const char *s, int n, bool *sel) {
   for (int i = 0; i < n; i++) sel[i] = false;
   const char *p = s;
   while (*p) {
     char *end;
     long a = strtol(p, &end, 10), b = a;
-    if (end == p || a < 0) return cli_error(cmd, "--tasks: expected a list like 0,2-5, got '%s'", s);
+    if (end == p || a < 1) return cli_usage(cmd, "--tasks: expected a list of task numbers (from 1) like 1,3-5, got '%s'", s);
     p = end;
     if (*p == '-') {
       const char *q = p + 1;
       b = strtol(q, &end, 10);
-      if (end == q || b < a) return cli_error(cmd, "--tasks: bad range in '%s'", s);
+      if (end == q || b < a) return cli_usage(cmd, "--tasks: bad range in '%s'", s);
       p = end;
     }
-    if (b >= n) return cli_error(cmd, "--tasks: task %ld does not exist (the model has %d tasks, numbered 0-%d)", b, n, n - 1);
-    for (long i = a; i <= b; i++) sel[i] = true;
+    if (b > n) return cli_usage(cmd, "--tasks: task %ld does not exist (the model has %d tasks, numbered 1-%d)", b, n, n);
+    for (long i = a; i <= b; i++) sel[i - 1] = true;
     if (*p == ',') p++;
-    else if (*p) return cli_error(cmd, "--tasks: expected a list like 0,2-5, got '%s'", s);
+    else if (*p) return cli_usage(cmd, "--tasks: expected a list of task numbers (from 1) like 1,3-5, got '%s'", s);
   }
   return 0;
 }
@@ -139,7 +141,7 @@ static int positive_double(Command *cmd, const char *name, double def, double *o
   if (!o->set) return 0;
   char *end;
   double v = strtod(o->value, &end);
-  if (*o->value == 0 || *end || !(v > 0)) return cli_error(cmd, "option %s expects a positive number, got '%s'", name, o->value);
+  if (*o->value == 0 || *end || !(v > 0) || isinf(v)) return cli_usage(cmd, "option %s expects a positive number, got '%s'", name, o->value);
   *out = v;
   return 0;
 }
@@ -147,25 +149,27 @@ static int positive_double(Command *cmd, const char *name, double def, double *o
 static int run_tune(Command *cmd, int npos, const char **pos) {
   (void)npos;
   Opt *out = cli_opt(cmd, "--output");
-  if (!out->set) return cli_error(cmd, "missing -o RECORDS.json (where the tuning records go)");
+  if (!out->set) return cli_usage(cmd, "missing -o RECORDS.json (where the tuning records go)");
   TuneOptions to;
   tune_options_default(&to);
-  long trials, es, number, repeat, mrm, parallel, threads, seed, verify;
+  long trials, es, number, repeat, mrm, parallel, threads, seed, verify, lvl;
   double timeout, btimeout, limit;
-  if (cli_int(cmd, "--trials", 1000, &trials) || cli_int(cmd, "--early-stopping", 0, &es) ||
-      cli_int(cmd, "--number", to.measure.number, &number) || cli_int(cmd, "--repeat", to.measure.repeat, &repeat) ||
-      cli_int(cmd, "--min-repeat-ms", 0, &mrm) || cli_int(cmd, "--parallel", 0, &parallel) ||
-      cli_int(cmd, "--threads", 0, &threads) || cli_int(cmd, "--seed", 0, &seed) ||
-      cli_int(cmd, "--verify", to.verify, &verify) ||
-      positive_double(cmd, "--timeout", to.measure.timeout, &timeout) ||
-      positive_double(cmd, "--build-timeout", to.measure.build_timeout, &btimeout) ||
-      positive_double(cmd, "--time-limit", 0, &limit))
-    return -1;
-  if (trials < 1) return cli_error(cmd, "--trials must be at least 1");
-  if (number < 1 || repeat < 1) return cli_error(cmd, "--number and --repeat must be at least 1");
+  int urc;
+  if ((urc = cli_int_range(cmd, "--trials", 1000, 1, INT_MAX, &trials)) ||
+      (urc = cli_int_range(cmd, "--early-stopping", 0, 0, INT_MAX, &es)) ||
+      (urc = cli_int_range(cmd, "--number", to.measure.number, 1, INT_MAX, &number)) ||
+      (urc = cli_int_range(cmd, "--repeat", to.measure.repeat, 1, INT_MAX, &repeat)) ||
+      (urc = cli_int_range(cmd, "--min-repeat-ms", 0, 0, INT_MAX, &mrm)) ||
+      (urc = cli_int_range(cmd, "--parallel", 0, 1, 1024, &parallel)) ||
+      (urc = cli_int_range(cmd, "--threads", 0, 1, 1024, &threads)) || (urc = cli_int(cmd, "--seed", 0, &seed)) ||
+      (urc = cli_int_range(cmd, "--verify", to.verify, 0, INT_MAX, &verify)) ||
+      (urc = positive_double(cmd, "--timeout", to.measure.timeout, &timeout)) ||
+      (urc = positive_double(cmd, "--build-timeout", to.measure.build_timeout, &btimeout)) ||
+      (urc = positive_double(cmd, "--time-limit", 0, &limit)) || (urc = cli_int_range(cmd, "-O", 3, 0, 3, &lvl)))
+    return urc;
   Opt *tn = cli_opt(cmd, "--tuner");
   to.tuner = tn->set ? tn->value : "xgb";
-  if (!tuner_kind(to.tuner)) return cli_error(cmd, "%s", kiln_get_error());
+  if (!tuner_kind(to.tuner)) return cli_usage(cmd, "%s", kiln_get_error());
   to.trials = (int)trials;
   to.early_stopping = (int)es;
   to.verify = (int)verify;
@@ -182,7 +186,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   to.measure.baseline = !cli_opt(cmd, "--no-baseline")->set;
   Graph *g = NULL;
   double t0 = kiln_now_seconds();
-  AVec *tasks = load_tasks(cmd, pos[0], &g);
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, &g);
   if (!tasks) return -1;
   int n = tasks->len;
   bool *sel = KNEWN(bool, n + 1);
@@ -190,7 +194,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   Opt *tl = cli_opt(cmd, "--tasks");
   if (tl->set && parse_task_list(cmd, tl->value, n, sel)) {
     graph_free(g);
-    return -1;
+    return CLI_USAGE;
   }
   int nsel = 0;
   for (int i = 0; i < n; i++) nsel += sel[i];
@@ -213,7 +217,8 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
       o.deadline = now + (end - now) / left;
     }
     left--;
-    if (autotune_tune(t->tmpl, target_host(), t->wl, &o, &sum[i])) rc = cli_error(cmd, "task %d (%s %s): %s", i, t->tmpl->name, t->desc, kiln_get_error());
+    if (autotune_tune(t->tmpl, target_host(), t->wl, &o, &sum[i]))
+      rc = cli_error(cmd, "task %d (%s %s): %s", i + 1, t->tmpl->name, t->desc, kiln_get_error());
   }
   if (!rc) {
     printf("%-5s %-20s %-38s %10s %10s %8s %8s %s\n", "task", "template", "workload", "fallback", "best", "trials",
@@ -224,11 +229,32 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
       int errs = 0;
       for (int e = 1; e <= MEASURE_UNKNOWN_ERROR; e++) errs += sum[i].errors[e];
       double fb = t->flops > 0 && !isinf(sum[i].fallback_cost) ? t->flops / sum[i].fallback_cost / 1e9 : 0;
-      printf("%-5d %-20s %-38s %10.2f %10.2f %8d %8d%s\n", i, t->tmpl->name, t->desc, fb, sum[i].best_gflops,
+      printf("%-5d %-20s %-38s %10.2f %10.2f %8d %8d%s\n", i + 1, t->tmpl->name, t->desc, fb, sum[i].best_gflops,
              sum[i].measured + sum[i].resumed, errs, sum[i].early_stopped ? " (early stop)" : "");
     }
-    printf("kiln: tuning took %.1f s; records in %s (compile with --tuning-records %s)\n", kiln_now_seconds() - t0,
-           to.log_path, to.log_path);
+    /* a task none of whose candidates ran has no record worth using;
+     * when that is every task, the tune failed */
+    int nfailed = 0;
+    for (int i = 0; i < n; i++) nfailed += sel[i] && isinf(sum[i].best_cost);
+    if (nfailed < nsel)
+      printf("kiln: tuning took %.1f s; records in %s (compile with --tuning-records %s)\n", kiln_now_seconds() - t0,
+             to.log_path, to.log_path);
+    for (int i = 0; i < n; i++) {
+      if (!sel[i] || !isinf(sum[i].best_cost)) continue;
+      GraphTask *t = tasks->data[i];
+      StrBuf why = {0};
+      for (int e = 1; e <= MEASURE_UNKNOWN_ERROR; e++)
+        if (sum[i].errors[e]) sb_printf(&why, "%s%d %s", why.len ? ", " : "", sum[i].errors[e], measure_error_name(e));
+      fprintf(stderr,
+              "kiln tune: %stask %d (%s %s): every candidate failed (%s), so it keeps the fallback config; the errors "
+              "are in %s (\"result\": [[...], ERROR_NO, ...]): a build error usually means the C compiler is missing "
+              "or failing, a run error a timeout (--timeout, --build-timeout) or a crash\n",
+              nfailed < nsel ? "warning: " : "", i + 1, t->tmpl->name, t->desc,
+              why.len ? why.data : "no candidate was measured", to.log_path);
+      sb_free(&why);
+    }
+    if (nfailed == nsel)
+      rc = cli_error(cmd, "every candidate of every task failed: %s holds no working config", to.log_path);
   }
   graph_free(g);
   return rc;

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     if (rc) return rc > 0 ? 0 : 2;
     rc = c->run(c, npos, pos);
     free(pos);
-    return rc ? 1 : 0;
+    return rc == CLI_USAGE ? 2 : rc ? 1 : 0;
   }
   fprintf(stderr, "kiln: unknown command '%s' (see kiln --help)\n", argv[1]);
   return 2;

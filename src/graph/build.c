@@ -223,6 +223,13 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     if (info->task) cJSON_AddStringToObject(attrs, "kiln_task", info->task);
     if (info->config_source) cJSON_AddStringToObject(attrs, "kiln_config", info->config_source);
     if (info->inplace) cJSON_AddStringToObject(attrs, "kiln_inplace", kfmt("%d", info->inplace - 1));
+    /* the model's name for this output (ONNX "logits"), which the node's
+     * name (the kernel's) is not */
+    for (int k = 0; k < g->outputs.len; k++)
+      if (g->outputs.data[k] == fg->out && graph_output_name(g, k)) {
+        cJSON_AddStringToObject(attrs, "kiln_output_name", graph_output_name(g, k));
+        break;
+      }
     cJSON_AddItemToObject(o, "attrs", attrs);
     cJSON *ins = cJSON_CreateArray();
     for (int k = 0; k < info->inputs.len; k++) {

@@ -363,6 +363,11 @@ double record_cost(const TuneRecord *r);
 /* Every record of a file (blank lines and '#' lines skipped) pushed to
  * out, with file and line set; -1 + "path:line: reason" on a bad line. */
 int records_load(const char *path, AVec *out);
+/* records_load for resuming a log: a last line that ends without a newline
+ * and does not parse (a tune interrupted while writing it) is left out,
+ * and *torn_at is set to its byte offset (else -1), so the caller can warn
+ * and cut it off before appending. */
+int records_load_resume(const char *path, AVec *out, long *torn_at);
 /* Drop the records superseded by a newer record (larger timestamp, or
  * the same and later in the list) of the same target, workload and
  * config: a config measured again is judged by its newest measurement

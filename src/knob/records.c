@@ -177,10 +177,11 @@ TuneRecord *record_parse(const char *line) {
   return rc ? NULL : r;
 }
 
-int records_load(const char *path, AVec *out) {
+static int load(const char *path, AVec *out, long *torn_at) {
   size_t len;
   char *text = kiln_read_file(path, &len);
   if (!text) return kiln_error_context("tuning records");
+  if (torn_at) *torn_at = -1;
   int lineno = 0, rc = 0;
   const char *file = kstrdup(path);
   for (char *p = text; *p && !rc;) {
@@ -191,7 +192,10 @@ int records_load(const char *path, AVec *out) {
     while (*s == ' ' || *s == '\t' || *s == '\r') s++;
     if (*s && *s != '#') {
       TuneRecord *r = record_parse(s);
-      if (!r) {
+      if (!r && !nl && torn_at) {
+        *torn_at = (long)(p - text); /* an interrupted write: the caller cuts it off */
+        kiln_clear_error();
+      } else if (!r) {
         rc = kiln_error_context("%s:%d", path, lineno);
       } else {
         r->file = file;
@@ -205,6 +209,10 @@ int records_load(const char *path, AVec *out) {
   free(text);
   return rc;
 }
+
+int records_load(const char *path, AVec *out) { return load(path, out, NULL); }
+
+int records_load_resume(const char *path, AVec *out, long *torn_at) { return load(path, out, torn_at); }
 
 /* ---- writing ---- */
 

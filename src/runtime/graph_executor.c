@@ -299,7 +299,9 @@ static int setup_names(KilnGraphExecutor *ex) {
   for (int h = 0; h < g->num_heads; h++) {
     int e = g->heads[h], n = g->entry_node[e];
     const GraphNode *nd = &g->nodes[n];
-    if (nd->num_outputs == 1) {
+    if (nd->kiln_output_name && *nd->kiln_output_name) {
+      ex->output_names[h] = nd->kiln_output_name;
+    } else if (nd->num_outputs == 1) {
       ex->output_names[h] = nd->name;
     } else {
       size_t len = strlen(nd->name) + 16;

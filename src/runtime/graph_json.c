@@ -20,10 +20,11 @@
  * type, range, list lengths, inputs referring only to earlier nodes) and
  * naming the node or attribute in each message, so the executor can trust
  * the Graph.  Fields it does not use are ignored, so Kiln's own node attrs
- * ("kiln_ops", "kiln_task", "kiln_config", kept for the profiler, and
+ * ("kiln_ops", "kiln_task", "kiln_config", kept for the profiler,
  * "kiln_inplace", the input an elementwise kernel may overwrite, read by the
- * memory planner) do not disturb a TVM reader and TVM's extra fields do not
- * disturb this one.
+ * memory planner, and "kiln_output_name", the model's name of an output,
+ * read by the executor) do not disturb a TVM reader and TVM's extra fields
+ * do not disturb this one.
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
  * numbers are both accepted, and so are nodes' "attr" and "param" (older
  * spellings of "attrs").  storage_id and device_index are optional.
@@ -261,6 +262,7 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
   nd->kiln_ops = attr_str(p, attrs, "kiln_ops");
   nd->kiln_task = attr_str(p, attrs, "kiln_task");
   nd->kiln_config = attr_str(p, attrs, "kiln_config");
+  nd->kiln_output_name = attr_str(p, attrs, "kiln_output_name");
   return 0;
 }
 

@@ -216,6 +216,7 @@ typedef struct GraphNode {
   const char *kiln_ops;    /* attrs.kiln_ops, kiln_task, kiln_config, or NULL */
   const char *kiln_task;
   const char *kiln_config;
+  const char *kiln_output_name; /* attrs.kiln_output_name: the model's name of this output */
   int num_inputs;          /* length of inputs */
   int32_t *inputs;         /* entry ids */
   int num_outputs;         /* attrs.num_outputs (1 for "null") */

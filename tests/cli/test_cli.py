@@ -49,7 +49,7 @@ def test_bad_shape_string(tmp_path):
 
 
 def test_bad_flags(tmp_path):
-    fails("compile", DIGITS, "-O", "7", "--input-shapes", "image:[1,1,8,8]", expect="optimization level")
+    fails("compile", DIGITS, "-O", "7", "--input-shapes", "image:[1,1,8,8]", expect="-O must be 0 to 3")
     fails("compile", DIGITS, "--target", "tpu", expect="target 'tpu' is not supported")
     fails("compile", DIGITS, "--no-such-flag", expect="unknown option")
     fails("run", "x.so", "--repeat", "-3", expect="non-negative integer")
@@ -123,7 +123,7 @@ def test_run_outputs_and_top(digits_so, tmp_path):
     assert "mean (ms)" in t and "median (ms)" in t and "std (ms)" in t
     o = str(tmp_path / "o.npz")
     kiln("run", digits_so, "--inputs", img, "-o", o)
-    assert np.load(o)["output_0"].shape == (1, 10)
+    assert np.load(o)["logits"].shape == (1, 10)  # the model's output name
 
 
 def test_show_names_fused_functions():

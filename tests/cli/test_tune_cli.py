@@ -42,7 +42,7 @@ def test_tasks_listing():
 
 def test_tune_compile_profile(tmp_path):
     log = str(tmp_path / "digits.json")
-    p = kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "1", "--trials", "6", "--tuner", "random",
+    p = kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "2", "--trials", "6", "--tuner", "random",
              "--number", "2", "--repeat", "2", "--parallel", "2", "--verify", "0")
     assert re.search(r"\[Task  2/ 4\]\s+Current/Best:\s+[\d.]+/\s*[\d.]+ GFLOPS \| Progress: \(6/6\) \| [\d.]+ s Done.",
                      p.stderr), p.stderr
@@ -53,7 +53,7 @@ def test_tune_compile_profile(tmp_path):
         assert r["input"][2][0] == ["TENSOR", [1, 16, 4, 4], "float32"]
         assert r["result"][1] == 0 and len(r["result"][0]) == 2
     # the same command again resumes: nothing new is measured
-    kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "1", "--trials", "6")
+    kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "2", "--trials", "6")
     assert len(open(log).read().splitlines()) == 6
     # the records apply; the other tasks fall back with one warning each
     so = str(tmp_path / "digits.so")

@@ -52,7 +52,7 @@ def model(tmp_path_factory):
 def run_model(d, so, env=None):
     out = str(d / "out.npz")
     kiln("run", so, "-i", str(d / "x.npy"), "-o", out, env=env)
-    return np.load(out)["output_0"]
+    return np.load(out)["y"]
 
 
 def rel(a, b):
@@ -97,7 +97,7 @@ def test_tasks_tune_records(model, tmp_path):
     assert "[Task  1/ 3] conv2d_NCHWc_winograd.x86 - Search space size:" in tasks
     assert "('TENSOR', (48, 48, 3, 3), 'float32')" in tasks
     log = str(tmp_path / "w.json")
-    kiln("tune", path, "-o", log, "--tasks", "1", "--trials", "4", "--tuner", "random", "--number", "1",
+    kiln("tune", path, "-o", log, "--tasks", "2", "--trials", "4", "--tuner", "random", "--number", "1",
          "--repeat", "1", "--parallel", "2", "--verify", "0")
     recs = [json.loads(l) for l in open(log)]
     assert len(recs) == 4
@@ -119,7 +119,7 @@ def test_direct_record_kept(model, tmp_path):
     d, path, ref = model
     off = env_with(KILN_WINOGRAD="0")
     log = str(tmp_path / "d.json")
-    kiln("tune", path, "-o", log, "--tasks", "1", "--trials", "2", "--tuner", "random", "--number", "1",
+    kiln("tune", path, "-o", log, "--tasks", "2", "--trials", "2", "--tuner", "random", "--number", "1",
          "--repeat", "1", "--parallel", "2", "--verify", "0", env=off)
     recs = [json.loads(l) for l in open(log)]
     assert recs and all(r["input"][1] == "conv2d_NCHWc.x86" for r in recs)

@@ -35,7 +35,7 @@ def test_model_matches_pytorch(name, exported, tmp_path):
     kiln("compile", prefix + ".onnx", "-o", so, "--input-shapes", "data:[1,3,224,224]")
     out = str(tmp_path / "out.npz")
     kiln("run", so, "--inputs", prefix + ".input.npy", "-o", out)
-    got = np.load(out)["output_0"]
+    got = np.load(out)["logits"]
     ref = np.load(prefix + ".output.npy")
     assert got.shape == ref.shape
     err = rel_l2(got, ref)
@@ -103,7 +103,7 @@ def test_digits_accuracy_equals_pytorch(tmp_path):
     np.savez(inp, image=images)
     out = str(tmp_path / "out.npz")
     kiln("run", so, "--inputs", inp, "-o", out)
-    got = np.load(out)["output_0"]
+    got = np.load(out)["logits"]
     assert rel_l2(got, logits) <= 1e-4
     correct = int((got.argmax(1) == labels).sum())
     ref = dict(line.split() for line in open(os.path.join(d, "reference.txt")))

@@ -399,7 +399,7 @@ def run_case(case, args, workroot):
                     case.status, case.reason = "fail", f"run {ds}: {describe_rc(rc)}: {first_line(err, 'run')}"
                     return case
                 with np.load(npz) as z:
-                    got = [z[f"output_{k}"] for k in range(len(z.files))]
+                    got = [z[k] for k in z.files]  # in output order, by the model's output names
                 refs = sorted((f for f in os.listdir(dpath) if f.startswith("output_")), key=lambda f: int(f[7:-3]))
                 if len(got) != len(refs):
                     case.status, case.reason = "fail", f"{ds}: {len(got)} outputs, expected {len(refs)}"

@@ -51,7 +51,7 @@ def compile_run(tmp_path, model, inputs, extra=()):
     p = kiln(*args)
     assert p.returncode == 0, p.stderr
     with np.load(str(tmp_path / "out.npz")) as z:
-        return [z[f"output_{i}"] for i in range(len(z.files))]
+        return [z[k] for k in z.files]  # in output order, by the model's output names
 
 
 def vi(name, dtype, shape):
