@@ -214,3 +214,64 @@ def test_c_api_page_covers_the_headers():
             internal |= _c_names(f.read())
     unknown = sorted(named - decl - internal)
     assert not unknown, "docs/c_api.md names unknown functions %s" % ", ".join(unknown)
+
+
+# ---- the command examples run as printed ----
+
+def _command_block(path, heading):
+    """The indented `kiln ...` lines of the first code block after a line
+    starting with heading."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index(heading)
+    lines, seen = [], False
+    for line in text[start:].split("\n")[1:]:
+        if line.startswith("    kiln "):
+            lines.append(line.strip())
+            seen = True
+        elif seen and line.strip():
+            break
+    assert lines, "no kiln commands after %r in %s" % (heading, path)
+    return lines
+
+
+@pytest.mark.parametrize("page,heading", [("README.md", "## Using Kiln"), ("docs/cli.md", "The typical session")])
+def test_command_examples_run_as_printed(page, heading, tmp_path):
+    """Each line runs with bash as printed, from a folder that looks like
+    the repository root (models/ is there), with build/ first on PATH and
+    the shipped records on: it succeeds and warns of nothing."""
+    os.symlink(os.path.join(ROOT, "models"), tmp_path / "models")
+    env = dict(os.environ, PATH=doccheck.BUILD + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("KILN_RECORDS_PATH", None)
+    shipped = _shipped_records_for_this_machine()
+    for cmd in _command_block(os.path.join(ROOT, page), heading):
+        p = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, "%s: `%s` failed (%d):\n%s%s" % (page, cmd, p.returncode, p.stdout, p.stderr)
+        # the shipped records cover the digits model: no fallback warnings
+        # where they are for this machine's class
+        if shipped:
+            assert "warning" not in p.stderr, "%s: `%s` warns:\n%s" % (page, cmd, p.stderr)
+
+
+def _shipped_records_for_this_machine():
+    """Whether records/ has records of this machine's target."""
+    files = glob.glob(os.path.join(ROOT, "records", "*.json"))
+    out = subprocess.run([KILN, "records", *files], capture_output=True, text=True, check=True).stdout
+    target = re.search(r"this machine's target: (.*)$", out, re.M).group(1).strip()
+    return any('"%s"' % target in open(f).read() for f in files)
+
+
+def test_quickstart_compile_has_shipped_records():
+    """Every tuning task of what tools/quickstart.sh compiles (the digits
+    model, batch 16) has a shipped record, so it prints no "no tuning
+    record" warnings where the records are for this machine's class."""
+    with open(os.path.join(ROOT, "tools", "quickstart.sh"), encoding="utf-8") as f:
+        shapes = re.search(r'--input-shapes "([^"]+)"', f.read()).group(1)
+    tasks = subprocess.run([KILN, "tasks", os.path.join(ROOT, "models", "digits", "digits.onnx"),
+                            "--input-shapes", shapes], capture_output=True, text=True, check=True).stdout
+    workloads = re.findall(r"workload: (\[.*?\](?: s\d+ p\d+)?),", tasks)
+    assert len(workloads) == 4, tasks
+    summary = subprocess.run([KILN, "records", *glob.glob(os.path.join(ROOT, "records", "*.json"))],
+                             capture_output=True, text=True, check=True).stdout
+    missing = [w for w in workloads if w not in summary]
+    assert not missing, "no shipped record for %s" % missing
