@@ -159,15 +159,36 @@ int npz_load(const char *path, int *count, NamedArray **out) {
       rc = kiln_set_error("'%s': unreadable member %lld", path, (long long)i);
       break;
     }
-    zip_file_t *f = zip_fopen_index(z, (zip_uint64_t)i, 0);
-    char *buf = xmalloc(st.size + 1);
-    zip_int64_t got = f ? zip_fread(f, buf, st.size) : -1;
+    /* read what the member holds, not what its header claims (a header
+     * can claim terabytes): the buffer grows with the data actually read */
+    zip_file_t *f = (st.valid & ZIP_STAT_SIZE) ? zip_fopen_index(z, (zip_uint64_t)i, 0) : NULL;
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
+    zip_int64_t got = f ? 1 : -1;
+    while (f && len < st.size) {
+      if (len == cap) {
+        size_t want = cap ? cap * 2 : 65536;
+        if (want > st.size) want = (size_t)st.size;
+        char *nb = realloc(buf, want + 1);
+        if (!nb) {
+          got = -1;
+          break;
+        }
+        buf = nb;
+        cap = want;
+      }
+      got = zip_fread(f, buf + len, cap - len);
+      if (got <= 0) break;
+      len += (size_t)got;
+    }
     if (f) zip_fclose(f);
-    if (got != (zip_int64_t)st.size) {
+    if (got < 0 || len != st.size) {
       free(buf);
-      rc = kiln_set_error("'%s': cannot read member '%s'", path, name);
+      rc = kiln_set_error("'%s': cannot read member '%s' (%llu of the %llu bytes its header gives)", path, name,
+                          (unsigned long long)len, (unsigned long long)st.size);
       break;
     }
+    if (!buf) buf = xmalloc(1);
     char *key = xstrdup(name);
     size_t kl = strlen(key);
     if (kl > 4 && !strcmp(key + kl - 4, ".npy")) key[kl - 4] = 0;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Run Kiln's libFuzzer targets (built with -DKILN_FUZZ=ON, see
+# CMakeLists.txt): first every input of tests/fuzz/regressions/TARGET once
+# (each a crash a fuzzer once found, kept so it stays fixed), then fuzz
+# each target for SECONDS from its committed seed corpus
+# tests/fuzz/corpus/TARGET (new inputs go to a scratch copy, so the
+# repository is not touched).  Any crash, leak, sanitizer report or
+# timeout fails the run; the input that caused it is saved under
+# BUILD/fuzz-artifacts/ to be added to tests/fuzz/regressions/TARGET.
+# Usage: bash tests/fuzz/run.sh BUILD-DIR [SECONDS-PER-TARGET]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="${1:?usage: tests/fuzz/run.sh BUILD-DIR [SECONDS]}"
+secs="${2:-25}"
+targets=(onnx records npy graph_json params)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+mkdir -p "$build/fuzz-artifacts"
+for t in "${targets[@]}"; do
+  bin="$build/fuzz_$t"
+  [ -x "$bin" ] || { echo "fuzz: $bin is missing (configure with -DKILN_FUZZ=ON, build fuzz_targets)" >&2; exit 1; }
+  if compgen -G "tests/fuzz/regressions/$t/*" >/dev/null; then
+    echo "fuzz: $t: regression inputs"
+    "$bin" -runs=1 tests/fuzz/regressions/"$t"/* 2>"$build/fuzz-artifacts/$t.regressions.log" ||
+      { tail -n 40 "$build/fuzz-artifacts/$t.regressions.log" >&2; exit 1; }
+  fi
+  scratch="$build/fuzz-corpus/$t"
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  echo "fuzz: $t: ${secs} s from tests/fuzz/corpus/$t"
+  if ! "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+      -artifact_prefix="$build/fuzz-artifacts/$t-" "$scratch" "tests/fuzz/corpus/$t" \
+      2>"$build/fuzz-artifacts/$t.log"; then
+    tail -n 60 "$build/fuzz-artifacts/$t.log" >&2
+    echo "fuzz: $t found a problem; the input is in $build/fuzz-artifacts/ (add it to tests/fuzz/regressions/$t/)" >&2
+    exit 1
+  fi
+  grep -E '^stat::number_of_executed_units|^stat::new_units_added' "$build/fuzz-artifacts/$t.log" | tr '\n' ' '
+  echo
+done
+echo "fuzz: no findings"
