@@ -462,7 +462,9 @@ static int graph_info(KilnArtifact *a, const KilnParamIndex *pi) {
   for (int h = 0; h < g.num_heads; h++) {
     int e = g.heads[h], n = g.entry_node[e];
     const char *name = g.nodes[n].name;
-    if (g.nodes[n].num_outputs > 1) {
+    if (g.nodes[n].kiln_output_name && *g.nodes[n].kiln_output_name) {
+      name = g.nodes[n].kiln_output_name; /* the model's name, as the executor reports it */
+    } else if (g.nodes[n].num_outputs > 1) {
       size_t l = strlen(name) + 16;
       char *s = kiln_arena_alloc(ar, l);
       snprintf(s, l, "%s:%d", name, e - g.nodes[n].first_entry);

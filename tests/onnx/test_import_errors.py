@@ -97,11 +97,12 @@ def test_every_op_bad_arity(tmp_path):
     for row in latest_rows():
         dom, op, since = row[0], row[1], row[2]
         opset = max(since, 7) if not dom else 17
+        tag = (dom.replace(".", "_") + "_" if dom else "") + op
         for k, (label, names, expect) in enumerate(mutations(row)):
-            path = str(tmp_path / f"{op}_{k}.onnx")
-            node = helper.make_node(op, names, ["y"], name=f"bad_{op}_{k}", domain=dom)
+            path = str(tmp_path / f"{tag}_{k}.onnx")
+            node = helper.make_node(op, names, ["y"], name=f"bad_{tag}_{k}", domain=dom)
             write_model(path, node, opset, sorted({n for n in names if n}) or ["x0"], domain=dom)
-            cases.append((op, label, path, f"bad_{op}_{k}", expect))
+            cases.append((op, label, path, f"bad_{tag}_{k}", expect))
     assert len({c[0] for c in cases}) > 150, "the table should have well over 150 ops"
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as ex:
         results = list(ex.map(lambda c: show(c[2]), cases))
