@@ -141,6 +141,8 @@ static void test_vmath_generated(void) {
     double bound = ops[k].ref ? ops[k].bound : 4;
     CHECK_MSG(worst <= bound, "%s: generated kernel %.3f ulp, bound %g", silu ? "silu" : topi_unary_name(ops[k].op),
               worst, bound);
+    kiln_array_free(a);
+    kiln_array_free(r);
     kiln_module_free(mod);
   }
 }
