@@ -33,7 +33,7 @@ API_FUNC(drv_lower) {
   if (api_argc(&c, 3, -1) || !(s = api_obj(&c, 0, KOBJ_SCHEDULE)) || !(name = api_str(&c, 1)) ||
       api_int(&c, 2, &simple) || !(targs = (Tensor **)api_obj_list(&c, 3, KOBJ_TENSOR, &n)))
     return -1;
-  opt.simple_mode = simple != 0;
+  (void)simple; /* TVM's flag, accepted: Kiln's lowering has one mode */
   if (n == 0) return api_error(&c, "no argument tensors given");
   return api_ret_obj(&c, ret, ret_code, kiln_lower(s, n, targs, name, &opt));
 }
@@ -54,7 +54,7 @@ API_FUNC(drv_lower_target) {
       !(targs = (Tensor **)api_obj_list(&c, 4, KOBJ_TENSOR, &n)))
     return -1;
   target_lower_options(target, &opt);
-  opt.simple_mode = simple != 0;
+  (void)simple; /* TVM's flag, accepted: Kiln's lowering has one mode */
   if (n == 0) return api_error(&c, "no argument tensors given");
   return api_ret_obj(&c, ret, ret_code, kiln_lower(s, n, targs, name, &opt));
 }

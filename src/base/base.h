@@ -19,6 +19,7 @@
 #define KILN_BASE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,10 @@
  * callers can write `return kiln_set_error(...)`. */
 int kiln_set_error(const char *fmt, ...) KILN_PRINTF(1, 2);
 int kiln_set_error_v(const char *fmt, va_list ap);
+/* Whether the compiler's pipelines check their IR between passes
+ * (graph_verify, ir_verify): always in debug builds (no NDEBUG), else when
+ * $KILN_VERIFY is set and not "0" (the tests set it). */
+bool kiln_verify_enabled(void);
 /* Prefix the current message with more context: "ctx: old message". */
 int kiln_error_context(const char *fmt, ...) KILN_PRINTF(1, 2);
 const char *kiln_get_error(void);

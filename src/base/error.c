@@ -56,3 +56,12 @@ void kiln_panic(const char *file, int line, const char *fmt, ...) {
   fflush(stderr);
   abort();
 }
+
+bool kiln_verify_enabled(void) {
+#ifndef NDEBUG
+  return true;
+#else
+  const char *e = getenv("KILN_VERIFY");
+  return e && *e && strcmp(e, "0");
+#endif
+}

@@ -118,7 +118,7 @@ static Opt compile_opts[] = {
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
     {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources (and GPU kernels), graph JSON and params there", false, NULL, NULL, 0},
-    {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a pass (or all) to stdout", false, NULL, NULL, 0},
+    {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a graph pass to stdout, or each kernel's loop IR after a lowering pass to stderr (or all)", false, NULL, NULL, 0},
     {"--tuning-records", NULL, OPT_MULTI, "FILE", "use the best configs of these tuning records (AutoTVM v0.1/v0.2 JSON lines; repeatable)", false, NULL, NULL, 0},
     {"--no-shipped-records", NULL, OPT_FLAG, NULL, "ignore the tuning records Kiln ships for this machine", false, NULL, NULL, 0},
     {"--quiet-fallback", NULL, OPT_FLAG, NULL, "no warning for tasks that take the fallback config", false, NULL, NULL, 0},
@@ -176,6 +176,8 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   memset(&bo, 0, sizeof bo);
   bo.opt_level = (int)lvl;
   bo.target = target;
+  Opt *dump = cli_opt(cmd, "--dump-after");
+  if (dump->set) bo.dump_lower = dump->value; /* the lowering passes' names; graph passes dump while optimizing */
   Opt *ed = cli_opt(cmd, "--emit-dir");
   if (ed->set) bo.emit_dir = ed->value;
   if (isatty(2)) bo.progress = progress;

@@ -19,6 +19,8 @@ typedef struct GraphBuildOptions {
   void *progress_ud;
   CompileOptions copt;
   bool no_vector;            /* scalar loops only (standalone C for any C99 compiler) */
+  const char *dump_lower;    /* print each kernel's loop IR after this lowering
+                              * pass ("all") to stderr (--dump-after) */
 } GraphBuildOptions;
 
 typedef struct GraphBuildStats {

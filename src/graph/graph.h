@@ -249,6 +249,13 @@ typedef struct GraphOptions {
   const struct Target *target; /* compiled for (NULL: the host, target_host) */
 } GraphOptions;
 
+/* ===== verify.c ===== */
+
+/* The graph's invariants (topological order, ids, arity, every type as its
+ * op infers it now, outputs in the graph): 0, or -1 + an error naming the
+ * pass (`after`, may be NULL), the node and the rule. */
+int graph_verify(Graph *g, const char *after);
+
 /* Run the optimization pipeline; returns the new graph (the input graph is
  * freed when a pass replaces it), or NULL + error. */
 Graph *graph_optimize(Graph *g, const GraphOptions *opt);

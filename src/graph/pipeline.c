@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lower/lower.h"
 #include "passes/passes.h"
 
 typedef struct PassDef {
@@ -17,7 +18,6 @@ typedef struct PassDef {
 } PassDef;
 
 static const PassDef pipeline[] = {
-    {"infer_types", 0, pass_infer_types},
     {"simplify_inference", 0, pass_simplify_inference},
     {"fold_constant", 1, pass_fold_constant},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
@@ -60,17 +60,28 @@ Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
     return NULL;
   }
   if (opt->dump_after && strcmp(opt->dump_after, "all")) {
+    /* one list of names: the graph passes, then the lowering passes
+     * (whose dumps the build prints, GraphBuildOptions.dump_lower) */
     bool known = false;
     for (int i = 0; i < NPASSES; i++) known |= !strcmp(pipeline[i].name, opt->dump_after);
+    for (const char *const *l = lower_pass_names(); *l; l++) known |= !strcmp(*l, opt->dump_after);
     if (!known) {
       StrBuf sb = {0};
       int n;
       const char *const *names = graph_pass_names(&n);
       for (int i = 0; i < n; i++) sb_printf(&sb, "%s%s", i ? ", " : "", names[i]);
+      for (const char *const *l = lower_pass_names(); *l; l++) sb_printf(&sb, ", %s", *l);
       kiln_set_error("unknown pass '%s' for --dump-after (passes: %s, or all)", opt->dump_after, sb.data);
       sb_free(&sb);
       return NULL;
     }
+  }
+  /* the invariants every pass keeps (verify.c), checked between passes in
+   * debug builds and in the tests */
+  bool verify = kiln_verify_enabled();
+  if (verify && graph_verify(g, "import")) {
+    graph_free(g);
+    return NULL;
   }
   for (int i = 0; i < NPASSES; i++) {
     if (opt->opt_level < pipeline[i].min_level) continue;
@@ -86,6 +97,10 @@ Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
     }
     graph_free(g);
     g = ng;
+    if (verify && graph_verify(g, pipeline[i].name)) {
+      graph_free(g);
+      return NULL;
+    }
     dump(opt, pipeline[i].name, g);
   }
   return g;

@@ -11,10 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void dump(const LowerOptions *opt, const char *pass, Stmt *s) {
-  if (!opt || !opt->dump_after || !s) return;
-  if (strcmp(opt->dump_after, "all") && strcmp(opt->dump_after, pass)) return;
-  fprintf(stderr, "// after %s\n%s\n", pass, ir_stmt_str(s));
+/* The passes, in order: the names dump_after (and --dump-after) take. */
+static const char *const pass_names[] = {"schedule_ops", "flatten",     "simplify", "vectorize",         "unroll",
+                                         "simplify2",    "remove_noop", "vthread",  "split_host_device", NULL};
+
+const char *const *lower_pass_names(void) { return pass_names; }
+
+/* After each pass: the IR's invariants (verify.c) in debug builds and the
+ * tests, then the dump. */
+typedef struct After {
+  const LowerOptions *opt;
+  LoweredFunc *f;
+  bool verify;
+} After;
+
+static int after(After *a, const char *pass, Stmt *s, bool flattened) {
+  if (!s) return -1;
+  a->f->body = s;
+  if (a->verify && ir_verify(a->f, pass, flattened)) return -1;
+  const LowerOptions *opt = a->opt;
+  if (opt && opt->dump_after && (!strcmp(opt->dump_after, "all") || !strcmp(opt->dump_after, pass)))
+    fprintf(stderr, "// after %s in %s\n%s\n", pass, a->f->name, ir_stmt_str(s));
+  return 0;
 }
 
 static int check_args(Schedule *s, int nargs, Tensor **args) {
@@ -49,8 +67,6 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
   Stmt *body = lower_schedule_ops(c, &b, nargs, args);
   lower_bounds_free(&b);
   if (!body) return NULL;
-  dump(&o, "schedule_ops", body);
-
   LoweredFunc *f = KNEW(LoweredFunc);
   f->okind = KOBJ_FUNC;
   f->name = kstrdup(name ? name : "default_function");
@@ -58,34 +74,26 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
   f->args = kmemdup(args, sizeof(Tensor *) * (size_t)nargs);
   f->arg_bufs = KNEWN(Expr *, nargs > 0 ? nargs : 1);
   for (int i = 0; i < nargs; i++) f->arg_bufs[i] = ir_var(args[i]->name, DT_HANDLE);
-
+  After a = {&o, f, kiln_verify_enabled()};
+  if (after(&a, "schedule_ops", body, false)) return NULL;
   if (o.no_vector) body = lower_scalarize(body); /* plain C99: vectorized loops stay loops */
-  body = lower_flatten(body, c, nargs, args, f->arg_bufs);
-  if (!body) return NULL;
-  dump(&o, "flatten", body);
-  body = ir_simplify_stmt(body);
-  dump(&o, "simplify", body);
-  body = lower_vectorize(body, &f->notes);
-  dump(&o, "vectorize", body);
-  body = lower_unroll(body, o.auto_unroll_max_step);
-  dump(&o, "unroll", body);
-  body = ir_simplify_stmt(body);
-  dump(&o, "simplify2", body);
-  body = lower_remove_noop(body);
-  dump(&o, "remove_noop", body);
-  if (!body) return NULL;
+  if (after(&a, "flatten", lower_flatten(body, c, nargs, args, f->arg_bufs), true) ||
+      after(&a, "simplify", ir_simplify_stmt(f->body), true) ||
+      after(&a, "vectorize", lower_vectorize(f->body, &f->notes), true) ||
+      after(&a, "unroll", lower_unroll(f->body, o.auto_unroll_max_step), true) ||
+      after(&a, "simplify2", ir_simplify_stmt(f->body), true) ||
+      after(&a, "remove_noop", lower_remove_noop(f->body), true))
+    return NULL;
   /* a GPU target: virtual threads, then host and kernels with barriers */
   bool gpu = o.device_type && o.device_type != kDLCPU;
   f->device_type = gpu ? o.device_type : kDLCPU;
   f->gpu_arch = o.gpu_arch ? kstrdup(o.gpu_arch) : NULL;
+  if (gpu && after(&a, "vthread", lower_inject_virtual_thread(f->body), true)) return NULL;
   if (gpu) {
-    body = lower_inject_virtual_thread(body);
-    dump(&o, "vthread", body);
-  }
-  f->body = body;
-  if (gpu) {
-    if (lower_split_host_device(f, &o)) return NULL;
-    dump(&o, "split_host_device", f->body);
+    /* host and kernels are separate functions from here: dumped, not
+     * verified as one */
+    a.verify = false;
+    if (lower_split_host_device(f, &o) || after(&a, "split_host_device", f->body, true)) return NULL;
   }
   return f;
 }

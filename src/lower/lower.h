@@ -64,7 +64,6 @@ typedef struct LoweredFunc {
 
 /* Options for the lowering pipeline. */
 typedef struct LowerOptions {
-  bool simple_mode;     /* stop before the last cleanups TVM skips */
   const char *dump_after; /* print the IR after this pass to stderr ("all") */
   int auto_unroll_max_step; /* unroll inner loops up to this many steps (0 off) */
   bool no_vector;       /* vectorized loops stay scalar loops (plain C99 output) */
@@ -83,6 +82,13 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
                         const LowerOptions *opt);
 /* The text of a lowered function's body, as TVM's simple_mode prints it. */
 const char *kiln_lowered_str(LoweredFunc *f);
+/* The lowering passes' names, in order, NULL-terminated: what
+ * LowerOptions.dump_after (and --dump-after, with the graph passes)
+ * takes. */
+const char *const *lower_pass_names(void);
+/* The loop IR's invariants after the pass `after` (verify.c): 0, or -1 +
+ * an error naming the pass and the rule. */
+int ir_verify(const LoweredFunc *f, const char *after, bool flattened);
 
 /* ===== inline.c ===== */
 

@@ -27,6 +27,7 @@ extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
 extern const TestCase vmath_tests[];
 extern const TestCase target_tests[];
+extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase winograd_tests[];
 
@@ -40,6 +41,7 @@ static const TestSuite suites[] = {
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
     {"target", target_tests},
+    {"verify", verify_tests},
     {"artifact", artifact_tests},
     {"autotune", autotune_tests},
     {"autotune_records", autotune_records_tests},
@@ -98,6 +100,8 @@ int main(int argc, char **argv) {
     return autotune_worker_main(argc - 2, argv + 2);
   }
   const char *filter = argc > 1 ? argv[1] : NULL;
+  /* every pipeline checks its IR between passes (graph_verify, ir_verify) */
+  setenv("KILN_VERIFY", "1", 0);
   int passed = 0, failed = 0;
   for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
     for (const TestCase *t = suites[s].cases; t->name; t++) {

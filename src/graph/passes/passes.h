@@ -2,7 +2,6 @@
  * passes.h - the graph passes, one per file, each Graph -> new Graph (NULL
  * + error on failure); pipeline.c runs them in order.
  *
- *   infer_types.c         rebuild the graph, re-inferring every type
  *   simplify_inference.c  batch_norm -> multiply/add; dropout removed
  *   fold_constant.c       evaluate calls whose inputs are all constants
  *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
@@ -22,7 +21,6 @@ typedef struct PassContext {
   const Target *target; /* never NULL */
 } PassContext;
 
-Graph *pass_infer_types(Graph *g, const PassContext *pc);
 Graph *pass_simplify_inference(Graph *g, const PassContext *pc);
 Graph *pass_fold_constant(Graph *g, const PassContext *pc);
 Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
