@@ -161,3 +161,8 @@ def test_fuzz_findings_stay_fixed(digits_so, tmp_path):
     npz = tmp_path / "huge.npz"
     npz.write_bytes(data[1:])  # the first byte chose the .npz reader
     status(1, "run", digits_so, "--inputs", str(npz), expect="cannot read member .* bytes its header gives")
+    # Clip with a non-constant bound of another type than x: the failed
+    # maximum call left x NULL and the handler read it
+    clip = os.path.join(ROOT, "tests", "fuzz", "regressions", "onnx", "clip-bound-of-another-type.onnx")
+    p = kiln("show", clip, check=False)
+    assert p.returncode == 1 and p.stderr.startswith("kiln show: "), p.stderr

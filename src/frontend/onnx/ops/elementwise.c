@@ -191,6 +191,7 @@ int onnx_h_clip(Importer *im) {
     }
     if (dyn_lo) x = imp_call2(im, "maximum", x, mn);
     if (dyn_hi) x = imp_call2(im, "minimum", x, mx);
+    if (!x) return -1; /* (a bound of another type: the call's error names it) */
   }
   if (!dt_is_float(x->type.dtype)) {
     if (isinf(lo)) lo = (double)dt_int_min(x->type.dtype);
