@@ -129,7 +129,7 @@ static bool int_list(const cJSON *j, int *n, int64_t **out) {
   *out = KNEWN(int64_t, *n > 0 ? *n : 1);
   for (int i = 0; i < *n; i++) {
     const cJSON *x = cJSON_GetArrayItem(j, i);
-    if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble)) return false;
+    if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) >= 9.2e18) return false;
     (*out)[i] = (int64_t)x->valuedouble;
   }
   return true;

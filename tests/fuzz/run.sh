@@ -13,7 +13,9 @@ cd "$(dirname "$0")/../.."
 build="${1:?usage: tests/fuzz/run.sh BUILD-DIR [SECONDS]}"
 secs="${2:-25}"
 targets=(onnx records npy graph_json params)
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+# allocator_may_return_null: an absurd allocation fails as malloc does
+# (the code must then report an error), instead of ASan aborting
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 mkdir -p "$build/fuzz-artifacts"
 for t in "${targets[@]}"; do
