@@ -7,6 +7,7 @@
 # repository is not touched).  Any crash, leak, sanitizer report or
 # timeout fails the run; the input that caused it is saved under
 # BUILD/fuzz-artifacts/ to be added to tests/fuzz/regressions/TARGET.
+# The seed is fixed (KILN_FUZZ_SEED, default 1) so a run can be repeated.
 # Usage: bash tests/fuzz/run.sh BUILD-DIR [SECONDS-PER-TARGET]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +31,7 @@ for t in "${targets[@]}"; do
   rm -rf "$scratch"
   mkdir -p "$scratch"
   echo "fuzz: $t: ${secs} s from tests/fuzz/corpus/$t"
-  if ! "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  if ! "$bin" -seed="${KILN_FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="$build/fuzz-artifacts/$t-" "$scratch" "tests/fuzz/corpus/$t" \
       2>"$build/fuzz-artifacts/$t.log"; then
     tail -n 60 "$build/fuzz-artifacts/$t.log" >&2
