@@ -142,18 +142,26 @@ def test_cli_reference_matches_help():
 # ---- install page, links ----
 
 def _apt_packages(text):
-    m = re.search(r"apt-get install[^\n]*((?:\\\n[^\n]*)*)", text)
-    assert m, "no apt-get install command"
-    words = m.group(0).replace("\\\n", " ").split()
+    """The packages of the first 'apt-get install' command in text,
+    following its backslash-continued lines."""
+    start = text.find("apt-get install")
+    assert start >= 0, "no apt-get install command"
+    words = []
+    for line in text[start:].splitlines():
+        cont = line.rstrip().endswith("\\")
+        words += line.rstrip().rstrip("\\").split()
+        if not cont:
+            break
     return sorted(w for w in words[2:] if not w.startswith("-") and w not in (">/dev/null",))
 
 
 def test_install_lists_the_ci_packages():
     with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
         ci = _apt_packages(f.read())
-    with open(os.path.join(DOCS, "install.md"), encoding="utf-8") as f:
-        doc = _apt_packages(f.read())
-    assert doc == ci, "docs/install.md installs %s, .ci/run %s" % (doc, ci)
+    for page in (os.path.join(DOCS, "install.md"), os.path.join(ROOT, "README.md")):
+        with open(page, encoding="utf-8") as f:
+            doc = _apt_packages(f.read())
+        assert doc == ci, "%s installs %s, .ci/run %s" % (os.path.relpath(page, ROOT), doc, ci)
 
 
 def test_relative_links_resolve():
