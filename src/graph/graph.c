@@ -112,18 +112,31 @@ GNode *graph_scalar(Graph *g, double v, DType t) {
   DLDevice cpu = {kDLCPU, 0};
   if (kiln_array_empty(0, NULL, t, cpu, &a)) return NULL;
   void *p = a->data;
+  /* An integer scalar is converted through int64 (narrower types wrap, as
+   * C's integer conversions define); a value no int64 or uint64 can hold
+   * (NaN, +-inf, beyond 2^64 or below -2^63) is an error, never the
+   * undefined float-to-integer conversion. */
+  if ((t.code == kDLInt || t.code == kDLUInt) && t.bits > 1 &&
+      !(v >= -9223372036854775808.0 && v < (t.code == kDLUInt ? 18446744073709551616.0 : 9223372036854775808.0))) {
+    kiln_array_free(a);
+    return kiln_set_error("scalar constant %g does not fit in %s", v, dt_str(t)), NULL;
+  }
+  int64_t iv = 0;
+  uint64_t uv = 0;
+  if (t.code == kDLInt && t.bits > 1) iv = (int64_t)v;
+  if (t.code == kDLUInt && t.bits > 1) uv = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
   if (t.code == kDLFloat && t.bits == 32) *(float *)p = (float)v;
   else if (t.code == kDLFloat && t.bits == 64) *(double *)p = v;
   else if (t.code == kDLFloat && t.bits == 16) *(_Float16 *)p = (_Float16)v;
-  else if (t.code == kDLInt && t.bits == 64) *(int64_t *)p = (int64_t)v;
-  else if (t.code == kDLInt && t.bits == 32) *(int32_t *)p = (int32_t)v;
-  else if (t.code == kDLInt && t.bits == 16) *(int16_t *)p = (int16_t)v;
-  else if (t.code == kDLInt && t.bits == 8) *(int8_t *)p = (int8_t)v;
-  else if (t.code == kDLUInt && t.bits == 8) *(uint8_t *)p = (uint8_t)v;
+  else if (t.code == kDLInt && t.bits == 64) *(int64_t *)p = iv;
+  else if (t.code == kDLInt && t.bits == 32) *(int32_t *)p = (int32_t)iv;
+  else if (t.code == kDLInt && t.bits == 16) *(int16_t *)p = (int16_t)iv;
+  else if (t.code == kDLInt && t.bits == 8) *(int8_t *)p = (int8_t)iv;
+  else if (t.code == kDLUInt && t.bits == 8) *(uint8_t *)p = (uint8_t)uv;
   else if (t.code == kDLUInt && t.bits == 1) *(uint8_t *)p = v != 0;
-  else if (t.code == kDLUInt && t.bits == 16) *(uint16_t *)p = (uint16_t)v;
-  else if (t.code == kDLUInt && t.bits == 32) *(uint32_t *)p = (uint32_t)v;
-  else if (t.code == kDLUInt && t.bits == 64) *(uint64_t *)p = (uint64_t)v;
+  else if (t.code == kDLUInt && t.bits == 16) *(uint16_t *)p = (uint16_t)uv;
+  else if (t.code == kDLUInt && t.bits == 32) *(uint32_t *)p = (uint32_t)uv;
+  else if (t.code == kDLUInt && t.bits == 64) *(uint64_t *)p = uv;
   else {
     kiln_array_free(a);
     return kiln_set_error("scalar constant of type %s is not supported", dt_str(t)), NULL;

@@ -45,7 +45,8 @@ static int infer_reshape(GNode *n, TType *out) {
       return kiln_set_error("newshape[%d] = %lld is invalid", i, (long long)v);
     }
     r.shape[i] = v;
-    known *= v;
+    if (__builtin_mul_overflow(known, v, &known))
+      return kiln_set_error("newshape's dimensions multiply past 2^63 elements (at newshape[%d] = %lld)", i, (long long)v);
   }
   int64_t total = ttype_numel(d);
   if (infer_at >= 0) {

@@ -142,7 +142,10 @@ int onnx_h_Scan(Importer *im) {
     if (!(state0[i] = imp_input(im, first + i))) return imp_error(im, "state input %d is missing", i);
   for (int k = 0; k < M; k++)
     if (!(xs0[k] = imp_input(im, first + nstate + k))) return imp_error(im, "scan input %d is missing", k);
+  if (v8 && xs0[0]->type.ndim < 1) return imp_error(im, "scan input 0 has no batch axis (opset 8 Scan takes [batch, ...])");
   int64_t B = v8 ? xs0[0]->type.shape[0] : 1;
+  if (B < 1 || B > MAX_UNROLL)
+    return imp_error(im, "a batch of %lld is not supported (1 to %d; the scan is unrolled)", (long long)B, MAX_UNROLL);
   GNode ***finals = KNEWN(GNode **, B + 1);
   AVec **outs = KNEWN(AVec *, B + 1);
   for (int64_t b = 0; b < B; b++) {
