@@ -42,7 +42,7 @@ f["hard_sigmoid"](data, out)
 expected = np.clip(alpha * data + beta, 0, 1)
 print("by hand matches NumPy:", np.allclose(out.numpy(), expected))
 
-# 3. The op-table row (nn.hard_sigmoid in src/graph/op_elemwise.c) and the
+# 3. The op-table row (nn.hard_sigmoid in src/graph/ops/elemwise.c) and the
 #    ONNX mapping (HardSigmoid in src/frontend/onnx/ops/elementwise.c) put the
 #    same compute and schedule behind a model's node.
 node = helper.make_node("HardSigmoid", ["x"], ["y"], alpha=alpha, beta=beta)

@@ -27,8 +27,8 @@
 #include <string.h>
 
 #include "../autotune/autotune.h"
-#include "../graph/build.h"
-#include "../graph/op_strategy.h"
+#include "../graph/backend/build.h"
+#include "../graph/backend/strategy.h"
 
 static _Thread_local char *last_text;
 

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "../frontend/onnx/import.h"
-#include "../graph/build.h"
+#include "../graph/backend/build.h"
 
 /* Strings returned to the caller: kiln_func_call copies them after the
  * function returns, so each thread keeps its last one until the next. */

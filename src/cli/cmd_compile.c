@@ -12,8 +12,8 @@
 
 #include "cli.h"
 #include "frontend/onnx/import.h"
-#include "graph/build.h"
-#include "graph/op_strategy.h"
+#include "graph/backend/build.h"
+#include "graph/backend/strategy.h"
 #include "npy.h"
 
 static void progress(int done, int total, void *ud) {

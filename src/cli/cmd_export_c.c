@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "graph/build.h"
+#include "graph/backend/build.h"
 
 typedef struct Choice {
   const char *name;

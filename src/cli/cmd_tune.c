@@ -17,8 +17,8 @@
 #include "autotune/autotune.h"
 #include "cli.h"
 #include "frontend/onnx/import.h"
-#include "graph/build.h"
-#include "graph/op_strategy.h"
+#include "graph/backend/build.h"
+#include "graph/backend/strategy.h"
 
 /* Import, optimize and extract; NULL after printing an error. */
 static AVec *load_tasks(Command *cmd, const char *path, long lvl, Graph **gout) {

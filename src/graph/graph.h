@@ -21,17 +21,20 @@
  *
  * Files:
  *   graph.c        nodes, types, attributes, builders, topological order
- *   ops.c          the op table: one row per op (inputs, attributes, type
- *                  inference, fusion pattern, compute, schedule strategy)
- *   op_*.c         the rows, grouped by kind
  *   printer.c      Relay-style text
  *   fuse.c         fused groups and TVM's fused-function names
- *   build.c        groups -> te -> schedules -> one module with graph JSON
- *                  and params embedded
- *   export_c*.c    groups -> standalone C: kernels, the memory plan as
- *                  workspace offsets, NAME_run, weights (export_c.h)
+ *   verify.c       the graph's invariants, checked between passes
  *   pipeline.c     the pass list
- *   passes/       one pass a file (see passes/passes.h)
+ *   passes/        one pass a file (see passes/passes.h)
+ *   ops/           the op table: one row per op (inputs, attributes, type
+ *                  inference, fusion pattern, compute, schedule strategy)
+ *                  in elemwise.c, nn.c, transform.c, reduce.c; their
+ *                  computes (compute.c); the table (table.c)
+ *   backend/       TVM's relay/backend: strategies (strategy.c), configs
+ *                  from records (dispatch.c), tuning tasks (tasks.c),
+ *                  groups -> te -> schedules -> one module (build.c,
+ *                  schedule.c), constant evaluation (eval.c), standalone
+ *                  C (export_c*.c)
  */
 #ifndef KILN_GRAPH_H
 #define KILN_GRAPH_H

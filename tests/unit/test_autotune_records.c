@@ -14,8 +14,8 @@
 
 #include "autotune/autotune.h"
 #include "frontend/onnx/import.h"
-#include "graph/build.h"
-#include "graph/op_strategy.h"
+#include "graph/backend/build.h"
+#include "graph/backend/strategy.h"
 #include "kernel_util.h"
 
 static const char *pyf(double v) {

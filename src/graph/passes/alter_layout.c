@@ -27,7 +27,7 @@
 
 #include "../../knob/knob.h"
 #include "../../topi/topi.h"
-#include "../op_strategy.h"
+#include "../backend/strategy.h"
 #include "passes.h"
 
 typedef struct Alt {

@@ -1,5 +1,5 @@
-/* op_util.c - shape helpers for the op-table rows (see op_util.h). */
-#include "op_util.h"
+/* util.c - shape helpers for the op-table rows (see util.h). */
+#include "util.h"
 
 #include <string.h>
 

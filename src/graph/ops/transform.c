@@ -1,15 +1,15 @@
 /*
- * op_transform.c - op-table rows for data movement: reshape, transpose,
+ * transform.c - op-table rows for data movement: reshape, transpose,
  * squeeze/expand_dims, concatenate, strided_slice, take (gather),
  * gather_elements, pad, tile, broadcast_to, resize, depth/space
  * rearrangements, layout_transform and one_hot.  All are injective.
  */
-#include "op_util.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_compute.h"
+#include "compute.h"
 
 /* nn.batch_flatten: (N, d1, d2, ...) -> (N, d1 * d2 * ...) */
 static int infer_batch_flatten(GNode *n, TType *out) {

@@ -1,15 +1,15 @@
 /*
- * op_strategy.h - schedule strategies: which tuning task (template) an
- * anchor op uses, with which config (op_strategy.c); and the dispatch of
+ * strategy.h - schedule strategies: which tuning task (template) an
+ * anchor op uses, with which config (strategy.c); and the dispatch of
  * configs from tuning records (dispatch.c).
  */
 #ifndef KILN_GRAPH_OP_STRATEGY_H
 #define KILN_GRAPH_OP_STRATEGY_H
 
-#include "../target/target.h"
-#include "graph.h"
+#include "../../target/target.h"
+#include "../graph.h"
 
-/* ===== op_strategy.c ===== */
+/* ===== strategy.c ===== */
 
 int strategy_conv2d(GNode *n, const Target *t, Strategy *st);
 int strategy_dense(GNode *n, const Target *t, Strategy *st);

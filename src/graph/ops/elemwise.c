@@ -1,9 +1,9 @@
 /*
- * op_elemwise.c - op-table rows for elementwise and broadcasting ops:
+ * elemwise.c - op-table rows for elementwise and broadcasting ops:
  * unary math, activations, binary arithmetic and comparisons with NumPy
  * broadcasting, where, cast, clip.
  */
-#include "op_util.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -110,9 +110,9 @@ static int infer_bias_add(GNode *n, TType *out) {
   return 0;
 }
 
-/* The compute adapters live in op_compute.c (they call the operator
+/* The compute adapters live in compute.c (they call the operator
  * library); rows name them through this table. */
-#include "op_compute.h"
+#include "compute.h"
 
 #define UN(name, infer, pat) {name, 1, 1, pat, infer, compute_elemwise, NULL, NULL}
 #define UN_SIG(name, infer, pat, sig) {name, 1, 1, pat, infer, compute_elemwise, NULL, sig}

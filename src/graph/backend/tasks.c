@@ -11,10 +11,10 @@
  * blocks alter_layout chose do not change the task.  Fallback warnings are
  * silenced while extracting.
  */
-#include "../knob/knob.h"
-#include "../topi/topi.h"
+#include "../../knob/knob.h"
+#include "../../topi/topi.h"
 #include "build.h"
-#include "op_strategy.h"
+#include "strategy.h"
 
 #include <string.h>
 

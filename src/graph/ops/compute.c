@@ -1,16 +1,16 @@
 /*
- * op_compute.c - the op table's compute adapters: read a node's
+ * compute.c - the op table's compute adapters: read a node's
  * attributes and call the operator library (src/topi).  One function per
  * op family dispatches on the op name; each op's row in op_*.c points at
  * its family.
  */
-#include "op_compute.h"
+#include "compute.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "op_strategy.h"
-#include "op_util.h"
+#include "../backend/strategy.h"
+#include "util.h"
 
 static const char *nm(GNode *n) { return n->op->name; }
 static bool is(GNode *n, const char *s) { return !strcmp(n->op->name, s); }
@@ -259,7 +259,7 @@ Tensor *compute_transform(GNode *n, Tensor **ins, const Strategy *st) {
   return kiln_set_error("no compute for %s", nm(n)), NULL;
 }
 
-/* reduce axes of the node (see op_reduce.c) */
+/* reduce axes of the node (see reduce.c) */
 int reduce_axes(GNode *n, const TType *d, bool *mask);
 
 Tensor *compute_reduce(GNode *n, Tensor **ins, const Strategy *st) {

@@ -1,5 +1,5 @@
 /*
- * op_strategy.c - schedule strategies for anchor ops: which tuning task
+ * strategy.c - schedule strategies for anchor ops: which tuning task
  * (template) a convolution or dense layer uses, its workload in TVM's
  * argument order, and the config it gets.  Configs come from the dispatch
  * context (tuned records, then the records Kiln ships), else the
@@ -11,16 +11,16 @@
  * records).  The NCHW[x]c computes of the x86 templates are built here
  * too.
  */
-#include "op_strategy.h"
+#include "strategy.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../knob/knob.h"
-#include "../topi/topi.h"
-#include "op_compute.h"
-#include "op_util.h"
+#include "../../knob/knob.h"
+#include "../../topi/topi.h"
+#include "../ops/compute.h"
+#include "../ops/util.h"
 
 static void read2i(GNode *n, const char *key, int d, int out[2]) {
   const int64_t *v;

@@ -1,11 +1,11 @@
 /*
- * op_reduce.c - op-table rows for reductions over a set of axes (attribute
+ * reduce.c - op-table rows for reductions over a set of axes (attribute
  * "axis": list; absent or empty = all axes) with "keepdims", and the
  * arg-reductions (one axis, int64 indices).
  */
-#include "op_util.h"
+#include "util.h"
 
-#include "op_compute.h"
+#include "compute.h"
 
 /* Which axes are reduced (mask), from the node's attributes. */
 int reduce_axes(GNode *n, const TType *d, bool *mask);

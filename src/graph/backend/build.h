@@ -5,9 +5,9 @@
 #ifndef KILN_GRAPH_BUILD_H
 #define KILN_GRAPH_BUILD_H
 
-#include "../codegen/codegen.h"
-#include "../target/target.h"
-#include "graph.h"
+#include "../../codegen/codegen.h"
+#include "../../target/target.h"
+#include "../graph.h"
 
 typedef struct GraphBuildOptions {
   int opt_level;

@@ -1,5 +1,5 @@
 /*
- * op_nn.c - op-table rows for neural-network ops: convolutions (NCHW and
+ * nn.c - op-table rows for neural-network ops: convolutions (NCHW and
  * NCHW[x]c), dense and matmul, pooling, softmax, normalizations, dropout.
  *
  * The Winograd pair (nn.contrib_conv2d_winograd_weight_transform, folded
@@ -10,12 +10,12 @@
  * [top, left, bottom, right], pool_size [h, w], layout strings such as
  * "NCHW" or "NCHW16c" (block size after the channel dimension).
  */
-#include "op_util.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "op_compute.h"
+#include "compute.h"
 
 /* "NCHW" -> 0; "NCHW16c" -> 16; anything else -> -1 + error */
 static int layout_block(const char *layout) {
@@ -346,8 +346,8 @@ static int infer_identity(GNode *n, TType *out) {
   return 0;
 }
 
-/* strategies (tuning tasks) are attached by op_strategy.c */
-#include "op_strategy.h"
+/* strategies (tuning tasks) are attached by backend/strategy.c */
+#include "../backend/strategy.h"
 
 const OpDef ops_nn[] = {
     {"nn.conv2d", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d, compute_nn, strategy_conv2d,

@@ -1,10 +1,10 @@
 /*
- * ops.c - the op table: an explicit list of the row tables in op_*.c,
- * searched by name.  Adding an op means adding a row to one of them.
+ * table.c - the op table: an explicit list of the row tables in
+ * elemwise.c, nn.c, transform.c and reduce.c, searched by name.  Adding an op means adding a row to one of them.
  */
 #include <string.h>
 
-#include "graph.h"
+#include "../graph.h"
 
 extern const OpDef ops_elemwise[], ops_nn[], ops_transform[], ops_reduce[];
 

@@ -10,8 +10,8 @@
  */
 #include <string.h>
 
-#include "../codegen/codegen.h"
-#include "passes/passes.h"
+#include "../../codegen/codegen.h"
+#include "../passes/passes.h"
 
 #define EVAL_INTERP_LIMIT 65536
 

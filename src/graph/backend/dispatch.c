@@ -36,9 +36,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../knob/knob.h"
-#include "../topi/topi.h"
-#include "op_strategy.h"
+#include "../../knob/knob.h"
+#include "../../topi/topi.h"
+#include "strategy.h"
 
 typedef struct Dispatch {
   KArena *arena;     /* records, keys, labels */

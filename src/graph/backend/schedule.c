@@ -5,8 +5,8 @@
  * anchor's register block.  Groups without a template use the operator
  * library's generic schedules (build.c).
  */
-#include "../knob/knob.h"
-#include "../topi/topi.h"
+#include "../../knob/knob.h"
+#include "../../topi/topi.h"
 #include "build.h"
 
 int graph_schedule_anchor(Schedule *s, Tensor *out, Tensor *anchor, const Strategy *st) {

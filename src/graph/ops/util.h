@@ -1,19 +1,19 @@
 /*
- * op_util.h - helpers shared by the op-table rows (op_*.c): shape checks
- * and broadcasting for type inference, attribute access with defaults, and
+ * util.h - helpers shared by the op-table rows (elemwise.c, nn.c, ...):
+ * shape checks and broadcasting for type inference, attribute access with defaults, and
  * constant values of small int tensors (shapes, axes) at compile time.
  *
- *   op_util.c       the helpers
- *   op_elemwise.c   unary, binary (broadcasting), where, cast, clip, ...
- *   op_nn.c         conv2d, dense, pooling, softmax, norms, ...
- *   op_transform.c  reshape, transpose, concat, slices, gather, pad, ...
- *   op_reduce.c     reductions and arg reductions
- *   ops.c           the table of tables and lookup
+ *   util.c       the helpers
+ *   elemwise.c   unary, binary (broadcasting), where, cast, clip, ...
+ *   nn.c         conv2d, dense, pooling, softmax, norms, ...
+ *   transform.c  reshape, transpose, concat, slices, gather, pad, ...
+ *   reduce.c     reductions and arg reductions
+ *   table.c      the table of tables and lookup
  */
 #ifndef KILN_GRAPH_OP_UTIL_H
 #define KILN_GRAPH_OP_UTIL_H
 
-#include "graph.h"
+#include "../graph.h"
 
 /* Type of argument i. */
 static inline const TType *arg_type(GNode *n, int i) { return &n->args[i]->type; }
