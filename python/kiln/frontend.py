@@ -66,7 +66,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
               convert_config=None):
     """Import an ONNX model: a path, the model's bytes, or an onnx.ModelProto.
 
-    shape: input name -> shape, binding the inputs' dynamic dimensions.
+    shape: input name -> shape: sizes for the inputs' open dimensions, and
+    overriding any dimension the model declares (TVM's behaviour).
     dtype: as in TVM, the inputs keep the model's types; a dict (name ->
     dtype) asserts them.  freeze_params: Kiln always binds the weights into
     the graph (TVM's freeze_params=True); params is returned either way.

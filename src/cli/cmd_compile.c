@@ -113,7 +113,7 @@ static Opt compile_opts[] = {
     {"--isa", NULL, OPT_VALUE, "ISA", "--emit c: native (default: this machine), generic (plain C99, no vector extensions), avx2 or avx512", false, NULL, NULL, 0},
     {"--freestanding", NULL, OPT_FLAG, NULL, "--emit c: no C library at all (Kiln's own exp, log, tanh, erf, ...)", false, NULL, NULL, 0},
     {"--weights", NULL, OPT_VALUE, "WHERE", "--emit c: embedded (C arrays, default) or separate (NAME.bin, passed to NAME_run)", false, NULL, NULL, 0},
-    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
@@ -199,7 +199,7 @@ Command cmd_compile = {"compile", "MODEL.onnx [-o MODEL.so] [options]",
                        run_compile};
 
 static Opt show_opts[] = {
-    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "also print the graph after a pass (or all)", false, NULL, NULL, 0},

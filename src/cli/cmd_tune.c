@@ -50,7 +50,7 @@ static void tensor_tuple(const WArg *a) {
 /* ---- kiln tasks ---- */
 
 static Opt tasks_opts[] = {
-    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
@@ -91,7 +91,7 @@ Command cmd_tasks = {"tasks", "MODEL.onnx [options]",
 
 static Opt tune_opts[] = {
     {"--output", "-o", OPT_VALUE, "RECORDS.json", "append the tuning records here (resumes from records already there)", false, NULL, NULL, 0},
-    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "bind input shapes, e.g. \"data:[1,3,224,224]\"", false, NULL, NULL, 0},
+    {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
     {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
     {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},

@@ -25,6 +25,7 @@ struct Importer {
   PtrMap seqs;         /* name -> ImpSeq * (sequence values, string keys) */
   int nbound;                /* inputs bound to values (--bind) */
   const InputValue *bound;
+  StrBuf overrides;          /* the declared dimensions --input-shapes changed, for errors */
 };
 
 int parse_input_shapes(const char *text, InputShape **out) {
@@ -485,13 +486,15 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
                             vi->type.ndim, us->ndim);
         break;
       }
+      /* A given size overrides any dimension, as in TVM: a model exported
+       * at batch 1 runs at batch 8.  Where the graph's own constants
+       * cannot take the new size (a Reshape to a fixed shape), the node
+       * that refuses it fails, and import_nodes says which override it
+       * was. */
       for (int d = 0; d < us->ndim && vi->type.ndim >= 0; d++)
-        if (vi->type.dims[d].kind == ONNX_DIM_VALUE && vi->type.dims[d].value != us->shape[d]) {
-          rc = kiln_set_error("input '%s': dimension %d is %lld in the model, but the given shape says %lld", vi->name, d,
-                              (long long)vi->type.dims[d].value, (long long)us->shape[d]);
-          break;
-        }
-      if (rc) break;
+        if (vi->type.dims[d].kind == ONNX_DIM_VALUE && vi->type.dims[d].value != us->shape[d])
+          sb_printf(&im->overrides, "%sinput '%s' dimension %d from %lld to %lld", im->overrides.len ? ", " : "", vi->name,
+                    d, (long long)vi->type.dims[d].value, (long long)us->shape[d]);
       t.ndim = us->ndim;
       for (int d = 0; d < us->ndim; d++) t.shape[d] = us->shape[d];
     } else {
@@ -596,6 +599,13 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                                   n->op_type, n->name, n->inputs[k]);
     if (rc) break;
     rc = e->fn(im);
+    if (rc && !parent && im->overrides.len) {
+      char *msg = kstrdup(kiln_get_error());
+      rc = kiln_set_error("%s (--input-shapes changed %s, which the model declares otherwise, and this node's own "
+                          "constants cannot take the new shape: give the model's size there, or export the model "
+                          "with that dimension open)",
+                          msg, im->overrides.data);
+    }
     for (int k = 0; k < n->noutputs && !rc; k++) {
       GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
       if (*n->outputs[k] && !o && !pm_has(&im->seqs, n->outputs[k]))
@@ -665,6 +675,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   pm_free(&im.values);
   pm_free(&im.initializers);
   pm_free(&im.seqs);
+  sb_free(&im.overrides);
   if (rc) {
     graph_free(im.g);
     return NULL;

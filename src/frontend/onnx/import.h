@@ -5,7 +5,10 @@
  * Initializers become constants; Constant nodes too.  Graph inputs take
  * their shapes from the model, with dynamic dimensions bound from the
  * user's input shapes ("data:[1,3,224,224]"); a missing binding is an
- * error naming the input and the dimension.  Each ONNX node is mapped by a
+ * error naming the input and the dimension.  A given size also overrides
+ * a dimension the model declares (TVM's behaviour); a node whose
+ * constants cannot take the new shape fails with the overrides named
+ * (docs/symbolic_shapes.md).  Each ONNX node is mapped by a
  * handler from the table in ops/table.c to one or more graph calls.
  * Whenever all inputs of a call are constants and its result is small, it
  * is evaluated at once, so the shape arithmetic exporters emit (Shape ->

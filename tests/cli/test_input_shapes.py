@@ -1,0 +1,113 @@
+"""--input-shapes overrides any dimension a model declares (TVM's
+behaviour): a CNN exported at batch 1 compiles and runs at batch 3 and
+matches PyTorch; open dimensions written as -1 or 0 take the given size;
+and where the graph's own constants cannot take the new shape (a Reshape
+to a fixed size) the error names the node and the override.
+
+Models are made here with seeded weights (PyTorch's exporter or onnx's
+helper); run with /usr/bin/python3."""
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from conftest import kiln
+
+torch = pytest.importorskip("torch")
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.fc = torch.nn.Linear(8 * 6 * 6, 5)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(torch.relu(self.conv(x))), 1))
+
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory):
+    """A CNN exported with a fixed batch of 1 (the exporter's default)."""
+    torch.manual_seed(19)
+    net = SmallCNN().eval()
+    path = str(tmp_path_factory.mktemp("cnn") / "cnn.onnx")
+    torch.onnx.export(net, torch.randn(1, 3, 12, 12), path, input_names=["x"], output_names=["y"], opset_version=13)
+    return net, path
+
+
+def compile_run(tmp_path, model, shapes, inputs):
+    so = str(tmp_path / "m.so")
+    kiln("compile", model, "-o", so, "--input-shapes", shapes, "--quiet-fallback")
+    np.savez(str(tmp_path / "in.npz"), **inputs)
+    kiln("run", so, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz"))
+    return np.load(str(tmp_path / "out.npz"))
+
+
+def test_override_fixed_batch(cnn, tmp_path):
+    net, path = cnn
+    assert onnx.load(path).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
+    x = np.random.RandomState(3).randn(3, 3, 12, 12).astype(np.float32)
+    out = compile_run(tmp_path, path, "x:[3,3,12,12]", {"x": x})["y"]
+    with torch.no_grad():
+        ref = net(torch.from_numpy(x)).numpy()
+    assert out.shape == (3, 5)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_override_image_size_refused_by_the_linear_layer(cnn, tmp_path):
+    # a 16x16 image flattens to 8*8*8 features, which the fixed weight of
+    # the Gemm cannot take: the error names that node and the override
+    _, path = cnn
+    p = kiln("show", path, "--input-shapes", "x:[1,3,16,16]", check=False)
+    assert p.returncode == 1, p.stdout
+    assert "Gemm node" in p.stderr and "input 'x' dimension 2 from 12 to 16" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "Assertion" not in p.stderr
+
+
+def fixed_reshape_model(path):
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], [1, 12])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [12, 4], np.random.RandomState(0).rand(48).astype(np.float32))
+    g = helper.make_graph([helper.make_node("Reshape", ["a", "s"], ["r"], name="flat"),
+                           helper.make_node("MatMul", ["r", "w"], ["y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [shape, w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def test_reshape_to_fixed_size_names_the_node(tmp_path):
+    path = str(tmp_path / "fixed.onnx")
+    fixed_reshape_model(path)
+    p = kiln("show", path, "--input-shapes", "a:[8,3,4]", check=False)
+    assert p.returncode == 1
+    assert "Reshape node 'flat'" in p.stderr and "input 'a' dimension 0 from 1 to 8" in p.stderr, p.stderr
+    assert "--input-shapes" in p.stderr
+    # the declared shape, given or not, still works
+    assert kiln("show", path, "--input-shapes", "a:[1,3,4]").returncode == 0
+    # a rank that differs from the model's is an error of its own
+    p = kiln("show", path, "--input-shapes", "a:[8,12]", check=False)
+    assert p.returncode == 1 and "rank 3 in the model" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("open_dim", [-1, 0])
+def test_open_dims_minus_one_and_zero(tmp_path, open_dim):
+    # exporters write an open dimension as -1 (ONNX Runtime accepts it) or
+    # 0; with --input-shapes giving the size the model compiles and runs
+    path = str(tmp_path / "open.onnx")
+    w = np.random.RandomState(1).randn(6, 4).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "w"], ["m"], name="mm"),
+                           helper.make_node("Relu", ["m"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [open_dim, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [open_dim, 4])],
+                          [helper.make_tensor("w", TensorProto.FLOAT, [6, 4], w.ravel())])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    a = np.random.RandomState(2).randn(5, 6).astype(np.float32)
+    out = compile_run(tmp_path, path, "a:[5,6]", {"a": a})["y"]
+    np.testing.assert_allclose(out, np.maximum(a @ w, 0), rtol=1e-5, atol=1e-5)
+    if open_dim == -1:
+        p = kiln("show", path, check=False)
+        assert p.returncode == 1 and "dynamic dimension 0" in p.stderr and "--input-shapes" in p.stderr, p.stderr
+    assert os.path.exists(str(tmp_path / "m.so"))
