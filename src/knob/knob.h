@@ -237,12 +237,21 @@ Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t ksh
                     const char *dtype, const char *out_dtype);
 Workload *wl_dense(const char *task, int64_t M, int64_t N, int64_t K, const char *dtype,
                    const char *out_dtype);
+/*   group_conv2d_NCHWc.x86: as conv2d_NCHWc.x86 with groups after dilation:
+ *     data NCHW, kernel [OC, IC / groups, KH, KW], strides, padding,
+ *     dilation, groups, "NCHW", "NCHW", out_dtype (TVM's
+ *     group_conv2d_nchw.x86 is data, kernel, strides, padding, dilation,
+ *     groups, out_dtype: the layouts say the task is keyed by NCHW) */
+Workload *wl_group_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4],
+                          const int strides[2], const int padding[4], const int dilation[2],
+                          int64_t groups, const char *dtype, const char *out_dtype);
 
 /* The convolution a conv workload describes, checked. */
 typedef struct Conv2DWorkload {
   int64_t N, IC, IH, IW, OC, KH, KW, OH, OW;
   int sh, sw, pt, pl, pb, pr, dh, dw;
   int64_t multiplier; /* depthwise: OC / IC */
+  int64_t groups;     /* 1; IC for depthwise; the workload's for a grouped task */
   bool depthwise;
   DType dtype, out_dtype;
 } Conv2DWorkload;

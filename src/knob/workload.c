@@ -232,6 +232,22 @@ Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t ksh
   return wl_finish(wl);
 }
 
+Workload *wl_group_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                          const int padding[4], const int dilation[2], int64_t groups, const char *dtype,
+                          const char *out_dtype) {
+  Workload *wl = wl_new(task);
+  wl_add_tensor(wl, 4, dshape, dtype);
+  wl_add_tensor(wl, 4, kshape, dtype);
+  wl_add_ints(wl, 2, (int64_t[]){strides[0], strides[1]});
+  wl_add_ints(wl, 4, (int64_t[]){padding[0], padding[1], padding[2], padding[3]});
+  wl_add_ints(wl, 2, (int64_t[]){dilation[0], dilation[1]});
+  wl_add_int(wl, groups);
+  wl_add_str(wl, "NCHW");
+  wl_add_str(wl, "NCHW");
+  wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  return wl_finish(wl);
+}
+
 Workload *wl_dense(const char *task, int64_t M, int64_t N, int64_t K, const char *dtype, const char *out_dtype) {
   Workload *wl = wl_new(task);
   wl_add_tensor(wl, 2, (int64_t[]){M, K}, dtype);
@@ -251,9 +267,14 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
   memset(c, 0, sizeof *c);
   const WArg *d = wl_arg(wl, 0, WARG_TENSOR), *k = d ? wl_arg(wl, 1, WARG_TENSOR) : NULL;
   const WArg *st = k ? wl_arg(wl, 2, WARG_INTS) : NULL, *pd = st ? wl_arg(wl, 3, WARG_INTS) : NULL;
-  const WArg *dl = pd ? wl_arg(wl, 4, WARG_INTS) : NULL, *lay = dl ? wl_arg(wl, 5, WARG_STR) : NULL;
-  const WArg *olay = lay ? wl_arg(wl, 6, WARG_STR) : NULL, *odt = olay ? wl_arg(wl, 7, WARG_STR) : NULL;
+  const WArg *dl = pd ? wl_arg(wl, 4, WARG_INTS) : NULL;
+  /* a grouped task carries groups after dilation (wl_group_conv2d) */
+  bool grouped = dl && wl->nargs > 5 && wl->args[5].kind == WARG_INT;
+  int at = grouped ? 6 : 5;
+  const WArg *lay = dl ? wl_arg(wl, at, WARG_STR) : NULL;
+  const WArg *olay = lay ? wl_arg(wl, at + 1, WARG_STR) : NULL, *odt = olay ? wl_arg(wl, at + 2, WARG_STR) : NULL;
   if (!odt) return -1;
+  c->groups = grouped ? wl->args[5].i : 1;
   if (d->n != 4 || k->n != 4)
     return kiln_set_error("workload '%s': data and kernel must be 4-D (NCHW, OIHW); got %d-D and %d-D", wl->name, d->n,
                           k->n);
@@ -269,6 +290,7 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
   c->dh = (int)dl->ints[0], c->dw = (int)dl->ints[1];
   if (pd->n == 4) c->pt = (int)pd->ints[0], c->pl = (int)pd->ints[1], c->pb = (int)pd->ints[2], c->pr = (int)pd->ints[3];
   else c->pt = c->pb = (int)pd->ints[0], c->pl = c->pr = (int)pd->ints[1];
+  int64_t groups = c->groups;
   c->depthwise = !strncmp(wl->name, "depthwise", 9);
   for (int i = 0; i < 4; i++)
     if (d->ints[i] < 1 || k->ints[i] < 1) return kiln_set_error("workload '%s': shapes must be positive", wl->name);
@@ -280,8 +302,14 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
                             "for %lld input channels",
                             wl->name, (long long)k->ints[0], (long long)k->ints[1], (long long)c->IC);
     c->multiplier = c->OC / c->IC;
-  } else if (k->ints[1] != c->IC) {
-    return kiln_set_error("workload '%s': kernel has %lld input channels, data has %lld", wl->name, (long long)k->ints[1],
+    c->groups = c->IC;
+  } else if (groups < 1 || c->IC % groups || c->OC % groups) {
+    return kiln_set_error("workload '%s': groups = %lld must be positive and divide the %lld input and %lld output "
+                          "channels",
+                          wl->name, (long long)groups, (long long)c->IC, (long long)c->OC);
+  } else if (k->ints[1] * groups != c->IC) {
+    return kiln_set_error("workload '%s': kernel has %lld input channels%s, data has %lld", wl->name,
+                          (long long)k->ints[1], groups > 1 ? kfmt(" per group (x %lld groups)", (long long)groups) : "",
                           (long long)c->IC);
   }
   int64_t ekh = (c->KH - 1) * c->dh + 1, ekw = (c->KW - 1) * c->dw + 1;
@@ -355,7 +383,9 @@ double wl_flops(const Workload *wl) {
   ConvGeom g;
   int64_t M, N, K;
   if (conv_geom(wl, &g)) {
-    double per_out = (double)(g.depthwise ? 1 : g.d[1]) * (double)g.k[2] * (double)g.k[3];
+    /* the kernel's input channels are those of one group (all of them
+     * for a plain conv) */
+    double per_out = (double)(g.depthwise ? 1 : g.k[1]) * (double)g.k[2] * (double)g.k[3];
     return 2.0 * (double)g.d[0] * (double)g.oc * (double)g.oh * (double)g.ow * per_out;
   }
   if (dense_geom(wl, &M, &N, &K)) return 2.0 * (double)M * (double)N * (double)K;
@@ -367,12 +397,14 @@ const char *wl_describe(const Workload *wl) {
   int64_t M, N, K;
   if (conv_geom(wl, &g)) {
     bool sym = g.pad[0] == g.pad[1] && g.pad[1] == g.pad[2] && g.pad[2] == g.pad[3];
-    return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%lld p%s", (long long)g.d[0], (long long)g.d[1],
+    bool grouped = wl->nargs > 5 && wl->args[5].kind == WARG_INT && wl->args[5].i > 1;
+    return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%lld p%s%s", (long long)g.d[0], (long long)g.d[1],
                 (long long)g.d[2], (long long)g.d[3], (long long)g.k[0], (long long)g.k[1], (long long)g.k[2],
                 (long long)g.k[3], (long long)g.st[0],
                 sym ? kfmt("%lld", (long long)g.pad[0])
                     : kfmt("%lld,%lld,%lld,%lld", (long long)g.pad[0], (long long)g.pad[1], (long long)g.pad[2],
-                           (long long)g.pad[3]));
+                           (long long)g.pad[3]),
+                grouped ? kfmt(" g%lld", (long long)wl->args[5].i) : "");
   }
   if (dense_geom(wl, &M, &N, &K))
     return kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)M, (long long)K, (long long)N, (long long)K);

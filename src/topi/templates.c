@@ -11,10 +11,11 @@
 #include "topi.h"
 
 static const Template *const templates[] = {
-    /* x86/: NCHW[x]c convolutions, depthwise, dense (key "cpu") */
+    /* x86/: NCHW[x]c convolutions, depthwise, grouped, dense (key "cpu") */
     &topi_x86_conv2d_NCHWc_template,
     &topi_x86_conv2d_winograd_NCHWc_template,
     &topi_x86_depthwise_conv2d_NCHWc_template,
+    &topi_x86_group_conv2d_NCHWc_template,
     &topi_x86_dense_nopack_template,
     &topi_x86_dense_pack_template,
 };

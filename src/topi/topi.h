@@ -443,6 +443,24 @@ Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr);
 int x86_schedule_pad(Schedule *s, Tensor *pad);
 int x86_vec_or_unroll(const struct Target *t, Stage *st, IterVar *iv, int64_t n);
 int64_t x86_reg_budget(const struct Target *t);
+/* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
+ * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
+ * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.
+ * op names the caller in errors. */
+Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, const int strides[2],
+                                 const int padding[4], const int dilation[2], int64_t groups, DType out_dtype);
+
+/* ----- x86/group_conv2d.c: group_conv2d_NCHWc.x86, grouped convolution
+ * (not depthwise) in NCHW[x]c with per-group channel blocks (knobs
+ * tile_ic, tile_oc over the channels of one group, tile_ow, unroll_kw;
+ * scheduled by topi_x86_schedule_conv2d_NCHWc) ----- */
+
+/* data [N, IC/ic_bn, H, W, ic_bn], kernel [OC/oc_bn, (IC/groups)/ic_bn,
+ * KH, KW, ic_bn, oc_bn] -> [N, OC/oc_bn, OH, OW, oc_bn], tag
+ * "group_conv2d_NCHWc"; ic_bn divides IC/groups, oc_bn OC/groups. */
+Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                    const int dilation[2], int64_t groups, DType out_dtype);
+extern const struct Template topi_x86_group_conv2d_NCHWc_template;
 
 /* ----- x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1
  * convolution by Winograd F(m x m, 3 x 3) (knobs tile_ic, tile_oc in 3

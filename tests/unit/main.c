@@ -29,6 +29,7 @@ extern const TestCase vmath_tests[];
 extern const TestCase target_tests[];
 extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
+extern const TestCase group_conv_tests[];
 extern const TestCase winograd_tests[];
 
 static const TestSuite suites[] = {
@@ -48,6 +49,7 @@ static const TestSuite suites[] = {
     {"autotune_tune", autotune_tune_tests},
     {"vmath", vmath_tests},
     {"x86", x86_tests},
+    {"group_conv", group_conv_tests},
     {"winograd", winograd_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},

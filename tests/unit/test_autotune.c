@@ -261,6 +261,9 @@ static void test_fallbacks(void) {
     Workload *w;
     if (strstr(t->name, "dense"))
       w = wl_dense(t->name, 1, 1000, 2048, "float32", "float32");
+    else if (strstr(t->name, "group_conv2d"))
+      w = wl_group_conv2d(t->name, (int64_t[]){1, 256, 28, 28}, (int64_t[]){256, 8, 3, 3}, (int[]){2, 2},
+                          (int[]){1, 1, 1, 1}, (int[]){1, 1}, 32, "float32", "float32");
     else if (strstr(t->name, "depthwise"))
       w = wl_conv2d(t->name, (int64_t[]){1, 32, 112, 112}, (int64_t[]){32, 1, 3, 3}, (int[]){1, 1}, (int[]){1, 1, 1, 1},
                     (int[]){1, 1}, "float32", "float32");

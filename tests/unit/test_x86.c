@@ -398,6 +398,9 @@ static void test_instantiate_fallback(void) {
     Workload *wl;
     if (strstr(tm->name, "dense"))
       wl = wl_dense(tm->name, 2, 48, 37, "float32", "float32");
+    else if (strstr(tm->name, "group_conv2d"))
+      wl = wl_group_conv2d(tm->name, (int64_t[]){1, 24, 10, 10}, (int64_t[]){32, 6, 3, 3}, (int[]){1, 1},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, 4, "float32", "float32");
     else if (strstr(tm->name, "depthwise"))
       wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 10, 10}, (int64_t[]){32, 1, 3, 3}, (int[]){2, 2}, (int[]){1, 1, 1, 1},
                      (int[]){1, 1}, "float32", "float32");

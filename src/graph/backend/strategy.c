@@ -65,19 +65,20 @@ bool graph_conv_is_depthwise(GNode *n) {
 }
 
 /* The workload of a conv node for a task (NULL: the conv's own), or NULL
- * when no template covers it (grouped convolutions that are not
- * depthwise, non-float32). */
+ * when no template covers it (non-float32).  Plain, depthwise and grouped
+ * convolutions each have their task. */
 static Workload *conv_workload(GNode *n, const char *task) {
   int64_t d[4], k[4];
   conv_shapes(n, d, k);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   bool dw = graph_conv_is_depthwise(n);
-  if (groups != 1 && !dw) return NULL;
   if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
   int st[2], dl[2], pad[4];
   read2i(n, "strides", 1, st);
   read2i(n, "dilation", 1, dl);
   read_pad(n, pad);
+  if (groups > 1 && !dw)
+    return wl_group_conv2d(task ? task : "group_conv2d_NCHWc.x86", d, k, st, pad, dl, groups, "float32", "float32");
   if (!task) task = !strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc") ? GRAPH_WINOGRAD_TASK
                     : dw                                                    ? "depthwise_conv2d_NCHWc.x86"
                                                                             : "conv2d_NCHWc.x86";
@@ -134,9 +135,11 @@ static const char *conv_desc(GNode *n) {
   read2i(n, "strides", 1, st);
   read_pad(n, pad);
   bool sym = pad[0] == pad[1] && pad[1] == pad[2] && pad[2] == pad[3];
-  return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s", (long long)d[0], (long long)d[1], (long long)d[2],
-              (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3], st[0],
-              sym ? kfmt("%d", pad[0]) : kfmt("%d,%d,%d,%d", pad[0], pad[1], pad[2], pad[3]));
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s%s", (long long)d[0], (long long)d[1],
+              (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3], st[0],
+              sym ? kfmt("%d", pad[0]) : kfmt("%d,%d,%d,%d", pad[0], pad[1], pad[2], pad[3]),
+              groups > 1 && !graph_conv_is_depthwise(n) ? kfmt(" g%lld", (long long)groups) : "");
 }
 
 /* The config for a task: dispatch (records) first, then the fallback. */
@@ -189,6 +192,9 @@ void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t b)
   int64_t d[4], k[4];
   conv_shapes(n, d, k);
   if (d[1] % b) return;
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  /* a grouped conv's input block must lie inside a group */
+  if (groups > 1 && !graph_conv_is_depthwise(n) && k[1] % b) return;
   if (graph_conv_is_depthwise(n)) {
     if (k[0] % b || (b & (b - 1))) return;
     config_set_split(st->config, "tile_oc", 2, (int64_t[]){-1, b});
@@ -255,6 +261,9 @@ Tensor *graph_compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
     return topi_x86_depthwise_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
   if (!strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc"))
     return topi_x86_conv2d_winograd_NCHWc(ins[0], ins[1], gattr_int(&n->attrs, "tile_size", 0), pad, n->type.dtype);
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  if (groups > 1)
+    return topi_x86_group_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, groups, n->type.dtype);
   return topi_x86_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
 }
 

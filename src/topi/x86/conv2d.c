@@ -41,42 +41,67 @@ Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr) {
                     v, body, "injective");
 }
 
-Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
-                              const int dilation[2], DType out_dtype) {
+/* The NCHW[x]c convolution, plain (groups = 1) or grouped: with groups,
+ * every channel block lies inside one group (the blocks divide the
+ * channels per group), the kernel is [OC/oc_bn, CPG/ic_bn, KH, KW, ic_bn,
+ * oc_bn] (CPG = IC / groups) and output chunk occ reads the input chunks
+ * of its group, g * CPG/ic_bn + ic with g = occ / (KPG/oc_bn). */
+Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, const int strides[2],
+                                 const int padding[4], const int dilation[2], int64_t groups, DType out_dtype) {
   if (!data || !kernel) return NULL;
   int64_t d[5], k[6];
   if (data->ndim != 5 || !te_shape_const(data, d))
-    return kiln_set_error("conv2d_NCHWc: data must be 5-D NCHW[x]c with a constant shape, got %d-D", data->ndim), NULL;
+    return kiln_set_error("%s: data must be 5-D NCHW[x]c with a constant shape, got %d-D", op, data->ndim), NULL;
   if (kernel->ndim != 6 || !te_shape_const(kernel, k))
-    return kiln_set_error("conv2d_NCHWc: kernel must be 6-D OIHW[x]i[y]o with a constant shape, got %d-D", kernel->ndim),
+    return kiln_set_error("%s: kernel must be 6-D OIHW[x]i[y]o with a constant shape, got %d-D", op, kernel->ndim),
            NULL;
-  if (k[1] != d[1] || k[4] != d[4])
-    return kiln_set_error("conv2d_NCHWc: kernel input channels %lld x %lld do not match data's %lld x %lld (blocks "
-                          "must agree)",
-                          (long long)k[1], (long long)k[4], (long long)d[1], (long long)d[4]),
+  int64_t IC = d[1] * d[4], OC = k[0] * k[5];
+  if (groups < 1 || IC % groups || OC % groups)
+    return kiln_set_error("%s: groups = %lld must divide the %lld input and %lld output channels", op,
+                          (long long)groups, (long long)IC, (long long)OC),
+           NULL;
+  int64_t cpg = IC / groups, kpg = OC / groups;
+  if (k[4] != d[4] || k[1] * k[4] != cpg)
+    return kiln_set_error("%s: kernel input channels %lld x %lld do not match data's %lld channels%s in blocks of "
+                          "%lld (blocks must agree)",
+                          op, (long long)k[1], (long long)k[4], (long long)cpg,
+                          groups > 1 ? kfmt(" per group (%lld groups)", (long long)groups) : "", (long long)d[4]),
+           NULL;
+  if (cpg % d[4] || kpg % k[5])
+    return kiln_set_error("%s: channel blocks %lld (input) and %lld (output) must divide the %lld input and %lld output "
+                          "channels of each of the %lld groups (pick blocks that divide them)",
+                          op, (long long)d[4], (long long)k[5], (long long)cpg, (long long)kpg, (long long)groups),
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
-    return kiln_set_error("conv2d_NCHWc: strides and dilation must be positive and padding non-negative"), NULL;
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
   int64_t KH = k[2], KW = k[3];
   int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1) return kiln_set_error("conv2d_NCHWc: the kernel window is larger than the padded input"), NULL;
+  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
   Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
   if (!pad) return NULL;
-  IterVar *ic = te_reduce_axis_c(d[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+  IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
           *icb = te_reduce_axis_c(d[4], "icb");
   Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
   Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
   Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
-  Expr *a = te_read5(pad, v[0], ic->var, ih, iw, icb->var);
+  Expr *chunk = ic->var;
+  if (groups > 1) /* the group's first input chunk, plus ic */
+    chunk = ir_add(ir_mul(ir_floordiv(v[1], c32(kpg / k[5])), c32(k[1])), ic->var);
+  Expr *a = te_read5(pad, v[0], chunk, ih, iw, icb->var);
   Expr *b = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
   if (!a || !b) return NULL;
   if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
   if (!dt_eq(b->dtype, out_dtype)) b = ir_cast(out_dtype, b);
   Expr *body = ir_sum(ir_mul(a, b), 4, (IterVar *[]){ic, kh, kw, icb});
-  return te_compute("conv2d_NCHWc", 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body,
-                    "conv2d_NCHWc");
+  const char *tag = groups > 1 ? "group_conv2d_NCHWc" : "conv2d_NCHWc";
+  return te_compute(tag, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, tag);
+}
+
+Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                              const int dilation[2], DType out_dtype) {
+  return x86_conv2d_NCHWc_compute("conv2d_NCHWc", data, kernel, strides, padding, dilation, 1, out_dtype);
 }
 
 /* ---- the template ---- */
@@ -221,11 +246,20 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
   return 0;
 }
 
+/* The computes this schedule serves: x86_conv2d_NCHWc_compute's plain
+ * and grouped forms (a grouped output chunk reads its group's input
+ * chunks; the loop nest is the same). */
+static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc"};
+
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
-  if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc"))
-    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc", conv->name,
-                          conv->tag ? conv->tag : "");
+  bool known = false;
+  for (size_t i = 0; i < sizeof nchwc_conv_tags / sizeof nchwc_conv_tags[0]; i++)
+    known |= conv->tag && !strcmp(conv->tag, nchwc_conv_tags[i]);
+  if (!known)
+    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc or "
+                          "group_conv2d_NCHWc",
+                          conv->name, conv->tag ? conv->tag : "");
   Tensor *pad, *kernel;
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2), OW = te_dim(conv, 3);

@@ -1,0 +1,301 @@
+/*
+ * test_group_conv.c - group_conv2d_NCHWc.x86, the grouped convolution
+ * template.
+ *
+ * Random grouped workloads (2 to 8 groups of 1 to 8 input and output
+ * channels, 1x1 and 3x3 windows, stride 1 and 2, asymmetric padding,
+ * dilation), each with a random config drawn from the template's own
+ * space, with and without a fused epilogue, built, run on random data and
+ * compared with the unscheduled lowering of the same compute (1e-6) and
+ * with a naive grouped convolution in double (1e-5).  Then: configs whose
+ * blocks cross a group are rejected with the reason, the workload's key
+ * and a tuning record of the task round-trip, and the fallback picks
+ * per-group blocks.  Builds use -O1.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "autotune/autotune.h"
+#include "kernel_util.h"
+#include "topi/topi.h"
+
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+typedef struct GCase {
+  int64_t N, C, H, W, O, G, KH, KW, OH, OW;
+  int sh, sw, pt, pl, pb, pr, dh, dw;
+} GCase;
+
+static GCase random_case(void) {
+  GCase c = {0};
+  c.N = test_rand_between(1, 2);
+  c.G = test_pick(5, (int64_t[]){2, 3, 4, 4, 8});
+  c.C = c.G * test_pick(6, (int64_t[]){1, 2, 3, 4, 4, 8});
+  c.O = c.G * test_pick(6, (int64_t[]){1, 2, 4, 6, 8, 8});
+  c.KH = c.KW = test_pick(3, (int64_t[]){1, 3, 3});
+  c.sh = (int)test_rand_between(1, 2);
+  c.sw = test_rand() % 4 ? c.sh : 3 - c.sh;
+  c.dh = c.dw = test_rand() % 6 == 0 ? 2 : 1;
+  c.pt = (int)test_rand_between(0, 2), c.pl = (int)test_rand_between(0, 1);
+  c.pb = (int)test_rand_between(0, 1), c.pr = (int)test_rand_between(0, 2);
+  c.H = test_rand_between(5, 10), c.W = test_rand_between(5, 12);
+  c.OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
+  c.OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
+  return c;
+}
+
+/* out[n, o, y, x] = sum over the input channels of o's group (NCHW, OIHW
+ * with I = C / G), in double. */
+static void ref_gconv(const GCase *c, const float *d, const float *k, double *out) {
+  int64_t cpg = c->C / c->G, kpg = c->O / c->G;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t o = 0; o < c->O; o++)
+      for (int64_t y = 0; y < c->OH; y++)
+        for (int64_t x = 0; x < c->OW; x++) {
+          double s = 0;
+          int64_t g = o / kpg;
+          for (int64_t i = 0; i < cpg; i++)
+            for (int64_t ky = 0; ky < c->KH; ky++)
+              for (int64_t kx = 0; kx < c->KW; kx++) {
+                int64_t ih = y * c->sh + ky * c->dh - c->pt, iw = x * c->sw + kx * c->dw - c->pl;
+                if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W) continue;
+                s += (double)d[((n * c->C + g * cpg + i) * c->H + ih) * c->W + iw] *
+                     k[((o * cpg + i) * c->KH + ky) * c->KW + kx];
+              }
+          out[((n * c->O + o) * c->OH + y) * c->OW + x] = s;
+        }
+}
+
+static Workload *case_workload(const GCase *c) {
+  return wl_group_conv2d("group_conv2d_NCHWc.x86", (int64_t[]){c->N, c->C, c->H, c->W},
+                         (int64_t[]){c->O, c->C / c->G, c->KH, c->KW}, (int[]){c->sh, c->sw},
+                         (int[]){c->pt, c->pl, c->pb, c->pr}, (int[]){c->dh, c->dw}, c->G, "float32", "float32");
+}
+
+typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI__COUNT } Epi;
+static const char *epi_name[] = {"none", "bias+relu", "residual+relu"};
+
+static bool run_case(const Template *tm, Epi epi, int caseno) {
+  GCase c = random_case();
+  Workload *wl = case_workload(&c);
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = space_get(cs, idx);
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  const char *desc = kfmt("case %d: %s: config %lld %s, epilogue %s", caseno, wl->key, (long long)idx,
+                          config_entity_json(cfg), epi_name[epi]);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  int nin;
+  Tensor **in;
+  if (tm->placeholders(target_host(), wl, cfg, &nin, &in)) {
+    test_fail(__FILE__, __LINE__, "%s: placeholders: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *data = in[0], *kernel = in[1];
+  int64_t ib = te_dim(data, 4), ob = te_dim(kernel, 5);
+  Tensor *conv = tm->compute(target_host(), wl, cfg, 2, in);
+  CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
+  if (!conv) return false;
+  Tensor *bias = NULL, *res = NULL, *out = conv;
+  if (epi == EPI_BIAS_RELU) {
+    bias = te_placeholder_c("bias", 4, (int64_t[]){c.O / ob, 1, 1, ob}, DT_F32);
+    Expr **v = te_axis_vars(5, NULL);
+    out = tk_relu5(te_compute("T_add", 5, conv->shape, v,
+                              ir_add(te_read(conv, 5, v), te_read4(bias, v[1], ir_i32(0), ir_i32(0), v[4])),
+                              "broadcast"));
+  } else if (epi == EPI_RESIDUAL_RELU) {
+    res = te_placeholder_c("residual", 5, (int64_t[]){c.N, c.O / ob, c.OH, c.OW, ob}, DT_F32);
+    Expr **v = te_axis_vars(5, NULL);
+    out = tk_relu5(te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise"));
+  }
+  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  if (tm->schedule(target_host(), s, cfg, conv, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[5];
+  int na = 0;
+  args[na++] = data;
+  args[na++] = kernel;
+  if (bias) args[na++] = bias;
+  if (res) args[na++] = res;
+  args[na++] = out;
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);
+  if (!mod || !ref_mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    kiln_module_free(mod);
+    kiln_module_free(ref_mod);
+    return false;
+  }
+  int64_t cpg = c.C / c.G, no = c.N * c.O * c.OH * c.OW;
+  DLTensor *arr[5], *arr2[5];
+  for (int i = 0; i < na; i++) {
+    arr[i] = tk_array_for(args[i]);
+    if (i < na - 1) tk_fill_random(arr[i]);
+    else tk_fill(arr[i], NAN);
+  }
+  /* NCHW data and OIHW kernel: the packed inputs unpacked */
+  float *d = xmalloc(sizeof(float) * (size_t)(c.N * c.C * c.H * c.W)), *k = xmalloc(sizeof(float) * (size_t)(c.O * cpg * c.KH * c.KW));
+  const float *pd = arr[0]->data, *pk = arr[1]->data;
+  for (int64_t n = 0; n < c.N; n++)
+    for (int64_t ch = 0; ch < c.C; ch++)
+      for (int64_t y = 0; y < c.H; y++)
+        for (int64_t x = 0; x < c.W; x++)
+          d[((n * c.C + ch) * c.H + y) * c.W + x] = pd[(((n * (c.C / ib) + ch / ib) * c.H + y) * c.W + x) * ib + ch % ib];
+  for (int64_t o = 0; o < c.O; o++)
+    for (int64_t i = 0; i < cpg; i++)
+      for (int64_t y = 0; y < c.KH; y++)
+        for (int64_t x = 0; x < c.KW; x++)
+          k[((o * cpg + i) * c.KH + y) * c.KW + x] =
+              pk[(((((o / ob) * (cpg / ib) + i / ib) * c.KH + y) * c.KW + x) * ib + i % ib) * ob + o % ob];
+  for (int i = 0; i < na; i++) {
+    arr2[i] = tk_array_for(args[i]);
+    memcpy(arr2[i]->data, arr[i]->data, sizeof(float) * (size_t)tk_numel(arr[i]));
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
+  if (ok && !(err < 1e-6)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
+    ok = false;
+  }
+  if (ok) {
+    double *ref = xmalloc(sizeof(double) * (size_t)no);
+    ref_gconv(&c, d, k, ref);
+    DLTensor *want = tk_array_for(out);
+    float *wv = want->data;
+    const float *bv = bias ? arr[2]->data : NULL, *rv = res ? arr[2]->data : NULL;
+    for (int64_t n = 0; n < c.N; n++)
+      for (int64_t o = 0; o < c.O; o++)
+        for (int64_t y = 0; y < c.OH; y++)
+          for (int64_t x = 0; x < c.OW; x++) {
+            int64_t i5 = (((n * (c.O / ob) + o / ob) * c.OH + y) * c.OW + x) * ob + o % ob;
+            double v = ref[((n * c.O + o) * c.OH + y) * c.OW + x];
+            if (bv) v = fmax(v + bv[o], 0);
+            if (rv) v = fmax(v + rv[i5], 0);
+            wv[i5] = (float)v;
+          }
+    err = tk_rel_err(arr[na - 1], want);
+    if (!(err < 1e-5)) {
+      test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive grouped convolution", desc, err);
+      ok = false;
+    }
+    kiln_array_free(want);
+    free(ref);
+  }
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
+  free(d), free(k);
+  kiln_module_free(mod);
+  kiln_module_free(ref_mod);
+  return ok;
+}
+
+static void test_random(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
+}
+
+/* ResNeXt-50's first grouped layer: 32 groups of 4 channels. */
+static Workload *resnext_wl(void) {
+  return wl_group_conv2d("group_conv2d_NCHWc.x86", (int64_t[]){1, 128, 56, 56}, (int64_t[]){128, 4, 3, 3},
+                         (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, 32, "float32", "float32");
+}
+
+static void test_space_and_fallback(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  if (!tm) return;
+  Workload *wl = resnext_wl();
+  /* the splits range over one group's channels (4: blocks 1, 2, 4),
+   * tile_ow over the 56 columns (8 divisors), unroll_kw 2 */
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_NN(cs);
+  if (cs) CHECK_INT(space_size(cs), 3 * 3 * 8 * 2);
+  ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+  CHECK_NN(fb);
+  if (fb) {
+    CHECK_INT(cfg_split_inner(fb, "tile_ic"), 4);
+    CHECK_INT(cfg_split_inner(fb, "tile_oc"), 4);
+    CHECK(fb->index >= 0); /* the fallback is a point of the space */
+  }
+  /* RegNet-style groups of 24: a power-of-two block dividing 24 */
+  Workload *rg = wl_group_conv2d(tm->name, (int64_t[]){1, 168, 28, 28}, (int64_t[]){168, 24, 3, 3}, (int[]){2, 2},
+                                 (int[]){1, 1, 1, 1}, (int[]){1, 1}, 7, "float32", "float32");
+  ConfigEntity *f2 = template_fallback(tm, target_host(), rg);
+  CHECK(f2 && cfg_split_inner(f2, "tile_oc") == (target_host()->vector_lanes >= 8 ? 8 : target_host()->vector_lanes));
+  CHECK(wl_flops(rg) == 2.0 * 168 * 14 * 14 * 24 * 9);
+  CHECK_STR(wl_describe(rg), "[(1,168,28,28),(168,24,3,3)] s2 p1 g7");
+}
+
+static void test_invalid(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  if (!tm) return;
+  Workload *wl = resnext_wl();
+  /* a block over two groups */
+  ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 4]], "
+                                            "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", false]]");
+  CHECK(tm->check(target_host(), c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ic': the parts multiply to 8, which does not divide the 4 input channels of a group");
+  c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 4]], [\"tile_oc\", \"sp\", [-1, 3]], "
+                              "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", false]]");
+  CHECK(tm->check(target_host(), c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_oc': the parts multiply to 3, which does not divide the 4 output channels of a group");
+  /* the compute refuses a block that crosses a group */
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 16, 8, 8, 8}, DT_F32);
+  Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){32, 1, 3, 3, 8, 4}, DT_F32);
+  CHECK(topi_x86_group_conv2d_NCHWc(data, kernel, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, 32, DT_F32) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "kernel input channels 1 x 8 do not match data's 4 channels per group (32 groups) "
+                                   "in blocks of 8");
+  kernel = te_placeholder_c("kernel", 6, (int64_t[]){8, 1, 3, 3, 8, 16}, DT_F32);
+  CHECK(topi_x86_group_conv2d_NCHWc(data, kernel, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, 16, DT_F32) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "must divide the 8 input and 8 output channels of each of the 16 groups");
+  /* a plain workload is not this task's; groups that do not divide */
+  Workload *plain = wl_conv2d(tm->name, (int64_t[]){1, 8, 8, 8}, (int64_t[]){8, 8, 3, 3}, (int[]){1, 1},
+                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  CHECK(template_space(tm, target_host(), plain) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "this task is for grouped convolutions");
+  Workload *bad = wl_group_conv2d(tm->name, (int64_t[]){1, 12, 8, 8}, (int64_t[]){8, 2, 3, 3}, (int[]){1, 1},
+                                  (int[]){1, 1, 1, 1}, (int[]){1, 1}, 5, "float32", "float32");
+  Conv2DWorkload cw;
+  CHECK(wl_conv2d_parse(bad, &cw) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "groups = 5 must be positive and divide the 12 input and 8 output channels");
+}
+
+/* The task's workload key and a record of it round-trip. */
+static void test_record_round_trip(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  if (!tm) return;
+  Workload *wl = resnext_wl();
+  Workload *back = wl_from_json(wl->name, wl_args_json(wl));
+  CHECK(back && wl_equal(back, wl));
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  if (!cs) return;
+  int64_t idx = space_size(cs) - 2;
+  ConfigEntity *cfg = space_get(cs, idx);
+  const char *line =
+      kfmt("{\"input\": [\"llvm -mcpu=x86-64-v4\", \"group_conv2d_NCHWc.x86\", %s, {}], \"config\": {\"index\": %lld, "
+           "\"code_hash\": null, \"entity\": %s}, \"result\": [[0.000123], 0, 1.25, 1700000000.5], \"version\": 0.2}",
+           wl_args_json(wl), (long long)idx, config_entity_json(cfg));
+  TuneRecord *r = record_parse(line);
+  CHECK_MSG(r != NULL, "%s", kiln_get_error());
+  if (!r) return;
+  CHECK_STR(record_json(r), line);
+  CHECK(wl_equal(r->wl, wl));
+  CHECK_INT(r->kind, TASK_CONV2D);
+  CHECK_INT(space_index_of(cs, r->config), idx);
+  CHECK_OK(tm->check(target_host(), r->config, r->wl));
+  CHECK_CONTAINS(line, "[1, 1], 32, \"NCHW\", \"NCHW\", \"float32\"]");
+}
+
+const TestCase group_conv_tests[] = {
+    {"random", test_random},
+    {"space_and_fallback", test_space_and_fallback},
+    {"invalid", test_invalid},
+    {"record_round_trip", test_record_round_trip},
+    {NULL, NULL},
+};
