@@ -274,7 +274,7 @@ static Opt records_opts[] = {
 };
 
 typedef struct TaskStat {
-  const char *key, *target;
+  const char *key, *target, *template_key;
   TuneRecord *best;
   int n, errors;
 } TaskStat;
@@ -297,12 +297,16 @@ static int run_records(Command *cmd, int npos, const char **pos) {
      * can chain layouts (graph_dispatch_query_block) */
     int64_t icb = pick ? cfg_split_inner(r->config, "tile_ic") : 0;
     kiln_clear_error();
-    const char *k = kfmt("%s\n%s\n%lld", r->target, r->wl->key, (long long)icb);
+    /* a task of TVM 0.6 is its name and template key: TopHub's direct and
+     * Winograd records of one convolution are two tasks */
+    const char *tkey = r->config->template_key ? r->config->template_key : "";
+    const char *k = kfmt("%s\n%s\n%s\n%lld", r->target, r->wl->key, tkey, (long long)icb);
     TaskStat *s = pm_get(&by, k);
     if (!s) {
       s = KNEW(TaskStat);
       s->key = r->wl->key;
       s->target = r->target;
+      s->template_key = tkey;
       pm_put(&by, k, s);
       av_push(&stats, s);
     }
@@ -361,7 +365,8 @@ static int run_records(Command *cmd, int npos, const char **pos) {
     for (int k = 0; !any && k < recs.len; k++)
       if (!strcmp(((TuneRecord *)recs.data[k])->wl->key, s->key)) any = recs.data[k];
     double c = s->best ? record_cost(s->best) : INFINITY, fl = any ? wl_flops(any->wl) : 0;
-    printf("%-22s %-30s %-38s %7d %7d %12.2f %10.2f\n", s->target, any ? any->wl->name : "?", any ? wl_describe(any->wl) : "?",
+    const char *task = !any ? "?" : *s->template_key ? kfmt("%s (%s)", any->wl->name, s->template_key) : any->wl->name;
+    printf("%-22s %-30s %-38s %7d %7d %12.2f %10.2f\n", s->target, task, any ? wl_describe(any->wl) : "?",
            s->n, s->errors, isinf(c) ? 0 : c * 1e6, fl > 0 && !isinf(c) ? fl / c / 1e9 : 0);
   }
   printf("%d records (%d superseded by a newer measurement of the same config), %d tasks; this machine's target: %s\n",

@@ -225,6 +225,17 @@ bool wl_equal(const Workload *a, const Workload *b);
 /* Argument access with checks (NULL / -1 + error naming the task). */
 const WArg *wl_arg(const Workload *wl, int i, WArgKind kind);
 
+/* TVM 0.6's CUDA workloads (TopHub's logs), in its argument order:
+ *   topi_nn_conv2d: data NCHW, kernel OIHW, strides [2], padding [2]
+ *     (h, w; [4] top, left, bottom, right when asymmetric), dilation [2],
+ *     layout "NCHW", out_dtype
+ *   topi_nn_depthwise_conv2d_nchw: data NCHW, kernel [C, multiplier, KH,
+ *     KW], strides, padding, dilation, out_dtype
+ *   topi_nn_dense: data [M, K], weight [N, K], bias (null), out_dtype
+ *     (wl_dense with that name) */
+Workload *wl_cuda_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                         const int padding[4], const int dilation[2], const char *dtype, const char *out_dtype);
+
 /* TVM's workloads for the x86 tasks, in its argument order:
  *   conv2d_NCHWc.x86, depthwise_conv2d_NCHWc.x86:
  *     data NCHW tensor, kernel OIHW tensor, strides [2], padding [4]
@@ -255,6 +266,8 @@ typedef struct Conv2DWorkload {
   bool depthwise;
   DType dtype, out_dtype;
 } Conv2DWorkload;
+/* Reads the x86 forms and the CUDA forms above (a depthwise kernel of
+ * topi_nn_depthwise_conv2d_nchw is [C, multiplier, KH, KW]). */
 int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *out);
 typedef struct DenseWorkload {
   int64_t M, N, K;
@@ -270,6 +283,10 @@ typedef struct Template {
   const char *name;       /* the task name: "conv2d_NCHWc.x86" */
   const char *anchor_tag; /* the tag of the compute it schedules */
   const char *key;        /* the target key it schedules for: "cpu" */
+  /* TVM 0.6's template key (a record's "t"): one task name may have
+   * several templates ("topi_nn_conv2d": "direct" and "winograd"); NULL
+   * for a task with one template. */
+  const char *template_key;
   /* Declare the knobs (in TVM's order) for a workload. */
   int (*define_space)(const Target *t, ConfigSpace *cs, const Workload *wl);
   /* Fill cfg (a fresh config_new()) with the heuristic config. */

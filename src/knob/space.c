@@ -548,8 +548,15 @@ static bool entity_equal(const KnobEntity *a, const KnobEntity *b) {
   KUNREACHABLE();
 }
 
+/* Template keys: NULL and "direct" are the same (a task's first). */
+static bool same_template(const char *a, const char *b) {
+  if (!a || !strcmp(a, "direct")) a = "";
+  if (!b || !strcmp(b, "direct")) b = "";
+  return !strcmp(a, b);
+}
+
 bool config_equal(const ConfigEntity *a, const ConfigEntity *b) {
-  if (a->n != b->n) return false;
+  if (a->n != b->n || !same_template(a->template_key, b->template_key)) return false;
   for (int i = 0; i < a->n; i++)
     if (!entity_equal(&a->e[i], &b->e[i])) return false;
   return true;
@@ -641,6 +648,13 @@ char *config_json(const ConfigEntity *cfg) {
   else sb_puts(&sb, "null");
   sb_puts(&sb, ", \"entity\": ");
   entities_json(&sb, cfg);
+  /* a template other than the task's first ("winograd" of
+   * topi_nn_conv2d) is named, so converting a v0.1 log keeps it; AutoTVM
+   * >= 0.7 ignores the extra key */
+  if (cfg->template_key && *cfg->template_key && strcmp(cfg->template_key, "direct")) {
+    sb_puts(&sb, ", \"template_key\": ");
+    json_str(&sb, cfg->template_key);
+  }
   sb_putc(&sb, '}');
   return finish(&sb);
 }
@@ -717,7 +731,7 @@ ConfigEntity *config_from_cjson(const struct cJSON *obj) {
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(obj, v1 ? "e" : "entity");
   const cJSON *i = cJSON_GetObjectItemCaseSensitive(obj, v1 ? "i" : "index");
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, v1 ? "c" : "code_hash");
-  const cJSON *t = v1 ? cJSON_GetObjectItemCaseSensitive(obj, "t") : NULL;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, v1 ? "t" : "template_key");
   if (!e) return kiln_set_error("config: no \"entity\" (or v0.1 \"e\") list"), NULL;
   ConfigEntity *cfg = config_entity_from_cjson(e);
   if (!cfg) return NULL;

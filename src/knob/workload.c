@@ -263,26 +263,64 @@ static int parse_dtype(const Workload *wl, const char *s, DType *out) {
   return 0;
 }
 
+Workload *wl_cuda_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                         const int padding[4], const int dilation[2], const char *dtype, const char *out_dtype) {
+  Workload *wl = wl_new(task);
+  wl_add_tensor(wl, 4, dshape, dtype);
+  wl_add_tensor(wl, 4, kshape, dtype);
+  wl_add_ints(wl, 2, (int64_t[]){strides[0], strides[1]});
+  if (padding[0] == padding[2] && padding[1] == padding[3])
+    wl_add_ints(wl, 2, (int64_t[]){padding[0], padding[1]});
+  else
+    wl_add_ints(wl, 4, (int64_t[]){padding[0], padding[1], padding[2], padding[3]});
+  wl_add_ints(wl, 2, (int64_t[]){dilation[0], dilation[1]});
+  if (!strstr(task, "depthwise")) wl_add_str(wl, "NCHW");
+  wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  return wl_finish(wl);
+}
+
+/* The argument forms a conv workload comes in: where its layouts and
+ * out_dtype are (-1: absent), and whether a depthwise kernel is TVM's
+ * NCHW [C, multiplier, KH, KW]. */
+typedef struct ConvForm {
+  const char *prefix;
+  int nargs, layout, out_layout, out_dtype;
+  bool depthwise, kernel_cm;
+} ConvForm;
+
+static const ConvForm conv_forms[] = {
+    {"topi_nn_depthwise_conv2d_nchw", 6, -1, -1, 5, true, true},
+    {"topi_nn_conv2d", 7, 5, -1, 6, false, false},
+    {"depthwise", 8, 5, 6, 7, true, false},
+    {"", 8, 5, 6, 7, false, false},
+};
+
 int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
   memset(c, 0, sizeof *c);
+  const ConvForm *form = NULL;
+  for (size_t i = 0; i < sizeof conv_forms / sizeof conv_forms[0] && !form; i++)
+    if (!strncmp(wl->name, conv_forms[i].prefix, strlen(conv_forms[i].prefix))) form = &conv_forms[i];
   const WArg *d = wl_arg(wl, 0, WARG_TENSOR), *k = d ? wl_arg(wl, 1, WARG_TENSOR) : NULL;
   const WArg *st = k ? wl_arg(wl, 2, WARG_INTS) : NULL, *pd = st ? wl_arg(wl, 3, WARG_INTS) : NULL;
   const WArg *dl = pd ? wl_arg(wl, 4, WARG_INTS) : NULL;
   /* a grouped task carries groups after dilation (wl_group_conv2d) */
-  bool grouped = dl && wl->nargs > 5 && wl->args[5].kind == WARG_INT;
-  int at = grouped ? 6 : 5;
-  const WArg *lay = dl ? wl_arg(wl, at, WARG_STR) : NULL;
-  const WArg *olay = lay ? wl_arg(wl, at + 1, WARG_STR) : NULL, *odt = olay ? wl_arg(wl, at + 2, WARG_STR) : NULL;
-  if (!odt) return -1;
+  bool grouped = dl && !form->kernel_cm && wl->nargs > 5 && wl->args[5].kind == WARG_INT;
+  int shift = grouped ? 1 : 0;
+  const WArg *lay = dl && form->layout >= 0 ? wl_arg(wl, form->layout + shift, WARG_STR) : NULL;
+  const WArg *olay = dl && form->out_layout >= 0 ? wl_arg(wl, form->out_layout + shift, WARG_STR) : NULL;
+  const WArg *odt = dl ? wl_arg(wl, form->out_dtype + shift, WARG_STR) : NULL;
+  if (!odt || (form->layout >= 0 && !lay) || (form->out_layout >= 0 && !olay)) return -1;
+  if (wl->nargs != form->nargs + shift)
+    return kiln_set_error("workload '%s': %d arguments, expected %d", wl->name, wl->nargs, form->nargs + shift);
   c->groups = grouped ? wl->args[5].i : 1;
   if (d->n != 4 || k->n != 4)
     return kiln_set_error("workload '%s': data and kernel must be 4-D (NCHW, OIHW); got %d-D and %d-D", wl->name, d->n,
                           k->n);
-  if (strcmp(lay->s, "NCHW") || strcmp(olay->s, "NCHW"))
+  if ((lay && strcmp(lay->s, "NCHW")) || (olay && strcmp(olay->s, "NCHW")))
     return kiln_set_error("workload '%s': layouts '%s'/'%s', expected NCHW (the task is keyed by its NCHW form)",
-                          wl->name, lay->s, olay->s);
+                          wl->name, lay ? lay->s : "NCHW", olay ? olay->s : "NCHW");
   if (st->n != 2 || dl->n != 2 || (pd->n != 4 && pd->n != 2))
-    return kiln_set_error("workload '%s': expected strides [2], padding [4] and dilation [2]", wl->name);
+    return kiln_set_error("workload '%s': expected strides [2], padding [2] or [4] and dilation [2]", wl->name);
   if (parse_dtype(wl, d->s, &c->dtype) || parse_dtype(wl, odt->s, &c->out_dtype)) return -1;
   c->N = d->ints[0], c->IC = d->ints[1], c->IH = d->ints[2], c->IW = d->ints[3];
   c->OC = k->ints[0], c->KH = k->ints[2], c->KW = k->ints[3];
@@ -291,12 +329,20 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
   if (pd->n == 4) c->pt = (int)pd->ints[0], c->pl = (int)pd->ints[1], c->pb = (int)pd->ints[2], c->pr = (int)pd->ints[3];
   else c->pt = c->pb = (int)pd->ints[0], c->pl = c->pr = (int)pd->ints[1];
   int64_t groups = c->groups;
-  c->depthwise = !strncmp(wl->name, "depthwise", 9);
+  c->depthwise = form->depthwise;
   for (int i = 0; i < 4; i++)
     if (d->ints[i] < 1 || k->ints[i] < 1) return kiln_set_error("workload '%s': shapes must be positive", wl->name);
   if (c->sh < 1 || c->sw < 1 || c->dh < 1 || c->dw < 1 || c->pt < 0 || c->pl < 0 || c->pb < 0 || c->pr < 0)
     return kiln_set_error("workload '%s': strides and dilation must be positive, padding non-negative", wl->name);
-  if (c->depthwise) {
+  if (form->kernel_cm) {
+    if (k->ints[0] != c->IC)
+      return kiln_set_error("workload '%s': a depthwise kernel is [C, multiplier, KH, KW]; got [%lld, ...] for %lld "
+                            "input channels",
+                            wl->name, (long long)k->ints[0], (long long)c->IC);
+    c->multiplier = k->ints[1];
+    c->OC = c->IC * c->multiplier;
+    c->groups = c->IC;
+  } else if (c->depthwise) {
     if (k->ints[1] != 1 || c->OC % c->IC)
       return kiln_set_error("workload '%s': a depthwise kernel is [C * multiplier, 1, KH, KW]; got [%lld, %lld, ...] "
                             "for %lld input channels",

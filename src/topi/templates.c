@@ -18,6 +18,11 @@ static const Template *const templates[] = {
     &topi_x86_group_conv2d_NCHWc_template,
     &topi_x86_dense_nopack_template,
     &topi_x86_dense_pack_template,
+    /* cuda/: TVM 0.6's CUDA templates, TopHub's tasks (key "gpu") */
+    &topi_cuda_conv2d_direct_template,
+    &topi_cuda_conv2d_winograd_template,
+    &topi_cuda_depthwise_conv2d_template,
+    &topi_cuda_dense_template,
 };
 
 #define NBUILTIN ((int)(sizeof templates / sizeof templates[0]))
@@ -49,6 +54,18 @@ int template_count(void) { return NBUILTIN + nextra; }
 const Template *template_at(int i) {
   if (i >= 0 && i < NBUILTIN) return templates[i];
   return i >= NBUILTIN && i < NBUILTIN + nextra ? extra[i - NBUILTIN] : NULL;
+}
+
+const Template *template_find(const char *name, const char *template_key, const Target *t) {
+  int n = template_count();
+  for (int i = 0; i < n; i++) {
+    const Template *tm = template_at(i);
+    if (!name || strcmp(tm->name, name)) continue;
+    if (t && !template_serves(tm, t)) continue;
+    if (template_key && tm->template_key && strcmp(tm->template_key, template_key)) continue;
+    return tm;
+  }
+  return NULL;
 }
 
 const Template *template_lookup(const char *name) {

@@ -376,7 +376,12 @@ int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLT
  * template_lookup(name). */
 struct Template;
 /* The template of a task name; NULL + an error listing the known ones. */
+struct Target;
 const struct Template *template_lookup(const char *name);
+/* The template of a task for a record's template key ("direct",
+ * "winograd"; NULL: the task's first) that serves t (NULL: any); NULL
+ * without an error when none does. */
+const struct Template *template_find(const char *name, const char *template_key, const struct Target *t);
 int template_count(void);
 const struct Template *template_at(int i);
 /* Register one more template (tests, bindings): an explicit call, looked
@@ -520,5 +525,58 @@ int topi_x86_schedule_dense_pack(const struct Target *t, Schedule *s, const stru
                                  int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;
+
+
+/* ===== cuda/: TVM 0.6's CUDA templates (TopHub's tasks), key "gpu" ===== */
+struct ConfigSpace;
+struct Workload;
+
+/* ----- cuda/util.c: what the templates share ----- */
+int cuda_check_split(const struct ConfigEntity *cfg, const char *knob, int nparts, int64_t extent, const char *what);
+/* TVM's SplitEntity.apply: out[0..nparts-1], outermost first. */
+int cuda_apply_split(Stage *st, IterVar *ax, const struct ConfigEntity *cfg, const char *knob, int nparts,
+                     IterVar **out);
+/* Part `part` of a split knob ([0] is -1); -1 + error. */
+int64_t cuda_split_part(const struct ConfigEntity *cfg, const char *knob, int part);
+/* Spread a shared fetch over threads {z, y, x}: fuse its axes, then
+ * nparts splits from the outside (outer_first, conv2d direct) or factor
+ * splits from the inside (depthwise, Winograd). */
+int cuda_coop_fetch(Schedule *s, Tensor *load, const int64_t threads[3], bool outer_first);
+/* Inline every compute stage of the group but the anchor, the output and
+ * keep[]; *output is the stage to tile and bind, *ol the local
+ * accumulator (a local cache of the anchor, or the anchor made local when
+ * an epilogue follows). */
+int cuda_group_epilogue(Schedule *s, Tensor *anchor, Tensor *out, int nkeep, Tensor **keep, Tensor **output,
+                        Tensor **ol);
+int cuda_unroll_pragmas(Stage *st, IterVar *scope, const struct ConfigEntity *cfg);
+int cuda_check_other(const struct ConfigEntity *cfg, const char *knob, int n, const int64_t *allowed);
+/* auto_unroll_max_step [0, mid, 1500] and unroll_explicit [0, 1]. */
+int cuda_define_unroll_knobs(struct ConfigSpace *cs, int64_t mid);
+int cuda_check_unroll_knobs(const struct ConfigEntity *cfg, int64_t mid);
+/* The product of the thread parts ([2]) of split knobs. */
+int64_t cuda_threads_of(const struct ConfigEntity *cfg, int n, const char *const *knobs);
+int cuda_check_threads(const struct Target *t, const struct ConfigEntity *cfg, int n, const char *const *knobs);
+int64_t cuda_divisor_at_most(int64_t n, int64_t cap);
+/* The thread budget of fallback configs: the target's limit, at most 256. */
+int64_t cuda_max_threads(const struct Target *t);
+
+/* ----- cuda/conv2d_direct.c, depthwise.c, dense.c, winograd.c ----- */
+int cuda_conv_placeholders(const struct Target *t, const struct Workload *wl, const struct ConfigEntity *cfg, int *nin,
+                           Tensor ***in);
+Tensor *cuda_conv_compute(const struct Target *t, const struct Workload *wl, const struct ConfigEntity *cfg, int nin,
+                          Tensor **in);
+int topi_cuda_schedule_conv2d_direct(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *conv,
+                                     int nout, Tensor **outs);
+int topi_cuda_schedule_depthwise_conv2d(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg,
+                                        Tensor *conv, int nout, Tensor **outs);
+/* data [M, K] x weight [N, K], one reduction, tag "dense". */
+Tensor *topi_cuda_dense(Tensor *data, Tensor *weight);
+int topi_cuda_schedule_dense(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *c, int nout,
+                             Tensor **outs);
+int64_t topi_cuda_winograd_tile_size(int64_t in_height);
+extern const struct Template topi_cuda_conv2d_direct_template;
+extern const struct Template topi_cuda_conv2d_winograd_template;
+extern const struct Template topi_cuda_depthwise_conv2d_template;
+extern const struct Template topi_cuda_dense_template;
 
 #endif

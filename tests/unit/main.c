@@ -31,6 +31,7 @@ extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
 extern const TestCase winograd_tests[];
+extern const TestCase cuda_template_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -51,6 +52,7 @@ static const TestSuite suites[] = {
     {"x86", x86_tests},
     {"group_conv", group_conv_tests},
     {"winograd", winograd_tests},
+    {"cuda_templates", cuda_template_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

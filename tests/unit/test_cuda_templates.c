@@ -1,0 +1,131 @@
+/*
+ * test_cuda_templates.c - TVM 0.6's CUDA templates (src/topi/cuda): for
+ * every record of the seeds' TopHub logs (tests/data/tophub: 120 direct and
+ * 36 Winograd conv2d, 30 depthwise, 15 dense), the template the record
+ * names (task name and template key) defines a space at the record's
+ * workload in which the record's index is exactly the record's entity,
+ * both ways, and whose check accepts it for a CUDA target; the template
+ * key survives the v0.1 -> v0.2 conversion; the fallback configs are
+ * points of their spaces.
+ */
+#include <dirent.h>
+#include <string.h>
+
+#include "knob/knob.h"
+#include "test.h"
+#include "topi/topi.h"
+
+static void load_seeds(AVec *recs) {
+  const char *dir = kfmt("%s/tests/data/tophub", test_root());
+  DIR *d = opendir(dir);
+  CHECK_MSG(d != NULL, "cannot open %s", dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && !strcmp(e->d_name + n - 4, ".log")) CHECK_OK(records_load(kfmt("%s/%s", dir, e->d_name), recs));
+  }
+  closedir(d);
+}
+
+static void test_seed_index_entity(void) {
+  AVec recs = {0};
+  load_seeds(&recs);
+  const Target *cuda = target_parse("cuda -model=unknown", NULL);
+  CHECK_NN(cuda);
+  int direct = 0, wino = 0, dw = 0, dense = 0;
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    const char *where = kfmt("%s:%d", r->file, r->line);
+    const Template *tm = template_find(r->wl->name, r->config->template_key, cuda);
+    CHECK_MSG(tm != NULL, "%s: no template for %s (%s)", where, r->wl->name, r->config->template_key);
+    if (!tm) continue;
+    CHECK_STR(tm->template_key, r->config->template_key ? r->config->template_key : "direct");
+    ConfigSpace *cs = template_space(tm, cuda, r->wl);
+    CHECK_MSG(cs != NULL, "%s: %s", where, kiln_get_error());
+    if (!cs) continue;
+    CHECK_MSG(r->config->index >= 0 && r->config->index < space_size(cs), "%s: index %lld outside a space of %lld",
+              where, (long long)r->config->index, (long long)space_size(cs));
+    ConfigEntity *got = space_get(cs, r->config->index);
+    CHECK_NN(got);
+    if (!got) continue;
+    /* index -> entity: exactly the record's entity list, in its order */
+    CHECK_MSG(!strcmp(config_entity_json(got), config_entity_json(r->config)), "%s: index %lld is %s, the record says %s",
+              where, (long long)r->config->index, config_entity_json(got), config_entity_json(r->config));
+    /* entity -> index */
+    CHECK_MSG(space_index_of(cs, r->config) == r->config->index, "%s: entity maps to %lld, not %lld", where,
+              (long long)space_index_of(cs, r->config), (long long)r->config->index);
+    CHECK_MSG(tm->check(cuda, r->config, r->wl) == 0, "%s: check refuses the record: %s", where, kiln_get_error());
+    if (tm == &topi_cuda_conv2d_direct_template) direct++;
+    if (tm == &topi_cuda_conv2d_winograd_template) wino++;
+    if (tm == &topi_cuda_depthwise_conv2d_template) dw++;
+    if (tm == &topi_cuda_dense_template) dense++;
+  }
+  CHECK_INT(direct, 120);
+  CHECK_INT(wino, 36);
+  CHECK_INT(dw, 30);
+  CHECK_INT(dense, 15);
+}
+
+/* A Winograd record read from v0.1 and written as v0.2 is still one. */
+static void test_template_key_kept(void) {
+  AVec recs = {0};
+  CHECK_OK(records_load(kfmt("%s/tests/data/tophub/vgg16_bs_1.log", test_root()), &recs));
+  int n = 0;
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    if (!r->config->template_key || strcmp(r->config->template_key, "winograd")) continue;
+    n++;
+    const char *v2 = record_json(r);
+    CHECK_CONTAINS(v2, "\"template_key\": \"winograd\"");
+    TuneRecord *back = record_parse(v2);
+    CHECK_NN(back);
+    if (back) CHECK_STR(back->config->template_key, "winograd");
+  }
+  CHECK_INT(n, 8);
+}
+
+/* Every template's fallback at every seed workload is a point of its space
+ * that its check accepts, for cuda and for opencl's 256 threads. */
+static void test_fallbacks_in_space(void) {
+  AVec recs = {0};
+  load_seeds(&recs);
+  const Target *ts[2] = {target_parse("cuda", NULL), target_parse("opencl", NULL)};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < recs.len; i++) {
+      TuneRecord *r = recs.data[i];
+      const Template *tm = template_find(r->wl->name, r->config->template_key, ts[k]);
+      CHECK_NN(tm);
+      if (!tm) continue;
+      ConfigEntity *fb = template_fallback(tm, ts[k], r->wl);
+      CHECK_NN(fb);
+      if (!fb) continue;
+      CHECK_MSG(fb->index >= 0, "%s:%d: fallback %s is not in the space", r->file, r->line, config_entity_json(fb));
+      CHECK_MSG(tm->check(ts[k], fb, r->wl) == 0, "%s:%d: %s", r->file, r->line, kiln_get_error());
+    }
+}
+
+/* A config with too many threads for the target is refused, naming the fix. */
+static void test_thread_limit(void) {
+  AVec recs = {0};
+  CHECK_OK(records_load(kfmt("%s/tests/data/tophub/mobilenet_v2_bs_1.log", test_root()), &recs));
+  const Target *ocl = target_parse("opencl", NULL);
+  int refused = 0;
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    const Template *tm = template_find(r->wl->name, r->config->template_key, ocl);
+    if (tm && tm->check(ocl, r->config, r->wl)) {
+      refused++;
+      CHECK_CONTAINS(kiln_get_error(), "-max_threads_per_block");
+    }
+  }
+  CHECK(refused > 0);
+}
+
+const TestCase cuda_template_tests[] = {
+    {"seed_index_entity", test_seed_index_entity},
+    {"template_key_kept", test_template_key_kept},
+    {"fallbacks_in_space", test_fallbacks_in_space},
+    {"thread_limit", test_thread_limit},
+    {NULL, NULL},
+};
