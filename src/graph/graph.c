@@ -58,13 +58,23 @@ bool ttype_eq(const TType *a, const TType *b) {
   if (!dt_eq(a->dtype, b->dtype) || a->ndim != b->ndim) return false;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return false;
+  if (!ttype_is_symbolic(a) && !ttype_is_symbolic(b)) return true;
+  for (int i = 0; i < a->ndim; i++) {
+    Expr *x = a->sym ? a->sym->dim[i] : NULL, *y = b->sym ? b->sym->dim[i] : NULL;
+    if (!x != !y) return false;
+    if (x && strcmp(ir_expr_str(x), ir_expr_str(y))) return false; /* both simplified: canonical text */
+  }
   return true;
 }
 
 const char *ttype_str(const TType *t) {
   StrBuf sb = {0};
   sb_puts(&sb, "Tensor[(");
-  for (int i = 0; i < t->ndim; i++) sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+  for (int i = 0; i < t->ndim; i++) {
+    if (i) sb_puts(&sb, ", ");
+    if (t->sym && t->sym->dim[i]) ir_print_expr(&sb, t->sym->dim[i]);
+    else sb_printf(&sb, "%lld", (long long)t->shape[i]);
+  }
   if (t->ndim == 1) sb_putc(&sb, ',');
   sb_printf(&sb, "), %s]", dt_str(t->dtype));
   const char *r = kstrdup(sb.data);
@@ -178,6 +188,11 @@ GNode *graph_call(Graph *g, const char *opname, int nargs, GNode **args, GAttrs 
   if (ttype_check(&t, opname)) {
     kiln_arena_pop();
     if (name && *name) kiln_error_context("node '%s'", name);
+    return NULL;
+  }
+  /* a symbolic argument: the dimensions' expressions (symshape.c) */
+  if (sym_infer(g, &tmp, &t)) {
+    kiln_arena_pop();
     return NULL;
   }
   GNode *n = new_node(g, GN_CALL, tmp.name);
@@ -350,7 +365,7 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
     if (!seen[n->id]) continue;
     GNode *r = NULL;
     if (n->kind == GN_VAR) {
-      r = graph_var(ng, n->name, n->type);
+      r = graph_var(ng, n->name, sym_copy_type(ng, g, &n->type));
     } else if (n->kind == GN_CONST) {
       r = graph_share_const(ng, n);
     } else {

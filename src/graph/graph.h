@@ -10,9 +10,11 @@
  * outputs are a list of nodes.
  *
  * Types are inferred when a call is made, so the frontend always knows the
- * shape of what it has built (ONNX's Reshape(-1), shape arithmetic).  All
- * shapes are constant: dynamic dimensions are bound from the user's input
- * shapes at import.
+ * shape of what it has built (ONNX's Reshape(-1), shape arithmetic).  A
+ * shape is constant, or symbolic: some dimensions are expressions over
+ * named symbols (TType.sym, symshape.c), with shape[] holding their values
+ * at the symbols' representative values so each op's inference runs as
+ * for a constant shape.  Static graphs never carry a symbol.
  *
  * Passes are functions Graph -> Graph (a new graph; the old one stays
  * valid until freed), one per file under passes/, run in one list by
@@ -21,6 +23,8 @@
  *
  * Files:
  *   graph.c        nodes, types, attributes, builders, topological order
+ *   symshape.c     symbolic dimensions: the graph's symbols, shape
+ *                  inference over expressions (docs/symbolic_shapes.md)
  *   printer.c      Relay-style text
  *   fuse.c         fused groups and TVM's fused-function names
  *   verify.c       the graph's invariants, checked between passes
@@ -46,10 +50,18 @@
 
 /* ===== graph.c ===== */
 
+/* A symbolic type's dimension expressions (symshape.c): dim[d] is an
+ * integer Expr over the graph's symbols, or NULL where dimension d is the
+ * constant shape[d]. */
+typedef struct SymDims {
+  Expr *dim[GRAPH_MAX_DIMS];
+} SymDims;
+
 typedef struct TType {
   DType dtype;
   int ndim;
-  int64_t shape[GRAPH_MAX_DIMS];
+  int64_t shape[GRAPH_MAX_DIMS]; /* symbolic dims: the value at the symbols' representative values */
+  const SymDims *sym;            /* NULL: every dimension is the constant in shape[] */
 } TType;
 
 typedef enum GAttrKind { GA_INT, GA_FLOAT, GA_STR, GA_INTS, GA_FLOATS } GAttrKind;
@@ -94,6 +106,8 @@ typedef struct Graph {
   AVec output_names; /* const char * per output: the model's name, or NULL */
   AVec owned;    /* DLTensor * values to free with the graph */
   int next_const; /* for generated constant names */
+  AVec syms;      /* GSym *: the symbols of symbolic dimensions (symshape.c) */
+  int sym_pass;   /* which representative values new symbols take (0 or 1) */
 } Graph;
 
 Graph *graph_new(void);
@@ -163,6 +177,45 @@ double gnode_scalar_value(const GNode *n);
  * max values); returns the count, or -1 + error if n is not such a
  * constant. */
 int gnode_const_ints(GNode *n, int64_t *out, int max);
+
+/* ===== symshape.c ===== */
+
+/* A symbol of symbolic dimensions ("N" of "data:[N,3,H,W]"), with its
+ * bounds and its representative value (what shape[] holds for it). */
+typedef struct GSym {
+  const char *name;
+  Expr *var;        /* an int64 Var, unique to this graph */
+  int64_t lo, hi;   /* inclusive bounds (1 and INT32_MAX unless given) */
+  int64_t rep;      /* the representative value */
+} GSym;
+
+/* The symbol called name in g, or NULL. */
+GSym *graph_sym_find(const Graph *g, const char *name);
+/* The symbol called name, made with bounds [lo, hi] if g has none yet
+ * (the representative value follows from g->sym_pass); NULL + error when
+ * the bounds are empty or the name is not an identifier. */
+GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi);
+/* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
+int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
+bool ttype_is_symbolic(const TType *t);
+/* Whether any node of g has a symbolic type. */
+bool graph_is_symbolic(const Graph *g);
+/* 0, or -1 + an error saying that `what` needs static shapes, naming a
+ * node of g whose type is symbolic and how to give the sizes. */
+int graph_require_static(const Graph *g, const char *what);
+/* Dimension d of t as an expression (an IntImm where it is constant). */
+Expr *ttype_dim_expr(const TType *t, int d);
+/* Fill out->sym for call n (built in g) from its arguments' symbolic
+ * dimensions, by the op's rule; out's integer shape is the op's own
+ * inference at the representative values, which every expression must
+ * reproduce.  -1 + error naming the op and the node. */
+int sym_infer(Graph *g, const GNode *n, TType *out);
+/* t (a type of graph og) with its expressions over ng's symbols of the
+ * same names (made in ng when missing). */
+TType sym_copy_type(Graph *ng, const Graph *og, const TType *t);
+/* Evaluate an expression of g's symbols with the symbols at vals (one
+ * per g->syms entry); false when it has no defined value. */
+bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
 
 /* ===== ops.c ===== */
 

@@ -49,6 +49,7 @@ int graph_verify(Graph *g, const char *after) {
       TType t;
       memset(&t, 0, sizeof t);
       if (n->op->infer(n, &t)) return bad(after, n, "its type no longer infers: ", kiln_get_error());
+      if (sym_infer(g, n, &t)) return bad(after, n, "its symbolic dimensions no longer infer: ", kiln_get_error());
       if (!ttype_eq(&t, &n->type))
         return bad(after, n, "its type is not the one inferred from its arguments: ",
                    kfmt("%s, inferred %s", ttype_str(&n->type), ttype_str(&t)));

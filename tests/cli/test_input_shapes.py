@@ -111,3 +111,57 @@ def test_open_dims_minus_one_and_zero(tmp_path, open_dim):
         p = kiln("show", path, check=False)
         assert p.returncode == 1 and "dynamic dimension 0" in p.stderr and "--input-shapes" in p.stderr, p.stderr
     assert os.path.exists(str(tmp_path / "m.so"))
+
+
+# ---- symbolic dimensions (docs/symbolic_shapes.md) ----
+
+class FCN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1, stride=2)
+        self.c2 = torch.nn.Conv2d(8, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.c2(torch.relu(self.c1(x)))
+
+
+class ViewFlatten(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x.view(x.size(0), -1))
+
+
+def test_symbolic_shapes_through_inference(tmp_path):
+    path = str(tmp_path / "fcn.onnx")
+    torch.onnx.export(FCN().eval(), torch.randn(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
+                      opset_version=13)
+    out = kiln("show", path, "--input-shapes", "x:[N,3,H,W]").stdout
+    assert "%x: Tensor[(N, 3, H, W), float32]" in out, out
+    assert "Tensor[(N, 4, floordiv((H + 1), 2), floordiv((W + 1), 2)), float32]" in out, out
+    # the batch alone, bounded
+    out = kiln("show", path, "--input-shapes", "x:[N,3,32,32],N<=64").stdout
+    assert "Tensor[(N, 4, 16, 16), float32]" in out, out
+    # building needs static shapes for now: a clear error, no kernels built at made-up sizes
+    p = kiln("compile", path, "-o", str(tmp_path / "f.so"), "--input-shapes", "x:[N,3,H,W]", check=False)
+    assert p.returncode == 1 and "needs static shapes" in p.stderr and "warning" not in p.stderr, p.stderr
+    p = kiln("tasks", path, "--input-shapes", "x:[N,3,32,32]", check=False)
+    assert p.returncode == 1 and "needs static shapes" in p.stderr, p.stderr
+    # numbers give today's static build
+    assert "Tensor[(2, 4, 16, 16), float32]" in kiln("show", path, "--input-shapes", "x:[2,3,32,32]").stdout
+
+
+def test_symbolic_shape_errors(cnn, tmp_path):
+    _, path = cnn
+    for shapes, expect in [("x:[N,3,12,12],N<=0", "bad bound 'N<=0'"),
+                           ("x:[N,3,12,12],M<=4", "a bound is given for 'M', which no input shape uses"),
+                           ("x:[N,3,12,12],N>=9,N<=4", "symbol 'N' has empty bounds [9, 4]"),
+                           ("x:[N,C,12,12]", "expects 3 input channels")]:
+        p = kiln("show", path, "--input-shapes", shapes, check=False)
+        assert p.returncode == 1 and expect in p.stderr, (shapes, p.stderr)
+    # a shape computed from x.size(0) at run time (exported with an open
+    # batch) is refused at the Shape node
+    vpath = str(tmp_path / "view.onnx")
+    torch.onnx.export(ViewFlatten(), torch.randn(2, 3, 4), vpath, input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamic_axes={"x": {0: "batch"}})
+    p = kiln("show", vpath, "--input-shapes", "x:[N,3,4]", check=False)
+    assert p.returncode == 1 and "Shape node" in p.stderr and "run-time values are not supported" in p.stderr, p.stderr
+    assert kiln("show", vpath, "--input-shapes", "x:[5,3,4]").returncode == 0

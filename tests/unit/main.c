@@ -32,6 +32,7 @@ extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
 extern const TestCase winograd_tests[];
 extern const TestCase cuda_template_tests[];
+extern const TestCase symshape_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -53,6 +54,7 @@ static const TestSuite suites[] = {
     {"group_conv", group_conv_tests},
     {"winograd", winograd_tests},
     {"cuda_templates", cuda_template_tests},
+    {"symshape", symshape_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

@@ -29,11 +29,30 @@ struct Importer {
 };
 
 int parse_input_shapes(const char *text, InputShape **out) {
-  AVec v = {0};
+  AVec v = {0}, v_bounds = {0};
   const char *p = text ? text : "";
   while (*p) {
     while (isspace((unsigned char)*p) || *p == ',' || *p == ';') p++;
     if (!*p) break;
+    /* a bound on a symbol: N<=64, N>=2 */
+    const char *id = p;
+    while (isalnum((unsigned char)*id) || *id == '_') id++;
+    if (id > p && (isalpha((unsigned char)*p) || *p == '_') && (id[0] == '<' || id[0] == '>') && id[1] == '=') {
+      InputShape *b = KNEW(InputShape);
+      b->name = kstrndup(p, (size_t)(id - p));
+      b->bound = true;
+      b->lo = 1;
+      b->hi = INT64_MAX;
+      char *end;
+      errno = 0;
+      long long bv = strtoll(id + 2, &end, 10);
+      if (end == id + 2 || errno == ERANGE || bv < 1)
+        return kiln_set_error("bad bound '%.30s': expected %s%c=<a positive integer>", p, b->name, id[0]);
+      *(id[0] == '<' ? &b->hi : &b->lo) = bv;
+      av_push(&v_bounds, b);
+      p = end;
+      continue;
+    }
     const char *colon = strchr(p, ':');
     if (!colon) return kiln_set_error("bad input shape '%s': expected name:[d0,d1,...]", p);
     InputShape *s = KNEW(InputShape);
@@ -55,13 +74,23 @@ int parse_input_shapes(const char *text, InputShape **out) {
       if (!bracket && (*q == 0 || *q == ',' || *q == ';' || isspace((unsigned char)*q))) break;
       char *end;
       errno = 0;
+      if (isalpha((unsigned char)*q) || *q == '_') { /* a symbol */
+        const char *e = q;
+        while (isalnum((unsigned char)*e) || *e == '_') e++;
+        if (s->ndim >= GRAPH_MAX_DIMS) return kiln_set_error("input shape for '%s' has more than %d dimensions", s->name, GRAPH_MAX_DIMS);
+        s->sym[s->ndim] = kstrndup(q, (size_t)(e - q));
+        s->shape[s->ndim++] = -1;
+        end = (char *)e;
+        goto next;
+      }
       long long d = strtoll(q, &end, 10);
       if (end != q && errno == ERANGE)
         return kiln_set_error("bad input shape for '%s': \"%.20s\" does not fit in 64 bits", s->name, q);
       if (end == q || d < 0)
-        return kiln_set_error("bad input shape for '%s': expected a non-negative integer at \"%.20s\"", s->name, q);
+        return kiln_set_error("bad input shape for '%s': expected a non-negative integer or a symbol name at \"%.20s\"", s->name, q);
       if (s->ndim >= GRAPH_MAX_DIMS) return kiln_set_error("input shape for '%s' has more than %d dimensions", s->name, GRAPH_MAX_DIMS);
       s->shape[s->ndim++] = d;
+    next:
       q = end;
       while (isspace((unsigned char)*q)) q++;
       if (bracket) {
@@ -78,6 +107,7 @@ int parse_input_shapes(const char *text, InputShape **out) {
     av_push(&v, s);
     p = q;
   }
+  for (int i = 0; i < v_bounds.len; i++) av_push(&v, v_bounds.data[i]);
   InputShape *arr = KNEWN(InputShape, v.len + 1);
   for (int i = 0; i < v.len; i++) arr[i] = *(InputShape *)v.data[i];
   *out = arr;
@@ -430,7 +460,15 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
   int rc = 0;
   /* every given shape must name a graph input (checked first: a typo
    * should not surface as a missing binding of the real input) */
+  /* the symbols, in order of appearance, then their bounds */
+  for (int k = 0; k < nshapes && !rc; k++)
+    for (int d = 0; d < shapes[k].ndim && !shapes[k].bound && !rc; d++)
+      if (shapes[k].sym[d] && !graph_sym(im->g, shapes[k].sym[d], 1, GRAPH_MAX_ELEMS))
+        rc = kiln_error_context("input shape for '%s'", shapes[k].name);
+  for (int k = 0; k < nshapes && !rc; k++)
+    if (shapes[k].bound) rc = graph_sym_bound(im->g, shapes[k].name, shapes[k].lo, shapes[k].hi);
   for (int k = 0; k < nshapes && !rc; k++) {
+    if (shapes[k].bound) continue;
     bool found = false;
     for (int i = 0; i < og->ninputs; i++)
       found |= !strcmp(og->inputs[i].name, shapes[k].name) && !pm_has(&im->initializers, og->inputs[i].name);
@@ -447,7 +485,7 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     if (pm_has(&im->initializers, vi->name)) continue; /* older exporters list weights as inputs */
     const InputShape *us = NULL;
     for (int k = 0; k < nshapes; k++)
-      if (!strcmp(shapes[k].name, vi->name)) {
+      if (!shapes[k].bound && !strcmp(shapes[k].name, vi->name)) {
         us = &shapes[k];
         used[k] = true;
       }
@@ -492,11 +530,24 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
        * that refuses it fails, and import_nodes says which override it
        * was. */
       for (int d = 0; d < us->ndim && vi->type.ndim >= 0; d++)
-        if (vi->type.dims[d].kind == ONNX_DIM_VALUE && vi->type.dims[d].value != us->shape[d])
-          sb_printf(&im->overrides, "%sinput '%s' dimension %d from %lld to %lld", im->overrides.len ? ", " : "", vi->name,
-                    d, (long long)vi->type.dims[d].value, (long long)us->shape[d]);
+        if (vi->type.dims[d].kind == ONNX_DIM_VALUE && (us->sym[d] || vi->type.dims[d].value != us->shape[d]))
+          sb_printf(&im->overrides, "%sinput '%s' dimension %d from %lld to %s", im->overrides.len ? ", " : "", vi->name,
+                    d, (long long)vi->type.dims[d].value, us->sym[d] ? us->sym[d] : kfmt("%lld", (long long)us->shape[d]));
       t.ndim = us->ndim;
-      for (int d = 0; d < us->ndim; d++) t.shape[d] = us->shape[d];
+      SymDims *sd = NULL;
+      for (int d = 0; d < us->ndim; d++) {
+        t.shape[d] = us->shape[d];
+        if (!us->sym[d]) continue;
+        GSym *gs = graph_sym_find(im->g, us->sym[d]);
+        if (!sd) {
+          kiln_arena_push(im->g->arena);
+          sd = KNEW(SymDims);
+          kiln_arena_pop();
+        }
+        sd->dim[d] = gs->var;
+        t.shape[d] = gs->rep;
+      }
+      t.sym = sd;
     } else {
       if (vi->type.ndim < 0) {
         rc = kiln_set_error("input '%s' has an unknown rank; give its shape with --input-shapes \"%s:[...]\"", vi->name,
@@ -636,8 +687,58 @@ Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes) {
   return onnx_import_bound(m, nshapes, shapes, 0, NULL);
 }
 
+static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
+                          const InputValue *values, int pass);
+
+/* The second import of a symbolic model, at other representative sizes:
+ * each output's expressions evaluated at them must give that import's
+ * shapes, else a constant of the model (a shape the exporter computed, a
+ * folded Shape) depends on a size. */
+static int check_second_pass(const Graph *g, const Graph *g2) {
+  int64_t *vals = KNEWN(int64_t, g->syms.len + 1);
+  StrBuf at = {0};
+  for (int i = 0; i < g->syms.len; i++) {
+    const GSym *s = g->syms.data[i], *s2 = graph_sym_find(g2, s->name);
+    vals[i] = s2 ? s2->rep : s->rep;
+    sb_printf(&at, "%s%s=%lld", i ? ", " : "", s->name, (long long)vals[i]);
+  }
+  int rc = 0;
+  for (int i = 0; i < g->outputs.len && i < g2->outputs.len && !rc; i++) {
+    const TType *t = &((GNode *)g->outputs.data[i])->type, *t2 = &((GNode *)g2->outputs.data[i])->type;
+    bool ok = t->ndim == t2->ndim;
+    for (int d = 0; ok && d < t->ndim; d++) {
+      int64_t v = t->shape[d];
+      if (t->sym && t->sym->dim[d] && !sym_eval(g, t->sym->dim[d], vals, &v)) ok = false;
+      ok = ok && v == t2->shape[d];
+    }
+    if (!ok) {
+      const char *name = graph_output_name(g, i);
+      rc = kiln_set_error("output %d ('%s') is %s, but at %s the model gives %s: a constant of the model depends on "
+                          "a size (a shape the exporter computed); give the sizes as numbers in --input-shapes",
+                          i, name ? name : "", ttype_str(t), at.data, ttype_str(t2));
+    }
+  }
+  if (!rc && g->outputs.len != g2->outputs.len) rc = kiln_set_error("the model's outputs change with the sizes");
+  sb_free(&at);
+  return rc;
+}
+
 Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
                          const InputValue *values) {
+  Graph *g = import_pass(m, nshapes, shapes, nvalues, values, 0);
+  if (!g || !g->syms.len) return g;
+  Graph *g2 = import_pass(m, nshapes, shapes, nvalues, values, 1);
+  int rc = g2 ? check_second_pass(g, g2) : kiln_error_context("at other sizes of its symbols");
+  graph_free(g2);
+  if (rc) {
+    graph_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
+                          const InputValue *values, int pass) {
   const OnnxGraph *og = m->graph;
   int64_t opset = onnx_model_opset(m, "");
   if (opset < 0) opset = 1;
@@ -652,6 +753,7 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   im.nbound = nvalues;
   im.bound = values;
   im.g = graph_new();
+  im.g->sym_pass = pass;
   pm_init_str(&im.values);
   pm_init_str(&im.initializers);
   pm_init_str(&im.seqs);

@@ -28,15 +28,21 @@
 #include "../../graph/graph.h"
 #include "onnx_model.h"
 
-/* User-given input shapes. */
+/* User-given input shapes.  A dimension given as a name ("N" of
+ * "data:[N,3,224,224]") is a symbol (docs/symbolic_shapes.md); an entry
+ * "N<=64" or "N>=2" bounds a symbol (bound set, ndim 0). */
 typedef struct InputShape {
-  const char *name;
+  const char *name;  /* the input, or the bounded symbol */
   int ndim;
   int64_t shape[GRAPH_MAX_DIMS];
+  const char *sym[GRAPH_MAX_DIMS]; /* a symbol's name, or NULL where shape[] holds the size */
+  bool bound;        /* a bound entry: lo <= name <= hi */
+  int64_t lo, hi;
 } InputShape;
 
-/* Parse "data:[1,3,224,224],mask:[1,128]" (also "data:1x3x224x224");
- * returns the count or -1 + error.  Entries point into an arena copy. */
+/* Parse "data:[1,3,224,224],mask:[1,128]" (also "data:1x3x224x224"), with
+ * symbols ("data:[N,3,H,W],N<=64"); returns the count or -1 + error.
+ * Entries point into an arena copy. */
 int parse_input_shapes(const char *text, InputShape **out);
 
 /* An input bound to a value at compile time (kiln compile --bind

@@ -331,6 +331,7 @@ void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) 
 }
 
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
+  if (graph_require_static(g, "building a module")) return -1;
   GraphBuildOptions defaults;
   memset(&defaults, 0, sizeof defaults);
   defaults.opt_level = 3;

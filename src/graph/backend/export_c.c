@@ -384,6 +384,7 @@ static char *header_text(CExport *x) {
 /* ---- the export ---- */
 
 int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExportStats *stats) {
+  if (graph_require_static(g, "--emit c")) return -1;
   if (!is_c_identifier(opt->prefix))
     return kiln_set_error("--prefix '%s' is not a C identifier (letters, digits and _, not starting with a digit)",
                           opt->prefix ? opt->prefix : "");

@@ -19,6 +19,7 @@
 #include <string.h>
 
 int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tasks) {
+  if (graph_require_static(g, "extracting tuning tasks")) return -1;
   if (target && target->kind->device_type != kDLCPU)
     return kiln_set_error("tuning for target '%s' is not supported yet: a GPU target uses the generic GPU "
                           "schedule, which has no knobs to tune", target->str);

@@ -165,6 +165,9 @@ static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   Alt *a = ud;
   const char *op = old->op->name;
+  /* symbolic shapes stay NCHW: the templates' configs are per static
+   * workload (docs/symbolic_shapes.md) */
+  if (ttype_is_symbolic(&old->type)) return GRAPH_KEEP;
   if (!strcmp(op, "nn.conv2d")) {
     GNode *r = convert_conv(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;

@@ -47,8 +47,19 @@ int onnx_h_constant(Importer *im) {
   return imp_error(im, "no supported value attribute (sparse and string constants are not supported)");
 }
 
+/* The shape of a tensor with symbolic dimensions is a run-time value,
+ * which Kiln does not have yet: folding it at the representative sizes
+ * would fix the model at them. */
+static int refuse_symbolic(Importer *im, GNode *x) {
+  if (!ttype_is_symbolic(&x->type)) return 0;
+  return imp_error(im, "input 0 has symbolic dimensions %s, and shapes as run-time values are not supported yet; give "
+                       "the sizes as numbers in --input-shapes",
+                   ttype_str(&x->type));
+}
+
 int onnx_h_shape(Importer *im) {
   GNode *x = in0(im);
+  if (refuse_symbolic(im, x)) return -1;
   int64_t nd = x->type.ndim, start = onnx_attr_int(N(im), "start", 0), end = onnx_attr_int(N(im), "end", nd);
   if (start < 0) start += nd;
   if (end < 0) end += nd;
@@ -58,7 +69,10 @@ int onnx_h_shape(Importer *im) {
   return out0(im, imp_const_ints(im, (int)(end - start), x->type.shape + start));
 }
 
-int onnx_h_size(Importer *im) { return out0(im, imp_scalar(im, (double)ttype_numel(&in0(im)->type), DT_I64)); }
+int onnx_h_size(Importer *im) {
+  if (refuse_symbolic(im, in0(im))) return -1;
+  return out0(im, imp_scalar(im, (double)ttype_numel(&in0(im)->type), DT_I64));
+}
 
 int onnx_h_reshape(Importer *im) {
   int64_t s[MAXD];
@@ -82,8 +96,20 @@ int onnx_h_flatten(Importer *im) {
   if (axis < 0) axis += nd;
   if (axis < 0 || axis > nd) return imp_error(im, "axis out of range");
   int64_t a = 1, b = 1;
-  for (int i = 0; i < nd; i++) *(i < axis ? &a : &b) *= x->type.shape[i];
+  bool sa = false, sb = false; /* a symbolic dimension before / after the axis */
+  for (int i = 0; i < nd; i++) {
+    *(i < axis ? &a : &b) *= x->type.shape[i];
+    *(i < axis ? &sa : &sb) |= x->type.sym && x->type.sym->dim[i];
+  }
   int64_t s[2] = {a, b};
+  if (sa || sb) { /* keep the expressions: 0 copies dim 0, -1 is the rest */
+    if (sa && sb && axis != 1) return imp_error(im, "symbolic dimensions on both sides of axis %lld", (long long)axis);
+    s[0] = axis == 1 ? 0 : sa ? -1 : a;
+    s[1] = sb || axis == 1 ? -1 : b;
+    GAttrs at = gattrs_new();
+    ga_ints(&at, "newshape", 2, s);
+    return out0(im, imp_call(im, "reshape", 1, &x, at));
+  }
   return out0(im, imp_reshape(im, x, 2, s));
 }
 

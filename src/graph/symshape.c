@@ -1,0 +1,502 @@
+/*
+ * symshape.c - symbolic dimensions: a graph's symbols and shape inference
+ * over expressions (the design is docs/symbolic_shapes.md).
+ *
+ * A symbolic type keeps two views of each dimension.  shape[d] is its value
+ * when every symbol takes its representative value, so each op's own
+ * integer inference runs on a symbolic graph exactly as on a static one
+ * and checks everything the graph's constants impose (a Reshape's element
+ * count, a weight's size).  sym->dim[d] is the dimension as an Expr over
+ * the graph's symbols (int64 Vars), kept canonical by the IR's simplifier,
+ * or NULL where the dimension is constant.
+ *
+ * graph_call calls sym_infer after the op's inference whenever an argument
+ * is symbolic.  The op's row in `rules` below computes the expressions;
+ * ops of the elementwise and broadcast patterns share the broadcast rule.
+ * Then every expression is evaluated at the representative values and
+ * must give the integer inference's answer, and a dimension the rule left
+ * constant must not equal a symbol's representative value (that would be
+ * a size taken from a symbol without saying how): either is an error
+ * naming the op, never a silently specialized shape.  An op without a rule
+ * is refused with the symbolic dimensions it was given and how to give
+ * the sizes instead.
+ *
+ * Representative values are distinct primes, one per symbol (a second
+ * list for the importer's second pass, which checks that no constant of
+ * the model depends on a size), moved into the symbol's bounds.
+ */
+#include "graph.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- symbols ---- */
+
+static const int64_t rep_values[2][8] = {
+    {97, 101, 103, 107, 109, 113, 127, 131},
+    {89, 83, 79, 73, 71, 67, 61, 59},
+};
+
+static int64_t pick_rep(int pass, int index, int64_t lo, int64_t hi) {
+  int64_t r = index < 8 ? rep_values[pass][index] : 137 + 2 * index + pass;
+  if (r < lo) r = lo + pass;
+  if (r > hi) r = hi - pass;
+  if (r < lo) r = lo;
+  return r;
+}
+
+GSym *graph_sym_find(const Graph *g, const char *name) {
+  for (int i = 0; i < g->syms.len; i++) {
+    GSym *s = g->syms.data[i];
+    if (!strcmp(s->name, name)) return s;
+  }
+  return NULL;
+}
+
+static bool is_ident(const char *s) {
+  if (!isalpha((unsigned char)*s) && *s != '_') return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
+GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi) {
+  GSym *s = graph_sym_find(g, name);
+  if (s) return s;
+  if (!is_ident(name))
+    return kiln_set_error("'%s' is not a symbol name (a letter or '_', then letters, digits or '_')", name), NULL;
+  if (lo < 1) lo = 1;
+  if (hi > GRAPH_MAX_ELEMS) hi = GRAPH_MAX_ELEMS;
+  if (lo > hi) return kiln_set_error("symbol '%s' has empty bounds [%lld, %lld]", name, (long long)lo, (long long)hi), NULL;
+  kiln_arena_push(g->arena);
+  s = KNEW(GSym);
+  s->name = kstrdup(name);
+  s->var = ir_var(s->name, DT_I32);
+  s->lo = lo;
+  s->hi = hi;
+  s->rep = pick_rep(g->sym_pass, g->syms.len, lo, hi);
+  av_push(&g->syms, s);
+  kiln_arena_pop();
+  return s;
+}
+
+int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi) {
+  GSym *s = graph_sym_find(g, name);
+  if (!s) return kiln_set_error("a bound is given for '%s', which no input shape uses as a symbol", name);
+  if (lo > s->lo) s->lo = lo;
+  if (hi < s->hi) s->hi = hi;
+  if (s->lo > s->hi)
+    return kiln_set_error("symbol '%s' has empty bounds [%lld, %lld]", name, (long long)s->lo, (long long)s->hi);
+  s->rep = pick_rep(g->sym_pass, av_find(&g->syms, s), s->lo, s->hi);
+  return 0;
+}
+
+bool ttype_is_symbolic(const TType *t) {
+  if (!t->sym) return false;
+  for (int d = 0; d < t->ndim; d++)
+    if (t->sym->dim[d]) return true;
+  return false;
+}
+
+bool graph_is_symbolic(const Graph *g) {
+  for (int i = 0; i < g->nodes.len; i++)
+    if (ttype_is_symbolic(&((GNode *)g->nodes.data[i])->type)) return true;
+  return false;
+}
+
+int graph_require_static(const Graph *g, const char *what) {
+  for (int i = 0; i < g->nodes.len; i++) {
+    const GNode *n = g->nodes.data[i];
+    if (!ttype_is_symbolic(&n->type)) continue;
+    return kiln_set_error("%s needs static shapes, but '%s' is %s: kernels over symbolic sizes are not built yet "
+                          "(docs/symbolic_shapes.md); give every size as a number, e.g. --input-shapes "
+                          "\"data:[1,3,224,224]\"",
+                          what, n->name, ttype_str(&n->type));
+  }
+  return 0;
+}
+
+Expr *ttype_dim_expr(const TType *t, int d) {
+  if (t->sym && t->sym->dim[d]) return t->sym->dim[d];
+  return ir_i32(t->shape[d]);
+}
+
+bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out) {
+  PtrMap env = {0};
+  double *v = xcalloc((size_t)g->syms.len + 1, sizeof(double));
+  for (int i = 0; i < g->syms.len; i++) {
+    v[i] = (double)vals[i];
+    pm_put(&env, ((GSym *)g->syms.data[i])->var, &v[i]);
+  }
+  double r = 0;
+  bool ok = ir_eval(e, &env, &r);
+  pm_free(&env);
+  free(v);
+  *out = (int64_t)r;
+  return ok;
+}
+
+/* The representative value of each symbol of g, in order. */
+static int64_t *rep_vals(const Graph *g) {
+  int64_t *v = KNEWN(int64_t, g->syms.len + 1);
+  for (int i = 0; i < g->syms.len; i++) v[i] = ((GSym *)g->syms.data[i])->rep;
+  return v;
+}
+
+/* ---- the rules ---- */
+
+/* Rules write the expression of each output dimension into dims[] (NULL
+ * leaves it constant) and may return -1 + error. */
+typedef int (*SymRule)(const GNode *n, const TType *out, Expr **dims);
+
+static const TType *arg(const GNode *n, int i) { return &n->args[i]->type; }
+static Expr *dim_of(const GNode *n, int i, int d) { return ttype_dim_expr(arg(n, i), d); }
+static bool is_sym(const GNode *n, int i, int d) {
+  const TType *t = arg(n, i);
+  return d >= 0 && d < t->ndim && t->sym && t->sym->dim[d];
+}
+
+/* Elementwise and broadcast ops: NumPy broadcasting, right-aligned; a
+ * dimension comes from the arguments whose size is the output's. */
+static int rule_broadcast(const GNode *n, const TType *out, Expr **dims) {
+  for (int i = 0; i < n->nargs; i++)
+    if (arg(n, i)->ndim > out->ndim)
+      return kiln_set_error("argument %d has rank %d, more than the result's %d", i, arg(n, i)->ndim, out->ndim);
+  for (int d = 0; d < out->ndim; d++) {
+    Expr *pick = NULL;
+    for (int i = 0; i < n->nargs; i++) {
+      int ad = d - (out->ndim - arg(n, i)->ndim);
+      if (ad < 0 || arg(n, i)->shape[ad] != out->shape[d] || !is_sym(n, i, ad)) continue;
+      Expr *e = dim_of(n, i, ad);
+      if (!pick) pick = e;
+      else if (!ir_is_int_value(ir_simplify(ir_sub(pick, e)), 0))
+        return kiln_set_error("dimension %d is %s in one argument and %s in another: sizes that broadcast must be equal "
+                              "(or 1)",
+                              d, ir_expr_str(pick), ir_expr_str(e));
+    }
+    dims[d] = pick;
+  }
+  return 0;
+}
+
+/* Ops whose result has the shape of argument 0. */
+static int rule_same(const GNode *n, const TType *out, Expr **dims) {
+  if (out->ndim != arg(n, 0)->ndim) return kiln_set_error("the result's rank differs from the data's");
+  for (int d = 0; d < out->ndim; d++) dims[d] = is_sym(n, 0, d) ? dim_of(n, 0, d) : NULL;
+  return 0;
+}
+
+static void ints2(const GNode *n, const char *key, int64_t def, int64_t out[2]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, key, &v);
+  out[0] = k >= 1 ? v[0] : def;
+  out[1] = k >= 2 ? v[1] : out[0];
+}
+
+static void pads4(const GNode *n, int64_t p[4]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, "padding", &v);
+  for (int i = 0; i < 4; i++) p[i] = k == 0 ? 0 : k == 1 ? v[0] : k == 2 ? v[i % 2] : v[i];
+}
+
+/* (in + pb + pa - dil*(k-1) - 1) / s + 1, floor division */
+static Expr *window(Expr *in, int64_t k, int64_t s, int64_t dil, int64_t pb, int64_t pa) {
+  Expr *span = ir_sub(ir_add(in, ir_i32(pb + pa)), ir_i32(dil * (k - 1) + 1));
+  return ir_add(ir_floordiv(span, ir_i32(s)), ir_i32(1));
+}
+
+/* Sliding windows over dims 2 and 3 of NCHW or NCHW[x]c data, with the
+ * window size from the weight (conv) or the pool_size attribute. */
+static int rule_window(const GNode *n, const TType *out, Expr **dims, bool conv) {
+  int64_t st[2], dl[2], pad[4], k[2];
+  ints2(n, "strides", 1, st);
+  ints2(n, "dilation", 1, dl);
+  pads4(n, pad);
+  if (conv) {
+    const TType *w = arg(n, 1);
+    if (ttype_is_symbolic(w)) return kiln_set_error("the weight has symbolic dimensions %s", ttype_str(w));
+    k[0] = w->shape[2];
+    k[1] = w->shape[3];
+  } else {
+    ints2(n, "pool_size", 1, k);
+    if (gattr_int(&n->attrs, "ceil_mode", 0) && (is_sym(n, 0, 2) || is_sym(n, 0, 3)))
+      return kiln_set_error("ceil_mode pooling over a symbolic height or width is not supported yet; give the image "
+                            "size as numbers");
+  }
+  if (is_sym(n, 0, 1) || (arg(n, 0)->ndim == 5 && is_sym(n, 0, 4)))
+    return kiln_set_error("the channels are symbolic (%s): convolutions and pools need a constant channel count",
+                          ttype_str(arg(n, 0)));
+  (void)out;
+  dims[0] = is_sym(n, 0, 0) ? dim_of(n, 0, 0) : NULL;
+  for (int a = 0; a < 2; a++)
+    if (is_sym(n, 0, 2 + a)) dims[2 + a] = window(dim_of(n, 0, 2 + a), k[a], st[a], dl[a], pad[a], pad[a + 2]);
+  return 0;
+}
+
+static int rule_conv(const GNode *n, const TType *out, Expr **dims) { return rule_window(n, out, dims, true); }
+static int rule_pool(const GNode *n, const TType *out, Expr **dims) { return rule_window(n, out, dims, false); }
+
+/* Global pools: N and the channels kept, 1x1 spatial. */
+static int rule_global_pool(const GNode *n, const TType *out, Expr **dims) {
+  for (int d = 0; d < out->ndim; d++) dims[d] = d != 2 && d != 3 && is_sym(n, 0, d) ? dim_of(n, 0, d) : NULL;
+  return 0;
+}
+
+/* dense and dense_pack: the data's leading dimensions kept, the last one
+ * the weight's units; the features must be constant. */
+static int rule_dense(const GNode *n, const TType *out, Expr **dims) {
+  const TType *d = arg(n, 0);
+  if (is_sym(n, 0, d->ndim - 1) || ttype_is_symbolic(arg(n, 1)))
+    return kiln_set_error("the reduced features are symbolic (%s x %s): dense needs a constant feature count",
+                          ttype_str(d), ttype_str(arg(n, 1)));
+  for (int k = 0; k < out->ndim - 1; k++) dims[k] = is_sym(n, 0, k) ? dim_of(n, 0, k) : NULL;
+  return 0;
+}
+
+/* NumPy matmul [..., M, K] x [..., K, P]: batch dimensions broadcast, M
+ * from the first, P from the second (rank-1 operands are not symbolic
+ * here). */
+static int rule_matmul(const GNode *n, const TType *out, Expr **dims) {
+  const TType *a = arg(n, 0), *b = arg(n, 1);
+  if (a->ndim < 2 || b->ndim < 2) return kiln_set_error("symbolic matmul operands must have rank >= 2");
+  for (int d = 0; d < out->ndim - 2; d++) {
+    int ad = d - (out->ndim - a->ndim), bd = d - (out->ndim - b->ndim);
+    Expr *e = NULL;
+    if (ad >= 0 && a->shape[ad] == out->shape[d] && is_sym(n, 0, ad)) e = dim_of(n, 0, ad);
+    if (!e && bd >= 0 && b->shape[bd] == out->shape[d] && is_sym(n, 1, bd)) e = dim_of(n, 1, bd);
+    dims[d] = e;
+  }
+  dims[out->ndim - 2] = is_sym(n, 0, a->ndim - 2) ? dim_of(n, 0, a->ndim - 2) : NULL;
+  dims[out->ndim - 1] = is_sym(n, 1, b->ndim - 1) ? dim_of(n, 1, b->ndim - 1) : NULL;
+  return 0;
+}
+
+/* The product of dims [from, to) of argument 0 as an expression. */
+static Expr *prod(const GNode *n, int from, int to) {
+  Expr *p = ir_i32(1);
+  for (int d = from; d < to; d++) p = ir_mul(p, dim_of(n, 0, d));
+  return ir_simplify(p);
+}
+
+/* reshape: newshape 0 copies the input's dimension, -1 is the element
+ * count over the others; a positive entry is that constant. */
+static int rule_reshape(const GNode *n, const TType *out, Expr **dims) {
+  const int64_t *ns;
+  int k = gattr_ints(&n->attrs, "newshape", &ns);
+  bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0;
+  int infer_at = -1;
+  int64_t known = 1; /* the product of the positive entries */
+  bool copied[GRAPH_MAX_DIMS] = {0};
+  for (int i = 0; i < k && i < out->ndim; i++) {
+    if (ns[i] == 0 && !allowzero) {
+      dims[i] = is_sym(n, 0, i) ? dim_of(n, 0, i) : NULL;
+      copied[i] = true;
+    } else if (ns[i] == -1) {
+      infer_at = i;
+    } else {
+      known *= ns[i];
+    }
+  }
+  if (infer_at < 0) {
+    for (int d = 0; d < arg(n, 0)->ndim; d++)
+      if (is_sym(n, 0, d) && !copied[d])
+        return kiln_set_error("newshape is all constants, but input dimension %d is %s: the element count would "
+                              "change with it",
+                              d, ir_expr_str(dim_of(n, 0, d)));
+    return 0;
+  }
+  /* -1: the input's dimensions not copied by a 0 entry, over the constants */
+  Expr *rest = ir_i32(1);
+  for (int d = 0; d < arg(n, 0)->ndim; d++)
+    if (!copied[d]) rest = ir_mul(rest, dim_of(n, 0, d));
+  dims[infer_at] = ir_floordiv(ir_simplify(rest), ir_i32(known));
+  return 0;
+}
+
+/* batch_flatten: [N, product of the rest]. */
+static int rule_batch_flatten(const GNode *n, const TType *out, Expr **dims) {
+  (void)out;
+  dims[0] = is_sym(n, 0, 0) ? dim_of(n, 0, 0) : NULL;
+  dims[1] = prod(n, 1, arg(n, 0)->ndim);
+  return 0;
+}
+
+static int rule_concat(const GNode *n, const TType *out, Expr **dims) {
+  int64_t ax = gattr_int(&n->attrs, "axis", 0);
+  if (ax < 0) ax += out->ndim;
+  for (int d = 0; d < out->ndim; d++) {
+    if (d == ax) {
+      Expr *s = ir_i32(0);
+      for (int i = 0; i < n->nargs; i++) s = ir_add(s, dim_of(n, i, d));
+      dims[d] = s;
+      continue;
+    }
+    dims[d] = NULL;
+    for (int i = 0; i < n->nargs && !dims[d]; i++)
+      if (is_sym(n, i, d)) dims[d] = dim_of(n, i, d);
+  }
+  return 0;
+}
+
+static int rule_transpose(const GNode *n, const TType *out, Expr **dims) {
+  const int64_t *ax;
+  int k = gattr_ints(&n->attrs, "axes", &ax);
+  for (int i = 0; i < out->ndim; i++) {
+    int64_t a = k ? ax[i] : out->ndim - 1 - i;
+    if (a < 0) a += out->ndim;
+    dims[i] = is_sym(n, 0, (int)a) ? dim_of(n, 0, (int)a) : NULL;
+  }
+  return 0;
+}
+
+/* layout_transform between NCHW and NCHW[x]c: a dimension named by the
+ * same upper-case letter in both layouts keeps its expression; the
+ * channels (split into blocks) must be constant. */
+static int rule_layout_transform(const GNode *n, const TType *out, Expr **dims) {
+  const char *src = gattr_str(&n->attrs, "src_layout", ""), *dst = gattr_str(&n->attrs, "dst_layout", "");
+  char sl[GRAPH_MAX_DIMS], dl[GRAPH_MAX_DIMS];
+  int ns = 0, nd = 0;
+  for (const char *p = src; *p && ns < GRAPH_MAX_DIMS; p++)
+    if (isalpha((unsigned char)*p)) sl[ns++] = *p;
+  for (const char *p = dst; *p && nd < GRAPH_MAX_DIMS; p++)
+    if (isalpha((unsigned char)*p)) dl[nd++] = *p;
+  if (ns != arg(n, 0)->ndim || nd != out->ndim) return kiln_set_error("layouts '%s' -> '%s' do not match the ranks", src, dst);
+  for (int s = 0; s < ns; s++)
+    if (is_sym(n, 0, s) && (sl[s] == 'C' || islower((unsigned char)sl[s])))
+      return kiln_set_error("the channels are symbolic: a layout transform needs a constant channel count");
+  for (int d = 0; d < nd; d++) {
+    dims[d] = NULL;
+    for (int s = 0; s < ns; s++)
+      if (sl[s] == dl[d] && isupper((unsigned char)dl[d]) && is_sym(n, 0, s)) dims[d] = dim_of(n, 0, s);
+  }
+  return 0;
+}
+
+typedef struct SymRuleRow {
+  const char *op;
+  SymRule rule;
+} SymRuleRow;
+
+/* The ops with a rule of their own; every other op of the elementwise or
+ * broadcast pattern takes rule_broadcast when its rank is its widest
+ * argument's. */
+static const SymRuleRow rules[] = {
+    {"nn.conv2d", rule_conv},
+    {"nn.contrib_conv2d_NCHWc", rule_conv},
+    {"nn.max_pool2d", rule_pool},
+    {"nn.avg_pool2d", rule_pool},
+    {"nn.global_avg_pool2d", rule_global_pool},
+    {"nn.global_max_pool2d", rule_global_pool},
+    {"nn.dense", rule_dense},
+    {"nn.contrib_dense_pack", rule_dense},
+    {"nn.matmul", rule_matmul},
+    {"nn.softmax", rule_same},
+    {"nn.log_softmax", rule_same},
+    {"nn.batch_norm", rule_same},
+    {"nn.layer_norm", rule_same},
+    {"nn.dropout", rule_same},
+    {"reshape", rule_reshape},
+    {"nn.batch_flatten", rule_batch_flatten},
+    {"concatenate", rule_concat},
+    {"transpose", rule_transpose},
+    {"layout_transform", rule_layout_transform},
+};
+
+static SymRule find_rule(const GNode *n, const TType *out) {
+  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+    if (op_lookup(rules[i].op) == n->op) return rules[i].rule;
+  if (n->op->pattern != PAT_ELEMWISE && n->op->pattern != PAT_BROADCAST) return NULL;
+  for (int i = 0; i < n->nargs; i++)
+    if (n->args[i]->type.ndim > out->ndim) return NULL;
+  return rule_broadcast;
+}
+
+/* What a symbolic argument list looks like, for errors. */
+static const char *args_str(const GNode *n) {
+  StrBuf sb = {0};
+  for (int i = 0; i < n->nargs; i++)
+    if (ttype_is_symbolic(arg(n, i))) sb_printf(&sb, "%sargument %d is %s", sb.len ? ", " : "", i, ttype_str(arg(n, i)));
+  const char *r = kstrdup(sb.data ? sb.data : "");
+  sb_free(&sb);
+  return r;
+}
+
+int sym_infer(Graph *g, const GNode *n, TType *out) {
+  out->sym = NULL;
+  bool any = false;
+  for (int i = 0; i < n->nargs; i++) any |= ttype_is_symbolic(arg(n, i));
+  if (!any) return 0;
+  const char *nm = n->name && *n->name ? kfmt(" (node '%s')", n->name) : "";
+  SymRule rule = find_rule(n, out);
+  if (!rule)
+    return kiln_set_error("%s%s does not take symbolic dimensions yet (%s); give the input's sizes as numbers in "
+                          "--input-shapes for this model",
+                          n->op->name, nm, args_str(n));
+  Expr *dims[GRAPH_MAX_DIMS] = {0};
+  kiln_arena_push(g->arena);
+  int rc = rule(n, out, dims);
+  SymDims *sd = KNEW(SymDims);
+  const int64_t *reps = rep_vals(g);
+  bool has = false;
+  for (int d = 0; d < out->ndim && !rc; d++) {
+    if (!dims[d]) {
+      for (int s = 0; s < g->syms.len && !rc; s++) {
+        const GSym *gs = g->syms.data[s];
+        if (out->shape[d] == gs->rep && gs->lo != gs->hi)
+          rc = kiln_set_error("dimension %d of the result would be fixed at %lld, the representative size of symbol "
+                              "'%s': Kiln cannot tell how it depends on '%s'",
+                              d, (long long)out->shape[d], gs->name, gs->name);
+      }
+      continue;
+    }
+    Expr *e = ir_simplify(dims[d]);
+    int64_t c, v;
+    if (ir_is_const_int(e, &c)) {
+      if (c != out->shape[d])
+        rc = kiln_set_error("dimension %d is %lld by the symbolic rule but %lld by the op's inference", d, (long long)c,
+                            (long long)out->shape[d]);
+      continue;
+    }
+    if (!sym_eval(g, e, reps, &v) || v != out->shape[d])
+      rc = kiln_set_error("dimension %d is %s, which gives %lld at the representative sizes, but the op's inference "
+                          "gives %lld",
+                          d, ir_expr_str(e), (long long)v, (long long)out->shape[d]);
+    sd->dim[d] = e;
+    has = true;
+  }
+  kiln_arena_pop();
+  if (rc) return kiln_error_context("%s%s over symbolic dimensions (%s)", n->op->name, nm, args_str(n));
+  out->sym = has ? sd : NULL;
+  return 0;
+}
+
+TType sym_copy_type(Graph *ng, const Graph *og, const TType *t) {
+  TType r = *t;
+  if (!ttype_is_symbolic(t)) {
+    r.sym = NULL;
+    return r;
+  }
+  PtrMap vmap = {0};
+  for (int i = 0; i < og->syms.len; i++) {
+    const GSym *os = og->syms.data[i];
+    GSym *s = graph_sym_find(ng, os->name);
+    if (!s) {
+      kiln_arena_push(ng->arena);
+      s = KNEW(GSym);
+      *s = *os;
+      s->name = kstrdup(os->name);
+      s->var = ir_var(s->name, DT_I32);
+      av_push(&ng->syms, s);
+      kiln_arena_pop();
+    }
+    pm_put(&vmap, os->var, s->var);
+  }
+  kiln_arena_push(ng->arena);
+  SymDims *sd = KNEW(SymDims);
+  for (int d = 0; d < t->ndim; d++) sd->dim[d] = t->sym->dim[d] ? ir_substitute(t->sym->dim[d], &vmap) : NULL;
+  kiln_arena_pop();
+  pm_free(&vmap);
+  r.sym = sd;
+  return r;
+}

@@ -1,0 +1,190 @@
+/*
+ * test_symshape.c - symbolic dimensions in the graph IR (symshape.c):
+ * convolution and pooling output sizes as simplified expressions,
+ * reshape/flatten, concat, dense and broadcasting over symbols; passes
+ * keep them (a graph_rewrite maps the symbols into the new graph); each
+ * op without a rule, and each inconsistent use, is an error naming it.
+ */
+#include "graph/graph.h"
+#include "graph/passes/passes.h"
+#include "test.h"
+
+/* A symbolic NCHW input (N, C, H, W) with H and W symbols or numbers. */
+static GNode *sym_input(Graph *g, const char *name, int64_t C, const char *h, const char *w) {
+  TType t = ttype(DT_F32, 4, (int64_t[]){0, C, 0, 0});
+  SymDims *sd = KNEW(SymDims);
+  const char *syms[4] = {"N", NULL, h, w};
+  for (int d = 0; d < 4; d++) {
+    if (!syms[d]) continue;
+    GSym *s = graph_sym(g, syms[d], 1, 4096);
+    sd->dim[d] = s->var;
+    t.shape[d] = s->rep;
+  }
+  t.sym = sd;
+  return graph_var(g, name, t);
+}
+
+static GNode *weight(Graph *g, int ndim, const int64_t *shape) {
+  DLTensor *a;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(ndim, shape, DT_F32, cpu, &a)) return NULL;
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  for (int64_t i = 0; i < n; i++) ((float *)a->data)[i] = test_randf();
+  return graph_const(g, NULL, a);
+}
+
+static GNode *conv(Graph *g, GNode *x, int64_t O, int64_t C, int64_t k, int64_t s, int64_t p) {
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "strides", 2, (int64_t[]){s, s});
+  ga_ints(&a, "padding", 4, (int64_t[]){p, p, p, p});
+  return graph_call(g, "nn.conv2d", 2, (GNode *[]){x, weight(g, 4, (int64_t[]){O, C, k, k})}, a, "conv");
+}
+
+static const char *ty(GNode *n) { return n ? ttype_str(&n->type) : kiln_get_error(); }
+
+static void test_symshape_conv_pool(void) {
+  Graph *g = graph_new();
+  GNode *x = sym_input(g, "x", 3, "H", "W");
+  CHECK_STR(ty(x), "Tensor[(N, 3, H, W), float32]");
+  /* 3x3, stride 1, pad 1 keeps the size: (H + 2 - 3) / 1 + 1 simplifies to H */
+  GNode *c1 = conv(g, x, 8, 3, 3, 1, 1);
+  CHECK_STR(ty(c1), "Tensor[(N, 8, H, W), float32]");
+  /* 7x7 stride 2 pad 3 (a ResNet stem) */
+  GNode *c2 = conv(g, c1, 4, 8, 7, 2, 3);
+  CHECK_STR(ty(c2), "Tensor[(N, 4, floordiv((H + 1), 2), floordiv((W + 1), 2)), float32]");
+  GAttrs pa = gattrs_new();
+  ga_ints(&pa, "pool_size", 2, (int64_t[]){2, 2});
+  ga_ints(&pa, "strides", 2, (int64_t[]){2, 2});
+  GNode *p = graph_call(g, "nn.max_pool2d", 1, &c1, pa, "pool");
+  CHECK_STR(ty(p), "Tensor[(N, 8, floordiv(H, 2), floordiv(W, 2)), float32]");
+  GNode *gp = graph_call(g, "nn.global_avg_pool2d", 1, &c2, gattrs_new(), "gap");
+  CHECK_STR(ty(gp), "Tensor[(N, 4, 1, 1), float32]");
+  /* the integer view holds the representative values */
+  GSym *H = graph_sym_find(g, "H");
+  CHECK_NN(H);
+  if (H) CHECK_INT(p->type.shape[2], H->rep / 2);
+  /* ceil-mode pooling over a symbolic height is refused, naming the node */
+  ga_int(&pa, "ceil_mode", 1);
+  CHECK(graph_call(g, "nn.max_pool2d", 1, &c1, pa, "pool_ceil") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "nn.max_pool2d (node 'pool_ceil') over symbolic dimensions");
+  CHECK_CONTAINS(kiln_get_error(), "ceil_mode");
+  graph_free(g);
+}
+
+static void test_symshape_reshape_flatten_dense(void) {
+  GAttrs none = gattrs_new();
+  Graph *g = graph_new();
+  TType t = ttype(DT_F32, 4, (int64_t[]){0, 8, 6, 6});
+  SymDims *sd = KNEW(SymDims);
+  GSym *N = graph_sym(g, "N", 1, 64);
+  sd->dim[0] = N->var;
+  t.shape[0] = N->rep;
+  t.sym = sd;
+  GNode *x = graph_var(g, "x", t);
+  CHECK_INT(N->rep, 64); /* the representative value lies within the bounds */
+  GNode *f = graph_call(g, "nn.batch_flatten", 1, &x, none, "flat");
+  CHECK_STR(ty(f), "Tensor[(N, 288), float32]");
+  GAttrs ra = gattrs_new();
+  ga_ints(&ra, "newshape", 2, (int64_t[]){0, -1});
+  GNode *r = graph_call(g, "reshape", 1, &x, ra, "r");
+  CHECK_STR(ty(r), "Tensor[(N, 288), float32]");
+  /* -1 in front: the whole count over the constants */
+  GAttrs rb = gattrs_new();
+  ga_ints(&rb, "newshape", 3, (int64_t[]){-1, 6, 6});
+  GNode *r2 = graph_call(g, "reshape", 1, &x, rb, "r2");
+  CHECK_STR(ty(r2), "Tensor[((N*8), 6, 6), float32]");
+  /* a fixed newshape cannot follow N: the node says so */
+  GAttrs rc = gattrs_new();
+  ga_ints(&rc, "newshape", 2, (int64_t[]){64, 288});
+  CHECK(graph_call(g, "reshape", 1, &x, rc, "fixed") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "reshape (node 'fixed') over symbolic dimensions");
+  GNode *d = graph_call(g, "nn.dense", 2, (GNode *[]){f, weight(g, 2, (int64_t[]){10, 288})}, none, "fc");
+  CHECK_STR(ty(d), "Tensor[(N, 10), float32]");
+  /* broadcasting keeps N; a bias of shape (10,) broadcasts */
+  GNode *b = graph_call(g, "add", 2, (GNode *[]){d, weight(g, 1, (int64_t[]){10})}, none, "bias");
+  CHECK_STR(ty(b), "Tensor[(N, 10), float32]");
+  GNode *sm = graph_call(g, "nn.softmax", 1, &b, none, "sm");
+  CHECK_STR(ty(sm), "Tensor[(N, 10), float32]");
+  /* dense over symbolic features is refused */
+  GNode *tr = graph_call(g, "transpose", 1, &d, none, "tr");
+  CHECK_STR(ty(tr), "Tensor[(10, N), float32]");
+  CHECK(graph_call(g, "nn.dense", 2, (GNode *[]){tr, weight(g, 2, (int64_t[]){3, 64})}, none, "fc2") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "dense needs a constant feature count");
+  graph_free(g);
+}
+
+static void test_symshape_concat_and_broadcast(void) {
+  Graph *g = graph_new();
+  GNode *a = sym_input(g, "a", 3, "H", "W");
+  GNode *b = sym_input(g, "b", 5, "H", "W");
+  GAttrs ca = gattrs_new();
+  ga_int(&ca, "axis", 1);
+  GNode *c = graph_call(g, "concatenate", 2, (GNode *[]){a, b}, ca, "cat");
+  CHECK_STR(ty(c), "Tensor[(N, 8, H, W), float32]");
+  GAttrs c0 = gattrs_new();
+  ga_int(&c0, "axis", 0);
+  GNode *c2 = graph_call(g, "concatenate", 2, (GNode *[]){a, a}, c0, "cat0");
+  CHECK_STR(ty(c2), "Tensor[((N*2), 3, H, W), float32]");
+  /* an elementwise op of two inputs over the same symbols */
+  GNode *x = sym_input(g, "x", 3, "H", "W");
+  GNode *s = graph_call(g, "add", 2, (GNode *[]){a, x}, gattrs_new(), "sum");
+  CHECK_STR(ty(s), "Tensor[(N, 3, H, W), float32]");
+  /* N against 2N (the axis-0 concat): the sizes cannot broadcast */
+  CHECK(graph_call(g, "add", 2, (GNode *[]){c2, x}, gattrs_new(), "bad") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "add (node 'bad')");
+  /* an op without a symbolic rule is refused with what it was given */
+  GAttrs ta = gattrs_new();
+  ga_ints(&ta, "reps", 4, (int64_t[]){1, 1, 2, 2});
+  CHECK(graph_call(g, "tile", 1, &a, ta, "tl") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "tile (node 'tl') does not take symbolic dimensions yet");
+  CHECK_CONTAINS(kiln_get_error(), "argument 0 is Tensor[(N, 3, H, W), float32]");
+  graph_free(g);
+}
+
+static void test_symshape_passes_and_build(void) {
+  Graph *g = graph_new();
+  GNode *x = sym_input(g, "x", 3, "H", "W");
+  GNode *c = conv(g, x, 8, 3, 3, 2, 1);
+  GNode *r = graph_call(g, "nn.relu", 1, &c, gattrs_new(), "relu");
+  graph_add_output(g, r);
+  CHECK(graph_is_symbolic(g));
+  CHECK_OK(graph_verify(g, "test"));
+  /* a rewrite maps the symbols into the new graph: same text, own Vars */
+  Graph *g2 = pass_dce(g, NULL);
+  CHECK_NN(g2);
+  if (g2) {
+    GNode *o = g2->outputs.data[0];
+    CHECK_STR(ty(o), ty(r));
+    CHECK_INT(g2->syms.len, 3);
+    GSym *H2 = graph_sym_find(g2, "H");
+    CHECK(H2 && H2->var != graph_sym_find(g, "H")->var);
+    CHECK_OK(graph_verify(g2, "dce"));
+    graph_free(g2);
+  }
+  /* evaluating an output dimension at given sizes */
+  int64_t vals[3] = {8, 224, 160}, v = 0;
+  CHECK(sym_eval(g, r->type.sym->dim[2], vals, &v));
+  CHECK_INT(v, 112);
+  CHECK(sym_eval(g, r->type.sym->dim[3], vals, &v));
+  CHECK_INT(v, 80);
+  /* builds need static shapes until kernels take symbolic extents */
+  CHECK(graph_require_static(g, "building a module") != 0);
+  CHECK_CONTAINS(kiln_get_error(), "building a module needs static shapes, but 'x' is Tensor[(N, 3, H, W), float32]");
+  /* symbols: names, bounds */
+  CHECK(graph_sym(g, "3x", 1, 8) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "not a symbol name");
+  CHECK(graph_sym_bound(g, "N", 10, 4) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "empty bounds");
+  CHECK(graph_sym_bound(g, "Q", 1, 4) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "no input shape uses");
+  graph_free(g);
+}
+
+const TestCase symshape_tests[] = {
+    {"symshape_conv_pool", test_symshape_conv_pool},
+    {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
+    {"symshape_concat_and_broadcast", test_symshape_concat_and_broadcast},
+    {"symshape_passes_and_build", test_symshape_passes_and_build},
+    {NULL, NULL},
+};
