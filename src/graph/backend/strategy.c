@@ -40,8 +40,13 @@ static void read_pad(GNode *n, int out[4]) {
     for (int i = 0; i < 4; i++) out[i] = (int)v[i];
 }
 
-/* The NCHW data and OIHW kernel shapes of a conv node in any layout. */
-static void conv_shapes(GNode *n, int64_t d[4], int64_t k[4]) {
+/* The NCHW data and OIHW kernel shapes of a conv node in any layout; ch
+ * (NULL: the node's own) gives the input and output channel counts the
+ * conv is compiled with when alter_layout pads them (plain and depthwise
+ * convs only). */
+static void conv_shapes_as(GNode *n, const int64_t *ch, int64_t d[4], int64_t k[4]);
+static void conv_shapes(GNode *n, int64_t d[4], int64_t k[4]) { conv_shapes_as(n, NULL, d, k); }
+static void conv_shapes_as(GNode *n, const int64_t *ch, int64_t d[4], int64_t k[4]) {
   const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
   if (dt->ndim == 4) {
     for (int i = 0; i < 4; i++) d[i] = dt->shape[i];
@@ -55,6 +60,10 @@ static void conv_shapes(GNode *n, int64_t d[4], int64_t k[4]) {
   } else {
     k[0] = kt->shape[0] * kt->shape[5], k[1] = kt->shape[1] * kt->shape[4], k[2] = kt->shape[2], k[3] = kt->shape[3];
   }
+  if (ch) {
+    if (gattr_int(&n->attrs, "groups", 1) == 1) k[1] = ch[0]; /* depthwise kernels keep 1 */
+    d[1] = ch[0], k[0] = ch[1];
+  }
 }
 
 bool graph_conv_is_depthwise(GNode *n) {
@@ -67,9 +76,9 @@ bool graph_conv_is_depthwise(GNode *n) {
 /* The workload of a conv node for a task (NULL: the conv's own), or NULL
  * when no template covers it (non-float32).  Plain, depthwise and grouped
  * convolutions each have their task. */
-static Workload *conv_workload(GNode *n, const char *task) {
+static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   int64_t d[4], k[4];
-  conv_shapes(n, d, k);
+  conv_shapes_as(n, ch, d, k);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   bool dw = graph_conv_is_depthwise(n);
   if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
@@ -98,9 +107,9 @@ bool graph_winograd_enabled(void) {
 #define WINO_MIN_CHANNELS 32
 #define WINO_MIN_SIZE 8
 
-static bool winograd_shape(GNode *n) {
+static bool winograd_shape(GNode *n, const int64_t *ch) {
   int64_t d[4], k[4];
-  conv_shapes(n, d, k);
+  conv_shapes_as(n, ch, d, k);
   int st[2], dl[2], pad[4];
   read2i(n, "strides", 1, st);
   read2i(n, "dilation", 1, dl);
@@ -117,10 +126,10 @@ static bool winograd_shape(GNode *n) {
  * of both tasks the faster one; with a record of the user's for the
  * direct task only, the direct task (a tuned direct kernel is kept until
  * the Winograd task is tuned too). */
-static Workload *choose_conv_task(GNode *n, const Target *t) {
-  Workload *direct = conv_workload(n, NULL);
-  if (!direct || !graph_winograd_enabled() || !winograd_shape(n) || !dt_eq(n->type.dtype, DT_F32)) return direct;
-  Workload *wino = conv_workload(n, GRAPH_WINOGRAD_TASK);
+static Workload *choose_conv_task(GNode *n, const int64_t *ch, const Target *t) {
+  Workload *direct = conv_workload(n, ch, NULL);
+  if (!direct || !graph_winograd_enabled() || !winograd_shape(n, ch) || !dt_eq(n->type.dtype, DT_F32)) return direct;
+  Workload *wino = conv_workload(n, ch, GRAPH_WINOGRAD_TASK);
   bool user_d, user_w;
   double cd = graph_dispatch_best_cost(t, direct, &user_d), cw = graph_dispatch_best_cost(t, wino, &user_w);
   if (isfinite(cw)) return cd < cw ? direct : wino;
@@ -159,9 +168,11 @@ static int choose_config(const Target *t, const Template *tm, Workload *wl, Conf
   return 0;
 }
 
-int graph_conv_config(GNode *n, const Target *t, Strategy *st) {
+int graph_conv_config(GNode *n, const Target *t, Strategy *st) { return graph_conv_config_as(n, NULL, t, st); }
+
+int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
-  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n, t) : conv_workload(n, NULL);
+  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n, ch, t) : conv_workload(n, ch, NULL);
   if (!wl) return 0;
   const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
@@ -176,6 +187,10 @@ int graph_conv_config(GNode *n, const Target *t, Strategy *st) {
 }
 
 void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t b) {
+  graph_conv_follow_block_as(n, NULL, t, st, b);
+}
+
+void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st, int64_t b) {
   if (!st->task_name || b <= 0) return;
   if (!st->config->is_fallback) {
     /* a tuned config: a record that reads this block, when nearly as
@@ -190,7 +205,7 @@ void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t b)
     return;
   }
   int64_t d[4], k[4];
-  conv_shapes(n, d, k);
+  conv_shapes_as(n, ch, d, k);
   if (d[1] % b) return;
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   /* a grouped conv's input block must lie inside a group */

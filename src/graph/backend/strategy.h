@@ -23,6 +23,11 @@ int graph_conv_config(GNode *n, const Target *t, Strategy *st);
  * that one is nearly as fast (graph_dispatch_query_block). */
 void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
+/* The same for the conv compiled with other channel counts: ch = {input
+ * channels, output channels} (alter_layout's channel padding of plain and
+ * depthwise convs; a depthwise conv's are equal). */
+int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st);
+void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st, int64_t data_block);
 /* The packed task (dense_pack.x86) and config of an nn.dense node with a
  * 2-D float32 weight, as alter_layout packs it; st->task_name NULL when it
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and

@@ -21,6 +21,22 @@
  * to NCHW, and so do the graph's outputs.  A transform of a transform's
  * result back to its source layout is cancelled, and each tensor is
  * transformed to a given layout at most once.
+ *
+ * Channel padding.  A channel count with no good block (ShuffleNet's 58,
+ * 116, 232; MobileNetV3's 72, 120, 200: blocks of 2 to 8 lanes where the
+ * vector has 16) is padded up to a multiple of the vector width when that
+ * adds at most 1/8 (pad_channels): a plain conv's output channels (its
+ * weight gets zero rows), and the channels of a conv or depthwise conv
+ * whose NCHW input is padded on the way in (zero weight columns; a
+ * depthwise conv's channels and groups grow together).  The conv is then
+ * compiled, and tuned, as the padded conv.  A padded tensor carries its
+ * real channel count (Alt.real); the padded channels hold values that are
+ * never read into a real one - convolutions multiply them by zero weights,
+ * and only ops that keep them finite and per-channel (PAD_SAFE_OPS,
+ * per-channel constants padded with zeros, pooling) flow through padded.
+ * Everything else, and every graph output, sees the tensor cropped back to
+ * NCHW with its real channels (layout_transform then nn.pad with a
+ * negative end).  $KILN_CHANNEL_PAD=0 turns padding off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +48,7 @@
 
 typedef struct Alt {
   PtrMap blk;       /* new node -> block + 1 (absent: plain NCHW or not a feature map) */
+  PtrMap real;      /* padded new node -> its real channel count + 1 (absent: not padded) */
   PtrMap cache;     /* (node, block) key -> transformed node */
   PtrMap origin;    /* transform node -> its input (for cancelling) */
   PtrMap origin_blk; /* transform node -> its input's block + 1 */
@@ -50,26 +67,93 @@ static void set_blk(Alt *a, GNode *n, int b) {
 
 static const char *layout_name(int b) { return b > 0 ? kfmt("NCHW%dc", b) : "NCHW"; }
 
-/* x (a feature map in block bx, 0 = NCHW) in block b. */
-static GNode *to_block(Graph *ng, Alt *a, GNode *x, int b) {
+/* The channels a feature map holds (padded ones included), and its real
+ * ones. */
+static int64_t chans_of(Alt *a, GNode *x) {
+  const TType *t = &x->type;
+  return blk_of(a, x) > 0 && t->ndim == 5 ? t->shape[1] * t->shape[4] : t->ndim >= 2 ? t->shape[1] : 0;
+}
+
+static int64_t real_of(Alt *a, GNode *x) {
+  intptr_t v = (intptr_t)pm_get(&a->real, x);
+  return v ? (int64_t)v - 1 : chans_of(a, x);
+}
+
+static void set_real(Alt *a, GNode *n, int64_t real) {
+  if (n && real < chans_of(a, n)) pm_put(&a->real, n, (void *)(intptr_t)(real + 1));
+}
+
+static bool is_padded(Alt *a, GNode *x) { return pm_get(&a->real, x) != NULL; }
+
+/* Channel padding on or off ($KILN_CHANNEL_PAD=0: off). */
+static bool channel_pad_enabled(void) {
+  const char *e = getenv("KILN_CHANNEL_PAD");
+  return !(e && !strcmp(e, "0"));
+}
+
+/* The channel count c is compiled with: c rounded up to a multiple of the
+ * vector width when c has no block of a full vector and the rounding adds
+ * at most 1/8 (58 -> 64, 116 -> 128, 232 -> 240, 200 -> 208; not 24 ->
+ * 32), else c. */
+static int64_t pad_channels(const Alt *a, int64_t c) {
+  int64_t lanes = a->target ? a->target->vector_lanes : 0;
+  if (!channel_pad_enabled() || lanes < 4 || c < lanes || c % lanes == 0) return c;
+  int64_t cp = (c + lanes - 1) / lanes * lanes;
+  return (cp - c) * 8 <= c ? cp : c;
+}
+
+/* x along axis 1 of a 4-D NCHW tensor padded (or cropped, by < 0) at the
+ * end: nn.pad with zeros. */
+static GNode *pad_axis(Graph *ng, GNode *x, int axis, int64_t by, double value) {
+  int nd = x->type.ndim;
+  int64_t p[16] = {0};
+  p[nd + axis] = by;
+  GAttrs at = gattrs_new();
+  ga_ints(&at, "pads", 2 * nd, p);
+  if (value != 0) ga_float(&at, "pad_value", value);
+  return graph_call(ng, "nn.pad", 1, &x, at, NULL);
+}
+
+/* x (a feature map in block bx, 0 = NCHW, with cx channels of which rx
+ * are real) in block b with cp channels (cp >= rx; cp = rx: unpadded). */
+static GNode *to_layout(Graph *ng, Alt *a, GNode *x, int b, int64_t cp) {
   int bx = blk_of(a, x);
-  if (bx == b) return x;
+  int64_t cx = chans_of(a, x), rx = real_of(a, x);
+  if (bx == b && cx == cp) return x;
   GNode *src = pm_get(&a->origin, x);
-  if (src && (int)(intptr_t)pm_get(&a->origin_blk, x) - 1 == b) return src; /* cancel a back-to-back pair */
-  const char *key = kfmt("%p/%d", (void *)x, b);
+  if (src && (int)(intptr_t)pm_get(&a->origin_blk, x) - 1 == b && chans_of(a, src) == cp)
+    return src; /* cancel a back-to-back pair */
+  const char *key = kfmt("%p/%d/%lld", (void *)x, b, (long long)cp);
   GNode *c = pm_get(&a->cache, key);
   if (c) return c;
-  GAttrs at = gattrs_new();
-  ga_str(&at, "src_layout", layout_name(bx));
-  ga_str(&at, "dst_layout", layout_name(b));
-  GNode *t = graph_call(ng, "layout_transform", 1, &x, at, NULL);
-  if (!t) return NULL;
+  GNode *t = x;
+  int bt = bx;
+  if (cx != cp) { /* through NCHW, where the channels are padded or cropped */
+    if (bt > 0) {
+      GAttrs at = gattrs_new();
+      ga_str(&at, "src_layout", layout_name(bt));
+      ga_str(&at, "dst_layout", "NCHW");
+      if (!(t = graph_call(ng, "layout_transform", 1, &t, at, NULL))) return NULL;
+      bt = 0;
+    }
+    if (!(t = pad_axis(ng, t, 1, cp - cx, 0))) return NULL;
+  }
+  if (bt != b) {
+    GAttrs at = gattrs_new();
+    ga_str(&at, "src_layout", layout_name(bt));
+    ga_str(&at, "dst_layout", layout_name(b));
+    if (!(t = graph_call(ng, "layout_transform", 1, &t, at, NULL))) return NULL;
+  }
   set_blk(a, t, b);
+  set_real(a, t, rx);
   pm_put(&a->cache, key, t);
   pm_put(&a->origin, t, x);
   pm_put(&a->origin_blk, t, (void *)(intptr_t)(bx + 1));
   return t;
 }
+
+/* x in block b with its real channels (a padded x is cropped). */
+static GNode *to_block(Graph *ng, Alt *a, GNode *x, int b) { return to_layout(ng, a, x, b, real_of(a, x)); }
 
 static GNode *to_nchw(Graph *ng, Alt *a, GNode *x) { return to_block(ng, a, x, 0); }
 
@@ -97,47 +181,87 @@ static bool is_binary_bcast(const GNode *old) {
   return false;
 }
 
+/* Ops a padded tensor flows through: per-channel, and finite on finite
+ * values (so the padded channels, multiplied by zero weights later, never
+ * leak a NaN or an infinity into real ones).  Binary ones pad their
+ * per-channel operand with zeros.  Pooling is handled apart. */
+static const char *const pad_safe_ops[] = {
+    "nn.relu", "clip", "sigmoid", "tanh", "erf", "nn.hard_sigmoid", "nn.hard_swish", "nn.leaky_relu", "nn.elu",
+    "nn.selu", "nn.celu", "nn.gelu", "nn.softsign", "negative", "abs", "copy", "add", "subtract", "multiply",
+    "maximum", "minimum", "nn.bias_add", "nn.prelu",
+};
+
+static bool pad_safe(const GNode *old) {
+  for (size_t i = 0; i < sizeof pad_safe_ops / sizeof pad_safe_ops[0]; i++)
+    if (!strcmp(old->op->name, pad_safe_ops[i])) return true;
+  return false;
+}
+
+/* The channels a plain or depthwise (multiplier 1) conv is compiled with
+ * (ch = {in, out}): a padded input keeps its padding; an NCHW input is
+ * padded when its count has no good block; a plain conv's output channels
+ * are padded likewise, a depthwise conv's follow its input.  False when
+ * nothing is padded. */
+static bool plan_padding(Alt *a, GNode *old, GNode *x, int64_t ch[2]) {
+  const TType *kt = &old->args[1]->type;
+  int64_t C = old->args[0]->type.shape[1], O = kt->shape[0], groups = gattr_int(&old->attrs, "groups", 1);
+  bool dw = graph_conv_is_depthwise(old) && O == C;
+  if (groups != 1 && !dw) return false;
+  int64_t in = is_padded(a, x) ? chans_of(a, x) : blk_of(a, x) == 0 ? pad_channels(a, C) : C;
+  ch[0] = in;
+  ch[1] = dw ? in : pad_channels(a, O);
+  return ch[0] != C || ch[1] != O;
+}
+
 static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (old->args[0]->type.ndim != 4 || args[1]->kind != GN_CONST) return GRAPH_KEEP;
+  int64_t ch[2];
+  bool padded = plan_padding(a, old, args[0], ch);
   Strategy st;
-  if (graph_conv_config(old, a->target, &st)) return NULL;
+  if (graph_conv_config_as(old, padded ? ch : NULL, a->target, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
-  graph_conv_follow_block(old, a->target, &st, blk_of(a, args[0]));
+  graph_conv_follow_block_as(old, padded ? ch : NULL, a->target, &st, blk_of(a, args[0]));
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   bool dw = graph_conv_is_depthwise(old);
-  GNode *data = to_block(ng, a, args[0], (int)icb);
+  int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
+  GNode *data = to_layout(ng, a, args[0], (int)icb, padded ? ch[0] : C);
+  GNode *w = args[1];
+  GAttrs at = gattrs_copy(&old->attrs);
+  if (padded) { /* zero weights for the padded channels (folded) */
+    if (ch[1] > O && !(w = pad_axis(ng, w, 0, ch[1] - O, 0))) return NULL;
+    if (!dw && ch[0] > C && !(w = pad_axis(ng, w, 1, ch[0] - C, 0))) return NULL;
+    if (dw) ga_int(&at, "groups", ch[0]);
+  }
+  GNode *r;
   if (!strcmp(st.task_name, GRAPH_WINOGRAD_TASK)) {
     /* the kernel transform U = G g G^T, folded at compile time */
     int64_t m = topi_x86_winograd_tile_size(old->type.shape[2], old->type.shape[3]);
     GAttrs wt = gattrs_new();
     ga_int(&wt, "tile_size", m);
     ga_int(&wt, "out_block", ocb);
-    GNode *w = args[1];
     GNode *u = graph_call(ng, "nn.contrib_conv2d_winograd_weight_transform", 1, &w, wt, NULL);
     if (!data || !u) return NULL;
-    GAttrs at = gattrs_copy(&old->attrs);
     ga_str(&at, "data_layout", layout_name((int)icb));
     ga_str(&at, "out_layout", layout_name((int)ocb));
     ga_int(&at, "tile_size", m);
-    GNode *r = graph_call(ng, "nn.contrib_conv2d_winograd_NCHWc", 2, (GNode *[]){data, u}, at, old->name);
-    set_blk(a, r, (int)ocb);
-    return r;
+    r = graph_call(ng, "nn.contrib_conv2d_winograd_NCHWc", 2, (GNode *[]){data, u}, at, old->name);
+  } else {
+    GAttrs kt = gattrs_new();
+    ga_str(&kt, "src_layout", "OIHW");
+    const char *klayout =
+        dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)ocb);
+    ga_str(&kt, "dst_layout", klayout);
+    GNode *kw = graph_call(ng, "layout_transform", 1, &w, kt, NULL);
+    if (!data || !kw) return NULL;
+    ga_str(&at, "data_layout", layout_name((int)icb));
+    ga_str(&at, "kernel_layout", klayout);
+    ga_str(&at, "out_layout", layout_name((int)ocb));
+    GNode *cargs[2] = {data, kw};
+    r = graph_call(ng, dw ? "nn.contrib_depthwise_conv2d_NCHWc" : "nn.contrib_conv2d_NCHWc", 2, cargs, at, old->name);
   }
-  GAttrs kt = gattrs_new();
-  ga_str(&kt, "src_layout", "OIHW");
-  const char *klayout = dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)ocb);
-  ga_str(&kt, "dst_layout", klayout);
-  GNode *w = args[1];
-  GNode *kw = graph_call(ng, "layout_transform", 1, &w, kt, NULL);
-  if (!data || !kw) return NULL;
-  GAttrs at = gattrs_copy(&old->attrs);
-  ga_str(&at, "data_layout", layout_name((int)icb));
-  ga_str(&at, "kernel_layout", klayout);
-  ga_str(&at, "out_layout", layout_name((int)ocb));
-  GNode *cargs[2] = {data, kw};
-  GNode *r = graph_call(ng, dw ? "nn.contrib_depthwise_conv2d_NCHWc" : "nn.contrib_conv2d_NCHWc", 2, cargs, at, old->name);
   set_blk(a, r, (int)ocb);
+  set_real(a, r, O);
   return r;
 }
 
@@ -177,43 +301,44 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     if (r != GRAPH_KEEP) return r;
   }
   int b = 0;
+  GNode *first = NULL; /* the first blocked input */
   for (int i = 0; i < old->nargs; i++)
     if (blk_of(a, args[i]) > 0) {
       b = blk_of(a, args[i]);
+      first = args[i];
       break;
     }
   if (b == 0) return GRAPH_KEEP; /* nothing blocked flows in */
   const TType *ot = &old->type;
-  bool fmap = ot->ndim == 4 && ot->shape[1] % b == 0;
+  /* the channels the result has: a padded input's padding flows through
+   * ops that keep the padded channels finite and to themselves */
+  int64_t C = ot->ndim == 4 ? ot->shape[1] : 0, cp = C;
+  if (ot->ndim == 4 && is_padded(a, first) && real_of(a, first) == C && pad_safe(old)) cp = chans_of(a, first);
+  bool fmap = ot->ndim == 4 && cp % b == 0;
   GNode **na = KNEWN(GNode *, old->nargs + 1);
   memcpy(na, args, sizeof(GNode *) * (size_t)old->nargs);
   /* elementwise on one blocked input */
   if (fmap && old->op->pattern == PAT_ELEMWISE && old->nargs == 1) {
+    if (!(na[0] = to_layout(ng, a, na[0], b, cp))) return NULL;
     GNode *r = graph_call(ng, op, 1, na, old->attrs, old->name);
     set_blk(a, r, b);
+    set_real(a, r, C);
     return r;
   }
-  /* broadcasts against blocked tensors and per-channel constants */
+  /* broadcasts against blocked tensors and per-channel operands (padded
+   * with zeros where the result is padded) */
   if (fmap && (is_binary_bcast(old) || !strcmp(op, "nn.bias_add"))) {
-    int64_t C = ot->shape[1];
     bool ok = true;
     for (int i = 0; i < old->nargs && ok; i++) {
       const TType *t = &old->args[i]->type;
-      if (blk_of(a, na[i]) > 0) {
-        na[i] = to_block(ng, a, na[i], b);
-      } else if (ttype_eq(t, ot)) {
-        na[i] = to_block(ng, a, na[i], b);
-      } else if (!strcmp(op, "nn.bias_add") && i == 1) {
-        int64_t s[5] = {1, C / b, 1, 1, b};
-        na[i] = reshape_to(ng, na[i], 5, s);
-      } else {
-        int64_t pc = per_channel(t, C);
-        if (pc == C) {
-          int64_t s[5] = {1, C / b, 1, 1, b};
-          na[i] = reshape_to(ng, na[i], 5, s);
-        } else if (pc != 1) {
-          ok = false;
-        }
+      if (blk_of(a, na[i]) > 0 || ttype_eq(t, ot)) {
+        na[i] = to_layout(ng, a, na[i], b, cp);
+      } else if ((!strcmp(op, "nn.bias_add") && i == 1) || per_channel(t, C) == C) {
+        GNode *v = na[i];
+        if (cp > C) v = pad_axis(ng, reshape_to(ng, v, 1, (int64_t[]){C}), 0, cp - C, 0);
+        na[i] = v ? reshape_to(ng, v, 5, (int64_t[]){1, cp / b, 1, 1, b}) : NULL;
+      } else if (per_channel(t, C) != 1) {
+        ok = false;
       }
       if (!na[i]) return NULL;
     }
@@ -221,17 +346,19 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
       GNode *r = !strcmp(op, "nn.bias_add") ? graph_call(ng, "add", 2, na, gattrs_new(), old->name)
                                             : graph_call(ng, op, old->nargs, na, old->attrs, old->name);
       set_blk(a, r, b);
+      set_real(a, r, C);
       return r;
     }
     memcpy(na, args, sizeof(GNode *) * (size_t)old->nargs);
   }
-  /* pooling keeps the layout */
+  /* pooling keeps the layout (and the padding) */
   if (!strcmp(op, "nn.max_pool2d") || !strcmp(op, "nn.avg_pool2d") || !strcmp(op, "nn.global_avg_pool2d") ||
       !strcmp(op, "nn.global_max_pool2d")) {
     GAttrs at = gattrs_copy(&old->attrs);
     ga_str(&at, "layout", layout_name(b));
     GNode *r = graph_call(ng, op, 1, na, at, old->name);
     set_blk(a, r, b);
+    set_real(a, r, real_of(a, na[0]));
     return r;
   }
   /* channel concatenation of blocked tensors */
@@ -278,6 +405,7 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
     }
   }
   pm_free(&a.blk);
+  pm_free(&a.real);
   pm_free(&a.cache);
   pm_free(&a.origin);
   pm_free(&a.origin_blk);
