@@ -35,6 +35,7 @@ typedef struct GG {
   PtrMap names;     /* Var -> name */
   PtrMap used;      /* name -> 1 (string keys) */
   PtrMap elem;      /* buffer Var -> DType * */
+  PtrMap thread_decl; /* "kernel\nname" of thread indices declared -> 1 */
   DeviceKernel *k;
   Analyzer *an;
   int indent;
@@ -494,19 +495,34 @@ static void stmt(GG *g, Stmt *s) {
         stmt(g, s->for_.body);
         return;
       }
+      const char *dkey = kfmt("%s\n%s", g->k->name, v);
+      bool again = pm_get(&g->thread_decl, dkey) != NULL;
+      pm_put(&g->thread_decl, dkey, (void *)1);
+      if (again) {
+        /* a scope of its own: two fetches bound to the same thread axis
+         * side by side may name their indices alike */
+        line(g);
+        sb_puts(o, "{\n");
+        g->indent += 2;
+      }
       line(g);
       sb_printf(o, "%s %s = %s;\n", vt, v, thread_index(g, tag));
       if (full) {
         stmt(g, s->for_.body);
-        return;
+      } else {
+        line(g);
+        sb_printf(o, "if (%s < ", v);
+        expr(g, s->for_.extent);
+        sb_puts(o, ") {\n");
+        block(g, s->for_.body);
+        line(g);
+        sb_puts(o, "}\n");
       }
-      line(g);
-      sb_printf(o, "if (%s < ", v);
-      expr(g, s->for_.extent);
-      sb_puts(o, ") {\n");
-      block(g, s->for_.body);
-      line(g);
-      sb_puts(o, "}\n");
+      if (again) {
+        g->indent -= 2;
+        line(g);
+        sb_puts(o, "}\n");
+      }
       return;
     }
     if (s->for_.fkind == FOR_PARALLEL) {
@@ -704,6 +720,7 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   g.d = dialect;
   pm_init_str(&g.emitted);
   pm_init_str(&g.used);
+  pm_init_str(&g.thread_decl);
   StrBuf kernels = {0};
   for (int i = 0; i < nfuncs && !g.failed; i++)
     for (int k = 0; k < funcs[i]->nkernels && !g.failed; k++) kernel(&g, funcs[i]->kernels[k], funcs[i]->may_alias, &kernels);
@@ -728,6 +745,7 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   pm_free(&g.emitted);
   pm_free(&g.names);
   pm_free(&g.used);
+  pm_free(&g.thread_decl);
   pm_free(&g.elem);
   return r;
 }

@@ -401,7 +401,16 @@ bool target_matches_record(const Target *t, const char *rec) {
   while (*rec == ' ') rec++;
   const TargetKind *k = kind_named(rec, strcspn(rec, " \t"));
   if (!k) return false;
-  if (!target_has_key(t, "cpu")) return k == t->kind;
+  /* a GPU record applies to any GPU target through their shared "gpu" key,
+   * as in TVM's ApplyHistoryBest (TopHub's "cuda -model=unknown" records
+   * serve opencl too) */
+  bool gpu_kind = false;
+  for (const char *p = k->keys; p && *p;) {
+    size_t n = strcspn(p, ",");
+    gpu_kind |= n == 3 && !strncmp(p, "gpu", 3);
+    p += n + (p[n] == ',');
+  }
+  if (!target_has_key(t, "cpu")) return k == t->kind || (gpu_kind && target_has_key(t, "gpu"));
   bool cpu_kind = false;
   for (const char *p = k->keys; p && *p;) {
     size_t n = strcspn(p, ",");

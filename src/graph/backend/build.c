@@ -21,6 +21,8 @@
  * lowered IR embedded as binary blobs.
  */
 #include "build.h"
+#include "../../knob/knob.h"
+#include "strategy.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -84,10 +86,11 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   Strategy st;
   memset(&st, 0, sizeof st);
   bool gpu = target_is_gpu(opt->target);
-  /* the strategies' templates are the CPU's; a GPU target uses the plain
-   * computes and the generic GPU schedule */
-  if (!gpu && fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
-    if (fg->anchor->op->strategy(fg->anchor, opt->target ? opt->target : target_host(), &st)) {
+  /* a GPU target takes TVM's CUDA templates for conv2d and dense
+   * (strategy_gpu.c), the generic GPU schedule for the rest */
+  if (fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
+    const Target *tg = opt->target ? opt->target : target_host();
+    if (gpu ? graph_gpu_strategy(fg->anchor, tg, &st) : fg->anchor->op->strategy(fg->anchor, tg, &st)) {
       kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       pm_free(&map);
       return NULL;
@@ -111,7 +114,9 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
       pm_free(&map);
       return NULL;
     }
-    Tensor *t = n->op->compute(n, ins, n == fg->anchor && st.task_name ? &st : NULL);
+    Tensor *t = gpu && n == fg->anchor && st.task_name
+                    ? st.tmpl->compute(st.target, st.wl, st.config, n->nargs, ins)
+                    : n->op->compute(n, ins, n == fg->anchor && st.task_name ? &st : NULL);
     if (!t) {
       kiln_error_context("%s (node '%s')", n->op->name, n->name);
       pm_free(&map);
@@ -127,7 +132,9 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   Schedule *s = te_create_schedule(1, &out);
   if (!s) return NULL;
   int rc;
-  if (gpu)
+  if (gpu && st.task_name)
+    rc = graph_schedule_anchor(s, out, anchor_t, &st);
+  else if (gpu)
     rc = topi_schedule_gpu_generic(s, out, opt->target->max_threads_per_block < 256 ? opt->target->max_threads_per_block : 256);
   else if (st.task_name)
     rc = graph_schedule_anchor(s, out, anchor_t, &st);

@@ -28,6 +28,9 @@ bool graph_conv_is_depthwise(GNode *n);
  * depthwise convs; a depthwise conv's are equal). */
 int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st);
 void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st, int64_t data_block);
+/* strategy_gpu.c: the CUDA template, workload and config of a conv2d or
+ * dense node on a GPU target; st->task_name NULL when none covers it. */
+int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st);
 /* The packed task (dense_pack.x86) and config of an nn.dense node with a
  * 2-D float32 weight, as alter_layout packs it; st->task_name NULL when it
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and

@@ -1,0 +1,96 @@
+/*
+ * strategy_gpu.c - the strategies of anchor ops on a GPU target (cuda,
+ * opencl): which of TVM 0.6's CUDA templates (src/topi/cuda, TopHub's
+ * tasks) a conv2d or dense layer takes, its workload in TopHub's argument
+ * order, and its config - the best record of the workload among the
+ * user's records (a record of any GPU target applies, TVM's "gpu" key),
+ * else the template's fallback.
+ *
+ *   nn.conv2d, groups 1, float32         topi_nn_conv2d (direct)
+ *   nn.conv2d, depthwise, float32        topi_nn_depthwise_conv2d_nchw
+ *   nn.dense, 2-D float32                topi_nn_dense
+ *
+ * The group's anchor is then computed by the template (its compute over
+ * the node's NCHW/OIHW or [M, K]/[N, K] inputs) and the group scheduled by
+ * it, the elementwise epilogue inlined into the kernel (build.c).  A
+ * convolution whose only record is a Winograd one takes the direct
+ * fallback: Kiln has no GPU Winograd schedule yet (topi/cuda/winograd.c).
+ * Anything else keeps the generic GPU schedule.
+ */
+#include <string.h>
+
+#include "../../knob/knob.h"
+#include "../../topi/topi.h"
+#include "../ops/util.h"
+#include "strategy.h"
+
+static void ints2(GNode *n, const char *key, int d, int out[2]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, key, &v);
+  out[0] = out[1] = d;
+  if (k == 1) out[0] = out[1] = (int)v[0];
+  if (k >= 2) out[0] = (int)v[0], out[1] = (int)v[1];
+}
+
+static void pads4(GNode *n, int out[4]) {
+  const int64_t *v;
+  int k = gattr_ints(&n->attrs, "padding", &v);
+  for (int i = 0; i < 4; i++) out[i] = 0;
+  if (k == 1) out[0] = out[1] = out[2] = out[3] = (int)v[0];
+  if (k == 2) out[0] = out[2] = (int)v[0], out[1] = out[3] = (int)v[1];
+  if (k == 4)
+    for (int i = 0; i < 4; i++) out[i] = (int)v[i];
+}
+
+static Workload *gpu_conv_workload(GNode *n) {
+  const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
+  if (dt->ndim != 4 || kt->ndim != 4 || !dt_eq(dt->dtype, DT_F32) || !dt_eq(n->type.dtype, DT_F32)) return NULL;
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  bool dw = groups > 1 && groups == dt->shape[1] && kt->shape[1] == 1;
+  if (groups != 1 && !dw) return NULL;
+  int st[2], dl[2], pad[4];
+  ints2(n, "strides", 1, st);
+  ints2(n, "dilation", 1, dl);
+  pads4(n, pad);
+  int64_t d[4], k[4];
+  for (int i = 0; i < 4; i++) d[i] = dt->shape[i], k[i] = kt->shape[i];
+  if (dw) { /* TVM's NCHW depthwise kernel: [C, multiplier, KH, KW] */
+    k[1] = k[0] / d[1];
+    k[0] = d[1];
+    return wl_cuda_conv2d("topi_nn_depthwise_conv2d_nchw", d, k, st, pad, dl, "float32", "float32");
+  }
+  return wl_cuda_conv2d("topi_nn_conv2d", d, k, st, pad, dl, "float32", "float32");
+}
+
+int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  Workload *wl = NULL;
+  const char *name = n->op->name;
+  if (!strcmp(name, "nn.conv2d") && n->nargs == 2) {
+    wl = gpu_conv_workload(n);
+  } else if (!strcmp(name, "nn.dense") && n->nargs == 2) {
+    const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
+    if (d->ndim == 2 && w->ndim == 2 && dt_eq(d->dtype, DT_F32) && dt_eq(n->type.dtype, DT_F32))
+      wl = wl_dense("topi_nn_dense", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
+  }
+  if (!wl) return 0;
+  const Template *tm = template_find(wl->name, "direct", t);
+  if (!tm) return 0;
+  ConfigEntity *c = NULL;
+  const char *src = NULL;
+  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c && (!tm->check || tm->check(t, c, wl) == 0)) {
+    st->config = c;
+    st->config_source = src;
+  } else {
+    kiln_clear_error();
+    if (!(st->config = template_fallback(tm, t, wl))) return -1;
+    st->config_source = "fallback";
+    graph_dispatch_note_fallback(t, wl);
+  }
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->target = t;
+  st->task_desc = wl_describe(wl);
+  return 0;
+}

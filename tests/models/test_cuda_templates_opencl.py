@@ -1,0 +1,95 @@
+"""TVM's CUDA templates (src/topi/cuda) with the seeds' TopHub configs, on
+OpenCL (POCL): single layers of VGG-16, ResNet-50 and MobileNet-V2 at the
+seeds' workloads - a conv2d (with bias and relu fused into the kernel), a
+depthwise conv2d with the same epilogue, a dense with bias - compiled with
+`kiln compile --target "opencl -max_threads_per_block=1024" --tuning-records
+<seed log>`, whose Task column names the record's file and line, against the
+same layer compiled for the CPU.  POCL runs GPU kernels slowly, so the
+layers are a subset chosen for size (the small late layers of each model
+and a few batch-8 ones); every record's index and entity are checked in the
+C unit tests (test_cuda_templates.c)."""
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import ROOT, kiln
+from test_gpu_models import first_output, needs_opencl, rel_l2
+
+TOPHUB = os.path.join(ROOT, "tests", "data", "tophub")
+OCL = "opencl -max_threads_per_block=1024"
+
+
+def _record(log, line):
+    with open(os.path.join(TOPHUB, log)) as f:
+        return json.loads(f.read().splitlines()[line - 1])
+
+
+def _layer_model(rec, path):
+    task, args = rec["i"][1], rec["i"][2]
+    rng = np.random.default_rng(0)
+    if task == "topi_nn_dense":
+        (m, k), (n, _) = args[0][1], args[1][1]
+        w = (rng.standard_normal((n, k)) / np.sqrt(k)).astype("float32")
+        b = rng.standard_normal(n).astype("float32")
+        nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)]
+        shape_in, shape_out = [m, k], [m, n]
+        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    else:
+        d, kshape, st, pad, dil = args[0][1], args[1][1], args[2], args[3], args[4]
+        dw = task == "topi_nn_depthwise_conv2d_nchw"
+        oc = kshape[0] * kshape[1] if dw else kshape[0]
+        w = (rng.standard_normal((oc, 1 if dw else d[1], kshape[2], kshape[3])) /
+             np.sqrt(kshape[2] * kshape[3] * (1 if dw else d[1]))).astype("float32")
+        b = rng.standard_normal(oc).astype("float32")
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=st, pads=[pad[0], pad[1], pad[0], pad[1]],
+                                  dilations=dil, group=d[1] if dw else 1),
+                 helper.make_node("Relu", ["c"], ["y"])]
+        oh = (d[2] + 2 * pad[0] - dil[0] * (kshape[2] - 1) - 1) // st[0] + 1
+        ow = (d[3] + 2 * pad[1] - dil[1] * (kshape[3] - 1) - 1) // st[1] + 1
+        shape_in, shape_out = d, [d[0], oc, oh, ow]
+        inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    g = helper.make_graph(nodes, "layer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape_out)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return shape_in
+
+
+# (log, line): records of the seeds' logs, chosen so POCL runs them quickly
+LAYERS = [
+    ("resnet50v1_bs_1.log", 20),     # conv2d 3x3 512 -> 512 at 14x14 (vthreads)
+    ("mobilenet_v2_bs_1.log", 26),   # depthwise 3x3 960 at 7x7
+    ("mobilenet_v2_bs_1.log", 25),   # conv2d 1x1 160 -> 960 at 7x7
+    ("mobilenet_v2_bs_1.log", 4),    # conv2d 3x3 stride 2, 3 -> 32 at 224x224
+    ("mobilenet_v2_bs_1.log", 29),   # dense 1280 -> 1000, batch 1
+    ("vgg16_bs_1.log", 12),          # dense 4096 -> 1000, batch 1
+    ("mobilenet_v2_bs_8.log", 26),   # conv2d 1x1 960 -> 160 at 7x7, batch 8
+    ("mobilenet_v2_bs_8.log", 27),   # depthwise, batch 8
+]
+
+
+@needs_opencl
+@pytest.mark.parametrize("log,line", LAYERS)
+def test_seed_config_layer_matches_cpu(log, line, tmp_path):
+    rec = _record(log, line)
+    model = str(tmp_path / "layer.onnx")
+    shape = _layer_model(rec, model)
+    x = np.random.default_rng(1).standard_normal(shape).astype("float32")
+    inp = str(tmp_path / "x.npz")
+    np.savez(inp, x=x)
+    outs = {}
+    for name, target in (("gpu", OCL), ("cpu", "llvm")):
+        so = str(tmp_path / (name + ".so"))
+        kiln("compile", model, "-o", so, "--target", target, "--tuning-records", os.path.join(TOPHUB, log),
+             "--no-shipped-records")
+        out = str(tmp_path / (name + ".npz"))
+        dev = "opencl" if name == "gpu" else "cpu"
+        p = kiln("run", so, "--device", dev, "--inputs", inp, "-o", out, "--profile")
+        if name == "gpu":
+            assert f"{log}:{line}" in p.stdout, p.stdout
+        outs[name] = first_output(out)
+    err = rel_l2(outs["gpu"], outs["cpu"])
+    assert err <= 1e-5, f"{log}:{line}: relative L2 error {err:g}"
