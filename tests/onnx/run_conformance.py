@@ -106,11 +106,24 @@ def _fix_adam_multiple(model):
     model.graph.node[0].attribute.append(helper.make_attribute("epsilon", 1e-2))
 
 
+def _fix_castlike_like_shape(model):
+    like = next(i for i in model.graph.input if i.name == "like")
+    dims = like.type.tensor_type.shape.dim
+    del dims[:]
+    dims.add().dim_value = 1
+
+
+_LIKE_FIX = ("the model declares input 'like' as [3, 4] while its data is [1] (the newer onnx case declares "
+             "no fixed shape)", _fix_castlike_like_shape)
+
+
 # Cases whose ONNX 1.12 model disagrees with its own reference outputs; the
 # runner applies the fix ONNX made upstream and says so in the report.
 UPSTREAM_FIXES = {
     "test_adam_multiple": ("the model lacks the epsilon = 1e-2 its reference outputs were computed with "
                            "(onnx/onnx#7749, fixed by #7763)", _fix_adam_multiple),
+    **{f"test_castlike_{case}": _LIKE_FIX for case in
+       ("BFLOAT16_to_FLOAT", "BFLOAT16_to_FLOAT_expanded", "FLOAT_to_BFLOAT16", "FLOAT_to_BFLOAT16_expanded")},
 }
 
 
@@ -178,6 +191,24 @@ def generate_newest(cache):
                     with open(os.path.join(ds, f"{kind}_{j}.pb"), "wb") as f:
                         f.write(_proto_of(v, vis[j], vis[j].name).SerializeToString())
     os.rename(tmp, os.path.join(cache, "node"))
+
+
+def bf16_round_bits(x):
+    """float32 -> bfloat16 bits, rounding to nearest even (NaN stays NaN)."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), r)
+
+
+# Cases whose onnx 1.12 reference outputs break the spec they test: the
+# runner compares with the output the spec gives, computed here from the
+# case's inputs (the report lists them).
+REFERENCE_FIXES = {
+    name: ("onnx 1.12's reference truncates float to bfloat16; the spec rounds to nearest even (as the newest "
+           "onnx's reference does, whose case Kiln passes too): compared with the rounded inputs", lambda ins: [bf16_round_bits(ins[0])])
+    for name in ("test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16",
+                 "test_castlike_FLOAT_to_BFLOAT16_expanded")
+}
 
 
 def load_tensor(path):
@@ -285,8 +316,53 @@ ATOL_OVERRIDES = {
 }
 
 
-def compare(ref, got, k, atol=ATOL):
-    """None if got matches ref as ONNX's runner requires, else the reason."""
+# The low-precision types NumPy lacks (ml_dtypes names them): Kiln hands
+# them over in a carrier type (docs/onnx_opsets.md, src/frontend/onnx/
+# ops/lowp.c): bfloat16/float8/float4 as their bits in uint16/uint8 (a
+# float4 in the low 4 bits), int4/int2 as int8 values, uint4/uint2 as
+# uint8 values.  The comparison takes Kiln's output as the reference's
+# type from exactly that carrier and nothing else.
+LOWP_CARRIERS = {
+    "bfloat16": ("uint16", "bits"), "float8_e4m3fn": ("uint8", "bits"), "float8_e4m3fnuz": ("uint8", "bits"),
+    "float8_e5m2": ("uint8", "bits"), "float8_e5m2fnuz": ("uint8", "bits"), "float4_e2m1fn": ("uint8", "bits"),
+    "int4": ("int8", "value"), "uint4": ("uint8", "value"), "int2": ("int8", "value"), "uint2": ("uint8", "value"),
+}
+
+
+def from_carrier(ref, got):
+    """got (a carrier) as ref's low-precision type; got as is otherwise."""
+    c = LOWP_CARRIERS.get(ref.dtype.name)
+    if c is None or got.dtype.name != c[0]:
+        return got
+    return got.view(ref.dtype) if c[1] == "bits" else got.astype(ref.dtype)
+
+
+def bf16_bits_as_f32(a):
+    return (a.astype(np.uint32) << 16).view(np.float32)
+
+
+def compare(ref, got, k, atol=ATOL, bf16=False):
+    """None if got matches ref as ONNX's runner requires, else the reason.
+    bf16: the model says the output is BFLOAT16 (onnx 1.12 gives its
+    reference as the uint16 bits: compared as the values they encode,
+    exactly)."""
+    if bf16 and ref.dtype == np.uint16 and got.dtype == np.uint16:
+        ref, got = bf16_bits_as_f32(ref), bf16_bits_as_f32(got)
+        if ref.shape == got.shape and not np.array_equal(ref, got, equal_nan=True):
+            bad = ~((ref == got) | (np.isnan(ref) & np.isnan(got)))
+            i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+            return (f"output {k}: {int(bad.sum())}/{bad.size} bfloat16 values differ, e.g. at "
+                    f"{tuple(int(x) for x in i)} got {got[i]!r} expected {ref[i]!r}")
+    got = from_carrier(ref, got)
+    if ref.dtype.name in LOWP_CARRIERS:  # compared as float32 (NaNs equal)
+        if got.dtype != ref.dtype:
+            return f"output {k}: dtype {got.dtype}, expected {ref.dtype} (carried in {LOWP_CARRIERS[ref.dtype.name][0]})"
+        ref, got = ref.astype(np.float32), got.astype(np.float32)
+        if ref.shape == got.shape and not np.array_equal(ref, got, equal_nan=True):
+            bad = ~((ref == got) | (np.isnan(ref) & np.isnan(got)))
+            i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+            return (f"output {k}: {int(bad.sum())}/{bad.size} values differ, e.g. at {tuple(int(x) for x in i)} "
+                    f"got {got[i]!r} expected {ref[i]!r}")
     if got.dtype != ref.dtype:
         return f"output {k}: dtype {got.dtype}, expected {ref.dtype}"
     if got.shape != ref.shape:
@@ -404,9 +480,14 @@ def run_case(case, args, workroot):
                 if len(got) != len(refs):
                     case.status, case.reason = "fail", f"{ds}: {len(got)} outputs, expected {len(refs)}"
                     return case
+                ref_vals = [load_tensor(os.path.join(dpath, f)) for f in refs]
+                if case.name in REFERENCE_FIXES and args.suite == "debian":
+                    ref_vals = REFERENCE_FIXES[case.name][1]([load_tensor(os.path.join(dpath, f)) for f in files])
                 for k, f in enumerate(refs):
                     atol = ATOL_OVERRIDES[case.name][0] if case.name in ATOL_OVERRIDES else ATOL
-                    why = compare(load_tensor(os.path.join(dpath, f)), got[k], k, atol)
+                    bf16 = k < len(model.graph.output) and \
+                        model.graph.output[k].type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+                    why = compare(ref_vals[k], got[k], k, atol, bf16)
                     if why:
                         case.status, case.reason = "fail", f"{ds}: {why}"
                         return case
@@ -465,6 +546,10 @@ def report(cases, args, wall):
     if loose:
         md += ["", "## Cases compared with a larger absolute tolerance", ""]
         md += [f"- `{c.suite}/{c.name}` (atol {ATOL_OVERRIDES[c.name][0]:g}): {ATOL_OVERRIDES[c.name][1]}" for c in loose]
+    reffixed = [c for c in cases if c.name in REFERENCE_FIXES and args.suite == "debian"]
+    if reffixed:
+        md += ["", "## Cases compared with the spec's output instead of onnx 1.12's reference", ""]
+        md += [f"- `{c.suite}/{c.name}`: {REFERENCE_FIXES[c.name][0]}" for c in reffixed]
     fixed = [c for c in cases if c.name in UPSTREAM_FIXES]
     if fixed:
         md += ["", "## Cases run with ONNX's upstream fix", ""]

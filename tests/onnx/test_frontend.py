@@ -85,13 +85,16 @@ def test_bind_errors(tmp_path):
     assert p.returncode != 0 and "expected NAME=FILE" in p.stderr
 
 
-@pytest.mark.parametrize("dtype,what", [(TensorProto.BFLOAT16, "bfloat16 is not supported"),
-                                        (TensorProto.STRING, "STRING")])
-def test_unsupported_dtypes_are_clear_errors(tmp_path, dtype, what):
-    model = save_model(tmp_path, [helper.make_node("Identity", ["x"], ["y"])], [vi("x", dtype, [2])],
+@pytest.mark.parametrize("dtype,op,what", [
+    (TensorProto.BFLOAT16, "Relu", "input 0 ('x') is BFLOAT16, which Kiln supports only as storage"),
+    (TensorProto.STRING, "Identity", "input 'x': ONNX data type STRING has no Kiln equivalent")])
+def test_unsupported_dtypes_are_clear_errors(tmp_path, dtype, op, what):
+    """bfloat16 is storage with conversions (tests/onnx/test_lowp.py):
+    arithmetic on it is refused; strings are not supported at all."""
+    model = save_model(tmp_path, [helper.make_node(op, ["x"], ["y"])], [vi("x", dtype, [2])],
                        [vi("y", dtype, [2])])
     p = kiln("compile", model, "-o", str(tmp_path / "m.so"))
-    assert p.returncode != 0 and what in p.stderr and "input 'x'" in p.stderr
+    assert p.returncode != 0 and what in p.stderr
 
 
 def test_unsupported_op_names_op_node_and_opset(tmp_path):

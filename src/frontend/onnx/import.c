@@ -23,6 +23,8 @@ struct Importer {
   const OnnxNode *node;
   int64_t opset;
   PtrMap seqs;         /* name -> ImpSeq * (sequence values, string keys) */
+  PtrMap lowp;         /* name -> ONNX data type (as a pointer) of a value
+                          carried in a wider type (ops/lowp.c) */
   int nbound;                /* inputs bound to values (--bind) */
   const InputValue *bound;
   StrBuf overrides;          /* the declared dimensions --input-shapes changed, for errors */
@@ -175,6 +177,46 @@ int imp_set_output_seq(Importer *im, int i, ImpSeq *q) {
   if (!q) return -1;
   if (i >= im->node->noutputs || !*im->node->outputs[i]) return 0;
   pm_put(&im->seqs, kstrdup(im->node->outputs[i]), q);
+  return 0;
+}
+
+/* The carried low-precision type of the value name (0: none). */
+static int lowp_of(Importer *im, const char *name) {
+  intptr_t c = (intptr_t)pm_get(&im->lowp, name);
+  if (c) return (int)c;
+  const OnnxTensor *t = pm_get(&im->initializers, name);
+  DType dt;
+  return t && onnx_dtype_carrier(t->elem_type, &dt) ? t->elem_type : 0;
+}
+
+int imp_input_lowp(Importer *im, int i) {
+  if (i >= im->node->ninputs || !*im->node->inputs[i]) return 0;
+  return lowp_of(im, im->node->inputs[i]);
+}
+
+void imp_set_output_lowp(Importer *im, int i, int code) {
+  if (i >= im->node->noutputs || !*im->node->outputs[i]) return;
+  pm_put(&im->lowp, kstrdup(im->node->outputs[i]), code ? (void *)(intptr_t)code : NULL);
+}
+
+/* The ops that take a carried low-precision value: those that convert
+ * it, and Identity (which passes it on). */
+static const char *const lowp_ops[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", NULL};
+
+static int check_lowp_inputs(Importer *im) {
+  const OnnxNode *n = im->node;
+  bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx");
+  for (int k = 0; k < n->ninputs; k++) {
+    int code = imp_input_lowp(im, k);
+    if (!code) continue;
+    bool ok = false;
+    for (const char *const *o = lowp_ops; dflt && *o && !ok; o++) ok = !strcmp(*o, n->op_type);
+    if (!ok)
+      return imp_error(im, "input %d ('%s') is %s, which Kiln supports only as storage: it converts it with Cast, "
+                           "CastLike, QuantizeLinear and DequantizeLinear and computes with nothing else; cast it "
+                           "to float before %s (data type not supported here)",
+                       k, n->inputs[k], onnx_data_type_name(code), n->op_type);
+  }
   return 0;
 }
 
@@ -494,7 +536,9 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
       break;
     }
     DType dt;
-    if (onnx_dtype_from_onnx(vi->type.elem_type, &dt)) {
+    if (onnx_dtype_carrier(vi->type.elem_type, &dt))
+      pm_put(&im->lowp, kstrdup(vi->name), (void *)(intptr_t)vi->type.elem_type);
+    else if (onnx_dtype_from_onnx(vi->type.elem_type, &dt)) {
       rc = kiln_error_context("input '%s'", vi->name);
       break;
     }
@@ -648,7 +692,7 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                  ? kiln_error_context("%s node '%s'", n->op_type, n->name)
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
                                   n->op_type, n->name, n->inputs[k]);
-    if (rc) break;
+    if (rc || (rc = check_lowp_inputs(im))) break;
     rc = e->fn(im);
     if (rc && !parent && im->overrides.len) {
       char *msg = kstrdup(kiln_get_error());
@@ -656,6 +700,13 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                           "constants cannot take the new shape: give the model's size there, or export the model "
                           "with that dimension open)",
                           msg, im->overrides.data);
+    }
+    if (!rc && !strcmp(n->op_type, "Identity") && n->noutputs) imp_set_output_lowp(im, 0, imp_input_lowp(im, 0));
+    if (!rc && !strcmp(n->op_type, "Constant") && n->noutputs) { /* a Constant holding a carried type */
+      const OnnxAttr *va = onnx_attr_find(n, "value");
+      DType dt;
+      if (va && va->type == ONNX_ATTR_TENSOR && onnx_dtype_carrier(va->t->elem_type, &dt))
+        imp_set_output_lowp(im, 0, va->t->elem_type);
     }
     for (int k = 0; k < n->noutputs && !rc; k++) {
       GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
@@ -757,6 +808,7 @@ static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *sha
   pm_init_str(&im.values);
   pm_init_str(&im.initializers);
   pm_init_str(&im.seqs);
+  pm_init_str(&im.lowp);
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   int rc = 0;
@@ -778,6 +830,7 @@ static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *sha
   pm_free(&im.initializers);
   pm_free(&im.seqs);
   sb_free(&im.overrides);
+  pm_free(&im.lowp);
   if (rc) {
     graph_free(im.g);
     return NULL;

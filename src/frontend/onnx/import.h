@@ -129,6 +129,11 @@ void imp_array_set(DLTensor *a, int64_t i, double v);
 int imp_subgraph(Importer *im, const OnnxGraph *g);
 /* The value named name (an imported node or an initializer); NULL if none. */
 GNode *imp_value(Importer *im, const char *name);
+/* The low-precision ONNX type (bfloat16, float8, float4, int4, ...; see
+ * ops/lowp.c) input i carries, or 0 for a plain value; imp_set_output_lowp
+ * marks output i as carrying code. */
+int imp_input_lowp(Importer *im, int i);
+void imp_set_output_lowp(Importer *im, int i, int code);
 /* Set the value of a name (a subgraph's formal input). */
 void imp_bind_value(Importer *im, const char *name, GNode *v);
 

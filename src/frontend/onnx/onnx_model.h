@@ -56,17 +56,17 @@
   X(UINT64, 13, 8, kDLUInt, 64)                                                \
   X(COMPLEX64, 14, 8, 0, 0)   /* (real, imag) float pairs */                   \
   X(COMPLEX128, 15, 16, 0, 0) /* (real, imag) double pairs */                  \
-  X(BFLOAT16, 16, 2, kDLBfloat, 16)                                            \
-  X(FLOAT8E4M3FN, 17, 1, 0, 0) /* the 8-, 6-, 4- and 2-bit types of opset */  \
-  X(FLOAT8E4M3FNUZ, 18, 1, 0, 0) /* 19 and later: no DLPack or C type */       \
-  X(FLOAT8E5M2, 19, 1, 0, 0)                                                   \
+  X(BFLOAT16, 16, 2, 0, 0) /* bfloat16 and the 8-, 4- and 2-bit types of */   \
+  X(FLOAT8E4M3FN, 17, 1, 0, 0) /* opset 19+: no C type; the importer carries */ \
+  X(FLOAT8E4M3FNUZ, 18, 1, 0, 0) /* them in a wider one (onnx_dtype_carrier, */ \
+  X(FLOAT8E5M2, 19, 1, 0, 0) /* ops/lowp.c) */                                 \
   X(FLOAT8E5M2FNUZ, 20, 1, 0, 0)                                               \
-  X(UINT4, 21, 0, 0, 0) /* packed two a byte */                                \
-  X(INT4, 22, 0, 0, 0)                                                         \
-  X(FLOAT4E2M1, 23, 0, 0, 0)                                                   \
+  X(UINT4, 21, 1, 0, 0) /* packed two a byte; one a byte once decoded */       \
+  X(INT4, 22, 1, 0, 0)                                                         \
+  X(FLOAT4E2M1, 23, 1, 0, 0)                                                   \
   X(FLOAT8E8M0, 24, 1, 0, 0)                                                   \
-  X(UINT2, 25, 0, 0, 0)                                                        \
-  X(INT2, 26, 0, 0, 0)                                                         \
+  X(UINT2, 25, 1, 0, 0) /* packed four a byte */                               \
+  X(INT2, 26, 1, 0, 0)                                                         \
   X(FLOAT6E2M3, 27, 0, 0, 0)                                                   \
   X(FLOAT6E3M2, 28, 0, 0, 0)
 
@@ -277,7 +277,13 @@ const char *onnx_data_type_name(int elem_type);
 int onnx_dtype_from_onnx(int elem_type, DType *out);
 /* The same without a message: false when there is no DType. */
 bool onnx_dtype_lookup(int elem_type, DType *out);
-/* The tensor's DType, or -1 + an error naming the tensor. */
+/* The type Kiln carries a low-precision ONNX type in (ops/lowp.c):
+ * bfloat16 and float8/float4 as their bit patterns in uint16/uint8,
+ * int4/int2 in int8 and uint4/uint2 in uint8 as values, one element a
+ * byte.  false for every other type. */
+bool onnx_dtype_carrier(int elem_type, DType *out);
+/* The tensor's DType (a carrier for the low-precision types), or -1 + an
+ * error naming the tensor. */
 int onnx_tensor_dtype(const OnnxTensor *t, DType *out);
 /* A serialized TensorProto file (the node tests' input_0.pb), or its bytes.
  * Allocated from the calling thread's current arena.  NULL + error. */

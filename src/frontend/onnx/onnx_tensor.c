@@ -71,6 +71,36 @@ int onnx_dtype_from_onnx(int elem_type, DType *out) {
   return kiln_set_error("ONNX data type %s has no Kiln equivalent (not supported)", di->name);
 }
 
+/* The low-precision types and what carries them: packed elements are
+ * unpacked one a byte, sign-extended for the signed integer types; the
+ * float types keep their bits (a float4 in the low four of a byte, as
+ * ml_dtypes holds it). */
+static const struct {
+  int code, bits;
+  uint8_t dl;
+} carriers[] = {
+    {ONNX_DT_BFLOAT16, 16, kDLUInt},      {ONNX_DT_FLOAT8E4M3FN, 8, kDLUInt}, {ONNX_DT_FLOAT8E4M3FNUZ, 8, kDLUInt},
+    {ONNX_DT_FLOAT8E5M2, 8, kDLUInt},     {ONNX_DT_FLOAT8E5M2FNUZ, 8, kDLUInt}, {ONNX_DT_UINT4, 4, kDLUInt},
+    {ONNX_DT_INT4, 4, kDLInt},            {ONNX_DT_FLOAT4E2M1, 4, kDLUInt},   {ONNX_DT_UINT2, 2, kDLUInt},
+    {ONNX_DT_INT2, 2, kDLInt},
+};
+
+/* Bits an element of a carried type takes in a TensorProto (0: not one). */
+static int carried_bits(int code) {
+  for (size_t i = 0; i < sizeof carriers / sizeof carriers[0]; i++)
+    if (carriers[i].code == code) return carriers[i].bits;
+  return 0;
+}
+
+bool onnx_dtype_carrier(int elem_type, DType *out) {
+  for (size_t i = 0; i < sizeof carriers / sizeof carriers[0]; i++)
+    if (carriers[i].code == elem_type) {
+      *out = dt_make(carriers[i].dl, carriers[i].bits == 16 ? 16 : 8, 1);
+      return true;
+    }
+  return false;
+}
+
 int onnx_tensor_dtype(const OnnxTensor *t, DType *out) {
   if (t->has_dtype) {
     *out = t->dtype;
@@ -110,6 +140,8 @@ static Field typed_field(int code) {
   case ONNX_DT_FLOAT: case ONNX_DT_COMPLEX64: return F_FLOAT;
   case ONNX_DT_INT32: case ONNX_DT_INT16: case ONNX_DT_INT8: case ONNX_DT_UINT16:
   case ONNX_DT_UINT8: case ONNX_DT_BOOL: case ONNX_DT_FLOAT16: case ONNX_DT_BFLOAT16:
+  case ONNX_DT_FLOAT8E4M3FN: case ONNX_DT_FLOAT8E4M3FNUZ: case ONNX_DT_FLOAT8E5M2: case ONNX_DT_FLOAT8E5M2FNUZ:
+  case ONNX_DT_UINT4: case ONNX_DT_INT4: case ONNX_DT_FLOAT4E2M1: case ONNX_DT_UINT2: case ONNX_DT_INT2:
     return F_INT32;
   case ONNX_DT_INT64: return F_INT64;
   case ONNX_DT_DOUBLE: case ONNX_DT_COMPLEX128: return F_DOUBLE;
@@ -241,8 +273,54 @@ static void pack_typed(const Onnx__TensorProto *p, Field f, OnnxTensor *t, unsig
   }
 }
 
+/* A 4- or 2-bit type: its packed bytes (raw_data, or int32_data holding
+ * one byte each) unpacked one element a byte. */
+static int decode_packed(OnnxDecoder *d, Onnx__TensorProto *p, OnnxTensor *t, int bits) {
+  size_t packed = ((size_t)t->numel * (size_t)bits + 7) / 8;
+  if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    return kiln_set_error("external data for a %s tensor is not supported (save it inside the model)",
+                          onnx_data_type_name(t->elem_type));
+  const unsigned char *src = NULL;
+  unsigned char *tmp = NULL;
+  if (p->has_raw_data && p->raw_data.len) {
+    if (p->n_int32_data) return kiln_set_error("both raw_data and int32_data are set");
+    if (p->raw_data.len != packed)
+      return kiln_set_error("raw_data has %zu bytes, expected %zu for %s%s (%lld elements, %d bits each, packed)",
+                            p->raw_data.len, packed, onnx_data_type_name(t->elem_type), dims_str(t),
+                            (long long)t->numel, bits);
+    src = p->raw_data.data;
+  } else if (p->n_int32_data || t->numel) {
+    if (p->n_int32_data != packed)
+      return kiln_set_error("int32_data has %zu values, expected %zu packed bytes for %s%s", p->n_int32_data, packed,
+                            onnx_data_type_name(t->elem_type), dims_str(t));
+    tmp = xmalloc(packed + 1);
+    for (size_t i = 0; i < packed; i++) tmp[i] = (unsigned char)p->int32_data[i];
+    src = tmp;
+  }
+  if (t->nbytes) {
+    unsigned char *out = payload_alloc(d, t->nbytes);
+    bool sign = t->elem_type == ONNX_DT_INT4 || t->elem_type == ONNX_DT_INT2;
+    int per = 8 / bits, mask = (1 << bits) - 1;
+    for (int64_t i = 0; i < t->numel; i++) {
+      int v = (src[i / per] >> ((i % per) * bits)) & mask;
+      if (sign && v >= (1 << (bits - 1))) v -= 1 << bits;
+      out[i] = (unsigned char)v;
+    }
+    t->data = out;
+  }
+  free(tmp);
+  return 0;
+}
+
 static int decode_payload(OnnxDecoder *d, Onnx__TensorProto *p, OnnxTensor *t) {
   Field want = typed_field(t->elem_type);
+  int cb = carried_bits(t->elem_type);
+  if (cb && cb < 8) {
+    for (Field f = F_FLOAT; f <= F_STRING; f++)
+      if (f != F_INT32 && field_count(p, f))
+        return kiln_set_error("type %s, but the data is in %s", onnx_data_type_name(t->elem_type), field_name(f));
+    return decode_packed(d, p, t, cb);
+  }
   /* A field that belongs to another type is a malformed tensor, not one to
    * guess at. */
   for (Field f = F_FLOAT; f <= F_STRING; f++)
@@ -322,10 +400,10 @@ static int decode_tensor(OnnxDecoder *d, Onnx__TensorProto *p, OnnxTensor *t) {
   t->elem_type = p->data_type;
   const DataTypeInfo *di = dt_info(p->data_type);
   if (!di) return kiln_set_error("unknown data type %d", p->data_type);
-  if (!di->dl_bits && p->data_type > ONNX_DT_BFLOAT16)
+  if (!di->dl_bits && p->data_type > ONNX_DT_BFLOAT16 && !carried_bits(p->data_type))
     return kiln_set_error("data type %s is not supported (Kiln has no storage for it)", di->name);
   t->elem_size = (size_t)di->size;
-  t->has_dtype = onnx_dtype_lookup(p->data_type, &t->dtype);
+  t->has_dtype = onnx_dtype_lookup(p->data_type, &t->dtype) || onnx_dtype_carrier(p->data_type, &t->dtype);
   if (p->n_dims > 64) return kiln_set_error("%zu dims (at most 64)", p->n_dims);
   t->ndim = (int)p->n_dims;
   int64_t *dims = KNEWN(int64_t, t->ndim + 1);

@@ -156,8 +156,24 @@ int onnx_h_where(Importer *im) {
   return out0(im, imp_call(im, "where", 3, args, gattrs_new()));
 }
 
+/* Cast to ONNX type code (CastLike: the second input's type) from x,
+ * through lowp.c when either side is a low-precision type. */
+static int cast_to(Importer *im, int code, DType t) {
+  int from = imp_input_lowp(im, 0);
+  DType carrier;
+  bool to_lowp = code && onnx_dtype_carrier(code, &carrier);
+  if (!from && !to_lowp) return out0(im, imp_cast(im, in0(im), t));
+  /* saturate (19+, default 1) concerns float8 targets only: a bfloat16
+   * overflows to Inf, a float4 always clamps */
+  bool sat = code != ONNX_DT_BFLOAT16 && (imp_opset(im) < 19 || onnx_attr_int(N(im), "saturate", 1) != 0);
+  GNode *y = lowp_convert(im, in0(im), from, to_lowp ? code : 0, t, sat);
+  if (!y) return -1;
+  imp_set_output_lowp(im, 0, to_lowp ? code : 0);
+  return out0(im, y);
+}
+
 int onnx_h_cast(Importer *im) {
-  DType t;
+  DType t = DT_F32;
   int code = (int)onnx_attr_int(N(im), "to", 0);
   const OnnxAttr *to = onnx_attr_find(N(im), "to");
   if (to && to->type == ONNX_ATTR_STRING) { /* Cast-1: the type by name */
@@ -166,11 +182,14 @@ int onnx_h_cast(Importer *im) {
       if (!strcmp(onnx_data_type_name(c), to->s)) code = c;
     if (code < 0) return imp_error(im, "unknown type name '%s' in attribute 'to'", to->s);
   }
-  if (onnx_dtype_from_onnx(code, &t)) return imp_error(im, "%s", kiln_get_error());
-  return out0(im, imp_cast(im, in0(im), t));
+  if (!onnx_dtype_carrier(code, &t) && onnx_dtype_from_onnx(code, &t)) return imp_error(im, "%s", kiln_get_error());
+  return cast_to(im, code, t);
 }
 
-int onnx_h_castlike(Importer *im) { return out0(im, imp_cast(im, in0(im), imp_input(im, 1)->type.dtype)); }
+int onnx_h_castlike(Importer *im) {
+  int code = imp_input_lowp(im, 1);
+  return cast_to(im, code, imp_input(im, 1)->type.dtype);
+}
 
 int onnx_h_clip(Importer *im) {
   GNode *x = in0(im);

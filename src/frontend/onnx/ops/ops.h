@@ -32,6 +32,8 @@
  *   image.c        Resize (and tf_crop_and_resize), GridSample, RoiAlign
  *   recurrent.c    RNN, GRU, LSTM unrolled over the sequence
  *   quantize.c     QuantizeLinear, integer and QLinear ops
+ *   lowp.c         bfloat16, float8, float4, int4/int2 carried in wider
+ *                  types: their conversions
  *   control.c      If, Loop, Scan with a static schedule
  *   signal.c       windows, the mel matrix, DFT, STFT
  *   sequence.c     sequences as compile-time lists
@@ -116,6 +118,18 @@ ONNX_TEXT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRAINING_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRANSFORMER_HANDLERS(ONNX_DECLARE_HANDLER)
 #undef ONNX_DECLARE_HANDLER
+
+/* lowp.c: the low-precision types (ONNX data type codes; 0 is "a plain
+ * Kiln value").  lowp_convert: x carrying from cast to the carried type
+ * to, or to to_t when to is 0 (saturate: float8 overflow clamps);
+ * lowp_decode: a carried value as float32; lowp_int_range: the range of
+ * int4/uint4/int2/uint2 (false for other codes); lowp_is_float: bfloat16,
+ * float8 or float4. */
+GNode *lowp_convert(Importer *im, GNode *x, int from, int to, DType to_t, bool saturate);
+GNode *lowp_decode(Importer *im, GNode *x, int code);
+GNode *lowp_encode_float(Importer *im, GNode *x, int code, bool saturate);
+bool lowp_int_range(int code, int *lo, int *hi);
+bool lowp_is_float(int code);
 
 /* nn.c: Conv of x and w (+ bias b, or NULL) with the current node's
  * attributes (ConvInteger and QLinearConv reuse it); NULL + error. */

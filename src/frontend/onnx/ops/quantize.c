@@ -23,16 +23,26 @@ static GNode *along_axis(Importer *im, GNode *v, int axis, int r) {
   return imp_reshape(im, v, n, s);
 }
 
-/* saturate(round(x) + zp) as t (x float32, zp NULL for 0). */
-static GNode *quantize_to(Importer *im, GNode *x, GNode *zp, DType t) {
+/* saturate(round(x) + zp) as t (x float32, zp NULL for 0); lowp: the
+ * low-precision ONNX type t carries (int4 ... : their range; float8,
+ * float4: round to nearest even into it, saturating as asked) or 0. */
+static GNode *quantize_to(Importer *im, GNode *x, GNode *zp, DType t, int lowp) {
   if (!x) return NULL;
+  int lo, hi;
+  if (lowp && lowp_is_float(lowp)) {
+    if (lowp == ONNX_DT_BFLOAT16) return imp_error(im, "quantizing to bfloat16 is not supported"), NULL;
+    bool sat = onnx_attr_int(N(im), "saturate", 1) != 0;
+    GNode *v = zp ? bin(im, "add", x, lowp_decode(im, zp, lowp)) : x;
+    return lowp_encode_float(im, v, lowp, sat);
+  }
   if (t.code != kDLInt && t.code != kDLUInt) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
   if (t.bits != 8 && t.bits != 16 && t.bits != 32) return imp_error(im, "quantized type %s is not supported", dt_str(t)), NULL;
   GNode *q = un(im, "round", x);
   if (zp) q = bin(im, "add", q, imp_cast(im, zp, DT_F32));
   GAttrs a = gattrs_new();
-  ga_float(&a, "a_min", t.code == kDLInt ? (double)dt_int_min(t) : 0);
-  ga_float(&a, "a_max", (double)dt_int_max(t));
+  bool narrow = lowp && lowp_int_range(lowp, &lo, &hi);
+  ga_float(&a, "a_min", narrow ? lo : t.code == kDLInt ? (double)dt_int_min(t) : 0);
+  ga_float(&a, "a_max", narrow ? hi : (double)dt_int_max(t));
   q = q ? imp_call(im, "clip", 1, &q, a) : NULL;
   return imp_cast(im, q, t);
 }
@@ -91,10 +101,16 @@ static int quant_params(Importer *im, GNode *x, GNode **scale, GNode **zp) {
 
 /* The output_dtype attribute (QuantizeLinear 21, DequantizeLinear 23) or
  * dflt. */
-static int out_dtype(Importer *im, int since, DType dflt, DType *t) {
+static int out_dtype(Importer *im, int since, DType dflt, DType *t, int *lowp) {
   *t = dflt;
   int64_t code = imp_opset(im) >= since ? onnx_attr_int(N(im), "output_dtype", 0) : 0;
-  if (code && onnx_dtype_from_onnx((int)code, t)) return imp_error(im, "output_dtype: %s", kiln_get_error());
+  if (!code) return 0;
+  if (onnx_dtype_carrier((int)code, t)) {
+    *lowp = (int)code;
+    return 0;
+  }
+  if (onnx_dtype_from_onnx((int)code, t)) return imp_error(im, "output_dtype: %s", kiln_get_error());
+  *lowp = 0;
   return 0;
 }
 
@@ -102,22 +118,31 @@ int onnx_h_QuantizeLinear(Importer *im) {
   GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
   if (!x || !scale) return imp_error(im, "needs x and y_scale");
   DType t;
-  if (out_dtype(im, 21, zp ? zp->type.dtype : DT_U8, &t)) return -1;
-  if (zp && !dt_eq(zp->type.dtype, t))
-    return imp_error(im, "output_dtype %s differs from the zero point's type %s", dt_str(t), dt_str(zp->type.dtype));
+  int zlowp = imp_input_lowp(im, 2), lowp = zlowp;
+  if (imp_input_lowp(im, 1)) return imp_error(im, "a bfloat16 y_scale is not supported (give it as float or float16)");
+  if (out_dtype(im, 21, zp ? zp->type.dtype : DT_U8, &t, &lowp)) return -1;
+  if (zp && (!dt_eq(zp->type.dtype, t) || lowp != zlowp))
+    return imp_error(im, "output_dtype %s differs from the zero point's type %s",
+                     lowp ? onnx_data_type_name(lowp) : dt_str(t),
+                     zlowp ? onnx_data_type_name(zlowp) : dt_str(zp->type.dtype));
   if (quant_params(im, x, &scale, &zp)) return -1;
   GNode *v = bin(im, "divide", imp_cast(im, x, DT_F32), imp_cast(im, scale, DT_F32));
-  return imp_set_output(im, 0, quantize_to(im, v, zp, t));
+  imp_set_output_lowp(im, 0, lowp);
+  return imp_set_output(im, 0, quantize_to(im, v, zp, t, lowp));
 }
 
 int onnx_h_DequantizeLinear(Importer *im) {
   GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
   if (!x || !scale) return imp_error(im, "needs x and x_scale");
   DType t;
-  if (out_dtype(im, 23, scale->type.dtype, &t)) return -1;
+  int lowp = 0, xlowp = imp_input_lowp(im, 0);
+  if (imp_input_lowp(im, 1)) return imp_error(im, "a bfloat16 x_scale is not supported (give it as float or float16)");
+  if (out_dtype(im, 23, scale->type.dtype, &t, &lowp)) return -1;
+  if (lowp) return imp_error(im, "output_dtype %s is not supported (DequantizeLinear outputs float, float16 or double here)",
+                             onnx_data_type_name(lowp));
   if (quant_params(im, x, &scale, &zp)) return -1;
-  GNode *v = imp_cast(im, x, DT_F32);
-  if (zp) v = bin(im, "subtract", v, imp_cast(im, zp, DT_F32));
+  GNode *v = xlowp ? lowp_decode(im, x, xlowp) : imp_cast(im, x, DT_F32);
+  if (zp) v = bin(im, "subtract", v, xlowp ? lowp_decode(im, zp, xlowp) : imp_cast(im, zp, DT_F32));
   return imp_set_output(im, 0, imp_cast(im, bin(im, "multiply", v, imp_cast(im, scale, DT_F32)), t));
 }
 
@@ -129,8 +154,8 @@ int onnx_h_DynamicQuantizeLinear(Importer *im) {
   GNode *lo = bin(im, "minimum", imp_reduce(im, "min", x, 0, NULL, false), zero);
   GNode *hi = bin(im, "maximum", imp_reduce(im, "max", x, 0, NULL, false), zero);
   GNode *scale = bin(im, "divide", bin(im, "subtract", hi, lo), imp_scalar(im, 255, DT_F32));
-  GNode *zp = quantize_to(im, bin(im, "divide", un(im, "negative", lo), scale), NULL, DT_U8);
-  GNode *y = quantize_to(im, bin(im, "divide", x, scale), zp, DT_U8);
+  GNode *zp = quantize_to(im, bin(im, "divide", un(im, "negative", lo), scale), NULL, DT_U8, 0);
+  GNode *y = quantize_to(im, bin(im, "divide", x, scale), zp, DT_U8, 0);
   if (imp_set_output(im, 0, y)) return -1;
   if (imp_want_output(im, 1) && imp_set_output(im, 1, scale)) return -1;
   if (imp_want_output(im, 2) && imp_set_output(im, 2, zp)) return -1;
@@ -172,7 +197,7 @@ static GNode *requantize(Importer *im, GNode *acc, GNode *sa, GNode *sb, GNode *
   GNode *m = bin(im, "divide", bin(im, "multiply", imp_cast(im, sa, DT_F32), along_axis(im, imp_cast(im, sb, DT_F32), axis, r)),
                  imp_cast(im, sy, DT_F32));
   GNode *v = bin(im, "multiply", imp_cast(im, acc, DT_F32), m);
-  return quantize_to(im, v, zy, zy ? zy->type.dtype : DT_U8);
+  return quantize_to(im, v, zy, zy ? zy->type.dtype : DT_U8, 0);
 }
 
 int onnx_h_QLinearMatMul(Importer *im) {
