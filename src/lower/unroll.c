@@ -3,7 +3,10 @@
  * pragma_auto_unroll_max_step attribute, every inner loop with a constant
  * extent whose total number of steps (iterations of the statements inside)
  * is at most the pragma's value.  Unrolling substitutes the loop variable
- * by each value in turn; the simplifier then folds the indices.
+ * by each value in turn; the simplifier then folds the indices.  Under
+ * pragma_unroll_explicit = 0 (TVM's knob of its CUDA templates) a loop to
+ * unroll is only marked unrolled, and the GPU printer writes `#pragma
+ * unroll` before it, leaving the unrolling to the device compiler.
  */
 #include "lower.h"
 
@@ -60,7 +63,13 @@ static Stmt *unroll_for(Stmt *f) {
 
 typedef struct {
   int64_t auto_max; /* current auto-unroll limit (0: off) */
+  bool keep;        /* under unroll_explicit = 0: mark, do not unroll */
 } Unroll;
+
+static Stmt *do_unroll(Unroll *u, Stmt *f) {
+  if (!u->keep) return unroll_for(f);
+  return ir_for(f->for_.var, f->for_.min, f->for_.extent, FOR_UNROLLED, f->for_.body);
+}
 
 static Stmt *unroll_stmt(IRMutator *m, Stmt *s) {
   Unroll *u = m->ud;
@@ -71,22 +80,28 @@ static Stmt *unroll_stmt(IRMutator *m, Stmt *s) {
     u->auto_max = saved;
     return b;
   }
-  if (s->kind == SK_Attr && !strcmp(s->attr.key, "pragma_unroll_explicit"))
-    return ir_mutate_stmt(m, s->attr.body);
+  if (s->kind == SK_Attr && !strcmp(s->attr.key, "pragma_unroll_explicit")) {
+    bool saved = u->keep;
+    int64_t v = 1;
+    if (s->attr.value && ir_is_const_int(s->attr.value, &v)) u->keep = v == 0;
+    Stmt *b = ir_mutate_stmt(m, s->attr.body);
+    u->keep = saved;
+    return b;
+  }
   Stmt *r = ir_mutate_stmt_children(m, s);
   if (!r || r->kind != SK_For) return r;
   int64_t n;
   if (!ir_is_const_int(r->for_.extent, &n)) return r;
-  if (r->for_.fkind == FOR_UNROLLED) return unroll_for(r);
+  if (r->for_.fkind == FOR_UNROLLED) return do_unroll(u, r);
   if (r->for_.fkind == FOR_SERIAL && u->auto_max > 0) {
     int64_t st = steps(r);
-    if (st >= 0 && st <= u->auto_max) return unroll_for(r);
+    if (st >= 0 && st <= u->auto_max) return do_unroll(u, r);
   }
   return r;
 }
 
 Stmt *lower_unroll(Stmt *body, int auto_max_step) {
-  Unroll u = {auto_max_step};
+  Unroll u = {auto_max_step, false};
   IRMutator m = {NULL, unroll_stmt, &u};
   return ir_mutate_stmt(&m, body);
 }

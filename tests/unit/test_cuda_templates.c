@@ -6,12 +6,19 @@
  * workload in which the record's index is exactly the record's entity,
  * both ways, and whose check accepts it for a CUDA target; the template
  * key survives the v0.1 -> v0.2 conversion; the fallback configs are
- * points of their spaces.
+ * points of their spaces; and the CUDA source of every batch-1 kernel the
+ * seeds' configs give (direct, depthwise, dense: Winograd has no GPU
+ * schedule yet) compiles with NVRTC for sm_90 without a warning or a
+ * spill (skipped where NVRTC is absent).
  */
 #include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codegen/codegen.h"
 #include "knob/knob.h"
+#include "lower/lower.h"
 #include "test.h"
 #include "topi/topi.h"
 
@@ -122,7 +129,64 @@ static void test_thread_limit(void) {
   CHECK(refused > 0);
 }
 
+/* The ptxas lines of a verbose NVRTC log: "N bytes spill stores" must be
+ * 0 wherever it appears. */
+static bool spills(const char *log) {
+  for (const char *p = log; (p = strstr(p, "bytes spill stores")); p++) {
+    const char *q = p;
+    while (q > log && q[-1] == ' ') q--;
+    while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+    if (atoi(q) != 0) return true;
+  }
+  return false;
+}
+
+static void test_seed_kernels_nvrtc(void) {
+  if (!kiln_nvrtc_available()) {
+    printf("  skipped: NVRTC is not available on this machine\n");
+    return;
+  }
+  AVec recs = {0};
+  load_seeds(&recs);
+  const Target *cuda = target_parse("cuda -arch=sm_90", NULL);
+  int compiled = 0;
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    if (r->wl->args[0].ints[0] != 1) continue; /* batch 1 */
+    const Template *tm = template_find(r->wl->name, r->config->template_key, cuda);
+    if (!tm || !tm->schedule) continue; /* Winograd: no GPU schedule */
+    const char *where = kfmt("%s:%d", r->file, r->line);
+    Schedule *s;
+    int nargs;
+    Tensor **args;
+    if (template_instantiate(tm, cuda, r->wl, r->config, &s, &nargs, &args)) {
+      CHECK_MSG(0, "%s: %s", where, kiln_get_error());
+      continue;
+    }
+    LowerOptions lo = {0};
+    target_lower_options(cuda, &lo);
+    LoweredFunc *f = kiln_lower(s, nargs, args, "layer", &lo);
+    CHECK_MSG(f != NULL, "%s: %s", where, kiln_get_error());
+    if (!f) continue;
+    char *src = codegen_gpu(&f, 1, GPU_CUDA);
+    CHECK_MSG(src != NULL, "%s: %s", where, kiln_get_error());
+    char *ptx = NULL, *log = NULL;
+    int rc = src ? kiln_nvrtc_compile(src, "sm_90", true, &ptx, &log) : -1;
+    CHECK_MSG(rc == 0, "%s: %s", where, kiln_get_error());
+    if (rc == 0) {
+      compiled++;
+      CHECK_MSG(!strstr(log ? log : "", "warning"), "%s: NVRTC warns:\n%s", where, log);
+      CHECK_MSG(strstr(log ? log : "", "spill stores") != NULL, "%s: no ptxas report in the log:\n%s", where, log);
+      CHECK_MSG(!spills(log ? log : ""), "%s: spills:\n%s", where, log);
+    }
+    free(ptx);
+    free(log);
+  }
+  CHECK_INT(compiled, 55);
+}
+
 const TestCase cuda_template_tests[] = {
+    {"seed_kernels_nvrtc", test_seed_kernels_nvrtc},
     {"seed_index_entity", test_seed_index_entity},
     {"template_key_kept", test_template_key_kept},
     {"fallbacks_in_space", test_fallbacks_in_space},
