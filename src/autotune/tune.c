@@ -198,6 +198,11 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   memset(out, 0, sizeof *out);
   out->best_cost = out->fallback_cost = INFINITY;
   out->best_index = -1;
+  if (target && target_is_gpu(target))
+    return kiln_set_error("%s: tuning for GPU target '%s' is not implemented yet (measuring candidates on a GPU "
+                          "device); compile with TopHub's or your own records (--tuning-records), or the templates' "
+                          "fallback configs",
+                          tm->name, target->str);
   ConfigSpace *cs = template_space(tm, target, wl);
   if (!cs) return kiln_error_context("%s", tm->name);
   int64_t size = space_size(cs);

@@ -21,10 +21,9 @@
 #include "graph/backend/strategy.h"
 
 /* Import, optimize and extract; NULL after printing an error. */
-static AVec *load_tasks(Command *cmd, const char *path, long lvl, Graph **gout) {
+static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *t, Graph **gout) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   bool was = graph_dispatch_set_quiet(true);
-  const Target *t = target_host();
   Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
   if (g) {
     GraphOptions go = {(int)lvl, NULL, stdout, t};
@@ -52,6 +51,7 @@ static void tensor_tuple(const WArg *a) {
 static Opt tasks_opts[] = {
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
+    {"--target", NULL, OPT_VALUE, "TARGET", "the target whose tasks to list, e.g. \"cuda\" (TVM's CUDA templates; a 3x3 stride-1 conv2d is also a winograd task) (default: this machine)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -61,11 +61,15 @@ static int run_tasks(Command *cmd, int npos, const char **pos) {
   long lvl;
   int urc = cli_int_range(cmd, "-O", 3, 0, 3, &lvl);
   if (urc) return urc;
-  AVec *tasks = load_tasks(cmd, pos[0], lvl, &g);
+  Opt *to = cli_opt(cmd, "--target");
+  const Target *target = to->set ? target_parse(to->value, NULL) : target_host();
+  if (!target) return cli_error(cmd, "%s", kiln_get_error());
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g);
   if (!tasks) return -1;
   for (int i = 0; i < tasks->len; i++) {
     GraphTask *t = tasks->data[i];
-    printf("[Task %2d/%2d] %s - Search space size: %lld\n", i + 1, tasks->len, t->tmpl->name, (long long)t->space_size);
+    const char *name = t->tmpl->template_key ? kfmt("%s (%s)", t->tmpl->name, t->tmpl->template_key) : t->tmpl->name;
+    printf("[Task %2d/%2d] %s - Search space size: %lld\n", i + 1, tasks->len, name, (long long)t->space_size);
     if (t->wl->nargs >= 2 && t->wl->args[0].kind == WARG_TENSOR && t->wl->args[1].kind == WARG_TENSOR) {
       printf("  input:   ");
       tensor_tuple(&t->wl->args[0]);
@@ -186,7 +190,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   to.measure.baseline = !cli_opt(cmd, "--no-baseline")->set;
   Graph *g = NULL;
   double t0 = kiln_now_seconds();
-  AVec *tasks = load_tasks(cmd, pos[0], lvl, &g);
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, target_host(), &g);
   if (!tasks) return -1;
   int n = tasks->len;
   bool *sel = KNEWN(bool, n + 1);

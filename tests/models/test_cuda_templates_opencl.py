@@ -93,3 +93,19 @@ def test_seed_config_layer_matches_cpu(log, line, tmp_path):
         outs[name] = first_output(out)
     err = rel_l2(outs["gpu"], outs["cpu"])
     assert err <= 1e-5, f"{log}:{line}: relative L2 error {err:g}"
+
+
+def test_tasks_target_cuda():
+    """kiln tasks --target cuda lists TVM's CUDA tasks with their space sizes
+    (a dense of K = 128 at batch 1: tile_k over the 8 divisors of 128), and
+    a 3x3 stride-1 convolution also as a Winograd task."""
+    p = kiln("tasks", os.path.join(ROOT, "models", "digits", "digits.onnx"), "--input-shapes", "image:[1,1,8,8]",
+             "--target", "cuda")
+    heads = [ln for ln in p.stdout.splitlines() if ln.startswith("[Task")]
+    assert len(heads) == 6, p.stdout
+    assert "topi_nn_conv2d (direct) - Search space size: 336000" in heads[0]
+    assert "topi_nn_conv2d (winograd)" in heads[1]
+    assert "topi_nn_dense (direct) - Search space size: 8" in heads[4]
+    p = kiln("tasks", os.path.join(ROOT, "models", "digits", "digits.onnx"), "--target", "rocm", check=False)
+    assert p.returncode != 0 and "target 'rocm' is not supported" in p.stderr
+

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune/autotune.h"
 #include "codegen/codegen.h"
 #include "knob/knob.h"
 #include "lower/lower.h"
@@ -185,7 +186,18 @@ static void test_seed_kernels_nvrtc(void) {
   CHECK_INT(compiled, 55);
 }
 
+/* Tuning on a GPU target is refused, saying what to use instead. */
+static void test_tune_gpu_refused(void) {
+  const Target *cuda = target_parse("cuda", NULL);
+  Workload *wl = wl_dense("topi_nn_dense", 1, 10, 64, "float32", "float32");
+  TuneSummary sum;
+  CHECK(autotune_tune(&topi_cuda_dense_template, cuda, wl, NULL, &sum) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "tuning for GPU target 'cuda' is not implemented yet");
+  CHECK_CONTAINS(kiln_get_error(), "--tuning-records");
+}
+
 const TestCase cuda_template_tests[] = {
+    {"tune_gpu_refused", test_tune_gpu_refused},
     {"seed_kernels_nvrtc", test_seed_kernels_nvrtc},
     {"seed_index_entity", test_seed_index_entity},
     {"template_key_kept", test_template_key_kept},

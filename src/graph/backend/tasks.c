@@ -20,9 +20,7 @@
 
 int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tasks) {
   if (graph_require_static(g, "extracting tuning tasks")) return -1;
-  if (target && target->kind->device_type != kDLCPU)
-    return kiln_set_error("tuning for target '%s' is not supported yet: a GPU target uses the generic GPU "
-                          "schedule, which has no knobs to tune", target->str);
+  bool gpu = target && target_is_gpu(target);
   AVec groups = {0};
   if (graph_fuse(g, opt_level, &groups)) return -1;
   bool was = graph_dispatch_set_quiet(true);
@@ -32,29 +30,42 @@ int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tas
     if (!fg->anchor || !fg->anchor->op->strategy || opt_level < 1) continue;
     Strategy st;
     memset(&st, 0, sizeof st);
-    if (fg->anchor->op->strategy(fg->anchor, target, &st)) {
+    if (gpu ? graph_gpu_strategy(fg->anchor, target, &st) : fg->anchor->op->strategy(fg->anchor, target, &st)) {
       rc = kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       break;
     }
     if (!st.task_name || !st.tmpl || !st.wl) continue;
-    GraphTask *t = NULL;
-    for (int k = 0; k < tasks->len && !t; k++)
-      if (!strcmp(((GraphTask *)tasks->data[k])->wl->key, st.wl->key)) t = tasks->data[k];
-    if (!t) {
-      t = KNEW(GraphTask);
-      t->tmpl = st.tmpl;
-      t->wl = st.wl;
-      t->desc = st.task_desc ? st.task_desc : wl_describe(st.wl);
-      ConfigSpace *cs = template_space(st.tmpl, target, st.wl);
+    /* on a GPU a 3x3 stride-1 convolution is also a Winograd task (TVM's
+     * tune_relay_cuda adds it beside the direct one) */
+    const Template *tms[2] = {st.tmpl, gpu ? template_find(st.wl->name, "winograd", target) : NULL};
+    for (int v = 0; v < 2 && !rc; v++) {
+      const Template *tm = tms[v];
+      if (!tm || (v == 1 && tm == st.tmpl)) continue;
+      ConfigSpace *cs = template_space(tm, target, st.wl);
+      if (!cs && v == 1) { /* not a Winograd shape */
+        kiln_clear_error();
+        continue;
+      }
       if (!cs) {
         rc = kiln_error_context("the config space of %s", st.task_name);
         break;
       }
-      t->space_size = space_size(cs);
-      t->flops = wl_flops(st.wl);
-      av_push(tasks, t);
+      GraphTask *t = NULL;
+      for (int k = 0; k < tasks->len && !t; k++) {
+        GraphTask *o = tasks->data[k];
+        if (o->tmpl == tm && !strcmp(o->wl->key, st.wl->key)) t = o;
+      }
+      if (!t) {
+        t = KNEW(GraphTask);
+        t->tmpl = tm;
+        t->wl = st.wl;
+        t->desc = st.task_desc ? st.task_desc : wl_describe(st.wl);
+        t->space_size = space_size(cs);
+        t->flops = wl_flops(st.wl);
+        av_push(tasks, t);
+      }
+      av_push(&t->users, (void *)fg->name);
     }
-    av_push(&t->users, (void *)fg->name);
   }
   graph_dispatch_set_quiet(was);
   return rc;
