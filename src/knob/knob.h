@@ -257,6 +257,17 @@ Workload *wl_group_conv2d(const char *task, const int64_t dshape[4], const int64
                           const int strides[2], const int padding[4], const int dilation[2],
                           int64_t groups, const char *dtype, const char *out_dtype);
 
+/*   batch_matmul.x86: a [batch, M, K] tensor, b [batch, K, N] tensor (ONNX
+ *     MatMul's operands; TVM's batch_matmul.x86 takes b as [batch, N, K]),
+ *     out_shape (null), out_dtype */
+Workload *wl_batch_matmul(const char *task, int64_t batch, int64_t M, int64_t N, int64_t K,
+                          const char *dtype, const char *out_dtype);
+typedef struct BatchMatmulWorkload {
+  int64_t batch, M, N, K;
+  DType dtype, out_dtype;
+} BatchMatmulWorkload;
+int wl_batch_matmul_parse(const Workload *wl, BatchMatmulWorkload *out);
+
 /* The convolution a conv workload describes, checked. */
 typedef struct Conv2DWorkload {
   int64_t N, IC, IH, IW, OC, KH, KW, OH, OW;

@@ -257,6 +257,16 @@ Workload *wl_dense(const char *task, int64_t M, int64_t N, int64_t K, const char
   return wl_finish(wl);
 }
 
+Workload *wl_batch_matmul(const char *task, int64_t batch, int64_t M, int64_t N, int64_t K, const char *dtype,
+                          const char *out_dtype) {
+  Workload *wl = wl_new(task);
+  wl_add_tensor(wl, 3, (int64_t[]){batch, M, K}, dtype);
+  wl_add_tensor(wl, 3, (int64_t[]){batch, K, N}, dtype);
+  wl_add_null(wl);
+  wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  return wl_finish(wl);
+}
+
 static int parse_dtype(const Workload *wl, const char *s, DType *out) {
   if (dt_parse(s, out) || out->lanes != 1)
     return kiln_set_error("workload '%s': unknown dtype '%s'", wl->name, s);
@@ -383,6 +393,21 @@ int wl_dense_parse(const Workload *wl, DenseWorkload *dn) {
   return 0;
 }
 
+int wl_batch_matmul_parse(const Workload *wl, BatchMatmulWorkload *bm) {
+  memset(bm, 0, sizeof *bm);
+  const WArg *a = wl_arg(wl, 0, WARG_TENSOR), *b = a ? wl_arg(wl, 1, WARG_TENSOR) : NULL;
+  if (!b) return -1;
+  if (wl->nargs < 4 || wl->args[3].kind != WARG_STR)
+    return kiln_set_error("workload '%s': expected a, b, out_shape (null), out_dtype", wl->name);
+  if (a->n != 3 || b->n != 3 || a->ints[0] != b->ints[0] || a->ints[2] != b->ints[1])
+    return kiln_set_error("workload '%s': expected a [batch, M, K] and b [batch, K, N]", wl->name);
+  if (parse_dtype(wl, a->s, &bm->dtype) || parse_dtype(wl, wl->args[3].s, &bm->out_dtype)) return -1;
+  bm->batch = a->ints[0], bm->M = a->ints[1], bm->K = a->ints[2], bm->N = b->ints[2];
+  if (bm->batch < 1 || bm->M < 1 || bm->N < 1 || bm->K < 1)
+    return kiln_set_error("workload '%s': shapes must be positive", wl->name);
+  return 0;
+}
+
 /* A convolution's geometry from any backend's workload: data and kernel
  * tensors (NCHW / OIHW, or [C, multiplier, KH, KW] for TVM's depthwise),
  * strides, padding (2 or 4) and dilation, whatever follows. */
@@ -425,6 +450,15 @@ static bool dense_geom(const Workload *wl, int64_t *M, int64_t *N, int64_t *K) {
   return true;
 }
 
+/* Kiln's batch_matmul.x86: a [B, M, K] and b [B, K, N] first. */
+static bool bmm_geom(const Workload *wl, int64_t *B, int64_t *M, int64_t *N, int64_t *K) {
+  if (strcmp(wl->name, "batch_matmul.x86") || wl->nargs < 2) return false;
+  const WArg *a = &wl->args[0], *b = &wl->args[1];
+  if (a->kind != WARG_TENSOR || b->kind != WARG_TENSOR || a->n != 3 || b->n != 3 || a->ints[2] != b->ints[1]) return false;
+  *B = a->ints[0], *M = a->ints[1], *K = a->ints[2], *N = b->ints[2];
+  return true;
+}
+
 double wl_flops(const Workload *wl) {
   ConvGeom g;
   int64_t M, N, K;
@@ -435,6 +469,8 @@ double wl_flops(const Workload *wl) {
     return 2.0 * (double)g.d[0] * (double)g.oc * (double)g.oh * (double)g.ow * per_out;
   }
   if (dense_geom(wl, &M, &N, &K)) return 2.0 * (double)M * (double)N * (double)K;
+  int64_t B;
+  if (bmm_geom(wl, &B, &M, &N, &K)) return 2.0 * (double)B * (double)M * (double)N * (double)K;
   return 0;
 }
 

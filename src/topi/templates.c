@@ -11,13 +11,14 @@
 #include "topi.h"
 
 static const Template *const templates[] = {
-    /* x86/: NCHW[x]c convolutions, depthwise, grouped, dense (key "cpu") */
+    /* x86/: NCHW[x]c convolutions, depthwise, grouped, dense, batch_matmul (key "cpu") */
     &topi_x86_conv2d_NCHWc_template,
     &topi_x86_conv2d_winograd_NCHWc_template,
     &topi_x86_depthwise_conv2d_NCHWc_template,
     &topi_x86_group_conv2d_NCHWc_template,
     &topi_x86_dense_nopack_template,
     &topi_x86_dense_pack_template,
+    &topi_x86_batch_matmul_template,
     /* cuda/: TVM 0.6's CUDA templates, TopHub's tasks (key "gpu") */
     &topi_cuda_conv2d_direct_template,
     &topi_cuda_conv2d_winograd_template,

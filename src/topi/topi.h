@@ -523,6 +523,16 @@ Tensor *topi_x86_dense_pack(Tensor *data, Tensor *weight, Tensor *bias,
                             const struct ConfigEntity *cfg, DType out_dtype);
 int topi_x86_schedule_dense_pack(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
                                  int nout, Tensor **outs);
+/* ----- x86/batch_matmul.c: batch_matmul.x86 (knobs tile_y, tile_x,
+ * tile_k) ----- */
+
+/* a [b..., M, K] x b [b..., K, N] -> [b..., M, N] (one rank from 3 to 8,
+ * equal batch dimensions), tag "batch_matmul_x86". */
+Tensor *topi_x86_batch_matmul(Tensor *a, Tensor *b, DType out_dtype);
+int topi_x86_schedule_batch_matmul(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *c,
+                                   int nout, Tensor **outs);
+extern const struct Template topi_x86_batch_matmul_template;
+
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;
 

@@ -261,7 +261,9 @@ static void test_fallbacks(void) {
     const Template *t = template_at(i);
     if (!template_serves(t, target_host())) continue;
     Workload *w;
-    if (strstr(t->name, "dense"))
+    if (strstr(t->name, "batch_matmul"))
+      w = wl_batch_matmul(t->name, 3, 13, 32, 20, "float32", "float32");
+    else if (strstr(t->name, "dense"))
       w = wl_dense(t->name, 1, 1000, 2048, "float32", "float32");
     else if (strstr(t->name, "group_conv2d"))
       w = wl_group_conv2d(t->name, (int64_t[]){1, 256, 28, 28}, (int64_t[]){256, 8, 3, 3}, (int[]){2, 2},

@@ -397,7 +397,9 @@ static void test_instantiate_fallback(void) {
     const Template *tm = template_at(i);
     if (!template_serves(tm, target_host())) continue; /* the CUDA ones: test_cuda_templates.c */
     Workload *wl;
-    if (strstr(tm->name, "dense"))
+    if (strstr(tm->name, "batch_matmul"))
+      wl = wl_batch_matmul(tm->name, 3, 13, 32, 20, "float32", "float32");
+    else if (strstr(tm->name, "dense"))
       wl = wl_dense(tm->name, 2, 48, 37, "float32", "float32");
     else if (strstr(tm->name, "group_conv2d"))
       wl = wl_group_conv2d(tm->name, (int64_t[]){1, 24, 10, 10}, (int64_t[]){32, 6, 3, 3}, (int[]){1, 1},

@@ -253,6 +253,41 @@ int strategy_dense(GNode *n, const Target *t, Strategy *st) {
   return dense_task(n, t, st, packed ? "dense_pack.x86" : "dense_nopack.x86");
 }
 
+/* nn.matmul between two tensors of one rank >= 3 with equal batch
+ * dimensions (attention's Q K^T and P V): batch_matmul.x86 with the batch
+ * dimensions flattened; anything else (broadcast batches, a vector, 2-D,
+ * transposed operands, not float32, symbolic dimensions) stays generic. */
+int strategy_matmul(GNode *n, const Target *t, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const TType *a = &n->args[0]->type, *b = &n->args[1]->type;
+  if (!dt_eq(a->dtype, DT_F32) || !dt_eq(b->dtype, DT_F32) || !dt_eq(n->type.dtype, DT_F32)) return 0;
+  if (a->ndim < 3 || a->ndim > 8 || b->ndim != a->ndim) return 0;
+  if (gattr_int(&n->attrs, "transpose_a", 0) || gattr_int(&n->attrs, "transpose_b", 0)) return 0;
+  int r = a->ndim;
+  int64_t batch = 1;
+  for (int i = 0; i < r; i++)
+    if (a->shape[i] < 1 || b->shape[i] < 1 || (i < r - 2 && a->shape[i] != b->shape[i])) return 0;
+  for (int i = 0; i < r - 2; i++) batch *= a->shape[i];
+  int64_t M = a->shape[r - 2], K = a->shape[r - 1], N = b->shape[r - 1];
+  Workload *wl = wl_batch_matmul("batch_matmul.x86", batch, M, N, K, "float32", "float32");
+  const Template *tm = template_lookup(wl->name);
+  if (!tm) return -1;
+  if (!template_serves(tm, t)) return 0;
+  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->target = t;
+  st->task_desc = kfmt("[(%lld,%lld,%lld),(%lld,%lld,%lld)]", (long long)batch, (long long)M, (long long)K,
+                       (long long)batch, (long long)K, (long long)N);
+  return 0;
+}
+
+Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st) {
+  if (st && st->tmpl == &topi_x86_batch_matmul_template) return topi_x86_batch_matmul(ins[0], ins[1], n->type.dtype);
+  return topi_matmul(ins[0], ins[1]);
+}
+
 int graph_dense_config(GNode *n, const Target *t, Strategy *st) {
   memset(st, 0, sizeof *st);
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;

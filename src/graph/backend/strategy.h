@@ -13,6 +13,9 @@
 
 int strategy_conv2d(GNode *n, const Target *t, Strategy *st);
 int strategy_dense(GNode *n, const Target *t, Strategy *st);
+int strategy_matmul(GNode *n, const Target *t, Strategy *st);
+/* nn.matmul's compute: batch_matmul.x86's when its strategy chose it. */
+Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st);
 /* The task and config of a conv2d node (any layout); st->task_name NULL
  * when no template covers it. */
 int graph_conv_config(GNode *n, const Target *t, Strategy *st);

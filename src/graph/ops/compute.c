@@ -107,7 +107,7 @@ Tensor *compute_nn(GNode *n, Tensor **ins, const Strategy *st) {
     Tensor *y = topi_dense(topi_reshape(ins[0], 2, s2), ins[1], NULL);
     return y ? topi_reshape(y, n->type.ndim, n->type.shape) : NULL;
   }
-  if (is(n, "nn.matmul")) return topi_matmul(ins[0], ins[1]);
+  if (is(n, "nn.matmul")) return graph_compute_matmul(n, ins, st);
   const char *layout = gattr_str(a, "layout", "NCHW");
   if (is(n, "nn.max_pool2d") || is(n, "nn.avg_pool2d")) {
     int64_t ps[2];

@@ -365,7 +365,7 @@ const OpDef ops_nn[] = {
     {"nn.dense", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense, compute_nn, strategy_dense,
      "data, weight, units=None, out_dtype=''"},
     {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_nn, strategy_dense, NULL},
-    {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_nn, NULL,
+    {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_nn, strategy_matmul,
      "tensor_a, tensor_b, units=None, out_dtype='', transpose_a=False, transpose_b=False"},
     {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_nn, NULL,
      "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
