@@ -584,6 +584,8 @@ Tensor *topi_cuda_dense(Tensor *data, Tensor *weight);
 int topi_cuda_schedule_dense(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *c, int nout,
                              Tensor **outs);
 int64_t topi_cuda_winograd_tile_size(int64_t in_height);
+int topi_cuda_schedule_conv2d_winograd(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg,
+                                       Tensor *conv, int nout, Tensor **outs);
 extern const struct Template topi_cuda_conv2d_direct_template;
 extern const struct Template topi_cuda_conv2d_winograd_template;
 extern const struct Template topi_cuda_depthwise_conv2d_template;

@@ -67,7 +67,9 @@ LAYERS = [
     ("mobilenet_v2_bs_1.log", 29),   # dense 1280 -> 1000, batch 1
     ("vgg16_bs_1.log", 12),          # dense 4096 -> 1000, batch 1
     ("mobilenet_v2_bs_8.log", 26),   # conv2d 1x1 960 -> 160 at 7x7, batch 8
-    ("mobilenet_v2_bs_8.log", 27),   # depthwise, batch 8
+    ("mobilenet_v2_bs_8.log", 27),   # conv2d 1x1, batch 8
+    ("resnet50v1_bs_1.log", 22),     # winograd 3x3 512 -> 512 at 7x7 (m = 2)
+    ("resnet50v1_bs_1.log", 7),      # winograd 3x3 64 -> 64 at 56x56 (m = 4)
 ]
 
 

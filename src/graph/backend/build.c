@@ -132,12 +132,10 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   Schedule *s = te_create_schedule(1, &out);
   if (!s) return NULL;
   int rc;
-  if (gpu && st.task_name)
+  if (st.task_name)
     rc = graph_schedule_anchor(s, out, anchor_t, &st);
   else if (gpu)
     rc = topi_schedule_gpu_generic(s, out, opt->target->max_threads_per_block < 256 ? opt->target->max_threads_per_block : 256);
-  else if (st.task_name)
-    rc = graph_schedule_anchor(s, out, anchor_t, &st);
   else
     rc = topi_schedule_generic(s, 1, &out);
   if (rc) {

@@ -181,8 +181,14 @@ static TuneRecord *best_of(const Target *t, AVec *list, const Template *tm, Work
   records_keep_latest(&latest);
   qsort(latest.data, (size_t)latest.len, sizeof(TuneRecord *), by_cost);
   TuneRecord *best = NULL;
-  for (int i = 0; i < latest.len && !best; i++)
-    if (!tm || !tm->check || tm->check(t, ((TuneRecord *)latest.data[i])->config, wl) == 0) best = latest.data[i];
+  for (int i = 0; i < latest.len && !best; i++) {
+    TuneRecord *r = latest.data[i];
+    /* a record of another template of the task ("winograd" of
+     * topi_nn_conv2d) is checked by that template */
+    const Template *rt = tm && r->config->template_key ? template_find(wl->name, r->config->template_key, t) : tm;
+    if (!rt) continue;
+    if (!rt->check || rt->check(t, r->config, wl) == 0) best = r;
+  }
   kiln_clear_error();
   return best;
 }

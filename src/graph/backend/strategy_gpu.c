@@ -12,10 +12,11 @@
  *
  * The group's anchor is then computed by the template (its compute over
  * the node's NCHW/OIHW or [M, K]/[N, K] inputs) and the group scheduled by
- * it, the elementwise epilogue inlined into the kernel (build.c).  A
- * convolution whose only record is a Winograd one takes the direct
- * fallback: Kiln has no GPU Winograd schedule yet (topi/cuda/winograd.c).
- * Anything else keeps the generic GPU schedule.
+ * it, the elementwise epilogue inlined into the kernel (build.c).  When
+ * the workload's best record is a Winograd one (TopHub's
+ * topi_nn_conv2d records with "t": "winograd"), the convolution takes
+ * the Winograd template (topi/cuda/winograd.c).  Anything else keeps the
+ * generic GPU schedule.
  */
 #include <string.h>
 
@@ -78,7 +79,12 @@ int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
   if (!tm) return 0;
   ConfigEntity *c = NULL;
   const char *src = NULL;
-  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c && (!tm->check || tm->check(t, c, wl) == 0)) {
+  /* the best record may be of another template of the task (Winograd) */
+  const Template *rt = NULL;
+  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c)
+    rt = template_find(wl->name, c->template_key ? c->template_key : "direct", t);
+  if (rt && rt->schedule) tm = rt;
+  if (c && rt == tm && (!tm->check || tm->check(t, c, wl) == 0)) {
     st->config = c;
     st->config_source = src;
   } else {
