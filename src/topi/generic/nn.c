@@ -607,10 +607,41 @@ static Expr **with_axes(int nd, Expr **vars, int axis, int n, Expr **r) {
   return idx;
 }
 
-/* A reduction over [axis, axis + n) of x, keepdims shape (size 1 there). */
+/* A reduction over [axis, axis + n) of x, keepdims shape (size 1 there).
+ * Over the last axis alone, when its length is a constant multiple of 8
+ * (at least 32), in two stages as TVM's rfactor would: "<name>_partial"
+ * [..., L] reduces the elements k = ko * L + j over ko for L = 16 or 8
+ * lanes (tag "row_partial": the schedule vectorizes j, so the reduction is
+ * a chain of vector operations, not of scalar ones), and the result
+ * reduces the L lanes. */
 static Tensor *row_reduce(const char *name, Tensor *x, int axis, int n, ReduceKind kind,
                           Expr *(*src_fn)(Expr *xv, Expr **vars, void *ud), void *ud) {
   int nd = x->ndim;
+  int64_t len;
+  if (n == 1 && axis == nd - 1 && ir_is_const_int(x->shape[axis], &len) && len >= 32 && len % 8 == 0) {
+    int64_t L = len % 16 == 0 ? 16 : 8;
+    Expr **pshape = KNEWN(Expr *, nd), **shape = KNEWN(Expr *, nd);
+    for (int d = 0; d < nd; d++) pshape[d] = shape[d] = x->shape[d];
+    pshape[axis] = c32(L), shape[axis] = c32(1);
+    IterVar *ko = te_reduce_axis_c(len / L, "ko");
+    Expr **pv = te_axis_vars(nd, NULL);
+    Expr **idx = KNEWN(Expr *, nd);
+    for (int d = 0; d < nd; d++) idx[d] = pv[d];
+    idx[axis] = ir_add(ir_mul(ko->var, c32(L)), pv[axis]);
+    Expr *xv = te_read(x, nd, idx);
+    Expr *src = src_fn ? src_fn(xv, pv, ud) : xv;
+    if (!src) return NULL;
+    Tensor *part = te_compute(kfmt("%s_partial", name), nd, pshape, pv,
+                              ir_reduce(ir_reducer(kind, src->dtype), src, 1, &ko, NULL), "row_partial");
+    if (!part) return NULL;
+    IterVar *j = te_reduce_axis_c(L, "j");
+    Expr **v = te_axis_vars(nd, NULL);
+    Expr **ridx = KNEWN(Expr *, nd);
+    for (int d = 0; d < nd; d++) ridx[d] = v[d];
+    ridx[axis] = j->var;
+    Expr *pr = te_read(part, nd, ridx);
+    return te_compute(name, nd, shape, v, ir_reduce(ir_reducer(kind, pr->dtype), pr, 1, &j, NULL), "row_reduce");
+  }
   Expr **shape = KNEWN(Expr *, nd);
   for (int d = 0; d < nd; d++) shape[d] = d >= axis && d < axis + n ? c32(1) : x->shape[d];
   IterVar **r = KNEWN(IterVar *, n);

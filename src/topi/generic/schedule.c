@@ -636,6 +636,32 @@ static int pool_anchor(Schedule *s, Stage *a, AVec *done) {
   return schedule_reduction_root(s, a, true);
 }
 
+/* A row loop vectorized in pieces of 16 (or 8) lanes when its length is a
+ * multiple of 8, at least 16. */
+static int row_vectorize_last(Stage *st, IterVar *iv, int64_t len) {
+  if (len < 16 || len % 8) return 0;
+  IterVar *o, *i;
+  if (stage_split(st, iv, ir_i32(len % 16 == 0 ? 16 : 8), &o, &i)) return -1;
+  return stage_vectorize(st, i);
+}
+
+/* A row stage inside the row loop: a partial reduction ("row_partial",
+ * see row_reduce in nn.c) runs its lanes as one vector, the reduction
+ * outside; a per-row temporary (softmax's exponentials) is vectorized
+ * along its last axis. */
+static int row_vectorize(Stage *st) {
+  Tensor *op = st->op;
+  int n = op->ndim;
+  if (n == 0) return 0;
+  if (tag_is(st->origin, "row_partial") && op->nreduce == 1) {
+    IterVar *j = op->axis[n - 1], *ko = op->reduce_axis[0];
+    if (stage_reorder(st, 2, (IterVar *[]){ko, j})) return -1;
+    return stage_vectorize(st, j);
+  }
+  if (tag_is(st->origin, "row_temp") && !op->nreduce) return row_vectorize_last(st, op->axis[n - 1], dims_product(op, n - 1, n));
+  return 0;
+}
+
 /* Softmax, log-softmax, layer and instance norm: a set of "row" stages
  * (reductions over some axes, and per-row temporaries) feeding the output.
  * The output's axes that are not reduced are fused into one parallel
@@ -686,7 +712,11 @@ static int row_anchor(Schedule *s, Stage *a, AVec *done) {
     if (!t || strncmp(t, "row_", 4)) continue;
     if (stage_compute_at(st, o, f)) return -1;
     av_push(done, st);
+    if (row_vectorize(st)) return -1;
   }
+  /* the row itself, when it is the last axis */
+  if (axis + naxes == n && o->op->ndim == n && row_vectorize_last(o, o->op->axis[n - 1], dims_product(op, n - 1, n)))
+    return -1;
   return 0;
 }
 
