@@ -38,6 +38,7 @@
  *   signal.c       windows, the mel matrix, DFT, STFT
  *   sequence.c     sequences as compile-time lists
  *   text.c         TfIdfVectorizer
+ *   bitcast.c      BitCast, computed exactly from values
  *   random.c       RandomUniform/Normal(Like), Bernoulli, Multinomial from
  *                  a counter-based hash
  *   training.c     losses and the ai.onnx.preview.training optimizers
@@ -98,6 +99,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
   X(SplitToSequence) X(ConcatFromSequence)
 #define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
 #define ONNX_RANDOM_HANDLERS(X) X(random) X(Bernoulli) X(Multinomial)
+#define ONNX_BITCAST_HANDLERS(X) X(BitCast)
 #define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum)
 
 #define ONNX_TRANSFORMER_HANDLERS(X)                                                                 \
@@ -119,6 +121,7 @@ ONNX_SIGNAL_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_SEQUENCE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TEXT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_RANDOM_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_BITCAST_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRAINING_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRANSFORMER_HANDLERS(ONNX_DECLARE_HANDLER)
 #undef ONNX_DECLARE_HANDLER

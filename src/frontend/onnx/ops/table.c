@@ -49,6 +49,7 @@ static const OnnxOpEntry table[] = {
     {"", "BatchNormalization", 1, 15, onnx_h_batchnorm, 5, 5, 0},
     {"", "Bernoulli", 15, 15, onnx_h_Bernoulli, 1, 1, 0},
     {MS, "BiasGelu", 1, 1, onnx_h_Gelu, 2, 2, 0},
+    {"", "BitCast", 26, 26, onnx_h_BitCast, 1, 1, 0},
     {"", "BitShift", 11, 28, onnx_h_bitshift, 2, 2, 0},
     {"", "BitwiseAnd", 18, 18, onnx_h_binary, 2, 2, 0},
     {"", "BitwiseNot", 18, 18, onnx_h_unary, 1, 1, 0},
