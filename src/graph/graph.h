@@ -205,6 +205,8 @@ bool graph_is_symbolic(const Graph *g);
 int graph_require_static(const Graph *g, const char *what);
 /* Dimension d of t as an expression (an IntImm where it is constant). */
 Expr *ttype_dim_expr(const TType *t, int d);
+/* Every dimension of t so (an arena array). */
+Expr **ttype_shape_exprs(const TType *t);
 /* Fill out->sym for call n (built in g) from its arguments' symbolic
  * dimensions, by the op's rule; out's integer shape is the op's own
  * inference at the representative values, which every expression must
@@ -213,6 +215,9 @@ int sym_infer(Graph *g, const GNode *n, TType *out);
 /* t (a type of graph og) with its expressions over ng's symbols of the
  * same names (made in ng when missing). */
 TType sym_copy_type(Graph *ng, const Graph *og, const TType *t);
+/* Append e in the runtime's postfix form ("H 1 + 2 fdiv"); -1 + error
+ * for an expression it cannot evaluate. */
+int sym_postfix(StrBuf *sb, const Expr *e);
 /* Evaluate an expression of g's symbols with the symbols at vals (one
  * per g->syms entry); false when it has no defined value. */
 bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);

@@ -122,6 +122,12 @@ Expr *ttype_dim_expr(const TType *t, int d) {
   return ir_i32(t->shape[d]);
 }
 
+Expr **ttype_shape_exprs(const TType *t) {
+  Expr **s = KNEWN(Expr *, t->ndim + 1);
+  for (int d = 0; d < t->ndim; d++) s[d] = ttype_dim_expr(t, d);
+  return s;
+}
+
 bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out) {
   PtrMap env = {0};
   double *v = xcalloc((size_t)g->syms.len + 1, sizeof(double));
@@ -443,7 +449,9 @@ int sym_infer(Graph *g, const GNode *n, TType *out) {
     if (!dims[d]) {
       for (int s = 0; s < g->syms.len && !rc; s++) {
         const GSym *gs = g->syms.data[s];
-        if (out->shape[d] == gs->rep && gs->lo != gs->hi)
+        /* only a distinctive value says so: a bound-clamped one (N<=8)
+         * meets real sizes (8 channels); the second import still checks */
+        if (out->shape[d] == gs->rep && gs->rep >= 59 && gs->lo != gs->hi)
           rc = kiln_set_error("dimension %d of the result would be fixed at %lld, the representative size of symbol "
                               "'%s': Kiln cannot tell how it depends on '%s'",
                               d, (long long)out->shape[d], gs->name, gs->name);
@@ -469,6 +477,38 @@ int sym_infer(Graph *g, const GNode *n, TType *out) {
   if (rc) return kiln_error_context("%s%s over symbolic dimensions (%s)", n->op->name, nm, args_str(n));
   out->sym = has ? sd : NULL;
   return 0;
+}
+
+/* ---- shape expressions for the runtime ---- */
+
+/* The runtime evaluates shape expressions without the compiler's IR: in
+ * postfix ("H 1 + 2 fdiv"), with these tokens (runtime/graph_sym.c has
+ * the same table). */
+static const struct {
+  ExprKind kind;
+  const char *tok;
+} rpn_ops[] = {
+    {EK_Add, "+"},      {EK_Sub, "-"},      {EK_Mul, "*"},   {EK_FloorDiv, "fdiv"}, {EK_FloorMod, "fmod"},
+    {EK_Div, "div"},    {EK_Mod, "mod"},    {EK_Min, "min"}, {EK_Max, "max"},
+};
+
+int sym_postfix(StrBuf *sb, const Expr *e) {
+  if (e->kind == EK_IntImm) {
+    sb_printf(sb, "%s%lld", sb->len ? " " : "", (long long)e->int_value);
+    return 0;
+  }
+  if (e->kind == EK_Var) {
+    sb_printf(sb, "%s%s", sb->len ? " " : "", e->var.name);
+    return 0;
+  }
+  if (e->kind == EK_Cast) return sym_postfix(sb, e->bin.a);
+  for (size_t i = 0; i < sizeof rpn_ops / sizeof rpn_ops[0]; i++)
+    if (rpn_ops[i].kind == e->kind) {
+      if (sym_postfix(sb, e->bin.a) || sym_postfix(sb, e->bin.b)) return -1;
+      sb_printf(sb, " %s", rpn_ops[i].tok);
+      return 0;
+    }
+  return kiln_set_error("shape expression %s: the runtime cannot evaluate it", ir_expr_str((Expr *)e));
 }
 
 TType sym_copy_type(Graph *ng, const Graph *og, const TType *t) {

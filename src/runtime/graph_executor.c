@@ -74,7 +74,7 @@ static int check_tensor(const KilnGraphExecutor *ex, int e, const DLTensor *t, c
 
 /* Point every entry in storage s that is not bound to caller memory, and
  * every operator argument reading or writing one, at data. */
-static void bind_storage(KilnGraphExecutor *ex, int s, void *data) {
+void kiln_graph_bind_storage(KilnGraphExecutor *ex, int s, void *data) {
   ex->storage[s] = data;
   for (int e = 0; e < ex->g.num_entries; e++)
     if (ex->storage_id[e] == s && !ex->zero_copy[e]) ex->entries[e].data = data;
@@ -97,7 +97,7 @@ static int own_storage(KilnGraphExecutor *ex, int e) {
                                     ex->g.nodes[ex->g.entry_node[e]].name, nbytes);
   memcpy(p, ex->storage[s], nbytes);
   ex->owned[s] = 1;
-  bind_storage(ex, s, p);
+  kiln_graph_bind_storage(ex, s, p);
   return 0;
 }
 
@@ -188,6 +188,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
   }
   ex->plan.num_storage = ex->num_storage;
   ex->plan.planned_bytes = 0;
+  ex->storage_cap = bytes;
   ex->storage = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage * sizeof(void *) + 1);
   ex->owned = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
   ex->entries = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(DLTensor) + 1);
@@ -327,7 +328,7 @@ static int create(const char *json, size_t len, KilnModule *mod, const KilnParam
   ex->mod = mod;
   kiln_module_retain(mod);
   if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) ||
-      setup_storage(ex, pi, pdata) || setup_ops(ex)) {
+      setup_storage(ex, pi, pdata) || setup_ops(ex) || kiln_graph_sym_init(ex)) {
     kiln_graph_executor_free(ex);
     return -1;
   }
@@ -499,7 +500,7 @@ static int set_arg(KilnGraphExecutor *ex, int node, const DLTensor *t) {
   char what[160];
   snprintf(what, sizeof what, "set_input '%.100s'", node_name(ex, node));
   int e = ex->g.nodes[node].first_entry;
-  if (check_tensor(ex, e, t, what)) return -1;
+  if (kiln_graph_sym_resize(ex, e, t, what) || check_tensor(ex, e, t, what)) return -1;
   restore_entry(ex, e);
   if (own_storage(ex, e)) return -1;
   if (kiln_array_copy(t, &ex->entries[e])) return kiln_error_context("%s", what);
@@ -525,7 +526,7 @@ int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *n
   char what[160];
   snprintf(what, sizeof what, "set_input_zero_copy '%.100s'", name);
   int e = ex->g.nodes[n].first_entry;
-  if (check_tensor(ex, e, t, what)) return -1;
+  if (kiln_graph_sym_resize(ex, e, t, what) || check_tensor(ex, e, t, what)) return -1;
   if (t->device.device_type != ex->entries[e].device.device_type)
     return kiln_set_error("%s: the tensor is on %s; this executor's memory is on %s (use set_input, which copies)",
                           what, kiln_device_name(t->device.device_type),

@@ -291,6 +291,45 @@ static int graph_list(Parser *p, const cJSON *attrs, const char *key, const char
   return 0;
 }
 
+/* Symbolic sizes (Kiln's attrs; docs/symbolic_shapes.md): kiln_symbols
+ * ["list_str", ["N:1:64", ...]] and kiln_sym_shape, one string per entry
+ * of its dimensions' postfix expressions joined by ';' ("" where static).
+ * The expressions are checked when they are evaluated (graph_sym.c). */
+static int parse_symbols(Parser *p, const cJSON *attrs) {
+  Graph *g = p->g;
+  const cJSON *exprs;
+  if (graph_list(p, attrs, "kiln_sym_shape", "list_str", 0, &exprs)) return -1;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_symbols");
+  if (!exprs && !v) return 0;
+  const cJSON *items = cJSON_GetArrayItem(v, 1);
+  if (!exprs || !cJSON_IsArray(v) || !cJSON_IsArray(items))
+    return kiln_set_error("graph JSON: attrs.kiln_symbols and attrs.kiln_sym_shape come together, "
+                          "kiln_symbols as [\"list_str\", [\"N:lo:hi\", ...]]");
+  int n = cJSON_GetArraySize(items);
+  g->num_syms = n;
+  g->sym_names = kiln_arena_alloc(p->a, (size_t)n * sizeof(char *) + 1);
+  g->sym_lo = kiln_arena_alloc(p->a, (size_t)n * sizeof(int64_t) + 1);
+  g->sym_hi = kiln_arena_alloc(p->a, (size_t)n * sizeof(int64_t) + 1);
+  int i = 0;
+  for (const cJSON *s = items->child; s; s = s->next, i++) {
+    char name[64];
+    long long lo, hi;
+    if (!cJSON_IsString(s) || sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld", name, &lo, &hi) != 3 || lo < 0 ||
+        lo > hi)
+      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\"", i);
+    g->sym_names[i] = arena_strdup(p->a, name);
+    g->sym_lo[i] = lo;
+    g->sym_hi[i] = hi;
+  }
+  g->entry_sym = kiln_arena_alloc(p->a, (size_t)g->num_entries * sizeof(char *) + 1);
+  int e = 0;
+  for (const cJSON *s = exprs->child; s; s = s->next, e++) {
+    if (!cJSON_IsString(s)) return kiln_set_error("graph JSON: attrs.kiln_sym_shape[%d] must be a string", e);
+    g->entry_sym[e] = *s->valuestring ? arena_strdup(p->a, s->valuestring) : NULL;
+  }
+  return 0;
+}
+
 static int parse_entries(Parser *p, const cJSON *attrs) {
   Graph *g = p->g;
   int ne = g->num_entries;
@@ -371,7 +410,7 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
       g->device_type[e] = (int32_t)v;
     }
   }
-  return 0;
+  return parse_symbols(p, attrs);
 }
 
 /* "error at line 3, column 14 (byte 57 of 120)" */

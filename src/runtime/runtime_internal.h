@@ -240,6 +240,12 @@ typedef struct Graph {
   int32_t *storage_id;     /* attrs.storage_id, or NULL when absent */
   int32_t *device_type;    /* attrs.device_index, or NULL when absent */
   int32_t *entry_node;     /* the node producing each entry */
+  /* symbolic sizes (attrs.kiln_symbols, kiln_sym_shape; graph_sym.c):
+   * none in a static graph */
+  int num_syms;
+  const char **sym_names;
+  int64_t *sym_lo, *sym_hi; /* inclusive bounds */
+  const char **entry_sym;  /* per entry: dims' postfix expressions joined by ';', or NULL */
 } Graph;
 
 /* Parse and validate graph JSON text (len bytes, not necessarily
@@ -299,7 +305,24 @@ struct KilnGraphExecutor {
   KilnMemoryPlan plan;
   int planned_here;         /* the JSON had no storage_id */
   PtrMap arg_by_name;       /* argument name -> node id + 1 */
+  int64_t *sym_val;         /* the symbols' current values (graph_sym.c), or NULL */
+  uint64_t *storage_cap;    /* per storage id: bytes allocated */
 };
+
+/* graph_executor.c: point every entry in storage s not bound to caller
+ * memory, and every operator argument reading or writing one, at data. */
+void kiln_graph_bind_storage(KilnGraphExecutor *ex, int s, void *data);
+
+/* ===== graph_sym.c ===== */
+
+/* A symbolic graph's executor: the symbols' values from the entries'
+ * shapes in the JSON (the representative sizes). */
+int kiln_graph_sym_init(KilnGraphExecutor *ex);
+/* Before input entry e takes t: when t's shape differs from the entry's,
+ * bind the symbols from it, check their bounds, evaluate every entry's
+ * shape and grow the buffers that must (what names the caller, for
+ * errors).  A no-op for a static graph. */
+int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what);
 
 /* Call one bound operator (no checks, no error context: run's and the
  * profiler's inner loop); non-zero on failure. */

@@ -263,6 +263,9 @@ Tensor *topi_argmin(Tensor *x, int axis, bool keepdims, bool select_last_index);
 /* New shape with the same number of elements; -1 infers one dimension and
  * 0 copies the input's (ONNX Reshape, allowzero = 0). */
 Tensor *topi_reshape(Tensor *x, int ndim, const int64_t *shape);
+/* A reshape to shape given as expressions (symbolic sizes); the caller
+ * (the graph's type inference) has checked the element count. */
+Tensor *topi_reshape_expr(Tensor *x, int ndim, Expr **shape);
 /* Permute the axes; perm NULL reverses them. */
 Tensor *topi_transpose(Tensor *x, const int64_t *perm);
 /* Drop size-1 axes (naxes == 0: all of them). */

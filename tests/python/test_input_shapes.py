@@ -47,3 +47,27 @@ def test_from_onnx_shape_the_graph_cannot_take():
     with pytest.raises(kiln.KilnError, match=r"Reshape node 'to_1x6'.*input 'a' dimension 0 from 1 to 4"):
         kiln.frontend.from_onnx(model, shape={"a": (4, 6)})
     kiln.frontend.from_onnx(model, shape={"a": (1, 6)})  # the declared size still imports
+
+
+def test_symbolic_batch_get_output_shapes(tmp_path):
+    # a module compiled once with a symbolic batch (kiln compile
+    # --input-shapes "a:[N,6]"), run through the Python executor at three
+    # batches: get_output returns each run's shape
+    import os  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+    model, w = _model(1)
+    path, so = str(tmp_path / "m.onnx"), str(tmp_path / "m.so")
+    onnx.save(model, path)
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    subprocess.run([os.path.join(root, "build", "kiln"), "compile", path, "-o", so, "--input-shapes", "a:[N,6]",
+                    "--quiet-fallback"], check=True)
+    m = graph_executor.GraphModule(kiln.runtime.load_module(so)["default"](kiln.cpu()))
+    for b in (1, 3, 8):
+        a = np.random.randn(b, 6).astype(np.float32)
+        m.set_input("a", a)
+        m.run()
+        out = m.get_output(0).numpy()
+        assert out.shape == (b, 4)
+        np.testing.assert_allclose(out, np.tanh(a @ w), rtol=1e-5, atol=1e-5)
+    with pytest.raises(kiln.KilnError, match="set_input 'a': shape"):
+        m.set_input("a", np.zeros((2, 5), np.float32))

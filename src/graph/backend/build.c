@@ -64,11 +64,35 @@ static int inplace_input(const FusedGroup *fg, const GroupInfo *info) {
   return 0;
 }
 
+/* A symbolic input's shape for a kernel.  The generated code takes a
+ * symbol's value from the first argument dimension that is exactly that
+ * Var, so a dimension that is an expression of the symbols (the
+ * (H + 1) / 2 after a stride-2 convolution) becomes a Var of its own,
+ * one per distinct expression in the group (`fresh`, keyed by its text);
+ * the kernel's output shape then follows from its inputs' sizes, and the
+ * generated code checks it against the shape the executor evaluated. */
+static Expr **kernel_shape(const TType *t, PtrMap *fresh) {
+  Expr **s = ttype_shape_exprs(t);
+  for (int d = 0; d < t->ndim; d++) {
+    if (!t->sym->dim[d] || t->sym->dim[d]->kind == EK_Var) continue;
+    const char *key = ir_expr_str(t->sym->dim[d]);
+    Expr *v = pm_get(fresh, key);
+    if (!v) {
+      v = ir_var(kfmt("sym%d", fresh->len), DT_I32);
+      pm_put(fresh, key, v);
+    }
+    s[d] = v;
+  }
+  return s;
+}
+
 /* Build the compute of one group and its schedule; fills args/nargs. */
 LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, GroupInfo *info) {
   int nin = fg->inputs.len;
   Tensor **args = KNEWN(Tensor *, nin + 1);
   PtrMap map = {0}; /* GNode -> Tensor */
+  PtrMap fresh = {0};
+  fresh.strkeys = 1;
   int np = 0;
   for (int i = 0; i < nin; i++) {
     GNode *in = fg->inputs.data[i];
@@ -76,11 +100,14 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
       pm_put(&map, in, const_tensor(in));
       continue;
     }
-    Tensor *p = te_placeholder_c(kfmt("p%d", np), in->type.ndim, in->type.shape, in->type.dtype);
+    Tensor *p = ttype_is_symbolic(&in->type)
+                    ? te_placeholder(kfmt("p%d", np), in->type.ndim, kernel_shape(&in->type, &fresh), in->type.dtype)
+                    : te_placeholder_c(kfmt("p%d", np), in->type.ndim, in->type.shape, in->type.dtype);
     args[np++] = p;
     pm_put(&map, in, p);
     av_push(&info->inputs, in);
   }
+  pm_free(&fresh);
   /* the anchor's strategy first: its template and config may shape the
    * compute (dense's lane count) as well as the schedule */
   Strategy st;
@@ -88,7 +115,10 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   bool gpu = target_is_gpu(opt->target);
   /* a GPU target takes TVM's CUDA templates for conv2d and dense
    * (strategy_gpu.c), the generic GPU schedule for the rest */
-  if (fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
+  /* a symbolic group takes the generic schedule: templates and their
+   * configs are per static workload (docs/symbolic_shapes.md) */
+  bool symbolic = ttype_is_symbolic(&fg->out->type);
+  if (!symbolic && fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
     const Target *tg = opt->target ? opt->target : target_host();
     if (gpu ? graph_gpu_strategy(fg->anchor, tg, &st) : fg->anchor->op->strategy(fg->anchor, tg, &st)) {
       kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
@@ -279,6 +309,30 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
   cJSON_AddItemToArray(sp, shape_list);
   cJSON_AddItemToObject(attrs, "shape", sp);
   cJSON_AddItemToObject(attrs, "dltype", str_list("list_str", &dtypes));
+  /* symbolic sizes (docs/symbolic_shapes.md): the symbols "N:lo:hi", and
+   * per entry its dimensions' postfix expressions joined by ';' ("" for a
+   * constant dimension, "" for a static entry) */
+  if (graph_is_symbolic(g)) {
+    AVec syms = {0}, exprs = {0};
+    for (int i = 0; i < g->syms.len; i++) {
+      const GSym *s = g->syms.data[i];
+      av_push(&syms, (void *)kfmt("%s:%lld:%lld", s->name, (long long)s->lo, (long long)s->hi));
+    }
+    for (int i = 0; i < shapes.len; i++) {
+      const TType *t = &((GNode *)shapes.data[i])->type;
+      StrBuf sb = {0};
+      for (int d = 0; ttype_is_symbolic(t) && d < t->ndim; d++) {
+        StrBuf one = {0};
+        if (t->sym->dim[d]) sym_postfix(&one, t->sym->dim[d]); /* checked by graph_build */
+        sb_printf(&sb, "%s%s", d ? ";" : "", one.data ? one.data : "");
+        sb_free(&one);
+      }
+      av_push(&exprs, (void *)kstrdup(sb.data ? sb.data : ""));
+      sb_free(&sb);
+    }
+    cJSON_AddItemToObject(attrs, "kiln_symbols", str_list("list_str", &syms));
+    cJSON_AddItemToObject(attrs, "kiln_sym_shape", str_list("list_str", &exprs));
+  }
   if (storage) {
     cJSON *sid = cJSON_CreateArray(), *l = cJSON_CreateArray();
     cJSON_AddItemToArray(sid, cJSON_CreateString("list_int"));
@@ -336,7 +390,17 @@ void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) 
 }
 
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
-  if (graph_require_static(g, "building a module")) return -1;
+  if (graph_is_symbolic(g) && opt && opt->target && target_is_gpu(opt->target))
+    return graph_require_static(g, "building for a GPU target");
+  for (int i = 0; i < g->nodes.len; i++) { /* every shape expression must be one the runtime evaluates */
+    const TType *ty = &((GNode *)g->nodes.data[i])->type;
+    for (int d = 0; ttype_is_symbolic(ty) && d < ty->ndim; d++) {
+      StrBuf sb = {0};
+      int bad = ty->sym->dim[d] ? sym_postfix(&sb, ty->sym->dim[d]) : 0;
+      sb_free(&sb);
+      if (bad) return kiln_error_context("node '%s'", ((GNode *)g->nodes.data[i])->name);
+    }
+  }
   GraphBuildOptions defaults;
   memset(&defaults, 0, sizeof defaults);
   defaults.opt_level = 3;

@@ -185,12 +185,42 @@ static int parse_nearest(const char *s, TopiNearestMode *m) {
   return kiln_set_error("resize: nearest_mode '%s' is not supported", s);
 }
 
+/* A symbolic reshape's output shape in terms of its input tensor's
+ * (kernel-local) sizes: newshape's 0 copies, -1 is the rest over the
+ * constants (the graph's inference checked the element count). */
+static Expr **sym_reshape_shape(GNode *n, Tensor *x) {
+  Expr **s = KNEWN(Expr *, n->type.ndim + 1);
+  const int64_t *ns;
+  int k = gattr_ints(&n->attrs, "newshape", &ns);
+  if (is(n, "nn.batch_flatten")) {
+    static const int64_t flat[2] = {0, -1};
+    ns = flat, k = 2;
+  }
+  bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0, copied[GRAPH_MAX_DIMS] = {0};
+  int64_t known = 1;
+  int infer = -1;
+  for (int d = 0; d < k && d < n->type.ndim; d++) {
+    if (ns[d] == 0 && !allowzero) s[d] = x->shape[d], copied[d] = true;
+    else if (ns[d] == -1) infer = d;
+    else s[d] = ir_i32(ns[d]), known *= ns[d];
+  }
+  if (infer >= 0) {
+    Expr *rest = ir_i32(1);
+    for (int d = 0; d < x->ndim; d++)
+      if (!copied[d]) rest = ir_mul(rest, x->shape[d]);
+    s[infer] = ir_simplify(ir_floordiv(rest, ir_i32(known)));
+  }
+  return s;
+}
+
 Tensor *compute_transform(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   const GAttrs *a = &n->attrs;
   const int64_t *v;
   int k;
-  if (is(n, "reshape") || is(n, "nn.batch_flatten")) return topi_reshape(ins[0], n->type.ndim, n->type.shape);
+  if (is(n, "reshape") || is(n, "nn.batch_flatten"))
+    return ttype_is_symbolic(&n->type) ? topi_reshape_expr(ins[0], n->type.ndim, sym_reshape_shape(n, ins[0]))
+                                       : topi_reshape(ins[0], n->type.ndim, n->type.shape);
   if (is(n, "transpose")) {
     k = gattr_ints(a, "axes", &v);
     if (!k) return topi_transpose(ins[0], NULL);

@@ -4,9 +4,10 @@
  * pooling (NCHW and NCHW[x]c), softmax, log_softmax, batch_norm,
  * layer_norm, instance_norm and lrn.
  *
- * Shapes that decide the structure of a compute (channels, kernel sizes,
- * the spatial sizes that set output sizes) must be constant; the batch may
- * be symbolic.  Attributes are checked first and a bad one is reported
+ * Shapes that decide the structure of a compute (channels, kernel sizes)
+ * must be constant; the batch may be symbolic, and so may the height and
+ * width of a convolution (its output size is then the expression
+ * (H + pads - dilated kernel) / stride + 1; docs/symbolic_shapes.md).  Attributes are checked first and a bad one is reported
  * with the operator, the attribute and what was expected.
  *
  * Padding never reads outside a tensor: a padded input is a select, and
@@ -147,8 +148,15 @@ static int64_t conv_out(int64_t in, int64_t pb, int64_t pe, int64_t k, int64_t d
 
 /* Shared checks of conv2d and depthwise; fills the constant sizes. */
 typedef struct ConvDims {
-  int64_t C, H, W, F, CK, KH, KW, OH, OW;
+  int64_t C, H, W, F, CK, KH, KW, OH, OW; /* H, W, OH, OW: -1 where symbolic */
+  Expr *OHe, *OWe;                        /* the output size as expressions */
 } ConvDims;
+
+/* A symbolic input size's output size: floordiv(in + pb + pe - eff, stride) + 1. */
+static Expr *conv_out_expr(Expr *in, int64_t pb, int64_t pe, int64_t k, int64_t dil, int64_t stride) {
+  int64_t eff = dil * (k - 1) + 1;
+  return ir_simplify(ir_add(ir_floordiv(ir_add(in, c32(pb + pe - eff)), c32(stride)), c32(1)));
+}
 
 static int conv_dims(const char *op, Tensor *data, Tensor *weight, const int64_t stride[2], const int64_t pad[4],
                      const int64_t dilation[2], ConvDims *d) {
@@ -157,16 +165,26 @@ static int conv_dims(const char *op, Tensor *data, Tensor *weight, const int64_t
   if (check_same_dtype(op, data, weight)) return -1;
   if (check_positive2(op, "stride", stride) || check_positive2(op, "dilation", dilation) || check_pads4(op, pad))
     return -1;
-  if ((d->C = cdim(op, "data", data, 1)) < 0 || (d->H = cdim(op, "data", data, 2)) < 0 ||
-      (d->W = cdim(op, "data", data, 3)) < 0)
-    return -1;
+  if ((d->C = cdim(op, "data", data, 1)) < 0) return -1;
+  bool sh = !ir_is_const_int(data->shape[2], &d->H), sw = !ir_is_const_int(data->shape[3], &d->W);
   if ((d->F = cdim(op, "weight", weight, 0)) < 0 || (d->CK = cdim(op, "weight", weight, 1)) < 0 ||
       (d->KH = cdim(op, "weight", weight, 2)) < 0 || (d->KW = cdim(op, "weight", weight, 3)) < 0)
     return -1;
   if (d->KH <= 0 || d->KW <= 0 || d->F <= 0 || d->CK <= 0)
     return kiln_set_error("%s: weight shape %s has an empty dimension", op, topi_shape_str(4, weight->shape));
+  if (sh || sw) {
+    d->H = sh ? -1 : d->H, d->W = sw ? -1 : d->W;
+    d->OH = sh ? -1 : conv_out(d->H, pad[0], pad[2], d->KH, dilation[0], stride[0]);
+    d->OW = sw ? -1 : conv_out(d->W, pad[1], pad[3], d->KW, dilation[1], stride[1]);
+    d->OHe = sh ? conv_out_expr(data->shape[2], pad[0], pad[2], d->KH, dilation[0], stride[0]) : c32(d->OH);
+    d->OWe = sw ? conv_out_expr(data->shape[3], pad[1], pad[3], d->KW, dilation[1], stride[1]) : c32(d->OW);
+    if (d->OH == 0 || d->OW == 0) return kiln_set_error("%s: the kernel does not fit the padded input", op);
+    return 0;
+  }
   d->OH = conv_out(d->H, pad[0], pad[2], d->KH, dilation[0], stride[0]);
   d->OW = conv_out(d->W, pad[1], pad[3], d->KW, dilation[1], stride[1]);
+  d->OHe = c32(d->OH);
+  d->OWe = c32(d->OW);
   if (d->OH <= 0 || d->OW <= 0)
     return kiln_set_error("%s: the dilated kernel %lldx%lld does not fit the padded input %lldx%lld", op,
                           (long long)(dilation[0] * (d->KH - 1) + 1), (long long)(dilation[1] * (d->KW - 1) + 1),
@@ -196,7 +214,7 @@ Tensor *topi_depthwise_conv2d_nchw(Tensor *data, Tensor *weight, const int64_t s
   Expr *iy = ir_add(ir_mul(v[2], c32(stride[0])), ir_mul(ry->var, c32(dilation[0])));
   Expr *ix = ir_add(ir_mul(v[3], c32(stride[1])), ir_mul(rx->var, c32(dilation[1])));
   Expr *src = ir_mul(te_read4(P, v[0], ch, iy, ix), te_read4(weight, v[1], c32(0), ry->var, rx->var));
-  Expr *shape[4] = {data->shape[0], c32(d.F), c32(d.OH), c32(d.OW)};
+  Expr *shape[4] = {data->shape[0], c32(d.F), d.OHe, d.OWe};
   return te_compute("depthwise_conv2d_nchw", 4, shape, v, ir_sum(src, 2, (IterVar *[]){ry, rx}),
                     "depthwise_conv2d_nchw");
 }
@@ -226,7 +244,7 @@ Tensor *topi_conv2d_nchw(Tensor *data, Tensor *weight, const int64_t stride[2], 
   Expr *iy = ir_add(ir_mul(v[2], c32(stride[0])), ir_mul(ry->var, c32(dilation[0])));
   Expr *ix = ir_add(ir_mul(v[3], c32(stride[1])), ir_mul(rx->var, c32(dilation[1])));
   Expr *src = ir_mul(te_read4(P, v[0], ch, iy, ix), te_read4(weight, v[1], rc->var, ry->var, rx->var));
-  Expr *shape[4] = {data->shape[0], c32(d.F), c32(d.OH), c32(d.OW)};
+  Expr *shape[4] = {data->shape[0], c32(d.F), d.OHe, d.OWe};
   const char *tag = groups == 1 ? "conv2d_nchw" : "group_conv2d_nchw";
   return te_compute(tag, 4, shape, v, ir_sum(src, 3, (IterVar *[]){rc, ry, rx}), tag);
 }

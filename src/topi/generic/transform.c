@@ -68,6 +68,11 @@ static Tensor *reshape_to(const char *name, Tensor *x, int nd, Expr **shape) {
   return inj(name, nd, shape, v, te_read(x, x->ndim, idx));
 }
 
+Tensor *topi_reshape_expr(Tensor *x, int ndim, Expr **shape) {
+  if (!x) return NULL;
+  return reshape_to("T_reshape", x, ndim, shape);
+}
+
 Tensor *topi_reshape(Tensor *x, int ndim, const int64_t *shape) {
   const char *op = "reshape";
   if (!x) return NULL;

@@ -1,0 +1,229 @@
+/*
+ * graph_sym.c - symbolic sizes in the graph executor: one compiled model
+ * run at any batch (image size, sequence length) within its bounds.
+ *
+ * A graph JSON built from a symbolic graph carries, beside TVM's shapes
+ * (the sizes at the symbols' representative values), the symbols with
+ * their bounds and per entry its dimensions as postfix expressions
+ * ("H 1 + 2 fdiv"; docs/symbolic_shapes.md).  The kernels read their
+ * extents from their tensors' shapes (the generated code binds each
+ * symbol from the first argument that has it and checks the others), so
+ * running at a new size needs only the right shapes and big enough
+ * buffers:
+ *
+ *   set_input with a shape other than the entry's binds the symbols that
+ *   the input's dimensions name, checks their bounds, evaluates every
+ *   entry's shape in place (the operators' argument tensors point at the
+ *   same shape arrays) and grows each storage buffer that the new sizes
+ *   no longer fit.  Buffers only grow, so alternating between sizes
+ *   reallocates nothing after the largest has been seen; the storage ids
+ *   (which entries share a buffer) come from the build's liveness plan and
+ *   hold at every size.
+ *
+ * A static graph has no symbols and never reaches this file's work.
+ *
+ * Exports: kiln_graph_sym_init, kiln_graph_sym_resize.
+ */
+#include "runtime_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum SymOp { SO_ADD, SO_SUB, SO_MUL, SO_FDIV, SO_FMOD, SO_DIV, SO_MOD, SO_MIN, SO_MAX } SymOp;
+
+/* The postfix operators (the compiler's src/graph/symshape.c writes them). */
+static const struct {
+  const char *tok;
+  SymOp op;
+} sym_ops[] = {
+    {"+", SO_ADD},     {"-", SO_SUB},    {"*", SO_MUL},    {"fdiv", SO_FDIV}, {"fmod", SO_FMOD},
+    {"div", SO_DIV},   {"mod", SO_MOD},  {"min", SO_MIN},  {"max", SO_MAX},
+};
+
+static int apply(SymOp op, int64_t a, int64_t b, int64_t *out) {
+  switch (op) {
+  case SO_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+  case SO_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
+  case SO_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+  case SO_MIN: *out = a < b ? a : b; return 0;
+  case SO_MAX: *out = a > b ? a : b; return 0;
+  case SO_FDIV:
+  case SO_FMOD:
+  case SO_DIV:
+  case SO_MOD: {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return -1;
+    int64_t q = a / b, r = a % b;
+    if ((op == SO_FDIV || op == SO_FMOD) && r != 0 && ((r < 0) != (b < 0))) q--, r += b;
+    *out = op == SO_FDIV || op == SO_DIV ? q : r;
+    return 0;
+  }
+  }
+  return -1;
+}
+
+/* The text of dimension d of entry e's expressions (len in *len), or NULL
+ * when the dimension is constant. */
+static const char *dim_text(const Graph *g, int e, int d, size_t *len) {
+  const char *s = g->entry_sym ? g->entry_sym[e] : NULL;
+  if (!s) return NULL;
+  for (int k = 0; k < d && s; k++) {
+    s = strchr(s, ';');
+    if (s) s++;
+  }
+  if (!s) return NULL;
+  const char *end = strchr(s, ';');
+  *len = end ? (size_t)(end - s) : strlen(s);
+  return *len ? s : NULL;
+}
+
+static int find_sym(const Graph *g, const char *tok, size_t len) {
+  for (int i = 0; i < g->num_syms; i++)
+    if (strlen(g->sym_names[i]) == len && !strncmp(g->sym_names[i], tok, len)) return i;
+  return -1;
+}
+
+/* Evaluate a postfix expression; -1 + error naming what is wrong. */
+static int eval_text(const Graph *g, const char *s, size_t len, const int64_t *vals, int64_t *out) {
+  int64_t st[32];
+  int sp = 0;
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    const char *q = p;
+    while (q < end && *q != ' ') q++;
+    if (q == p) break;
+    size_t n = (size_t)(q - p);
+    int sym = find_sym(g, p, n);
+    if (sym >= 0) {
+      if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s);
+      st[sp++] = vals[sym];
+    } else if ((*p >= '0' && *p <= '9') || (*p == '-' && n > 1)) {
+      if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s);
+      st[sp++] = strtoll(p, NULL, 10);
+    } else {
+      size_t k = 0, nops = sizeof sym_ops / sizeof sym_ops[0];
+      while (k < nops && (strlen(sym_ops[k].tok) != n || strncmp(sym_ops[k].tok, p, n))) k++;
+      if (k == nops || sp < 2)
+        return kiln_set_error("shape expression '%.*s': bad token '%.*s'", (int)len, s, (int)n, p);
+      if (apply(sym_ops[k].op, st[sp - 2], st[sp - 1], &st[sp - 2]))
+        return kiln_set_error("shape expression '%.*s' has no value (division by zero or overflow)", (int)len, s);
+      sp--;
+    }
+    p = q;
+  }
+  if (sp != 1) return kiln_set_error("shape expression '%.*s' is malformed", (int)len, s);
+  *out = st[0];
+  return 0;
+}
+
+int kiln_graph_sym_init(KilnGraphExecutor *ex) {
+  Graph *g = &ex->g;
+  if (!g->num_syms) return 0;
+  if (kiln_module_device(ex->mod).device_type != kDLCPU)
+    return kiln_set_error("graph executor: symbolic sizes run on the cpu only");
+  for (int n = 0; n < g->num_nodes; n++)
+    if (g->nodes[n].is_op && g->nodes[n].flatten_data)
+      return kiln_set_error("graph executor: node %d ('%s') flattens its data, which a graph with symbolic sizes "
+                            "cannot do",
+                            n, g->nodes[n].name);
+  ex->sym_val = kiln_arena_alloc(ex->arena, (size_t)g->num_syms * sizeof(int64_t) + 1);
+  for (int i = 0; i < g->num_syms; i++) ex->sym_val[i] = g->sym_lo[i];
+  /* the representative values: where a dimension is the bare symbol */
+  for (int e = 0; e < g->num_entries; e++)
+    for (int d = 0; d < g->entry_ndim[e]; d++) {
+      size_t len;
+      const char *t = dim_text(g, e, d, &len);
+      int s = t ? find_sym(g, t, len) : -1;
+      if (s >= 0) ex->sym_val[s] = g->entry_shape[e][d];
+    }
+  return 0;
+}
+
+/* "N=8, H=224" */
+static const char *bindings(const Graph *g, const int64_t *vals, char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i < g->num_syms && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%s=%lld", i ? ", " : "", g->sym_names[i], (long long)vals[i]);
+  return buf;
+}
+
+int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
+  Graph *g = &ex->g;
+  if (!ex->sym_val || !g->entry_sym || !g->entry_sym[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape) return 0;
+  if (!memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim)) return 0;
+  int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
+  uint8_t *set = calloc((size_t)g->num_syms + 1, 1);
+  int64_t **shapes = calloc((size_t)g->num_entries + 1, sizeof(int64_t *));
+  uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
+  int rc = !vals || !set || !shapes || !bytes ? kiln_set_error("%s: out of memory", what) : 0;
+  char buf[256];
+  if (!rc) memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
+  /* 1. the symbols the input's dimensions name */
+  for (int d = 0; d < t->ndim && !rc; d++) {
+    size_t len;
+    const char *txt = dim_text(g, e, d, &len);
+    int s = txt ? find_sym(g, txt, len) : -1;
+    if (s < 0) continue;
+    if (set[s] && vals[s] != t->shape[d])
+      rc = kiln_set_error("%s: dimension %d is %s, which another dimension gives as %lld, but it is %lld", what, d,
+                          g->sym_names[s], (long long)vals[s], (long long)t->shape[d]);
+    else if (t->shape[d] < g->sym_lo[s] || t->shape[d] > g->sym_hi[s])
+      rc = kiln_set_error("%s: dimension %d (%s) is %lld, outside the bounds [%lld, %lld] the model was compiled "
+                          "for (compile with a wider bound, e.g. --input-shapes \"...,%s<=%lld\")",
+                          what, d, g->sym_names[s], (long long)t->shape[d], (long long)g->sym_lo[s],
+                          (long long)g->sym_hi[s], g->sym_names[s], (long long)t->shape[d]);
+    vals[s] = t->shape[d];
+    set[s] = 1;
+  }
+  /* 2. every entry's shape at the new values, and the bytes it needs */
+  for (int x = 0; x < g->num_entries && !rc; x++) {
+    if (!g->entry_sym[x]) continue;
+    shapes[x] = malloc(sizeof(int64_t) * ((size_t)g->entry_ndim[x] + 1));
+    if (!shapes[x]) {
+      rc = kiln_set_error("%s: out of memory", what);
+      break;
+    }
+    uint64_t n = kiln_dtype_bytes(g->entry_dtype[x]);
+    for (int d = 0; d < g->entry_ndim[x] && !rc; d++) {
+      size_t len;
+      const char *txt = dim_text(g, x, d, &len);
+      int64_t v = g->entry_shape[x][d];
+      if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
+      else if (v < 1 || v > INT32_MAX)
+        rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the model",
+                            what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d, (long long)v,
+                            v < 1 ? "small" : "large");
+      shapes[x][d] = v;
+      n *= (uint64_t)(v > 0 ? v : 0);
+    }
+    if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+  }
+  /* 3. commit: shapes in place, buffers grown (zeroed, as at creation) */
+  DLDevice dev = kiln_module_device(ex->mod);
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  for (int s = 0; s < ex->num_storage && !rc; s++) {
+    if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
+    void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
+    if (!p) {
+      rc = kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
+      break;
+    }
+    memset(p, 0, (size_t)bytes[s]);
+    api->free(dev, ex->storage[s]);
+    ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
+    ex->storage_cap[s] = bytes[s];
+    kiln_graph_bind_storage(ex, s, p);
+  }
+  if (!rc) {
+    for (int x = 0; x < g->num_entries; x++)
+      if (shapes[x]) memcpy(g->entry_shape[x], shapes[x], sizeof(int64_t) * (size_t)g->entry_ndim[x]);
+    memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
+  }
+  for (int x = 0; shapes && x < g->num_entries; x++) free(shapes[x]);
+  free(shapes);
+  free(bytes);
+  free(set);
+  free(vals);
+  return rc;
+}
