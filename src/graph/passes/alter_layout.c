@@ -36,7 +36,10 @@
  * per-channel constants padded with zeros, pooling) flow through padded.
  * Everything else, and every graph output, sees the tensor cropped back to
  * NCHW with its real channels (layout_transform then nn.pad with a
- * negative end).  $KILN_CHANNEL_PAD=0 turns padding off.
+ * negative end).  The same for a batched MatMul's columns (convert_matmul:
+ * attention's Q K^T over 197 or 49 tokens gets zero columns in K^T up to
+ * a multiple of the vector width, and the product is cropped).
+ * $KILN_CHANNEL_PAD=0 turns padding off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +105,7 @@ static int64_t pad_channels(const Alt *a, int64_t c) {
   return (cp - c) * 8 <= c ? cp : c;
 }
 
-/* x along axis 1 of a 4-D NCHW tensor padded (or cropped, by < 0) at the
- * end: nn.pad with zeros. */
+/* x padded along an axis (or cropped, by < 0) at the end: nn.pad. */
 static GNode *pad_axis(Graph *ng, GNode *x, int axis, int64_t by, double value) {
   int nd = x->type.ndim;
   int64_t p[16] = {0};
@@ -286,6 +288,30 @@ static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
   return graph_call(ng, "nn.contrib_dense_pack", 2, (GNode *[]){args[0], pw}, at, old->name);
 }
 
+/* A batched MatMul between activations (batch_matmul.x86) whose column
+ * count N has no block of 8 or more (ViT's 197 tokens, Swin's 49):
+ * the right operand gets zero columns up to a multiple of the vector
+ * width when that adds at most a third, and the product is cropped back
+ * (the template's column block must divide N; a block of 1 runs at a
+ * tenth of the speed). */
+static GNode *convert_matmul(Graph *ng, Alt *a, GNode *old, GNode **args) {
+  const TType *ta = &old->args[0]->type, *tb = &old->args[1]->type;
+  int r = ta->ndim;
+  int64_t lanes = a->target ? a->target->vector_lanes : 0;
+  if (!channel_pad_enabled() || lanes < 8 || r < 3 || tb->ndim != r || !dt_eq(ta->dtype, DT_F32) ||
+      !dt_eq(tb->dtype, DT_F32) || gattr_int(&old->attrs, "transpose_a", 0) || gattr_int(&old->attrs, "transpose_b", 0))
+    return GRAPH_KEEP;
+  for (int i = 0; i < r - 2; i++)
+    if (ta->shape[i] != tb->shape[i] || ta->shape[i] < 1) return GRAPH_KEEP;
+  int64_t N = tb->shape[r - 1];
+  if (N < lanes || (N & -N) >= 8) return GRAPH_KEEP;
+  int64_t np = (N + lanes - 1) / lanes * lanes;
+  if ((np - N) * 3 > N) return GRAPH_KEEP;
+  GNode *bp = pad_axis(ng, args[1], r - 1, np - N, 0);
+  GNode *mm = bp ? graph_call(ng, "nn.matmul", 2, (GNode *[]){args[0], bp}, old->attrs, old->name) : NULL;
+  return mm ? pad_axis(ng, mm, r - 1, N - np, 0) : NULL;
+}
+
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   Alt *a = ud;
   const char *op = old->op->name;
@@ -298,6 +324,10 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   }
   if (!strcmp(op, "nn.dense")) {
     GNode *r = convert_dense(ng, a, old, args);
+    if (r != GRAPH_KEEP) return r;
+  }
+  if (!strcmp(op, "nn.matmul")) {
+    GNode *r = convert_matmul(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
   int b = 0;
