@@ -200,7 +200,37 @@ def quantize():
         check(f"{o.name}", r, gg)
 
 
+def bf16_arithmetic():
+    """Ops on bfloat16 (computed in float32, each op's result rounded to
+    bfloat16): within 2 bfloat16 ulps of the reference (a sum may round
+    the other way)."""
+    a = rng.standard_normal((16, 32)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((32, 8)).astype(ml_dtypes.bfloat16)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["mm"]), helper.make_node("Relu", ["mm"], ["r"]),
+             helper.make_node("Sigmoid", ["mm"], ["sm"]), helper.make_node("Mul", ["a", "a"], ["sq"]),
+             helper.make_node("ReduceSum", ["a"], ["rs"], keepdims=0)]
+    ins = [helper.make_tensor_value_info("a", TP.BFLOAT16, [16, 32]),
+           helper.make_tensor_value_info("b", TP.BFLOAT16, [32, 8])]
+    outs = [helper.make_tensor_value_info(n, TP.BFLOAT16, None) for n in ("r", "sm", "sq", "rs")]
+    m = model_of(nodes, ins, outs)
+    refs = ReferenceEvaluator(m).run(None, {"a": a, "b": b})
+    # the reference sums 512 values in bfloat16 (NumPy on ml_dtypes); Kiln
+    # sums in float32: compared with the float32 sum rounded to bfloat16
+    refs[3] = np.asarray(a.astype(np.float32).sum(), np.float32).astype(ml_dtypes.bfloat16)
+    got = run_kiln(m, [("a", a), ("b", b)], "bf16_arith")
+    for o, r, g in zip(outs, refs, got):
+        if g.dtype != np.uint16:
+            sys.exit(f"bfloat16 {o.name}: Kiln's output is {g.dtype}, expected the uint16 carrier")
+        gf, rf = g.view(ml_dtypes.bfloat16).astype(np.float32), np.asarray(r).astype(np.float32)
+        if not np.allclose(gf, rf, rtol=2.0 ** -6, atol=1e-6):
+            i = int(np.argmax(np.abs(gf - rf)))
+            sys.exit(f"bfloat16 {o.name}: Kiln {gf.ravel()[i]} reference {rf.ravel()[i]}")
+        print(f"ok bfloat16 {o.name}: {gf.size} values, max relative error "
+              f"{float(np.max(np.abs(gf - rf) / np.maximum(np.abs(rf), 1e-6))):.2g}")
+
+
 print(f"seed {SEED}")
+bf16_arithmetic()
 to_lowp(TP.FLOAT)
 to_lowp(TP.FLOAT16)
 from_lowp(TP.FLOAT)

@@ -73,6 +73,11 @@ RTOL, ATOL = 1e-3, 1e-7
 # of ops legitimately ends a few ulps apart, so float16 outputs are
 # compared within 4 ulps (2^-8 relative).
 RTOL_F16 = 2.0 ** -8
+# bfloat16 outputs (Kiln computes bfloat16 ops in float32 and rounds each
+# op's result, as the reference does; sums may round the other way):
+# within 2 bfloat16 ulps (2^-6 relative).  bfloat16 conversions are checked
+# bit for bit by tests/onnx/test_lowp.py.
+RTOL_BF16 = 2.0 ** -6
 # the folders of each suite's cache that hold cases
 SUITES = {"debian": ("node", "simple"), "newest": ("node",)}
 
@@ -387,7 +392,13 @@ def compare(ref, got, k, atol=ATOL, bf16=False):
             return (f"output {k}: {int(bad.sum())}/{bad.size} bfloat16 values differ, e.g. at "
                     f"{tuple(int(x) for x in i)} got {got[i]!r} expected {ref[i]!r}")
     got = from_carrier(ref, got)
-    if ref.dtype.name in LOWP_CARRIERS:  # compared as float32 (NaNs equal)
+    rtol = RTOL_F16 if ref.dtype == np.float16 else RTOL
+    if ref.dtype.name == "bfloat16":  # computed in float32, rounded per op: within 2 bfloat16 ulps
+        if got.dtype != ref.dtype:
+            return f"output {k}: dtype {got.dtype}, expected {ref.dtype} (carried in uint16)"
+        ref, got = ref.astype(np.float32), got.astype(np.float32)
+        rtol = RTOL_BF16
+    elif ref.dtype.name in LOWP_CARRIERS:  # conversions: exact (NaNs equal)
         if got.dtype != ref.dtype:
             return f"output {k}: dtype {got.dtype}, expected {ref.dtype} (carried in {LOWP_CARRIERS[ref.dtype.name][0]})"
         ref, got = ref.astype(np.float32), got.astype(np.float32)
@@ -402,7 +413,6 @@ def compare(ref, got, k, atol=ATOL, bf16=False):
         return f"output {k}: shape {got.shape}, expected {ref.shape}"
     if ref.dtype == object:
         return None if np.array_equal(ref, got) else f"output {k}: values differ"
-    rtol = RTOL_F16 if ref.dtype == np.float16 else RTOL
     try:
         np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
     except AssertionError:

@@ -3,6 +3,7 @@
  */
 #include "import.h"
 #include "onnx_schema.h"
+#include "ops/ops.h" /* lowp_widen ... (bfloat16 arithmetic) */
 
 #include <ctype.h>
 #include <errno.h>
@@ -203,15 +204,18 @@ void imp_set_output_lowp(Importer *im, int i, int code) {
  * it, and Identity (which passes it on). */
 static const char *const lowp_ops[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", NULL};
 
-static int check_lowp_inputs(Importer *im) {
+/* The node's carried inputs: fine for the conversion ops; bfloat16 for
+ * any other op (*widen: it computes in float32, ops/lowp.c); an error
+ * for the other types. */
+static int check_lowp_inputs(Importer *im, bool *widen) {
   const OnnxNode *n = im->node;
-  bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx");
-  for (int k = 0; k < n->ninputs; k++) {
+  bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx"), conv = false;
+  for (const char *const *o = lowp_ops; dflt && *o && !conv; o++) conv = !strcmp(*o, n->op_type);
+  *widen = false;
+  for (int k = 0; k < n->ninputs && !conv; k++) {
     int code = imp_input_lowp(im, k);
-    if (!code) continue;
-    bool ok = false;
-    for (const char *const *o = lowp_ops; dflt && *o && !ok; o++) ok = !strcmp(*o, n->op_type);
-    if (!ok)
+    if (code == ONNX_DT_BFLOAT16) *widen = true;
+    else if (code)
       return imp_error(im, "input %d ('%s') is %s, which Kiln supports only as storage: it converts it with Cast, "
                            "CastLike, QuantizeLinear and DequantizeLinear and computes with nothing else; cast it "
                            "to float before %s (data type not supported here)",
@@ -692,8 +696,18 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                  ? kiln_error_context("%s node '%s'", n->op_type, n->name)
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
                                   n->op_type, n->name, n->inputs[k]);
-    if (rc || (rc = check_lowp_inputs(im))) break;
+    bool widen;
+    if (rc || (rc = check_lowp_inputs(im, &widen))) break;
+    GNode **saved = widen ? lowp_widen(im) : NULL;
+    if (widen && !saved) {
+      rc = -1;
+      break;
+    }
     rc = e->fn(im);
+    if (widen) {
+      lowp_restore(im, saved);
+      if (!rc) rc = lowp_narrow(im);
+    }
     if (rc && !parent && im->overrides.len) {
       char *msg = kstrdup(kiln_get_error());
       rc = kiln_set_error("%s (--input-shapes changed %s, which the model declares otherwise, and this node's own "

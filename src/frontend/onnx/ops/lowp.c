@@ -225,3 +225,46 @@ GNode *lowp_convert(Importer *im, GNode *x, int from, int to, DType to_t, bool s
   if (lowp_int_range(to, &lo, &hi)) return encode_int(im, x, to);
   return imp_cast(im, x, to_t);
 }
+
+/* ---- bfloat16 arithmetic in float32 ----
+ * An op that is not a conversion and is given bfloat16 inputs computes in
+ * float32: the importer rebinds each bfloat16 input's name to its decoded
+ * float32 value while the op's handler runs (lowp_widen, lowp_restore),
+ * and rounds each float32 output of the op to bfloat16 (lowp_narrow), as
+ * ONNX's reference rounds after every op.  (Every output type ONNX lets
+ * such an op give as float is its input type T; non-float outputs, such
+ * as Shape's or ArgMax's, stay as they are.) */
+
+GNode **lowp_widen(Importer *im) {
+  const OnnxNode *n = imp_node(im);
+  GNode **saved = KNEWN(GNode *, n->ninputs + 1);
+  for (int k = 0; k < n->ninputs; k++) {
+    if (imp_input_lowp(im, k) != ONNX_DT_BFLOAT16) continue;
+    bool seen = false; /* an input named twice (Mul(a, a)) is decoded once */
+    for (int j = 0; j < k && !seen; j++) seen = saved[j] && !strcmp(n->inputs[j], n->inputs[k]);
+    if (seen) continue;
+    saved[k] = imp_value(im, n->inputs[k]);
+    GNode *d = lowp_decode(im, saved[k], ONNX_DT_BFLOAT16);
+    if (!d) return NULL;
+    imp_bind_value(im, n->inputs[k], d);
+  }
+  return saved;
+}
+
+void lowp_restore(Importer *im, GNode **saved) {
+  const OnnxNode *n = imp_node(im);
+  for (int k = n->ninputs - 1; k >= 0; k--)
+    if (saved[k]) imp_bind_value(im, n->inputs[k], saved[k]);
+}
+
+int lowp_narrow(Importer *im) {
+  const OnnxNode *n = imp_node(im);
+  for (int k = 0; k < n->noutputs; k++) {
+    GNode *v = *n->outputs[k] ? imp_value(im, n->outputs[k]) : NULL;
+    if (!v || !dt_eq(v->type.dtype, DT_F32)) continue;
+    GNode *b = lowp_encode_float(im, v, ONNX_DT_BFLOAT16, false);
+    if (!b || imp_set_output(im, k, b)) return -1;
+    imp_set_output_lowp(im, k, ONNX_DT_BFLOAT16);
+  }
+  return 0;
+}

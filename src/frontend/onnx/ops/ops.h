@@ -137,6 +137,10 @@ GNode *lowp_decode(Importer *im, GNode *x, int code);
 GNode *lowp_encode_float(Importer *im, GNode *x, int code, bool saturate);
 bool lowp_int_range(int code, int *lo, int *hi);
 bool lowp_is_float(int code);
+/* bfloat16 arithmetic in float32 around a handler (see lowp.c). */
+GNode **lowp_widen(Importer *im);
+void lowp_restore(Importer *im, GNode **saved);
+int lowp_narrow(Importer *im);
 
 /* nn.c: Conv of x and w (+ bias b, or NULL) with the current node's
  * attributes (ConvInteger and QLinearConv reuse it); NULL + error. */
