@@ -280,6 +280,7 @@ class Case:
         self.suite, self.name, self.path = suite, name, path
         self.status, self.reason, self.op, self.ops = None, "", "", []
         self.bound = []  # inputs bound to their test values at compile time
+        self.random = False  # compared by support: it draws random numbers
         self.seconds = 0.0
 
 
@@ -357,7 +358,8 @@ def from_carrier(ref, got):
 # Operators that draw random numbers: ONNX's reference draws with NumPy's
 # generator, which no other implementation reproduces, so an output of a
 # case using one is compared by its dtype, shape and support (a Bernoulli
-# draw is 0 or 1); Kiln's generator is checked by its statistics in
+# draw is 0 or 1; a training-mode Dropout case, compare_dropout, 0 or
+# x / (1 - ratio)); Kiln's generator is checked by its statistics in
 # tests/onnx/test_random.py.  The report lists these cases.
 RANDOM_OPS = {"RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli", "Multinomial"}
 
@@ -372,6 +374,32 @@ def compare_random(ref, got, k):
     bad = ~np.isin(got, [0, 1])
     if bad.any():
         return f"output {k}: {int(bad.sum())} values are not 0 or 1, e.g. {got[bad].ravel()[0]!r}"
+    return None
+
+
+def training_dropout(model, inputs):
+    """The ratio of a training-mode Dropout case (its only node, with
+    training_mode true), or None."""
+    nodes = model.graph.node
+    if len(nodes) != 1 or nodes[0].op_type != "Dropout" or len(inputs) < 3 or not bool(np.asarray(inputs[2])):
+        return None
+    return float(np.asarray(inputs[1])) if len(inputs) > 1 else 0.5
+
+
+def compare_dropout(x, ratio, refs, got):
+    """A training-mode dropout's draw: every output element is 0 or
+    x / (1 - ratio), the mask (if asked) marks the kept ones, and dtype
+    and shape are the reference's."""
+    for k, (r, g) in enumerate(zip(refs, got)):
+        if g.dtype != r.dtype or g.shape != r.shape:
+            return f"output {k}: {g.dtype}{g.shape}, expected {r.dtype}{r.shape}"
+    y = got[0]
+    kept = np.isclose(y, x / (1 - ratio), rtol=RTOL, atol=ATOL)
+    bad = ~(kept | (y == 0))
+    if bad.any():
+        return f"output 0: {int(bad.sum())} values are neither 0 nor x / (1 - ratio)"
+    if len(got) > 1 and not (got[1].astype(bool) == kept)[x != 0].all():
+        return "output 1: the mask does not mark the kept values"
     return None
 
 
@@ -526,11 +554,21 @@ def run_case(case, args, workroot):
                 ref_vals = [load_tensor(os.path.join(dpath, f)) for f in refs]
                 if case.name in REFERENCE_FIXES and args.suite == "debian":
                     ref_vals = REFERENCE_FIXES[case.name][1]([load_tensor(os.path.join(dpath, f)) for f in files])
+                ins = [load_tensor(os.path.join(dpath, f)) for f in files] if "Dropout" in case.ops else []
+                ratio = training_dropout(model, ins) if ins else None
+                if ratio is not None:
+                    case.random = True
+                    why = compare_dropout(ins[0], ratio, ref_vals, got)
+                    if why:
+                        case.status, case.reason = "fail", f"{ds}: {why}"
+                        return case
+                    continue
                 for k, f in enumerate(refs):
                     atol = ATOL_OVERRIDES[case.name][0] if case.name in ATOL_OVERRIDES else ATOL
                     bf16 = k < len(model.graph.output) and \
                         model.graph.output[k].type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
                     if RANDOM_OPS & set(case.ops):
+                        case.random = True
                         why = compare_random(ref_vals[k], got[k], k)
                     else:
                         why = compare(ref_vals[k], got[k], k, atol, bf16)
@@ -592,9 +630,11 @@ def report(cases, args, wall):
     if loose:
         md += ["", "## Cases compared with a larger absolute tolerance", ""]
         md += [f"- `{c.suite}/{c.name}` (atol {ATOL_OVERRIDES[c.name][0]:g}): {ATOL_OVERRIDES[c.name][1]}" for c in loose]
-    rnd = sorted((c for c in cases if RANDOM_OPS & set(c.ops) and c.status == "pass"), key=lambda c: c.name)
+    rnd = sorted((c for c in cases if c.random and c.status == "pass"), key=lambda c: c.name)
     if rnd:
-        md += ["", "## Random cases compared by dtype, shape and support (0 or 1), not values", ""]
+        md += ["", "## Random cases compared by dtype, shape and support, not values", "",
+               "A Bernoulli draw must be 0 or 1; a training-mode Dropout's output 0 or x / (1 - ratio), its mask "
+               "marking the kept values.", ""]
         md += [f"- `{c.suite}/{c.name}`" for c in rnd]
     reffixed = [c for c in cases if c.name in REFERENCE_FIXES and args.suite == "debian"]
     if reffixed:

@@ -135,6 +135,22 @@ def test_multinomial(tmp_path):
         assert chi2 < 30, (counts, n * prob)  # 4 degrees of freedom: P(chi2 > 30) ~ 5e-6
 
 
+def test_training_dropout(tmp_path):
+    ratio = float(RNG.uniform(0.1, 0.9))
+    x = RNG.standard_normal(N).astype(np.float32)
+    r = helper.make_tensor("r", TensorProto.FLOAT, [], [ratio])
+    t = helper.make_tensor("t", TensorProto.BOOL, [], [True])
+    nodes = [helper.make_node("Constant", [], ["r"], value=r), helper.make_node("Constant", [], ["t"], value=t),
+             helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], seed=5)]
+    y, m = run(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N]),
+                helper.make_tensor_value_info("m", TensorProto.BOOL, [N])], feeds=[x], opset=13)
+    assert m.dtype == np.bool_
+    np.testing.assert_allclose(y[m], x[m] / (1 - ratio), rtol=1e-6)
+    assert (y[~m] == 0).all()
+    assert abs(m.mean() - (1 - ratio)) < 5 * math.sqrt(ratio * (1 - ratio) / N)
+
+
 @pytest.mark.parametrize("node,inputs,what", [
     (helper.make_node("RandomUniform", [], ["y"]), [], "needs the attribute 'shape'"),
     (helper.make_node("RandomUniform", [], ["y"], shape=[2, -1]), [], "shape[1] is -1"),

@@ -325,29 +325,41 @@ int onnx_h_global_pool(Importer *im) {
   return out0(im, imp_call1(im, !strcmp(N(im)->op_type, "GlobalMaxPool") ? "nn.global_max_pool2d" : "nn.global_avg_pool2d", x));
 }
 
+/* Dropout: the identity in inference mode; in training mode (opset 12+,
+ * training_mode a constant true) x / (1 - ratio) where a uniform draw is
+ * >= ratio, else 0, and the mask of the kept elements (random.c's
+ * generator: the seed attribute decides the draw). */
 int onnx_h_dropout(Importer *im) {
+  GNode *x = in0(im);
+  bool train = false;
+  double ratio = 0.5;
   if (imp_opset(im) >= 12 && imp_input(im, 2)) {
     GNode *tm = imp_const_input(im, 2);
     if (!tm) return -1;
-    double ratio = 0.5;
     if (imp_input(im, 1)) {
       GNode *r = imp_const_input(im, 1);
       if (!r) return -1;
       ratio = gnode_scalar_value(r);
     }
-    if (gnode_scalar_value(tm) != 0 && ratio != 0)
-      return imp_error(im, "training mode (training_mode = true, ratio %g) is not supported: Kiln compiles inference "
-                           "graphs, and a training-mode dropout is random", ratio);
+    train = gnode_scalar_value(tm) != 0;
+    if (train && !(ratio >= 0 && ratio < 1))
+      return imp_error(im, "ratio %g: a training-mode dropout needs 0 <= ratio < 1", ratio);
+  }
+  if (train && ratio > 0) {
+    if (!dt_is_float(x->type.dtype)) return imp_error(im, "data must be a float tensor, got %s", dt_str(x->type.dtype));
+    GNode *keep = bin(im, "greater_equal", onnx_random_uniform_like(im, x), imp_scalar(im, ratio, DT_F32));
+    GNode *y = imp_where(im, keep, bin(im, "multiply", x, imp_scalar_like(im, 1 / (1 - ratio), x)), imp_scalar_like(im, 0, x));
+    if (imp_want_output(im, 1) && imp_set_output(im, 1, keep)) return -1;
+    return out0(im, y);
   }
   if (N(im)->noutputs > 1 && *N(im)->outputs[1]) {
     /* the mask of an inference-mode dropout is all true */
-    GNode *x = in0(im);
     GNode *t = imp_scalar(im, 1, DT_BOOL);
     GAttrs a = gattrs_new();
     ga_ints(&a, "shape", x->type.ndim, x->type.shape);
     if (imp_set_output(im, 1, imp_call(im, "broadcast_to", 1, &t, a))) return -1;
   }
-  return out0(im, in0(im));
+  return out0(im, x);
 }
 
 /* ---- softmax ---- */

@@ -137,6 +137,9 @@ GNode *lowp_decode(Importer *im, GNode *x, int code);
 GNode *lowp_encode_float(Importer *im, GNode *x, int code, bool saturate);
 bool lowp_int_range(int code, int *lo, int *hi);
 bool lowp_is_float(int code);
+/* random.c: a uniform float32 in [0, 1) per element of x's shape, keyed
+ * by the current node (its seed attribute, or its name). */
+GNode *onnx_random_uniform_like(Importer *im, GNode *x);
 /* bfloat16 arithmetic in float32 around a handler (see lowp.c). */
 GNode **lowp_widen(Importer *im);
 void lowp_restore(Importer *im, GNode **saved);

@@ -14,6 +14,7 @@
  *   RandomUniform    low + (high - low) * u
  *   RandomNormal     mean + scale * sqrt(-2 ln u1) cos(2 pi u2), u1 in (0, 1]
  *   Bernoulli        u < p
+ *   Dropout (training mode, nn.c) keeps x / (1 - ratio) where u >= ratio
  *   Multinomial      per sample, the first class whose cumulative
  *                    probability (softmax of the row's unnormalized log
  *                    probabilities) exceeds u
@@ -151,6 +152,10 @@ int onnx_h_random(Importer *im) {
     v = bin(im, "add", bin(im, "multiply", u, imp_scalar(im, hi - lo, DT_F32)), imp_scalar(im, lo, DT_F32));
   }
   return out0(im, imp_cast(im, v, t));
+}
+
+GNode *onnx_random_uniform_like(Importer *im, GNode *x) {
+  return x ? uniform(im, x->type.ndim, x->type.shape, 0, false) : NULL;
 }
 
 int onnx_h_Bernoulli(Importer *im) {
