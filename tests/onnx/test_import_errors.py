@@ -1,7 +1,9 @@
 """Malformed ONNX nodes get a clear error naming the op and the node, never
 a crash: every operator of the importer's table with its inputs missing,
-given as '' where they are required, or too many; shapes too large for
-Kiln's 32-bit index arithmetic; open (-1) input dimensions.
+given as '' where they are required, or too many; every operator with an
+attribute its version does not have, and attributes misplaced (an input
+at the node's version), of the wrong type, missing or given twice; shapes
+too large for Kiln's 32-bit index arithmetic; open (-1) input dimensions.
 
 The table is read from src/frontend/onnx/ops/table.c, so a new row is
 covered without touching this file.  Run with /usr/bin/python3 (Debian's
@@ -113,6 +115,116 @@ def test_every_op_bad_arity(tmp_path):
         except AssertionError as e:
             bad.append(f"{op} ({label}): {e}")
     assert not bad, f"{len(bad)} of {len(cases)} cases:\n" + "\n".join(bad[:20])
+
+
+def test_every_op_unknown_attribute(tmp_path):
+    # each op of the table, at its newest row's first version, with an
+    # attribute no version of any op has: refused, naming the attribute,
+    # the op, its version and the node (onnx_attr_check.c)
+    cases = []
+    for dom, op, since, lo, hi, optional in latest_rows():
+        opset = max(since, 7) if not dom else 17
+        tag = (dom.replace(".", "_") + "_" if dom else "") + op
+        path = str(tmp_path / f"{tag}.onnx")
+        names = ["x%d" % i for i in range(lo)]
+        node = helper.make_node(op, names, ["y"], name=f"attr_{tag}", domain=dom, kiln_no_such_attribute=1)
+        write_model(path, node, opset, names or ["x0"], domain=dom)
+        cases.append((op, path, f"attr_{tag}"))
+    assert len(cases) > 150
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as ex:
+        results = list(ex.map(lambda c: show(c[1]), cases))
+    bad = []
+    open_ops = {"LayerNormalization", "SimplifiedLayerNormalization"}  # see test_open_attributes_warn
+    for (op, path, name), p in zip(cases, results):
+        try:
+            if op in open_ops:
+                assert p.returncode == 0 and "attribute 'kiln_no_such_attribute' is not one of" in p.stderr, p.stderr
+                continue
+            check_clean_error(p, f"{op} node '{name}'", "attribute 'kiln_no_such_attribute' is not an attribute of "
+                              f"{op} version", "remove it or correct its name")
+        except AssertionError as e:
+            bad.append(f"{op}: {e}")
+    assert not bad, f"{len(bad)} of {len(cases)} cases:\n" + "\n".join(bad[:20])
+
+
+def one_node(tmp_path, op, inputs, opset, initializers=(), domain="", **attrs):
+    path = str(tmp_path / f"{op}.onnx")
+    node = helper.make_node(op, inputs, ["y"], name="n1", domain=domain, **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], list(initializers))
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    m = helper.make_model(g, opset_imports=imports)
+    m.ir_version = 8
+    onnx.save(m, path)
+    return path
+
+
+def test_attribute_now_an_input(tmp_path):
+    # ReduceSum's axes is an attribute at versions 1 and 11 and input 1 from
+    # 13: reading it at 13 would reduce over the wrong axes
+    path = one_node(tmp_path, "ReduceSum", ["a"], 13, axes=[1])
+    check_clean_error(show(path), "ReduceSum node 'n1' (opset 13)", "attribute 'axes' is not an attribute of "
+                      "ReduceSum version 13", "as an attribute at versions 1, 11, and at version 13 as input 1",
+                      "give it as the node's input 1")
+    # at opset 11 the same node is ReduceSum-11's and imports
+    p = show(one_node(tmp_path, "ReduceSum", ["a"], 11, axes=[1]))
+    assert p.returncode == 0 and "sum(%p0, axis=[1], keepdims=1)" in p.stdout, p.stdout + p.stderr
+    # Clip's min became an input at 11
+    check_clean_error(show(one_node(tmp_path, "Clip", ["a"], 13, min=0.0)), "Clip node 'n1'",
+                      "attribute 'min' is not an attribute of Clip version 13", "as input 1")
+
+
+def test_attribute_of_older_versions_only(tmp_path):
+    # BatchNormalization's spatial was dropped at 9
+    ins = ["a", "s", "b", "m", "v"]
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, [3], [1, 1, 1]) for n in ins[1:]]
+    path = one_node(tmp_path, "BatchNormalization", ins, 14, inits, spatial=1)
+    check_clean_error(show(path), "BatchNormalization node 'n1'", "attribute 'spatial' is not an attribute of "
+                      "BatchNormalization version 14", "of BatchNormalization versions 1, 6, 7 only",
+                      "import the model at an opset where")
+
+
+@pytest.mark.parametrize("case", ["type", "required", "twice", "contrib", "contrib_required"])
+def test_attribute_errors(tmp_path, case):
+    if case == "type":  # Softmax's axis as a float
+        path = one_node(tmp_path, "Softmax", ["a"], 13, axis=1.0)
+        need = ("attribute 'axis' is FLOAT, but Softmax version 13 takes it as INT",)
+    elif case == "required":
+        path = one_node(tmp_path, "Cast", ["a"], 13)
+        need = ("required attribute 'to' (INT) is missing: Cast version 13 needs it",)
+    elif case == "twice":
+        path = one_node(tmp_path, "Softmax", ["a"], 13)
+        m = onnx.load(path)
+        m.graph.node[0].attribute.extend([helper.make_attribute("axis", 1), helper.make_attribute("axis", 0)])
+        onnx.save(m, path)
+        need = ("attribute 'axis' is given twice",)
+    elif case == "contrib":  # ONNX Runtime's ops: the table's own lists
+        inits = [helper.make_tensor(n, TensorProto.FLOAT, [3], [1, 1, 1]) for n in ("skip", "g")]
+        path = one_node(tmp_path, "SkipLayerNormalization", ["a", "skip", "g"], 13, inits, "com.microsoft",
+                        epsilon=1e-5, axis=-1)
+        need = ("SkipLayerNormalization node 'n1'", "attribute 'axis' is not an attribute of SkipLayerNormalization "
+                "version 1 (its attributes: epsilon)")
+    else:
+        w = helper.make_tensor("w", TensorProto.FLOAT, [3, 9], [0.0] * 27)
+        path = one_node(tmp_path, "Attention", ["a", "w"], 13, [w], "com.microsoft")
+        need = ("required attribute 'num_heads' (INT) is missing: Attention version 1 needs it",)
+    check_clean_error(show(path), "node 'n1'", *need)
+
+
+def test_open_attributes_warn(tmp_path):
+    # LayerNormalization-17 accepts attributes it does not list (ONNX's
+    # schema allows them), as ONNX Runtime's LayerNormalization-1 and
+    # SimplifiedLayerNormalization do: imported, with a warning naming it
+    inits = [helper.make_tensor("g", TensorProto.FLOAT, [3], [1, 1, 1])]
+    for op, opset, version in [("LayerNormalization", 17, 17), ("LayerNormalization", 13, 1),
+                               ("SimplifiedLayerNormalization", 13, 1)]:
+        p = show(one_node(tmp_path, op, ["a", "g"], opset, inits, epsilon=1e-5, kiln_extra=1))
+        assert p.returncode == 0, p.stderr
+        assert (f"kiln: warning: {op} node 'n1': attribute 'kiln_extra' is not one of {op} version {version}'s "
+                "(axis, epsilon, stash_type); ignored") in p.stderr, p.stderr
+        # their listed attributes are still checked for type
+        p = show(one_node(tmp_path, op, ["a", "g"], opset, inits, epsilon=1))
+        check_clean_error(p, f"attribute 'epsilon' is INT, but {op} version {version} takes it as FLOAT")
 
 
 def test_unnamed_node(tmp_path):

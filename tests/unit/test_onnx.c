@@ -655,6 +655,13 @@ static void test_versions(void) {
     CHECK(e->since <= e->until);
     if (i > 0 && !strcmp(t[i - 1].op_type, e->op_type) && !strcmp(t[i - 1].domain, e->domain))
       CHECK(t[i - 1].until < e->since);
+    /* a row ONNX has no attribute list for (an op it does not define, or a
+     * version before its first) must have its own (onnx_attr_check.c) */
+    if (!s || e->since < s->versions[0]) {
+      if (!onnx_own_attrs(e->domain, e->op_type)) printf("     %s has no attribute list\n", e->op_type);
+      CHECK_NN(onnx_own_attrs(e->domain, e->op_type));
+      CHECK(!onnx_own_attrs(e->domain, e->op_type) || onnx_own_attrs(e->domain, e->op_type)->attrs);
+    }
     if (!s) continue;
     bool has_since = e->since < s->versions[0], has_until = false; /* before ONNX's first: a contrib op */
     for (int k = 0; k < ONNX_SCHEMA_MAX_VERSIONS && s->versions[k]; k++) {

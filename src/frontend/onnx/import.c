@@ -634,9 +634,10 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
 }
 
 /* The table's row for node n at the node's version (onnx_version_resolve
- * finds it from the domain's opset), or NULL + an error naming the op, its
- * domain and the node, or the op's version and the versions Kiln has. */
-static const OnnxOpEntry *find_op(Importer *im, const OnnxNode *n) {
+ * finds it from the domain's opset; *version is set to it), or NULL + an
+ * error naming the op, its domain and the node, or the op's version and
+ * the versions Kiln has. */
+static const OnnxOpEntry *find_op(Importer *im, const OnnxNode *n, int *version) {
   bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx");
   int64_t opset = dflt ? im->opset : onnx_model_opset(im->model, n->domain);
   const OnnxOpEntry *rows;
@@ -648,10 +649,10 @@ static const OnnxOpEntry *find_op(Importer *im, const OnnxNode *n) {
       kiln_set_error("unsupported ONNX operator '%s' (node '%s', opset %lld)", n->op_type, n->name, (long long)im->opset);
     return NULL;
   }
-  int since[16], until[16], version;
+  int since[16], until[16];
   if (nrows > 16) nrows = 16;
   for (int i = 0; i < nrows; i++) since[i] = rows[i].since, until[i] = rows[i].until;
-  int r = onnx_version_resolve(n->domain, n->op_type, opset < 1 ? 1 : opset, nrows, since, until, &version);
+  int r = onnx_version_resolve(n->domain, n->op_type, opset < 1 ? 1 : opset, nrows, since, until, version);
   if (r < 0) {
     kiln_error_context("node '%s'", n->name);
     return NULL;
@@ -676,20 +677,31 @@ static int check_arity(Importer *im, const OnnxOpEntry *e) {
   return 0;
 }
 
-/* The node loop: each node's handler, with checks that its inputs exist
- * and its outputs were made with a supported data type. */
+/* The node's attributes against its version's (onnx_attr_check.c). */
+static int check_attrs(Importer *im, int version) {
+  const OnnxNode *n = im->node;
+  const OnnxOwnAttrs *own = onnx_own_attrs(n->domain, n->op_type);
+  if (onnx_check_attrs(n, onnx_schema_find(n->domain, n->op_type), version, own ? own->attrs : NULL, own && own->open))
+    return imp_error(im, "%s", kiln_get_error());
+  return 0;
+}
+
+/* The node loop: each node's handler, with checks of its inputs and
+ * attributes against its version, that its inputs exist, and that its
+ * outputs were made with a supported data type. */
 static int import_nodes(Importer *im, const OnnxGraph *og) {
   int rc = 0;
   const OnnxNode *parent = im->node;
   for (int i = 0; i < og->nnodes && !rc; i++) {
     const OnnxNode *n = &og->nodes[i];
     im->node = n;
-    const OnnxOpEntry *e = find_op(im, n);
+    int version = 0;
+    const OnnxOpEntry *e = find_op(im, n, &version);
     if (!e) {
       rc = -1;
       break;
     }
-    if ((rc = check_arity(im, e))) break;
+    if ((rc = check_arity(im, e)) || (rc = check_attrs(im, version))) break;
     for (int k = 0; k < n->ninputs && !rc; k++)
       if (*n->inputs[k] && !lookup(im, n->inputs[k]) && !pm_has(&im->seqs, n->inputs[k]))
         rc = pm_has(&im->initializers, n->inputs[k])

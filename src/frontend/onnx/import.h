@@ -27,6 +27,7 @@
 
 #include "../../graph/graph.h"
 #include "onnx_model.h"
+#include "onnx_schema.h"
 
 /* User-given input shapes.  A dimension given as a name ("N" of
  * "data:[N,3,224,224]") is a symbol (docs/symbolic_shapes.md); an entry
@@ -176,12 +177,23 @@ typedef struct OnnxOpEntry {
   uint32_t optional;
 } OnnxOpEntry;
 
+/* The attributes of an op ONNX does not define (ONNX Runtime's), which
+ * ONNX's ops take per version from onnx_schema.c. */
+typedef struct OnnxOwnAttrs {
+  const char *domain, *op_type;
+  const OnnxSchemaAttr *attrs; /* ends with a NULL name */
+  bool open;                   /* ONNX Runtime accepts attributes it does not list */
+} OnnxOwnAttrs;
+
 /* The rows of op_type of domain ("" or "ai.onnx": the default domain):
  * their number (0 if Kiln does not map the op), *first the first of them
  * (they are adjacent in version order). */
 int onnx_find_op_rows(const char *domain, const char *op_type, const OnnxOpEntry **first);
 /* Whether some domain maps op_type (for the error about a wrong domain). */
 bool onnx_op_known(const char *op_type);
+/* The attribute list the table gives op_type of domain (an op, or a
+ * version of one, that ONNX does not define), or NULL. */
+const OnnxOwnAttrs *onnx_own_attrs(const char *domain, const char *op_type);
 /* The whole table, sorted by op and version (for listings and the
  * conformance report). */
 const OnnxOpEntry *onnx_op_table(int *n);

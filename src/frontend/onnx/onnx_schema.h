@@ -14,20 +14,46 @@
  * table (ops/table.c) says, row by row, up to which version Kiln
  * implements an op; a newer semantic version is an error that names the
  * op, its version and the versions Kiln has.
+ *
+ * Per version the table also lists the op's attributes (name, type,
+ * whether required) and the names of its inputs, and says whether the
+ * version accepts attributes beyond its own (only LayerNormalization-17
+ * does).  The importer checks each node's attributes against its
+ * version's list (onnx_check_attrs below): an attribute the version does
+ * not have, one of the wrong type, or a required one missing is an error,
+ * as it is for onnx.checker and ONNX Runtime, never silently ignored
+ * (ReduceSum's `axes` attribute is ReduceSum-1 and -11's; ReduceSum-13
+ * takes axes as input 1, and reading the attribute there would give a
+ * wrongly shaped result).  Ops ONNX does not define (ONNX Runtime's
+ * com.microsoft ops, its LayerNormalization before opset 17) carry their
+ * attribute lists in the importer's table instead.
  */
 #ifndef KILN_FRONTEND_ONNX_SCHEMA_H
 #define KILN_FRONTEND_ONNX_SCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define ONNX_SCHEMA_MAX_VERSIONS 15
+
+/* An attribute of an op version: its name, its type (AttributeProto's
+ * numbers, OnnxAttrType in onnx_model.h) and whether the op requires it.
+ * Lists end with a NULL name. */
+typedef struct OnnxSchemaAttr {
+  const char *name;
+  uint8_t type;
+  uint8_t required;
+} OnnxSchemaAttr;
 
 typedef struct OnnxSchemaOp {
   const char *domain; /* "" for ai.onnx */
   const char *op;
   uint8_t versions[ONNX_SCHEMA_MAX_VERSIONS]; /* ascending, 0 after the last */
   uint16_t types_only; /* bit i: versions[i] changed only the allowed data types */
+  uint16_t open_attrs; /* bit i: versions[i] accepts attributes it does not list */
+  const OnnxSchemaAttr *attrs[ONNX_SCHEMA_MAX_VERSIONS]; /* per version */
+  const char *const *inputs[ONNX_SCHEMA_MAX_VERSIONS];    /* per version, NULL-terminated */
 } OnnxSchemaOp;
 
 typedef struct OnnxSchemaDomain {
@@ -53,6 +79,8 @@ const OnnxSchemaOp *onnx_schema_find(const char *domain, const char *op);
  * change. */
 int onnx_schema_version(const OnnxSchemaOp *s, int64_t opset);
 int onnx_schema_semantic_version(const OnnxSchemaOp *s, int version);
+/* Index of version in s->versions, -1 if it is not one of the op's. */
+int onnx_schema_version_index(const OnnxSchemaOp *s, int version);
 /* The version of op (domain) at opset against the version ranges Kiln
  * implements ([since[i], until[i]], ONNX versions, n ranges): the index of
  * the range that holds the op's semantic version, with *version set to
@@ -63,5 +91,18 @@ int onnx_schema_semantic_version(const OnnxSchemaOp *s, int version);
  * domain's opset, checked against the ranges alone. */
 int onnx_version_resolve(const char *domain, const char *op, int64_t opset, int n, const int *since, const int *until,
                          int *version);
+
+/* ===== onnx_attr_check.c ===== */
+typedef struct OnnxNode OnnxNode;
+/* Node n's attributes against version `version` of its op (s: the op's
+ * history, NULL for an op ONNX does not define; own: the attribute list
+ * to use where the history has no such version, the importer's table's
+ * for ONNX Runtime's ops, and own_open whether that version accepts
+ * attributes it does not list).  0, or -1 + an error (without the node's
+ * name: the caller adds it) naming the attribute and the op version, and
+ * saying where the attribute belongs: an attribute the version does not
+ * have (a warning on stderr where the version accepts any), one of
+ * another type, a required one missing, one given twice. */
+int onnx_check_attrs(const OnnxNode *n, const OnnxSchemaOp *s, int version, const OnnxSchemaAttr *own, bool own_open);
 
 #endif

@@ -18,6 +18,13 @@
  * input i optional (it may be given as '').  Where ONNX Runtime accepts
  * more than the schema (Resize-11 with an empty roi or scales name), the
  * row says so and the handler copes.
+ *
+ * An ONNX op's attributes per version come from onnx_schema.c (the
+ * importer checks every node against them).  Ops ONNX does not define
+ * carry their list in the last column: ONNX Runtime's, as its operator
+ * schemas give them (onnxruntime 1.32,
+ * onnxruntime.capi.onnxruntime_pybind11_state.get_all_operator_schema()).
+ * A unit test (onnx.versions) checks that every such row has one.
  */
 #include "ops.h"
 
@@ -258,6 +265,40 @@ static const OnnxOpEntry table[] = {
     {"", "Xor", 1, 7, onnx_h_binary, 2, 2, 0},
 };
 
+/* The attributes of the ops ONNX does not define (name, type, required). */
+#define ATTR(name, type, req) {name, ONNX_ATTR_##type, req}
+#define END {NULL, 0, 0}
+static const OnnxSchemaAttr ort_none[] = {END};
+static const OnnxSchemaAttr ort_layernorm[] = {ATTR("axis", INT, 0), ATTR("epsilon", FLOAT, 0), ATTR("stash_type", INT, 0), END};
+static const OnnxSchemaAttr ort_skip_layernorm[] = {ATTR("epsilon", FLOAT, 0), END};
+static const OnnxSchemaAttr ort_attention[] = {
+    ATTR("do_rotary", INT, 0),
+    ATTR("mask_filter_value", FLOAT, 0),
+    ATTR("num_heads", INT, 1),
+    ATTR("past_present_share_buffer", INT, 0),
+    ATTR("qkv_hidden_sizes", INTS, 0),
+    ATTR("rotary_embedding_dim", INT, 0),
+    ATTR("scale", FLOAT, 0),
+    ATTR("unidirectional", INT, 0),
+    END,
+};
+static const OnnxSchemaAttr ort_mha[] = {ATTR("mask_filter_value", FLOAT, 0), ATTR("num_heads", INT, 1),
+                                         ATTR("scale", FLOAT, 0), ATTR("unidirectional", INT, 0), END};
+
+/* domain, op, attributes, whether ONNX Runtime accepts others (it runs
+ * its two default-domain layer norms with any extra attribute) */
+static const OnnxOwnAttrs own_attrs[] = {
+    {MS, "Attention", ort_attention, false},
+    {MS, "BiasGelu", ort_none, false},
+    {MS, "FastGelu", ort_none, false},
+    {MS, "Gelu", ort_none, false},
+    {"", "LayerNormalization", ort_layernorm, true}, /* version 1, before ONNX's 17 */
+    {MS, "MultiHeadAttention", ort_mha, false},
+    {"", "SimplifiedLayerNormalization", ort_layernorm, true},
+    {MS, "SkipLayerNormalization", ort_skip_layernorm, false},
+    {MS, "SkipSimplifiedLayerNormalization", ort_skip_layernorm, false},
+};
+
 static bool default_domain(const char *d) { return !*d || !strcmp(d, "ai.onnx"); }
 
 int onnx_find_op_rows(const char *domain, const char *op_type, const OnnxOpEntry **first) {
@@ -277,6 +318,15 @@ bool onnx_op_known(const char *op_type) {
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (!strcmp(table[i].op_type, op_type)) return true;
   return false;
+}
+
+const OnnxOwnAttrs *onnx_own_attrs(const char *domain, const char *op_type) {
+  bool dflt = default_domain(domain);
+  for (size_t i = 0; i < sizeof own_attrs / sizeof own_attrs[0]; i++) {
+    const OnnxOwnAttrs *o = &own_attrs[i];
+    if (!strcmp(o->op_type, op_type) && (dflt ? default_domain(o->domain) : !strcmp(o->domain, domain))) return o;
+  }
+  return NULL;
 }
 
 const OnnxOpEntry *onnx_op_table(int *n) {
