@@ -103,6 +103,10 @@ void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
 void sb_indent(StrBuf *sb, int n);
 void sb_free(StrBuf *sb);
 char *sb_steal(StrBuf *sb); /* returns data (never NULL), resets sb */
+/* The offset of the first byte of the NUL-terminated s that does not
+ * start or continue valid UTF-8 (RFC 3629: no overlong forms, surrogates
+ * or code points above U+10FFFF), or -1 when all of s is valid. */
+long utf8_invalid_at(const char *s);
 
 /* ===== vec.c ===== */
 

@@ -1,4 +1,5 @@
-/* strbuf.c - a growable heap string used by printers and code generators. */
+/* strbuf.c - a growable heap string used by printers and code generators,
+ * and a UTF-8 validity check for text read from files. */
 #include "base.h"
 
 #include <stdlib.h>
@@ -56,4 +57,28 @@ char *sb_steal(StrBuf *sb) {
   sb->data = NULL;
   sb->len = sb->cap = 0;
   return p;
+}
+
+long utf8_invalid_at(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (long i = 0; p[i];) {
+    unsigned c = p[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    /* the sequence's length, and the range of its second byte, which
+     * excludes overlong forms (E0, F0), surrogates (ED) and > U+10FFFF (F4) */
+    int n;
+    unsigned lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else return i;
+    if (p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (int k = 2; k < n; k++)
+      if ((p[i + k] & 0xc0) != 0x80) return i;
+    i += n;
+  }
+  return -1;
 }

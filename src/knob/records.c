@@ -139,6 +139,14 @@ static int parse_input(TuneRecord *r, const cJSON *in, int want) {
 }
 
 TuneRecord *record_parse(const char *line) {
+  /* records are UTF-8 text (AutoTVM reads them with Python's text I/O);
+   * other bytes in a string could not be written back as they were read */
+  long bad_at = utf8_invalid_at(line ? line : "");
+  if (bad_at >= 0) {
+    kiln_set_error("tuning record: not valid UTF-8 at column %ld (byte 0x%02x): tuning records are UTF-8 JSON text; "
+                   "fix or remove the line", bad_at + 1, (unsigned)(unsigned char)line[bad_at]);
+    return NULL;
+  }
   cJSON *j = cJSON_Parse(line ? line : "");
   if (!j) return bad("not valid JSON");
   if (!cJSON_IsObject(j)) {

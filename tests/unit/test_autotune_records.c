@@ -141,6 +141,20 @@ static void test_record_v02(void) {
   CHECK_CONTAINS(kiln_get_error(), "expected a JSON object");
   CHECK(record_parse("{\"foo\": 1}") == NULL);
   CHECK_CONTAINS(kiln_get_error(), "neither v0.2");
+  /* a string that is not UTF-8 could not be written back as read: an
+   * error naming the column (a fuzzer's finding); non-ASCII text that is
+   * UTF-8 is kept and written back escaped, as json.dumps does */
+  CHECK(record_parse("{\"input\": [\"llvm\", \"dense_n\xbc\xbcopack.x86\", [], {}]}") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "not valid UTF-8 at column 28 (byte 0xbc)");
+  CHECK_INT(utf8_invalid_at("caf\xc3\xa9 \xf0\x9f\x94\xa5"), -1);
+  CHECK_INT(utf8_invalid_at("ab\xc0\xaf"), 2);          /* overlong '/' */
+  CHECK_INT(utf8_invalid_at("\xed\xa0\x80"), 0);       /* a surrogate */
+  CHECK_INT(utf8_invalid_at("x\xf4\x90\x80\x80"), 1); /* above U+10FFFF */
+  CHECK_INT(utf8_invalid_at("\xe2\x82"), 0);            /* cut short */
+  StrBuf sb = {0};
+  pyjson_str(&sb, "caf\xc3\xa9 \xf0\x9f\x94\xa5");
+  CHECK_STR(sb.data, "\"caf\\u00e9 \\ud83d\\udd25\"");
+  sb_free(&sb);
   char *dir = kiln_mkdtemp("kiln-rec-");
   const char *path = kfmt("%s/bad.json", dir);
   kiln_write_file(path, "\n# a comment\n{\"input\": [\"llvm\", \"x\", [1], {}], \"config\": {\"index\": 0, \"entity\": []}, "
