@@ -1209,6 +1209,16 @@ static void prologue(CG *g, LoweredFunc *f, PtrMap *bound_shape_vars) {
         sb_printf(o, "  %s %s = (%s)%s->shape[%d];\n", ctype(g, sd->dtype), vname(g, sd), ctype(g, sd->dtype), tv, d);
       }
     }
+    /* a symbolic shape is sized at run time: more elements than 32-bit
+     * indices reach is an error there (a constant one was refused when the
+     * tensor was made, te.h) */
+    bool symbolic = false;
+    for (int d = 0; d < t->ndim; d++) symbolic |= !ir_is_const_int(t->shape[d], NULL);
+    if (symbolic)
+      sb_printf(o, "  if (kiln_numel(%s) > 2147483647LL) {\n    kiln_error(\"%s: argument %d (%s) has %%lld elements, more "
+                   "than Kiln's generated code indexes (2^31 - 1, with 32-bit integers); call it on smaller tensors\", "
+                   "(long long)kiln_numel(%s));\n    return -1;\n  }\n",
+                tv, fn, i, t->name, tv);
     sb_printf(o, "  if (%s->strides) {\n    int64_t expect = 1;\n    for (int d = %d - 1; d >= 0; d--) {\n"
                  "      if (%s->shape[d] != 1 && %s->strides[d] != expect) {\n"
                  "        kiln_error(\"%s: argument %d (%s) must be compact (row-major), got a strided tensor\");\n"

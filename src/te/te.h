@@ -23,6 +23,13 @@
 
 /* ===== tensor.c ===== */
 
+/* The most elements a tensor, and the largest extent an axis, may have:
+ * generated code indexes tensors and runs loops with 32-bit integers (as
+ * the graph's GRAPH_MAX_ELEMS).  Placeholders, computes, externs and
+ * reduce axes with constant extents beyond it are refused where they are
+ * made; a symbolic extent is the caller's to bound. */
+#define TE_MAX_ELEMS ((int64_t)INT32_MAX)
+
 typedef enum TensorKind { TE_PLACEHOLDER, TE_COMPUTE, TE_EXTERN } TensorKind;
 
 typedef struct TAttr {

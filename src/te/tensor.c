@@ -23,8 +23,12 @@ static Tensor *new_tensor(TensorKind k, const char *name, int ndim, Expr **shape
   return x;
 }
 
+/* The shape's extents: integers, none negative, and the product of the
+ * constant ones within TE_MAX_ELEMS (the product saturates, so no shape
+ * overflows the check). */
 static int check_shape(const char *what, const char *name, int ndim, Expr **shape) {
   if (ndim < 0) return kiln_set_error("%s '%s': negative rank %d", what, name, ndim);
+  int64_t numel = 1;
   for (int i = 0; i < ndim; i++) {
     if (!shape[i]) return -1;
     if (!dt_is_intlike(shape[i]->dtype) || shape[i]->dtype.lanes != 1)
@@ -33,6 +37,20 @@ static int check_shape(const char *what, const char *name, int ndim, Expr **shap
     int64_t v;
     if (ir_is_const_int(shape[i], &v) && v < 0)
       return kiln_set_error("%s '%s': shape[%d] = %lld is negative", what, name, i, (long long)v);
+    if (ir_is_const_int(shape[i], &v) && __builtin_mul_overflow(numel, v, &numel)) numel = INT64_MAX;
+  }
+  if (numel > TE_MAX_ELEMS) {
+    StrBuf sb = {0};
+    for (int i = 0; i < ndim; i++) {
+      int64_t v;
+      if (ir_is_const_int(shape[i], &v)) sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)v);
+      else sb_printf(&sb, "%s?", i ? ", " : "");
+    }
+    kiln_set_error("%s '%s': shape (%s) has %s%lld elements, more than Kiln supports (2^31 - 1: generated code "
+                   "indexes tensors with 32-bit integers); split the computation over smaller tensors",
+                   what, name, sb.data, numel == INT64_MAX ? "over " : "", (long long)numel);
+    sb_free(&sb);
+    return -1;
   }
   return 0;
 }
@@ -125,6 +143,16 @@ Tensor *te_compute(const char *name, int ndim, Expr **shape, Expr **vars, Expr *
 
 IterVar *te_reduce_axis(Expr *min, Expr *extent, const char *name) {
   if (!min || !extent) return NULL;
+  int64_t lo, n;
+  if (ir_is_const_int(extent, &n) && (n < 0 || n > TE_MAX_ELEMS))
+    return kiln_set_error("reduce axis '%s': extent %lld is %s; reduce over at most 2^31 - 1 values (loops count "
+                          "with 32-bit integers), in steps if need be", name ? name : "rv", (long long)n,
+                          n < 0 ? "negative" : "too large"),
+           NULL;
+  if (ir_is_const_int(min, &lo) && ir_is_const_int(extent, &n) && (lo < INT32_MIN || lo > TE_MAX_ELEMS - n))
+    return kiln_set_error("reduce axis '%s': [%lld, %lld + %lld) leaves the 32-bit range loops count in", name ? name : "rv",
+                          (long long)lo, (long long)lo, (long long)n),
+           NULL;
   return ir_itervar(ir_var(name ? name : "rv", DT_I32), min, extent, ITER_REDUCE);
 }
 

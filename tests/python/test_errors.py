@@ -152,3 +152,22 @@ def test_illegal_schedules():
         s[C].parallel(s[B].op.axis[0])
     with pytest.raises(kiln.KilnError, match="not a reduce axis|must be an IterVar"):
         te.compute((16,), lambda i: te.sum(A[i, 0], axis=[C.op.axis[0]]))
+
+
+def test_tensor_beyond_32_bit_indexing():
+    # generated code indexes with 32-bit integers: 2^31 elements or more is
+    # an error where the tensor is made (TE), or the call (relay)
+    with pytest.raises(kiln.KilnError, match=r"placeholder 'A': shape \(65536, 65536\) has 4294967296 elements, "
+                                             r"more than Kiln supports \(2\^31 - 1"):
+        te.placeholder((65536, 65536), name="A")
+    with pytest.raises(kiln.KilnError, match=r"placeholder 'B': shape \(1099511627776\) has"):
+        te.placeholder((2 ** 40,), name="B")
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(kiln.KilnError, match=r"compute 'C': shape \(65536, 65536\)"):
+        te.compute((65536, 65536), lambda i, j: A[0], name="C")
+    with pytest.raises(kiln.KilnError, match="reduce axis 'k': extent 4294967296 is too large"):
+        te.reduce_axis((0, 2 ** 32), name="k")
+    from kiln import relay
+    x = relay.var("x", shape=(65536, 65536))
+    with pytest.raises(kiln.KilnError, match="4294967296 elements, more than Kiln supports"):
+        relay.nn.relu(x)

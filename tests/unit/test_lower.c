@@ -156,6 +156,51 @@ static void test_error_vectorize_symbolic(void) {
   kiln_module_free(mod);
 }
 
+/* Tensors of 2^31 or more elements: generated code indexes with 32-bit
+ * integers, so a constant shape that large is refused where it is made,
+ * and a symbolic one when the kernel is called with such a tensor. */
+static void test_error_tensor_too_large(void) {
+  CHECK(te_placeholder_c("A", 2, (int64_t[]){65536, 32768}, DT_F32) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "placeholder 'A': shape (65536, 32768) has 2147483648 elements, more than Kiln "
+                                   "supports (2^31 - 1");
+  CHECK_NN(te_placeholder_c("A", 2, (int64_t[]){65536, 32767}, DT_F32)); /* 2^31 - 65536 */
+  Expr *big[3] = {ir_i64(INT64_MAX), ir_i32(4), ir_i32(4)}; /* the product overflows */
+  CHECK(te_placeholder("P", 3, big, DT_F32) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "has over 9223372036854775807 elements");
+  Tensor *A = te_placeholder_c("A", 1, (int64_t[]){4}, DT_F32);
+  Expr **v = te_axis_vars(2, NULL);
+  CHECK(te_compute("B", 2, (Expr *[]){ir_i32(1 << 16), ir_i32(1 << 16)}, v, te_read1(A, ir_i32(0)), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "compute 'B': shape (65536, 65536) has 4294967296 elements");
+  CHECK(te_reduce_axis(ir_i32(0), ir_i64((int64_t)1 << 32), "k") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "reduce axis 'k': extent 4294967296 is too large");
+  /* symbolic: checked when the kernel is called */
+  Expr *n = ir_var("n", DT_I32);
+  Tensor *X = te_placeholder("X", 2, (Expr *[]){n, ir_i32(65536)}, DT_F32);
+  Expr **w = te_axis_vars(2, NULL);
+  Tensor *Y = te_compute("Y", 2, X->shape, w, ir_mul(te_read2(X, w[0], w[1]), ir_f32(2)), NULL);
+  CHECK_NN(Y);
+  if (!Y) return;
+  KilnModule *mod = kiln_build(te_create_schedule(1, &Y), 2, (Tensor *[]){X, Y}, "dbl", NULL, NULL);
+  CHECK_NN(mod);
+  if (!mod) return;
+  /* a tensor that claims 32769 x 65536 elements over 4 bytes: the check
+   * comes before any element is touched */
+  float buf[1] = {0};
+  int64_t shape[2] = {32769, 65536};
+  DLTensor huge = {.data = buf, .device = {kDLCPU, 0}, .ndim = 2, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  CHECK(tk_call(mod, "dbl", 2, (DLTensor *[]){&huge, &huge}) != 0);
+  CHECK_CONTAINS(kiln_last_error(), "dbl: argument 0 (X) has 2147549184 elements, more than Kiln's generated code "
+                                    "indexes (2^31 - 1");
+  int64_t ok_shape[2] = {2, 65536};
+  DLTensor *a = tk_array(2, ok_shape, DT_F32), *b = tk_array(2, ok_shape, DT_F32);
+  tk_fill(a, 1.5);
+  CHECK_OK(tk_call(mod, "dbl", 2, (DLTensor *[]){a, b}));
+  CHECK(tk_get(b, 2 * 65536 - 1) == 3.0);
+  kiln_array_free(a);
+  kiln_array_free(b);
+  kiln_module_free(mod);
+}
+
 static void test_error_compute_at(void) {
   int64_t n = 32;
   Tensor *A = te_placeholder_c("A", 1, &n, DT_F32);
@@ -256,6 +301,7 @@ static void test_error_compiler_failure(void) {
 }
 
 const TestCase lower_tests[] = {
+    {"error_tensor_too_large", test_error_tensor_too_large},
     {"vecadd_text", test_vecadd_text},
     {"add2_runs", test_add2_runs},
     {"matmul_template", test_matmul_template},
