@@ -234,8 +234,12 @@ static int infer_pad(GNode *n, TType *out) {
   if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
     return kiln_set_error("pad mode '%s' is not supported (constant, reflect, edge)", mode);
   TType r = *d;
+  for (int i = 0; i < 2 * d->ndim; i++)
+    if (p[i] > GRAPH_MAX_ELEMS || p[i] < -GRAPH_MAX_ELEMS)
+      return kiln_set_error("pads[%d] = %lld is beyond +-(2^31 - 1), which generated code's 32-bit index arithmetic "
+                            "reaches; fix the pads", i, (long long)p[i]);
   for (int i = 0; i < d->ndim; i++) {
-    r.shape[i] = d->shape[i] + p[i] + p[i + d->ndim];
+    r.shape[i] = d->shape[i] + p[i] + p[i + d->ndim]; /* each term within 2^31: no overflow */
     if (r.shape[i] < 0) return kiln_set_error("pads make axis %d negative", i);
     if (!strcmp(mode, "reflect") && (p[i] >= d->shape[i] || p[i + d->ndim] >= d->shape[i]) && (p[i] > 0 || p[i + d->ndim] > 0))
       return kiln_set_error("reflect padding %lld/%lld must be smaller than the axis size %lld", (long long)p[i],
@@ -253,7 +257,9 @@ static int infer_tile(GNode *n, TType *out) {
   TType r = *d;
   for (int i = 0; i < k; i++) {
     if (rp[i] < 0) return kiln_set_error("negative repeat %lld", (long long)rp[i]);
-    r.shape[i] *= rp[i];
+    if (__builtin_mul_overflow(r.shape[i], rp[i], &r.shape[i]))
+      return kiln_set_error("repeating axis %d (%lld) %lld times overflows 64 bits", i, (long long)d->shape[i],
+                            (long long)rp[i]);
   }
   *out = r;
   return 0;

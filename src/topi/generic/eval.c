@@ -10,7 +10,11 @@
  *
  * It is slow (a tree walk per element) and meant for small tensors: the
  * graph layer folds shape computations with it at compile time, and tests
- * use it as an oracle.  It checks what a kernel would not: every read must
+ * use it as an oracle.  What one evaluation holds (every tensor it
+ * materializes, as 8-byte values) is bounded: KILN_EVAL_MEMORY_MB, 256 MiB
+ * by default.  A constant-folded node whose result is small can still have
+ * large intermediates (a padded input of a strided convolution), and a
+ * malformed model must get an error here, not a multi-gigabyte allocation.  It checks what a kernel would not: every read must
  * be inside its tensor, and an integer division by zero is an error.
  */
 #include <math.h>
@@ -36,6 +40,7 @@ typedef struct Ev {
   int nv;
   const char *op; /* the tensor being computed, for messages */
   bool failed;
+  int64_t bytes_left; /* of the evaluation's memory budget */
   AVec owned; /* heap blocks to free */
 } Ev;
 
@@ -298,8 +303,32 @@ static bool ev(Ev *c, Expr *e, Val *out) {
 
 static int64_t numel(int ndim, const int64_t *shape) {
   int64_t n = 1;
-  for (int d = 0; d < ndim; d++) n *= shape[d];
+  for (int d = 0; d < ndim; d++)
+    if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;
   return n;
+}
+
+#define EVAL_MEMORY_MB_DEFAULT 256
+
+/* The evaluation's memory budget in bytes (KILN_EVAL_MEMORY_MB). */
+static int64_t eval_budget(void) {
+  const char *e = getenv("KILN_EVAL_MEMORY_MB");
+  char *end;
+  long long mb = e && *e ? strtoll(e, &end, 10) : EVAL_MEMORY_MB_DEFAULT;
+  if (e && *e && (*end || mb <= 0 || mb > ((int64_t)1 << 40))) mb = EVAL_MEMORY_MB_DEFAULT;
+  return (int64_t)mb << 20;
+}
+
+/* Room for n values of t, or an error saying how to get it. */
+static int take_budget(Ev *c, Tensor *t, int64_t n) {
+  if (n <= c->bytes_left / (int64_t)sizeof(Val)) {
+    c->bytes_left -= n * (int64_t)sizeof(Val);
+    return 0;
+  }
+  return kiln_set_error("topi_eval: '%s' has %s%lld elements, more than evaluating at compile time may hold "
+                        "(KILN_EVAL_MEMORY_MB, %lld MiB, for all the tensors of one evaluation); make the values "
+                        "graph inputs instead of constants, or raise KILN_EVAL_MEMORY_MB",
+                        t->name, n == INT64_MAX ? "over " : "", (long long)n, (long long)(eval_budget() >> 20));
 }
 
 static bool dl_dtype_ok(DLDataType d, DType t) {
@@ -409,6 +438,7 @@ static int materialize(Ev *c, Tensor *t, int nin, Tensor **inputs, DLTensor **in
     if (eval_shape(c, t, b->shape)) return -1;
     if (check_array("input", t, a, b->shape)) return -1;
     int64_t n = numel(t->ndim, b->shape);
+    if (take_budget(c, t, n)) return -1;
     b->data = own(c, sizeof(Val) * (size_t)n);
     for (int64_t i = 0; i < n; i++) b->data[i] = load_elem(a, i, t->dtype);
     pm_put(&c->bufs, t, b);
@@ -418,7 +448,7 @@ static int materialize(Ev *c, Tensor *t, int nin, Tensor **inputs, DLTensor **in
     if (materialize(c, t->inputs[i], nin, inputs, in_data, depth + 1)) return -1;
   if (eval_shape(c, t, b->shape)) return -1;
   int64_t n = numel(t->ndim, b->shape);
-  if (n > ((int64_t)1 << 28)) return kiln_set_error("topi_eval: '%s' has %lld elements, too many", t->name, (long long)n);
+  if (take_budget(c, t, n)) return -1;
   b->data = own(c, sizeof(Val) * (size_t)n);
   c->op = t->name;
   c->nv = 0;
@@ -459,6 +489,7 @@ static int bind_shapes(Ev *c, int nin, Tensor **inputs, DLTensor **in_data) {
 int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data) {
   if (!out || out->okind != KOBJ_TENSOR) return kiln_set_error("topi_eval: no output tensor");
   Ev *c = xcalloc(1, sizeof(Ev));
+  c->bytes_left = eval_budget();
   int rc = bind_shapes(c, ninputs, inputs, in_data);
   if (!rc) rc = materialize(c, out, ninputs, inputs, in_data, 0);
   if (!rc) {
