@@ -92,6 +92,8 @@ def test_seed_config_layer_matches_cpu(log, line, tmp_path):
         p = kiln("run", so, "--device", dev, "--inputs", inp, "-o", out, "--profile")
         if name == "gpu":
             assert f"{log}:{line}" in p.stdout, p.stdout
+            if rec["i"][5]["t"] == "winograd":
+                assert "topi_nn_conv2d (winograd)" in p.stdout, p.stdout
         outs[name] = first_output(out)
     err = rel_l2(outs["gpu"], outs["cpu"])
     assert err <= 1e-5, f"{log}:{line}: relative L2 error {err:g}"
@@ -111,3 +113,24 @@ def test_tasks_target_cuda():
     p = kiln("tasks", os.path.join(ROOT, "models", "digits", "digits.onnx"), "--target", "rocm", check=False)
     assert p.returncode != 0 and "target 'rocm' is not supported" in p.stderr
 
+
+
+WHOLE = [("mobilenet_v2", "mobilenet_v2_bs_1.log"), ("resnet50", "resnet50v1_bs_1.log"), ("vgg16", "vgg16_bs_1.log")]
+
+
+@needs_opencl
+@pytest.mark.skipif(os.environ.get("KILN_GPU_MODEL_TESTS") != "1",
+                    reason="whole models on POCL take 1-10 minutes each; set KILN_GPU_MODEL_TESTS=1")
+@pytest.mark.parametrize("name,log", WHOLE)
+def test_whole_model_seed_log_matches_pytorch(name, log, exported, tmp_path):
+    """The whole model compiled with the seeds' batch-1 log (every conv2d,
+    depthwise and dense task covered) on POCL against PyTorch."""
+    prefix = exported(name)
+    so = str(tmp_path / (name + ".so"))
+    p = kiln("compile", prefix + ".onnx", "-o", so, "--input-shapes", "data:[1,3,224,224]", "--target", OCL,
+             "--tuning-records", os.path.join(TOPHUB, log), "--no-shipped-records")
+    assert "no tuning record" not in p.stderr, p.stderr
+    out = str(tmp_path / "out.npz")
+    kiln("run", so, "--device", "opencl", "--inputs", prefix + ".input.npy", "-o", out)
+    err = rel_l2(first_output(out), np.load(prefix + ".output.npy"))
+    assert err <= 1e-4, f"{name}: relative L2 error {err:g}"

@@ -93,7 +93,10 @@ int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
     st->config_source = "fallback";
     graph_dispatch_note_fallback(t, wl);
   }
-  st->task_name = wl->name;
+  /* the profile's Task column names a template other than the task's
+   * first: "topi_nn_conv2d (winograd)" */
+  st->task_name = tm->template_key && strcmp(tm->template_key, "direct") ? kfmt("%s (%s)", wl->name, tm->template_key)
+                                                                          : wl->name;
   st->tmpl = tm;
   st->wl = wl;
   st->target = t;
