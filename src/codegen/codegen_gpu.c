@@ -35,7 +35,7 @@ typedef struct GG {
   PtrMap names;     /* Var -> name */
   PtrMap used;      /* name -> 1 (string keys) */
   PtrMap elem;      /* buffer Var -> DType * */
-  PtrMap thread_decl; /* "kernel\nname" of thread indices declared -> 1 */
+  PtrMap thread_decl; /* "kernel\nname" of thread indices and local arrays declared -> 1 */
   DeviceKernel *k;
   Analyzer *an;
   int indent;
@@ -574,8 +574,25 @@ static void stmt(GG *g, Stmt *s) {
     if (strcmp(s->alloc.scope ? s->alloc.scope : "global", "shared")) { /* local: per thread */
       int64_t n = 1;
       ir_is_const_int(ir_simplify(s->alloc.size), &n);
+      /* an allocation an unrolled loop repeated: each copy in a scope of
+       * its own */
+      const char *name = vname(g, s->alloc.buf), *dkey = kfmt("%s\n%s", g->k->name, name);
+      bool again = pm_get(&g->thread_decl, dkey) != NULL;
+      pm_put(&g->thread_decl, dkey, (void *)1);
+      if (again) {
+        line(g);
+        sb_puts(o, "{\n");
+        g->indent += 2;
+      }
       line(g);
-      sb_printf(o, "%s %s[%lld];\n", etype(g, *et), vname(g, s->alloc.buf), (long long)(n > 0 ? n : 1));
+      sb_printf(o, "%s %s[%lld];\n", etype(g, *et), name, (long long)(n > 0 ? n : 1));
+      stmt(g, s->alloc.body);
+      if (again) {
+        g->indent -= 2;
+        line(g);
+        sb_puts(o, "}\n");
+      }
+      return;
     }
     stmt(g, s->alloc.body);
     return;

@@ -70,7 +70,35 @@ LAYERS = [
     ("mobilenet_v2_bs_8.log", 27),   # conv2d 1x1, batch 8
     ("resnet50v1_bs_1.log", 22),     # winograd 3x3 512 -> 512 at 7x7 (m = 2)
     ("resnet50v1_bs_1.log", 7),      # winograd 3x3 64 -> 64 at 56x56 (m = 4)
+    ("mobilenet_v2_bs_128.log", 31), # dense 1280 -> 1000, batch 128 (the large-batch template)
+    ("resnet50v1_bs_8.log", 24),     # dense 2048 -> 1000, batch 8
 ]
+
+
+def _flops(rec):
+    task, a = rec["i"][1], rec["i"][2]
+    if task == "topi_nn_dense":
+        return 2 * a[0][1][0] * a[0][1][1] * a[1][1][0]
+    d, k, st, pad = a[0][1], a[1][1], a[2], a[3]
+    oh, ow = (d[2] + 2 * pad[0] - k[2]) // st[0] + 1, (d[3] + 2 * pad[1] - k[3]) // st[1] + 1
+    dw = task == "topi_nn_depthwise_conv2d_nchw"
+    return 2 * d[0] * (k[0] * k[1] if dw else k[0]) * oh * ow * (1 if dw else d[1]) * k[2] * k[3]
+
+
+def _random_batch8(n, seed=17, max_flops=4e7):
+    """n batch-8 records of at most max_flops (POCL is slow), not in LAYERS
+    already, drawn with a fixed seed."""
+    pool = []
+    for log in sorted(os.listdir(TOPHUB)):
+        if log.endswith("_bs_8.log"):
+            with open(os.path.join(TOPHUB, log)) as f:
+                pool += [(log, i + 1) for i, ln in enumerate(f.read().splitlines()) if _flops(json.loads(ln)) <= max_flops]
+    pool = [p for p in pool if p not in LAYERS]
+    rng = np.random.default_rng(seed)
+    return [(pool[i][0], int(pool[i][1])) for i in rng.choice(len(pool), size=n, replace=False)]
+
+
+LAYERS += _random_batch8(3)
 
 
 @needs_opencl
