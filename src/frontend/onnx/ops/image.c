@@ -444,3 +444,107 @@ int onnx_h_AffineGrid(Importer *im) {
   os[1 + k] = k;
   return imp_set_output(im, 0, imp_cast(im, imp_reshape(im, g, k + 2, os), theta->type.dtype));
 }
+
+/* ---- Col2Im (opset 18) ----
+ * The inverse of im2col: input [N, C * prod(block), L] holds, for each
+ * block offset k and each of the L sliding positions, one value; the
+ * image [N, C, *image_shape] sums every value into the pixel it came from.
+ * Built as one term per block offset: that offset's [N, C, *out] slice,
+ * spread by the strides (each axis reshaped to [out, 1], zero-padded to
+ * [out, stride], merged), shifted by offset * dilation into the padded
+ * image and summed; the pads are cropped off at the end.  image_shape and
+ * block_shape must be known at compile time. */
+int onnx_h_Col2Im(Importer *im) {
+  GNode *x = in0(im);
+  int64_t img[MAXD], blk[MAXD];
+  int d = imp_const_input_ints(im, 1, img, MAXD);
+  if (d < 0) return -1;
+  int db = imp_const_input_ints(im, 2, blk, MAXD);
+  if (db < 0) return -1;
+  if (d == 0 || d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match (one per spatial axis)", d, db);
+  if (x->type.ndim != 3) return imp_error(im, "input must be [N, C * prod(block_shape), L], got %s", ttype_str(&x->type));
+  if (d + 2 > MAXD) return imp_error(im, "%d spatial axes (at most %d)", d, MAXD - 2);
+  int64_t dil[MAXD], str[MAXD], pads[2 * MAXD];
+  for (int i = 0; i < d; i++) dil[i] = str[i] = 1, pads[i] = pads[i + d] = 0;
+  const OnnxAttr *a;
+  if ((a = onnx_attr_find(N(im), "dilations")) && a->n) {
+    if (a->n != d) return imp_error(im, "dilations has %d values, expected %d", a->n, d);
+    memcpy(dil, a->ints, sizeof(int64_t) * (size_t)d);
+  }
+  if ((a = onnx_attr_find(N(im), "strides")) && a->n) {
+    if (a->n != d) return imp_error(im, "strides has %d values, expected %d", a->n, d);
+    memcpy(str, a->ints, sizeof(int64_t) * (size_t)d);
+  }
+  if ((a = onnx_attr_find(N(im), "pads")) && a->n) {
+    if (a->n != 2 * d) return imp_error(im, "pads has %d values, expected %d", a->n, 2 * d);
+    memcpy(pads, a->ints, sizeof(int64_t) * (size_t)(2 * d));
+  }
+  int64_t K = 1, L = 1, outs[MAXD], padded[MAXD];
+  for (int i = 0; i < d; i++) {
+    if (img[i] < 1 || blk[i] < 1 || dil[i] < 1 || str[i] < 1 || pads[i] < 0 || pads[i + d] < 0)
+      return imp_error(im, "axis %d: image %lld, block %lld, dilation %lld, stride %lld, pads %lld/%lld: sizes, "
+                           "dilations and strides must be positive and pads non-negative",
+                       i, (long long)img[i], (long long)blk[i], (long long)dil[i], (long long)str[i],
+                       (long long)pads[i], (long long)pads[i + d]);
+    padded[i] = img[i] + pads[i] + pads[i + d];
+    int64_t span = dil[i] * (blk[i] - 1) + 1;
+    if (padded[i] < span)
+      return imp_error(im, "axis %d: the block spans %lld, more than the padded image's %lld", i, (long long)span,
+                       (long long)padded[i]);
+    outs[i] = (padded[i] - span) / str[i] + 1;
+    K *= blk[i];
+    L *= outs[i];
+  }
+  int64_t n = x->type.shape[0], ck = x->type.shape[1];
+  if (ck % K || x->type.shape[2] != L)
+    return imp_error(im, "input %s: dimension 1 must be a multiple of prod(block_shape) = %lld and dimension 2 the "
+                         "number of block positions, %lld",
+                     ttype_str(&x->type), (long long)K, (long long)L);
+  int64_t c = ck / K;
+  int64_t s4[4] = {n, c, K, L};
+  GNode *x4 = imp_reshape(im, x, 4, s4), *acc = NULL;
+  for (int64_t kk = 0; kk < K && x4; kk++) {
+    int64_t off[MAXD], rem = kk;
+    for (int i = d - 1; i >= 0; i--) off[i] = rem % blk[i], rem /= blk[i];
+    int64_t sh[MAXD + 2] = {n, c};
+    for (int i = 0; i < d; i++) sh[2 + i] = outs[i];
+    GNode *t = imp_reshape(im, imp_squeeze(im, imp_slice(im, x4, 2, kk, kk + 1), 2), d + 2, sh);
+    for (int i = 0; i < d && t; i++) { /* spread axis 2 + i by its stride, then shift into place */
+      int r = t->type.ndim, ax = 2 + i;
+      if (str[i] > 1) {
+        int64_t s5[MAXD + 1], p5[2 * (MAXD + 1)] = {0}, s4b[MAXD];
+        for (int j = 0, o = 0; j < r; j++) {
+          s5[o++] = t->type.shape[j];
+          if (j == ax) s5[o++] = 1;
+        }
+        p5[ax + 1 + (r + 1)] = str[i] - 1;
+        GNode *e = imp_reshape(im, t, r + 1, s5);
+        GAttrs pa = gattrs_new();
+        ga_ints(&pa, "pads", 2 * (r + 1), p5);
+        ga_str(&pa, "pad_mode", "constant");
+        ga_float(&pa, "pad_value", 0);
+        e = e ? imp_call(im, "nn.pad", 1, &e, pa) : NULL;
+        memcpy(s4b, t->type.shape, sizeof(int64_t) * (size_t)r);
+        s4b[ax] = outs[i] * str[i];
+        t = imp_reshape(im, e, r, s4b);
+      }
+      int64_t begin = off[i] * dil[i], len = t ? t->type.shape[ax] : 0;
+      if (begin + len > padded[i]) { /* the stride's trailing zeros past the image */
+        t = imp_slice(im, t, ax, 0, padded[i] - begin);
+        len = padded[i] - begin;
+      }
+      int64_t pp[2 * (MAXD + 2)] = {0};
+      pp[ax] = begin;
+      pp[ax + r] = padded[i] - begin - len;
+      GAttrs pa = gattrs_new();
+      ga_ints(&pa, "pads", 2 * r, pp);
+      ga_str(&pa, "pad_mode", "constant");
+      ga_float(&pa, "pad_value", 0);
+      t = t ? imp_call(im, "nn.pad", 1, &t, pa) : NULL;
+    }
+    acc = acc ? bin(im, "add", acc, t) : t;
+  }
+  for (int i = 0; i < d && acc; i++)
+    if (pads[i] || pads[i + d]) acc = imp_slice(im, acc, 2 + i, pads[i], pads[i] + img[i]);
+  return out0(im, acc);
+}

@@ -29,7 +29,8 @@
  *   normalize.c    batch, instance, layer, LRN, Lp and MVN normalization
  *   linalg.c       Gemm, MatMul, Einsum, Det
  *   index.c        gathers, scatters, TopK and data-dependent selections
- *   image.c        Resize (and tf_crop_and_resize), GridSample, RoiAlign
+ *   image.c        Resize (and tf_crop_and_resize), GridSample, RoiAlign,
+ *                  AffineGrid, Col2Im
  *   recurrent.c    RNN, GRU, LSTM unrolled over the sequence
  *   quantize.c     QuantizeLinear, integer and QLinear ops
  *   lowp.c         bfloat16, float8, float4, int4/int2 carried in wider
@@ -87,7 +88,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_LINALG_HANDLERS(X) X(gemm) X(matmul) X(Einsum) X(Det)
 #define ONNX_INDEX_HANDLERS(X)                                                                       \
   X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool)
-#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid)
+#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid) X(Col2Im)
 #define ONNX_RECURRENT_HANDLERS(X) X(RNN) X(GRU) X(LSTM)
 #define ONNX_QUANTIZE_HANDLERS(X)                                                                    \
   X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger)       \

@@ -70,6 +70,7 @@ static const OnnxOpEntry table[] = {
     {"", "CenterCropPad", 18, 18, onnx_h_CenterCropPad, 2, 2, 0},
     {"", "Clip", 1, 6, onnx_h_clip, 1, 1, 0},
     {"", "Clip", 11, 13, onnx_h_clip, 1, 3, O(1) | O(2)},
+    {"", "Col2Im", 18, 18, onnx_h_Col2Im, 3, 3, 0},
     {"", "Compress", 9, 11, onnx_h_Compress, 2, 2, 0},
     {"", "Concat", 1, 13, onnx_h_concat, 1, V, 0},
     {"", "ConcatFromSequence", 11, 11, onnx_h_ConcatFromSequence, 1, 1, 0},
