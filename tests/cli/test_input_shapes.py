@@ -171,6 +171,7 @@ def test_symbolic_batch_compiled_once_runs_at_three_sizes(cnn, tmp_path):
     net, path = cnn
     so = str(tmp_path / "sym.so")
     kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,12,12],N<=16", "--quiet-fallback")
+    assert "  N in [1, 16]" in kiln("inspect", so).stdout
     for b in (1, 3, 8):
         x = np.random.RandomState(b).randn(b, 3, 12, 12).astype(np.float32)
         np.save(str(tmp_path / "x.npy"), x)
