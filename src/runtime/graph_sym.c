@@ -127,8 +127,32 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
                             "cannot do",
                             n, g->nodes[n].name);
   ex->sym_val = kiln_arena_alloc(ex->arena, (size_t)g->num_syms * sizeof(int64_t) + 1);
+  /* Start at the smallest sizes, so that creating an executor allocates
+   * for a batch of one rather than for the representative sizes (97 when
+   * unbounded); buffers grow when set_input brings larger sizes.  Where
+   * the lower bounds give no valid shape (an image too small for the
+   * model), keep the JSON's shapes, at the representative sizes. */
+  int64_t **shapes = calloc((size_t)g->num_entries + 1, sizeof(int64_t *));
+  int ok = shapes != NULL;
+  for (int e = 0; e < g->num_entries && ok; e++) {
+    if (!g->entry_sym || !g->entry_sym[e]) continue;
+    if (!(shapes[e] = malloc(sizeof(int64_t) * ((size_t)g->entry_ndim[e] + 1)))) ok = 0;
+    for (int d = 0; ok && d < g->entry_ndim[e]; d++) {
+      size_t len;
+      const char *t = dim_text(g, e, d, &len);
+      int64_t v = g->entry_shape[e][d];
+      if (t && eval_text(g, t, len, g->sym_lo, &v)) ok = 0;
+      if (v < 1) ok = 0;
+      shapes[e][d] = v;
+    }
+  }
+  kiln_clear_error();
+  for (int e = 0; ok && e < g->num_entries; e++)
+    if (shapes[e]) memcpy(g->entry_shape[e], shapes[e], sizeof(int64_t) * (size_t)g->entry_ndim[e]);
+  for (int e = 0; shapes && e < g->num_entries; e++) free(shapes[e]);
+  free(shapes);
+  /* the symbols' values: where a dimension is the bare symbol */
   for (int i = 0; i < g->num_syms; i++) ex->sym_val[i] = g->sym_lo[i];
-  /* the representative values: where a dimension is the bare symbol */
   for (int e = 0; e < g->num_entries; e++)
     for (int d = 0; d < g->entry_ndim[e]; d++) {
       size_t len;

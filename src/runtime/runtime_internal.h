@@ -315,8 +315,9 @@ void kiln_graph_bind_storage(KilnGraphExecutor *ex, int s, void *data);
 
 /* ===== graph_sym.c ===== */
 
-/* A symbolic graph's executor: the symbols' values from the entries'
- * shapes in the JSON (the representative sizes). */
+/* A symbolic graph's executor, before its storage: every entry's shape
+ * at the symbols' lower bounds (else the JSON's representative sizes),
+ * and the symbols' values. */
 int kiln_graph_sym_init(KilnGraphExecutor *ex);
 /* Before input entry e takes t: when t's shape differs from the entry's,
  * bind the symbols from it, check their bounds, evaluate every entry's
