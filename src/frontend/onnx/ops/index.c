@@ -384,3 +384,62 @@ int onnx_h_MaxUnpool(Importer *im) {
   }
   return imp_set_output(im, 0, y);
 }
+
+/* ---- TensorScatter (opset 24): a KV-cache write ----
+ * present = past_cache with update[b, ..., i, ...] written at position
+ * write_indices[b] + i along axis (mode 'circular': modulo the cache
+ * length).  Built elementwise, so write_indices may be a run-time input:
+ * for each cache position s, rel = s - w[b] (mod the length when
+ * circular); positions with 0 <= rel < update's length take update at rel
+ * (a one-hot selection over the update's positions), the others keep the
+ * cache. */
+int onnx_h_TensorScatter(Importer *im) {
+  GNode *past = imp_input(im, 0), *upd = imp_input(im, 1), *w = imp_input(im, 2);
+  int r = past->type.ndim, ax;
+  if (r < 2 || upd->type.ndim != r)
+    return imp_error(im, "past_cache %s and update %s must have one rank of at least 2", ttype_str(&past->type),
+                     ttype_str(&upd->type));
+  if (!dt_eq(past->type.dtype, upd->type.dtype))
+    return imp_error(im, "update is %s but past_cache is %s", dt_str(upd->type.dtype), dt_str(past->type.dtype));
+  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", -2), r, &ax)) return -1;
+  if (ax == 0) return imp_error(im, "axis 0 is the batch axis: the sequence axis must be another");
+  const char *mode = onnx_attr_string(N(im), "mode", "linear");
+  bool circ = !strcmp(mode, "circular");
+  if (!circ && strcmp(mode, "linear")) return imp_error(im, "mode '%s': expected 'linear' or 'circular'", mode);
+  int64_t B = past->type.shape[0], S = past->type.shape[ax], U = upd->type.shape[ax];
+  for (int d = 0; d < r; d++)
+    if (d != ax && upd->type.shape[d] != past->type.shape[d])
+      return imp_error(im, "update %s differs from past_cache %s outside axis %d", ttype_str(&upd->type),
+                       ttype_str(&past->type), ax);
+  if (U > S) return imp_error(im, "update has %lld positions along axis %d, more than the cache's %lld", (long long)U, ax, (long long)S);
+  if (w && (w->type.ndim != 1 || w->type.shape[0] != B || !dt_is_intlike(w->type.dtype)))
+    return imp_error(im, "write_indices must be [batch] = [%lld] integers, got %s", (long long)B, ttype_str(&w->type));
+  /* rel[b, s, u] == u marks where update position u lands: shapes [B, S, U] */
+  int64_t sh3[3] = {B, 1, 1};
+  GNode *wb = w ? imp_reshape(im, imp_cast(im, w, DT_I64), 3, sh3) : imp_scalar(im, 0, DT_I64);
+  int64_t *sv, *uv, s3[3] = {1, S, 1}, u3[3] = {1, 1, U};
+  GNode *sc = imp_new_i64(im, 3, s3, &sv), *uc = imp_new_i64(im, 3, u3, &uv);
+  if (!sc || !uc) return -1;
+  for (int64_t i = 0; i < S; i++) sv[i] = i;
+  for (int64_t i = 0; i < U; i++) uv[i] = i;
+  GNode *rel = bin(im, "subtract", sc, wb);
+  if (circ) rel = bin(im, "floor_mod", rel, imp_scalar(im, (double)S, DT_I64));
+  GNode *hit = bin(im, "equal", rel, uc); /* [B, S, U] */
+  /* to the data's layout: [B, 1.., S, U, 1..] with S at axis, U after it */
+  int64_t hs[MAXD + 1];
+  int n = 0;
+  for (int d = 0; d <= r; d++) hs[n++] = d == 0 ? B : d == ax ? S : d == ax + 1 ? U : 1;
+  hit = imp_reshape(im, hit, r + 1, hs);
+  int64_t us[MAXD + 1];
+  n = 0;
+  for (int d = 0; d < r; d++) {
+    us[n++] = d == ax ? 1 : upd->type.shape[d];
+    if (d == ax) us[n++] = U;
+  }
+  GNode *u5 = imp_reshape(im, upd, r + 1, us); /* update with a unit axis for S */
+  int64_t last = ax + 1;
+  GNode *sel = imp_reduce(im, "sum", imp_where(im, hit, u5, imp_scalar_like(im, 0, upd)), 1, &last, false);
+  GNode *any = imp_reduce(im, "max", imp_cast(im, hit, DT_I32), 1, &last, false);
+  GNode *take = bin(im, "not_equal", any, imp_scalar(im, 0, DT_I32));
+  return out0(im, imp_where(im, take, sel, past));
+}

@@ -250,6 +250,7 @@ static const OnnxOpEntry table[] = {
     {"", "Swish", 24, 24, onnx_h_Swish, 1, 1, 0},
     {"", "Tan", 7, 7, onnx_h_unary, 1, 1, 0},
     {"", "Tanh", 1, 13, onnx_h_unary, 1, 1, 0},
+    {"", "TensorScatter", 24, 24, onnx_h_TensorScatter, 2, 3, O(2)},
     {"", "TfIdfVectorizer", 9, 9, onnx_h_TfIdfVectorizer, 1, 1, 0},
     {"", "ThresholdedRelu", 10, 10, onnx_h_attr_unary, 1, 1, 0},
     {"", "Tile", 1, 1, onnx_h_tile, 3, 3, 0},
