@@ -143,6 +143,27 @@ def test_tasks_target_cuda():
 
 
 
+@pytest.mark.parametrize("name,prefix,batch", [("mobilenet_v2", "mobilenet_v2", 8), ("mobilenet_v2", "mobilenet_v2", 128),
+                                               ("resnet50", "resnet50v1", 8)])
+def test_batched_model_uses_seed_log(name, prefix, batch, exported, tmp_path):
+    """ResNet-50 and MobileNet-V2 with the batch set by --input-shapes take the
+    seeds' batch-8 / batch-128 configs for every conv2d, depthwise and dense
+    task (no fallback), and the compiled graph names the records."""
+    model = exported(name)
+    so = str(tmp_path / "m.so")
+    log = f"{prefix}_bs_{batch}.log"
+    emit = str(tmp_path / "emit")
+    p = kiln("compile", model + ".onnx", "-o", so, "--input-shapes", f"data:[{batch},3,224,224]", "--target", OCL,
+             "--tuning-records", os.path.join(TOPHUB, log), "--no-shipped-records", "--emit-dir", emit)
+    assert "no tuning record" not in p.stderr, p.stderr
+    with open(os.path.join(TOPHUB, log)) as f:
+        nrec = len(f.read().splitlines())
+    with open(os.path.join(emit, "graph.json")) as f:
+        graph = f.read()
+    used = {ln for ln in range(1, nrec + 1) if f'"{log}:{ln}"' in graph}
+    assert len(used) == nrec, sorted(used)
+
+
 WHOLE = [("mobilenet_v2", "mobilenet_v2_bs_1.log"), ("resnet50", "resnet50v1_bs_1.log"), ("vgg16", "vgg16_bs_1.log")]
 
 
