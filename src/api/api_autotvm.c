@@ -14,7 +14,7 @@
  * running inside another interpreter passes its path ("worker").
  *
  * apply_history_best adds a records file to the dispatch context that
- * graph builds consult; the context is process-wide (graph/dispatch.c, as
+ * graph builds consult; the context is process-wide (graph/backend/dispatch.c, as
  * TVM's DispatchContext.current), so the contexts form one stack across
  * threads: apply_history_best_exit resets the dispatch context and adds
  * back the files of the contexts still open.

@@ -399,7 +399,7 @@ API_FUNC(graph_build_fn) {
 }
 
 /* standalone_c(graph, opt_level, dir, prefix, threads, isa, freestanding,
- * separate_weights): the model as standalone C in dir (graph/export_c.c);
+ * separate_weights): the model as standalone C in dir (graph/backend/export_c.c);
  * threads and isa are the CLI's words.  The ISA's vector width holds while
  * the graph is optimized and built (alter_layout blocks by it). */
 API_FUNC(graph_export_c_fn) {

@@ -19,7 +19,7 @@
  *         results); records_append(log, ...); tuner_update(t, n, idx, gflops)
  * which autotune_tune() runs with resuming, early stopping and AutoTVM's
  * progress line.  Compile time reads the records back through
- * src/graph/dispatch.c (ApplyHistoryBest).
+ * src/graph/backend/dispatch.c (ApplyHistoryBest).
  */
 #ifndef KILN_AUTOTUNE_H
 #define KILN_AUTOTUNE_H

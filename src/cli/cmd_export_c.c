@@ -1,6 +1,6 @@
 /*
  * cmd_export_c.c - kiln compile MODEL.onnx --emit c -o DIR: the model as
- * standalone C (graph/export_c.c), with the same import, passes, tuning
+ * standalone C (graph/backend/export_c.c), with the same import, passes, tuning
  * records and Winograd choices as the shared-library build.
  *
  * --isa picks the vector width the templates block for (and so which

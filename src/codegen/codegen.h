@@ -4,7 +4,7 @@
  *   codegen_c.c   lowered functions -> one readable C translation unit
  *                 (GCC/Clang vector extensions for vector code, parallel
  *                 loops outlined into closures run on the runtime's pool);
- *                 also plain kernels for standalone C (graph/export_c.c)
+ *                 also plain kernels for standalone C (graph/backend/export_c.c)
  *   kiln_vmath.h  C source that generated code carries: branch-free
  *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary
@@ -41,7 +41,7 @@ char *codegen_c(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs)
  * unit 0 holds the module tables.  Returns a heap array of heap strings. */
 char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob *blobs, int nunits);
 
-/* Plain kernels for standalone C (graph/export_c.c): static functions over
+/* Plain kernels for standalone C (graph/backend/export_c.c): static functions over
  * plain pointers, no runtime behind them. */
 typedef enum CThreads { CTHREADS_NONE, CTHREADS_PTHREADS, CTHREADS_OPENMP } CThreads;
 

@@ -288,7 +288,7 @@ static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char 
   KUNREACHABLE();
 }
 
-/* Whether the freestanding math file (graph/export_c_math.c) covers op. */
+/* Whether the freestanding math file (graph/backend/export_c_math.c) covers op. */
 static bool freestanding_has(Intrinsic op, DType t) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
   switch (op) {
