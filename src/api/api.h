@@ -196,6 +196,10 @@ typedef struct KGraph {
  * graph.optimize, else a new optimized copy the caller frees (graph_free);
  * NULL + error. */
 struct Graph *api_graph_optimized(KGraph *kg, int level, const Target *t);
+/* The records the API's builds use: the process-wide context that
+ * autotvm.apply_history_best fills (api_autotvm.c), passed down
+ * explicitly to the compiler. */
+struct DispatchContext *api_dispatch(void);
 /* A new KGraph owning g (freed on failure); its params are the constants
  * of g named in names[0..n). */
 KGraph *api_kgraph_new(struct Graph *g, int opt_level, int n, const char *const *names);

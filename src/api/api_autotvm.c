@@ -14,10 +14,11 @@
  * running inside another interpreter passes its path ("worker").
  *
  * apply_history_best adds a records file to the dispatch context that
- * graph builds consult; the context is process-wide (graph/backend/dispatch.c, as
- * TVM's DispatchContext.current), so the contexts form one stack across
- * threads: apply_history_best_exit resets the dispatch context and adds
- * back the files of the contexts still open.
+ * the API's graph builds pass down (api_dispatch; the compiler itself takes
+ * a context explicitly, graph/backend/dispatch.c).  The API's context is
+ * process-wide, as TVM's DispatchContext.current, so the contexts form one
+ * stack across threads: apply_history_best_exit resets the dispatch
+ * context and adds back the files of the contexts still open.
  */
 #include "api.h"
 
@@ -58,7 +59,7 @@ API_FUNC(at_extract_tasks) {
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   AVec tasks = {0};
-  int rc = graph_extract_tasks(g, (int)level, target, &tasks);
+  int rc = graph_extract_tasks(g, (int)level, target, api_dispatch(), &tasks);
   cJSON *arr = rc ? NULL : cJSON_CreateArray();
   for (int i = 0; arr && i < tasks.len; i++) {
     GraphTask *t = tasks.data[i];
@@ -196,14 +197,24 @@ static char **ctx_paths;
 static int ctx_n, ctx_cap;
 static int64_t ctx_next_token = 1;
 static int64_t *ctx_tokens;
+static DispatchContext *ctx_dispatch;
+
+DispatchContext *api_dispatch(void) {
+  pthread_mutex_lock(&ctx_lock);
+  if (!ctx_dispatch) ctx_dispatch = dispatch_context_new();
+  DispatchContext *dc = ctx_dispatch;
+  pthread_mutex_unlock(&ctx_lock);
+  return dc;
+}
 
 /* apply_history_best(path) -> int token */
 API_FUNC(at_apply_history_best) {
   API_CALL;
   const char *path;
   if (api_argc(&c, 1, 1) || !(path = api_str(&c, 0))) return -1;
+  DispatchContext *dc = api_dispatch();
   pthread_mutex_lock(&ctx_lock);
-  int rc = graph_dispatch_add_records(path);
+  int rc = graph_dispatch_add_records(dc, path);
   int64_t token = 0;
   if (!rc && ctx_n == ctx_cap) {
     int cap = ctx_cap ? 2 * ctx_cap : 8;
@@ -230,6 +241,7 @@ API_FUNC(at_apply_history_best_exit) {
   API_CALL;
   int64_t token;
   if (api_argc(&c, 1, 1) || api_int(&c, 0, &token)) return -1;
+  DispatchContext *dc = api_dispatch();
   pthread_mutex_lock(&ctx_lock);
   int k = 0;
   while (k < ctx_n && ctx_tokens[k] != token) k++;
@@ -239,9 +251,9 @@ API_FUNC(at_apply_history_best_exit) {
   }
   for (int i = k; i < ctx_n; i++) free(ctx_paths[i]);
   ctx_n = k;
-  graph_dispatch_reset();
+  graph_dispatch_reset(dc);
   int rc = 0;
-  for (int i = 0; i < ctx_n && !rc; i++) rc = graph_dispatch_add_records(ctx_paths[i]);
+  for (int i = 0; i < ctx_n && !rc; i++) rc = graph_dispatch_add_records(dc, ctx_paths[i]);
   if (ctx_n == 0) {
     free(ctx_paths);
     free(ctx_tokens);

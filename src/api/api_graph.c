@@ -244,7 +244,7 @@ Graph *api_graph_optimized(KGraph *kg, int level, const Target *t) {
 static Graph *optimized_copy(Graph *g, int level, const Target *t) {
   Graph *copy = copy_graph(g);
   if (!copy) return NULL;
-  GraphOptions go = {level, NULL, NULL, t};
+  GraphOptions go = {level, NULL, NULL, t, api_dispatch()};
   return graph_optimize(copy, &go); /* frees copy */
 }
 
@@ -381,6 +381,7 @@ API_FUNC(graph_build_fn) {
     memset(&bo, 0, sizeof bo);
     bo.opt_level = level;
     bo.target = target;
+    bo.dispatch = api_dispatch();
     char *so = malloc(strlen(dir) + 16);
     if (so) {
       sprintf(so, "%s/model.so", dir);
@@ -430,6 +431,7 @@ API_FUNC(graph_export_c_fn) {
   eo.separate_weights = sep != 0;
   eo.opt_level = level;
   eo.model = "(python)";
+  eo.dispatch = api_dispatch();
   const char *old = getenv("KILN_SIMD_WIDTH");
   char *saved = old ? strdup(old) : NULL;
   int lanes = cexport_isa_lanes(eo.isa);

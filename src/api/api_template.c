@@ -297,7 +297,7 @@ API_FUNC(at_query_best) {
   if (!wl) return api_fail(&c);
   ConfigEntity *cfg = NULL;
   const char *source = NULL;
-  if (graph_dispatch_query(target_host(), wl, &cfg, &source)) return api_fail(&c);
+  if (graph_dispatch_query(api_dispatch(), target_host(), wl, &cfg, &source)) return api_fail(&c);
   return ret_text(&c, ret, ret_code, strdup(cfg ? config_json(cfg) : ""));
 }
 

@@ -78,8 +78,11 @@ struct Graph;
  * printing an error. */
 struct Target;
 struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const struct Target *t);
-/* The dispatch context from --tuning-records, --no-shipped-records,
- * --quiet-fallback; -1 after printing an error. */
+/* The command's dispatch context (records, shipped records, warnings),
+ * made on first use and passed to everything that chooses configs. */
+struct DispatchContext *cli_dispatch(void);
+/* Fill it from --tuning-records, --no-shipped-records, --quiet-fallback;
+ * -1 after printing an error. */
 int cli_setup_dispatch(Command *cmd);
 
 /* ===== cmd_export_c.c ===== */

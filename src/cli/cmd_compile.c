@@ -84,7 +84,7 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
   free(names);
   free(vals);
   if (!g) return NULL;
-  GraphOptions go = {(int)opt_level, NULL, stdout, t};
+  GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch()};
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump && dump->set) go.dump_after = dump->value;
   g = graph_optimize(g, &go);
@@ -125,13 +125,21 @@ static Opt compile_opts[] = {
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
-/* The dispatch context: the user's records, shipped ones, warnings. */
+/* The dispatch context: the user's records, shipped ones, warnings.  A
+ * kiln process runs one command, which owns this context. */
+DispatchContext *cli_dispatch(void) {
+  static DispatchContext *dc;
+  if (!dc) dc = dispatch_context_new();
+  return dc;
+}
+
 int cli_setup_dispatch(Command *cmd) {
+  DispatchContext *dc = cli_dispatch();
   Opt *tr = cli_opt(cmd, "--tuning-records");
   for (int i = 0; tr && i < tr->nvalues; i++)
-    if (graph_dispatch_add_records(tr->values[i])) return cli_error(cmd, "%s", kiln_get_error());
-  if (cli_opt(cmd, "--no-shipped-records")->set) graph_dispatch_use_shipped(false);
-  if (cli_opt(cmd, "--quiet-fallback")->set) graph_dispatch_set_quiet(true);
+    if (graph_dispatch_add_records(dc, tr->values[i])) return cli_error(cmd, "%s", kiln_get_error());
+  if (cli_opt(cmd, "--no-shipped-records")->set) graph_dispatch_use_shipped(dc, false);
+  if (cli_opt(cmd, "--quiet-fallback")->set) graph_dispatch_set_quiet(dc, true);
   return 0;
 }
 
@@ -176,6 +184,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   memset(&bo, 0, sizeof bo);
   bo.opt_level = (int)lvl;
   bo.target = target;
+  bo.dispatch = cli_dispatch();
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump->set) bo.dump_lower = dump->value; /* the lowering passes' names; graph passes dump while optimizing */
   Opt *ed = cli_opt(cmd, "--emit-dir");
@@ -212,7 +221,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   long lvl;
   int rc = get_opt_level(cmd, &lvl);
   if (rc) return rc;
-  graph_dispatch_set_quiet(true);
+  graph_dispatch_set_quiet(cli_dispatch(), true);
   Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host());
   if (!g) return -1;
   char *text;

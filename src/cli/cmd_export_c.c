@@ -75,6 +75,7 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const Ta
   eo.freestanding = cli_opt(cmd, "--freestanding")->set;
   eo.model = model;
   eo.opt_level = (int)opt_level;
+  eo.dispatch = cli_dispatch();
   Opt *pre = cli_opt(cmd, "--prefix");
   char *prefix = pre->set ? strdup(pre->value) : default_prefix(model);
   eo.prefix = prefix;

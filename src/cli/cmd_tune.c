@@ -23,16 +23,16 @@
 /* Import, optimize and extract; NULL after printing an error. */
 static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *t, Graph **gout) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
-  bool was = graph_dispatch_set_quiet(true);
+  bool was = graph_dispatch_set_quiet(cli_dispatch(), true);
   Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
   if (g) {
-    GraphOptions go = {(int)lvl, NULL, stdout, t};
+    GraphOptions go = {(int)lvl, NULL, stdout, t, cli_dispatch()};
     g = graph_optimize(g, &go);
   }
-  graph_dispatch_set_quiet(was);
+  graph_dispatch_set_quiet(cli_dispatch(), was);
   if (!g) return cli_error(cmd, "%s", kiln_get_error()), NULL;
   AVec *tasks = KNEW(AVec);
-  if (graph_extract_tasks(g, (int)lvl, t, tasks)) {
+  if (graph_extract_tasks(g, (int)lvl, t, cli_dispatch(), tasks)) {
     graph_free(g);
     return cli_error(cmd, "%s", kiln_get_error()), NULL;
   }

@@ -337,7 +337,16 @@ GNode *graph_share_const(Graph *ng, GNode *old) {
 }
 
 GNode *graph_copy_call(Graph *ng, GNode *old, GNode **args) {
-  return graph_call(ng, old->op->name, old->nargs, args, old->attrs, old->name);
+  GNode *n = graph_call(ng, old->op->name, old->nargs, args, old->attrs, old->name);
+  if (n) gnode_set_config(ng, n, old->config, old->config_source);
+  return n;
+}
+
+void gnode_set_config(Graph *g, GNode *n, const char *config, const char *source) {
+  kiln_arena_push(g->arena);
+  n->config = config ? kstrdup(config) : NULL;
+  n->config_source = source ? kstrdup(source) : NULL;
+  kiln_arena_pop();
 }
 
 static void mark_reachable(GNode *n, char *seen) {

@@ -97,6 +97,13 @@ struct GNode {
   GAttrs attrs;
   TType type;       /* the output type */
   DLTensor *value;  /* const: the data (owned by the graph) */
+  /* call: the config alter_layout chose for the node's tuning task (TVM's
+   * config JSON, config_json) and where it came from ("shipped",
+   * "records.json:12", "fallback"), in the graph's arena and kept by
+   * graph_rewrite; the strategy reads it back instead of choosing again.
+   * NULL when nothing was chosen (the strategy chooses). */
+  const char *config;
+  const char *config_source;
 };
 
 typedef struct Graph {
@@ -154,6 +161,9 @@ typedef GNode *(*GraphRewriteFn)(Graph *ng, GNode *old, GNode **args, void *ud);
 #define GRAPH_KEEP ((GNode *)1)
 Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud);
 GNode *graph_copy_call(Graph *ng, GNode *old, GNode **args);
+/* Record a chosen config and its source on a call (copied into g's arena;
+ * see GNode.config). */
+void gnode_set_config(Graph *g, GNode *n, const char *config, const char *source);
 /* A new constant sharing old's data. */
 GNode *graph_share_const(Graph *ng, GNode *old);
 /* Number of uses of each node (by id) among calls and outputs. */
@@ -222,7 +232,45 @@ int sym_postfix(StrBuf *sb, const Expr *e);
  * per g->syms entry); false when it has no defined value. */
 bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
 
-/* ===== ops.c ===== */
+/* ===== ops/table.c ===== */
+
+/* The ops a pass or a strategy must tell apart.  A row carries its id
+ * (OP_OTHER for the rest), so code asks `n->op->id == OP_CONV2D`, never
+ * compares names; table.c checks that each id is on exactly one row.
+ * X(ID, Relay name) */
+#define GRAPH_OP_IDS(X)                                              \
+  X(OP_CONV2D, "nn.conv2d")                                          \
+  X(OP_CONV2D_NCHWC, "nn.contrib_conv2d_NCHWc")                      \
+  X(OP_DEPTHWISE_CONV2D_NCHWC, "nn.contrib_depthwise_conv2d_NCHWc")  \
+  X(OP_CONV2D_WINOGRAD_NCHWC, "nn.contrib_conv2d_winograd_NCHWc")    \
+  X(OP_DENSE, "nn.dense")                                            \
+  X(OP_DENSE_PACK, "nn.contrib_dense_pack")                          \
+  X(OP_BIAS_ADD, "nn.bias_add")                                      \
+  X(OP_MULTIPLY, "multiply")                                         \
+  X(OP_CONCATENATE, "concatenate")                                   \
+  X(OP_BATCH_NORM, "nn.batch_norm")                                  \
+  X(OP_DROPOUT, "nn.dropout")
+
+typedef enum OpId {
+  OP_OTHER = 0,
+#define X(id, name) id,
+  GRAPH_OP_IDS(X)
+#undef X
+  OP_NUM_IDS
+} OpId;
+
+/* Properties of an op that passes read from its row. */
+enum {
+  /* a broadcasting binary op that alter_layout may run on blocked
+   * (NCHW[x]c) tensors, reshaping per-channel constants to match */
+  OPF_BLOCKED_BROADCAST = 1u << 0,
+  /* a pooling op with a "layout" attribute that runs on blocked tensors */
+  OPF_BLOCKED_LAYOUT = 1u << 1,
+  /* per-channel and finite on finite values: alter_layout's padded
+   * channels may flow through it (binary ones pad their per-channel
+   * operand with zeros) */
+  OPF_PAD_SAFE = 1u << 2,
+};
 
 /* Fusion patterns (DESIGN §4), ordered as TVM orders them. */
 typedef enum OpPattern {
@@ -238,6 +286,9 @@ typedef enum OpPattern {
  * is this op (filled by the op's strategy function). */
 struct Template;
 struct Target;
+/* Where configs come from: records, shipped records, settings
+ * (backend/dispatch.c); passed down explicitly. */
+typedef struct DispatchContext DispatchContext;
 struct Workload;
 struct ConfigEntity;
 typedef struct Strategy {
@@ -259,18 +310,26 @@ struct OpDef {
   /* build the compute from input tensors (one per arg); st is the
    * strategy of an anchor op (its template's config), else NULL */
   Tensor *(*compute)(GNode *n, Tensor **ins, const Strategy *st);
-  /* fill the strategy of an anchor op (may be NULL: generic schedule) */
-  int (*strategy)(GNode *n, const struct Target *t, Strategy *st);
+  /* fill the strategy of an anchor op (may be NULL: generic schedule);
+   * configs come from the node (alter_layout's choice) or from dc */
+  int (*strategy)(GNode *n, const struct Target *t, DispatchContext *dc, Strategy *st);
   /* Relay's Python signature: the tensor arguments, then the attributes
    * with their defaults ("data, axis=-1"); python/kiln/relay makes its
    * relay.* functions from it.  NULL: the tensor arguments only, any
    * attribute by keyword. */
   const char *params;
+  OpId id;        /* OP_OTHER unless something must tell this op apart */
+  unsigned flags; /* OPF_* */
 };
 
 const OpDef *op_lookup(const char *name);
 int op_count(void);
 const OpDef *op_at(int i);
+/* The row with an id (never NULL for an id of GRAPH_OP_IDS). */
+const OpDef *op_by_id(OpId id);
+/* 0, or -1 + an error naming the row: every id of GRAPH_OP_IDS on exactly
+ * the row of its name, and names unique. */
+int op_table_check(void);
 
 /* ===== fuse.c ===== */
 
@@ -308,6 +367,8 @@ typedef struct GraphOptions {
   const char *dump_after; /* print the graph after this pass ("all") */
   FILE *dump_to;          /* default stderr */
   const struct Target *target; /* compiled for (NULL: the host, target_host) */
+  DispatchContext *dispatch;   /* alter_layout's configs (NULL: a new
+                                * context for this call, backend/dispatch.c) */
 } GraphOptions;
 
 /* ===== verify.c ===== */

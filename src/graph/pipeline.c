@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../lower/lower.h"
+#include "backend/strategy.h"
 #include "passes/passes.h"
 
 typedef struct PassDef {
@@ -51,14 +52,24 @@ static void dump(const GraphOptions *opt, const char *pass, Graph *g) {
   free(text);
 }
 
+static Graph *optimize(Graph *g, const GraphOptions *opt, const PassContext *pc);
+
 Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
-  GraphOptions defaults = {3, NULL, NULL, NULL};
+  GraphOptions defaults = {3, NULL, NULL, NULL, NULL};
   if (!opt) opt = &defaults;
-  PassContext pc = {opt->target ? opt->target : target_host()};
+  PassContext pc = {opt->target ? opt->target : target_host(), opt->dispatch};
   if (!pc.target) {
     graph_free(g);
     return NULL;
   }
+  DispatchContext *own = NULL; /* made for this call when none is given */
+  if (!pc.dispatch) pc.dispatch = own = dispatch_context_new();
+  g = optimize(g, opt, &pc);
+  dispatch_context_free(own);
+  return g;
+}
+
+static Graph *optimize(Graph *g, const GraphOptions *opt, const PassContext *pc) {
   if (opt->dump_after && strcmp(opt->dump_after, "all")) {
     /* one list of names: the graph passes, then the lowering passes
      * (whose dumps the build prints, GraphBuildOptions.dump_lower) */
@@ -87,7 +98,7 @@ Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
     if (opt->opt_level < pipeline[i].min_level) continue;
     KArena *scratch = kiln_arena_new();
     kiln_arena_push(scratch);
-    Graph *ng = pipeline[i].run(g, &pc);
+    Graph *ng = pipeline[i].run(g, pc);
     kiln_arena_pop();
     kiln_arena_free(scratch);
     if (!ng) {

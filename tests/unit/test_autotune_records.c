@@ -213,8 +213,8 @@ static const char *ent(int ic, int oc, int ow) {
 }
 
 static void test_dispatch_best(void) {
-  graph_dispatch_reset();
-  graph_dispatch_use_shipped(false);
+  DispatchContext *dc = dispatch_context_new();
+  graph_dispatch_use_shipped(dc, false);
   char *dir = kiln_mkdtemp("kiln-disp-");
   const char *path = kfmt("%s/recs.json", dir);
   const char *me = target_host()->str;
@@ -229,11 +229,11 @@ static void test_dispatch_best(void) {
   sb_puts(&sb, rec_line(me, conv_args, ent(4, 16, 8), 9e-4, 0));                     /* 8: input block 4, slow */
   kiln_write_file(path, sb.data, sb.len);
   sb_free(&sb);
-  CHECK_OK(graph_dispatch_add_records(path));
+  CHECK_OK(graph_dispatch_add_records(dc, path));
   Workload *wl = wl_from_json("conv2d_NCHWc.x86", conv_args);
   ConfigEntity *cfg = NULL;
   const char *src = NULL;
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK_NN(cfg);
   if (cfg) {
     CHECK_INT(cfg_split_inner(cfg, "tile_oc"), 32);
@@ -242,28 +242,28 @@ static void test_dispatch_best(void) {
   CHECK_STR(src, "recs.json:4");
   /* data arriving in another block: that block's best, if slower by less
    * than the transform (802816 bytes at 2.5 GB/s: 321 us) */
-  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 32, &cfg, &src));
+  CHECK_OK(graph_dispatch_query_block(dc, target_host(), wl, 32, &cfg, &src));
   CHECK(cfg && cfg_split_inner(cfg, "tile_ic") == 32);
   CHECK_STR(src, "recs.json:7");
-  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 4, &cfg, &src)); /* 700 us slower: keep the best */
+  CHECK_OK(graph_dispatch_query_block(dc, target_host(), wl, 4, &cfg, &src)); /* 700 us slower: keep the best */
   CHECK(cfg == NULL);
-  CHECK_OK(graph_dispatch_query_block(target_host(), wl, 16, &cfg, &src));
+  CHECK_OK(graph_dispatch_query_block(dc, target_host(), wl, 16, &cfg, &src));
   CHECK_STR(src, "recs.json:4");
   /* a workload without records: nothing, so the fallback */
   Workload *other = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 32, 28, 28}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
                               (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  CHECK_OK(graph_dispatch_query(target_host(), other, &cfg, &src));
+  CHECK_OK(graph_dispatch_query(dc, target_host(), other, &cfg, &src));
   CHECK(cfg == NULL && src == NULL);
   /* a later file with a faster record wins; a missing file is an error */
   const char *p2 = kfmt("%s/more.json", dir);
   const char *l = rec_line(me, conv_args, ent(32, 16, 28), 1e-4, 0);
   kiln_write_file(p2, l, strlen(l));
-  CHECK_OK(graph_dispatch_add_records(p2));
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_add_records(dc, p2));
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK_STR(src, "more.json:1");
-  CHECK(graph_dispatch_add_records(kfmt("%s/none.json", dir)) != 0);
+  CHECK(graph_dispatch_add_records(dc, kfmt("%s/none.json", dir)) != 0);
   CHECK_CONTAINS(kiln_get_error(), "cannot read");
-  graph_dispatch_reset();
+  dispatch_context_free(dc);
   kiln_rmtree(dir);
   free(dir);
 }
@@ -284,31 +284,31 @@ static void test_dispatch_shipped(void) {
   ConfigEntity *cfg = NULL;
   const char *src = NULL;
   setenv("KILN_RECORDS_PATH", dir, 1);
-  graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  DispatchContext *dc = dispatch_context_new();
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK_STR(src, "shipped");
   CHECK(cfg && cfg_split_inner(cfg, "tile_ow") == 8);
-  CHECK_STR(graph_dispatch_shipped_file(target_host()), ship);
+  CHECK_STR(graph_dispatch_shipped_file(dc, target_host()), ship);
   /* the user's records come first, even when slower */
-  CHECK_OK(graph_dispatch_add_records(user));
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  CHECK_OK(graph_dispatch_add_records(dc, user));
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK_STR(src, "mine.json:1");
   /* a file in the path works too; empty: none */
   setenv("KILN_RECORDS_PATH", ship, 1);
-  graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  graph_dispatch_reset(dc);
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK_STR(src, "shipped");
   setenv("KILN_RECORDS_PATH", "", 1);
-  graph_dispatch_reset();
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
-  CHECK(cfg == NULL && graph_dispatch_shipped_file(target_host()) == NULL);
+  graph_dispatch_reset(dc);
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
+  CHECK(cfg == NULL && graph_dispatch_shipped_file(dc, target_host()) == NULL);
   /* --no-shipped-records */
   setenv("KILN_RECORDS_PATH", dir, 1);
-  graph_dispatch_reset();
-  graph_dispatch_use_shipped(false);
-  CHECK_OK(graph_dispatch_query(target_host(), wl, &cfg, &src));
+  graph_dispatch_reset(dc);
+  graph_dispatch_use_shipped(dc, false);
+  CHECK_OK(graph_dispatch_query(dc, target_host(), wl, &cfg, &src));
   CHECK(cfg == NULL);
-  graph_dispatch_reset();
+  dispatch_context_free(dc);
   if (keep) {
     setenv("KILN_RECORDS_PATH", keep, 1);
     free(keep);
@@ -322,9 +322,9 @@ static void test_dispatch_shipped(void) {
 /* The digits model compiled with a record for its second convolution:
  * the profile's Task column names the record, the others their source. */
 static void test_dispatch_task_column(void) {
-  graph_dispatch_reset();
-  graph_dispatch_use_shipped(false);
-  bool was = graph_dispatch_set_quiet(true);
+  DispatchContext *dc = dispatch_context_new();
+  graph_dispatch_use_shipped(dc, false);
+  graph_dispatch_set_quiet(dc, true);
   char *dir = kiln_mkdtemp("kiln-disp-");
   const char *path = kfmt("%s/digits.json", dir);
   const char *args = "[[\"TENSOR\", [1, 16, 4, 4], \"float32\"], [\"TENSOR\", [32, 16, 3, 3], \"float32\"], [1, 1], "
@@ -334,19 +334,31 @@ static void test_dispatch_task_column(void) {
   sb_puts(&sb, rec_line(target_host()->str, args, ent(8, 8, 2), 1e-6, 0));
   kiln_write_file(path, sb.data, sb.len);
   sb_free(&sb);
-  CHECK_OK(graph_dispatch_add_records(path));
+  CHECK_OK(graph_dispatch_add_records(dc, path));
   Graph *g = kiln_import_onnx(kfmt("%s/models/digits/digits.onnx", test_root()), "image:[1,1,8,8]");
   CHECK_NN(g);
-  if (g) g = graph_optimize(g, NULL);
+  GraphOptions go = {3, NULL, NULL, NULL, dc};
+  if (g) g = graph_optimize(g, &go);
   CHECK_NN(g);
   if (!g) {
+    dispatch_context_free(dc);
     kiln_rmtree(dir);
     free(dir);
     return;
   }
+  /* alter_layout recorded its choice on each blocked convolution */
+  int recorded = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    GNode *n = g->nodes.data[i];
+    if (n->kind == GN_CALL && n->op->id == OP_CONV2D_NCHWC) {
+      CHECK_NN(n->config);
+      recorded += n->config && n->config_source && !strcmp(n->config_source, "digits.json:2");
+    }
+  }
+  CHECK_INT(recorded, 1);
   /* the tasks list names the functions that use each */
   AVec tasks = {0};
-  CHECK_OK(graph_extract_tasks(g, 3, target_host(), &tasks));
+  CHECK_OK(graph_extract_tasks(g, 3, target_host(), dc, &tasks));
   CHECK_INT(tasks.len, 4);
   if (tasks.len == 4) {
     GraphTask *t = tasks.data[1];
@@ -355,7 +367,17 @@ static void test_dispatch_task_column(void) {
     CHECK_STR((const char *)t->users.data[0], "fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1");
   }
   const char *so = kfmt("%s/digits.so", dir);
-  CHECK_OK(graph_build(g, NULL, so, NULL));
+  /* the build reads the recorded configs back: a context without the
+   * records (and without shipped ones) changes nothing */
+  DispatchContext *empty = dispatch_context_new();
+  graph_dispatch_use_shipped(empty, false);
+  graph_dispatch_set_quiet(empty, true);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  bo.dispatch = empty;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  dispatch_context_free(empty);
   graph_free(g);
   KilnModule *mod = NULL;
   KilnGraphExecutor *ex = NULL;
@@ -378,8 +400,7 @@ static void test_dispatch_task_column(void) {
   kiln_profile_free(p);
   kiln_graph_executor_free(ex);
   kiln_module_free(mod);
-  graph_dispatch_set_quiet(was);
-  graph_dispatch_reset();
+  dispatch_context_free(dc);
   kiln_rmtree(dir);
   free(dir);
 }

@@ -1,7 +1,8 @@
 /*
  * test_verify.c - the verifiers the pipelines run between passes
  * (graph_verify, ir_verify): well-formed graphs and lowered functions
- * pass, and each broken invariant is caught with its rule named.
+ * pass, and each broken invariant is caught with its rule named; the op
+ * table's ids and flags are consistent.
  */
 #include "graph/graph.h"
 #include "lower/lower.h"
@@ -54,7 +55,7 @@ static void test_graph(void) {
   graph_free(other);
   /* the pipeline checks its input and stops with the verifier's error */
   r->type.shape[0] = 3;
-  GraphOptions go = {0, NULL, NULL, NULL};
+  GraphOptions go = {0, NULL, NULL, NULL, NULL};
   CHECK(graph_optimize(g, &go) == NULL); /* frees g */
   CHECK_CONTAINS(kiln_get_error(), "graph_verify after import: node 1 ('r', nn.relu): its type is not");
 }
@@ -114,7 +115,30 @@ static void test_ir(void) {
   CHECK_NN(kiln_lower(s, 2, (Tensor *[]){X, B}, "vec", NULL));
 }
 
+/* The op table: each id of GRAPH_OP_IDS on the row of its name, names
+ * unique, every row with a compute or a reason not to have one. */
+static void test_op_table(void) {
+  CHECK_OK(op_table_check());
+  CHECK(op_by_id(OP_CONV2D) == op_lookup("nn.conv2d"));
+  CHECK(op_by_id(OP_DENSE_PACK) == op_lookup("nn.contrib_dense_pack"));
+  CHECK(op_lookup("multiply")->flags & OPF_BLOCKED_BROADCAST);
+  CHECK(op_lookup("nn.max_pool2d")->flags & OPF_BLOCKED_LAYOUT);
+  CHECK(!(op_lookup("nn.relu")->flags & OPF_BLOCKED_BROADCAST));
+  CHECK(op_lookup("nn.relu")->flags & OPF_PAD_SAFE);
+  CHECK(!(op_lookup("exp")->flags & OPF_PAD_SAFE)); /* not finite on finite values */
+  int pad_safe = 0;
+  for (int i = 0; i < op_count(); i++) pad_safe += (op_at(i)->flags & OPF_PAD_SAFE) != 0;
+  CHECK_INT(pad_safe, 23);
+  int n = op_count();
+  for (int i = 0; i < n; i++) {
+    const OpDef *d = op_at(i);
+    /* only the ops simplify_inference removes have no compute */
+    if (!d->compute) CHECK(d->id == OP_BATCH_NORM || d->id == OP_DROPOUT);
+  }
+}
+
 const TestCase verify_tests[] = {
+    {"op_table", test_op_table},
     {"graph", test_graph},
     {"ir", test_ir},
     {NULL, NULL},

@@ -120,7 +120,10 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   bool symbolic = ttype_is_symbolic(&fg->out->type);
   if (!symbolic && fg->anchor && fg->anchor->op->strategy && opt->opt_level >= 1) {
     const Target *tg = opt->target ? opt->target : target_host();
-    if (gpu ? graph_gpu_strategy(fg->anchor, tg, &st) : fg->anchor->op->strategy(fg->anchor, tg, &st)) {
+    DispatchContext *own = opt->dispatch ? NULL : dispatch_context_new(), *dc = opt->dispatch ? opt->dispatch : own;
+    int src = gpu ? graph_gpu_strategy(fg->anchor, tg, dc, &st) : fg->anchor->op->strategy(fg->anchor, tg, dc, &st);
+    dispatch_context_free(own);
+    if (src) {
       kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       pm_free(&map);
       return NULL;
@@ -410,6 +413,8 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   /* one target for every group: the caller's, else the host */
   GraphBuildOptions with_target = *opt;
   if (!with_target.target) with_target.target = target_host();
+  DispatchContext *own = NULL; /* made for this build when none is given */
+  if (!with_target.dispatch) with_target.dispatch = own = dispatch_context_new();
   opt = &with_target;
   const Target *t = opt->target;
   int rc = 0;
@@ -492,5 +497,6 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   pm_free(&node_of);
   kiln_arena_pop();
   kiln_arena_free(scratch);
+  dispatch_context_free(own);
   return rc;
 }

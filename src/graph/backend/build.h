@@ -14,6 +14,8 @@ typedef struct GraphBuildOptions {
   const char *emit_dir;      /* also write C sources, graph.json, params.bin here */
   const Target *target;      /* compiled for: its templates, records, code
                               * generator and compiler (NULL: the host) */
+  DispatchContext *dispatch; /* the records configs come from (NULL: a new
+                              * context for this build, dispatch.c) */
   int nunits;                /* C translation units (0: by size) */
   void (*progress)(int done, int total, void *ud);
   void *progress_ud;
@@ -62,6 +64,7 @@ typedef struct CExportOptions {
   bool separate_weights; /* weights in NAME.bin, passed to NAME_run */
   const char *model;    /* the source model's file name, for the header */
   int opt_level;        /* fusion and templates as for graph_build (3: all) */
+  DispatchContext *dispatch; /* the records (NULL: a new context) */
 } CExportOptions;
 
 typedef enum CExportIsa { CEXPORT_ISA_NATIVE, CEXPORT_ISA_GENERIC, CEXPORT_ISA_AVX2, CEXPORT_ISA_AVX512 } CExportIsa;
@@ -101,8 +104,9 @@ typedef struct GraphTask {
 } GraphTask;
 
 /* The distinct tasks of an optimized graph, in order of first use, pushed
- * to tasks (GraphTask *, current arena). */
-int graph_extract_tasks(Graph *g, int opt_level, const Target *t, AVec *tasks);
+ * to tasks (GraphTask *, current arena); configs and fallback warnings are
+ * dc's (quiet while extracting; NULL: a new context). */
+int graph_extract_tasks(Graph *g, int opt_level, const Target *t, DispatchContext *dc, AVec *tasks);
 
 /* ===== schedule.c ===== */
 

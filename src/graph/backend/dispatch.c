@@ -25,8 +25,14 @@
  * <dir>/../records, <dir>/../share/kiln/records.  They are read on first
  * use.
  *
- * The context is process-wide, as TVM's DispatchContext.current is; the
- * records live in its own arena until graph_dispatch_reset.
+ * A DispatchContext holds the records, the settings (shipped records on or
+ * off, quiet) and the warnings given; it is passed explicitly to whatever
+ * chooses configs (GraphOptions.dispatch for alter_layout,
+ * GraphBuildOptions.dispatch for the strategies, graph_extract_tasks).  A
+ * command makes one (kiln compile with its --tuning-records); the C API
+ * keeps the one its apply_history_best contexts fill (TVM's
+ * DispatchContext.current, src/api/api_autotvm.c).  The records live in the
+ * context's arena until graph_dispatch_reset or dispatch_context_free.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -40,7 +46,7 @@
 #include "../../topi/topi.h"
 #include "strategy.h"
 
-typedef struct Dispatch {
+struct DispatchContext {
   KArena *arena;     /* records, keys, labels */
   PtrMap user;       /* workload key -> AVec * of TuneRecord * */
   PtrMap shipped;
@@ -48,42 +54,53 @@ typedef struct Dispatch {
   bool no_shipped, quiet;
   const char *shipped_stem; /* the class whose shipped file is loaded */
   const char *shipped_file;
-} Dispatch;
+};
 
-static Dispatch ctx;
-
-static void init(void) {
-  if (ctx.arena) return;
-  ctx.arena = kiln_arena_new();
-  pm_init_str(&ctx.user);
-  pm_init_str(&ctx.shipped);
-  pm_init_str(&ctx.warned);
+static void init(DispatchContext *dc) {
+  if (dc->arena) return;
+  dc->arena = kiln_arena_new();
+  pm_init_str(&dc->user);
+  pm_init_str(&dc->shipped);
+  pm_init_str(&dc->warned);
 }
 
-void graph_dispatch_reset(void) {
-  if (!ctx.arena) return;
-  pm_free(&ctx.user);
-  pm_free(&ctx.shipped);
-  pm_free(&ctx.warned);
-  kiln_arena_free(ctx.arena);
-  memset(&ctx, 0, sizeof ctx);
+DispatchContext *dispatch_context_new(void) {
+  DispatchContext *dc = xmalloc(sizeof *dc);
+  memset(dc, 0, sizeof *dc);
+  init(dc);
+  return dc;
 }
 
-void graph_dispatch_use_shipped(bool on) {
-  init();
-  ctx.no_shipped = !on;
+void graph_dispatch_reset(DispatchContext *dc) {
+  if (!dc->arena) return;
+  pm_free(&dc->user);
+  pm_free(&dc->shipped);
+  pm_free(&dc->warned);
+  kiln_arena_free(dc->arena);
+  memset(dc, 0, sizeof *dc);
+  init(dc);
 }
 
-bool graph_dispatch_set_quiet(bool quiet) {
-  init();
-  bool was = ctx.quiet;
-  ctx.quiet = quiet;
+void dispatch_context_free(DispatchContext *dc) {
+  if (!dc) return;
+  pm_free(&dc->user);
+  pm_free(&dc->shipped);
+  pm_free(&dc->warned);
+  kiln_arena_free(dc->arena);
+  free(dc);
+}
+
+void graph_dispatch_use_shipped(DispatchContext *dc, bool on) { dc->no_shipped = !on; }
+
+bool graph_dispatch_set_quiet(DispatchContext *dc, bool quiet) {
+  bool was = dc->quiet;
+  dc->quiet = quiet;
   return was;
 }
 
 /* Keep the usable records of a file in a map (in the context's arena). */
-static int load_into(PtrMap *map, const char *path) {
-  kiln_arena_push(ctx.arena);
+static int load_into(DispatchContext *dc, PtrMap *map, const char *path) {
+  kiln_arena_push(dc->arena);
   AVec recs = {0};
   int rc = records_load(path, &recs);
   for (int i = 0; !rc && i < recs.len; i++) {
@@ -100,10 +117,9 @@ static int load_into(PtrMap *map, const char *path) {
   return rc;
 }
 
-int graph_dispatch_add_records(const char *path) {
-  init();
+int graph_dispatch_add_records(DispatchContext *dc, const char *path) {
   if (access(path, R_OK)) return kiln_set_error("tuning records '%s': cannot read the file", path);
-  return load_into(&ctx.user, path);
+  return load_into(dc, &dc->user, path);
 }
 
 static bool readable(const char *p) { return access(p, R_OK) == 0; }
@@ -140,29 +156,28 @@ static const char *find_shipped(const Target *t) {
   return NULL;
 }
 
-const char *graph_dispatch_shipped_file(const Target *t) {
-  init();
-  if (ctx.no_shipped) return NULL;
+const char *graph_dispatch_shipped_file(DispatchContext *dc, const Target *t) {
+  if (dc->no_shipped) return NULL;
   const char *stem = target_records_stem(t);
-  if (!ctx.shipped_stem || strcmp(ctx.shipped_stem, stem)) {
-    pm_free(&ctx.shipped);
-    pm_init_str(&ctx.shipped);
-    ctx.shipped_file = NULL;
-    kiln_arena_push(ctx.arena);
-    ctx.shipped_stem = kstrdup(stem);
+  if (!dc->shipped_stem || strcmp(dc->shipped_stem, stem)) {
+    pm_free(&dc->shipped);
+    pm_init_str(&dc->shipped);
+    dc->shipped_file = NULL;
+    kiln_arena_push(dc->arena);
+    dc->shipped_stem = kstrdup(stem);
     const char *f = find_shipped(t);
     kiln_arena_pop();
     if (f) {
-      if (load_into(&ctx.shipped, f)) {
+      if (load_into(dc, &dc->shipped, f)) {
         /* a broken shipped file must not break compiles: say so once */
         fprintf(stderr, "kiln: warning: ignoring the shipped tuning records: %s\n", kiln_get_error());
         kiln_clear_error();
       } else {
-        ctx.shipped_file = f;
+        dc->shipped_file = f;
       }
     }
   }
-  return ctx.shipped_file;
+  return dc->shipped_file;
 }
 
 static int by_cost(const void *a, const void *b) {
@@ -195,30 +210,29 @@ static TuneRecord *best_of(const Target *t, AVec *list, const Template *tm, Work
 
 /* The record a compile uses for a workload: the user's best, else the
  * shipped best (*user says which), or NULL. */
-static TuneRecord *dispatch_best(const Target *t, Workload *wl, bool *user) {
+static TuneRecord *dispatch_best(DispatchContext *dc, const Target *t, Workload *wl, bool *user) {
   *user = false;
-  init();
   if (!wl->key) wl_finish(wl);
   const Template *tm = template_lookup(wl->name);
   kiln_clear_error();
-  TuneRecord *r = best_of(t, pm_get(&ctx.user, wl->key), tm, wl);
+  TuneRecord *r = best_of(t, pm_get(&dc->user, wl->key), tm, wl);
   if (r) {
     *user = true;
     return r;
   }
-  return graph_dispatch_shipped_file(t) ? best_of(t, pm_get(&ctx.shipped, wl->key), tm, wl) : NULL;
+  return graph_dispatch_shipped_file(dc, t) ? best_of(t, pm_get(&dc->shipped, wl->key), tm, wl) : NULL;
 }
 
-int graph_dispatch_query(const Target *t, Workload *wl, ConfigEntity **cfg, const char **source) {
+int graph_dispatch_query(DispatchContext *dc, const Target *t, Workload *wl, ConfigEntity **cfg, const char **source) {
   bool user;
-  TuneRecord *r = dispatch_best(t, wl, &user);
+  TuneRecord *r = dispatch_best(dc, t, wl, &user);
   *cfg = r ? r->config : NULL;
   *source = !r ? NULL : user ? kfmt("%s:%d", basename(kstrdup(r->file)), r->line) : "shipped";
   return 0;
 }
 
-double graph_dispatch_best_cost(const Target *t, Workload *wl, bool *user) {
-  TuneRecord *r = dispatch_best(t, wl, user);
+double graph_dispatch_best_cost(DispatchContext *dc, const Target *t, Workload *wl, bool *user) {
+  TuneRecord *r = dispatch_best(dc, t, wl, user);
   return r ? record_cost(r) : INFINITY;
 }
 
@@ -235,19 +249,18 @@ static double data_bytes(const Workload *wl) {
   return n;
 }
 
-int graph_dispatch_query_block(const Target *t, Workload *wl, int64_t block, ConfigEntity **cfg,
+int graph_dispatch_query_block(DispatchContext *dc, const Target *t, Workload *wl, int64_t block, ConfigEntity **cfg,
                                const char **source) {
   *cfg = NULL;
   *source = NULL;
-  init();
   if (!wl->key) wl_finish(wl);
   const Template *tm = template_lookup(wl->name);
   kiln_clear_error();
-  AVec *list = pm_get(&ctx.user, wl->key);
+  AVec *list = pm_get(&dc->user, wl->key);
   TuneRecord *best = best_of(t, list, tm, wl);
   bool shipped = false;
-  if (!best && graph_dispatch_shipped_file(t)) {
-    list = pm_get(&ctx.shipped, wl->key);
+  if (!best && graph_dispatch_shipped_file(dc, t)) {
+    list = pm_get(&dc->shipped, wl->key);
     best = best_of(t, list, tm, wl);
     shipped = true;
   }
@@ -265,11 +278,10 @@ int graph_dispatch_query_block(const Target *t, Workload *wl, int64_t block, Con
   return 0;
 }
 
-void graph_dispatch_note_fallback(const Target *t, Workload *wl) {
-  init();
-  if (ctx.quiet || pm_get(&ctx.warned, wl->key)) return;
-  kiln_arena_push(ctx.arena);
-  pm_put(&ctx.warned, kstrdup(wl->key), (void *)1);
+void graph_dispatch_note_fallback(DispatchContext *dc, const Target *t, Workload *wl) {
+  if (dc->quiet || pm_get(&dc->warned, wl->key)) return;
+  kiln_arena_push(dc->arena);
+  pm_put(&dc->warned, kstrdup(wl->key), (void *)1);
   kiln_arena_pop();
   fprintf(stderr,
           "kiln: warning: no tuning record for %s %s (target %s); using the fallback config, which may be slow "

@@ -22,6 +22,7 @@
  * two threads with two workspaces may run at once.
  */
 #include "export_c.h"
+#include "strategy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,8 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
   bo.opt_level = opt->opt_level;
+  DispatchContext *own = opt->dispatch ? NULL : dispatch_context_new(); /* for the kernels */
+  bo.dispatch = opt->dispatch ? opt->dispatch : own;
   bo.no_vector = opt->isa == CEXPORT_ISA_GENERIC;
   GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
   LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);
@@ -434,6 +437,8 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     funcs[i] = graph_build_group(fg, &bo, &infos[i]);
     if (!funcs[i]) rc = -1;
   }
+  dispatch_context_free(own);
+  bo.dispatch = NULL;
   AVec params = {0};
   if (!rc) graph_build_params(g, &groups, infos, &params);
 

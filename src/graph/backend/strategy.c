@@ -3,8 +3,11 @@
  * (template) a convolution or dense layer uses, its workload in TVM's
  * argument order, and the config it gets.  Configs come from the dispatch
  * context (tuned records, then the records Kiln ships), else the
- * template's fallback; graph_conv_config is also what alter_layout asks
- * for the block sizes, so the layout and the schedule always agree.
+ * template's fallback.  alter_layout asks graph_conv_config and
+ * graph_dense_config for the blocks and records the config it chose on the
+ * node it makes (GNode.config); the strategy of that node reads it back
+ * (recorded_config) rather than choosing again, so the layout and the
+ * schedule always agree.
  *
  * A 3x3 stride-1 conv2d may take the Winograd template instead of the
  * direct one (choose_conv_task: the switch, the shapes where it wins, the
@@ -88,7 +91,7 @@ static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   read_pad(n, pad);
   if (groups > 1 && !dw)
     return wl_group_conv2d(task ? task : "group_conv2d_NCHWc.x86", d, k, st, pad, dl, groups, "float32", "float32");
-  if (!task) task = !strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc") ? GRAPH_WINOGRAD_TASK
+  if (!task) task = n->op->id == OP_CONV2D_WINOGRAD_NCHWC ? GRAPH_WINOGRAD_TASK
                     : dw                                                    ? "depthwise_conv2d_NCHWc.x86"
                                                                             : "conv2d_NCHWc.x86";
   return wl_conv2d(task, d, k, st, pad, dl, "float32", "float32");
@@ -126,12 +129,12 @@ static bool winograd_shape(GNode *n, const int64_t *ch) {
  * of both tasks the faster one; with a record of the user's for the
  * direct task only, the direct task (a tuned direct kernel is kept until
  * the Winograd task is tuned too). */
-static Workload *choose_conv_task(GNode *n, const int64_t *ch, const Target *t) {
+static Workload *choose_conv_task(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc) {
   Workload *direct = conv_workload(n, ch, NULL);
   if (!direct || !graph_winograd_enabled() || !winograd_shape(n, ch) || !dt_eq(n->type.dtype, DT_F32)) return direct;
   Workload *wino = conv_workload(n, ch, GRAPH_WINOGRAD_TASK);
   bool user_d, user_w;
-  double cd = graph_dispatch_best_cost(t, direct, &user_d), cw = graph_dispatch_best_cost(t, wino, &user_w);
+  double cd = graph_dispatch_best_cost(dc, t, direct, &user_d), cw = graph_dispatch_best_cost(dc, t, wino, &user_w);
   if (isfinite(cw)) return cd < cw ? direct : wino;
   if (isfinite(cd) && user_d) return direct;
   return wino;
@@ -152,10 +155,11 @@ static const char *conv_desc(GNode *n) {
 }
 
 /* The config for a task: dispatch (records) first, then the fallback. */
-static int choose_config(const Target *t, const Template *tm, Workload *wl, ConfigEntity **cfg, const char **source) {
+static int choose_config(const Target *t, DispatchContext *dc, const Template *tm, Workload *wl, ConfigEntity **cfg,
+                         const char **source) {
   ConfigEntity *c = NULL;
   const char *src = NULL;
-  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c && (!tm->check || tm->check(t, c, wl) == 0)) {
+  if (graph_dispatch_query(dc, t, wl, &c, &src) == 0 && c && (!tm->check || tm->check(t, c, wl) == 0)) {
     *cfg = c;
     *source = src;
     return 0;
@@ -164,20 +168,47 @@ static int choose_config(const Target *t, const Template *tm, Workload *wl, Conf
   if (!c) return -1;
   *cfg = c;
   *source = "fallback";
-  graph_dispatch_note_fallback(t, wl);
+  graph_dispatch_note_fallback(dc, t, wl);
   return 0;
 }
 
-int graph_conv_config(GNode *n, const Target *t, Strategy *st) { return graph_conv_config_as(n, NULL, t, st); }
+/* The config alter_layout recorded on the node (GNode.config), if any:
+ * 1 with *cfg and *source set, 0 when none was recorded, -1 + error when
+ * the recorded text does not parse. */
+static int recorded_config(GNode *n, ConfigEntity **cfg, const char **source) {
+  if (!n->config) return 0;
+  ConfigEntity *c = config_from_json(n->config);
+  if (!c) return kiln_error_context("the config recorded on node '%s' (%s)", n->name ? n->name : "?", n->op->name);
+  *cfg = c;
+  *source = n->config_source ? n->config_source : "fallback";
+  return 1;
+}
 
-int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st) {
+/* The config a strategy uses for a task: the recorded one, else chosen
+ * from the records or the fallback. */
+static int task_config(GNode *n, const Target *t, DispatchContext *dc, const Template *tm, Workload *wl, Strategy *st) {
+  int r = recorded_config(n, &st->config, &st->config_source);
+  if (r) return r < 0 ? -1 : 0;
+  return choose_config(t, dc, tm, wl, &st->config, &st->config_source);
+}
+
+void graph_record_config(Graph *g, GNode *n, const Strategy *st) {
+  if (!st->config) return;
+  gnode_set_config(g, n, config_json(st->config), st->config_source);
+}
+
+int graph_conv_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
+  return graph_conv_config_as(n, NULL, t, dc, st);
+}
+
+int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
-  Workload *wl = !strcmp(n->op->name, "nn.conv2d") ? choose_conv_task(n, ch, t) : conv_workload(n, ch, NULL);
+  Workload *wl = n->op->id == OP_CONV2D ? choose_conv_task(n, ch, t, dc) : conv_workload(n, ch, NULL);
   if (!wl) return 0;
   const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
   if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
-  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
+  if (task_config(n, t, dc, tm, wl, st)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
   st->wl = wl;
@@ -186,18 +217,19 @@ int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy 
   return 0;
 }
 
-void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t b) {
-  graph_conv_follow_block_as(n, NULL, t, st, b);
+void graph_conv_follow_block(GNode *n, const Target *t, DispatchContext *dc, Strategy *st, int64_t b) {
+  graph_conv_follow_block_as(n, NULL, t, dc, st, b);
 }
 
-void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st, int64_t b) {
+void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st,
+                                int64_t b) {
   if (!st->task_name || b <= 0) return;
   if (!st->config->is_fallback) {
     /* a tuned config: a record that reads this block, when nearly as
      * fast, saves the layout transform in front of the conv */
     ConfigEntity *c = NULL;
     const char *src = NULL;
-    if (cfg_split_inner(st->config, "tile_ic") != b && graph_dispatch_query_block(t, st->wl, b, &c, &src) == 0 && c) {
+    if (cfg_split_inner(st->config, "tile_ic") != b && graph_dispatch_query_block(dc, t, st->wl, b, &c, &src) == 0 && c) {
       st->config = c;
       st->config_source = src;
     }
@@ -217,19 +249,20 @@ void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, St
   config_set_split(st->config, "tile_ic", 2, (int64_t[]){-1, b});
 }
 
-int strategy_conv2d(GNode *n, const Target *t, Strategy *st) {
+int strategy_conv2d(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
   /* plain NCHW convolutions (opt level < 3, or no template) are generic */
-  if (!strcmp(n->op->name, "nn.conv2d")) return 0;
-  if (graph_conv_config(n, t, st)) return -1;
-  /* the same adjustment alter_layout made when it chose the layout */
-  graph_conv_follow_block(n, t, st, n->args[0]->type.ndim == 5 ? n->args[0]->type.shape[4] : 0);
+  if (n->op->id == OP_CONV2D) return 0;
+  if (graph_conv_config(n, t, dc, st)) return -1;
+  /* a node alter_layout made carries its choice; one made otherwise (a
+   * graph built by hand) gets the adjustment alter_layout would make */
+  if (!n->config) graph_conv_follow_block(n, t, dc, st, n->args[0]->type.ndim == 5 ? n->args[0]->type.shape[4] : 0);
   return 0;
 }
 
 /* A dense layer's task: dense_pack.x86 for a packed weight (alter_layout
  * packs every constant one, see graph_dense_config), else dense_nopack. */
-static int dense_task(GNode *n, const Target *t, Strategy *st, const char *task) {
+static int dense_task(GNode *n, const Target *t, DispatchContext *dc, Strategy *st, const char *task) {
   memset(st, 0, sizeof *st);
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
   if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2) return 0;
@@ -239,7 +272,7 @@ static int dense_task(GNode *n, const Target *t, Strategy *st, const char *task)
   const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
   if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
-  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
+  if (task_config(n, t, dc, tm, wl, st)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
   st->wl = wl;
@@ -248,16 +281,16 @@ static int dense_task(GNode *n, const Target *t, Strategy *st, const char *task)
   return 0;
 }
 
-int strategy_dense(GNode *n, const Target *t, Strategy *st) {
-  bool packed = !strcmp(n->op->name, "nn.contrib_dense_pack");
-  return dense_task(n, t, st, packed ? "dense_pack.x86" : "dense_nopack.x86");
+int strategy_dense(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
+  bool packed = n->op->id == OP_DENSE_PACK;
+  return dense_task(n, t, dc, st, packed ? "dense_pack.x86" : "dense_nopack.x86");
 }
 
 /* nn.matmul between two tensors of one rank >= 3 with equal batch
  * dimensions (attention's Q K^T and P V): batch_matmul.x86 with the batch
  * dimensions flattened; anything else (broadcast batches, a vector, 2-D,
  * transposed operands, not float32, symbolic dimensions) stays generic. */
-int strategy_matmul(GNode *n, const Target *t, Strategy *st) {
+int strategy_matmul(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
   const TType *a = &n->args[0]->type, *b = &n->args[1]->type;
   if (!dt_eq(a->dtype, DT_F32) || !dt_eq(b->dtype, DT_F32) || !dt_eq(n->type.dtype, DT_F32)) return 0;
@@ -273,7 +306,7 @@ int strategy_matmul(GNode *n, const Target *t, Strategy *st) {
   const Template *tm = template_lookup(wl->name);
   if (!tm) return -1;
   if (!template_serves(tm, t)) return 0;
-  if (choose_config(t, tm, wl, &st->config, &st->config_source)) return -1;
+  if (choose_config(t, dc, tm, wl, &st->config, &st->config_source)) return -1;
   st->task_name = wl->name;
   st->tmpl = tm;
   st->wl = wl;
@@ -288,7 +321,7 @@ Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_matmul(ins[0], ins[1]);
 }
 
-int graph_dense_config(GNode *n, const Target *t, Strategy *st) {
+int graph_dense_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
   if (!dt_eq(d->dtype, DT_F32) || d->ndim != 2 || w->ndim != 2) return 0;
@@ -297,28 +330,49 @@ int graph_dense_config(GNode *n, const Target *t, Strategy *st) {
   Workload *pk = wl_dense("dense_pack.x86", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
   Workload *np = wl_dense("dense_nopack.x86", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
   bool user;
-  if (isinf(graph_dispatch_best_cost(t, pk, &user)) && !isinf(graph_dispatch_best_cost(t, np, &user))) return 0;
-  return dense_task(n, t, st, "dense_pack.x86");
+  if (isinf(graph_dispatch_best_cost(dc, t, pk, &user)) && !isinf(graph_dispatch_best_cost(dc, t, np, &user))) return 0;
+  return dense_task(n, t, dc, st, "dense_pack.x86");
 }
 
-Tensor *graph_compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
-  (void)st;
+/* The NCHW[x]c convolutions' strides, padding and dilation. */
+typedef struct ConvArgs {
   int strides[2], dil[2], pad[4];
-  read2i(n, "strides", 1, strides);
-  read2i(n, "dilation", 1, dil);
-  read_pad(n, pad);
-  if (!strcmp(n->op->name, "nn.contrib_depthwise_conv2d_NCHWc"))
-    return topi_x86_depthwise_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
-  if (!strcmp(n->op->name, "nn.contrib_conv2d_winograd_NCHWc"))
-    return topi_x86_conv2d_winograd_NCHWc(ins[0], ins[1], gattr_int(&n->attrs, "tile_size", 0), pad, n->type.dtype);
+} ConvArgs;
+
+static ConvArgs conv_args(GNode *n) {
+  ConvArgs c;
+  read2i(n, "strides", 1, c.strides);
+  read2i(n, "dilation", 1, c.dil);
+  read_pad(n, c.pad);
+  return c;
+}
+
+Tensor *compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  ConvArgs c = conv_args(n);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
-  if (groups > 1)
-    return topi_x86_group_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, groups, n->type.dtype);
-  return topi_x86_conv2d_NCHWc(ins[0], ins[1], strides, pad, dil, n->type.dtype);
+  if (groups > 1) return topi_x86_group_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, groups, n->type.dtype);
+  return topi_x86_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, n->type.dtype);
+}
+
+Tensor *compute_depthwise_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  ConvArgs c = conv_args(n);
+  return topi_x86_depthwise_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, n->type.dtype);
+}
+
+Tensor *compute_conv2d_winograd_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  ConvArgs c = conv_args(n);
+  return topi_x86_conv2d_winograd_NCHWc(ins[0], ins[1], gattr_int(&n->attrs, "tile_size", 0), c.pad, n->type.dtype);
+}
+
+Tensor *compute_dense_pack(GNode *n, Tensor **ins, const Strategy *st) {
+  if (!st || !st->config) return NULL;
+  return topi_x86_dense_pack(ins[0], ins[1], NULL, st->config, n->type.dtype);
 }
 
 Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st) {
   if (!st || !st->config) return NULL;
-  if (!strcmp(n->op->name, "nn.contrib_dense_pack")) return topi_x86_dense_pack(ins[0], ins[1], NULL, st->config, n->type.dtype);
   return topi_x86_dense_nopack(ins[0], ins[1], NULL, st->config, n->type.dtype);
 }

@@ -11,34 +11,39 @@
 
 /* ===== strategy.c ===== */
 
-int strategy_conv2d(GNode *n, const Target *t, Strategy *st);
-int strategy_dense(GNode *n, const Target *t, Strategy *st);
-int strategy_matmul(GNode *n, const Target *t, Strategy *st);
+int strategy_conv2d(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+int strategy_dense(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+int strategy_matmul(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* nn.matmul's compute: batch_matmul.x86's when its strategy chose it. */
 Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st);
 /* The task and config of a conv2d node (any layout); st->task_name NULL
- * when no template covers it. */
-int graph_conv_config(GNode *n, const Target *t, Strategy *st);
+ * when no template covers it.  The config is the one recorded on the node
+ * (GNode.config) if any, else chosen from dc's records or the fallback. */
+int graph_conv_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* Record st's config on a node alter_layout made (gnode_set_config), for
+ * its strategy to read back. */
+void graph_record_config(Graph *g, GNode *n, const Strategy *st);
 /* A fallback config's input-channel block follows the block its data
  * already has (and, for depthwise, the output block too), so blocked
  * layouts flow from layer to layer without transforms.  A tuned config
  * gives way to the workload's best record with that input block when
  * that one is nearly as fast (graph_dispatch_query_block). */
-void graph_conv_follow_block(GNode *n, const Target *t, Strategy *st, int64_t data_block);
+void graph_conv_follow_block(GNode *n, const Target *t, DispatchContext *dc, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
 /* The same for the conv compiled with other channel counts: ch = {input
  * channels, output channels} (alter_layout's channel padding of plain and
  * depthwise convs; a depthwise conv's are equal). */
-int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st);
-void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Strategy *st, int64_t data_block);
+int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st);
+void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st,
+                                int64_t data_block);
 /* strategy_gpu.c: the CUDA template, workload and config of a conv2d or
  * dense node on a GPU target; st->task_name NULL when none covers it. */
-int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st);
+int graph_gpu_strategy(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* The packed task (dense_pack.x86) and config of an nn.dense node with a
  * 2-D float32 weight, as alter_layout packs it; st->task_name NULL when it
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and
  * none for dense_pack.x86). */
-int graph_dense_config(GNode *n, const Target *t, Strategy *st);
+int graph_dense_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
 /* The Winograd tuning task's name. */
@@ -47,35 +52,41 @@ Tensor *graph_compute_dense(GNode *n, Tensor **ins, const Strategy *st);
 
 /* ===== dispatch.c: ApplyHistoryBest ===== */
 
-/* The best config for a workload from the active records, if any:
+/* The records and settings configs are chosen from (see dispatch.c); made
+ * by whoever compiles and passed down explicitly.  A new context uses the
+ * shipped records and warns about fallbacks. */
+DispatchContext *dispatch_context_new(void);
+void dispatch_context_free(DispatchContext *dc);
+/* The best config for a workload from the context's records, if any:
  * 0 with *cfg NULL when none applies; *source is "FILE:LINE" (the file's
  * name) for the user's records, "shipped" for Kiln's. */
-int graph_dispatch_query(const Target *t, struct Workload *wl, struct ConfigEntity **cfg, const char **source);
+int graph_dispatch_query(DispatchContext *dc, const Target *t, struct Workload *wl, struct ConfigEntity **cfg,
+                         const char **source);
 /* The best record of the workload whose input-channel block (tile_ic)
  * is `block`, when it is slower than the best record by less than a
  * layout transform of the data would cost (its bytes at 2.5 GB/s), from
  * the same source the plain query uses: what a conv whose data arrives in
  * that block takes instead of the best (a greedy, per-edge stand-in for
  * TVM's graph tuner).  0 with *cfg NULL when there is none. */
-int graph_dispatch_query_block(const Target *t, struct Workload *wl, int64_t block, struct ConfigEntity **cfg,
-                               const char **source);
+int graph_dispatch_query_block(DispatchContext *dc, const Target *t, struct Workload *wl, int64_t block,
+                               struct ConfigEntity **cfg, const char **source);
 /* The cost in seconds of the workload's best record (the user's records
  * first, then the shipped ones; *user says which), INFINITY if none. */
-double graph_dispatch_best_cost(const Target *t, struct Workload *wl, bool *user);
-/* One warning per workload that falls back to the heuristic config (on
- * stderr, unless quiet). */
-void graph_dispatch_note_fallback(const Target *t, struct Workload *wl);
+double graph_dispatch_best_cost(DispatchContext *dc, const Target *t, struct Workload *wl, bool *user);
+/* One warning per workload and context that falls back to the heuristic
+ * config (on stderr, unless quiet). */
+void graph_dispatch_note_fallback(DispatchContext *dc, const Target *t, struct Workload *wl);
 /* Use a record file (kiln compile --tuning-records; several may be
  * added): -1 + "path:line: reason" if it cannot be read or parsed. */
-int graph_dispatch_add_records(const char *path);
+int graph_dispatch_add_records(DispatchContext *dc, const char *path);
 /* Whether the records Kiln ships for the target's ISA class are used
  * (default yes), and the file they come from (NULL if none is found or
  * off). */
-void graph_dispatch_use_shipped(bool on);
-const char *graph_dispatch_shipped_file(const Target *t);
+void graph_dispatch_use_shipped(DispatchContext *dc, bool on);
+const char *graph_dispatch_shipped_file(DispatchContext *dc, const Target *t);
 /* Silence the fallback warnings; returns the previous setting. */
-bool graph_dispatch_set_quiet(bool quiet);
+bool graph_dispatch_set_quiet(DispatchContext *dc, bool quiet);
 /* Forget the records, the warnings given and the settings. */
-void graph_dispatch_reset(void);
+void graph_dispatch_reset(DispatchContext *dc);
 
 #endif

@@ -63,13 +63,12 @@ static Workload *gpu_conv_workload(GNode *n) {
   return wl_cuda_conv2d("topi_nn_conv2d", d, k, st, pad, dl, "float32", "float32");
 }
 
-int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
+int graph_gpu_strategy(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
   Workload *wl = NULL;
-  const char *name = n->op->name;
-  if (!strcmp(name, "nn.conv2d") && n->nargs == 2) {
+  if (n->op->id == OP_CONV2D && n->nargs == 2) {
     wl = gpu_conv_workload(n);
-  } else if (!strcmp(name, "nn.dense") && n->nargs == 2) {
+  } else if (n->op->id == OP_DENSE && n->nargs == 2) {
     const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
     if (d->ndim == 2 && w->ndim == 2 && dt_eq(d->dtype, DT_F32) && dt_eq(n->type.dtype, DT_F32))
       wl = wl_dense("topi_nn_dense", d->shape[0], w->shape[0], w->shape[1], "float32", "float32");
@@ -81,7 +80,7 @@ int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
   const char *src = NULL;
   /* the best record may be of another template of the task (Winograd) */
   const Template *rt = NULL;
-  if (graph_dispatch_query(t, wl, &c, &src) == 0 && c)
+  if (graph_dispatch_query(dc, t, wl, &c, &src) == 0 && c)
     rt = template_find(wl->name, c->template_key ? c->template_key : "direct", t);
   if (rt && rt->schedule) tm = rt;
   if (c && rt == tm && (!tm->check || tm->check(t, c, wl) == 0)) {
@@ -91,7 +90,7 @@ int graph_gpu_strategy(GNode *n, const Target *t, Strategy *st) {
     kiln_clear_error();
     if (!(st->config = template_fallback(tm, t, wl))) return -1;
     st->config_source = "fallback";
-    graph_dispatch_note_fallback(t, wl);
+    graph_dispatch_note_fallback(dc, t, wl);
   }
   /* the profile's Task column names a template other than the task's
    * first: "topi_nn_conv2d (winograd)" */

@@ -18,19 +18,20 @@
 
 #include <string.h>
 
-int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tasks) {
+int graph_extract_tasks(Graph *g, int opt_level, const Target *target, DispatchContext *dc, AVec *tasks) {
   if (graph_require_static(g, "extracting tuning tasks")) return -1;
   bool gpu = target && target_is_gpu(target);
   AVec groups = {0};
   if (graph_fuse(g, opt_level, &groups)) return -1;
-  bool was = graph_dispatch_set_quiet(true);
+  DispatchContext *own = dc ? NULL : (dc = dispatch_context_new());
+  bool was = graph_dispatch_set_quiet(dc, true);
   int rc = 0;
   for (int i = 0; i < groups.len && !rc; i++) {
     FusedGroup *fg = groups.data[i];
     if (!fg->anchor || !fg->anchor->op->strategy || opt_level < 1) continue;
     Strategy st;
     memset(&st, 0, sizeof st);
-    if (gpu ? graph_gpu_strategy(fg->anchor, target, &st) : fg->anchor->op->strategy(fg->anchor, target, &st)) {
+    if (gpu ? graph_gpu_strategy(fg->anchor, target, dc, &st) : fg->anchor->op->strategy(fg->anchor, target, dc, &st)) {
       rc = kiln_error_context("%s (node '%s')", fg->anchor->op->name, fg->anchor->name);
       break;
     }
@@ -67,6 +68,7 @@ int graph_extract_tasks(Graph *g, int opt_level, const Target *target, AVec *tas
       av_push(&t->users, (void *)fg->name);
     }
   }
-  graph_dispatch_set_quiet(was);
+  graph_dispatch_set_quiet(dc, was);
+  dispatch_context_free(own);
   return rc;
 }

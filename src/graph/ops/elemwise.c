@@ -114,23 +114,33 @@ static int infer_bias_add(GNode *n, TType *out) {
  * library); rows name them through this table. */
 #include "compute.h"
 
-#define UN(name, infer, pat) {name, 1, 1, pat, infer, compute_elemwise, NULL, NULL}
-#define UN_SIG(name, infer, pat, sig) {name, 1, 1, pat, infer, compute_elemwise, NULL, sig}
-#define BIN(name, infer) {name, 2, 2, PAT_BROADCAST, infer, compute_elemwise, NULL, "lhs, rhs"}
+/* A unary op the operator library knows by its name (UN, with flags
+ * UN_F); one with its own compute (UN_C, UN_SIG with Relay's signature);
+ * a binary op the library knows by its name (BIN, BIN_F with an id and
+ * flags).  Flags are OPF_* (graph.h): PS marks what alter_layout's channel
+ * padding may flow through, BB a broadcast it may run on blocked tensors. */
+#define PS OPF_PAD_SAFE
+#define BB OPF_BLOCKED_BROADCAST
+#define UN(name, infer, pat) {name, 1, 1, pat, infer, compute_unary, NULL, NULL}
+#define UN_F(name, infer, pat, flags) {name, 1, 1, pat, infer, compute_unary, NULL, NULL, OP_OTHER, flags}
+#define UN_C(name, infer, pat, compute, flags) {name, 1, 1, pat, infer, compute, NULL, NULL, OP_OTHER, flags}
+#define UN_SIG(name, infer, pat, compute, sig, flags) {name, 1, 1, pat, infer, compute, NULL, sig, OP_OTHER, flags}
+#define BIN(name, infer) {name, 2, 2, PAT_BROADCAST, infer, compute_binary, NULL, "lhs, rhs"}
+#define BIN_F(name, infer, id, flags) {name, 2, 2, PAT_BROADCAST, infer, compute_binary, NULL, "lhs, rhs", id, flags}
 
 const OpDef ops_elemwise[] = {
-    UN("negative", infer_same, PAT_ELEMWISE),
-    UN("abs", infer_same, PAT_ELEMWISE),
+    UN_F("negative", infer_same, PAT_ELEMWISE, PS),
+    UN_F("abs", infer_same, PAT_ELEMWISE, PS),
     UN("sign", infer_same, PAT_ELEMWISE),
-    UN("copy", infer_same, PAT_ELEMWISE),
+    UN_C("copy", infer_same, PAT_ELEMWISE, compute_copy, PS),
     UN("exp", infer_float_unary, PAT_ELEMWISE),
     UN("log", infer_float_unary, PAT_ELEMWISE),
     UN("sqrt", infer_float_unary, PAT_ELEMWISE),
     UN("rsqrt", infer_float_unary, PAT_ELEMWISE),
     UN("reciprocal", infer_float_unary, PAT_ELEMWISE),
-    UN("sigmoid", infer_float_unary, PAT_ELEMWISE),
-    UN("tanh", infer_float_unary, PAT_ELEMWISE),
-    UN("erf", infer_float_unary, PAT_ELEMWISE),
+    UN_F("sigmoid", infer_float_unary, PAT_ELEMWISE, PS),
+    UN_F("tanh", infer_float_unary, PAT_ELEMWISE, PS),
+    UN_F("erf", infer_float_unary, PAT_ELEMWISE, PS),
     UN("floor", infer_float_unary, PAT_ELEMWISE),
     UN("ceil", infer_float_unary, PAT_ELEMWISE),
     UN("round", infer_float_unary, PAT_ELEMWISE),
@@ -150,26 +160,26 @@ const OpDef ops_elemwise[] = {
     UN("isinf", infer_bool_unary, PAT_ELEMWISE),
     UN("logical_not", infer_logical_not, PAT_ELEMWISE),
     UN("bitwise_not", infer_bitwise_not, PAT_ELEMWISE),
-    UN("nn.relu", infer_same, PAT_ELEMWISE),
-    UN_SIG("nn.leaky_relu", infer_float_unary, PAT_ELEMWISE, "data, alpha=0.01"),     /* alpha */
-    UN("nn.elu", infer_float_unary, PAT_ELEMWISE),            /* alpha */
-    UN("nn.selu", infer_float_unary, PAT_ELEMWISE),           /* alpha, gamma */
-    UN("nn.softplus", infer_float_unary, PAT_ELEMWISE),
-    UN("nn.softsign", infer_float_unary, PAT_ELEMWISE),
-    UN("nn.hard_sigmoid", infer_float_unary, PAT_ELEMWISE),   /* alpha, beta */
-    UN("nn.hard_swish", infer_float_unary, PAT_ELEMWISE),
-    UN("nn.gelu", infer_float_unary, PAT_ELEMWISE),           /* approximate: "none"/"tanh" */
-    UN("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE), /* alpha */
-    UN("nn.celu", infer_float_unary, PAT_ELEMWISE),           /* alpha */
-    UN_SIG("clip", infer_same, PAT_ELEMWISE, "a, a_min, a_max"),                     /* a_min, a_max */
-    UN_SIG("cast", infer_cast, PAT_ELEMWISE, "data, dtype"),                     /* dtype */
-    BIN("add", infer_binary),
-    BIN("subtract", infer_binary),
-    BIN("multiply", infer_binary),
-    BIN("divide", infer_binary),
-    BIN("power", infer_binary),
-    BIN("maximum", infer_binary),
-    BIN("minimum", infer_binary),
+    UN_C("nn.relu", infer_same, PAT_ELEMWISE, compute_relu, PS),
+    UN_SIG("nn.leaky_relu", infer_float_unary, PAT_ELEMWISE, compute_leaky_relu, "data, alpha=0.01", PS),     /* alpha */
+    UN_C("nn.elu", infer_float_unary, PAT_ELEMWISE, compute_elu, PS),            /* alpha */
+    UN_C("nn.selu", infer_float_unary, PAT_ELEMWISE, compute_selu, PS),           /* alpha, gamma */
+    UN_C("nn.softplus", infer_float_unary, PAT_ELEMWISE, compute_softplus, 0),
+    UN_C("nn.softsign", infer_float_unary, PAT_ELEMWISE, compute_softsign, PS),
+    UN_C("nn.hard_sigmoid", infer_float_unary, PAT_ELEMWISE, compute_hard_sigmoid, PS),   /* alpha, beta */
+    UN_C("nn.hard_swish", infer_float_unary, PAT_ELEMWISE, compute_hard_swish, PS),
+    UN_C("nn.gelu", infer_float_unary, PAT_ELEMWISE, compute_gelu, PS),           /* approximate: "none"/"tanh" */
+    UN_C("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE, compute_thresholded_relu, 0), /* alpha */
+    UN_C("nn.celu", infer_float_unary, PAT_ELEMWISE, compute_celu, PS),           /* alpha */
+    UN_SIG("clip", infer_same, PAT_ELEMWISE, compute_clip, "a, a_min, a_max", PS),                     /* a_min, a_max */
+    UN_SIG("cast", infer_cast, PAT_ELEMWISE, compute_cast, "data, dtype", 0),                     /* dtype */
+    BIN_F("add", infer_binary, OP_OTHER, BB | PS),
+    BIN_F("subtract", infer_binary, OP_OTHER, BB | PS),
+    BIN_F("multiply", infer_binary, OP_MULTIPLY, BB | PS),
+    BIN_F("divide", infer_binary, OP_OTHER, BB),
+    BIN_F("power", infer_binary, OP_OTHER, BB),
+    BIN_F("maximum", infer_binary, OP_OTHER, BB | PS),
+    BIN_F("minimum", infer_binary, OP_OTHER, BB | PS),
     BIN("mod", infer_binary),       /* fmod semantics for floats, truncated for ints */
     BIN("floor_mod", infer_binary), /* Python semantics */
     BIN("equal", infer_compare),
@@ -186,8 +196,8 @@ const OpDef ops_elemwise[] = {
     BIN("bitwise_xor", infer_bitwise),
     BIN("left_shift", infer_bitwise),
     BIN("right_shift", infer_bitwise),
-    {"nn.prelu", 2, 2, PAT_BROADCAST, infer_prelu, compute_elemwise, NULL, "data, alpha, axis=1"},
-    {"nn.bias_add", 2, 2, PAT_BROADCAST, infer_bias_add, compute_elemwise, NULL, "data, bias, axis=1"},
-    {"where", 3, 3, PAT_BROADCAST, infer_where, compute_elemwise, NULL, "condition, x, y"},
+    {"nn.prelu", 2, 2, PAT_BROADCAST, infer_prelu, compute_prelu, NULL, "data, alpha, axis=1", OP_OTHER, BB | PS},
+    {"nn.bias_add", 2, 2, PAT_BROADCAST, infer_bias_add, compute_bias_add, NULL, "data, bias, axis=1", OP_BIAS_ADD, PS},
+    {"where", 3, 3, PAT_BROADCAST, infer_where, compute_where, NULL, "condition, x, y"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -55,16 +55,16 @@ static int infer_argreduce(GNode *n, TType *out) {
 }
 
 const OpDef ops_reduce[] = {
-    {"sum", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"mean", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"max", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"min", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"prod", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"l1_norm", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, NULL},
-    {"l2_norm", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, NULL},
-    {"sum_square", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, NULL},
-    {"logsumexp", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_reduce, NULL, NULL},
-    {"argmax", 1, 1, PAT_COMM_REDUCE, infer_argreduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False, select_last_index=False"},
-    {"argmin", 1, 1, PAT_COMM_REDUCE, infer_argreduce, compute_reduce, NULL, "data, axis=None, keepdims=False, exclude=False, select_last_index=False"},
+    {"sum", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_sum, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"mean", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_mean, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"max", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_max, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"min", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_min, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"prod", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_prod, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"l1_norm", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_l1_norm, NULL, NULL},
+    {"l2_norm", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_l2_norm, NULL, NULL},
+    {"sum_square", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_sum_square, NULL, NULL},
+    {"logsumexp", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_logsumexp, NULL, NULL},
+    {"argmax", 1, 1, PAT_COMM_REDUCE, infer_argreduce, compute_argmax, NULL, "data, axis=None, keepdims=False, exclude=False, select_last_index=False"},
+    {"argmin", 1, 1, PAT_COMM_REDUCE, infer_argreduce, compute_argmin, NULL, "data, axis=None, keepdims=False, exclude=False, select_last_index=False"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

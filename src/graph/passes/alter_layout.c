@@ -3,10 +3,11 @@
  *
  * Every conv2d that an x86 template covers becomes
  * nn.contrib_conv2d_NCHWc (or the depthwise one) with the channel blocks
- * its config chooses (tile_ic and tile_oc's inner parts, the same config
- * the build will schedule it with); its weight gets a layout_transform to
+ * its config chooses (tile_ic and tile_oc's inner parts); the config is
+ * recorded on the new node (GNode.config), and the build schedules it with
+ * that config rather than choosing again; its weight gets a layout_transform to
  * OIHW[x]i[y]o that fold_constant evaluates at compile time.  A conv that
- * takes the Winograd template (op_strategy.c says which) becomes
+ * takes the Winograd template (backend/strategy.c says which) becomes
  * nn.contrib_conv2d_winograd_NCHWc instead, its weight the kernel
  * transform nn.contrib_conv2d_winograd_weight_transform (also folded).
  * A dense layer with a constant weight becomes nn.contrib_dense_pack
@@ -57,6 +58,7 @@ typedef struct Alt {
   PtrMap origin_blk; /* transform node -> its input's block + 1 */
   int failed;
   const Target *target; /* whose templates and records choose the blocks */
+  DispatchContext *dispatch; /* the records */
 } Alt;
 
 static int blk_of(Alt *a, GNode *n) {
@@ -176,28 +178,14 @@ static GNode *reshape_to(Graph *ng, GNode *x, int n, const int64_t *s) {
   return graph_call(ng, "reshape", 1, &x, at, NULL);
 }
 
-static bool is_binary_bcast(const GNode *old) {
-  static const char *ops[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "nn.prelu", NULL};
-  for (int i = 0; ops[i]; i++)
-    if (!strcmp(old->op->name, ops[i])) return true;
-  return false;
-}
+static bool is_binary_bcast(const GNode *old) { return (old->op->flags & OPF_BLOCKED_BROADCAST) != 0; }
 
-/* Ops a padded tensor flows through: per-channel, and finite on finite
- * values (so the padded channels, multiplied by zero weights later, never
- * leak a NaN or an infinity into real ones).  Binary ones pad their
- * per-channel operand with zeros.  Pooling is handled apart. */
-static const char *const pad_safe_ops[] = {
-    "nn.relu", "clip", "sigmoid", "tanh", "erf", "nn.hard_sigmoid", "nn.hard_swish", "nn.leaky_relu", "nn.elu",
-    "nn.selu", "nn.celu", "nn.gelu", "nn.softsign", "negative", "abs", "copy", "add", "subtract", "multiply",
-    "maximum", "minimum", "nn.bias_add", "nn.prelu",
-};
-
-static bool pad_safe(const GNode *old) {
-  for (size_t i = 0; i < sizeof pad_safe_ops / sizeof pad_safe_ops[0]; i++)
-    if (!strcmp(old->op->name, pad_safe_ops[i])) return true;
-  return false;
-}
+/* Ops a padded tensor flows through (their rows' OPF_PAD_SAFE): per-channel,
+ * and finite on finite values (so the padded channels, multiplied by zero
+ * weights later, never leak a NaN or an infinity into real ones).  Binary
+ * ones pad their per-channel operand with zeros.  Pooling is handled
+ * apart. */
+static bool pad_safe(const GNode *old) { return (old->op->flags & OPF_PAD_SAFE) != 0; }
 
 /* The channels a plain or depthwise (multiplier 1) conv is compiled with
  * (ch = {in, out}): a padded input keeps its padding; an NCHW input is
@@ -220,9 +208,9 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t ch[2];
   bool padded = plan_padding(a, old, args[0], ch);
   Strategy st;
-  if (graph_conv_config_as(old, padded ? ch : NULL, a->target, &st)) return NULL;
+  if (graph_conv_config_as(old, padded ? ch : NULL, a->target, a->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
-  graph_conv_follow_block_as(old, padded ? ch : NULL, a->target, &st, blk_of(a, args[0]));
+  graph_conv_follow_block_as(old, padded ? ch : NULL, a->target, a->dispatch, &st, blk_of(a, args[0]));
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   bool dw = graph_conv_is_depthwise(old);
@@ -262,6 +250,8 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     GNode *cargs[2] = {data, kw};
     r = graph_call(ng, dw ? "nn.contrib_depthwise_conv2d_NCHWc" : "nn.contrib_conv2d_NCHWc", 2, cargs, at, old->name);
   }
+  if (!r) return NULL;
+  graph_record_config(ng, r, &st);
   set_blk(a, r, (int)ocb);
   set_real(a, r, O);
   return r;
@@ -273,7 +263,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
 static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (args[1]->kind != GN_CONST || old->args[1]->type.ndim != 2) return GRAPH_KEEP;
   Strategy st;
-  if (graph_dense_config(old, a->target, &st)) return NULL;
+  if (graph_dense_config(old, a->target, a->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
   int64_t bn = cfg_split_inner(st.config, "tile_x");
   if (bn <= 0) return NULL;
@@ -285,7 +275,9 @@ static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (!pw) return NULL;
   GAttrs at = gattrs_copy(&old->attrs);
   ga_str(&at, "weight_layout", kfmt("NK%lldn", (long long)bn));
-  return graph_call(ng, "nn.contrib_dense_pack", 2, (GNode *[]){args[0], pw}, at, old->name);
+  GNode *r = graph_call(ng, "nn.contrib_dense_pack", 2, (GNode *[]){args[0], pw}, at, old->name);
+  if (r) graph_record_config(ng, r, &st);
+  return r;
 }
 
 /* A batched MatMul between activations (batch_matmul.x86) whose column
@@ -318,11 +310,12 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   /* symbolic shapes stay NCHW: the templates' configs are per static
    * workload (docs/symbolic_shapes.md) */
   if (ttype_is_symbolic(&old->type)) return GRAPH_KEEP;
-  if (!strcmp(op, "nn.conv2d")) {
+  OpId id = old->op->id;
+  if (id == OP_CONV2D) {
     GNode *r = convert_conv(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
-  if (!strcmp(op, "nn.dense")) {
+  if (id == OP_DENSE) {
     GNode *r = convert_dense(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
@@ -357,13 +350,13 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   }
   /* broadcasts against blocked tensors and per-channel operands (padded
    * with zeros where the result is padded) */
-  if (fmap && (is_binary_bcast(old) || !strcmp(op, "nn.bias_add"))) {
+  if (fmap && (is_binary_bcast(old) || id == OP_BIAS_ADD)) {
     bool ok = true;
     for (int i = 0; i < old->nargs && ok; i++) {
       const TType *t = &old->args[i]->type;
       if (blk_of(a, na[i]) > 0 || ttype_eq(t, ot)) {
         na[i] = to_layout(ng, a, na[i], b, cp);
-      } else if ((!strcmp(op, "nn.bias_add") && i == 1) || per_channel(t, C) == C) {
+      } else if ((id == OP_BIAS_ADD && i == 1) || per_channel(t, C) == C) {
         GNode *v = na[i];
         if (cp > C) v = pad_axis(ng, reshape_to(ng, v, 1, (int64_t[]){C}), 0, cp - C, 0);
         na[i] = v ? reshape_to(ng, v, 5, (int64_t[]){1, cp / b, 1, 1, b}) : NULL;
@@ -373,7 +366,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
       if (!na[i]) return NULL;
     }
     if (ok) {
-      GNode *r = !strcmp(op, "nn.bias_add") ? graph_call(ng, "add", 2, na, gattrs_new(), old->name)
+      GNode *r = id == OP_BIAS_ADD ? graph_call(ng, "add", 2, na, gattrs_new(), old->name)
                                             : graph_call(ng, op, old->nargs, na, old->attrs, old->name);
       set_blk(a, r, b);
       set_real(a, r, C);
@@ -382,8 +375,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     memcpy(na, args, sizeof(GNode *) * (size_t)old->nargs);
   }
   /* pooling keeps the layout (and the padding) */
-  if (!strcmp(op, "nn.max_pool2d") || !strcmp(op, "nn.avg_pool2d") || !strcmp(op, "nn.global_avg_pool2d") ||
-      !strcmp(op, "nn.global_max_pool2d")) {
+  if (old->op->flags & OPF_BLOCKED_LAYOUT) {
     GAttrs at = gattrs_copy(&old->attrs);
     ga_str(&at, "layout", layout_name(b));
     GNode *r = graph_call(ng, op, 1, na, at, old->name);
@@ -392,7 +384,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     return r;
   }
   /* channel concatenation of blocked tensors */
-  if (!strcmp(op, "concatenate") && ot->ndim == 4 && (gattr_int(&old->attrs, "axis", 0) == 1 || gattr_int(&old->attrs, "axis", 0) == -3)) {
+  if (id == OP_CONCATENATE && ot->ndim == 4 && (gattr_int(&old->attrs, "axis", 0) == 1 || gattr_int(&old->attrs, "axis", 0) == -3)) {
     bool ok = true;
     for (int i = 0; i < old->nargs; i++) ok &= old->args[i]->type.ndim == 4 && old->args[i]->type.shape[1] % b == 0;
     if (ok) {
@@ -418,6 +410,7 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
   Alt a;
   memset(&a, 0, sizeof a);
   a.target = pc->target;
+  a.dispatch = pc->dispatch;
   pm_init_str(&a.cache);
   Graph *ng = graph_rewrite(g, rewrite, &a);
   if (ng) {

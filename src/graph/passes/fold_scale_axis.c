@@ -48,7 +48,7 @@ static GNode *reshape_to(Graph *ng, GNode *s, int ndim, int64_t len) {
 
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   Fsa *f = ud;
-  if (strcmp(old->op->name, "multiply")) return GRAPH_KEEP;
+  if (old->op->id != OP_MULTIPLY) return GRAPH_KEEP;
   GNode *x = old->args[0], *s = old->args[1];
   int xi = 0;
   if (x->kind != GN_CALL) {
@@ -58,14 +58,14 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   }
   if (x->kind != GN_CALL || f->uses[x->id] != 1) return GRAPH_KEEP;
   GNode *bias_add = NULL, *core = x;
-  if (!strcmp(x->op->name, "nn.bias_add") && gattr_int(&x->attrs, "axis", 1) == 1) {
+  if (x->op->id == OP_BIAS_ADD && gattr_int(&x->attrs, "axis", 1) == 1) {
     bias_add = x;
     core = x->args[0];
     if (core->kind != GN_CALL || f->uses[core->id] != 1) return GRAPH_KEEP;
   }
-  bool conv = !strcmp(core->op->name, "nn.conv2d") && !strcmp(gattr_str(&core->attrs, "data_layout", "NCHW"), "NCHW") &&
+  bool conv = core->op->id == OP_CONV2D && !strcmp(gattr_str(&core->attrs, "data_layout", "NCHW"), "NCHW") &&
               gattr_int(&core->attrs, "groups", 1) >= 1;
-  bool dense = !strcmp(core->op->name, "nn.dense");
+  bool dense = core->op->id == OP_DENSE;
   if (!conv && !dense) return GRAPH_KEEP;
   int ndim = core->type.ndim, axis = conv ? 1 : ndim - 1;
   int64_t C = core->type.shape[axis];

@@ -15,10 +15,12 @@
 #include "../../target/target.h"
 #include "../graph.h"
 
-/* What a pass may read besides the graph: the target compiled for
- * (alter_layout asks its templates and records for the blocks). */
+/* What a pass may read besides the graph: the target compiled for and
+ * the records (alter_layout asks the target's templates and the dispatch
+ * context's records for the blocks). */
 typedef struct PassContext {
-  const Target *target; /* never NULL */
+  const Target *target;      /* never NULL */
+  DispatchContext *dispatch; /* where alter_layout's configs come from; never NULL */
 } PassContext;
 
 Graph *pass_simplify_inference(Graph *g, const PassContext *pc);

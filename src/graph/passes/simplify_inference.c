@@ -25,8 +25,8 @@ static GNode *bcast_along(Graph *ng, GNode *v, int axis, int ndim) {
 
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   (void)ud;
-  if (!strcmp(old->op->name, "nn.dropout")) return args[0];
-  if (strcmp(old->op->name, "nn.batch_norm")) return GRAPH_KEEP;
+  if (old->op->id == OP_DROPOUT) return args[0];
+  if (old->op->id != OP_BATCH_NORM) return GRAPH_KEEP;
   DType dt = old->type.dtype;
   int ndim = old->type.ndim;
   int64_t ax = gattr_int(&old->attrs, "axis", 1);
