@@ -450,3 +450,55 @@ int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t
   *out = idx;
   return idx ? 0 : -1;
 }
+
+/* ---- CausalConvWithState (opset 27) ----
+ * A depthwise causal 1-D convolution carrying its last k - 1 inputs
+ * (Mamba, Gated DeltaNet): padded = concat(past_state or zeros, input)
+ * along the length, output[b, c, t] = bias[c] + sum_j w[c, 0, j] *
+ * padded[b, c, t + j] (k shifted slices), then SiLU if asked;
+ * present_state = the last k - 1 positions of padded. */
+int onnx_h_CausalConvWithState(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 1), *b = imp_input(im, 2), *past = imp_input(im, 3);
+  if (x->type.ndim != 3) return imp_error(im, "input must be [batch, channels, length], got %s", ttype_str(&x->type));
+  int64_t B = x->type.shape[0], C = x->type.shape[1], L = x->type.shape[2];
+  if (w->type.ndim != 3 || w->type.shape[0] != C || w->type.shape[1] != 1 || w->type.shape[2] < 1)
+    return imp_error(im, "weight must be [channels = %lld, 1, k >= 1], got %s", (long long)C, ttype_str(&w->type));
+  int64_t K = w->type.shape[2];
+  if (b && (b->type.ndim != 1 || b->type.shape[0] != C))
+    return imp_error(im, "bias must be [channels = %lld], got %s", (long long)C, ttype_str(&b->type));
+  if (past && (past->type.ndim != 3 || past->type.shape[0] != B || past->type.shape[1] != C || past->type.shape[2] != K - 1))
+    return imp_error(im, "past_state must be [batch, channels, k - 1] = [%lld, %lld, %lld], got %s", (long long)B,
+                     (long long)C, (long long)(K - 1), ttype_str(&past->type));
+  const char *act = onnx_attr_string(N(im), "activation", "none");
+  bool silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+  if (!silu && strcmp(act, "none")) return imp_error(im, "activation '%s': expected 'none', 'silu' or 'swish'", act);
+  GNode *padded = x;
+  if (K > 1) {
+    GNode *pre = past;
+    if (!pre) {
+      GNode *z = imp_scalar_like(im, 0, x);
+      int64_t s[3] = {B, C, K - 1};
+      GAttrs a = gattrs_new();
+      ga_ints(&a, "shape", 3, s);
+      pre = imp_call(im, "broadcast_to", 1, &z, a);
+    }
+    GNode *parts[2] = {pre, x};
+    GAttrs a = gattrs_new();
+    ga_int(&a, "axis", 2);
+    padded = pre ? imp_call(im, "concatenate", 2, parts, a) : NULL;
+  }
+  GNode *acc = NULL;
+  int64_t w3[3] = {1, C, 1};
+  for (int64_t j = 0; j < K && padded; j++) {
+    GNode *wj = imp_reshape(im, imp_slice(im, w, 2, j, j + 1), 3, w3);
+    GNode *t = bin(im, "multiply", imp_slice(im, padded, 2, j, j + L), wj);
+    acc = acc ? bin(im, "add", acc, t) : t;
+  }
+  if (b) acc = bin(im, "add", acc, imp_reshape(im, b, 3, w3));
+  if (silu) acc = bin(im, "multiply", acc, un(im, "sigmoid", acc));
+  if (imp_want_output(im, 1)) {
+    GNode *st = imp_slice(im, padded, 2, L, L + K - 1);
+    if (imp_set_output(im, 1, st)) return -1;
+  }
+  return out0(im, acc);
+}

@@ -65,6 +65,7 @@ static const OnnxOpEntry table[] = {
     {"", "BlackmanWindow", 17, 17, onnx_h_BlackmanWindow, 1, 1, 0},
     {"", "Cast", 1, 24, onnx_h_cast, 1, 1, 0},
     {"", "CastLike", 15, 24, onnx_h_castlike, 2, 2, 0},
+    {"", "CausalConvWithState", 27, 27, onnx_h_CausalConvWithState, 2, 4, O(2) | O(3)},
     {"", "Ceil", 1, 13, onnx_h_unary, 1, 1, 0},
     {"", "Celu", 12, 12, onnx_h_attr_unary, 1, 1, 0},
     {"", "CenterCropPad", 18, 18, onnx_h_CenterCropPad, 2, 2, 0},
