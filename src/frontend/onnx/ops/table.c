@@ -132,6 +132,7 @@ static const OnnxOpEntry table[] = {
     {"", "LeakyRelu", 1, 16, onnx_h_attr_unary, 1, 1, 0},
     {"", "Less", 1, 13, onnx_h_binary, 2, 2, 0},
     {"", "LessOrEqual", 12, 16, onnx_h_binary, 2, 2, 0},
+    {"", "LinearAttention", 27, 27, onnx_h_LinearAttention, 3, 6, O(3) | O(4) | O(5)},
     {"", "Log", 1, 13, onnx_h_unary, 1, 1, 0},
     {"", "LogSoftmax", 1, 13, onnx_h_softmax, 1, 1, 0},
     {"", "Loop", 1, 1, onnx_h_Loop, 3, V, O(0) | O(1)},

@@ -608,3 +608,108 @@ int onnx_h_MsAttention(Importer *im) {
   if (imp_want_output(im, 1)) return imp_error(im, "output 1 (present state) is not supported");
   return imp_set_output(im, 0, merge_heads(im, attention_core(im, &a)));
 }
+
+/* ---- LinearAttention (opset 27) ----
+ * The recurrent linear attention of Gated DeltaNet and friends, unrolled
+ * over the T tokens at compile time (T is static): a state S [B, H_kv,
+ * d_k, d_v] per KV head, per token decayed by exp(g) (gated rules),
+ * corrected by beta * (v - S^T k) (delta rules), updated by k (x) v, and
+ * read by each query head of its group: o = scale * q^T S.  Computes in
+ * float32 like ONNX's reference; output in the query's type, the present
+ * state in the past state's (else the query's).  A long prefill unrolls
+ * into a long graph: it compiles slowly. */
+static GNode *unpack_heads(Importer *im, GNode *x, int64_t h) {
+  int64_t b = x->type.shape[0], t = x->type.shape[1], d = x->type.shape[2] / h;
+  int64_t s4[4] = {b, t, h, d}, perm[4] = {0, 2, 1, 3};
+  return imp_transpose(im, imp_reshape(im, imp_cast(im, x, DT_F32), 4, s4), 4, perm);
+}
+
+static GNode *step(Importer *im, GNode *x4, int64_t i) { return imp_squeeze(im, imp_slice(im, x4, 2, i, i + 1), 2); }
+
+int onnx_h_LinearAttention(Importer *im) {
+  GNode *q = imp_input(im, 0), *k = imp_input(im, 1), *v = imp_input(im, 2);
+  GNode *past = imp_input(im, 3), *decay = imp_input(im, 4), *beta = imp_input(im, 5);
+  int64_t hq = onnx_attr_int(N(im), "q_num_heads", 0), hk = onnx_attr_int(N(im), "kv_num_heads", 0);
+  if (hq <= 0 || hk <= 0 || hq % hk)
+    return imp_error(im, "q_num_heads (%lld) must be a positive multiple of kv_num_heads (%lld); both are required",
+                     (long long)hq, (long long)hk);
+  const char *rule = onnx_attr_string(N(im), "update_rule", "gated_delta");
+  bool gating = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta");
+  bool delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+  if (!gating && !delta && strcmp(rule, "linear"))
+    return imp_error(im, "update_rule '%s': expected 'linear', 'gated', 'delta' or 'gated_delta'", rule);
+  if (gating != (decay != NULL)) return imp_error(im, "update_rule '%s' %s the decay input", rule, gating ? "needs" : "forbids");
+  if (delta != (beta != NULL)) return imp_error(im, "update_rule '%s' %s the beta input", rule, delta ? "needs" : "forbids");
+  GNode *qkv[3] = {q, k, v};
+  for (int i = 0; i < 3; i++)
+    if (qkv[i]->type.ndim != 3 || qkv[i]->type.shape[0] != q->type.shape[0] || qkv[i]->type.shape[1] != q->type.shape[1])
+      return imp_error(im, "query, key and value must be [B, T, heads * head_size] with one B and T, got %s, %s, %s",
+                       ttype_str(&q->type), ttype_str(&k->type), ttype_str(&v->type));
+  int64_t B = q->type.shape[0], T = q->type.shape[1];
+  if (q->type.shape[2] % hq || k->type.shape[2] % hk || v->type.shape[2] % hk)
+    return imp_error(im, "the last dimensions (%lld, %lld, %lld) must divide by q_num_heads %lld and kv_num_heads %lld",
+                     (long long)q->type.shape[2], (long long)k->type.shape[2], (long long)v->type.shape[2], (long long)hq,
+                     (long long)hk);
+  int64_t dk = q->type.shape[2] / hq, dv = v->type.shape[2] / hk, G = hq / hk;
+  if (k->type.shape[2] / hk != dk) return imp_error(im, "key's head size %lld differs from query's %lld", (long long)(k->type.shape[2] / hk), (long long)dk);
+  GNode *q4 = unpack_heads(im, q, hq), *k4 = unpack_heads(im, k, hk), *v4 = unpack_heads(im, v, hk), *g4 = NULL, *b4 = NULL;
+  if (decay) {
+    int64_t last = decay->type.shape[decay->type.ndim - 1];
+    if (decay->type.ndim != 3 || (last != hk && last != hk * dk))
+      return imp_error(im, "decay must be [B, T, kv_num_heads] or [B, T, kv_num_heads * d_k], got %s", ttype_str(&decay->type));
+    g4 = unpack_heads(im, decay, hk); /* [B, H, T, 1 or d_k] */
+  }
+  if (beta) {
+    int64_t last = beta->type.shape[beta->type.ndim - 1];
+    if (beta->type.ndim != 3 || (last != hk && last != 1))
+      return imp_error(im, "beta must be [B, T, kv_num_heads] or [B, T, 1], got %s", ttype_str(&beta->type));
+    b4 = unpack_heads(im, beta, last); /* [B, H or 1, T, 1] */
+  }
+  GNode *S;
+  int64_t ss[4] = {B, hk, dk, dv};
+  if (past) {
+    if (past->type.ndim != 4 || memcmp(past->type.shape, ss, sizeof ss))
+      return imp_error(im, "past_state must be [B, kv_num_heads, d_k, d_v] = [%lld, %lld, %lld, %lld], got %s", (long long)B,
+                       (long long)hk, (long long)dk, (long long)dv, ttype_str(&past->type));
+    S = imp_cast(im, past, DT_F32);
+  } else {
+    GNode *z = imp_scalar(im, 0, DT_F32);
+    GAttrs a = gattrs_new();
+    ga_ints(&a, "shape", 4, ss);
+    S = imp_call(im, "broadcast_to", 1, &z, a);
+  }
+  double scale = onnx_attr_float(N(im), "scale", 0);
+  if (scale == 0) scale = 1 / sqrt((double)dk);
+  GNode **outs = KNEWN(GNode *, T + 1);
+  for (int64_t i = 0; i < T && S; i++) {
+    GNode *kt = step(im, k4, i), *vt = step(im, v4, i), *qt = step(im, q4, i);
+    if (g4) S = bin(im, "multiply", S, imp_expand_dims(im, un(im, "exp", step(im, g4, i)), 3));
+    if (b4) {
+      int64_t ax2 = 2;
+      GNode *ret = imp_reduce(im, "sum", bin(im, "multiply", S, imp_expand_dims(im, kt, 3)), 1, &ax2, false);
+      vt = bin(im, "multiply", step(im, b4, i), bin(im, "subtract", vt, ret));
+    }
+    S = bin(im, "add", S, bin(im, "multiply", imp_expand_dims(im, kt, 3), imp_expand_dims(im, vt, 2)));
+    GNode *Sr = S;
+    if (G > 1) {
+      int64_t s5[5] = {B, hk, G, dk, dv}, s4[4] = {B, hq, dk, dv};
+      GNode *e = imp_expand_dims(im, S, 2);
+      GAttrs a = gattrs_new();
+      ga_ints(&a, "shape", 5, s5);
+      Sr = imp_reshape(im, e ? imp_call(im, "broadcast_to", 1, &e, a) : NULL, 4, s4);
+    }
+    int64_t ax2 = 2;
+    GNode *o = imp_reduce(im, "sum", bin(im, "multiply", imp_expand_dims(im, qt, 3), Sr), 1, &ax2, false);
+    outs[i] = imp_expand_dims(im, bin(im, "multiply", o, imp_scalar(im, scale, DT_F32)), 2); /* [B, Hq, 1, dv] */
+  }
+  if (!S) return -1;
+  for (int64_t i = 0; i < T; i++)
+    if (!outs[i]) return -1;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", 2);
+  GNode *o = T == 1 ? outs[0] : imp_call(im, "concatenate", (int)T, outs, a);
+  int64_t perm[4] = {0, 2, 1, 3}, s3[3] = {B, T, hq * dv};
+  o = imp_reshape(im, imp_transpose(im, o, 4, perm), 3, s3);
+  if (imp_want_output(im, 1) && imp_set_output(im, 1, imp_cast(im, S, past ? past->type.dtype : q->type.dtype))) return -1;
+  return out0(im, imp_cast(im, o, q->type.dtype));
+}
