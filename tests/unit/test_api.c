@@ -358,6 +358,8 @@ static void test_autotvm_api(void) {
   CHECK_OK(call("autotvm.extract_tasks", 3, (KilnValue[]){V_OBJ(g), V_INT(3), V_STR("cuda")}, (int[]){O, I, S}, &r,
                 &code));
   if (code == KILN_STR) CHECK_CONTAINS(r.v_str, "\"name\":\"topi_nn_conv2d\"");
+  CHECK_FAILS("autotvm.extract_tasks", 3, ((KilnValue[]){V_OBJ(g), V_INT(3), V_STR("rocm")}), ((int[]){O, I, S}),
+              "target 'rocm' is not supported");
   CHECK_OK(call("graph.free", 1, (KilnValue[]){V_OBJ(g)}, (int[]){O}, NULL, NULL));
   CHECK_FAILS("autotvm.tune_task", 3, ((KilnValue[]){V_STR("{}"), V_STR("anneal"), V_STR("{}")}), ((int[]){S, S, S}),
               "tuner 'anneal' is not one of xgb, ga, random, gridsearch");
