@@ -16,7 +16,8 @@ are kept, so repeated test runs are cheap.
 
 Weights are torchvision's default initialization under a fixed seed; the
 batch-norm statistics and affine parameters are randomized too (seeded),
-so that folding them into convolutions is really exercised.
+so that folding them into convolutions is really exercised; a layer
+initialized to zeros (ViT's head) gets seeded random weights.
 """
 import argparse
 import os
@@ -58,6 +59,10 @@ def build(name):
             m.running_var.copy_(torch.rand(c, generator=g) + 0.5)
             m.weight.data.copy_(torch.rand(c, generator=g) + 0.5)
             m.bias.data.copy_(torch.randn(c, generator=g) * 0.1)
+        if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d)) and not m.weight.data.any():
+            # a zero-initialized layer (ViT's head) would make every output 0
+            # and the comparison with PyTorch meaningless
+            m.weight.data.copy_(torch.randn(m.weight.shape, generator=g) * 0.02)
     return model.eval()
 
 
