@@ -91,13 +91,14 @@ def test_linear_attention_matches_numpy(tmp_path, rule, hq, hk, per_key, past):
         np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("attrs,what", [
-    ({"q_num_heads": 3, "kv_num_heads": 2, "update_rule": "linear"}, "must be a positive multiple of kv_num_heads"),
-    ({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated"}, "update_rule 'gated' needs the decay input"),
-    ({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "fast"}, "update_rule 'fast': expected"),
+@pytest.mark.parametrize("attrs,t,what", [
+    ({"q_num_heads": 3, "kv_num_heads": 2, "update_rule": "linear"}, 2, "must be a positive multiple of kv_num_heads"),
+    ({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated"}, 2, "update_rule 'gated' needs the decay input"),
+    ({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "fast"}, 2, "update_rule 'fast': expected"),
+    ({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "linear"}, 5000, "5000 tokens: Kiln unrolls the recurrence"),
 ])
-def test_linear_attention_errors(tmp_path, attrs, what):
-    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 8]) for n in "qkv"]
+def test_linear_attention_errors(tmp_path, attrs, t, what):
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, t, 8]) for n in "qkv"]
     g = helper.make_graph([helper.make_node("LinearAttention", ["q", "k", "v"], ["y"], **attrs)], "g", ins,
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 27)])

@@ -500,6 +500,9 @@ int onnx_h_Col2Im(Importer *im) {
     return imp_error(im, "input %s: dimension 1 must be a multiple of prod(block_shape) = %lld and dimension 2 the "
                          "number of block positions, %lld",
                      ttype_str(&x->type), (long long)K, (long long)L);
+  if (K > 4096)
+    return imp_error(im, "prod(block_shape) = %lld: Kiln builds one term per block offset and takes at most 4096",
+                     (long long)K);
   int64_t c = ck / K;
   int64_t s4[4] = {n, c, K, L};
   GNode *x4 = imp_reshape(im, x, 4, s4), *acc = NULL;
@@ -547,4 +550,13 @@ int onnx_h_Col2Im(Importer *im) {
   for (int i = 0; i < d && acc; i++)
     if (pads[i] || pads[i + d]) acc = imp_slice(im, acc, 2 + i, pads[i], pads[i] + img[i]);
   return out0(im, acc);
+}
+
+/* ---- ImageDecoder (opset 20): refused with the reason ----
+ * Decoding JPEG, PNG, BMP, TIFF, WebP, PNM or JPEG 2000 bytes needs image
+ * codecs, which Kiln's generated code does not link; a row here makes the
+ * error say so instead of "unsupported operator". */
+int onnx_h_ImageDecoder(Importer *im) {
+  return imp_error(im, "ImageDecoder is not supported: Kiln links no image codecs (JPEG, PNG, BMP, TIFF, WebP, PNM, "
+                       "JPEG 2000); decode the image before the model and feed its pixels as a uint8 tensor");
 }

@@ -464,6 +464,7 @@ int onnx_h_CausalConvWithState(Importer *im) {
   if (w->type.ndim != 3 || w->type.shape[0] != C || w->type.shape[1] != 1 || w->type.shape[2] < 1)
     return imp_error(im, "weight must be [channels = %lld, 1, k >= 1], got %s", (long long)C, ttype_str(&w->type));
   int64_t K = w->type.shape[2];
+  if (K > 4096) return imp_error(im, "kernel size %lld: Kiln builds one term per tap and takes at most 4096", (long long)K);
   if (b && (b->type.ndim != 1 || b->type.shape[0] != C))
     return imp_error(im, "bias must be [channels = %lld], got %s", (long long)C, ttype_str(&b->type));
   if (past && (past->type.ndim != 3 || past->type.shape[0] != B || past->type.shape[1] != C || past->type.shape[2] != K - 1))

@@ -90,7 +90,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_INDEX_HANDLERS(X)                                                                       \
   X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) \
   X(TensorScatter)
-#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid) X(Col2Im)
+#define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid) X(Col2Im) X(ImageDecoder)
 #define ONNX_RECURRENT_HANDLERS(X) X(RNN) X(GRU) X(LSTM)
 #define ONNX_QUANTIZE_HANDLERS(X)                                                                    \
   X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(MatMulInteger) X(ConvInteger)       \

@@ -175,6 +175,7 @@ int onnx_h_Multinomial(Importer *im) {
   int64_t b = x->type.shape[0], c = x->type.shape[1], n = onnx_attr_int(N(im), "sample_size", 1);
   if (n < 1) return imp_error(im, "sample_size is %lld: it must be at least 1", (long long)n);
   if (c < 1) return imp_error(im, "class_size is 0: there is no class to draw");
+  if (c > 4096) return imp_error(im, "class_size %lld: Kiln's Multinomial takes at most 4096 classes", (long long)c);
   DType t = DT_I32;
   if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 6), &t))
     return imp_error(im, "dtype: %s", kiln_get_error());

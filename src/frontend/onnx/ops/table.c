@@ -125,6 +125,7 @@ static const OnnxOpEntry table[] = {
     {"", "HardSwish", 14, 14, onnx_h_unary, 1, 1, 0},
     {"", "Identity", 1, 16, onnx_h_unary, 1, 1, 0},
     {"", "If", 1, 16, onnx_h_If, 1, 1, 0},
+    {"", "ImageDecoder", 20, 20, onnx_h_ImageDecoder, 1, 1, 0}, /* refused: no image codecs */
     {"", "InstanceNormalization", 1, 6, onnx_h_instancenorm, 3, 3, 0},
     {"", "IsInf", 10, 10, onnx_h_IsInf, 1, 1, 0},
     {"", "IsNaN", 9, 13, onnx_h_unary, 1, 1, 0},

@@ -646,6 +646,10 @@ int onnx_h_LinearAttention(Importer *im) {
       return imp_error(im, "query, key and value must be [B, T, heads * head_size] with one B and T, got %s, %s, %s",
                        ttype_str(&q->type), ttype_str(&k->type), ttype_str(&v->type));
   int64_t B = q->type.shape[0], T = q->type.shape[1];
+  if (T > 4096)
+    return imp_error(im, "%lld tokens: Kiln unrolls the recurrence over the sequence at compile time and takes at most "
+                         "4096 (run a long prefill in chunks)",
+                     (long long)T);
   if (q->type.shape[2] % hq || k->type.shape[2] % hk || v->type.shape[2] % hk)
     return imp_error(im, "the last dimensions (%lld, %lld, %lld) must divide by q_num_heads %lld and kv_num_heads %lld",
                      (long long)q->type.shape[2], (long long)k->type.shape[2], (long long)v->type.shape[2], (long long)hq,
