@@ -186,3 +186,25 @@ def test_symbolic_batch_compiled_once_runs_at_three_sizes(cnn, tmp_path):
     np.save(str(tmp_path / "big.npy"), np.zeros((17, 3, 12, 12), np.float32))
     p = kiln("run", so, "--inputs", str(tmp_path / "big.npy"), check=False)
     assert p.returncode == 1 and "dimension 0 (N) is 17, outside the bounds [1, 16]" in p.stderr, p.stderr
+
+
+def test_symbolic_image_size_too_small_at_run_time(tmp_path):
+    # a 3x3 convolution without padding over a symbolic height and width:
+    # compiled once, it runs at 5x6; a 2x2 image has no valid output, and
+    # set_input says so naming the node, instead of running
+    path, so = str(tmp_path / "conv.onnx"), str(tmp_path / "conv.so")
+    w = np.random.RandomState(4).randn(2, 1, 3, 3).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="c3", kernel_shape=[3, 3])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [helper.make_tensor("w", TensorProto.FLOAT, [2, 1, 3, 3], w.ravel())])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[1,1,H,W]", "--quiet-fallback")
+    x = np.random.RandomState(5).randn(1, 1, 5, 6).astype(np.float32)
+    np.save(str(tmp_path / "x.npy"), x)
+    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)).numpy()
+    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    np.save(str(tmp_path / "small.npy"), np.zeros((1, 1, 2, 2), np.float32))
+    p = kiln("run", so, "--inputs", str(tmp_path / "small.npy"), check=False)
+    assert p.returncode == 1 and "at H=2, W=2, node" in p.stderr and "too small for the model" in p.stderr, p.stderr
