@@ -75,9 +75,12 @@ int cli_requires(Command *cmd, const char *dep, const char *on);
 
 struct Graph;
 /* Import MODEL (with --input-shapes, --bind) and optimize; NULL after
- * printing an error. */
+ * printing an error.  With batch_outer, a model whose only symbol is a
+ * per-sample batch is specialized to batch 1 first and *batch_outer set
+ * to "N:lo:hi" (for GraphBuildOptions.batch_outer), else left NULL. */
 struct Target;
-struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const struct Target *t);
+struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const struct Target *t,
+                                    const char **batch_outer);
 /* The command's dispatch context (records, shipped records, warnings),
  * made on first use and passed to everything that chooses configs. */
 struct DispatchContext *cli_dispatch(void);

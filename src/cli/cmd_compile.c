@@ -51,7 +51,7 @@ static DLTensor *load_value(Command *cmd, const char *path) {
 
 /* Import (with --input-shapes and --bind) and optimize; NULL after
  * printing an error. */
-Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const Target *t) {
+Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const Target *t, const char **batch_outer) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   Opt *bind = cli_opt(cmd, "--bind");
   int nb = bind && bind->set ? bind->nvalues : 0;
@@ -84,6 +84,22 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
   free(names);
   free(vals);
   if (!g) return NULL;
+  /* a symbolic batch alone, with per-sample ops: build at batch 1 (every
+   * template and record applies) and let the executor loop over the
+   * samples (docs/symbolic_shapes.md) */
+  const GSym *bs = batch_outer && (!t || !target_is_gpu(t)) ? graph_batch_symbol(g) : NULL;
+  if (bs) {
+    static char spec[128];
+    snprintf(spec, sizeof spec, "%s:%lld:%lld", bs->name, (long long)bs->lo, (long long)bs->hi);
+    int64_t one = 1;
+    Graph *g1 = graph_specialize(g, &one);
+    graph_free(g);
+    if (!(g = g1)) {
+      cli_error(cmd, "%s", kiln_get_error());
+      return NULL;
+    }
+    *batch_outer = spec;
+  }
   GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch()};
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump && dump->set) go.dump_after = dump->value;
@@ -175,7 +191,8 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
     strcat(out, ".so");
   }
   double t0 = kiln_now_seconds();
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target);
+  const char *batch_outer = NULL;
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target, &batch_outer);
   if (!g) {
     free(out);
     return -1;
@@ -185,6 +202,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   bo.opt_level = (int)lvl;
   bo.target = target;
   bo.dispatch = cli_dispatch();
+  bo.batch_outer = batch_outer;
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump->set) bo.dump_lower = dump->value; /* the lowering passes' names; graph passes dump while optimizing */
   Opt *ed = cli_opt(cmd, "--emit-dir");
@@ -222,7 +240,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   int rc = get_opt_level(cmd, &lvl);
   if (rc) return rc;
   graph_dispatch_set_quiet(cli_dispatch(), true);
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host());
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host(), NULL);
   if (!g) return -1;
   char *text;
   if (cli_opt(cmd, "--unfused")->set) {

@@ -35,10 +35,10 @@ static Opt opts[] = {
 
 /* A module compiled with symbolic sizes lists its symbols in the graph
  * JSON (attrs.kiln_symbols: ["list_str", ["N:1:64", ...]], written by
- * Kiln's build): print them, and that the shapes below are at their
- * representative sizes. */
-static void print_symbols(const char *json, size_t n) {
-  const char *key = "\"kiln_symbols\"", *p = NULL;
+ * Kiln's build), or its batch symbol (attrs.kiln_batch, the batch as an
+ * outer loop): print them, and at what sizes the shapes below are. */
+static void print_symbols(const char *json, size_t n, bool batch) {
+  const char *key = batch ? "\"kiln_batch\"" : "\"kiln_symbols\"", *p = NULL;
   size_t kl = strlen(key);
   for (size_t i = 0; i + kl <= n && !p; i++)
     if (!memcmp(json + i, key, kl)) p = json + i + kl;
@@ -46,7 +46,10 @@ static void print_symbols(const char *json, size_t n) {
   const char *end = json + n, *list = memchr(p, '[', (size_t)(end - p));
   list = list ? memchr(list + 1, '[', (size_t)(end - list - 1)) : NULL;
   if (!list) return;
-  printf("symbols (the module runs at any size within the bounds; shapes below are at representative sizes):\n");
+  if (batch)
+    printf("batch (kernels built at batch 1 and called once per sample; shapes below are at batch 1):\n");
+  else
+    printf("symbols (the module runs at any size within the bounds; shapes below are at representative sizes):\n");
   for (const char *q = list + 1; q < end && *q != ']'; q++) {
     if (*q != '"') continue;
     const char *e = memchr(q + 1, '"', (size_t)(end - q - 1));
@@ -97,7 +100,8 @@ static int run(Command *cmd, int npos, const char **pos) {
   size_t gjn;
   kiln_artifact_get_blob(a, "graph_json", &gj, &gjn);
   if (gj) { /* a compiled model: its graph's inputs, outputs and memory */
-    print_symbols(gj, gjn);
+    print_symbols(gj, gjn, false);
+    print_symbols(gj, gjn, true);
     printf("inputs (%d):\n", info->num_inputs);
     for (int i = 0; i < info->num_inputs; i++)
       printf("  %-24s %s %s\n", info->inputs[i].name, shape_text(info->inputs[i].ndim, info->inputs[i].shape),

@@ -225,6 +225,14 @@ int sym_infer(Graph *g, const GNode *n, TType *out);
 /* t (a type of graph og) with its expressions over ng's symbols of the
  * same names (made in ng when missing). */
 TType sym_copy_type(Graph *ng, const Graph *og, const TType *t);
+/* The batch symbol, when g can run as batch-1 kernels called once per
+ * sample: one symbol, which every symbolic tensor has as exactly its
+ * dimension 0 and nowhere else, and every op on symbolic tensors works
+ * per sample (an allowlist, with axis checks); else NULL. */
+const GSym *graph_batch_symbol(const Graph *g);
+/* g with every symbol at vals (one per g->syms entry): a static graph
+ * (NULL + error when an op refuses the sizes). */
+Graph *graph_specialize(Graph *g, const int64_t *vals);
 /* Append e in the runtime's postfix form ("H 1 + 2 fdiv"); -1 + error
  * for an expression it cannot evaluate. */
 int sym_postfix(StrBuf *sb, const Expr *e);

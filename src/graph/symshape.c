@@ -479,6 +479,100 @@ int sym_infer(Graph *g, const GNode *n, TType *out) {
   return 0;
 }
 
+/* ---- the batch as an outer loop ---- */
+
+/* Whether dimension d of t is exactly the symbol's Var. */
+static bool dim_is(const TType *t, int d, const GSym *s) {
+  return t->sym && d < t->ndim && t->sym->dim[d] == s->var;
+}
+
+/* An axis attribute that must not be the batch's (0). */
+static bool axis_not_batch(const GNode *n, const char *key, int64_t def) {
+  int64_t a = gattr_int(&n->attrs, key, def);
+  if (a < 0) a += n->type.ndim;
+  return a != 0;
+}
+
+/* Ops that compute each sample from that sample alone (beside the
+ * elementwise and broadcast patterns). */
+static bool per_sample(const GNode *n, const GSym *s) {
+  static const char *const plain[] = {"nn.conv2d", "nn.contrib_conv2d_NCHWc", "nn.max_pool2d", "nn.avg_pool2d",
+                                      "nn.global_avg_pool2d", "nn.global_max_pool2d", "nn.dense",
+                                      "nn.batch_flatten", "nn.batch_norm", "nn.dropout", "layout_transform"};
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (op_lookup(plain[i]) == n->op) return true;
+  if (op_lookup("nn.softmax") == n->op || op_lookup("nn.log_softmax") == n->op) return axis_not_batch(n, "axis", -1);
+  if (op_lookup("nn.layer_norm") == n->op) return axis_not_batch(n, "axis", -1);
+  if (op_lookup("concatenate") == n->op) return axis_not_batch(n, "axis", 0);
+  if (op_lookup("nn.matmul") == n->op) return !ttype_is_symbolic(&n->args[1]->type) && n->args[0]->type.ndim >= 2;
+  if (op_lookup("transpose") == n->op) {
+    const int64_t *ax;
+    return gattr_ints(&n->attrs, "axes", &ax) > 0 && ax[0] == 0;
+  }
+  if (op_lookup("reshape") == n->op) {
+    const int64_t *ns;
+    return gattr_ints(&n->attrs, "newshape", &ns) > 0 && ns[0] == 0 && !gattr_int(&n->attrs, "allowzero", 0);
+  }
+  (void)s;
+  return n->op->pattern == PAT_ELEMWISE || n->op->pattern == PAT_BROADCAST;
+}
+
+const GSym *graph_batch_symbol(const Graph *g) {
+  if (g->syms.len != 1) return NULL;
+  const GSym *s = g->syms.data[0];
+  for (int i = 0; i < g->nodes.len; i++) {
+    const GNode *n = g->nodes.data[i];
+    const TType *t = &n->type;
+    if (ttype_is_symbolic(t)) {
+      if (!dim_is(t, 0, s)) return NULL;
+      for (int d = 1; d < t->ndim; d++)
+        if (t->sym->dim[d]) return NULL;
+    }
+    if (n->kind != GN_CALL) continue;
+    bool sym_arg = false;
+    for (int a = 0; a < n->nargs; a++) sym_arg |= ttype_is_symbolic(&n->args[a]->type);
+    if (sym_arg && (!ttype_is_symbolic(t) || !per_sample(n, s))) return NULL;
+  }
+  for (int i = 0; i < g->outputs.len; i++)
+    if (!ttype_is_symbolic(&((GNode *)g->outputs.data[i])->type)) return NULL;
+  return s;
+}
+
+Graph *graph_specialize(Graph *g, const int64_t *vals) {
+  Graph *ng = graph_new();
+  ng->next_const = g->next_const;
+  GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
+  int rc = 0;
+  for (int i = 0; i < g->nodes.len && !rc; i++) {
+    GNode *n = g->nodes.data[i], *r = NULL;
+    if (n->kind == GN_VAR) {
+      TType t = n->type;
+      for (int d = 0; d < t.ndim; d++)
+        if (t.sym && t.sym->dim[d] && !sym_eval(g, t.sym->dim[d], vals, &t.shape[d]))
+          rc = kiln_set_error("input '%s': dimension %d has no value at the given sizes", n->name, d);
+      t.sym = NULL;
+      r = graph_var(ng, n->name, t);
+    } else if (n->kind == GN_CONST) {
+      r = graph_share_const(ng, n);
+    } else {
+      GNode **args = xcalloc((size_t)n->nargs + 1, sizeof(GNode *));
+      for (int a = 0; a < n->nargs; a++) args[a] = map[n->args[a]->id];
+      r = graph_copy_call(ng, n, args);
+      free(args);
+    }
+    if (!r) rc = -1;
+    map[n->id] = r;
+  }
+  for (int i = 0; i < g->outputs.len && !rc; i++)
+    graph_add_named_output(ng, map[((GNode *)g->outputs.data[i])->id], graph_output_name(g, i));
+  free(map);
+  if (rc) {
+    graph_free(ng);
+    return NULL;
+  }
+  return ng;
+}
+
 /* ---- shape expressions for the runtime ---- */
 
 /* The runtime evaluates shape expressions without the compiler's IR: in

@@ -108,7 +108,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
       for (int i = 0; i < nops; i++) {
         GraphOp *op = &ex->ops[i];
         int64_t t0 = now_ns();
-        int fail = kiln_graph_op_call(op);
+        int fail = kiln_graph_op_exec(ex, op);
         int64_t t1 = now_ns();
         if (fail) {
           rc = kiln_graph_op_error(ex, op);

@@ -278,6 +278,7 @@ static int setup_ops(KilnGraphExecutor *ex) {
       op->args[k].v_handle = &op->tensors[k];
       op->codes[k] = KILN_DLTENSOR;
     }
+    if (g->batch_name && kiln_graph_batch_setup_op(ex, op)) return -1;
   }
   return 0;
 }
@@ -586,7 +587,7 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
   }
   GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
   for (; op < end; op++)
-    if (kiln_graph_op_call(op)) return kiln_graph_op_error(ex, op);
+    if (kiln_graph_op_exec(ex, op)) return kiln_graph_op_error(ex, op);
   return 0;
 }
 

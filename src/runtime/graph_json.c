@@ -295,9 +295,40 @@ static int graph_list(Parser *p, const cJSON *attrs, const char *key, const char
  * ["list_str", ["N:1:64", ...]] and kiln_sym_shape, one string per entry
  * of its dimensions' postfix expressions joined by ';' ("" where static).
  * The expressions are checked when they are evaluated (graph_sym.c). */
+/* The batch as an outer loop: kiln_batch ["list_str", ["N:lo:hi"]] and
+ * kiln_batch_entry, per entry 1 where it carries the batch. */
+static int parse_batch(Parser *p, const cJSON *attrs) {
+  Graph *g = p->g;
+  const cJSON *flags;
+  if (graph_list(p, attrs, "kiln_batch_entry", "list_int", 0, &flags)) return -1;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_batch");
+  if (!flags && !v) return 0;
+  const cJSON *item = cJSON_GetArrayItem(cJSON_GetArrayItem(v, 1), 0);
+  char name[64];
+  long long lo, hi;
+  if (!flags || !cJSON_IsString(item) || sscanf(item->valuestring, "%63[A-Za-z0-9_]:%lld:%lld", name, &lo, &hi) != 3 ||
+      lo < 1 || lo > hi)
+    return kiln_set_error("graph JSON: attrs.kiln_batch must be [\"list_str\", [\"N:lo:hi\"]] with "
+                          "attrs.kiln_batch_entry");
+  g->batch_name = arena_strdup(p->a, name);
+  g->batch_lo = lo;
+  g->batch_hi = hi;
+  g->entry_batch = kiln_arena_alloc(p->a, (size_t)g->num_entries + 1);
+  int e = 0;
+  for (const cJSON *s = flags->child; s; s = s->next, e++) {
+    int64_t f;
+    if (json_int(s, 0, 1, &f)) return kiln_error_context("graph JSON: attrs.kiln_batch_entry[%d]", e);
+    if (f && (g->entry_ndim[e] < 1 || g->entry_shape[e][0] != 1))
+      return kiln_set_error("graph JSON: entry %d carries the batch but its dimension 0 is not 1", e);
+    g->entry_batch[e] = (uint8_t)f;
+  }
+  return 0;
+}
+
 static int parse_symbols(Parser *p, const cJSON *attrs) {
   Graph *g = p->g;
   const cJSON *exprs;
+  if (parse_batch(p, attrs)) return -1;
   if (graph_list(p, attrs, "kiln_sym_shape", "list_str", 0, &exprs)) return -1;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_symbols");
   if (!exprs && !v) return 0;

@@ -20,9 +20,17 @@
  *   (which entries share a buffer) come from the build's liveness plan and
  *   hold at every size.
  *
+ * The batch as an outer loop: a model whose only symbol is a per-sample
+ * batch is built at batch 1 with every template (attrs.kiln_batch and
+ * kiln_batch_entry mark it).  Its entries that carry the batch are sized
+ * for the current batch, and each kernel reading or writing them runs
+ * once per sample on views of one sample (dimension 0 of 1, the data
+ * advanced by a sample's bytes), so the kernels are the static ones.
+ *
  * A static graph has no symbols and never reaches this file's work.
  *
- * Exports: kiln_graph_sym_init, kiln_graph_sym_resize.
+ * Exports: kiln_graph_sym_init, kiln_graph_sym_resize,
+ * kiln_graph_batch_setup_op, kiln_graph_op_exec.
  */
 #include "runtime_internal.h"
 
@@ -116,8 +124,88 @@ static int eval_text(const Graph *g, const char *s, size_t len, const int64_t *v
   return 0;
 }
 
+/* ---- the batch as an outer loop ---- */
+
+int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op) {
+  Graph *g = &ex->g;
+  op->sample_bytes = kiln_arena_alloc(ex->arena, ((size_t)op->nargs + 1) * sizeof(uint64_t));
+  for (int k = 0; k < op->nargs; k++) {
+    int e = op->eids[k];
+    if (!g->entry_batch[e]) continue;
+    /* the kernel's view: a shape of its own, dimension 0 kept at 1 */
+    int64_t *shape = kiln_arena_alloc(ex->arena, ((size_t)g->entry_ndim[e] + 1) * sizeof(int64_t));
+    memcpy(shape, g->entry_shape[e], sizeof(int64_t) * (size_t)g->entry_ndim[e]);
+    shape[0] = 1;
+    op->tensors[k].shape = shape;
+    op->sample_bytes[k] = kiln_dtype_bytes(g->entry_dtype[e]);
+    for (int d = 1; d < g->entry_ndim[e]; d++) op->sample_bytes[k] *= (uint64_t)g->entry_shape[e][d];
+    op->batched = 1;
+  }
+  return 0;
+}
+
+int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
+  if (!op->batched || ex->batch == 1) return kiln_graph_op_call(op);
+  int rc = 0;
+  for (int64_t n = 0; n < ex->batch && !rc; n++) {
+    for (int k = 0; k < op->nargs; k++)
+      if (op->sample_bytes[k])
+        op->tensors[k].data = (char *)ex->entries[op->eids[k]].data + (size_t)n * op->sample_bytes[k];
+    rc = kiln_graph_op_call(op);
+  }
+  for (int k = 0; k < op->nargs; k++)
+    if (op->sample_bytes[k]) op->tensors[k].data = ex->entries[op->eids[k]].data;
+  return rc;
+}
+
+/* set_input of a batch entry with a new batch: every batch entry's
+ * dimension 0, and the buffers grown to fit. */
+static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
+  Graph *g = &ex->g;
+  if (!g->entry_batch[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape || t->ndim < 1) return 0;
+  int64_t b = t->shape[0];
+  if (b == ex->batch) return 0;
+  for (int d = 1; d < t->ndim; d++)
+    if (t->shape[d] != g->entry_shape[e][d]) return 0; /* check_tensor names the mismatch */
+  if (b < g->batch_lo || b > g->batch_hi)
+    return kiln_set_error("%s: dimension 0 (%s) is %lld, outside the bounds [%lld, %lld] the model was compiled for "
+                          "(compile with a wider bound, e.g. --input-shapes \"...,%s<=%lld\")",
+                          what, g->batch_name, (long long)b, (long long)g->batch_lo, (long long)g->batch_hi,
+                          g->batch_name, (long long)b);
+  uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
+  if (!bytes) return kiln_set_error("%s: out of memory", what);
+  for (int x = 0; x < g->num_entries; x++) {
+    if (g->entry_batch[x]) g->entry_shape[x][0] = b;
+    uint64_t n = kiln_graph_entry_bytes(g, x);
+    if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+  }
+  int rc = 0;
+  DLDevice dev = kiln_module_device(ex->mod);
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  for (int s = 0; s < ex->num_storage && !rc; s++) {
+    if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
+    void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
+    if (!p) {
+      rc = kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
+      break;
+    }
+    memset(p, 0, (size_t)bytes[s]);
+    api->free(dev, ex->storage[s]);
+    ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
+    ex->storage_cap[s] = bytes[s];
+    kiln_graph_bind_storage(ex, s, p);
+  }
+  if (rc) /* back to the batch the buffers fit */
+    for (int x = 0; x < g->num_entries; x++)
+      if (g->entry_batch[x]) g->entry_shape[x][0] = ex->batch;
+  if (!rc) ex->batch = b;
+  free(bytes);
+  return rc;
+}
+
 int kiln_graph_sym_init(KilnGraphExecutor *ex) {
   Graph *g = &ex->g;
+  ex->batch = 1;
   if (!g->num_syms) return 0;
   if (kiln_module_device(ex->mod).device_type != kDLCPU)
     return kiln_set_error("graph executor: symbolic sizes run on the cpu only");
@@ -174,6 +262,7 @@ static const char *bindings(const Graph *g, const int64_t *vals, char *buf, size
 
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
   Graph *g = &ex->g;
+  if (g->batch_name) return batch_resize(ex, e, t, what);
   if (!ex->sym_val || !g->entry_sym || !g->entry_sym[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape) return 0;
   if (!memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim)) return 0;
   int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));

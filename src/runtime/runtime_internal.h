@@ -246,6 +246,11 @@ typedef struct Graph {
   const char **sym_names;
   int64_t *sym_lo, *sym_hi; /* inclusive bounds */
   const char **entry_sym;  /* per entry: dims' postfix expressions joined by ';', or NULL */
+  /* the batch as an outer loop (attrs.kiln_batch, kiln_batch_entry): the
+   * kernels are batch-1 ones, called once per sample */
+  const char *batch_name;  /* NULL: none */
+  int64_t batch_lo, batch_hi;
+  uint8_t *entry_batch;    /* per entry: carries the batch in dimension 0 */
 } Graph;
 
 /* Parse and validate graph JSON text (len bytes, not necessarily
@@ -281,6 +286,8 @@ typedef struct GraphOp {
   int *codes;               /* all KILN_DLTENSOR */
   DLTensor *tensors;        /* the argument tensors: entries, flat if flatten_data */
   int32_t *eids;            /* the entry of each argument */
+  int batched;              /* called once per sample (graph_sym.c) */
+  uint64_t *sample_bytes;   /* batched: per argument, one sample's bytes (0: not batched) */
 } GraphOp;
 
 struct KilnGraphExecutor {
@@ -306,6 +313,7 @@ struct KilnGraphExecutor {
   int planned_here;         /* the JSON had no storage_id */
   PtrMap arg_by_name;       /* argument name -> node id + 1 */
   int64_t *sym_val;         /* the symbols' current values (graph_sym.c), or NULL */
+  int64_t batch;            /* the batch as an outer loop: the current batch */
   uint64_t *storage_cap;    /* per storage id: bytes allocated */
 };
 
@@ -324,6 +332,11 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex);
  * shape and grow the buffers that must (what names the caller, for
  * errors).  A no-op for a static graph. */
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what);
+/* A batched graph's operator: its own batch-1 shapes for the arguments
+ * that carry the batch, and one sample's bytes of each (setup_ops). */
+int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op);
+/* Run one operator: once, or once per sample of the current batch. */
+int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op);
 
 /* Call one bound operator (no checks, no error context: run's and the
  * profiler's inner loop); non-zero on failure. */

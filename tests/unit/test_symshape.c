@@ -181,7 +181,49 @@ static void test_symshape_passes_and_build(void) {
   graph_free(g);
 }
 
+/* The batch as an outer loop: which graphs qualify, and the batch-1
+ * specialization. */
+static void test_symshape_batch_outer(void) {
+  Graph *g = graph_new();
+  TType t = ttype(DT_F32, 4, (int64_t[]){0, 3, 8, 8});
+  SymDims *sd = KNEW(SymDims);
+  GSym *N = graph_sym(g, "N", 1, 16);
+  sd->dim[0] = N->var;
+  t.shape[0] = N->rep;
+  t.sym = sd;
+  GNode *x = graph_var(g, "x", t);
+  GNode *c = conv(g, x, 4, 3, 3, 1, 1);
+  GNode *f = graph_call(g, "nn.batch_flatten", 1, &c, gattrs_new(), "flat");
+  GNode *d = graph_call(g, "nn.dense", 2, (GNode *[]){f, weight(g, 2, (int64_t[]){10, 256})}, gattrs_new(), "fc");
+  GAttrs sa = gattrs_new();
+  ga_int(&sa, "axis", 1);
+  GNode *sm = graph_call(g, "nn.softmax", 1, &d, sa, "sm");
+  graph_add_output(g, sm);
+  CHECK(graph_batch_symbol(g) == N);
+  int64_t one = 1;
+  Graph *g1 = graph_specialize(g, &one);
+  CHECK_NN(g1);
+  if (g1) {
+    CHECK(!graph_is_symbolic(g1));
+    CHECK_STR(ty(g1->outputs.data[0]), "Tensor[(1, 10), float32]");
+    graph_free(g1);
+  }
+  /* a softmax over the batch axis mixes samples: not per sample */
+  GAttrs s0 = gattrs_new();
+  ga_int(&s0, "axis", 0);
+  graph_add_output(g, graph_call(g, "nn.softmax", 1, &d, s0, "sm0"));
+  CHECK(graph_batch_symbol(g) == NULL);
+  graph_free(g);
+  /* a symbolic height is not a batch */
+  g = graph_new();
+  x = sym_input(g, "x", 3, "H", "W");
+  graph_add_output(g, graph_call(g, "nn.relu", 1, &x, gattrs_new(), "r"));
+  CHECK(graph_batch_symbol(g) == NULL);
+  graph_free(g);
+}
+
 const TestCase symshape_tests[] = {
+    {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
     {"symshape_concat_and_broadcast", test_symshape_concat_and_broadcast},

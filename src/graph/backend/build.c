@@ -215,7 +215,8 @@ static const char *ops_list(FusedGroup *fg) {
 }
 
 /* Graph JSON in TVM's format; entry ids equal node ids (one output each). */
-static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *node_of, const int64_t *storage) {
+static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *node_of, const int64_t *storage,
+                        const char *batch_outer) {
   cJSON *root = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *argn = cJSON_CreateArray(), *heads = cJSON_CreateArray(),
         *rowptr = cJSON_CreateArray();
   AVec shapes = {0}, dtypes = {0};
@@ -336,6 +337,21 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddItemToObject(attrs, "kiln_symbols", str_list("list_str", &syms));
     cJSON_AddItemToObject(attrs, "kiln_sym_shape", str_list("list_str", &exprs));
   }
+  /* the batch as an outer loop: which entries carry the batch (the inputs
+   * and every kernel's output; not the parameters) */
+  if (batch_outer) {
+    AVec b = {0};
+    av_push(&b, (void *)batch_outer);
+    cJSON_AddItemToObject(attrs, "kiln_batch", str_list("list_str", &b));
+    cJSON *be = cJSON_CreateArray(), *l = cJSON_CreateArray();
+    cJSON_AddItemToArray(be, cJSON_CreateString("list_int"));
+    for (int i = 0; i < shapes.len; i++) {
+      GNode *n = shapes.data[i];
+      cJSON_AddItemToArray(l, cJSON_CreateNumber(n->kind != GN_CONST ? 1 : 0));
+    }
+    cJSON_AddItemToArray(be, l);
+    cJSON_AddItemToObject(attrs, "kiln_batch_entry", be);
+  }
   if (storage) {
     cJSON *sid = cJSON_CreateArray(), *l = cJSON_CreateArray();
     cJSON_AddItemToArray(sid, cJSON_CreateString("list_int"));
@@ -395,6 +411,12 @@ void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) 
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
   if (graph_is_symbolic(g) && opt && opt->target && target_is_gpu(opt->target))
     return graph_require_static(g, "building for a GPU target");
+  for (int i = 0; opt && opt->batch_outer && i < g->nodes.len; i++) { /* per-sample kernels: batch 1 everywhere */
+    const GNode *n = g->nodes.data[i];
+    if (n->kind != GN_CONST && (n->type.ndim < 1 || n->type.shape[0] != 1))
+      return kiln_set_error("the batch as an outer loop needs batch 1 in every tensor, but '%s' is %s", n->name,
+                            ttype_str(&n->type));
+  }
   for (int i = 0; i < g->nodes.len; i++) { /* every shape expression must be one the runtime evaluates */
     const TType *ty = &((GNode *)g->nodes.data[i])->type;
     for (int d = 0; ttype_is_symbolic(ty) && d < ty->ndim; d++) {
@@ -440,7 +462,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   size_t psize = 0, pindex_size = 0, pdata_size = 0;
   PtrMap node_of = {0};
   if (!rc) {
-    json = graph_json(g, &groups, infos, &params, &node_of, NULL);
+    json = graph_json(g, &groups, infos, &params, &node_of, NULL, opt->batch_outer);
     const char **names = KNEWN(const char *, params.len + 1);
     DLTensor **arrays = KNEWN(DLTensor *, params.len + 1);
     for (int i = 0; i < params.len; i++) {

@@ -23,6 +23,9 @@ typedef struct GraphBuildOptions {
   bool no_vector;            /* scalar loops only (standalone C for any C99 compiler) */
   const char *dump_lower;    /* print each kernel's loop IR after this lowering
                               * pass ("all") to stderr (--dump-after) */
+  const char *batch_outer;   /* "N:lo:hi": the graph was specialized to batch 1
+                              * from a symbolic batch N, and the executor calls
+                              * its kernels once per sample (docs/symbolic_shapes.md) */
 } GraphBuildOptions;
 
 typedef struct GraphBuildStats {
