@@ -12,11 +12,11 @@
 # comes first): with the fixed seed that is the same sequence of inputs on
 # every machine, so the run CI makes is the run a developer repeats; leave
 # RUNS out (or 0) for an exploratory run of SECONDS per target.
-# SECONDS 0 replays the regressions and the committed corpus only (what
-# tools/test.sh and CI run: the targets still find new crashes in the
-# importer and the records reader within seconds of fuzzing, so a fuzzing
-# phase in CI would fail on bugs nobody has fixed yet, not on the change
-# under test; fuzz with SECONDS > 0 while working on those readers).
+# SECONDS 0 replays the regressions and the committed corpus only.
+# tools/test.sh (and so CI) fuzzes each target for 12 s with the fixed seed,
+# after the replay; fuzz for minutes (SECONDS 300, other KILN_FUZZ_SEEDs)
+# when changing a reader or the importer, and add what it finds to
+# tests/fuzz/regressions/TARGET/ with the fix.
 # Usage: bash tests/fuzz/run.sh BUILD-DIR [SECONDS-PER-TARGET] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
