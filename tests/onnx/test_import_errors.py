@@ -281,16 +281,20 @@ def test_shapes_beyond_32_bit_indexing(tmp_path):
 
 
 @pytest.mark.parametrize("case", ["pad-sum-overflows-int64", "pad-beyond-32-bit-offsets", "tile-repeats-overflow",
-                                  "conv-fold-huge-padded-intermediate"])
+                                  "conv-fold-huge-padded-intermediate", "conv-dilation-overflow",
+                                  "convtranspose-stride-overflow", "maxpool-dilation-overflow"])
 def test_sizes_from_attributes_and_inputs(case):
-    # models the fuzzer made (kept in tests/fuzz/regressions/onnx): sizes
-    # computed from pads and repeats beyond 64 bits or 32-bit offsets, and
+    # models kept in tests/fuzz/regressions/onnx: sizes computed from pads,
+    # repeats, strides and dilations beyond 64 bits or 32-bit offsets, and
     # a constant Conv whose padded intermediate would take 12 GB to fold
     p = show(os.path.join(ROOT, "tests", "fuzz", "regressions", "onnx", case + ".onnx"))
     need = {"pad-sum-overflows-int64": "pads[0] = 4611686018427387904 is beyond +-(2^31 - 1)",
             "pad-beyond-32-bit-offsets": "pads[0] = 1099511627776 is beyond +-(2^31 - 1)",
             "tile-repeats-overflow": "repeating axis 0 (3) 4611686018427387904 times overflows 64 bits",
-            "conv-fold-huge-padded-intermediate": "more than evaluating at compile time may hold (KILN_EVAL_MEMORY_MB"}
+            "conv-fold-huge-padded-intermediate": "more than evaluating at compile time may hold (KILN_EVAL_MEMORY_MB",
+            "conv-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)",
+            "convtranspose-stride-overflow": "attribute 'strides' = 4611686018427387904 is beyond +-(2^31 - 1)",
+            "maxpool-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)"}
     check_clean_error(p, need[case])
 
 

@@ -28,6 +28,17 @@ static int layout_block(const char *layout) {
   return kiln_set_error("unsupported layout '%s' (expected NCHW or NCHW<n>c)", layout);
 }
 
+/* Window attributes (strides, dilation, padding, pool size, output
+ * padding) enter index arithmetic that generated code does in 32 bits,
+ * and the shape formulas multiply two of them: a value beyond 2^31 - 1 is
+ * an error, which also keeps those products within 64 bits. */
+static int check_window_attr(const char *key, int64_t v) {
+  if (v > GRAPH_MAX_ELEMS || v < -GRAPH_MAX_ELEMS)
+    return kiln_set_error("attribute '%s' = %lld is beyond +-(2^31 - 1), which generated code's 32-bit index "
+                          "arithmetic reaches; fix the attribute", key, (long long)v);
+  return 0;
+}
+
 static int get2(GNode *n, const char *key, int64_t d, int64_t out[2]) {
   const int64_t *v;
   int k = gattr_ints(&n->attrs, key, &v);
@@ -37,12 +48,12 @@ static int get2(GNode *n, const char *key, int64_t d, int64_t out[2]) {
   }
   if (k == 1) {
     out[0] = out[1] = v[0];
-    return 0;
+    return check_window_attr(key, v[0]);
   }
   if (k != 2) return kiln_set_error("attribute '%s' has %d values, expected 2", key, k);
   out[0] = v[0];
   out[1] = v[1];
-  return 0;
+  return check_window_attr(key, v[0]) || check_window_attr(key, v[1]) ? -1 : 0;
 }
 
 static int get_pad4(GNode *n, int64_t out[4]) {
@@ -59,8 +70,10 @@ static int get_pad4(GNode *n, int64_t out[4]) {
     for (int i = 0; i < 4; i++) out[i] = v[i];
   } else
     return kiln_set_error("attribute 'padding' has %d values, expected 4 (top, left, bottom, right)", k);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 4; i++) {
     if (out[i] < 0) return kiln_set_error("negative padding %lld", (long long)out[i]);
+    if (check_window_attr("padding", out[i])) return -1;
+  }
   return 0;
 }
 
