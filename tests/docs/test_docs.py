@@ -283,3 +283,19 @@ def test_quickstart_compile_has_shipped_records():
                              capture_output=True, text=True, check=True).stdout
     missing = [w for w in workloads if w not in summary]
     assert not missing, "no shipped record for %s" % missing
+
+
+@pytest.mark.parametrize("width,cls", [(4, "x86_sse"), (8, "x86_avx2"), (16, "x86_avx512")])
+def test_shipped_records_for_every_x86_class(tmp_path, width, cls):
+    """records/ has a file for each x86 class (SSE, AVX2, AVX-512), and the
+    quick start's compile (digits, batch 16) gets no "no tuning record"
+    warning on a machine of that class ($KILN_SIMD_WIDTH picks the class,
+    as on such a machine).  The files also cover batch 1 (the README's
+    examples, run as printed on this machine's class above)."""
+    assert os.path.exists(os.path.join(ROOT, "records", cls + ".json"))
+    with open(os.path.join(ROOT, "tools", "quickstart.sh"), encoding="utf-8") as f:
+        shapes = re.search(r'--input-shapes "([^"]+)"', f.read()).group(1)
+    p = subprocess.run([KILN, "compile", os.path.join(ROOT, "models", "digits", "digits.onnx"), "-o",
+                        str(tmp_path / "digits.so"), "--input-shapes", shapes],
+                       capture_output=True, text=True, env=dict(os.environ, KILN_SIMD_WIDTH=str(width)), timeout=300)
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
