@@ -152,7 +152,7 @@ def test_training_dropout(tmp_path):
 
 
 @pytest.mark.parametrize("node,inputs,what", [
-    (helper.make_node("RandomUniform", [], ["y"]), [], "needs the attribute 'shape'"),
+    (helper.make_node("RandomUniform", [], ["y"]), [], "required attribute 'shape' (INTS) is missing"),
     (helper.make_node("RandomUniform", [], ["y"], shape=[2, -1]), [], "shape[1] is -1"),
     (helper.make_node("RandomUniform", [], ["y"], shape=[2], dtype=TensorProto.INT32), [], "not a float type"),
     (helper.make_node("RandomUniform", [], ["y"], shape=[2], low=1.0, high=0.0), [], "high (0) is below low (1)"),
