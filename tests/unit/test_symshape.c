@@ -6,7 +6,9 @@
  * op without a rule, and each inconsistent use, is an error naming it.
  */
 #include "graph/graph.h"
+#include "graph/backend/build.h"
 #include "graph/passes/passes.h"
+#include "kiln/runtime.h"
 #include "test.h"
 
 /* A symbolic NCHW input (N, C, H, W) with H and W symbols or numbers. */
@@ -222,7 +224,82 @@ static void test_symshape_batch_outer(void) {
   graph_free(g);
 }
 
+/* relu(x + b) over x (N, 4), N <= 8: built on the generic path (kernels
+ * over N) and as the batch as an outer loop (batch-1 kernels called per
+ * sample); each module runs at batch 1, 5 and 3 (buffers grow, then are
+ * reused) against C, and refuses batch 9. */
+static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 1;
+  bo.batch_outer = batch_outer;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLDevice cpu = {kDLCPU, 0};
+  for (int k = 0; ex && k < 4; k++) {
+    int64_t b = (int64_t[]){1, 5, 3, 9}[k], shape[2] = {b, 4};
+    DLTensor *x = NULL, *y = NULL;
+    CHECK_OK(kiln_array_empty(2, shape, DT_F32, cpu, &x));
+    if (!x) break;
+    for (int i = 0; i < b * 4; i++) ((float *)x->data)[i] = test_randf();
+    if (b == 9) { /* outside N <= 8 */
+      CHECK(kiln_graph_executor_set_input(ex, 0, x) != 0);
+      CHECK_CONTAINS(kiln_last_error(), "dimension 0 (N) is 9, outside the bounds [1, 8]");
+      kiln_array_free(x);
+      break;
+    }
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &y));
+    if (y) {
+      CHECK_INT(y->ndim, 2);
+      CHECK_INT(y->shape[0], b);
+      for (int i = 0; i < b * 4; i++) {
+        float want = ((float *)x->data)[i] + 0.25f * (float)(i % 4) - 0.5f;
+        CHECK(fabsf(((float *)y->data)[i] - (want > 0 ? want : 0)) < 1e-6f);
+      }
+    }
+    kiln_array_free(x);
+    kiln_array_free(y);
+  }
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+}
+
+static void test_symshape_executor(void) {
+  char *dir = kiln_mkdtemp("kiln-sym-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = graph_new();
+  TType t = ttype(DT_F32, 2, (int64_t[]){0, 4});
+  SymDims *sd = KNEW(SymDims);
+  GSym *N = graph_sym(g, "N", 1, 8);
+  sd->dim[0] = N->var;
+  t.shape[0] = N->rep;
+  t.sym = sd;
+  GNode *x = graph_var(g, "x", t);
+  DLTensor *bv;
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){4}, DT_F32, (DLDevice){kDLCPU, 0}, &bv));
+  for (int i = 0; i < 4; i++) ((float *)bv->data)[i] = 0.25f * (float)i - 0.5f;
+  GNode *a = graph_call(g, "add", 2, (GNode *[]){x, graph_const(g, "b", bv)}, gattrs_new(), "add");
+  graph_add_output(g, graph_call(g, "nn.relu", 1, &a, gattrs_new(), "relu"));
+  run_relu_module(g, NULL, kfmt("%s/generic.so", dir));
+  CHECK(graph_batch_symbol(g) == N);
+  int64_t one = 1;
+  Graph *g1 = graph_specialize(g, &one);
+  CHECK_NN(g1);
+  if (g1) run_relu_module(g1, "N:1:8", kfmt("%s/batch.so", dir));
+  graph_free(g1);
+  graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 const TestCase symshape_tests[] = {
+    {"symshape_executor", test_symshape_executor},
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
