@@ -43,7 +43,7 @@ def _shape_args(shape):
     if not isinstance(shape, dict):
         raise KilnTypeError("from_onnx: shape must be a dict of input name -> shape, got %s"
                             % type(shape).__name__)
-    args = []
+    args, text, symbolic = [], [], False
     for name, dims in shape.items():
         if not isinstance(name, str):
             raise KilnTypeError("from_onnx: input names are str, got %r" % (name,))
@@ -54,12 +54,18 @@ def _shape_args(shape):
                                 % (name, dims)) from None
         out = []
         for d in dims:
+            if isinstance(d, str) and d.isidentifier():
+                symbolic = True  # a symbol: any size at run time (docs/symbolic_shapes.md)
+                out.append(d)
+                continue
             if isinstance(d, bool) or not hasattr(d, "__index__"):
-                raise KilnError("from_onnx: the shape of '%s' must be ints (Kiln compiles static "
-                                "shapes), got %r" % (name, tuple(dims)))
+                raise KilnError("from_onnx: the shape of '%s' must be ints or symbol names (str), got %r"
+                                % (name, tuple(dims)))
             out.append(int(d))
         args += [name, out]
-    return args
+        text.append("%s:[%s]" % (name, ",".join(str(d) for d in out)))
+    # symbols go as the --input-shapes text, which the importer parses
+    return [" ".join(text)] if symbolic else args
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True,
@@ -67,7 +73,9 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     """Import an ONNX model: a path, the model's bytes, or an onnx.ModelProto.
 
     shape: input name -> shape: sizes for the inputs' open dimensions, and
-    overriding any dimension the model declares (TVM's behaviour).
+    overriding any dimension the model declares (TVM's behaviour); a
+    dimension given as a name ("N") is symbolic: the built module runs at
+    any size there (docs/symbolic_shapes.md).
     dtype: as in TVM, the inputs keep the model's types; a dict (name ->
     dtype) asserts them.  freeze_params: Kiln always binds the weights into
     the graph (TVM's freeze_params=True); params is returned either way.

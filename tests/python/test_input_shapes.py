@@ -71,3 +71,23 @@ def test_symbolic_batch_get_output_shapes(tmp_path):
         np.testing.assert_allclose(out, np.tanh(a @ w), rtol=1e-5, atol=1e-5)
     with pytest.raises(kiln.KilnError, match="set_input 'a': shape"):
         m.set_input("a", np.zeros((2, 5), np.float32))
+
+
+def test_from_onnx_symbolic_dimension_builds_once():
+    # a dimension given as a name is symbolic (TVM writes relay.Any()):
+    # one build runs at batch 1, 3 and 8
+    model, w = _model(1)
+    mod, params = kiln.frontend.from_onnx(model, shape={"a": ("N", 6)})
+    assert "Tensor[(N, 6), float32]" in mod.astext()
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target="cpu", params=params)
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    for b in (1, 3, 8):
+        a = np.random.randn(b, 6).astype(np.float32)
+        m.set_input("a", a)
+        m.run()
+        out = m.get_output(0).numpy()
+        assert out.shape == (b, 4)
+        np.testing.assert_allclose(out, np.tanh(a @ w), rtol=1e-5, atol=1e-5)
+    with pytest.raises(kiln.KilnError, match="ints or symbol names"):
+        kiln.frontend.from_onnx(model, shape={"a": ("3x", 6)})
