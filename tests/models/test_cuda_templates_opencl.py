@@ -101,6 +101,21 @@ def _random_batch8(n, seed=17, max_flops=4e7):
 LAYERS += _random_batch8(3)
 
 
+def _all_batch1():
+    out = []
+    for log in sorted(os.listdir(TOPHUB)):
+        if log.endswith("_bs_1.log"):
+            with open(os.path.join(TOPHUB, log)) as f:
+                out += [(log, i + 1) for i in range(len(f.read().splitlines()))]
+    return out
+
+
+# every batch-1 record of the three models (67 layers, about 10 minutes on
+# POCL): KILN_GPU_ALL_LAYERS=1
+if os.environ.get("KILN_GPU_ALL_LAYERS") == "1":
+    LAYERS = _all_batch1()
+
+
 @needs_opencl
 @pytest.mark.parametrize("log,line", LAYERS)
 def test_seed_config_layer_matches_cpu(log, line, tmp_path):
