@@ -154,9 +154,8 @@ def test_profile_resnet50_task_column(exported, tmp_path):
     # per-node times add up to a plain run's time: a check of what the
     # profile measures (a unit slip, a node counted twice or a kernel left
     # out is off by 2x or more), not a speed test, so the bound is loose
-    # enough for a busy machine (the overhead itself is a benchmark
-    # figure: docs/cli.md); profile and plain runs alternate three times
-    # and the median ratio counts
+    # enough for a busy machine; profile and plain runs alternate three
+    # times and the median ratio counts
     import csv as csvmod
     import json
     assert isinstance(json.load(open(trace)), list)
