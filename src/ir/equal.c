@@ -23,7 +23,6 @@
 
 #include <string.h>
 
-#include "../te/te.h"
 
 /* ---- equality ---- */
 

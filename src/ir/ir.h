@@ -183,6 +183,19 @@ typedef struct Stmt Stmt;
 typedef struct IterVar IterVar;
 typedef struct Tensor Tensor;
 
+/* What the IR reads of the tensors its Read, Provide, Realize and Produce
+ * nodes name: their name (the printer, the simplifier's ordering).  A
+ * Tensor (src/te/te.h, which the IR does not include) begins with these
+ * members in this order, as every object begins with its KObjKind; te.h
+ * asserts it. */
+typedef struct TensorHead {
+  KObjKind okind;
+  int kind;
+  const char *name;
+} TensorHead;
+
+static inline const char *ir_tensor_name(const Tensor *t) { return ((const TensorHead *)(const void *)t)->name; }
+
 /* A commutative reducer: result(lhs, rhs) combines an accumulated value lhs
  * with a new value rhs; identity is the starting value. */
 typedef struct Reducer {

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../te/te.h"
 
 static void print_int(StrBuf *sb, Expr *e) {
   DType t = e->dtype;
@@ -173,7 +172,7 @@ void ir_print_expr(StrBuf *sb, Expr *e) {
     sb_putc(sb, ')');
     return;
   case EK_Read:
-    sb_printf(sb, "%s[", e->read.tensor->name);
+    sb_printf(sb, "%s[", ir_tensor_name(e->read.tensor));
     print_args(sb, e->read.n, e->read.idx);
     sb_putc(sb, ']');
     return;
@@ -239,7 +238,7 @@ static void print_attr_node(StrBuf *sb, void *node) {
     ir_print_expr(sb, node);
     return;
   case KOBJ_TENSOR:
-    sb_puts(sb, ((Tensor *)node)->name);
+    sb_puts(sb, ir_tensor_name(node));
     return;
   case KOBJ_NONE:
   case KOBJ_STMT:
@@ -292,7 +291,7 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent) {
     return;
   case SK_Provide:
     sb_indent(sb, indent);
-    sb_printf(sb, "%s[", s->provide.tensor->name);
+    sb_printf(sb, "%s[", ir_tensor_name(s->provide.tensor));
     print_args(sb, s->provide.n, s->provide.idx);
     sb_puts(sb, "] = ");
     ir_print_expr(sb, s->provide.value);
@@ -309,7 +308,7 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent) {
     return;
   case SK_Realize:
     sb_indent(sb, indent);
-    sb_printf(sb, "realize %s(", s->realize.tensor->name);
+    sb_printf(sb, "realize %s(", ir_tensor_name(s->realize.tensor));
     for (int i = 0; i < s->realize.n; i++) {
       sb_puts(sb, i ? ", [" : "[");
       ir_print_expr(sb, s->realize.min[i]);
@@ -353,7 +352,7 @@ void ir_print_stmt(StrBuf *sb, Stmt *s, int indent) {
     return;
   case SK_Produce:
     sb_indent(sb, indent);
-    sb_printf(sb, "produce %s {\n", s->produce.tensor->name);
+    sb_printf(sb, "produce %s {\n", ir_tensor_name(s->produce.tensor));
     ir_print_stmt(sb, s->produce.body, indent + 2);
     sb_indent(sb, indent);
     sb_puts(sb, "}\n");

@@ -59,7 +59,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../te/te.h"
 
 /* ------------------------------------------------------------------ */
 /* Intervals                                                           */
@@ -573,7 +572,7 @@ static int cmp_expr(Expr *a, Expr *b) {
     c = cmp_i64(a->call.op, b->call.op);
     return c ? c : cmp_array(a->call.nargs, a->call.args, b->call.nargs, b->call.args);
   case EK_Read:
-    c = strcmp(a->read.tensor->name, b->read.tensor->name);
+    c = strcmp(ir_tensor_name(a->read.tensor), ir_tensor_name(b->read.tensor));
     return c ? c : cmp_array(a->read.n, a->read.idx, b->read.n, b->read.idx);
   case EK_Load:
     c = cmp_expr(a->load.buf, b->load.buf);

@@ -19,6 +19,8 @@
 #ifndef KILN_TE_H
 #define KILN_TE_H
 
+#include <stddef.h>
+
 #include "../ir/ir.h"
 
 /* ===== tensor.c ===== */
@@ -61,6 +63,13 @@ struct Tensor {
   int nattrs;
   TAttr *attrs;
 };
+
+/* The IR reads a tensor's name through TensorHead (ir.h): Tensor begins
+ * with the same members. */
+_Static_assert(offsetof(struct Tensor, okind) == offsetof(TensorHead, okind) &&
+                   offsetof(struct Tensor, kind) == offsetof(TensorHead, kind) &&
+                   offsetof(struct Tensor, name) == offsetof(TensorHead, name) && sizeof(TensorKind) == sizeof(int),
+               "struct Tensor must begin with TensorHead's members");
 
 Tensor *te_placeholder(const char *name, int ndim, Expr **shape, DType t);
 Tensor *te_placeholder_c(const char *name, int ndim, const int64_t *shape, DType t);
