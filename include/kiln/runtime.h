@@ -155,6 +155,17 @@ int kiln_func_free(KilnFunction *f);
 /* Take one more reference (each needs its own kiln_func_free). */
 int kiln_func_retain(KilnFunction *f);
 
+/* Argument checks for packed functions, one wording for the runtime's and
+ * the compiler's: the name of a type code ("int", "str", "ndarray"; TVM's
+ * TypeCode2Str); 0 when min <= num_args <= max (max -1: no limit), else -1
+ * with "fname: expected 2 arguments (a, b), got 3" (params, the parameter
+ * list, may be NULL); and the error for argument i: "fname: argument 1
+ * (axis) must be WANT, got str (type code 11)" (pname may be NULL; got_desc
+ * NULL describes got_code).  Both return -1. */
+const char *kiln_type_code_name(int code);
+int kiln_check_argc(const char *fname, int num_args, int min, int max, const char *params);
+int kiln_arg_error(const char *fname, int i, const char *pname, const char *want, int got_code, const char *got_desc);
+
 /* ---- the global registry ---- */
 
 /* Register f under name; the registry takes a reference.  Registering a

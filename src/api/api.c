@@ -14,6 +14,7 @@
  */
 #include "api.h"
 
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,19 +61,6 @@ static const char *want_name(KObjKind k) {
 
 /* ---- errors and argument names ---- */
 
-/* A type code's name, as the runtime's messages spell it. */
-static const char *type_name(int code) {
-  static const char *const names[] = {
-      [KILN_INT] = "int",        [KILN_UINT] = "uint",        [KILN_FLOAT] = "float",
-      [KILN_HANDLE] = "handle",  [KILN_NULL] = "null",        [KILN_DTYPE] = "dtype",
-      [KILN_DEVICE] = "device",  [KILN_DLTENSOR] = "tensor",  [KILN_OBJECT] = "object",
-      [KILN_MODULE] = "module",  [KILN_FUNC] = "function",    [KILN_STR] = "str",
-      [KILN_BYTES] = "bytes",    [KILN_NDARRAY] = "ndarray",
-  };
-  if (code >= 0 && (size_t)code < sizeof names / sizeof names[0]) return names[code];
-  return "unknown";
-}
-
 /* The name of parameter i from the entry's list: "stage, axis, factor";
  * a last name ending in "..." names every argument from there on. */
 static const char *param_name(const ApiCall *c, int i) {
@@ -117,28 +105,18 @@ int api_fail(const ApiCall *c) {
   return -1;
 }
 
+/* The runtime's checkers (kiln/runtime.h) word the messages. */
 int api_argc(const ApiCall *c, int min, int max) {
-  if (c->n >= min && (max < 0 || c->n <= max)) return 0;
-  const char *params = c->fn && c->fn->params ? c->fn->params : "";
-  if (min == max)
-    return api_error(c, "expected %d argument%s (%s), got %d", min, min == 1 ? "" : "s", params,
-                     c->n);
-  if (max < 0)
-    return api_error(c, "expected at least %d argument%s (%s), got %d", min, min == 1 ? "" : "s",
-                     params, c->n);
-  return api_error(c, "expected %d to %d arguments (%s), got %d", min, max, params, c->n);
+  return kiln_check_argc(fname(c), c->n, min, max, c->fn && c->fn->params ? c->fn->params : "");
 }
 
 static int bad_arg(const ApiCall *c, int i, const char *want) {
   if (i >= c->n) return api_error(c, "argument %d (%s) is missing", i, param_name(c, i));
   int code = c->codes[i];
-  const char *got;
+  const char *got = NULL; /* the type code's name */
   if (code == KILN_OBJECT)
-    got = c->args[i].v_handle ? with_article(api_kind_name(c->args[i].v_handle))
-                              : "a NULL handle";
-  else
-    got = kfmt("%s (type code %d)", type_name(code), code);
-  return api_error(c, "argument %d (%s) must be %s, got %s", i, param_name(c, i), want, got);
+    got = c->args[i].v_handle ? with_article(api_kind_name(c->args[i].v_handle)) : "a NULL handle";
+  return kiln_arg_error(fname(c), i, param_name(c, i), want, code, got);
 }
 
 /* ---- readers ---- */
@@ -326,6 +304,23 @@ int api_ret_null(KilnValue *ret, int *ret_code) {
   ret->v_handle = NULL;
   *ret_code = KILN_NULL;
   return 0;
+}
+
+/* Text results: kiln_func_call copies them after the function returns, so
+ * each thread keeps its last one until the next. */
+static _Thread_local char *last_text;
+
+int api_ret_text(const ApiCall *c, KilnValue *ret, int *ret_code, char *s) {
+  if (!s) return api_error(c, "out of memory");
+  free(last_text);
+  last_text = s;
+  return api_ret_str(ret, ret_code, s);
+}
+
+int api_ret_json(const ApiCall *c, KilnValue *ret, int *ret_code, cJSON *root) {
+  char *s = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  return api_ret_text(c, ret, ret_code, s);
 }
 
 /* ---- api.* ---- */

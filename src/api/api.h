@@ -118,6 +118,13 @@ int api_ret_int(KilnValue *ret, int *ret_code, int64_t v);
 int api_ret_float(KilnValue *ret, int *ret_code, double v);
 int api_ret_str(KilnValue *ret, int *ret_code, const char *s);
 int api_ret_null(KilnValue *ret, int *ret_code);
+/* A heap string (malloc'd; NULL: out of memory) as the result: the calling
+ * thread keeps it until its next text result, since kiln_func_call copies
+ * results after the function returns. */
+int api_ret_text(const ApiCall *c, KilnValue *ret, int *ret_code, char *s);
+/* A JSON value as compact text (api_ret_text); root is deleted. */
+struct cJSON;
+int api_ret_json(const ApiCall *c, KilnValue *ret, int *ret_code, struct cJSON *root);
 
 /* ===== api_ir.c ===== */
 

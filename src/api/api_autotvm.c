@@ -31,19 +31,6 @@
 #include "../graph/backend/build.h"
 #include "../graph/backend/strategy.h"
 
-static _Thread_local char *last_text;
-
-static int ret_json(const ApiCall *c, KilnValue *ret, int *ret_code, cJSON *root) {
-  char *s = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
-  if (!s) return api_error(c, "out of memory");
-  free(last_text);
-  last_text = strdup(s);
-  cJSON_free(s);
-  if (!last_text) return api_error(c, "out of memory");
-  return api_ret_str(ret, ret_code, last_text);
-}
-
 /* extract_tasks(graph, opt_level, target) -> JSON array of tasks */
 API_FUNC(at_extract_tasks) {
   API_CALL;
@@ -82,7 +69,7 @@ API_FUNC(at_extract_tasks) {
   kiln_arena_free(scratch);
   if (g != kg->g) graph_free(g);
   if (rc) return api_fail(&c);
-  return ret_json(&c, ret, ret_code, arr);
+  return api_ret_json(&c, ret, ret_code, arr);
 }
 
 /* JSON helpers: a number or string member, else the default. */
@@ -187,7 +174,7 @@ API_FUNC(at_tune_task) {
   cJSON_Delete(task);
   cJSON_Delete(opts);
   if (rc) return -1;
-  return ret_json(&c, ret, ret_code, out);
+  return api_ret_json(&c, ret, ret_code, out);
 }
 
 /* ---- apply_history_best: one process-wide stack of records files ---- */

@@ -32,16 +32,6 @@
 #include "../frontend/onnx/import.h"
 #include "../graph/backend/build.h"
 
-/* Strings returned to the caller: kiln_func_call copies them after the
- * function returns, so each thread keeps its last one until the next. */
-static _Thread_local char *last_text;
-
-static int ret_heap_str(KilnValue *ret, int *ret_code, char *s) {
-  free(last_text);
-  last_text = s;
-  return api_ret_str(ret, ret_code, s ? s : "");
-}
-
 static int ret_array(KilnValue *ret, int *ret_code, DLTensor *t) {
   ret->v_handle = t;
   *ret_code = KILN_NDARRAY;
@@ -202,7 +192,7 @@ API_FUNC(graph_as_text) {
   API_CALL;
   KGraph *kg;
   if (api_argc(&c, 1, 1) || !(kg = api_obj(&c, 0, KOBJ_GRAPH))) return -1;
-  return ret_heap_str(ret, ret_code, graph_to_text(kg->g));
+  return api_ret_text(&c, ret, ret_code, graph_to_text(kg->g));
 }
 
 static int opt_level_arg(const ApiCall *c, int i, int *level) {
@@ -230,7 +220,7 @@ API_FUNC(graph_fused_text) {
   kiln_arena_pop();
   kiln_arena_free(a);
   if (rc) return api_fail(&c);
-  return ret_heap_str(ret, ret_code, text);
+  return api_ret_text(&c, ret, ret_code, text);
 }
 
 /* ---- transforms ---- */

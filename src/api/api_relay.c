@@ -32,19 +32,6 @@ static Graph *builder;
 
 /* Strings returned to the caller: kiln_func_call copies them after the
  * function returns, so each thread keeps its last one until the next. */
-static _Thread_local char *last_text;
-
-static int ret_json(const ApiCall *c, KilnValue *ret, int *ret_code, cJSON *root) {
-  char *s = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
-  if (!s) return api_error(c, "out of memory");
-  free(last_text);
-  last_text = strdup(s);
-  cJSON_free(s);
-  if (!last_text) return api_error(c, "out of memory");
-  return api_ret_str(ret, ret_code, last_text);
-}
-
 static Graph *get_builder(void) {
   if (!builder) builder = graph_new();
   return builder;
@@ -183,7 +170,7 @@ API_FUNC(relay_info) {
   for (int d = 0; d < n->type.ndim; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)n->type.shape[d]));
   cJSON_AddItemToObject(o, "shape", shape);
   pthread_mutex_unlock(&builder_lock);
-  return ret_json(&c, ret, ret_code, o);
+  return api_ret_json(&c, ret, ret_code, o);
 }
 
 /* Copy n (and what it reaches) into ng; map: builder id -> new node. */
@@ -265,7 +252,7 @@ API_FUNC(relay_ops) {
     else cJSON_AddNullToObject(o, "params");
     cJSON_AddItemToArray(a, o);
   }
-  return ret_json(&c, ret, ret_code, a);
+  return api_ret_json(&c, ret, ret_code, a);
 }
 
 const ApiEntry api_relay_funcs[] = {

@@ -238,15 +238,6 @@ static const char *kind_name(KnobKind k) {
   return "?";
 }
 
-static _Thread_local char *last_text;
-
-static int ret_text(const ApiCall *c, KilnValue *ret, int *ret_code, char *s) {
-  if (!s) return api_error(c, "out of memory");
-  free(last_text);
-  last_text = s;
-  return api_ret_str(ret, ret_code, s);
-}
-
 /* space_info(knobs_json) -> {"size": n, "knobs": [{"name", "kind", "len", "desc"}]} */
 API_FUNC(at_space_info) {
   API_CALL;
@@ -267,7 +258,7 @@ API_FUNC(at_space_info) {
   cJSON_AddItemToObject(o, "knobs", ks);
   char *s = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
-  return ret_text(&c, ret, ret_code, s);
+  return api_ret_text(&c, ret, ret_code, s);
 }
 
 /* space_entity(knobs_json, index) -> the config's entity JSON */
@@ -284,7 +275,7 @@ API_FUNC(at_space_entity) {
                      (long long)space_size(&cs));
   ConfigEntity *e = space_get(&cs, index);
   if (!e) return api_fail(&c);
-  return ret_text(&c, ret, ret_code, strdup(config_entity_json(e)));
+  return api_ret_text(&c, ret, ret_code, strdup(config_entity_json(e)));
 }
 
 /* query_best(task_name, args_json) -> the best record's config JSON
@@ -298,7 +289,7 @@ API_FUNC(at_query_best) {
   ConfigEntity *cfg = NULL;
   const char *source = NULL;
   if (graph_dispatch_query(api_dispatch(), target_host(), wl, &cfg, &source)) return api_fail(&c);
-  return ret_text(&c, ret, ret_code, strdup(cfg ? config_json(cfg) : ""));
+  return api_ret_text(&c, ret, ret_code, strdup(cfg ? config_json(cfg) : ""));
 }
 
 const ApiEntry api_template_funcs[] = {

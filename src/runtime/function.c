@@ -17,6 +17,7 @@
 #include "runtime_internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,16 +60,37 @@ const char *kiln_type_code_name(int code) {
   return "unknown";
 }
 
+int kiln_check_argc(const char *fname, int num_args, int min, int max, const char *params) {
+  if (num_args >= min && (max < 0 || num_args <= max)) return 0;
+  char p[512] = "";
+  if (params) snprintf(p, sizeof p, " (%s)", params);
+  if (min == max)
+    return kiln_set_error("%s: expected %d argument%s%s, got %d", fname, min, min == 1 ? "" : "s", p, num_args);
+  if (max < 0)
+    return kiln_set_error("%s: expected at least %d argument%s%s, got %d", fname, min, min == 1 ? "" : "s", p,
+                          num_args);
+  return kiln_set_error("%s: expected %d to %d arguments%s, got %d", fname, min, max, p, num_args);
+}
+
+int kiln_arg_error(const char *fname, int i, const char *pname, const char *want, int got_code, const char *got_desc) {
+  char got[128], pn[160] = "";
+  if (!got_desc) {
+    snprintf(got, sizeof got, "%s (type code %d)", kiln_type_code_name(got_code), got_code);
+    got_desc = got;
+  }
+  if (pname) snprintf(pn, sizeof pn, " (%s)", pname);
+  return kiln_set_error("%s: argument %d%s must be %s, got %s", fname, i, pn, want, got_desc);
+}
+
 int kiln_check_args(const char *fname, const int *type_codes, int num_args, int expected,
                     const int *want) {
-  if (num_args != expected)
-    return kiln_set_error("%s: expected %d argument%s, got %d", fname, expected,
-                          expected == 1 ? "" : "s", num_args);
+  if (kiln_check_argc(fname, num_args, expected, expected, NULL)) return -1;
   for (int i = 0; i < expected; i++)
-    if (type_codes[i] != want[i])
-      return kiln_set_error("%s: argument %d must be %s (type code %d), got %s (type code %d)",
-                            fname, i, kiln_type_code_name(want[i]), want[i],
-                            kiln_type_code_name(type_codes[i]), type_codes[i]);
+    if (type_codes[i] != want[i]) {
+      char w[64];
+      snprintf(w, sizeof w, "%s (type code %d)", kiln_type_code_name(want[i]), want[i]);
+      return kiln_arg_error(fname, i, NULL, w, type_codes[i], NULL);
+    }
   return 0;
 }
 

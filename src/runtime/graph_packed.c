@@ -15,6 +15,7 @@
 #include "runtime_internal.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PACKED(name)                                                                               \
@@ -26,38 +27,29 @@ static int is_tensor(int code) { return code == KILN_DLTENSOR || code == KILN_ND
 /* Check there are min..max arguments, the first an executor handle. */
 static int get_ex(const char *fname, KilnValue *args, int *codes, int nargs, int min, int max,
                   KilnGraphExecutor **ex) {
-  if (nargs < min || nargs > max) {
-    if (min == max)
-      return kiln_set_error("%s: expected %d argument%s, got %d", fname, min, min == 1 ? "" : "s",
-                            nargs);
-    return kiln_set_error("%s: expected %d to %d arguments, got %d", fname, min, max, nargs);
-  }
+  if (kiln_check_argc(fname, nargs, min, max, NULL)) return -1;
   if (codes[0] != KILN_HANDLE || !args[0].v_handle)
-    return kiln_set_error("%s: argument 0 must be an executor handle (type code %d), got %s (type "
-                          "code %d)", fname, KILN_HANDLE, kiln_type_code_name(codes[0]), codes[0]);
+    return kiln_arg_error(fname, 0, NULL, "an executor handle (type code 3)", codes[0], NULL);
   *ex = args[0].v_handle;
   return 0;
 }
 
 static int want_code(const char *fname, int *codes, int i, int code) {
   if (codes[i] == code) return 0;
-  return kiln_set_error("%s: argument %d must be %s (type code %d), got %s (type code %d)", fname,
-                        i, kiln_type_code_name(code), code, kiln_type_code_name(codes[i]),
-                        codes[i]);
+  char w[64];
+  snprintf(w, sizeof w, "%s (type code %d)", kiln_type_code_name(code), code);
+  return kiln_arg_error(fname, i, NULL, w, codes[i], NULL);
 }
 
 static int want_tensor(const char *fname, int *codes, int i) {
   if (is_tensor(codes[i])) return 0;
-  return kiln_set_error("%s: argument %d must be a tensor (type code %d or %d), got %s (type code "
-                        "%d)", fname, i, KILN_DLTENSOR, KILN_NDARRAY, kiln_type_code_name(codes[i]),
-                        codes[i]);
+  return kiln_arg_error(fname, i, NULL, "a tensor (type code 7 or 13)", codes[i], NULL);
 }
 
 /* An input given as an int (input index) or a str (argument name). */
 static int input_ref(const char *fname, KilnValue *args, int *codes, int i) {
   if (codes[i] == KILN_INT || codes[i] == KILN_STR) return 0;
-  return kiln_set_error("%s: argument %d must be an input index (int) or name (str), got %s (type "
-                        "code %d)", fname, i, kiln_type_code_name(codes[i]), codes[i]);
+  return kiln_arg_error(fname, i, NULL, "an input index (int) or name (str)", codes[i], NULL);
 }
 
 static void ret_handle(KilnValue *ret, int *ret_code, void *h) {

@@ -128,9 +128,8 @@ typedef struct KilnThreadStore {
 
 KilnThreadStore *kiln_thread_store(void);
 
-/* A type code's name for messages: "int", "str", "ndarray"... */
-const char *kiln_type_code_name(int code);
-/* 0 if there are `expected` arguments with the type codes `want`, else -1
+/* kiln_type_code_name, kiln_check_argc, kiln_arg_error: kiln/runtime.h.
+ * 0 if there are `expected` arguments with the type codes `want`, else -1
  * with "fname: argument 1 must be str (type code 11), got ...". */
 int kiln_check_args(const char *fname, const int *type_codes, int num_args, int expected,
                     const int *want);
