@@ -11,6 +11,12 @@ BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 KILN = os.path.join(BUILD, "kiln")
 MODELS = os.path.join(BUILD, "models")
 
+# The verifiers between passes (graph_verify after every graph pass,
+# ir_verify after every lowering pass) run in every compile these tests
+# make, in this process and in the kiln commands it starts; a broken
+# invariant fails the test that hit it.  KILN_VERIFY=0 turns them off.
+os.environ.setdefault("KILN_VERIFY", "1")
+
 
 def run(args, **kw):
     """Run a command; return the CompletedProcess (text)."""

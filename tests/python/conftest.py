@@ -6,6 +6,12 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
+# The verifiers between passes (graph_verify after every graph pass,
+# ir_verify after every lowering pass) run in every compile these tests
+# make, in this process and in the kiln commands it starts; a broken
+# invariant fails the test that hit it.  KILN_VERIFY=0 turns them off.
+os.environ.setdefault("KILN_VERIFY", "1")
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
