@@ -428,7 +428,7 @@ int kiln_artifact_verify_params(KilnArtifact *a) {
 
 /* ---- the summary kiln inspect prints ---- */
 
-static void fill_tensor(KilnTensorInfo *t, const Graph *g, int e, const char *name) {
+static void fill_tensor(KilnTensorInfo *t, const JsonGraph *g, int e, const char *name) {
   t->name = name;
   t->ndim = g->entry_ndim[e];
   t->shape = g->entry_shape[e];
@@ -443,7 +443,7 @@ static int graph_info(KilnArtifact *a, const KilnParamIndex *pi) {
   kiln_artifact_get_blob(a, "graph_json", &json, &len);
   if (!json) return 0;
   KArena *ar = a->arena;
-  Graph g;
+  JsonGraph g;
   if (kiln_graph_parse(json, len, ar, &g)) return kiln_error_context("'%s': its graph", a->path);
   uint8_t *is_param = kiln_arena_alloc(ar, (size_t)g.num_nodes + 1);
   PtrMap names = {.strkeys = 1};

@@ -32,6 +32,7 @@
 #define NUM_FORMATS 4
 
 struct KilnProfile {
+  uint32_t tag;           /* KILN_TAG_PROFILE (runtime_internal.h) */
   KArena *arena;          /* the rows' strings and shapes */
   int num_rows;
   KilnProfileRow *rows;   /* run order */
@@ -134,6 +135,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
   }
 
   KilnProfile *p = xcalloc(1, sizeof *p);
+  p->tag = KILN_TAG_PROFILE;
   p->arena = kiln_arena_new();
   p->number = number;
   p->repeat = repeat;
@@ -193,6 +195,7 @@ double kiln_profile_run_us(const KilnProfile *p) { return p ? p->run_us : 0; }
 
 int kiln_profile_free(KilnProfile *p) {
   if (!p) return 0;
+  p->tag = KILN_TAG_NONE;
   for (int i = 0; i < NUM_FORMATS; i++) free(p->text[i]);
   kiln_arena_free(p->arena);
   free(p);

@@ -3,7 +3,7 @@
  *
  * Creation does all the work once (TVM's GraphExecutor::Init, SetupStorage
  * and SetupOpExecs):
- *   1. graph_json.c parses and validates the JSON into a Graph;
+ *   1. graph_json.c parses and validates the JSON into a JsonGraph;
  *   2. the storage plan is the JSON's storage_id, or kiln_graph_plan_memory's
  *      when it has none; each storage id becomes one 64-byte aligned CPU
  *      buffer, zeroed, sized for the largest entry sharing it, and each
@@ -135,7 +135,7 @@ static void collect_inputs(KilnGraphExecutor *ex) {
 static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const unsigned char *pdata,
                        int in_place) {
   if (!pi) return 0;
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   uint8_t *shared = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
   for (int e = 0; e < g->num_entries; e++) {
     const GraphNode *nd = &g->nodes[g->entry_node[e]];
@@ -166,7 +166,7 @@ static int bind_params(KilnGraphExecutor *ex, const KilnParamIndex *pi, const un
  * mapped module, not a buffer: inplace[s] is its address, or NULL. */
 static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
                          const unsigned char *pdata) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   int ne = g->num_entries;
   ex->storage_id = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(int32_t) + 1);
   if (g->device_type)
@@ -238,7 +238,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
 }
 
 static int setup_ops(KilnGraphExecutor *ex) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   ex->ops = kiln_arena_alloc(ex->arena, (size_t)g->num_nodes * sizeof(GraphOp) + 1);
   for (int n = 0; n < g->num_nodes; n++) {
     GraphNode *nd = &g->nodes[n];
@@ -284,7 +284,7 @@ static int setup_ops(KilnGraphExecutor *ex) {
 }
 
 static int setup_names(KilnGraphExecutor *ex) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   ex->arg_by_name.strkeys = 1;
   for (int i = 0; i < g->num_args; i++) {
     int n = g->arg_nodes[i];
@@ -325,6 +325,7 @@ static int create(const char *json, size_t len, KilnModule *mod, const KilnParam
   if (!json) return kiln_set_error("graph_executor_create: the graph JSON is NULL");
   if (!len) len = strlen(json);
   KilnGraphExecutor *ex = xcalloc(1, sizeof *ex);
+  ex->tag = KILN_TAG_EXECUTOR;
   ex->arena = kiln_arena_new();
   ex->mod = mod;
   kiln_module_retain(mod);
@@ -373,6 +374,7 @@ int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out) {
 
 int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   if (!ex) return 0;
+  ex->tag = KILN_TAG_NONE;
   for (int i = 0; i < ex->num_ops; i++) kiln_func_free(ex->ops[i].fn);
   if (ex->storage) {
     DLDevice dev = kiln_module_device(ex->mod);

@@ -1,5 +1,5 @@
 /*
- * graph_json.c - reading TVM's graph JSON into a validated Graph.
+ * graph_json.c - reading TVM's graph JSON into a validated JsonGraph.
  *
  * The format (DESIGN.md §3) is TVM's graph executor JSON:
  *
@@ -19,7 +19,7 @@
  * this file then walks the tree once, checking every field it uses (JSON
  * type, range, list lengths, inputs referring only to earlier nodes) and
  * naming the node or attribute in each message, so the executor can trust
- * the Graph.  Fields it does not use are ignored, so Kiln's own node attrs
+ * the JsonGraph.  Fields it does not use are ignored, so Kiln's own node attrs
  * ("kiln_ops", "kiln_task", "kiln_config", kept for the profiler,
  * "kiln_inplace", the input an elementwise kernel may overwrite, read by the
  * memory planner, and "kiln_output_name", the model's name of an output,
@@ -123,7 +123,7 @@ int kiln_dtype_parse(const char *s, DLDataType *t) {
   return kiln_set_error("'%.40s' is not a dtype (expected e.g. float32, int8, uint8, bool)", s);
 }
 
-uint64_t kiln_graph_entry_bytes(const Graph *g, int e) {
+uint64_t kiln_graph_entry_bytes(const JsonGraph *g, int e) {
   uint64_t n = kiln_dtype_bytes(g->entry_dtype[e]);
   for (int d = 0; d < g->entry_ndim[e]; d++) n *= (uint64_t)g->entry_shape[e][d];
   return n;
@@ -133,11 +133,11 @@ uint64_t kiln_graph_entry_bytes(const Graph *g, int e) {
 
 typedef struct Parser {
   KArena *a;
-  Graph *g;
+  JsonGraph *g;
 } Parser;
 
 /* "node 4 ('fused_add')" into buf. */
-static const char *node_desc(const Graph *g, int n, char *buf, size_t size) {
+static const char *node_desc(const JsonGraph *g, int n, char *buf, size_t size) {
   const char *name = g->nodes && g->nodes[n].name ? g->nodes[n].name : NULL;
   if (name) snprintf(buf, size, "node %d ('%.80s')", n, name);
   else snprintf(buf, size, "node %d", n);
@@ -145,7 +145,7 @@ static const char *node_desc(const Graph *g, int n, char *buf, size_t size) {
 }
 
 /* "output 0 of node 4 ('fused_add')" for entry e. */
-static const char *entry_desc(const Graph *g, int e, char *buf, size_t size) {
+static const char *entry_desc(const JsonGraph *g, int e, char *buf, size_t size) {
   char nd[128];
   int n = g->entry_node[e];
   snprintf(buf, size, "entry %d = output %d of %s", e, e - g->nodes[n].first_entry,
@@ -155,7 +155,7 @@ static const char *entry_desc(const Graph *g, int e, char *buf, size_t size) {
 
 /* A [node, index(, version)] reference; *node and *index are checked
  * against the nodes before `before` (num_nodes for heads). */
-static int parse_ref(const Graph *g, const cJSON *v, int before, int32_t *node, int32_t *index) {
+static int parse_ref(const JsonGraph *g, const cJSON *v, int before, int32_t *node, int32_t *index) {
   int n = cJSON_GetArraySize(v);
   if (!cJSON_IsArray(v) || n < 2 || n > 3)
     return kiln_set_error("expected [node, index, version], got %s%s", json_type(v),
@@ -192,7 +192,7 @@ static const char *attr_str(Parser *p, const cJSON *attrs, const char *key) {
 
 /* First pass over a node: everything but its inputs' references. */
 static int parse_node(Parser *p, const cJSON *v, int i) {
-  Graph *g = p->g;
+  JsonGraph *g = p->g;
   GraphNode *nd = &g->nodes[i];
   char desc[128];
   if (!cJSON_IsObject(v))
@@ -298,7 +298,7 @@ static int graph_list(Parser *p, const cJSON *attrs, const char *key, const char
 /* The batch as an outer loop: kiln_batch ["list_str", ["N:lo:hi"]] and
  * kiln_batch_entry, per entry 1 where it carries the batch. */
 static int parse_batch(Parser *p, const cJSON *attrs) {
-  Graph *g = p->g;
+  JsonGraph *g = p->g;
   const cJSON *flags;
   if (graph_list(p, attrs, "kiln_batch_entry", "list_int", 0, &flags)) return -1;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_batch");
@@ -326,7 +326,7 @@ static int parse_batch(Parser *p, const cJSON *attrs) {
 }
 
 static int parse_symbols(Parser *p, const cJSON *attrs) {
-  Graph *g = p->g;
+  JsonGraph *g = p->g;
   const cJSON *exprs;
   if (parse_batch(p, attrs)) return -1;
   if (graph_list(p, attrs, "kiln_sym_shape", "list_str", 0, &exprs)) return -1;
@@ -362,7 +362,7 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
 }
 
 static int parse_entries(Parser *p, const cJSON *attrs) {
-  Graph *g = p->g;
+  JsonGraph *g = p->g;
   int ne = g->num_entries;
   char ed[200];
   const cJSON *shapes, *dtypes, *sids, *devs;
@@ -468,7 +468,7 @@ static int parse_error(const char *json, size_t len, const char *at) {
 }
 
 static int parse_tree(Parser *p, const cJSON *root) {
-  Graph *g = p->g;
+  JsonGraph *g = p->g;
   KArena *a = p->a;
   char desc[128];
   if (!cJSON_IsObject(root))
@@ -599,7 +599,7 @@ static cJSON *parse_text(const char *json, size_t len) {
   return root;
 }
 
-int kiln_graph_parse(const char *json, size_t len, KArena *arena, Graph *g) {
+int kiln_graph_parse(const char *json, size_t len, KArena *arena, JsonGraph *g) {
   memset(g, 0, sizeof *g);
   cJSON *root = parse_text(json, len);
   if (!root) return -1;
@@ -611,7 +611,7 @@ int kiln_graph_parse(const char *json, size_t len, KArena *arena, Graph *g) {
 
 /* ---- planning ---- */
 
-int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
+int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
   KilnPlanNode *nodes = xcalloc((size_t)g->num_nodes + 1, sizeof *nodes);
   uint64_t *bytes = xcalloc((size_t)g->num_entries + 1, sizeof *bytes);
   for (int i = 0; i < g->num_nodes; i++) {
@@ -633,7 +633,7 @@ int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
   return rc;
 }
 
-int kiln_graph_storage_ids(const Graph *g, int32_t *storage_id, int *num_storage,
+int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, int *num_storage,
                            int *planned_here) {
   *num_storage = 0;
   *planned_here = 0;
@@ -661,7 +661,7 @@ int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMe
   *out = NULL;
   if (json && !len) len = strlen(json);
   KArena *a = kiln_arena_new();
-  Graph g;
+  JsonGraph g;
   cJSON *root = NULL;
   int rc = -1;
   if (kiln_graph_parse(json, len, a, &g)) goto done;

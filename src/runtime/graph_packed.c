@@ -4,8 +4,9 @@
  *
  * An executor or a profile travels as an opaque KILN_HANDLE; the binding
  * owns it and calls the matching ".free" (the Python class does so in its
- * finalizer).  Handles carry no type tag, so passing a profile where an
- * executor is expected is the binding's bug, as with any C pointer.  The
+ * finalizer).  Each begins with a type tag (KilnHandleTag), which every
+ * function here checks, so a profile passed where an executor is expected
+ * (or a freed one) is an error, not a crash.  The
  * names and signatures are listed in include/kiln/runtime.h ("graph
  * executor in the registry"); registry.c registers kiln_graph_builtins
  * with its own table.
@@ -24,12 +25,24 @@
 
 static int is_tensor(int code) { return code == KILN_DLTENSOR || code == KILN_NDARRAY; }
 
+int kiln_handle_check(const char *fname, const KilnValue *args, const int *codes, int i, KilnHandleTag tag,
+                      const char *what) {
+  char want[96];
+  snprintf(want, sizeof want, "%s (type code %d)", what, KILN_HANDLE);
+  if (codes[i] != KILN_HANDLE || !args[i].v_handle) return kiln_arg_error(fname, i, NULL, want, codes[i], NULL);
+  uint32_t got = *(const uint32_t *)args[i].v_handle;
+  if (got == (uint32_t)tag) return 0;
+  const char *desc = got == KILN_TAG_EXECUTOR ? "an executor handle"
+                     : got == KILN_TAG_PROFILE ? "a profile handle"
+                                               : "a handle that is not a live executor or profile (freed, or not Kiln's)";
+  return kiln_arg_error(fname, i, NULL, want, codes[i], desc);
+}
+
 /* Check there are min..max arguments, the first an executor handle. */
 static int get_ex(const char *fname, KilnValue *args, int *codes, int nargs, int min, int max,
                   KilnGraphExecutor **ex) {
   if (kiln_check_argc(fname, nargs, min, max, NULL)) return -1;
-  if (codes[0] != KILN_HANDLE || !args[0].v_handle)
-    return kiln_arg_error(fname, 0, NULL, "an executor handle (type code 3)", codes[0], NULL);
+  if (kiln_handle_check(fname, args, codes, 0, KILN_TAG_EXECUTOR, "an executor handle")) return -1;
   *ex = args[0].v_handle;
   return 0;
 }
@@ -303,7 +316,9 @@ PACKED(profile_format) {
   static const int want[] = {KILN_HANDLE, KILN_STR};
   static const char *const kinds[] = {"table", "csv", "trace", "json"};
   const char *text;
-  if (kiln_check_args("runtime.profile.format", codes, nargs, 2, want)) return -1;
+  if (kiln_check_args("runtime.profile.format", codes, nargs, 2, want) ||
+      kiln_handle_check("runtime.profile.format", args, codes, 0, KILN_TAG_PROFILE, "a profile handle"))
+    return -1;
   for (int k = 0; k < 4; k++)
     if (!strcmp(args[1].v_str, kinds[k])) {
       if (kiln_profile_format(args[0].v_handle, (KilnProfileFormat)k, &text)) return -1;
@@ -316,7 +331,9 @@ PACKED(profile_format) {
 
 PACKED(profile_free) {
   static const int want[] = {KILN_HANDLE};
-  if (kiln_check_args("runtime.profile.free", codes, nargs, 1, want)) return -1;
+  if (kiln_check_args("runtime.profile.free", codes, nargs, 1, want) ||
+      kiln_handle_check("runtime.profile.free", args, codes, 0, KILN_TAG_PROFILE, "a profile handle"))
+    return -1;
   return kiln_profile_free(args[0].v_handle);
 }
 

@@ -71,7 +71,7 @@ static int apply(SymOp op, int64_t a, int64_t b, int64_t *out) {
 
 /* The text of dimension d of entry e's expressions (len in *len), or NULL
  * when the dimension is constant. */
-static const char *dim_text(const Graph *g, int e, int d, size_t *len) {
+static const char *dim_text(const JsonGraph *g, int e, int d, size_t *len) {
   const char *s = g->entry_sym ? g->entry_sym[e] : NULL;
   if (!s) return NULL;
   for (int k = 0; k < d && s; k++) {
@@ -84,14 +84,14 @@ static const char *dim_text(const Graph *g, int e, int d, size_t *len) {
   return *len ? s : NULL;
 }
 
-static int find_sym(const Graph *g, const char *tok, size_t len) {
+static int find_sym(const JsonGraph *g, const char *tok, size_t len) {
   for (int i = 0; i < g->num_syms; i++)
     if (strlen(g->sym_names[i]) == len && !strncmp(g->sym_names[i], tok, len)) return i;
   return -1;
 }
 
 /* Evaluate a postfix expression; -1 + error naming what is wrong. */
-static int eval_text(const Graph *g, const char *s, size_t len, const int64_t *vals, int64_t *out) {
+static int eval_text(const JsonGraph *g, const char *s, size_t len, const int64_t *vals, int64_t *out) {
   int64_t st[32];
   int sp = 0;
   const char *p = s, *end = s + len;
@@ -127,7 +127,7 @@ static int eval_text(const Graph *g, const char *s, size_t len, const int64_t *v
 /* ---- the batch as an outer loop ---- */
 
 int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   op->sample_bytes = kiln_arena_alloc(ex->arena, ((size_t)op->nargs + 1) * sizeof(uint64_t));
   for (int k = 0; k < op->nargs; k++) {
     int e = op->eids[k];
@@ -161,7 +161,7 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
 /* set_input of a batch entry with a new batch: every batch entry's
  * dimension 0, and the buffers grown to fit. */
 static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   if (!g->entry_batch[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape || t->ndim < 1) return 0;
   int64_t b = t->shape[0];
   if (b == ex->batch) return 0;
@@ -204,7 +204,7 @@ static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const c
 }
 
 int kiln_graph_sym_init(KilnGraphExecutor *ex) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   ex->batch = 1;
   if (!g->num_syms) return 0;
   if (kiln_module_device(ex->mod).device_type != kDLCPU)
@@ -252,7 +252,7 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
 }
 
 /* "N=8, H=224" */
-static const char *bindings(const Graph *g, const int64_t *vals, char *buf, size_t n) {
+static const char *bindings(const JsonGraph *g, const int64_t *vals, char *buf, size_t n) {
   size_t at = 0;
   buf[0] = 0;
   for (int i = 0; i < g->num_syms && at < n; i++)
@@ -261,7 +261,7 @@ static const char *bindings(const Graph *g, const int64_t *vals, char *buf, size
 }
 
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
-  Graph *g = &ex->g;
+  JsonGraph *g = &ex->g;
   if (g->batch_name) return batch_resize(ex, e, t, what);
   if (!ex->sym_val || !g->entry_sym || !g->entry_sym[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape) return 0;
   if (!memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim)) return 0;

@@ -225,7 +225,7 @@ typedef struct GraphNode {
 } GraphNode;
 
 /* A parsed graph JSON. */
-typedef struct Graph {
+typedef struct JsonGraph {
   int num_nodes;
   GraphNode *nodes;
   int num_args;
@@ -250,23 +250,23 @@ typedef struct Graph {
   const char *batch_name;  /* NULL: none */
   int64_t batch_lo, batch_hi;
   uint8_t *entry_batch;    /* per entry: carries the batch in dimension 0 */
-} Graph;
+} JsonGraph;
 
 /* Parse and validate graph JSON text (len bytes, not necessarily
  * NUL-terminated) into g, allocating from arena.  Errors name the node or
  * the attribute and what was expected. */
-int kiln_graph_parse(const char *json, size_t len, KArena *arena, Graph *g);
+int kiln_graph_parse(const char *json, size_t len, KArena *arena, JsonGraph *g);
 /* Parse a dtype name as TVM writes it ("float32", "int8", "bool",
  * "float32x4"); -1 with an error if it is not one. */
 int kiln_dtype_parse(const char *s, DLDataType *t);
 /* Bytes of entry e (its shape times its dtype's size). */
-uint64_t kiln_graph_entry_bytes(const Graph *g, int e);
+uint64_t kiln_graph_entry_bytes(const JsonGraph *g, int e);
 /* Plan g's memory (kiln_graph_plan_memory over its nodes) into storage_id. */
-int kiln_graph_plan(const Graph *g, int32_t *storage_id, KilnMemoryPlan *plan);
+int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, KilnMemoryPlan *plan);
 /* The storage id of every entry, dense from 0: the JSON's storage_id
  * renumbered in order of first use, or a plan made here (*planned_here 1)
  * when the JSON has none. */
-int kiln_graph_storage_ids(const Graph *g, int32_t *storage_id, int *num_storage,
+int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, int *num_storage,
                            int *planned_here);
 /* "(1, 3, 224, 224)"; with python_tuple, a 1-D shape is "(n,)" as Python
  * prints it (the profile table's style). */
@@ -289,10 +289,27 @@ typedef struct GraphOp {
   uint64_t *sample_bytes;   /* batched: per argument, one sample's bytes (0: not batched) */
 } GraphOp;
 
+/* Type tags of the handles the registry hands out as KILN_HANDLE: the first
+ * member of an executor and of a profile, as every compiler object begins
+ * with its KObjKind.  A packed function checks the tag of the handle it
+ * gets (kiln_handle_check), so a profile passed where an executor is
+ * expected is an error naming both, not a crash; freeing clears it. */
+typedef enum KilnHandleTag {
+  KILN_TAG_NONE = 0,
+  KILN_TAG_EXECUTOR = 0x4b4c4e45, /* "KLNE" */
+  KILN_TAG_PROFILE = 0x4b4c4e50,  /* "KLNP" */
+} KilnHandleTag;
+/* 0 if argument i of fname is a live handle with the tag, else -1 with
+ * "fname: argument 0 must be an executor handle (type code 3), got a
+ * profile handle" (what: "an executor handle"). */
+int kiln_handle_check(const char *fname, const KilnValue *args, const int *codes, int i, KilnHandleTag tag,
+                      const char *what);
+
 struct KilnGraphExecutor {
+  uint32_t tag;             /* KILN_TAG_EXECUTOR */
   KArena *arena;            /* the graph, the ops, names: freed at once */
   KilnModule *mod;          /* a reference */
-  Graph g;
+  JsonGraph g;
   DLTensor *entries;        /* one tensor per entry, data in its storage */
   int32_t *storage_id;      /* the plan in use (g.storage_id or planned here) */
   int num_storage;

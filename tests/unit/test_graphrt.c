@@ -1098,6 +1098,16 @@ static void test_registry(void) {
   a[1].v_str = "xml";
   CHECK(call("runtime.profile.format", 2, a, c, &ret, &rc) != 0);
   CHECK_CONTAINS(kiln_last_error(), "format 'xml' is not one of table, csv, trace, json");
+  /* handles carry type tags: a profile is not an executor, nor the reverse */
+  CHECK(call("runtime.graph_executor.get_num_inputs", 1, a, c, &ret, &rc) != 0);
+  CHECK_STR(kiln_last_error(), "runtime.graph_executor.get_num_inputs: argument 0 must be an executor handle (type "
+                               "code 3), got a profile handle");
+  a[0] = hv;
+  a[1].v_str = "table";
+  CHECK(call("runtime.profile.format", 2, a, c, &ret, &rc) != 0);
+  CHECK_STR(kiln_last_error(), "runtime.profile.format: argument 0 must be a profile handle (type code 3), got an "
+                               "executor handle");
+  a[0] = pv;
   CHECK_OK(call("runtime.profile.free", 1, a, c, &ret, &rc));
   a[0] = hv;
   CHECK_OK(call("runtime.graph_executor.free", 1, a, c, &ret, &rc));
