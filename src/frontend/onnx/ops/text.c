@@ -27,7 +27,11 @@ int onnx_h_TfIdfVectorizer(Importer *im) {
   if (m < 0) return imp_error(im, "mode '%s' is not supported", mode);
   if (!pool || !counts || !idx) return imp_error(im, "needs pool_int64s, ngram_counts and ngram_indexes");
   int64_t O = 0;
-  for (int i = 0; i < nidx; i++) O = idx[i] + 1 > O ? idx[i] + 1 : O;
+  for (int i = 0; i < nidx; i++) {
+    if (idx[i] < 0 || idx[i] >= ((int64_t)1 << 31))
+      return imp_error(im, "ngram_indexes[%d] = %lld: an output index must lie in [0, 2^31)", i, (long long)idx[i]);
+    O = idx[i] + 1 > O ? idx[i] + 1 : O;
+  }
   GNode *x2 = x->type.ndim == 1 ? imp_expand_dims(im, x, 0) : x;
   if (!x2) return -1;
   int64_t B = x2->type.shape[0], C = x2->type.shape[1];
@@ -57,6 +61,10 @@ int onnx_h_TfIdfVectorizer(Importer *im) {
       }
       if (cnt) {
         int64_t ws[2] = {O, G};
+        if (O * G > ((int64_t)1 << 26)) /* O < 2^31 and G <= the pool's size: no overflow */
+          return imp_error(im, "the selection of %lld %d-grams into %lld outputs would be a %lld-element matrix: Kiln "
+                               "maps TfIdfVectorizer to a dense product and takes at most 2^26 elements",
+                           (long long)G, n, (long long)O, (long long)(O * G));
         void *wp;
         GNode *W = imp_new_const(im, DT_F32, 2, ws, &wp), *wg = NULL;
         if (!W) return -1;
