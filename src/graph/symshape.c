@@ -379,6 +379,47 @@ static int rule_layout_transform(const GNode *n, const TType *out, Expr **dims) 
   return 0;
 }
 
+/* strided_slice: a symbolic dimension must be one the slice leaves
+ * whole (not among "axes", or, with no "axes", beyond the "begin" list);
+ * slicing a symbolic dimension is refused. */
+static int rule_strided_slice(const GNode *n, const TType *out, Expr **dims) {
+  const int64_t *ax, *b;
+  int na = gattr_ints(&n->attrs, "axes", &ax), nb = gattr_ints(&n->attrs, "begin", &b);
+  for (int d = 0; d < out->ndim; d++) {
+    bool sliced = false;
+    for (int i = 0; na && i < na; i++) sliced |= (ax[i] < 0 ? ax[i] + out->ndim : ax[i]) == d;
+    if (!na) sliced = d < nb;
+    if (is_sym(n, 0, d) && sliced)
+      return kiln_set_error("dimension %d (%s) is sliced: slicing a symbolic dimension is not supported; give its size "
+                            "as a number in --input-shapes",
+                            d, ir_expr_str(dim_of(n, 0, d)));
+    dims[d] = is_sym(n, 0, d) ? dim_of(n, 0, d) : NULL;
+  }
+  return 0;
+}
+
+/* Reductions (sum, mean, max, ...): the kept dimensions are copied (at
+ * their new positions without keepdims); a reduced dimension must be
+ * constant. */
+static int rule_reduce(const GNode *n, const TType *out, Expr **dims) {
+  const int64_t *ax;
+  int na = gattr_ints(&n->attrs, "axis", &ax), nd = arg(n, 0)->ndim;
+  bool keep = gattr_int(&n->attrs, "keepdims", 0) != 0, exclude = gattr_int(&n->attrs, "exclude", 0) != 0;
+  int o = 0;
+  for (int d = 0; d < nd; d++) {
+    bool red = na == 0;
+    for (int i = 0; i < na; i++) red |= (ax[i] < 0 ? ax[i] + nd : ax[i]) == d;
+    if (exclude && na) red = !red;
+    if (red && is_sym(n, 0, d))
+      return kiln_set_error("dimension %d (%s) is reduced: a reduction over a symbolic dimension is not supported",
+                            d, ir_expr_str(dim_of(n, 0, d)));
+    if (red && !keep) continue;
+    if (o >= out->ndim) return kiln_set_error("the result's rank does not match the reduced axes");
+    dims[o++] = red || !is_sym(n, 0, d) ? NULL : dim_of(n, 0, d);
+  }
+  return 0;
+}
+
 typedef struct SymRuleRow {
   const char *op;
   SymRule rule;
@@ -407,6 +448,12 @@ static const SymRuleRow rules[] = {
     {"concatenate", rule_concat},
     {"transpose", rule_transpose},
     {"layout_transform", rule_layout_transform},
+    {"strided_slice", rule_strided_slice},
+    {"sum", rule_reduce},
+    {"mean", rule_reduce},
+    {"max", rule_reduce},
+    {"min", rule_reduce},
+    {"prod", rule_reduce},
 };
 
 static SymRule find_rule(const GNode *n, const TType *out) {

@@ -1,7 +1,7 @@
 /*
  * import.c - ONNX model -> Kiln graph (see import.h for the approach).
  */
-#include "import.h"
+#include "import_internal.h"
 #include "onnx_schema.h"
 #include "ops/ops.h" /* lowp_widen ... (bfloat16 arithmetic) */
 
@@ -16,20 +16,6 @@
 /* Results up to this many elements are folded during import. */
 #define IMPORT_FOLD_LIMIT 65536
 
-struct Importer {
-  const OnnxModel *model;
-  Graph *g;
-  PtrMap values;       /* name -> GNode * (string keys) */
-  PtrMap initializers; /* name -> const OnnxTensor * (string keys) */
-  const OnnxNode *node;
-  int64_t opset;
-  PtrMap seqs;         /* name -> ImpSeq * (sequence values, string keys) */
-  PtrMap lowp;         /* name -> ONNX data type (as a pointer) of a value
-                          carried in a wider type (ops/lowp.c) */
-  int nbound;                /* inputs bound to values (--bind) */
-  const InputValue *bound;
-  StrBuf overrides;          /* the declared dimensions --input-shapes changed, for errors */
-};
 
 int parse_input_shapes(const char *text, InputShape **out) {
   AVec v = {0}, v_bounds = {0};
@@ -259,8 +245,10 @@ GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs at
       kiln_error_context("%s node '%s'", im->node->op_type, im->node->name);
       return NULL;
     }
-    return graph_const(im->g, NULL, v);
+    GNode *c = graph_const(im->g, NULL, v);
+    return c && symval_fold(im, op, nargs, args, &n->attrs, c) ? NULL : c;
   }
+  if (im->shapevals.len && symval_refuse_data(im, op, nargs, args)) return NULL;
   return n;
 }
 
@@ -453,7 +441,7 @@ static void collect_vars(GNode *v, char *seen, StrBuf *sb) {
 GNode *imp_const_input(Importer *im, int i) {
   GNode *v = imp_input(im, i);
   if (!v) return imp_error(im, "input %d is missing", i), NULL;
-  if (v->kind == GN_CONST) return v;
+  if (v->kind == GN_CONST) return symval_refuse_const(im, i, v) ? NULL : v;
   char *seen = xcalloc((size_t)im->g->nodes.len + 1, 1);
   StrBuf sb = {0};
   collect_vars(v, seen, &sb);
@@ -857,6 +845,7 @@ static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *sha
   pm_free(&im.seqs);
   sb_free(&im.overrides);
   pm_free(&im.lowp);
+  pm_free(&im.shapevals);
   if (rc) {
     graph_free(im.g);
     return NULL;

@@ -91,6 +91,16 @@ int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
 /* Input i, which must be a constant: NULL + an error that names the
  * graph inputs it is computed from (to bind with --bind) otherwise. */
 GNode *imp_const_input(Importer *im, int i);
+/* Symbolic shape values (shape_value.c): Shape of x's dims [start, end)
+ * and Size of x, constants at the representative sizes that carry their
+ * expressions over the size symbols when x is symbolic. */
+GNode *imp_shape_value(Importer *im, GNode *x, int64_t start, int64_t end);
+GNode *imp_size_value(Importer *im, GNode *x);
+bool imp_is_shape_value(Importer *im, const GNode *v);
+/* A shape input (Reshape's): its values at the representative sizes and
+ * each element's expression (NULL where constant); the count, or -1 +
+ * error naming the input when it is not known at compile time. */
+int imp_shape_input(Importer *im, int i, int64_t *vals, Expr **exprs, int max);
 /* An error naming the node, its op and opset. */
 int imp_error(Importer *im, const char *fmt, ...) KILN_PRINTF(2, 3);
 

@@ -28,6 +28,14 @@ int onnx_h_gemm(Importer *im) {
   return out0(im, y);
 }
 
+/* A reshape whose -1 entry stands for a symbolic dimension (not the
+ * literal sizes of imp_reshape). */
+static GNode *sym_reshape(Importer *im, GNode *x, int n, const int64_t *shape) {
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "newshape", n, shape);
+  return imp_call(im, "reshape", 1, &x, a);
+}
+
 int onnx_h_matmul(Importer *im) {
   GNode *A = in0(im), *B = imp_input(im, 1);
   /* a constant 2-D right operand is a dense layer: fast, packed weights */
@@ -35,14 +43,21 @@ int onnx_h_matmul(Importer *im) {
     int64_t perm[2] = {1, 0};
     GNode *W = imp_transpose(im, B, 2, perm);
     if (A->type.ndim == 2) return out0(im, imp_call2(im, "nn.dense", A, W));
+    /* a symbolic leading dimension (a sequence length) becomes -1 in both
+     * reshapes, which keeps its expression; two of them take nn.matmul */
+    int nsym = 0, dsym = -1;
+    for (int i = 0; i < A->type.ndim - 1; i++)
+      if (A->type.sym && A->type.sym->dim[i]) nsym++, dsym = i;
+    if (nsym > 1) return out0(im, imp_call2(im, "nn.matmul", A, B));
     int64_t m = 1;
     for (int i = 0; i < A->type.ndim - 1; i++) m *= A->type.shape[i];
-    int64_t s2[2] = {m, A->type.shape[A->type.ndim - 1]};
-    GNode *y = imp_call2(im, "nn.dense", imp_reshape(im, A, 2, s2), W);
+    int64_t s2[2] = {nsym ? -1 : m, A->type.shape[A->type.ndim - 1]};
+    GNode *y = imp_call2(im, "nn.dense", nsym ? sym_reshape(im, A, 2, s2) : imp_reshape(im, A, 2, s2), W);
     int64_t so[MAXD];
-    for (int i = 0; i < A->type.ndim - 1; i++) so[i] = A->type.shape[i];
+    for (int i = 0; i < A->type.ndim - 1; i++) so[i] = i == dsym ? -1 : A->type.shape[i];
     so[A->type.ndim - 1] = B->type.shape[1];
-    return out0(im, y ? imp_reshape(im, y, A->type.ndim, so) : NULL);
+    if (!y) return out0(im, NULL);
+    return out0(im, nsym ? sym_reshape(im, y, A->type.ndim, so) : imp_reshape(im, y, A->type.ndim, so));
   }
   return out0(im, imp_call2(im, "nn.matmul", A, B));
 }

@@ -47,47 +47,80 @@ int onnx_h_constant(Importer *im) {
   return imp_error(im, "no supported value attribute (sparse and string constants are not supported)");
 }
 
-/* The shape of a tensor with symbolic dimensions is a run-time value,
- * which Kiln does not have yet: folding it at the representative sizes
- * would fix the model at them. */
-static int refuse_symbolic(Importer *im, GNode *x) {
-  if (!ttype_is_symbolic(&x->type)) return 0;
-  return imp_error(im, "input 0 has symbolic dimensions %s, and shapes as run-time values are not supported yet; give "
-                       "the sizes as numbers in --input-shapes",
-                   ttype_str(&x->type));
-}
-
+/* Shape and Size of a tensor with symbolic dimensions are shape values:
+ * constants at the representative sizes that carry their expressions
+ * (shape_value.c), so the arithmetic exporters do on them folds over the
+ * symbols and a Reshape to them keeps its symbolic dimensions. */
 int onnx_h_shape(Importer *im) {
   GNode *x = in0(im);
-  if (refuse_symbolic(im, x)) return -1;
   int64_t nd = x->type.ndim, start = onnx_attr_int(N(im), "start", 0), end = onnx_attr_int(N(im), "end", nd);
   if (start < 0) start += nd;
   if (end < 0) end += nd;
   if (start < 0) start = 0;
   if (end > nd) end = nd;
   if (end < start) end = start;
-  return out0(im, imp_const_ints(im, (int)(end - start), x->type.shape + start));
+  return out0(im, imp_shape_value(im, x, start, end));
 }
 
-int onnx_h_size(Importer *im) {
-  if (refuse_symbolic(im, in0(im))) return -1;
-  return out0(im, imp_scalar(im, (double)ttype_numel(&in0(im)->type), DT_I64));
+int onnx_h_size(Importer *im) { return out0(im, imp_size_value(im, in0(im))); }
+
+/* A target shape with symbolic elements becomes reshape's codes: an
+ * element equal to the input's dimension at its position is 0 (copy),
+ * one other symbolic element is -1 (the rest of the element count); the
+ * result's expressions are then checked against the target's. */
+static int sym_newshape(Importer *im, GNode *x, int n, int64_t *s, Expr **ex, bool allowzero) {
+  int infer = -1;
+  for (int k = 0; k < n; k++) {
+    if (!ex[k]) {
+      if (s[k] == -1) infer = infer < 0 ? k : infer;
+      continue;
+    }
+    if (!allowzero && k < x->type.ndim && ir_is_int_value(ir_simplify(ir_sub(ex[k], ttype_dim_expr(&x->type, k))), 0)) {
+      s[k] = 0;
+      continue;
+    }
+    if (infer >= 0)
+      return imp_error(im,
+                       "the target shape's entries %d and %d are both computed from symbolic sizes (entry %d is %s) "
+                       "and neither is the input's dimension at its position: Kiln's reshape infers one such entry; "
+                       "give the sizes as numbers in --input-shapes",
+                       infer, k, k, ir_expr_str(ex[k]));
+    infer = k;
+    s[k] = -1;
+  }
+  return 0;
+}
+
+static int check_newshape(Importer *im, GNode *y, int n, Expr **ex) {
+  for (int k = 0; y && k < n && k < y->type.ndim; k++) {
+    Expr *want = ex[k] ? ex[k] : NULL, *got = ttype_dim_expr(&y->type, k);
+    if (want && !ir_is_int_value(ir_simplify(ir_sub(want, got)), 0))
+      return imp_error(im, "the target shape's entry %d is %s, but the reshape gives %s", k, ir_expr_str(want),
+                       ir_expr_str(got));
+  }
+  return 0;
 }
 
 int onnx_h_reshape(Importer *im) {
   int64_t s[MAXD];
+  Expr *ex[MAXD] = {0};
   int n;
   if (imp_opset(im) < 5) {
     const int64_t *v = onnx_attr_ints(N(im), "shape", &n);
     if (!v || n > MAXD) return imp_error(im, "bad shape attribute");
     memcpy(s, v, sizeof(int64_t) * (size_t)n);
-  } else if ((n = imp_const_input_ints(im, 1, s, MAXD)) < 0)
+  } else if ((n = imp_shape_input(im, 1, s, ex, MAXD)) < 0)
     return -1;
+  bool allowzero = onnx_attr_int(N(im), "allowzero", 0) != 0, symbolic = false;
+  GNode *x = in0(im);
+  for (int k = 0; k < n; k++) symbolic |= ex[k] != NULL;
+  if (symbolic && sym_newshape(im, x, n, s, ex, allowzero)) return -1;
   GAttrs a = gattrs_new();
   ga_ints(&a, "newshape", n, s);
-  ga_int(&a, "allowzero", onnx_attr_int(N(im), "allowzero", 0));
-  GNode *x = in0(im);
-  return out0(im, imp_call(im, "reshape", 1, &x, a));
+  ga_int(&a, "allowzero", allowzero);
+  GNode *y = imp_call(im, "reshape", 1, &x, a);
+  if (symbolic && check_newshape(im, y, n, ex)) return -1;
+  return out0(im, y);
 }
 
 int onnx_h_flatten(Importer *im) {
