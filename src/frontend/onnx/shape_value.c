@@ -48,7 +48,8 @@ static ShapeVal *sv_get(Importer *im, const GNode *v) { return v ? pm_get(&im->s
 static Expr *elem(Importer *im, GNode *v, int64_t i) {
   ShapeVal *s = sv_get(im, v);
   if (s && s->e[i]) return s->e[i];
-  return ir_i64((int64_t)imp_const_at(v, i));
+  double c = imp_const_at(v, i);
+  return dt_is_bool(v->type.dtype) ? ir_bool(c != 0) : ir_i64((int64_t)c);
 }
 
 /* Elements in order: reshape, expand_dims, squeeze, and an integer cast. */
@@ -274,6 +275,8 @@ int symval_fold(Importer *im, const char *op, int nargs, GNode **args, const GAt
   Expr **e = KNEWN(Expr *, n + 1);
   if (!why && out->type.ndim > 1) why = kfmt("'%s' (node '%s'), whose result has rank %d", op, im->node->name, out->type.ndim);
   if (!why && rule(im, nargs, args, attrs, out, e)) why = kfmt("'%s' (node '%s': %s)", op, im->node->name, kiln_get_error());
+  for (int64_t i = 0; i < n && !why; i++) /* a rule sets every element; NULL is a builder's error */
+    if (!e[i]) why = kfmt("'%s' (node '%s': %s)", op, im->node->name, kiln_get_error());
   if (!why) return record(im, out, n, e, from->origin);
   ShapeVal *s = KNEW(ShapeVal);
   s->n = n;

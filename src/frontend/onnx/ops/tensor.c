@@ -91,12 +91,14 @@ static int sym_newshape(Importer *im, GNode *x, int n, int64_t *s, Expr **ex, bo
   return 0;
 }
 
-static int check_newshape(Importer *im, GNode *y, int n, Expr **ex) {
+static int check_target(Importer *im, GNode *y, int n, Expr **ex) {
   for (int k = 0; y && k < n && k < y->type.ndim; k++) {
     Expr *want = ex[k] ? ex[k] : NULL, *got = ttype_dim_expr(&y->type, k);
     if (want && !ir_is_int_value(ir_simplify(ir_sub(want, got)), 0))
-      return imp_error(im, "the target shape's entry %d is %s, but the reshape gives %s", k, ir_expr_str(want),
-                       ir_expr_str(got));
+      return imp_error(im,
+                       "the target shape's entry %d is %s, but the result's dimension is %s: Kiln cannot give this "
+                       "node a symbolic size there; give the sizes as numbers in --input-shapes",
+                       k, ir_expr_str(want), ir_expr_str(got));
   }
   return 0;
 }
@@ -119,7 +121,7 @@ int onnx_h_reshape(Importer *im) {
   ga_ints(&a, "newshape", n, s);
   ga_int(&a, "allowzero", allowzero);
   GNode *y = imp_call(im, "reshape", 1, &x, a);
-  if (symbolic && check_newshape(im, y, n, ex)) return -1;
+  if (symbolic && check_target(im, y, n, ex)) return -1;
   return out0(im, y);
 }
 
@@ -368,14 +370,21 @@ int onnx_h_tile(Importer *im) {
   return out0(im, imp_call(im, "tile", 1, &x, a));
 }
 
+/* A target shape with symbolic elements (a shape value) works where each
+ * such element is the input's dimension it lines up with (broadcasting
+ * keeps that dimension's expression); expanding a size-1 dimension to a
+ * symbolic size fails the check, naming the entry. */
 int onnx_h_expand(Importer *im) {
   int64_t s[MAXD];
-  int n = imp_const_input_ints(im, 1, s, MAXD);
+  Expr *ex[MAXD] = {0};
+  int n = imp_shape_input(im, 1, s, ex, MAXD);
   if (n < 0) return -1;
   GAttrs a = gattrs_new();
   ga_ints(&a, "shape", n, s);
   GNode *x = in0(im);
-  return out0(im, imp_call(im, "broadcast_to", 1, &x, a));
+  GNode *y = imp_call(im, "broadcast_to", 1, &x, a);
+  if (y && y->type.ndim == n && check_target(im, y, n, ex)) return -1;
+  return out0(im, y);
 }
 
 int onnx_h_constant_of_shape(Importer *im) {
