@@ -282,7 +282,8 @@ def test_shapes_beyond_32_bit_indexing(tmp_path):
 
 @pytest.mark.parametrize("case", ["pad-sum-overflows-int64", "pad-beyond-32-bit-offsets", "tile-repeats-overflow",
                                   "conv-fold-huge-padded-intermediate", "conv-dilation-overflow",
-                                  "convtranspose-stride-overflow", "maxpool-dilation-overflow"])
+                                  "convtranspose-stride-overflow", "maxpool-dilation-overflow",
+                                  "tfidf-huge-ngram-index"])
 def test_sizes_from_attributes_and_inputs(case):
     # models kept in tests/fuzz/regressions/onnx: sizes computed from pads,
     # repeats, strides and dilations beyond 64 bits or 32-bit offsets, and
@@ -294,7 +295,8 @@ def test_sizes_from_attributes_and_inputs(case):
             "conv-fold-huge-padded-intermediate": "more than evaluating at compile time may hold (KILN_EVAL_MEMORY_MB",
             "conv-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)",
             "convtranspose-stride-overflow": "attribute 'strides' = 4611686018427387904 is beyond +-(2^31 - 1)",
-            "maxpool-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)"}
+            "maxpool-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)",
+            "tfidf-huge-ngram-index": "a 3623706618-element matrix: Kiln maps TfIdfVectorizer to a dense product"}
     check_clean_error(p, need[case])
 
 
