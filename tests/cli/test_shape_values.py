@@ -222,3 +222,17 @@ def test_transformer_encoder_static_as_before(encoder, tmp_path):
     so = str(tmp_path / "enc16.so")
     kiln("compile", path, "-o", so, "--input-shapes", "src:[1,16,64]", "--quiet-fallback")
     run_encoder(tmp_path, so, torch, net, 16)
+
+
+def test_constant_of_shape_of_a_shape_value_refused(tmp_path):
+    """ConstantOfShape has no tensor to carry a symbolic size: refused,
+    naming the input and the Shape node it comes from."""
+    nodes = [N("Shape", ["x"], ["s"], name="shp"), N("ConstantOfShape", ["s"], ["z"], name="zeros"),
+             N("Add", ["x", "z"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, ["N", 2])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / "cos.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    check_error(path, "x:[N,2]", "ConstantOfShape node 'zeros'", "input 0 ('s') is a shape value [N, c]",
+                "Shape node 'shp'", "must be known at compile time")
+    assert result_type(path, "x:[3,2]") == "3,2"
