@@ -23,7 +23,8 @@ The engines are measured interleaved: in each round every engine runs
 --per-round times, in a rotating order, so the machine's drifting speed
 hits them alike; before its turn an engine waits 0.2 s (the previous
 engine's worker threads stop spinning) and makes one untimed run.  A
-latency is the median over all rounds (>= 30 runs by default).  The table gives each engine's ms, Kiln's ratio to the best
+latency is the median over all rounds (>= 30 runs by default); an engine that
+cannot load a model (a worker that fails to start) is left out of that row.  The table gives each engine's ms, Kiln's ratio to the best
 peer (< 1 is faster), and Kiln's GFLOP/s beside the one-core FMA peak the
 same run measures (bench_peak).  A second table gives each engine's peak
 resident memory (/usr/bin/time's maximum resident set size: `kiln run` for
@@ -174,12 +175,16 @@ def main():
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "onnxruntime", onnx_path, inp, str(t)],
                 "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "openvino", onnx_path, inp, str(t)],
             }
-            procs, sums = {}, {}
+            procs, sums, live = {}, {}, []
             for e in engines:
-                procs[e], sums[e] = start(cmds[e])
-            times = {e: [] for e in engines}
+                try:
+                    procs[e], sums[e] = start(cmds[e])
+                    live.append(e)
+                except RuntimeError as err:  # e.g. a peer that cannot load this model: left out of the row
+                    print(f"{name}: {e} left out: {err}", file=sys.stderr, flush=True)
+            times = {e: [] for e in live}
             for r in range(a.rounds):
-                order = engines[r % len(engines):] + engines[:r % len(engines)]
+                order = live[r % len(live):] + live[:r % len(live)]
                 for e in order:
                     # let the previous engine's idle threads stop spinning
                     # (ONNX Runtime, OpenMP and Kiln all spin a while after
@@ -187,7 +192,7 @@ def main():
                     time.sleep(0.2)
                     procs[e].stdin.write(f"run {a.per_round + 1}\n")
                     times[e] += json.loads(procs[e].stdout.readline())[1:]
-            for e in engines:
+            for e in live:
                 procs[e].stdin.write("quit\n")
                 procs[e].wait()
             # peak memory: `kiln run` (the command line tool) beside each
@@ -199,10 +204,10 @@ def main():
                                 str(t)],
                 "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "--once", "openvino", onnx_path, inp, str(t)],
             }
-            rss = rss_round({e: once[e] for e in once if e in engines or (e == "kiln" and "kiln-fallback" in engines)},
+            rss = rss_round({e: once[e] for e in once if e in live or (e == "kiln" and "kiln-fallback" in live)},
                             a.rss_rounds)
-            med = {e: statistics.median(times[e]) for e in engines}
-            peers = [med[e] for e in engines if not e.startswith("kiln")]
+            med = {e: statistics.median(times[e]) if e in live else float("nan") for e in engines}
+            peers = [med[e] for e in live if not e.startswith("kiln")]
             best = min(peers) if peers else float("nan")
             row = {"model": name, "threads": t, "gflop": gflop, "compile_s": ctime, "best_peer_ms": best,
                    "rss": rss, **sizes}
