@@ -130,6 +130,13 @@ size_t kiln_array_nbytes(const DLTensor *t);
 int kiln_device_exists(DLDevice dev, int *out);
 /* Wait for the device's queued work. */
 int kiln_device_sync(DLDevice dev);
+/* The device type Kiln runs on under this name ("cpu", "cuda", "opencl"),
+ * or -1 with an error listing the names when it has no such device; the
+ * names are the rows of the runtime's device table. */
+int kiln_device_type_from_name(const char *name);
+/* A DLPack device type's short name ("cpu", "cuda", "opencl", "rocm"), or
+ * "unknown": for messages. */
+const char *kiln_device_name(int device_type);
 
 /* ---- functions ---- */
 

@@ -134,8 +134,15 @@ int cli_int(Command *cmd, const char *name, long def, long *out) {
 
 const char *cli_device_kind(const void *meta, size_t size) {
   if (!meta) return "cpu";
-  if (size >= 19 && !strncmp((const char *)meta, "kiln-device-v1 cuda", 19)) return "cuda";
-  return "opencl";
+  /* "kiln-device-v1 KIND\n...": KIND is a row of the runtime's device table */
+  char kind[32] = {0};
+  size_t n = size < 64 ? size : 64;
+  char head[65];
+  memcpy(head, meta, n);
+  head[n] = 0;
+  if (sscanf(head, "kiln-device-v1 %31s", kind) != 1) return "unknown";
+  int t = kiln_device_type_from_name(kind);
+  return t < 0 ? "unknown" : kiln_device_name(t);
 }
 
 const char *cli_module_target(KilnModule *m) {

@@ -189,11 +189,11 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
   Opt *dv = cli_opt(cmd, "--device");
   const char *built = cli_module_target(m);
-  if (dv->set && strcmp(dv->value, built)) {
-    int rc = strcmp(dv->value, "cpu") && strcmp(dv->value, "cuda") && strcmp(dv->value, "opencl")
-                 ? cli_error(cmd, "--device must be cpu, cuda or opencl, got '%s'", dv->value)
-                 : cli_error(cmd, "%s was compiled for %s; it cannot run on %s (compile it with --target %s)", pos[0],
-                             built, dv->value, dv->value);
+  int want = dv->set ? kiln_device_type_from_name(dv->value) : -1;
+  if (dv->set && want != kiln_device_type_from_name(built)) {
+    int rc = want < 0 ? cli_error(cmd, "--device: %s", kiln_last_error())
+                      : cli_error(cmd, "%s was compiled for %s; it cannot run on %s (compile it with --target %s)", pos[0],
+                                  built, dv->value, dv->value);
     kiln_module_free(m);
     return rc;
   }

@@ -8,6 +8,7 @@
  */
 #include "runtime_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,17 @@ const char *kiln_device_name(int device_type) {
       names[device_type])
     return names[device_type];
   return "unknown";
+}
+
+int kiln_device_type_from_name(const char *name) {
+  for (int t = 0; t < (int)(sizeof device_apis / sizeof device_apis[0]); t++)
+    if (device_apis[t] && name && !strcmp(device_apis[t]->name, name)) return t;
+  char known[128] = "";
+  for (int t = 0; t < (int)(sizeof device_apis / sizeof device_apis[0]); t++)
+    if (device_apis[t])
+      snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", known[0] ? ", " : "", device_apis[t]->name);
+  kiln_set_error("no device named '%s' (Kiln runs on: %s)", name ? name : "(null)", known);
+  return -1;
 }
 
 const KilnDeviceAPI *kiln_device_api(DLDevice dev) {

@@ -42,12 +42,10 @@ static int parse_meta(KilnDeviceModule *m, const char *text) {
   char kind[32] = {0};
   if (sscanf(text, "kiln-device-v1 %31s", kind) != 1)
     return kiln_set_error("'%s': the kiln_device blob is malformed (no header)", m->path);
-  if (!strcmp(kind, "cuda"))
-    m->device_type = kDLCUDA;
-  else if (!strcmp(kind, "opencl"))
-    m->device_type = kDLOpenCL;
-  else
-    return kiln_set_error("'%s': unknown device kind '%s'", m->path, kind);
+  int type = kiln_device_type_from_name(kind);
+  if (type < 0 || type == kDLCPU)
+    return kiln_set_error("'%s': unknown device kind '%s' in the kiln_device blob", m->path, kind);
+  m->device_type = (DLDeviceType)type;
   int cap = 0;
   for (const char *p = strchr(text, '\n'); p && *++p;) {
     const char *end = strchr(p, '\n');

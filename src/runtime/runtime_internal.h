@@ -54,8 +54,6 @@ typedef struct KilnDeviceAPI {
 /* The API of dev's type, or NULL with "device type N (...) is not supported
  * yet". */
 const KilnDeviceAPI *kiln_device_api(DLDevice dev);
-/* A short name for a device type ("cpu", "cuda", "device7"), for messages. */
-const char *kiln_device_name(int device_type);
 
 /* ===== cuda.c, opencl.c ===== */
 

@@ -56,6 +56,13 @@ def test_bad_flags(tmp_path):
     fails("nosuchcommand", expect="unknown command")
 
 
+def test_run_device_names(digits_so):
+    # --device takes the names of the runtime's device table
+    fails("run", digits_so, "--device", "vulkan", expect=re.escape("no device named 'vulkan' (Kiln runs on: cpu, cuda, opencl)"))
+    fails("run", digits_so, "--device", "opencl", expect=re.escape("compiled for cpu; it cannot run on opencl (compile it with --target opencl)"))
+    kiln("run", digits_so, "--device", "cpu", "--fill-mode", "zeros")
+
+
 def test_wrong_input_name_and_shape(digits_so, tmp_path):
     bad = str(tmp_path / "bad.npz")
     np.savez(bad, wrong=np.zeros((1, 1, 8, 8), np.float32))

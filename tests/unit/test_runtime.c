@@ -789,7 +789,23 @@ static void test_module_errors(void) {
   free(dir);
 }
 
+/* Device names are the rows of the device table, both ways. */
+static void test_device_names(void) {
+  CHECK_INT(kiln_device_type_from_name("cpu"), kDLCPU);
+  CHECK_INT(kiln_device_type_from_name("cuda"), kDLCUDA);
+  CHECK_INT(kiln_device_type_from_name("opencl"), kDLOpenCL);
+  CHECK_STR(kiln_device_name(kDLOpenCL), "opencl");
+  CHECK_STR(kiln_device_name(kDLVulkan), "vulkan");
+  CHECK_STR(kiln_device_name(999), "unknown");
+  /* a device DLPack names but Kiln does not run on is an error listing the ones it does */
+  CHECK_INT(kiln_device_type_from_name("vulkan"), -1);
+  CHECK_STR(kiln_last_error(), "no device named 'vulkan' (Kiln runs on: cpu, cuda, opencl)");
+  CHECK_INT(kiln_device_type_from_name(NULL), -1);
+  CHECK_INT(kiln_device_type_from_name("CPU"), -1);
+}
+
 const TestCase runtime_tests[] = {
+    {"device_names", test_device_names},
     {"errors_version", test_errors_version},
     {"array_empty", test_array_empty},
     {"array_view", test_array_view},
