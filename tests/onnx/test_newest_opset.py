@@ -140,3 +140,12 @@ def test_types_only_version_runs(tmp_path):
     p = save(tmp_path, node, 28, [vi("x", [4, 5])], [vi("y", [4, 5])])
     got = compile_run(tmp_path, p, x)
     np.testing.assert_allclose(got, np.arccos(x), rtol=1e-5, atol=1e-6)
+
+
+def test_schema_table_is_generated_from_the_newest_onnx():
+    # src/frontend/onnx/onnx_schema.c (versions, attributes per version,
+    # input names) is what tools/onnx_schema_versions.py makes from the
+    # newest onnx: an edit by hand or an onnx bump without regenerating fails
+    p = subprocess.run([newest_python(), os.path.join(ROOT, "tools", "onnx_schema_versions.py"), "--check"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "up to date" in p.stdout, p.stdout + p.stderr
