@@ -312,11 +312,33 @@ static int rule_reshape(const GNode *n, const TType *out, Expr **dims) {
                               d, ir_expr_str(dim_of(n, 0, d)));
     return 0;
   }
-  /* -1: the input's dimensions not copied by a 0 entry, over the constants */
-  Expr *rest = ir_i32(1);
-  for (int d = 0; d < arg(n, 0)->ndim; d++)
-    if (!copied[d]) rest = ir_mul(rest, dim_of(n, 0, d));
-  dims[infer_at] = ir_floordiv(ir_simplify(rest), ir_i32(known));
+  /* -1: the input's dimensions not copied by a 0 entry, over the
+   * constants.  The division is cancelled where it can be, so the result
+   * stays a product ((S, B*4, 16) to [-1, 64] is S*B, not
+   * floordiv(S*(B*4)*16, 64)): first against the constant dimensions,
+   * then against one symbolic dimension that is a multiple of the rest. */
+  int64_t cprod = 1;
+  Expr *f[GRAPH_MAX_DIMS];
+  int nf = 0;
+  for (int d = 0; d < arg(n, 0)->ndim; d++) {
+    if (copied[d]) continue;
+    if (is_sym(n, 0, d)) f[nf++] = dim_of(n, 0, d);
+    else cprod *= arg(n, 0)->shape[d];
+  }
+  int64_t a = cprod, b = known;
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  if (a > 1) cprod /= a, known /= a;
+  for (int i = 0; i < nf && known > 1; i++) {
+    Expr *q = ir_simplify(ir_floordiv(f[i], ir_i32(known)));
+    if (ir_is_int_value(ir_simplify(ir_sub(ir_mul(q, ir_i32(known)), f[i])), 0)) f[i] = q, known = 1;
+  }
+  Expr *rest = ir_i32(cprod);
+  for (int i = 0; i < nf; i++) rest = ir_mul(rest, f[i]);
+  rest = ir_simplify(rest);
+  dims[infer_at] = known > 1 ? ir_floordiv(rest, ir_i32(known)) : rest;
   return 0;
 }
 

@@ -82,6 +82,9 @@ CASES = {
                  N("Concat", ["uq", "m1"], ["t"], axis=0)], [], "N,24"),
     "equal_where": ([N("Concat", ["u0", "tw"], ["t0"], axis=0), N("Equal", ["t0", "m1"], ["e"]),
                      N("Where", ["e", "one", "t0"], ["t"])], [c("tw", [24])], "N,24"),
+    "mul_cancels": ([N("Mul", ["g0", "g1"], ["p"]), N("Mul", ["p", "g2"], ["q"]), N("Div", ["q", "eight"], ["d"]),
+                     N("Unsqueeze", ["d", "ax0"], ["ud"]), N("Concat", ["ud", "eight1"], ["t"], axis=0)],
+                    [c("eight", 8, ()), c("eight1", [8])], "(N*3),8"),
     "size": ([N("Size", ["x"], ["n"]), N("Div", ["n", "four_s"], ["d"]), N("Unsqueeze", ["d", "ax0"], ["ud"]),
               N("Concat", ["ud", "four"], ["t"], axis=0)], [c("four_s", 4, ())], "(N*6),4"),
 }
