@@ -6,7 +6,8 @@
  * transposed convolution as a sum of 2-D ones per depth tap, and 3-D
  * pooling as two separable 2-D poolings.  MaxPool's Indices output is a
  * running argmax over the window offsets.  Softmax before opset 13
- * flattens to two axes, as ONNX then defined it.
+ * flattens to two axes, as ONNX then defined it.  DeformConv samples its
+ * taps with gathers and multiplies them as im2col columns (see there).
  */
 #include "ops.h"
 
@@ -502,4 +503,141 @@ int onnx_h_CausalConvWithState(Importer *im) {
     if (imp_set_output(im, 1, st)) return -1;
   }
   return out0(im, acc);
+}
+
+/* ---- DeformConv (opset 19), 2-D ----
+ * Every kernel tap k of every output position samples the input at
+ * (oh * stride - pad + kh * dilation + offset_y, likewise x), bilinearly,
+ * each of the four neighbours counting 0 outside the image (onnx's
+ * reference: GridSample with align_corners and zero padding), times the
+ * mask.  All taps are sampled at once: the input is flattened to
+ * [N * G * H * W, C / G] per offset group G and the four corners are
+ * takes with index tensors [N, G, K, oH, oW]; the samples, reordered to
+ * im2col's [N, C * K, oH * oW], go through one grouped nn.matmul with the
+ * weights, and the bias is added.  Offsets and masks stay run-time
+ * inputs; shapes are static. */
+static GNode *deform_corner(Importer *im, GNode *xf, GNode *base, GNode *ix, GNode *iy, int64_t H, int64_t W, DType t) {
+  GNode *zero = imp_scalar(im, 0, t);
+  GNode *valid = bin(im, "logical_and",
+                     bin(im, "logical_and", bin(im, "greater_equal", ix, zero), bin(im, "less", ix, imp_scalar(im, (double)W, t))),
+                     bin(im, "logical_and", bin(im, "greater_equal", iy, zero), bin(im, "less", iy, imp_scalar(im, (double)H, t))));
+  GAttrs cx = gattrs_new(), cy = gattrs_new();
+  ga_float(&cx, "a_min", 0);
+  ga_float(&cx, "a_max", (double)(W - 1));
+  ga_float(&cy, "a_min", 0);
+  ga_float(&cy, "a_max", (double)(H - 1));
+  GNode *xc = ix ? imp_call(im, "clip", 1, &ix, cx) : NULL, *yc = iy ? imp_call(im, "clip", 1, &iy, cy) : NULL;
+  GNode *lin = bin(im, "add", bin(im, "add", imp_cast(im, bin(im, "multiply", yc, imp_scalar(im, (double)W, t)), DT_I64), imp_cast(im, xc, DT_I64)), base);
+  GAttrs ta = gattrs_new();
+  ga_int(&ta, "axis", 0);
+  GNode *args[2] = {xf, lin};
+  GNode *v = imp_call(im, "take", 2, args, ta); /* [N, G, K, oH, oW, Cg] */
+  return imp_where(im, imp_expand_dims(im, valid, 5), v, imp_scalar_like(im, 0, v));
+}
+
+int onnx_h_DeformConv(Importer *im) {
+  GNode *x = imp_input(im, 0), *w = imp_input(im, 1), *off = imp_input(im, 2);
+  GNode *bias = imp_ninputs(im) > 3 ? imp_input(im, 3) : NULL, *mask = imp_ninputs(im) > 4 ? imp_input(im, 4) : NULL;
+  if (x->type.ndim != 4)
+    return imp_error(im, "X %s: only 2-D DeformConv ([NB, C, H, W]) is supported", ttype_str(&x->type));
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point, got %s", dt_str(x->type.dtype));
+  if (w->type.ndim != 4 || off->type.ndim != 4 || !dt_eq(w->type.dtype, x->type.dtype) || !dt_eq(off->type.dtype, x->type.dtype))
+    return imp_error(im, "W %s and offset %s must be 4-D of X's type %s", ttype_str(&w->type), ttype_str(&off->type),
+                     dt_str(x->type.dtype));
+  int64_t NB = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3];
+  int64_t OC = w->type.shape[0], kh = w->type.shape[2], kw = w->type.shape[3];
+  int64_t group = onnx_attr_int(N(im), "group", 1), og = onnx_attr_int(N(im), "offset_group", 1);
+  int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+  const OnnxAttr *a;
+  if ((a = onnx_attr_find(N(im), "kernel_shape")) && a->n) {
+    if (a->n != 2 || a->ints[0] != kh || a->ints[1] != kw)
+      return imp_error(im, "kernel_shape must be W's spatial shape [%lld, %lld]", (long long)kh, (long long)kw);
+  }
+  if ((a = onnx_attr_find(N(im), "dilations")) && a->n) {
+    if (a->n != 2) return imp_error(im, "dilations has %d values, expected 2", a->n);
+    memcpy(dil, a->ints, sizeof dil);
+  }
+  if ((a = onnx_attr_find(N(im), "strides")) && a->n) {
+    if (a->n != 2) return imp_error(im, "strides has %d values, expected 2", a->n);
+    memcpy(str, a->ints, sizeof str);
+  }
+  if ((a = onnx_attr_find(N(im), "pads")) && a->n) {
+    if (a->n != 4) return imp_error(im, "pads has %d values, expected 4", a->n);
+    memcpy(pads, a->ints, sizeof pads);
+  }
+  for (int i = 0; i < 2; i++)
+    if (dil[i] < 1 || str[i] < 1 || pads[i] < 0 || pads[i + 2] < 0)
+      return imp_error(im, "axis %d: dilation %lld, stride %lld, pads %lld/%lld: dilations and strides must be positive "
+                           "and pads non-negative", i, (long long)dil[i], (long long)str[i], (long long)pads[i], (long long)pads[i + 2]);
+  if (group < 1 || og < 1 || C % group || OC % group || C % og || w->type.shape[1] * group != C)
+    return imp_error(im, "X %s, W %s, group %lld, offset_group %lld: C must be W's dimension 1 times group, and C and "
+                         "the output channels multiples of group, C a multiple of offset_group",
+                     ttype_str(&x->type), ttype_str(&w->type), (long long)group, (long long)og);
+  int64_t K = kh * kw;
+  int64_t oh = (H + pads[0] + pads[2] - (dil[0] * (kh - 1) + 1)) / str[0] + 1;
+  int64_t ow = (W + pads[1] + pads[3] - (dil[1] * (kw - 1) + 1)) / str[1] + 1;
+  if (oh < 1 || ow < 1) return imp_error(im, "the dilated kernel is larger than the padded input %s", ttype_str(&x->type));
+  if (off->type.shape[0] != NB || off->type.shape[1] != og * K * 2 || off->type.shape[2] != oh || off->type.shape[3] != ow)
+    return imp_error(im, "offset %s must be [%lld, offset_group * kH * kW * 2 = %lld, %lld, %lld]", ttype_str(&off->type),
+                     (long long)NB, (long long)(og * K * 2), (long long)oh, (long long)ow);
+  if (bias && (bias->type.ndim != 1 || bias->type.shape[0] != OC || !dt_eq(bias->type.dtype, x->type.dtype)))
+    return imp_error(im, "B %s must be [%lld] of X's type", ttype_str(&bias->type), (long long)OC);
+  if (mask && (mask->type.ndim != 4 || mask->type.shape[0] != NB || mask->type.shape[1] != og * K ||
+               mask->type.shape[2] != oh || mask->type.shape[3] != ow || !dt_eq(mask->type.dtype, x->type.dtype)))
+    return imp_error(im, "mask %s must be [%lld, offset_group * kH * kW = %lld, %lld, %lld] of X's type",
+                     ttype_str(&mask->type), (long long)NB, (long long)(og * K), (long long)oh, (long long)ow);
+  if (K > 4096) return imp_error(im, "kernel of %lld taps: Kiln takes at most 4096", (long long)K);
+  DType t = x->type.dtype;
+  int64_t cg = C / og;
+  /* the input per offset group as rows of pixels: [NB * G * H * W, C / G] */
+  int64_t s5[5] = {NB, og, cg, H * W, 1}, p4[4] = {0, 1, 3, 2}, fs[2] = {NB * og * H * W, cg};
+  GNode *xf = imp_reshape(im, imp_transpose(im, imp_reshape(im, x, 4, s5), 4, p4), 2, fs);
+  int64_t bs[5] = {NB, og, 1, 1, 1}, *bd;
+  GNode *base = imp_new_i64(im, 5, bs, &bd);
+  if (!base) return -1;
+  for (int64_t i = 0; i < NB * og; i++) bd[i] = i * H * W;
+  /* the sampling grid without offsets, [K, oH, oW] per axis */
+  int64_t gs[3] = {K, oh, ow};
+  void *gyd, *gxd;
+  GNode *gy = imp_new_const(im, DT_F64, 3, gs, &gyd), *gx = imp_new_const(im, DT_F64, 3, gs, &gxd);
+  if (!gy || !gx) return -1;
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t i = 0; i < oh; i++)
+      for (int64_t j = 0; j < ow; j++) {
+        int64_t e = (k * oh + i) * ow + j;
+        ((double *)gyd)[e] = (double)(i * str[0] - pads[0] + (k / kw) * dil[0]);
+        ((double *)gxd)[e] = (double)(j * str[1] - pads[1] + (k % kw) * dil[1]);
+      }
+  int64_t os6[6] = {NB, og, K, 2, oh, ow};
+  GNode *o6 = imp_reshape(im, off, 6, os6);
+  GNode *py = bin(im, "add", imp_squeeze(im, imp_slice(im, o6, 3, 0, 1), 3), imp_cast(im, gy, t));
+  GNode *px = bin(im, "add", imp_squeeze(im, imp_slice(im, o6, 3, 1, 2), 3), imp_cast(im, gx, t));
+  GNode *one = imp_scalar(im, 1, t);
+  GNode *y0 = un(im, "floor", py), *x0 = un(im, "floor", px);
+  GNode *y1 = bin(im, "add", y0, one), *x1 = bin(im, "add", x0, one);
+  GNode *wy1 = bin(im, "subtract", py, y0), *wx1 = bin(im, "subtract", px, x0);
+  GNode *wy0 = bin(im, "subtract", one, wy1), *wx0 = bin(im, "subtract", one, wx1);
+  GNode *ys[2] = {y0, y1}, *xs[2] = {x0, x1}, *wys[2] = {wy0, wy1}, *wxs[2] = {wx0, wx1}, *s = NULL;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      GNode *wgt = bin(im, "multiply", wys[i], wxs[j]);
+      GNode *term = bin(im, "multiply", deform_corner(im, xf, base, xs[j], ys[i], H, W, t), imp_expand_dims(im, wgt, 5));
+      s = s ? bin(im, "add", s, term) : term;
+    }
+  if (mask) {
+    int64_t ms[6] = {NB, og, K, oh, ow, 1};
+    s = bin(im, "multiply", s, imp_reshape(im, mask, 6, ms));
+  }
+  /* [NB, G, K, oH, oW, Cg] -> [NB, G, Cg, K, oH, oW] -> [NB, group, C / group * K, oH * oW] */
+  int64_t p6[6] = {0, 1, 5, 2, 3, 4}, cs[4] = {NB, group, C / group * K, oh * ow};
+  GNode *cols = imp_reshape(im, imp_transpose(im, s, 6, p6), 4, cs);
+  int64_t ws[4] = {1, group, OC / group, C / group * K};
+  GNode *y = bin(im, "nn.matmul", imp_reshape(im, w, 4, ws), cols); /* [NB, group, OC / group, L] */
+  int64_t ys4[4] = {NB, OC, oh, ow};
+  y = imp_reshape(im, y, 4, ys4);
+  if (bias) {
+    int64_t bs4[4] = {1, OC, 1, 1};
+    y = bin(im, "add", y, imp_reshape(im, bias, 4, bs4));
+  }
+  return out0(im, y);
 }

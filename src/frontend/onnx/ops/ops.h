@@ -26,7 +26,7 @@
  *                  elementwise compositions (IsInf, Shrink, Hardmax, OneHot)
  *   tensor.c       shapes and data movement, reductions, shape masks
  *   nn.c           convolution, pooling (and MaxPool's indices), softmax,
- *                  dropout, CausalConvWithState
+ *                  dropout, CausalConvWithState, DeformConv
  *   normalize.c    batch, instance, layer, LRN, Lp and MVN normalization
  *   linalg.c       Gemm, MatMul, Einsum, Det
  *   index.c        gathers, scatters, TopK and data-dependent selections
@@ -82,7 +82,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
   X(constant) X(shape) X(size) X(reshape) X(flatten) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) \
   X(slice) X(gather) X(pad) X(tile) X(expand) X(constant_of_shape) X(range) X(depth_space) X(reduce)        \
   X(argreduce) X(Trilu) X(CumSum) X(EyeLike) X(CenterCropPad)
-#define ONNX_NN_HANDLERS(X) X(conv) X(conv_transpose) X(pool) X(global_pool) X(dropout) X(softmax) X(CausalConvWithState)
+#define ONNX_NN_HANDLERS(X) X(conv) X(conv_transpose) X(pool) X(global_pool) X(dropout) X(softmax) X(CausalConvWithState) X(DeformConv)
 #define ONNX_NORMALIZE_HANDLERS(X)                                                                  \
   X(batchnorm) X(instancenorm) X(layernorm) X(lrn) X(BatchNormTraining) X(LayerNormStats)             \
   X(MeanVarianceNormalization) X(LpNormalization) X(GlobalLpPool)

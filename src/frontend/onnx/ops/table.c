@@ -84,6 +84,7 @@ static const OnnxOpEntry table[] = {
     {"", "Cosh", 9, 9, onnx_h_unary, 1, 1, 0},
     {"", "CumProd", 26, 26, onnx_h_CumSum, 2, 2, 0},
     {"", "CumSum", 11, 14, onnx_h_CumSum, 2, 2, 0},
+    {"", "DeformConv", 19, 19, onnx_h_DeformConv, 3, 5, O(3) | O(4)},
     {"", "DepthToSpace", 1, 13, onnx_h_depth_space, 1, 1, 0},
     {"", "DequantizeLinear", 10, 25, onnx_h_DequantizeLinear, 2, 3, O(2)},
     {"", "Det", 11, 11, onnx_h_Det, 1, 1, 0},
