@@ -10,6 +10,8 @@
 
 /* ---- resize ---- */
 
+static int resize_antialias(Importer *im, GNode *x, const int64_t *size, const double *scales);
+
 int onnx_h_resize(Importer *im) {
   GNode *x = in0(im);
   int nd = x->type.ndim;
@@ -43,8 +45,6 @@ int onnx_h_resize(Importer *im) {
       for (int i = 0; i < nd; i++) axes[i] = i;
     }
     for (int i = 0; i < nd; i++) size[i] = x->type.shape[i], scales[i] = 1.0;
-    if (imp_opset(im) >= 18 && onnx_attr_int(N(im), "antialias", 0))
-      return imp_error(im, "antialias = 1 is not supported");
     if (sz && ttype_numel(&sz->type) > 0) {
       int64_t v[MAXD];
       int n = imp_const_input_ints(im, 3, v, MAXD);
@@ -87,6 +87,11 @@ int onnx_h_resize(Importer *im) {
       size[i] = (int64_t)s;
     }
   if (!have) use_scales = true;
+  if (!strcmp(op, "Resize") && imp_opset(im) >= 18 && onnx_attr_int(N(im), "antialias", 0)) {
+    double sc[MAXD];
+    for (int i = 0; i < nd; i++) sc[i] = use_scales ? scales[i] : (double)size[i] / (double)x->type.shape[i];
+    return resize_antialias(im, x, size, sc);
+  }
   if (!strcmp(onnx_attr_string(N(im), "coordinate_transformation_mode", ""), "tf_crop_and_resize"))
     return onnx_resize_crop(im, x, size);
   GAttrs a = gattrs_new();
@@ -103,6 +108,110 @@ int onnx_h_resize(Importer *im) {
   ga_int(&a, "exclude_outside", onnx_attr_int(N(im), "exclude_outside", 0));
   ga_float(&a, "extrapolation_value", onnx_attr_float(N(im), "extrapolation_value", 0.0f));
   return out0(im, imp_call(im, "image.resize2d", 1, &x, a));
+}
+
+/* ---- Resize with antialias = 1 (opset 18), linear and cubic ----
+ * Resize is separable: each resized axis is one product with a constant
+ * [out, in] matrix whose rows hold the interpolation weights, computed
+ * here as onnx's reference computes them (_interpolate_1d_along_axis):
+ * when an axis shrinks, the kernel's support widens by 1 / scale and its
+ * weights are normalized to sum to 1; neighbours past the edge repeat the
+ * edge (or are dropped and the rest renormalized with exclude_outside).
+ * The axis is moved last and multiplied with nn.dense. */
+static double aa_cubic(double x, double A) {
+  x = fabs(x);
+  if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  return 0;
+}
+
+static int resize_antialias(Importer *im, GNode *x, const int64_t *size, const double *scales) {
+  const char *mode = onnx_attr_string(N(im), "mode", "nearest");
+  const char *ctm = onnx_attr_string(N(im), "coordinate_transformation_mode", "half_pixel");
+  bool cubic = !strcmp(mode, "cubic");
+  if (!cubic && strcmp(mode, "linear"))
+    return imp_error(im, "antialias = 1 needs mode linear or cubic, got '%s'", mode);
+  int cm = !strcmp(ctm, "half_pixel") ? 0 : !strcmp(ctm, "pytorch_half_pixel") ? 1 : !strcmp(ctm, "align_corners") ? 2
+         : !strcmp(ctm, "asymmetric") ? 3 : !strcmp(ctm, "half_pixel_symmetric") ? 4 : -1;
+  if (cm < 0)
+    return imp_error(im, "antialias = 1 with coordinate_transformation_mode '%s' is not supported (half_pixel, "
+                         "pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric)", ctm);
+  if (!dt_is_float(x->type.dtype))
+    return imp_error(im, "antialias = 1 needs a floating-point input, got %s", dt_str(x->type.dtype));
+  double A = onnx_attr_float(N(im), "cubic_coeff_a", -0.75f);
+  bool excl = onnx_attr_int(N(im), "exclude_outside", 0) != 0;
+  int nd = x->type.ndim;
+  GNode *y = x;
+  for (int ax = 0; ax < nd && y; ax++) {
+    int64_t in = x->type.shape[ax], out = size[ax];
+    double sf = scales[ax];
+    if (out == in && sf == 1.0) continue;
+    if (out < 1 || in < 1) return imp_error(im, "axis %d resizes %lld to %lld elements", ax, (long long)in, (long long)out);
+    if (out * in > ((int64_t)1 << 26))
+      return imp_error(im, "axis %d: an antialiased resize of %lld to %lld elements needs a %lld-element weight "
+                           "matrix (at most 2^26)", ax, (long long)in, (long long)out, (long long)(out * in));
+    double s = sf < 1 ? sf : 1;
+    int64_t start = cubic ? (int64_t)floor(-2 / s) + 1 : (int64_t)floor(-1 / s) + 1;
+    int64_t n = 2 - 2 * start; /* taps start .. 1 - start */
+    if (n > 4096) return imp_error(im, "axis %d: scale %g gives a kernel of %lld taps (at most 4096)", ax, sf, (long long)n);
+    int64_t ms[2] = {out, in};
+    void *md;
+    GNode *m = imp_new_const(im, DT_F64, 2, ms, &md);
+    if (!m) return -1;
+    double *M = md, *c = malloc(sizeof(double) * (size_t)n);
+    if (!c) return imp_error(im, "out of memory");
+    double ow = sf * (double)in;
+    for (int64_t i = 0; i < out; i++) {
+      double yv = (double)i, xo;
+      switch (cm) {
+      case 0: xo = (yv + 0.5) / sf - 0.5; break;
+      case 1: xo = ow == 1 ? -0.5 : (yv + 0.5) / sf - 0.5; break;
+      case 2: xo = ow == 1 ? 0 : yv * (double)(in - 1) / (ow - 1); break;
+      case 3: xo = yv / sf; break;
+      default: xo = (double)in / 2 * (1 - (double)out / ow) + (yv + 0.5) / sf - 0.5; break;
+      }
+      double fl = floor(xo), ratio = xo == fl ? 1.0 : xo - fl, sum = 0;
+      for (int64_t j = 0; j < n; j++) {
+        double a = s * ((double)(start + j) - ratio);
+        c[j] = cubic ? aa_cubic(a, A) : fmax(0.0, 1 - fabs(a));
+        sum += c[j];
+      }
+      for (int64_t j = 0; j < n; j++) c[j] /= sum;
+      /* the n indexes nearest xo, ties to the smaller (onnx's _get_neighbor_idxes) */
+      int64_t pw = (n + 1) / 2;
+      double xp = xo + (double)pw, pp = floor(xp), frac = xp - pp;
+      int64_t off = n % 2 == 0 ? (frac == 0 ? -(n / 2) : -(n / 2) + 1) : (frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1);
+      int64_t first = (int64_t)pp + off - pw;
+      if (excl) {
+        double t = 0;
+        for (int64_t j = 0; j < n; j++) {
+          if (first + j < 0 || first + j >= in) c[j] = 0;
+          t += c[j];
+        }
+        if (t != 0)
+          for (int64_t j = 0; j < n; j++) c[j] /= t;
+      }
+      for (int64_t j = 0; j < n; j++) {
+        int64_t k = first + j < 0 ? 0 : first + j >= in ? in - 1 : first + j;
+        M[i * in + k] += c[j];
+      }
+    }
+    free(c);
+    /* the axis last, one dense product, back */
+    int64_t perm[MAXD], inv[MAXD], rows = 1, cur[MAXD];
+    for (int i = 0, o = 0; i < nd; i++)
+      if (i != ax) perm[o++] = i;
+    perm[nd - 1] = ax;
+    for (int i = 0; i < nd; i++) inv[perm[i]] = i;
+    for (int i = 0; i < nd; i++) cur[i] = y->type.shape[perm[i]];
+    for (int i = 0; i < nd - 1; i++) rows *= cur[i];
+    int64_t s2[2] = {rows, in};
+    GNode *t2 = imp_reshape(im, imp_transpose(im, y, nd, perm), 2, s2);
+    GNode *r = dense(im, t2, imp_cast(im, m, x->type.dtype));
+    cur[nd - 1] = out;
+    y = imp_transpose(im, imp_reshape(im, r, nd, cur), nd, inv);
+  }
+  return out0(im, y);
 }
 
 /* ---- GridSample (PyTorch's grid_sample): coordinates computed with
