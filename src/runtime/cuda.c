@@ -65,11 +65,7 @@ typedef struct CuDevice {
   int max_threads;
 } CuDevice;
 
-static pthread_mutex_t cu_lock = PTHREAD_MUTEX_INITIALIZER;
-static int cu_state;
-static char cu_why[512];
 static CuDevice cu_devs[KILN_MAX_DEVICES];
-static int cu_ndev;
 
 static const char *cu_err(CUresult r) {
   const char *s = NULL;
@@ -77,61 +73,47 @@ static const char *cu_err(CUresult r) {
   return "CUDA_ERROR";
 }
 
-static int cu_init_locked(void) {
-  if (cu_state) return cu_state;
-  const char *lib = getenv("KILN_CUDA_DRIVER");
-  if (!lib || !*lib) lib = "libcuda.so.1";
-  void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!dl) {
-    const char *e = dlerror();
-    snprintf(cu_why, sizeof cu_why,
-             "cuda: cannot load the CUDA driver %s (%s); running CUDA code needs an NVIDIA GPU with "
-             "its driver installed (the CUDA toolkit is not needed to run)",
-             lib, e ? e : "not found");
-    return cu_state = -1;
-  }
+/* The driver's open hook: its entry points and every device's primary
+ * context. */
+static int cu_open(void *dl, const char *lib, char *why, size_t why_size) {
 #define X(name, args)                                                                              \
   if (!(cu.name = (CUresult(*) args)dlsym(dl, #name))) {                                           \
-    snprintf(cu_why, sizeof cu_why, "cuda: %s lacks %s; it is not a CUDA driver library", lib, #name); \
-    return cu_state = -1;                                                                          \
+    snprintf(why, why_size, "cuda: %s lacks %s; it is not a CUDA driver library", lib, #name);     \
+    return -1;                                                                                     \
   }
   CU_FUNCS(X)
 #undef X
   CUresult r = cu.cuInit(0);
-  int n = 0;
+  int n = 0, ndev = 0;
   if (r == 0) r = cu.cuDeviceGetCount(&n);
   if (r != 0 || n == 0) {
-    snprintf(cu_why, sizeof cu_why, "cuda: no CUDA device found (%s)", r ? cu_err(r) : "0 devices");
-    return cu_state = -1;
+    snprintf(why, why_size, "cuda: no CUDA device found (%s)", r ? cu_err(r) : "0 devices");
+    return -1;
   }
-  for (int i = 0; i < n && cu_ndev < KILN_MAX_DEVICES; i++) {
-    CuDevice *d = &cu_devs[cu_ndev];
+  for (int i = 0; i < n && ndev < KILN_MAX_DEVICES; i++) {
+    CuDevice *d = &cu_devs[ndev];
     if (cu.cuDeviceGet(&d->dev, i)) continue;
     cu.cuDeviceGetName(d->name, sizeof d->name - 1, d->dev);
     cu.cuDeviceGetAttribute(&d->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->dev);
     if (cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) continue;
-    cu_ndev++;
+    ndev++;
   }
-  if (!cu_ndev) {
-    snprintf(cu_why, sizeof cu_why, "cuda: no usable CUDA device (contexts could not be made)");
-    return cu_state = -1;
+  if (!ndev) {
+    snprintf(why, why_size, "cuda: no usable CUDA device (contexts could not be made)");
+    return -1;
   }
-  return cu_state = 1;
+  return ndev;
 }
+
+static KilnDriver cu_driver =
+    KILN_DRIVER_INIT("cuda", "CUDA", "CUDA driver",
+                     "running CUDA code needs an NVIDIA GPU with its driver installed (the CUDA toolkit is not "
+                     "needed to run)",
+                     "KILN_CUDA_DRIVER", "libcuda.so.1", cu_open, NULL);
 
 /* The device, made current on this thread. */
 static CuDevice *cu_device(int id, bool quiet) {
-  pthread_mutex_lock(&cu_lock);
-  int st = cu_init_locked();
-  pthread_mutex_unlock(&cu_lock);
-  if (st < 0) {
-    if (!quiet) kiln_set_error("%s", cu_why);
-    return NULL;
-  }
-  if (id < 0 || id >= cu_ndev) {
-    if (!quiet) kiln_set_error("cuda: no device %d (this machine has %d CUDA device%s)", id, cu_ndev, cu_ndev == 1 ? "" : "s");
-    return NULL;
-  }
+  if (kiln_driver_device(&cu_driver, id, quiet)) return NULL;
   CUresult r = cu.cuCtxSetCurrent(cu_devs[id].ctx);
   if (r) {
     if (!quiet) kiln_set_error("cuda: cannot make device %d current: %s", id, cu_err(r));

@@ -5,9 +5,12 @@
  * The table is indexed by DLDeviceType: the CPU here, CUDA in cuda.c and
  * OpenCL in opencl.c; the array code picks each up unchanged.  A device
  * type without an entry gets "device type N (name) is not supported yet".
+ * A GPU API opens its driver library through kiln_driver_device: loaded
+ * once under a lock, a failure remembered, device N looked up.
  */
 #include "runtime_internal.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +91,42 @@ int kiln_device_sync(DLDevice dev) {
   const KilnDeviceAPI *api = kiln_device_api(dev);
   if (!api) return -1;
   return api->sync ? api->sync(dev) : 0;
+}
+
+/* Load d's library and open its devices, once; d->lock is held. */
+static int driver_init_locked(KilnDriver *d) {
+  if (d->state) return d->state;
+  const char *lib = getenv(d->env);
+  if (!lib || !*lib) lib = d->lib;
+  void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    const char *e = dlerror();
+    snprintf(d->why, sizeof d->why, "%s: cannot load the %s %s (%s); %s", d->prefix, d->what, lib,
+             e ? e : "not found", d->hint);
+    return d->state = -1;
+  }
+  int n = d->open(dl, lib, d->why, sizeof d->why);
+  if (n <= 0) return d->state = -1;
+  d->ndev = n;
+  return d->state = 1;
+}
+
+int kiln_driver_device(KilnDriver *d, int id, bool quiet) {
+  pthread_mutex_lock(&d->lock);
+  int st = driver_init_locked(d);
+  pthread_mutex_unlock(&d->lock);
+  if (st < 0) {
+    if (!quiet) kiln_set_error("%s", d->why);
+    return -1;
+  }
+  if (id < 0 || id >= d->ndev) {
+    if (!quiet) {
+      char first[160] = "";
+      if (d->name) snprintf(first, sizeof first, ": 0 is %s", d->name(0));
+      kiln_set_error("%s: no device %d (this machine has %d %s device%s%s)", d->prefix, id, d->ndev, d->kind,
+                     d->ndev == 1 ? "" : "s", first);
+    }
+    return -1;
+  }
+  return 0;
 }

@@ -91,11 +91,7 @@ typedef struct ClDevice {
   cl_ulong max_alloc;     /* largest buffer */
 } ClDevice;
 
-static pthread_mutex_t cl_lock = PTHREAD_MUTEX_INITIALIZER;
-static int cl_state; /* 0 not tried, 1 ready, -1 failed */
-static char cl_why[512];
 static ClDevice cl_devs[KILN_MAX_DEVICES];
-static int cl_ndev;
 
 static const char *cl_err(cl_int e) {
   switch (e) {
@@ -117,43 +113,33 @@ static const char *cl_err(cl_int e) {
   }
 }
 
-/* Load the library and open every device, once. */
-static int cl_init_locked(void) {
-  if (cl_state) return cl_state;
-  const char *lib = getenv("KILN_OPENCL_LIBRARY");
-  if (!lib || !*lib) lib = "libOpenCL.so.1";
-  void *dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!dl) {
-    const char *e = dlerror();
-    snprintf(cl_why, sizeof cl_why,
-             "opencl: cannot load the OpenCL library %s (%s); install an OpenCL loader and driver "
-             "(Debian: ocl-icd-libopencl1 and pocl-opencl-icd, or a GPU vendor's driver)",
-             lib, e ? e : "not found");
-    return cl_state = -1;
-  }
+/* The driver's open hook: the loader's entry points, then a context and
+ * a queue for every device of every platform. */
+static int cl_open(void *dl, const char *lib, char *why, size_t why_size) {
 #define X(name, ret, args)                                                                         \
   if (!(cl.name = (ret(*) args)dlsym(dl, #name))) {                                                \
-    snprintf(cl_why, sizeof cl_why, "opencl: %s lacks %s; it is not an OpenCL 1.2 library", lib, #name); \
-    return cl_state = -1;                                                                          \
+    snprintf(why, why_size, "opencl: %s lacks %s; it is not an OpenCL 1.2 library", lib, #name);   \
+    return -1;                                                                                     \
   }
   CL_FUNCS(X)
 #undef X
   cl_platform_id plats[8];
   cl_uint np = 0;
+  int ndev = 0;
   cl_int e = cl.clGetPlatformIDs(8, plats, &np);
   if (e != CL_SUCCESS || np == 0) {
-    snprintf(cl_why, sizeof cl_why,
+    snprintf(why, why_size,
              "opencl: no OpenCL platform found (%s); the loader found no driver: install one "
              "(e.g. pocl-opencl-icd) or check OCL_ICD_VENDORS",
              e != CL_SUCCESS ? cl_err(e) : "0 platforms");
-    return cl_state = -1;
+    return -1;
   }
   for (cl_uint p = 0; p < np && p < 8; p++) {
     cl_device_id ids[KILN_MAX_DEVICES];
     cl_uint nd = 0;
     if (cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, KILN_MAX_DEVICES, ids, &nd) != CL_SUCCESS) continue;
-    for (cl_uint d = 0; d < nd && cl_ndev < KILN_MAX_DEVICES; d++) {
-      ClDevice *dv = &cl_devs[cl_ndev];
+    for (cl_uint d = 0; d < nd && ndev < KILN_MAX_DEVICES; d++) {
+      ClDevice *dv = &cl_devs[ndev];
       dv->id = ids[d];
       cl.clGetDeviceInfo(ids[d], CL_DEVICE_NAME, sizeof dv->name - 1, dv->name, NULL);
       cl.clGetDeviceInfo(ids[d], CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dv->max_group, &dv->max_group, NULL);
@@ -163,31 +149,26 @@ static int cl_init_locked(void) {
       if (!dv->ctx || e != CL_SUCCESS) continue;
       dv->queue = cl.clCreateCommandQueue(dv->ctx, ids[d], 0, &e);
       if (!dv->queue || e != CL_SUCCESS) continue;
-      cl_ndev++;
+      ndev++;
     }
   }
-  if (!cl_ndev) {
-    snprintf(cl_why, sizeof cl_why, "opencl: the OpenCL platforms have no usable device");
-    return cl_state = -1;
+  if (!ndev) {
+    snprintf(why, why_size, "opencl: the OpenCL platforms have no usable device");
+    return -1;
   }
-  return cl_state = 1;
+  return ndev;
 }
 
+static const char *cl_name(int i) { return cl_devs[i].name; }
+
+static KilnDriver cl_driver =
+    KILN_DRIVER_INIT("opencl", "OpenCL", "OpenCL library",
+                     "install an OpenCL loader and driver (Debian: ocl-icd-libopencl1 and pocl-opencl-icd, or "
+                     "a GPU vendor's driver)",
+                     "KILN_OPENCL_LIBRARY", "libOpenCL.so.1", cl_open, cl_name);
+
 static ClDevice *cl_device(int dev_id, bool quiet) {
-  pthread_mutex_lock(&cl_lock);
-  int st = cl_init_locked();
-  pthread_mutex_unlock(&cl_lock);
-  if (st < 0) {
-    if (!quiet) kiln_set_error("%s", cl_why);
-    return NULL;
-  }
-  if (dev_id < 0 || dev_id >= cl_ndev) {
-    if (!quiet)
-      kiln_set_error("opencl: no device %d (this machine has %d OpenCL device%s: 0 is %s)", dev_id, cl_ndev,
-                     cl_ndev == 1 ? "" : "s", cl_devs[0].name);
-    return NULL;
-  }
-  return &cl_devs[dev_id];
+  return kiln_driver_device(&cl_driver, dev_id, quiet) ? NULL : &cl_devs[dev_id];
 }
 
 static void *cl_alloc(DLDevice dev, size_t nbytes, size_t align) {

@@ -10,7 +10,9 @@
 #ifndef KILN_RUNTIME_INTERNAL_H
 #define KILN_RUNTIME_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "base/base.h"
 #include "kiln/runtime.h"
@@ -56,6 +58,32 @@ typedef struct KilnDeviceAPI {
 const KilnDeviceAPI *kiln_device_api(DLDevice dev);
 
 /* ===== cuda.c, opencl.c ===== */
+
+/* A GPU driver library opened on first use (cuda.c, opencl.c): the
+ * library ($env, else lib) is dlopen'ed once under the driver's lock, its
+ * open hook resolves the entry points and opens the devices, and a
+ * failure is remembered with its message, so every later call reports
+ * the same reason without trying again.  Define one per driver with
+ * KILN_DRIVER_INIT; the hook fills why and returns -1 on failure, else the
+ * number of devices it opened (at least 1).  kiln_driver_device checks
+ * the library and a device id: 0, or -1 with the error set unless quiet.
+ * name (may be NULL) names device i in the "no device N" message. */
+typedef struct KilnDriver {
+  const char *prefix; /* "cuda": starts every message */
+  const char *kind;   /* "CUDA": "this machine has 2 CUDA devices" */
+  const char *what;   /* "CUDA driver": "cannot load the CUDA driver X" */
+  const char *hint;   /* after "(dlerror); ": how to install it */
+  const char *env, *lib;
+  int (*open)(void *dl, const char *lib, char *why, size_t why_size);
+  const char *(*name)(int i);
+  pthread_mutex_t lock;
+  int state; /* 0 not tried, 1 ready, -1 failed */
+  int ndev;
+  char why[512];
+} KilnDriver;
+#define KILN_DRIVER_INIT(prefix, kind, what, hint, env, lib, open, name)                             \
+  {prefix, kind, what, hint, env, lib, open, name, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}}
+int kiln_driver_device(KilnDriver *d, int id, bool quiet);
 
 extern const KilnDeviceAPI kiln_cuda_api;
 extern const KilnDeviceAPI kiln_opencl_api;
