@@ -382,6 +382,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
     for (int s = 0; s < ex->num_storage; s++)
       if (ex->storage[s] && ex->owned[s] && api) api->free(dev, ex->storage[s]);
   }
+  kiln_graph_sym_free(ex);
   pm_free(&ex->arg_by_name);
   kiln_module_free(ex->mod);
   kiln_arena_free(ex->arena);

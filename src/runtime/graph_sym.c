@@ -12,13 +12,16 @@
  * buffers:
  *
  *   set_input with a shape other than the entry's binds the symbols that
- *   the input's dimensions name, checks their bounds, evaluates every
- *   entry's shape in place (the operators' argument tensors point at the
- *   same shape arrays) and grows each storage buffer that the new sizes
- *   no longer fit.  Buffers only grow, so alternating between sizes
- *   reallocates nothing after the largest has been seen; the storage ids
+ *   the input's dimensions name, checks their bounds, finds the binding's
+ *   plan (every symbolic entry's dimensions and each storage id's bytes)
+ *   among the last KILN_SYM_PLANS bindings or evaluates the expressions
+ *   once and caches it, copies the shapes in place (the operators'
+ *   argument tensors point at the same shape arrays) and grows each
+ *   storage buffer that the new sizes no longer fit.  Buffers are shared
+ *   by all bindings and only grow, so memory is one plan at the largest
+ *   size seen and a size seen before reallocates nothing; the storage ids
  *   (which entries share a buffer) come from the build's liveness plan and
- *   hold at every size.
+ *   hold at every size (docs/symbolic_shapes.md, "Memory").
  *
  * The batch as an outer loop: a model whose only symbol is a per-sample
  * batch is built at batch 1 with every template (attrs.kiln_batch and
@@ -29,7 +32,7 @@
  *
  * A static graph has no symbols and never reaches this file's work.
  *
- * Exports: kiln_graph_sym_init, kiln_graph_sym_resize,
+ * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
  * kiln_graph_batch_setup_op, kiln_graph_op_exec.
  */
 #include "runtime_internal.h"
@@ -158,6 +161,72 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
   return rc;
 }
 
+/* ---- the plans of the last bindings ---- */
+
+static void plan_clear(KilnSymPlan *p) {
+  free(p->key);
+  free(p->dims);
+  free(p->bytes);
+  memset(p, 0, sizeof *p);
+}
+
+void kiln_graph_sym_free(KilnGraphExecutor *ex) {
+  for (int i = 0; i < ex->num_sym_plans; i++) plan_clear(&ex->sym_plans[i]);
+  ex->num_sym_plans = 0;
+}
+
+/* The cached plan of the binding key[0..n), marked used, or NULL. */
+static KilnSymPlan *plan_find(KilnGraphExecutor *ex, const int64_t *key, int n) {
+  for (int i = 0; i < ex->num_sym_plans; i++) {
+    KilnSymPlan *p = &ex->sym_plans[i];
+    if (!memcmp(p->key, key, sizeof(int64_t) * (size_t)n)) {
+      p->used = ++ex->sym_tick;
+      ex->sym_stats.plan_hits++;
+      return p;
+    }
+  }
+  return NULL;
+}
+
+/* Cache a plan (taking key, dims and bytes, which must be malloc'd): a
+ * free slot, else the least recently used one's. */
+static KilnSymPlan *plan_put(KilnGraphExecutor *ex, int64_t *key, int64_t *dims, uint64_t *bytes) {
+  KilnSymPlan *p = NULL;
+  if (ex->num_sym_plans < KILN_SYM_PLANS) p = &ex->sym_plans[ex->num_sym_plans++];
+  else {
+    p = &ex->sym_plans[0];
+    for (int i = 1; i < KILN_SYM_PLANS; i++)
+      if (ex->sym_plans[i].used < p->used) p = &ex->sym_plans[i];
+    plan_clear(p);
+    ex->sym_stats.evictions++;
+  }
+  p->key = key;
+  p->dims = dims;
+  p->bytes = bytes;
+  p->used = ++ex->sym_tick;
+  ex->sym_stats.plan_misses++;
+  return p;
+}
+
+/* Grow each owned storage buffer that bytes[] no longer fits (zeroed, as
+ * at creation). */
+static int grow_storage(KilnGraphExecutor *ex, const uint64_t *bytes, const char *what) {
+  DLDevice dev = kiln_module_device(ex->mod);
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  for (int s = 0; s < ex->num_storage; s++) {
+    if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
+    void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
+    if (!p) return kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
+    memset(p, 0, (size_t)bytes[s]);
+    api->free(dev, ex->storage[s]);
+    ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
+    ex->storage_cap[s] = bytes[s];
+    ex->sym_stats.reallocs++;
+    kiln_graph_bind_storage(ex, s, p);
+  }
+  return 0;
+}
+
 /* set_input of a batch entry with a new batch: every batch entry's
  * dimension 0, and the buffers grown to fit. */
 static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
@@ -172,34 +241,31 @@ static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const c
                           "(compile with a wider bound, e.g. --input-shapes \"...,%s<=%lld\")",
                           what, g->batch_name, (long long)b, (long long)g->batch_lo, (long long)g->batch_hi,
                           g->batch_name, (long long)b);
-  uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
-  if (!bytes) return kiln_set_error("%s: out of memory", what);
-  for (int x = 0; x < g->num_entries; x++) {
+  KilnSymPlan *p = plan_find(ex, &b, 1);
+  for (int x = 0; x < g->num_entries; x++)
     if (g->entry_batch[x]) g->entry_shape[x][0] = b;
-    uint64_t n = kiln_graph_entry_bytes(g, x);
-    if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
-  }
-  int rc = 0;
-  DLDevice dev = kiln_module_device(ex->mod);
-  const KilnDeviceAPI *api = kiln_device_api(dev);
-  for (int s = 0; s < ex->num_storage && !rc; s++) {
-    if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
-    void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
-    if (!p) {
-      rc = kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
-      break;
+  if (!p) { /* first visit: each storage id's bytes at this batch */
+    uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
+    int64_t *key = malloc(sizeof(int64_t));
+    if (!bytes || !key) {
+      free(bytes);
+      free(key);
+      for (int x = 0; x < g->num_entries; x++)
+        if (g->entry_batch[x]) g->entry_shape[x][0] = ex->batch;
+      return kiln_set_error("%s: out of memory", what);
     }
-    memset(p, 0, (size_t)bytes[s]);
-    api->free(dev, ex->storage[s]);
-    ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
-    ex->storage_cap[s] = bytes[s];
-    kiln_graph_bind_storage(ex, s, p);
+    for (int x = 0; x < g->num_entries; x++) {
+      uint64_t n = kiln_graph_entry_bytes(g, x);
+      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+    }
+    *key = b;
+    p = plan_put(ex, key, NULL, bytes);
   }
+  int rc = grow_storage(ex, p->bytes, what);
   if (rc) /* back to the batch the buffers fit */
     for (int x = 0; x < g->num_entries; x++)
       if (g->entry_batch[x]) g->entry_shape[x][0] = ex->batch;
   if (!rc) ex->batch = b;
-  free(bytes);
   return rc;
 }
 
@@ -265,11 +331,12 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
   if (g->batch_name) return batch_resize(ex, e, t, what);
   if (!ex->sym_val || !g->entry_sym || !g->entry_sym[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape) return 0;
   if (!memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim)) return 0;
+  size_t ndims = 0; /* the symbolic entries' dimensions, all together */
+  for (int x = 0; x < g->num_entries; x++)
+    if (g->entry_sym[x]) ndims += (size_t)g->entry_ndim[x];
   int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
   uint8_t *set = calloc((size_t)g->num_syms + 1, 1);
-  int64_t **shapes = calloc((size_t)g->num_entries + 1, sizeof(int64_t *));
-  uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
-  int rc = !vals || !set || !shapes || !bytes ? kiln_set_error("%s: out of memory", what) : 0;
+  int rc = !vals || !set ? kiln_set_error("%s: out of memory", what) : 0;
   char buf[256];
   if (!rc) memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
   /* 1. the symbols the input's dimensions name */
@@ -289,53 +356,61 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
     vals[s] = t->shape[d];
     set[s] = 1;
   }
-  /* 2. every entry's shape at the new values, and the bytes it needs */
-  for (int x = 0; x < g->num_entries && !rc; x++) {
-    if (!g->entry_sym[x]) continue;
-    shapes[x] = malloc(sizeof(int64_t) * ((size_t)g->entry_ndim[x] + 1));
-    if (!shapes[x]) {
-      rc = kiln_set_error("%s: out of memory", what);
-      break;
+  /* 2. the binding's plan: cached, or every entry's shape at the new
+   * values and the bytes each storage id needs, evaluated once */
+  KilnSymPlan *plan = rc ? NULL : plan_find(ex, vals, g->num_syms);
+  if (!rc && !plan) {
+    int64_t *dims = malloc(sizeof(int64_t) * (ndims + 1));
+    uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
+    if (!dims || !bytes) rc = kiln_set_error("%s: out of memory", what);
+    size_t at = 0;
+    for (int x = 0; x < g->num_entries && !rc; x++) {
+      if (!g->entry_sym[x]) continue;
+      uint64_t n = kiln_dtype_bytes(g->entry_dtype[x]);
+      for (int d = 0; d < g->entry_ndim[x] && !rc; d++) {
+        size_t len;
+        const char *txt = dim_text(g, x, d, &len);
+        int64_t v = g->entry_shape[x][d];
+        if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
+        else if (v < 1 || v > INT32_MAX)
+          rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the model",
+                              what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
+                              (long long)v, v < 1 ? "small" : "large");
+        dims[at++] = v;
+        n *= (uint64_t)(v > 0 ? v : 0);
+      }
+      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
     }
-    uint64_t n = kiln_dtype_bytes(g->entry_dtype[x]);
-    for (int d = 0; d < g->entry_ndim[x] && !rc; d++) {
-      size_t len;
-      const char *txt = dim_text(g, x, d, &len);
-      int64_t v = g->entry_shape[x][d];
-      if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
-      else if (v < 1 || v > INT32_MAX)
-        rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the model",
-                            what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d, (long long)v,
-                            v < 1 ? "small" : "large");
-      shapes[x][d] = v;
-      n *= (uint64_t)(v > 0 ? v : 0);
+    /* the static entries keep their bytes at every binding */
+    for (int x = 0; x < g->num_entries && !rc; x++) {
+      if (g->entry_sym[x]) continue;
+      uint64_t n = kiln_graph_entry_bytes(g, x);
+      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
     }
-    if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+    if (!rc) {
+      int64_t *key = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
+      if (!key) rc = kiln_set_error("%s: out of memory", what);
+      else {
+        memcpy(key, vals, sizeof(int64_t) * (size_t)g->num_syms);
+        plan = plan_put(ex, key, dims, bytes);
+        dims = NULL;
+        bytes = NULL;
+      }
+    }
+    free(dims);
+    free(bytes);
   }
-  /* 3. commit: shapes in place, buffers grown (zeroed, as at creation) */
-  DLDevice dev = kiln_module_device(ex->mod);
-  const KilnDeviceAPI *api = kiln_device_api(dev);
-  for (int s = 0; s < ex->num_storage && !rc; s++) {
-    if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
-    void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
-    if (!p) {
-      rc = kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
-      break;
-    }
-    memset(p, 0, (size_t)bytes[s]);
-    api->free(dev, ex->storage[s]);
-    ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
-    ex->storage_cap[s] = bytes[s];
-    kiln_graph_bind_storage(ex, s, p);
-  }
+  /* 3. commit: buffers grown, shapes in place */
+  if (!rc) rc = grow_storage(ex, plan->bytes, what);
   if (!rc) {
-    for (int x = 0; x < g->num_entries; x++)
-      if (shapes[x]) memcpy(g->entry_shape[x], shapes[x], sizeof(int64_t) * (size_t)g->entry_ndim[x]);
+    size_t at = 0;
+    for (int x = 0; x < g->num_entries; x++) {
+      if (!g->entry_sym[x]) continue;
+      memcpy(g->entry_shape[x], plan->dims + at, sizeof(int64_t) * (size_t)g->entry_ndim[x]);
+      at += (size_t)g->entry_ndim[x];
+    }
     memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
   }
-  for (int x = 0; shapes && x < g->num_entries; x++) free(shapes[x]);
-  free(shapes);
-  free(bytes);
   free(set);
   free(vals);
   return rc;

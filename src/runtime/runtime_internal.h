@@ -331,6 +331,27 @@ typedef enum KilnHandleTag {
 int kiln_handle_check(const char *fname, const KilnValue *args, const int *codes, int i, KilnHandleTag tag,
                       const char *what);
 
+/* One binding of a symbolic graph's sizes, planned once (graph_sym.c):
+ * the symbols' values (on the batch loop, the batch), every symbolic
+ * entry's dimensions at them, and the bytes each storage id needs.  The
+ * executor keeps the last KILN_SYM_PLANS bindings, least recently used
+ * evicted; set_input with a binding it holds evaluates no expression. */
+#define KILN_SYM_PLANS 8
+typedef struct KilnSymPlan {
+  int64_t *key;    /* num_syms values (1 on the batch loop) */
+  int64_t *dims;   /* the symbolic entries' dimensions, entry by entry; NULL on the batch loop */
+  uint64_t *bytes; /* per storage id */
+  uint64_t used;   /* sym_tick at the last use */
+} KilnSymPlan;
+
+/* What the symbolic executor did, for tests and the debug profile. */
+typedef struct KilnSymStats {
+  uint64_t plan_hits;   /* set_input found the binding's plan */
+  uint64_t plan_misses; /* ... evaluated the expressions and cached the plan */
+  uint64_t evictions;   /* plans dropped for a newer binding */
+  uint64_t reallocs;    /* storage buffers allocated after creation (buffers only grow) */
+} KilnSymStats;
+
 struct KilnGraphExecutor {
   uint32_t tag;             /* KILN_TAG_EXECUTOR */
   KArena *arena;            /* the graph, the ops, names: freed at once */
@@ -357,6 +378,11 @@ struct KilnGraphExecutor {
   int64_t *sym_val;         /* the symbols' current values (graph_sym.c), or NULL */
   int64_t batch;            /* the batch as an outer loop: the current batch */
   uint64_t *storage_cap;    /* per storage id: bytes allocated */
+  /* symbolic sizes: the plans of the last bindings seen (graph_sym.c) */
+  KilnSymPlan sym_plans[KILN_SYM_PLANS];
+  int num_sym_plans;
+  uint64_t sym_tick;        /* the LRU clock */
+  KilnSymStats sym_stats;
 };
 
 /* graph_executor.c: point every entry in storage s not bound to caller
@@ -374,6 +400,8 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex);
  * shape and grow the buffers that must (what names the caller, for
  * errors).  A no-op for a static graph. */
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what);
+/* Free the cached plans (kiln_graph_executor_free). */
+void kiln_graph_sym_free(KilnGraphExecutor *ex);
 /* A batched graph's operator: its own batch-1 shapes for the arguments
  * that carry the batch, and one sample's bytes of each (setup_ops). */
 int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op);

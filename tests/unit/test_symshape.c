@@ -9,6 +9,7 @@
 #include "graph/backend/build.h"
 #include "graph/passes/passes.h"
 #include "kiln/runtime.h"
+#include "runtime/runtime_internal.h"
 #include "test.h"
 
 /* A symbolic NCHW input (N, C, H, W) with H and W symbols or numbers. */
@@ -224,10 +225,13 @@ static void test_symshape_batch_outer(void) {
   graph_free(g);
 }
 
-/* relu(x + b) over x (N, 4), N <= 8: built on the generic path (kernels
+/* relu(x + b) over x (N, 4), N <= 12: built on the generic path (kernels
  * over N) and as the batch as an outer loop (batch-1 kernels called per
- * sample); each module runs at batch 1, 5 and 3 (buffers grow, then are
- * reused) against C, and refuses batch 9. */
+ * sample).  Each module runs against C at batches that alternate, then
+ * at more distinct batches than the executor keeps plans for, and
+ * refuses batch 13.  A batch seen before reallocates no buffer; a cached
+ * binding evaluates nothing (a plan hit); the least recently used plan
+ * is the one evicted. */
 static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
@@ -239,19 +243,29 @@ static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
   CHECK_OK(kiln_module_load(so, &mod));
   if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
   DLDevice cpu = {kDLCPU, 0};
-  for (int k = 0; ex && k < 4; k++) {
-    int64_t b = (int64_t[]){1, 5, 3, 9}[k], shape[2] = {b, 4};
+  static const int64_t seq[] = {1, 5, 3, 5, 1, 3, 2, 4, 6, 7, 8, 9, 10, 3, 5, 1, 13};
+  int nseq = (int)(sizeof seq / sizeof seq[0]);
+  uint8_t seen[16] = {0};
+  for (int k = 0; ex && k < nseq; k++) {
+    int64_t b = seq[k], shape[2] = {b, 4};
     DLTensor *x = NULL, *y = NULL;
     CHECK_OK(kiln_array_empty(2, shape, DT_F32, cpu, &x));
     if (!x) break;
     for (int i = 0; i < b * 4; i++) ((float *)x->data)[i] = test_randf();
-    if (b == 9) { /* outside N <= 8 */
+    if (b == 13) { /* outside N <= 12 */
       CHECK(kiln_graph_executor_set_input(ex, 0, x) != 0);
-      CHECK_CONTAINS(kiln_last_error(), "dimension 0 (N) is 9, outside the bounds [1, 8]");
+      CHECK_CONTAINS(kiln_last_error(), "dimension 0 (N) is 13, outside the bounds [1, 12]");
       kiln_array_free(x);
       break;
     }
+    uint64_t reallocs = ex->sym_stats.reallocs;
     CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
+    if (seen[b] && ex->sym_stats.reallocs != reallocs) {
+      fprintf(stderr, "  batch %lld, seen before, reallocated %llu buffers\n", (long long)b,
+              (unsigned long long)(ex->sym_stats.reallocs - reallocs));
+      CHECK(0);
+    }
+    seen[b] = 1;
     CHECK_OK(kiln_graph_executor_run(ex));
     CHECK_OK(kiln_graph_executor_get_output(ex, 0, &y));
     if (y) {
@@ -265,6 +279,17 @@ static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
     kiln_array_free(x);
     kiln_array_free(y);
   }
+  if (ex) {
+    /* The executor starts planned at N = 1 (no set_input work for the
+     * first batch 1).  Misses: 5 3 1 2 4 6 7 8 9 10, then 5 again (9
+     * evicted it, the least recently used; 10 evicted 1, so 1 misses too).
+     * Hits: 5 3 (alternating), then 3. */
+    CHECK_INT((int)ex->sym_stats.plan_misses, 12);
+    CHECK_INT((int)ex->sym_stats.plan_hits, 3);
+    CHECK_INT((int)ex->sym_stats.evictions, 4);
+    CHECK_INT(ex->num_sym_plans, KILN_SYM_PLANS);
+    CHECK(ex->sym_stats.reallocs >= 1); /* the buffers grew for batch 5 and 10 */
+  }
   kiln_graph_executor_free(ex);
   kiln_module_free(mod);
 }
@@ -276,7 +301,7 @@ static void test_symshape_executor(void) {
   Graph *g = graph_new();
   TType t = ttype(DT_F32, 2, (int64_t[]){0, 4});
   SymDims *sd = KNEW(SymDims);
-  GSym *N = graph_sym(g, "N", 1, 8);
+  GSym *N = graph_sym(g, "N", 1, 12);
   sd->dim[0] = N->var;
   t.shape[0] = N->rep;
   t.sym = sd;
@@ -291,7 +316,7 @@ static void test_symshape_executor(void) {
   int64_t one = 1;
   Graph *g1 = graph_specialize(g, &one);
   CHECK_NN(g1);
-  if (g1) run_relu_module(g1, "N:1:8", kfmt("%s/batch.so", dir));
+  if (g1) run_relu_module(g1, "N:1:12", kfmt("%s/batch.so", dir));
   graph_free(g1);
   graph_free(g);
   kiln_rmtree(dir);
