@@ -20,11 +20,35 @@
 #include "graph/backend/build.h"
 #include "graph/backend/strategy.h"
 
-/* Import, optimize and extract; NULL after printing an error. */
-static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *t, Graph **gout) {
+/* The symbolic batch whose tasks are listed at batch 1: its name and
+ * bounds (load_tasks), when set. */
+typedef struct BatchSym {
+  char name[64];
+  long long lo, hi;
+  bool set;
+} BatchSym;
+
+/* Import, optimize and extract; NULL after printing an error.  A model
+ * whose only symbol is a per-sample batch is specialized to batch 1 as
+ * kiln compile does (the batch as an outer loop, docs/symbolic_shapes.md):
+ * its kernels are the batch-1 ones, so its tasks are the batch-1 tasks and
+ * their records serve every batch (*batch says so).  Any other symbolic
+ * model is refused by the extraction, naming a symbolic tensor. */
+static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *t, Graph **gout, BatchSym *batch) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   bool was = graph_dispatch_set_quiet(cli_dispatch(), true);
   Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
+  const GSym *bs = g && !target_is_gpu(t) ? graph_batch_symbol(g) : NULL;
+  batch->set = bs != NULL;
+  if (bs) {
+    snprintf(batch->name, sizeof batch->name, "%s", bs->name);
+    batch->lo = (long long)bs->lo;
+    batch->hi = (long long)bs->hi;
+    int64_t one = 1;
+    Graph *g1 = graph_specialize(g, &one);
+    graph_free(g);
+    g = g1;
+  }
   if (g) {
     GraphOptions go = {(int)lvl, NULL, stdout, t, cli_dispatch()};
     g = graph_optimize(g, &go);
@@ -64,8 +88,13 @@ static int run_tasks(Command *cmd, int npos, const char **pos) {
   Opt *to = cli_opt(cmd, "--target");
   const Target *target = to->set ? target_parse(to->value, NULL) : target_host();
   if (!target) return cli_error(cmd, "%s", kiln_get_error());
-  AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g);
+  BatchSym batch;
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g, &batch);
   if (!tasks) return -1;
+  if (batch.set)
+    printf("symbolic batch %s in [%lld, %lld]: the kernels are built at batch 1 and called once per sample, so these "
+           "are the batch-1 tasks; their records serve every %s\n",
+           batch.name, batch.lo, batch.hi, batch.name);
   for (int i = 0; i < tasks->len; i++) {
     GraphTask *t = tasks->data[i];
     const char *name = t->tmpl->template_key ? kfmt("%s (%s)", t->tmpl->name, t->tmpl->template_key) : t->tmpl->name;
@@ -73,6 +102,7 @@ static int run_tasks(Command *cmd, int npos, const char **pos) {
     if (t->wl->nargs >= 2 && t->wl->args[0].kind == WARG_TENSOR && t->wl->args[1].kind == WARG_TENSOR) {
       printf("  input:   ");
       tensor_tuple(&t->wl->args[0]);
+      if (batch.set) printf("  (one sample of (%s, ...))", batch.name);
       printf("\n  weight:  ");
       tensor_tuple(&t->wl->args[1]);
       printf("\n");
@@ -190,8 +220,12 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   to.measure.baseline = !cli_opt(cmd, "--no-baseline")->set;
   Graph *g = NULL;
   double t0 = kiln_now_seconds();
-  AVec *tasks = load_tasks(cmd, pos[0], lvl, target_host(), &g);
+  BatchSym batch;
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, target_host(), &g, &batch);
   if (!tasks) return -1;
+  if (batch.set)
+    fprintf(stderr, "kiln: symbolic batch %s: tuning the batch-1 tasks, whose records serve every %s (the kernels run "
+            "once per sample)\n", batch.name, batch.name);
   int n = tasks->len;
   bool *sel = KNEWN(bool, n + 1);
   for (int i = 0; i < n; i++) sel[i] = true;

@@ -140,11 +140,40 @@ def test_symbolic_shapes_through_inference(tmp_path):
     # the batch alone, bounded
     out = kiln("show", path, "--input-shapes", "x:[N,3,32,32],N<=64").stdout
     assert "Tensor[(N, 4, 16, 16), float32]" in out, out
-    # tuning tasks need static shapes: a clear error, no tasks at made-up sizes
-    p = kiln("tasks", path, "--input-shapes", "x:[N,3,32,32]", check=False)
+    # tuning tasks over a symbolic image size: a clear error, no tasks at
+    # made-up sizes (a symbolic batch alone lists its batch-1 tasks:
+    # test_symbolic_batch_tasks_and_tune)
+    p = kiln("tasks", path, "--input-shapes", "x:[N,3,H,W]", check=False)
     assert p.returncode == 1 and "needs static shapes" in p.stderr, p.stderr
     # numbers give today's static build
     assert "Tensor[(2, 4, 16, 16), float32]" in kiln("show", path, "--input-shapes", "x:[2,3,32,32]").stdout
+
+
+def test_symbolic_batch_tasks_and_tune(tmp_path):
+    # a symbolic batch alone runs the batch-1 kernels once per sample, so
+    # its tasks are the batch-1 tasks (listed with the batch named), and
+    # records tuned for them serve the symbolic build
+    path = str(tmp_path / "fcn.onnx")
+    torch.onnx.export(FCN().eval(), torch.randn(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
+                      opset_version=13)
+    shapes = "x:[N,3,32,32],N<=16"
+    out = kiln("tasks", path, "--input-shapes", shapes).stdout
+    static = kiln("tasks", path, "--input-shapes", "x:[1,3,32,32]").stdout
+    assert out.splitlines()[0] == ("symbolic batch N in [1, 16]: the kernels are built at batch 1 and called once "
+                                   "per sample, so these are the batch-1 tasks; their records serve every N"), out
+    assert out.count("(one sample of (N, ...))") == 2, out
+    # apart from those notes, exactly the static batch-1 listing
+    assert out.split("\n", 1)[1].replace("  (one sample of (N, ...))", "") == static, (out, static)
+    assert "workload: [(1,3,32,32),(8,3,3,3)] s2 p1" in out and "workload: [(1,8,16,16),(4,8,3,3)] s1 p1" in out
+    log = str(tmp_path / "r.json")
+    p = kiln("tune", path, "-o", log, "--input-shapes", shapes, "--trials", "2", "--tasks", "1", "--verify", "0",
+             "--parallel", "1")
+    assert "symbolic batch N: tuning the batch-1 tasks" in p.stderr, p.stderr
+    assert '["TENSOR", [1, 3, 32, 32], "float32"]' in open(log).read()
+    p = kiln("compile", path, "--input-shapes", shapes, "--tuning-records", log, "-o", str(tmp_path / "f.so"))
+    # task 1 found its record; task 2 (not tuned) takes the fallback
+    assert "no tuning record for conv2d_NCHWc.x86 [(1,8,16,16)" in p.stderr, p.stderr
+    assert "[(1,3,32,32)" not in p.stderr, p.stderr
 
 
 def test_symbolic_shape_errors(cnn, tmp_path):
