@@ -422,25 +422,12 @@ API_FUNC(graph_export_c_fn) {
   eo.opt_level = level;
   eo.model = "(python)";
   eo.dispatch = api_dispatch();
-  const char *old = getenv("KILN_SIMD_WIDTH");
-  char *saved = old ? strdup(old) : NULL;
   int lanes = cexport_isa_lanes(eo.isa);
-  if (lanes > 0) {
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", lanes);
-    setenv("KILN_SIMD_WIDTH", buf, 1);
-  }
+  eo.target = lanes > 0 ? target_host_lanes(lanes) : NULL;
   /* the graph is optimized again here: its layout depends on the ISA */
-  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level, NULL);
+  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level, eo.target);
   int rc = g ? graph_export_c(g, &eo, dir, NULL) : -1;
   if (g && g != kg->g) graph_free(g);
-  if (lanes > 0) {
-    if (saved)
-      setenv("KILN_SIMD_WIDTH", saved, 1);
-    else
-      unsetenv("KILN_SIMD_WIDTH");
-  }
-  free(saved);
   if (rc) return api_fail(&c);
   return api_ret_int(ret, ret_code, 0);
 }

@@ -90,17 +90,15 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const Ta
     if (dot && !strchr(dot, '/')) *dot = 0;
     strcat(dir, "_c");
   }
-  /* the vector width the templates block for, before alter_layout runs */
+  /* the vector width the templates block for, from alter_layout on: --isa
+   * picks the CPU class at that width; native keeps the machine's */
   int lanes = cexport_isa_lanes(isa);
-  if (lanes > 0) {
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", lanes);
-    setenv("KILN_SIMD_WIDTH", buf, 1);
-  }
+  const Target *xt = lanes > 0 ? target_host_lanes(lanes) : NULL;
+  eo.target = xt;
   int rc = -1;
   double t0 = kiln_now_seconds();
   if (cli_setup_dispatch(cmd) == 0) {
-    Graph *g = cli_load_and_optimize(cmd, model, opt_level, lanes > 0 ? NULL : t, NULL);
+    Graph *g = cli_load_and_optimize(cmd, model, opt_level, xt ? xt : t, NULL);
     if (g) {
       CExportStats st;
       if (graph_export_c(g, &eo, dir, &st)) {

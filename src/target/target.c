@@ -154,6 +154,13 @@ static const char *cpu_names(void) {
   return s;
 }
 
+/* A CPU target without -mcpu: this machine's class at a vector width of
+ * lanes float32 lanes. */
+static void host_class(Target *t, int lanes) {
+  t->isa = !host_is_x86() ? ISA_GENERIC : lanes >= 16 ? ISA_X86_AVX512 : lanes >= 8 ? ISA_X86_AVX2 : ISA_X86_SSE;
+  t->vector_lanes = lanes;
+}
+
 /* llvm, c: the CPU Kiln runs on. */
 static int resolve_cpu(Target *t) {
   const char *dev = t->attr[TA_DEVICE];
@@ -177,9 +184,7 @@ static int resolve_cpu(Target *t) {
     t->isa = (TargetIsa)isa;
     t->vector_lanes = isa_info[isa].lanes;
   } else {
-    int lanes = host_lanes();
-    t->isa = !host_is_x86() ? ISA_GENERIC : lanes >= 16 ? ISA_X86_AVX512 : lanes >= 8 ? ISA_X86_AVX2 : ISA_X86_SSE;
-    t->vector_lanes = lanes;
+    host_class(t, host_lanes());
   }
   return 0;
 }
@@ -357,6 +362,15 @@ const Target *target_parse(const char *str, const char *host) {
 const Target *target_host(void) {
   const Target *t = target_parse("llvm", NULL);
   KASSERT(t); /* "llvm" without attributes always resolves */
+  return t;
+}
+
+const Target *target_host_lanes(int lanes) {
+  if (lanes <= 0) return target_host();
+  Target *t = parse_one("llvm");
+  KASSERT(t);
+  host_class(t, lanes);
+  t->str = canonical(t);
   return t;
 }
 

@@ -122,6 +122,10 @@ const Target *target_parse(const char *str, const char *host);
 /* The CPU this process runs on ("llvm" resolved: -mcpu the machine's
  * x86-64 level), parsed afresh each call ($KILN_SIMD_WIDTH moves it). */
 const Target *target_host(void);
+/* The same CPU target at a vector width the caller picks, as
+ * $KILN_SIMD_WIDTH=lanes would (the C export's --isa): the class and the
+ * canonical -mcpu follow the width.  lanes <= 0: target_host(). */
+const Target *target_host_lanes(int lanes);
 /* Whether t's code runs on a GPU (its row's device type is not the CPU). */
 bool target_is_gpu(const Target *t);
 /* The lowering options t asks for: zeros for a CPU kind; for a GPU kind its

@@ -68,6 +68,7 @@ typedef struct CExportOptions {
   const char *model;    /* the source model's file name, for the header */
   int opt_level;        /* fusion and templates as for graph_build (3: all) */
   DispatchContext *dispatch; /* the records (NULL: a new context) */
+  const Target *target; /* vector width, templates, records (NULL: target_host()) */
 } CExportOptions;
 
 typedef enum CExportIsa { CEXPORT_ISA_NATIVE, CEXPORT_ISA_GENERIC, CEXPORT_ISA_AVX2, CEXPORT_ISA_AVX512 } CExportIsa;

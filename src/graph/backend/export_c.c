@@ -426,6 +426,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   DispatchContext *own = opt->dispatch ? NULL : dispatch_context_new(); /* for the kernels */
   bo.dispatch = opt->dispatch ? opt->dispatch : own;
   bo.no_vector = opt->isa == CEXPORT_ISA_GENERIC;
+  bo.target = opt->target;
   GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
   LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);
   for (int i = 0; i < groups.len && !rc; i++) {
