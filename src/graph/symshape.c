@@ -109,9 +109,9 @@ int graph_require_static(const Graph *g, const char *what) {
   for (int i = 0; i < g->nodes.len; i++) {
     const GNode *n = g->nodes.data[i];
     if (!ttype_is_symbolic(&n->type)) continue;
-    return kiln_set_error("%s needs static shapes, but '%s' is %s: kernels over symbolic sizes are not built yet "
-                          "(docs/symbolic_shapes.md); give every size as a number, e.g. --input-shapes "
-                          "\"data:[1,3,224,224]\"",
+    return kiln_set_error("%s needs static shapes, but '%s' is %s: symbolic sizes run in the CPU build of "
+                          "kiln compile, and kiln tasks/tune take a symbolic batch alone (docs/symbolic_shapes.md); "
+                          "give every size as a number, e.g. --input-shapes \"data:[1,3,224,224]\"",
                           what, n->name, ttype_str(&n->type));
   }
   return 0;

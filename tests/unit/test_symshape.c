@@ -171,7 +171,7 @@ static void test_symshape_passes_and_build(void) {
   CHECK_INT(v, 112);
   CHECK(sym_eval(g, r->type.sym->dim[3], vals, &v));
   CHECK_INT(v, 80);
-  /* builds need static shapes until kernels take symbolic extents */
+  /* what needs static shapes (--emit c, GPU builds, tasks) names a symbolic tensor */
   CHECK(graph_require_static(g, "building a module") != 0);
   CHECK_CONTAINS(kiln_get_error(), "building a module needs static shapes, but 'x' is Tensor[(N, 3, H, W), float32]");
   /* symbols: names, bounds */
