@@ -184,6 +184,7 @@ static void test_seed_kernels_nvrtc(void) {
     }
     free(ptx);
     free(log);
+    free(src);
   }
   CHECK_INT(compiled, 72);
 }
