@@ -11,6 +11,9 @@
  *   barrier           __syncthreads()               barrier(CLK_LOCAL_MEM_FENCE)
  *   64-bit int        long long                     long
  *
+ * Each column of that table is a field of a row in dialects[] below; the
+ * printer asks the row and never which dialect it prints.
+ *
  * A kernel body (split_host_device.c) runs once per thread: a loop bound
  * to a thread tag becomes `int v = <index>;`, guarded by `if (v < extent)`
  * where the loop is shorter than the launch extent.  Shared buffers are
@@ -47,7 +50,70 @@ static void gfail(GG *g, const char *msg) {
   g->failed = 1;
 }
 
-static bool cuda(GG *g) { return g->d == GPU_CUDA; }
+/* One row per dialect: what its source spells differently. */
+typedef struct GpuDialectRow {
+  const char *name;             /* "cuda": the device blob's header */
+  const char *bool_type;        /* a bool value */
+  const char *byte_type;        /* a bool in memory (one byte) */
+  const char *i8, *i64;         /* signed types whose names differ */
+  const char *u8, *u16, *u32, *u64;
+  const char *lit64, *ulit64;   /* 64-bit literal suffixes */
+  const char *fn_prefix;        /* a helper function's qualifiers */
+  bool f32_math_suffix;         /* expf for float (CUDA); OpenCL overloads exp */
+  const char *thread_index[TAG__COUNT];
+  const char *thread_index_fmt; /* wraps thread_index: "%s", "(int)%s" */
+  const char *barrier;          /* a statement, with its ';' */
+  const char *shared;           /* a shared buffer's qualifier */
+  const char *buffer_space;     /* before a buffer parameter's type */
+  const char *restrict_kw;      /* after its '*', unless it may alias */
+  const char *fp64_pragma;      /* before the source when it uses double, or NULL */
+  /* inf/nan of float (f32) or double */
+  void (*nonfinite)(StrBuf *o, double v, bool f32);
+  /* the kernel's qualifiers up to its name; threads / e[] when known */
+  void (*kernel_head)(StrBuf *o, bool known, int64_t threads, const int64_t e[3]);
+} GpuDialectRow;
+
+static void cuda_nonfinite(StrBuf *o, double v, bool f32) {
+  if (f32)
+    sb_printf(o, "__int_as_float(%s)", isnan(v) ? "0x7fc00000" : v < 0 ? "0xff800000" : "0x7f800000");
+  else
+    sb_printf(o, "__longlong_as_double(%s)",
+              isnan(v) ? "0x7ff8000000000000LL" : v < 0 ? "(long long)0xfff0000000000000ULL" : "0x7ff0000000000000LL");
+}
+
+static void opencl_nonfinite(StrBuf *o, double v, bool f32) {
+  sb_printf(o, "((%s)%s)", f32 ? "float" : "double", isnan(v) ? "NAN" : v < 0 ? "-INFINITY" : "INFINITY");
+}
+
+static void cuda_kernel_head(StrBuf *o, bool known, int64_t threads, const int64_t e[3]) {
+  (void)e;
+  sb_puts(o, "extern \"C\" __global__ void ");
+  if (known) sb_printf(o, "__launch_bounds__(%lld) ", (long long)threads);
+}
+
+static void opencl_kernel_head(StrBuf *o, bool known, int64_t threads, const int64_t e[3]) {
+  (void)threads;
+  sb_puts(o, "__kernel ");
+  if (known)
+    sb_printf(o, "__attribute__((reqd_work_group_size(%lld, %lld, %lld))) ", (long long)e[0], (long long)e[1],
+              (long long)e[2]);
+  sb_puts(o, "void ");
+}
+
+static const GpuDialectRow dialects[] = {
+    [GPU_CUDA] = {"cuda", "bool", "unsigned char", "signed char", "long long", "unsigned char", "unsigned short",
+                  "unsigned int", "unsigned long long", "LL", "ULL", "__device__ __forceinline__", true,
+                  {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"}, "%s",
+                  "__syncthreads();\n", "__shared__", "", " __restrict__", NULL, cuda_nonfinite, cuda_kernel_head},
+    [GPU_OPENCL] = {"opencl", "int", "uchar", "char", "long", "uchar", "ushort", "uint", "ulong", "L", "UL", "inline",
+                    false,
+                    {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)", "get_local_id(0)", "get_local_id(1)",
+                     "get_local_id(2)"},
+                    "(int)%s", "barrier(CLK_LOCAL_MEM_FENCE);\n", "__local", "__global ", " restrict",
+                    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", opencl_nonfinite, opencl_kernel_head},
+};
+
+static const GpuDialectRow *row(GG *g) { return &dialects[g->d]; }
 
 /* ---- types and names ---- */
 
@@ -58,24 +124,24 @@ static const char *gtype(GG *g, DType t) {
                   dt_str(t)));
     return "int";
   }
-  if (dt_is_bool(t)) return cuda(g) ? "bool" : "int";
-  bool c = cuda(g);
+  const GpuDialectRow *r = row(g);
+  if (dt_is_bool(t)) return r->bool_type;
   switch (t.code) {
   case kDLFloat:
     if (t.bits == 32) return "float";
     if (t.bits == 64) return "double";
     break;
   case kDLInt:
-    if (t.bits == 8) return c ? "signed char" : "char";
+    if (t.bits == 8) return r->i8;
     if (t.bits == 16) return "short";
     if (t.bits == 32) return "int";
-    if (t.bits == 64) return c ? "long long" : "long";
+    if (t.bits == 64) return r->i64;
     break;
   case kDLUInt:
-    if (t.bits == 8) return c ? "unsigned char" : "uchar";
-    if (t.bits == 16) return c ? "unsigned short" : "ushort";
-    if (t.bits == 32) return c ? "unsigned int" : "uint";
-    if (t.bits == 64) return c ? "unsigned long long" : "ulong";
+    if (t.bits == 8) return r->u8;
+    if (t.bits == 16) return r->u16;
+    if (t.bits == 32) return r->u32;
+    if (t.bits == 64) return r->u64;
     break;
   default:
     break;
@@ -86,7 +152,7 @@ static const char *gtype(GG *g, DType t) {
 
 /* The element type of a buffer in memory (bool is one byte). */
 static const char *etype(GG *g, DType t) {
-  if (dt_is_bool(t)) return cuda(g) ? "unsigned char" : "uchar";
+  if (dt_is_bool(t)) return row(g)->byte_type;
   return gtype(g, t);
 }
 
@@ -134,7 +200,7 @@ static void need(GG *g, const char *name, const char *def) {
   sb_puts(&g->helpers, def);
 }
 
-static const char *fn_prefix(GG *g) { return cuda(g) ? "__device__ __forceinline__" : "inline"; }
+static const char *fn_prefix(GG *g) { return row(g)->fn_prefix; }
 
 /* ---- expressions ---- */
 
@@ -147,7 +213,7 @@ static void print_int(GG *g, int64_t v, DType t) {
     return;
   }
   if (t.bits == 64) {
-    const char *sfx = t.code == kDLUInt ? (cuda(g) ? "ULL" : "UL") : (cuda(g) ? "LL" : "L");
+    const char *sfx = t.code == kDLUInt ? row(g)->ulit64 : row(g)->lit64;
     if (v == INT64_MIN)
       sb_printf(o, "(-9223372036854775807%s - 1)", sfx);
     else if (t.code == kDLUInt)
@@ -174,14 +240,7 @@ static void print_float(GG *g, double v, DType t) {
     return;
   }
   if (isnan(v) || isinf(v)) {
-    if (!cuda(g)) {
-      sb_printf(o, "((%s)%s)", f32 ? "float" : "double", isnan(v) ? "NAN" : v < 0 ? "-INFINITY" : "INFINITY");
-    } else if (f32) {
-      sb_printf(o, "__int_as_float(%s)", isnan(v) ? "0x7fc00000" : v < 0 ? "0xff800000" : "0x7f800000");
-    } else {
-      sb_printf(o, "__longlong_as_double(%s)",
-                isnan(v) ? "0x7ff8000000000000LL" : v < 0 ? "(long long)0xfff0000000000000ULL" : "0x7ff0000000000000LL");
-    }
+    row(g)->nonfinite(o, v, f32);
     return;
   }
   char buf[64];
@@ -224,11 +283,13 @@ static bool nonneg(GG *g, Expr *e) {
   return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
 }
 
+static const char *mathfn(GG *g, const char *base, DType t);
+
 static void floordiv(GG *g, Expr *e, bool is_mod) {
   DType t = e->dtype;
   const char *tn = gtype(g, t);
   if (t.code == kDLFloat) {
-    const char *fl = cuda(g) && t.bits == 32 ? "floorf" : "floor";
+    const char *fl = mathfn(g, "floor", t);
     if (!is_mod) {
       sb_printf(g->out, "%s(", fl);
       binary(g, "/", e->bin.a, e->bin.b);
@@ -258,7 +319,7 @@ static void floordiv(GG *g, Expr *e, bool is_mod) {
 /* A math function's name for float type t: CUDA has expf/exp, OpenCL
  * overloads exp. */
 static const char *mathfn(GG *g, const char *base, DType t) {
-  return cuda(g) && t.bits == 32 ? kfmt("%sf", base) : base;
+  return row(g)->f32_math_suffix && t.bits == 32 ? kfmt("%sf", base) : base;
 }
 
 static void intrinsic(GG *g, Expr *e) {
@@ -465,11 +526,7 @@ static void expr(GG *g, Expr *e) {
 /* ---- statements ---- */
 
 static const char *thread_index(GG *g, int tag) {
-  static const char *const cu[TAG__COUNT] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                             "threadIdx.x", "threadIdx.y", "threadIdx.z"};
-  static const char *const cl[TAG__COUNT] = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)",
-                                             "get_local_id(0)", "get_local_id(1)", "get_local_id(2)"};
-  return cuda(g) ? cu[tag] : kfmt("(int)%s", cl[tag]);
+  return kfmt(row(g)->thread_index_fmt, row(g)->thread_index[tag]);
 }
 
 static void stmt(GG *g, Stmt *s);
@@ -624,7 +681,7 @@ static void stmt(GG *g, Stmt *s) {
   case SK_Attr:
     if (!strcmp(s->attr.key, "device_barrier")) {
       line(g);
-      sb_puts(o, cuda(g) ? "__syncthreads();\n" : "barrier(CLK_LOCAL_MEM_FENCE);\n");
+      sb_puts(o, row(g)->barrier);
     }
     stmt(g, s->attr.body);
     return;
@@ -682,19 +739,10 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
     else
       known = false;
   }
-  if (cuda(g)) {
-    sb_puts(&body, "extern \"C\" __global__ void ");
-    if (known) sb_printf(&body, "__launch_bounds__(%lld) ", (long long)threads);
-  } else {
-    sb_puts(&body, "__kernel ");
-    if (known) {
-      int64_t e[3];
-      for (int t = 0; t < 3; t++) ir_is_const_int(k->extent[TAG_THREAD_X + t], &e[t]);
-      sb_printf(&body, "__attribute__((reqd_work_group_size(%lld, %lld, %lld))) ", (long long)e[0],
-                (long long)e[1], (long long)e[2]);
-    }
-    sb_puts(&body, "void ");
-  }
+  int64_t e[3] = {1, 1, 1};
+  if (known)
+    for (int t = 0; t < 3; t++) ir_is_const_int(k->extent[TAG_THREAD_X + t], &e[t]);
+  row(g)->kernel_head(&body, known, threads, e);
   sb_printf(&body, "%s(", k->name);
   for (int p = 0; p < k->nparams; p++) {
     Expr *v = k->params[p];
@@ -703,10 +751,8 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
       DType *et = KNEW(DType);
       *et = k->ptype[p];
       pm_put(&g->elem, v, et);
-      if (cuda(g))
-        sb_printf(&body, "%s*%s %s", etype(g, *et), may_alias ? "" : " __restrict__", vname(g, v));
-      else
-        sb_printf(&body, "__global %s*%s %s", etype(g, *et), may_alias ? "" : " restrict", vname(g, v));
+      sb_printf(&body, "%s%s*%s %s", row(g)->buffer_space, etype(g, *et), may_alias ? "" : row(g)->restrict_kw,
+                vname(g, v));
     } else {
       sb_printf(&body, "%s %s", gtype(g, k->ptype[p]), vname(g, v));
     }
@@ -721,7 +767,7 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
     int64_t n = 1;
     ir_is_const_int(ir_simplify(a->alloc.size), &n);
     line(g);
-    sb_printf(&body, "%s %s %s[%lld];\n", cuda(g) ? "__shared__" : "__local", etype(g, a->alloc.dtype),
+    sb_printf(&body, "%s %s %s[%lld];\n", row(g)->shared, etype(g, a->alloc.dtype),
               vname(g, a->alloc.buf), (long long)(n > 0 ? n : 1));
   }
   stmt(g, k->body);
@@ -745,10 +791,8 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   if (!g.failed) {
     StrBuf src = {0};
     sb_puts(&src, "/* Generated by Kiln. */\n");
-    if (dialect == GPU_OPENCL) {
-      bool f64 = kernels.data && strstr(kernels.data, "double");
-      if (f64) sb_puts(&src, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-    }
+    if (dialects[dialect].fp64_pragma && kernels.data && strstr(kernels.data, "double"))
+      sb_puts(&src, dialects[dialect].fp64_pragma);
     sb_putc(&src, '\n');
     if (g.helpers.len) {
       sb_puts(&src, g.helpers.data);
@@ -771,7 +815,7 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
  * for a buffer; what the runtime needs to pass arguments. */
 char *codegen_gpu_meta(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   StrBuf sb = {0};
-  sb_printf(&sb, "kiln-device-v1 %s\n", dialect == GPU_CUDA ? "cuda" : "opencl");
+  sb_printf(&sb, "kiln-device-v1 %s\n", dialects[dialect].name);
   for (int i = 0; i < nfuncs; i++)
     for (int k = 0; k < funcs[i]->nkernels; k++) {
       DeviceKernel *dk = funcs[i]->kernels[k];
