@@ -417,9 +417,17 @@ int onnx_h_range(Importer *im) {
     return imp_error(im, "start, limit and delta must be scalars");
   double a = gnode_scalar_value(s), b = gnode_scalar_value(l), st = gnode_scalar_value(d);
   if (st == 0) return imp_error(im, "delta is zero");
-  double cnt = ceil((b - a) / st);
-  int64_t n = cnt > 0 ? (int64_t)cnt : 0;
   DType dt = s->type.dtype;
+  bool half = dt.code == kDLFloat && dt.bits == 16;
+  /* float16 follows NumPy's arange, which the reference calls: the length is
+   * ceil of (limit - start) / delta in float16 arithmetic, the second element
+   * is float16(start + delta), and element i is float16(start + i*step) in
+   * float32 with step = second - start. */
+  double cnt = half ? ceil((double)(_Float16)((float)(_Float16)((float)b - (float)a) / (float)st)) : ceil((b - a) / st);
+  if (!(cnt <= (double)(1LL << 31)))
+    return imp_error(im, "Range(%g, %g, %g) would have %g elements (at most 2^31)", a, b, st, cnt);
+  int64_t n = cnt > 0 ? (int64_t)cnt : 0;
+  float hstep = (float)(_Float16)((float)a + (float)st) - (float)a;
   DLTensor *arr;
   DLDevice cpu = {kDLCPU, 0};
   if (kiln_array_empty(1, &n, dt, cpu, &arr)) return -1;
@@ -427,6 +435,7 @@ int onnx_h_range(Importer *im) {
     double v = a + st * (double)i;
     if (dt.code == kDLFloat && dt.bits == 32) ((float *)arr->data)[i] = (float)v;
     else if (dt.code == kDLFloat && dt.bits == 64) ((double *)arr->data)[i] = v;
+    else if (half) ((_Float16 *)arr->data)[i] = i == 0 ? (_Float16)a : (_Float16)((float)a + (float)i * hstep);
     else if (dt.code == kDLInt && dt.bits == 32) ((int32_t *)arr->data)[i] = (int32_t)(int64_t)(a + st * (double)i);
     else if (dt.code == kDLInt && dt.bits == 64) ((int64_t *)arr->data)[i] = (int64_t)a + (int64_t)st * i;
     else if (dt.code == kDLInt && dt.bits == 16) ((int16_t *)arr->data)[i] = (int16_t)(int64_t)v;
