@@ -31,6 +31,7 @@
 #define O(i) (1u << (i))
 #define V ONNX_VARIADIC
 #define TRAINING "ai.onnx.preview.training"
+#define ML "ai.onnx.ml"
 #define MS "com.microsoft" /* ONNX Runtime's contrib operators */
 
 /* domain, op, since, until, handler, min inputs, max inputs, optional inputs */
@@ -43,6 +44,7 @@ static const OnnxOpEntry table[] = {
     {"", "Add", 1, 14, onnx_h_binary, 2, 2, 0},
     {"", "AffineGrid", 20, 20, onnx_h_AffineGrid, 2, 2, 0},
     {"", "And", 1, 7, onnx_h_binary, 2, 2, 0},
+    {ML, "ArrayFeatureExtractor", 1, 1, onnx_h_ArrayFeatureExtractor, 2, 2, 0},
     {"", "ArgMax", 1, 13, onnx_h_argreduce, 1, 1, 0},
     {"", "ArgMin", 1, 13, onnx_h_argreduce, 1, 1, 0},
     {"", "Asin", 7, 7, onnx_h_unary, 1, 1, 0},
@@ -55,6 +57,7 @@ static const OnnxOpEntry table[] = {
     {"", "AveragePool", 1, 22, onnx_h_pool, 1, 1, 0},
     {"", "BatchNormalization", 1, 15, onnx_h_batchnorm, 5, 5, 0},
     {"", "Bernoulli", 15, 15, onnx_h_Bernoulli, 1, 1, 0},
+    {ML, "Binarizer", 1, 1, onnx_h_Binarizer, 1, 1, 0},
     {MS, "BiasGelu", 1, 1, onnx_h_Gelu, 2, 2, 0},
     {"", "BitCast", 26, 26, onnx_h_BitCast, 1, 1, 0},
     {"", "BitShift", 11, 28, onnx_h_bitshift, 2, 2, 0},
