@@ -344,6 +344,7 @@ ATOL_OVERRIDES = {
 LOWP_CARRIERS = {
     "bfloat16": ("uint16", "bits"), "float8_e4m3fn": ("uint8", "bits"), "float8_e4m3fnuz": ("uint8", "bits"),
     "float8_e5m2": ("uint8", "bits"), "float8_e5m2fnuz": ("uint8", "bits"), "float4_e2m1fn": ("uint8", "bits"),
+    "float8_e8m0fnu": ("uint8", "bits"),
     "int4": ("int8", "value"), "uint4": ("uint8", "value"), "int2": ("int8", "value"), "uint2": ("uint8", "value"),
 }
 

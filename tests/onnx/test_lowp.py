@@ -26,7 +26,7 @@ BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 KILN = os.path.join(BUILD, "kiln")
 VENV_PY = os.path.join(os.environ.get("KILN_ONNX_VENV", os.path.join(ROOT, "build", "onnx-venv")), "bin", "python")
 ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
-FLOAT8E4M3FN, INT4, FLOAT8E8M0 = 17, 22, 24
+FLOAT8E4M3FN, INT4, FLOAT8E8M0, FLOAT6E2M3 = 17, 22, 24, 27
 
 
 def kiln(*args):
@@ -72,10 +72,28 @@ def test_compute_on_carried_type_is_refused(tmp_path):
 
 def test_type_not_carried_is_refused(tmp_path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
-    y = helper.make_tensor_value_info("y", FLOAT8E8M0, [4])
-    m = save(tmp_path, [helper.make_node("Cast", ["x"], ["y"], to=FLOAT8E8M0)], [x], [y])
+    y = helper.make_tensor_value_info("y", FLOAT6E2M3, [4])
+    m = save(tmp_path, [helper.make_node("Cast", ["x"], ["y"], to=FLOAT6E2M3)], [x], [y])
     r = kiln("compile", m, "-o", str(tmp_path / "m.so"))
-    assert r.returncode != 0 and "FLOAT8E8M0 has no Kiln equivalent (not supported)" in r.stderr
+    assert r.returncode != 0 and "FLOAT6E2M3 has no Kiln equivalent (not supported)" in r.stderr
+
+
+def test_e8m0_bad_round_mode_is_refused(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", FLOAT8E8M0, [4])
+    m = save(tmp_path, [helper.make_node("Cast", ["x"], ["y"], to=FLOAT8E8M0, round_mode="zero")], [x], [y])
+    r = kiln("compile", m, "-o", str(tmp_path / "m.so"))
+    assert r.returncode != 0 and "round_mode 'zero' is not one of up, down, nearest" in r.stderr, r.stderr
+
+
+def test_e8m0_against_reference(tmp_path):
+    if not os.access(VENV_PY, os.X_OK):
+        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
+    seed = int.from_bytes(os.urandom(4), "little")
+    p = subprocess.run([VENV_PY, os.path.join(ROOT, "tests", "onnx", "e8m0_check.py"), KILN, str(tmp_path), str(seed)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, f"seed {seed}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    assert p.stdout.count("ok ") == 14, p.stdout
 
 
 def test_quantize_output_dtype_must_match_zero_point(tmp_path):

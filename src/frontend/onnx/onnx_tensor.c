@@ -82,7 +82,7 @@ static const struct {
     {ONNX_DT_BFLOAT16, 16, kDLUInt},      {ONNX_DT_FLOAT8E4M3FN, 8, kDLUInt}, {ONNX_DT_FLOAT8E4M3FNUZ, 8, kDLUInt},
     {ONNX_DT_FLOAT8E5M2, 8, kDLUInt},     {ONNX_DT_FLOAT8E5M2FNUZ, 8, kDLUInt}, {ONNX_DT_UINT4, 4, kDLUInt},
     {ONNX_DT_INT4, 4, kDLInt},            {ONNX_DT_FLOAT4E2M1, 4, kDLUInt},   {ONNX_DT_UINT2, 2, kDLUInt},
-    {ONNX_DT_INT2, 2, kDLInt},
+    {ONNX_DT_INT2, 2, kDLInt},            {ONNX_DT_FLOAT8E8M0, 8, kDLUInt},
 };
 
 /* Bits an element of a carried type takes in a TensorProto (0: not one). */

@@ -166,7 +166,10 @@ static int cast_to(Importer *im, int code, DType t) {
   /* saturate (19+, default 1) concerns float8 targets only: a bfloat16
    * overflows to Inf, a float4 always clamps */
   bool sat = code != ONNX_DT_BFLOAT16 && (imp_opset(im) < 19 || onnx_attr_int(N(im), "saturate", 1) != 0);
-  GNode *y = lowp_convert(im, in0(im), from, to_lowp ? code : 0, t, sat);
+  const char *rm = imp_opset(im) >= 24 ? onnx_attr_string(N(im), "round_mode", "up") : "up";
+  int round_mode = lowp_e8m0_round_mode(rm);
+  if (round_mode < 0) return imp_error(im, "round_mode '%s' is not one of up, down, nearest", rm);
+  GNode *y = lowp_convert_rounding(im, in0(im), from, to_lowp ? code : 0, t, sat, round_mode);
   if (!y) return -1;
   imp_set_output_lowp(im, 0, to_lowp ? code : 0);
   return out0(im, y);

@@ -86,7 +86,7 @@ bool lowp_int_range(int code, int *lo, int *hi) {
   return false;
 }
 
-bool lowp_is_float(int code) { return float_format(code) != NULL; }
+bool lowp_is_float(int code) { return float_format(code) != NULL || code == ONNX_DT_FLOAT8E8M0; }
 
 /* emin and emax: the exponents of the smallest and largest normal binade. */
 static int fmt_emin(const LowpFormat *f) { return 1 - f->bias; }
@@ -180,8 +180,60 @@ static GNode *encode_float(Importer *im, GNode *x, const LowpFormat *f, bool sat
   return imp_cast(im, out, carrier);
 }
 
+/* ---- float8 E8M0 (opset 24+): an exponent alone ----
+ * Code e is 2^(e - 127); 0xFF is NaN; no sign, no zero.  Encoding follows
+ * ONNX's reference (onnx.numpy_helper.to_float8e8m0), which works on the
+ * float32 bits of x: the code is x's exponent field (0 for zero and
+ * subnormals, sign dropped), NaN and Inf give 0xFF, and round_mode adds
+ * one: "up" when any mantissa bit is set, "nearest" when the top mantissa
+ * bit is set and (the field is non-zero or a lower bit is set), "down"
+ * never; with saturate the largest code 0xFE is not incremented (without,
+ * it becomes 0xFF).  The field is the count of 2^-126 .. 2^127 that are
+ * <= |x|, as encode_float finds binades. */
+static GNode *decode_e8m0(Importer *im, GNode *bits) {
+  double *v = KNEWN(double, 256);
+  for (int i = 0; i < 255; i++) v[i] = ldexp(1, i - 127);
+  v[255] = NAN;
+  return take(im, f32_table(im, 256, v), imp_cast(im, bits, DT_F32));
+}
+
+static GNode *encode_e8m0(Importer *im, GNode *x, bool saturate, int round_mode) {
+  x = imp_cast(im, x, DT_F32);
+  if (!x) return NULL;
+  GNode *a = un(im, "abs", x);
+  double *p2 = KNEWN(double, 254), *base = KNEWN(double, 255);
+  for (int j = 0; j < 254; j++) p2[j] = ldexp(1, j - 126);
+  for (int e = 0; e < 255; e++) base[e] = e ? ldexp(1, e - 127) : 0;
+  int r = x->type.ndim;
+  int64_t shp[MAXD + 1];
+  for (int i = 0; i < r; i++) shp[i] = 1;
+  shp[r] = 254;
+  GNode *pw = imp_reshape(im, f32_table(im, 254, p2), r + 1, shp);
+  int64_t last = r;
+  GNode *e = imp_reduce(im, "sum", imp_cast(im, bin(im, "less_equal", pw, imp_expand_dims(im, a, r)), DT_F32), 1, &last, false);
+  GNode *b = take(im, f32_table(im, 255, base), e);
+  GNode *up = NULL;
+  if (round_mode == 1) { /* up: a mantissa bit is set */
+    up = bin(im, "not_equal", a, b);
+  } else if (round_mode == 2) { /* nearest: |x| >= 1.5 * 2^E when E > 0; |x| > 2^-127 when E = 0 */
+    GNode *normal = bin(im, "greater_equal", a, bin(im, "multiply", b, fc(im, 1.5)));
+    GNode *sub = bin(im, "greater", a, fc(im, ldexp(1, -127)));
+    up = imp_where(im, bin(im, "equal", e, fc(im, 0)), sub, normal);
+  }
+  if (up && saturate) up = bin(im, "logical_and", up, bin(im, "not_equal", e, fc(im, 254)));
+  if (up) e = bin(im, "add", e, imp_cast(im, up, DT_F32));
+  GNode *special = bin(im, "logical_or", un(im, "isnan", x), un(im, "isinf", x));
+  e = imp_where(im, special, fc(im, 255), e);
+  return imp_cast(im, e, DT_U8);
+}
+
+int lowp_e8m0_round_mode(const char *s) {
+  return !strcmp(s, "down") ? 0 : !strcmp(s, "up") ? 1 : !strcmp(s, "nearest") ? 2 : -1;
+}
+
 GNode *lowp_decode(Importer *im, GNode *x, int code) {
   if (!x) return NULL;
+  if (code == ONNX_DT_FLOAT8E8M0) return decode_e8m0(im, x);
   const LowpFormat *f = float_format(code);
   if (f) return decode_float(im, x, f);
   return imp_cast(im, x, DT_F32); /* int4 and friends: the carrier holds the value */
@@ -189,6 +241,7 @@ GNode *lowp_decode(Importer *im, GNode *x, int code) {
 
 GNode *lowp_encode_float(Importer *im, GNode *x, int code, bool saturate) {
   const LowpFormat *f = float_format(code);
+  if (x && code == ONNX_DT_FLOAT8E8M0) return encode_e8m0(im, x, saturate, 1);
   if (!x || !f) return NULL;
   return encode_float(im, x, f, saturate);
 }
@@ -216,11 +269,17 @@ static GNode *encode_int(Importer *im, GNode *x, int code) {
 /* Cast x (carrying ONNX type from, or a plain Kiln value when from is 0)
  * to ONNX type to (a carried type) or to the Kiln type to_t (to is 0). */
 GNode *lowp_convert(Importer *im, GNode *x, int from, int to, DType to_t, bool saturate) {
+  return lowp_convert_rounding(im, x, from, to, to_t, saturate, 1);
+}
+
+GNode *lowp_convert_rounding(Importer *im, GNode *x, int from, int to, DType to_t, bool saturate, int round_mode) {
   if (!x) return NULL;
   const LowpFormat *ff = float_format(from), *tf = float_format(to);
   int lo, hi;
   if (ff) x = decode_float(im, x, ff);
+  if (from == ONNX_DT_FLOAT8E8M0) x = decode_e8m0(im, x);
   if (!x) return NULL;
+  if (to == ONNX_DT_FLOAT8E8M0) return encode_e8m0(im, x, saturate, round_mode);
   if (tf) return encode_float(im, x, tf, saturate);
   if (lowp_int_range(to, &lo, &hi)) return encode_int(im, x, to);
   return imp_cast(im, x, to_t);

@@ -138,6 +138,10 @@ ONNX_TRANSFORMER_HANDLERS(ONNX_DECLARE_HANDLER)
  * int4/uint4/int2/uint2 (false for other codes); lowp_is_float: bfloat16,
  * float8 or float4. */
 GNode *lowp_convert(Importer *im, GNode *x, int from, int to, DType to_t, bool saturate);
+/* lowp_convert with Cast's round_mode for float8 E8M0 targets (0 down,
+ * 1 up, 2 nearest: lowp_e8m0_round_mode of the attribute; -1 unknown). */
+GNode *lowp_convert_rounding(Importer *im, GNode *x, int from, int to, DType to_t, bool saturate, int round_mode);
+int lowp_e8m0_round_mode(const char *s);
 GNode *lowp_decode(Importer *im, GNode *x, int code);
 GNode *lowp_encode_float(Importer *im, GNode *x, int code, bool saturate);
 bool lowp_int_range(int code, int *lo, int *hi);

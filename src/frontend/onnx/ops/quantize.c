@@ -31,6 +31,7 @@ static GNode *quantize_to(Importer *im, GNode *x, GNode *zp, DType t, int lowp) 
   int lo, hi;
   if (lowp && lowp_is_float(lowp)) {
     if (lowp == ONNX_DT_BFLOAT16) return imp_error(im, "quantizing to bfloat16 is not supported"), NULL;
+    if (lowp == ONNX_DT_FLOAT8E8M0) return imp_error(im, "quantizing to float8 E8M0 is not supported (Cast to it is)"), NULL;
     bool sat = onnx_attr_int(N(im), "saturate", 1) != 0;
     GNode *v = zp ? bin(im, "add", x, lowp_decode(im, zp, lowp)) : x;
     return lowp_encode_float(im, v, lowp, sat);
@@ -137,6 +138,8 @@ int onnx_h_DequantizeLinear(Importer *im) {
   DType t;
   int lowp = 0, xlowp = imp_input_lowp(im, 0);
   if (imp_input_lowp(im, 1)) return imp_error(im, "a bfloat16 x_scale is not supported (give it as float or float16)");
+  if (xlowp == ONNX_DT_FLOAT8E8M0)
+    return imp_error(im, "dequantizing float8 E8M0 is not supported (Cast it to float and multiply)");
   if (out_dtype(im, 23, scale->type.dtype, &t, &lowp)) return -1;
   if (lowp) return imp_error(im, "output_dtype %s is not supported (DequantizeLinear outputs float, float16 or double here)",
                              onnx_data_type_name(lowp));
