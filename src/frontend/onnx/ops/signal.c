@@ -121,6 +121,42 @@ static GNode *dft(Importer *im, GNode *x, int axis, int64_t L, bool onesided, bo
   return imp_call(im, "concatenate", 2, parts, a);
 }
 
+/* The inverse real DFT (inverse = 1, onesided = 1), as NumPy's irfft
+ * that ONNX's reference calls: x holds the first m frequencies of a
+ * Hermitian spectrum along axis; the L real samples are
+ * y[j] = 1/L sum_{k < K} w_k (Re X_k cos t - Im X_k sin t), t = 2 pi k j / L,
+ * K = min(m, L/2 + 1), w_0 = 1, w_{L/2} = 1 for even L, 2 otherwise (the
+ * imaginary parts of X_0 and X_{L/2} drop out: sin t is 0 there).
+ * Returns [..., L at axis, ..., 1]. */
+static GNode *irfft(Importer *im, GNode *x, int axis, int64_t L) {
+  int r = x->type.ndim;
+  if (r < 2 || (x->type.shape[r - 1] != 1 && x->type.shape[r - 1] != 2))
+    return imp_error(im, "input %s must end in an axis of 1 (real) or 2 (complex) values", ttype_str(&x->type)), NULL;
+  if (L <= 0) return imp_error(im, "dft_length %lld is not positive", (long long)L), NULL;
+  int64_t m = x->type.shape[axis], K = m < L / 2 + 1 ? m : L / 2 + 1, ms[2] = {L, m};
+  void *pc, *ps;
+  DType t = x->type.dtype;
+  GNode *C = imp_new_const(im, t, 2, ms, &pc), *S = imp_new_const(im, t, 2, ms, &ps);
+  if (!C || !S) return NULL;
+  for (int64_t j = 0; j < L; j++)
+    for (int64_t k = 0; k < K; k++) {
+      double w = (k == 0 || 2 * k == L) ? 1.0 : 2.0, th = 2 * M_PI * (double)((k * j) % L) / (double)L;
+      imp_array_set(C->value, j * m + k, w * cos(th) / (double)L);
+      imp_array_set(S->value, j * m + k, -w * sin(th) / (double)L);
+    }
+  int64_t perm[MAXD], inv[MAXD];
+  int q = 0;
+  for (int i = 0; i < r - 1; i++)
+    if (i != axis) perm[q++] = i;
+  perm[q] = axis;
+  for (int i = 0; i < r - 1; i++) inv[perm[i]] = i;
+  GNode *xr = imp_transpose(im, imp_squeeze(im, imp_slice(im, x, r - 1, 0, 1), r - 1), r - 1, perm);
+  GNode *y = dense(im, xr, C);
+  if (x->type.shape[r - 1] == 2)
+    y = bin(im, "add", y, dense(im, imp_transpose(im, imp_squeeze(im, imp_slice(im, x, r - 1, 1, 2), r - 1), r - 1, perm), S));
+  return imp_expand_dims(im, imp_transpose(im, y, r - 1, inv), r - 1);
+}
+
 int onnx_h_DFT(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
@@ -134,12 +170,13 @@ int onnx_h_DFT(Importer *im) {
   }
   if (imp_norm_axis(im, (int64_t)axis, x->type.ndim, &ax)) return -1;
   if (ax == x->type.ndim - 1) return imp_error(im, "axis %d is the real/imaginary axis", ax);
-  double L = (double)x->type.shape[ax];
-  if (imp_input(im, 1) && imp_const_scalar(im, 1, &L)) return -1;
   bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
+  /* the inverse real DFT's default length is 2 (m - 1), as the reference's */
+  double L = onesided && inverse ? 2.0 * (double)(x->type.shape[ax] - 1) : (double)x->type.shape[ax];
+  if (imp_input(im, 1) && imp_const_scalar(im, 1, &L)) return -1;
+  if (onesided && inverse) return imp_set_output(im, 0, irfft(im, x, ax, (int64_t)L));
   if (onesided && x->type.shape[x->type.ndim - 1] == 2)
-    return imp_error(im, "onesided = 1 with a complex input (an inverse real DFT) is not supported");
-  if (onesided && inverse) return imp_error(im, "onesided = 1 with inverse = 1 is not supported");
+    return imp_error(im, "onesided = 1 with a complex input and inverse = 0 is not supported (a onesided forward DFT takes a real input)");
   return imp_set_output(im, 0, dft(im, x, ax, (int64_t)L, onesided, inverse));
 }
 
