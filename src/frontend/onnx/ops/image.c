@@ -216,12 +216,13 @@ static int resize_antialias(Importer *im, GNode *x, const int64_t *size, const d
 
 /* ---- GridSample (PyTorch's grid_sample): coordinates computed with
  * elementwise ops, samples gathered from the input flattened to
- * [N * H * W, C] ---- */
+ * [N * H * W, C] ([N * D * H * W, C] for a volumetric, 5-D input) ---- */
 
 typedef struct Grid {
-  GNode *xf;       /* [N * H * W, C] */
-  GNode *batch;    /* [N, 1, 1] int64: n * H * W */
-  int64_t H, W;
+  GNode *xf;       /* [N * (D *) H * W, C] */
+  GNode *batch;    /* [N, 1, 1(, 1)] int64: n * (D *) H * W */
+  int64_t D, H, W; /* D = 1 for a 4-D input */
+  int nd;          /* spatial axes: 2 or 3 */
   DType t;
   int pad;         /* 0 zeros, 1 border, 2 reflection */
   bool align;
@@ -250,9 +251,10 @@ static GNode *pad_coord(Importer *im, const Grid *g, GNode *x, int64_t n) {
   return x ? imp_call(im, "clip", 1, &x, a) : NULL;
 }
 
-/* Input values at integer coordinates (ix, iy: float tensors holding
- * integers, [N, Ho, Wo]); 0 outside the input.  Returns [N, Ho, Wo, C]. */
-static GNode *grid_at(Importer *im, const Grid *g, GNode *ix, GNode *iy) {
+/* Input values at integer coordinates (ix, iy and, volumetric, iz: float
+ * tensors holding integers, [N, (Do,) Ho, Wo]); 0 outside the input.
+ * Returns [N, (Do,) Ho, Wo, C]. */
+static GNode *grid_at(Importer *im, const Grid *g, GNode *ix, GNode *iy, GNode *iz) {
   GNode *zero = fscal(im, 0, g);
   GNode *valid = bin(im, "logical_and",
                      bin(im, "logical_and", bin(im, "greater_equal", ix, zero), bin(im, "less", ix, fscal(im, (double)g->W, g))),
@@ -263,13 +265,23 @@ static GNode *grid_at(Importer *im, const Grid *g, GNode *ix, GNode *iy) {
   ga_float(&cy, "a_min", 0);
   ga_float(&cy, "a_max", (double)(g->H - 1));
   GNode *xc = ix ? imp_call(im, "clip", 1, &ix, cx) : NULL, *yc = iy ? imp_call(im, "clip", 1, &iy, cy) : NULL;
-  GNode *lin = bin(im, "add", bin(im, "add", imp_cast(im, bin(im, "multiply", yc, fscal(im, (double)g->W, g)), DT_I64), imp_cast(im, xc, DT_I64)),
+  GNode *row = yc;
+  if (iz) {
+    valid = bin(im, "logical_and", valid,
+                bin(im, "logical_and", bin(im, "greater_equal", iz, zero), bin(im, "less", iz, fscal(im, (double)g->D, g))));
+    GAttrs cz = gattrs_new();
+    ga_float(&cz, "a_min", 0);
+    ga_float(&cz, "a_max", (double)(g->D - 1));
+    GNode *zc = imp_call(im, "clip", 1, &iz, cz);
+    row = bin(im, "add", bin(im, "multiply", zc, fscal(im, (double)g->H, g)), yc);
+  }
+  GNode *lin = bin(im, "add", bin(im, "add", imp_cast(im, bin(im, "multiply", row, fscal(im, (double)g->W, g)), DT_I64), imp_cast(im, xc, DT_I64)),
                    g->batch);
   GAttrs ta = gattrs_new();
   ga_int(&ta, "axis", 0);
   GNode *args[2] = {g->xf, lin};
   GNode *v = imp_call(im, "take", 2, args, ta);
-  return imp_where(im, imp_expand_dims(im, valid, 3), v, imp_scalar_like(im, 0, v));
+  return imp_where(im, imp_expand_dims(im, valid, g->nd + 1), v, imp_scalar_like(im, 0, v));
 }
 
 static GNode *cubic_w(Importer *im, const Grid *g, GNode *t, int i) {
@@ -287,8 +299,10 @@ static GNode *cubic_w(Importer *im, const Grid *g, GNode *t, int i) {
 int onnx_h_GridSample(Importer *im) {
   GNode *x = imp_input(im, 0), *grid = imp_input(im, 1);
   if (!x || !grid) return imp_error(im, "needs X and grid");
-  if (x->type.ndim != 4 || grid->type.ndim != 4 || grid->type.shape[3] != 2 || grid->type.shape[0] != x->type.shape[0])
-    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2] (other ranks are not supported)",
+  int xr = x->type.ndim, nd = xr - 2;
+  if ((xr != 4 && xr != 5) || grid->type.ndim != xr || grid->type.shape[xr - 1] != nd || grid->type.shape[0] != x->type.shape[0])
+    return imp_error(im, "X %s and grid %s must be [N, C, H, W] and [N, H_out, W_out, 2], or [N, C, D, H, W] and "
+                     "[N, D_out, H_out, W_out, 3] (other ranks are not supported)",
                      ttype_str(&x->type), ttype_str(&grid->type));
   if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point, got %s", dt_str(x->type.dtype));
   /* opset 20 renamed the modes (linear, cubic) and made linear the default */
@@ -302,26 +316,55 @@ int onnx_h_GridSample(Importer *im) {
   if (g.pad < 0) return imp_error(im, "padding_mode '%s' is not supported", pm);
   int m = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "bilinear") ? 1 : !strcmp(mode, "bicubic") ? 2 : -1;
   if (m < 0) return imp_error(im, "mode '%s' is not supported", mode);
+  if (m == 2 && nd == 3) return imp_error(im, "mode 'cubic' is for 4-D inputs only (ONNX defines no volumetric cubic)");
   int64_t N = x->type.shape[0], C = x->type.shape[1];
-  g.H = x->type.shape[2], g.W = x->type.shape[3];
-  int64_t p[4] = {0, 2, 3, 1}, fs[2] = {N * g.H * g.W, C}, bs[3] = {N, 1, 1}, *bd;
-  g.xf = imp_reshape(im, imp_transpose(im, x, 4, p), 2, fs);
-  g.batch = imp_new_i64(im, 3, bs, &bd);
+  g.nd = nd;
+  g.D = nd == 3 ? x->type.shape[2] : 1, g.H = x->type.shape[xr - 2], g.W = x->type.shape[xr - 1];
+  int64_t p[5] = {0, 2, 3, 4, 1}, fs[2] = {N * g.D * g.H * g.W, C}, bs[4] = {N, 1, 1, 1}, *bd;
+  p[xr - 1] = 1;
+  g.xf = imp_reshape(im, imp_transpose(im, x, xr, p), 2, fs);
+  g.batch = imp_new_i64(im, xr - 1, bs, &bd);
   if (!g.batch) return -1;
-  for (int64_t n = 0; n < N; n++) bd[n] = n * g.H * g.W;
+  for (int64_t n = 0; n < N; n++) bd[n] = n * g.D * g.H * g.W;
   GNode *gr = imp_cast(im, grid, g.t);
-  GNode *gx = imp_squeeze(im, imp_slice(im, gr, 3, 0, 1), 3), *gy = imp_squeeze(im, imp_slice(im, gr, 3, 1, 2), 3);
+  int ga = xr - 1;
+  GNode *gx = imp_squeeze(im, imp_slice(im, gr, ga, 0, 1), ga), *gy = imp_squeeze(im, imp_slice(im, gr, ga, 1, 2), ga);
+  GNode *gz = nd == 3 ? imp_squeeze(im, imp_slice(im, gr, ga, 2, 3), ga) : NULL;
   /* unnormalize: align_corners ? (v + 1) / 2 (n - 1) : ((v + 1) n - 1) / 2 */
   GNode *one = fscal(im, 1, &g), *half = fscal(im, 0.5, &g);
   GNode *ux = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gx, one), half), fscal(im, (double)(g.W - 1), &g))
                       : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gx, one), fscal(im, (double)g.W, &g)), one), half);
   GNode *uy = g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gy, one), half), fscal(im, (double)(g.H - 1), &g))
                       : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gy, one), fscal(im, (double)g.H, &g)), one), half);
+  GNode *uz = !gz ? NULL
+             : g.align ? bin(im, "multiply", bin(im, "multiply", bin(im, "add", gz, one), half), fscal(im, (double)(g.D - 1), &g))
+                       : bin(im, "multiply", bin(im, "subtract", bin(im, "multiply", bin(im, "add", gz, one), fscal(im, (double)g.D, &g)), one), half);
   GNode *out = NULL;
+  if (nd == 3) { /* nearest or trilinear */
+    GNode *c[3] = {pad_coord(im, &g, ux, g.W), pad_coord(im, &g, uy, g.H), pad_coord(im, &g, uz, g.D)};
+    if (m == 0) {
+      out = grid_at(im, &g, un(im, "round", c[0]), un(im, "round", c[1]), un(im, "round", c[2]));
+    } else {
+      GNode *lo[3], *hi[3], *w1[3], *w0[3];
+      for (int d = 0; d < 3; d++) {
+        lo[d] = un(im, "floor", c[d]), hi[d] = bin(im, "add", lo[d], one);
+        w1[d] = bin(im, "subtract", c[d], lo[d]), w0[d] = bin(im, "subtract", one, w1[d]);
+      }
+      for (int k = 0; k < 8; k++) {
+        int bx = k & 1, by = (k >> 1) & 1, bz = (k >> 2) & 1;
+        GNode *w = bin(im, "multiply", bin(im, "multiply", bz ? w1[2] : w0[2], by ? w1[1] : w0[1]), bx ? w1[0] : w0[0]);
+        GNode *term = bin(im, "multiply", grid_at(im, &g, bx ? hi[0] : lo[0], by ? hi[1] : lo[1], bz ? hi[2] : lo[2]),
+                          imp_expand_dims(im, w, 4));
+        out = out ? bin(im, "add", out, term) : term;
+      }
+    }
+    int64_t back5[5] = {0, 4, 1, 2, 3};
+    return imp_set_output(im, 0, imp_transpose(im, out, 5, back5));
+  }
   if (m == 0 || m == 1) {
     GNode *cx = pad_coord(im, &g, ux, g.W), *cy = pad_coord(im, &g, uy, g.H);
     if (m == 0) {
-      out = grid_at(im, &g, un(im, "round", cx), un(im, "round", cy));
+      out = grid_at(im, &g, un(im, "round", cx), un(im, "round", cy), NULL);
     } else {
       GNode *x0 = un(im, "floor", cx), *y0 = un(im, "floor", cy);
       GNode *x1 = bin(im, "add", x0, one), *y1 = bin(im, "add", y0, one);
@@ -331,7 +374,7 @@ int onnx_h_GridSample(Importer *im) {
       for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
           GNode *w = imp_expand_dims(im, bin(im, "multiply", wys[i], wxs[j]), 3);
-          GNode *term = bin(im, "multiply", grid_at(im, &g, xs[j], ys[i]), w);
+          GNode *term = bin(im, "multiply", grid_at(im, &g, xs[j], ys[i], NULL), w);
           out = out ? bin(im, "add", out, term) : term;
         }
     }
@@ -343,7 +386,7 @@ int onnx_h_GridSample(Importer *im) {
       GNode *row = NULL;
       for (int j = 0; j < 4; j++) {
         GNode *xj = un(im, "trunc", pad_coord(im, &g, bin(im, "add", x0, fscal(im, j - 1, &g)), g.W));
-        GNode *term = bin(im, "multiply", grid_at(im, &g, xj, yi), imp_expand_dims(im, cubic_w(im, &g, tx, j), 3));
+        GNode *term = bin(im, "multiply", grid_at(im, &g, xj, yi, NULL), imp_expand_dims(im, cubic_w(im, &g, tx, j), 3));
         row = row ? bin(im, "add", row, term) : term;
       }
       GNode *term = bin(im, "multiply", row, imp_expand_dims(im, cubic_w(im, &g, ty, i), 3));
