@@ -113,6 +113,13 @@ static int parse_result(TuneRecord *r, const cJSON *res) {
     if (cJSON_IsNumber(c)) r->costs[r->ncosts++] = c->valuedouble;
     else all_numbers = false; /* some TVM versions put the error text there */
   }
+  /* a number beyond double's range (1e400) reads as infinity, which JSON
+   * cannot write back: a record holds finite seconds */
+  for (int i = 0; i < r->ncosts; i++)
+    if (!isfinite(r->costs[i]))
+      return kiln_set_error("tuning record: cost %d of the result is not a finite number of seconds", i);
+  if ((cJSON_IsNumber(all) && !isfinite(all->valuedouble)) || (cJSON_IsNumber(ts) && !isfinite(ts->valuedouble)))
+    return kiln_set_error("tuning record: all_cost and timestamp must be finite numbers");
   r->error_no = (int)eno->valuedouble;
   if (r->error_no < 0 || r->error_no > MEASURE_UNKNOWN_ERROR) r->error_no = MEASURE_UNKNOWN_ERROR;
   if (!all_numbers && r->error_no == MEASURE_NO_ERROR) r->error_no = MEASURE_UNKNOWN_ERROR;

@@ -141,6 +141,16 @@ static void test_record_v02(void) {
   CHECK_CONTAINS(kiln_get_error(), "expected a JSON object");
   CHECK(record_parse("{\"foo\": 1}") == NULL);
   CHECK_CONTAINS(kiln_get_error(), "neither v0.2");
+  /* a cost beyond double's range reads as infinity, which could not be
+   * written back as JSON (a fuzzer's finding) */
+  {
+    char *big = strdup(v2);
+    char *c = strstr(big, "0.000125");
+    memcpy(c, "1.25e999", 8);
+    CHECK(record_parse(big) == NULL);
+    CHECK_CONTAINS(kiln_get_error(), "cost 1 of the result is not a finite number of seconds");
+    free(big);
+  }
   /* a string that is not UTF-8 could not be written back as read: an
    * error naming the column (a fuzzer's finding); non-ASCII text that is
    * UTF-8 is kept and written back escaped, as json.dumps does */
