@@ -351,6 +351,10 @@ void pyjson_str(StrBuf *sb, const char *s);
 /* Any value; whole numbers print as ints. */
 void pyjson_value(StrBuf *sb, const struct cJSON *j);
 char *pyjson_dumps(const struct cJSON *j); /* arena string */
+/* 1 and *out set when j is a JSON number holding an integer that int64_t
+ * represents (|v| < 2^63), else 0: converting a double outside that range
+ * is undefined behaviour, so every integer a record carries is read here. */
+int pyjson_int64(const struct cJSON *j, int64_t *out);
 
 /* ===== records.c: tuning records ===== */
 

@@ -16,6 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+int pyjson_int64(const cJSON *j, int64_t *out) {
+  if (!cJSON_IsNumber(j)) return 0;
+  double v = j->valuedouble;
+  /* 9223372036854775808.0 = 2^63 is the first double int64_t cannot hold */
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != floor(v)) return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
 void pyjson_float(StrBuf *sb, double v) {
   if (isnan(v)) {
     sb_puts(sb, "NaN");

@@ -103,8 +103,8 @@ static int parse_result(TuneRecord *r, const cJSON *res) {
   const cJSON *costs = cJSON_GetArrayItem(res, 0), *eno = cJSON_GetArrayItem(res, 1), *all = cJSON_GetArrayItem(res, 2),
               *ts = cJSON_GetArrayItem(res, 3);
   if (!cJSON_IsArray(costs)) return kiln_set_error("tuning record: costs must be a list of seconds");
-  if (!cJSON_IsNumber(eno) || eno->valuedouble != floor(eno->valuedouble))
-    return kiln_set_error("tuning record: error_no must be an integer");
+  int64_t eno_v;
+  if (!pyjson_int64(eno, &eno_v)) return kiln_set_error("tuning record: error_no must be an integer");
   int n = cJSON_GetArraySize(costs);
   r->costs = KNEWN(double, n > 0 ? n : 1);
   r->ncosts = 0;
@@ -120,8 +120,7 @@ static int parse_result(TuneRecord *r, const cJSON *res) {
       return kiln_set_error("tuning record: cost %d of the result is not a finite number of seconds", i);
   if ((cJSON_IsNumber(all) && !isfinite(all->valuedouble)) || (cJSON_IsNumber(ts) && !isfinite(ts->valuedouble)))
     return kiln_set_error("tuning record: all_cost and timestamp must be finite numbers");
-  r->error_no = (int)eno->valuedouble;
-  if (r->error_no < 0 || r->error_no > MEASURE_UNKNOWN_ERROR) r->error_no = MEASURE_UNKNOWN_ERROR;
+  r->error_no = eno_v < 0 || eno_v > MEASURE_UNKNOWN_ERROR ? MEASURE_UNKNOWN_ERROR : (int)eno_v;
   if (!all_numbers && r->error_no == MEASURE_NO_ERROR) r->error_no = MEASURE_UNKNOWN_ERROR;
   r->all_cost = cJSON_IsNumber(all) ? all->valuedouble : 0;
   r->timestamp = cJSON_IsNumber(ts) ? ts->valuedouble : 0;

@@ -677,9 +677,8 @@ static int parse_entity(const cJSON *item, ConfigEntity *cfg, int pos) {
     e.ints = KNEWN(int64_t, e.n);
     for (int i = 0; i < e.n; i++) {
       const cJSON *x = cJSON_GetArrayItem(v, i);
-      if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int64_t)x->valuedouble)
-        return kiln_set_error("config entity '%s' (%s): element %d is not an integer", name, k, i);
-      e.ints[i] = (int64_t)x->valuedouble;
+      if (!pyjson_int64(x, &e.ints[i]))
+        return kiln_set_error("config entity '%s' (%s): element %d is not an integer (of 64 bits)", name, k, i);
       if (e.kind == KNOB_SPLIT && (e.ints[i] == 0 || e.ints[i] < -1 || (e.ints[i] == -1 && i > 0)))
         return kiln_set_error("config entity '%s' (sp): part %d is %lld (parts are positive; -1 only "
                               "first, for the remainder)",
@@ -697,9 +696,10 @@ static int parse_entity(const cJSON *item, ConfigEntity *cfg, int pos) {
     }
   } else if (!strcmp(k, "ot")) {
     e.kind = KNOB_OTHER;
+    int64_t iv;
     if (cJSON_IsBool(v)) e.val = opt_bool(cJSON_IsTrue(v));
     else if (cJSON_IsString(v)) e.val = opt_str(kstrdup(v->valuestring));
-    else if (cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble) e.val = opt_int((int64_t)v->valuedouble);
+    else if (pyjson_int64(v, &iv)) e.val = opt_int(iv);
     else return kiln_set_error("config entity '%s' (ot): expected an integer, a bool or a string", name);
   } else {
     return kiln_set_error("config entity '%s': unknown knob kind '%s' (expected sp, re, an or ot)", name, k);
@@ -735,7 +735,8 @@ ConfigEntity *config_from_cjson(const struct cJSON *obj) {
   if (!e) return kiln_set_error("config: no \"entity\" (or v0.1 \"e\") list"), NULL;
   ConfigEntity *cfg = config_entity_from_cjson(e);
   if (!cfg) return NULL;
-  if (cJSON_IsNumber(i)) cfg->index = (int64_t)i->valuedouble;
+  if (cJSON_IsNumber(i) && !pyjson_int64(i, &cfg->index))
+    return kiln_set_error("config: the index is not an integer (of 64 bits)"), NULL;
   if (cJSON_IsString(c)) cfg->code_hash = kstrdup(c->valuestring);
   if (cJSON_IsString(t)) cfg->template_key = kstrdup(t->valuestring);
   return cfg;

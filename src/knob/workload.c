@@ -129,8 +129,7 @@ static bool int_list(const cJSON *j, int *n, int64_t **out) {
   *out = KNEWN(int64_t, *n > 0 ? *n : 1);
   for (int i = 0; i < *n; i++) {
     const cJSON *x = cJSON_GetArrayItem(j, i);
-    if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) >= 9.2e18) return false;
-    (*out)[i] = (int64_t)x->valuedouble;
+    if (!pyjson_int64(x, &(*out)[i])) return false;
   }
   return true;
 }
@@ -148,6 +147,9 @@ Workload *wl_from_cjson(const char *name, const struct cJSON *args) {
     } else if (cJSON_IsString(a)) {
       wl_add_str(wl, a->valuestring);
     } else if (cJSON_IsNumber(a)) {
+      /* a number beyond double's range (1e400) reads as infinity, which JSON cannot write back */
+      if (!isfinite(a->valuedouble))
+        return kiln_set_error("workload '%s': argument %d is not a finite number", name, i), NULL;
       if (a->valuedouble == floor(a->valuedouble) && fabs(a->valuedouble) < 9e15)  /* JSON keeps no 1.0 vs 1 */
         wl_add_int(wl, (int64_t)a->valuedouble);
       else

@@ -151,6 +151,15 @@ static void test_record_v02(void) {
     CHECK_CONTAINS(kiln_get_error(), "cost 1 of the result is not a finite number of seconds");
     free(big);
   }
+  /* integers beyond int64 (a fuzzer's finding: converting them was undefined) */
+  {
+    char *big = strdup(v2);
+    char *c = strstr(big, "[-1, 16]");
+    memcpy(c, "[-7e40] ", 8);
+    CHECK(record_parse(big) == NULL);
+    CHECK_CONTAINS(kiln_get_error(), "element 0 is not an integer (of 64 bits)");
+    free(big);
+  }
   /* a string that is not UTF-8 could not be written back as read: an
    * error naming the column (a fuzzer's finding); non-ASCII text that is
    * UTF-8 is kept and written back escaped, as json.dumps does */

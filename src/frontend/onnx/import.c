@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -393,21 +394,31 @@ GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void
   return graph_const(im->g, NULL, a);
 }
 
+/* v clamped to [lo, hi], NaN as 0: converting a double outside the target
+ * integer type's range is undefined in C, and a fuzzed model reaches here
+ * with any value (a handler checks the ranges its operator defines). */
+static double clamp_int(double v, double lo, double hi) {
+  if (v != v) return 0;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
 void imp_array_set(DLTensor *a, int64_t i, double v) {
   char *p = (char *)a->data + a->byte_offset;
   DLDataType d = a->dtype;
+  /* the largest doubles below 2^63 and 2^64 */
+  const double i64_hi = 9223372036854774784.0, u64_hi = 18446744073709549568.0;
   if (d.code == kDLFloat && d.bits == 32) ((float *)p)[i] = (float)v;
   else if (d.code == kDLFloat && d.bits == 64) ((double *)p)[i] = v;
   else if (d.code == kDLFloat && d.bits == 16) ((_Float16 *)p)[i] = (_Float16)v;
-  else if (d.code == kDLInt && d.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
-  else if (d.code == kDLInt && d.bits == 16) ((int16_t *)p)[i] = (int16_t)v;
-  else if (d.code == kDLInt && d.bits == 32) ((int32_t *)p)[i] = (int32_t)v;
-  else if (d.code == kDLInt && d.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
+  else if (d.code == kDLInt && d.bits == 8) ((int8_t *)p)[i] = (int8_t)clamp_int(v, INT8_MIN, INT8_MAX);
+  else if (d.code == kDLInt && d.bits == 16) ((int16_t *)p)[i] = (int16_t)clamp_int(v, INT16_MIN, INT16_MAX);
+  else if (d.code == kDLInt && d.bits == 32) ((int32_t *)p)[i] = (int32_t)clamp_int(v, INT32_MIN, INT32_MAX);
+  else if (d.code == kDLInt && d.bits == 64) ((int64_t *)p)[i] = (int64_t)clamp_int(v, -i64_hi - 1024.0, i64_hi);
   else if (d.code == kDLUInt && d.bits == 1) ((uint8_t *)p)[i] = v != 0;
-  else if (d.code == kDLUInt && d.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
-  else if (d.code == kDLUInt && d.bits == 16) ((uint16_t *)p)[i] = (uint16_t)v;
-  else if (d.code == kDLUInt && d.bits == 32) ((uint32_t *)p)[i] = (uint32_t)v;
-  else if (d.code == kDLUInt && d.bits == 64) ((uint64_t *)p)[i] = (uint64_t)v;
+  else if (d.code == kDLUInt && d.bits == 8) ((uint8_t *)p)[i] = (uint8_t)clamp_int(v, 0, UINT8_MAX);
+  else if (d.code == kDLUInt && d.bits == 16) ((uint16_t *)p)[i] = (uint16_t)clamp_int(v, 0, UINT16_MAX);
+  else if (d.code == kDLUInt && d.bits == 32) ((uint32_t *)p)[i] = (uint32_t)clamp_int(v, 0, UINT32_MAX);
+  else if (d.code == kDLUInt && d.bits == 64) ((uint64_t *)p)[i] = (uint64_t)clamp_int(v, 0, u64_hi);
   else KASSERT(!"imp_array_set: unexpected dtype");
 }
 
