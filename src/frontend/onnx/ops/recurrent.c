@@ -73,6 +73,9 @@ static int recurrent(Importer *im, int kind) {
     if (!X) return -1;
   }
   int64_t T = X->type.shape[0], batch = X->type.shape[1], H = R->type.shape[2];
+  if (T <= 0 || batch <= 0 || H <= 0)
+    return imp_error(im, "an empty sequence, batch or hidden state (X %s, R %s) is not supported", ttype_str(&X->type),
+                     ttype_str(&R->type));
   if (onnx_attr_has(N(im), "hidden_size") && onnx_attr_int(N(im), "hidden_size", 0) != H)
     return imp_error(im, "hidden_size %lld differs from R's %lld", (long long)onnx_attr_int(N(im), "hidden_size", 0), (long long)H);
   if (W->type.shape[0] != ndir || W->type.shape[1] != G * H) return imp_error(im, "W has shape %s for %d direction(s) and hidden size %lld", ttype_str(&W->type), ndir, (long long)H);

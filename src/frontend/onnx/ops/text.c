@@ -88,6 +88,10 @@ int onnx_h_TfIdfVectorizer(Importer *im) {
   }
   if (!out) {
     int64_t os[2] = {B, O};
+    if (O > 0 && B > ((int64_t)1 << 26) / O)
+      return imp_error(im, "an all-zero output of %lld x %lld elements (no n-gram counted) is over Kiln's 2^26-element "
+                           "limit for TfIdfVectorizer",
+                       (long long)B, (long long)O);
     out = imp_new_const(im, DT_F32, 2, os, NULL);
   }
   if (x->type.ndim == 1) out = imp_reshape(im, out, 1, &O);
