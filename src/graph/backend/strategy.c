@@ -25,7 +25,7 @@
 #include "../ops/compute.h"
 #include "../ops/util.h"
 
-static void read2i(GNode *n, const char *key, int d, int out[2]) {
+void strategy_attr_ints2(GNode *n, const char *key, int d, int out[2]) {
   const int64_t *v;
   int k = gattr_ints(&n->attrs, key, &v);
   out[0] = out[1] = d;
@@ -33,7 +33,7 @@ static void read2i(GNode *n, const char *key, int d, int out[2]) {
   if (k >= 2) out[0] = (int)v[0], out[1] = (int)v[1];
 }
 
-static void read_pad(GNode *n, int out[4]) {
+void strategy_attr_pads4(GNode *n, int out[4]) {
   const int64_t *v;
   int k = gattr_ints(&n->attrs, "padding", &v);
   for (int i = 0; i < 4; i++) out[i] = 0;
@@ -86,9 +86,9 @@ static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   bool dw = graph_conv_is_depthwise(n);
   if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
   int st[2], dl[2], pad[4];
-  read2i(n, "strides", 1, st);
-  read2i(n, "dilation", 1, dl);
-  read_pad(n, pad);
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_ints2(n, "dilation", 1, dl);
+  strategy_attr_pads4(n, pad);
   if (groups > 1 && !dw)
     return wl_group_conv2d(task ? task : "group_conv2d_NCHWc.x86", d, k, st, pad, dl, groups, "float32", "float32");
   if (!task) task = n->op->id == OP_CONV2D_WINOGRAD_NCHWC ? GRAPH_WINOGRAD_TASK
@@ -114,9 +114,9 @@ static bool winograd_shape(GNode *n, const int64_t *ch) {
   int64_t d[4], k[4];
   conv_shapes_as(n, ch, d, k);
   int st[2], dl[2], pad[4];
-  read2i(n, "strides", 1, st);
-  read2i(n, "dilation", 1, dl);
-  read_pad(n, pad);
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_ints2(n, "dilation", 1, dl);
+  strategy_attr_pads4(n, pad);
   if (gattr_int(&n->attrs, "groups", 1) != 1 || k[2] != 3 || k[3] != 3 || st[0] != 1 || st[1] != 1 || dl[0] != 1 ||
       dl[1] != 1)
     return false;
@@ -144,8 +144,8 @@ static const char *conv_desc(GNode *n) {
   int64_t d[4], k[4];
   conv_shapes(n, d, k);
   int st[2], pad[4];
-  read2i(n, "strides", 1, st);
-  read_pad(n, pad);
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_pads4(n, pad);
   bool sym = pad[0] == pad[1] && pad[1] == pad[2] && pad[2] == pad[3];
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s%s", (long long)d[0], (long long)d[1],
@@ -341,9 +341,9 @@ typedef struct ConvArgs {
 
 static ConvArgs conv_args(GNode *n) {
   ConvArgs c;
-  read2i(n, "strides", 1, c.strides);
-  read2i(n, "dilation", 1, c.dil);
-  read_pad(n, c.pad);
+  strategy_attr_ints2(n, "strides", 1, c.strides);
+  strategy_attr_ints2(n, "dilation", 1, c.dil);
+  strategy_attr_pads4(n, c.pad);
   return c;
 }
 

@@ -39,6 +39,11 @@ void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, Di
 /* strategy_gpu.c: the CUDA template, workload and config of a conv2d or
  * dense node on a GPU target; st->task_name NULL when none covers it. */
 int graph_gpu_strategy(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* A conv/pool attribute of one or two ints as [2] (d when absent), and
+ * "padding" of 1, 2 or 4 ints as [top, left, bottom, right]: what the CPU
+ * and GPU strategies read from a node. */
+void strategy_attr_ints2(GNode *n, const char *key, int d, int out[2]);
+void strategy_attr_pads4(GNode *n, int out[4]);
 /* The packed task (dense_pack.x86) and config of an nn.dense node with a
  * 2-D float32 weight, as alter_layout packs it; st->task_name NULL when it
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and

@@ -25,24 +25,6 @@
 #include "../ops/util.h"
 #include "strategy.h"
 
-static void ints2(GNode *n, const char *key, int d, int out[2]) {
-  const int64_t *v;
-  int k = gattr_ints(&n->attrs, key, &v);
-  out[0] = out[1] = d;
-  if (k == 1) out[0] = out[1] = (int)v[0];
-  if (k >= 2) out[0] = (int)v[0], out[1] = (int)v[1];
-}
-
-static void pads4(GNode *n, int out[4]) {
-  const int64_t *v;
-  int k = gattr_ints(&n->attrs, "padding", &v);
-  for (int i = 0; i < 4; i++) out[i] = 0;
-  if (k == 1) out[0] = out[1] = out[2] = out[3] = (int)v[0];
-  if (k == 2) out[0] = out[2] = (int)v[0], out[1] = out[3] = (int)v[1];
-  if (k == 4)
-    for (int i = 0; i < 4; i++) out[i] = (int)v[i];
-}
-
 static Workload *gpu_conv_workload(GNode *n) {
   const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
   if (dt->ndim != 4 || kt->ndim != 4 || !dt_eq(dt->dtype, DT_F32) || !dt_eq(n->type.dtype, DT_F32)) return NULL;
@@ -50,9 +32,9 @@ static Workload *gpu_conv_workload(GNode *n) {
   bool dw = groups > 1 && groups == dt->shape[1] && kt->shape[1] == 1;
   if (groups != 1 && !dw) return NULL;
   int st[2], dl[2], pad[4];
-  ints2(n, "strides", 1, st);
-  ints2(n, "dilation", 1, dl);
-  pads4(n, pad);
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_ints2(n, "dilation", 1, dl);
+  strategy_attr_pads4(n, pad);
   int64_t d[4], k[4];
   for (int i = 0; i < 4; i++) d[i] = dt->shape[i], k[i] = kt->shape[i];
   if (dw) { /* TVM's NCHW depthwise kernel: [C, multiplier, KH, KW] */
