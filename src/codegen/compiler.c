@@ -17,11 +17,14 @@
  * Compiled units are cached on disk, keyed by a 128-bit hash of the
  * compiler's name and version, the flags and the unit's source: building
  * the same model again, or a tuning candidate whose code was built
- * before, links the cached object instead of compiling.  The cache is
+ * before, links a private copy of the cached object (a hard link or a
+ * copy in the build folder) instead of compiling.  The cache is
  * $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln; set
  * KILN_CACHE_DIR=off to turn it off.  Entries are written under a
  * temporary name and renamed, so concurrent builds never see half an
- * object; nothing prunes the folder (delete it to clear the cache).
+ * object, and a build never links from the cache folder itself, so
+ * clearing it while builds run is safe; nothing prunes the folder
+ * (delete it to clear the cache).
  */
 #define _GNU_SOURCE
 #include "codegen.h"
@@ -213,6 +216,26 @@ static void cache_put(const char *obj, const char *entry) {
   free(data);
 }
 
+/* Copy a cached object into the build folder, so that the link reads a
+ * file this build owns: another process may clear the cache (or replace
+ * the entry) between this lookup and the link.  A hard link where the two
+ * folders share a file system, else a copy; false (compile instead) if the
+ * entry vanished meanwhile. */
+static bool cache_get(const char *entry, const char *obj) {
+  if (link(entry, obj) == 0) return true;
+  size_t n;
+  char *data = kiln_read_file(entry, &n);
+  if (!data || n == 0) {
+    free(data);
+    kiln_clear_error();
+    return false;
+  }
+  bool ok = kiln_write_file(obj, data, n) == 0;
+  if (!ok) kiln_clear_error();
+  free(data);
+  return ok;
+}
+
 int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *blobs,
                    const char *so_path, const CompileOptions *opt) {
   const char *cc = pick_cc(opt), *flags = pick_cflags(opt);
@@ -230,9 +253,8 @@ int kiln_compile_c(int nunits, const char **sources, int nblobs, const KBlob *bl
     objs[i] = kfmt("%s/unit%d.o", dir, i);
     if (cdir) {
       const char *e = kfmt("%s/%s.o", cdir, cache_key(cc, version, flags, sources[i]));
-      if (file_exists(e)) {
-        objs[i] = e; /* link the cached object */
-        cached[i] = true;
+      if (file_exists(e) && cache_get(e, objs[i])) {
+        cached[i] = true; /* link a private copy of the cached object */
       } else {
         entry[i] = e;
       }

@@ -278,6 +278,34 @@ static void test_compile_cache(void) {
   CHECK_INT(compiles[1], 1); /* the same source: the cached object */
   CHECK_INT(compiles[2], 2); /* another size is another source */
   CHECK_INT(compiles[3], 3); /* off: compiled again */
+
+  /* Clearing the cache while a build that hit it is linking: the link
+   * reads the build's own copy, so it still succeeds.  The wrapper deletes
+   * the cache folder at the link step once the marker exists. */
+  const char *marker = kfmt("%s/clear-at-link", tmp), *wrap2 = kfmt("%s/cc2.sh", tmp);
+  const char *script2 = kfmt("#!/bin/sh\necho \"$@\" >> %s\ncase \" $* \" in *\" -shared \"*) "
+                             "[ -e %s ] && rm -rf %s;; esac\nexec cc \"$@\"\n",
+                             log, marker, cache);
+  CHECK_OK(kiln_write_file(wrap2, script2, strlen(script2)));
+  chmod(wrap2, 0755);
+  setenv("KILN_CACHE_DIR", cache, 1);
+  CompileOptions co2 = {wrap2, NULL, NULL};
+  for (int round = 0; round < 2; round++) {
+    if (round == 1) CHECK_OK(kiln_write_file(marker, "", 0));
+    Tensor *a, *b, *c = vecadd(40, &a, &b);
+    Schedule *s = te_create_schedule(1, &c);
+    KilnModule *mod = kiln_build(s, 3, (Tensor *[]){a, b, c}, "f", NULL, &co2);
+    CHECK(mod != NULL); /* round 1 hits the cache, whose folder is gone by the link */
+    if (!mod) fprintf(stderr, "  %s\n", kiln_get_error());
+    kiln_module_free(mod);
+  }
+  char *text = kiln_read_file(log, NULL);
+  int n = 0;
+  for (const char *p = text ? text : ""; (p = strstr(p, " -c ")); p++) n++;
+  free(text);
+  CHECK_INT(n, 4); /* round 0 compiled, round 1 linked the cached object */
+  struct stat st;
+  CHECK(stat(cache, &st) != 0); /* the wrapper did clear it */
   if (saved) setenv("KILN_CACHE_DIR", saved, 1);
   else unsetenv("KILN_CACHE_DIR");
   kiln_rmtree(tmp);
