@@ -549,6 +549,12 @@ int cuda_check_split(const struct ConfigEntity *cfg, const char *knob, int npart
 /* TVM's SplitEntity.apply: out[0..nparts-1], outermost first. */
 int cuda_apply_split(Stage *st, IterVar *ax, const struct ConfigEntity *cfg, const char *knob, int nparts,
                      IterVar **out);
+/* TVM's GPU tiling of naxes (2 or 3) output axes, each already split in
+ * four (block, vthread, thread, inner): reorder to [scope,] all blocks,
+ * all vthreads, all threads, all inners, and bind level 0 to
+ * blockIdx.{z,y,x}, level 1 to vthread, level 2 to threadIdx.{z,y,x}, the
+ * last axis to x.  scope may be NULL (no unroll scope). */
+int cuda_tile_bind(Stage *st, IterVar *scope, int naxes, IterVar *const *const axes[]);
 /* Part `part` of a split knob ([0] is -1); -1 + error. */
 int64_t cuda_split_part(const struct ConfigEntity *cfg, const char *knob, int part);
 /* Spread a shared fetch over threads {z, y, x}: fuse its axes, then

@@ -142,12 +142,8 @@ int topi_cuda_schedule_conv2d_direct(const Target *t, Schedule *s, const ConfigE
       cuda_apply_split(so, stage_axis(so, 2), cfg, "tile_y", 4, y) ||
       cuda_apply_split(so, stage_axis(so, 3), cfg, "tile_x", 4, x) || stage_fuse(so, n, f[0], &bf))
     return -1;
-  IterVar *order[13] = {kscope, bf, y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2], f[3], y[3], x[3]};
-  if (stage_reorder(so, 13, order) || stage_bind(so, bf, "blockIdx.z") || stage_bind(so, y[0], "blockIdx.y") ||
-      stage_bind(so, x[0], "blockIdx.x") || stage_bind(so, f[1], "vthread") || stage_bind(so, y[1], "vthread") ||
-      stage_bind(so, x[1], "vthread") || stage_bind(so, f[2], "threadIdx.z") || stage_bind(so, y[2], "threadIdx.y") ||
-      stage_bind(so, x[2], "threadIdx.x"))
-    return -1;
+  f[0] = bf;
+  if (cuda_tile_bind(so, kscope, 3, (IterVar *const *const[]){f, y, x})) return -1;
   Stage *sl = sch_stage(s, OL);
   if (stage_compute_at(sl, so, x[2])) return -1;
 

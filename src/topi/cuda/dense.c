@@ -122,11 +122,7 @@ static int large_batch(Schedule *s, const ConfigEntity *cfg, Tensor *output, Ten
   if (cuda_apply_split(so, stage_axis(so, 0), cfg, "tile_x", 4, x) ||
       cuda_apply_split(so, stage_axis(so, 1), cfg, "tile_y", 4, y))
     return -1;
-  IterVar *order[8] = {y[0], x[0], y[1], x[1], y[2], x[2], y[3], x[3]};
-  if (stage_reorder(so, 8, order) || stage_bind(so, y[0], "blockIdx.y") || stage_bind(so, x[0], "blockIdx.x") ||
-      stage_bind(so, y[1], "vthread") || stage_bind(so, x[1], "vthread") || stage_bind(so, y[2], "threadIdx.y") ||
-      stage_bind(so, x[2], "threadIdx.x") || stage_compute_at(sl, so, x[2]))
-    return -1;
+  if (cuda_tile_bind(so, NULL, 2, (IterVar *const *const[]){y, x}) || stage_compute_at(sl, so, x[2])) return -1;
   if (cuda_apply_split(sl, stage_reduce_axis(sl, 0), cfg, "tile_k", 3, k) ||
       stage_reorder(sl, 5, (IterVar *[]){k[0], k[1], k[2], stage_axis(sl, 0), stage_axis(sl, 1)}) ||
       stage_compute_at(sch_stage(s, AA), sl, k[0]) || stage_compute_at(sch_stage(s, BB), sl, k[0]) ||

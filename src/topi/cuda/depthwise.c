@@ -82,12 +82,8 @@ int topi_cuda_schedule_depthwise_conv2d(const Target *t, Schedule *s, const Conf
       cuda_apply_split(so, stage_axis(so, 3), cfg, "tile_x", 4, x) ||
       stage_split_nparts(so, stage_axis(so, 0), ir_i32(1), &kscope, &n) || stage_fuse(so, n, f[0], &bf))
     return -1;
-  IterVar *order[13] = {kscope, bf, y[0], x[0], f[1], y[1], x[1], f[2], y[2], x[2], f[3], y[3], x[3]};
-  if (stage_reorder(so, 13, order) || stage_bind(so, bf, "blockIdx.z") || stage_bind(so, y[0], "blockIdx.y") ||
-      stage_bind(so, x[0], "blockIdx.x") || stage_bind(so, f[1], "vthread") || stage_bind(so, y[1], "vthread") ||
-      stage_bind(so, x[1], "vthread") || stage_bind(so, f[2], "threadIdx.z") || stage_bind(so, y[2], "threadIdx.y") ||
-      stage_bind(so, x[2], "threadIdx.x"))
-    return -1;
+  f[0] = bf;
+  if (cuda_tile_bind(so, kscope, 3, (IterVar *const *const[]){f, y, x})) return -1;
   if (stage_compute_at(sch_stage(s, OL), so, x[2]) || stage_compute_at(sch_stage(s, AA), so, x[0]) ||
       stage_compute_at(sch_stage(s, WW), so, x[0]) || stage_compute_at(sch_stage(s, AL), so, x[2]) ||
       stage_compute_at(sch_stage(s, WL), so, x[2]))

@@ -45,6 +45,25 @@ int64_t cuda_split_part(const ConfigEntity *cfg, const char *knob, int part) {
   return sz[part];
 }
 
+int cuda_tile_bind(Stage *st, IterVar *scope, int naxes, IterVar *const *const axes[]) {
+  static const char *const blocks[3] = {"blockIdx.z", "blockIdx.y", "blockIdx.x"};
+  static const char *const threads[3] = {"threadIdx.z", "threadIdx.y", "threadIdx.x"};
+  if (naxes < 2 || naxes > 3) return kiln_set_error("cuda_tile_bind: %d axes (expected 2 or 3)", naxes);
+  IterVar *order[13];
+  int n = 0;
+  if (scope) order[n++] = scope;
+  for (int level = 0; level < 4; level++)
+    for (int i = 0; i < naxes; i++) order[n++] = axes[i][level];
+  if (stage_reorder(st, n, order)) return -1;
+  for (int level = 0; level < 3; level++)
+    for (int i = 0; i < naxes; i++) {
+      int dim = 3 - naxes + i;
+      const char *tag = level == 0 ? blocks[dim] : level == 1 ? "vthread" : threads[dim];
+      if (stage_bind(st, axes[i][level], tag)) return -1;
+    }
+  return 0;
+}
+
 static int fuse_all(Stage *st, IterVar **fused) {
   IterVar *f = stage_axis(st, 0);
   for (int d = 1; d < st->op->ndim; d++)

@@ -252,12 +252,7 @@ int topi_cuda_schedule_conv2d_winograd(const Target *t, Schedule *s, const Confi
       cuda_apply_split(sc, b, cfg, "tile_b", 4, bz) || cuda_apply_split(sc, stage_axis(sc, 2), cfg, "tile_y", 4, by) ||
       cuda_apply_split(sc, stage_axis(sc, 3), cfg, "tile_x", 4, bx))
     return -1;
-  IterVar *order[13] = {scope, bz[0], by[0], bx[0], bz[1], by[1], bx[1], bz[2], by[2], bx[2], bz[3], by[3], bx[3]};
-  if (stage_reorder(sc, 13, order) || stage_bind(sc, bz[0], "blockIdx.z") || stage_bind(sc, by[0], "blockIdx.y") ||
-      stage_bind(sc, bx[0], "blockIdx.x") || stage_bind(sc, bz[1], "vthread") || stage_bind(sc, by[1], "vthread") ||
-      stage_bind(sc, bx[1], "vthread") || stage_bind(sc, bz[2], "threadIdx.z") || stage_bind(sc, by[2], "threadIdx.y") ||
-      stage_bind(sc, bx[2], "threadIdx.x"))
-    return -1;
+  if (cuda_tile_bind(sc, scope, 3, (IterVar *const *const[]){bz, by, bx})) return -1;
   Stage *sl = sch_stage(s, OL);
   IterVar *lb, *rc[2];
   if (stage_compute_at(sl, sc, bx[2]) || stage_fuse(sl, stage_axis(sl, 0), stage_axis(sl, 1), &lb) ||
