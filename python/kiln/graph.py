@@ -82,7 +82,10 @@ class IRModule(Object):
         if opt_level is None:
             from .transform import PassContext  # pylint: disable=import-outside-toplevel
             opt_level = PassContext.current().opt_level
-        return _api("graph.optimize")(self, int(opt_level))
+        from .transform import current_precision  # pylint: disable=import-outside-toplevel
+        precision = current_precision()
+        extra = (precision,) if precision else ()
+        return _api("graph.optimize")(self, int(opt_level), *extra)
 
     def fused_text(self, opt_level=None):
         """The graph fused at opt_level (default: the current PassContext's)
@@ -206,11 +209,17 @@ def build(mod, target=None, target_host=None, params=None, mod_name="default", o
         opt_level = PassContext.current().opt_level
     changed = _changed_params(mod, params)
     g = mod.bind_params(changed) if changed else mod
+    from .transform import current_precision  # pylint: disable=import-outside-toplevel
+    precision = current_precision()
     if executor == "aot":
+        if precision not in (None, "fp32"):
+            raise KilnError("build: config kiln.precision=%r builds a graph-executor module; "
+                            "executor='aot' (standalone C) is fp32 only" % precision)
         from .aot import AotExecutorFactoryModule  # pylint: disable=import-outside-toplevel
         return AotExecutorFactoryModule(g, opt_level)
     from .graph_executor import GraphExecutorFactoryModule  # pylint: disable=import-outside-toplevel
-    lib = _api("graph.build")(g, int(opt_level), target)
+    extra = (precision,) if precision else ()
+    lib = _api("graph.build")(g, int(opt_level), target, *extra)
     handle, lib.handle = lib.handle, None
     return GraphExecutorFactoryModule(handle)
 

@@ -24,6 +24,18 @@ def _stack():
     return s
 
 
+# The config keys a PassContext takes, with their values (TVM's
+# PassContext(config=...)).  "kiln.precision": "bf16" is `kiln compile
+# --precision bf16` (docs/bf16.md): dense layers with bfloat16 weights on
+# AVX512-BF16, float32 accumulation and outputs.
+CONFIG_KEYS = {"kiln.precision": ("fp32", "bf16")}
+
+
+def current_precision():
+    """The current PassContext's "kiln.precision" (None when not set)."""
+    return PassContext.current().config.get("kiln.precision")
+
+
 class PassContext:
     """A build configuration, used as a context manager."""
 
@@ -34,14 +46,22 @@ class PassContext:
         if not 0 <= opt_level <= 3:
             raise KilnError("PassContext: opt_level must be 0 to 3, got %d" % opt_level)
         for what, v in (("required_pass", required_pass), ("disabled_pass", disabled_pass),
-                        ("instruments", instruments), ("config", config)):
+                        ("instruments", instruments)):
             if v:
                 raise KilnError("PassContext: %s is not supported by Kiln (its passes are chosen by "
                                 "opt_level alone), got %r" % (what, v))
+        config = dict(config or {})
+        for key, v in config.items():
+            if key not in CONFIG_KEYS:
+                raise KilnError("PassContext: config key %r is not supported by Kiln (known: %s)"
+                                % (key, ", ".join(sorted(CONFIG_KEYS))))
+            if v not in CONFIG_KEYS[key]:
+                raise KilnError("PassContext: config %r must be one of %s, got %r"
+                                % (key, ", ".join(CONFIG_KEYS[key]), v))
         self.opt_level = opt_level
         self.required_pass = []
         self.disabled_pass = []
-        self.config = {}
+        self.config = config
 
     def __enter__(self):
         _stack().append(self)
@@ -59,6 +79,8 @@ class PassContext:
         return s[-1] if s else PassContext()
 
     def __repr__(self):
+        if self.config:
+            return "PassContext(opt_level=%d, config=%r)" % (self.opt_level, self.config)
         return "PassContext(opt_level=%d)" % self.opt_level
 
 

@@ -202,7 +202,10 @@ typedef struct KGraph {
 /* The graph optimized at level: kg's own graph when it came from
  * graph.optimize, else a new optimized copy the caller frees (graph_free);
  * NULL + error. */
-struct Graph *api_graph_optimized(KGraph *kg, int level, const Target *t);
+struct Graph *api_graph_optimized(KGraph *kg, int level, const Target *t, int precision /* GraphPrecision */);
+/* Optional argument i: a precision word ("fp32", "bf16"; absent or NULL:
+ * fp32); 0, or -1 with an error. */
+int api_precision_arg(const ApiCall *c, int i, int *out /* GraphPrecision */);
 /* The records the API's builds use: the process-wide context that
  * autotvm.apply_history_best fills (api_autotvm.c), passed down
  * explicitly to the compiler. */

@@ -31,17 +31,18 @@
 #include "../graph/backend/build.h"
 #include "../graph/backend/strategy.h"
 
-/* extract_tasks(graph, opt_level, target) -> JSON array of tasks */
+/* extract_tasks(graph, opt_level, target[, precision]) -> JSON array of tasks */
 API_FUNC(at_extract_tasks) {
   API_CALL;
   KGraph *kg;
   int64_t level;
   const Target *target;
-  if (api_argc(&c, 3, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || api_int(&c, 1, &level) ||
-      !(target = api_target(&c, 2)))
+  int prec;
+  if (api_argc(&c, 3, 4) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || api_int(&c, 1, &level) ||
+      !(target = api_target(&c, 2)) || api_precision_arg(&c, 3, &prec))
     return -1;
   if (level < 0 || level > 3) return api_error(&c, "opt_level must be 0 to 3, got %lld", (long long)level);
-  Graph *g = api_graph_optimized(kg, (int)level, target);
+  Graph *g = api_graph_optimized(kg, (int)level, target, prec);
   if (!g) return api_fail(&c);
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
@@ -254,7 +255,7 @@ API_FUNC(at_apply_history_best_exit) {
 }
 
 const ApiEntry api_autotvm_funcs[] = {
-    {"autotvm.extract_tasks", at_extract_tasks, "graph, opt_level, target"},
+    {"autotvm.extract_tasks", at_extract_tasks, "graph, opt_level, target, precision=None"},
     {"autotvm.tune_task", at_tune_task, "task_json, tuner, options_json"},
     {"autotvm.apply_history_best", at_apply_history_best, "path"},
     {"autotvm.apply_history_best_exit", at_apply_history_best_exit, "token"},

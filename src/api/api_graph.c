@@ -225,16 +225,31 @@ API_FUNC(graph_fused_text) {
 
 /* ---- transforms ---- */
 
-static Graph *optimized_copy(Graph *g, int level, const Target *t);
+static Graph *optimized_copy(Graph *g, int level, const Target *t, GraphPrecision precision);
 
-Graph *api_graph_optimized(KGraph *kg, int level, const Target *t) {
-  return kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level, t);
+int api_precision_arg(const ApiCall *c, int i, int *out) {
+  const char *s;
+  GraphPrecision p = GRAPH_PRECISION_FP32;
+  if (api_opt_str(c, i, &s)) return -1;
+  if (s && graph_precision_parse(s, &p)) return api_fail(c);
+  *out = (int)p;
+  return 0;
 }
 
-static Graph *optimized_copy(Graph *g, int level, const Target *t) {
+Graph *api_graph_optimized(KGraph *kg, int level, const Target *t, int precision) {
+  if (kg->opt_level >= 0 && precision != GRAPH_PRECISION_FP32) {
+    kiln_set_error("precision %s: the graph is already optimized; pass the precision to optimize (or build the "
+                   "unoptimized graph)",
+                   graph_precision_name((GraphPrecision)precision));
+    return NULL;
+  }
+  return kg->opt_level >= 0 ? kg->g : optimized_copy(kg->g, level, t, (GraphPrecision)precision);
+}
+
+static Graph *optimized_copy(Graph *g, int level, const Target *t, GraphPrecision precision) {
   Graph *copy = copy_graph(g);
   if (!copy) return NULL;
-  GraphOptions go = {level, NULL, NULL, t, api_dispatch()};
+  GraphOptions go = {level, NULL, NULL, t, api_dispatch(), precision};
   return graph_optimize(copy, &go); /* frees copy */
 }
 
@@ -242,9 +257,11 @@ API_FUNC(graph_optimize_fn) {
   API_CALL;
   KGraph *kg;
   int level = 0;
-  if (api_argc(&c, 2, 2) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level))
+  int prec;
+  if (api_argc(&c, 2, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
+      api_precision_arg(&c, 2, &prec))
     return -1;
-  Graph *g = optimized_copy(kg->g, level, NULL);
+  Graph *g = optimized_copy(kg->g, level, NULL, (GraphPrecision)prec);
   return ret_graph(&c, ret, ret_code, g ? api_kgraph_new(g, level, 0, NULL) : NULL);
 }
 
@@ -352,16 +369,17 @@ API_FUNC(graph_bind_params) {
   return api_ret_obj(&c, ret, ret_code, nk);
 }
 
-/* build(graph, opt_level, target) -> module */
+/* build(graph, opt_level, target[, precision]) -> module */
 API_FUNC(graph_build_fn) {
   API_CALL;
   KGraph *kg;
   int level = 0;
   const Target *target;
-  if (api_argc(&c, 3, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
-      !(target = api_target(&c, 2)))
+  int prec;
+  if (api_argc(&c, 3, 4) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
+      !(target = api_target(&c, 2)) || api_precision_arg(&c, 3, &prec))
     return -1;
-  Graph *g = api_graph_optimized(kg, level, target);
+  Graph *g = api_graph_optimized(kg, level, target, prec);
   if (!g) return api_fail(&c);
   char *dir = kiln_build_tmp_dir("kiln-graph-");
   KilnModule *m = NULL;
@@ -425,7 +443,7 @@ API_FUNC(graph_export_c_fn) {
   int lanes = cexport_isa_lanes(eo.isa);
   eo.target = lanes > 0 ? target_host_lanes(lanes) : NULL;
   /* the graph is optimized again here: its layout depends on the ISA */
-  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level, eo.target);
+  Graph *g = kg->opt_level >= 0 && lanes == 0 ? kg->g : optimized_copy(kg->g, level, eo.target, GRAPH_PRECISION_FP32);
   int rc = g ? graph_export_c(g, &eo, dir, NULL) : -1;
   if (g && g != kg->g) graph_free(g);
   if (rc) return api_fail(&c);
@@ -569,9 +587,9 @@ const ApiEntry api_graph_funcs[] = {
     {"graph.free", graph_free_fn, "graph"},
     {"graph.as_text", graph_as_text, "graph"},
     {"graph.fused_text", graph_fused_text, "graph, opt_level"},
-    {"graph.optimize", graph_optimize_fn, "graph, opt_level"},
+    {"graph.optimize", graph_optimize_fn, "graph, opt_level, precision=None"},
     {"graph.bind_params", graph_bind_params, "graph, pairs..."},
-    {"graph.build", graph_build_fn, "graph, opt_level, target"},
+    {"graph.build", graph_build_fn, "graph, opt_level, target, precision=None"},
     {"graph.standalone_c", graph_export_c_fn, "graph, opt_level, dir, prefix, threads, isa, freestanding, separate_weights"},
     {"graph.opt_level", graph_opt_level, "graph"},
     {"graph.num_inputs", graph_num_inputs, "graph"},

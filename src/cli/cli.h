@@ -56,6 +56,9 @@ typedef struct Command {
 int cli_parse(Command *cmd, int argc, char **argv, int *npos, const char ***pos);
 void cli_print_help(const Command *cmd, FILE *f);
 Opt *cli_opt(Command *cmd, const char *name);
+/* --precision (fp32 or bf16, docs/bf16.md) if cmd has it and it is set,
+ * else fp32; -1 after printing a usage error. */
+int cli_precision(Command *cmd, int *out /* GraphPrecision */);
 int cli_error(const Command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define CLI_USAGE (-2)
 /* A usage error: printed like cli_error, returns CLI_USAGE. */

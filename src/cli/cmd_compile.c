@@ -100,12 +100,28 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
     }
     *batch_outer = spec;
   }
-  GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch()};
+  int prec;
+  if (cli_precision(cmd, &prec)) {
+    graph_free(g);
+    return NULL;
+  }
+  GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch(), (GraphPrecision)prec};
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump && dump->set) go.dump_after = dump->value;
   g = graph_optimize(g, &go);
   if (!g) cli_error(cmd, "%s", kiln_get_error());
   return g;
+}
+
+int cli_precision(Command *cmd, int *out) {
+  Opt *o = cli_opt(cmd, "--precision");
+  GraphPrecision p = GRAPH_PRECISION_FP32;
+  if (o && o->set && graph_precision_parse(o->value, &p)) {
+    cli_usage(cmd, "--precision: %s", kiln_get_error());
+    return -1;
+  }
+  *out = (int)p;
+  return 0;
 }
 
 static int get_opt_level(Command *cmd, long *lvl) {
@@ -133,6 +149,7 @@ static Opt compile_opts[] = {
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
+    {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: dense layers with bfloat16 weights on AVX512-BF16, float32 accumulation and outputs (docs/bf16.md)", false, NULL, NULL, 0},
     {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources (and GPU kernels), graph JSON and params there", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a graph pass to stdout, or each kernel's loop IR after a lowering pass to stderr (or all)", false, NULL, NULL, 0},
     {"--tuning-records", NULL, OPT_MULTI, "FILE", "use the best configs of these tuning records (AutoTVM v0.1/v0.2 JSON lines; repeatable)", false, NULL, NULL, 0},

@@ -49,8 +49,14 @@ static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *
     graph_free(g);
     g = g1;
   }
+  int prec = 0;
+  if (g && cli_precision(cmd, &prec)) {
+    graph_free(g);
+    graph_dispatch_set_quiet(cli_dispatch(), was);
+    return NULL;
+  }
   if (g) {
-    GraphOptions go = {(int)lvl, NULL, stdout, t, cli_dispatch()};
+    GraphOptions go = {(int)lvl, NULL, stdout, t, cli_dispatch(), (GraphPrecision)prec};
     g = graph_optimize(g, &go);
   }
   graph_dispatch_set_quiet(cli_dispatch(), was);
@@ -76,6 +82,7 @@ static Opt tasks_opts[] = {
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "the target whose tasks to list, e.g. \"cuda\" (TVM's CUDA templates; a 3x3 stride-1 conv2d is also a winograd task) (default: this machine)", false, NULL, NULL, 0},
+    {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: list the tasks of a --precision bf16 build (docs/bf16.md)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -126,6 +133,7 @@ Command cmd_tasks = {"tasks", "MODEL.onnx [options]",
 static Opt tune_opts[] = {
     {"--output", "-o", OPT_VALUE, "RECORDS.json", "append the tuning records here (resumes from records already there)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
+    {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: tune the tasks of a --precision bf16 build (docs/bf16.md)", false, NULL, NULL, 0},
     {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
     {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
     {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},

@@ -283,10 +283,62 @@ static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char 
   case INTRIN_likely:
     if (g->dialect && g->dialect->portable) return kfmt("(%s)", a);
     return kfmt("__builtin_expect(!!(%s), 1)", a);
+  case INTRIN_bf16_pack2: return kfmt("kiln_bf16_pack2(%s, %s)", a, b);
+  case INTRIN_bf16_dot2: return kfmt("kiln_bf16_dot2(%s, %s)", a, b);
   case INTRIN__COUNT: break;
   }
   KUNREACHABLE();
 }
+
+/* bfloat16 in generated code (docs/bf16.md): scalar helpers with the
+ * semantics of ir_bf16_round / ir_bf16_float (src/ir/scalar.c), and a
+ * vector dot-accumulate that is one AVX512-BF16 VDPBF16PS where the
+ * compiler targets it (a lane loop elsewhere). */
+static const char bf16_source[] =
+    "static inline uint32_t kiln_bf16_round(float x) {\n"
+    "  union { float f; uint32_t u; } v = {x};\n"
+    "  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (v.u >> 16) | 0x40u;\n"
+    "  return (v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16;\n"
+    "}\n"
+    "static inline float kiln_bf16_float(uint32_t h) {\n"
+    "  union { uint32_t u; float f; } v = {(h & 0xffffu) << 16};\n"
+    "  return v.f;\n"
+    "}\n"
+    "static inline uint32_t kiln_bf16_pack2(float lo, float hi) {\n"
+    "  return kiln_bf16_round(lo) | (kiln_bf16_round(hi) << 16);\n"
+    "}\n"
+    "static inline float kiln_bf16_dot2(uint32_t a, uint32_t b) {\n"
+    "  return kiln_bf16_float(a) * kiln_bf16_float(b) + kiln_bf16_float(a >> 16) * kiln_bf16_float(b >> 16);\n"
+    "}\n"
+    "#if defined(__AVX512BF16__)\n#include <immintrin.h>\n#endif\n";
+
+/* acc + bf16_dot2(a, b) on vectors: VDPBF16PS for 16 (or 8, with
+ * AVX512VL) lanes, else a lane loop in the instruction's order (the high
+ * pair's product first). */
+static void emit_bf16_dot_acc(CG *g, Expr *acc, Expr *dot) {
+  DType t = acc->dtype, ut = dot->call.args[0]->dtype;
+  const char *vt = ctype(g, t), *uvt = ctype(g, ut);
+  const char *name = kfmt("kiln_bf16_dot_acc_%s", vt + 3);
+  need(g, "kiln_bf16", bf16_source);
+  const char *isa = t.lanes == 16 ? "defined(__AVX512BF16__)" : t.lanes == 8 ? "defined(__AVX512BF16__) && defined(__AVX512VL__)" : "0";
+  const char *intr = t.lanes == 16 ? "(%s)_mm512_dpbf16_ps((__m512)c, (__m512bh)a, (__m512bh)b)"
+                                   : "(%s)_mm256_dpbf16_ps((__m256)c, (__m256bh)a, (__m256bh)b)";
+  need(g, name,
+       kfmt("static inline %s %s(%s c, %s a, %s b) {\n#if %s\n  return %s;\n#else\n"
+            "  for (int l = 0; l < %d; l++) {\n"
+            "    float s = c[l] + kiln_bf16_float(a[l] >> 16) * kiln_bf16_float(b[l] >> 16);\n"
+            "    c[l] = s + kiln_bf16_float(a[l]) * kiln_bf16_float(b[l]);\n  }\n  return c;\n#endif\n}\n",
+            vt, name, vt, uvt, uvt, isa, t.lanes == 16 || t.lanes == 8 ? kfmt(intr, vt) : "c", t.lanes));
+  sb_printf(g->out, "%s(", name);
+  expr(g, acc);
+  sb_puts(g->out, ", ");
+  expr(g, dot->call.args[0]);
+  sb_puts(g->out, ", ");
+  expr(g, dot->call.args[1]);
+  sb_putc(g->out, ')');
+}
+
+static bool is_bf16_dot(const Expr *e) { return e->kind == EK_Call && e->call.op == INTRIN_bf16_dot2; }
 
 /* Whether the freestanding math file (graph/backend/export_c_math.c) covers op. */
 static bool freestanding_has(Intrinsic op, DType t) {
@@ -302,7 +354,7 @@ static bool freestanding_has(Intrinsic op, DType t) {
   case INTRIN_sinh: case INTRIN_cosh: case INTRIN_asinh: case INTRIN_acosh: case INTRIN_atanh: case INTRIN_fmod:
     return false;
   case INTRIN_shift_left: case INTRIN_shift_right: case INTRIN_bitwise_and: case INTRIN_bitwise_or:
-  case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely:
+  case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely: case INTRIN_bf16_pack2: case INTRIN_bf16_dot2:
     return true;
   case INTRIN__COUNT:
     break;
@@ -505,6 +557,11 @@ static void expr(CG *g, Expr *e) {
     sb_puts(o, vname(g, e));
     return;
   case EK_Add:
+    if (vec && dt_is_float(t) && t.bits == 32 && (is_bf16_dot(e->bin.a) || is_bf16_dot(e->bin.b))) {
+      bool b_dot = is_bf16_dot(e->bin.b);
+      emit_bf16_dot_acc(g, b_dot ? e->bin.a : e->bin.b, b_dot ? e->bin.b : e->bin.a);
+      return;
+    }
     binary(g, "+", e->bin.a, e->bin.b);
     return;
   case EK_Sub:
@@ -622,6 +679,7 @@ static void expr(CG *g, Expr *e) {
       return;
     }
     if (intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) need(g, "kiln_vmath", codegen_vmath_source);
+    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2) need(g, "kiln_bf16", bf16_source);
     if (!vec) {
       StrBuf *saved = g->out;
       StrBuf a = {0}, b = {0};

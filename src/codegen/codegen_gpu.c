@@ -392,6 +392,10 @@ static void intrinsic(GG *g, Expr *e) {
     expr(g, a[0]);
     sb_putc(o, ')');
     return;
+  case INTRIN_bf16_pack2:
+  case INTRIN_bf16_dot2:
+    gfail(g, kfmt("codegen: %s is a CPU intrinsic (--precision bf16 builds for the CPU only)", intrin_name(e->call.op)));
+    return;
   case INTRIN__COUNT:
     break;
   }

@@ -29,12 +29,15 @@
  *   fuse.c         fused groups and TVM's fused-function names
  *   verify.c       the graph's invariants, checked between passes
  *   pipeline.c     the pass list
+ *   precision.c    --precision: fp32 or bf16, and whether this CPU has
+ *                  AVX512-BF16
  *   passes/        one pass a file (see passes/passes.h)
  *   ops/           the op table: one row per op (inputs, attributes, type
  *                  inference, fusion pattern, compute, schedule strategy)
- *                  in elemwise.c, nn.c, transform.c, reduce.c; their
+ *                  in elemwise.c, nn.c, transform.c, reduce.c, bf16.c; their
  *                  computes (compute.c); the table (table.c)
- *   backend/       TVM's relay/backend: strategies (strategy.c), configs
+ *   backend/       TVM's relay/backend: strategies (strategy.c; the
+ *                  bfloat16 ones in strategy_bf16.c), configs
  *                  from records (dispatch.c), tuning tasks (tasks.c),
  *                  groups -> te -> schedules -> one module (build.c,
  *                  schedule.c), constant evaluation (eval.c), standalone
@@ -370,6 +373,20 @@ char *graph_to_text_fused(Graph *g, AVec *groups);
 
 /* ===== pipeline.c ===== */
 
+/* ===== precision.c ===== */
+
+/* The arithmetic the compiled layers use (docs/bf16.md): fp32, or bf16
+ * weights and AVX512-BF16 kernels with float32 accumulation (opt-in). */
+typedef enum GraphPrecision { GRAPH_PRECISION_FP32 = 0, GRAPH_PRECISION_BF16 } GraphPrecision;
+/* "fp32"/"float32" or "bf16"/"bfloat16"; -1 + error otherwise. */
+int graph_precision_parse(const char *s, GraphPrecision *out);
+const char *graph_precision_name(GraphPrecision p);
+/* Whether this CPU runs AVX512-BF16 ($KILN_CPU_NO_BF16=1: as if not). */
+bool graph_cpu_has_bf16(void);
+/* 0 if p can be built for t at opt_level on this machine, else -1 and an
+ * error saying what is missing and what to do. */
+int graph_precision_check(GraphPrecision p, const struct Target *t, int opt_level);
+
 typedef struct GraphOptions {
   int opt_level;          /* 0-3 */
   const char *dump_after; /* print the graph after this pass ("all") */
@@ -377,6 +394,7 @@ typedef struct GraphOptions {
   const struct Target *target; /* compiled for (NULL: the host, target_host) */
   DispatchContext *dispatch;   /* alter_layout's configs (NULL: a new
                                 * context for this call, backend/dispatch.c) */
+  GraphPrecision precision;    /* fp32 (0, the default) or bf16 */
 } GraphOptions;
 
 /* ===== verify.c ===== */

@@ -55,10 +55,10 @@ static void dump(const GraphOptions *opt, const char *pass, Graph *g) {
 static Graph *optimize(Graph *g, const GraphOptions *opt, const PassContext *pc);
 
 Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
-  GraphOptions defaults = {3, NULL, NULL, NULL, NULL};
+  GraphOptions defaults = {3, NULL, NULL, NULL, NULL, GRAPH_PRECISION_FP32};
   if (!opt) opt = &defaults;
-  PassContext pc = {opt->target ? opt->target : target_host(), opt->dispatch};
-  if (!pc.target) {
+  PassContext pc = {opt->target ? opt->target : target_host(), opt->dispatch, opt->precision};
+  if (!pc.target || graph_precision_check(opt->precision, pc.target, opt->opt_level)) {
     graph_free(g);
     return NULL;
   }

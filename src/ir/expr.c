@@ -279,6 +279,20 @@ Expr *ir_call(Intrinsic op, int nargs, Expr **args) {
     break;
   case INTRIN_fabs:
     break;
+  case INTRIN_bf16_pack2:
+    if (!dt_eq(dt_scalar(t), DT_F32)) {
+      kiln_set_error("bf16_pack2: operands must be float32, got %s", dt_str(t));
+      return NULL;
+    }
+    t = dt_with_lanes(DT_U32, t.lanes);
+    break;
+  case INTRIN_bf16_dot2:
+    if (!dt_eq(dt_scalar(t), DT_U32)) {
+      kiln_set_error("bf16_dot2: operands must be uint32 (two bfloat16 each), got %s", dt_str(t));
+      return NULL;
+    }
+    t = dt_with_lanes(DT_F32, t.lanes);
+    break;
   default:
     if (!dt_is_float(t)) { /* math on ints: compute in float32, like TVM's te.exp on int */
       for (int i = 0; i < nargs; i++) a[i] = ir_cast(dt_with_lanes(DT_F32, t.lanes), a[i]);

@@ -167,7 +167,11 @@ typedef enum ExprKind {
   X(bitwise_or, 2)                                                             \
   X(bitwise_xor, 2)                                                            \
   X(bitwise_not, 1)                                                            \
-  X(likely, 1) /* a condition that is almost always true: a hint */
+  X(likely, 1) /* a condition that is almost always true: a hint */     \
+  X(bf16_pack2, 2) /* float32 lo, hi -> uint32: both rounded to bfloat16  \
+                      (to nearest even), lo in the low half */            \
+  X(bf16_dot2, 2)  /* uint32 a, b (two bfloat16 each) -> float32         \
+                      a.lo * b.lo + a.hi * b.hi (AVX512-BF16's pair) */
 
 typedef enum Intrinsic {
 #define X(n, a) INTRIN_##n,
@@ -554,6 +558,11 @@ typedef struct IrScalar {
   int64_t i; /* integers and bool: the sign-extended bit pattern */
   double f;  /* floats, rounded to float32 for float32 */
 } IrScalar;
+
+/* bfloat16 bits (in the low 16 bits) of x rounded to nearest even, and the
+ * float32 value of bfloat16 bits: the semantics of bf16_pack2/bf16_dot2. */
+uint32_t ir_bf16_round(float x);
+float ir_bf16_float(uint32_t h);
 
 int64_t ir_scalar_norm(uint64_t u, DType t);
 double ir_scalar_round(double v, DType t);

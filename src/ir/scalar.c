@@ -53,6 +53,25 @@ const char *ir_scalar_int_div(ExprKind k, int64_t a, int64_t b, DType t, int64_t
   return NULL;
 }
 
+/* bfloat16: the upper half of a float32.  Rounding to nearest even, as
+ * AVX512-BF16's VCVTNE2PS2BF16 does; a NaN stays a (quiet) NaN. */
+uint32_t ir_bf16_round(float x) {
+  union {
+    float f;
+    uint32_t u;
+  } v = {x};
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (v.u >> 16) | 0x40u;
+  return (v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16;
+}
+
+float ir_bf16_float(uint32_t h) {
+  union {
+    uint32_t u;
+    float f;
+  } v = {(h & 0xffffu) << 16};
+  return v.f;
+}
+
 const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, IrScalar *out) {
   double x = a[0].f, y = a[1].f, r = 0;
   out->i = 0;
@@ -109,6 +128,14 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
   case INTRIN_bitwise_or: out->i = ir_scalar_norm((uint64_t)(a[0].i | a[1].i), t); return NULL;
   case INTRIN_bitwise_xor: out->i = ir_scalar_norm((uint64_t)(a[0].i ^ a[1].i), t); return NULL;
   case INTRIN_bitwise_not: out->i = ir_scalar_norm(~(uint64_t)a[0].i, t); return NULL;
+  case INTRIN_bf16_pack2:
+    out->i = (int64_t)(ir_bf16_round((float)x) | (ir_bf16_round((float)y) << 16));
+    return NULL;
+  case INTRIN_bf16_dot2: {
+    uint32_t p = (uint32_t)a[0].i, q = (uint32_t)a[1].i;
+    out->f = (double)(ir_bf16_float(p) * ir_bf16_float(q) + ir_bf16_float(p >> 16) * ir_bf16_float(q >> 16));
+    return NULL;
+  }
   case INTRIN__COUNT: return "unknown intrinsic";
   }
   if (!dt_is_float(t)) return "a math intrinsic on an integer type";

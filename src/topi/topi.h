@@ -39,7 +39,8 @@
  *   generic/eval.c       a reference interpreter for computes (constant
  *                        folding of small tensors, and a test oracle)
  *   x86/                 NCHW[x]c convolution, depthwise, dense templates
- *                        (see src/knob/knob.h for config spaces)
+ *                        (see src/knob/knob.h for config spaces); the
+ *                        bfloat16 ones of --precision bf16 (dense_bf16.c)
  *   templates.c          the table of tunable templates (one row each)
  */
 #ifndef KILN_TOPI_H
@@ -535,6 +536,19 @@ Tensor *topi_x86_batch_matmul(Tensor *a, Tensor *b, DType out_dtype);
 int topi_x86_schedule_batch_matmul(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *c,
                                    int nout, Tensor **outs);
 extern const struct Template topi_x86_batch_matmul_template;
+
+/* ----- x86/dense_bf16.c: dense_pack_bf16.x86 (tile_y, tile_x in 3 parts,
+ * tile_k over the K pairs; docs/bf16.md) ----- */
+
+/* weight float32 [N, K] -> bfloat16 pairs along K, uint32 [N/bn, ceil(K/2), bn] */
+Tensor *topi_x86_pack_dense_weight_bf16(Tensor *weight, int64_t bn);
+/* data float32 [M, K] x that packed weight -> float32 [M, N], tag
+ * "dense_pack_bf16" (fp32 accumulation); the data is rounded to bfloat16
+ * pairs in a "data_bf16" stage (tag "bf16_pack"); bias [N] or NULL. */
+Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias);
+int topi_x86_schedule_dense_pack_bf16(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
+                                      int nout, Tensor **outs);
+extern const struct Template topi_x86_dense_pack_bf16_template;
 
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;

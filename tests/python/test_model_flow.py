@@ -368,7 +368,7 @@ def test_capi_graph_functions():
     assert kiln.capi.graph.output_dtype(g, 0) == "float32"
     assert kiln.capi.graph.num_params(g) == 8 and kiln.capi.graph.opt_level(g) == -1
     assert kiln.capi.ir.AsText(g) == kiln.capi.graph.as_text(g)
-    assert "graph.build(graph, opt_level, target)" in kiln.capi.graph.build.__doc__
+    assert "graph.build(graph, opt_level, target, precision=None)" in kiln.capi.graph.build.__doc__
 
 
 # ---- errors ----
@@ -435,7 +435,7 @@ def test_error_build(digits, tmp_path):
         mod.optimize(7)
     with pytest.raises(kiln.KilnError, match="Graph"):
         kiln.capi.graph.as_text(lib)
-    with pytest.raises(kiln.KilnError, match=r"graph.build: expected 3 arguments"):
+    with pytest.raises(kiln.KilnError, match=r"graph.build: expected 3 to 4 arguments"):
         kiln.capi.graph.build(mod, 3)
     with pytest.raises(kiln.KilnError, match="no such file|cannot load"):
         kiln.runtime.load_module(str(tmp_path / "missing.so"))

@@ -31,6 +31,7 @@ extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
 extern const TestCase batch_matmul_tests[];
+extern const TestCase bf16_tests[];
 extern const TestCase winograd_tests[];
 extern const TestCase cuda_template_tests[];
 extern const TestCase symshape_tests[];
@@ -54,6 +55,7 @@ static const TestSuite suites[] = {
     {"x86", x86_tests},
     {"group_conv", group_conv_tests},
     {"batch_matmul", batch_matmul_tests},
+    {"bf16", bf16_tests},
     {"winograd", winograd_tests},
     {"cuda_templates", cuda_template_tests},
     {"symshape", symshape_tests},

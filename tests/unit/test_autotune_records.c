@@ -356,7 +356,7 @@ static void test_dispatch_task_column(void) {
   CHECK_OK(graph_dispatch_add_records(dc, path));
   Graph *g = kiln_import_onnx(kfmt("%s/models/digits/digits.onnx", test_root()), "image:[1,1,8,8]");
   CHECK_NN(g);
-  GraphOptions go = {3, NULL, NULL, NULL, dc};
+  GraphOptions go = {3, NULL, NULL, NULL, dc, GRAPH_PRECISION_FP32};
   if (g) g = graph_optimize(g, &go);
   CHECK_NN(g);
   if (!g) {

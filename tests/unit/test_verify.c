@@ -55,7 +55,7 @@ static void test_graph(void) {
   graph_free(other);
   /* the pipeline checks its input and stops with the verifier's error */
   r->type.shape[0] = 3;
-  GraphOptions go = {0, NULL, NULL, NULL, NULL};
+  GraphOptions go = {0, NULL, NULL, NULL, NULL, GRAPH_PRECISION_FP32};
   CHECK(graph_optimize(g, &go) == NULL); /* frees g */
   CHECK_CONTAINS(kiln_get_error(), "graph_verify after import: node 1 ('r', nn.relu): its type is not");
 }

@@ -73,7 +73,9 @@ def extract_from_program(mod, params, target, target_host=None, ops=None):
     changed = _changed_params(mod, params)
     g = mod.bind_params(changed) if changed else mod
     level = PassContext.current().opt_level if _stack() else 3
-    tasks = [Task(d) for d in json.loads(f(g, level, str(target or "llvm")))]
+    precision = PassContext.current().config.get("kiln.precision") if _stack() else None
+    extra = (precision,) if precision else ()
+    tasks = [Task(d) for d in json.loads(f(g, level, str(target or "llvm"), *extra))]
     if ops:
         # "nn.conv2d" keeps conv2d_NCHWc.x86 (and depthwise), "nn.dense" dense_*
         short = {str(o).rsplit(".", 1)[-1] for o in ops}

@@ -192,6 +192,10 @@ static int task_config(GNode *n, const Target *t, DispatchContext *dc, const Tem
   return choose_config(t, dc, tm, wl, &st->config, &st->config_source);
 }
 
+int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const Template *tm, Workload *wl, Strategy *st) {
+  return task_config(n, t, dc, tm, wl, st);
+}
+
 void graph_record_config(Graph *g, GNode *n, const Strategy *st) {
   if (!st->config) return;
   gnode_set_config(g, n, config_json(st->config), st->config_source);

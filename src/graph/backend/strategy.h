@@ -49,6 +49,16 @@ void strategy_attr_pads4(GNode *n, int out[4]);
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and
  * none for dense_pack.x86). */
 int graph_dense_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* The config a strategy uses for a task: the one recorded on n
+ * (GNode.config), else the best of dc's records, else the fallback. */
+int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const struct Template *tm, struct Workload *wl,
+                      Strategy *st);
+/* strategy_bf16.c (--precision bf16, docs/bf16.md): the task and config
+ * of an nn.dense node with a constant float32 [N, K] weight as
+ * dense_pack_bf16.x86 (st->task_name NULL when it does not apply), and
+ * the strategy of nn.contrib_dense_pack_bf16. */
+int graph_dense_bf16_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
 /* The Winograd tuning task's name. */

@@ -8,6 +8,7 @@
  *   nn.c         conv2d, dense, pooling, softmax, norms, ...
  *   transform.c  reshape, transpose, concat, slices, gather, pad, ...
  *   reduce.c     reductions and arg reductions
+ *   bf16.c       the ops of --precision bf16 (docs/bf16.md)
  *   table.c      the table of tables and lookup
  */
 #ifndef KILN_GRAPH_OP_UTIL_H

@@ -58,6 +58,7 @@ typedef struct Alt {
   PtrMap origin_blk; /* transform node -> its input's block + 1 */
   int failed;
   const Target *target; /* whose templates and records choose the blocks */
+  GraphPrecision precision; /* bf16: dense layers take dense_pack_bf16.x86 */
   DispatchContext *dispatch; /* the records */
 } Alt;
 
@@ -260,8 +261,14 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
 /* nn.dense with a constant weight [N, K] -> nn.contrib_dense_pack with
  * the weight packed to [N/bn, K, bn] (layout NK[bn]n, folded at compile
  * time), bn = the dense_pack config's tile_x inner part. */
+static GNode *convert_dense_bf16(Graph *ng, Alt *a, GNode *old, GNode **args);
+
 static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (args[1]->kind != GN_CONST || old->args[1]->type.ndim != 2) return GRAPH_KEEP;
+  if (a->precision == GRAPH_PRECISION_BF16) {
+    GNode *r = convert_dense_bf16(ng, a, old, args);
+    if (r != GRAPH_KEEP) return r;
+  }
   Strategy st;
   if (graph_dense_config(old, a->target, a->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
@@ -276,6 +283,25 @@ static GNode *convert_dense(Graph *ng, Alt *a, GNode *old, GNode **args) {
   GAttrs at = gattrs_copy(&old->attrs);
   ga_str(&at, "weight_layout", kfmt("NK%lldn", (long long)bn));
   GNode *r = graph_call(ng, "nn.contrib_dense_pack", 2, (GNode *[]){args[0], pw}, at, old->name);
+  if (r) graph_record_config(ng, r, &st);
+  return r;
+}
+
+/* --precision bf16 (docs/bf16.md): nn.dense with a constant float32
+ * weight -> nn.contrib_dense_pack_bf16, the weight rounded to bfloat16
+ * pairs and packed [N/bn, ceil(K/2), bn] by a folded
+ * nn.contrib_dense_bf16_weight_pack (bn = tile_x's inner part). */
+static GNode *convert_dense_bf16(Graph *ng, Alt *a, GNode *old, GNode **args) {
+  Strategy st;
+  if (graph_dense_bf16_config(old, a->target, a->dispatch, &st)) return NULL;
+  if (!st.task_name) return GRAPH_KEEP;
+  int64_t bn = cfg_split_inner(st.config, "tile_x");
+  if (bn <= 0) return NULL;
+  GAttrs kt = gattrs_new();
+  ga_int(&kt, "block", bn);
+  GNode *w = args[1];
+  GNode *pw = graph_call(ng, "nn.contrib_dense_bf16_weight_pack", 1, &w, kt, NULL);
+  GNode *r = pw ? graph_call(ng, "nn.contrib_dense_pack_bf16", 2, (GNode *[]){args[0], pw}, gattrs_new(), old->name) : NULL;
   if (r) graph_record_config(ng, r, &st);
   return r;
 }
@@ -411,6 +437,7 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
   memset(&a, 0, sizeof a);
   a.target = pc->target;
   a.dispatch = pc->dispatch;
+  a.precision = pc->precision;
   pm_init_str(&a.cache);
   Graph *ng = graph_rewrite(g, rewrite, &a);
   if (ng) {

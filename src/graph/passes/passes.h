@@ -21,6 +21,7 @@
 typedef struct PassContext {
   const Target *target;      /* never NULL */
   DispatchContext *dispatch; /* where alter_layout's configs come from; never NULL */
+  GraphPrecision precision;  /* bf16: alter_layout picks the bfloat16 templates */
 } PassContext;
 
 Graph *pass_simplify_inference(Graph *g, const PassContext *pc);

@@ -1,0 +1,246 @@
+/*
+ * x86/dense_bf16.c - dense_pack_bf16.x86: a dense layer with its weight
+ * in bfloat16 and fp32 accumulation on AVX512-BF16 (`kiln compile
+ * --precision bf16`, docs/bf16.md).
+ *
+ * The weight is stored as pairs of bfloat16 along K in one uint32 and
+ * packed [N/bn, ceil(K/2), bn] (bn = tile_x's inner part): a row of bn
+ * words is the vector VDPBF16PS multiplies.  The activations are rounded
+ * to bfloat16 at the kernel's input, in the same pairs ("data_bf16",
+ * [M, ceil(K/2)] uint32; an odd K gets a zero partner), and
+ *
+ *     C[y, x] = sum over k2 of bf16_dot2(data_bf16[y, k2], w[x / bn, k2, x % bn])
+ *
+ * in float32, where bf16_dot2(a, b) = a.lo * b.lo + a.hi * b.hi (exact
+ * products: a bfloat16 has 8 significant bits).  With bn = 16 lanes, the
+ * vectorized accumulation is one VDPBF16PS per 16 outputs and 2 K values
+ * (the C code generator maps acc + bf16_dot2 on 16 lanes to
+ * _mm512_dpbf16_ps; the unscheduled lowering computes the same sums one
+ * by one).  The result and the epilogue are float32.
+ *
+ * Schedule: dense_pack.x86's (TVM's knob names tile_y and tile_x in three
+ * parts, tile_k over the pairs): a register block of tile_y[-1] rows x bn
+ * columns accumulates over K in a local cache, blocks are parallel tasks;
+ * the activations' conversion runs first, parallel over rows.
+ */
+#include "../../knob/knob.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+/* x[r, 2 k2 + j] of a 2-D float32 tensor, 0 past the end of an odd K */
+static Expr *pair_elem(Tensor *x, Expr *r, Expr *k2, int j, int64_t K, bool row_first) {
+  Expr *k = ir_add(ir_mul(k2, c32(2)), c32(j));
+  if (j == 1 && K % 2) {
+    Expr *kc = ir_min(k, c32(K - 1));
+    Expr *v = row_first ? te_read2(x, r, kc) : te_read2(x, kc, r);
+    return ir_select(ir_lt(k, c32(K)), v, ir_f32(0));
+  }
+  return row_first ? te_read2(x, r, k) : te_read2(x, k, r);
+}
+
+Tensor *topi_x86_pack_dense_weight_bf16(Tensor *weight, int64_t bn) {
+  int64_t w[2];
+  if (!weight) return NULL;
+  if (weight->ndim != 2 || !te_shape_const(weight, w) || !dt_eq(weight->dtype, DT_F32))
+    return kiln_set_error("pack dense weight to bfloat16: expected a float32 [N, K] of constant shape"), NULL;
+  if (bn < 1 || w[0] % bn)
+    return kiln_set_error("pack dense weight to bfloat16: the block %lld does not divide N = %lld", (long long)bn,
+                          (long long)w[0]),
+           NULL;
+  int64_t K2 = (w[1] + 1) / 2;
+  Expr **v = te_axis_vars(3, (const char *[]){"z", "y", "x"});
+  Expr *n = ir_add(ir_mul(v[0], c32(bn)), v[2]);
+  Expr *body = ir_call2(INTRIN_bf16_pack2, pair_elem(weight, n, v[1], 0, w[1], true), pair_elem(weight, n, v[1], 1, w[1], true));
+  return te_compute("packed_weight_bf16", 3, (Expr *[]){c32(w[0] / bn), c32(K2), c32(bn)}, v, body, "injective");
+}
+
+Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias) {
+  int64_t d[2], w[3];
+  if (!data || !weight) return NULL;
+  if (data->ndim != 2 || !te_shape_const(data, d) || !dt_eq(data->dtype, DT_F32))
+    return kiln_set_error("dense_pack_bf16: data must be float32 [M, K] with a constant shape"), NULL;
+  if (weight->ndim != 3 || !te_shape_const(weight, w) || !dt_eq(weight->dtype, DT_U32))
+    return kiln_set_error("dense_pack_bf16: weight must be bfloat16 pairs packed as uint32 [N/bn, ceil(K/2), bn] "
+                          "(topi_x86_pack_dense_weight_bf16 makes it)"),
+           NULL;
+  int64_t M = d[0], K = d[1], K2 = (K + 1) / 2, bn = w[2], N = w[0] * w[2];
+  if (w[1] != K2)
+    return kiln_set_error("dense_pack_bf16: the packed weight has %lld K pairs, data's K = %lld needs %lld", (long long)w[1],
+                          (long long)K, (long long)K2),
+           NULL;
+  if (bias && (bias->ndim != 1 || te_dim(bias, 0) != N))
+    return kiln_set_error("dense_pack_bf16: bias must be 1-D of %lld elements", (long long)N), NULL;
+  Expr **v = te_axis_vars(2, (const char *[]){"y", "k2"});
+  Tensor *a = te_compute("data_bf16", 2, (Expr *[]){c32(M), c32(K2)}, v,
+                         ir_call2(INTRIN_bf16_pack2, pair_elem(data, v[0], v[1], 0, K, true), pair_elem(data, v[0], v[1], 1, K, true)),
+                         "bf16_pack");
+  if (!a) return NULL;
+  IterVar *k = te_reduce_axis_c(K2, "k");
+  v = te_axis_vars(2, (const char *[]){"y", "x"});
+  Expr *wv = te_read3(weight, ir_floordiv(v[1], c32(bn)), k->var, ir_floormod(v[1], c32(bn)));
+  Expr *dot = ir_call2(INTRIN_bf16_dot2, te_read2(a, v[0], k->var), wv);
+  Tensor *c = te_compute("dense_pack_bf16", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(dot, 1, &k), "dense_pack_bf16");
+  if (!c || !bias) return c;
+  v = te_axis_vars(2, NULL);
+  return te_compute("T_add", 2, c->shape, v, ir_add(te_read2(c, v[0], v[1]), te_read1(bias, v[1])), "broadcast");
+}
+
+/* tile_x's inner part (the packed block and the vector) stays at most 16
+ * lanes, and a multiple of 8 when N has one (VDPBF16PS works on 8 or 16). */
+static bool bn_filter(const int64_t *sizes, int n, void *ud) {
+  int64_t N = *(const int64_t *)ud, b = sizes[n - 1];
+  return b <= 16 && (N % 8 != 0 || b % 8 == 0);
+}
+
+static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  (void)t;
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  int64_t N = d.N; /* the filter's argument (space_define_split enumerates at once) */
+  SplitOpts three = {.nparts = 3}, x3 = {.nparts = 3, .filter = bn_filter, .filter_ud = &N};
+  if (space_define_split(cs, "tile_y", d.M, &three) || space_define_split(cs, "tile_x", d.N, &x3) ||
+      space_define_split(cs, "tile_k", (d.K + 1) / 2, NULL))
+    return -1;
+  return 0;
+}
+
+/* dense_pack.x86's fallback over the K pairs: bn = 16 (else the largest
+ * power of two dividing N), 4 to 12 rows per register block (a tail when
+ * none divides M), the pair loop unrolled by 4, about 16 parallel tasks. */
+static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  int64_t K2 = (d.K + 1) / 2, x_ii = 1;
+  for (int64_t bn = t->vector_lanes; bn >= 1; bn /= 2)
+    if (d.N % bn == 0) {
+      x_ii = bn;
+      break;
+    }
+  int64_t y_ii = d.M < 12 ? d.M : 12;
+  for (int64_t r = 12; r >= 4 && d.M > 12; r--)
+    if (d.M % r == 0) {
+      y_ii = r;
+      break;
+    }
+  int64_t k_ii = K2 % 4 == 0 ? 4 : K2 % 2 == 0 ? 2 : 1;
+  int64_t blocks_y = (d.M + y_ii - 1) / y_ii, blocks_x = d.N / x_ii, x_oi = 1;
+  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
+  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
+  config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
+  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
+  cfg->is_fallback = true;
+  return 0;
+}
+
+static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
+  (void)t;
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  if (x86_check_split(cfg, "tile_y", 3, d.M, "rows (M)", false) || x86_check_split(cfg, "tile_x", 3, d.N, "outputs (N)", true) ||
+      x86_check_split(cfg, "tile_k", 2, (d.K + 1) / 2, "K pairs (ceil(K/2))", true))
+    return kiln_error_context("%s", wl->name);
+  return 0;
+}
+
+static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)t, (void)cfg;
+  if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_dense_pack_bf16(in[0], in[1], nin == 3 ? in[2] : NULL);
+}
+
+/* data float32 [M, K], the weight as bfloat16 pairs uint32 [N/bn, ceil(K/2), bn] */
+static int bf16_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
+  DenseWorkload d;
+  if (wl_dense_parse(wl, &d)) return -1;
+  int64_t bn = cfg_split_inner(cfg, "tile_x");
+  if (bn < 1) return kiln_error_context("%s", wl->name);
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 2, (int64_t[]){d.M, d.K}, DT_F32);
+  (*in)[1] = te_placeholder_c("packed_weight_bf16", 3, (int64_t[]){d.N / bn, (d.K + 1) / 2, bn}, DT_U32);
+  return 0;
+}
+
+/* Apply a split entity [-1, a, b, ...] as TVM's SplitEntity.apply. */
+static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar **out) {
+  for (int i = 1; i < n; i++) {
+    int64_t f = 1;
+    for (int j = i; j < n; j++) f *= sz[j];
+    IterVar *o, *in;
+    if (stage_split(st, ax, c32(f), &o, &in)) return -1;
+    out[i - 1] = o;
+    ax = in;
+  }
+  out[n - 1] = ax;
+  return 0;
+}
+
+int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout,
+                                      Tensor **outs) {
+  if (!s || !c) return -1;
+  if (!c->tag || strcmp(c->tag, "dense_pack_bf16"))
+    return kiln_set_error("dense_pack_bf16.x86 schedule: anchor '%s' has tag '%s', expected dense_pack_bf16", c->name,
+                          c->tag ? c->tag : "");
+  Tensor *packw = NULL, *a = NULL;
+  for (int i = 0; i < c->ninputs; i++) {
+    if (c->inputs[i]->ndim == 3) packw = c->inputs[i];
+    if (c->inputs[i]->tag && !strcmp(c->inputs[i]->tag, "bf16_pack")) a = c->inputs[i];
+  }
+  if (!packw || !a) return kiln_set_error("dense_pack_bf16.x86 schedule: '%s' reads no packed weight or no data_bf16", c->name);
+  int64_t M = te_dim(c, 0), N = te_dim(c, 1), bn = te_dim(packw, 2), K2 = te_dim(packw, 1);
+  int ny, nx, nk;
+  const int64_t *ty = cfg_split(cfg, "tile_y", &ny), *tx = cfg_split(cfg, "tile_x", &nx), *tk = cfg_split(cfg, "tile_k", &nk);
+  if (!ty || !tx || !tk) return kiln_error_context("dense_pack_bf16.x86");
+  if (ny != 3 || nx != 3 || nk != 2) return kiln_set_error("dense_pack_bf16.x86: tile_y and tile_x need 3 parts, tile_k 2");
+  if (tx[2] != bn)
+    return kiln_set_error("dense_pack_bf16.x86: config knob 'tile_x' inner part %lld does not match the packed weight's "
+                          "block %lld",
+                          (long long)tx[2], (long long)bn);
+  if (N % (tx[1] * tx[2]) || K2 % tk[1])
+    return kiln_set_error("dense_pack_bf16.x86: tile_x %lld must divide N = %lld and tile_k %lld the %lld K pairs",
+                          (long long)(tx[1] * tx[2]), (long long)N, (long long)tk[1], (long long)K2);
+  (void)M;
+  if (x86_inline_group(s, c, NULL)) return -1;
+  Tensor *main_out = x86_main_output(c, nout, outs);
+  Stage *sc = sch_stage(s, c), *sa = sch_stage(s, a);
+  if (!sc || !sa) return -1;
+  Tensor *cc = sch_cache_write(s, c, "local");
+  if (!cc) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc;
+  if (main_out && main_out != c) {
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+  IterVar *ys[3], *xs[3], *xyt, *xyo;
+  if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
+  if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
+  if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
+  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(t, so, xs[2], bn)) return -1;
+  if (stage_compute_at(scc, so, xyo)) return -1;
+  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
+  if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
+  if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
+  if (x86_vec_or_unroll(t, scc, x, bn)) return -1;
+  /* the activations' conversion: parallel over rows, vectorized over pairs */
+  if (stage_parallel(sa, stage_axis(sa, 0))) return -1;
+  int64_t lanes = t->vector_lanes;
+  if (K2 % lanes == 0 && K2 > lanes) {
+    IterVar *o, *in;
+    if (stage_split(sa, stage_axis(sa, 1), c32(lanes), &o, &in) || stage_vectorize(sa, in)) return -1;
+  }
+  if (packw->kind == TE_COMPUTE) { /* packed in the function: parallel over blocks */
+    Stage *sp = sch_stage(s, packw);
+    if (!sp || stage_parallel(sp, stage_axis(sp, 0))) return -1;
+  }
+  return x86_schedule_others(s, so, c, (int)bn);
+}
+
+const Template topi_x86_dense_pack_bf16_template = {
+    .name = "dense_pack_bf16.x86", .anchor_tag = "dense_pack_bf16", .key = "cpu", .define_space = bf16_space,
+    .fallback = bf16_fallback, .check = bf16_check, .placeholders = bf16_placeholders, .compute = bf16_compute,
+    .schedule = topi_x86_schedule_dense_pack_bf16,
+};

@@ -1,0 +1,67 @@
+"""kiln compile/tasks/run with --precision bf16 (docs/bf16.md): an MLP's
+dense layers become dense_pack_bf16.x86 tasks, the module's parameters
+take about half the bytes of the fp32 build, the outputs stay within the
+documented bound of the fp32 build's (relative L2 error 1e-2) and the
+profile's Task column names the template; a bad word, a CPU without
+AVX512-BF16 and -O2 are refused with the reason."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+from conftest import kiln
+
+torch = pytest.importorskip("torch")
+
+
+def _cpu_has_bf16():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return "avx512_bf16" in f.read().split()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bf16")
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(256, 384), torch.nn.GELU(), torch.nn.Linear(384, 100), torch.nn.ReLU(),
+                            torch.nn.Linear(100, 10))
+    path = str(d / "mlp.onnx")
+    torch.onnx.export(m, torch.randn(4, 256), path, input_names=["x"], output_names=["y"], opset_version=13)
+    np.save(str(d / "x.npy"), np.random.default_rng().standard_normal((4, 256)).astype(np.float32))
+    return d
+
+
+@pytest.mark.skipif(not _cpu_has_bf16(), reason="this CPU lacks AVX512-BF16 (the refusal is tested below)")
+def test_compile_tasks_run(mlp):
+    d = str(mlp)
+    t = kiln("tasks", d + "/mlp.onnx", "--precision", "bf16").stdout
+    assert t.count("dense_pack_bf16.x86") == 3, t
+    sizes = {}
+    for prec in ("fp32", "bf16"):
+        out = kiln("compile", d + "/mlp.onnx", "--precision", prec, "-o", f"{d}/{prec}.so", "--quiet-fallback").stdout
+        sizes[prec] = os.path.getsize(f"{d}/{prec}.so")
+        assert re.search(r"\d+ parameters, [\d.]+ MB", out), out
+        kiln("run", f"{d}/{prec}.so", "-i", d + "/x.npy", "-o", f"{d}/{prec}.npz")
+    # 0.5 MB of fp32 weights become 0.25 MB
+    assert sizes["fp32"] - sizes["bf16"] > 200_000, sizes
+    y32, y16 = (np.load(f"{d}/{p}.npz")["y"] for p in ("fp32", "bf16"))
+    err = np.linalg.norm(y16 - y32) / np.linalg.norm(y32)
+    assert 1e-7 < err < 1e-2, err
+    prof = kiln("run", f"{d}/bf16.so", "-i", d + "/x.npy", "--profile").stdout
+    assert "dense_pack_bf16.x86 [(4,256),(384,256)] bf16" in prof, prof
+
+
+def test_errors(mlp):
+    d = str(mlp)
+    p = kiln("compile", d + "/mlp.onnx", "--precision", "fp16", "-o", d + "/x.so", check=False)
+    assert p.returncode != 0 and "precision 'fp16': expected fp32 (the default) or bf16" in p.stderr, p.stderr
+    env = dict(os.environ, KILN_CPU_NO_BF16="1")
+    p = kiln("compile", d + "/mlp.onnx", "--precision", "bf16", "-o", d + "/x.so", check=False, env=env)
+    assert p.returncode == 1 and "needs a CPU with AVX512-BF16" in p.stderr, p.stderr
+    if _cpu_has_bf16():
+        p = kiln("tasks", d + "/mlp.onnx", "--precision", "bf16", "-O", "2", check=False)
+        assert p.returncode != 0 and "needs opt level 3" in p.stderr, p.stderr

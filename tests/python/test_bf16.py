@@ -1,0 +1,92 @@
+"""--precision bf16 through the Python package (docs/bf16.md): a model's
+dense layers (ONNX Gemm, and MatMul of a 3-D activation by a constant)
+compiled under PassContext(config={"kiln.precision": "bf16"}) take the
+dense_pack_bf16.x86 template and match NumPy's float64 result within the
+documented bound (relative L2 error 1e-2) on fresh random inputs; odd
+sizes (K = 129, N = 10) included.  On a CPU without AVX512-BF16 the build
+is refused with the reason instead.  Unknown config keys and values are
+refused."""
+import os
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import graph_executor
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+
+def _cpu_has_bf16():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return "avx512_bf16" in f.read().split()
+    except OSError:
+        return False
+
+
+def _model(rng):
+    w1 = rng.standard_normal((64, 129)).astype(np.float32) * 0.1   # Gemm transB: [N, K]
+    b1 = rng.standard_normal(64).astype(np.float32)
+    w2 = rng.standard_normal((64, 10)).astype(np.float32) * 0.1    # MatMul: [K, N]
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], transB=1),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Reshape", ["r", "shape"], ["r3"]),
+        helper.make_node("MatMul", ["r3", "w2"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2"),
+             numpy_helper.from_array(np.array([2, 3, 64], np.int64), "shape")]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 129])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 10])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), (w1, b1, w2)
+
+
+def test_bf16_dense_matches_numpy(tmp_path):
+    rng = np.random.default_rng()
+    model, (w1, b1, w2) = _model(rng)
+    path = str(tmp_path / "mlp.onnx")
+    onnx.save(model, path)
+    mod, params = kiln.frontend.from_onnx(path, {"x": (6, 129)})
+    with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
+        if not _cpu_has_bf16():
+            with pytest.raises(kiln.KilnError, match="needs a CPU with AVX512-BF16"):
+                kiln.build(mod, target="cpu", params=params)
+            return
+        tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+        lib = kiln.build(mod, target="cpu", params=params)
+    assert [t.name for t in tasks] == ["dense_pack_bf16.x86"] * 2, [t.name for t in tasks]
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    x = rng.standard_normal((6, 129)).astype(np.float32)
+    m.set_input("x", x)
+    m.run()
+    h = np.maximum(x.astype(np.float64) @ w1.T.astype(np.float64) + b1, 0)
+    ref = (h @ w2.astype(np.float64)).reshape(2, 3, 10)
+    y = m.get_output(0).numpy()
+    err = np.linalg.norm(y - ref) / np.linalg.norm(ref)
+    assert err < 1e-2, err
+    assert err > 1e-7, "bf16 rounding leaves no trace: the fp32 kernels ran"  # not the fp32 path
+    # fp32 in the same process is unchanged
+    with kiln.transform.PassContext(opt_level=3):
+        tasks32 = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+    assert "dense_pack_bf16.x86" not in [t.name for t in tasks32]
+
+
+def test_bf16_without_the_cpu_feature(tmp_path, monkeypatch):
+    model, _ = _model(np.random.default_rng(0))
+    path = str(tmp_path / "mlp.onnx")
+    onnx.save(model, path)
+    mod, params = kiln.frontend.from_onnx(path, {"x": (6, 129)})
+    monkeypatch.setenv("KILN_CPU_NO_BF16", "1")
+    with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
+        with pytest.raises(kiln.KilnError, match="needs a CPU with AVX512-BF16.*--precision fp32"):
+            kiln.build(mod, target="cpu", params=params)
+
+
+def test_bf16_config_errors():
+    with pytest.raises(kiln.KilnError, match="config 'kiln.precision' must be one of fp32, bf16, got 'fp16'"):
+        kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "fp16"})
+    with pytest.raises(kiln.KilnError, match="config key 'relay.FuseOps.max_depth' is not supported"):
+        kiln.transform.PassContext(opt_level=3, config={"relay.FuseOps.max_depth": 4})
+    assert os.environ.get("KILN_CPU_NO_BF16") is None

@@ -1,0 +1,268 @@
+/*
+ * test_bf16.c - `--precision bf16`: the bfloat16 intrinsics and
+ * dense_pack_bf16.x86 (docs/bf16.md).
+ *
+ * - rounding: ir_bf16_round on ties, NaN, infinities, overflow; the
+ *   generated C (vector lane loops and scalar) agrees with it bit for bit
+ *   on random and special values, and bf16_dot2 with the interpreter.
+ * - dense_pack_bf16.x86: random workloads (M 1..40 so row blocks have
+ *   tails, odd K so the last pair has a zero partner, N with and without a
+ *   vector block), a random config of the space or the fallback, with and
+ *   without a bias + ReLU epilogue, the weight packed in the function:
+ *   against the unscheduled lowering of the same compute (1e-5: only the
+ *   order of the float32 sums differs), a naive product of the
+ *   bfloat16-rounded operands in double (1e-5), and the float32 product in
+ *   double (the documented bound: relative L2 error 1e-2).
+ * - errors: bad configs and operands; --precision words; a CPU without
+ *   AVX512-BF16 ($KILN_CPU_NO_BF16=1), a GPU target, an opt level below 3.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "autotune/autotune.h"
+#include "graph/graph.h"
+#include "kernel_util.h"
+#include "target/target.h"
+#include "topi/topi.h"
+
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+static uint32_t f2u(float f) {
+  union {
+    float f;
+    uint32_t u;
+  } v = {f};
+  return v.u;
+}
+
+static float u2f(uint32_t u) {
+  union {
+    uint32_t u;
+    float f;
+  } v = {u};
+  return v.f;
+}
+
+static void test_round(void) {
+  CHECK_INT(ir_bf16_round(1.0f), 0x3f80);
+  CHECK_INT(ir_bf16_round(u2f(0x3f808000u)), 0x3f80); /* a tie rounds to the even 0x3f80 */
+  CHECK_INT(ir_bf16_round(u2f(0x3f818000u)), 0x3f82); /* ... and to the even 0x3f82 */
+  CHECK_INT(ir_bf16_round(u2f(0x3f808001u)), 0x3f81);
+  CHECK_INT(ir_bf16_round(-2.5f), 0xc020);
+  CHECK_INT(ir_bf16_round(INFINITY), 0x7f80);
+  CHECK_INT(ir_bf16_round(u2f(0x7f7fffffu)), 0x7f80); /* FLT_MAX rounds up to infinity */
+  CHECK(isnan(ir_bf16_float(ir_bf16_round(NAN))));
+  CHECK(isnan(ir_bf16_float(ir_bf16_round(u2f(0x7f800001u))))); /* a NaN whose top bits are zero stays a NaN */
+  CHECK(ir_bf16_float(0x3f80) == 1.0f);
+  CHECK(ir_bf16_float(0x12343f80u) == 1.0f); /* the high half is ignored */
+
+  /* the generated C: out[i] = pack2(x[i], y[i]); dot[i] = dot2(out[i], out[i ^ 1]) */
+  int64_t n = 64;
+  Tensor *x = te_placeholder_c("x", 1, &n, DT_F32), *y = te_placeholder_c("y", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *p = te_compute("p", 1, x->shape, v, ir_call2(INTRIN_bf16_pack2, te_read1(x, v[0]), te_read1(y, v[0])), "elemwise");
+  v = te_axis_vars(1, NULL);
+  Tensor *d = te_compute("d", 1, x->shape, v,
+                         ir_call2(INTRIN_bf16_dot2, te_read1(p, v[0]), te_read1(p, ir_sub(ir_i32(n - 1), v[0]))), "elemwise");
+  CHECK(p && d);
+  if (!p || !d) return;
+  for (int vec = 0; vec < 2; vec++) {
+    Schedule *s = te_create_schedule(1, &d);
+    if (vec) {
+      IterVar *o, *i;
+      CHECK_OK(stage_split(sch_stage(s, p), stage_axis(sch_stage(s, p), 0), ir_i32(16), &o, &i));
+      CHECK_OK(stage_vectorize(sch_stage(s, p), i));
+      CHECK_OK(stage_split(sch_stage(s, d), stage_axis(sch_stage(s, d), 0), ir_i32(16), &o, &i));
+      CHECK_OK(stage_vectorize(sch_stage(s, d), i));
+    }
+    Tensor *args[4] = {x, y, p, d};
+    KilnModule *m = kiln_build(s, 4, args, "f", NULL, &copt);
+    CHECK_MSG(m != NULL, "%s", kiln_get_error());
+    if (!m) return;
+    DLTensor *a[4];
+    for (int i = 0; i < 4; i++) a[i] = tk_array_for(args[i]);
+    tk_fill_random(a[0]);
+    tk_fill_random(a[1]);
+    float *xv = a[0]->data, *yv = a[1]->data;
+    const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, u2f(0x3f808000u), u2f(0x3f818000u), u2f(0x7f7fffffu)};
+    for (int i = 0; i < 9; i++) xv[i] = special[i], yv[i + 20] = special[i];
+    CHECK_OK(tk_call(m, "f", 4, a));
+    const uint32_t *pv = a[2]->data;
+    const float *dv = a[3]->data;
+    for (int64_t i = 0; i < n; i++) {
+      uint32_t want = ir_bf16_round(xv[i]) | ir_bf16_round(yv[i]) << 16;
+      CHECK_MSG(pv[i] == want, "%s: pack2(%a, %a) = 0x%08x, want 0x%08x", vec ? "vector" : "scalar", (double)xv[i],
+                (double)yv[i], pv[i], want);
+      uint32_t q = pv[n - 1 - i];
+      float wd = ir_bf16_float(pv[i]) * ir_bf16_float(q) + ir_bf16_float(pv[i] >> 16) * ir_bf16_float(q >> 16);
+      CHECK_MSG(f2u(dv[i]) == f2u(wd) || (isnan(dv[i]) && isnan(wd)), "dot2 lane %lld: %g, want %g", (long long)i,
+                (double)dv[i], (double)wd);
+    }
+    for (int i = 0; i < 4; i++) kiln_array_free(a[i]);
+    kiln_module_free(m);
+  }
+}
+
+static bool run_case(const Template *tm, int caseno, bool fallback) {
+  int64_t M = test_rand_between(1, 40), K = test_rand_between(1, 70);
+  int64_t N = test_pick(8, (int64_t[]){3, 8, 10, 16, 24, 32, 48, 64});
+  Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  CHECK_NN(cfg);
+  if (!cfg) return false;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  bool epi = caseno % 2;
+  const char *desc =
+      kfmt("case %d: %s: config %lld %s, epilogue %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), epi);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){M, K}, DT_F32);
+  Tensor *w = te_placeholder_c("w", 2, (int64_t[]){N, K}, DT_F32);
+  Tensor *bias = epi ? te_placeholder_c("bias", 1, &N, DT_F32) : NULL;
+  Tensor *pw = topi_x86_pack_dense_weight_bf16(w, cfg_split_inner(cfg, "tile_x"));
+  Tensor *c = pw ? topi_x86_dense_pack_bf16(data, pw, NULL) : NULL, *out = c;
+  CHECK_MSG(c != NULL, "%s: %s", desc, kiln_get_error());
+  if (!c) return false;
+  if (epi) {
+    Expr **v = te_axis_vars(2, NULL);
+    Expr *e = ir_add(te_read2(c, v[0], v[1]), te_read1(bias, v[1]));
+    out = te_compute("T_relu", 2, c->shape, v, ir_max(e, ir_f32(0)), "elemwise");
+  }
+  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  if (tm->schedule(target_host(), s, cfg, c, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[4] = {data, w, epi ? bias : out, out};
+  int na = epi ? 4 : 3;
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);
+  if (!mod || !ref_mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    kiln_module_free(mod);
+    kiln_module_free(ref_mod);
+    return false;
+  }
+  DLTensor *arr[4], *arr2[4];
+  for (int i = 0; i < na; i++) {
+    arr[i] = tk_array_for(args[i]);
+    if (i < na - 1) tk_fill_random(arr[i]);
+    else tk_fill(arr[i], NAN);
+    arr2[i] = tk_array_for(args[i]);
+    memcpy(arr2[i]->data, arr[i]->data, sizeof(float) * (size_t)tk_numel(arr[i]));
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
+  if (ok && !(err < 1e-5)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
+    ok = false;
+  }
+  if (ok) {
+    DLTensor *want = tk_array_for(out), *want32 = tk_array_for(out);
+    const float *dv = arr[0]->data, *wv = arr[1]->data, *bv = epi ? arr[2]->data : NULL;
+    float *o16 = want->data, *o32 = want32->data;
+    for (int64_t yy = 0; yy < M; yy++)
+      for (int64_t xx = 0; xx < N; xx++) {
+        double s16 = 0, s32 = 0;
+        for (int64_t k = 0; k < K; k++) {
+          float a = dv[yy * K + k], b = wv[xx * K + k];
+          s16 += (double)ir_bf16_float(ir_bf16_round(a)) * ir_bf16_float(ir_bf16_round(b));
+          s32 += (double)a * b;
+        }
+        if (bv) s16 += bv[xx], s32 += bv[xx];
+        if (epi) s16 = s16 > 0 ? s16 : 0, s32 = s32 > 0 ? s32 : 0;
+        o16[yy * N + xx] = (float)s16;
+        o32[yy * N + xx] = (float)s32;
+      }
+    err = tk_rel_err(arr[na - 1], want);
+    if (!(err < 1e-5)) {
+      test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive product of the bfloat16 operands", desc, err);
+      ok = false;
+    }
+    double e32 = tk_rel_err(arr[na - 1], want32);
+    if (!(e32 < 1e-2)) {
+      test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 product (bound 1e-2)", desc, e32);
+      ok = false;
+    }
+    kiln_array_free(want);
+    kiln_array_free(want32);
+  }
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
+  kiln_module_free(mod);
+  kiln_module_free(ref_mod);
+  return ok;
+}
+
+static void test_dense_random(void) {
+  if (!graph_cpu_has_bf16()) {
+    fprintf(stderr, "  (no AVX512-BF16 here: the kernels run the lane loops)\n");
+  }
+  const Template *tm = template_lookup("dense_pack_bf16.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(10); i++) run_case(tm, i, i % 3 == 2);
+}
+
+static void test_dense_errors(void) {
+  const Template *tm = template_lookup("dense_pack_bf16.x86");
+  if (!tm) return;
+  Workload *wl = wl_dense(tm->name, 64, 768, 3072, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+  CHECK(cs && fb);
+  if (!cs || !fb) return;
+  CHECK_INT(cfg_split_inner(fb, "tile_x"), target_host()->vector_lanes);
+  CHECK(fb->index >= 0 && space_index_of(cs, fb) == fb->index);
+  CHECK_OK(tm->check(target_host(), fb, wl));
+  ConfigEntity *c = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 1, 8]], [\"tile_x\", \"sp\", [-1, 1, 16]], "
+                                            "[\"tile_k\", \"sp\", [-1, 7]]]");
+  CHECK(tm->check(target_host(), c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_k': the parts multiply to 7, which does not divide the 1536 K pairs");
+  Tensor *d = te_placeholder_c("d", 2, (int64_t[]){4, 9}, DT_F32);
+  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 4, 8}, DT_U32), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the packed weight has 4 K pairs, data's K = 9 needs 5");
+  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 5, 8}, DT_F32), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "weight must be bfloat16 pairs packed as uint32");
+  CHECK(topi_x86_pack_dense_weight_bf16(te_placeholder_c("w", 2, (int64_t[]){10, 9}, DT_F32), 4) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the block 4 does not divide N = 10");
+}
+
+static void test_precision_checks(void) {
+  GraphPrecision p;
+  CHECK_OK(graph_precision_parse("bf16", &p));
+  CHECK_INT(p, GRAPH_PRECISION_BF16);
+  CHECK_OK(graph_precision_parse("fp32", &p));
+  CHECK_INT(p, GRAPH_PRECISION_FP32);
+  CHECK(graph_precision_parse("fp16", &p) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "precision 'fp16': expected fp32 (the default) or bf16");
+  CHECK_OK(graph_precision_check(GRAPH_PRECISION_FP32, target_host(), 0));
+  const Target *gpu = target_parse("cuda", NULL);
+  CHECK(gpu && graph_precision_check(GRAPH_PRECISION_BF16, gpu, 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "the bfloat16 kernels are CPU kernels");
+  const Target *avx2 = target_parse("llvm -mcpu=x86-64-v3", NULL);
+  CHECK(avx2 && graph_precision_check(GRAPH_PRECISION_BF16, avx2, 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "needs an AVX-512 CPU target");
+  if (target_host()->isa == ISA_X86_AVX512 && graph_cpu_has_bf16()) {
+    CHECK_OK(graph_precision_check(GRAPH_PRECISION_BF16, target_host(), 3));
+    CHECK(graph_precision_check(GRAPH_PRECISION_BF16, target_host(), 2) != 0);
+    CHECK_CONTAINS(kiln_get_error(), "needs opt level 3");
+  }
+  setenv("KILN_CPU_NO_BF16", "1", 1);
+  CHECK(!graph_cpu_has_bf16());
+  CHECK(graph_precision_check(GRAPH_PRECISION_BF16, target_parse("llvm -mcpu=x86-64-v4", NULL), 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "needs a CPU with AVX512-BF16");
+  unsetenv("KILN_CPU_NO_BF16");
+}
+
+const TestCase bf16_tests[] = {
+    {"round", test_round},
+    {"dense_random", test_dense_random},
+    {"dense_errors", test_dense_errors},
+    {"precision_checks", test_precision_checks},
+    {NULL, NULL},
+};
