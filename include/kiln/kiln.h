@@ -228,7 +228,7 @@ extern "C" {
  * once before looking them up; further calls (from any thread) do nothing
  * and return the first call's status.  Returns 0, or -1 with a message in
  * kiln_last_error() (a name was already registered by someone else). */
-int kiln_init(void);
+KILN_API int kiln_init(void);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,18 @@ extern "C" {
 
 #define KILN_VERSION_STRING "0.1.0"
 
+/* KILN_API marks what the shared libraries export.  Kiln is built with
+ * -fvisibility=hidden: everything else in libkiln_runtime.so and
+ * libkiln.so (the base layer, the runtime's and the compiler's internals)
+ * is private to the library, and tests/python/test_exports.py checks that
+ * the exported names are exactly the functions declared in include/kiln/
+ * (each of them with KILN_API). */
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
 /* ---- values and type codes (TVM's numbering) ---- */
 
 typedef enum KilnTypeCode {
@@ -83,42 +95,42 @@ typedef struct KilnBytes {
   size_t size;
 } KilnBytes;
 
-const char *kiln_last_error(void);
+KILN_API const char *kiln_last_error(void);
 /* Set the calling thread's error message (for functions written in other
  * languages and registered with kiln_func_create). */
-void kiln_set_last_error(const char *msg);
-const char *kiln_version(void);
+KILN_API void kiln_set_last_error(const char *msg);
+KILN_API const char *kiln_version(void);
 
 /* ---- arrays ---- */
 
 /* A new array, data aligned to 64 bytes, contents undefined. */
-int kiln_array_empty(int ndim, const int64_t *shape, DLDataType dtype, DLDevice dev,
+KILN_API int kiln_array_empty(int ndim, const int64_t *shape, DLDataType dtype, DLDevice dev,
                      DLTensor **out);
 /* A new array that views another (compact) Kiln array's memory with a new
  * shape of the same number of elements and bytes (the dtype may change to
  * one of the same size); the base is kept alive until the view is freed. */
-int kiln_array_view(DLTensor *base, int ndim, const int64_t *shape, DLDataType dtype,
+KILN_API int kiln_array_view(DLTensor *base, int ndim, const int64_t *shape, DLDataType dtype,
                     DLTensor **out);
 /* A new array over memory Kiln does not own; deleter(ctx), if not NULL,
  * runs when the array and its views are all freed. */
-int kiln_array_wrap(void *data, int ndim, const int64_t *shape, DLDataType dtype,
+KILN_API int kiln_array_wrap(void *data, int ndim, const int64_t *shape, DLDataType dtype,
                     DLDevice dev, void (*deleter)(void *), void *ctx, DLTensor **out);
 /* Copy between arrays of the same shape and dtype (any strides on from; to
  * must be compact).  These and kiln_array_nbytes take any DLTensor, not only
  * Kiln arrays. */
-int kiln_array_copy(const DLTensor *from, DLTensor *to);
-int kiln_array_copy_from_bytes(DLTensor *to, const void *data, size_t nbytes);
-int kiln_array_copy_to_bytes(const DLTensor *from, void *data, size_t nbytes);
+KILN_API int kiln_array_copy(const DLTensor *from, DLTensor *to);
+KILN_API int kiln_array_copy_from_bytes(DLTensor *to, const void *data, size_t nbytes);
+KILN_API int kiln_array_copy_to_bytes(const DLTensor *from, void *data, size_t nbytes);
 /* Export as a DLManagedTensor (the array stays alive until its deleter). */
-int kiln_array_to_dlpack(DLTensor *t, DLManagedTensor **out);
+KILN_API int kiln_array_to_dlpack(DLTensor *t, DLManagedTensor **out);
 /* Take ownership of a DLManagedTensor: its deleter runs once, when the new
  * array and its views are all freed.  On failure the caller keeps it. */
-int kiln_array_from_dlpack(DLManagedTensor *m, DLTensor **out);
+KILN_API int kiln_array_from_dlpack(DLManagedTensor *m, DLTensor **out);
 /* Drop the handle of an array made by kiln_array_* (never a foreign
  * DLTensor); the memory goes when no view or DLPack export still uses it. */
-int kiln_array_free(DLTensor *t);
+KILN_API int kiln_array_free(DLTensor *t);
 /* Bytes of a compact tensor: product(shape) * dtype size. */
-size_t kiln_array_nbytes(const DLTensor *t);
+KILN_API size_t kiln_array_nbytes(const DLTensor *t);
 
 /* ---- devices ----
  * CPU arrays are host memory.  Arrays on kDLCUDA hold a CUdeviceptr, on
@@ -127,16 +139,16 @@ size_t kiln_array_nbytes(const DLTensor *t);
  * on first use, and a missing driver or device is an error naming it. */
 
 /* *out = 1 if dev is there (its driver loads and has that device id). */
-int kiln_device_exists(DLDevice dev, int *out);
+KILN_API int kiln_device_exists(DLDevice dev, int *out);
 /* Wait for the device's queued work. */
-int kiln_device_sync(DLDevice dev);
+KILN_API int kiln_device_sync(DLDevice dev);
 /* The device type Kiln runs on under this name ("cpu", "cuda", "opencl"),
  * or -1 with an error listing the names when it has no such device; the
  * names are the rows of the runtime's device table. */
-int kiln_device_type_from_name(const char *name);
+KILN_API int kiln_device_type_from_name(const char *name);
 /* A DLPack device type's short name ("cpu", "cuda", "opencl", "rocm"), or
  * "unknown": for messages. */
-const char *kiln_device_name(int device_type);
+KILN_API const char *kiln_device_name(int device_type);
 
 /* ---- functions ---- */
 
@@ -149,18 +161,18 @@ typedef struct KilnModule KilnModule;
 typedef int (*KilnPackedCFunc)(KilnValue *args, int *type_codes, int num_args, KilnValue *ret,
                                int *ret_code, void *resource);
 
-int kiln_func_create(KilnPackedCFunc fn, void *resource, void (*finalizer)(void *resource),
+KILN_API int kiln_func_create(KilnPackedCFunc fn, void *resource, void (*finalizer)(void *resource),
                      KilnFunction **out);
 /* Call f.  A string or bytes result (KILN_STR, KILN_BYTES) is copied and
  * stays valid until the next call on this thread; handle results
  * (KILN_MODULE, KILN_FUNC, KILN_NDARRAY) are owned by the caller.  ret and
  * ret_code may be NULL when the result is not wanted (a handle result is
  * then freed).  On failure *ret_code is KILN_NULL. */
-int kiln_func_call(KilnFunction *f, KilnValue *args, int *type_codes, int num_args,
+KILN_API int kiln_func_call(KilnFunction *f, KilnValue *args, int *type_codes, int num_args,
                    KilnValue *ret, int *ret_code);
-int kiln_func_free(KilnFunction *f);
+KILN_API int kiln_func_free(KilnFunction *f);
 /* Take one more reference (each needs its own kiln_func_free). */
-int kiln_func_retain(KilnFunction *f);
+KILN_API int kiln_func_retain(KilnFunction *f);
 
 /* Argument checks for packed functions, one wording for the runtime's and
  * the compiler's: the name of a type code ("int", "str", "ndarray"; TVM's
@@ -169,45 +181,45 @@ int kiln_func_retain(KilnFunction *f);
  * list, may be NULL); and the error for argument i: "fname: argument 1
  * (axis) must be WANT, got str (type code 11)" (pname may be NULL; got_desc
  * NULL describes got_code).  Both return -1. */
-const char *kiln_type_code_name(int code);
-int kiln_check_argc(const char *fname, int num_args, int min, int max, const char *params);
-int kiln_arg_error(const char *fname, int i, const char *pname, const char *want, int got_code, const char *got_desc);
+KILN_API const char *kiln_type_code_name(int code);
+KILN_API int kiln_check_argc(const char *fname, int num_args, int min, int max, const char *params);
+KILN_API int kiln_arg_error(const char *fname, int i, const char *pname, const char *want, int got_code, const char *got_desc);
 
 /* ---- the global registry ---- */
 
 /* Register f under name; the registry takes a reference.  Registering a
  * name twice is an error unless override is non-zero. */
-int kiln_func_register_global(const char *name, KilnFunction *f, int override);
+KILN_API int kiln_func_register_global(const char *name, KilnFunction *f, int override);
 /* Look a name up; *out is a new reference, or NULL if there is none. */
-int kiln_func_get_global(const char *name, KilnFunction **out);
+KILN_API int kiln_func_get_global(const char *name, KilnFunction **out);
 /* All registered names, sorted (valid until the next call on this thread).
  * The runtime registers runtime.module_load(str) -> module and
  * runtime.module_get_function(module, str) -> function. */
-int kiln_func_list_global_names(int *num, const char ***names);
+KILN_API int kiln_func_list_global_names(int *num, const char ***names);
 
 /* ---- modules ---- */
 
 /* Load a compiled Kiln module (.so).  Errors: missing file, not a shared
  * object, not a Kiln module. */
-int kiln_module_load(const char *path, KilnModule **out);
-int kiln_module_get_function(KilnModule *mod, const char *name, KilnFunction **out);
+KILN_API int kiln_module_load(const char *path, KilnModule **out);
+KILN_API int kiln_module_get_function(KilnModule *mod, const char *name, KilnFunction **out);
 /* The kernel names, in the module's order; valid while mod is alive. */
-int kiln_module_list_functions(KilnModule *mod, int *num, const char ***names);
+KILN_API int kiln_module_list_functions(KilnModule *mod, int *num, const char ***names);
 /* Extra data embedded in the module under a name (e.g. "graph_json",
  * "params", "lowered_ir"); *data is NULL when absent. */
-int kiln_module_get_blob(KilnModule *mod, const char *name, const void **data, size_t *size);
-const char *kiln_module_path(KilnModule *mod);
-int kiln_module_free(KilnModule *mod);
-int kiln_module_retain(KilnModule *mod);
+KILN_API int kiln_module_get_blob(KilnModule *mod, const char *name, const void **data, size_t *size);
+KILN_API const char *kiln_module_path(KilnModule *mod);
+KILN_API int kiln_module_free(KilnModule *mod);
+KILN_API int kiln_module_retain(KilnModule *mod);
 /* A model module's embedded params as a TVM params blob (a heap copy;
  * release it with kiln_free): what `relay.save_param_dict` would write.
  * The weights are checked against their checksums first. */
-int kiln_module_save_params(KilnModule *mod, void **bytes, size_t *size);
+KILN_API int kiln_module_save_params(KilnModule *mod, void **bytes, size_t *size);
 /* Check the embedded weights against their checksums, once per module (on
  * the thread pool; later calls return the first answer).  Executors call
  * this before their first run; the file's other bytes are checked by
  * kiln_module_load itself.  An error names the param. */
-int kiln_module_check_params(KilnModule *mod);
+KILN_API int kiln_module_check_params(KilnModule *mod);
 
 
 /* ---- thread pool ---- */
@@ -216,8 +228,8 @@ int kiln_module_check_params(KilnModule *mod);
  * KILN_NUM_THREADS or the number of online cores).  n = 0 restores the
  * default.  Changing it stops the pool's workers; new ones start lazily on
  * the next launch.  Not allowed from inside a parallel task. */
-int kiln_set_num_threads(int n);
-int kiln_get_num_threads(void);
+KILN_API int kiln_set_num_threads(int n);
+KILN_API int kiln_get_num_threads(void);
 
 /* One task of a parallel loop: task_id in [0, num_tasks).  Return 0, or set
  * an error (kiln_set_last_error) and return non-zero. */
@@ -242,7 +254,7 @@ typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
  *     pool runs one launch at a time and the others wait for it.
  * Workers spin briefly after a launch before they sleep, so back-to-back
  * launches (one per layer) cost a few microseconds each. */
-int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
+KILN_API int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
 /* ---- params blobs (TVM's format) ----
  *
@@ -255,26 +267,26 @@ int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
 /* Serialize n named arrays (any device, any strides; names distinct) into a
  * new heap block *bytes of *size bytes; release it with kiln_free. */
-int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
+KILN_API int kiln_params_save(int n, const char *const *names, DLTensor *const *arrays,
                      void **bytes, size_t *size);
 /* Parse a blob into *n names (heap strings) and *n new CPU Kiln arrays, in
  * the blob's order; release both with kiln_params_free.  A truncated or
  * corrupt blob is an error naming the array, the field and what was
  * expected ("params blob is truncated: array 1 ('w'): the data needs 64
  * bytes at offset 180, only 12 remain"); nothing is read past size. */
-int kiln_params_load(const void *bytes, size_t size, int *n, char ***names,
+KILN_API int kiln_params_load(const void *bytes, size_t size, int *n, char ***names,
                      DLTensor ***arrays);
 /* The form a compiled module embeds (docs/formats.md): an index (names,
  * dtypes, shapes, offsets, a checksum of each 1 MiB of data) and the data,
  * each array at a 64-byte aligned offset, so an executor uses the weights
  * where the module is mapped.  Two heap blocks; release both with kiln_free. */
-int kiln_params_save_embedded(int n, const char *const *names, DLTensor *const *arrays,
+KILN_API int kiln_params_save_embedded(int n, const char *const *names, DLTensor *const *arrays,
                               void **index, size_t *index_size, void **data, size_t *data_size);
 /* Free what kiln_params_load returned (NULLs are fine). */
-int kiln_params_free(int n, char **names, DLTensor **arrays);
+KILN_API int kiln_params_free(int n, char **names, DLTensor **arrays);
 /* Free a heap block a Kiln call handed to the caller (kiln_params_save's
  * bytes, kiln_graph_json_plan_memory's text).  NULL is fine. */
-int kiln_free(void *p);
+KILN_API int kiln_free(void *p);
 
 /* ---- graph memory planning ----
  *
@@ -319,14 +331,14 @@ typedef struct KilnMemoryPlan {
  * entry_device[e] (NULL: all on one device); heads are the graph's output
  * entries.  Every entry must be the output of exactly one node.  Writes
  * storage_id[num_entries] and, if plan is not NULL, the totals. */
-int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+KILN_API int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
                            const uint64_t *entry_bytes, const int32_t *entry_device,
                            int num_heads, const int32_t *heads, int32_t *storage_id,
                            KilnMemoryPlan *plan);
 /* The same on a graph JSON: parse and validate it, plan, and return the
  * JSON (compact) with attrs.storage_id ["list_int", ...] set (replaced if
  * present) in *out, a heap string to release with kiln_free. */
-int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan);
+KILN_API int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan);
 
 /* ---- graph executor ----
  *
@@ -367,53 +379,53 @@ typedef struct KilnTensorInfo {
 
 /* An executor for a loaded module's embedded "graph_json" blob, with the
  * "params" blob (if any) loaded. */
-int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out);
+KILN_API int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out);
 /* An executor for graph JSON text (len bytes; len 0: NUL-terminated) over
  * mod's kernels; no params are loaded. */
-int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
+KILN_API int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
                                          KilnGraphExecutor **out);
-int kiln_graph_executor_free(KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_free(KilnGraphExecutor *ex);
 /* Copy a params blob's arrays into the arguments of the same names (each
  * must match the argument's shape and dtype) and count those arguments as
  * parameters from now on.  Names the graph does not have are skipped, as
  * TVM does. */
-int kiln_graph_executor_load_params(KilnGraphExecutor *ex, const void *bytes, size_t size);
+KILN_API int kiln_graph_executor_load_params(KilnGraphExecutor *ex, const void *bytes, size_t size);
 
-int kiln_graph_executor_num_inputs(const KilnGraphExecutor *ex);
-int kiln_graph_executor_num_outputs(const KilnGraphExecutor *ex);
-int kiln_graph_executor_input_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
-int kiln_graph_executor_output_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
+KILN_API int kiln_graph_executor_num_inputs(const KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_num_outputs(const KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_input_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
+KILN_API int kiln_graph_executor_output_info(const KilnGraphExecutor *ex, int index, KilnTensorInfo *info);
 /* The index of the input called name; an error lists the inputs. */
-int kiln_graph_executor_input_index(const KilnGraphExecutor *ex, const char *name, int *index);
+KILN_API int kiln_graph_executor_input_index(const KilnGraphExecutor *ex, const char *name, int *index);
 
 /* Copy t into input `index` (or into the argument called name, parameters
  * included).  t's shape and dtype must be the argument's; any device and
  * strides.  Undoes an earlier zero-copy binding of that argument. */
-int kiln_graph_executor_set_input(KilnGraphExecutor *ex, int index, const DLTensor *t);
-int kiln_graph_executor_set_input_by_name(KilnGraphExecutor *ex, const char *name,
+KILN_API int kiln_graph_executor_set_input(KilnGraphExecutor *ex, int index, const DLTensor *t);
+KILN_API int kiln_graph_executor_set_input_by_name(KilnGraphExecutor *ex, const char *name,
                                           const DLTensor *t);
 /* Make the argument called name read t's memory directly (no copy) until
  * the next set_input of it.  t must match shape and dtype, be compact, on
  * the CPU and 64-byte aligned, and outlive its use.  A way for several
  * executors to share one copy of the weights. */
-int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *name, DLTensor *t);
+KILN_API int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *name, DLTensor *t);
 /* Copy input `index` as the executor holds it into a new Kiln array. */
-int kiln_graph_executor_get_input(KilnGraphExecutor *ex, int index, DLTensor **out);
+KILN_API int kiln_graph_executor_get_input(KilnGraphExecutor *ex, int index, DLTensor **out);
 
 /* Run every operator once, in order.  An operator's failure is an error
  * naming the node: "node 7 ('fused_add_1', function 'fused_add'): ...". */
-int kiln_graph_executor_run(KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_run(KilnGraphExecutor *ex);
 
 /* Output `index` (of the graph's heads) as a new Kiln array (a copy). */
-int kiln_graph_executor_get_output(KilnGraphExecutor *ex, int index, DLTensor **out);
+KILN_API int kiln_graph_executor_get_output(KilnGraphExecutor *ex, int index, DLTensor **out);
 /* Copy output `index` into the caller's array (same shape and dtype,
  * compact). */
-int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, DLTensor *to);
+KILN_API int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, DLTensor *to);
 
 /* The memory plan in use: storage count, planned bytes, and the bytes one
  * buffer per tensor would take.  *planned_here is 1 when the executor
  * planned it (the JSON had no storage_id); it may be NULL. */
-int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
+KILN_API int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
                                int *planned_here);
 
 /* ---- artifacts: a module read as a file, no code run ----
@@ -445,18 +457,18 @@ typedef struct KilnArtifactInfo {
 
 /* Open path, check its checksum; errors: not an ELF file, not a Kiln
  * artifact, corrupt (naming what does not match). */
-int kiln_artifact_open(const char *path, KilnArtifact **out);
+KILN_API int kiln_artifact_open(const char *path, KilnArtifact **out);
 /* What it holds; *info lives as long as a.  A module without a graph has
  * no inputs or outputs. */
-int kiln_artifact_info(KilnArtifact *a, const KilnArtifactInfo **info);
+KILN_API int kiln_artifact_info(KilnArtifact *a, const KilnArtifactInfo **info);
 /* An embedded blob's bytes (read-only, mapped); *data NULL when absent. */
-int kiln_artifact_get_blob(KilnArtifact *a, const char *name, const void **data, size_t *size);
+KILN_API int kiln_artifact_get_blob(KilnArtifact *a, const char *name, const void **data, size_t *size);
 /* Check the weights too (what kiln_module_check_params does at first run). */
-int kiln_artifact_verify_params(KilnArtifact *a);
-int kiln_artifact_free(KilnArtifact *a);
+KILN_API int kiln_artifact_verify_params(KilnArtifact *a);
+KILN_API int kiln_artifact_free(KilnArtifact *a);
 /* Write the checksum of a freshly linked module into its .kiln.checksum
  * section (the compiler driver calls this after the link). */
-int kiln_artifact_seal(const char *path);
+KILN_API int kiln_artifact_seal(const char *path);
 
 /* ---- debug executor (profiling) ----
  *
@@ -507,20 +519,20 @@ typedef enum KilnProfileFormat {
 } KilnProfileFormat;
 
 /* Profile ex (number, repeat >= 1) into a new report. */
-int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfile **out);
+KILN_API int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfile **out);
 /* Rows in run order; a row's pointers live as long as the report.
  * kiln_profile_row gives NULL (and an error) for an index out of range. */
-int kiln_profile_num_rows(const KilnProfile *p);
-const KilnProfileRow *kiln_profile_row(const KilnProfile *p, int index);
+KILN_API int kiln_profile_num_rows(const KilnProfile *p);
+KILN_API const KilnProfileRow *kiln_profile_row(const KilnProfile *p, int index);
 /* The sum of the rows' times, and the mean wall time of one whole run
  * measured around the run (timers included), in us. */
-double kiln_profile_total_us(const KilnProfile *p);
-double kiln_profile_run_us(const KilnProfile *p);
+KILN_API double kiln_profile_total_us(const KilnProfile *p);
+KILN_API double kiln_profile_run_us(const KilnProfile *p);
 /* The report as text; valid while p lives. */
-int kiln_profile_format(KilnProfile *p, KilnProfileFormat format, const char **text);
+KILN_API int kiln_profile_format(KilnProfile *p, KilnProfileFormat format, const char **text);
 /* The same, written to a file. */
-int kiln_profile_write(KilnProfile *p, KilnProfileFormat format, const char *path);
-int kiln_profile_free(KilnProfile *p);
+KILN_API int kiln_profile_write(KilnProfile *p, KilnProfileFormat format, const char *path);
+KILN_API int kiln_profile_free(KilnProfile *p);
 
 /* ---- graph executor in the registry ----
  *

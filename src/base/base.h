@@ -14,6 +14,15 @@
  * model) is reported by returning a failure value and leaving a message in
  * the thread's last-error buffer (kiln_set_error / kiln_last_error).  A broken
  * invariant is KASSERT, which prints file and line and aborts.
+ *
+ * Nothing here is exported from the shared libraries (Kiln builds with
+ * -fvisibility=hidden; only include/kiln/'s KILN_API functions are public).
+ * libkiln_runtime.so and libkiln.so each link their own copy of this layer,
+ * and the programs built from the tree (kiln, kiln_unit, the benchmarks and
+ * fuzz targets) link it with the rest statically.  The copies share no state
+ * that must be one per process: the last-error message is kept by the
+ * runtime (kiln_last_error), and the runtime allocates only from arenas it
+ * made itself, never from the current arena.
  */
 #ifndef KILN_BASE_H
 #define KILN_BASE_H

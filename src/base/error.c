@@ -1,18 +1,27 @@
 /*
- * error.c - the user-error channel (a thread-local message buffer) and the
- * invariant channel (kiln_panic, which aborts with file and line).
+ * error.c - the user-error channel (the calling thread's last message) and
+ * the invariant channel (kiln_panic, which aborts with file and line).
+ *
+ * The message itself is kept by the runtime (kiln_last_error and
+ * kiln_set_last_error in src/runtime/error.c), not here: libkiln_runtime.so
+ * and libkiln.so each link a private copy of this base layer (it is hidden,
+ * not exported), and a message set by either library must be the one
+ * kiln_last_error() returns.  So these functions format into a local buffer
+ * and hand the text to the runtime's public setter.
  */
 #include "base.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define ERRBUF_SIZE 8192
+#include "kiln/runtime.h"
 
-static _Thread_local char errbuf[ERRBUF_SIZE];
+#define ERRBUF_SIZE 8192 /* as the runtime's buffer: longer messages are cut */
 
 int kiln_set_error_v(const char *fmt, va_list ap) {
-  vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+  char buf[ERRBUF_SIZE];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  kiln_set_last_error(buf);
   return -1;
 }
 
@@ -25,26 +34,27 @@ int kiln_set_error(const char *fmt, ...) {
 }
 
 int kiln_error_context(const char *fmt, ...) {
-  char prefix[1024], old[ERRBUF_SIZE];
+  char prefix[1024], buf[ERRBUF_SIZE];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
-  memcpy(old, errbuf, sizeof old);
+  const char *old = kiln_last_error();
   size_t pl = strlen(prefix);
-  if (pl + 2 >= sizeof errbuf) pl = sizeof errbuf - 3;
-  memcpy(errbuf, prefix, pl);
-  memcpy(errbuf + pl, ": ", 2);
+  if (pl + 2 >= sizeof buf) pl = sizeof buf - 3;
+  memcpy(buf, prefix, pl);
+  memcpy(buf + pl, ": ", 2);
   size_t ol = strlen(old);
-  if (pl + 2 + ol >= sizeof errbuf) ol = sizeof errbuf - pl - 3;
-  memcpy(errbuf + pl + 2, old, ol);
-  errbuf[pl + 2 + ol] = 0;
+  if (pl + 2 + ol >= sizeof buf) ol = sizeof buf - pl - 3;
+  memcpy(buf + pl + 2, old, ol);
+  buf[pl + 2 + ol] = 0;
+  kiln_set_last_error(buf);
   return -1;
 }
 
-const char *kiln_get_error(void) { return errbuf; }
+const char *kiln_get_error(void) { return kiln_last_error(); }
 
-void kiln_clear_error(void) { errbuf[0] = 0; }
+void kiln_clear_error(void) { kiln_set_last_error(""); }
 
 void kiln_panic(const char *file, int line, const char *fmt, ...) {
   va_list ap;
