@@ -471,7 +471,7 @@ Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int stri
                                     const int dilation[2], int64_t groups, DType out_dtype);
 extern const struct Template topi_x86_group_conv2d_NCHWc_template;
 
-/* ----- x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1
+/* ----- winograd.c (all targets) and x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1
  * convolution by Winograd F(m x m, 3 x 3) (knobs tile_ic, tile_oc in 3
  * parts [-1, register channel blocks, oc_bn], tile_p (register tiles of a
  * tile row), tile_rows (tile rows per block; all of them: stages at the
@@ -481,6 +481,15 @@ extern const struct Template topi_x86_group_conv2d_NCHWc_template;
  * G [alpha, r], B^T [alpha, alpha], row-major; Y = A^T[(G g) . (B^T d)]
  * is the correlation of d (alpha values) with g (r values). */
 int topi_winograd_matrices(int m, int r, double *AT, double *G, double *BT);
+/* sum over (i, j) of ci[i] * cj[j] * term(i, j, ud) in type t, skipping
+ * zero coefficients (and multiplying by none of +-1); zero when every
+ * coefficient is. */
+typedef Expr *(*TopiWinogradTerm)(int i, int j, void *ud);
+Expr *topi_winograd_sparse_sum(int ni, int nj, const double *ci, const double *cj, TopiWinogradTerm term, void *ud,
+                               DType t);
+/* select(a == 0 && b == 0, br[0], select(a == 0 && b == 1, br[1], ...)) of
+ * br[a * nb + b]: one branch once a and b are unrolled. */
+Expr *topi_winograd_select_2d(Expr *a, Expr *b, int na, int nb, Expr **br);
 /* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8. */
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW);
 /* OIHW 3x3 kernel -> U = G g G^T [alpha, alpha, O/ob, I, ob] (summed in

@@ -103,31 +103,7 @@ static int wino_check(const Target *t, const ConfigEntity *cfg, const Workload *
 
 /* ---- the compute ---- */
 
-/* sum over (i, j) of ci[i] cj[j] term(i, j), zero coefficients skipped */
-typedef Expr *(*TermFn)(int i, int j, void *ud);
-static Expr *sparse_sum(int ni, int nj, const double *ci, const double *cj, TermFn term, void *ud, DType t) {
-  Expr *sum = NULL;
-  for (int i = 0; i < ni; i++)
-    for (int j = 0; j < nj; j++) {
-      double c = ci[i] * cj[j];
-      if (c == 0) continue;
-      Expr *x = term(i, j, ud);
-      Expr *p = c == 1 ? x : c == -1 ? ir_neg(x) : ir_mul(ir_float(c, t), x);
-      sum = sum ? (c == -1 ? ir_sub(sum, x) : ir_add(sum, p)) : p;
-    }
-  return sum ? sum : ir_float(0, t);
-}
 
-/* select over (a, b) of br[a * nb + b]: one branch once a, b are unrolled */
-static Expr *select_2d(Expr *a, Expr *b, int na, int nb, Expr **br) {
-  Expr *e = br[na * nb - 1];
-  for (int i = na - 1; i >= 0; i--)
-    for (int j = nb - 1; j >= 0; j--) {
-      if (i == na - 1 && j == nb - 1) continue;
-      e = ir_select(ir_and(ir_eq(a, c32(i)), ir_eq(b, c32(j))), br[i * nb + j], e);
-    }
-  return e;
-}
 
 typedef struct Ctx {
   Tensor *t;
@@ -168,18 +144,18 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
   Expr **kv = te_axis_vars(4, (const char *[]){"eps", "nu", "ci", "co"});
   Ctx kc = {kernel, kv[2], kv[3], NULL, NULL, 0};
   for (int e = 0; e < A; e++)
-    for (int n = 0; n < A; n++) br[e * A + n] = sparse_sum(3, 3, &G[e * 3], &G[n * 3], term, &kc, dt);
+    for (int n = 0; n < A; n++) br[e * A + n] = topi_winograd_sparse_sum(3, 3, &G[e * 3], &G[n * 3], term, &kc, dt);
   Tensor *kp = te_compute("kernel_pack", 4, (Expr *[]){c32(A), c32(A), c32(c.IC), c32(c.OC)}, kv,
-                          select_2d(kv[0], kv[1], A, A, br), "winograd_kernel_pack");
+                          topi_winograd_select_2d(kv[0], kv[1], A, A, br), "winograd_kernel_pack");
   /* data_pack[eps][nu][ci][p] */
   Expr **dv = te_axis_vars(4, (const char *[]){"eps", "nu", "ci", "p"});
   Expr *b = ir_floordiv(dv[3], c32(nH * nW)), *rem = ir_floormod(dv[3], c32(nH * nW));
   Ctx dc = {pad, b, dv[2], ir_mul(ir_floordiv(rem, c32(nW)), c32(m)), ir_mul(ir_floormod(rem, c32(nW)), c32(m)), 1};
   br = KNEWN(Expr *, A * A);
   for (int e = 0; e < A; e++)
-    for (int n = 0; n < A; n++) br[e * A + n] = sparse_sum(A, A, &BT[e * A], &BT[n * A], term, &dc, dt);
+    for (int n = 0; n < A; n++) br[e * A + n] = topi_winograd_sparse_sum(A, A, &BT[e * A], &BT[n * A], term, &dc, dt);
   Tensor *dp = te_compute("data_pack", 4, (Expr *[]){c32(A), c32(A), c32(c.IC), c32(w.P)}, dv,
-                          select_2d(dv[0], dv[1], A, A, br), "winograd_data_pack");
+                          topi_winograd_select_2d(dv[0], dv[1], A, A, br), "winograd_data_pack");
   /* bgemm[eps][nu][co][p] */
   IterVar *ci = te_reduce_axis_c(c.IC, "ci");
   Expr **gv = te_axis_vars(4, (const char *[]){"eps", "nu", "co", "p"});
@@ -194,10 +170,10 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
     for (int j = 0; j < m; j++) {
       double a[6], bb[6];
       for (int e = 0; e < A; e++) a[e] = AT[i * A + e], bb[e] = AT[j * A + e];
-      ob[i * m + j] = sparse_sum(A, A, a, bb, term, &ic, dt);
+      ob[i * m + j] = topi_winograd_sparse_sum(A, A, a, bb, term, &ic, dt);
     }
   Tensor *inv = te_compute("inverse", 4, (Expr *[]){c32(c.OC), c32(w.P), c32(m), c32(m)}, iv,
-                           select_2d(iv[2], iv[3], m, m, ob), "winograd_inverse");
+                           topi_winograd_select_2d(iv[2], iv[3], m, m, ob), "winograd_inverse");
   /* output[n][co][h][w] */
   Expr **ov = te_axis_vars(4, (const char *[]){"n", "co", "h", "w"});
   Expr *p = ir_add(ir_mul(ov[0], c32(nH * nW)),

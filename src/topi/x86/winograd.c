@@ -17,7 +17,7 @@
  *                                           tw x k-chunks x ob  ("bgemm")
  *   Y[b, k, h, w, kb] = (A^T M A)[h % m, w % m]   the output transform,
  *                                           the group's epilogue inlined
- * The matrices come from the Cook-Toom construction over the points 0, 1,
+ * The matrices (../winograd.c) come from the Cook-Toom construction over the points 0, 1,
  * -1, 1/2, -1/2 (TVM's choice: exact in binary, and smaller entries than
  * +-2 keep float32 error low).  The transforms are not written as
  * reductions over constant matrices: each output element of a transform
@@ -36,86 +36,11 @@
 #include "../../knob/knob.h"
 #include "../topi.h"
 
-#include <math.h>
 #include <string.h>
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
-/* ---- the matrices ---- */
-
-int topi_winograd_matrices(int m, int r, double *AT, double *G, double *BT) {
-  static const double pts[] = {0, 1, -1, 0.5, -0.5, 2, -2, 0.25, -0.25};
-  int alpha = m + r - 1;
-  if (m < 1 || r < 1 || alpha - 1 > (int)(sizeof pts / sizeof pts[0]))
-    return kiln_set_error("winograd: F(%d, %d) is not supported (at most %d points)", m, r,
-                          (int)(sizeof pts / sizeof pts[0]) + 1);
-  int np = alpha - 1;
-  memset(AT, 0, sizeof(double) * (size_t)(m * alpha));
-  memset(G, 0, sizeof(double) * (size_t)(alpha * r));
-  memset(BT, 0, sizeof(double) * (size_t)(alpha * alpha));
-  double poly[16];
-  for (int j = 0; j < np; j++) {
-    double nrm = 1;
-    int deg = 0;
-    poly[0] = 1;
-    for (int l = 0; l < np; l++) {
-      if (l == j) continue;
-      nrm *= pts[j] - pts[l];
-      /* poly *= (x - pts[l]) */
-      poly[deg + 1] = 0;
-      for (int q = deg + 1; q >= 1; q--) poly[q] = poly[q - 1] - pts[l] * poly[q];
-      poly[0] = -pts[l] * poly[0];
-      deg++;
-    }
-    for (int i = 0; i < m; i++) AT[i * alpha + j] = pow(pts[j], i);
-    for (int k = 0; k < r; k++) G[j * r + k] = pow(pts[j], k) / nrm;
-    for (int q = 0; q <= deg; q++) BT[j * alpha + q] = poly[q];
-  }
-  /* the point at infinity */
-  AT[(m - 1) * alpha + alpha - 1] = 1;
-  G[(alpha - 1) * r + r - 1] = 1;
-  int deg = 0;
-  poly[0] = 1;
-  for (int l = 0; l < np; l++) {
-    poly[deg + 1] = 0;
-    for (int q = deg + 1; q >= 1; q--) poly[q] = poly[q - 1] - pts[l] * poly[q];
-    poly[0] = -pts[l] * poly[0];
-    deg++;
-  }
-  for (int q = 0; q <= deg; q++) BT[(alpha - 1) * alpha + q] = poly[q];
-  return 0;
-}
-
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW) { return OH < 8 || OW < 8 ? 2 : 4; }
-
-/* sum over (i, j) of coef(i, j) * term(i, j), skipping zero coefficients;
- * a zero when every coefficient is. */
-typedef Expr *(*TermFn)(int i, int j, void *ud);
-static Expr *sparse_sum(int ni, int nj, const double *ci, const double *cj, TermFn term, void *ud, DType t) {
-  Expr *sum = NULL;
-  for (int i = 0; i < ni; i++)
-    for (int j = 0; j < nj; j++) {
-      double c = ci[i] * cj[j];
-      if (c == 0) continue;
-      Expr *x = term(i, j, ud);
-      Expr *p = c == 1 ? x : c == -1 ? ir_neg(x) : ir_mul(ir_float(c, t), x);
-      sum = sum ? (c == -1 ? ir_sub(sum, x) : ir_add(sum, p)) : p;
-    }
-  return sum ? sum : ir_float(0, t);
-}
-
-/* select(a == 0 && b == 0, br[0], select(a == 0 && b == 1, br[1], ...)):
- * after unrolling a and b, the simplifier keeps one branch. */
-static Expr *select_2d(Expr *a, Expr *b, int na, int nb, Expr **br) {
-  Expr *e = br[na * nb - 1];
-  for (int i = na - 1; i >= 0; i--)
-    for (int j = nb - 1; j >= 0; j--) {
-      if (i == na - 1 && j == nb - 1) continue;
-      Expr *cond = ir_and(ir_eq(a, c32(i)), ir_eq(b, c32(j)));
-      e = ir_select(cond, br[i * nb + j], e);
-    }
-  return e;
-}
 
 /* ---- the kernel transform ---- */
 
@@ -152,8 +77,8 @@ Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob
   /* the sums in double, rounded once */
   Expr **br = KNEWN(Expr *, alpha * alpha);
   for (int e = 0; e < alpha; e++)
-    for (int n = 0; n < alpha; n++) br[e * alpha + n] = sparse_sum(3, 3, &G[e * 3], &G[n * 3], kterm, &ctx, DT_F64);
-  Expr *body = ir_cast(kernel->dtype, select_2d(v[0], v[1], alpha, alpha, br));
+    for (int n = 0; n < alpha; n++) br[e * alpha + n] = topi_winograd_sparse_sum(3, 3, &G[e * 3], &G[n * 3], kterm, &ctx, DT_F64);
+  Expr *body = ir_cast(kernel->dtype, topi_winograd_select_2d(v[0], v[1], alpha, alpha, br));
   return te_compute("winograd_kernel", 5, (Expr *[]){c32(alpha), c32(alpha), c32(s[0] / ob), c32(s[1]), c32(ob)}, v,
                     body, "injective");
 }
@@ -225,10 +150,10 @@ Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const
   VCtx vc = {pad, vv[2], vv[5], ir_mul(vv[3], c32(m)), ir_mul(vv[4], c32(m)), vv[6]};
   Expr **br = KNEWN(Expr *, A * A);
   for (int e = 0; e < A; e++)
-    for (int n = 0; n < A; n++) br[e * A + n] = sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, out_dtype);
+    for (int n = 0; n < A; n++) br[e * A + n] = topi_winograd_sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, out_dtype);
   Tensor *V = te_compute("data_pack", 7,
                          (Expr *[]){c32(alpha), c32(alpha), c32(N), c32(nH), c32(nW), c32(CIc), c32(ib)}, vv,
-                         select_2d(vv[0], vv[1], A, A, br), "winograd_data_pack");
+                         topi_winograd_select_2d(vv[0], vv[1], A, A, br), "winograd_data_pack");
 
   /* M = U V, one GEMM per (eps, nu) */
   IterVar *rc = te_reduce_axis_c(CIc, "c"), *rcb = te_reduce_axis_c(ib, "cb");
@@ -247,10 +172,10 @@ Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const
     for (int j = 0; j < m; j++) {
       double ci[6], cj[6];
       for (int e = 0; e < A; e++) ci[e] = AT[i * A + e], cj[e] = AT[j * A + e];
-      ob_[i * m + j] = sparse_sum(A, A, ci, cj, yterm, &yc, out_dtype);
+      ob_[i * m + j] = topi_winograd_sparse_sum(A, A, ci, cj, yterm, &yc, out_dtype);
     }
   Tensor *out = te_compute("conv2d_winograd_NCHWc", 5, (Expr *[]){c32(N), c32(COc), c32(OH), c32(OW), c32(ob)}, ov,
-                           select_2d(hi, wi, (int)m, (int)m, ob_), "conv2d_NCHWc_winograd");
+                           topi_winograd_select_2d(hi, wi, (int)m, (int)m, ob_), "conv2d_NCHWc_winograd");
   te_set_attr(out, "tile_size", c32(m));
   return out;
 }
