@@ -293,9 +293,9 @@ def test_sizes_from_attributes_and_inputs(case):
             "pad-beyond-32-bit-offsets": "pads[0] = 1099511627776 is beyond +-(2^31 - 1)",
             "tile-repeats-overflow": "repeating axis 0 (3) 4611686018427387904 times overflows 64 bits",
             "conv-fold-huge-padded-intermediate": "more than evaluating at compile time may hold (KILN_EVAL_MEMORY_MB",
-            "conv-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)",
-            "convtranspose-stride-overflow": "attribute 'strides' = 4611686018427387904 is beyond +-(2^31 - 1)",
-            "maxpool-dilation-overflow": "attribute 'dilation' = 4611686018427387904 is beyond +-(2^31 - 1)",
+            "conv-dilation-overflow": "attribute 'dilations'[0] is 4611686018427387904; it must be from 1 to 2^31 - 1",
+            "convtranspose-stride-overflow": "attribute 'strides'[0] is 4611686018427387904; it must be from 1 to 2^31 - 1",
+            "maxpool-dilation-overflow": "attribute 'dilations'[0] is 4611686018427387904; it must be from 1 to 2^31 - 1",
             "tfidf-huge-ngram-index": "a 3623706618-element matrix: Kiln maps TfIdfVectorizer to a dense product"}
     check_clean_error(p, need[case])
 

@@ -388,6 +388,17 @@ int imp_const_scalar(Importer *im, int i, double *out) {
 GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void **data) {
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
+  int64_t n;
+  /* a table the importer computes (a mask, indices, weights): bounded like
+   * the constants folding makes, so a shape from a model cannot ask for
+   * gigabytes here */
+  if (imp_numel_in(im, "a constant the importer builds", ndim, shape, IMP_MAX_COUNT, &n)) return NULL;
+  if ((uint64_t)n * (uint64_t)((t.bits + 7) / 8) > IMP_MAX_ALLOC_BYTES)
+    return imp_error(im, "a constant the importer builds of %lld %s elements would take %llu bytes (at most %d MiB); use "
+                         "smaller sizes",
+                     (long long)n, dt_str(t), (unsigned long long)n * (unsigned long long)((t.bits + 7) / 8),
+                     (int)(IMP_MAX_ALLOC_BYTES >> 20)),
+           NULL;
   if (kiln_array_empty(ndim, shape, t, cpu, &a)) return NULL;
   memset(a->data, 0, kiln_array_nbytes(a));
   if (data) *data = a->data;

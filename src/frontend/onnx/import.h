@@ -166,6 +166,53 @@ typedef bool (*ImpMaskFn)(int64_t i, int64_t j, int64_t k);
 GNode *imp_mask2d(Importer *im, int64_t n, int64_t m, int trailing, ImpMaskFn pred, int64_t k);
 int imp_const_scalar(Importer *im, int i, double *out);
 
+/* ===== import_checked.c =====
+ * Checked conversions of attribute values and constant elements to the
+ * integers handlers compute with (see the file's banner): each returns 0,
+ * or -1 + an error naming the node, the attribute or input, the value and
+ * the range it must lie in.  A handler never casts a model's number
+ * itself. */
+
+/* The most entries a count from a model may reach (Kiln indexes tensors
+ * with 32-bit integers), and the most bytes the importer allocates for a
+ * table or constant of its own (per-step values, masks, positions). */
+#define IMP_MAX_COUNT GRAPH_MAX_ELEMS
+#define IMP_MAX_ALLOC_BYTES ((uint64_t)1 << 28)
+
+/* v, described by what ("attribute 'k'", "input 1 ('k')"), in [lo, hi]. */
+int imp_check_i64(Importer *im, const char *what, int64_t v, int64_t lo, int64_t hi);
+/* A double as an integer in [lo, hi], truncated toward zero; NaN,
+ * infinities and values out of range are errors. */
+int imp_double_i64(Importer *im, const char *what, double v, int64_t lo, int64_t hi, int64_t *out);
+/* The int attribute name (dflt when absent) in [lo, hi]. */
+int imp_attr_i64(Importer *im, const char *name, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
+int imp_attr_int(Importer *im, const char *name, int64_t dflt, int lo, int hi, int *out);
+/* An axis attribute in [-ndim, ndim), made non-negative. */
+int imp_attr_axis(Importer *im, const char *name, int64_t dflt, int ndim, int *out);
+/* An ONNX data type code attribute (Cast's 'to', 'dtype') as a Kiln type. */
+int imp_attr_dtype(Importer *im, const char *name, int64_t dflt, DType *out);
+/* The ints attribute name (*v NULL and *n 0 when absent): at most max
+ * values (max < 0: any number), each in [lo, hi]. */
+int imp_attr_ints_in(Importer *im, const char *name, int max, int64_t lo, int64_t hi, const int64_t **v, int *n);
+/* Element k of the constant c, the node's input i, as an integer in
+ * [lo, hi]: int64/uint64 exactly, floats truncated when finite. */
+int imp_const_i64_at(Importer *im, int i, const GNode *c, int64_t k, int64_t lo, int64_t hi, int64_t *out);
+/* Element k of the constant c as an int64 without an error: integers
+ * exactly (uint64 beyond int64 saturates), floats truncated and
+ * saturated, NaN as 0 (for values whose range a later check decides). */
+int64_t imp_const_i64_sat(const GNode *c, int64_t k);
+/* Input i, a constant of one element, as an integer in [lo, hi]. */
+int imp_input_i64(Importer *im, int i, int64_t lo, int64_t hi, int64_t *out);
+/* imp_const_input_ints with every value in [lo, hi]; the count or -1. */
+int imp_const_input_ints_in(Importer *im, int i, int64_t *out, int max, int64_t lo, int64_t hi);
+/* a * b for sizes (both >= 0) when at most limit. */
+int imp_mul_count(Importer *im, const char *what, int64_t a, int64_t b, int64_t limit, int64_t *out);
+/* The product of n dims (each >= 0) when at most limit (0 if any is 0). */
+int imp_numel_in(Importer *im, const char *what, int n, const int64_t *dims, int64_t limit, int64_t *out);
+/* n zeroed entries of size bytes from the current arena, n checked
+ * against IMP_MAX_COUNT and IMP_MAX_ALLOC_BYTES; NULL + error. */
+void *imp_alloc_n(Importer *im, const char *what, int64_t n, size_t size);
+
 /* ===== ops/table.c ===== */
 
 typedef int (*OnnxHandler)(Importer *im);

@@ -48,8 +48,7 @@ static ShapeVal *sv_get(Importer *im, const GNode *v) { return v ? pm_get(&im->s
 static Expr *elem(Importer *im, GNode *v, int64_t i) {
   ShapeVal *s = sv_get(im, v);
   if (s && s->e[i]) return s->e[i];
-  double c = imp_const_at(v, i);
-  return dt_is_bool(v->type.dtype) ? ir_bool(c != 0) : ir_i64((int64_t)c);
+  return dt_is_bool(v->type.dtype) ? ir_bool(imp_const_at(v, i) != 0) : ir_i64(imp_const_i64_sat(v, i));
 }
 
 /* Elements in order: reshape, expand_dims, squeeze, and an integer cast. */
@@ -74,7 +73,7 @@ static int fold_take(Importer *im, int nargs, GNode **args, const GAttrs *a, GNo
   if (sv_get(im, ix)) return kiln_set_error("gather indices that are themselves a shape value");
   int64_t n = ttype_numel(&out->type), len = d->type.shape[0];
   for (int64_t i = 0; i < n; i++) {
-    int64_t k = (int64_t)imp_const_at(ix, i);
+    int64_t k = imp_const_i64_sat(ix, i);
     if (k < 0) k += len;
     if (k < 0 || k >= len) return kiln_set_error("index %lld out of range", (long long)k);
     e[i] = elem(im, d, k);
@@ -213,9 +212,9 @@ static int record(Importer *im, GNode *v, int64_t n, Expr **e, const char *origi
       continue;
     }
     int64_t got;
-    if (!sym_eval(im->g, e[i], reps, &got) || got != (int64_t)imp_const_at(v, i))
+    if (!sym_eval(im->g, e[i], reps, &got) || got != imp_const_i64_sat(v, i))
       return imp_error(im, "internal: the shape value's element %lld, %s, is not %lld at the representative sizes",
-                       (long long)i, ir_expr_str(e[i]), (long long)imp_const_at(v, i));
+                       (long long)i, ir_expr_str(e[i]), (long long)imp_const_i64_sat(v, i));
     any = true;
   }
   if (!any) return 0;

@@ -47,11 +47,20 @@ int gnode_const_ints(GNode *n, int64_t *out, int max) {
   if (len > max) return kiln_set_error("input '%s' has %lld values, at most %d supported", n->name, (long long)len, max);
   const char *p = (const char *)v->data + v->byte_offset;
   for (int64_t i = 0; i < len; i++) {
-    if (v->dtype.code == kDLInt && v->dtype.bits == 64) out[i] = ((const int64_t *)p)[i];
-    else if (v->dtype.code == kDLInt && v->dtype.bits == 32) out[i] = ((const int32_t *)p)[i];
-    else if (v->dtype.code == kDLFloat && v->dtype.bits == 32) out[i] = (int64_t)((const float *)p)[i];
-    else if (v->dtype.code == kDLFloat && v->dtype.bits == 64) out[i] = (int64_t)((const double *)p)[i];
+    double f;
+    if (v->dtype.code == kDLInt && v->dtype.bits == 64) {
+      out[i] = ((const int64_t *)p)[i];
+      continue;
+    } else if (v->dtype.code == kDLInt && v->dtype.bits == 32) {
+      out[i] = ((const int32_t *)p)[i];
+      continue;
+    } else if (v->dtype.code == kDLFloat && v->dtype.bits == 32) f = ((const float *)p)[i];
+    else if (v->dtype.code == kDLFloat && v->dtype.bits == 64) f = ((const double *)p)[i];
     else return kiln_set_error("input '%s' must hold integers, got %s", n->name, dt_str(v->dtype));
+    /* a float outside int64's range (or NaN) has no integer value: C leaves the conversion undefined */
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+      return kiln_set_error("input '%s' element %lld is %g, not an integer int64 holds", n->name, (long long)i, f);
+    out[i] = (int64_t)f;
   }
   return (int)len;
 }

@@ -117,8 +117,7 @@ static GNode *bits_to_float(Importer *im, GNode *v, const FloatBits *f, DType t)
 int onnx_h_BitCast(Importer *im) {
   GNode *x = in0(im);
   DType to;
-  int code = (int)onnx_attr_int(N(im), "to", 0);
-  if (onnx_dtype_from_onnx(code, &to)) return imp_error(im, "to: %s", kiln_get_error());
+  if (imp_attr_dtype(im, "to", 0, &to)) return -1;
   DType from = x->type.dtype;
   int wf = dt_is_bool(from) ? 8 : from.bits, wt = dt_is_bool(to) ? 8 : to.bits;
   if (wf != wt)

@@ -60,9 +60,7 @@ int onnx_h_Loop(Importer *im) {
   int nscan = body->noutputs - 1 - ncarry;
   int64_t trips = -1;
   if (imp_input(im, 0)) {
-    double m;
-    if (imp_const_scalar(im, 0, &m)) return -1;
-    trips = (int64_t)m;
+    if (imp_input_i64(im, 0, INT64_MIN, INT64_MAX, &trips)) return -1;
   }
   bool cond = true;
   if (imp_input(im, 1)) {
@@ -124,19 +122,23 @@ static int scan_run(Importer *im, const OnnxGraph *body, int nstate, GNode **sta
 int onnx_h_Scan(Importer *im) {
   const OnnxGraph *body = onnx_attr_graph(N(im), "body");
   if (!body) return imp_error(im, "missing attribute 'body'");
-  int64_t M = onnx_attr_int(N(im), "num_scan_inputs", 0);
   bool v8 = imp_opset(im) < 9; /* opset 8: a leading batch axis and sequence_lens */
-  int first = v8 ? 1 : 0, nin = imp_ninputs(im) - first, nstate = nin - (int)M;
-  int nscan_out = body->noutputs - nstate;
-  if (M < 1 || nstate < 0 || body->ninputs != nin || nscan_out < 0)
+  int first = v8 ? 1 : 0, nin = imp_ninputs(im) - first, M;
+  if (imp_attr_int(im, "num_scan_inputs", 0, 1, nin > 1 ? nin : 1, &M)) return -1;
+  int nstate = nin - M, nscan_out = body->noutputs - nstate;
+  if (nstate < 0 || body->ninputs != nin || nscan_out < 0)
     return imp_error(im, "the body's inputs and outputs do not match the node's");
   if (v8 && imp_input(im, 0)) return imp_error(im, "sequence_lens is not supported");
   int n;
   const int64_t *in_axes = onnx_attr_ints(N(im), "scan_input_axes", &n);
-  if (in_axes && n != M) return imp_error(im, "scan_input_axes has %d values for %lld scan inputs", n, (long long)M);
+  if (in_axes && n != M) return imp_error(im, "scan_input_axes has %d values for %d scan inputs", n, M);
   const int64_t *in_dirs = onnx_attr_ints(N(im), v8 ? "directions" : "scan_input_directions", &n);
+  if (in_dirs && n != M) return imp_error(im, "%s has %d values for %d scan inputs", v8 ? "directions" : "scan_input_directions", n, M);
   const int64_t *out_axes = onnx_attr_ints(N(im), "scan_output_axes", &n);
+  if (out_axes && n != nscan_out) return imp_error(im, "scan_output_axes has %d values for %d scan outputs", n, nscan_out);
   const int64_t *out_dirs = onnx_attr_ints(N(im), "scan_output_directions", &n);
+  if (out_dirs && n != nscan_out)
+    return imp_error(im, "scan_output_directions has %d values for %d scan outputs", n, nscan_out);
   GNode **state0 = KNEWN(GNode *, nstate + 1), **xs0 = KNEWN(GNode *, M + 1);
   for (int i = 0; i < nstate; i++)
     if (!(state0[i] = imp_input(im, first + i))) return imp_error(im, "state input %d is missing", i);
@@ -170,7 +172,7 @@ int onnx_h_Scan(Importer *im) {
       }
     }
     outs[b] = KNEWN(AVec, nscan_out + 1);
-    if (scan_run(im, body, nstate, state, (int)M, xs, T, nscan_out, outs[b])) return -1;
+    if (scan_run(im, body, nstate, state, M, xs, T, nscan_out, outs[b])) return -1;
     finals[b] = state;
   }
   for (int i = 0; i < nstate; i++) {

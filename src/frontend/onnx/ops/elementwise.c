@@ -73,10 +73,10 @@ static const OpMap binary_map[] = {{"Add", "add"},           {"Sub", "subtract"}
  * ones, which is NumPy's rule). */
 static GNode *legacy_broadcast(Importer *im, GNode *a, GNode *b) {
   if (imp_opset(im) >= 7 || !onnx_attr_int(N(im), "broadcast", 0) || !onnx_attr_has(N(im), "axis")) return b;
-  int64_t axis = onnx_attr_int(N(im), "axis", 0);
-  if (axis < 0) axis += a->type.ndim;
-  int tail = a->type.ndim - (int)axis - b->type.ndim;
-  if (axis < 0 || tail < 0) return imp_error(im, "axis %lld does not place B %s inside A", (long long)axis, ttype_str(&b->type)), NULL;
+  int axis;
+  if (imp_attr_axis(im, "axis", 0, a->type.ndim, &axis)) return NULL;
+  int tail = a->type.ndim - axis - b->type.ndim;
+  if (tail < 0) return imp_error(im, "axis %d does not place B %s inside A", axis, ttype_str(&b->type)), NULL;
   if (tail == 0) return b;
   int64_t s[MAXD];
   int n = 0;
@@ -177,8 +177,9 @@ static int cast_to(Importer *im, int code, DType t) {
 
 int onnx_h_cast(Importer *im) {
   DType t = DT_F32;
-  int code = (int)onnx_attr_int(N(im), "to", 0);
+  int code;
   const OnnxAttr *to = onnx_attr_find(N(im), "to");
+  if (imp_attr_int(im, "to", 0, 0, INT32_MAX, &code)) return -1;
   if (to && to->type == ONNX_ATTR_STRING) { /* Cast-1: the type by name */
     code = -1;
     for (int c = 1; c <= ONNX_DT_BFLOAT16; c++)
@@ -280,13 +281,13 @@ int onnx_h_Hardmax(Importer *im) {
 int onnx_h_OneHot(Importer *im) {
   GNode *idx = imp_input(im, 0);
   if (!idx) return imp_error(im, "needs indices");
-  double depth;
-  if (imp_const_scalar(im, 1, &depth)) return -1;
+  int64_t depth;
+  if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &depth)) return -1;
   GNode *vals = imp_const_input(im, 2);
   if (!vals) return -1;
   if (ttype_numel(&vals->type) != 2) return imp_error(im, "values must hold [off_value, on_value], got %s", ttype_str(&vals->type));
   GAttrs a = gattrs_new();
-  ga_int(&a, "depth", (int64_t)depth);
+  ga_int(&a, "depth", depth);
   ga_int(&a, "axis", onnx_attr_int(N(im), "axis", -1));
   ga_float(&a, "off_value", imp_const_at(vals, 0));
   ga_float(&a, "on_value", imp_const_at(vals, 1));

@@ -47,7 +47,7 @@ int onnx_h_resize(Importer *im) {
     for (int i = 0; i < nd; i++) size[i] = x->type.shape[i], scales[i] = 1.0;
     if (sz && ttype_numel(&sz->type) > 0) {
       int64_t v[MAXD];
-      int n = imp_const_input_ints(im, 3, v, MAXD);
+      int n = imp_const_input_ints_in(im, 3, v, MAXD, 0, IMP_MAX_COUNT);
       if (n < 0) return -1;
       if (n != na) return imp_error(im, "sizes has %d values, expected %d", n, na);
       const char *pol = imp_opset(im) >= 18 ? onnx_attr_string(N(im), "keep_aspect_ratio_policy", "stretch") : "stretch";
@@ -63,7 +63,9 @@ int onnx_h_resize(Importer *im) {
         }
         for (int i = 0; i < na; i++) {
           scales[axes[i]] = r;
-          size[axes[i]] = (int64_t)floor((double)x->type.shape[axes[i]] * r + 0.5);
+          if (imp_double_i64(im, kfmt("the output size of axis %d (keep_aspect_ratio_policy %s)", (int)axes[i], pol),
+                             floor((double)x->type.shape[axes[i]] * r + 0.5), 0, IMP_MAX_COUNT, &size[axes[i]]))
+            return -1;
         }
         have = use_scales = true; /* the coordinates follow the one scale */
       } else {
@@ -407,8 +409,9 @@ int onnx_h_RoiAlign(Importer *im) {
     return imp_error(im, "X %s, rois %s and batch_indices %s must be [N, C, H, W], [R, 4] and [R]", ttype_str(&x->type),
                      ttype_str(&rois->type), ttype_str(&bidx->type));
   if (!dt_is_float(x->type.dtype)) return imp_error(im, "X must be floating-point");
-  int64_t PH = onnx_attr_int(N(im), "output_height", 1), PW = onnx_attr_int(N(im), "output_width", 1),
-          G = onnx_attr_int(N(im), "sampling_ratio", 0);
+  int64_t PH, PW, G = onnx_attr_int(N(im), "sampling_ratio", 0);
+  if (imp_attr_i64(im, "output_height", 1, 1, IMP_MAX_COUNT, &PH) || imp_attr_i64(im, "output_width", 1, 1, IMP_MAX_COUNT, &PW))
+    return -1;
   double scale = onnx_attr_float(N(im), "spatial_scale", 1.0f);
   const char *mode = onnx_attr_string(N(im), "mode", "avg");
   const char *ct = onnx_attr_string(N(im), "coordinate_transformation_mode", imp_opset(im) >= 16 ? "half_pixel" : "output_half_pixel");
@@ -416,6 +419,7 @@ int onnx_h_RoiAlign(Importer *im) {
   if (!maxm && strcmp(mode, "avg")) return imp_error(im, "mode '%s' is not supported", mode);
   if (!half && strcmp(ct, "output_half_pixel")) return imp_error(im, "coordinate_transformation_mode '%s' is not supported", ct);
   if (G <= 0) return imp_error(im, "sampling_ratio = %lld (adaptive, data-dependent) is not supported", (long long)G);
+  if (imp_attr_i64(im, "sampling_ratio", 0, 1, IMP_MAX_COUNT, &G)) return -1;
   int64_t R = rois->type.shape[0], N = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3];
   DType t = x->type.dtype;
   Grid g = {0};
@@ -431,7 +435,9 @@ int onnx_h_RoiAlign(Importer *im) {
   GNode *start[2] = {c[1], c[0]}, *size[2] = {rh, rw};
   GNode *lo[2], *hi[2], *wl[2], *wh[2], *ok[2];
   for (int a = 0; a < 2; a++) {
-    int64_t len = P[a] * G;
+    int64_t len;
+    if (imp_mul_count(im, a ? "output_width x sampling_ratio" : "output_height x sampling_ratio", P[a], G, IMP_MAX_COUNT, &len))
+      return -1;
     void *kp;
     GNode *kc = imp_new_const(im, t, 1, &len, &kp);
     if (!kc) return -1;
@@ -525,12 +531,15 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
       double xo = o == 1 ? (e - s) * (double)(n - 1) / 2 : (double)j * (e - s) * (double)(n - 1) / (double)(o - 1);
       xo += s * (double)(n - 1);
       ((uint8_t *)mp)[j] = xo >= 0 && xo <= (double)(n - 1);
-      double lo = floor(xo), r = xo - lo;
+      /* positions outside the input are masked: clamped first, so that a
+       * roi of any value (inf, NaN, 1e300) converts to an index */
+      double xc = xo != xo ? -2 : xo < -2 ? -2 : xo > (double)n + 1 ? (double)n + 1 : xo;
+      double lo = floor(xc), r = xc - lo;
       int64_t l, h;
       if (linear) {
         l = (int64_t)lo, h = l + 1;
       } else {
-        double f = rnd == 2 ? floor(xo) : rnd == 3 ? ceil(xo) : r == 0.5 ? (rnd == 0 ? lo : lo + 1) : round(xo);
+        double f = rnd == 2 ? floor(xc) : rnd == 3 ? ceil(xc) : r == 0.5 ? (rnd == 0 ? lo : lo + 1) : round(xc);
         l = h = (int64_t)f, r = 0;
       }
       i0[j] = l < 0 ? 0 : l > n - 1 ? n - 1 : l;
@@ -556,15 +565,15 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
 int onnx_h_AffineGrid(Importer *im) {
   GNode *theta = imp_input(im, 0);
   int64_t size[MAXD];
-  int ns = imp_const_input_ints(im, 1, size, MAXD);
+  int ns = imp_const_input_ints_in(im, 1, size, MAXD, 0, IMP_MAX_COUNT);
   if (ns < 0) return -1;
   if (ns != 4 && ns != 5) return imp_error(im, "size has %d values, expected 4 ([N, C, H, W]) or 5 ([N, C, D, H, W])", ns);
   int k = ns - 2;
   if (theta->type.ndim != 3 || theta->type.shape[0] != size[0] || theta->type.shape[1] != k || theta->type.shape[2] != k + 1)
     return imp_error(im, "theta %s must be [%lld, %d, %d]", ttype_str(&theta->type), (long long)size[0], k, k + 1);
   bool ac = onnx_attr_int(N(im), "align_corners", 0) != 0;
-  int64_t P = 1;
-  for (int i = 0; i < k; i++) P *= size[2 + i];
+  int64_t P;
+  if (imp_numel_in(im, "the grid", k, size + 2, IMP_MAX_COUNT, &P)) return -1;
   int64_t bs[3] = {1, P, k + 1};
   void *p;
   GNode *base = imp_new_const(im, DT_F32, 3, bs, &p);
@@ -609,27 +618,31 @@ int onnx_h_AffineGrid(Importer *im) {
 int onnx_h_Col2Im(Importer *im) {
   GNode *x = in0(im);
   int64_t img[MAXD], blk[MAXD];
-  int d = imp_const_input_ints(im, 1, img, MAXD);
+  int d = imp_const_input_ints_in(im, 1, img, MAXD, 1, IMP_MAX_COUNT);
   if (d < 0) return -1;
-  int db = imp_const_input_ints(im, 2, blk, MAXD);
+  int db = imp_const_input_ints_in(im, 2, blk, MAXD, 1, IMP_MAX_COUNT);
   if (db < 0) return -1;
   if (d == 0 || d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match (one per spatial axis)", d, db);
   if (x->type.ndim != 3) return imp_error(im, "input must be [N, C * prod(block_shape), L], got %s", ttype_str(&x->type));
   if (d + 2 > MAXD) return imp_error(im, "%d spatial axes (at most %d)", d, MAXD - 2);
   int64_t dil[MAXD], str[MAXD], pads[2 * MAXD];
   for (int i = 0; i < d; i++) dil[i] = str[i] = 1, pads[i] = pads[i + d] = 0;
-  const OnnxAttr *a;
-  if ((a = onnx_attr_find(N(im), "dilations")) && a->n) {
-    if (a->n != d) return imp_error(im, "dilations has %d values, expected %d", a->n, d);
-    memcpy(dil, a->ints, sizeof(int64_t) * (size_t)d);
+  const int64_t *v;
+  int nv;
+  if (imp_attr_ints_in(im, "dilations", -1, 1, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != d) return imp_error(im, "dilations has %d values, expected %d", nv, d);
+    memcpy(dil, v, sizeof(int64_t) * (size_t)d);
   }
-  if ((a = onnx_attr_find(N(im), "strides")) && a->n) {
-    if (a->n != d) return imp_error(im, "strides has %d values, expected %d", a->n, d);
-    memcpy(str, a->ints, sizeof(int64_t) * (size_t)d);
+  if (imp_attr_ints_in(im, "strides", -1, 1, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != d) return imp_error(im, "strides has %d values, expected %d", nv, d);
+    memcpy(str, v, sizeof(int64_t) * (size_t)d);
   }
-  if ((a = onnx_attr_find(N(im), "pads")) && a->n) {
-    if (a->n != 2 * d) return imp_error(im, "pads has %d values, expected %d", a->n, 2 * d);
-    memcpy(pads, a->ints, sizeof(int64_t) * (size_t)(2 * d));
+  if (imp_attr_ints_in(im, "pads", -1, 0, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != 2 * d) return imp_error(im, "pads has %d values, expected %d", nv, 2 * d);
+    memcpy(pads, v, sizeof(int64_t) * (size_t)(2 * d));
   }
   int64_t K = 1, L = 1, outs[MAXD], padded[MAXD];
   for (int i = 0; i < d; i++) {
@@ -644,8 +657,9 @@ int onnx_h_Col2Im(Importer *im) {
       return imp_error(im, "axis %d: the block spans %lld, more than the padded image's %lld", i, (long long)span,
                        (long long)padded[i]);
     outs[i] = (padded[i] - span) / str[i] + 1;
-    K *= blk[i];
-    L *= outs[i];
+    if (imp_mul_count(im, "block_shape", K, blk[i], IMP_MAX_COUNT, &K) ||
+        imp_mul_count(im, "the block positions", L, outs[i], IMP_MAX_COUNT, &L))
+      return -1;
   }
   int64_t n = x->type.shape[0], ck = x->type.shape[1];
   if (ck % K || x->type.shape[2] != L)

@@ -38,8 +38,8 @@ int onnx_h_ReverseSequence(Importer *im) {
       c[i] = rem % x->type.shape[i];
       rem /= x->type.shape[i];
     }
-    int64_t L = (int64_t)imp_const_at(lens, c[ba]), t = c[ta];
-    if (L < 0 || L > T) return imp_error(im, "sequence length %lld is outside [0, %lld]", (long long)L, (long long)T);
+    int64_t L, t = c[ta];
+    if (imp_const_i64_at(im, 1, lens, c[ba], 0, T, &L)) return -1;
     d[e] = t < L ? L - 1 - t : t;
   }
   GAttrs a = gattrs_new();
@@ -111,15 +111,12 @@ static bool lower_strict(int64_t i, int64_t j, int64_t k) {
 int onnx_h_TopK(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
-  double kv;
-  if (imp_opset(im) < 10) kv = (double)onnx_attr_int(N(im), "k", 0);
-  else if (imp_const_scalar(im, 1, &kv)) return -1;
   int r = x->type.ndim, ax;
   if (r < 1) return imp_error(im, "input must have rank >= 1");
   if (r + 1 > MAXD) return imp_error(im, "input rank %d is too large", r);
-  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", -1), r, &ax)) return -1;
-  int64_t n = x->type.shape[ax], k = (int64_t)kv;
-  if (k < 0 || k > n) return imp_error(im, "k = %lld is outside [0, %lld]", (long long)k, (long long)n);
+  if (imp_attr_axis(im, "axis", -1, r, &ax)) return -1;
+  int64_t n = x->type.shape[ax], k;
+  if (imp_opset(im) < 10 ? imp_attr_i64(im, "k", 0, 0, n, &k) : imp_input_i64(im, 1, 0, n, &k)) return -1;
   bool largest = onnx_attr_int(N(im), "largest", 1) != 0;
   int64_t perm[MAXD], inv[MAXD];
   int q = 0;
@@ -170,10 +167,15 @@ int onnx_h_GatherND(Importer *im) {
   GNode *data = imp_input(im, 0), *idx = imp_input(im, 1);
   if (!data || !idx) return imp_error(im, "needs data and indices");
   int r = data->type.ndim, q = idx->type.ndim;
-  int64_t b = onnx_attr_int(N(im), "batch_dims", 0);
   if (q < 1) return imp_error(im, "indices must have rank >= 1");
-  int64_t k = idx->type.shape[q - 1];
-  if (b < 0 || b + k > r || b >= q) return imp_error(im, "batch_dims %lld and index depth %lld do not fit data of rank %d", (long long)b, (long long)k, r);
+  int64_t b, k = idx->type.shape[q - 1];
+  int maxb = (r < q ? r : q) - 1; /* batch axes come before the index depth and the data's last axis */
+  if (imp_attr_i64(im, "batch_dims", 0, 0, maxb > 0 ? maxb : 0, &b)) return -1;
+  if (b + k > r || b >= q) return imp_error(im, "batch_dims %lld and index depth %lld do not fit data of rank %d", (long long)b, (long long)k, r);
+  for (int i = 0; i < b; i++)
+    if (idx->type.shape[i] != data->type.shape[i])
+      return imp_error(im, "indices %s and data %s differ in batch dimension %d (batch_dims %lld)", ttype_str(&idx->type),
+                       ttype_str(&data->type), i, (long long)b);
   int64_t B = imp_numel((int)b, data->type.shape), P = imp_numel((int)k, data->type.shape + b),
           R = imp_numel(r - (int)(b + k), data->type.shape + b + k);
   int64_t s2[2] = {B * P, R};
@@ -345,14 +347,18 @@ int onnx_h_MaxUnpool(Importer *im) {
    * reference does) */
   int64_t os[MAXD], want[MAXD];
   int nk, ns, np;
-  const int64_t *ks = onnx_attr_ints(N(im), "kernel_shape", &nk), *st = onnx_attr_ints(N(im), "strides", &ns),
-                *pd = onnx_attr_ints(N(im), "pads", &np);
+  const int64_t *ks, *st, *pd;
+  if (imp_attr_ints_in(im, "kernel_shape", MAXD, 1, INT32_MAX, &ks, &nk) ||
+      imp_attr_ints_in(im, "strides", MAXD, 1, INT32_MAX, &st, &ns) || imp_attr_ints_in(im, "pads", 2 * MAXD, 0, INT32_MAX, &pd, &np))
+    return -1;
   if (!ks || nk != nd - 2) return imp_error(im, "kernel_shape must give %d values", nd - 2);
   os[0] = x->type.shape[0], os[1] = x->type.shape[1];
   for (int i = 0; i < nd - 2; i++) {
     int64_t s = st && ns == nd - 2 ? st[i] : 1, pb = pd && np == 2 * (nd - 2) ? pd[i] : 0,
             pe = pd && np == 2 * (nd - 2) ? pd[nd - 2 + i] : 0;
     os[2 + i] = (x->type.shape[2 + i] - 1) * s + ks[i] - pb - pe;
+    if (os[2 + i] < 1)
+      return imp_error(im, "the unpooled size of spatial axis %d is %lld (pads larger than the window)", i, (long long)os[2 + i]);
   }
   memcpy(want, os, sizeof os);
   if (imp_input(im, 2)) {
@@ -363,7 +369,9 @@ int onnx_h_MaxUnpool(Importer *im) {
       if (want[i] < os[i] || (i < 2 && want[i] != os[i]))
         return imp_error(im, "output_shape dimension %d is %lld, the unpooled size is %lld", i, (long long)want[i], (long long)os[i]);
   }
-  int64_t P = imp_numel(nd, os), Nu = ttype_numel(&x->type);
+  int64_t P, Nu = ttype_numel(&x->type);
+  if (imp_numel_in(im, "the unpooled output", nd, want, IMP_MAX_COUNT, &P) || imp_numel_in(im, "the unpooled output", nd, os, IMP_MAX_COUNT, &P))
+    return -1;
   GNode *lin = imp_reshape(im, imp_cast(im, idx, DT_I64), 1, &Nu);
   GAttrs oa = gattrs_new();
   ga_int(&oa, "depth", P);

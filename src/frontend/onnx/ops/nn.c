@@ -39,9 +39,13 @@ static int read_window(Importer *im, GNode *x, const int64_t *kshape, Win *w) {
     w->s[i] = w->d[i] = 1;
     w->pb[i] = w->pe[i] = 0;
   }
-  if ((v = onnx_attr_ints(N(im), "strides", &n)) && n == nsp)
+  /* every window value within 32 bits, so the size arithmetic below and
+   * in the graph's type relations stays within int64 */
+  if (imp_attr_ints_in(im, "strides", -1, 1, IMP_MAX_COUNT, &v, &n)) return -1;
+  if (v && n == nsp)
     for (int i = 0; i < nsp; i++) w->s[i] = v[i];
-  if ((v = onnx_attr_ints(N(im), "dilations", &n)) && n == nsp)
+  if (imp_attr_ints_in(im, "dilations", -1, 1, IMP_MAX_COUNT, &v, &n)) return -1;
+  if (v && n == nsp)
     for (int i = 0; i < nsp; i++) w->d[i] = v[i];
   const char *ap = onnx_attr_string(N(im), "auto_pad", "NOTSET");
   if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
@@ -49,7 +53,8 @@ static int read_window(Importer *im, GNode *x, const int64_t *kshape, Win *w) {
       same_pad(x->type.shape[2 + i], w->k[i], w->s[i], w->d[i], !strcmp(ap, "SAME_UPPER"), &w->pb[i], &w->pe[i]);
   } else if (!strcmp(ap, "VALID")) {
   } else if (!strcmp(ap, "NOTSET")) {
-    if ((v = onnx_attr_ints(N(im), "pads", &n))) {
+    if (imp_attr_ints_in(im, "pads", -1, 0, IMP_MAX_COUNT, &v, &n)) return -1;
+    if (v) {
       if (n != 2 * nsp) return imp_error(im, "pads has %d values, expected %d", n, 2 * nsp);
       for (int i = 0; i < nsp; i++) {
         w->pb[i] = v[i];
@@ -104,7 +109,9 @@ GNode *onnx_conv(Importer *im, GNode *x, GNode *w, GNode *b) {
   if (win.nsp > 2) return imp_error(im, "%d-D convolutions are not supported", win.nsp), NULL;
   GAttrs a = gattrs_new();
   win_attrs(&a, &win, "kernel_size");
-  ga_int(&a, "groups", onnx_attr_int(N(im), "group", 1));
+  int64_t groups;
+  if (imp_attr_i64(im, "group", 1, 1, IMP_MAX_COUNT, &groups)) return NULL;
+  ga_int(&a, "groups", groups);
   ga_int(&a, "channels", w->type.shape[0]);
   GNode *args[2] = {to_2d(im, x), to_2d(im, w)};
   GNode *y = imp_call(im, "nn.conv2d", 2, args, a);
@@ -207,14 +214,17 @@ int onnx_h_conv_transpose(Importer *im) {
     if (!x || !w) return -1;
   }
   int ns = win.nsp;
-  int64_t groups = onnx_attr_int(N(im), "group", 1);
+  int64_t groups;
   int n;
-  const int64_t *v;
+  const int64_t *v, *osz;
   int64_t op[3] = {0, 0, 0};
-  if ((v = onnx_attr_ints(N(im), "output_padding", &n)) && n == ns)
+  if (imp_attr_i64(im, "group", 1, 1, IMP_MAX_COUNT, &groups) ||
+      imp_attr_ints_in(im, "output_padding", -1, 0, IMP_MAX_COUNT, &v, &n))
+    return -1;
+  if (v && n == ns)
     for (int i = 0; i < ns; i++) op[i] = v[i];
   if (v && one_d && n == 1) op[1] = v[0];
-  const int64_t *osz = onnx_attr_ints(N(im), "output_shape", &n);
+  if (imp_attr_ints_in(im, "output_shape", -1, 0, IMP_MAX_COUNT, &osz, &n)) return -1;
   int64_t osz1[2];
   if (osz && one_d && n == 1) {
     osz1[0] = 1, osz1[1] = osz[0];
@@ -259,6 +269,13 @@ int onnx_h_conv_transpose(Importer *im) {
 /* One 2-D pooling call of the node's kind on x (NCHW). */
 static GNode *pool2d(Importer *im, GNode *x, const Win *w) {
   const char *op = N(im)->op_type;
+  int64_t p = 2;
+  if (!strcmp(op, "LpPool")) {
+    const OnnxAttr *pa = onnx_attr_find(N(im), "p"); /* float before opset 11 */
+    if (pa && pa->type == ONNX_ATTR_FLOAT ? imp_double_i64(im, "attribute 'p'", pa->f, 1, INT32_MAX, &p)
+                                         : imp_attr_i64(im, "p", 2, 1, INT32_MAX, &p))
+      return NULL;
+  }
   GAttrs a = gattrs_new();
   win_attrs(&a, w, "pool_size");
   ga_int(&a, "ceil_mode", onnx_attr_int(N(im), "ceil_mode", 0));
@@ -268,8 +285,7 @@ static GNode *pool2d(Importer *im, GNode *x, const Win *w) {
     ga_int(&a, "count_include_pad", onnx_attr_int(N(im), "count_include_pad", 0));
   } else if (!strcmp(op, "LpPool")) {
     k = "nn.lp_pool2d";
-    const OnnxAttr *p = onnx_attr_find(N(im), "p");
-    ga_int(&a, "p", p && p->type == ONNX_ATTR_FLOAT ? (int64_t)p->f : onnx_attr_int(N(im), "p", 2)); /* float before opset 11 */
+    ga_int(&a, "p", p);
   }
   return imp_call(im, k, 1, &x, a);
 }
@@ -278,7 +294,8 @@ int onnx_h_pool(Importer *im) {
   const char *op = N(im)->op_type;
   GNode *x = in0(im);
   int n;
-  const int64_t *ks = onnx_attr_ints(N(im), "kernel_shape", &n);
+  const int64_t *ks;
+  if (imp_attr_ints_in(im, "kernel_shape", -1, 1, IMP_MAX_COUNT, &ks, &n)) return -1;
   if (!ks || n != x->type.ndim - 2) return imp_error(im, "kernel_shape must give %d values", x->type.ndim - 2);
   Win win;
   if (read_window(im, x, ks, &win)) return -1;
@@ -400,8 +417,12 @@ int onnx_maxpool_indices(Importer *im, GNode *x, const int64_t *k, const int64_t
   if (!dt_is_float(x->type.dtype)) return imp_error(im, "the Indices output needs a floating-point input");
   int64_t NB = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3], o[2];
   int64_t in[2] = {H, W};
+  if (k[0] * k[1] > 4096)
+    return imp_error(im, "the Indices output of a %lldx%lld window: Kiln builds one term per window offset and takes at "
+                         "most 4096", (long long)k[0], (long long)k[1]);
   for (int i = 0; i < 2; i++) {
     int64_t span = in[i] + pb[i] + pe[i] - ((k[i] - 1) * d[i] + 1);
+    if (span < 0) return imp_error(im, "the dilated window is larger than the padded input %s", ttype_str(&x->type));
     o[i] = ceil_mode ? (span + s[i] - 1) / s[i] + 1 : span / s[i] + 1;
     if (ceil_mode && (o[i] - 1) * s[i] >= in[i] + pb[i]) o[i]--;
   }
@@ -546,24 +567,31 @@ int onnx_h_DeformConv(Importer *im) {
                      dt_str(x->type.dtype));
   int64_t NB = x->type.shape[0], C = x->type.shape[1], H = x->type.shape[2], W = x->type.shape[3];
   int64_t OC = w->type.shape[0], kh = w->type.shape[2], kw = w->type.shape[3];
-  int64_t group = onnx_attr_int(N(im), "group", 1), og = onnx_attr_int(N(im), "offset_group", 1);
+  int64_t group, og;
+  if (imp_attr_i64(im, "group", 1, 1, IMP_MAX_COUNT, &group) || imp_attr_i64(im, "offset_group", 1, 1, IMP_MAX_COUNT, &og))
+    return -1;
   int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-  const OnnxAttr *a;
-  if ((a = onnx_attr_find(N(im), "kernel_shape")) && a->n) {
-    if (a->n != 2 || a->ints[0] != kh || a->ints[1] != kw)
+  const int64_t *v;
+  int nv;
+  if (onnx_attr_ints(N(im), "kernel_shape", &nv) && nv) {
+    v = onnx_attr_ints(N(im), "kernel_shape", &nv);
+    if (nv != 2 || v[0] != kh || v[1] != kw)
       return imp_error(im, "kernel_shape must be W's spatial shape [%lld, %lld]", (long long)kh, (long long)kw);
   }
-  if ((a = onnx_attr_find(N(im), "dilations")) && a->n) {
-    if (a->n != 2) return imp_error(im, "dilations has %d values, expected 2", a->n);
-    memcpy(dil, a->ints, sizeof dil);
+  if (imp_attr_ints_in(im, "dilations", -1, 1, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != 2) return imp_error(im, "dilations has %d values, expected 2", nv);
+    memcpy(dil, v, sizeof dil);
   }
-  if ((a = onnx_attr_find(N(im), "strides")) && a->n) {
-    if (a->n != 2) return imp_error(im, "strides has %d values, expected 2", a->n);
-    memcpy(str, a->ints, sizeof str);
+  if (imp_attr_ints_in(im, "strides", -1, 1, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != 2) return imp_error(im, "strides has %d values, expected 2", nv);
+    memcpy(str, v, sizeof str);
   }
-  if ((a = onnx_attr_find(N(im), "pads")) && a->n) {
-    if (a->n != 4) return imp_error(im, "pads has %d values, expected 4", a->n);
-    memcpy(pads, a->ints, sizeof pads);
+  if (imp_attr_ints_in(im, "pads", -1, 0, IMP_MAX_COUNT, &v, &nv)) return -1;
+  if (v && nv) {
+    if (nv != 4) return imp_error(im, "pads has %d values, expected 4", nv);
+    memcpy(pads, v, sizeof pads);
   }
   for (int i = 0; i < 2; i++)
     if (dil[i] < 1 || str[i] < 1 || pads[i] < 0 || pads[i + 2] < 0)

@@ -86,8 +86,8 @@ static GNode *unblock(Importer *im, GNode *v, GNode *x, int axis, int64_t bs) {
  * axis, or (block_size > 0, opset 21) per block along the axis. */
 static int quant_params(Importer *im, GNode *x, GNode **scale, GNode **zp) {
   int r = x->type.ndim, ax;
-  int64_t bs = imp_opset(im) >= 21 ? onnx_attr_int(N(im), "block_size", 0) : 0;
-  if (bs < 0) return imp_error(im, "block_size %lld is negative", (long long)bs);
+  int64_t bs = 0;
+  if (imp_opset(im) >= 21 && imp_attr_i64(im, "block_size", 0, 0, IMP_MAX_COUNT, &bs)) return -1;
   if (bs > 0) {
     if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", 1), r, &ax)) return -1;
     *scale = unblock(im, *scale, x, ax, bs);
@@ -104,7 +104,8 @@ static int quant_params(Importer *im, GNode *x, GNode **scale, GNode **zp) {
  * dflt. */
 static int out_dtype(Importer *im, int since, DType dflt, DType *t, int *lowp) {
   *t = dflt;
-  int64_t code = imp_opset(im) >= since ? onnx_attr_int(N(im), "output_dtype", 0) : 0;
+  int64_t code = 0;
+  if (imp_opset(im) >= since && imp_attr_i64(im, "output_dtype", 0, 0, INT32_MAX, &code)) return -1;
   if (!code) return 0;
   if (onnx_dtype_carrier((int)code, t)) {
     *lowp = (int)code;

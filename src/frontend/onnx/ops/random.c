@@ -105,7 +105,7 @@ static GNode *uniform(Importer *im, int r, const int64_t *s, uint32_t k, bool op
 static int float_dtype(Importer *im, DType dflt, DType *t) {
   *t = dflt;
   if (!onnx_attr_has(N(im), "dtype")) return 0;
-  if (onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), t)) return imp_error(im, "dtype: %s", kiln_get_error());
+  if (imp_attr_dtype(im, "dtype", 1, t)) return -1;
   if (!dt_is_float(*t)) return imp_error(im, "dtype %s is not a float type (ONNX allows float16, float and double)", dt_str(*t));
   return 0;
 }
@@ -127,6 +127,8 @@ static int out_shape(Importer *im, bool like, int *r, int64_t *s, DType *dflt) {
     if (a->ints[i] < 0) return imp_error(im, "shape[%d] is %lld: dimensions must be non-negative", i, (long long)a->ints[i]);
     s[i] = a->ints[i];
   }
+  int64_t n;
+  if (imp_numel_in(im, "the output", *r, s, IMP_MAX_COUNT, &n)) return -1;
   *dflt = DT_F32;
   return 0;
 }
@@ -162,8 +164,7 @@ int onnx_h_Bernoulli(Importer *im) {
   GNode *p = in0(im);
   if (!dt_is_float(p->type.dtype)) return imp_error(im, "input must be a float tensor of probabilities, got %s", dt_str(p->type.dtype));
   DType t = p->type.dtype;
-  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), &t))
-    return imp_error(im, "dtype: %s", kiln_get_error());
+  if (onnx_attr_has(N(im), "dtype") && imp_attr_dtype(im, "dtype", 1, &t)) return -1;
   GNode *u = uniform(im, p->type.ndim, p->type.shape, 0, false);
   return out0(im, imp_cast(im, bin(im, "less", u, imp_cast(im, p, DT_F32)), t));
 }
@@ -172,13 +173,14 @@ int onnx_h_Multinomial(Importer *im) {
   GNode *x = in0(im);
   if (x->type.ndim != 2 || !dt_is_float(x->type.dtype))
     return imp_error(im, "input must be a [batch_size, class_size] float tensor, got %s", ttype_str(&x->type));
-  int64_t b = x->type.shape[0], c = x->type.shape[1], n = onnx_attr_int(N(im), "sample_size", 1);
-  if (n < 1) return imp_error(im, "sample_size is %lld: it must be at least 1", (long long)n);
+  int64_t b = x->type.shape[0], c = x->type.shape[1], n, bn_total;
+  if (imp_attr_i64(im, "sample_size", 1, 1, IMP_MAX_COUNT, &n) ||
+      imp_mul_count(im, "the output (batch_size x sample_size)", b, n, IMP_MAX_COUNT, &bn_total))
+    return -1;
   if (c < 1) return imp_error(im, "class_size is 0: there is no class to draw");
   if (c > 4096) return imp_error(im, "class_size %lld: Kiln's Multinomial takes at most 4096 classes", (long long)c);
   DType t = DT_I32;
-  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 6), &t))
-    return imp_error(im, "dtype: %s", kiln_get_error());
+  if (onnx_attr_has(N(im), "dtype") && imp_attr_dtype(im, "dtype", 6, &t)) return -1;
   if (!dt_eq(t, DT_I32) && !dt_eq(t, DT_I64)) return imp_error(im, "dtype %s: Multinomial outputs int32 or int64", dt_str(t));
   /* cumulative probabilities [b, c]: exp(x - max) times an upper-triangular ones matrix, normalized */
   int64_t ax = 1;

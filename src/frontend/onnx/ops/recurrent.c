@@ -10,6 +10,9 @@
 
 /* ---- RNN, GRU, LSTM: unrolled over the (static) sequence ---- */
 
+/* The longest sequence unrolled (as Loop and Scan in control.c). */
+#define MAX_STEPS 4096
+
 typedef struct Act {
   const char *name;
   double alpha, beta;
@@ -76,6 +79,9 @@ static int recurrent(Importer *im, int kind) {
   if (T <= 0 || batch <= 0 || H <= 0)
     return imp_error(im, "an empty sequence, batch or hidden state (X %s, R %s) is not supported", ttype_str(&X->type),
                      ttype_str(&R->type));
+  if (T > MAX_STEPS)
+    return imp_error(im, "a sequence of %lld steps: the recurrence is unrolled, one step per time step, and Kiln takes at "
+                         "most %d", (long long)T, MAX_STEPS);
   if (onnx_attr_has(N(im), "hidden_size") && onnx_attr_int(N(im), "hidden_size", 0) != H)
     return imp_error(im, "hidden_size %lld differs from R's %lld", (long long)onnx_attr_int(N(im), "hidden_size", 0), (long long)H);
   if (W->type.shape[0] != ndir || W->type.shape[1] != G * H) return imp_error(im, "W has shape %s for %d direction(s) and hidden size %lld", ttype_str(&W->type), ndir, (long long)H);
@@ -83,9 +89,11 @@ static int recurrent(Importer *im, int kind) {
   if (imp_input(im, 4)) {
     GNode *sl = imp_const_input(im, 4);
     if (!sl) return -1;
-    for (int64_t b = 0; b < ttype_numel(&sl->type); b++)
-      if ((int64_t)imp_const_at(sl, b) != T)
-        return imp_error(im, "sequence_lens shorter than the sequence (%lld) are not supported", (long long)T);
+    for (int64_t b = 0; b < ttype_numel(&sl->type); b++) {
+      int64_t len;
+      if (imp_const_i64_at(im, 4, sl, b, INT64_MIN, INT64_MAX, &len)) return -1;
+      if (len != T) return imp_error(im, "sequence_lens shorter than the sequence (%lld) are not supported", (long long)T);
+    }
   }
   bool lbr = kind == 1 && onnx_attr_int(N(im), "linear_before_reset", 0) != 0;
   double clip = onnx_attr_float(N(im), "clip", 0);

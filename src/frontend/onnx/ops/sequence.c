@@ -19,19 +19,17 @@ static ImpSeq *seq_new(int n, DType t) {
 /* A position input (constant scalar), default dflt, wrapped and checked
  * against [0, hi]. */
 static int seq_pos(Importer *im, int i, int64_t dflt, int n, int64_t hi, int64_t *out) {
-  double v = (double)dflt;
-  if (imp_input(im, i) && imp_const_scalar(im, i, &v)) return -1;
-  int64_t p = (int64_t)v;
+  int64_t p = dflt;
+  if (imp_input(im, i) && imp_input_i64(im, i, -(int64_t)n, hi, &p)) return -1;
   if (p < 0) p += n;
-  if (p < 0 || p > hi) return imp_error(im, "position %lld is out of range for a sequence of %d", (long long)v, n);
+  if (p < 0 || p > hi) return imp_error(im, "position %lld is out of range for a sequence of %d", (long long)p, n);
   *out = p;
   return 0;
 }
 
 int onnx_h_SequenceEmpty(Importer *im) {
   DType t = DT_F32;
-  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), &t))
-    return imp_error(im, "%s", kiln_get_error());
+  if (onnx_attr_has(N(im), "dtype") && imp_attr_dtype(im, "dtype", 1, &t)) return -1;
   return imp_set_output_seq(im, 0, seq_new(0, t));
 }
 
@@ -99,14 +97,20 @@ int onnx_h_SplitToSequence(Importer *im) {
     GNode *sp = imp_const_input(im, 1);
     if (!sp) return -1;
     if (sp->type.ndim == 0) {
-      int64_t c = (int64_t)imp_const_at(sp, 0);
-      if (c <= 0) return imp_error(im, "split %lld is not positive", (long long)c);
-      for (int64_t b = 0; b < dim && n < 4096; b += c) sizes[n++] = b + c <= dim ? c : dim - b;
+      int64_t c;
+      if (imp_const_i64_at(im, 1, sp, 0, 1, IMP_MAX_COUNT, &c)) return -1;
+      if ((dim + c - 1) / c > 4096)
+        return imp_error(im, "split %lld cuts the axis of %lld into more than 4096 parts (not supported)", (long long)c,
+                         (long long)dim);
+      for (int64_t b = 0; b < dim; b += c) sizes[n++] = b + c <= dim ? c : dim - b;
     } else {
       n = (int)ttype_numel(&sp->type);
       if (n > 4096) return imp_error(im, "more than 4096 parts are not supported");
       int64_t sum = 0;
-      for (int i = 0; i < n; i++) sum += sizes[i] = (int64_t)imp_const_at(sp, i);
+      for (int i = 0; i < n; i++) {
+        if (imp_const_i64_at(im, 1, sp, i, 0, dim, &sizes[i])) return -1;
+        sum += sizes[i];
+      }
       if (sum != dim) return imp_error(im, "split sizes sum to %lld, the axis has %lld", (long long)sum, (long long)dim);
     }
   } else {

@@ -11,18 +11,15 @@
  * and sine matrices ---- */
 
 static int output_dtype(Importer *im, DType *t) {
-  if (onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "output_datatype", 1), t)) return imp_error(im, "%s", kiln_get_error());
-  return 0;
+  return imp_attr_dtype(im, "output_datatype", 1, t);
 }
 
 /* Hann, Hamming, Blackman: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
  * N = size (periodic) or size - 1. */
 static int window(Importer *im, double a0, double a1, double a2) {
-  double size;
+  int64_t n;
   DType t;
-  if (imp_const_scalar(im, 0, &size) || output_dtype(im, &t)) return -1;
-  int64_t n = (int64_t)size;
-  if (n < 0) return imp_error(im, "size %lld is negative", (long long)n);
+  if (imp_input_i64(im, 0, 0, IMP_MAX_COUNT, &n) || output_dtype(im, &t)) return -1;
   double span = onnx_attr_int(N(im), "periodic", 1) ? (double)n : (double)n - 1;
   void *p;
   GNode *c = imp_new_const(im, t, 1, &n, &p);
@@ -39,19 +36,21 @@ int onnx_h_HammingWindow(Importer *im) { return window(im, 25.0 / 46, 21.0 / 46,
 int onnx_h_BlackmanWindow(Importer *im) { return window(im, 0.42, 0.5, 0.08); }
 
 int onnx_h_MelWeightMatrix(Importer *im) {
-  double nmel, dftlen, rate, lo, hi;
+  double lo, hi;
+  int64_t M, L, S;
   DType t;
-  if (imp_const_scalar(im, 0, &nmel) || imp_const_scalar(im, 1, &dftlen) || imp_const_scalar(im, 2, &rate) || imp_const_scalar(im, 3, &lo) ||
-      imp_const_scalar(im, 4, &hi) || output_dtype(im, &t))
+  if (imp_input_i64(im, 0, 1, IMP_MAX_COUNT, &M) || imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &L) ||
+      imp_input_i64(im, 2, 1, IMP_MAX_COUNT, &S) || imp_const_scalar(im, 3, &lo) || imp_const_scalar(im, 4, &hi) ||
+      output_dtype(im, &t))
     return -1;
-  int64_t M = (int64_t)nmel, L = (int64_t)dftlen, S = (int64_t)rate, nspec = L / 2 + 1;
-  if (M <= 0 || L <= 0 || S <= 0) return imp_error(im, "num_mel_bins, dft_length and sample_rate must be positive");
-  int64_t *bins = KNEWN(int64_t, M + 2);
+  int64_t nspec = L / 2 + 1, *bins = imp_alloc_n(im, "the mel bins", M + 2, sizeof(int64_t));
+  if (!bins) return -1;
   double lmel = 2595 * log10(1 + lo / 700), hmel = 2595 * log10(1 + hi / 700), step = (hmel - lmel) / (double)(M + 2);
   for (int64_t i = 0; i < M + 2; i++) {
     double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1);
-    bins[i] = (int64_t)floor((double)(L + 1) * f / (double)S);
-    if (bins[i] < 0 || bins[i] >= nspec + 1) return imp_error(im, "mel bin %lld falls outside the spectrum", (long long)i);
+    if (imp_double_i64(im, kfmt("mel bin %lld (from lower_edge_hertz %g, upper_edge_hertz %g)", (long long)i, lo, hi),
+                       floor((double)(L + 1) * f / (double)S), 0, nspec, &bins[i]))
+      return -1;
   }
   int64_t shape[2] = {nspec, M};
   void *p;
@@ -161,34 +160,34 @@ int onnx_h_DFT(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
   int ax;
-  double axis = 1; /* an attribute (default 1) before opset 20, then an input (default -2) */
+  int64_t axis = 1; /* an attribute (default 1) before opset 20, then an input (default -2) */
   if (imp_opset(im) >= 20) {
     axis = -2;
-    if (imp_input(im, 2) && imp_const_scalar(im, 2, &axis)) return -1;
+    if (imp_input(im, 2) && imp_input_i64(im, 2, INT64_MIN, INT64_MAX, &axis)) return -1;
   } else {
-    axis = (double)onnx_attr_int(N(im), "axis", 1);
+    axis = onnx_attr_int(N(im), "axis", 1);
   }
-  if (imp_norm_axis(im, (int64_t)axis, x->type.ndim, &ax)) return -1;
+  if (imp_norm_axis(im, axis, x->type.ndim, &ax)) return -1;
   if (ax == x->type.ndim - 1) return imp_error(im, "axis %d is the real/imaginary axis", ax);
   bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
   /* the inverse real DFT's default length is 2 (m - 1), as the reference's */
-  double L = onesided && inverse ? 2.0 * (double)(x->type.shape[ax] - 1) : (double)x->type.shape[ax];
-  if (imp_input(im, 1) && imp_const_scalar(im, 1, &L)) return -1;
-  if (onesided && inverse) return imp_set_output(im, 0, irfft(im, x, ax, (int64_t)L));
+  int64_t L = onesided && inverse ? 2 * (x->type.shape[ax] - 1) : x->type.shape[ax];
+  if (imp_input(im, 1) && imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &L)) return -1;
+  if (onesided && inverse) return imp_set_output(im, 0, irfft(im, x, ax, L));
   if (onesided && x->type.shape[x->type.ndim - 1] == 2)
     return imp_error(im, "onesided = 1 with a complex input and inverse = 0 is not supported (a onesided forward DFT takes a real input)");
-  return imp_set_output(im, 0, dft(im, x, ax, (int64_t)L, onesided, inverse));
+  return imp_set_output(im, 0, dft(im, x, ax, L, onesided, inverse));
 }
 
 int onnx_h_STFT(Importer *im) {
   GNode *x = imp_input(im, 0), *win = imp_input(im, 2);
   if (!x) return imp_error(im, "needs a signal");
   if (x->type.ndim != 3) return imp_error(im, "signal %s must be [batch, length, 1 or 2]", ttype_str(&x->type));
-  double step, flen = -1;
-  if (imp_const_scalar(im, 1, &step)) return -1;
-  if (imp_input(im, 3) && imp_const_scalar(im, 3, &flen)) return -1;
+  int64_t st, flen = -1;
+  if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &st)) return -1;
+  if (imp_input(im, 3) && imp_input_i64(im, 3, 1, IMP_MAX_COUNT, &flen)) return -1;
   if (flen < 0 && !win) return imp_error(im, "needs a window or a frame_length");
-  int64_t L = flen >= 0 ? (int64_t)flen : win->type.shape[0], st = (int64_t)step, len = x->type.shape[1];
+  int64_t L = flen >= 0 ? flen : win->type.shape[0], len = x->type.shape[1];
   if (win && (win->type.ndim != 1 || win->type.shape[0] != L)) return imp_error(im, "window %s does not match frame length %lld", ttype_str(&win->type), (long long)L);
   if (st <= 0 || L <= 0 || L > len) return imp_error(im, "frame_step %lld and frame length %lld do not fit a signal of %lld", (long long)st, (long long)L, (long long)len);
   bool onesided = onnx_attr_int(N(im), "onesided", 1) != 0;

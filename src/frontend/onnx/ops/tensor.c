@@ -220,20 +220,19 @@ int onnx_h_concat(Importer *im) {
 
 int onnx_h_split(Importer *im) {
   GNode *x = in0(im);
-  int64_t axis = onnx_attr_int(N(im), "axis", 0), nd = x->type.ndim;
-  if (axis < 0) axis += nd;
-  if (axis < 0 || axis >= nd) return imp_error(im, "axis out of range");
+  int axis;
+  if (imp_attr_axis(im, "axis", 0, x->type.ndim, &axis)) return -1;
   int nout = N(im)->noutputs;
-  int64_t sizes[64];
+  int64_t sizes[64], dim = x->type.shape[axis];
   int n = 0;
   if (imp_opset(im) < 13) {
-    const int64_t *v = onnx_attr_ints(N(im), "split", &n);
-    if (v) memcpy(sizes, v, sizeof(int64_t) * (size_t)(n < 64 ? n : 64));
+    const int64_t *v;
+    if (imp_attr_ints_in(im, "split", 64, 0, dim, &v, &n)) return -1;
+    if (v) memcpy(sizes, v, sizeof(int64_t) * (size_t)n);
   } else if (imp_input(im, 1)) {
-    n = imp_const_input_ints(im, 1, sizes, 64);
+    n = imp_const_input_ints_in(im, 1, sizes, 64, 0, dim);
     if (n < 0) return -1;
   }
-  int64_t dim = x->type.shape[axis];
   if (n == 0) {
     if (nout > 64) return imp_error(im, "too many outputs");
     n = nout;
@@ -243,7 +242,7 @@ int onnx_h_split(Importer *im) {
   if (n != nout) return imp_error(im, "split has %d sizes for %d outputs", n, nout);
   int64_t start = 0;
   for (int i = 0; i < n; i++) {
-    if (imp_set_output(im, i, imp_slice(im, x, (int)axis, start, start + sizes[i]))) return -1;
+    if (imp_set_output(im, i, imp_slice(im, x, axis, start, start + sizes[i]))) return -1;
     start += sizes[i];
   }
   if (start != dim) return imp_error(im, "split sizes sum to %lld, axis has %lld", (long long)start, (long long)dim);
@@ -255,11 +254,15 @@ int onnx_h_slice(Importer *im) {
   int64_t st[MAXD], en[MAXD], ax[MAXD], sp[MAXD];
   int n, ne, na = 0, ns = 0;
   if (imp_opset(im) < 10) {
-    const int64_t *v = onnx_attr_ints(N(im), "starts", &n), *e = onnx_attr_ints(N(im), "ends", &ne), *a;
-    if (!v || !e || n != ne || n > MAXD) return imp_error(im, "starts/ends must be given with equal lengths");
+    const int64_t *v, *e, *a;
+    if (imp_attr_ints_in(im, "starts", MAXD, INT64_MIN, INT64_MAX, &v, &n) ||
+        imp_attr_ints_in(im, "ends", MAXD, INT64_MIN, INT64_MAX, &e, &ne) ||
+        imp_attr_ints_in(im, "axes", MAXD, INT64_MIN, INT64_MAX, &a, &na))
+      return -1;
+    if (!v || !e || n != ne) return imp_error(im, "starts/ends must be given with equal lengths");
     memcpy(st, v, sizeof(int64_t) * (size_t)n);
     memcpy(en, e, sizeof(int64_t) * (size_t)n);
-    if ((a = onnx_attr_ints(N(im), "axes", &na))) memcpy(ax, a, sizeof(int64_t) * (size_t)na);
+    if (a) memcpy(ax, a, sizeof(int64_t) * (size_t)na);
   } else {
     if ((n = imp_const_input_ints(im, 1, st, MAXD)) < 0 || (ne = imp_const_input_ints(im, 2, en, MAXD)) < 0) return -1;
     if (n != ne) return imp_error(im, "starts and ends have different lengths");
@@ -296,8 +299,9 @@ static GNode *pad_wrap(Importer *im, GNode *x, const int64_t *pads) {
   int nd = x->type.ndim;
   for (int i = 0; i < nd && x; i++) {
     int64_t b = pads[i], e = pads[i + nd], len = x->type.shape[i];
-    if (b > len || e > len)
-      return imp_error(im, "wrap padding %lld/%lld is larger than axis %d (%lld)", (long long)b, (long long)e, i, (long long)len),
+    if (b > len || e > len || b < -len || e < -len)
+      return imp_error(im, "wrap padding %lld/%lld is larger than axis %d (%lld) either way", (long long)b, (long long)e, i,
+                       (long long)len),
              NULL;
     if (b < 0) x = imp_slice(im, x, i, -b, len), b = 0, len = x ? x->type.shape[i] : 0;
     if (e < 0) x = imp_slice(im, x, i, 0, len + e), e = 0, len = x ? x->type.shape[i] : 0;
@@ -410,6 +414,28 @@ int onnx_h_constant_of_shape(Importer *im) {
   return out0(im, imp_call(im, "broadcast_to", 1, &sc, a));
 }
 
+/* Range over int64 in exact integer arithmetic (through doubles, values
+ * beyond 2^53 would round, and start + i * delta can overflow on the way
+ * to an element that does not). */
+static int range_i64(Importer *im, GNode *s, GNode *l, GNode *d) {
+  int64_t a, b, st;
+  if (imp_const_i64_at(im, 0, s, 0, INT64_MIN, INT64_MAX, &a) || imp_const_i64_at(im, 1, l, 0, INT64_MIN, INT64_MAX, &b) ||
+      imp_const_i64_at(im, 2, d, 0, INT64_MIN, INT64_MAX, &st))
+    return -1;
+  uint64_t span = st > 0 ? (b > a ? (uint64_t)b - (uint64_t)a : 0) : (a > b ? (uint64_t)a - (uint64_t)b : 0);
+  uint64_t step = st > 0 ? (uint64_t)st : (uint64_t)0 - (uint64_t)st;
+  uint64_t cnt = span / step + (span % step != 0);
+  if (cnt > (uint64_t)IMP_MAX_COUNT)
+    return imp_error(im, "Range(%lld, %lld, %lld) would have %llu elements (at most 2^31 - 1)", (long long)a, (long long)b,
+                     (long long)st, (unsigned long long)cnt);
+  int64_t n = (int64_t)cnt, *out;
+  GNode *c = imp_new_i64(im, 1, &n, &out);
+  if (!c) return -1;
+  /* unsigned arithmetic wraps; every element lies between start and limit */
+  for (int64_t i = 0; i < n; i++) out[i] = (int64_t)((uint64_t)a + (uint64_t)st * (uint64_t)i);
+  return out0(im, c);
+}
+
 int onnx_h_range(Importer *im) {
   GNode *s = imp_const_input(im, 0), *l = s ? imp_const_input(im, 1) : NULL, *d = l ? imp_const_input(im, 2) : NULL;
   if (!d) return -1;
@@ -418,6 +444,7 @@ int onnx_h_range(Importer *im) {
   double a = gnode_scalar_value(s), b = gnode_scalar_value(l), st = gnode_scalar_value(d);
   if (st == 0) return imp_error(im, "delta is zero");
   DType dt = s->type.dtype;
+  if (dt.code == kDLInt && dt.bits == 64) return range_i64(im, s, l, d);
   bool half = dt.code == kDLFloat && dt.bits == 16;
   /* float16 follows NumPy's arange, which the reference calls: the length is
    * ceil of (limit - start) / delta in float16 arithmetic, the second element
@@ -437,7 +464,6 @@ int onnx_h_range(Importer *im) {
     else if (dt.code == kDLFloat && dt.bits == 64) ((double *)arr->data)[i] = v;
     else if (half) ((_Float16 *)arr->data)[i] = i == 0 ? (_Float16)a : (_Float16)((float)a + (float)i * hstep);
     else if (dt.code == kDLInt && dt.bits == 32) ((int32_t *)arr->data)[i] = (int32_t)(int64_t)(a + st * (double)i);
-    else if (dt.code == kDLInt && dt.bits == 64) ((int64_t *)arr->data)[i] = (int64_t)a + (int64_t)st * i;
     else if (dt.code == kDLInt && dt.bits == 16) ((int16_t *)arr->data)[i] = (int16_t)(int64_t)v;
     else {
       kiln_array_free(arr);
@@ -520,10 +546,10 @@ int onnx_h_Trilu(Importer *im) {
   if (!x) return imp_error(im, "needs an input");
   int nd = x->type.ndim;
   if (nd < 2) return imp_error(im, "input has rank %d, expected at least 2", nd);
-  double k = 0;
-  if (imp_input(im, 1) && imp_const_scalar(im, 1, &k)) return -1;
+  int64_t k = 0;
+  if (imp_input(im, 1) && imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &k)) return -1;
   bool upper = onnx_attr_int(N(im), "upper", 1) != 0;
-  GNode *m = imp_mask2d(im, x->type.shape[nd - 2], x->type.shape[nd - 1], 0, upper ? tri_upper : tri_lower, (int64_t)k);
+  GNode *m = imp_mask2d(im, x->type.shape[nd - 2], x->type.shape[nd - 1], 0, upper ? tri_upper : tri_lower, k);
   return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
 }
 
@@ -534,10 +560,10 @@ static bool before_incl(int64_t j, int64_t i, int64_t k) { return k & 1 ? (k & 2
 int onnx_h_CumSum(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
-  double axv;
-  if (imp_const_scalar(im, 1, &axv)) return -1;
+  int64_t axv;
+  if (imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &axv)) return -1;
   int nd = x->type.ndim, ax;
-  if (imp_norm_axis(im, (int64_t)axv, nd, &ax)) return -1;
+  if (imp_norm_axis(im, axv, nd, &ax)) return -1;
   if (nd + 1 > MAXD) return imp_error(im, "input rank %d is too large", nd);
   int64_t mode = (onnx_attr_int(N(im), "exclusive", 0) ? 1 : 0) | (onnx_attr_int(N(im), "reverse", 0) ? 2 : 0);
   int64_t n = x->type.shape[ax];
@@ -593,8 +619,7 @@ int onnx_h_EyeLike(Importer *im) {
   if (!x) return imp_error(im, "needs an input");
   if (x->type.ndim != 2) return imp_error(im, "input has rank %d, expected 2", x->type.ndim);
   DType t = x->type.dtype;
-  if (onnx_attr_has(N(im), "dtype") && onnx_dtype_from_onnx((int)onnx_attr_int(N(im), "dtype", 1), &t))
-    return imp_error(im, "%s", kiln_get_error());
+  if (onnx_attr_has(N(im), "dtype") && imp_attr_dtype(im, "dtype", 1, &t)) return -1;
   int64_t k = onnx_attr_int(N(im), "k", 0);
   void *p;
   GNode *c = imp_new_const(im, t, 2, x->type.shape, &p);

@@ -26,6 +26,8 @@ int onnx_h_TfIdfVectorizer(Importer *im) {
   int m = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
   if (m < 0) return imp_error(im, "mode '%s' is not supported", mode);
   if (!pool || !counts || !idx) return imp_error(im, "needs pool_int64s, ngram_counts and ngram_indexes");
+  /* each count is where the n-grams of one length start in the pool */
+  if (imp_attr_ints_in(im, "ngram_counts", -1, 0, npool, &counts, &ncounts)) return -1;
   int64_t O = 0;
   for (int i = 0; i < nidx; i++) {
     if (idx[i] < 0 || idx[i] >= ((int64_t)1 << 31))

@@ -267,7 +267,7 @@ int onnx_h_RotaryEmbedding(Importer *im) {
   if (!x4) return -1;
   int64_t D = x4->type.shape[3];
   if (rd == 0) rd = D;
-  if (rd > D || rd % 2) return imp_error(im, "rotary_embedding_dim %lld must be even and at most the head size %lld",
+  if (rd < 0 || rd > D || rd % 2) return imp_error(im, "rotary_embedding_dim %lld must be even and at most the head size %lld",
                                          (long long)rd, (long long)D);
   if (pos) {
     GAttrs a0 = gattrs_new(), a1 = gattrs_new();
@@ -517,8 +517,7 @@ int onnx_h_Attention(Importer *im) {
   a.mask = bias;
   a.scale = onnx_attr_float(N(im), "scale", 0.0f);
   a.softcap = onnx_attr_float(N(im), "softcap", 0.0f);
-  a.mode = (int)onnx_attr_int(N(im), "qk_matmul_output_mode", 0);
-  if (a.mode < 0 || a.mode > 3) return imp_error(im, "qk_matmul_output_mode = %d is not supported (0 to 3)", a.mode);
+  if (imp_attr_int(im, "qk_matmul_output_mode", 0, 0, 3, &a.mode)) return -1;
   GNode *y = attention_core(im, &a);
   if (nd == 3) y = merge_heads(im, y);
   if (imp_set_output(im, 0, y)) return -1;
@@ -577,8 +576,9 @@ int onnx_h_MsAttention(Importer *im) {
   for (int i = 4; i < imp_ninputs(im); i++)
     if (imp_input(im, i)) return imp_error(im, "input %d (past state, attention bias) is not supported", i);
   int n;
-  const int64_t *qkv = onnx_attr_ints(N(im), "qkv_hidden_sizes", &n);
+  const int64_t *qkv;
   int64_t hs[3], tot = w->type.shape[1];
+  if (imp_attr_ints_in(im, "qkv_hidden_sizes", 3, 0, tot, &qkv, &n)) return -1;
   if (qkv && n == 3) memcpy(hs, qkv, sizeof hs);
   else hs[0] = hs[1] = hs[2] = tot / 3;
   if (hs[0] + hs[1] + hs[2] != tot || h <= 0 || hs[0] % h || hs[1] % h || hs[2] % h)
