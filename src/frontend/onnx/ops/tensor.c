@@ -363,33 +363,32 @@ int onnx_h_pad(Importer *im) {
   return out0(im, imp_call(im, "nn.pad", 1, &x, a));
 }
 
-int onnx_h_tile(Importer *im) {
-  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
-  int64_t r[MAXD];
-  int n = imp_const_input_ints(im, 1, r, MAXD);
-  if (n < 0) return -1;
-  GAttrs a = gattrs_new();
-  ga_ints(&a, "reps", n, r);
-  GNode *x = in0(im);
-  return out0(im, imp_call(im, "tile", 1, &x, a));
-}
-
-/* A target shape with symbolic elements (a shape value) works where each
- * such element is the input's dimension it lines up with (broadcasting
- * keeps that dimension's expression); expanding a size-1 dimension to a
- * symbolic size fails the check, naming the entry. */
-int onnx_h_expand(Importer *im) {
-  int64_t s[MAXD];
+/* Tile and Expand: input 0 through one graph op whose one attribute is
+ * the integer list input 1 holds (Tile's repeats, Expand's target shape).
+ * Tile's list must be constant.  Expand's may be a shape value with
+ * symbolic elements: it works where each such element is the input's
+ * dimension it lines up with (broadcasting keeps that dimension's
+ * expression); expanding a size-1 dimension to a symbolic size fails the
+ * check, naming the entry. */
+static int op_of_list_input(Importer *im, const char *op, const char *attr, bool symbolic) {
+  int64_t v[MAXD];
   Expr *ex[MAXD] = {0};
-  int n = imp_shape_input(im, 1, s, ex, MAXD);
+  int n = symbolic ? imp_shape_input(im, 1, v, ex, MAXD) : imp_const_input_ints(im, 1, v, MAXD);
   if (n < 0) return -1;
   GAttrs a = gattrs_new();
-  ga_ints(&a, "shape", n, s);
+  ga_ints(&a, attr, n, v);
   GNode *x = in0(im);
-  GNode *y = imp_call(im, "broadcast_to", 1, &x, a);
-  if (y && y->type.ndim == n && check_target(im, y, n, ex)) return -1;
+  GNode *y = imp_call(im, op, 1, &x, a);
+  if (symbolic && y && y->type.ndim == n && check_target(im, y, n, ex)) return -1;
   return out0(im, y);
 }
+
+int onnx_h_tile(Importer *im) {
+  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
+  return op_of_list_input(im, "tile", "reps", false);
+}
+
+int onnx_h_expand(Importer *im) { return op_of_list_input(im, "broadcast_to", "shape", true); }
 
 int onnx_h_constant_of_shape(Importer *im) {
   int64_t s[MAXD];
