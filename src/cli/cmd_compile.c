@@ -142,7 +142,7 @@ static Opt compile_opts[] = {
     {"--emit", NULL, OPT_VALUE, "KIND", "so: a shared library (default); c: standalone C sources with no runtime (docs/deploy_c.md)", false, NULL, NULL, 0},
     {"--prefix", NULL, OPT_VALUE, "NAME", "--emit c: name of the files and the API, NAME.h with NAME_run (default: the model's file name)", false, NULL, NULL, 0},
     {"--threads", NULL, OPT_VALUE, "KIND", "--emit c: parallel loops on none (default), pthreads or openmp", false, NULL, NULL, 0},
-    {"--isa", NULL, OPT_VALUE, "ISA", "--emit c: native (default: this machine), generic (plain C99, no vector extensions), avx2 or avx512", false, NULL, NULL, 0},
+    {"--isa", NULL, OPT_VALUE, "ISA", "--emit c: native (default: this machine, or the CPU --target names with -mcpu), generic (plain C99, no vector extensions), avx2 or avx512", false, NULL, NULL, 0},
     {"--freestanding", NULL, OPT_FLAG, NULL, "--emit c: no C library at all (Kiln's own exp, log, tanh, erf, ...)", false, NULL, NULL, 0},
     {"--weights", NULL, OPT_VALUE, "WHERE", "--emit c: embedded (C arrays, default) or separate (NAME.bin, passed to NAME_run)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},

@@ -5,7 +5,10 @@
  *
  * --isa picks the vector width the templates block for (and so which
  * shipped records apply) before the graph is optimized: alter_layout's
- * channel blocks depend on it.
+ * channel blocks depend on it.  Left out (native), the code is for this
+ * machine, or for the CPU --target names with -mcpu: its kernels, its
+ * records and its -march.  An --isa that disagrees with that -mcpu is an
+ * error.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,9 +94,25 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const Ta
     strcat(dir, "_c");
   }
   /* the vector width the templates block for, from alter_layout on: --isa
-   * picks the CPU class at that width; native keeps the machine's */
+   * picks the CPU class at that width; native keeps the machine's, or the
+   * CPU --target names with -mcpu (the code is then built for it) */
   int lanes = cexport_isa_lanes(isa);
-  const Target *xt = lanes > 0 ? target_host_lanes(lanes) : NULL;
+  const char *mcpu = t->attr[TA_MCPU];
+  if (mcpu && isa == CEXPORT_ISA_NATIVE && cli_opt(cmd, "--isa")->set) {
+    free(prefix);
+    free(dir);
+    return cli_error(cmd, "--isa native builds for this machine (-march=native), but --target '%s' names -mcpu=%s: "
+                          "leave --isa out to build for %s, or leave -mcpu out to build for this machine",
+                     t->str, mcpu, mcpu);
+  }
+  if (mcpu && lanes > 0 && lanes != t->vector_lanes) {
+    free(prefix);
+    free(dir);
+    return cli_error(cmd, "--isa %s blocks for %d float lanes, but --target '%s' names a CPU with %d: leave --isa "
+                          "out to build for -mcpu=%s, or pick the ISA of that width",
+                     cli_opt(cmd, "--isa")->value, lanes, t->str, t->vector_lanes, mcpu);
+  }
+  const Target *xt = lanes > 0 ? target_host_lanes(lanes) : mcpu ? t : NULL;
   eo.target = xt;
   int rc = -1;
   double t0 = kiln_now_seconds();

@@ -279,6 +279,12 @@ def test_metadata_and_inspect(tmp_path):
     (["--emit", "c", "--freestanding", "--threads", "pthreads"], "--freestanding cannot use --threads pthreads"),
     (["--emit", "wasm"], "--emit 'wasm': expected so"),
     (["--isa", "avx2"], "--isa applies to standalone C only: add --emit c"),
+    (["--emit", "c", "--isa", "native", "--target", "llvm -mcpu=x86-64-v3"],
+     "--isa native builds for this machine (-march=native), but --target 'llvm -mcpu=x86-64-v3' names "
+     "-mcpu=x86-64-v3: leave --isa out to build for x86-64-v3, or leave -mcpu out to build for this machine"),
+    (["--emit", "c", "--isa", "avx512", "--target", "llvm -mcpu=haswell"],
+     "--isa avx512 blocks for 16 float lanes, but --target 'llvm -mcpu=haswell' names a CPU with 8: leave "
+     "--isa out to build for -mcpu=haswell, or pick the ISA of that width"),
 ])
 def test_bad_options(tmp_path, args, message):
     p = kiln("compile", os.path.join(DIGITS, "digits.onnx"), "--input-shapes", "image:[1,1,8,8]", "-o",
@@ -407,3 +413,32 @@ def test_tuning_records_apply(tmp_path):
     p = run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O1", "-mavx512f", "-mavx512vl", "-mavx512bw",
              "-mavx512dq", "-mfma", "-c", "digits.c"], cwd=d)
     assert p.returncode == 0, p.stderr
+
+
+def _isa_neutral(text, isa):
+    return text.replace(f'"{isa}"', '"ISA"').replace(f"isa {isa},", "isa ISA,")
+
+
+def test_target_mcpu_builds_for_that_cpu(tmp_path):
+    """Without --isa, a --target naming another CPU (-mcpu) gets kernels
+    for that CPU and its -march, not this machine's: the same kernels as
+    --isa of that width, and a build that matches PyTorch."""
+    d = export(tmp_path, "v3", "--target", "llvm -mcpu=x86-64-v3")
+    make_text = (d / "Makefile").read_text()
+    assert "KILN_FLAGS = -march=x86-64-v3 " in make_text, make_text
+    assert "-march=native" not in make_text
+    assert "-march=x86-64-v3" in (d / "CMakeLists.txt").read_text()
+    assert '#define DIGITS_ISA "x86-64-v3"' in (d / "digits.h").read_text()
+    assert json.loads((d / "metadata.json").read_text())["isa"] == "x86-64-v3"
+    # the kernels are those of the 8-lane (AVX2) class
+    avx2 = export(tmp_path, "avx2", "--isa", "avx2")
+    assert _isa_neutral((d / "digits.c").read_text(), "x86-64-v3") == \
+        _isa_neutral((avx2 / "digits.c").read_text(), "avx2")
+    flags = open("/proc/cpuinfo").read()
+    if " avx512f " in flags:  # this machine's own are 16-lane kernels: the target changed them
+        native = export(tmp_path, "native")
+        assert _isa_neutral((native / "digits.c").read_text(), "native") != \
+            _isa_neutral((d / "digits.c").read_text(), "x86-64-v3")
+    if " avx2 " in flags and " fma " in flags:
+        make(d)
+        check_matches(run_example(d, heldout()[0]))

@@ -415,7 +415,11 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   for (char *p = up; *p; p++)
     if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
   x.upper = up;
-  x.isa_name = isa_names[opt->isa];
+  /* --isa native with a target that names its CPU: the code is for that
+   * CPU (-march=it), as its kernels are; else the ISA's own flags */
+  const char *mcpu = opt->isa == CEXPORT_ISA_NATIVE && opt->target ? opt->target->attr[TA_MCPU] : NULL;
+  x.isa_name = mcpu ? mcpu : isa_names[opt->isa];
+  x.isa_flags = mcpu ? kfmt("-march=%s", mcpu) : cexport_isa_flags(opt->isa);
   x.threads_name = threads_names[opt->threads];
 
   AVec groups = {0};

@@ -42,6 +42,7 @@ typedef struct CExport {
   int64_t naive_bytes;              /* one buffer per intermediate */
   int nkernels;
   const char *isa_name, *threads_name;
+  const char *isa_flags;             /* the compiler flags of its instruction set */
   uint64_t checksum;                /* FNV-1a 64 of the C sources and the weights */
   StrBuf meta_kernels;              /* metadata.json "kernels" entries */
   StrBuf meta_plan;                 /* metadata.json "memory_plan" entries */
@@ -56,6 +57,8 @@ uint64_t cexport_fnv(uint64_t h, const void *data, size_t n);
 const void *cexport_weight_data(const CExport *x, int i);
 /* The C type of a dtype ("float", "int64_t", ...). */
 const char *cexport_ctype(DType t);
+/* The compiler flags of a CExportIsa ("-march=native", "-mavx2 -mfma", ...). */
+const char *cexport_isa_flags(int isa);
 /* NumPy's descr of a dtype ("<f4", "|b1", ...). */
 const char *cexport_npy_descr(DType t);
 /* Write dir/NAME_weightsK.c (embedded) or dir/NAME.bin (separate); files

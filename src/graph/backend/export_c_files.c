@@ -150,7 +150,7 @@ int cexport_write_weights(CExport *x, AVec *files) {
 
 /* ---- Makefile, CMakeLists.txt ---- */
 
-static const char *isa_flags(int isa) {
+const char *cexport_isa_flags(int isa) {
   switch ((CExportIsa)isa) {
   case CEXPORT_ISA_NATIVE:
     return "-march=native";
@@ -182,7 +182,7 @@ static int write_makefile(CExport *x, AVec *srcs) {
                  "# multiply-adds (GCC's ISO modes such as -std=c99 leave them off; the shared\n"
                  "# library's -std=gnu11 has them on); -Wno-psabi: GCC notes how wide vectors pass\n"
                  "# between functions, which here are static\n");
-  sb_printf(&sb, "KILN_FLAGS = %s %s -ffp-contract=fast%s\n", isa_flags(o->isa), thread_flags(o->threads),
+  sb_printf(&sb, "KILN_FLAGS = %s %s -ffp-contract=fast%s\n", x->isa_flags, thread_flags(o->threads),
             o->isa == CEXPORT_ISA_GENERIC ? "" : " -Wno-psabi");
   sb_printf(&sb, "# the model itself: %s\n",
             o->freestanding ? "freestanding (no C library at all)" : "the C library's math.h and string.h");
@@ -214,7 +214,7 @@ static int write_cmake(CExport *x, AVec *srcs) {
   for (int i = 0; i < srcs->len; i++) sb_printf(&sb, " %s", (const char *)srcs->data[i]);
   sb_printf(&sb, ")\ntarget_include_directories(%s PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n", P);
   sb_printf(&sb, "set_target_properties(%s PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)\n", P);
-  const char *flags = kfmt("%s%s%s%s", isa_flags(o->isa), o->freestanding ? " -ffreestanding" : "",
+  const char *flags = kfmt("%s%s%s%s", x->isa_flags, o->freestanding ? " -ffreestanding" : "",
                            " -O3 -fno-math-errno -fno-trapping-math -ffp-contract=fast",
                            o->isa == CEXPORT_ISA_GENERIC ? "" : " -Wno-psabi");
   sb_printf(&sb, "if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n  separate_arguments(KILN_%s_FLAGS UNIX_COMMAND \"%s\")\n"
