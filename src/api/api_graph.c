@@ -379,8 +379,33 @@ API_FUNC(graph_build_fn) {
   if (api_argc(&c, 3, 4) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
       !(target = api_target(&c, 2)) || api_precision_arg(&c, 3, &prec))
     return -1;
-  Graph *g = api_graph_optimized(kg, level, target, prec);
-  if (!g) return api_fail(&c);
+  /* a symbolic batch alone, on the CPU: as kiln compile builds it, at
+   * batch 1 called per sample, with batched variants at the default
+   * batches in the same module (docs/symbolic_shapes.md) */
+  const GSym *bs = kg->opt_level < 0 && !target_is_gpu(target) ? graph_batch_symbol(kg->g) : NULL;
+  int64_t vb[GRAPH_DEFAULT_BATCHES], one = 1;
+  Graph *vg[GRAPH_DEFAULT_BATCHES] = {0};
+  int nv = bs ? graph_default_batches(bs->hi, vb) : 0;
+  char spec[128];
+  if (bs) snprintf(spec, sizeof spec, "%s:%lld:%lld", bs->name, (long long)bs->lo, (long long)bs->hi);
+  const char *batch_outer = bs ? spec : NULL;
+  Graph *g;
+  if (bs) {
+    GraphOptions go = {level, NULL, NULL, target, api_dispatch(), (GraphPrecision)prec};
+    int bad = 0;
+    for (int i = 0; i < nv && !bad; i++) {
+      Graph *gk = graph_specialize(kg->g, &vb[i]);
+      if (!gk || !(vg[i] = graph_optimize(gk, &go))) bad = 1;
+    }
+    g = bad ? NULL : graph_specialize(kg->g, &one);
+    if (g) g = graph_optimize(g, &go);
+  } else {
+    g = api_graph_optimized(kg, level, target, prec);
+  }
+  if (!g) {
+    for (int i = 0; i < nv; i++) graph_free(vg[i]);
+    return api_fail(&c);
+  }
   char *dir = kiln_build_tmp_dir("kiln-graph-");
   KilnModule *m = NULL;
   int rc = -1;
@@ -390,6 +415,10 @@ API_FUNC(graph_build_fn) {
     bo.opt_level = level;
     bo.target = target;
     bo.dispatch = api_dispatch();
+    bo.batch_outer = batch_outer;
+    bo.variants = vg;
+    bo.variant_batch = vb;
+    bo.nvariants = nv;
     char *so = malloc(strlen(dir) + 16);
     if (so) {
       sprintf(so, "%s/model.so", dir);
@@ -401,6 +430,7 @@ API_FUNC(graph_build_fn) {
     }
   }
   if (g != kg->g) graph_free(g);
+  for (int i = 0; i < nv; i++) graph_free(vg[i]);
   if (rc) return api_fail(&c);
   ret->v_handle = m;
   *ret_code = KILN_MODULE;

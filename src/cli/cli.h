@@ -82,8 +82,18 @@ struct Graph;
  * per-sample batch is specialized to batch 1 first and *batch_outer set
  * to "N:lo:hi" (for GraphBuildOptions.batch_outer), else left NULL. */
 struct Target;
+/* The batched variants of a symbolic batch (kiln compile --batch-sizes):
+ * the model specialized to each batch and optimized. */
+#define CLI_MAX_VARIANTS 8
+typedef struct CliVariants {
+  struct Graph *g[CLI_MAX_VARIANTS];
+  int64_t batch[CLI_MAX_VARIANTS];
+  int n;
+} CliVariants;
+/* With variants (and batch_outer), also the batched variants --batch-sizes
+ * asks for (by default 4 and 8, those within the batch's bound). */
 struct Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const struct Target *t,
-                                    const char **batch_outer);
+                                    const char **batch_outer, CliVariants *variants);
 /* The command's dispatch context (records, shipped records, warnings),
  * made on first use and passed to everything that chooses configs. */
 struct DispatchContext *cli_dispatch(void);

@@ -51,7 +51,35 @@ static DLTensor *load_value(Command *cmd, const char *path) {
 
 /* Import (with --input-shapes and --bind) and optimize; NULL after
  * printing an error. */
-Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const Target *t, const char **batch_outer) {
+/* --batch-sizes: the batches to build variants at ("4,8", "none"), within
+ * [2, hi]; without the flag 4 and 8 where the bound allows.  -1 after
+ * printing an error. */
+static int batch_sizes(Command *cmd, const GSym *bs, int64_t *sizes, int *n) {
+  Opt *o = cli_opt(cmd, "--batch-sizes");
+  *n = 0;
+  if (!o || !o->set) {
+    *n = graph_default_batches(bs->hi, sizes);
+    return 0;
+  }
+  if (!strcmp(o->value, "none")) return 0;
+  const char *s = o->value;
+  while (*s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || (*end && *end != ',') || v < 2 || v > bs->hi || (*n && v <= sizes[*n - 1]) ||
+        *n == CLI_MAX_VARIANTS)
+      return cli_usage(cmd,
+                       "--batch-sizes '%s': expected up to %d increasing batches from 2 to the bound %s<=%lld, "
+                       "separated by commas (e.g. 4,8), or none",
+                       o->value, CLI_MAX_VARIANTS, bs->name, (long long)bs->hi);
+    sizes[(*n)++] = v;
+    s = *end ? end + 1 : end;
+  }
+  return 0;
+}
+
+Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, const Target *t, const char **batch_outer,
+                             CliVariants *variants) {
   Opt *shapes = cli_opt(cmd, "--input-shapes");
   Opt *bind = cli_opt(cmd, "--bind");
   int nb = bind && bind->set ? bind->nvalues : 0;
@@ -88,6 +116,41 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
    * template and record applies) and let the executor loop over the
    * samples (docs/symbolic_shapes.md) */
   const GSym *bs = batch_outer && (!t || !target_is_gpu(t)) ? graph_batch_symbol(g) : NULL;
+  Opt *bso = cli_opt(cmd, "--batch-sizes");
+  if (!bs && bso && bso->set) {
+    cli_usage(cmd, "--batch-sizes applies to a model whose only symbolic size is a batch (e.g. --input-shapes "
+                   "\"data:[N,3,224,224],N<=8\"); this one has %s",
+              graph_is_symbolic(g) ? "other symbolic sizes" : "none");
+    graph_free(g);
+    return NULL;
+  }
+  int prec;
+  if (cli_precision(cmd, &prec)) {
+    graph_free(g);
+    return NULL;
+  }
+  GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch(), (GraphPrecision)prec};
+  Opt *dump = cli_opt(cmd, "--dump-after");
+  if (dump && dump->set) go.dump_after = dump->value;
+  if (bs && variants) { /* each variant: the model at that batch, optimized as a static graph */
+    int64_t sizes[CLI_MAX_VARIANTS];
+    int n;
+    if (batch_sizes(cmd, bs, sizes, &n)) {
+      graph_free(g);
+      return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+      Graph *gk = graph_specialize(g, &sizes[i]);
+      if (gk) gk = graph_optimize(gk, &go);
+      if (!gk) {
+        cli_error(cmd, "batched variant at batch %lld: %s", (long long)sizes[i], kiln_get_error());
+        graph_free(g);
+        return NULL;
+      }
+      variants->g[variants->n] = gk;
+      variants->batch[variants->n++] = sizes[i];
+    }
+  }
   if (bs) {
     static char spec[128];
     snprintf(spec, sizeof spec, "%s:%lld:%lld", bs->name, (long long)bs->lo, (long long)bs->hi);
@@ -100,14 +163,6 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
     }
     *batch_outer = spec;
   }
-  int prec;
-  if (cli_precision(cmd, &prec)) {
-    graph_free(g);
-    return NULL;
-  }
-  GraphOptions go = {(int)opt_level, NULL, stdout, t, cli_dispatch(), (GraphPrecision)prec};
-  Opt *dump = cli_opt(cmd, "--dump-after");
-  if (dump && dump->set) go.dump_after = dump->value;
   g = graph_optimize(g, &go);
   if (!g) cli_error(cmd, "%s", kiln_get_error());
   return g;
@@ -147,6 +202,7 @@ static Opt compile_opts[] = {
     {"--weights", NULL, OPT_VALUE, "WHERE", "--emit c: embedded (C arrays, default) or separate (NAME.bin, passed to NAME_run)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--bind", NULL, OPT_MULTI, "NAME=FILE", "make input NAME a constant with the value in FILE (.pb or .npy); repeatable", false, NULL, NULL, 0},
+    {"--batch-sizes", NULL, OPT_VALUE, "LIST", "a symbolic batch: also build batched kernels at these batches, e.g. 4,8 (default: 4 and 8 within the bound), or none", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
     {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: dense layers with bfloat16 weights on AVX512-BF16, float32 accumulation and outputs (docs/bf16.md)", false, NULL, NULL, 0},
@@ -209,8 +265,11 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   }
   double t0 = kiln_now_seconds();
   const char *batch_outer = NULL;
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target, &batch_outer);
+  CliVariants vars;
+  memset(&vars, 0, sizeof vars);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target, &batch_outer, &vars);
   if (!g) {
+    for (int i = 0; i < vars.n; i++) graph_free(vars.g[i]);
     free(out);
     return -1;
   }
@@ -220,6 +279,9 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   bo.target = target;
   bo.dispatch = cli_dispatch();
   bo.batch_outer = batch_outer;
+  bo.variants = vars.g;
+  bo.variant_batch = vars.batch;
+  bo.nvariants = vars.n;
   Opt *dump = cli_opt(cmd, "--dump-after");
   if (dump->set) bo.dump_lower = dump->value; /* the lowering passes' names; graph passes dump while optimizing */
   Opt *ed = cli_opt(cmd, "--emit-dir");
@@ -228,6 +290,7 @@ static int run_compile(Command *cmd, int npos, const char **pos) {
   GraphBuildStats st;
   rc = graph_build(g, &bo, out, &st);
   graph_free(g);
+  for (int i = 0; i < vars.n; i++) graph_free(vars.g[i]);
   if (rc) {
     free(out);
     return cli_error(cmd, "%s", kiln_get_error());
@@ -257,7 +320,7 @@ static int run_show(Command *cmd, int npos, const char **pos) {
   int rc = get_opt_level(cmd, &lvl);
   if (rc) return rc;
   graph_dispatch_set_quiet(cli_dispatch(), true);
-  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host(), NULL);
+  Graph *g = cli_load_and_optimize(cmd, pos[0], lvl, target_host(), NULL, NULL);
   if (!g) return -1;
   char *text;
   if (cli_opt(cmd, "--unfused")->set) {

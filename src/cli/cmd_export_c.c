@@ -117,7 +117,7 @@ int cli_compile_emit_c(Command *cmd, const char *model, long opt_level, const Ta
   int rc = -1;
   double t0 = kiln_now_seconds();
   if (cli_setup_dispatch(cmd) == 0) {
-    Graph *g = cli_load_and_optimize(cmd, model, opt_level, xt ? xt : t, NULL);
+    Graph *g = cli_load_and_optimize(cmd, model, opt_level, xt ? xt : t, NULL, NULL);
     if (g) {
       CExportStats st;
       if (graph_export_c(g, &eo, dir, &st)) {

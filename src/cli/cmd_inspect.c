@@ -6,6 +6,7 @@
  * checksum), never loaded: inspecting an artifact runs none of its code.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -59,6 +60,24 @@ static void print_symbols(const char *json, size_t n, bool batch) {
     if (sscanf(q + 1, "%63[A-Za-z0-9_]:%lld:%lld", name, &lo, &hi) == 3) printf("  %s in [%lld, %lld]\n", name, lo, hi);
     q = e;
   }
+  /* the batched variants (attrs.kiln_batch_variants ["list_int", [4, 8]]) */
+  static const char vkey[] = "\"kiln_batch_variants\"";
+  const char *v = NULL;
+  for (size_t i = 0; batch && i + sizeof vkey - 1 <= n && !v; i++)
+    if (!memcmp(json + i, vkey, sizeof vkey - 1)) v = json + i + sizeof vkey - 1;
+  const char *vl = v ? memchr(v, '[', (size_t)(end - v)) : NULL;
+  vl = vl ? memchr(vl + 1, '[', (size_t)(end - vl - 1)) : NULL;
+  if (!vl) return;
+  printf("  batched variants (the same model built at these batches; a run takes the largest that fit, the rest "
+         "per sample):");
+  for (const char *q = vl + 1; q < end && *q != ']'; q++) {
+    char *e;
+    long long b = strtoll(q, &e, 10);
+    if (e == q) continue;
+    printf(" %lld", b);
+    q = e - 1;
+  }
+  printf("\n");
 }
 
 static int run(Command *cmd, int npos, const char **pos) {

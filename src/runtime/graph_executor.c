@@ -345,15 +345,19 @@ int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModul
 }
 
 int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out) {
+  return kiln_graph_executor_create_blob(mod, "graph_json", out);
+}
+
+int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraphExecutor **out) {
   const void *json;
   size_t len;
   if (!out) return kiln_set_error("graph_executor_create: out is NULL");
   *out = NULL;
   if (!mod) return kiln_set_error("graph_executor_create: the module is NULL");
-  if (kiln_module_get_blob(mod, "graph_json", &json, &len)) return -1;
+  if (kiln_module_get_blob(mod, blob, &json, &len)) return -1;
   if (!json || !len)
-    return kiln_set_error("graph_executor_create: module '%s' has no \"graph_json\" blob (was it "
-                          "built from a graph?)", kiln_module_path(mod));
+    return kiln_set_error("graph_executor_create: module '%s' has no \"%s\" blob (was it "
+                          "built from a graph?)", kiln_module_path(mod), blob);
   const unsigned char *pdata;
   const KilnParamIndex *pi = kiln_module_params(mod, &pdata);
   if (create(json, len, mod, pi, pdata, out))
@@ -383,6 +387,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
       if (ex->storage[s] && ex->owned[s] && api) api->free(dev, ex->storage[s]);
   }
   kiln_graph_sym_free(ex);
+  for (int v = 0; ex->variant_ex && v < ex->g.num_variants; v++) kiln_graph_executor_free(ex->variant_ex[v]);
   pm_free(&ex->arg_by_name);
   kiln_module_free(ex->mod);
   kiln_arena_free(ex->arena);
@@ -588,10 +593,16 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     if (kiln_module_check_params(ex->mod)) return kiln_error_context("run");
     ex->params_checked = 1;
   }
+  if (ex->g.num_variants) {
+    int rc = kiln_graph_batch_run(ex);
+    if (rc <= 0) return rc;
+  }
   GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
-  for (; op < end; op++)
-    if (kiln_graph_op_exec(ex, op)) return kiln_graph_op_error(ex, op);
-  return 0;
+  int rc = 0;
+  for (; op < end && !rc; op++)
+    if (kiln_graph_op_exec(ex, op)) rc = kiln_graph_op_error(ex, op);
+  ex->batch_from = 0;
+  return rc;
 }
 
 int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,

@@ -322,6 +322,21 @@ static int parse_batch(Parser *p, const cJSON *attrs) {
       return kiln_set_error("graph JSON: entry %d carries the batch but its dimension 0 is not 1", e);
     g->entry_batch[e] = (uint8_t)f;
   }
+  /* kiln_batch_variants ["list_int", [4, 8]]: the batches of the batched
+   * variants in the same module (blobs graph_json_b4, graph_json_b8) */
+  const cJSON *bv = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_batch_variants");
+  if (!bv) return 0;
+  const cJSON *tag = cJSON_GetArrayItem(bv, 0), *vl = cJSON_GetArrayItem(bv, 1);
+  if (!cJSON_IsArray(bv) || cJSON_GetArraySize(bv) != 2 || !cJSON_IsString(tag) || strcmp(tag->valuestring, "list_int") ||
+      !cJSON_IsArray(vl) || cJSON_GetArraySize(vl) > 64)
+    return kiln_set_error("graph JSON: attrs.kiln_batch_variants must be [\"list_int\", [batches...]]");
+  g->num_variants = cJSON_GetArraySize(vl);
+  g->variant_batch = kiln_arena_alloc(p->a, sizeof(int64_t) * ((size_t)g->num_variants + 1));
+  int i = 0;
+  for (const cJSON *s = vl->child; s; s = s->next, i++)
+    if (json_int(s, i ? g->variant_batch[i - 1] + 1 : 2, hi, &g->variant_batch[i]))
+      return kiln_error_context("graph JSON: attrs.kiln_batch_variants[%d] (increasing batches from 2 to %lld)", i,
+                                hi);
   return 0;
 }
 

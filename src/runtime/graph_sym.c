@@ -32,8 +32,18 @@
  *
  * A static graph has no symbols and never reaches this file's work.
  *
+ * Batched variants: the same artifact may hold the model built as a static
+ * graph at a few batches (attrs.kiln_batch_variants, blobs graph_json_b<K>;
+ * kiln compile --batch-sizes).  run() takes the largest variant that fits
+ * the current batch as often as it fits, then the next, each on views of
+ * those samples of the inputs and outputs, and the samples left (fewer
+ * than the smallest variant) through the batch-1 kernels: a batch of 8
+ * with variants at 4 and 8 runs the batch-8 kernels once, a batch of 7
+ * runs the batch-4 kernels once and three samples one at a time.  Each
+ * variant's executor is made on first use.
+ *
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
- * kiln_graph_batch_setup_op, kiln_graph_op_exec.
+ * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_run.
  */
 #include "runtime_internal.h"
 
@@ -150,7 +160,7 @@ int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op) {
 int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
   if (!op->batched || ex->batch == 1) return kiln_graph_op_call(op);
   int rc = 0;
-  for (int64_t n = 0; n < ex->batch && !rc; n++) {
+  for (int64_t n = ex->batch_from; n < ex->batch && !rc; n++) {
     for (int k = 0; k < op->nargs; k++)
       if (op->sample_bytes[k])
         op->tensors[k].data = (char *)ex->entries[op->eids[k]].data + (size_t)n * op->sample_bytes[k];
@@ -159,6 +169,91 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
   for (int k = 0; k < op->nargs; k++)
     if (op->sample_bytes[k]) op->tensors[k].data = ex->entries[op->eids[k]].data;
   return rc;
+}
+
+/* ---- batched variants ---- */
+
+/* A view of samples [at, at + k) of entry e (shape in shape[]). */
+static DLTensor sample_view(const KilnGraphExecutor *ex, int e, int64_t at, int64_t k, int64_t *shape) {
+  const JsonGraph *g = &ex->g;
+  DLTensor t = ex->entries[e];
+  memcpy(shape, t.shape, sizeof(int64_t) * (size_t)t.ndim);
+  uint64_t sample = kiln_dtype_bytes(g->entry_dtype[e]);
+  for (int d = 1; d < t.ndim; d++) sample *= (uint64_t)shape[d];
+  shape[0] = k;
+  t.shape = shape;
+  t.data = (char *)t.data + t.byte_offset + (size_t)at * sample;
+  t.byte_offset = 0;
+  return t;
+}
+
+/* Variant v's executor, made on first use from the module's
+ * graph_json_b<K>; its outputs must be the main graph's, in order. */
+static KilnGraphExecutor *variant(KilnGraphExecutor *ex, int v) {
+  if (!ex->variant_ex) ex->variant_ex = kiln_arena_alloc(ex->arena, sizeof(KilnGraphExecutor *) * ((size_t)ex->g.num_variants + 1));
+  if (ex->variant_ex[v]) return ex->variant_ex[v];
+  char blob[64];
+  snprintf(blob, sizeof blob, "graph_json_b%lld", (long long)ex->g.variant_batch[v]);
+  KilnGraphExecutor *sub;
+  if (kiln_graph_executor_create_blob(ex->mod, blob, &sub)) {
+    kiln_error_context("the batched variant at batch %lld", (long long)ex->g.variant_batch[v]);
+    return NULL;
+  }
+  int ok = sub->g.num_heads == ex->g.num_heads && sub->num_inputs == ex->num_inputs;
+  for (int h = 0; ok && h < ex->g.num_heads; h++) ok = !strcmp(sub->output_names[h], ex->output_names[h]);
+  if (!ok) {
+    kiln_graph_executor_free(sub);
+    kiln_set_error("the batched variant at batch %lld (blob %s) does not have the graph's inputs and outputs", 
+                   (long long)ex->g.variant_batch[v], blob);
+    return NULL;
+  }
+  return ex->variant_ex[v] = sub;
+}
+
+/* Samples [at, at + k) through variant v: its inputs are views of the
+ * graph's (bound in place where aligned, else copied), its outputs copied
+ * into the graph's at those samples. */
+static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
+  const JsonGraph *g = &ex->g;
+  int64_t k = g->variant_batch[v];
+  KilnGraphExecutor *sub = variant(ex, v);
+  if (!sub) return -1;
+  int64_t shape[32]; /* a view's shape (checked below) */
+  for (int i = 0; i < ex->num_inputs; i++) {
+    const char *name = g->nodes[ex->inputs[i]].name;
+    int e = g->nodes[ex->inputs[i]].first_entry;
+    if (ex->entries[e].ndim > (int)(sizeof shape / sizeof shape[0])) return kiln_set_error("input '%s': too many dimensions", name);
+    DLTensor t = g->entry_batch[e] ? sample_view(ex, e, at, k, shape) : ex->entries[e];
+    int rc = (uintptr_t)t.data % KILN_ARRAY_ALIGN ? kiln_graph_executor_set_input_by_name(sub, name, &t)
+                                                  : kiln_graph_executor_set_input_zero_copy(sub, name, &t);
+    if (rc) return -1;
+  }
+  if (kiln_graph_executor_run(sub)) return -1;
+  for (int h = 0; h < g->num_heads; h++) {
+    int e = g->heads[h];
+    if (!g->entry_batch[e]) continue; /* a constant output: the graph's own */
+    if (ex->entries[e].ndim > (int)(sizeof shape / sizeof shape[0])) return kiln_set_error("output %d: too many dimensions", h);
+    DLTensor t = sample_view(ex, e, at, k, shape);
+    if (kiln_graph_executor_copy_output(sub, h, &t)) return -1;
+  }
+  return 0;
+}
+
+int kiln_graph_batch_run(KilnGraphExecutor *ex) {
+  const JsonGraph *g = &ex->g;
+  int64_t at = 0;
+  for (int v = g->num_variants - 1; v >= 0; v--)
+    while (ex->batch - at >= g->variant_batch[v]) {
+      if (run_variant(ex, v, at))
+        return kiln_error_context("run: samples %lld to %lld through the batched variant at batch %lld", (long long)at,
+                                  (long long)(at + g->variant_batch[v] - 1), (long long)g->variant_batch[v]);
+      at += g->variant_batch[v];
+      ex->sym_stats.variant_runs++;
+      ex->sym_stats.variant_samples += (uint64_t)g->variant_batch[v];
+    }
+  if (at == ex->batch) return 0;
+  ex->batch_from = at; /* the rest, one sample at a time */
+  return 1;
 }
 
 /* ---- the plans of the last bindings ---- */

@@ -276,6 +276,8 @@ typedef struct JsonGraph {
   const char *batch_name;  /* NULL: none */
   int64_t batch_lo, batch_hi;
   uint8_t *entry_batch;    /* per entry: carries the batch in dimension 0 */
+  int num_variants;        /* attrs.kiln_batch_variants: batched variants of */
+  int64_t *variant_batch;  /* the graph at these batches (blobs graph_json_b<K>) */
 } JsonGraph;
 
 /* Parse and validate graph JSON text (len bytes, not necessarily
@@ -350,6 +352,8 @@ typedef struct KilnSymStats {
   uint64_t plan_misses; /* ... evaluated the expressions and cached the plan */
   uint64_t evictions;   /* plans dropped for a newer binding */
   uint64_t reallocs;    /* storage buffers allocated after creation (buffers only grow) */
+  uint64_t variant_runs;    /* runs of a batched variant (kiln_graph_batch_run) */
+  uint64_t variant_samples; /* ... and the samples they took */
 } KilnSymStats;
 
 struct KilnGraphExecutor {
@@ -377,6 +381,8 @@ struct KilnGraphExecutor {
   PtrMap arg_by_name;       /* argument name -> node id + 1 */
   int64_t *sym_val;         /* the symbols' current values (graph_sym.c), or NULL */
   int64_t batch;            /* the batch as an outer loop: the current batch */
+  int64_t batch_from;       /* ... the first sample the batch-1 kernels run */
+  KilnGraphExecutor **variant_ex; /* per g.variant_batch: its executor, made on first use */
   uint64_t *storage_cap;    /* per storage id: bytes allocated */
   /* symbolic sizes: the plans of the last bindings seen (graph_sym.c) */
   KilnSymPlan sym_plans[KILN_SYM_PLANS];
@@ -405,8 +411,17 @@ void kiln_graph_sym_free(KilnGraphExecutor *ex);
 /* A batched graph's operator: its own batch-1 shapes for the arguments
  * that carry the batch, and one sample's bytes of each (setup_ops). */
 int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op);
-/* Run one operator: once, or once per sample of the current batch. */
+/* Run one operator: once, or once per sample of the current batch (from
+ * ex->batch_from). */
 int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op);
+/* Run a batched graph with batched variants at the current batch: the
+ * largest variants that fit, as often as they fit, then the samples left
+ * through the batch-1 kernels.  1 when there are no variants to use (the
+ * caller runs the plain loop), 0 done, -1 error. */
+int kiln_graph_batch_run(KilnGraphExecutor *ex);
+/* graph_executor.c: an executor over the module's graph JSON blob `blob`
+ * and its embedded params. */
+int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraphExecutor **out);
 
 /* Call one bound operator (no checks, no error context: run's and the
  * profiler's inner loop); non-zero on failure. */

@@ -201,7 +201,10 @@ def test_symbolic_batch_compiled_once_runs_at_three_sizes(cnn, tmp_path):
     kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,12,12],N<=16", "--quiet-fallback")
     info = kiln("inspect", so).stdout
     assert "batch (kernels built at batch 1" in info and "  N in [1, 16]" in info, info
-    for b in (1, 3, 8):
+    # batched variants at 4 and 8 in the same module: 8 runs the batch-8
+    # kernels, 7 the batch-4 kernels and three samples one at a time
+    assert "batched variants" in info and info.split("batched variants")[1].split("\n")[0].endswith(": 4 8"), info
+    for b in (1, 3, 7, 8):
         x = np.random.RandomState(b).randn(b, 3, 12, 12).astype(np.float32)
         np.save(str(tmp_path / "x.npy"), x)
         kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
@@ -217,6 +220,25 @@ def test_symbolic_batch_compiled_once_runs_at_three_sizes(cnn, tmp_path):
     np.save(str(tmp_path / "big.npy"), np.zeros((17, 3, 12, 12), np.float32))
     p = kiln("run", so, "--inputs", str(tmp_path / "big.npy"), check=False)
     assert p.returncode == 1 and "dimension 0 (N) is 17, outside the bounds [1, 16]" in p.stderr, p.stderr
+
+
+def test_batch_sizes_errors(cnn, tmp_path):
+    _, path = cnn
+    so = str(tmp_path / "e.so")
+    for shapes, sizes, expect in [
+            ("x:[N,3,12,12],N<=16", "8,4", "--batch-sizes '8,4': expected up to 8 increasing batches from 2 to the "
+                                           "bound N<=16"),
+            ("x:[N,3,12,12],N<=16", "32", "to the bound N<=16"),
+            ("x:[N,3,12,12],N<=16", "1", "increasing batches from 2"),
+            ("x:[N,3,12,12],N<=16", "4,x", "--batch-sizes '4,x'"),
+            ("x:[2,3,12,12]", "4", "--batch-sizes applies to a model whose only symbolic size is a batch")]:
+        p = kiln("compile", path, "-o", so, "--input-shapes", shapes, "--batch-sizes", sizes, check=False)
+        assert p.returncode != 0 and expect in p.stderr, (shapes, sizes, p.stderr)
+        assert not os.path.exists(so)
+    # none: the batch-1 kernels alone
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,12,12],N<=16", "--batch-sizes", "none",
+         "--quiet-fallback")
+    assert "batched variants" not in kiln("inspect", so).stdout
 
 
 def test_symbolic_image_size_too_small_at_run_time(tmp_path):

@@ -3,6 +3,8 @@ declares, as TVM's relay.frontend.from_onnx does: a model declared at
 batch 1 builds and runs at batch 4; a -1 (open) dimension takes the given
 size; a Reshape to a fixed size that cannot take the new shape raises
 KilnError naming the node."""
+import json
+
 import numpy as np
 import pytest
 
@@ -75,14 +77,20 @@ def test_symbolic_batch_get_output_shapes(tmp_path):
 
 def test_from_onnx_symbolic_dimension_builds_once():
     # a dimension given as a name is symbolic (TVM writes relay.Any()):
-    # one build runs at batch 1, 3 and 8
+    # one build runs at batch 1, 3, 5 and 8.  A batch alone is built as
+    # kiln compile builds it: batch-1 kernels called per sample, and
+    # batched variants at 4 and 8 in the same module (5 = 4 + 1)
     model, w = _model(1)
     mod, params = kiln.frontend.from_onnx(model, shape={"a": ("N", 6)})
     assert "Tensor[(N, 6), float32]" in mod.astext()
     with kiln.transform.PassContext(opt_level=3):
         lib = kiln.build(mod, target="cpu", params=params)
+    graph = json.loads(lib.get_graph_json())
+    assert graph["attrs"]["kiln_batch"][1][0].startswith("N:1:")
+    assert graph["attrs"]["kiln_batch_variants"] == ["list_int", [4, 8]]
+    assert graph["attrs"]["shape"][1][0][0] == 1
     m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
-    for b in (1, 3, 8):
+    for b in (1, 3, 5, 8):
         a = np.random.randn(b, 6).astype(np.float32)
         m.set_input("a", a)
         m.run()

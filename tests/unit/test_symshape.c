@@ -232,11 +232,15 @@ static void test_symshape_batch_outer(void) {
  * refuses batch 13.  A batch seen before reallocates no buffer; a cached
  * binding evaluates nothing (a plan hit); the least recently used plan
  * is the one evicted. */
-static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
+static void run_relu_module(Graph *g, const char *batch_outer, Graph **variants, const int64_t *vb, int nv,
+                            const char *so) {
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
   bo.opt_level = 1;
   bo.batch_outer = batch_outer;
+  bo.variants = variants;
+  bo.variant_batch = vb;
+  bo.nvariants = nv;
   CHECK_OK(graph_build(g, &bo, so, NULL));
   KilnModule *mod = NULL;
   KilnGraphExecutor *ex = NULL;
@@ -289,6 +293,13 @@ static void run_relu_module(Graph *g, const char *batch_outer, const char *so) {
     CHECK_INT((int)ex->sym_stats.evictions, 4);
     CHECK_INT(ex->num_sym_plans, KILN_SYM_PLANS);
     CHECK(ex->sym_stats.reallocs >= 1); /* the buffers grew for batch 5 and 10 */
+    /* Batched variants at 2 and 4: the largest that fits, as often as it
+     * fits, the rest one sample at a time.  Over the batches above (13
+     * refused): 5 = 4+1, 3 = 2+1, 5, 1, 3, 2, 4, 6 = 4+2, 7 = 4+2+1,
+     * 8 = 4+4, 9 = 4+4+1, 10 = 4+4+2, 3, 5, 1: 19 variant runs taking 62
+     * of the 70 samples; without variants none. */
+    CHECK_INT((int)ex->sym_stats.variant_runs, nv ? 19 : 0);
+    CHECK_INT((int)ex->sym_stats.variant_samples, nv ? 62 : 0);
   }
   kiln_graph_executor_free(ex);
   kiln_module_free(mod);
@@ -311,12 +322,20 @@ static void test_symshape_executor(void) {
   for (int i = 0; i < 4; i++) ((float *)bv->data)[i] = 0.25f * (float)i - 0.5f;
   GNode *a = graph_call(g, "add", 2, (GNode *[]){x, graph_const(g, "b", bv)}, gattrs_new(), "add");
   graph_add_output(g, graph_call(g, "nn.relu", 1, &a, gattrs_new(), "relu"));
-  run_relu_module(g, NULL, kfmt("%s/generic.so", dir));
+  run_relu_module(g, NULL, NULL, NULL, 0, kfmt("%s/generic.so", dir));
   CHECK(graph_batch_symbol(g) == N);
   int64_t one = 1;
   Graph *g1 = graph_specialize(g, &one);
   CHECK_NN(g1);
-  if (g1) run_relu_module(g1, "N:1:12", kfmt("%s/batch.so", dir));
+  if (g1) run_relu_module(g1, "N:1:12", NULL, NULL, 0, kfmt("%s/batch.so", dir));
+  /* the same with batched variants at 2 and 4 in the artifact */
+  int64_t vb[2] = {2, 4};
+  Graph *gv[2] = {graph_specialize(g, &vb[0]), graph_specialize(g, &vb[1])};
+  CHECK_NN(gv[0]);
+  CHECK_NN(gv[1]);
+  if (g1 && gv[0] && gv[1]) run_relu_module(g1, "N:1:12", gv, vb, 2, kfmt("%s/variants.so", dir));
+  graph_free(gv[0]);
+  graph_free(gv[1]);
   graph_free(g1);
   graph_free(g);
   kiln_rmtree(dir);

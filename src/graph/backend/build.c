@@ -215,8 +215,9 @@ static const char *ops_list(FusedGroup *fg) {
 }
 
 /* Graph JSON in TVM's format; entry ids equal node ids (one output each). */
-static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *node_of, const int64_t *storage,
-                        const char *batch_outer) {
+static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *param_index, PtrMap *node_of,
+                        const int64_t *storage, const GraphBuildOptions *opt) {
+  const char *batch_outer = opt ? opt->batch_outer : NULL;
   cJSON *root = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *argn = cJSON_CreateArray(), *heads = cJSON_CreateArray(),
         *rowptr = cJSON_CreateArray();
   AVec shapes = {0}, dtypes = {0};
@@ -240,7 +241,10 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     GNode *n = params->data[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "op", "null");
-    cJSON_AddStringToObject(o, "name", kfmt("p%d", i));
+    /* a param's name is its index among the artifact's params (the
+     * batched variants share them) */
+    intptr_t gi = param_index ? (intptr_t)pm_get(param_index, n) - 1 : i;
+    cJSON_AddStringToObject(o, "name", kfmt("p%d", (int)gi));
     cJSON_AddItemToObject(o, "inputs", cJSON_CreateArray());
     cJSON_AddItemToArray(nodes, o);
     cJSON_AddItemToArray(argn, cJSON_CreateNumber(nid));
@@ -351,6 +355,14 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     }
     cJSON_AddItemToArray(be, l);
     cJSON_AddItemToObject(attrs, "kiln_batch_entry", be);
+    /* the batched variants in the same artifact: graph_json_b<K> each */
+    if (opt->nvariants > 0) {
+      cJSON *bv = cJSON_CreateArray(), *vl = cJSON_CreateArray();
+      cJSON_AddItemToArray(bv, cJSON_CreateString("list_int"));
+      for (int v = 0; v < opt->nvariants; v++) cJSON_AddItemToArray(vl, cJSON_CreateNumber((double)opt->variant_batch[v]));
+      cJSON_AddItemToArray(bv, vl);
+      cJSON_AddItemToObject(attrs, "kiln_batch_variants", bv);
+    }
   }
   if (storage) {
     cJSON *sid = cJSON_CreateArray(), *l = cJSON_CreateArray();
@@ -382,30 +394,67 @@ static bool same_const(GNode *a, GNode *b) {
          !memcmp((char *)a->value->data + a->value->byte_offset, (char *)b->value->data + b->value->byte_offset, n);
 }
 
-void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) {
-  /* constants the kernels read, and constant outputs; a constant equal to
-   * one already taken (a weight two layers share, transformed alike for
-   * each) is replaced by it, so the same bytes are embedded once */
-  PtrMap by_hash = {0}; /* content hash -> the first constant with it */
+/* The params of one graph (local) among the artifact's (global): the
+ * constants its kernels read, and its constant outputs.  A constant equal
+ * to one already taken, by this graph or an earlier one of the artifact
+ * (a weight two layers share, transformed alike for each; a weight a
+ * batched variant lays out as the batch-1 graph does), is replaced by it,
+ * so the same bytes are embedded once.  by_hash: content hash -> the first
+ * constant with it, kept across the artifact's graphs. */
+static void collect_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *local, AVec *global, PtrMap *by_hash) {
   for (int i = 0; i < groups->len; i++)
     for (int k = 0; k < infos[i].inputs.len; k++) {
       GNode *in = infos[i].inputs.data[k];
-      if (in->kind != GN_CONST || av_find(params, in) >= 0) continue;
+      if (in->kind != GN_CONST || av_find(local, in) >= 0) continue;
       DLTensor *v = in->value;
       uint64_t h = hash_bytes((char *)v->data + v->byte_offset, kiln_array_nbytes(v), (uint64_t)in->type.ndim) | 1;
-      GNode *first = pm_get(&by_hash, (void *)(uintptr_t)h);
+      GNode *first = pm_get(by_hash, (void *)(uintptr_t)h);
       if (first && same_const(first, in)) {
         infos[i].inputs.data[k] = first;
+        if (av_find(local, first) < 0) av_push(local, first);
         continue;
       }
-      if (!first) pm_put(&by_hash, (void *)(uintptr_t)h, in);
-      av_push(params, in);
+      if (!first) pm_put(by_hash, (void *)(uintptr_t)h, in);
+      av_push(local, in);
+      av_push(global, in);
     }
-  pm_free(&by_hash);
   for (int i = 0; i < g->outputs.len; i++) {
     GNode *o = g->outputs.data[i];
-    if (o->kind == GN_CONST && av_find(params, o) < 0) av_push(params, o);
+    if (o->kind != GN_CONST || av_find(local, o) >= 0) continue;
+    av_push(local, o);
+    if (av_find(global, o) < 0) av_push(global, o);
   }
+}
+
+void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) {
+  PtrMap by_hash = {0};
+  AVec global = {0};
+  collect_params(g, groups, infos, params, &global, &by_hash);
+  pm_free(&by_hash);
+}
+
+int graph_default_batches(int64_t hi, int64_t *sizes) {
+  static const int64_t def[GRAPH_DEFAULT_BATCHES] = {4, 8};
+  int n = 0;
+  for (int i = 0; i < GRAPH_DEFAULT_BATCHES; i++)
+    if (def[i] <= hi) sizes[n++] = def[i];
+  return n;
+}
+
+/* The graph JSON of one of the artifact's graphs, with its memory planned
+ * (the storage ids travel in the JSON, as TVM plans at build time). */
+static char *planned_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *param_index,
+                          const GraphBuildOptions *opt) {
+  PtrMap node_of = {0};
+  char *json = graph_json(g, groups, infos, params, param_index, &node_of, NULL, opt);
+  pm_free(&node_of);
+  char *planned = NULL;
+  if (kiln_graph_json_plan_memory(json, strlen(json), &planned, NULL) == 0) {
+    free(json);
+    json = strdup(planned);
+    kiln_free(planned);
+  }
+  return json;
 }
 
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
@@ -416,6 +465,13 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     if (n->kind != GN_CONST && (n->type.ndim < 1 || n->type.shape[0] != 1))
       return kiln_set_error("the batch as an outer loop needs batch 1 in every tensor, but '%s' is %s", n->name,
                             ttype_str(&n->type));
+  }
+  int nv = opt && opt->batch_outer ? opt->nvariants : 0;
+  for (int v = 0; v < nv; v++) {
+    const Graph *vg = opt->variants[v];
+    if (graph_is_symbolic(vg) || opt->variant_batch[v] < 2 || (v && opt->variant_batch[v] <= opt->variant_batch[v - 1]))
+      return kiln_set_error("batched variant %d (batch %lld): the variants must be static graphs at increasing batches "
+                            "above 1", v, (long long)opt->variant_batch[v]);
   }
   for (int i = 0; i < g->nodes.len; i++) { /* every shape expression must be one the runtime evaluates */
     const TType *ty = &((GNode *)g->nodes.data[i])->type;
@@ -440,29 +496,56 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   opt = &with_target;
   const Target *t = opt->target;
   int rc = 0;
-  AVec groups = {0};
-  graph_fuse(g, opt->opt_level, &groups);
-  GroupInfo *infos = KNEWN(GroupInfo, groups.len + 1);
-  LoweredFunc **funcs = KNEWN(LoweredFunc *, groups.len + 1);
-  int nfuncs = 0;
-  for (int i = 0; i < groups.len && !rc; i++) {
-    FusedGroup *fg = groups.data[i];
-    if (fg->kernel != fg->id) {
-      graph_build_share_group(fg, &infos[fg->kernel], &infos[i]);
-    } else {
-      funcs[nfuncs] = graph_build_group(fg, opt, &infos[i]);
-      if (!funcs[nfuncs++]) rc = -1;
+  /* the graphs of the artifact: g, then its batched variants (the same
+   * model specialized to batch K), whose kernels are named b<K>_... */
+  int ng = 1 + nv, total = 0, done = 0;
+  Graph **gs = KNEWN(Graph *, ng + 1);
+  AVec *groups = KNEWN(AVec, ng + 1);
+  GroupInfo **infos = KNEWN(GroupInfo *, ng + 1);
+  gs[0] = g;
+  for (int v = 0; v < nv; v++) gs[v + 1] = opt->variants[v];
+  for (int k = 0; k < ng; k++) {
+    graph_fuse(gs[k], opt->opt_level, &groups[k]);
+    infos[k] = KNEWN(GroupInfo, groups[k].len + 1);
+    total += groups[k].len;
+    for (int i = 0; k && i < groups[k].len; i++) {
+      FusedGroup *fg = groups[k].data[i];
+      if (fg->kernel == fg->id) fg->func_name = kfmt("b%lld_%s", (long long)opt->variant_batch[k - 1], fg->func_name);
+      else fg->func_name = ((FusedGroup *)groups[k].data[fg->kernel])->func_name;
     }
-    if (opt->progress) opt->progress(i + 1, groups.len, opt->progress_ud);
   }
+  LoweredFunc **funcs = KNEWN(LoweredFunc *, total + 1);
+  int nfuncs = 0;
+  for (int k = 0; k < ng && !rc; k++) {
+    GraphBuildOptions ko = *opt;
+    if (k) ko.batch_outer = NULL; /* a variant is a static graph */
+    for (int i = 0; i < groups[k].len && !rc; i++) {
+      FusedGroup *fg = groups[k].data[i];
+      if (fg->kernel != fg->id) {
+        graph_build_share_group(fg, &infos[k][fg->kernel], &infos[k][i]);
+      } else {
+        funcs[nfuncs] = graph_build_group(fg, &ko, &infos[k][i]);
+        if (!funcs[nfuncs++]) rc = -1;
+      }
+      if (opt->progress) opt->progress(++done, total, opt->progress_ud);
+    }
+  }
+  /* the params: one list for the artifact (named p0, p1, ... in it), each
+   * graph naming the ones it reads */
   AVec params = {0};
-  if (!rc) graph_build_params(g, &groups, infos, &params);
-  char *json = NULL;
+  AVec *local = KNEWN(AVec, ng + 1);
+  PtrMap by_hash = {0}, param_index = {0};
+  for (int k = 0; k < ng && !rc; k++) collect_params(gs[k], &groups[k], infos[k], &local[k], &params, &by_hash);
+  for (int i = 0; i < params.len; i++) pm_put(&param_index, params.data[i], (void *)(intptr_t)(i + 1));
+  char **jsons = KNEWN(char *, ng + 1);
   void *pbytes = NULL, *pindex = NULL, *pdata = NULL;
   size_t psize = 0, pindex_size = 0, pdata_size = 0;
-  PtrMap node_of = {0};
   if (!rc) {
-    json = graph_json(g, &groups, infos, &params, &node_of, NULL, opt->batch_outer);
+    for (int k = 0; k < ng; k++) {
+      GraphBuildOptions ko = *opt;
+      if (k) ko.batch_outer = NULL;
+      jsons[k] = planned_json(gs[k], &groups[k], infos[k], &local[k], &param_index, &ko);
+    }
     const char **names = KNEWN(const char *, params.len + 1);
     DLTensor **arrays = KNEWN(DLTensor *, params.len + 1);
     for (int i = 0; i < params.len; i++) {
@@ -473,14 +556,6 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
      * to be used in place (docs/formats.md) */
     if (opt->emit_dir) rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
     if (!rc) rc = kiln_params_save_embedded(params.len, names, arrays, &pindex, &pindex_size, &pdata, &pdata_size);
-    /* plan memory now, so the storage ids travel in the JSON (TVM does
-     * the same at build time) */
-    char *planned = NULL;
-    if (!rc && kiln_graph_json_plan_memory(json, strlen(json), &planned, NULL) == 0) {
-      free(json);
-      json = strdup(planned);
-      kiln_free(planned);
-    }
   }
   if (!rc) {
     int nunits = opt->nunits > 0 ? opt->nunits : (nfuncs > 24 ? 4 : nfuncs > 6 ? 2 : 1);
@@ -489,18 +564,24 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       sb_printf(&ir, "// function %s\n", funcs[i]->name);
       sb_puts(&ir, kiln_lowered_str(funcs[i]));
     }
-    KBlob blobs[7] = {{"graph_json", json, strlen(json)},
-                      {"param_index", pindex, pindex_size},
-                      {"param_data", pdata, pdata_size},
-                      {"lowered_ir", ir.data ? ir.data : "", ir.len}};
+    KBlob *blobs = KNEWN(KBlob, 8 + nv);
+    blobs[0] = (KBlob){"graph_json", jsons[0], strlen(jsons[0])};
+    blobs[1] = (KBlob){"param_index", pindex, pindex_size};
+    blobs[2] = (KBlob){"param_data", pdata, pdata_size};
+    blobs[3] = (KBlob){"lowered_ir", ir.data ? ir.data : "", ir.len};
     int nblobs = 4;
+    for (int v = 0; v < nv; v++)
+      blobs[nblobs++] = (KBlob){kfmt("graph_json_b%lld", (long long)opt->variant_batch[v]), jsons[v + 1], strlen(jsons[v + 1])};
     CompileOptions dco = opt->copt;
     if (opt->emit_dir) dco.keep_dir = opt->emit_dir;
     if (kiln_device_blobs(funcs, nfuncs, &dco, blobs, &nblobs)) rc = -1;
     char **units = rc ? NULL : t->kind->codegen(funcs, nfuncs, nblobs, blobs, nunits);
     if (!units) rc = -1;
     if (units && nfuncs < nunits) nunits = nfuncs > 0 ? nfuncs : 1;
-    if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, json, pbytes, psize);
+    if (!rc && opt->emit_dir) rc = write_emit(opt->emit_dir, nunits, units, jsons[0], pbytes, psize);
+    for (int v = 0; v < nv && !rc && opt->emit_dir; v++)
+      rc = kiln_write_file(kfmt("%s/graph_b%lld.json", opt->emit_dir, (long long)opt->variant_batch[v]), jsons[v + 1],
+                           strlen(jsons[v + 1]));
     if (!rc) rc = t->kind->compile(nunits, (const char **)units, nblobs, blobs, so_path, &opt->copt);
     sb_free(&ir);
     for (int u = 0; units && u < nunits; u++) free(units[u]);
@@ -512,11 +593,12 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     stats->param_bytes = 0;
     for (int i = 0; i < params.len; i++) stats->param_bytes += kiln_array_nbytes(((GNode *)params.data[i])->value);
   }
-  free(json);
+  for (int k = 0; k < ng; k++) free(jsons[k]);
   kiln_free(pbytes);
   kiln_free(pindex);
   kiln_free(pdata);
-  pm_free(&node_of);
+  pm_free(&by_hash);
+  pm_free(&param_index);
   kiln_arena_pop();
   kiln_arena_free(scratch);
   dispatch_context_free(own);

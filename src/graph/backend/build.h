@@ -26,6 +26,14 @@ typedef struct GraphBuildOptions {
   const char *batch_outer;   /* "N:lo:hi": the graph was specialized to batch 1
                               * from a symbolic batch N, and the executor calls
                               * its kernels once per sample (docs/symbolic_shapes.md) */
+  /* With batch_outer: batched variants built into the same artifact, the
+   * model specialized to batch variant_batch[i] (increasing, above 1) and
+   * optimized as a static graph.  The executor runs a batch through the
+   * largest variants that fit and the samples left through the batch-1
+   * kernels ("batched variants", docs/symbolic_shapes.md). */
+  Graph **variants;
+  const int64_t *variant_batch;
+  int nvariants;
 } GraphBuildOptions;
 
 typedef struct GraphBuildStats {
@@ -43,6 +51,12 @@ typedef struct GroupInfo {
 } GroupInfo;
 
 /* ===== build.c ===== */
+
+/* The batches a symbolic batch bounded by hi gets batched variants at
+ * when the user names none: 4 and 8, those within the bound.  Returns
+ * how many (at most GRAPH_DEFAULT_BATCHES) into sizes. */
+#define GRAPH_DEFAULT_BATCHES 2
+int graph_default_batches(int64_t hi, int64_t *sizes);
 
 /* Compile an optimized graph into one shared object at so_path. */
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats);
