@@ -205,7 +205,7 @@ static Opt compile_opts[] = {
     {"--batch-sizes", NULL, OPT_VALUE, "LIST", "a symbolic batch: also build batched kernels at these batches, e.g. 4,8 (default: 4 and 8 within the bound), or none", false, NULL, NULL, 0},
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "code generation target: cpu (default), cuda [-arch=sm_NN], opencl", false, NULL, NULL, 0},
-    {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: dense layers with bfloat16 weights on AVX512-BF16, float32 accumulation and outputs (docs/bf16.md)", false, NULL, NULL, 0},
+    {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: dense layers and convolutions with bfloat16 weights on AVX512-BF16, float32 accumulation and outputs (docs/bf16.md)", false, NULL, NULL, 0},
     {"--emit-dir", NULL, OPT_VALUE, "DIR", "also write the C sources (and GPU kernels), graph JSON and params there", false, NULL, NULL, 0},
     {"--dump-after", NULL, OPT_VALUE, "PASS", "print the graph after a graph pass to stdout, or each kernel's loop IR after a lowering pass to stderr (or all)", false, NULL, NULL, 0},
     {"--tuning-records", NULL, OPT_MULTI, "FILE", "use the best configs of these tuning records (AutoTVM v0.1/v0.2 JSON lines; repeatable)", false, NULL, NULL, 0},

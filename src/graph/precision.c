@@ -4,7 +4,8 @@
  * errors that say how to get a build when it cannot.
  *
  * bf16 is opt-in and changes only the layers that have a bfloat16
- * template (dense layers with a constant weight, alter_layout):
+ * template (dense layers with a constant weight, plain convolutions with
+ * an even channel count; alter_layout):
  * their weights are stored as bfloat16 and they run on AVX512-BF16's
  * VDPBF16PS with float32 accumulation; every other op, and every tensor
  * between ops, stays float32.  Generated code is compiled for the machine

@@ -559,6 +559,19 @@ int topi_x86_schedule_dense_pack_bf16(const struct Target *t, Schedule *s, const
                                       int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_pack_bf16_template;
 
+/* ----- x86/conv2d_bf16.c: conv2d_NCHWc_bf16.x86 (conv2d_NCHWc.x86's knobs
+ * and schedule, tile_ic even; docs/bf16.md) ----- */
+
+/* kernel float32 OIHW -> bfloat16 pairs of input channels, uint32
+ * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, oc_bn] (ic_bn even) */
+Tensor *topi_x86_pack_kernel_bf16(Tensor *kernel, int64_t ic_bn, int64_t oc_bn);
+/* data float32 NCHW[ic_bn]c x that kernel -> float32 NCHW[oc_bn]c, tag
+ * "conv2d_NCHWc_bf16"; the input is padded and rounded to bfloat16 pairs
+ * in a "data_bf16" stage (5-D, ic_bn/2 words a block) */
+Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                   const int dilation[2]);
+extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
+
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;
 

@@ -90,3 +90,49 @@ def test_bf16_config_errors():
     with pytest.raises(kiln.KilnError, match="config key 'relay.FuseOps.max_depth' is not supported"):
         kiln.transform.PassContext(opt_level=3, config={"relay.FuseOps.max_depth": 4})
     assert os.environ.get("KILN_CPU_NO_BF16") is None
+
+
+def test_bf16_convolutions_match_pytorch(tmp_path):
+    """1x1 and 3x3 convolutions (stride 1 and 2, batch-norm, a residual
+    add and ReLU fused) take conv2d_NCHWc_bf16.x86; the first conv's 3
+    input channels cannot be paired and stay float32; the result matches
+    PyTorch within the documented bound."""
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c0 = torch.nn.Conv2d(3, 32, 3, stride=2, padding=1)
+            self.c1 = torch.nn.Conv2d(32, 64, 1)
+            self.bn = torch.nn.BatchNorm2d(64)
+            self.c2 = torch.nn.Conv2d(64, 64, 3, padding=1)
+            self.c3 = torch.nn.Conv2d(64, 48, 3, stride=2, padding=1, bias=False)
+            self.fc = torch.nn.Linear(48, 10)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.c1(torch.relu(self.c0(x)))))
+            y = torch.relu(self.c2(y) + y)
+            return self.fc(self.c3(y).mean((2, 3)))
+
+    torch.manual_seed(int(np.random.randint(1 << 30)))
+    m = Net().eval()
+    with torch.no_grad():
+        m.bn.running_mean.uniform_(-0.5, 0.5)
+        m.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(1, 3, 30, 30)
+    path = str(tmp_path / "cnn.onnx")
+    torch.onnx.export(m, x, path, input_names=["x"], output_names=["y"], opset_version=13)
+    mod, params = kiln.frontend.from_onnx(path, {"x": (1, 3, 30, 30)})
+    if not _cpu_has_bf16():
+        return  # the refusal is test_bf16_without_the_cpu_feature's
+    with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
+        tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+        lib = kiln.build(mod, target="cpu", params=params)
+    assert sorted(t.name for t in tasks) == ["conv2d_NCHWc.x86"] + ["conv2d_NCHWc_bf16.x86"] * 3 + \
+        ["dense_pack_bf16.x86"], [t.name for t in tasks]
+    g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    g.set_input("x", x.numpy())
+    g.run()
+    ref = m(x).detach().numpy().astype(np.float64)
+    err = np.linalg.norm(g.get_output(0).numpy() - ref) / np.linalg.norm(ref)
+    assert 1e-7 < err < 1e-2, err

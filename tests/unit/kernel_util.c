@@ -32,6 +32,7 @@ static void set(DLTensor *a, int64_t i, double v) {
   else if (t.code == kDLInt && t.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
   else if (t.code == kDLInt && t.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
   else if (t.code == kDLUInt && t.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
+  else if (t.code == kDLUInt && t.bits == 32) ((uint32_t *)p)[i] = (uint32_t)(int64_t)v;
   else if (t.code == kDLUInt && t.bits == 1) ((uint8_t *)p)[i] = v != 0;
   else KASSERTF(0, "unsupported test dtype");
 }
@@ -45,6 +46,7 @@ double tk_get(const DLTensor *a, int64_t i) {
   if (t.code == kDLInt && t.bits == 64) return (double)((const int64_t *)p)[i];
   if (t.code == kDLInt && t.bits == 8) return ((const int8_t *)p)[i];
   if (t.code == kDLUInt && t.bits == 8) return ((const uint8_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 32) return ((const uint32_t *)p)[i];
   if (t.code == kDLUInt && t.bits == 1) return ((const uint8_t *)p)[i];
   KASSERTF(0, "unsupported test dtype");
   return 0;
@@ -52,6 +54,11 @@ double tk_get(const DLTensor *a, int64_t i) {
 
 void tk_fill_random(DLTensor *a) {
   int64_t n = tk_numel(a);
+  if (a->dtype.code == kDLUInt && a->dtype.bits == 32) { /* bfloat16 pairs (--precision bf16's weights) */
+    uint32_t *p = (uint32_t *)((char *)a->data + a->byte_offset);
+    for (int64_t i = 0; i < n; i++) p[i] = ir_bf16_round(test_randf()) | ir_bf16_round(test_randf()) << 16;
+    return;
+  }
   for (int64_t i = 0; i < n; i++) set(a, i, a->dtype.code == kDLFloat ? test_randf() : (double)(test_rand() % 7) - 3);
 }
 

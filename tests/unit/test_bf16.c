@@ -13,6 +13,11 @@
  *   order of the float32 sums differs), a naive product of the
  *   bfloat16-rounded operands in double (1e-5), and the float32 product in
  *   double (the documented bound: relative L2 error 1e-2).
+ * - conv2d_NCHWc_bf16.x86: random convolutions (1x1 and 3x3, strides 1
+ *   and 2, padding, dilation, even channel counts) with a random config of
+ *   the space (even tile_ic) or the fallback, the kernel packed in the
+ *   function, with and without a ReLU: against the unscheduled lowering
+ *   (1e-5) and the float32 conv2d_NCHWc of the same data (1e-2).
  * - errors: bad configs and operands; --precision words; a CPU without
  *   AVX512-BF16 ($KILN_CPU_NO_BF16=1), a GPU target, an opt level below 3.
  */
@@ -208,6 +213,111 @@ static void test_dense_random(void) {
   for (int i = 0; tm && i < tk_template_cases(10); i++) run_case(tm, i, i % 3 == 2);
 }
 
+static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
+  int64_t N = 1, C = test_pick(5, (int64_t[]){2, 4, 6, 8, 16}), O = test_pick(5, (int64_t[]){3, 8, 12, 16, 32});
+  int64_t KH = test_pick(2, (int64_t[]){1, 3}), KW = KH, H = test_rand_between(4, 12), W = test_rand_between(4, 12);
+  int sh = (int)test_rand_between(1, 2), dl = KH == 3 && test_rand() % 5 == 0 ? 2 : 1;
+  int p = KH == 3 ? (int)test_rand_between(0, 1) * dl : 0;
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){N, C, H, W}, (int64_t[]){O, C, KH, KW}, (int[]){sh, sh},
+                           (int[]){p, p, p, p}, (int[]){dl, dl}, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  ConfigEntity *cfg = NULL;
+  int64_t idx = -1;
+  for (int tries = 0; !fallback && tries < 50 && !cfg; tries++) { /* a point of the space with an even tile_ic */
+    idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+    cfg = space_get(cs, idx);
+    if (tm->check(target_host(), cfg, wl)) cfg = NULL;
+  }
+  if (!cfg) cfg = template_fallback(tm, target_host(), wl), idx = -1;
+  CHECK_NN(cfg);
+  if (!cfg) return false;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
+  bool relu = caseno % 2;
+  const char *desc = kfmt("case %d: %s: config %lld %s, relu %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), relu);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){N, C / ib, H, W, ib}, DT_F32);
+  Tensor *k = te_placeholder_c("k", 4, (int64_t[]){O, C, KH, KW}, DT_F32);
+  int st[2] = {sh, sh}, pd[4] = {p, p, p, p}, dd[2] = {dl, dl};
+  Tensor *c16 = topi_x86_conv2d_NCHWc_bf16(data, topi_x86_pack_kernel_bf16(k, ib, ob), st, pd, dd);
+  Tensor *c32 = topi_x86_conv2d_NCHWc(data, topi_x86_pack_kernel_OIHWio(k, ib, ob), st, pd, dd, DT_F32);
+  CHECK_MSG(c16 && c32, "%s: %s", desc, kiln_get_error());
+  if (!c16 || !c32) return false;
+  Tensor *o16 = relu ? tk_relu5(c16) : c16, *o32 = relu ? tk_relu5(c32) : c32;
+  Schedule *s = te_create_schedule(1, &o16), *naive = te_create_schedule(1, &o16), *s32 = te_create_schedule(1, &o32);
+  if (tm->schedule(target_host(), s, cfg, c16, 1, &o16)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  KilnModule *m[3] = {kiln_build(s, 3, (Tensor *[]){data, k, o16}, "f", NULL, &copt),
+                      kiln_build(naive, 3, (Tensor *[]){data, k, o16}, "f", NULL, &copt),
+                      kiln_build(s32, 3, (Tensor *[]){data, k, o32}, "f", NULL, &copt)};
+  bool ok = m[0] && m[1] && m[2];
+  if (!ok) test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+  DLTensor *a = tk_array_for(data), *b = tk_array_for(k), *out[3];
+  tk_fill_random(a);
+  tk_fill_random(b);
+  for (int i = 0; i < 3; i++) {
+    out[i] = tk_array_for(o16);
+    tk_fill(out[i], NAN);
+    if (ok && tk_call(m[i], "f", 3, (DLTensor *[]){a, b, out[i]})) {
+      test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+      ok = false;
+    }
+  }
+  double e = ok ? tk_rel_err(out[0], out[1]) : 0, e32 = ok ? tk_rel_err(out[0], out[2]) : 0;
+  if (ok && !(e < 1e-5)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, e);
+    ok = false;
+  }
+  if (ok && !(e32 < 1e-2)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 conv (bound 1e-2)", desc, e32);
+    ok = false;
+  }
+  for (int i = 0; i < 3; i++) kiln_array_free(out[i]), kiln_module_free(m[i]);
+  kiln_array_free(a), kiln_array_free(b);
+  return ok;
+}
+
+static void test_conv_random(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_bf16.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(10); i++) run_conv_case(tm, i, i % 4 == 3);
+}
+
+static void test_conv_errors(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_bf16.x86");
+  if (!tm) return;
+  /* ResNet-50's 1x1 256 -> 64 at 56x56: the fallback is a point of the space with an even block */
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 256, 56, 56}, (int64_t[]){64, 256, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+  CHECK_NN(fb);
+  if (fb) {
+    CHECK(cfg_split_inner(fb, "tile_ic") % 2 == 0);
+    CHECK_OK(tm->check(target_host(), fb, wl));
+  }
+  /* 30 channels: conv2d_NCHWc's fallback block 15 is odd; the bfloat16 one takes 10 */
+  Workload *w30 = wl_conv2d(tm->name, (int64_t[]){1, 30, 8, 8}, (int64_t[]){16, 30, 1, 1}, (int[]){1, 1},
+                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *f30 = template_fallback(tm, target_host(), w30);
+  CHECK(f30 && cfg_split_inner(f30, "tile_ic") == 10);
+  ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 3]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                                            "[\"tile_ow\", \"sp\", [-1, 8]], [\"tile_oh\", \"ot\", 1]]");
+  Workload *w3 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                           (int[]){1, 1}, "float32", "float32");
+  CHECK(tm->check(target_host(), c, w3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ic' inner part 3 is odd");
+  Tensor *d = te_placeholder_c("d", 5, (int64_t[]){1, 2, 8, 8, 4}, DT_F32);
+  Tensor *k = te_placeholder_c("k", 6, (int64_t[]){1, 2, 1, 1, 4, 16}, DT_U32);
+  CHECK(topi_x86_conv2d_NCHWc_bf16(d, k, (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){1, 1}) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "do not match data's 2 x 4 channels");
+  CHECK(topi_x86_pack_kernel_bf16(te_placeholder_c("w", 4, (int64_t[]){16, 6, 1, 1}, DT_F32), 3, 16) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "blocks 3 (input, even) and 16 (output) must divide");
+}
+
 static void test_dense_errors(void) {
   const Template *tm = template_lookup("dense_pack_bf16.x86");
   if (!tm) return;
@@ -263,6 +373,8 @@ const TestCase bf16_tests[] = {
     {"round", test_round},
     {"dense_random", test_dense_random},
     {"dense_errors", test_dense_errors},
+    {"conv_random", test_conv_random},
+    {"conv_errors", test_conv_errors},
     {"precision_checks", test_precision_checks},
     {NULL, NULL},
 };

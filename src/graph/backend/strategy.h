@@ -59,6 +59,15 @@ int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const stru
  * the strategy of nn.contrib_dense_pack_bf16. */
 int graph_dense_bf16_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* The task (conv2d_NCHWc_bf16.x86) and config of an nn.conv2d node (groups
+ * 1, an even number of input channels; ch: the padded channel counts or
+ * NULL) as alter_layout builds it in bfloat16: a bfloat16 record, else the
+ * float32 strategy fp32's config (the same knobs; the blocks it chose),
+ * else the fallback; st->task_name NULL when it does not apply.  And the
+ * strategy of nn.contrib_conv2d_NCHWc_bf16. */
+int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
+                           Strategy *st);
+int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
 /* The Winograd tuning task's name. */

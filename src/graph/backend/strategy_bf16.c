@@ -12,6 +12,7 @@
 #include "strategy.h"
 
 #define DENSE_BF16_TASK "dense_pack_bf16.x86"
+#define CONV_BF16_TASK "conv2d_NCHWc_bf16.x86"
 
 static int dense_bf16_task(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
@@ -38,4 +39,72 @@ int graph_dense_bf16_config(GNode *n, const Target *t, DispatchContext *dc, Stra
 int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   const TType *d = &n->args[0]->type, *w = &n->args[1]->type;
   return dense_bf16_task(n, d->shape[0], w->shape[0] * w->shape[2], d->shape[1], t, dc, st);
+}
+
+/* The bfloat16 conv's workload: conv2d_NCHWc.x86's arguments (data and
+ * kernel NCHW/OIHW, strides, padding, dilation) under its own name. */
+static Workload *conv_bf16_workload(const int64_t d[4], const int64_t k[4], GNode *n) {
+  int st[2], pad[4], dl[2];
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_ints2(n, "dilation", 1, dl);
+  strategy_attr_pads4(n, pad);
+  return wl_conv2d(CONV_BF16_TASK, d, k, st, pad, dl, "float32", "float32");
+}
+
+static int conv_bf16_task(GNode *n, Workload *wl, const Target *t, DispatchContext *dc, const Strategy *fp32,
+                          Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const Template *tm = template_lookup(wl->name);
+  if (!tm) return -1;
+  if (!template_serves(tm, t)) return 0;
+  ConfigEntity *c = NULL;
+  const char *src = NULL;
+  if (n->config) {
+    if (graph_task_config(n, t, dc, tm, wl, st)) return -1;
+  } else if (graph_dispatch_query(dc, t, wl, &c, &src) == 0 && c && tm->check(t, c, wl) == 0) {
+    st->config = c, st->config_source = src;
+  } else if (fp32 && fp32->config && fp32->tmpl == &topi_x86_conv2d_NCHWc_template &&
+             tm->check(t, fp32->config, wl) == 0) {
+    /* no bfloat16 record: the float32 layer's config (the same knobs),
+     * which keeps the blocks the float32 layers around it chose */
+    st->config = fp32->config;
+    st->config_source = kfmt("%s, as float32", fp32->config_source ? fp32->config_source : "fallback");
+  } else {
+    if (!(st->config = template_fallback(tm, t, wl))) return -1;
+    st->config_source = "fallback";
+    graph_dispatch_note_fallback(dc, t, wl);
+  }
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->target = t;
+  return 0;
+}
+
+int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
+                           Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
+  if (dt->ndim != 4 || kt->ndim != 4 || !dt_eq(dt->dtype, DT_F32) || !dt_eq(kt->dtype, DT_F32)) return 0;
+  if (gattr_int(&n->attrs, "groups", 1) != 1) return 0;
+  int64_t d[4] = {dt->shape[0], ch ? ch[0] : dt->shape[1], dt->shape[2], dt->shape[3]};
+  int64_t k[4] = {ch ? ch[1] : kt->shape[0], ch ? ch[0] : kt->shape[1], kt->shape[2], kt->shape[3]};
+  if (d[1] % 2) return 0; /* channels that cannot be paired stay float32 */
+  if (conv_bf16_task(n, conv_bf16_workload(d, k, n), t, dc, fp32, st)) return -1;
+  if (st->task_name) st->task_desc = kfmt("%s bf16", fp32 && fp32->task_desc ? fp32->task_desc : "");
+  return 0;
+}
+
+int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
+  const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
+  int64_t d[4] = {dt->shape[0], dt->shape[1] * dt->shape[4], dt->shape[2], dt->shape[3]};
+  int64_t k[4] = {kt->shape[0] * kt->shape[5], kt->shape[1] * kt->shape[4] * 2, kt->shape[2], kt->shape[3]};
+  if (conv_bf16_task(n, conv_bf16_workload(d, k, n), t, dc, NULL, st)) return -1;
+  int pad[4], s[2];
+  strategy_attr_ints2(n, "strides", 1, s);
+  strategy_attr_pads4(n, pad);
+  st->task_desc = kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%d bf16", (long long)d[0], (long long)d[1],
+                       (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3],
+                       s[0], pad[0]);
+  return 0;
 }

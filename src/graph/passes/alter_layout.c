@@ -12,7 +12,11 @@
  * transform nn.contrib_conv2d_winograd_weight_transform (also folded).
  * A dense layer with a constant weight becomes nn.contrib_dense_pack
  * (dense_pack.x86), its weight packed to [N/bn, K, bn] by a folded
- * layout_transform (TVM's dense_pack with a pre-packed weight).
+ * layout_transform (TVM's dense_pack with a pre-packed weight).  With
+ * --precision bf16 (docs/bf16.md) dense layers become
+ * nn.contrib_dense_pack_bf16 and plain convolutions with an even channel
+ * count nn.contrib_conv2d_NCHWc_bf16, their weights rounded to bfloat16
+ * pairs by folded pack ops; the data stays float32 NCHW[x]c.
  *
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
@@ -212,9 +216,14 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (graph_conv_config_as(old, padded ? ch : NULL, a->target, a->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
   graph_conv_follow_block_as(old, padded ? ch : NULL, a->target, a->dispatch, &st, blk_of(a, args[0]));
+  bool dw = graph_conv_is_depthwise(old), bf16 = false;
+  if (a->precision == GRAPH_PRECISION_BF16 && !dw) { /* docs/bf16.md */
+    Strategy sb;
+    if (graph_conv_bf16_config(old, padded ? ch : NULL, &st, a->target, a->dispatch, &sb)) return NULL;
+    if (sb.task_name) st = sb, bf16 = true;
+  }
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
-  bool dw = graph_conv_is_depthwise(old);
   int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
   GNode *data = to_layout(ng, a, args[0], (int)icb, padded ? ch[0] : C);
   GNode *w = args[1];
@@ -237,6 +246,16 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     ga_str(&at, "out_layout", layout_name((int)ocb));
     ga_int(&at, "tile_size", m);
     r = graph_call(ng, "nn.contrib_conv2d_winograd_NCHWc", 2, (GNode *[]){data, u}, at, old->name);
+  } else if (bf16) {
+    /* the kernel rounded to bfloat16 pairs of input channels (folded) */
+    GAttrs kt = gattrs_new();
+    ga_int(&kt, "ic_block", icb);
+    ga_int(&kt, "oc_block", ocb);
+    GNode *kw = graph_call(ng, "nn.contrib_conv2d_bf16_weight_pack", 1, &w, kt, NULL);
+    if (!data || !kw) return NULL;
+    ga_str(&at, "data_layout", layout_name((int)icb));
+    ga_str(&at, "out_layout", layout_name((int)ocb));
+    r = graph_call(ng, "nn.contrib_conv2d_NCHWc_bf16", 2, (GNode *[]){data, kw}, at, old->name);
   } else {
     GAttrs kt = gattrs_new();
     ga_str(&kt, "src_layout", "OIHW");

@@ -248,8 +248,9 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
 
 /* The computes this schedule serves: x86_conv2d_NCHWc_compute's plain
  * and grouped forms (a grouped output chunk reads its group's input
- * chunks; the loop nest is the same). */
-static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc"};
+ * chunks; the loop nest is the same), and conv2d_bf16.c's (its input
+ * stage holds pairs of channels: ic_bn / 2 words a block). */
+static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc", "conv2d_NCHWc_bf16"};
 
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
@@ -257,12 +258,13 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   for (size_t i = 0; i < sizeof nchwc_conv_tags / sizeof nchwc_conv_tags[0]; i++)
     known |= conv->tag && !strcmp(conv->tag, nchwc_conv_tags[i]);
   if (!known)
-    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc or "
-                          "group_conv2d_NCHWc",
+    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc, "
+                          "group_conv2d_NCHWc or conv2d_NCHWc_bf16",
                           conv->name, conv->tag ? conv->tag : "");
   Tensor *pad, *kernel;
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2), OW = te_dim(conv, 3);
+  if (!strcmp(conv->tag, "conv2d_NCHWc_bf16")) ic_bn *= 2;
   int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3);
   bool is_1x1 = KH == 1 && KW == 1;
   /* the config must describe this compute */

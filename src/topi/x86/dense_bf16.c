@@ -108,8 +108,11 @@ static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
 }
 
 /* dense_pack.x86's fallback over the K pairs: bn = 16 (else the largest
- * power of two dividing N), 4 to 12 rows per register block (a tail when
- * none divides M), the pair loop unrolled by 4, about 16 parallel tasks. */
+ * power of two dividing N), 6 to 16 rows per register block (a tail when
+ * none divides M): VDPBF16PS has a longer latency than an FMA, and 16
+ * independent accumulators ran a [128, 3072] x [3072, 768] layer 1.2x
+ * faster than 8 (docs/bf16.md); the pair loop unrolled by 4, about 16
+ * parallel tasks. */
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
@@ -119,8 +122,8 @@ static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       x_ii = bn;
       break;
     }
-  int64_t y_ii = d.M < 12 ? d.M : 12;
-  for (int64_t r = 12; r >= 4 && d.M > 12; r--)
+  int64_t y_ii = d.M < 16 ? d.M : 16;
+  for (int64_t r = 16; r >= 6 && d.M > 16; r--)
     if (d.M % r == 0) {
       y_ii = r;
       break;

@@ -1,0 +1,155 @@
+/*
+ * x86/conv2d_bf16.c - conv2d_NCHWc_bf16.x86: the NCHW[x]c convolution with
+ * its kernel in bfloat16 and float32 accumulation on AVX512-BF16
+ * (`kiln compile --precision bf16`, docs/bf16.md).
+ *
+ * conv2d_NCHWc.x86 over pairs of input channels.  The kernel is packed
+ * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, oc_bn] uint32, each word the
+ * bfloat16 of two consecutive input channels; the data block stays float32
+ * NCHW[ic_bn]c between layers and is rounded to bfloat16 pairs (and
+ * padded) in the kernel's first stage, "data_bf16" [N, IC/ic_bn, H + pads,
+ * W + pads, ic_bn/2] uint32; then
+ *
+ *     out[n, occ, oh, ow, ocb] = sum over ic, kh, kw, icp of
+ *         bf16_dot2(data_bf16[n, ic, oh sh + kh dh, ow sw + kw dw, icp], kernel[occ, ic, kh, kw, icp, ocb])
+ *
+ * in float32: with oc_bn = 16 the vectorized accumulation is one VDPBF16PS
+ * per 16 output channels and 2 input channels.  ic_bn must be even.
+ *
+ * Space, fallback and schedule are conv2d_NCHWc.x86's (the same knobs:
+ * tile_ic, tile_oc, tile_ow, and tile_oh for 1x1 or unroll_kw), with
+ * tile_ic's inner part even: a config of the space with an odd one is
+ * refused by the check, and the fallback takes the largest even block.
+ */
+#include "../../knob/knob.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+
+Tensor *topi_x86_pack_kernel_bf16(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
+  if (!kernel) return NULL;
+  int64_t s[4];
+  if (kernel->ndim != 4 || !te_shape_const(kernel, s) || !dt_eq(kernel->dtype, DT_F32))
+    return kiln_set_error("pack a kernel to bfloat16: expected a float32 OIHW kernel of constant shape"), NULL;
+  if (ic_bn < 2 || ic_bn % 2 || oc_bn < 1 || s[0] % oc_bn || s[1] % ic_bn)
+    return kiln_set_error("pack a kernel to bfloat16: blocks %lld (input, even) and %lld (output) must divide the "
+                          "kernel's %lld input and %lld output channels",
+                          (long long)ic_bn, (long long)oc_bn, (long long)s[1], (long long)s[0]),
+           NULL;
+  Expr **v = te_axis_vars(6, (const char *[]){"oc", "ic", "kh", "kw", "icp", "ocb"});
+  Expr *o = ir_add(ir_mul(v[0], c32(oc_bn)), v[5]);
+  Expr *i = ir_add(ir_mul(v[1], c32(ic_bn)), ir_mul(v[4], c32(2)));
+  Expr *body = ir_call2(INTRIN_bf16_pack2, te_read4(kernel, o, i, v[2], v[3]), te_read4(kernel, o, ir_add(i, c32(1)), v[2], v[3]));
+  return te_compute("kernel_bf16", 6,
+                    (Expr *[]){c32(s[0] / oc_bn), c32(s[1] / ic_bn), c32(s[2]), c32(s[3]), c32(ic_bn / 2), c32(oc_bn)}, v,
+                    body, "injective");
+}
+
+Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                   const int dilation[2]) {
+  const char *op = "conv2d_NCHWc_bf16";
+  if (!data || !kernel) return NULL;
+  int64_t d[5], k[6];
+  if (data->ndim != 5 || !te_shape_const(data, d) || !dt_eq(data->dtype, DT_F32))
+    return kiln_set_error("%s: data must be float32 NCHW[x]c with a constant shape", op), NULL;
+  if (kernel->ndim != 6 || !te_shape_const(kernel, k) || !dt_eq(kernel->dtype, DT_U32))
+    return kiln_set_error("%s: kernel must be bfloat16 pairs packed as uint32 [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, "
+                          "oc_bn] (topi_x86_pack_kernel_bf16 makes it)",
+                          op),
+           NULL;
+  if (d[4] % 2 || k[4] * 2 != d[4] || k[1] != d[1])
+    return kiln_set_error("%s: the kernel's input blocks (%lld x %lld pairs) do not match data's %lld x %lld channels "
+                          "(the block must be even)",
+                          op, (long long)k[1], (long long)k[4], (long long)d[1], (long long)d[4]),
+           NULL;
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
+  int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  /* the input rounded to bfloat16 pairs, padded with zeros */
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cp"});
+  Expr *h = ir_sub(v[2], c32(pt)), *w = ir_sub(v[3], c32(pl)), *c0 = ir_mul(v[4], c32(2));
+  Expr *pack = ir_call2(INTRIN_bf16_pack2, te_read5(data, v[0], v[1], h, w, c0), te_read5(data, v[0], v[1], h, w, ir_add(c0, c32(1))));
+  if (pt || pb || pl || pr) {
+    Expr *in = ir_and(ir_and(ir_ge(v[2], c32(pt)), ir_lt(v[2], c32(H + pt))), ir_and(ir_ge(v[3], c32(pl)), ir_lt(v[3], c32(W + pl))));
+    pack = ir_select(in, pack, ir_const(0, DT_U32));
+  }
+  Tensor *a = te_compute("data_bf16", 5, (Expr *[]){c32(d[0]), c32(d[1]), c32(H + pt + pb), c32(W + pl + pr), c32(d[4] / 2)}, v,
+                         pack, "injective");
+  if (!a) return NULL;
+  IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+          *icp = te_reduce_axis_c(k[4], "icp");
+  v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
+  Expr *x = te_read5(a, v[0], ic->var, ih, iw, icp->var);
+  Expr *y = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icp->var, v[4]});
+  Expr *body = ir_sum(ir_call2(INTRIN_bf16_dot2, x, y), 4, (IterVar *[]){ic, kh, kw, icp});
+  return te_compute(op, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, op);
+}
+
+/* ---- the template: conv2d_NCHWc.x86's space with an even tile_ic ---- */
+
+#define BASE topi_x86_conv2d_NCHWc_template
+
+static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return BASE.define_space(t, cs, wl); }
+
+static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
+  if (BASE.check(t, cfg, wl)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
+  if (ic_bn % 2)
+    return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is odd; the bfloat16 kernel pairs input channels "
+                          "(pick an even block)",
+                          wl->name, (long long)ic_bn);
+  return 0;
+}
+
+/* conv2d_NCHWc.x86's fallback with the largest even input block that
+ * divides the channels and is at most the output block (the layer is
+ * refused - stays float32 - when the input channels are odd). */
+static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+  if (BASE.fallback(t, cfg, wl)) return -1;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  if (ic_bn % 2 == 0) return 0;
+  if (c.IC % 2) return kiln_set_error("%s: %lld input channels cannot be paired for bfloat16", wl->name, (long long)c.IC);
+  int64_t b = 2;
+  for (int64_t e = 2; e <= (oc_bn > 2 ? oc_bn : 2) && e <= c.IC; e += 2)
+    if (c.IC % e == 0) b = e;
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, b});
+  return 0;
+}
+
+static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)t, (void)cfg;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return NULL;
+  if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
+  return topi_x86_conv2d_NCHWc_bf16(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw});
+}
+
+/* data float32 NCHW[ic_bn]c, kernel uint32 [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, oc_bn] */
+static int bf16_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  if (ic_bn < 2 || ic_bn % 2 || oc_bn < 1) return kiln_set_error("%s: tile_ic must be even", wl->name);
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, DT_F32);
+  (*in)[1] = te_placeholder_c("kernel_bf16", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn / 2, oc_bn}, DT_U32);
+  return 0;
+}
+
+const Template topi_x86_conv2d_NCHWc_bf16_template = {
+    .name = "conv2d_NCHWc_bf16.x86", .anchor_tag = "conv2d_NCHWc_bf16", .key = "cpu", .define_space = bf16_space,
+    .fallback = bf16_fallback, .check = bf16_check, .placeholders = bf16_placeholders, .compute = bf16_compute,
+    .schedule = topi_x86_schedule_conv2d_NCHWc,
+};
