@@ -50,6 +50,16 @@ def scan_body(n_in, n_out):
 
 X23 = [vi("x", TensorProto.FLOAT, [2, 3])]
 
+
+def int4_without_data(n):
+    t = onnx.TensorProto()
+    t.name, t.data_type = "w", 22  # INT4 (onnx 1.12 has no name for it)
+    t.dims.extend([n])
+    m = model([helper.make_node("Identity", ["w"], ["y"])], [], [t], opset=21)
+    m.ir_version = 10
+    return m
+
+
 # name -> (model, the texts the error line must hold; None: imports cleanly)
 CASES = {
     # an attribute far beyond any count: was truncated to int and sized an allocation
@@ -151,6 +161,10 @@ CASES = {
         model([helper.make_node("AffineGrid", ["t", "s"], ["y"], name="n")], [vi("t", TensorProto.FLOAT, [1, 2, 3])],
               [const("s", [1, 1, -4, 4], np.int64)], opset=20),
         ["AffineGrid node 'n'", "input 1 ('s')[2] is -4; it must be from 0 to"]),
+    # a packed 4-bit tensor's byte count overflowed 64 bits (and 2^62 bytes were allocated)
+    "int4-initializer-huge-no-data": (
+        int4_without_data(2**62),
+        ["tensor 'w': int32_data has 0 values, expected 2305843009213693952 packed bytes for INT4[4611686018427387904]"]),
     # valid values at int64's edges: exact, not through doubles
     "range-int64-extremes": (
         model([helper.make_node("Range", ["a", "b", "d"], ["y"], name="n")], [],

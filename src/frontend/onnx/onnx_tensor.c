@@ -276,7 +276,8 @@ static void pack_typed(const Onnx__TensorProto *p, Field f, OnnxTensor *t, unsig
 /* A 4- or 2-bit type: its packed bytes (raw_data, or int32_data holding
  * one byte each) unpacked one element a byte. */
 static int decode_packed(OnnxDecoder *d, Onnx__TensorProto *p, OnnxTensor *t, int bits) {
-  size_t packed = ((size_t)t->numel * (size_t)bits + 7) / 8;
+  /* numel * bits in 64 bits: numel may be up to 2^63 - 1 here */
+  size_t packed = (size_t)(t->numel / 8) * (size_t)bits + ((size_t)(t->numel % 8) * (size_t)bits + 7) / 8;
   if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
     return kiln_set_error("external data for a %s tensor is not supported (save it inside the model)",
                           onnx_data_type_name(t->elem_type));
