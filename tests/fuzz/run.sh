@@ -21,6 +21,10 @@
 #     reader or the importer, and add what it finds, with the fix, to
 #     tests/fuzz/regressions/TARGET/.
 # SECONDS 0 replays the regressions and the committed corpus only.
+# The importer's corpus holds, besides hand-made models, one model per
+# operator from ONNX's node tests with its small inputs made constants
+# (const_*.onnx, written by tests/fuzz/make_onnx_seeds.py), so the fuzzer
+# starts past the "must be known at compile time" checks.
 # The seed is KILN_FUZZ_SEED (default 1).
 # Usage: bash tests/fuzz/run.sh BUILD-DIR [SECONDS-PER-TARGET] [RUNS|ci]
 set -euo pipefail
