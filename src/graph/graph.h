@@ -239,6 +239,10 @@ Graph *graph_specialize(Graph *g, const int64_t *vals);
 /* Append e in the runtime's postfix form ("H 1 + 2 fdiv"); -1 + error
  * for an expression it cannot evaluate. */
 int sym_postfix(StrBuf *sb, const Expr *e);
+/* Entry i of a reshape's sym_newshape attribute (postfix expressions
+ * joined by ';', empty where newshape's own code holds) and its length in
+ * *len; NULL past the end. */
+const char *sym_newshape_entry(const char *s, int i, size_t *len);
 /* Evaluate an expression of g's symbols with the symbols at vals (one
  * per g->syms entry); false when it has no defined value. */
 bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);

@@ -287,7 +287,106 @@ static Expr *prod(const GNode *n, int from, int to) {
 
 /* reshape: newshape 0 copies the input's dimension, -1 is the element
  * count over the others; a positive entry is that constant. */
+/* ---- shape expressions for the runtime ---- */
+
+/* The runtime evaluates shape expressions without the compiler's IR: in
+ * postfix ("H 1 + 2 fdiv"), with these tokens (runtime/graph_sym.c has
+ * the same table). */
+static const struct {
+  ExprKind kind;
+  const char *tok;
+} rpn_ops[] = {
+    {EK_Add, "+"},      {EK_Sub, "-"},      {EK_Mul, "*"},   {EK_FloorDiv, "fdiv"}, {EK_FloorMod, "fmod"},
+    {EK_Div, "div"},    {EK_Mod, "mod"},    {EK_Min, "min"}, {EK_Max, "max"},
+};
+
+/* The Var called name[0..len) in e, or NULL. */
+static Expr *find_var(Expr *e, const char *name, size_t len) {
+  if (!e) return NULL;
+  if (e->kind == EK_Var) return strlen(e->var.name) == len && !memcmp(e->var.name, name, len) ? e : NULL;
+  if (e->kind == EK_Cast) return find_var(e->bin.a, name, len);
+  for (size_t i = 0; i < sizeof rpn_ops / sizeof rpn_ops[0]; i++)
+    if (rpn_ops[i].kind == e->kind) {
+      Expr *v = find_var(e->bin.a, name, len);
+      return v ? v : find_var(e->bin.b, name, len);
+    }
+  return NULL;
+}
+
+/* A postfix shape expression (sym_postfix's form) over the symbols of n's
+ * first argument's dimensions; NULL + error if it is not one. */
+static Expr *parse_postfix(const GNode *n, const char *s, size_t len) {
+  Expr *st[32];
+  int sp = 0;
+  const char *end = s + len;
+  while (s < end) {
+    while (s < end && *s == ' ') s++;
+    const char *t = s;
+    while (s < end && *s != ' ') s++;
+    size_t tl = (size_t)(s - t);
+    if (!tl) break;
+    Expr *e = NULL;
+    size_t op = sizeof rpn_ops / sizeof rpn_ops[0];
+    for (size_t i = 0; i < sizeof rpn_ops / sizeof rpn_ops[0]; i++)
+      if (strlen(rpn_ops[i].tok) == tl && !memcmp(rpn_ops[i].tok, t, tl)) op = i;
+    if (op < sizeof rpn_ops / sizeof rpn_ops[0]) {
+      if (sp < 2) return kiln_set_error("sym_newshape: '%.*s' lacks operands", (int)tl, t), NULL;
+      sp -= 2;
+      e = ir_binary(rpn_ops[op].kind, st[sp], st[sp + 1]);
+    } else if ((*t >= '0' && *t <= '9') || *t == '-') {
+      e = ir_i32(strtoll(t, NULL, 10));
+    } else {
+      const TType *x = arg(n, 0);
+      for (int d = 0; ttype_is_symbolic(x) && d < x->ndim && !e; d++) e = find_var(x->sym->dim[d], t, tl);
+      if (!e)
+        return kiln_set_error("sym_newshape: symbol '%.*s' is not in the input's shape %s", (int)tl, t, ttype_str(x)),
+               NULL;
+    }
+    if (sp == 32) return kiln_set_error("sym_newshape: expression too deep"), NULL;
+    st[sp++] = e;
+  }
+  if (sp != 1) return kiln_set_error("sym_newshape: '%.*s' is not one expression", (int)len, end - len), NULL;
+  return ir_simplify(st[0]);
+}
+
+/* The text of entry i of a reshape's sym_newshape ("S;B;": entries joined
+ * by ';', empty where newshape's own code holds), in *len; NULL past the
+ * end. */
+const char *sym_newshape_entry(const char *s, int i, size_t *len) {
+  for (int k = 0; k < i && s; k++) {
+    s = strchr(s, ';');
+    if (s) s++;
+  }
+  if (!s) return NULL;
+  const char *e = strchr(s, ';');
+  *len = e ? (size_t)(e - s) : strlen(s);
+  return s;
+}
+
+/* reshape with sym_newshape (a target with several entries computed from
+ * the symbols, none the input's own dimension at its position: (S*B, 64)
+ * to [S, B, 64]): those entries are the expressions; newshape holds their
+ * values at the representative sizes, so the integer inference checks the
+ * element count. */
+static int rule_reshape_exprs(const GNode *n, const TType *out, const char *st, Expr **dims) {
+  const int64_t *ns;
+  int k = gattr_ints(&n->attrs, "newshape", &ns);
+  bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0;
+  for (int i = 0; i < k && i < out->ndim; i++) {
+    size_t len = 0;
+    const char *t = sym_newshape_entry(st, i, &len);
+    if (t && len) {
+      if (!(dims[i] = parse_postfix(n, t, len))) return -1;
+    } else {
+      dims[i] = ns[i] == 0 && !allowzero && is_sym(n, 0, i) ? dim_of(n, 0, i) : NULL;
+    }
+  }
+  return 0;
+}
+
 static int rule_reshape(const GNode *n, const TType *out, Expr **dims) {
+  const char *st = gattr_str(&n->attrs, "sym_newshape", NULL);
+  if (st) return rule_reshape_exprs(n, out, st, dims);
   const int64_t *ns;
   int k = gattr_ints(&n->attrs, "newshape", &ns);
   bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0;
@@ -580,7 +679,8 @@ static bool per_sample(const GNode *n, const GSym *s) {
   }
   if (op_lookup("reshape") == n->op) {
     const int64_t *ns;
-    return gattr_ints(&n->attrs, "newshape", &ns) > 0 && ns[0] == 0 && !gattr_int(&n->attrs, "allowzero", 0);
+    return gattr_ints(&n->attrs, "newshape", &ns) > 0 && ns[0] == 0 && !gattr_int(&n->attrs, "allowzero", 0) &&
+           !gattr_str(&n->attrs, "sym_newshape", NULL);
   }
   (void)s;
   return n->op->pattern == PAT_ELEMWISE || n->op->pattern == PAT_BROADCAST;
@@ -623,6 +723,25 @@ Graph *graph_specialize(Graph *g, const int64_t *vals) {
       r = graph_var(ng, n->name, t);
     } else if (n->kind == GN_CONST) {
       r = graph_share_const(ng, n);
+    } else if (op_lookup("reshape") == n->op && gattr_str(&n->attrs, "sym_newshape", NULL)) {
+      /* the target's expressions at vals: a plain reshape */
+      const char *st = gattr_str(&n->attrs, "sym_newshape", NULL);
+      const int64_t *ns;
+      int k = gattr_ints(&n->attrs, "newshape", &ns);
+      int64_t v[GRAPH_MAX_DIMS];
+      for (int d = 0; d < k && d < GRAPH_MAX_DIMS && !rc; d++) {
+        size_t len = 0;
+        const char *t = sym_newshape_entry(st, d, &len);
+        Expr *e = t && len ? parse_postfix(n, t, len) : NULL;
+        v[d] = ns[d];
+        if (t && len && (!e || !sym_eval(g, e, vals, &v[d])))
+          rc = kiln_error_context("reshape '%s': target entry %d at the given sizes", n->name, d);
+      }
+      GAttrs at = gattrs_new();
+      ga_ints(&at, "newshape", k, v);
+      ga_int(&at, "allowzero", gattr_int(&n->attrs, "allowzero", 0));
+      GNode *x = map[n->args[0]->id];
+      if (!rc) r = graph_call(ng, "reshape", 1, &x, at, n->name);
     } else {
       GNode **args = xcalloc((size_t)n->nargs + 1, sizeof(GNode *));
       for (int a = 0; a < n->nargs; a++) args[a] = map[n->args[a]->id];
@@ -641,19 +760,6 @@ Graph *graph_specialize(Graph *g, const int64_t *vals) {
   }
   return ng;
 }
-
-/* ---- shape expressions for the runtime ---- */
-
-/* The runtime evaluates shape expressions without the compiler's IR: in
- * postfix ("H 1 + 2 fdiv"), with these tokens (runtime/graph_sym.c has
- * the same table). */
-static const struct {
-  ExprKind kind;
-  const char *tok;
-} rpn_ops[] = {
-    {EK_Add, "+"},      {EK_Sub, "-"},      {EK_Mul, "*"},   {EK_FloorDiv, "fdiv"}, {EK_FloorMod, "fmod"},
-    {EK_Div, "div"},    {EK_Mod, "mod"},    {EK_Min, "min"}, {EK_Max, "max"},
-};
 
 int sym_postfix(StrBuf *sb, const Expr *e) {
   if (e->kind == EK_IntImm) {

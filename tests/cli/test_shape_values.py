@@ -157,11 +157,21 @@ def test_shape_value_as_data_refused(tmp_path):
     check_error(path, "x:[N,2]", "Add node", "Shape node 'shp'", "used as data", "--input-shapes")
 
 
-def test_two_inferred_entries_refused(tmp_path):
-    """[N*6, W] from x [N, 6, W]: two entries a reshape would have to infer."""
+def test_two_symbolic_entries(tmp_path):
+    """[N*6, W] from x [N, 6, W]: two target entries computed from the
+    symbols, neither the input's dimension at its position (reshape's
+    codes infer one): the reshape keeps both expressions, and one build
+    runs at two sizes of each symbol."""
     path = model(tmp_path, [N("Mul", ["g0", "g1"], ["p"]), N("Unsqueeze", ["p", "ax0"], ["up"]),
                             N("Concat", ["up", "u2"], ["t"], axis=0)], x_dims=("N", 6, "W"))
-    check_error(path, "x:[N,6,W]", "Reshape node", "entries 0 and 1", "--input-shapes")
+    assert result_type(path, "x:[N,6,W]") == "(N*6),W"
+    so = str(tmp_path / "two.so")
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[N,6,W],N<=8,W<=8", "--quiet-fallback")
+    for n, w in ((2, 3), (5, 8), (1, 1)):
+        x = np.random.RandomState(n).randn(n, 6, w).astype(np.float32)
+        np.savez(str(tmp_path / "in.npz"), x=x)
+        kiln("run", so, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz"))
+        np.testing.assert_array_equal(np.load(str(tmp_path / "out.npz"))["y"], x.reshape(n * 6, w))
     # the same model with W given as a number takes one inferred entry
     assert result_type(path, "x:[N,6,5]") == "(N*6),5"
 
@@ -191,15 +201,36 @@ def encoder(tmp_path_factory):
     return torch, net, path
 
 
-def run_encoder(tmp_path, so, torch, net, s):
-    x = np.random.RandomState(s).randn(1, s, 64).astype(np.float32)
+def run_encoder(tmp_path, so, torch, net, s, b=1):
+    x = np.random.RandomState(s).randn(b, s, 64).astype(np.float32)
     np.savez(str(tmp_path / "in.npz"), src=x)
     kiln("run", so, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "out.npz"))
     y = np.load(str(tmp_path / "out.npz"))["out"]
     with torch.no_grad():
         ref = net(torch.from_numpy(x)).numpy()
-    assert y.shape == (1, s, 64)
+    assert y.shape == (b, s, 64)
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_transformer_encoder_batch_and_sequence_length(encoder, tmp_path):
+    """The encoder exported with an open batch and sequence length, both
+    symbolic: the attention's (S*B, 64) -> [S, B, 64] reshape has two
+    target entries computed from the symbols (reshape keeps both
+    expressions).  Compiled once, run at (B, S) = (1, 7), (3, 64), (8, 128)
+    and (2, 1); B = 9 is outside the bound."""
+    torch, net, _ = encoder
+    path = str(tmp_path / "encoder_bs.onnx")
+    torch.onnx.export(net, torch.randn(2, 16, 64), path, input_names=["src"], output_names=["out"],
+                      dynamic_axes={"src": {0: "B", 1: "S"}, "out": {0: "B", 1: "S"}}, opset_version=13)
+    out = kiln("show", path, "--input-shapes", "src:[B,S,64]").stdout
+    assert "Tensor[(S, B, 64)" in out, out
+    so = str(tmp_path / "enc_bs.so")
+    kiln("compile", path, "-o", so, "--input-shapes", "src:[B,S,64],B<=8,S<=128", "--quiet-fallback")
+    for b, s in ((1, 7), (3, 64), (8, 128), (2, 1)):
+        run_encoder(tmp_path, so, torch, net, s, b)
+    np.savez(str(tmp_path / "big.npz"), src=np.zeros((9, 4, 64), np.float32))
+    p = kiln("run", so, "--inputs", str(tmp_path / "big.npz"), check=False)
+    assert p.returncode != 0 and "dimension 0 (B) is 9" in p.stderr and "B<=9" in p.stderr, p.stderr
 
 
 def test_transformer_encoder_any_sequence_length(encoder, tmp_path):

@@ -117,6 +117,38 @@ static void test_symshape_reshape_flatten_dense(void) {
   graph_free(g);
 }
 
+/* A reshape target with two entries computed from the symbols ((S*B, 4)
+ * to [S, B, 4], the attention's): sym_newshape carries the expressions,
+ * newshape their values at the representative sizes; the specialization
+ * evaluates them at the given sizes. */
+static void test_symshape_reshape_exprs(void) {
+  Graph *g = graph_new();
+  GSym *S = graph_sym(g, "S", 1, 16), *B = graph_sym(g, "B", 1, 8);
+  TType t = ttype(DT_F32, 2, (int64_t[]){S->rep * B->rep, 4});
+  SymDims *sd = KNEW(SymDims);
+  sd->dim[0] = ir_mul(S->var, B->var);
+  t.sym = sd;
+  GNode *x = graph_var(g, "x", t);
+  GAttrs ra = gattrs_new();
+  ga_ints(&ra, "newshape", 3, (int64_t[]){S->rep, B->rep, 4});
+  ga_str(&ra, "sym_newshape", "S;B;");
+  GNode *r = graph_call(g, "reshape", 1, &x, ra, "r");
+  CHECK_STR(ty(r), "Tensor[(S, B, 4), float32]");
+  /* a symbol the input does not have is an error naming it */
+  GAttrs rb = gattrs_new();
+  ga_ints(&rb, "newshape", 3, (int64_t[]){S->rep, B->rep, 4});
+  ga_str(&rb, "sym_newshape", "S;H;");
+  CHECK(graph_call(g, "reshape", 1, &x, rb, "bad") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "symbol 'H' is not in the input's shape");
+  graph_add_output(g, r);
+  int64_t vals[2] = {5, 3};
+  Graph *g1 = graph_specialize(g, vals);
+  CHECK_NN(g1);
+  if (g1) CHECK_STR(ty(g1->outputs.data[0]), "Tensor[(5, 3, 4), float32]");
+  graph_free(g1);
+  graph_free(g);
+}
+
 static void test_symshape_concat_and_broadcast(void) {
   Graph *g = graph_new();
   GNode *a = sym_input(g, "a", 3, "H", "W");
@@ -347,6 +379,7 @@ const TestCase symshape_tests[] = {
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
+    {"symshape_reshape_exprs", test_symshape_reshape_exprs},
     {"symshape_concat_and_broadcast", test_symshape_concat_and_broadcast},
     {"symshape_passes_and_build", test_symshape_passes_and_build},
     {NULL, NULL},

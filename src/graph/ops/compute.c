@@ -286,6 +286,24 @@ static Expr **sym_reshape_shape(GNode *n, Tensor *x, bool flatten) {
     ns = flat, k = 2;
   }
   bool allowzero = gattr_int(&n->attrs, "allowzero", 0) != 0, copied[GRAPH_MAX_DIMS] = {0};
+  const char *st = flatten ? NULL : gattr_str(&n->attrs, "sym_newshape", NULL);
+  if (st) {
+    /* entries computed from the symbols (symshape.c's rule_reshape_exprs):
+     * a bare symbol is the symbol (the kernel's other tensors may carry it
+     * too), an expression a size of the kernel's own; either is bound from
+     * the output tensor, whose shape the executor evaluated, where no input
+     * has it.  The graph checked the element count. */
+    for (int d = 0; d < n->type.ndim; d++) {
+      size_t len = 0;
+      const char *t = d < k ? sym_newshape_entry(st, d, &len) : NULL;
+      Expr *e = ttype_is_symbolic(&n->type) ? n->type.sym->dim[d] : NULL;
+      if (t && len && e && e->kind == EK_Var) s[d] = e;
+      else if (t && len) s[d] = ir_var(kfmt("reshape_dim%d", d), DT_I32);
+      else if (d < k && ns[d] == 0 && !allowzero) s[d] = x->shape[d];
+      else s[d] = ir_i32(n->type.shape[d]);
+    }
+    return s;
+  }
   int64_t known = 1;
   int infer = -1;
   for (int d = 0; d < k && d < n->type.ndim; d++) {

@@ -64,31 +64,68 @@ int onnx_h_shape(Importer *im) {
 
 int onnx_h_size(Importer *im) { return out0(im, imp_size_value(im, in0(im))); }
 
+/* Whether target entry k (expression e) is the input's dimension k. */
+static bool copies_dim(GNode *x, int k, Expr *e, bool allowzero) {
+  return !allowzero && k < x->type.ndim && ir_is_int_value(ir_simplify(ir_sub(e, ttype_dim_expr(&x->type, k))), 0);
+}
+
 /* A target shape with symbolic elements becomes reshape's codes: an
  * element equal to the input's dimension at its position is 0 (copy),
  * one other symbolic element is -1 (the rest of the element count); the
- * result's expressions are then checked against the target's. */
-static int sym_newshape(Importer *im, GNode *x, int n, int64_t *s, Expr **ex, bool allowzero) {
+ * result's expressions are then checked against the target's.  With two
+ * or more such elements ((S*B, 64) to [S, B, 64]) the codes cannot say
+ * it: 1, and s is left as it was, for sym_exprs. */
+static int sym_newshape(GNode *x, int n, int64_t *s, Expr **ex, bool allowzero) {
   int infer = -1;
+  int64_t codes[MAXD];
+  memcpy(codes, s, sizeof(int64_t) * (size_t)n);
   for (int k = 0; k < n; k++) {
     if (!ex[k]) {
       if (s[k] == -1) infer = infer < 0 ? k : infer;
       continue;
     }
-    if (!allowzero && k < x->type.ndim && ir_is_int_value(ir_simplify(ir_sub(ex[k], ttype_dim_expr(&x->type, k))), 0)) {
+    if (copies_dim(x, k, ex[k], allowzero)) {
+      codes[k] = 0;
+      continue;
+    }
+    if (infer >= 0) return 1;
+    infer = k;
+    codes[k] = -1;
+  }
+  memcpy(s, codes, sizeof(int64_t) * (size_t)n);
+  return 0;
+}
+
+/* The target as expressions (reshape's sym_newshape, symshape.c): each
+ * symbolic entry that is not a copy keeps its value at the representative
+ * sizes in s (so the integer inference checks the element count) and its
+ * expression in *out ("S;B;"); a copy is 0; a constant stays.  A -1 among
+ * them would have to be inferred as well: an error. */
+static int sym_exprs(Importer *im, GNode *x, int n, int64_t *s, Expr **ex, bool allowzero, const char **out) {
+  StrBuf sb = {0};
+  int rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    if (k) sb_puts(&sb, ";");
+    if (!ex[k]) {
+      if (s[k] == -1)
+        rc = imp_error(im,
+                       "the target shape has entries computed from symbolic sizes and entry %d is -1: Kiln cannot "
+                       "infer an entry beside them; give the sizes as numbers in --input-shapes",
+                       k);
+      continue;
+    }
+    if (copies_dim(x, k, ex[k], allowzero)) {
       s[k] = 0;
       continue;
     }
-    if (infer >= 0)
-      return imp_error(im,
-                       "the target shape's entries %d and %d are both computed from symbolic sizes (entry %d is %s) "
-                       "and neither is the input's dimension at its position: Kiln's reshape infers one such entry; "
-                       "give the sizes as numbers in --input-shapes",
-                       infer, k, k, ir_expr_str(ex[k]));
-    infer = k;
-    s[k] = -1;
+    StrBuf one = {0};
+    if (sym_postfix(&one, ex[k])) rc = imp_error(im, "target entry %d: %s", k, kiln_get_error());
+    else sb_puts(&sb, one.data);
+    sb_free(&one);
   }
-  return 0;
+  *out = rc ? NULL : kstrdup(sb.data ? sb.data : "");
+  sb_free(&sb);
+  return rc;
 }
 
 static int check_target(Importer *im, GNode *y, int n, Expr **ex) {
@@ -116,10 +153,12 @@ int onnx_h_reshape(Importer *im) {
   bool allowzero = onnx_attr_int(N(im), "allowzero", 0) != 0, symbolic = false;
   GNode *x = in0(im);
   for (int k = 0; k < n; k++) symbolic |= ex[k] != NULL;
-  if (symbolic && sym_newshape(im, x, n, s, ex, allowzero)) return -1;
+  const char *exprs = NULL;
+  if (symbolic && sym_newshape(x, n, s, ex, allowzero) && sym_exprs(im, x, n, s, ex, allowzero, &exprs)) return -1;
   GAttrs a = gattrs_new();
   ga_ints(&a, "newshape", n, s);
   ga_int(&a, "allowzero", allowzero);
+  if (exprs) ga_str(&a, "sym_newshape", exprs);
   GNode *y = imp_call(im, "reshape", 1, &x, a);
   if (symbolic && check_target(im, y, n, ex)) return -1;
   return out0(im, y);
