@@ -11,7 +11,8 @@
  *                 blobs (graph JSON, params index and data) linked in through
  *                 .incbin, each in a .kiln.<name> section, then sealed with
  *                 the file's checksum
- *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C
+ *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C (vector types:
+ *                 codegen_gpu_vector.c)
  *   nvrtc.c       CUDA C -> PTX with NVRTC (opened at run time)
  *   build.c       lower + codegen + compile + load in one call
  */
@@ -67,7 +68,8 @@ char *codegen_c_plain_finish(CPlainUnit *u, char **helpers);
 typedef enum GpuDialect { GPU_CUDA, GPU_OPENCL } GpuDialect;
 
 /* The device source of every kernel of funcs (heap string), or NULL +
- * error (a vector type, a parallel loop, an unsupported dtype). */
+ * error (a parallel loop, an unsupported dtype, a vector wider than the
+ * dialect's widest). */
 char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect);
 /* The kernels' parameter lists for the runtime, "kiln-device-v1 <kind>"
  * then one line "kernel <name> <n> <type>..." each, in launch-index order

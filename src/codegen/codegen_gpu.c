@@ -21,57 +21,19 @@
  * there), local ones where they are allocated.  Integer floor division and
  * modulo keep Kiln's semantics through small helpers, and min/max are the
  * comparisons the C back end uses, so a kernel computes what the CPU code
- * computes.  Vector expressions are not printed: a GPU schedule binds
- * threads instead of vectorizing, and a vectorized loop is an error here.
+ * computes.  Vector expressions (a vectorized loop) are printed by
+ * codegen_gpu_vector.c.
  */
-#include "codegen.h"
+#include "codegen_gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct GG {
-  GpuDialect d;
-  StrBuf *out;
-  StrBuf helpers;   /* helper functions, each once */
-  PtrMap emitted;   /* helper name -> 1 (string keys) */
-  PtrMap names;     /* Var -> name */
-  PtrMap used;      /* name -> 1 (string keys) */
-  PtrMap elem;      /* buffer Var -> DType * */
-  PtrMap thread_decl; /* "kernel\nname" of thread indices and local arrays declared -> 1 */
-  DeviceKernel *k;
-  Analyzer *an;
-  int indent;
-  int failed;
-} GG;
-
 static void gfail(GG *g, const char *msg) {
   if (!g->failed) kiln_set_error("%s (kernel '%s')", msg, g->k->name);
   g->failed = 1;
 }
-
-/* One row per dialect: what its source spells differently. */
-typedef struct GpuDialectRow {
-  const char *name;             /* "cuda": the device blob's header */
-  const char *bool_type;        /* a bool value */
-  const char *byte_type;        /* a bool in memory (one byte) */
-  const char *i8, *i64;         /* signed types whose names differ */
-  const char *u8, *u16, *u32, *u64;
-  const char *lit64, *ulit64;   /* 64-bit literal suffixes */
-  const char *fn_prefix;        /* a helper function's qualifiers */
-  bool f32_math_suffix;         /* expf for float (CUDA); OpenCL overloads exp */
-  const char *thread_index[TAG__COUNT];
-  const char *thread_index_fmt; /* wraps thread_index: "%s", "(int)%s" */
-  const char *barrier;          /* a statement, with its ';' */
-  const char *shared;           /* a shared buffer's qualifier */
-  const char *buffer_space;     /* before a buffer parameter's type */
-  const char *restrict_kw;      /* after its '*', unless it may alias */
-  const char *fp64_pragma;      /* before the source when it uses double, or NULL */
-  /* inf/nan of float (f32) or double */
-  void (*nonfinite)(StrBuf *o, double v, bool f32);
-  /* the kernel's qualifiers up to its name; threads / e[] when known */
-  void (*kernel_head)(StrBuf *o, bool known, int64_t threads, const int64_t e[3]);
-} GpuDialectRow;
 
 static void cuda_nonfinite(StrBuf *o, double v, bool f32) {
   if (f32)
@@ -104,26 +66,27 @@ static const GpuDialectRow dialects[] = {
     [GPU_CUDA] = {"cuda", "bool", "unsigned char", "signed char", "long long", "unsigned char", "unsigned short",
                   "unsigned int", "unsigned long long", "LL", "ULL", "__device__ __forceinline__", true,
                   {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"}, "%s",
-                  "__syncthreads();\n", "__shared__", "", " __restrict__", NULL, cuda_nonfinite, cuda_kernel_head},
+                  "__syncthreads();\n", "__shared__", "", " __restrict__", NULL, cuda_nonfinite, cuda_kernel_head,
+                  4, false, "longlong", "ulonglong", "_16a", {"x", "y", "z", "w"}, {"", "", ""},
+                  "__align__(16) "},
     [GPU_OPENCL] = {"opencl", "int", "uchar", "char", "long", "uchar", "ushort", "uint", "ulong", "L", "UL", "inline",
                     false,
                     {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)", "get_local_id(0)", "get_local_id(1)",
                      "get_local_id(2)"},
                     "(int)%s", "barrier(CLK_LOCAL_MEM_FENCE);\n", "__local", "__global ", " restrict",
-                    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", opencl_nonfinite, opencl_kernel_head},
+                    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", opencl_nonfinite, opencl_kernel_head,
+                    16, true, "long", "ulong", "",
+                    {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "sa", "sb", "sc", "sd", "se", "sf"},
+                    {"__global ", "__local ", ""}, ""},
 };
 
 static const GpuDialectRow *row(GG *g) { return &dialects[g->d]; }
+const GpuDialectRow *gpu_row(GG *g) { return row(g); }
 
 /* ---- types and names ---- */
 
 static const char *gtype(GG *g, DType t) {
-  if (t.lanes != 1) {
-    gfail(g, kfmt("codegen: vector type %s in a GPU kernel; GPU schedules bind threads instead of "
-                  "vectorizing (drop the vectorize)",
-                  dt_str(t)));
-    return "int";
-  }
+  if (t.lanes != 1) return gpu_vector_type(g, t);
   const GpuDialectRow *r = row(g);
   if (dt_is_bool(t)) return r->bool_type;
   switch (t.code) {
@@ -193,12 +156,16 @@ static const char *vname(GG *g, Expr *v) {
 static void line(GG *g) {
   for (int i = 0; i < g->indent; i++) sb_putc(g->out, ' ');
 }
+void gpu_line(GG *g) { line(g); }
 
 static void need(GG *g, const char *name, const char *def) {
   if (pm_has(&g->emitted, name)) return;
   pm_put(&g->emitted, kstrdup(name), (void *)1);
   sb_puts(&g->helpers, def);
 }
+void gpu_need(GG *g, const char *name, const char *def) { need(g, name, def); }
+void gpu_fail(GG *g, const char *msg) { gfail(g, msg); }
+const char *gpu_type(GG *g, DType t) { return gtype(g, t); }
 
 static const char *fn_prefix(GG *g) { return row(g)->fn_prefix; }
 
@@ -406,7 +373,7 @@ static void expr(GG *g, Expr *e) {
   StrBuf *o = g->out;
   if (g->failed) return;
   if (e->dtype.lanes != 1) {
-    gtype(g, e->dtype);
+    gpu_vector_expr(g, e);
     return;
   }
   switch (e->kind) {
@@ -527,6 +494,10 @@ static void expr(GG *g, Expr *e) {
   KUNREACHABLE();
 }
 
+void gpu_expr(GG *g, Expr *e) { expr(g, e); }
+void gpu_intrinsic(GG *g, Expr *e) { intrinsic(g, e); }
+const char *gpu_name(GG *g, Expr *var) { return vname(g, var); }
+
 /* ---- statements ---- */
 
 static const char *thread_index(GG *g, int tag) {
@@ -613,6 +584,10 @@ static void stmt(GG *g, Stmt *s) {
     return;
   }
   case SK_Store: {
+    if (s->store.index->dtype.lanes != 1) {
+      gpu_vector_store(g, s);
+      return;
+    }
     DType *et = pm_get(&g->elem, s->store.buf);
     line(g);
     sb_printf(o, "%s[", vname(g, s->store.buf));
@@ -632,7 +607,9 @@ static void stmt(GG *g, Stmt *s) {
     DType *et = KNEW(DType);
     *et = s->alloc.dtype;
     pm_put(&g->elem, s->alloc.buf, et);
-    if (strcmp(s->alloc.scope ? s->alloc.scope : "global", "shared")) { /* local: per thread */
+    bool shared = !strcmp(s->alloc.scope ? s->alloc.scope : "global", "shared");
+    pm_put(&g->space, s->alloc.buf, (void *)(intptr_t)(1 + (shared ? SPACE_SHARED : SPACE_PRIVATE)));
+    if (!shared) { /* local: per thread */
       int64_t n = 1;
       ir_is_const_int(ir_simplify(s->alloc.size), &n);
       /* an allocation an unrolled loop repeated: each copy in a scope of
@@ -646,7 +623,8 @@ static void stmt(GG *g, Stmt *s) {
         g->indent += 2;
       }
       line(g);
-      sb_printf(o, "%s %s[%lld];\n", etype(g, *et), name, (long long)(n > 0 ? n : 1));
+      sb_printf(o, "%s%s %s[%lld];\n", pm_has(&g->vecbuf, s->alloc.buf) ? row(g)->vec_align : "", etype(g, *et),
+                name, (long long)(n > 0 ? n : 1));
       stmt(g, s->alloc.body);
       if (again) {
         g->indent -= 2;
@@ -731,7 +709,10 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
   pm_free(&g->used);
   pm_init_str(&g->used);
   pm_free(&g->elem);
+  pm_free(&g->space);
+  pm_free(&g->vecbuf);
   g->an = analyzer_new();
+  gpu_vector_scan(g, k->body);
   StrBuf body = {0};
   g->out = &body;
   int64_t threads = 1;
@@ -755,6 +736,7 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
       DType *et = KNEW(DType);
       *et = k->ptype[p];
       pm_put(&g->elem, v, et);
+      pm_put(&g->space, v, (void *)(intptr_t)(1 + SPACE_GLOBAL));
       sb_printf(&body, "%s%s*%s %s", row(g)->buffer_space, etype(g, *et), may_alias ? "" : row(g)->restrict_kw,
                 vname(g, v));
     } else {
@@ -771,7 +753,8 @@ static void kernel(GG *g, DeviceKernel *k, bool may_alias, StrBuf *out) {
     int64_t n = 1;
     ir_is_const_int(ir_simplify(a->alloc.size), &n);
     line(g);
-    sb_printf(&body, "%s %s %s[%lld];\n", row(g)->shared, etype(g, a->alloc.dtype),
+    sb_printf(&body, "%s %s%s %s[%lld];\n", row(g)->shared, pm_has(&g->vecbuf, a->alloc.buf) ? row(g)->vec_align : "",
+              etype(g, a->alloc.dtype),
               vname(g, a->alloc.buf), (long long)(n > 0 ? n : 1));
   }
   stmt(g, k->body);
@@ -788,6 +771,7 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   pm_init_str(&g.emitted);
   pm_init_str(&g.used);
   pm_init_str(&g.thread_decl);
+  pm_init_str(&g.lanewise);
   StrBuf kernels = {0};
   for (int i = 0; i < nfuncs && !g.failed; i++)
     for (int k = 0; k < funcs[i]->nkernels && !g.failed; k++) kernel(&g, funcs[i]->kernels[k], funcs[i]->may_alias, &kernels);
@@ -812,6 +796,9 @@ char *codegen_gpu(LoweredFunc **funcs, int nfuncs, GpuDialect dialect) {
   pm_free(&g.used);
   pm_free(&g.thread_decl);
   pm_free(&g.elem);
+  pm_free(&g.space);
+  pm_free(&g.vecbuf);
+  pm_free(&g.lanewise);
   return r;
 }
 

@@ -221,6 +221,10 @@ Expr *ir_select(Expr *cond, Expr *t, Expr *f) {
     kiln_set_error("Select: condition must be bool, got %s", dt_str(cond->dtype));
     return NULL;
   }
+  if (cond->dtype.lanes != 1 && t->dtype.lanes == 1) { /* scalar values under a vector condition */
+    t = ir_bcast(t, cond->dtype.lanes);
+    f = ir_bcast(f, cond->dtype.lanes);
+  }
   if (cond->dtype.lanes != 1 && cond->dtype.lanes != t->dtype.lanes) {
     kiln_set_error("Select: condition has %d lanes, values %d", cond->dtype.lanes, t->dtype.lanes);
     return NULL;
