@@ -165,6 +165,18 @@ CASES = {
     "int4-initializer-huge-no-data": (
         int4_without_data(2**62),
         ["tensor 'w': int32_data has 0 values, expected 2305843009213693952 packed bytes for INT4[4611686018427387904]"]),
+    # block_size^2 overflowed int64 in the type relation
+    "depthtospace-blocksize-2-to-32": (
+        model([helper.make_node("DepthToSpace", ["x"], ["y"], name="n", blocksize=2**32)],
+              [vi("x", TensorProto.FLOAT, [1, 4, 2, 2])]),
+        ["DepthToSpace node 'n'", "attribute 'blocksize' is 4294967296; it must be from 1 to 2^31 - 1"]),
+    "spacetodepth-blocksize-empty-input": (
+        model([helper.make_node("SpaceToDepth", ["x"], ["y"], name="n", blocksize=2**40)],
+              [vi("x", TensorProto.FLOAT, [1, 2, 0, 0])]),
+        ["SpaceToDepth node 'n'", "attribute 'blocksize' is 1099511627776"]),
+    "lrn-size-beyond-int32": (
+        model([helper.make_node("LRN", ["x"], ["y"], name="n", size=2**40)], [vi("x", TensorProto.FLOAT, [1, 2, 2, 2])]),
+        ["LRN node 'n'", "attribute 'size' is 1099511627776"]),
     # valid values at int64's edges: exact, not through doubles
     "range-int64-extremes": (
         model([helper.make_node("Range", ["a", "b", "d"], ["y"], name="n")], [],

@@ -290,7 +290,9 @@ static int infer_depth_to_space(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0);
   int64_t b = gattr_int(&n->attrs, "block_size", 0);
   if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4", d->ndim);
-  if (b <= 0 || d->shape[1] % (b * b)) return kiln_set_error("channels %lld not divisible by block_size^2 (%lld)", (long long)d->shape[1], (long long)(b * b));
+  int64_t bb;
+  if (b <= 0 || __builtin_mul_overflow(b, b, &bb) || d->shape[1] % bb)
+    return kiln_set_error("channels %lld not divisible by block_size^2 (block_size %lld)", (long long)d->shape[1], (long long)b);
   int64_t s[4] = {d->shape[0], d->shape[1] / (b * b), d->shape[2] * b, d->shape[3] * b};
   *out = ttype(d->dtype, 4, s);
   return 0;
@@ -301,6 +303,9 @@ static int infer_space_to_depth(GNode *n, TType *out) {
   int64_t b = gattr_int(&n->attrs, "block_size", 0);
   if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4", d->ndim);
   if (b <= 0 || d->shape[2] % b || d->shape[3] % b) return kiln_set_error("spatial size not divisible by block_size %lld", (long long)b);
+  int64_t c;
+  if (__builtin_mul_overflow(d->shape[1], b, &c) || __builtin_mul_overflow(c, b, &c))
+    return kiln_set_error("channels %lld times block_size^2 (block_size %lld) overflow 64 bits", (long long)d->shape[1], (long long)b);
   int64_t s[4] = {d->shape[0], d->shape[1] * b * b, d->shape[2] / b, d->shape[3] / b};
   *out = ttype(d->dtype, 4, s);
   return 0;

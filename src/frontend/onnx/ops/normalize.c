@@ -48,7 +48,9 @@ int onnx_h_layernorm(Importer *im) {
 
 int onnx_h_lrn(Importer *im) {
   GAttrs a = gattrs_new();
-  ga_int(&a, "size", onnx_attr_int(N(im), "size", 0));
+  int64_t size;
+  if (imp_attr_i64(im, "size", 0, 1, IMP_MAX_COUNT, &size)) return -1;
+  ga_int(&a, "size", size);
   ga_float(&a, "alpha", onnx_attr_float(N(im), "alpha", 1e-4f));
   ga_float(&a, "beta", onnx_attr_float(N(im), "beta", 0.75f));
   ga_float(&a, "bias", onnx_attr_float(N(im), "bias", 1.0f));

@@ -513,7 +513,9 @@ int onnx_h_range(Importer *im) {
 
 int onnx_h_depth_space(Importer *im) {
   GAttrs a = gattrs_new();
-  ga_int(&a, "block_size", onnx_attr_int(N(im), "blocksize", 0));
+  int64_t b;
+  if (imp_attr_i64(im, "blocksize", 0, 1, IMP_MAX_COUNT, &b)) return -1;
+  ga_int(&a, "block_size", b);
   GNode *x = in0(im);
   if (!strcmp(N(im)->op_type, "DepthToSpace")) {
     ga_str(&a, "mode", onnx_attr_string(N(im), "mode", "DCR"));
@@ -523,8 +525,7 @@ int onnx_h_depth_space(Importer *im) {
   if (!strcmp(mode, "CRD")) {
     /* opset 28's column-row-depth order: [N, C, H/b, b, W/b, b] with the
      * two block axes moved after C */
-    int64_t b = onnx_attr_int(N(im), "blocksize", 0);
-    if (x->type.ndim != 4 || b <= 0 || x->type.shape[2] % b || x->type.shape[3] % b)
+    if (x->type.ndim != 4 || x->type.shape[2] % b || x->type.shape[3] % b)
       return imp_error(im, "input %s must be [N, C, H, W] with H and W multiples of blocksize %lld", ttype_str(&x->type),
                        (long long)b);
     const int64_t *d = x->type.shape;
