@@ -373,6 +373,9 @@ int topi_schedule_gpu_generic(Schedule *s, Tensor *out, int threads);
  * CPU arrays).  For constant folding of small tensors and as a test
  * oracle; extern ops are not supported.  0, or -1 with an error. */
 int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data);
+/* The bytes compile-time evaluation may hold: KILN_EVAL_MEMORY_MB (256 MiB
+ * by default); the ONNX importer bounds the constants it builds with it too. */
+int64_t topi_eval_budget_bytes(void);
 
 /* ===== templates.c: the table of tunable templates ===== */
 /* Templates are rows (struct Template, src/knob/knob.h) of the table in

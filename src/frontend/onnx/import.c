@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../graph/passes/passes.h"
+#include "../../topi/topi.h" /* topi_eval_budget_bytes */
 
 /* Results up to this many elements are folded during import. */
 #define IMPORT_FOLD_LIMIT 65536
@@ -393,11 +394,12 @@ GNode *imp_new_const(Importer *im, DType t, int ndim, const int64_t *shape, void
    * the constants folding makes, so a shape from a model cannot ask for
    * gigabytes here */
   if (imp_numel_in(im, "a constant the importer builds", ndim, shape, IMP_MAX_COUNT, &n)) return NULL;
-  if ((uint64_t)n * (uint64_t)((t.bits + 7) / 8) > IMP_MAX_ALLOC_BYTES)
-    return imp_error(im, "a constant the importer builds of %lld %s elements would take %llu bytes (at most %d MiB); use "
-                         "smaller sizes",
-                     (long long)n, dt_str(t), (unsigned long long)n * (unsigned long long)((t.bits + 7) / 8),
-                     (int)(IMP_MAX_ALLOC_BYTES >> 20)),
+  uint64_t bytes = (uint64_t)n * (uint64_t)((t.bits + 7) / 8), budget = (uint64_t)topi_eval_budget_bytes();
+  if (bytes > budget)
+    return imp_error(im, "a constant the importer builds of %lld %s elements would take %llu bytes, more than compile-time "
+                         "constants may hold (KILN_EVAL_MEMORY_MB, %llu MiB); use smaller sizes, or raise "
+                         "KILN_EVAL_MEMORY_MB",
+                     (long long)n, dt_str(t), (unsigned long long)bytes, (unsigned long long)(budget >> 20)),
            NULL;
   if (kiln_array_empty(ndim, shape, t, cpu, &a)) return NULL;
   memset(a->data, 0, kiln_array_nbytes(a));

@@ -175,7 +175,8 @@ int imp_const_scalar(Importer *im, int i, double *out);
 
 /* The most entries a count from a model may reach (Kiln indexes tensors
  * with 32-bit integers), and the most bytes the importer allocates for a
- * table or constant of its own (per-step values, masks, positions). */
+ * table of its own (per-step values, bins, positions); constants it builds
+ * (masks, index tables) are bounded by KILN_EVAL_MEMORY_MB, as folding is. */
 #define IMP_MAX_COUNT GRAPH_MAX_ELEMS
 #define IMP_MAX_ALLOC_BYTES ((uint64_t)1 << 28)
 

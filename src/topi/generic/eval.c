@@ -311,7 +311,7 @@ static int64_t numel(int ndim, const int64_t *shape) {
 #define EVAL_MEMORY_MB_DEFAULT 256
 
 /* The evaluation's memory budget in bytes (KILN_EVAL_MEMORY_MB). */
-static int64_t eval_budget(void) {
+int64_t topi_eval_budget_bytes(void) {
   const char *e = getenv("KILN_EVAL_MEMORY_MB");
   char *end;
   long long mb = e && *e ? strtoll(e, &end, 10) : EVAL_MEMORY_MB_DEFAULT;
@@ -328,7 +328,7 @@ static int take_budget(Ev *c, Tensor *t, int64_t n) {
   return kiln_set_error("topi_eval: '%s' has %s%lld elements, more than evaluating at compile time may hold "
                         "(KILN_EVAL_MEMORY_MB, %lld MiB, for all the tensors of one evaluation); make the values "
                         "graph inputs instead of constants, or raise KILN_EVAL_MEMORY_MB",
-                        t->name, n == INT64_MAX ? "over " : "", (long long)n, (long long)(eval_budget() >> 20));
+                        t->name, n == INT64_MAX ? "over " : "", (long long)n, (long long)(topi_eval_budget_bytes() >> 20));
 }
 
 static bool dl_dtype_ok(DLDataType d, DType t) {
@@ -489,7 +489,7 @@ static int bind_shapes(Ev *c, int nin, Tensor **inputs, DLTensor **in_data) {
 int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data) {
   if (!out || out->okind != KOBJ_TENSOR) return kiln_set_error("topi_eval: no output tensor");
   Ev *c = xcalloc(1, sizeof(Ev));
-  c->bytes_left = eval_budget();
+  c->bytes_left = topi_eval_budget_bytes();
   int rc = bind_shapes(c, ninputs, inputs, in_data);
   if (!rc) rc = materialize(c, out, ninputs, inputs, in_data, 0);
   if (!rc) {
