@@ -7,6 +7,7 @@ times and print a JSON list of the N latencies in ms; "quit" ends it.
 
     python worker.py kiln MODEL.so INPUT.npy THREADS
     python worker.py onnxruntime MODEL.onnx INPUT.npy THREADS
+    python worker.py openvino MODEL.onnx INPUT.npy THREADS   (openvino-bf16: INFERENCE_PRECISION_HINT bf16)
     python worker.py pytorch MODEL_NAME INPUT.npy THREADS
     python worker.py --once ENGINE TARGET INPUT.npy THREADS
 
@@ -96,11 +97,11 @@ def ort_runner(path, x, threads):
     return run, lambda: holder["y"].ravel()
 
 
-def openvino_runner(path, x, threads):
+def openvino_runner(path, x, threads, precision="f32"):
     import openvino as ov
     core = ov.Core()
     cm = core.compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-                                          "INFERENCE_PRECISION_HINT": "f32"})
+                                          "INFERENCE_PRECISION_HINT": precision})
     req = cm.create_infer_request()
     feed = {0: x.astype(np.float32)}
     holder = {}
@@ -135,6 +136,7 @@ def main():
     engine, target, inp, threads = args[0], args[1], args[2], int(args[3])
     x = np.load(inp)
     make = {"kiln": kiln_runner, "onnxruntime": ort_runner, "openvino": openvino_runner,
+            "openvino-bf16": lambda p, x, t: openvino_runner(p, x, t, "bf16"),  # bench/bf16.py
             "pytorch": torch_runner}[engine]
     run, result = make(target, x, threads)
     if once:
