@@ -132,6 +132,27 @@ KILN_API int kiln_array_free(DLTensor *t);
 /* Bytes of a compact tensor: product(shape) * dtype size. */
 KILN_API size_t kiln_array_nbytes(const DLTensor *t);
 
+/* ---- string tensors ----
+ *
+ * DLPack has no string type; Kiln's is dtype {KILN_DL_STRING, 64, 1}
+ * ("string"): each element is a const char * to NUL-terminated UTF-8 text
+ * (NULL reads as "").  The characters live outside the element array:
+ *   - an array from kiln_array_from_strings owns them (one block: the
+ *     pointers, then the text);
+ *   - in a graph executor, set_input copies an input's text in (it lives
+ *     until the next set_input of that input), the text string operators
+ *     make lives until the next run, and get_output copies it out;
+ *   - kiln_array_copy copies the pointers only.
+ * A string array exported with kiln_array_to_dlpack carries this private
+ * code, which other frameworks do not read.  docs/strings.md has the
+ * design. */
+#define KILN_DL_STRING 200
+/* A new CPU string array of the given shape holding copies of strs
+ * (product(shape) entries; NULL entries, or strs NULL, are ""). */
+int kiln_array_from_strings(int ndim, const int64_t *shape, const char *const *strs, DLTensor **out);
+/* 1 if t's dtype is Kiln's string type. */
+int kiln_dtype_is_string(DLDataType t);
+
 /* ---- devices ----
  * CPU arrays are host memory.  Arrays on kDLCUDA hold a CUdeviceptr, on
  * kDLOpenCL a cl_mem, as their data; the drivers (libcuda.so.1,

@@ -159,6 +159,7 @@ _proto("kiln_array_wrap", _int, _vp, _int, _i64p, DLDataType, DLDevice, ArrayDel
 _proto("kiln_array_view", _int, _DLTensorP, _int, _i64p, DLDataType, ctypes.POINTER(_DLTensorP))
 _proto("kiln_array_copy", _int, _DLTensorP, _DLTensorP)
 _proto("kiln_array_free", _int, _DLTensorP)
+_proto("kiln_array_from_strings", _int, _int, _i64p, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_DLTensorP))
 _proto("kiln_device_exists", _int, DLDevice, ctypes.POINTER(ctypes.c_int))
 _proto("kiln_device_sync", _int, DLDevice)
 _proto("kiln_array_nbytes", ctypes.c_size_t, _DLTensorP)
@@ -186,6 +187,7 @@ def check_call(rc):
 # ---- dtypes ----
 
 _DT_CODES = {"int": 0, "uint": 1, "float": 2, "handle": 3, "bfloat": 4}
+STRING_CODE = 200  # KILN_DL_STRING: each element a const char * to UTF-8
 _DT_NAMES = {v: k for k, v in _DT_CODES.items()}
 
 
@@ -197,6 +199,8 @@ def parse_dtype(s):
         s = str(s)  # numpy dtypes
     if s == "bool":
         return DLDataType(1, 1, 1)
+    if s == "string":  # Kiln's string tensors (docs/strings.md)
+        return DLDataType(STRING_CODE, 64, 1)
     name, lanes = s, 1
     if "x" in s:
         name, l = s.split("x", 1)
@@ -216,6 +220,8 @@ def parse_dtype(s):
 def dtype_str(t):
     if t.code == 1 and t.bits == 1 and t.lanes == 1:
         return "bool"
+    if t.code == STRING_CODE and t.bits == 64 and t.lanes == 1:
+        return "string"
     s = "%s%d" % (_DT_NAMES.get(t.code, "code%d_" % t.code), t.bits)
     return s if t.lanes == 1 else "%sx%d" % (s, t.lanes)
 

@@ -227,6 +227,8 @@ class GraphModule:
             return value
         a = value if isinstance(value, np.ndarray) else np.asarray(value)
         want = self._input_dtype(key)
+        if want == "string" or a.dtype.kind in "USO":  # text: a string array (docs/strings.md)
+            return nd.array(a, dtype="string")
         if want is not None and str(a.dtype) != want:
             try:
                 a = a.astype(nd._np_dtype(want), casting="same_kind")

@@ -227,10 +227,13 @@ class NDArray:
         return (t.data or 0) + t.byte_offset
 
     def numpy(self):
-        """A NumPy array over this array's memory (no copy)."""
+        """A NumPy array over this array's memory (no copy); a string
+        array becomes a new NumPy object array of str."""
         if self._np is not None:
             return self._np.view()
         t = self._t
+        if self.dtype == "string":
+            return _strings_to_numpy(self)
         if t.device.device_type != 1:
             host = empty(self.shape, self.dtype)
             check_call(_LIB.kiln_array_copy(_ptr(self), _ptr(host)))
@@ -281,11 +284,50 @@ class NDArray:
         return self.shape[0]
 
 
+def _strings_to_numpy(arr):
+    n = int(np.prod(arr.shape, dtype=np.int64))
+    ptrs = (ctypes.c_char_p * max(n, 1)).from_address(arr.data_ptr) if n else []
+    out = np.empty(n, dtype=object)
+    for i in range(n):
+        out[i] = (ptrs[i] or b"").decode("utf-8", "replace")
+    return out.reshape(arr.shape)
+
+
+def _strings_array(a):
+    """A Kiln string array holding a copy of a's text (NumPy str, bytes or
+    object array of str/bytes), as UTF-8."""
+    flat = a.ravel()
+    items = []
+    for x in flat:
+        if isinstance(x, bytes):
+            items.append(x)
+        elif isinstance(x, str):
+            items.append(x.encode("utf-8"))
+        else:
+            raise KilnError("nd.array: a text array holds only str or bytes, got %r" % (x,))
+        if b"\0" in items[-1]:
+            raise KilnError("nd.array: Kiln's strings end at a NUL character; %r holds one" % (x,))
+    vals = (ctypes.c_char_p * max(len(items), 1))(*items)
+    shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+    out = ctypes.POINTER(_ffi.DLTensor)()
+    check_call(_LIB.kiln_array_from_strings(a.ndim, shape, vals, ctypes.byref(out)))
+    return NDArray(ctypes.cast(out, ctypes.c_void_p).value, True)
+
+
 def array(arr, device=None, dtype=None):  # pylint: disable=redefined-outer-name
     """A Kiln array over arr's memory: no copy for a C-contiguous NumPy
-    array of the right dtype, one copy otherwise."""
+    array of the right dtype, one copy otherwise.  Text (NumPy str, bytes
+    or object arrays, or dtype="string") becomes a string array holding a
+    copy (docs/strings.md)."""
     if isinstance(arr, NDArray):
         arr = arr.numpy()
+    if dtype == "string" or (dtype is None and np.asarray(arr).dtype.kind in "USO"):
+        a = np.asarray(arr, dtype=object if dtype == "string" else None)
+        if a.dtype.kind == "O" and not all(isinstance(x, (str, bytes)) for x in a.ravel()):
+            raise KilnError("nd.array: an object array becomes a Kiln array only when it holds text (str or bytes)")
+        if device is not None and getattr(device, "device_type", 1) != 1:
+            raise KilnError("nd.array: string arrays live on the CPU only")
+        return _strings_array(a)
     a = np.asarray(arr, dtype=dtype)
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)

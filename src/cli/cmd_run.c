@@ -95,7 +95,10 @@ static int set_from_file(Command *cmd, KilnGraphExecutor *ex, const char *path, 
     OnnxTensor *ot = onnx_tensor_load_pb(path);
     DType dt;
     DLDevice cpu = {kDLCPU, 0};
-    if (!ot || onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, &t) ||
+    if (ot && ot->elem_type == ONNX_DT_STRING) { /* text: its own array (docs/strings.md) */
+      if (kiln_array_from_strings(ot->ndim, ot->dims, ot->strings, &t)) rc = cli_error(cmd, "%s: %s", path, kiln_get_error());
+      else if (ot->name && *ot->name) name = kstrdup(ot->name);
+    } else if (!ot || onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, &t) ||
         (ot->nbytes && kiln_array_copy_from_bytes(t, ot->data, ot->nbytes)))
       rc = cli_error(cmd, "%s", kiln_get_error());
     else if (ot->name && *ot->name)
@@ -228,11 +231,13 @@ static int run(Command *cmd, int npos, const char **pos) {
     kiln_graph_executor_input_info(ex, i, &info);
     DLTensor *t;
     DLDevice cpu = {kDLCPU, 0};
-    if (kiln_array_empty(info.ndim, info.shape, info.dtype, cpu, &t)) {
+    /* text has no random values: empty strings */
+    if (kiln_dtype_is_string(info.dtype) ? kiln_array_from_strings(info.ndim, info.shape, NULL, &t)
+                                         : kiln_array_empty(info.ndim, info.shape, info.dtype, cpu, &t)) {
       rc = cli_error(cmd, "%s", kiln_last_error());
       break;
     }
-    fill(t, mode);
+    if (!kiln_dtype_is_string(info.dtype)) fill(t, mode);
     kiln_graph_executor_set_input(ex, i, t);
     kiln_array_free(t);
   }
@@ -302,7 +307,8 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set) {
     for (int i = 0; i < nout; i++) {
       DLTensor *t = outs[i].array;
-      printf("output %d (%s): %s %s", i, outs[i].name, shape_text(t->ndim, t->shape), t->dtype.code == kDLFloat ? "float" : "int");
+      printf("output %d (%s): %s %s", i, outs[i].name, shape_text(t->ndim, t->shape),
+             kiln_dtype_is_string(t->dtype) ? "string" : t->dtype.code == kDLFloat ? "float" : "int");
       printf("\n");
     }
   }

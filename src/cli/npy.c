@@ -36,6 +36,69 @@ static int descr_to_dtype(const char *d, DLDataType *t, const char *what) {
   return 0;
 }
 
+/* Text arrays are NumPy's fixed-width unicode ('<U8': 8 UTF-32 code
+ * units an element, NUL-padded), converted to and from Kiln's string
+ * tensors of UTF-8 (docs/strings.md). */
+static size_t utf8_encode(uint32_t c, char *o) {
+  if (c < 0x80) { o[0] = (char)c; return 1; }
+  if (c < 0x800) { o[0] = (char)(0xC0 | (c >> 6)); o[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+  if (c < 0x10000) {
+    o[0] = (char)(0xE0 | (c >> 12)); o[1] = (char)(0x80 | ((c >> 6) & 0x3F)); o[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | (c >> 18)); o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+  o[2] = (char)(0x80 | ((c >> 6) & 0x3F)); o[3] = (char)(0x80 | (c & 0x3F));
+  return 4;
+}
+
+/* UTF-8 s as code points into out (NULL: count only); -1 when s is not UTF-8. */
+static int64_t utf8_decode(const char *s, uint32_t *out) {
+  int64_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    uint32_t c;
+    int k = *p < 0x80 ? 0 : (*p >> 5) == 6 ? 1 : (*p >> 4) == 14 ? 2 : (*p >> 3) == 30 ? 3 : -1;
+    if (k < 0) return -1;
+    c = k == 0 ? *p : k == 1 ? *p & 0x1F : k == 2 ? *p & 0x0F : *p & 0x07;
+    p++;
+    for (int j = 0; j < k; j++, p++) {
+      if ((*p & 0xC0) != 0x80) return -1;
+      c = (c << 6) | (*p & 0x3F);
+    }
+    if (out) out[n] = c;
+    n++;
+  }
+  return n;
+}
+
+static int load_unicode(const unsigned char *data, size_t avail, int ndim, const int64_t *shape, int width,
+                        const char *what, DLTensor **out) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  if ((size_t)n * (size_t)width * 4 > avail)
+    return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, (size_t)n * (size_t)width * 4, avail);
+  char **strs = xcalloc((size_t)n + 1, sizeof(char *));
+  for (int64_t i = 0; i < n; i++) {
+    char *s = xmalloc((size_t)width * 4 + 1), *o = s;
+    for (int j = 0; j < width; j++) {
+      const unsigned char *q = data + ((size_t)i * (size_t)width + (size_t)j) * 4;
+      uint32_t c = (uint32_t)q[0] | ((uint32_t)q[1] << 8) | ((uint32_t)q[2] << 16) | ((uint32_t)q[3] << 24);
+      if (!c) break;
+      if (c > 0x10FFFF) {
+        for (int64_t k = 0; k <= i; k++) free(k < i ? strs[k] : s);
+        free(strs);
+        return kiln_set_error("%s: element %lld holds code point %u, which is not Unicode", what, (long long)i, c);
+      }
+      o += utf8_encode(c, o);
+    }
+    *o = 0;
+    strs[i] = s;
+  }
+  int rc = kiln_array_from_strings(ndim, shape, (const char *const *)strs, out);
+  for (int64_t i = 0; i < n; i++) free(strs[i]);
+  free(strs);
+  return rc;
+}
+
 static const char *dtype_to_descr(DLDataType t) {
   if (t.code == kDLUInt && t.bits == 1) return "|b1";
   static __thread char buf[16];
@@ -72,7 +135,12 @@ int npy_load_bytes(const void *data, size_t n, const char *what, DLTensor **out)
   if (strstr(fk, "True") && strstr(fk, "True") < sk + 1000 && strstr(fk, "True") < strchr(fk, ','))
     return kiln_set_error("%s: Fortran-ordered arrays are not supported (save with np.ascontiguousarray)", what);
   DLDataType dt;
-  if (descr_to_dtype(descr, &dt, what)) return -1;
+  int uwidth = -1; /* '<U8': text */
+  if ((descr[0] == '<' || descr[0] == '|' || descr[0] == '=') && descr[1] == 'U') uwidth = atoi(descr + 2);
+  else if (descr[1] == 'O')
+    return kiln_set_error("%s: object arrays are pickled Python objects, which Kiln does not read; save text as "
+                          "NumPy unicode (arr.astype(str))", what);
+  else if (descr_to_dtype(descr, &dt, what)) return -1;
   const char *lp = strchr(sk, '(');
   const char *rp = lp ? strchr(lp, ')') : NULL;
   if (!rp) return kiln_set_error("%s: malformed shape in %s", what, h);
@@ -87,6 +155,7 @@ int npy_load_bytes(const void *data, size_t n, const char *what, DLTensor **out)
     shape[ndim++] = v;
     s = end;
   }
+  if (uwidth >= 0) return load_unicode(p + off + hlen, n - off - hlen, ndim, shape, uwidth, what, out);
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
   if (kiln_array_empty(ndim, shape, dt, cpu, &a)) return -1;
@@ -112,12 +181,22 @@ int npy_load(const char *path, DLTensor **out) {
 
 char *npy_to_bytes(const DLTensor *t, size_t *size) {
   StrBuf h = {0};
-  sb_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_to_descr(t->dtype));
+  int64_t count = 1, width = 0;
+  for (int i = 0; i < t->ndim; i++) count *= t->shape[i];
+  bool text = kiln_dtype_is_string(t->dtype);
+  const char *const *strs = text ? (const char *const *)((const char *)t->data + t->byte_offset) : NULL;
+  for (int64_t i = 0; text && i < count; i++) {
+    int64_t w = utf8_decode(strs[i] ? strs[i] : "", NULL);
+    if (w > width) width = w; /* invalid UTF-8 (-1) is written as an empty string */
+  }
+  if (text && width == 0) width = 1;
+  if (text) sb_printf(&h, "{'descr': '<U%lld', 'fortran_order': False, 'shape': (", (long long)width);
+  else sb_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_to_descr(t->dtype));
   for (int i = 0; i < t->ndim; i++) sb_printf(&h, "%lld%s", (long long)t->shape[i], t->ndim == 1 || i < t->ndim - 1 ? ", " : "");
   sb_puts(&h, "), }");
   while ((10 + h.len + 1) % 64) sb_putc(&h, ' ');
   sb_putc(&h, '\n');
-  size_t nbytes = elem_bytes(t->dtype);
+  size_t nbytes = text ? (size_t)width * 4 : elem_bytes(t->dtype);
   for (int i = 0; i < t->ndim; i++) nbytes *= (size_t)t->shape[i];
   size_t total = 10 + h.len + nbytes;
   char *buf = xmalloc(total);
@@ -125,7 +204,18 @@ char *npy_to_bytes(const DLTensor *t, size_t *size) {
   buf[8] = (char)(h.len & 0xff);
   buf[9] = (char)(h.len >> 8);
   memcpy(buf + 10, h.data, h.len);
-  memcpy(buf + 10 + h.len, (const char *)t->data + t->byte_offset, nbytes);
+  if (text) {
+    uint32_t *cp = xcalloc((size_t)width + 1, sizeof *cp);
+    for (int64_t i = 0; i < count; i++) {
+      memset(cp, 0, ((size_t)width + 1) * sizeof *cp);
+      if (utf8_decode(strs[i] ? strs[i] : "", NULL) >= 0) utf8_decode(strs[i] ? strs[i] : "", cp);
+      for (int64_t j = 0; j < width; j++)
+        for (int b = 0; b < 4; b++) buf[10 + h.len + ((size_t)i * (size_t)width + (size_t)j) * 4 + (size_t)b] = (char)(cp[j] >> (8 * b));
+    }
+    free(cp);
+  } else {
+    memcpy(buf + 10 + h.len, (const char *)t->data + t->byte_offset, nbytes);
+  }
   sb_free(&h);
   *size = total;
   return buf;

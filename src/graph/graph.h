@@ -335,6 +335,10 @@ struct OpDef {
   const char *params;
   OpId id;        /* OP_OTHER unless something must tell this op apart */
   unsigned flags; /* OPF_* */
+  /* a host op (ops/strings.c): the runtime's global function the graph
+   * executor calls instead of a generated kernel (PAT_OPAQUE, no compute);
+   * the node's "host_attrs" (a JSON object) goes to it as attrs.kiln_host */
+  const char *host;
 };
 
 const OpDef *op_lookup(const char *name);

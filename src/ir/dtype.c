@@ -11,6 +11,8 @@ const char *dt_str(DType t) {
     base = "bool";
   else if (t.code == kDLOpaqueHandle)
     base = "handle";
+  else if (t.code == KILN_DL_STRING)
+    base = "string";
   else {
     const char *c = t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint" : t.code == kDLFloat ? "float" : t.code == kDLBfloat ? "bfloat" : "unknown";
     snprintf(buf, sizeof buf, "%s%d", c, t.bits);
@@ -36,6 +38,10 @@ int dt_parse(const char *s, DType *out) {
   }
   if (!strcmp(head, "bool")) {
     *out = dt_make(kDLUInt, 1, lanes);
+    return 0;
+  }
+  if (!strcmp(head, "string") && lanes == 1) {
+    *out = DT_STRING;
     return 0;
   }
   if (!strcmp(head, "handle")) {

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 #include "../base/base.h"
+#include "kiln/runtime.h"
 
 /* Every object that crosses the C API starts with this tag, so a handle can
  * be checked before it is used. */
@@ -64,6 +65,9 @@ static inline DType dt_make(int code, int bits, int lanes) {
 #define DT_U64 dt_make(kDLUInt, 64, 1)
 #define DT_BOOL dt_make(kDLUInt, 1, 1)
 #define DT_HANDLE dt_make(kDLOpaqueHandle, 64, 1)
+/* A string tensor's elements: const char * to UTF-8 (include/kiln/runtime.h,
+ * docs/strings.md); graph values only, never an expression's type. */
+#define DT_STRING dt_make(KILN_DL_STRING, 64, 1)
 
 static inline bool dt_eq(DType a, DType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -74,6 +78,7 @@ static inline bool dt_is_uint(DType t) { return t.code == kDLUInt && t.bits != 1
 static inline bool dt_is_bool(DType t) { return t.code == kDLUInt && t.bits == 1; }
 static inline bool dt_is_intlike(DType t) { return t.code == kDLInt || t.code == kDLUInt; }
 static inline bool dt_is_handle(DType t) { return t.code == kDLOpaqueHandle; }
+static inline bool dt_is_string(DType t) { return t.code == KILN_DL_STRING; }
 static inline bool dt_is_vector(DType t) { return t.lanes > 1; }
 static inline DType dt_with_lanes(DType t, int lanes) {
   t.lanes = (uint16_t)lanes;

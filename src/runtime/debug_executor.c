@@ -105,6 +105,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
   for (int r = 0; r < repeat && !rc; r++) {
     memset(sum, 0, (size_t)nops * sizeof *sum);
     for (int k = 0; k < number && !rc; k++) {
+      if (ex->str_run) kiln_strings_run_reset(ex);
       int64_t run0 = now_ns();
       for (int i = 0; i < nops; i++) {
         GraphOp *op = &ex->ops[i];

@@ -253,13 +253,23 @@ static int setup_ops(KilnGraphExecutor *ex) {
     }
     GraphOp *op = &ex->ops[ex->num_ops];
     op->node = n;
-    if (kiln_module_get_function(ex->mod, nd->func_name, &op->fn))
+    if (nd->kiln_host) { /* a host function of the runtime (strings.c) */
+      if (kiln_module_device(ex->mod).device_type != kDLCPU)
+        return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which runs on the CPU only; "
+                              "compile the model for the CPU", n, nd->name, nd->func_name);
+      if (kiln_func_get_global(nd->func_name, &op->fn)) return -1;
+      if (!op->fn)
+        return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which this runtime does not "
+                              "have (a runtime older than the compiler?)", n, nd->name, nd->func_name);
+      op->extra = 2;
+      if (!ex->str_run) ex->str_run = kiln_arena_new();
+    } else if (kiln_module_get_function(ex->mod, nd->func_name, &op->fn))
       return kiln_error_context("graph executor: node %d ('%s')", n, nd->name);
     ex->num_ops++; /* counted once it holds a reference, for the cleanup */
     op->call = op->fn->fn;
     op->resource = op->fn->resource;
     op->nargs = nd->num_inputs + nd->num_outputs;
-    size_t na = (size_t)op->nargs + 1;
+    size_t na = (size_t)op->nargs + 3;
     op->args = kiln_arena_alloc(ex->arena, na * sizeof(KilnValue));
     op->codes = kiln_arena_alloc(ex->arena, na * sizeof(int));
     op->tensors = kiln_arena_alloc(ex->arena, na * sizeof(DLTensor));
@@ -277,6 +287,12 @@ static int setup_ops(KilnGraphExecutor *ex) {
       }
       op->args[k].v_handle = &op->tensors[k];
       op->codes[k] = KILN_DLTENSOR;
+    }
+    if (op->extra) {
+      op->args[op->nargs].v_str = nd->kiln_host;
+      op->codes[op->nargs] = KILN_STR;
+      op->args[op->nargs + 1].v_handle = &ex->str_run;
+      op->codes[op->nargs + 1] = KILN_HANDLE;
     }
     if (g->batch_name && kiln_graph_batch_setup_op(ex, op)) return -1;
   }
@@ -388,6 +404,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   }
   kiln_graph_sym_free(ex);
   for (int v = 0; ex->variant_ex && v < ex->g.num_variants; v++) kiln_graph_executor_free(ex->variant_ex[v]);
+  kiln_strings_free(ex);
   pm_free(&ex->arg_by_name);
   kiln_module_free(ex->mod);
   kiln_arena_free(ex->arena);
@@ -513,6 +530,7 @@ static int set_arg(KilnGraphExecutor *ex, int node, const DLTensor *t) {
   restore_entry(ex, e);
   if (own_storage(ex, e)) return -1;
   if (kiln_array_copy(t, &ex->entries[e])) return kiln_error_context("%s", what);
+  if (kiln_dtype_is_string(t->dtype) && kiln_strings_own_input(ex, node, e)) return kiln_error_context("%s", what);
   return 0;
 }
 
@@ -541,6 +559,9 @@ int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *n
                           what, kiln_device_name(t->device.device_type),
                           kiln_device_name(ex->entries[e].device.device_type));
   if (!kiln_tensor_is_compact(t)) return kiln_set_error("%s: the tensor must be compact", what);
+  if (kiln_dtype_is_string(t->dtype))
+    return kiln_set_error("%s: string tensors are copied in (use set_input): the executor keeps its own copy of "
+                          "the text", what);
   char *data = (char *)t->data + t->byte_offset;
   if ((uintptr_t)data % KILN_ARRAY_ALIGN)
     return kiln_set_error("%s: the data must be %d-byte aligned (it is at %p)", what,
@@ -553,6 +574,8 @@ int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, const char *n
 
 static int copy_out(const KilnGraphExecutor *ex, int e, const char *what, DLTensor **out) {
   const DLTensor *t = &ex->entries[e];
+  if (kiln_dtype_is_string(t->dtype)) /* the text too: it lives only until the next run */
+    return kiln_strings_copy_out(t, out) ? kiln_error_context("%s", what) : 0;
   /* a copy on the host, wherever the executor's memory is */
   if (kiln_array_empty(t->ndim, t->shape, t->dtype, (DLDevice){kDLCPU, 0}, out) || kiln_array_copy(t, *out)) {
     kiln_array_free(*out);
@@ -597,6 +620,7 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     int rc = kiln_graph_batch_run(ex);
     if (rc <= 0) return rc;
   }
+  if (ex->str_run) kiln_strings_run_reset(ex);
   GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
   int rc = 0;
   for (; op < end && !rc; op++)

@@ -109,6 +109,10 @@ int kiln_dtype_parse(const char *s, DLDataType *t) {
     *t = (DLDataType){kDLOpaqueHandle, 64, 1};
     return 0;
   }
+  if (!strcmp(s, "string")) {
+    *t = (DLDataType){KILN_DL_STRING, 64, 1};
+    return 0;
+  }
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     size_t n = strlen(kinds[k].prefix);
     if (strncmp(s, kinds[k].prefix, n) || !(s[n] >= '0' && s[n] <= '9')) continue;
@@ -263,6 +267,7 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
   nd->kiln_task = attr_str(p, attrs, "kiln_task");
   nd->kiln_config = attr_str(p, attrs, "kiln_config");
   nd->kiln_output_name = attr_str(p, attrs, "kiln_output_name");
+  nd->kiln_host = attr_str(p, attrs, "kiln_host");
   return 0;
 }
 

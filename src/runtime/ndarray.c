@@ -54,6 +54,7 @@ int kiln_dtype_check(DLDataType t) {
   case kDLBfloat: ok = b == 16; break;
   case kDLOpaqueHandle: ok = b == 64; break;
   case kDLComplex: ok = b == 64 || b == 128; break;
+  case KILN_DL_STRING: ok = b == 64; break;
   default: ok = 0; break; /* t.code is a plain uint8_t */
   }
   if (ok && t.lanes >= 1) return 0;
@@ -73,6 +74,8 @@ const char *kiln_dtype_format(DLDataType t, char *buf, size_t size) {
     n = snprintf(buf, size, "bool");
   else if (t.code == kDLOpaqueHandle)
     n = snprintf(buf, size, "handle");
+  else if (t.code == KILN_DL_STRING)
+    n = snprintf(buf, size, "string");
   else if (t.code < sizeof codes / sizeof codes[0])
     n = snprintf(buf, size, "%s%d", codes[t.code], t.bits);
   else

@@ -242,6 +242,8 @@ typedef struct GraphNode {
   const char *kiln_task;
   const char *kiln_config;
   const char *kiln_output_name; /* attrs.kiln_output_name: the model's name of this output */
+  const char *kiln_host;   /* attrs.kiln_host: a host function's attributes (JSON), or NULL
+                            * for a kernel of the module (strings.c) */
   int num_inputs;          /* length of inputs */
   int32_t *inputs;         /* entry ids */
   int num_outputs;         /* attrs.num_outputs (1 for "null") */
@@ -309,6 +311,8 @@ typedef struct GraphOp {
   KilnPackedCFunc call;     /* fn->fn and fn->resource, called directly by run */
   void *resource;
   int nargs;                /* inputs then outputs */
+  int extra;                /* host functions: 2 more arguments after the tensors
+                             * (the attributes, the string heap: strings.c) */
   KilnValue *args;          /* v_handle: &tensors[i] */
   int *codes;               /* all KILN_DLTENSOR */
   DLTensor *tensors;        /* the argument tensors: entries, flat if flatten_data */
@@ -389,6 +393,10 @@ struct KilnGraphExecutor {
   int num_sym_plans;
   uint64_t sym_tick;        /* the LRU clock */
   KilnSymStats sym_stats;
+  /* string tensors (strings.c): the text operators made in this run, and
+   * per argument node the text set_input copied in */
+  KArena *str_run;          /* NULL when the graph has no host function */
+  KArena **str_in;          /* per node, or NULL */
 };
 
 /* graph_executor.c: point every entry in storage s not bound to caller
@@ -428,7 +436,7 @@ int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraph
 static inline int kiln_graph_op_call(GraphOp *op) {
   KilnValue ret;
   int ret_code;
-  return op->call(op->args, op->codes, op->nargs, &ret, &ret_code, op->resource);
+  return op->call(op->args, op->codes, op->nargs + op->extra, &ret, &ret_code, op->resource);
 }
 /* The error after op failed: "node 7 ('fused_add_1', function 'fused_add'): ..." */
 int kiln_graph_op_error(const KilnGraphExecutor *ex, const GraphOp *op);
@@ -444,6 +452,22 @@ typedef struct KilnBuiltin {
 /* runtime.graph_executor.*, runtime.debug_executor.*, runtime.profile.*,
  * runtime.graph_plan_memory (listed in include/kiln/runtime.h). */
 extern const KilnBuiltin kiln_graph_builtins[];
+
+/* ===== strings.c ===== */
+
+/* Host functions: graph nodes whose attrs carry "kiln_host" call a global
+ * function of the runtime (kiln.strings.*) instead of a module kernel,
+ * with the tensors, then the attributes as a JSON string (KILN_STR), then
+ * a KILN_HANDLE to the executor's KArena * for the text they make. */
+extern const KilnBuiltin kiln_string_builtins[];
+/* The start of a run: drop the text the last run made. */
+void kiln_strings_run_reset(KilnGraphExecutor *ex);
+/* After set_input copied t's pointers into argument node's entry e: copy
+ * the text too, into memory of the executor's for that node. */
+int kiln_strings_own_input(KilnGraphExecutor *ex, int node, int e);
+/* A new CPU array holding a copy of string tensor t (any strides). */
+int kiln_strings_copy_out(const DLTensor *t, DLTensor **out);
+void kiln_strings_free(KilnGraphExecutor *ex);
 
 /* ===== debug_executor.c ===== */
 /* kiln_debug_profile and kiln_profile_*: no internal exports. */

@@ -427,6 +427,17 @@ def compare(ref, got, k, atol=ATOL, bf16=False):
             i = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
             return (f"output {k}: {int(bad.sum())}/{bad.size} bfloat16 values differ, e.g. at "
                     f"{tuple(int(x) for x in i)} got {got[i]!r} expected {ref[i]!r}")
+    if ref.dtype == object or ref.dtype.kind in "US":  # text: Kiln writes NumPy unicode ('<U'), compared exactly
+        if got.dtype.kind != "U":
+            return f"output {k}: dtype {got.dtype}, expected text"
+        if got.shape != ref.shape:
+            return f"output {k}: shape {got.shape}, expected {ref.shape}"
+        r = np.array([x.decode() if isinstance(x, bytes) else str(x) for x in ref.ravel()], dtype=object)
+        g = got.ravel().astype(object)
+        bad = [i for i in range(r.size) if r[i] != g[i]]
+        if bad:
+            return f"output {k}: {len(bad)}/{r.size} strings differ, e.g. at {bad[0]} got {g[bad[0]]!r} expected {r[bad[0]]!r}"
+        return None
     got = from_carrier(ref, got)
     rtol = RTOL_F16 if ref.dtype == np.float16 else RTOL
     if ref.dtype.name == "bfloat16":  # computed in float32, rounded per op: within 2 bfloat16 ulps

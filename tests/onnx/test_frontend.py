@@ -87,10 +87,11 @@ def test_bind_errors(tmp_path):
 
 @pytest.mark.parametrize("dtype,op,what", [
     (17, "Relu", "input 0 ('x') is FLOAT8E4M3FN, which Kiln supports only as storage"),
-    (TensorProto.STRING, "Identity", "input 'x': ONNX data type STRING has no Kiln equivalent")])
+    (TensorProto.STRING, "Relu", "input 0 ('x') is a string tensor: Kiln's string operators are")])
 def test_unsupported_dtypes_are_clear_errors(tmp_path, dtype, op, what):
     """float8 is storage with conversions (tests/onnx/test_lowp.py):
-    arithmetic on it is refused; strings are not supported at all."""
+    arithmetic on it is refused; strings only by the string operators
+    (tests/onnx/test_strings.py)."""
     model = save_model(tmp_path, [helper.make_node(op, ["x"], ["y"])], [vi("x", dtype, [2])],
                        [vi("y", dtype, [2])])
     p = kiln("compile", model, "-o", str(tmp_path / "m.so"))

@@ -90,7 +90,9 @@ def test_str_and_repr():
 
 def test_bad_arrays():
     with pytest.raises(kiln.KilnError, match="cannot be a Kiln array"):
-        kiln.nd.array(np.array(["a", "b"]))
+        kiln.nd.array(np.array([1 + 2j]))
+    with pytest.raises(kiln.KilnError, match="only when it holds text"):
+        kiln.nd.array(np.array(["a", 3], dtype=object))
     with pytest.raises(kiln.KilnError, match="not a data type"):
         kiln.nd.empty((2,), "floaty")
     with pytest.raises(kiln.KilnError, match=r"not supported \(supported: cpu, cuda, opencl\)"):

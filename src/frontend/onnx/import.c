@@ -554,6 +554,8 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     DType dt;
     if (onnx_dtype_carrier(vi->type.elem_type, &dt))
       pm_put(&im->lowp, kstrdup(vi->name), (void *)(intptr_t)vi->type.elem_type);
+    else if (vi->type.elem_type == ONNX_DT_STRING)
+      dt = DT_STRING; /* docs/strings.md */
     else if (onnx_dtype_from_onnx(vi->type.elem_type, &dt)) {
       rc = kiln_error_context("input '%s'", vi->name);
       break;
@@ -720,6 +722,12 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
                  ? kiln_error_context("%s node '%s'", n->op_type, n->name)
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
                                   n->op_type, n->name, n->inputs[k]);
+    for (int k = 0; k < n->ninputs && !rc && !onnx_op_takes_strings(n->op_type); k++) {
+      GNode *v = *n->inputs[k] ? lookup(im, n->inputs[k]) : NULL;
+      if (v && dt_is_string(v->type.dtype))
+        rc = imp_error(im, "input %d ('%s') is a string tensor: Kiln's string operators are StringConcat, "
+                           "StringNormalizer, RegexFullMatch, Equal, Cast, CastLike and LabelEncoder", k, n->inputs[k]);
+    }
     bool widen;
     if (rc || (rc = check_lowp_inputs(im, &widen))) break;
     GNode **saved = widen ? lowp_widen(im) : NULL;

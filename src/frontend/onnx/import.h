@@ -249,6 +249,9 @@ typedef struct OnnxOwnAttrs {
 int onnx_find_op_rows(const char *domain, const char *op_type, const OnnxOpEntry **first);
 /* Whether some domain maps op_type (for the error about a wrong domain). */
 bool onnx_op_known(const char *op_type);
+/* Whether op_type's handler takes string tensors (ops/strings.c); the
+ * importer refuses a string input to any other op. */
+bool onnx_op_takes_strings(const char *op_type);
 /* The attribute list the table gives op_type of domain (an op, or a
  * version of one, that ONNX does not define), or NULL. */
 const OnnxOwnAttrs *onnx_own_attrs(const char *domain, const char *op_type);

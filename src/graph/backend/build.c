@@ -141,6 +141,13 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
       ins[a] = pm_get(&map, n->args[a]);
       KASSERT(ins[a]);
     }
+    if (n->op->host) {
+      kiln_set_error("operator %s (node '%s') runs as a function of Kiln's runtime (%s), which has no kernel to "
+                     "generate: a model with string operators runs only through Kiln's graph executor, not as "
+                     "standalone C", n->op->name, n->name, n->op->host);
+      pm_free(&map);
+      return NULL;
+    }
     if (!n->op->compute) {
       kiln_set_error("operator %s (node '%s') has no kernel; it should have been removed by an earlier pass", n->op->name,
                      n->name);
@@ -259,7 +266,8 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(o, "op", "tvm_op");
     cJSON_AddStringToObject(o, "name", fg->name);
     cJSON *attrs = cJSON_CreateObject();
-    cJSON_AddStringToObject(attrs, "func_name", fg->func_name);
+    cJSON_AddStringToObject(attrs, "func_name", info->host ? info->host->host : fg->func_name);
+    if (info->host) cJSON_AddStringToObject(attrs, "kiln_host", gattr_str(&fg->out->attrs, "host_attrs", "{}"));
     cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
     cJSON_AddStringToObject(attrs, "num_outputs", "1");
     cJSON_AddStringToObject(attrs, "flatten_data", "0");
@@ -457,6 +465,31 @@ static char *planned_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params
   return json;
 }
 
+/* String tensors flow only between inputs, host ops and outputs
+ * (docs/strings.md): no kernel reads or writes one, no constant holds one
+ * (params carry no text), and host ops run on the CPU with static shapes. */
+static int graph_check_strings(Graph *g, const GraphBuildOptions *opt) {
+  for (int i = 0; i < g->nodes.len; i++) {
+    GNode *n = g->nodes.data[i];
+    bool str = dt_is_string(n->type.dtype);
+    for (int a = 0; n->kind == GN_CALL && a < n->nargs; a++) str = str || dt_is_string(n->args[a]->type.dtype);
+    if (n->kind == GN_CONST && str)
+      return kiln_set_error("constant '%s' is a string tensor: Kiln does not embed text in modules; feed it as an "
+                            "input instead", n->name);
+    if (n->kind != GN_CALL) continue;
+    if (n->op->host && opt && opt->target && target_is_gpu(opt->target))
+      return kiln_set_error("%s (node '%s') runs on the CPU only: compile the model for the CPU", n->op->name, n->name);
+    if (n->op->host && ttype_is_symbolic(&n->type))
+      return kiln_set_error("%s (node '%s') needs static shapes: give the sizes with --input-shapes", n->op->name,
+                            n->name);
+    if (str && !n->op->host)
+      return kiln_set_error("%s (node '%s') on string tensors: Kiln runs only its string operators on strings "
+                            "(StringConcat, StringNormalizer, RegexFullMatch, Equal, Cast, LabelEncoder)",
+                            n->op->name, n->name);
+  }
+  return 0;
+}
+
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats) {
   if (graph_is_symbolic(g) && opt && opt->target && target_is_gpu(opt->target))
     return graph_require_static(g, "building for a GPU target");
@@ -473,6 +506,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       return kiln_set_error("batched variant %d (batch %lld): the variants must be static graphs at increasing batches "
                             "above 1", v, (long long)opt->variant_batch[v]);
   }
+  if (graph_check_strings(g, opt)) return -1;
   for (int i = 0; i < g->nodes.len; i++) { /* every shape expression must be one the runtime evaluates */
     const TType *ty = &((GNode *)g->nodes.data[i])->type;
     for (int d = 0; ttype_is_symbolic(ty) && d < ty->ndim; d++) {
@@ -521,7 +555,10 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     if (k) ko.batch_outer = NULL; /* a variant is a static graph */
     for (int i = 0; i < groups[k].len && !rc; i++) {
       FusedGroup *fg = groups[k].data[i];
-      if (fg->kernel != fg->id) {
+      if (fg->out->op->host) { /* a function of the runtime: its inputs, no kernel */
+        infos[k][i].host = fg->out->op;
+        for (int j = 0; j < fg->inputs.len; j++) av_push(&infos[k][i].inputs, fg->inputs.data[j]);
+      } else if (fg->kernel != fg->id) {
         graph_build_share_group(fg, &infos[k][fg->kernel], &infos[k][i]);
       } else {
         funcs[nfuncs] = graph_build_group(fg, &ko, &infos[k][i]);

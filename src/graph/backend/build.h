@@ -48,6 +48,7 @@ typedef struct GroupInfo {
   const char *config_source; /* "fallback", "records.json:12", ... */
   int inplace;               /* 1 + the input the output may overwrite (an
                               * elementwise kernel), 0: none */
+  const OpDef *host;         /* a host op's group (ops/strings.c): no kernel */
 } GroupInfo;
 
 /* ===== build.c ===== */

@@ -88,6 +88,7 @@ static GNode *legacy_broadcast(Importer *im, GNode *a, GNode *b) {
 int onnx_h_binary(Importer *im) {
   GNode *a = imp_input(im, 0), *b = imp_input(im, 1);
   if (!a || !b) return imp_error(im, "needs two inputs");
+  if (dt_is_string(a->type.dtype) || dt_is_string(b->type.dtype)) return onnx_string_equal(im, a, b);
   if (!(b = legacy_broadcast(im, a, b))) return -1;
   const char *op = N(im)->op_type;
   if (!strcmp(op, "Pow") && !dt_eq(a->type.dtype, b->type.dtype)) b = imp_cast(im, b, a->type.dtype);
@@ -186,11 +187,21 @@ int onnx_h_cast(Importer *im) {
       if (!strcmp(onnx_data_type_name(c), to->s)) code = c;
     if (code < 0) return imp_error(im, "unknown type name '%s' in attribute 'to'", to->s);
   }
+  if (code == ONNX_DT_STRING || dt_is_string(in0(im)->type.dtype)) {
+    if (code != ONNX_DT_STRING && !onnx_dtype_lookup(code, &t))
+      return imp_error(im, "Cast from string to %s is not supported", onnx_data_type_name(code));
+    if (imp_input_lowp(im, 0)) return imp_error(im, "Cast from %s to string is not supported", onnx_data_type_name(imp_input_lowp(im, 0)));
+    return out0(im, onnx_string_cast(im, in0(im), code == ONNX_DT_STRING ? DT_STRING : t));
+  }
   if (!onnx_dtype_carrier(code, &t) && onnx_dtype_from_onnx(code, &t)) return imp_error(im, "%s", kiln_get_error());
   return cast_to(im, code, t);
 }
 
 int onnx_h_castlike(Importer *im) {
+  if (dt_is_string(in0(im)->type.dtype) || dt_is_string(imp_input(im, 1)->type.dtype)) {
+    if (imp_input_lowp(im, 0) || imp_input_lowp(im, 1)) return imp_error(im, "CastLike between string and a low-precision type is not supported");
+    return out0(im, onnx_string_cast(im, in0(im), imp_input(im, 1)->type.dtype));
+  }
   int code = imp_input_lowp(im, 1);
   return cast_to(im, code, imp_input(im, 1)->type.dtype);
 }

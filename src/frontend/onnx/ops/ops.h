@@ -101,7 +101,8 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
   X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) X(SequenceAt) X(SequenceLength) \
   X(SplitToSequence) X(ConcatFromSequence)
 #define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
-#define ONNX_ML_HANDLERS(X) X(Binarizer) X(ArrayFeatureExtractor)
+#define ONNX_ML_HANDLERS(X) X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder)
+#define ONNX_STRING_HANDLERS(X) X(StringConcat) X(StringNormalizer) X(RegexFullMatch) X(StringSplit)
 #define ONNX_RANDOM_HANDLERS(X) X(random) X(Bernoulli) X(Multinomial)
 #define ONNX_BITCAST_HANDLERS(X) X(BitCast)
 #define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum)
@@ -125,11 +126,18 @@ ONNX_SIGNAL_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_SEQUENCE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TEXT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_ML_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_STRING_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_RANDOM_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_BITCAST_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRAINING_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_TRANSFORMER_HANDLERS(ONNX_DECLARE_HANDLER)
 #undef ONNX_DECLARE_HANDLER
+
+/* strings.c: Equal of two string tensors (onnx_h_binary's case);
+ * onnx_string_cast: Cast between strings and numbers (either way; a plain
+ * cast when neither side is a string). */
+int onnx_string_equal(Importer *im, GNode *a, GNode *b);
+GNode *onnx_string_cast(Importer *im, GNode *x, DType to);
 
 /* lowp.c: the low-precision types (ONNX data type codes; 0 is "a plain
  * Kiln value").  lowp_convert: x carrying from cast to the carried type

@@ -1,0 +1,58 @@
+/*
+ * strings.c - the host ops: operators on string tensors, which the graph
+ * executor runs as functions of the runtime (src/runtime/strings.c), not
+ * as generated kernels.
+ *
+ * A row names its runtime function in `host`; it is PAT_OPAQUE and has no
+ * compute, so it fuses with nothing, constant folding leaves it alone and
+ * the build (backend/build.c) writes a graph JSON node calling that
+ * function with the node's "host_attrs" attribute (a JSON object the
+ * importer wrote) as attrs.kiln_host.  Types are inferred here from the
+ * typed attributes the inference needs ("dtype": the output's).
+ * docs/strings.md has the design.
+ */
+#include <string.h>
+
+#include "../graph.h"
+#include "util.h"
+
+static int need_strings(GNode *n, int i) {
+  if (!dt_is_string(arg_type(n, i)->dtype)) return err_dtype(n, i, "string");
+  return 0;
+}
+
+/* concat, equal: NumPy broadcasting of two string tensors */
+static int infer_bcast(GNode *n, TType *out) {
+  if (need_strings(n, 0) || need_strings(n, 1) || bcast_shapes(arg_type(n, 0), arg_type(n, 1), out)) return -1;
+  out->dtype = !strcmp(n->op->name, "strings.equal") ? DT_BOOL : DT_STRING;
+  return 0;
+}
+
+static int infer_same(GNode *n, TType *out) {
+  if (need_strings(n, 0)) return -1;
+  *out = *arg_type(n, 0);
+  if (!strcmp(n->op->name, "strings.regex_full_match")) out->dtype = DT_BOOL;
+  return 0;
+}
+
+/* cast, label_encode: the shape of the input, the dtype of attribute "dtype" */
+static int infer_to(GNode *n, TType *out) {
+  const char *to = gattr_str(&n->attrs, "dtype", NULL);
+  DType t;
+  if (!to) return kiln_set_error("missing attribute 'dtype'");
+  if (dt_parse(to, &t)) return -1;
+  *out = *arg_type(n, 0);
+  out->dtype = t;
+  return 0;
+}
+
+const OpDef ops_strings[] = {
+    {"strings.concat", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.concat"},
+    {"strings.equal", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.equal"},
+    {"strings.normalize", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.normalize"},
+    {"strings.regex_full_match", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0,
+     "kiln.strings.regex_full_match"},
+    {"strings.cast", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.cast"},
+    {"strings.label_encode", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.label_encode"},
+    {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
+};
