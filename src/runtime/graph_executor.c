@@ -257,6 +257,9 @@ static int setup_ops(KilnGraphExecutor *ex) {
       if (kiln_module_device(ex->mod).device_type != kDLCPU)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which runs on the CPU only; "
                               "compile the model for the CPU", n, nd->name, nd->func_name);
+      if (strncmp(nd->func_name, "runtime.strings.", 16))
+        return kiln_set_error("graph executor: node %d ('%s'): host function '%s' is not one of the runtime's "
+                              "(runtime.strings.*)", n, nd->name, nd->func_name);
       if (kiln_func_get_global(nd->func_name, &op->fn)) return -1;
       if (!op->fn)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which this runtime does not "

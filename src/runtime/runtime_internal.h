@@ -456,7 +456,7 @@ extern const KilnBuiltin kiln_graph_builtins[];
 /* ===== strings.c ===== */
 
 /* Host functions: graph nodes whose attrs carry "kiln_host" call a global
- * function of the runtime (kiln.strings.*) instead of a module kernel,
+ * function of the runtime (runtime.strings.*) instead of a module kernel,
  * with the tensors, then the attributes as a JSON string (KILN_STR), then
  * a KILN_HANDLE to the executor's KArena * for the text they make. */
 extern const KilnBuiltin kiln_string_builtins[];

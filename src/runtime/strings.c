@@ -16,7 +16,7 @@
  * refuses them (docs/strings.md).
  *
  * String operators are host functions, not generated kernels: the graph
- * JSON node names a global function (kiln.strings.*) and carries the
+ * JSON node names a global function (runtime.strings.*) and carries the
  * operator's attributes as a JSON object in attrs.kiln_host.  The executor
  * calls it with the input tensors, the output tensor, that JSON text
  * (KILN_STR) and a KILN_HANDLE to its KArena * of the run.  Each function
@@ -246,7 +246,7 @@ static const char *sget(const DLTensor *t, int64_t i) {
 static int f_concat(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.concat", args, codes, nargs, 3);
+  int rc = host_begin(&h, "runtime.strings.concat", args, codes, nargs, 3);
   if (!rc) rc = check_dtype(&h, 0, STR, "x") || check_dtype(&h, 1, STR, "y") || check_dtype(&h, 2, STR, "out") ||
                 check_compact(&h) || check_bcast(&h, h.t[0], h.t[2], 0) || check_bcast(&h, h.t[1], h.t[2], 1);
   int64_t n = rc ? 0 : numel(h.t[2]->ndim, h.t[2]->shape);
@@ -264,7 +264,7 @@ static int f_concat(KilnValue *args, int *codes, int nargs, KilnValue *ret, int 
 static int f_equal(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.equal", args, codes, nargs, 3);
+  int rc = host_begin(&h, "runtime.strings.equal", args, codes, nargs, 3);
   if (!rc) rc = check_dtype(&h, 0, STR, "a") || check_dtype(&h, 1, STR, "b") || check_dtype(&h, 2, BOOL, "out") ||
                 check_compact(&h) || check_bcast(&h, h.t[0], h.t[2], 0) || check_bcast(&h, h.t[1], h.t[2], 1);
   int64_t n = rc ? 0 : numel(h.t[2]->ndim, h.t[2]->shape);
@@ -329,7 +329,7 @@ static int change_case(HostCall *h, const char *s, int up, int64_t elem, const c
 static int f_normalize(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.normalize", args, codes, nargs, 2);
+  int rc = host_begin(&h, "runtime.strings.normalize", args, codes, nargs, 2);
   if (!rc) rc = check_dtype(&h, 0, STR, "x") || check_dtype(&h, 1, STR, "out") || check_compact(&h);
   const char *mode = rc ? "" : attr_s(&h, "case_change_action", "NONE");
   int up = !strcmp(mode, "UPPER") ? 1 : !strcmp(mode, "LOWER") ? 0 : -1;
@@ -486,7 +486,7 @@ static bool is_ascii(const char *s) {
 static int f_regex(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.regex_full_match", args, codes, nargs, 2);
+  int rc = host_begin(&h, "runtime.strings.regex_full_match", args, codes, nargs, 2);
   if (!rc) rc = check_dtype(&h, 0, STR, "X") || check_dtype(&h, 1, BOOL, "Y") || check_compact(&h);
   const char *pat = rc ? "" : attr_s(&h, "pattern", NULL);
   if (!rc && !pat) rc = kiln_set_error("%s: no pattern", h.fname);
@@ -510,11 +510,11 @@ static int f_regex(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *
   return host_end(&h, rc ? -1 : 0);
 }
 
-/* kiln.strings.regex_check(str pattern): 0, or an error saying why Kiln's
+/* runtime.strings.regex_check(str pattern): 0, or an error saying why Kiln's
  * engine does not take the pattern (the importer asks at compile time). */
 static int f_regex_check(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
-  const char *fname = "kiln.strings.regex_check";
+  const char *fname = "runtime.strings.regex_check";
   if (kiln_check_argc(fname, nargs, 1, 1, "pattern")) return -1;
   if (codes[0] != KILN_STR) return kiln_arg_error(fname, 0, "pattern", "str", codes[0], NULL);
   regex_t re;
@@ -660,7 +660,7 @@ static int text_to_num(HostCall *h, const char *s, DLTensor *t, int64_t i) {
 static int f_cast(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.cast", args, codes, nargs, 2) || check_compact(&h);
+  int rc = host_begin(&h, "runtime.strings.cast", args, codes, nargs, 2) || check_compact(&h);
   DLTensor *x = rc ? NULL : h.t[0], *y = rc ? NULL : h.t[1];
   bool from = !rc && kiln_dtype_is_string(x->dtype), to = !rc && kiln_dtype_is_string(y->dtype);
   if (!rc && (from == to || !numeric(from ? y->dtype : x->dtype)))
@@ -687,7 +687,7 @@ typedef struct LabelMap {
 static int f_label(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "kiln.strings.label_encode", args, codes, nargs, 2) || check_compact(&h);
+  int rc = host_begin(&h, "runtime.strings.label_encode", args, codes, nargs, 2) || check_compact(&h);
   DLTensor *x = rc ? NULL : h.t[0], *y = rc ? NULL : h.t[1];
   const cJSON *keys = rc ? NULL : cJSON_GetObjectItemCaseSensitive(h.attrs, "keys");
   const cJSON *vals = rc ? NULL : cJSON_GetObjectItemCaseSensitive(h.attrs, "values");
@@ -740,12 +740,12 @@ static int f_label(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *
 }
 
 const KilnBuiltin kiln_string_builtins[] = {
-    {"kiln.strings.concat", f_concat},
-    {"kiln.strings.equal", f_equal},
-    {"kiln.strings.normalize", f_normalize},
-    {"kiln.strings.regex_full_match", f_regex},
-    {"kiln.strings.regex_check", f_regex_check},
-    {"kiln.strings.cast", f_cast},
-    {"kiln.strings.label_encode", f_label},
+    {"runtime.strings.concat", f_concat},
+    {"runtime.strings.equal", f_equal},
+    {"runtime.strings.normalize", f_normalize},
+    {"runtime.strings.regex_full_match", f_regex},
+    {"runtime.strings.regex_check", f_regex_check},
+    {"runtime.strings.cast", f_cast},
+    {"runtime.strings.label_encode", f_label},
     {NULL, NULL},
 };

@@ -47,12 +47,12 @@ static int infer_to(GNode *n, TType *out) {
 }
 
 const OpDef ops_strings[] = {
-    {"strings.concat", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.concat"},
-    {"strings.equal", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.equal"},
-    {"strings.normalize", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.normalize"},
+    {"strings.concat", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.concat"},
+    {"strings.equal", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.equal"},
+    {"strings.normalize", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.normalize"},
     {"strings.regex_full_match", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0,
-     "kiln.strings.regex_full_match"},
-    {"strings.cast", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.cast"},
-    {"strings.label_encode", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "kiln.strings.label_encode"},
+     "runtime.strings.regex_full_match"},
+    {"strings.cast", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.cast"},
+    {"strings.label_encode", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.label_encode"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

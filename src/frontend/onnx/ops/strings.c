@@ -91,8 +91,8 @@ int onnx_h_RegexFullMatch(Importer *im) {
   KilnFunction *check = NULL;
   KilnValue arg = {.v_str = pat};
   int code = KILN_STR;
-  if (kiln_func_get_global("kiln.strings.regex_check", &check) || !check)
-    return imp_error(im, "the runtime has no regex engine (kiln.strings.regex_check)");
+  if (kiln_func_get_global("runtime.strings.regex_check", &check) || !check)
+    return imp_error(im, "the runtime has no regex engine (runtime.strings.regex_check)");
   int bad = kiln_func_call(check, &arg, &code, 1, NULL, NULL);
   kiln_func_free(check);
   if (bad) return imp_error(im, "%s", kiln_last_error());
