@@ -149,9 +149,9 @@ KILN_API size_t kiln_array_nbytes(const DLTensor *t);
 #define KILN_DL_STRING 200
 /* A new CPU string array of the given shape holding copies of strs
  * (product(shape) entries; NULL entries, or strs NULL, are ""). */
-int kiln_array_from_strings(int ndim, const int64_t *shape, const char *const *strs, DLTensor **out);
+KILN_API int kiln_array_from_strings(int ndim, const int64_t *shape, const char *const *strs, DLTensor **out);
 /* 1 if t's dtype is Kiln's string type. */
-int kiln_dtype_is_string(DLDataType t);
+KILN_API int kiln_dtype_is_string(DLDataType t);
 
 /* ---- devices ----
  * CPU arrays are host memory.  Arrays on kDLCUDA hold a CUdeviceptr, on
