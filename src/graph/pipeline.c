@@ -22,6 +22,7 @@ static const PassDef pipeline[] = {
     {"simplify_inference", 0, pass_simplify_inference},
     {"fold_constant", 1, pass_fold_constant},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
+    {"sink_reshape", 2, pass_sink_reshape},
     {"fold_constant", 2, pass_fold_constant},
     {"eliminate_common_subexpr", 2, pass_cse},
     {"alter_layout", 3, pass_alter_layout},

@@ -407,7 +407,7 @@ static int infer_layout_transform(GNode *n, TType *out) {
 }
 
 const OpDef ops_transform[] = {
-    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_reshape, NULL, "data, newshape"},
+    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_reshape, NULL, "data, newshape", OP_RESHAPE},
     {"nn.batch_flatten", 1, 1, PAT_INJECTIVE, infer_batch_flatten, compute_batch_flatten, NULL, "data"},
     {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transpose, NULL, "data, axes=None"},
     {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_to_type_shape, NULL, "data, axis=None"},

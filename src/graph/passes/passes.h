@@ -6,6 +6,7 @@
  *   fold_constant.c       evaluate calls whose inputs are all constants
  *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
  *   cse.c                 merge identical calls
+ *   sink_reshape.c        reshapes moved below elementwise ops, chains folded
  *   dce.c                 drop what the outputs do not use
  *   alter_layout.c        conv2d -> NCHW[x]c with transforms at the edges
  */
@@ -28,6 +29,7 @@ Graph *pass_simplify_inference(Graph *g, const PassContext *pc);
 Graph *pass_fold_constant(Graph *g, const PassContext *pc);
 Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
 Graph *pass_cse(Graph *g, const PassContext *pc);
+Graph *pass_sink_reshape(Graph *g, const PassContext *pc);
 Graph *pass_dce(Graph *g, const PassContext *pc);
 Graph *pass_alter_layout(Graph *g, const PassContext *pc);
 

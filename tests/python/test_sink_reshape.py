@@ -1,0 +1,100 @@
+"""sink_reshape: a transformer MLP block as ONNX exports it (MatMul of a
+[B, S, D] activation by a weight imports as reshape -> dense -> reshape;
+then the bias Add, GELU written out with Erf, the second MatMul and its
+bias, the residual Add, an Add of a [1, 1, D] constant and a scalar Mul)
+compiles to two dense kernels that carry the bias, GELU and residual in
+their epilogues, and matches NumPy on fresh random inputs.  A reshape that
+changes the trailing dimension (the operand of an Add is then not a
+per-column bias) is not moved, and still matches."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import graph_executor
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+
+def _erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def _build(tmp_path, nodes, inits, shape, out_shape):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))
+    g = helper.make_graph(nodes, "mlp", [x], [y], [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    path = str(tmp_path / "m.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    mod, params = kiln.frontend.from_onnx(path, {"x": shape})
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target="cpu", params=params)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    return kernels, m
+
+
+def _run(m, x):
+    m.set_input("x", x)
+    m.run()
+    return m.get_output(0).numpy()
+
+
+@pytest.mark.parametrize("seq", [7, 64])
+def test_mlp_block_fuses_into_dense_epilogues(tmp_path, seq):
+    d, h = 32, 64
+    rng = np.random.default_rng()
+    w1, b1 = rng.standard_normal((d, h)).astype(np.float32) * 0.2, rng.standard_normal(h).astype(np.float32)
+    w2, b2 = rng.standard_normal((h, d)).astype(np.float32) * 0.2, rng.standard_normal(d).astype(np.float32)
+    c = rng.standard_normal((1, 1, d)).astype(np.float32)
+    inits = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "c": c, "r2": np.array(math.sqrt(2), np.float32),
+             "one": np.array(1, np.float32), "half": np.array(0.5, np.float32), "three": np.array(3, np.float32)}
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["m1"]),
+        helper.make_node("Add", ["b1", "m1"], ["a1"]),
+        helper.make_node("Div", ["a1", "r2"], ["g1"]),
+        helper.make_node("Erf", ["g1"], ["g2"]),
+        helper.make_node("Add", ["g2", "one"], ["g3"]),
+        helper.make_node("Mul", ["a1", "g3"], ["g4"]),
+        helper.make_node("Mul", ["g4", "half"], ["g5"]),
+        helper.make_node("MatMul", ["g5", "w2"], ["m2"]),
+        helper.make_node("Add", ["m2", "b2"], ["a2"]),
+        helper.make_node("Add", ["x", "a2"], ["r"]),
+        helper.make_node("Add", ["r", "c"], ["rc"]),
+        helper.make_node("Mul", ["rc", "three"], ["y"]),
+    ]
+    shape = (1, seq, d)
+    kernels, m = _build(tmp_path, nodes, inits, shape, shape)
+    dense = [k for k in kernels if "dense" in k]
+    assert len(dense) == 2, kernels
+    assert "divide_erf_add_multiply_multiply" in dense[0], kernels
+    assert dense[1].count("add") >= 3 and dense[1].endswith("multiply"), kernels
+    x = rng.standard_normal(shape).astype(np.float32)
+    x64 = x.astype(np.float64)
+    a1 = x64 @ w1 + b1
+    g = a1 * (_erf(a1 / math.sqrt(2)) + 1) * 0.5
+    ref = (x64 + g @ w2 + b2 + c) * 3
+    y = _run(m, x)
+    assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 1e-5
+
+
+def test_reshape_of_the_last_axis_stays(tmp_path):
+    # [1, 6, 8] -> MatMul -> [1, 6, 8] -> Reshape [1, 12, 4] + a [4] bias: the
+    # bias's axis is not one of the matmul's columns, so the Add cannot move
+    rng = np.random.default_rng()
+    w, b = rng.standard_normal((8, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    inits = {"w": w, "b": b, "s": np.array([1, 12, 4], np.int64)}
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Reshape", ["m", "s"], ["r"]),
+        helper.make_node("Add", ["r", "b"], ["y"]),
+    ]
+    kernels, m = _build(tmp_path, nodes, inits, (1, 6, 8), (1, 12, 4))
+    assert not any("dense" in k and "add" in k for k in kernels), kernels
+    x = rng.standard_normal((1, 6, 8)).astype(np.float32)
+    ref = (x.astype(np.float64) @ w).reshape(1, 12, 4) + b
+    y = _run(m, x)
+    assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 1e-5
