@@ -120,7 +120,10 @@ typedef struct ConfigEntity {
 /* Split policies: "factors" (parts multiply to a divisor of the extent,
  * product equal to it: no tail), "power2" (powers of two up to the
  * extent, tails allowed), "verbose" (both), "candidate" (the listed
- * entities).  filter, if set, keeps a choice when it returns true. */
+ * entities).  With another policy, candidates (cand/ncand) are appended
+ * after the generated choices, those not among them already (a template's
+ * row-block tails beside the divisors).  filter, if set, keeps a choice
+ * when it returns true. */
 typedef bool (*SplitFilter)(const int64_t *sizes, int nparts, void *ud);
 typedef struct SplitOpts {
   const char *policy;     /* NULL = "factors" */
@@ -130,7 +133,7 @@ typedef struct SplitOpts {
                           for factors, allowed otherwise (TVM's no_tail) */
   SplitFilter filter;
   void *filter_ud;
-  int ncand;              /* candidate policy: entities of nparts sizes */
+  int ncand;              /* candidate policy (or extra choices): entities of nparts sizes */
   const int64_t *cand;    /* ncand * nparts, [0] of each is -1 or ignored */
 } SplitOpts;
 

@@ -188,6 +188,21 @@ int space_define_split(ConfigSpace *cs, const char *name, int64_t extent, const 
     bool no_tail = o.tail == SPLIT_TAIL_DEFAULT ? !strcmp(policy, "factors") : o.tail == SPLIT_TAIL_FORBID;
     SplitGen g = {f1, nf, o.nparts, extent, no_tail, KNEWN(int64_t, o.nparts), &l, kname};
     split_dfs(&g, 0);
+    /* extra choices after the generated ones, so theirs keep their places */
+    int64_t ngen = l.n;
+    for (int c = 0; c < o.ncand; c++) {
+      const int64_t *cand = o.cand + (size_t)c * (size_t)o.nparts;
+      bool dup = false;
+      for (int64_t i = 0; i < ngen && !dup; i++)
+        dup = !memcmp(l.e[i].ints + 1, cand + 1, sizeof(int64_t) * (size_t)(o.nparts - 1));
+      if (dup) continue;
+      KnobEntity *e = el_push(&l);
+      e->kind = KNOB_SPLIT;
+      e->name = kname;
+      e->n = o.nparts;
+      e->ints = kmemdup(cand, sizeof(int64_t) * (size_t)o.nparts);
+      e->ints[0] = -1;
+    }
   }
   if (o.filter) {
     int64_t k = 0;

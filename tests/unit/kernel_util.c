@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 DLTensor *tk_array(int ndim, const int64_t *shape, DType t) {
   DLTensor *a = NULL;
@@ -107,4 +108,50 @@ int tk_template_cases(int n) {
 Tensor *tk_relu5(Tensor *x) {
   Expr **v = te_axis_vars(5, NULL);
   return te_compute("T_relu", 5, x->shape, v, ir_max(te_read(x, 5, v), ir_f32(0)), "elemwise");
+}
+
+DLTensor **tk_run_vs_unscheduled(Schedule *s, int na, Tensor **args, const CompileOptions *copt, double tol,
+                                 const char *desc) {
+  Tensor *out = args[na - 1];
+  Schedule *naive = te_create_schedule(1, &out);
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, copt);
+  KilnModule *ref_mod = mod ? kiln_build(naive, na, args, "f", NULL, copt) : NULL;
+  if (!mod || !ref_mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    kiln_module_free(mod);
+    kiln_module_free(ref_mod);
+    return NULL;
+  }
+  DLTensor **arr = xcalloc((size_t)na, sizeof(DLTensor *)), **arr2 = xcalloc((size_t)na, sizeof(DLTensor *));
+  for (int i = 0; i < na; i++) {
+    arr[i] = tk_array_for(args[i]);
+    if (i < na - 1) tk_fill_random(arr[i]);
+    else tk_fill(arr[i], NAN); /* every output element must be written */
+    arr2[i] = tk_array_for(args[i]);
+    memcpy(arr2[i]->data, arr[i]->data, (size_t)tk_numel(arr[i]) * (size_t)((arr[i]->dtype.bits + 7) / 8));
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
+  if (ok && !(err < tol)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering (bound %g)", desc, err, tol);
+    ok = false;
+  }
+  tk_arrays_free(na, arr2);
+  kiln_module_free(mod);
+  kiln_module_free(ref_mod);
+  if (!ok) {
+    tk_arrays_free(na, arr);
+    return NULL;
+  }
+  return arr;
+}
+
+void tk_arrays_free(int n, DLTensor **a) {
+  if (!a) return;
+  for (int i = 0; i < n; i++) kiln_array_free(a[i]);
+  free(a);
 }

@@ -1,6 +1,7 @@
 /*
  * kernel_util.h - helpers for tests that build and run kernels: random
- * arrays, calling a module function on arrays, comparing results.
+ * arrays, calling a module function on arrays, comparing results, a
+ * schedule against its unscheduled lowering.
  */
 #ifndef KILN_TEST_KERNEL_UTIL_H
 #define KILN_TEST_KERNEL_UTIL_H
@@ -24,5 +25,16 @@ double tk_rel_err(const DLTensor *a, const DLTensor *b);
 int tk_template_cases(int n);
 /* relu over a 5-D (NCHW[x]c) tensor: a fused epilogue for the template tests. */
 Tensor *tk_relu5(Tensor *x);
+
+/* Every schedule against its unscheduled lowering: build s and the default
+ * schedule of the same output (args[na - 1]) over args, run both on the
+ * same random inputs (the outputs filled with NaN first, so an element
+ * the schedule skips shows), and compare within tol.  Returns the
+ * scheduled run's arrays (the caller checks them against a reference of
+ * its own, then frees them with tk_arrays_free), or NULL after a
+ * test_fail naming desc. */
+DLTensor **tk_run_vs_unscheduled(Schedule *s, int na, Tensor **args, const CompileOptions *copt, double tol,
+                                 const char *desc);
+void tk_arrays_free(int n, DLTensor **a);
 
 #endif

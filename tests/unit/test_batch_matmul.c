@@ -57,38 +57,15 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
     }
     out = te_compute("T_epi", r, c->shape, v, e, "elemwise");
   }
-  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  Schedule *s = te_create_schedule(1, &out);
   if (tm->schedule(target_host(), s, cfg, c, 1, &out)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
   Tensor *args[4] = {a, bt, res ? res : out, out};
   int na = res ? 4 : 3;
-  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);
-  if (!mod || !ref_mod) {
-    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
-    kiln_module_free(mod);
-    kiln_module_free(ref_mod);
-    return false;
-  }
-  DLTensor *arr[4], *arr2[4];
-  for (int i = 0; i < na; i++) {
-    arr[i] = tk_array_for(args[i]);
-    if (i < na - 1) tk_fill_random(arr[i]);
-    else tk_fill(arr[i], NAN);
-    arr2[i] = tk_array_for(args[i]);
-    memcpy(arr2[i]->data, arr[i]->data, sizeof(float) * (size_t)tk_numel(arr[i]));
-  }
-  bool ok = true;
-  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
-    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
-    ok = false;
-  }
-  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
-  if (ok && !(err < 1e-6)) {
-    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
-    ok = false;
-  }
+  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, desc);
+  bool ok = arr != NULL;
   if (ok) {
     DLTensor *want = tk_array_for(out);
     const float *av = arr[0]->data, *bv = arr[1]->data, *rv = res ? arr[2]->data : NULL;
@@ -103,16 +80,14 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
           if (rv) sum += rv[o];
           wv[o] = (float)sum;
         }
-    err = tk_rel_err(arr[na - 1], want);
+    double err = tk_rel_err(arr[na - 1], want);
     if (!(err < 1e-5)) {
       test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive product", desc, err);
       ok = false;
     }
     kiln_array_free(want);
   }
-  for (int i = 0; i < na; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
-  kiln_module_free(mod);
-  kiln_module_free(ref_mod);
+  tk_arrays_free(na, arr);
   return ok;
 }
 

@@ -7,7 +7,8 @@
  * template's own space, with and without a fused epilogue (bias + relu, a
  * residual add + relu, the conv and its relu both written), built and run
  * on random data, and compared with a naive C computation within 1e-5
- * relative error.  Then configs that do not fit the compute are rejected
+ * relative error (dense also against its unscheduled lowering, 1e-6).
+ * Then configs that do not fit the compute are rejected
  * with a reason, and each template's instantiate() runs with its fallback.
  * The many builds use -O1.
  */
@@ -244,7 +245,7 @@ static void test_depthwise_random(void) {
  * need not divide M (a tail block). */
 static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
   bool pack = strstr(tm->name, "dense_pack") != NULL;
-  int64_t M = fallback ? test_rand_between(1, 40) : test_rand_between(1, 9);
+  int64_t M = fallback ? test_rand_between(1, 40) : test_rand_between(1, 20);
   int64_t N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
   int64_t K = test_rand_between(1, 45);
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
@@ -281,39 +282,24 @@ static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
   }
   Tensor *args[4] = {data, weight, bias ? bias : out, out};
   int na = bias ? 4 : 3;
-  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt);
-  if (!mod) {
-    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
-    return false;
-  }
-  float *d = host(M * K), *w = host(N * K), *b = host(N), *ref = host(M * N), *wp = host(N * K);
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t k = 0; k < K; k++) wp[((n / bn) * K + k) * bn + n % bn] = w[n * K + k];
-  DLTensor *arr[4];
-  arr[0] = dev(data, d);
-  arr[1] = dev(weight, prepacked ? wp : w);
-  if (bias) arr[2] = dev(bias, b);
-  arr[na - 1] = dev(out, NULL);
-  tk_fill(arr[na - 1], NAN);
-  bool ok = tk_call(mod, "f", na, arr) == 0;
-  if (!ok) test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, desc);
+  if (!arr) return false;
+  const float *d = arr[0]->data, *wv = arr[1]->data, *b = bias ? arr[2]->data : NULL;
+  DLTensor *want = tk_array_for(out);
+  float *ref = want->data;
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++) {
       double sum = epi ? b[n] : 0;
-      for (int64_t k = 0; k < K; k++) sum += (double)d[m * K + k] * w[n * K + k];
+      for (int64_t k = 0; k < K; k++)
+        sum += (double)d[m * K + k] * (prepacked ? wv[((n / bn) * K + k) * bn + n % bn] : wv[n * K + k]);
       if (epi == 2 && sum < 0) sum = 0;
       ref[m * N + n] = (float)sum;
     }
-  DLTensor *want = dev(out, ref);
   double err = tk_rel_err(arr[na - 1], want);
-  if (ok && !(err < 1e-5)) {
-    test_fail(__FILE__, __LINE__, "%s: relative error %g", desc, err);
-    ok = false;
-  }
+  bool ok = err < 1e-5;
+  if (!ok) test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive product", desc, err);
   kiln_array_free(want);
-  for (int i = 0; i < na; i++) kiln_array_free(arr[i]);
-  free(d), free(w), free(b), free(ref), free(wp);
-  kiln_module_free(mod);
+  tk_arrays_free(na, arr);
   return ok;
 }
 
@@ -335,6 +321,40 @@ static void test_dense_pack_fallback_tail(void) {
   const Template *tm = template_lookup("dense_pack.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(12); i++) run_dense_case(tm, i, true);
+}
+
+/* tile_y: the divisor splits first (TVM's order, so their places stay),
+ * then [-1, 1, r] for the row blocks r = 2..16 that do not divide M; the
+ * fallback, a tail block for a prime M, is a point of the space. */
+static void test_dense_pack_space_tails(void) {
+  const Template *tm = template_lookup("dense_pack.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  for (int c = 0; c < 2; c++) {
+    int64_t M = c ? 197 : 12;
+    Workload *wl = wl_dense(tm->name, M, 64, 32, "float32", "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    CHECK_NN(cs);
+    if (!cs) return;
+    const Knob *ty = space_knob(cs, "tile_y");
+    CHECK_NN(ty);
+    if (!ty) return;
+    /* 12: 18 ordered pairs of divisors with product dividing 12, then 5,
+     * 7, 8, 9, 10, 11 (6 tails); 197 (prime): 3 divisor splits, 15 tails */
+    int64_t ndiv = c ? 3 : 18, ntail = c ? 15 : 6;
+    CHECK_INT(ty->nchoices, ndiv + ntail);
+    for (int64_t i = 0; i < ty->nchoices; i++) {
+      const int64_t *e = ty->choices[i].ints;
+      if (i < ndiv) CHECK_MSG(M % (e[1] * e[2]) == 0, "M %lld choice %lld: [-1, %lld, %lld] has a tail", (long long)M,
+                              (long long)i, (long long)e[1], (long long)e[2]);
+      else CHECK_MSG(e[1] == 1 && M % e[2] && e[2] <= 16, "M %lld choice %lld: [-1, %lld, %lld] is not a tail block",
+                     (long long)M, (long long)i, (long long)e[1], (long long)e[2]);
+    }
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(fb);
+    if (fb) CHECK_MSG(fb->index >= 0 && space_index_of(cs, fb) == fb->index, "M %lld: fallback %s not in the space",
+                      (long long)M, config_entity_json(fb));
+  }
 }
 
 /* ---- invalid configs ---- */
@@ -519,6 +539,7 @@ const TestCase x86_tests[] = {
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},
     {"dense_pack_fallback_tail", test_dense_pack_fallback_tail},
+    {"dense_pack_space_tails", test_dense_pack_space_tails},
     {"invalid_configs", test_invalid_configs},
     {"instantiate_fallback", test_instantiate_fallback},
     {"conv_loop_shape", test_conv_loop_shape},

@@ -14,7 +14,8 @@
  * in three parts) and each inner tile of tile_y[-1] rows x bn columns
  * accumulates in a local cache (registers) over K, with the epilogue
  * applied as it is written.  tile_y need not divide M: the last row block
- * is guarded.
+ * is guarded, and the space lists row blocks of 2..16 that do not divide
+ * M after TVM's divisor splits (a prime M has register blocks to tune).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -206,6 +207,9 @@ Tensor *topi_x86_dense_pack(Tensor *data, Tensor *weight, Tensor *bias, const Co
   return add_bias(c, bias);
 }
 
+/* Rows a register block may have beside M's divisors (tile_y's tails). */
+enum { DENSE_MAX_ROWS = 16 };
+
 static bool inner_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
   return sizes[n - 1] <= 16;
@@ -214,8 +218,15 @@ static bool inner_filter(const int64_t *sizes, int n, void *ud) {
 static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
-  SplitOpts three = {.nparts = 3}, inner = {.filter = inner_filter};
-  if (space_define_split(cs, "tile_y", d.M, &three) || space_define_split(cs, "tile_x", d.N, &three) ||
+  /* tile_y: TVM's divisor splits, then row blocks of 2..16 rows that do
+   * not divide M (a guarded tail), so a prime M (ViT's 197 tokens) has
+   * register blocks in the space and not only rows one at a time */
+  int64_t tails[3 * DENSE_MAX_ROWS];
+  int nt = 0;
+  for (int64_t r = 2; r <= DENSE_MAX_ROWS && r < d.M; r++)
+    if (d.M % r) tails[3 * nt] = -1, tails[3 * nt + 1] = 1, tails[3 * nt + 2] = r, nt++;
+  SplitOpts ys = {.nparts = 3, .ncand = nt, .cand = tails}, three = {.nparts = 3}, inner = {.filter = inner_filter};
+  if (space_define_split(cs, "tile_y", d.M, &ys) || space_define_split(cs, "tile_x", d.N, &three) ||
       space_define_split(cs, "tile_k", d.K, NULL) || space_define_split(cs, "tile_inner", d.M, &inner))
     return -1;
   return 0;
@@ -241,8 +252,8 @@ static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       x_ii = bn;
       break;
     }
-  /* a divisor of M from 4 to 12 keeps the config in the tuning space
-   * (tuning measures the fallback first); else 12 rows and a tail */
+  /* a divisor of M from 4 to 12; else 12 rows and a tail (both points of
+   * the space: tuning measures the fallback first) */
   int64_t y_ii = d.M < 12 ? d.M : 12;
   for (int64_t r = 12; r >= 4 && d.M > 12; r--)
     if (d.M % r == 0) {
