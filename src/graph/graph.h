@@ -264,6 +264,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_MULTIPLY, "multiply")                                         \
   X(OP_CONCATENATE, "concatenate")                                   \
   X(OP_RESHAPE, "reshape")                                           \
+  X(OP_TRANSPOSE, "transpose")                                       \
   X(OP_BATCH_NORM, "nn.batch_norm")                                  \
   X(OP_DROPOUT, "nn.dropout")
 

@@ -5,7 +5,10 @@ bias, the residual Add, an Add of a [1, 1, D] constant and a scalar Mul)
 compiles to two dense kernels that carry the bias, GELU and residual in
 their epilogues, and matches NumPy on fresh random inputs.  A reshape that
 changes the trailing dimension (the operand of an Add is then not a
-per-column bias) is not moved, and still matches."""
+per-column bias) is not moved, and still matches.  A Transpose that moves
+only an axis of length 1 (PyTorch's batch_first encoder: [1, S, D] ->
+[S, 1, D] and back) is a reshape, so the residual around it fuses too; one
+that moves data stays a transpose."""
 import json
 import math
 
@@ -96,5 +99,29 @@ def test_reshape_of_the_last_axis_stays(tmp_path):
     assert not any("dense" in k and "add" in k for k in kernels), kernels
     x = rng.standard_normal((1, 6, 8)).astype(np.float32)
     ref = (x.astype(np.float64) @ w).reshape(1, 12, 4) + b
+    y = _run(m, x)
+    assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 1e-5
+
+
+@pytest.mark.parametrize("perm,fused", [((1, 0, 2), True), ((0, 2, 1), False)])
+def test_transpose_of_a_unit_axis_is_a_reshape(tmp_path, perm, fused):
+    s_, d = 9, 16
+    rng = np.random.default_rng()
+    w, b = rng.standard_normal((d, d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    shape = (1, s_, d) if fused else (1, d, d)
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=list(perm)),
+        helper.make_node("MatMul", ["t", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["a"]),
+        helper.make_node("Transpose", ["a"], ["u"], perm=list(perm)),
+        helper.make_node("Add", ["u", "x"], ["y"]),
+    ]
+    kernels, m = _build(tmp_path, nodes, {"w": w, "b": b}, shape, shape)
+    dense = [k for k in kernels if "dense" in k]
+    assert len(dense) == 1 and (dense[0].endswith("add_add") == fused), kernels
+    assert any("transpose" in k for k in kernels) != fused, kernels
+    x = rng.standard_normal(shape).astype(np.float32)
+    x64 = x.astype(np.float64)
+    ref = np.transpose(np.transpose(x64, perm) @ w + b, perm) + x64
     y = _run(m, x)
     assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 1e-5

@@ -409,7 +409,7 @@ static int infer_layout_transform(GNode *n, TType *out) {
 const OpDef ops_transform[] = {
     {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_reshape, NULL, "data, newshape", OP_RESHAPE},
     {"nn.batch_flatten", 1, 1, PAT_INJECTIVE, infer_batch_flatten, compute_batch_flatten, NULL, "data"},
-    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transpose, NULL, "data, axes=None"},
+    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transpose, NULL, "data, axes=None", OP_TRANSPOSE},
     {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_to_type_shape, NULL, "data, axis=None"},
     {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_to_type_shape, NULL, "data, axis, num_newaxis=1"},
     {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_concatenate, NULL, "data, axis", OP_CONCATENATE},

@@ -20,8 +20,10 @@
  * than S ([1, 1, N]) is reshaped to its trailing dimensions (folded
  * later).  The element at a flat index then has the same trailing
  * coordinates in S as in T, so every operand contributes the same value.
- * Then reshape(reshape(x)) becomes one reshape and a reshape to the shape
- * it already has disappears, so dense -> bias -> GELU -> next dense is
+ * A transpose that moves only axes of length 1 ([S, 1, D] -> [1, S, D], as
+ * PyTorch's batch_first encoder exports) is a reshape too.  Then
+ * reshape(reshape(x)) becomes one reshape and a reshape to the shape it
+ * already has disappears, so dense -> bias -> GELU -> next dense is
  * one kernel and a plain dense (TVM's SimplifyExpr does the same with its
  * SimplifyReshape and the reshape-sinking rewrites).
  *
@@ -73,9 +75,30 @@ static GNode *fold_reshape(Graph *ng, GNode *old, GNode *x) {
   return GRAPH_KEEP;
 }
 
+/* A transpose that keeps the order of the axes longer than 1 moves no
+ * element ([128, 1, 256] -> [1, 128, 256]): a reshape. */
+static bool transpose_is_reshape(const GNode *t, const GNode *x) {
+  const int64_t *ax;
+  int k = gattr_ints(&t->attrs, "axes", &ax);
+  int n = x->type.ndim;
+  int64_t last = -1;
+  for (int i = 0; i < n; i++) {
+    int64_t a = k == n ? (ax[i] < 0 ? ax[i] + n : ax[i]) : n - 1 - i;
+    if (a < 0 || a >= n) return false;
+    if (x->type.shape[a] == 1) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return true;
+}
+
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   (void)ud;
   if (is_reshape(old)) return fold_reshape(ng, old, args[0]);
+  if (old->op->id == OP_TRANSPOSE && !old->type.sym && !args[0]->type.sym && transpose_is_reshape(old, args[0])) {
+    GNode *r = fold_reshape(ng, old, args[0]);
+    return r == GRAPH_KEEP ? reshape_to(ng, args[0], &old->type) : r;
+  }
   if (!sinkable_op(old) || old->type.sym || old->nargs > 8) return GRAPH_KEEP;
   const TType *T = &old->type, *S = NULL;
   for (int i = 0; i < old->nargs; i++) {
