@@ -405,6 +405,12 @@ KILN_API int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out
  * mod's kernels; no params are loaded. */
 KILN_API int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
                                          KilnGraphExecutor **out);
+/* The same on device dev of the module's kind (the two above use device
+ * 0): storage, params and kernels live on dev.  A device the machine does
+ * not have is an error naming how many it has. */
+KILN_API int kiln_graph_executor_create_on(KilnModule *mod, DLDevice dev, KilnGraphExecutor **out);
+KILN_API int kiln_graph_executor_create_from_json_on(const char *json, size_t len, KilnModule *mod, DLDevice dev,
+                                                     KilnGraphExecutor **out);
 KILN_API int kiln_graph_executor_free(KilnGraphExecutor *ex);
 /* Copy a params blob's arrays into the arguments of the same names (each
  * must match the argument's shape and dtype) and count those arguments as

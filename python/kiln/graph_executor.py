@@ -64,8 +64,6 @@ def _check_device(dev, lib=None):
                             "target=\"cuda\" or \"opencl\" for a GPU)" % dev)
         raise KilnError("this model was built for %s; run it on %r, not on %r"
                         % (nd.Device._NAMES[want], nd.Device(want, 0), dev))
-    if dev.device_id != 0:
-        raise KilnError("Kiln runs a model on device 0 of its kind, not on %r" % dev)
     return dev
 
 
@@ -101,7 +99,8 @@ class DefaultFactory:
 
     def __call__(self, dev=None):
         dev = _check_device(dev if dev is not None else nd.cpu(), self.lib)
-        return ExecutorModule(_api("runtime.graph_executor.create")(self.lib), self.lib, dev)
+        h = _api("runtime.graph_executor.create")(self.lib, dev.device_type, dev.device_id)
+        return ExecutorModule(h, self.lib, dev)
 
     def __repr__(self):
         return "<kiln default factory of %r>" % (self.lib,)
@@ -386,7 +385,8 @@ def create(graph_json_str, libmod, device=None):
         raise KilnTypeError("create: expected a kiln Module, got %s" % type(libmod).__name__)
     params = libmod.get_params_bytes()
     f = _api("runtime.graph_executor.create")
-    h = f(graph_json_str, libmod, params) if params is not None else f(graph_json_str, libmod)
+    extra = (params,) if params is not None else ()
+    h = f(graph_json_str, libmod, *extra, dev.device_type, dev.device_id)
     return GraphModule(ExecutorModule(h, libmod, dev))
 
 

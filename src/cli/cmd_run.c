@@ -25,7 +25,7 @@ static Opt opts[] = {
     {"--profile-csv", NULL, OPT_VALUE, "FILE", "with --profile: also write the table as CSV", false, NULL, NULL, 0},
     {"--profile-trace", NULL, OPT_VALUE, "FILE", "with --profile: also write a Chrome trace (chrome://tracing)", false, NULL, NULL, 0},
     {"--threads", NULL, OPT_VALUE, "N", "worker threads, 1 to 1024 (default: KILN_NUM_THREADS or all cores)", false, NULL, NULL, 0},
-    {"--device", NULL, OPT_VALUE, "DEVICE", "cpu, cuda or opencl: where the model runs (default and only choice: the device it was compiled for)", false, NULL, NULL, 0},
+    {"--device", NULL, OPT_VALUE, "DEVICE", "cpu, cuda[:N] or opencl[:N]: where the model runs (the kind it was compiled for; N: the device's index, default 0)", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -192,16 +192,32 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (kiln_module_load(pos[0], &m)) return cli_error(cmd, "%s", kiln_last_error());
   Opt *dv = cli_opt(cmd, "--device");
   const char *built = cli_module_target(m);
-  int want = dv->set ? kiln_device_type_from_name(dv->value) : -1;
+  /* DEVICE is a kind, with ":N" for its N-th device */
+  char kind[32] = "";
+  long dev_id = 0;
+  if (dv->set) {
+    const char *colon = strchr(dv->value, ':');
+    size_t klen = colon ? (size_t)(colon - dv->value) : strlen(dv->value);
+    char *end = NULL;
+    if (colon) dev_id = strtol(colon + 1, &end, 10);
+    if (klen >= sizeof kind || (colon && (!colon[1] || *end || dev_id < 0 || dev_id > 1023))) {
+      kiln_module_free(m);
+      return cli_usage(cmd, "--device takes KIND or KIND:N (cpu, cuda:1, opencl:0), got '%s'", dv->value);
+    }
+    memcpy(kind, dv->value, klen);
+    kind[klen] = 0;
+  }
+  int want = dv->set ? kiln_device_type_from_name(kind) : -1;
   if (dv->set && want != kiln_device_type_from_name(built)) {
     int rc = want < 0 ? cli_error(cmd, "--device: %s", kiln_last_error())
                       : cli_error(cmd, "%s was compiled for %s; it cannot run on %s (compile it with --target %s)", pos[0],
-                                  built, dv->value, dv->value);
+                                  built, kind, kind);
     kiln_module_free(m);
     return rc;
   }
   KilnGraphExecutor *ex;
-  if (kiln_graph_executor_create(m, &ex)) {
+  DLDevice run_dev = {(DLDeviceType)kiln_device_type_from_name(built), (int32_t)dev_id};
+  if (kiln_graph_executor_create_on(m, run_dev, &ex)) {
     int rc = cli_error(cmd, "%s: %s", pos[0], kiln_last_error());
     kiln_module_free(m);
     return rc;

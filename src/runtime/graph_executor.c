@@ -194,7 +194,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
   ex->entries = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(DLTensor) + 1);
   ex->zero_copy = kiln_arena_alloc(ex->arena, (size_t)ne + 1);
   /* the buffers live where the module's kernels run: the CPU, or its GPU */
-  DLDevice dev = kiln_module_device(ex->mod);
+  DLDevice dev = ex->dev;
   const KilnDeviceAPI *api = kiln_device_api(dev);
   if (!api) return kiln_error_context("graph executor");
   int on_cpu = dev.device_type == kDLCPU;
@@ -336,17 +336,34 @@ static int setup_names(KilnGraphExecutor *ex) {
 
 /* An executor over json and mod's kernels, with the params of pi (if not
  * NULL) bound in place from pdata. */
-static int create(const char *json, size_t len, KilnModule *mod, const KilnParamIndex *pi,
+static int check_device(KilnModule *mod, DLDevice dev) {
+  DLDevice built = kiln_module_device(mod);
+  if (dev.device_type != built.device_type)
+    return kiln_set_error("graph_executor_create: module '%s' runs on %s, not on %s (build it for that target)",
+                          kiln_module_path(mod), kiln_device_name(built.device_type), kiln_device_name(dev.device_type));
+  if (dev.device_type == kDLCPU) {
+    if (dev.device_id != 0) return kiln_set_error("graph_executor_create: the cpu is device 0, not %d", dev.device_id);
+    return 0;
+  }
+  const KilnDeviceAPI *api = kiln_device_api(dev);
+  /* a synchronize names the device's absence (and how many there are) */
+  if (!api || api->sync(dev)) return kiln_error_context("graph_executor_create");
+  return 0;
+}
+
+static int create(const char *json, size_t len, KilnModule *mod, DLDevice dev, const KilnParamIndex *pi,
                   const unsigned char *pdata, KilnGraphExecutor **out) {
   if (!out) return kiln_set_error("graph_executor_create: out is NULL");
   *out = NULL;
   if (!mod) return kiln_set_error("graph_executor_create: the module is NULL");
   if (!json) return kiln_set_error("graph_executor_create: the graph JSON is NULL");
+  if (check_device(mod, dev)) return -1;
   if (!len) len = strlen(json);
   KilnGraphExecutor *ex = xcalloc(1, sizeof *ex);
   ex->tag = KILN_TAG_EXECUTOR;
   ex->arena = kiln_arena_new();
   ex->mod = mod;
+  ex->dev = dev;
   kiln_module_retain(mod);
   if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) || kiln_graph_sym_init(ex) ||
       setup_storage(ex, pi, pdata) || setup_ops(ex)) {
@@ -358,16 +375,25 @@ static int create(const char *json, size_t len, KilnModule *mod, const KilnParam
   return 0;
 }
 
+int kiln_graph_executor_create_from_json_on(const char *json, size_t len, KilnModule *mod, DLDevice dev,
+                                            KilnGraphExecutor **out) {
+  return create(json, len, mod, dev, NULL, NULL, out);
+}
+
 int kiln_graph_executor_create_from_json(const char *json, size_t len, KilnModule *mod,
                                          KilnGraphExecutor **out) {
-  return create(json, len, mod, NULL, NULL, out);
+  return create(json, len, mod, kiln_module_device(mod), NULL, NULL, out);
 }
 
 int kiln_graph_executor_create(KilnModule *mod, KilnGraphExecutor **out) {
-  return kiln_graph_executor_create_blob(mod, "graph_json", out);
+  return kiln_graph_executor_create_on(mod, kiln_module_device(mod), out);
 }
 
-int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraphExecutor **out) {
+int kiln_graph_executor_create_on(KilnModule *mod, DLDevice dev, KilnGraphExecutor **out) {
+  return kiln_graph_executor_create_blob(mod, dev, "graph_json", out);
+}
+
+int kiln_graph_executor_create_blob(KilnModule *mod, DLDevice dev, const char *blob, KilnGraphExecutor **out) {
   const void *json;
   size_t len;
   if (!out) return kiln_set_error("graph_executor_create: out is NULL");
@@ -379,7 +405,7 @@ int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraph
                           "built from a graph?)", kiln_module_path(mod), blob);
   const unsigned char *pdata;
   const KilnParamIndex *pi = kiln_module_params(mod, &pdata);
-  if (create(json, len, mod, pi, pdata, out))
+  if (create(json, len, mod, dev, pi, pdata, out))
     return kiln_error_context("module '%s'", kiln_module_path(mod));
   /* a module that embeds a TVM params blob instead (written by hand or by
    * another tool): copied in */
@@ -400,7 +426,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   ex->tag = KILN_TAG_NONE;
   for (int i = 0; i < ex->num_ops; i++) kiln_func_free(ex->ops[i].fn);
   if (ex->storage) {
-    DLDevice dev = kiln_module_device(ex->mod);
+    DLDevice dev = ex->dev;
     const KilnDeviceAPI *api = kiln_device_api(dev);
     for (int s = 0; s < ex->num_storage; s++)
       if (ex->storage[s] && ex->owned[s] && api) api->free(dev, ex->storage[s]);

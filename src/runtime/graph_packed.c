@@ -91,15 +91,23 @@ static int ret_array(KilnValue *ret, int *ret_code, DLTensor *t) {
 PACKED(ge_create) {
   const char *f = "runtime.graph_executor.create";
   KilnGraphExecutor *ex = NULL;
+  /* a trailing (device_type, device_id): the device to run on */
+  bool on = nargs >= 3 && codes[nargs - 1] == KILN_INT && codes[nargs - 2] == KILN_INT;
+  DLDevice dev = {kDLCPU, 0};
+  if (on) {
+    dev = (DLDevice){(DLDeviceType)args[nargs - 2].v_int64, (int32_t)args[nargs - 1].v_int64};
+    nargs -= 2;
+  }
   if (nargs == 1) {
-    if (want_code(f, codes, 0, KILN_MODULE) || kiln_graph_executor_create(args[0].v_handle, &ex))
-      return -1;
+    if (want_code(f, codes, 0, KILN_MODULE)) return -1;
+    if (!on) dev = kiln_module_device(args[0].v_handle);
+    if (kiln_graph_executor_create_on(args[0].v_handle, dev, &ex)) return -1;
   } else if (nargs == 2 || nargs == 3) {
     if (want_code(f, codes, 0, KILN_STR) || want_code(f, codes, 1, KILN_MODULE) ||
         (nargs == 3 && want_code(f, codes, 2, KILN_BYTES)))
       return -1;
-    if (kiln_graph_executor_create_from_json(args[0].v_str, strlen(args[0].v_str),
-                                             args[1].v_handle, &ex))
+    if (!on) dev = kiln_module_device(args[1].v_handle);
+    if (kiln_graph_executor_create_from_json_on(args[0].v_str, strlen(args[0].v_str), args[1].v_handle, dev, &ex))
       return -1;
     const KilnBytes *b = nargs == 3 ? args[2].v_handle : NULL;
     if (b && kiln_graph_executor_load_params(ex, b->data, b->size)) {
@@ -107,8 +115,8 @@ PACKED(ge_create) {
       return -1;
     }
   } else {
-    return kiln_set_error("%s: expected (module) or (str json, module[, bytes params]), got %d "
-                          "arguments", f, nargs);
+    return kiln_set_error("%s: expected (module) or (str json, module[, bytes params]), then optionally "
+                          "(int device_type, int device_id), got %d arguments", f, nargs);
   }
   ret_handle(ret, ret_code, ex);
   return 0;

@@ -195,7 +195,7 @@ static KilnGraphExecutor *variant(KilnGraphExecutor *ex, int v) {
   char blob[64];
   snprintf(blob, sizeof blob, "graph_json_b%lld", (long long)ex->g.variant_batch[v]);
   KilnGraphExecutor *sub;
-  if (kiln_graph_executor_create_blob(ex->mod, blob, &sub)) {
+  if (kiln_graph_executor_create_blob(ex->mod, ex->dev, blob, &sub)) {
     kiln_error_context("the batched variant at batch %lld", (long long)ex->g.variant_batch[v]);
     return NULL;
   }
@@ -306,7 +306,7 @@ static KilnSymPlan *plan_put(KilnGraphExecutor *ex, int64_t *key, int64_t *dims,
 /* Grow each owned storage buffer that bytes[] no longer fits (zeroed, as
  * at creation). */
 static int grow_storage(KilnGraphExecutor *ex, const uint64_t *bytes, const char *what) {
-  DLDevice dev = kiln_module_device(ex->mod);
+  DLDevice dev = ex->dev;
   const KilnDeviceAPI *api = kiln_device_api(dev);
   for (int s = 0; s < ex->num_storage; s++) {
     if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
@@ -368,7 +368,7 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
   JsonGraph *g = &ex->g;
   ex->batch = 1;
   if (!g->num_syms) return 0;
-  if (kiln_module_device(ex->mod).device_type != kDLCPU)
+  if (ex->dev.device_type != kDLCPU)
     return kiln_set_error("graph executor: symbolic sizes run on the cpu only");
   for (int n = 0; n < g->num_nodes; n++)
     if (g->nodes[n].is_op && g->nodes[n].flatten_data)

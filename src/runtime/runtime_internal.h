@@ -364,6 +364,7 @@ struct KilnGraphExecutor {
   uint32_t tag;             /* KILN_TAG_EXECUTOR */
   KArena *arena;            /* the graph, the ops, names: freed at once */
   KilnModule *mod;          /* a reference */
+  DLDevice dev;             /* where storage lives and kernels run */
   JsonGraph g;
   DLTensor *entries;        /* one tensor per entry, data in its storage */
   int32_t *storage_id;      /* the plan in use (g.storage_id or planned here) */
@@ -427,9 +428,9 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op);
  * through the batch-1 kernels.  1 when there are no variants to use (the
  * caller runs the plain loop), 0 done, -1 error. */
 int kiln_graph_batch_run(KilnGraphExecutor *ex);
-/* graph_executor.c: an executor over the module's graph JSON blob `blob`
- * and its embedded params. */
-int kiln_graph_executor_create_blob(KilnModule *mod, const char *blob, KilnGraphExecutor **out);
+/* graph_executor.c: an executor on dev over the module's graph JSON blob
+ * `blob` and its embedded params. */
+int kiln_graph_executor_create_blob(KilnModule *mod, DLDevice dev, const char *blob, KilnGraphExecutor **out);
 
 /* Call one bound operator (no checks, no error context: run's and the
  * profiler's inner loop); non-zero on failure. */

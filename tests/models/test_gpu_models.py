@@ -53,6 +53,14 @@ def test_digits_opencl(tmp_path):
     assert rel_l2(first_output(out), logits) <= 1e-4
     p = kiln("run", so, "--device", "cpu", check=False)
     assert p.returncode != 0 and "was compiled for opencl; it cannot run on cpu" in p.stderr
+    # a device by its index: POCL has one, device 0
+    out0 = str(tmp_path / "out0.npz")
+    kiln("run", so, "--device", "opencl:0", "--inputs", inp, "-o", out0)
+    assert rel_l2(first_output(out0), logits) <= 1e-4
+    p = kiln("run", so, "--device", "opencl:1", "--inputs", inp, check=False)
+    assert p.returncode != 0 and "opencl: no device 1" in p.stderr, p.stderr
+    p = kiln("run", so, "--device", "opencl:x", check=False)
+    assert p.returncode != 0 and "--device takes KIND or KIND:N" in p.stderr, p.stderr
 
 
 @needs_opencl

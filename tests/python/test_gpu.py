@@ -357,3 +357,28 @@ def test_set_scope_shared_exchange_between_threads():
         s[C].set_scope("shared")
     with pytest.raises(kiln.KilnError, match="set_scope: unknown scope 'texture'"):
         s[B].set_scope("texture")
+
+
+@needs_opencl
+def test_graph_executor_device_index():
+    """lib["default"](kiln.opencl(N)) runs on device N; a device the machine
+    does not have (POCL has one) is an error naming how many there are."""
+    from kiln.contrib import graph_executor
+    digits = os.path.join(os.path.dirname(__file__), "..", "..", "models", "digits", "digits.onnx")
+    mod, params = kiln.frontend.from_onnx(digits, {"image": (2, 1, 8, 8)})
+    lib = kiln.build(mod, target="opencl", params=params)
+    x = np.random.rand(2, 1, 8, 8).astype("float32")
+    outs = []
+    for dev in (kiln.opencl(0), kiln.cpu()):
+        if dev.device_type == 1:
+            lib = kiln.build(mod, target="llvm", params=params)
+        m = graph_executor.GraphModule(lib["default"](dev))
+        m.set_input("image", x)
+        m.run()
+        outs.append(m.get_output(0).numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+    lib = kiln.build(mod, target="opencl", params=params)
+    with pytest.raises(kiln.KilnError, match=r"opencl: no device 1 \(this machine has 1 OpenCL device"):
+        lib["default"](kiln.opencl(1))
+    with pytest.raises(kiln.KilnError, match="this model was built for opencl"):
+        lib["default"](kiln.cuda(0))
