@@ -360,6 +360,7 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
   /* constants made while rewriting must not reuse the names of the ones
    * copied from g */
   ng->next_const = g->next_const;
+  graph_copy_syms(ng, g);
   char *seen = xcalloc((size_t)g->nodes.len + 1, 1);
   GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
   for (int i = 0; i < g->outputs.len; i++) mark_reachable(g->outputs.data[i], seen);

@@ -200,6 +200,12 @@ typedef struct GSym {
   Expr *var;        /* an int64 Var, unique to this graph */
   int64_t lo, hi;   /* inclusive bounds (1 and INT32_MAX unless given) */
   int64_t rep;      /* the representative value */
+  /* A run-time shape value (docs/symbolic_shapes.md, "Run-time shape
+   * values"): the symbol is element value_elem of the graph input
+   * value_of, bound from that input's data when the executor gets it;
+   * NULL for a size symbol, bound from an input's dimensions. */
+  const char *value_of;
+  int value_elem;
 } GSym;
 
 /* The symbol called name in g, or NULL. */
@@ -208,6 +214,12 @@ GSym *graph_sym_find(const Graph *g, const char *name);
  * (the representative value follows from g->sym_pass); NULL + error when
  * the bounds are empty or the name is not an identifier. */
 GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi);
+/* The symbol that element elem of the 1-D integer graph input `input`
+ * is at run time (made on first use, named INPUT_ELEM with non-identifier
+ * characters as '_'), with bounds [1, GRAPH_MAX_ELEMS]; NULL + error.  A
+ * call whose output dimension is such a value says so with the attribute
+ * sym_dims ("x_0,,x_2": a symbol name, or empty, per dimension). */
+GSym *graph_value_sym(Graph *g, const char *input, int elem);
 /* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
 bool ttype_is_symbolic(const TType *t);
@@ -228,6 +240,9 @@ int sym_infer(Graph *g, const GNode *n, TType *out);
 /* t (a type of graph og) with its expressions over ng's symbols of the
  * same names (made in ng when missing). */
 TType sym_copy_type(Graph *ng, const Graph *og, const TType *t);
+/* Give ng every symbol of og that it lacks, in og's order (graph_rewrite
+ * does, so a call's sym_dims finds its run-time values). */
+void graph_copy_syms(Graph *ng, const Graph *og);
 /* The batch symbol, when g can run as batch-1 kernels called once per
  * sample: one symbol, which every symbolic tensor has as exactly its
  * dimension 0 and nowhere else, and every op on symbolic tensors works

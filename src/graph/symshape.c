@@ -81,6 +81,26 @@ GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi) {
   return s;
 }
 
+GSym *graph_value_sym(Graph *g, const char *input, int elem) {
+  for (int i = 0; i < g->syms.len; i++) {
+    GSym *s = g->syms.data[i];
+    if (s->value_of && !strcmp(s->value_of, input) && s->value_elem == elem) return s;
+  }
+  StrBuf sb = {0};
+  sb_printf(&sb, "%s%s_%d", isalpha((unsigned char)*input) || *input == '_' ? "" : "v", input, elem);
+  for (char *c = sb.data; *c; c++)
+    if (!isalnum((unsigned char)*c) && *c != '_') *c = '_';
+  while (graph_sym_find(g, sb.data)) sb_printf(&sb, "_");
+  GSym *s = graph_sym(g, sb.data, 1, GRAPH_MAX_ELEMS);
+  sb_free(&sb);
+  if (!s) return NULL;
+  kiln_arena_push(g->arena);
+  s->value_of = kstrdup(input);
+  s->value_elem = elem;
+  kiln_arena_pop();
+  return s;
+}
+
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi) {
   GSym *s = graph_sym_find(g, name);
   if (!s) return kiln_set_error("a bound is given for '%s', which no input shape uses as a symbol", name);
@@ -596,12 +616,54 @@ static const char *args_str(const GNode *n) {
   return r;
 }
 
+/* A call whose output dimensions are run-time shape values (the attribute
+ * sym_dims names the value symbol of each such dimension): those
+ * dimensions are the symbols, at their representative values. */
+static int sym_value_dims(Graph *g, const GNode *n, const char *spec, TType *out, const char *nm) {
+  for (int i = 0; i < n->nargs; i++)
+    if (ttype_is_symbolic(arg(n, i)))
+      return kiln_set_error("%s%s: an output shaped by a run-time value takes static inputs only (%s)", n->op->name, nm,
+                            args_str(n));
+  kiln_arena_push(g->arena);
+  SymDims *sd = KNEW(SymDims);
+  kiln_arena_pop();
+  const char *p = spec;
+  bool has = false;
+  for (int d = 0; d < out->ndim; d++) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len) {
+      char name[96];
+      snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
+      const GSym *s = graph_sym_find(g, name);
+      if (!s || !s->value_of)
+        return kiln_set_error("%s%s: sym_dims names '%s', which is not a run-time value of the graph", n->op->name,
+                              nm, name);
+      if (out->shape[d] != s->rep)
+        return kiln_set_error("%s%s: dimension %d is %lld, not the representative value %lld of '%s'", n->op->name,
+                              nm, d, (long long)out->shape[d], (long long)s->rep, name);
+      sd->dim[d] = s->var;
+      has = true;
+    }
+    if (!end) {
+      if (d + 1 != out->ndim)
+        return kiln_set_error("%s%s: sym_dims '%s' names %d dimensions of %d", n->op->name, nm, spec, d + 1, out->ndim);
+      break;
+    }
+    p = end + 1;
+  }
+  out->sym = has ? sd : NULL;
+  return 0;
+}
+
 int sym_infer(Graph *g, const GNode *n, TType *out) {
   out->sym = NULL;
+  const char *nm = n->name && *n->name ? kfmt(" (node '%s')", n->name) : "";
+  const char *vd = gattr_str(&n->attrs, "sym_dims", NULL);
+  if (vd) return sym_value_dims(g, n, vd, out, nm);
   bool any = false;
   for (int i = 0; i < n->nargs; i++) any |= ttype_is_symbolic(arg(n, i));
   if (!any) return 0;
-  const char *nm = n->name && *n->name ? kfmt(" (node '%s')", n->name) : "";
   SymRule rule = find_rule(n, out);
   if (!rule)
     return kiln_set_error("%s%s does not take symbolic dimensions yet (%s); give the input's sizes as numbers in "
@@ -689,6 +751,7 @@ static bool per_sample(const GNode *n, const GSym *s) {
 const GSym *graph_batch_symbol(const Graph *g) {
   if (g->syms.len != 1) return NULL;
   const GSym *s = g->syms.data[0];
+  if (s->value_of) return NULL; /* a run-time value is bound from data, not from a batch dimension */
   for (int i = 0; i < g->nodes.len; i++) {
     const GNode *n = g->nodes.data[i];
     const TType *t = &n->type;
@@ -780,6 +843,21 @@ int sym_postfix(StrBuf *sb, const Expr *e) {
   return kiln_set_error("shape expression %s: the runtime cannot evaluate it", ir_expr_str((Expr *)e));
 }
 
+void graph_copy_syms(Graph *ng, const Graph *og) {
+  for (int i = 0; i < og->syms.len; i++) {
+    const GSym *os = og->syms.data[i];
+    if (graph_sym_find(ng, os->name)) continue;
+    kiln_arena_push(ng->arena);
+    GSym *s = KNEW(GSym);
+    *s = *os;
+    s->name = kstrdup(os->name);
+    s->var = ir_var(s->name, DT_I32);
+    if (os->value_of) s->value_of = kstrdup(os->value_of);
+    av_push(&ng->syms, s);
+    kiln_arena_pop();
+  }
+}
+
 TType sym_copy_type(Graph *ng, const Graph *og, const TType *t) {
   TType r = *t;
   if (!ttype_is_symbolic(t)) {
@@ -787,19 +865,10 @@ TType sym_copy_type(Graph *ng, const Graph *og, const TType *t) {
     return r;
   }
   PtrMap vmap = {0};
+  graph_copy_syms(ng, og);
   for (int i = 0; i < og->syms.len; i++) {
     const GSym *os = og->syms.data[i];
-    GSym *s = graph_sym_find(ng, os->name);
-    if (!s) {
-      kiln_arena_push(ng->arena);
-      s = KNEW(GSym);
-      *s = *os;
-      s->name = kstrdup(os->name);
-      s->var = ir_var(s->name, DT_I32);
-      av_push(&ng->syms, s);
-      kiln_arena_pop();
-    }
-    pm_put(&vmap, os->var, s->var);
+    pm_put(&vmap, os->var, graph_sym_find(ng, os->name)->var);
   }
   kiln_arena_push(ng->arena);
   SymDims *sd = KNEW(SymDims);

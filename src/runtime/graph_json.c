@@ -361,16 +361,26 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
   g->sym_names = kiln_arena_alloc(p->a, (size_t)n * sizeof(char *) + 1);
   g->sym_lo = kiln_arena_alloc(p->a, (size_t)n * sizeof(int64_t) + 1);
   g->sym_hi = kiln_arena_alloc(p->a, (size_t)n * sizeof(int64_t) + 1);
+  g->sym_value_entry = kiln_arena_alloc(p->a, (size_t)n * sizeof(int32_t) + 1);
+  g->sym_value_elem = kiln_arena_alloc(p->a, (size_t)n * sizeof(int32_t) + 1);
   int i = 0;
   for (const cJSON *s = items->child; s; s = s->next, i++) {
     char name[64];
     long long lo, hi;
-    if (!cJSON_IsString(s) || sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld", name, &lo, &hi) != 3 || lo < 0 ||
-        lo > hi)
-      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\"", i);
+    int ve = -1, vi = -1, nf = 0;
+    if (!cJSON_IsString(s) ||
+        ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d", name, &lo, &hi, &ve, &vi)) != 3 && nf != 5) ||
+        lo < 0 || lo > hi || (nf == 5 && (ve < 0 || ve >= g->num_entries || vi < 0)))
+      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size) or "
+                            "\"NAME:lo:hi:ENTRY:ELEMENT\" (a run-time shape value: an element of an input entry)",
+                            i);
+    if (nf == 5 && g->nodes[g->entry_node[ve]].is_op)
+      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d]: entry %d is not a graph input", i, ve);
     g->sym_names[i] = arena_strdup(p->a, name);
     g->sym_lo[i] = lo;
     g->sym_hi[i] = hi;
+    g->sym_value_entry[i] = nf == 5 ? ve : -1;
+    g->sym_value_elem[i] = nf == 5 ? vi : -1;
   }
   g->entry_sym = kiln_arena_alloc(p->a, (size_t)g->num_entries * sizeof(char *) + 1);
   int e = 0;

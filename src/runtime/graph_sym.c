@@ -421,11 +421,59 @@ static const char *bindings(const JsonGraph *g, const int64_t *vals, char *buf, 
   return buf;
 }
 
+/* The first node with a dimension that is exactly symbol s, for an
+ * error message: its name, and the dimension in *dim. */
+static const char *sym_user(const JsonGraph *g, int s, int *dim) {
+  for (int x = 0; x < g->num_entries; x++)
+    for (int d = 0; d < g->entry_ndim[x]; d++) {
+      size_t len;
+      const char *t = dim_text(g, x, d, &len);
+      if (t && find_sym(g, t, len) == s && g->nodes[g->entry_node[x]].is_op) {
+        *dim = d;
+        return g->nodes[g->entry_node[x]].name;
+      }
+    }
+  *dim = -1;
+  return "?";
+}
+
+/* Bind the run-time shape values that are elements of input entry e
+ * from t's data (docs/symbolic_shapes.md, "Run-time shape values"). */
+static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char *what, int64_t *vals, uint8_t *set) {
+  for (int s = 0; s < g->num_syms; s++) {
+    if (g->sym_value_entry[s] != e) continue;
+    int k = g->sym_value_elem[s];
+    if (t->device.device_type != kDLCPU || !t->data || t->ndim != 1 || !t->shape || t->dtype.code != kDLInt ||
+        (t->dtype.bits != 64 && t->dtype.bits != 32) || t->dtype.lanes != 1 || t->shape[0] <= k)
+      return kiln_set_error("%s: this input gives sizes at run time (element %d is %s), so it must be a 1-D int64 or "
+                            "int32 tensor in cpu memory with at least %d elements",
+                            what, k, g->sym_names[s], k + 1);
+    const char *base = (const char *)t->data + t->byte_offset;
+    int64_t v = t->dtype.bits == 64 ? ((const int64_t *)base)[k] : ((const int32_t *)base)[k];
+    int dim;
+    if (v < g->sym_lo[s] || v > g->sym_hi[s]) {
+      const char *node = sym_user(g, s, &dim);
+      return kiln_set_error("%s: element %d is %lld, which is dimension %d of node '%s' (the size %s), outside the "
+                            "bounds [%lld, %lld] the model was compiled for%s",
+                            what, k, (long long)v, dim, node, g->sym_names[s], (long long)g->sym_lo[s],
+                            (long long)g->sym_hi[s],
+                            v < 1 ? " (an empty dimension is not supported for a size given at run time)" : "");
+    }
+    vals[s] = v;
+    set[s] = 1;
+  }
+  return 0;
+}
+
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
   JsonGraph *g = &ex->g;
   if (g->batch_name) return batch_resize(ex, e, t, what);
-  if (!ex->sym_val || !g->entry_sym || !g->entry_sym[e] || !t || t->ndim != g->entry_ndim[e] || !t->shape) return 0;
-  if (!memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim)) return 0;
+  if (!ex->sym_val || !t) return 0;
+  bool values = false;
+  for (int s = 0; s < g->num_syms; s++) values |= g->sym_value_entry[s] == e;
+  bool resized = g->entry_sym && g->entry_sym[e] && t->ndim == g->entry_ndim[e] && t->shape &&
+              memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim);
+  if (!values && !resized) return 0;
   size_t ndims = 0; /* the symbolic entries' dimensions, all together */
   for (int x = 0; x < g->num_entries; x++)
     if (g->entry_sym[x]) ndims += (size_t)g->entry_ndim[x];
@@ -434,8 +482,10 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
   int rc = !vals || !set ? kiln_set_error("%s: out of memory", what) : 0;
   char buf[256];
   if (!rc) memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
-  /* 1. the symbols the input's dimensions name */
-  for (int d = 0; d < t->ndim && !rc; d++) {
+  /* 1. the symbols the input's dimensions name, and the run-time shape
+   * values its data holds */
+  if (!rc && values) rc = bind_values(g, e, t, what, vals, set);
+  for (int d = 0; resized && d < t->ndim && !rc; d++) {
     size_t len;
     const char *txt = dim_text(g, e, d, &len);
     int s = txt ? find_sym(g, txt, len) : -1;

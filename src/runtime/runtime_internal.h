@@ -272,6 +272,9 @@ typedef struct JsonGraph {
   int num_syms;
   const char **sym_names;
   int64_t *sym_lo, *sym_hi; /* inclusive bounds */
+  /* run-time shape values ("NAME:lo:hi:ENTRY:ELEM"): per symbol, the input
+   * entry whose data element sym_value_elem it is, or -1 for a size */
+  int32_t *sym_value_entry, *sym_value_elem;
   const char **entry_sym;  /* per entry: dims' postfix expressions joined by ';', or NULL */
   /* the batch as an outer loop (attrs.kiln_batch, kiln_batch_entry): the
    * kernels are batch-1 ones, called once per sample */

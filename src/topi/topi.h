@@ -292,6 +292,9 @@ Tensor *topi_gather_elements(Tensor *data, Tensor *indices, int axis);
 Tensor *topi_tile(Tensor *x, const int64_t *repeats);
 /* ONNX Expand: x broadcast with shape (both ways). */
 Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape);
+/* The same to a shape of expressions (run-time sizes: Vars the kernel
+ * binds from its output's shape). */
+Tensor *topi_expand_expr(Tensor *x, int ndim, Expr **shape);
 
 typedef enum TopiResizeMethod { TOPI_RESIZE_NEAREST, TOPI_RESIZE_LINEAR, TOPI_RESIZE_CUBIC } TopiResizeMethod;
 typedef enum TopiCoordMode {

@@ -567,7 +567,12 @@ def run_case(case, args, workroot):
                         argv += ["--inputs", os.path.join(dpath, f)]
                 rc, out, err = run_proc(argv, args.timeout, env)
                 if rc != 0:
-                    case.status, case.reason = "fail", f"run {ds}: {describe_rc(rc)}: {first_line(err, 'run')}"
+                    msg = first_line(err, "run")
+                    # a value the compiled model cannot take at run time, refused plainly
+                    if rc is not None and rc > 0 and UNSUPPORTED_RE.search(msg):
+                        case.status, case.reason = "unsupported", f"run {ds}: {msg}"
+                    else:
+                        case.status, case.reason = "fail", f"run {ds}: {describe_rc(rc)}: {msg}"
                     return case
                 with np.load(npz) as z:
                     got = [z[k] for k in z.files]  # in output order, by the model's output names

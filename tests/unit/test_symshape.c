@@ -374,8 +374,106 @@ static void test_symshape_executor(void) {
   free(dir);
 }
 
+/* Run-time shape values: out = fill(2.5, shape = x) + 1 with x a 1-D
+ * int64 graph input.  Its elements are symbols the executor binds from
+ * the data set_input gets (before planning), so one module runs at every
+ * x; the plan cache keys on the values; a value outside the bounds and an
+ * input that cannot carry sizes are errors naming the node and value. */
+static void test_symshape_runtime_value(void) {
+  char *dir = kiln_mkdtemp("kiln-symval-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = graph_new();
+  (void)graph_var(g, "x", ttype(DT_I64, 1, (int64_t[]){2}));
+  GSym *s0 = graph_value_sym(g, "x", 0), *s1 = graph_value_sym(g, "x", 1);
+  CHECK_NN(s0);
+  CHECK_NN(s1);
+  if (!s0 || !s1) {
+    graph_free(g);
+    kiln_rmtree(dir);
+    free(dir);
+    return;
+  }
+  CHECK_STR(s0->name, "x_0");
+  CHECK(graph_value_sym(g, "x", 0) == s0); /* one symbol per element */
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 2, (int64_t[]){s0->rep, s1->rep});
+  ga_str(&a, "sym_dims", "x_0,x_1");
+  GNode *f = graph_call(g, "broadcast_to", 1, (GNode *[]){graph_scalar(g, 2.5, DT_F32)}, a, "fill");
+  CHECK_STR(ty(f), "Tensor[(x_0, x_1), float32]");
+  /* sym_dims must name a run-time value at its representative value */
+  GAttrs bad = gattrs_new();
+  ga_ints(&bad, "shape", 2, (int64_t[]){s0->rep, 3});
+  ga_str(&bad, "sym_dims", "x_0,x_9");
+  CHECK(graph_call(g, "broadcast_to", 1, (GNode *[]){graph_scalar(g, 1.0, DT_F32)}, bad, "bad") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "'x_9', which is not a run-time value");
+  GNode *y = graph_call(g, "add", 2, (GNode *[]){f, graph_scalar(g, 1.0, DT_F32)}, gattrs_new(), "add");
+  graph_add_output(g, y);
+  CHECK(graph_batch_symbol(g) == NULL); /* bound from data, never a batch */
+  const char *so = kfmt("%s/value.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 1;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLDevice cpu = {kDLCPU, 0};
+  static const int64_t seq[][2] = {{3, 4}, {5, 2}, {3, 4}, {1, 7}, {5, 2}};
+  for (int k = 0; ex && k < 5; k++) {
+    DLTensor *xv = NULL, *out = NULL;
+    CHECK_OK(kiln_array_empty(1, (int64_t[]){2}, DT_I64, cpu, &xv));
+    if (!xv) break;
+    memcpy(xv->data, seq[k], sizeof seq[k]);
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &out));
+    if (out) {
+      CHECK_INT(out->ndim, 2);
+      CHECK_INT(out->shape[0], seq[k][0]);
+      CHECK_INT(out->shape[1], seq[k][1]);
+      int bad_elems = 0;
+      for (int64_t i = 0; i < seq[k][0] * seq[k][1]; i++) bad_elems += ((float *)out->data)[i] != 3.5f;
+      CHECK_INT(bad_elems, 0);
+    }
+    kiln_array_free(xv);
+    kiln_array_free(out);
+  }
+  if (ex) {
+    /* misses: (3,4) (5,2) (1,7); hits: (3,4) (5,2) */
+    CHECK_INT((int)ex->sym_stats.plan_misses, 3);
+    CHECK_INT((int)ex->sym_stats.plan_hits, 2);
+    DLTensor *xv = NULL;
+    CHECK_OK(kiln_array_empty(1, (int64_t[]){2}, DT_I64, cpu, &xv));
+    if (xv) {
+      ((int64_t *)xv->data)[0] = 4;
+      ((int64_t *)xv->data)[1] = 0;
+      CHECK(kiln_graph_executor_set_input(ex, 0, xv) != 0);
+      CHECK_CONTAINS(kiln_last_error(), "element 1 is 0, which is dimension 1 of node");
+      CHECK_CONTAINS(kiln_last_error(), "(the size x_1), outside the bounds [1, ");
+      kiln_array_free(xv);
+    }
+    /* the values stay those of the last good set_input */
+    CHECK_INT((int)ex->g.entry_shape[ex->g.num_entries - 1][0], 5);
+    DLTensor *fv = NULL; /* sizes cannot come from float data */
+    CHECK_OK(kiln_array_empty(1, (int64_t[]){2}, DT_F32, cpu, &fv));
+    if (fv) {
+      CHECK(kiln_graph_executor_set_input(ex, 0, fv) != 0);
+      CHECK_CONTAINS(kiln_last_error(), "must be a 1-D int64 or int32 tensor");
+      kiln_array_free(fv);
+    }
+  }
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 const TestCase symshape_tests[] = {
     {"symshape_executor", test_symshape_executor},
+    {"symshape_runtime_value", test_symshape_runtime_value},
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},

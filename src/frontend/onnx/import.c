@@ -241,7 +241,7 @@ GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs at
   }
   bool all_const = nargs > 0 && n->op->compute;
   for (int i = 0; i < nargs && all_const; i++) all_const = args[i]->kind == GN_CONST;
-  if (all_const && ttype_numel(&n->type) <= IMPORT_FOLD_LIMIT) {
+  if (all_const && !ttype_is_symbolic(&n->type) && ttype_numel(&n->type) <= IMPORT_FOLD_LIMIT) {
     DLTensor *v = graph_eval_call(n, args);
     if (!v) {
       kiln_error_context("%s node '%s'", im->node->op_type, im->node->name);
@@ -480,6 +480,31 @@ GNode *imp_const_input(Importer *im, int i) {
               im->node->inputs[i]);
   sb_free(&sb);
   return NULL;
+}
+
+int imp_runtime_shape_input(Importer *im, int i, int64_t *vals, const char **dims, int max) {
+  GNode *v = imp_input(im, i);
+  *dims = NULL;
+  if (!v || v->kind != GN_VAR || v->type.ndim != 1 || v->type.dtype.code != kDLInt ||
+      (v->type.dtype.bits != 64 && v->type.dtype.bits != 32) || ttype_is_symbolic(&v->type))
+    return -2;
+  int64_t n = v->type.shape[0];
+  if (n > max) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, v->name, (long long)n, max);
+  StrBuf sb = {0};
+  for (int64_t k = 0; k < n; k++) {
+    GSym *s = graph_value_sym(im->g, v->name, (int)k);
+    if (!s) {
+      sb_free(&sb);
+      return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
+    }
+    vals[k] = s->rep;
+    sb_printf(&sb, "%s%s", k ? "," : "", s->name);
+  }
+  kiln_arena_push(im->g->arena);
+  *dims = kstrdup(sb.data ? sb.data : "");
+  kiln_arena_pop();
+  sb_free(&sb);
+  return (int)n;
 }
 
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {

@@ -88,6 +88,14 @@ GNode *imp_scalar(Importer *im, double v, DType t);
 /* Read a constant int input as a list (shape, axes, pads); -1 + error
  * naming the input when it is not constant. */
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
+/* A shape input given at run time (docs/symbolic_shapes.md, "Run-time
+ * shape values"): when input i is a 1-D int64/int32 graph input of static
+ * length, each element becomes a run-time value symbol; vals gets their
+ * representative values and *dims the call's sym_dims attribute ("x_0,x_1")
+ * for an output whose dimensions are these elements in order.  The count;
+ * -2 when input i is not such an input (the caller reads it as a
+ * constant); -1 + error. */
+int imp_runtime_shape_input(Importer *im, int i, int64_t *vals, const char **dims, int max);
 /* Input i, which must be a constant: NULL + an error that names the
  * graph inputs it is computed from (to bind with --bind) otherwise. */
 GNode *imp_const_input(Importer *im, int i);

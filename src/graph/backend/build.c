@@ -225,6 +225,20 @@ static const char *ops_list(FusedGroup *fg) {
 static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *param_index, PtrMap *node_of,
                         const int64_t *storage, const GraphBuildOptions *opt) {
   const char *batch_outer = opt ? opt->batch_outer : NULL;
+  /* a run-time shape value is an element of a graph input the graph takes */
+  for (int i = 0; i < g->syms.len; i++) {
+    const GSym *s = g->syms.data[i];
+    bool found = !s->value_of;
+    for (int k = 0; k < g->nodes.len && !found; k++) {
+      const GNode *n = g->nodes.data[k];
+      found = n->kind == GN_VAR && !strcmp(n->name, s->value_of);
+    }
+    if (!found)
+      return kiln_set_error("the run-time shape value '%s' is element %d of the graph input '%s', which the built "
+                            "graph does not take",
+                            s->name, s->value_elem, s->value_of),
+             NULL;
+  }
   cJSON *root = cJSON_CreateObject(), *nodes = cJSON_CreateArray(), *argn = cJSON_CreateArray(), *heads = cJSON_CreateArray(),
         *rowptr = cJSON_CreateArray();
   AVec shapes = {0}, dtypes = {0};
@@ -332,7 +346,18 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     AVec syms = {0}, exprs = {0};
     for (int i = 0; i < g->syms.len; i++) {
       const GSym *s = g->syms.data[i];
-      av_push(&syms, (void *)kfmt("%s:%lld:%lld", s->name, (long long)s->lo, (long long)s->hi));
+      if (!s->value_of) {
+        av_push(&syms, (void *)kfmt("%s:%lld:%lld", s->name, (long long)s->lo, (long long)s->hi));
+        continue;
+      }
+      /* a run-time shape value: "NAME:lo:hi:ENTRY:ELEM", the entry of the
+       * graph input whose element it is */
+      int e = -1;
+      for (int k = 0; k < shapes.len && e < 0; k++) {
+        const GNode *n = shapes.data[k];
+        if (n->kind == GN_VAR && !strcmp(n->name, s->value_of)) e = k;
+      }
+      av_push(&syms, (void *)kfmt("%s:%lld:%lld:%d:%d", s->name, (long long)s->lo, (long long)s->hi, e, s->value_elem));
     }
     for (int i = 0; i < shapes.len; i++) {
       const TType *t = &((GNode *)shapes.data[i])->type;
@@ -456,6 +481,7 @@ static char *planned_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params
   PtrMap node_of = {0};
   char *json = graph_json(g, groups, infos, params, param_index, &node_of, NULL, opt);
   pm_free(&node_of);
+  if (!json) return NULL;
   char *planned = NULL;
   if (kiln_graph_json_plan_memory(json, strlen(json), &planned, NULL) == 0) {
     free(json);
@@ -578,10 +604,11 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   void *pbytes = NULL, *pindex = NULL, *pdata = NULL;
   size_t psize = 0, pindex_size = 0, pdata_size = 0;
   if (!rc) {
-    for (int k = 0; k < ng; k++) {
+    for (int k = 0; k < ng && !rc; k++) {
       GraphBuildOptions ko = *opt;
       if (k) ko.batch_outer = NULL;
       jsons[k] = planned_json(gs[k], &groups[k], infos[k], &local[k], &param_index, &ko);
+      if (!jsons[k]) rc = -1;
     }
     const char **names = KNEWN(const char *, params.len + 1);
     DLTensor **arrays = KNEWN(DLTensor *, params.len + 1);
@@ -591,7 +618,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     }
     /* TVM's params blob only for --emit; the module embeds them aligned,
      * to be used in place (docs/formats.md) */
-    if (opt->emit_dir) rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
+    if (!rc && opt->emit_dir) rc = kiln_params_save(params.len, names, arrays, &pbytes, &psize);
     if (!rc) rc = kiln_params_save_embedded(params.len, names, arrays, &pindex, &pindex_size, &pdata, &pdata_size);
   }
   if (!rc) {

@@ -401,6 +401,7 @@ Tensor *compute_tile(GNode *n, Tensor **ins, const Strategy *st) {
 
 Tensor *compute_broadcast_to(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
+  if (ttype_is_symbolic(&n->type)) return topi_expand_expr(ins[0], n->type.ndim, ttype_shape_exprs(&n->type));
   return topi_expand(ins[0], n->type.ndim, n->type.shape);
 }
 

@@ -3,13 +3,16 @@
  * replace it by the result.  Small results go through the operator
  * library's reference interpreter, large ones through a compiled kernel
  * (graph_eval_call decides).  Calls without a compute (none should remain
- * after simplify_inference) are kept.
+ * after simplify_inference) are kept, and so are calls whose result is
+ * symbolic (a ConstantOfShape of a shape given at run time).
  */
 #include "passes.h"
 
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   (void)ud;
   if (!old->op->compute) return GRAPH_KEEP;
+  /* a shape given at run time (sym_dims) has no value to fold to */
+  if (ttype_is_symbolic(&old->type)) return GRAPH_KEEP;
   for (int i = 0; i < old->nargs; i++)
     if (args[i]->kind != GN_CONST) return GRAPH_KEEP;
   DLTensor *v = graph_eval_call(old, args);

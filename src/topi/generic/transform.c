@@ -465,6 +465,12 @@ Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape) {
     if (shape[d] < 0) return kiln_set_error("%s: shape[%d] = %lld is negative", op, d, (long long)shape[d]), NULL;
     sh[d] = c32(shape[d]);
   }
+  return topi_expand_expr(x, ndim, sh);
+}
+
+Tensor *topi_expand_expr(Tensor *x, int ndim, Expr **sh) {
+  const char *op = "expand";
+  if (!x) return NULL;
   int nd;
   Expr **oshape;
   if (topi_broadcast_shapes(op, 2, (int[]){x->ndim, ndim}, (Expr **[]){x->shape, sh}, &nd, &oshape)) return NULL;

@@ -431,7 +431,9 @@ int onnx_h_expand(Importer *im) { return op_of_list_input(im, "broadcast_to", "s
 
 int onnx_h_constant_of_shape(Importer *im) {
   int64_t s[MAXD];
-  int n = imp_const_input_ints(im, 0, s, MAXD);
+  const char *dims = NULL;
+  int n = imp_runtime_shape_input(im, 0, s, &dims, MAXD);
+  if (n == -2) n = imp_const_input_ints(im, 0, s, MAXD);
   if (n < 0) return -1;
   const OnnxTensor *t = onnx_attr_tensor(N(im), "value");
   double v = 0;
@@ -449,6 +451,7 @@ int onnx_h_constant_of_shape(Importer *im) {
   GNode *sc = imp_scalar(im, v, dt);
   GAttrs a = gattrs_new();
   ga_ints(&a, "shape", n, s);
+  if (dims) ga_str(&a, "sym_dims", dims);
   return out0(im, imp_call(im, "broadcast_to", 1, &sc, a));
 }
 
