@@ -224,13 +224,30 @@ int imp_set_output(Importer *im, int i, GNode *v) {
   return 0;
 }
 
+/* A call over sizes given at run time that Kiln cannot build says which
+ * graph inputs give them, the way a value needed at compile time does, so
+ * the model can still be compiled for one value of them with --bind. */
+static void runtime_value_hint(Importer *im) {
+  StrBuf sb = {0};
+  for (int i = 0; i < im->g->syms.len; i++) {
+    const GSym *s = im->g->syms.data[i];
+    if (!s->value_of || (sb.data && strstr(sb.data, kfmt("'%s'", s->value_of)))) continue;
+    sb_printf(&sb, "%s'%s'", sb.len ? ", " : "", s->value_of);
+  }
+  if (sb.len)
+    kiln_set_error("%s; with sizes given at run time this is not supported yet: the value must be known at compile "
+                   "time; it is computed from the graph input(s) %s: bind them to values with --bind NAME=FILE",
+                   kiln_get_error(), sb.data);
+  sb_free(&sb);
+}
+
 GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs attrs) {
   for (int i = 0; i < nargs; i++)
     if (!args[i]) return NULL;
   GNode *n = graph_call(im->g, op, nargs, args, attrs, im->node->name);
   if (!n) {
     kiln_error_context("%s node '%s' (opset %lld)", im->node->op_type, im->node->name, (long long)im->opset);
-    return NULL;
+    return runtime_value_hint(im), NULL;
   }
   if (n->op->compute && ttype_numel(&n->type) == 0) {
     /* an empty result needs no kernel: it is an empty constant */
@@ -466,6 +483,14 @@ GNode *imp_const_input(Importer *im, int i) {
   GNode *v = imp_input(im, i);
   if (!v) return imp_error(im, "input %d is missing", i), NULL;
   if (v->kind == GN_CONST) return symval_refuse_const(im, i, v) ? NULL : v;
+  /* a graph input with no elements has one value, known now (a Reduce's
+   * empty axes given as an input) */
+  if (v->kind == GN_VAR && !ttype_is_symbolic(&v->type) && ttype_numel(&v->type) == 0) {
+    DLTensor *e;
+    DLDevice cpu = {kDLCPU, 0};
+    if (kiln_array_empty(v->type.ndim, v->type.shape, v->type.dtype, cpu, &e)) return NULL;
+    return graph_const(im->g, NULL, e);
+  }
   char *seen = xcalloc((size_t)im->g->nodes.len + 1, 1);
   StrBuf sb = {0};
   collect_vars(v, seen, &sb);
