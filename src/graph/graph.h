@@ -215,11 +215,12 @@ GSym *graph_sym_find(const Graph *g, const char *name);
  * the bounds are empty or the name is not an identifier. */
 GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi);
 /* The symbol that element elem of the 1-D integer graph input `input`
- * is at run time (made on first use, named INPUT_ELEM with non-identifier
- * characters as '_'), with bounds [1, GRAPH_MAX_ELEMS]; NULL + error.  A
+ * is at run time (made on first use with bounds [lo, hi], named
+ * INPUT_ELEM with non-identifier characters as '_'); NULL + error.  A
  * call whose output dimension is such a value says so with the attribute
- * sym_dims ("x_0,,x_2": a symbol name, or empty, per dimension). */
-GSym *graph_value_sym(Graph *g, const char *input, int elem);
+ * sym_dims ("x_0,,x_2*3": per dimension a symbol name, optionally times a
+ * constant, or empty for a constant dimension). */
+GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t hi);
 /* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
 bool ttype_is_symbolic(const TType *t);

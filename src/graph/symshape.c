@@ -81,7 +81,7 @@ GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi) {
   return s;
 }
 
-GSym *graph_value_sym(Graph *g, const char *input, int elem) {
+GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t hi) {
   for (int i = 0; i < g->syms.len; i++) {
     GSym *s = g->syms.data[i];
     if (s->value_of && !strcmp(s->value_of, input) && s->value_elem == elem) return s;
@@ -94,6 +94,17 @@ GSym *graph_value_sym(Graph *g, const char *input, int elem) {
   GSym *s = graph_sym(g, sb.data, 1, GRAPH_MAX_ELEMS);
   sb_free(&sb);
   if (!s) return NULL;
+  /* a value need not be a size (an axis may be negative); its
+   * representative values are smaller than a size's (a tile's repeats
+   * multiply the input's dimensions), distinct per pass */
+  static const int64_t value_reps[2][8] = {{17, 19, 23, 29, 31, 37, 41, 43}, {47, 53, 43, 41, 37, 31, 29, 23}};
+  int nv = 0;
+  for (int i = 0; i < g->syms.len - 1; i++) nv += ((GSym *)g->syms.data[i])->value_of != NULL;
+  s->lo = lo;
+  s->hi = hi;
+  s->rep = value_reps[g->sym_pass][nv % 8] + 2 * (nv / 8);
+  if (s->rep < lo) s->rep = lo;
+  if (s->rep > hi) s->rep = hi;
   kiln_arena_push(g->arena);
   s->value_of = kstrdup(input);
   s->value_elem = elem;
@@ -634,15 +645,23 @@ static int sym_value_dims(Graph *g, const GNode *n, const char *spec, TType *out
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len) {
       char name[96];
+      long long k = 1;
       snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
+      char *star = strchr(name, '*');
+      if (star) {
+        *star = 0;
+        k = strtoll(star + 1, NULL, 10);
+      }
       const GSym *s = graph_sym_find(g, name);
-      if (!s || !s->value_of)
+      if (!s || !s->value_of || k < 1)
         return kiln_set_error("%s%s: sym_dims names '%s', which is not a run-time value of the graph", n->op->name,
                               nm, name);
-      if (out->shape[d] != s->rep)
-        return kiln_set_error("%s%s: dimension %d is %lld, not the representative value %lld of '%s'", n->op->name,
-                              nm, d, (long long)out->shape[d], (long long)s->rep, name);
-      sd->dim[d] = s->var;
+      if (out->shape[d] != s->rep * k)
+        return kiln_set_error("%s%s: dimension %d is %lld, not the representative value %lld of '%s' times %lld",
+                              n->op->name, nm, d, (long long)out->shape[d], (long long)s->rep, name, k);
+      kiln_arena_push(g->arena);
+      sd->dim[d] = k == 1 ? s->var : ir_simplify(ir_mul(s->var, ir_i32(k)));
+      kiln_arena_pop();
       has = true;
     }
     if (!end) {

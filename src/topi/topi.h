@@ -295,6 +295,9 @@ Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape);
 /* The same to a shape of expressions (run-time sizes: Vars the kernel
  * binds from its output's shape). */
 Tensor *topi_expand_expr(Tensor *x, int ndim, Expr **shape);
+/* Tile x to the output shape oshape (each dimension a multiple of x's;
+ * run-time repeats: Vars the kernel binds from its output's shape). */
+Tensor *topi_tile_expr(Tensor *x, Expr **oshape);
 
 typedef enum TopiResizeMethod { TOPI_RESIZE_NEAREST, TOPI_RESIZE_LINEAR, TOPI_RESIZE_CUBIC } TopiResizeMethod;
 typedef enum TopiCoordMode {

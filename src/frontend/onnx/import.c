@@ -234,10 +234,13 @@ static void runtime_value_hint(Importer *im) {
     if (!s->value_of || (sb.data && strstr(sb.data, kfmt("'%s'", s->value_of)))) continue;
     sb_printf(&sb, "%s'%s'", sb.len ? ", " : "", s->value_of);
   }
-  if (sb.len)
+  if (sb.len) {
+    char *why = xstrdup(kiln_get_error()); /* not the buffer kiln_set_error writes */
     kiln_set_error("%s; with sizes given at run time this is not supported yet: the value must be known at compile "
                    "time; it is computed from the graph input(s) %s: bind them to values with --bind NAME=FILE",
-                   kiln_get_error(), sb.data);
+                   why, sb.data);
+    free(why);
+  }
   sb_free(&sb);
 }
 
@@ -507,29 +510,32 @@ GNode *imp_const_input(Importer *im, int i) {
   return NULL;
 }
 
-int imp_runtime_shape_input(Importer *im, int i, int64_t *vals, const char **dims, int max) {
+int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max) {
   GNode *v = imp_input(im, i);
-  *dims = NULL;
   if (!v || v->kind != GN_VAR || v->type.ndim != 1 || v->type.dtype.code != kDLInt ||
       (v->type.dtype.bits != 64 && v->type.dtype.bits != 32) || ttype_is_symbolic(&v->type))
     return -2;
   int64_t n = v->type.shape[0];
   if (n > max) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, v->name, (long long)n, max);
-  StrBuf sb = {0};
-  for (int64_t k = 0; k < n; k++) {
-    GSym *s = graph_value_sym(im->g, v->name, (int)k);
-    if (!s) {
-      sb_free(&sb);
+  for (int64_t k = 0; k < n; k++)
+    if (!(syms[k] = graph_value_sym(im->g, v->name, (int)k, 1, GRAPH_MAX_ELEMS)))
       return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
-    }
-    vals[k] = s->rep;
-    sb_printf(&sb, "%s%s", k ? "," : "", s->name);
+  return (int)n;
+}
+
+const char *imp_sym_dims(Importer *im, int n, GSym *const *syms, const int64_t *times) {
+  StrBuf sb = {0};
+  for (int d = 0; d < n; d++) {
+    if (d) sb_puts(&sb, ",");
+    if (!syms[d]) continue;
+    sb_puts(&sb, syms[d]->name);
+    if (times && times[d] != 1) sb_printf(&sb, "*%lld", (long long)times[d]);
   }
   kiln_arena_push(im->g->arena);
-  *dims = kstrdup(sb.data ? sb.data : "");
+  const char *r = kstrdup(sb.data ? sb.data : "");
   kiln_arena_pop();
   sb_free(&sb);
-  return (int)n;
+  return r;
 }
 
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {

@@ -90,12 +90,13 @@ GNode *imp_scalar(Importer *im, double v, DType t);
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
 /* A shape input given at run time (docs/symbolic_shapes.md, "Run-time
  * shape values"): when input i is a 1-D int64/int32 graph input of static
- * length, each element becomes a run-time value symbol; vals gets their
- * representative values and *dims the call's sym_dims attribute ("x_0,x_1")
- * for an output whose dimensions are these elements in order.  The count;
- * -2 when input i is not such an input (the caller reads it as a
- * constant); -1 + error. */
-int imp_runtime_shape_input(Importer *im, int i, int64_t *vals, const char **dims, int max);
+ * length, element k becomes the run-time value symbol syms[k] (a size:
+ * bounds [1, GRAPH_MAX_ELEMS]).  The count; -2 when input i is not such an
+ * input (the caller reads it as a constant); -1 + error. */
+int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max);
+/* A call's sym_dims attribute: per output dimension d the name of
+ * syms[d] (times times[d] when given and not 1), empty where NULL. */
+const char *imp_sym_dims(Importer *im, int n, GSym *const *syms, const int64_t *times);
 /* Input i, which must be a constant: NULL + an error that names the
  * graph inputs it is computed from (to bind with --bind) otherwise. */
 GNode *imp_const_input(Importer *im, int i);

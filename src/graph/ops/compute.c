@@ -392,8 +392,20 @@ Tensor *compute_pad(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_pad(ins[0], v, m, gattr_float(a, "pad_value", 0));
 }
 
+/* The output shape of a kernel whose sizes are given at run time
+ * (sym_dims): a dimension that is a value symbol stays its Var, one that
+ * is an expression of it (a tile's x_1*3) becomes a Var of its own; the
+ * generated code binds both from the output tensor's shape. */
+static Expr **run_time_shape(const TType *t) {
+  Expr **s = ttype_shape_exprs(t);
+  for (int d = 0; d < t->ndim; d++)
+    if (t->sym->dim[d] && t->sym->dim[d]->kind != EK_Var) s[d] = ir_var(kfmt("out_dim%d", d), DT_I32);
+  return s;
+}
+
 Tensor *compute_tile(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
+  if (ttype_is_symbolic(&n->type)) return topi_tile_expr(ins[0], run_time_shape(&n->type));
   const int64_t *v;
   gattr_ints(&n->attrs, "reps", &v);
   return topi_tile(ins[0], v);
@@ -401,7 +413,7 @@ Tensor *compute_tile(GNode *n, Tensor **ins, const Strategy *st) {
 
 Tensor *compute_broadcast_to(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
-  if (ttype_is_symbolic(&n->type)) return topi_expand_expr(ins[0], n->type.ndim, ttype_shape_exprs(&n->type));
+  if (ttype_is_symbolic(&n->type)) return topi_expand_expr(ins[0], n->type.ndim, run_time_shape(&n->type));
   return topi_expand(ins[0], n->type.ndim, n->type.shape);
 }
 

@@ -456,6 +456,15 @@ Tensor *topi_tile(Tensor *x, const int64_t *repeats) {
   return inj("T_tile", nd, shape, v, te_read(x, nd, idx));
 }
 
+Tensor *topi_tile_expr(Tensor *x, Expr **oshape) {
+  if (!x) return NULL;
+  int nd = x->ndim;
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
+  for (int d = 0; d < nd; d++) idx[d] = ir_floormod(v[d], x->shape[d]);
+  return inj("T_tile", nd, oshape, v, te_read(x, nd, idx));
+}
+
 Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape) {
   const char *op = "expand";
   if (!x) return NULL;

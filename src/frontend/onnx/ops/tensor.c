@@ -422,17 +422,71 @@ static int op_of_list_input(Importer *im, const char *op, const char *attr, bool
   return out0(im, y);
 }
 
-int onnx_h_tile(Importer *im) {
-  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
-  return op_of_list_input(im, "tile", "reps", false);
+/* Tile's repeats given at run time (a graph input): dimension d is x's
+ * times the element.  -2 when input 1 is not such an input. */
+static int tile_runtime(Importer *im) {
+  int64_t r[MAXD];
+  GSym *syms[MAXD] = {0};
+  GNode *x = in0(im);
+  int n = x && !ttype_is_symbolic(&x->type) ? imp_runtime_shape_input(im, 1, syms, MAXD) : -2;
+  if (n < 0) return n;
+  if (n != x->type.ndim) return imp_error(im, "repeats has %d elements for an input of rank %d", n, x->type.ndim);
+  GAttrs a = gattrs_new();
+  for (int d = 0; d < n; d++) r[d] = syms[d]->rep;
+  ga_str(&a, "sym_dims", imp_sym_dims(im, n, syms, x->type.shape));
+  ga_ints(&a, "reps", n, r);
+  return out0(im, imp_call(im, "tile", 1, &x, a));
 }
 
-int onnx_h_expand(Importer *im) { return op_of_list_input(im, "broadcast_to", "shape", true); }
+/* Expand's shape given at run time (a graph input): where x's dimension
+ * is 1 (or x has none) the result's is the element; where x's is k > 1
+ * the result keeps k and the element must be 1 or k (bounds [1, k]).  -2
+ * when input 1 is not such an input. */
+static int expand_runtime(Importer *im) {
+  int64_t s[MAXD];
+  GSym *syms[MAXD] = {0};
+  GNode *x = in0(im);
+  int n = x && !ttype_is_symbolic(&x->type) ? imp_runtime_shape_input(im, 1, syms, MAXD) : -2;
+  if (n < 0) return n;
+  int r = n > x->type.ndim ? n : x->type.ndim;
+  GSym *out[MAXD] = {0};
+  for (int d = 0; d < n; d++) {
+    int xd = d - (n - x->type.ndim);
+    int64_t k = xd >= 0 ? x->type.shape[xd] : 1;
+    if (k == 1) {
+      s[d] = syms[d]->rep;
+      out[d + (r - n)] = syms[d];
+    } else {
+      s[d] = 1;
+      if (graph_sym_bound(imp_graph(im), syms[d]->name, 1, k)) return imp_error(im, "%s", kiln_get_error());
+    }
+  }
+  GAttrs a = gattrs_new();
+  ga_str(&a, "sym_dims", imp_sym_dims(im, r, out, NULL));
+  ga_ints(&a, "shape", n, s);
+  return out0(im, imp_call(im, "broadcast_to", 1, &x, a));
+}
+
+int onnx_h_tile(Importer *im) {
+  if (imp_opset(im) < 6) return imp_error(im, "Tile before opset 6 (tiles and axis inputs) is not supported");
+  int rc = tile_runtime(im);
+  return rc != -2 ? rc : op_of_list_input(im, "tile", "reps", false);
+}
+
+int onnx_h_expand(Importer *im) {
+  int rc = expand_runtime(im);
+  return rc != -2 ? rc : op_of_list_input(im, "broadcast_to", "shape", true);
+}
 
 int onnx_h_constant_of_shape(Importer *im) {
   int64_t s[MAXD];
+  GSym *syms[MAXD] = {0};
   const char *dims = NULL;
-  int n = imp_runtime_shape_input(im, 0, s, &dims, MAXD);
+  int n = imp_runtime_shape_input(im, 0, syms, MAXD);
+  if (n >= 0) { /* a shape given at run time: each dimension an element */
+    for (int d = 0; d < n; d++) s[d] = syms[d]->rep;
+    dims = imp_sym_dims(im, n, syms, NULL);
+  }
   if (n == -2) n = imp_const_input_ints(im, 0, s, MAXD);
   if (n < 0) return -1;
   const OnnxTensor *t = onnx_attr_tensor(N(im), "value");
