@@ -217,9 +217,11 @@ GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi);
 /* The symbol that element elem of the 1-D integer graph input `input`
  * is at run time (made on first use with bounds [lo, hi], named
  * INPUT_ELEM with non-identifier characters as '_'); NULL + error.  A
- * call whose output dimension is such a value says so with the attribute
- * sym_dims ("x_0,,x_2*3": per dimension a symbol name, optionally times a
- * constant, or empty for a constant dimension). */
+ * call whose output dimensions such values decide says so with the
+ * attribute sym_dims ("x_0,,x_2 3 *": per dimension a postfix expression
+ * over the symbols, sym_parse_postfix's, or empty for a constant
+ * dimension); the op's inference must give the expression's value at the
+ * representative values. */
 GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t hi);
 /* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
@@ -259,6 +261,10 @@ int sym_postfix(StrBuf *sb, const Expr *e);
  * joined by ';', empty where newshape's own code holds) and its length in
  * *len; NULL past the end. */
 const char *sym_newshape_entry(const char *s, int i, size_t *len);
+/* The expression a postfix text over g's symbols writes (sym_postfix's
+ * tokens; "eq" and the other comparisons give 0 or 1, "c t f sel" is t
+ * where c is not 0, else f); NULL + error. */
+Expr *sym_parse_postfix(const Graph *g, const char *s, size_t len);
 /* Evaluate an expression of g's symbols with the symbols at vals (one
  * per g->syms entry); false when it has no defined value. */
 bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);

@@ -329,6 +329,10 @@ static const struct {
 } rpn_ops[] = {
     {EK_Add, "+"},      {EK_Sub, "-"},      {EK_Mul, "*"},   {EK_FloorDiv, "fdiv"}, {EK_FloorMod, "fmod"},
     {EK_Div, "div"},    {EK_Mod, "mod"},    {EK_Min, "min"}, {EK_Max, "max"},
+    /* comparisons and logic (0 or 1), for sizes that run-time values
+     * decide: a Reshape's 0 and -1 codes, a Reduce's axes */
+    {EK_EQ, "eq"},      {EK_NE, "ne"},      {EK_LT, "lt"},   {EK_LE, "le"},         {EK_GT, "gt"},
+    {EK_GE, "ge"},      {EK_And, "and"},    {EK_Or, "or"},
 };
 
 /* The Var called name[0..len) in e, or NULL. */
@@ -631,38 +635,31 @@ static const char *args_str(const GNode *n) {
  * sym_dims names the value symbol of each such dimension): those
  * dimensions are the symbols, at their representative values. */
 static int sym_value_dims(Graph *g, const GNode *n, const char *spec, TType *out, const char *nm) {
-  for (int i = 0; i < n->nargs; i++)
-    if (ttype_is_symbolic(arg(n, i)))
-      return kiln_set_error("%s%s: an output shaped by a run-time value takes static inputs only (%s)", n->op->name, nm,
-                            args_str(n));
   kiln_arena_push(g->arena);
   SymDims *sd = KNEW(SymDims);
   kiln_arena_pop();
   const char *p = spec;
   bool has = false;
+  const int64_t *reps = rep_vals(g);
   for (int d = 0; d < out->ndim; d++) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len) {
-      char name[96];
-      long long k = 1;
-      snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
-      char *star = strchr(name, '*');
-      if (star) {
-        *star = 0;
-        k = strtoll(star + 1, NULL, 10);
-      }
-      const GSym *s = graph_sym_find(g, name);
-      if (!s || !s->value_of || k < 1)
-        return kiln_set_error("%s%s: sym_dims names '%s', which is not a run-time value of the graph", n->op->name,
-                              nm, name);
-      if (out->shape[d] != s->rep * k)
-        return kiln_set_error("%s%s: dimension %d is %lld, not the representative value %lld of '%s' times %lld",
-                              n->op->name, nm, d, (long long)out->shape[d], (long long)s->rep, name, k);
       kiln_arena_push(g->arena);
-      sd->dim[d] = k == 1 ? s->var : ir_simplify(ir_mul(s->var, ir_i32(k)));
+      Expr *e = sym_parse_postfix(g, p, len);
+      if (e) e = ir_simplify(e);
       kiln_arena_pop();
-      has = true;
+      if (!e) return kiln_error_context("%s%s: sym_dims", n->op->name, nm);
+      int64_t v = 0;
+      if (!sym_eval(g, e, reps, &v) || v != out->shape[d])
+        return kiln_set_error("%s%s: dimension %d is %s, which gives %lld at the representative values, but the op's "
+                              "inference gives %lld",
+                              n->op->name, nm, d, ir_expr_str(e), (long long)v, (long long)out->shape[d]);
+      int64_t c;
+      if (!ir_is_const_int(e, &c)) {
+        sd->dim[d] = e;
+        has = true;
+      }
     }
     if (!end) {
       if (d + 1 != out->ndim)
@@ -853,6 +850,11 @@ int sym_postfix(StrBuf *sb, const Expr *e) {
     return 0;
   }
   if (e->kind == EK_Cast) return sym_postfix(sb, e->bin.a);
+  if (e->kind == EK_Select) { /* cond t f sel */
+    if (sym_postfix(sb, e->select.cond) || sym_postfix(sb, e->select.t) || sym_postfix(sb, e->select.f)) return -1;
+    sb_printf(sb, " sel");
+    return 0;
+  }
   for (size_t i = 0; i < sizeof rpn_ops / sizeof rpn_ops[0]; i++)
     if (rpn_ops[i].kind == e->kind) {
       if (sym_postfix(sb, e->bin.a) || sym_postfix(sb, e->bin.b)) return -1;
@@ -860,6 +862,61 @@ int sym_postfix(StrBuf *sb, const Expr *e) {
       return 0;
     }
   return kiln_set_error("shape expression %s: the runtime cannot evaluate it", ir_expr_str((Expr *)e));
+}
+
+Expr *sym_parse_postfix(const Graph *g, const char *s, size_t len) {
+  Expr *st[32];
+  int sp = 0;
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    const char *q = p;
+    while (q < end && *q != ' ') q++;
+    if (q == p) break;
+    int n = (int)(q - p);
+    char tok[96];
+    snprintf(tok, sizeof tok, "%.*s", n < 95 ? n : 95, p);
+    const GSym *sym = graph_sym_find(g, tok);
+    Expr *e = NULL;
+    if (sym) e = sym->var;
+    else if (isdigit((unsigned char)*tok) || (*tok == '-' && n > 1)) e = ir_i32(strtoll(tok, NULL, 10));
+    else if (!strcmp(tok, "sel")) {
+      if (sp < 3) return kiln_set_error("shape expression '%.*s': 'sel' needs three operands", (int)len, s), NULL;
+      sp -= 3;
+      e = ir_select(ir_ne(st[sp], ir_i32(0)), st[sp + 1], st[sp + 2]);
+    } else {
+      size_t k = 0, nops = sizeof rpn_ops / sizeof rpn_ops[0];
+      while (k < nops && strcmp(rpn_ops[k].tok, tok)) k++;
+      if (k == nops || sp < 2)
+        return kiln_set_error("shape expression '%.*s': bad token '%s'", (int)len, s, tok), NULL;
+      Expr *a = st[sp - 2], *b = st[sp - 1];
+      sp -= 2;
+      switch (rpn_ops[k].kind) {
+      case EK_Add: e = ir_add(a, b); break;
+      case EK_Sub: e = ir_sub(a, b); break;
+      case EK_Mul: e = ir_mul(a, b); break;
+      case EK_FloorDiv: e = ir_floordiv(a, b); break;
+      case EK_FloorMod: e = ir_floormod(a, b); break;
+      case EK_Min: e = ir_min(a, b); break;
+      case EK_Max: e = ir_max(a, b); break;
+      /* logic as integers 0/1, so the result stays an int32 size */
+      case EK_EQ: e = ir_select(ir_eq(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_NE: e = ir_select(ir_ne(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_LT: e = ir_select(ir_lt(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_LE: e = ir_select(ir_le(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_GT: e = ir_select(ir_gt(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_GE: e = ir_select(ir_ge(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_And: e = ir_mul(a, b); break;
+      case EK_Or: e = ir_max(a, b); break;
+      default: return kiln_set_error("shape expression '%.*s': '%s' is not for sizes", (int)len, s, tok), NULL;
+      }
+    }
+    if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s), NULL;
+    st[sp++] = e;
+    p = q;
+  }
+  if (sp != 1) return kiln_set_error("shape expression '%.*s' is malformed", (int)len, s), NULL;
+  return st[0];
 }
 
 void graph_copy_syms(Graph *ng, const Graph *og) {

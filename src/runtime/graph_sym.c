@@ -50,7 +50,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum SymOp { SO_ADD, SO_SUB, SO_MUL, SO_FDIV, SO_FMOD, SO_DIV, SO_MOD, SO_MIN, SO_MAX } SymOp;
+typedef enum SymOp {
+  SO_ADD, SO_SUB, SO_MUL, SO_FDIV, SO_FMOD, SO_DIV, SO_MOD, SO_MIN, SO_MAX,
+  SO_EQ, SO_NE, SO_LT, SO_LE, SO_GT, SO_GE, SO_AND, SO_OR
+} SymOp;
 
 /* The postfix operators (the compiler's src/graph/symshape.c writes them). */
 static const struct {
@@ -59,6 +62,10 @@ static const struct {
 } sym_ops[] = {
     {"+", SO_ADD},     {"-", SO_SUB},    {"*", SO_MUL},    {"fdiv", SO_FDIV}, {"fmod", SO_FMOD},
     {"div", SO_DIV},   {"mod", SO_MOD},  {"min", SO_MIN},  {"max", SO_MAX},
+    /* sizes that run-time values decide: comparisons and logic give 0 or
+     * 1, and "c t f sel" (below) is t where c is not 0, else f */
+    {"eq", SO_EQ},     {"ne", SO_NE},    {"lt", SO_LT},    {"le", SO_LE},
+    {"gt", SO_GT},     {"ge", SO_GE},    {"and", SO_AND},  {"or", SO_OR},
 };
 
 static int apply(SymOp op, int64_t a, int64_t b, int64_t *out) {
@@ -68,6 +75,14 @@ static int apply(SymOp op, int64_t a, int64_t b, int64_t *out) {
   case SO_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
   case SO_MIN: *out = a < b ? a : b; return 0;
   case SO_MAX: *out = a > b ? a : b; return 0;
+  case SO_EQ: *out = a == b; return 0;
+  case SO_NE: *out = a != b; return 0;
+  case SO_LT: *out = a < b; return 0;
+  case SO_LE: *out = a <= b; return 0;
+  case SO_GT: *out = a > b; return 0;
+  case SO_GE: *out = a >= b; return 0;
+  case SO_AND: *out = a && b; return 0;
+  case SO_OR: *out = a || b; return 0;
   case SO_FDIV:
   case SO_FMOD:
   case SO_DIV:
@@ -121,6 +136,10 @@ static int eval_text(const JsonGraph *g, const char *s, size_t len, const int64_
     } else if ((*p >= '0' && *p <= '9') || (*p == '-' && n > 1)) {
       if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s);
       st[sp++] = strtoll(p, NULL, 10);
+    } else if (n == 3 && !strncmp(p, "sel", 3)) {
+      if (sp < 3) return kiln_set_error("shape expression '%.*s': 'sel' needs three operands", (int)len, s);
+      st[sp - 3] = st[sp - 3] ? st[sp - 2] : st[sp - 1];
+      sp -= 2;
     } else {
       size_t k = 0, nops = sizeof sym_ops / sizeof sym_ops[0];
       while (k < nops && (strlen(sym_ops[k].tok) != n || strncmp(sym_ops[k].tok, p, n))) k++;

@@ -529,7 +529,7 @@ const char *imp_sym_dims(Importer *im, int n, GSym *const *syms, const int64_t *
     if (d) sb_puts(&sb, ",");
     if (!syms[d]) continue;
     sb_puts(&sb, syms[d]->name);
-    if (times && times[d] != 1) sb_printf(&sb, "*%lld", (long long)times[d]);
+    if (times && times[d] != 1) sb_printf(&sb, " %lld *", (long long)times[d]);
   }
   kiln_arena_push(im->g->arena);
   const char *r = kstrdup(sb.data ? sb.data : "");

@@ -95,7 +95,8 @@ int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
  * input (the caller reads it as a constant); -1 + error. */
 int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max);
 /* A call's sym_dims attribute: per output dimension d the name of
- * syms[d] (times times[d] when given and not 1), empty where NULL. */
+ * syms[d] (times times[d] when given and not 1: "x_1 3 *"), empty where
+ * NULL. */
 const char *imp_sym_dims(Importer *im, int n, GSym *const *syms, const int64_t *times);
 /* Input i, which must be a constant: NULL + an error that names the
  * graph inputs it is computed from (to bind with --bind) otherwise. */
