@@ -370,7 +370,7 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
     int ve = -1, vi = -1, nf = 0;
     if (!cJSON_IsString(s) ||
         ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d", name, &lo, &hi, &ve, &vi)) != 3 && nf != 5) ||
-        lo < 0 || lo > hi || (nf == 5 && (ve < 0 || ve >= g->num_entries || vi < 0)))
+        (lo < 0 && nf != 5) || lo > hi || (nf == 5 && (ve < 0 || ve >= g->num_entries || vi < 0)))
       return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size) or "
                             "\"NAME:lo:hi:ENTRY:ELEMENT\" (a run-time shape value: an element of an input entry)",
                             i);

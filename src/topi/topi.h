@@ -252,6 +252,11 @@ typedef enum TopiReduce {
 } TopiReduce;
 
 Tensor *topi_reduce(TopiReduce op, Tensor *x, int naxes, const int64_t *axes, bool keepdims);
+/* A reduction whose axes are decided at run time (kept dimensions):
+ * oshape[d] is 1 where dimension d is reduced, else x's size (a Var the
+ * kernel binds from its output, or a constant where no value can reduce
+ * it). */
+Tensor *topi_reduce_runtime(TopiReduce op, Tensor *x, Expr **oshape);
 const char *topi_reduce_name(TopiReduce op);
 int topi_reduce_lookup(const char *name); /* -1 if none */
 /* Index (int64) of the max / min along axis: the first one, or the last

@@ -91,6 +91,9 @@ UNSUPPORTED_RE = re.compile(r"unsupported|not supported|no Kiln equivalent", re.
 # Kiln names the graph inputs a compile-time value is computed from.
 BIND_RE = re.compile(r"must be known at compile time.*computed from the graph input\(s\) ((?:'[^']*'(?:, )?)+)")
 
+# Kiln refuses a value given at run time that the compiled model cannot take.
+RUNTIME_VALUE_RE = re.compile(r"set_input '([^']*)': element \d+ is .*given at run time")
+
 # Test-name prefixes that do not spell their operator's name.
 ALIASES = {
     "batchnorm": "BatchNormalization",
@@ -513,12 +516,12 @@ def run_case(case, args, workroot):
                     continue
                 shapes.append((vi.name, tuple(arr.shape)))
             groups.setdefault(tuple(shapes), []).append((ds, files))
-        work_items = list(groups.items())
+        work_items = [(sh, mb, {}) for sh, mb in groups.items()]
         so_count = 0
         names = [vi.name for vi in inputs]
         while work_items:
-            shapes, members = work_items.pop(0)
-            bind = {}
+            shapes, members, bind = work_items.pop(0)
+            bind = dict(bind)
             split = False
             while True:
                 so = os.path.join(work, f"m{so_count}.so")
@@ -542,7 +545,7 @@ def run_case(case, args, workroot):
                     return case
                 if want:
                     if len(members) > 1:  # bound values may differ per data set: one compile each
-                        work_items[:0] = [(shapes, [mb]) for mb in members]
+                        work_items[:0] = [(shapes, [mb], {}) for mb in members]
                         split = True
                         break
                     ds, files = members[0]
@@ -568,6 +571,16 @@ def run_case(case, args, workroot):
                 rc, out, err = run_proc(argv, args.timeout, env)
                 if rc != 0:
                     msg = first_line(err, "run")
+                    # a value given at run time that the model cannot take (an empty
+                    # size): without --no-bind, compile again for this data set with
+                    # that input bound, as for a value needed at compile time
+                    m = RUNTIME_VALUE_RE.search(msg) if rc is not None and rc > 0 else None
+                    if m and not args.no_bind and m.group(1) in names and m.group(1) not in bind:
+                        work_items.insert(0, (shapes, [(ds, files)], {**bind, m.group(1): os.path.join(dpath, files[names.index(m.group(1))])}))
+                        members_left = members[[mb[0] for mb in members].index(ds) + 1:]
+                        if members_left:
+                            work_items.insert(1, (shapes, members_left, bind))
+                        break
                     # a value the compiled model cannot take at run time, refused plainly
                     if rc is not None and rc > 0 and UNSUPPORTED_RE.search(msg):
                         case.status, case.reason = "unsupported", f"run {ds}: {msg}"
@@ -662,8 +675,8 @@ def report(cases, args, wall):
         md += [f"- `{c.suite}/{c.name}` ({c.op}): {md_escape(c.reason)}" for c in sel] or ["none"]
     if bound:
         md += ["", f"## Passing with inputs bound at compile time ({len(bound)})", "",
-               "Kiln compiles static shapes: these inputs decide a shape, so the runner bound them to their test "
-               "values with `kiln compile --bind`.", ""]
+               "Kiln needs these inputs at compile time (or cannot take the test's value at run time, such as an "
+               "empty size), so the runner bound them to their test values with `kiln compile --bind`.", ""]
         md += [f"- `{c.suite}/{c.name}`: {', '.join(c.bound)}" for c in sorted(bound, key=lambda c: c.name)]
     loose = [c for c in cases if c.name in ATOL_OVERRIDES]
     if loose:

@@ -320,7 +320,21 @@ static Expr **sym_reshape_shape(GNode *n, Tensor *x, bool flatten) {
   return s;
 }
 
+/* The output shape of a kernel whose sizes are given at run time
+ * (sym_dims): a dimension that is a value symbol stays its Var, one that
+ * is an expression of it (a tile's x_1*3) becomes a Var of its own; the
+ * generated code binds both from the output tensor's shape. */
+static Expr **run_time_shape(const TType *t) {
+  Expr **s = ttype_shape_exprs(t);
+  for (int d = 0; d < t->ndim; d++)
+    if (t->sym->dim[d] && t->sym->dim[d]->kind != EK_Var) s[d] = ir_var(kfmt("out_dim%d", d), DT_I32);
+  return s;
+}
+
 static Tensor *reshape(GNode *n, Tensor **ins, bool flatten) {
+  /* a shape given at run time (sym_dims) */
+  if (ttype_is_symbolic(&n->type) && gattr_str(&n->attrs, "sym_dims", NULL))
+    return topi_reshape_expr(ins[0], n->type.ndim, run_time_shape(&n->type));
   return ttype_is_symbolic(&n->type) ? topi_reshape_expr(ins[0], n->type.ndim, sym_reshape_shape(n, ins[0], flatten))
                                      : topi_reshape(ins[0], n->type.ndim, n->type.shape);
 }
@@ -390,17 +404,6 @@ Tensor *compute_pad(GNode *n, Tensor **ins, const Strategy *st) {
   const char *mode = gattr_str(a, "pad_mode", "constant");
   TopiPadMode m = !strcmp(mode, "reflect") ? TOPI_PAD_REFLECT : !strcmp(mode, "edge") ? TOPI_PAD_EDGE : TOPI_PAD_CONSTANT;
   return topi_pad(ins[0], v, m, gattr_float(a, "pad_value", 0));
-}
-
-/* The output shape of a kernel whose sizes are given at run time
- * (sym_dims): a dimension that is a value symbol stays its Var, one that
- * is an expression of it (a tile's x_1*3) becomes a Var of its own; the
- * generated code binds both from the output tensor's shape. */
-static Expr **run_time_shape(const TType *t) {
-  Expr **s = ttype_shape_exprs(t);
-  for (int d = 0; d < t->ndim; d++)
-    if (t->sym->dim[d] && t->sym->dim[d]->kind != EK_Var) s[d] = ir_var(kfmt("out_dim%d", d), DT_I32);
-  return s;
 }
 
 Tensor *compute_tile(GNode *n, Tensor **ins, const Strategy *st) {
@@ -483,6 +486,9 @@ Tensor *compute_argmin(GNode *n, Tensor **ins, const Strategy *st) {
 }
 
 static Tensor *reduce(GNode *n, Tensor **ins, TopiReduce r) {
+  /* axes given at run time (sym_dims, kept dimensions) */
+  if (ttype_is_symbolic(&n->type) && gattr_str(&n->attrs, "sym_dims", NULL))
+    return topi_reduce_runtime(r, ins[0], run_time_shape(&n->type));
   bool keep = gattr_int(&n->attrs, "keepdims", 0) != 0;
   const TType *d = &n->args[0]->type;
   bool mask[GRAPH_MAX_DIMS];

@@ -81,6 +81,42 @@ static void red_shape(Tensor *x, const bool *flags, bool keepdims, RedShape *rs)
   }
 }
 
+/* Which output a reduction makes: the reduced axes (flags, keepdims), or
+ * (rt_shape) one output dimension per input dimension whose sizes are
+ * decided at run time (a Reduce's axes given as an input): each is a Var
+ * the kernel binds from its output, 1 where the axis is reduced, else the
+ * input's size, so the reduce axis over dimension d has the extent
+ * size / out and the input index is out_index + k. */
+typedef struct RedSpec {
+  const bool *flags;
+  bool keepdims;
+  Expr **rt_shape;
+} RedSpec;
+
+static void make_shape(Tensor *x, const RedSpec *sp, RedShape *rs) {
+  if (!sp->rt_shape) {
+    red_shape(x, sp->flags, sp->keepdims, rs);
+    return;
+  }
+  int nd = x->ndim;
+  rs->ond = nd;
+  rs->nr = 0;
+  rs->oshape = sp->rt_shape;
+  rs->ovars = te_axis_vars(nd, NULL);
+  rs->idx = KNEWN(Expr *, nd > 0 ? nd : 1);
+  rs->r = KNEWN(IterVar *, nd > 0 ? nd : 1);
+  for (int d = 0; d < nd; d++) {
+    int64_t c;
+    if (ir_is_const_int(sp->rt_shape[d], &c)) { /* a dimension of 1, or one no value reduces */
+      rs->idx[d] = rs->ovars[d];
+      continue;
+    }
+    IterVar *rv = te_reduce_axis(c32(0), ir_floordiv(x->shape[d], sp->rt_shape[d]), kfmt("k%d", d));
+    rs->r[rs->nr++] = rv;
+    rs->idx[d] = ir_add(rs->ovars[d], rv->var);
+  }
+}
+
 static Tensor *epilogue(const char *name, Tensor *r, Expr *(*f)(Expr *v, Expr **vars, void *ud), void *ud) {
   if (!r) return NULL;
   Expr **v = te_axis_vars(r->ndim, NULL);
@@ -105,14 +141,30 @@ static Expr *lse_final(Expr *v, Expr **vars, void *ud) {
   return ir_add(te_read(c->max, c->max->ndim, vars), ir_call1(INTRIN_log, v));
 }
 
+static Tensor *reduce_spec(TopiReduce op, Tensor *x, const RedSpec *sp);
+
 Tensor *topi_reduce(TopiReduce op, Tensor *x, int naxes, const int64_t *axes, bool keepdims) {
   if (!x) return NULL;
   if (op < 0 || op >= TOPI_REDUCE__COUNT) return kiln_set_error("reduce: unknown operator %d", (int)op), NULL;
-  const char *name = reduce_names[op];
-  const char *opn = kfmt("reduce_%s", name);
+  const char *opn = kfmt("reduce_%s", reduce_names[op]);
   bool flags[64];
   if (x->ndim > 64) return kiln_set_error("%s: rank %d is too large", opn, x->ndim), NULL;
   if (axis_flags(opn, x, naxes, axes, flags)) return NULL;
+  RedSpec sp = {flags, keepdims, NULL};
+  return reduce_spec(op, x, &sp);
+}
+
+Tensor *topi_reduce_runtime(TopiReduce op, Tensor *x, Expr **oshape) {
+  if (!x) return NULL;
+  if (op < 0 || op >= TOPI_REDUCE__COUNT) return kiln_set_error("reduce: unknown operator %d", (int)op), NULL;
+  if (!oshape) return kiln_set_error("reduce_%s: no output shape given", reduce_names[op]), NULL;
+  RedSpec sp = {NULL, true, oshape};
+  return reduce_spec(op, x, &sp);
+}
+
+static Tensor *reduce_spec(TopiReduce op, Tensor *x, const RedSpec *sp) {
+  const char *name = reduce_names[op];
+  const char *opn = kfmt("reduce_%s", name);
   DType t = x->dtype;
   bool needs_float = op == TOPI_REDUCE_l2 || op == TOPI_REDUCE_log_sum || op == TOPI_REDUCE_log_sum_exp;
   if (needs_float && !dt_is_float(t))
@@ -120,7 +172,7 @@ Tensor *topi_reduce(TopiReduce op, Tensor *x, int naxes, const int64_t *axes, bo
   if (dt_is_bool(t) && op != TOPI_REDUCE_max && op != TOPI_REDUCE_min)
     return kiln_set_error("%s: cannot reduce a bool tensor", opn), NULL;
   RedShape rs;
-  red_shape(x, flags, keepdims, &rs);
+  make_shape(x, sp, &rs);
   Expr *xv = te_read(x, x->ndim, rs.idx);
   if (!xv) return NULL;
   Expr *count = c32(1);
@@ -147,7 +199,7 @@ Tensor *topi_reduce(TopiReduce op, Tensor *x, int naxes, const int64_t *axes, bo
                             ir_max_reduce(xv, rs.nr, rs.r), "comm_reduce");
     if (!mx) return NULL;
     RedShape r2;
-    red_shape(x, flags, keepdims, &r2);
+    make_shape(x, sp, &r2);
     Expr *xv2 = te_read(x, x->ndim, r2.idx);
     Expr *e = ir_call1(INTRIN_exp, ir_sub(xv2, te_read(mx, r2.ond, r2.ovars)));
     Tensor *s = te_compute("T_log_sum_exp_sum", r2.ond, r2.oshape, r2.ovars, ir_sum(e, r2.nr, r2.r), "comm_reduce");

@@ -595,6 +595,97 @@ int onnx_h_depth_space(Importer *im) {
 
 /* ---- reductions ---- */
 
+/* Axes given at run time (a Reduce's axes as a 1-D integer graph input
+ * of k elements, docs/symbolic_shapes.md): element j is the value symbol
+ * a_j in [-rank, rank - 1].  Dimension d is reduced when some a_j is d or
+ * d - rank; mask[d] gets that condition as a postfix expression (0 or 1).
+ * axes[] gets distinct valid axes as the representative values.  The
+ * count k; -2 when the input is not such a graph input. */
+static int runtime_axes(Importer *im, int input, GNode *x, int64_t *axes, const char **mask) {
+  GSym *syms[MAXD] = {0};
+  GNode *v = imp_input(im, input);
+  int r = x->type.ndim;
+  /* an empty input has empty results, which sizes given at run time
+   * cannot describe (a size is at least 1) */
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r ||
+      ttype_numel(&x->type) == 0)
+    return -2;
+  int k = imp_runtime_shape_input(im, input, syms, MAXD);
+  if (k < 0) return k;
+  Graph *g = imp_graph(im);
+  for (int j = 0; j < k; j++) {
+    if (graph_sym_bound(g, syms[j]->name, -r, r - 1)) return imp_error(im, "%s", kiln_get_error());
+    syms[j]->lo = -r; /* graph_sym_bound keeps a size's lower bound of 1 */
+    syms[j]->rep = g->sym_pass ? r - 1 - j : j;
+    axes[j] = syms[j]->rep;
+  }
+  for (int d = 0; d < r; d++) {
+    StrBuf sb = {0};
+    for (int j = 0; j < k; j++)
+      sb_printf(&sb, "%s%s %d eq %s %d eq or%s", j ? " " : "", syms[j]->name, d, syms[j]->name, d - r, j ? " or" : "");
+    kiln_arena_push(g->arena);
+    mask[d] = kstrdup(sb.data);
+    kiln_arena_pop();
+    sb_free(&sb);
+  }
+  return k;
+}
+
+/* A Reduce whose axes are given at run time: the kept-dimension reduction
+ * (dimension d is "mask 1 size sel"), then, without keepdims, a reshape
+ * that drops the reduced dimensions: result dimension i is the size of
+ * the i-th dimension not reduced, and 0 (an error naming the node) when
+ * the values did not reduce exactly k distinct dimensions. */
+static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k, const int64_t *axes,
+                                  const char **mask, bool keep) {
+  int r = x->type.ndim;
+  const int64_t *n = x->type.shape;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "axis", k, axes);
+  ga_int(&a, "keepdims", 1);
+  StrBuf sd = {0};
+  for (int d = 0; d < r; d++) {
+    if (d) sb_puts(&sd, ",");
+    if (n[d] != 1) sb_printf(&sd, "%s 1 %lld sel", mask[d], (long long)n[d]); /* a 1 stays 1 */
+  }
+  ga_str(&a, "sym_dims", sd.data ? sd.data : "");
+  sb_free(&sd);
+  GNode *y = imp_call(im, op, 1, &x, a);
+  if (!y || keep) return y;
+  /* kept_d = 1 - mask_d; the count of reduced dimensions must be k */
+  StrBuf cnt = {0};
+  sb_puts(&cnt, "0");
+  for (int d = 0; d < r; d++) sb_printf(&cnt, " %s +", mask[d]);
+  int64_t shape[MAXD];
+  int on = 0;
+  StrBuf out = {0};
+  for (int d = 0; d < r; d++) {
+    bool red = false;
+    for (int j = 0; j < k; j++) red |= axes[j] == d;
+    if (!red) shape[on++] = n[d];
+  }
+  for (int i = 0; i < on; i++) {
+    /* sum over d of (kept_d and (kept dimensions before d) == i) * n_d */
+    StrBuf e = {0};
+    sb_puts(&e, "0");
+    for (int d = 0; d < r; d++) {
+      StrBuf before = {0};
+      sb_puts(&before, "0");
+      for (int c = 0; c < d; c++) sb_printf(&before, " 1 %s - +", mask[c]);
+      sb_printf(&e, " 1 %s - %s %d eq and %lld 0 sel +", mask[d], before.data, i, (long long)n[d]);
+      sb_free(&before);
+    }
+    sb_printf(&out, "%s%s %d eq %s 0 sel", i ? "," : "", cnt.data, k, e.data);
+    sb_free(&e);
+  }
+  sb_free(&cnt);
+  GAttrs ra = gattrs_new();
+  ga_ints(&ra, "newshape", on, shape);
+  ga_str(&ra, "sym_dims", out.data ? out.data : "");
+  sb_free(&out);
+  return imp_call(im, "reshape", 1, &y, ra);
+}
+
 int onnx_h_reduce(Importer *im) {
   static const OpMap m[] = {{"ReduceSum", "sum"},       {"ReduceMean", "mean"},         {"ReduceMax", "max"},
                             {"ReduceMin", "min"},       {"ReduceProd", "prod"},         {"ReduceL1", "l1_norm"},
@@ -606,9 +697,18 @@ int onnx_h_reduce(Importer *im) {
   int64_t axes[MAXD];
   bool present;
   int from = !strcmp(op, "ReduceSum") ? 13 : 18;
+  GNode *x = in0(im);
+  bool keep = onnx_attr_int(N(im), "keepdims", 1) != 0;
+  const char *mask[MAXD];
+  int rt = x && imp_opset(im) >= from && !dt_is_bool(x->type.dtype) ? runtime_axes(im, 1, x, axes, mask) : -2;
+  if (rt == -1) return -1;
+  if (rt > 0 && (keep || rt < x->type.ndim)) { /* axes given at run time */
+    GNode *y = reduce_runtime_axes(im, k, x, rt, axes, mask, keep);
+    if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
+    return out0(im, y);
+  }
   int n = read_axes(im, 1, from, axes, &present);
   if (n < 0) return -1;
-  GNode *x = in0(im);
   if (n == 0 && onnx_attr_int(N(im), "noop_with_empty_axes", 0)) return out0(im, x);
   GAttrs a = gattrs_new();
   if (n) ga_ints(&a, "axis", n, axes);
