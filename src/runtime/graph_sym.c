@@ -431,6 +431,13 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
   return 0;
 }
 
+/* Whether some symbol is a run-time shape value. */
+static bool has_values(const JsonGraph *g) {
+  for (int s = 0; s < g->num_syms; s++)
+    if (g->sym_value_entry[s] >= 0) return true;
+  return false;
+}
+
 /* "N=8, H=224" */
 static const char *bindings(const JsonGraph *g, const int64_t *vals, char *buf, size_t n) {
   size_t at = 0;
@@ -537,9 +544,13 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
         int64_t v = g->entry_shape[x][d];
         if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
         else if (v < 1 || v > INT32_MAX)
-          rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the model",
+          rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the "
+                              "model%s",
                               what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
-                              (long long)v, v < 1 ? "small" : "large");
+                              (long long)v, v < 1 ? "small" : "large",
+                              has_values(g) ? ", or the values given at run time do not fit it (a Reshape's shape "
+                                              "must keep the element count; empty sizes are not supported)"
+                                            : "");
         dims[at++] = v;
         n *= (uint64_t)(v > 0 ? v : 0);
       }

@@ -140,10 +140,58 @@ static int check_target(Importer *im, GNode *y, int n, Expr **ex) {
   return 0;
 }
 
+/* Reshape to a shape given at run time (a graph input of k elements,
+ * values in [-1, 2^31)): with t_d the element, or x's dimension d where
+ * the element is 0 (without allowzero), and P the product of the t_d that
+ * are not -1, dimension d is N / P where t_d is -1, else t_d; every
+ * dimension is 0 (an error naming the node) unless their product is x's
+ * element count N.  The representative values are N, 1, 1, ... (N last
+ * in the second pass). */
+static int reshape_runtime(Importer *im, GNode *x, bool allowzero) {
+  GSym *syms[MAXD] = {0};
+  GNode *v = imp_input(im, 1);
+  if (!x || !v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&x->type) == 0) return -2;
+  int k = imp_runtime_shape_input(im, 1, syms, MAXD);
+  if (k <= 0) return k == 0 ? -2 : k;
+  Graph *g = imp_graph(im);
+  int64_t N = ttype_numel(&x->type), reps[MAXD];
+  for (int d = 0; d < k; d++) {
+    syms[d]->lo = -1;
+    syms[d]->rep = d == (g->sym_pass ? k - 1 : 0) ? N : 1;
+    reps[d] = syms[d]->rep;
+  }
+  const char *t[MAXD];
+  for (int d = 0; d < k; d++)
+    t[d] = allowzero || d >= x->type.ndim
+               ? syms[d]->name
+               : kfmt("%s 0 eq %lld %s sel", syms[d]->name, (long long)x->type.shape[d], syms[d]->name);
+  StrBuf P = {0}; /* the product of the known dimensions */
+  sb_puts(&P, "1");
+  for (int d = 0; d < k; d++) sb_printf(&P, " %s -1 eq 1 %s sel *", t[d], t[d]);
+  const char *out[MAXD];
+  for (int d = 0; d < k; d++) out[d] = kfmt("%s -1 eq %lld %s fdiv %s sel", t[d], (long long)N, P.data, t[d]);
+  sb_free(&P);
+  StrBuf prod = {0};
+  sb_puts(&prod, "1");
+  for (int d = 0; d < k; d++) sb_printf(&prod, " %s *", out[d]);
+  StrBuf sd = {0};
+  for (int d = 0; d < k; d++) sb_printf(&sd, "%s%s %lld eq %s 0 sel", d ? "," : "", prod.data, (long long)N, out[d]);
+  sb_free(&prod);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "newshape", k, reps);
+  ga_str(&a, "sym_dims", sd.data);
+  sb_free(&sd);
+  return out0(im, imp_call(im, "reshape", 1, &x, a));
+}
+
 int onnx_h_reshape(Importer *im) {
   int64_t s[MAXD];
   Expr *ex[MAXD] = {0};
   int n;
+  if (imp_opset(im) >= 5) {
+    int rc = reshape_runtime(im, in0(im), onnx_attr_int(N(im), "allowzero", 0) != 0);
+    if (rc != -2) return rc;
+  }
   if (imp_opset(im) < 5) {
     const int64_t *v = onnx_attr_ints(N(im), "shape", &n);
     if (!v || n > MAXD) return imp_error(im, "bad shape attribute");

@@ -1,0 +1,106 @@
+"""Run-time shape values (docs/symbolic_shapes.md, "Run-time shape
+values"): a graph input that decides a shape (a Reshape's shape, an
+Expand's or ConstantOfShape's shape, a Tile's repeats, a Reduce's axes)
+stays an input.  Each model is compiled once, without --bind, and run by
+`kiln run` at several values against NumPy; a value the model cannot take
+is an error naming the node and the value.
+
+The models are built with onnx's helper; run with /usr/bin/python3."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+
+from conftest import kiln
+
+RNG = np.random.default_rng(20)
+
+
+def build(tmp_path, node, inputs, opset=18, name="m"):
+    """One node; inputs is [(name, TensorProto type, dims)]; one output y."""
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+    so = str(tmp_path / f"{name}.so")
+    kiln("compile", path, "-o", so)
+    return so
+
+
+def run(tmp_path, so, arrays, check=True):
+    args = ["run", so, "-o", str(tmp_path / "out.npz")]
+    for i, a in enumerate(arrays):
+        p = str(tmp_path / f"in{i}.pb")
+        with open(p, "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+        args += ["--inputs", p]
+    p = kiln(*args, check=check)
+    if not check:
+        return p
+    with np.load(str(tmp_path / "out.npz")) as z:
+        return z[z.files[0]]
+
+
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+def test_reshape_to_a_shape_given_at_run_time(tmp_path):
+    so = build(tmp_path, helper.make_node("Reshape", ["x", "s"], ["y"]),
+               [("x", TP.FLOAT, [2, 3, 4]), ("s", TP.INT64, [3])])
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    # plain sizes, -1 (the rest) and 0 (x's dimension) all from one build
+    for s, want in [((4, 3, 2), (4, 3, 2)), ((2, -1, 3), (2, 4, 3)), ((0, 12, 1), (2, 12, 1)), ((24, 1, 1), (24, 1, 1))]:
+        y = run(tmp_path, so, [x, i64(*s)])
+        assert y.shape == want
+        np.testing.assert_array_equal(y, x.reshape(want))
+    # a shape that does not keep the 24 elements names the node
+    p = run(tmp_path, so, [x, i64(5, 5, 1)], check=False)
+    assert p.returncode != 0
+    assert "node 'fused_reshape' would have dimension 0 = 0" in p.stderr
+    assert "do not fit it (a Reshape's shape must keep the element count" in p.stderr
+
+
+def test_constant_of_shape_expand_and_tile(tmp_path):
+    cos = build(tmp_path, helper.make_node("ConstantOfShape", ["s"], ["y"],
+                                           value=numpy_helper.from_array(np.array([1.5], np.float32))),
+                [("s", TP.INT64, [2])], name="cos")
+    for s in [(3, 4), (1, 7), (5, 2)]:
+        y = run(tmp_path, cos, [i64(*s)])
+        np.testing.assert_array_equal(y, np.full(s, 1.5, np.float32))
+    p = run(tmp_path, cos, [i64(3, 0)], check=False)
+    assert p.returncode != 0
+    assert "element 1 is 0, which is dimension 1 of node" in p.stderr and "empty dimension is not supported" in p.stderr
+
+    exp = build(tmp_path, helper.make_node("Expand", ["x", "s"], ["y"]),
+                [("x", TP.FLOAT, [3, 1]), ("s", TP.INT64, [3])], name="exp")
+    x = RNG.standard_normal((3, 1)).astype(np.float32)
+    for s in [(2, 1, 6), (1, 3, 2), (4, 3, 1)]:
+        np.testing.assert_array_equal(run(tmp_path, exp, [x, i64(*s)]), x * np.ones(s, np.float32))
+    p = run(tmp_path, exp, [x, i64(2, 4, 6)], check=False)  # 4 against 3
+    assert p.returncode != 0 and "element 1 is 4" in p.stderr and "outside the bounds [1, 3]" in p.stderr
+
+    tile = build(tmp_path, helper.make_node("Tile", ["x", "r"], ["y"]),
+                 [("x", TP.FLOAT, [2, 3]), ("r", TP.INT64, [2])], name="tile")
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for r in [(1, 1), (3, 2), (2, 5)]:
+        np.testing.assert_array_equal(run(tmp_path, tile, [x, i64(*r)]), np.tile(x, r))
+
+
+@pytest.mark.parametrize("keepdims", [1, 0])
+@pytest.mark.parametrize("op,ref", [("ReduceSum", np.sum), ("ReduceMax", np.max), ("ReduceMean", np.mean)])
+def test_reduce_over_axes_given_at_run_time(tmp_path, op, ref, keepdims):
+    so = build(tmp_path, helper.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims),
+               [("x", TP.FLOAT, [3, 4, 5]), ("axes", TP.INT64, [2])])
+    x = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    for axes in [(0, 1), (2, 0), (-1, 1), (-3, -2)]:
+        y = run(tmp_path, so, [x, i64(*axes)])
+        want = ref(x, axis=axes, keepdims=bool(keepdims))
+        assert y.shape == want.shape
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    p = run(tmp_path, so, [x, i64(3, 0)], check=False)
+    assert p.returncode != 0 and "element 0 is 3" in p.stderr and "outside the bounds [-3, 2]" in p.stderr
+    if not keepdims:  # the same axis twice reduces one dimension, not two
+        p = run(tmp_path, so, [x, i64(1, 1)], check=False)
+        assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
