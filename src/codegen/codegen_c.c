@@ -285,6 +285,7 @@ static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char 
     return kfmt("__builtin_expect(!!(%s), 1)", a);
   case INTRIN_bf16_pack2: return kfmt("kiln_bf16_pack2(%s, %s)", a, b);
   case INTRIN_bf16_dot2: return kfmt("kiln_bf16_dot2(%s, %s)", a, b);
+  case INTRIN_bf16_half: return kfmt("kiln_bf16_float((%s) >> (((%s) & 1u) * 16u))", a, b);
   case INTRIN__COUNT: break;
   }
   KUNREACHABLE();
@@ -355,6 +356,7 @@ static bool freestanding_has(Intrinsic op, DType t) {
     return false;
   case INTRIN_shift_left: case INTRIN_shift_right: case INTRIN_bitwise_and: case INTRIN_bitwise_or:
   case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely: case INTRIN_bf16_pack2: case INTRIN_bf16_dot2:
+  case INTRIN_bf16_half:
     return true;
   case INTRIN__COUNT:
     break;
@@ -679,7 +681,7 @@ static void expr(CG *g, Expr *e) {
       return;
     }
     if (intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) need(g, "kiln_vmath", codegen_vmath_source);
-    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2) need(g, "kiln_bf16", bf16_source);
+    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2 || op == INTRIN_bf16_half) need(g, "kiln_bf16", bf16_source);
     if (!vec) {
       StrBuf *saved = g->out;
       StrBuf a = {0}, b = {0};
@@ -698,6 +700,15 @@ static void expr(CG *g, Expr *e) {
     }
     if (op == INTRIN_likely) {
       expr(g, e->call.args[0]);
+      return;
+    }
+    if (op == INTRIN_bf16_half) { /* bit operations on the vector: a shift (and a mask), then a bit cast */
+      const char *ut = ctype(g, e->call.args[0]->dtype);
+      sb_printf(o, "((%s)((((%s)", ctype(g, t), ut);
+      expr(g, e->call.args[0]);
+      sb_printf(o, ") >> ((((%s)", ut);
+      expr(g, e->call.args[1]);
+      sb_puts(o, ") & 1u) * 16u)) << 16u))");
       return;
     }
     DType at[2] = {e->call.args[0]->dtype, e->call.nargs > 1 ? e->call.args[1]->dtype : t};

@@ -361,6 +361,7 @@ static void intrinsic(GG *g, Expr *e) {
     return;
   case INTRIN_bf16_pack2:
   case INTRIN_bf16_dot2:
+  case INTRIN_bf16_half:
     gfail(g, kfmt("codegen: %s is a CPU intrinsic (--precision bf16 builds for the CPU only)", intrin_name(e->call.op)));
     return;
   case INTRIN__COUNT:

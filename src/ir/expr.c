@@ -291,8 +291,9 @@ Expr *ir_call(Intrinsic op, int nargs, Expr **args) {
     t = dt_with_lanes(DT_U32, t.lanes);
     break;
   case INTRIN_bf16_dot2:
+  case INTRIN_bf16_half:
     if (!dt_eq(dt_scalar(t), DT_U32)) {
-      kiln_set_error("bf16_dot2: operands must be uint32 (two bfloat16 each), got %s", dt_str(t));
+      kiln_set_error("%s: operands must be uint32 (two bfloat16 each; the half 0 or 1), got %s", intrin_name(op), dt_str(t));
       return NULL;
     }
     t = dt_with_lanes(DT_F32, t.lanes);

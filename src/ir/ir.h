@@ -176,7 +176,9 @@ typedef enum ExprKind {
   X(bf16_pack2, 2) /* float32 lo, hi -> uint32: both rounded to bfloat16  \
                       (to nearest even), lo in the low half */            \
   X(bf16_dot2, 2)  /* uint32 a, b (two bfloat16 each) -> float32         \
-                      a.lo * b.lo + a.hi * b.hi (AVX512-BF16's pair) */
+                      a.lo * b.lo + a.hi * b.hi (AVX512-BF16's pair) */   \
+  X(bf16_half, 2)  /* uint32 a, j (0 or 1) -> float32: a.lo (j = 0) or    \
+                      a.hi (j = 1) */
 
 typedef enum Intrinsic {
 #define X(n, a) INTRIN_##n,

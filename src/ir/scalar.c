@@ -136,6 +136,9 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
     out->f = (double)(ir_bf16_float(p) * ir_bf16_float(q) + ir_bf16_float(p >> 16) * ir_bf16_float(q >> 16));
     return NULL;
   }
+  case INTRIN_bf16_half:
+    out->f = (double)ir_bf16_float((uint32_t)a[0].i >> ((a[1].i & 1) * 16));
+    return NULL;
   case INTRIN__COUNT: return "unknown intrinsic";
   }
   if (!dt_is_float(t)) return "a math intrinsic on an integer type";

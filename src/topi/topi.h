@@ -568,7 +568,11 @@ Tensor *topi_x86_pack_dense_weight_bf16(Tensor *weight, int64_t bn);
 /* data float32 [M, K] x that packed weight -> float32 [M, N], tag
  * "dense_pack_bf16" (fp32 accumulation); the data is rounded to bfloat16
  * pairs in a "data_bf16" stage (tag "bf16_pack"); bias [N] or NULL. */
-Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias);
+Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias, bool fma);
+/* The config's "bf16_dot" knob: 1 "fma" (float32 activations times the
+ * weight's halves widened, FMAs: no data_bf16 stage, two reductions k, j),
+ * 0 "vdpbf16ps", -1 + error. */
+int topi_x86_dense_bf16_dot_is_fma(const struct ConfigEntity *cfg);
 int topi_x86_schedule_dense_pack_bf16(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
                                       int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_pack_bf16_template;
@@ -580,10 +584,13 @@ extern const struct Template topi_x86_dense_pack_bf16_template;
  * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, oc_bn] (ic_bn even) */
 Tensor *topi_x86_pack_kernel_bf16(Tensor *kernel, int64_t ic_bn, int64_t oc_bn);
 /* data float32 NCHW[ic_bn]c x that kernel -> float32 NCHW[oc_bn]c, tag
- * "conv2d_NCHWc_bf16"; the input is padded and rounded to bfloat16 pairs
- * in a "data_bf16" stage (5-D, ic_bn/2 words a block) */
+ * "conv2d_NCHWc_bf16"; vdpbf16ps form: the input is padded and rounded to
+ * bfloat16 pairs in a "data_bf16" stage (5-D, ic_bn/2 words a block) */
 Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
-                                   const int dilation[2]);
+                                   const int dilation[2], bool fma);
+/* The config's "bf16_dot" knob: 1 "fma" (float32 input, the kernel's
+ * halves widened: a float32 "data_pad" stage), 0 "vdpbf16ps", -1 + error. */
+int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
 
 extern const struct Template topi_x86_dense_nopack_template;

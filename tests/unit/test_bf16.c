@@ -7,12 +7,13 @@
  *   on random and special values, and bf16_dot2 with the interpreter.
  * - dense_pack_bf16.x86: random workloads (M 1..40 so row blocks have
  *   tails, odd K so the last pair has a zero partner, N with and without a
- *   vector block), a random config of the space or the fallback, with and
- *   without a bias + ReLU epilogue, the weight packed in the function:
- *   against the unscheduled lowering of the same compute (1e-5: only the
- *   order of the float32 sums differs), a naive product of the
- *   bfloat16-rounded operands in double (1e-5), and the float32 product in
- *   double (the documented bound: relative L2 error 1e-2).
+ *   vector block), a random config of the space (both bf16_dot forms) or
+ *   the fallback, with and without a bias + ReLU epilogue, the weight
+ *   packed in the function: against the unscheduled lowering of the same
+ *   compute (1e-5: only the order of the float32 sums differs), a naive
+ *   product in double of the bfloat16-rounded weight and the activations
+ *   (rounded too for vdpbf16ps) (1e-5), and the float32 product in double
+ *   (the documented bound: relative L2 error 1e-2).
  * - conv2d_NCHWc_bf16.x86: random convolutions (1x1 and 3x3, strides 1
  *   and 2, padding, dilation, even channel counts) with a random config of
  *   the space (even tile_ic) or the fallback, the kernel packed in the
@@ -120,7 +121,7 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
   CHECK_NN(cfg);
   if (!cfg) return false;
   CHECK_OK(tm->check(target_host(), cfg, wl));
-  bool epi = caseno % 2;
+  bool epi = caseno % 2, fma = topi_x86_dense_bf16_dot_is_fma(cfg) == 1;
   const char *desc =
       kfmt("case %d: %s: config %lld %s, epilogue %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), epi);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
@@ -128,7 +129,7 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
   Tensor *w = te_placeholder_c("w", 2, (int64_t[]){N, K}, DT_F32);
   Tensor *bias = epi ? te_placeholder_c("bias", 1, &N, DT_F32) : NULL;
   Tensor *pw = topi_x86_pack_dense_weight_bf16(w, cfg_split_inner(cfg, "tile_x"));
-  Tensor *c = pw ? topi_x86_dense_pack_bf16(data, pw, NULL) : NULL, *out = c;
+  Tensor *c = pw ? topi_x86_dense_pack_bf16(data, pw, NULL, fma) : NULL, *out = c;
   CHECK_MSG(c != NULL, "%s: %s", desc, kiln_get_error());
   if (!c) return false;
   if (epi) {
@@ -177,7 +178,9 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
         double s16 = 0, s32 = 0;
         for (int64_t k = 0; k < K; k++) {
           float a = dv[yy * K + k], b = wv[xx * K + k];
-          s16 += (double)ir_bf16_float(ir_bf16_round(a)) * ir_bf16_float(ir_bf16_round(b));
+          /* "fma" rounds the weight only, "vdpbf16ps" both operands */
+          double ar = fma ? (double)a : (double)ir_bf16_float(ir_bf16_round(a));
+          s16 += ar * ir_bf16_float(ir_bf16_round(b));
           s32 += (double)a * b;
         }
         if (bv) s16 += bv[xx], s32 += bv[xx];
@@ -210,7 +213,7 @@ static void test_dense_random(void) {
   }
   const Template *tm = template_lookup("dense_pack_bf16.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(10); i++) run_case(tm, i, i % 3 == 2);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, i, i % 4 == 3);
 }
 
 static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
@@ -241,7 +244,8 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){N, C / ib, H, W, ib}, DT_F32);
   Tensor *k = te_placeholder_c("k", 4, (int64_t[]){O, C, KH, KW}, DT_F32);
   int st[2] = {sh, sh}, pd[4] = {p, p, p, p}, dd[2] = {dl, dl};
-  Tensor *c16 = topi_x86_conv2d_NCHWc_bf16(data, topi_x86_pack_kernel_bf16(k, ib, ob), st, pd, dd);
+  Tensor *c16 = topi_x86_conv2d_NCHWc_bf16(data, topi_x86_pack_kernel_bf16(k, ib, ob), st, pd, dd,
+                                           topi_x86_conv_bf16_dot_is_fma(cfg) == 1);
   Tensor *c32 = topi_x86_conv2d_NCHWc(data, topi_x86_pack_kernel_OIHWio(k, ib, ob), st, pd, dd, DT_F32);
   CHECK_MSG(c16 && c32, "%s: %s", desc, kiln_get_error());
   if (!c16 || !c32) return false;
@@ -305,14 +309,15 @@ static void test_conv_errors(void) {
   ConfigEntity *f30 = template_fallback(tm, target_host(), w30);
   CHECK(f30 && cfg_split_inner(f30, "tile_ic") == 10);
   ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 3]], [\"tile_oc\", \"sp\", [-1, 16]], "
-                                            "[\"tile_ow\", \"sp\", [-1, 8]], [\"tile_oh\", \"ot\", 1]]");
+                                            "[\"tile_ow\", \"sp\", [-1, 8]], [\"tile_oh\", \"ot\", 1], "
+                                            "[\"bf16_dot\", \"ot\", \"fma\"]]");
   Workload *w3 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
                            (int[]){1, 1}, "float32", "float32");
   CHECK(tm->check(target_host(), c, w3) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_ic' inner part 3 is odd");
   Tensor *d = te_placeholder_c("d", 5, (int64_t[]){1, 2, 8, 8, 4}, DT_F32);
   Tensor *k = te_placeholder_c("k", 6, (int64_t[]){1, 2, 1, 1, 4, 16}, DT_U32);
-  CHECK(topi_x86_conv2d_NCHWc_bf16(d, k, (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){1, 1}) == NULL);
+  CHECK(topi_x86_conv2d_NCHWc_bf16(d, k, (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){1, 1}, false) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "do not match data's 2 x 4 channels");
   CHECK(topi_x86_pack_kernel_bf16(te_placeholder_c("w", 4, (int64_t[]){16, 6, 1, 1}, DT_F32), 3, 16) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "blocks 3 (input, even) and 16 (output) must divide");
@@ -334,9 +339,9 @@ static void test_dense_errors(void) {
   CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_k': the parts multiply to 7, which does not divide the 1536 K pairs");
   Tensor *d = te_placeholder_c("d", 2, (int64_t[]){4, 9}, DT_F32);
-  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 4, 8}, DT_U32), NULL) == NULL);
+  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 4, 8}, DT_U32), NULL, false) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "the packed weight has 4 K pairs, data's K = 9 needs 5");
-  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 5, 8}, DT_F32), NULL) == NULL);
+  CHECK(topi_x86_dense_pack_bf16(d, te_placeholder_c("w", 3, (int64_t[]){2, 5, 8}, DT_F32), NULL, true) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "weight must be bfloat16 pairs packed as uint32");
   CHECK(topi_x86_pack_dense_weight_bf16(te_placeholder_c("w", 2, (int64_t[]){10, 9}, DT_F32), 4) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "the block 4 does not divide N = 10");

@@ -52,8 +52,11 @@ static int infer_dense_pack_bf16(GNode *n, TType *out) {
 }
 
 static Tensor *compute_dense_pack_bf16(GNode *n, Tensor **ins, const Strategy *st) {
-  (void)n, (void)st;
-  return topi_x86_dense_pack_bf16(ins[0], ins[1], NULL);
+  (void)n;
+  /* without a config (a generic schedule), the vdpbf16ps form */
+  int fma = st && st->config ? topi_x86_dense_bf16_dot_is_fma(st->config) : 0;
+  if (fma < 0) return NULL;
+  return topi_x86_dense_pack_bf16(ins[0], ins[1], NULL, fma);
 }
 
 static int infer_conv_weight_pack(GNode *n, TType *out) {
@@ -98,10 +101,11 @@ static int infer_conv_bf16(GNode *n, TType *out) {
 }
 
 static Tensor *compute_conv_bf16(GNode *n, Tensor **ins, const Strategy *st) {
-  (void)st;
   int s[2], pad[4], dl[2];
   conv_attrs(n, s, pad, dl);
-  return topi_x86_conv2d_NCHWc_bf16(ins[0], ins[1], s, pad, dl);
+  int fma = st && st->config ? topi_x86_conv_bf16_dot_is_fma(st->config) : 0;
+  if (fma < 0) return NULL;
+  return topi_x86_conv2d_NCHWc_bf16(ins[0], ins[1], s, pad, dl, fma);
 }
 
 const OpDef ops_bf16[] = {

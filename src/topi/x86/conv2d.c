@@ -248,8 +248,9 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
 
 /* The computes this schedule serves: x86_conv2d_NCHWc_compute's plain
  * and grouped forms (a grouped output chunk reads its group's input
- * chunks; the loop nest is the same), and conv2d_bf16.c's (its input
- * stage holds pairs of channels: ic_bn / 2 words a block). */
+ * chunks; the loop nest is the same), and conv2d_bf16.c's (whose input
+ * stage, in its vdpbf16ps form, holds pairs of channels: ic_bn / 2 uint32
+ * words a block). */
 static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc", "conv2d_NCHWc_bf16"};
 
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
@@ -264,7 +265,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   Tensor *pad, *kernel;
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2), OW = te_dim(conv, 3);
-  if (!strcmp(conv->tag, "conv2d_NCHWc_bf16")) ic_bn *= 2;
+  if (dt_eq(pad->dtype, DT_U32)) ic_bn *= 2; /* conv2d_bf16.c's pairs of input channels */
   int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3);
   bool is_1x1 = KH == 1 && KW == 1;
   /* the config must describe this compute */

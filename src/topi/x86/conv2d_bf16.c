@@ -16,6 +16,13 @@
  * in float32: with oc_bn = 16 the vectorized accumulation is one VDPBF16PS
  * per 16 output channels and 2 input channels.  ic_bn must be even.
  *
+ * The knob bf16_dot chooses that form ("vdpbf16ps") or "fma": the input
+ * stays float32 (padded as conv2d_NCHWc.x86 pads it) and multiplies the
+ * kernel's halves widened to float32 (bf16_half: a shift), one FMA per
+ * input channel - on a CPU where VDPBF16PS runs slower than two FMAs
+ * (docs/bf16.md) that form keeps float32's speed with half the kernel's
+ * bytes, and rounds only the weights.
+ *
  * Space, fallback and schedule are conv2d_NCHWc.x86's (the same knobs:
  * tile_ic, tile_oc, tile_ow, and tile_oh for 1x1 or unroll_kw), with
  * tile_ic's inner part even: a config of the space with an odd one is
@@ -48,7 +55,7 @@ Tensor *topi_x86_pack_kernel_bf16(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) 
 }
 
 Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
-                                   const int dilation[2]) {
+                                   const int dilation[2], bool fma) {
   const char *op = "conv2d_NCHWc_bf16";
   if (!data || !kernel) return NULL;
   int64_t d[5], k[6];
@@ -71,6 +78,20 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
   int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
   int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  if (fma) { /* float32 input (padded as conv2d_NCHWc pads it) times the kernel's halves */
+    Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
+    if (!pad) return NULL;
+    IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+            *icb = te_reduce_axis_c(d[4], "icb");
+    Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+    Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
+    Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
+    Expr *x = te_read5(pad, v[0], ic->var, ih, iw, icb->var);
+    Expr *y = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, ir_floordiv(icb->var, c32(2)), v[4]});
+    Expr *half = ir_call2(INTRIN_bf16_half, y, ir_cast(DT_U32, ir_floormod(icb->var, c32(2))));
+    Expr *body = ir_sum(ir_mul(x, half), 4, (IterVar *[]){ic, kh, kw, icb});
+    return te_compute(op, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, op);
+  }
   /* the input rounded to bfloat16 pairs, padded with zeros */
   Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cp"});
   Expr *h = ir_sub(v[2], c32(pt)), *w = ir_sub(v[3], c32(pl)), *c0 = ir_mul(v[4], c32(2));
@@ -97,10 +118,24 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
 
 #define BASE topi_x86_conv2d_NCHWc_template
 
-static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return BASE.define_space(t, cs, wl); }
+static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  if (BASE.define_space(t, cs, wl)) return -1;
+  return space_define_knob(cs, "bf16_dot", 2, (OptVal[]){opt_str("vdpbf16ps"), opt_str("fma")});
+}
+
+/* The "bf16_dot" knob, as dense_pack_bf16.x86's: 1 "fma", 0 "vdpbf16ps". */
+int topi_x86_conv_bf16_dot_is_fma(const ConfigEntity *cfg) {
+  const KnobEntity *k = config_get(cfg, "bf16_dot");
+  if (k && k->kind == KNOB_OTHER && k->val.kind == OPT_STR && k->val.s) {
+    if (!strcmp(k->val.s, "fma")) return 1;
+    if (!strcmp(k->val.s, "vdpbf16ps")) return 0;
+  }
+  return kiln_set_error("conv2d_NCHWc_bf16.x86: config knob 'bf16_dot' must be \"vdpbf16ps\" or \"fma\"");
+}
 
 static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   if (BASE.check(t, cfg, wl)) return -1;
+  if (topi_x86_conv_bf16_dot_is_fma(cfg) < 0) return kiln_error_context("%s", wl->name);
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
   if (ic_bn % 2)
     return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is odd; the bfloat16 kernel pairs input channels "
@@ -114,6 +149,7 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
  * refused - stays float32 - when the input channels are odd). */
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   if (BASE.fallback(t, cfg, wl)) return -1;
+  config_set_other(cfg, "bf16_dot", opt_str("fma")); /* faster here: docs/bf16.md */
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
@@ -127,11 +163,14 @@ static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
 }
 
 static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
-  (void)t, (void)cfg;
+  (void)t;
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return NULL;
   if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
-  return topi_x86_conv2d_NCHWc_bf16(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw});
+  int fma = topi_x86_conv_bf16_dot_is_fma(cfg);
+  if (fma < 0) return NULL;
+  return topi_x86_conv2d_NCHWc_bf16(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw},
+                                    fma);
 }
 
 /* data float32 NCHW[ic_bn]c, kernel uint32 [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/2, oc_bn] */

@@ -28,6 +28,9 @@
 
 #include <string.h>
 
+/* The fallback's bf16_dot (docs/bf16.md: which is faster where). */
+#define BF16_DOT_FALLBACK "fma"
+
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
 /* x[r, 2 k2 + j] of a 2-D float32 tensor, 0 past the end of an odd K */
@@ -57,7 +60,7 @@ Tensor *topi_x86_pack_dense_weight_bf16(Tensor *weight, int64_t bn) {
   return te_compute("packed_weight_bf16", 3, (Expr *[]){c32(w[0] / bn), c32(K2), c32(bn)}, v, body, "injective");
 }
 
-Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias) {
+Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias, bool fma) {
   int64_t d[2], w[3];
   if (!data || !weight) return NULL;
   if (data->ndim != 2 || !te_shape_const(data, d) || !dt_eq(data->dtype, DT_F32))
@@ -73,16 +76,33 @@ Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias) {
            NULL;
   if (bias && (bias->ndim != 1 || te_dim(bias, 0) != N))
     return kiln_set_error("dense_pack_bf16: bias must be 1-D of %lld elements", (long long)N), NULL;
-  Expr **v = te_axis_vars(2, (const char *[]){"y", "k2"});
-  Tensor *a = te_compute("data_bf16", 2, (Expr *[]){c32(M), c32(K2)}, v,
-                         ir_call2(INTRIN_bf16_pack2, pair_elem(data, v[0], v[1], 0, K, true), pair_elem(data, v[0], v[1], 1, K, true)),
-                         "bf16_pack");
-  if (!a) return NULL;
-  IterVar *k = te_reduce_axis_c(K2, "k");
-  v = te_axis_vars(2, (const char *[]){"y", "x"});
-  Expr *wv = te_read3(weight, ir_floordiv(v[1], c32(bn)), k->var, ir_floormod(v[1], c32(bn)));
-  Expr *dot = ir_call2(INTRIN_bf16_dot2, te_read2(a, v[0], k->var), wv);
-  Tensor *c = te_compute("dense_pack_bf16", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(dot, 1, &k), "dense_pack_bf16");
+  Tensor *c;
+  Expr **v;
+  if (fma) { /* float32 activations times the weight's halves, one FMA each */
+    IterVar *k = te_reduce_axis_c(K2, "k"), *j = te_reduce_axis_c(2, "j");
+    v = te_axis_vars(2, (const char *[]){"y", "x"});
+    Expr *wv = te_read3(weight, ir_floordiv(v[1], c32(bn)), k->var, ir_floormod(v[1], c32(bn)));
+    Expr *kk = ir_add(ir_mul(k->var, c32(2)), j->var), *x;
+    if (K % 2)
+      x = ir_select(ir_lt(kk, c32(K)), te_read2(data, v[0], ir_min(kk, c32(K - 1))), ir_f32(0));
+    else
+      x = te_read2(data, v[0], kk);
+    Expr *prod = ir_mul(x, ir_call2(INTRIN_bf16_half, wv, ir_cast(DT_U32, j->var)));
+    c = te_compute("dense_pack_bf16", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(prod, 2, (IterVar *[]){k, j}),
+                   "dense_pack_bf16");
+  } else {
+    v = te_axis_vars(2, (const char *[]){"y", "k2"});
+    Tensor *a = te_compute("data_bf16", 2, (Expr *[]){c32(M), c32(K2)}, v,
+                           ir_call2(INTRIN_bf16_pack2, pair_elem(data, v[0], v[1], 0, K, true),
+                                    pair_elem(data, v[0], v[1], 1, K, true)),
+                           "bf16_pack");
+    if (!a) return NULL;
+    IterVar *k = te_reduce_axis_c(K2, "k");
+    v = te_axis_vars(2, (const char *[]){"y", "x"});
+    Expr *wv = te_read3(weight, ir_floordiv(v[1], c32(bn)), k->var, ir_floormod(v[1], c32(bn)));
+    Expr *dot = ir_call2(INTRIN_bf16_dot2, te_read2(a, v[0], k->var), wv);
+    c = te_compute("dense_pack_bf16", 2, (Expr *[]){c32(M), c32(N)}, v, ir_sum(dot, 1, &k), "dense_pack_bf16");
+  }
   if (!c || !bias) return c;
   v = te_axis_vars(2, NULL);
   return te_compute("T_add", 2, c->shape, v, ir_add(te_read2(c, v[0], v[1]), te_read1(bias, v[1])), "broadcast");
@@ -104,8 +124,22 @@ static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (space_define_split(cs, "tile_y", d.M, &three) || space_define_split(cs, "tile_x", d.N, &x3) ||
       space_define_split(cs, "tile_k", (d.K + 1) / 2, NULL))
     return -1;
-  return 0;
+  return space_define_knob(cs, "bf16_dot", 2, (OptVal[]){opt_str("vdpbf16ps"), opt_str("fma")});
 }
+
+/* The "bf16_dot" knob: 1 for "fma" (the weight's halves widened to
+ * float32, float32 activations, FMAs), 0 for "vdpbf16ps" (activations
+ * rounded too, one VDPBF16PS per pair); -1 + error for anything else. */
+static int dot_is_fma(const ConfigEntity *cfg) {
+  const KnobEntity *k = config_get(cfg, "bf16_dot");
+  if (k && k->kind == KNOB_OTHER && k->val.kind == OPT_STR && k->val.s) {
+    if (!strcmp(k->val.s, "fma")) return 1;
+    if (!strcmp(k->val.s, "vdpbf16ps")) return 0;
+  }
+  return kiln_set_error("dense_pack_bf16.x86: config knob 'bf16_dot' must be \"vdpbf16ps\" or \"fma\"");
+}
+
+int topi_x86_dense_bf16_dot_is_fma(const ConfigEntity *cfg) { return dot_is_fma(cfg); }
 
 /* dense_pack.x86's fallback over the K pairs: bn = 16 (else the largest
  * power of two dividing N), 6 to 16 rows per register block (a tail when
@@ -134,6 +168,7 @@ static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
   config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
   config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
+  config_set_other(cfg, "bf16_dot", opt_str(BF16_DOT_FALLBACK));
   cfg->is_fallback = true;
   return 0;
 }
@@ -143,15 +178,17 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   if (x86_check_split(cfg, "tile_y", 3, d.M, "rows (M)", false) || x86_check_split(cfg, "tile_x", 3, d.N, "outputs (N)", true) ||
-      x86_check_split(cfg, "tile_k", 2, (d.K + 1) / 2, "K pairs (ceil(K/2))", true))
+      x86_check_split(cfg, "tile_k", 2, (d.K + 1) / 2, "K pairs (ceil(K/2))", true) || dot_is_fma(cfg) < 0)
     return kiln_error_context("%s", wl->name);
   return 0;
 }
 
 static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
-  (void)t, (void)cfg;
+  (void)t;
   if (nin != 2 && nin != 3) return kiln_set_error("%s: compute takes data, weight and a bias, got %d inputs", wl->name, nin), NULL;
-  return topi_x86_dense_pack_bf16(in[0], in[1], nin == 3 ? in[2] : NULL);
+  int fma = dot_is_fma(cfg);
+  if (fma < 0) return NULL;
+  return topi_x86_dense_pack_bf16(in[0], in[1], nin == 3 ? in[2] : NULL, fma);
 }
 
 /* data float32 [M, K], the weight as bfloat16 pairs uint32 [N/bn, ceil(K/2), bn] */
@@ -193,7 +230,11 @@ int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const Config
     if (c->inputs[i]->ndim == 3) packw = c->inputs[i];
     if (c->inputs[i]->tag && !strcmp(c->inputs[i]->tag, "bf16_pack")) a = c->inputs[i];
   }
-  if (!packw || !a) return kiln_set_error("dense_pack_bf16.x86 schedule: '%s' reads no packed weight or no data_bf16", c->name);
+  int fma = dot_is_fma(cfg);
+  if (fma < 0) return -1;
+  if (!packw || (!a && !fma) || (a && fma) || c->nreduce != (fma ? 2 : 1))
+    return kiln_set_error("dense_pack_bf16.x86 schedule: '%s' is not the compute of bf16_dot \"%s\"", c->name,
+                          fma ? "fma" : "vdpbf16ps");
   int64_t M = te_dim(c, 0), N = te_dim(c, 1), bn = te_dim(packw, 2), K2 = te_dim(packw, 1);
   int ny, nx, nk;
   const int64_t *ty = cfg_split(cfg, "tile_y", &ny), *tx = cfg_split(cfg, "tile_x", &nx), *tk = cfg_split(cfg, "tile_k", &nk);
@@ -209,8 +250,8 @@ int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const Config
   (void)M;
   if (x86_inline_group(s, c, NULL)) return -1;
   Tensor *main_out = x86_main_output(c, nout, outs);
-  Stage *sc = sch_stage(s, c), *sa = sch_stage(s, a);
-  if (!sc || !sa) return -1;
+  Stage *sc = sch_stage(s, c), *sa = a ? sch_stage(s, a) : NULL;
+  if (!sc || (a && !sa)) return -1;
   Tensor *cc = sch_cache_write(s, c, "local");
   if (!cc) return -1;
   Stage *scc = sch_stage(s, cc), *so = sc;
@@ -226,12 +267,18 @@ int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const Config
   if (stage_compute_at(scc, so, xyo)) return -1;
   IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
   if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
-  if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
+  if (fma) { /* each pair's two halves: two FMAs per row */
+    IterVar *j = stage_reduce_axis(scc, 1);
+    if (stage_reorder(scc, 5, (IterVar *[]){ko, ki, j, y, x}) || stage_unroll(scc, j)) return -1;
+  } else if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x})) {
+    return -1;
+  }
+  if (stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
   if (x86_vec_or_unroll(t, scc, x, bn)) return -1;
   /* the activations' conversion: parallel over rows, vectorized over pairs */
-  if (stage_parallel(sa, stage_axis(sa, 0))) return -1;
+  if (sa && stage_parallel(sa, stage_axis(sa, 0))) return -1;
   int64_t lanes = t->vector_lanes;
-  if (K2 % lanes == 0 && K2 > lanes) {
+  if (sa && K2 % lanes == 0 && K2 > lanes) {
     IterVar *o, *in;
     if (stage_split(sa, stage_axis(sa, 1), c32(lanes), &o, &in) || stage_vectorize(sa, in)) return -1;
   }
