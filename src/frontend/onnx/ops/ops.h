@@ -101,7 +101,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
   X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) X(SequenceAt) X(SequenceLength) \
   X(SplitToSequence) X(ConcatFromSequence)
 #define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
-#define ONNX_ML_HANDLERS(X) X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder)
+#define ONNX_ML_HANDLERS(X) X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder) X(TreeEnsemble)
 #define ONNX_STRING_HANDLERS(X) X(StringConcat) X(StringNormalizer) X(RegexFullMatch) X(StringSplit)
 #define ONNX_RANDOM_HANDLERS(X) X(random) X(Bernoulli) X(Multinomial)
 #define ONNX_BITCAST_HANDLERS(X) X(BitCast)

@@ -270,6 +270,7 @@ static const OnnxOpEntry table[] = {
     {"", "TopK", 1, 1, onnx_h_TopK, 1, 1, 0},
     {"", "TopK", 10, 11, onnx_h_TopK, 2, 2, 0},
     {"", "Transpose", 1, 13, onnx_h_transpose, 1, 1, 0},
+    {ML, "TreeEnsemble", 5, 5, onnx_h_TreeEnsemble, 1, 1, 0},
     {"", "Trilu", 14, 14, onnx_h_Trilu, 1, 2, O(1)},
     {"", "Unsqueeze", 1, 11, onnx_h_unsqueeze, 1, 1, 0},
     {"", "Unsqueeze", 13, 13, onnx_h_unsqueeze, 2, 2, 0},
