@@ -193,6 +193,21 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   return f;
 }
 
+/* A group of reshapes only computes nothing: the graph JSON names it
+ * "__nop" (TVM's reshape-only functions) and the memory planner gives its
+ * output the input's storage, so no kernel copies the tensor.  Only for a
+ * static graph without the batch loop, and an input some kernel computes
+ * (a model input or a parameter keeps its copy: an input's memory is the
+ * caller's to change between runs). */
+bool graph_reshape_alias(const Graph *g, const FusedGroup *fg, const GraphBuildOptions *opt) {
+  if (g->syms.len || opt->batch_outer || fg->inputs.len != 1) return false;
+  for (int k = 0; k < fg->nodes.len; k++)
+    if (((GNode *)fg->nodes.data[k])->op->id != OP_RESHAPE) return false;
+  const GNode *in = fg->inputs.data[0];
+  return in->kind == GN_CALL && !in->op->host && !in->type.sym && !fg->out->type.sym &&
+         in->type.dtype.code == fg->out->type.dtype.code && in->type.dtype.bits == fg->out->type.dtype.bits;
+}
+
 /* A group that calls an earlier group's kernel: its inputs, as
  * build_group would list them, and the kernel's task. */
 void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info) {
@@ -280,7 +295,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(o, "op", "tvm_op");
     cJSON_AddStringToObject(o, "name", fg->name);
     cJSON *attrs = cJSON_CreateObject();
-    cJSON_AddStringToObject(attrs, "func_name", info->host ? info->host->host : fg->func_name);
+    cJSON_AddStringToObject(attrs, "func_name", info->host ? info->host->host : info->alias ? "__nop" : fg->func_name);
     if (info->host) cJSON_AddStringToObject(attrs, "kiln_host", gattr_str(&fg->out->attrs, "host_attrs", "{}"));
     cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
     cJSON_AddStringToObject(attrs, "num_outputs", "1");
@@ -579,14 +594,22 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   for (int k = 0; k < ng && !rc; k++) {
     GraphBuildOptions ko = *opt;
     if (k) ko.batch_outer = NULL; /* a variant is a static graph */
+    /* owner[j]: the group whose built function kernel j's groups call (the
+     * first of them that is not an alias), -1 before it is built */
+    int *owner = KNEWN(int, groups[k].len + 1);
+    for (int i = 0; i < groups[k].len; i++) owner[i] = -1;
     for (int i = 0; i < groups[k].len && !rc; i++) {
       FusedGroup *fg = groups[k].data[i];
       if (fg->out->op->host) { /* a function of the runtime: its inputs, no kernel */
         infos[k][i].host = fg->out->op;
         for (int j = 0; j < fg->inputs.len; j++) av_push(&infos[k][i].inputs, fg->inputs.data[j]);
-      } else if (fg->kernel != fg->id) {
-        graph_build_share_group(fg, &infos[k][fg->kernel], &infos[k][i]);
+      } else if (graph_reshape_alias(gs[k], fg, &ko)) {
+        av_push(&infos[k][i].inputs, fg->inputs.data[0]);
+        infos[k][i].alias = true;
+      } else if (fg->kernel != fg->id && owner[fg->kernel] >= 0) {
+        graph_build_share_group(fg, &infos[k][owner[fg->kernel]], &infos[k][i]);
       } else {
+        owner[fg->kernel] = i;
         funcs[nfuncs] = graph_build_group(fg, &ko, &infos[k][i]);
         if (!funcs[nfuncs++]) rc = -1;
       }

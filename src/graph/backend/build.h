@@ -49,6 +49,9 @@ typedef struct GroupInfo {
   int inplace;               /* 1 + the input the output may overwrite (an
                               * elementwise kernel), 0: none */
   const OpDef *host;         /* a host op's group (ops/strings.c): no kernel */
+  bool alias;                /* reshapes only: no kernel, the output is the
+                              * input's memory ("__nop", as TVM's reshape-only
+                              * functions; graph_reshape_alias) */
 } GroupInfo;
 
 /* ===== build.c ===== */
@@ -68,6 +71,8 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
 /* A group that calls an earlier group's kernel (fg->kernel != fg->id):
  * its inputs in the kernel's parameter order, and the kernel's task. */
 void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info);
+/* Is fg reshapes only, run as a "__nop" that aliases its input? */
+bool graph_reshape_alias(const Graph *g, const FusedGroup *fg, const GraphBuildOptions *opt);
 /* The parameters of a built graph, in order (p0, p1, ...): the constants
  * the kernels read, then constant outputs; pushed to params (GNode *). */
 void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params);
