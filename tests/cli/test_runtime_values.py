@@ -104,3 +104,14 @@ def test_reduce_over_axes_given_at_run_time(tmp_path, op, ref, keepdims):
     if not keepdims:  # the same axis twice reduces one dimension, not two
         p = run(tmp_path, so, [x, i64(1, 1)], check=False)
         assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
+
+
+@pytest.mark.parametrize("upper", [1, 0])
+def test_trilu_k_given_at_run_time(tmp_path, upper):
+    """Trilu's k decides no shape: it is data the mask compares with."""
+    so = build(tmp_path, helper.make_node("Trilu", ["x", "k"], ["y"], upper=upper),
+               [("x", TP.FLOAT, [2, 4, 5]), ("k", TP.INT64, [])], opset=14)
+    x = RNG.standard_normal((2, 4, 5)).astype(np.float32)
+    for k in [0, 2, -1, 7, -9]:
+        want = np.triu(x, k) if upper else np.tril(x, k)
+        np.testing.assert_array_equal(run(tmp_path, so, [x, np.array(k, np.int64)]), want)

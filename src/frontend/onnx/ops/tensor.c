@@ -791,8 +791,22 @@ int onnx_h_Trilu(Importer *im) {
   int nd = x->type.ndim;
   if (nd < 2) return imp_error(im, "input has rank %d, expected at least 2", nd);
   int64_t k = 0;
-  if (imp_input(im, 1) && imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &k)) return -1;
   bool upper = onnx_attr_int(N(im), "upper", 1) != 0;
+  GNode *kv = imp_input(im, 1);
+  if (kv && kv->kind == GN_VAR && ttype_numel(&kv->type) == 1 && kv->type.dtype.code == kDLInt) {
+    /* k given at run time is data, not a size: the mask compares the
+     * constant j - i with it (j - i >= k keeps the upper part) */
+    int64_t h = x->type.shape[nd - 2], w = x->type.shape[nd - 1], shape[2] = {h, w};
+    void *p;
+    GNode *diag = imp_new_const(im, DT_I64, 2, shape, &p);
+    if (!diag) return -1;
+    for (int64_t i = 0; i < h; i++)
+      for (int64_t j = 0; j < w; j++) ((int64_t *)p)[i * w + j] = j - i;
+    GNode *kk = kv->type.dtype.bits == 64 ? kv : imp_cast(im, kv, DT_I64);
+    GNode *m = imp_call2(im, upper ? "greater_equal" : "less_equal", diag, kk);
+    return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
+  }
+  if (kv && imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &k)) return -1;
   GNode *m = imp_mask2d(im, x->type.shape[nd - 2], x->type.shape[nd - 1], 0, upper ? tri_upper : tri_lower, k);
   return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
 }
