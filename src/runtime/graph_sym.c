@@ -469,21 +469,26 @@ static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char 
   for (int s = 0; s < g->num_syms; s++) {
     if (g->sym_value_entry[s] != e) continue;
     int k = g->sym_value_elem[s];
-    if (t->device.device_type != kDLCPU || !t->data || t->ndim != 1 || !t->shape || t->dtype.code != kDLInt ||
-        (t->dtype.bits != 64 && t->dtype.bits != 32) || t->dtype.lanes != 1 || t->shape[0] <= k)
-      return kiln_set_error("%s: this input gives sizes at run time (element %d is %s), so it must be a 1-D int64 or "
-                            "int32 tensor in cpu memory with at least %d elements",
+    int64_t len = t->ndim == 0 ? 1 : t->ndim == 1 && t->shape ? t->shape[0] : 0;
+    if (t->device.device_type != kDLCPU || !t->data || t->ndim > 1 || t->dtype.code != kDLInt ||
+        (t->dtype.bits != 64 && t->dtype.bits != 32) || t->dtype.lanes != 1 || len <= k)
+      return kiln_set_error("%s: this input gives sizes at run time (element %d is %s), so it must be a 1-D (or "
+                            "scalar) int64 or int32 tensor in cpu memory with at least %d elements",
                             what, k, g->sym_names[s], k + 1);
     const char *base = (const char *)t->data + t->byte_offset;
     int64_t v = t->dtype.bits == 64 ? ((const int64_t *)base)[k] : ((const int32_t *)base)[k];
     int dim;
     if (v < g->sym_lo[s] || v > g->sym_hi[s]) {
       const char *node = sym_user(g, s, &dim);
-      return kiln_set_error("%s: element %d is %lld, which is dimension %d of node '%s' (the size %s), outside the "
-                            "bounds [%lld, %lld] the model was compiled for%s",
-                            what, k, (long long)v, dim, node, g->sym_names[s], (long long)g->sym_lo[s],
-                            (long long)g->sym_hi[s],
-                            v < 1 ? " (an empty dimension is not supported for a size given at run time)" : "");
+      char use[160];
+      if (dim >= 0) snprintf(use, sizeof use, "which is dimension %d of node '%s' (the size %s)", dim, node,
+                             g->sym_names[s]);
+      else snprintf(use, sizeof use, "the value %s", g->sym_names[s]);
+      return kiln_set_error("%s: element %d is %lld, %s, outside the bounds [%lld, %lld] the model was compiled "
+                            "for%s",
+                            what, k, (long long)v, use, (long long)g->sym_lo[s], (long long)g->sym_hi[s],
+                            v < 1 && dim >= 0 ? " (an empty dimension is not supported for a size given at run time)"
+                                              : "");
     }
     vals[s] = v;
     set[s] = 1;

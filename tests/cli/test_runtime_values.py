@@ -115,3 +115,16 @@ def test_trilu_k_given_at_run_time(tmp_path, upper):
     for k in [0, 2, -1, 7, -9]:
         want = np.triu(x, k) if upper else np.tril(x, k)
         np.testing.assert_array_equal(run(tmp_path, so, [x, np.array(k, np.int64)]), want)
+
+
+def test_cumsum_axis_given_at_run_time(tmp_path):
+    """CumSum's axis picks the result along each possible axis; its bounds
+    [-rank, rank - 1] are checked at set_input."""
+    so = build(tmp_path, helper.make_node("CumSum", ["x", "axis"], ["y"]),
+               [("x", TP.FLOAT, [3, 4]), ("axis", TP.INT32, [])], opset=14)
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    for axis in [0, 1, -1, -2]:
+        np.testing.assert_allclose(run(tmp_path, so, [x, np.array(axis, np.int32)]), np.cumsum(x, axis=axis),
+                                   rtol=1e-5, atol=1e-6)
+    p = run(tmp_path, so, [x, np.array(2, np.int32)], check=False)
+    assert p.returncode != 0 and "element 0 is 2" in p.stderr and "outside the bounds [-2, 1]" in p.stderr

@@ -357,7 +357,9 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
   /* symbolic sizes (docs/symbolic_shapes.md): the symbols "N:lo:hi", and
    * per entry its dimensions' postfix expressions joined by ';' ("" for a
    * constant dimension, "" for a static entry) */
-  if (graph_is_symbolic(g)) {
+  bool values = false; /* a run-time value that only its bounds check (CumSum's axis) */
+  for (int i = 0; i < g->syms.len; i++) values |= ((const GSym *)g->syms.data[i])->value_of != NULL;
+  if (graph_is_symbolic(g) || values) {
     AVec syms = {0}, exprs = {0};
     for (int i = 0; i < g->syms.len; i++) {
       const GSym *s = g->syms.data[i];

@@ -815,21 +815,42 @@ static bool before_incl(int64_t j, int64_t i, int64_t k) { return k & 1 ? (k & 2
 
 /* CumSum: out[i] = sum of x[j] over j <= i (< i exclusive; >=, > reversed),
  * a masked sum over a new axis. */
+static GNode *cum_along(Importer *im, GNode *x, int ax, int64_t mode, bool prod) {
+  int nd = x->type.ndim;
+  int64_t n = x->type.shape[ax];
+  GNode *m = imp_mask2d(im, n, n, nd - 1 - ax, before_incl, mode);
+  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, prod ? 1 : 0, x));
+  int64_t a = ax;
+  return imp_reduce(im, prod ? "prod" : "sum", w, 1, &a, false);
+}
+
 int onnx_h_CumSum(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
-  int64_t axv;
-  if (imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &axv)) return -1;
   int nd = x->type.ndim, ax;
-  if (imp_norm_axis(im, axv, nd, &ax)) return -1;
   if (nd + 1 > MAXD) return imp_error(im, "input rank %d is too large", nd);
   int64_t mode = (onnx_attr_int(N(im), "exclusive", 0) ? 1 : 0) | (onnx_attr_int(N(im), "reverse", 0) ? 2 : 0);
-  int64_t n = x->type.shape[ax];
-  GNode *m = imp_mask2d(im, n, n, nd - 1 - ax, before_incl, mode);
   bool prod = !strcmp(N(im)->op_type, "CumProd"); /* opset 26: the same with products */
-  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, prod ? 1 : 0, x));
-  int64_t a = ax;
-  return imp_set_output(im, 0, imp_reduce(im, prod ? "prod" : "sum", w, 1, &a, false));
+  GNode *av = imp_input(im, 1);
+  if (av && av->kind == GN_VAR && ttype_numel(&av->type) == 1 && av->type.ndim <= 1 && av->type.dtype.code == kDLInt &&
+      nd >= 1 && !ttype_is_symbolic(&x->type)) {
+    /* the axis given at run time: a run-time value only for its bounds
+     * [-rank, rank - 1] (checked at set_input), and data that picks the
+     * result along each possible axis */
+    if (!graph_value_sym(imp_graph(im), av->name, 0, -nd, nd - 1)) return imp_error(im, "%s", kiln_get_error());
+    GNode *a64 = av->type.dtype.bits == 64 ? av : imp_cast(im, av, DT_I64);
+    GNode *y = cum_along(im, x, nd - 1, mode, prod);
+    for (int d = nd - 2; d >= 0 && y; d--) {
+      GNode *is_d = imp_call2(im, "logical_or", imp_call2(im, "equal", a64, imp_scalar(im, (double)d, DT_I64)),
+                              imp_call2(im, "equal", a64, imp_scalar(im, (double)(d - nd), DT_I64)));
+      y = imp_where(im, is_d, cum_along(im, x, d, mode, prod), y);
+    }
+    return imp_set_output(im, 0, y);
+  }
+  int64_t axv;
+  if (imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &axv)) return -1;
+  if (imp_norm_axis(im, axv, nd, &ax)) return -1;
+  return imp_set_output(im, 0, cum_along(im, x, ax, mode, prod));
 }
 
 /* CenterCropPad (opset 18): each named axis cropped or zero-padded to the
