@@ -244,3 +244,24 @@ def test_conv_transpose_3d_vs_pytorch(tmp_path, stride, pad, dil, opad, groups):
     ref = torch.nn.functional.conv_transpose3d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride, pad, opad,
                                                groups, dil).numpy()
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_optional_ops_on_plain_tensors(tmp_path):
+    """OptionalHasElement/OptionalGetElement (opset 18) on a tensor, which
+    is always present, and on no input (an empty optional); an
+    optional-typed input is refused with its reason."""
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    nodes = [helper.make_node("OptionalHasElement", ["x"], ["has"]), helper.make_node("OptionalHasElement", [""], ["none"]),
+             helper.make_node("OptionalHasElement", [], ["none2"]), helper.make_node("OptionalGetElement", ["x"], ["y0"]),
+             helper.make_node("Relu", ["y0"], ["y"])]
+    model = save_model(tmp_path, nodes, [vi("x", TensorProto.FLOAT, [3, 4])],
+                       [vi("has", TensorProto.BOOL, []), vi("none", TensorProto.BOOL, []), vi("none2", TensorProto.BOOL, []),
+                        vi("y", TensorProto.FLOAT, [3, 4])], opset=18)
+    has, none, none2, y = compile_run(tmp_path, model, [("x", x)])
+    assert has.dtype == np.bool_ and has.shape == () and bool(has) and not bool(none) and not bool(none2)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    opt = helper.make_value_info("o", helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+    model = save_model(tmp_path, [helper.make_node("OptionalGetElement", ["o"], ["z"])], [opt],
+                       [vi("z", TensorProto.FLOAT, [2])], opset=18)
+    p = kiln("compile", model, "-o", str(tmp_path / "m2.so"))
+    assert p.returncode != 0 and "input 'o' is not a tensor (sequences, maps and optionals are not supported)" in p.stderr

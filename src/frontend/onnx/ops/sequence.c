@@ -143,3 +143,24 @@ int onnx_h_ConcatFromSequence(Importer *im) {
   ga_int(&a, "axis", ax);
   return imp_set_output(im, 0, imp_call(im, "concatenate", s->n, parts, a));
 }
+
+/* ---- OptionalHasElement, OptionalGetElement on plain tensors (opset
+ * 18 lets both take a tensor, which is always present; a missing input
+ * is an empty optional).  Optional-typed values (graph inputs, the
+ * Optional op) are not supported. ---- */
+
+int onnx_h_OptionalHasElement(Importer *im) {
+  bool present = imp_ninputs(im) > 0 && *N(im)->inputs[0];
+  if (present && !imp_input(im, 0)) return imp_error(im, "only a tensor input (always present) or none is supported");
+  void *p;
+  GNode *c = imp_new_const(im, DT_BOOL, 0, NULL, &p);
+  if (!c) return -1;
+  *(uint8_t *)p = present;
+  return out0(im, c);
+}
+
+int onnx_h_OptionalGetElement(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (!x) return imp_error(im, "only a tensor input is supported (optional values are not)");
+  return out0(im, x);
+}

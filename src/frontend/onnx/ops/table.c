@@ -167,6 +167,8 @@ static const OnnxOpEntry table[] = {
     {"", "NonZero", 9, 13, onnx_h_NonZero, 1, 1, 0},
     {"", "Not", 1, 1, onnx_h_unary, 1, 1, 0},
     {"", "OneHot", 9, 11, onnx_h_OneHot, 3, 3, 0},
+    {"", "OptionalGetElement", 18, 18, onnx_h_OptionalGetElement, 1, 1, 0},
+    {"", "OptionalHasElement", 18, 18, onnx_h_OptionalHasElement, 0, 1, O(0)},
     {"", "Or", 1, 7, onnx_h_binary, 2, 2, 0},
     {"", "Pad", 1, 2, onnx_h_pad, 1, 1, 0},
     {"", "Pad", 11, 13, onnx_h_pad, 2, 3, O(2)},
