@@ -583,8 +583,40 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
 
 /* ===== eval.c ===== */
 
-/* A reference interpreter for scalar expressions, used to test the
- * simplifier and other passes.  env maps Var nodes to `double *` values
+/* The expression interpreter both ir_eval and topi_eval (the operator
+ * library's compute-graph interpreter) are written on: one walk of a
+ * scalar expression, its semantics chosen by mode, its free variables and
+ * foreign nodes left to the caller's hooks (see eval.c's essay). */
+typedef enum IrEvalMode {
+  IR_EVAL_STRICT, /* no value where C has none: signed overflow, a float-to-int cast out of range, float16 */
+  IR_EVAL_WRAP,   /* as the x86 code: signed arithmetic wraps, float-to-int saturates (NaN: 0) */
+} IrEvalMode;
+
+typedef struct IrEvalScope { /* Let bindings, innermost first */
+  const Expr *var;
+  IrScalar v;
+  const struct IrEvalScope *up;
+} IrEvalScope;
+
+typedef struct IrEval IrEval;
+struct IrEval {
+  IrEvalMode mode;
+  /* A variable no Let in the walk binds: its value, or false (after
+   * calling fail, to say why). */
+  bool (*lookup)(IrEval *ev, Expr *var, IrScalar *out);
+  /* Read and Reduce nodes (NULL: not supported); may recurse into
+   * ir_eval_expr. */
+  bool (*other)(IrEval *ev, Expr *e, IrScalar *out);
+  /* Told why the walk fails (NULL: fail silently); returns false. */
+  bool (*fail)(IrEval *ev, const char *why);
+  const IrEvalScope *scope; /* NULL to start */
+};
+
+/* Evaluate e; false where it has no value (reported through ev->fail). */
+bool ir_eval_expr(IrEval *ev, Expr *e, IrScalar *out);
+
+/* The reference interpreter for scalar expressions (IR_EVAL_STRICT), used
+ * to test the simplifier and other passes.  env maps Var nodes to `double *` values
  * (an integer variable's value must be a whole number in its type's range).
  * Integers are computed exactly in their own type (unsigned wraps), floats
  * in double rounded to float after each float32 operation; the result is

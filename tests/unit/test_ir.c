@@ -232,6 +232,21 @@ static void test_equal_hash(void) {
 
 static bool eval1(Expr *e, PtrMap *env, double *out) { return ir_eval(e, env, out); }
 
+/* Hooks for the wrapping walk: every integer variable is -7, every float
+ * one NaN; and the last reason. */
+static char wrap_why[256];
+static bool wrap_lookup(IrEval *ev, Expr *var, IrScalar *out) {
+  (void)ev;
+  out->i = -7;
+  out->f = dt_is_float(var->dtype) ? NAN : 0;
+  return true;
+}
+static bool wrap_fail(IrEval *ev, const char *why) {
+  (void)ev;
+  snprintf(wrap_why, sizeof wrap_why, "%s", why);
+  return false;
+}
+
 static void test_eval(void) {
   Expr *x = ir_var("x", DT_I32), *f = ir_var("f", DT_F32);
   double xv = -7, fv = 0.1, r;
@@ -268,6 +283,20 @@ static void test_eval(void) {
   CHECK(!eval1(ir_load(DT_F32, ir_var("A", DT_HANDLE), x), &env, &r));
   CHECK(!eval1(ir_ramp(x, I(1), 4), &env, &r));
   pm_free(&env);
+
+  /* The same walk in the wrapping mode topi_eval uses: values where the
+   * strict mode above refuses, and the reason where there is none. */
+  IrEval w = {IR_EVAL_WRAP, wrap_lookup, NULL, wrap_fail, NULL};
+  IrScalar wv;
+  Expr *v7 = ir_var("v7", DT_I32);
+  wrap_why[0] = 0;
+  CHECK(ir_eval_expr(&w, ir_add(I(INT32_MAX), ir_sub(x, I(-8))), &wv) && wv.i == INT32_MIN);
+  CHECK(ir_eval_expr(&w, ir_cast(DT_I32, ir_f32(3e9)), &wv) && wv.i == INT32_MAX);
+  CHECK(ir_eval_expr(&w, ir_cast(DT_I32, f), &wv) && wv.i == 0);
+  CHECK(ir_eval_expr(&w, ir_let(v7, I(7), ir_mul(v7, x)), &wv) && wv.i == -49); /* Let is the walk's, x the hook's */
+  CHECK(!ir_eval_expr(&w, ir_div(I(1), I(0)), &wv) && strstr(wrap_why, "zero"));
+  CHECK(!ir_eval_expr(&w, ir_ramp(x, I(1), 4), &wv) && strstr(wrap_why, "vector"));
+  CHECK(!ir_eval_expr(&w, ir_load(DT_F32, ir_var("A", DT_HANDLE), x), &wv) && strstr(wrap_why, "Load nodes are not supported"));
 }
 
 /* ------------------------------------------------------------------ */

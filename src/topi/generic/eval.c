@@ -3,10 +3,14 @@
  *
  * topi_eval materializes every tensor the output depends on, producers
  * first, element by element: each element binds the axis variables and
- * walks the body's expression tree; a Reduce loops over its axes,
- * skipping elements where its condition is false, and folds with its
- * combiner.  Values are held as int64 (integers, bool) or double (floats,
- * rounded to float after every float32 operation, as the generated C does).
+ * walks the body's expression tree with src/ir/eval.c's interpreter (the
+ * one ir_eval uses, in its wrapping mode: the value the generated code
+ * computes); this file gives it the variables' values and the two nodes
+ * only it knows: a Read of a materialized tensor, and a Reduce, which
+ * loops over its axes, skipping elements where its condition is false, and
+ * folds with its combiner.  Values are held as int64 (integers, bool) or
+ * double (floats, rounded to float after every float32 operation, as the
+ * generated C does).
  *
  * It is slow (a tree walk per element) and meant for small tensors: the
  * graph layer folds shape computations with it at compile time, and tests
@@ -33,9 +37,10 @@ typedef struct Buf {
 } Buf;
 
 typedef struct Ev {
+  IrEval ev;         /* first: the walk's hooks get it (src/ir/eval.c) */
   PtrMap bufs;       /* Tensor -> Buf */
   PtrMap shape_vars; /* symbolic dim Var -> Val* */
-  Expr *vars[256];
+  Expr *vars[256];   /* the axis variables bound now, innermost last */
   Val vals[256];
   int nv;
   const char *op; /* the tensor being computed, for messages */
@@ -50,31 +55,17 @@ static bool ev_fail(Ev *c, const char *msg) {
   return false;
 }
 
+/* The expression walk is src/ir/eval.c's, in its wrapping mode (the value
+ * the generated x86 code computes); what it asks of this file: */
 
+static bool hook_fail(IrEval *ev, const char *why) { return ev_fail((Ev *)ev, why); }
 
+static bool ev(Ev *c, Expr *e, Val *out) { return !c->failed && ir_eval_expr(&c->ev, e, out); }
 
-static Val cast_val(Val v, DType from, DType to) {
-  Val r = {0, 0};
-  if (dt_is_float(to)) {
-    r.f = ir_scalar_round(ir_scalar_as_double(v, from), to);
-  } else if (dt_is_bool(to)) {
-    r.i = dt_is_float(from) ? v.f != 0 : v.i != 0;
-  } else if (!dt_is_float(from)) {
-    r.i = ir_scalar_norm((uint64_t)v.i, to);
-  } else {
-    double f = trunc(v.f);
-    double lo = (double)dt_int_min(to), hi = (double)dt_int_max(to);
-    if (isnan(f)) f = 0;
-    if (f < lo) f = lo;
-    if (f > hi) f = hi;
-    r.i = to.code == kDLUInt && to.bits == 64 && f >= 9223372036854775808.0 ? (int64_t)(uint64_t)f : ir_scalar_norm((uint64_t)(int64_t)f, to);
-  }
-  return r;
-}
-
-static bool ev(Ev *c, Expr *e, Val *out);
-
-static bool lookup(Ev *c, Expr *var, Val *out) {
+/* A free variable: an axis or reduce variable bound now, or a symbolic
+ * dimension bound to an input's size. */
+static bool lookup(IrEval *ev, Expr *var, Val *out) {
+  Ev *c = (Ev *)ev;
   for (int i = c->nv - 1; i >= 0; i--)
     if (c->vars[i] == var) {
       *out = c->vals[i];
@@ -93,26 +84,6 @@ static bool push(Ev *c, Expr *var, Val v) {
   c->vars[c->nv] = var;
   c->vals[c->nv++] = v;
   return true;
-}
-
-static bool int_div(Ev *c, ExprKind k, int64_t a, int64_t b, DType t, int64_t *out) {
-  const char *why = ir_scalar_int_div(k, a, b, t, out);
-  return why ? ev_fail(c, why) : true;
-}
-
-static int cmp(Val a, Val b, DType t) {
-  if (dt_is_float(t)) return a.f < b.f ? -1 : a.f > b.f ? 1 : a.f == b.f ? 0 : 2;
-  if (t.code == kDLInt || dt_is_bool(t)) return a.i < b.i ? -1 : a.i > b.i;
-  uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
-  return x < y ? -1 : x > y;
-}
-
-static bool call(Ev *c, Expr *e, Val *out) {
-  Val a[2] = {{0, 0}, {0, 0}};
-  for (int i = 0; i < e->call.nargs && i < 2; i++)
-    if (!ev(c, e->call.args[i], &a[i])) return false;
-  const char *why = ir_scalar_call(e->call.op, e->dtype, e->call.args[0]->dtype, a, out);
-  return why ? ev_fail(c, kfmt("%s: %s on %s", intrin_name(e->call.op), why, dt_str(e->dtype))) : true;
 }
 
 static bool read_elem(Ev *c, Expr *e, Val *out) {
@@ -179,124 +150,10 @@ static bool reduce(Ev *c, Expr *e, Val *out) {
   return true;
 }
 
-static bool ev(Ev *c, Expr *e, Val *out) {
-  if (c->failed) return false;
-  if (!e) return ev_fail(c, "a missing expression");
-  if (e->dtype.lanes != 1) return ev_fail(c, "vector expressions are not supported");
-  DType t = e->dtype;
-  Val a, b;
-  out->i = 0;
-  out->f = 0;
-  switch (e->kind) {
-  case EK_IntImm:
-    out->i = ir_scalar_norm((uint64_t)e->int_value, t);
-    if (dt_is_float(t)) out->f = (double)e->int_value;
-    return true;
-  case EK_FloatImm:
-    out->f = ir_scalar_round(e->float_value, t);
-    return true;
-  case EK_Var:
-    return lookup(c, e, out);
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
-    if (dt_is_float(t)) {
-      double x = a.f, y = b.f, r;
-      switch (e->kind) {
-      case EK_Add: r = x + y; break;
-      case EK_Sub: r = x - y; break;
-      case EK_Mul: r = x * y; break;
-      case EK_Div: r = x / y; break;
-      case EK_Mod: r = fmod(x, y); break;
-      case EK_FloorDiv: r = floor(x / y); break;
-      default: r = x - floor(x / y) * y; break;
-      }
-      out->f = ir_scalar_round(r, t);
-      return true;
-    }
-    if (e->kind == EK_Add) out->i = ir_scalar_norm((uint64_t)a.i + (uint64_t)b.i, t);
-    else if (e->kind == EK_Sub) out->i = ir_scalar_norm((uint64_t)a.i - (uint64_t)b.i, t);
-    else if (e->kind == EK_Mul) out->i = ir_scalar_norm((uint64_t)a.i * (uint64_t)b.i, t);
-    else return int_div(c, e->kind, a.i, b.i, t, &out->i);
-    return true;
-  case EK_Min:
-  case EK_Max: {
-    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
-    /* as C's (a < b ? a : b) and (a > b ? a : b) */
-    int r = cmp(a, b, t);
-    if (e->kind == EK_Min)
-      *out = r == -1 ? a : b;
-    else
-      *out = r == 1 ? a : b;
-    return true;
-  }
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE: {
-    if (!ev(c, e->bin.a, &a) || !ev(c, e->bin.b, &b)) return false;
-    int r = cmp(a, b, e->bin.a->dtype);
-    switch (e->kind) {
-    case EK_EQ: out->i = r == 0; break;
-    case EK_NE: out->i = r != 0; break;
-    case EK_LT: out->i = r == -1; break;
-    case EK_LE: out->i = r == -1 || r == 0; break;
-    case EK_GT: out->i = r == 1; break;
-    default: out->i = r == 1 || r == 0; break;
-    }
-    return true;
-  }
-  case EK_And:
-  case EK_Or:
-    if (!ev(c, e->bin.a, &a)) return false;
-    if ((e->kind == EK_And) == !a.i) {
-      out->i = a.i != 0;
-      return true;
-    }
-    if (!ev(c, e->bin.b, &b)) return false;
-    out->i = b.i != 0;
-    return true;
-  case EK_Not:
-    if (!ev(c, e->bin.a, &a)) return false;
-    out->i = !a.i;
-    return true;
-  case EK_Select:
-    if (!ev(c, e->select.cond, &a)) return false;
-    return ev(c, a.i ? e->select.t : e->select.f, out);
-  case EK_Cast:
-    if (!ev(c, e->bin.a, &a)) return false;
-    *out = cast_val(a, e->bin.a->dtype, t);
-    return true;
-  case EK_Call:
-    return call(c, e, out);
-  case EK_Let: {
-    if (!ev(c, e->let.value, &a)) return false;
-    int base = c->nv;
-    if (!push(c, e->let.var, a)) return false;
-    bool ok = ev(c, e->let.body, out);
-    c->nv = base;
-    return ok;
-  }
-  case EK_Read:
-    return read_elem(c, e, out);
-  case EK_Reduce:
-    return reduce(c, e, out);
-  case EK_StrImm:
-  case EK_Load:
-  case EK_Ramp:
-  case EK_Broadcast:
-    return ev_fail(c, kfmt("%s nodes are not supported", expr_kind_name(e->kind)));
-  case EK__COUNT:
-    break;
-  }
-  KUNREACHABLE();
+/* Read and Reduce, the nodes only this interpreter knows. */
+static bool other(IrEval *ev, Expr *e, Val *out) {
+  Ev *c = (Ev *)ev;
+  return e->kind == EK_Read ? read_elem(c, e, out) : reduce(c, e, out);
 }
 
 /* ---- buffers ---- */
@@ -489,6 +346,7 @@ static int bind_shapes(Ev *c, int nin, Tensor **inputs, DLTensor **in_data) {
 int topi_eval(Tensor *out, int ninputs, Tensor **inputs, DLTensor **in_data, DLTensor *out_data) {
   if (!out || out->okind != KOBJ_TENSOR) return kiln_set_error("topi_eval: no output tensor");
   Ev *c = xcalloc(1, sizeof(Ev));
+  c->ev = (IrEval){IR_EVAL_WRAP, lookup, other, hook_fail, NULL};
   c->bytes_left = topi_eval_budget_bytes();
   int rc = bind_shapes(c, ninputs, inputs, in_data);
   if (!rc) rc = materialize(c, out, ninputs, inputs, in_data, 0);
