@@ -645,16 +645,19 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     if (kiln_module_check_params(ex->mod)) return kiln_error_context("run");
     ex->params_checked = 1;
   }
-  if (ex->g.num_variants) {
-    int rc = kiln_graph_batch_run(ex);
-    if (rc <= 0) return rc;
-  }
   if (ex->str_run) kiln_strings_run_reset(ex);
-  GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
+  /* with batched variants: the samples they do not take first, through
+   * the batch-1 kernels, then theirs (graph_sym.c says why this order) */
+  int64_t upto = ex->g.num_variants && ex->batch > 1 ? kiln_graph_batch_split(ex) : 0;
   int rc = 0;
-  for (; op < end && !rc; op++)
-    if (kiln_graph_op_exec(ex, op)) rc = kiln_graph_op_error(ex, op);
-  ex->batch_from = 0;
+  if (upto < ex->batch) {
+    ex->batch_from = upto;
+    GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
+    for (; op < end && !rc; op++)
+      if (kiln_graph_op_exec(ex, op)) rc = kiln_graph_op_error(ex, op);
+    ex->batch_from = 0;
+  }
+  if (!rc && upto) rc = kiln_graph_batch_run(ex, upto);
   return rc;
 }
 

@@ -40,10 +40,15 @@
  * than the smallest variant) through the batch-1 kernels: a batch of 8
  * with variants at 4 and 8 runs the batch-8 kernels once, a batch of 7
  * runs the batch-4 kernels once and three samples one at a time.  Each
- * variant's executor is made on first use.
+ * variant's executor is made on first use.  The samples left run first:
+ * the per-sample kernels reuse dead activations' buffers, and a graph
+ * output's buffer may have held one before the output was written, so
+ * they could overwrite outputs the variants wrote; the inputs' buffers
+ * are never reused, so the variants still read them intact after.
  *
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
- * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_run.
+ * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_split,
+ * kiln_graph_batch_run.
  */
 #include "runtime_internal.h"
 
@@ -258,11 +263,19 @@ static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
   return 0;
 }
 
-int kiln_graph_batch_run(KilnGraphExecutor *ex) {
+int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex) {
   const JsonGraph *g = &ex->g;
   int64_t at = 0;
   for (int v = g->num_variants - 1; v >= 0; v--)
-    while (ex->batch - at >= g->variant_batch[v]) {
+    while (ex->batch - at >= g->variant_batch[v]) at += g->variant_batch[v];
+  return at;
+}
+
+int kiln_graph_batch_run(KilnGraphExecutor *ex, int64_t upto) {
+  const JsonGraph *g = &ex->g;
+  int64_t at = 0;
+  for (int v = g->num_variants - 1; v >= 0; v--)
+    while (upto - at >= g->variant_batch[v]) {
       if (run_variant(ex, v, at))
         return kiln_error_context("run: samples %lld to %lld through the batched variant at batch %lld", (long long)at,
                                   (long long)(at + g->variant_batch[v] - 1), (long long)g->variant_batch[v]);
@@ -270,9 +283,7 @@ int kiln_graph_batch_run(KilnGraphExecutor *ex) {
       ex->sym_stats.variant_runs++;
       ex->sym_stats.variant_samples += (uint64_t)g->variant_batch[v];
     }
-  if (at == ex->batch) return 0;
-  ex->batch_from = at; /* the rest, one sample at a time */
-  return 1;
+  return 0;
 }
 
 /* ---- the plans of the last bindings ---- */

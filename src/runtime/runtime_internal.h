@@ -426,11 +426,15 @@ int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op);
 /* Run one operator: once, or once per sample of the current batch (from
  * ex->batch_from). */
 int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op);
-/* Run a batched graph with batched variants at the current batch: the
- * largest variants that fit, as often as they fit, then the samples left
- * through the batch-1 kernels.  1 when there are no variants to use (the
- * caller runs the plain loop), 0 done, -1 error. */
-int kiln_graph_batch_run(KilnGraphExecutor *ex);
+/* A batched graph with batched variants at the current batch: how many
+ * samples, from the first, the variants take (the largest that fits, as
+ * often as it fits, then the next); the rest run through the batch-1
+ * kernels (from ex->batch_from). */
+int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex);
+/* Run samples [0, upto) (kiln_graph_batch_split's) through the variants,
+ * after the samples left ran through the batch-1 kernels: 0, or -1 with
+ * an error. */
+int kiln_graph_batch_run(KilnGraphExecutor *ex, int64_t upto);
 /* graph_executor.c: an executor on dev over the module's graph JSON blob
  * `blob` and its embedded params. */
 int kiln_graph_executor_create_blob(KilnModule *mod, DLDevice dev, const char *blob, KilnGraphExecutor **out);
