@@ -128,3 +128,20 @@ def test_cumsum_axis_given_at_run_time(tmp_path):
                                    rtol=1e-5, atol=1e-6)
     p = run(tmp_path, so, [x, np.array(2, np.int32)], check=False)
     assert p.returncode != 0 and "element 0 is 2" in p.stderr and "outside the bounds [-2, 1]" in p.stderr
+
+
+def test_squeeze_and_unsqueeze_axes_given_at_run_time(tmp_path):
+    sq = build(tmp_path, helper.make_node("Squeeze", ["x", "axes"], ["y"]),
+               [("x", TP.FLOAT, [1, 3, 1, 4, 1]), ("axes", TP.INT64, [2])], opset=13, name="sq")
+    x = RNG.standard_normal((1, 3, 1, 4, 1)).astype(np.float32)
+    for axes in [(0, 2), (4, -5), (2, -1)]:
+        np.testing.assert_array_equal(run(tmp_path, sq, [x, i64(*axes)]), np.squeeze(x, axis=axes))
+    p = run(tmp_path, sq, [x, i64(0, 1)], check=False)  # dimension 1 has size 3
+    assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
+    un = build(tmp_path, helper.make_node("Unsqueeze", ["x", "axes"], ["y"]),
+               [("x", TP.FLOAT, [3, 4]), ("axes", TP.INT64, [2])], opset=13, name="un")
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    for axes in [(0, 1), (1, 3), (-1, 0), (2, -4)]:
+        np.testing.assert_array_equal(run(tmp_path, un, [x, i64(*axes)]), np.expand_dims(x, axis=axes))
+    p = run(tmp_path, un, [x, i64(1, 1)], check=False)
+    assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr

@@ -264,7 +264,89 @@ static int read_axes(Importer *im, int input, int from_opset, int64_t *axes, boo
   return 0;
 }
 
+static int runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask);
+static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
+                          const int64_t *axes, const char *valid);
+
+/* Squeeze's axes given at run time: the dimensions they name dropped (a
+ * reshape), valid when exactly k distinct dimensions of size 1 are named.
+ * The representative axes are size-1 dimensions.  -2 when input 1 is not
+ * such an input, or nothing would be left to carry the check. */
+static int squeeze_runtime(Importer *im, GNode *x) {
+  int64_t axes[MAXD];
+  const char *mask[MAXD];
+  int r = x->type.ndim, ones[MAXD], nones = 0;
+  for (int d = 0; d < r; d++)
+    if (x->type.shape[d] == 1) ones[nones++] = d;
+  GNode *v = imp_input(im, 1);
+  int64_t kk = v ? ttype_numel(&v->type) : 0;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r) return -2;
+  int k = runtime_axes(im, 1, x, r, axes, mask);
+  if (k < 0) return k;
+  Graph *g = imp_graph(im);
+  for (int j = 0; j < k; j++) {
+    GSym *s = graph_value_sym(g, v->name, j, -r, r - 1);
+    s->rep = ones[g->sym_pass ? nones - 1 - j : j];
+    axes[j] = s->rep;
+  }
+  StrBuf valid = {0}; /* k dimensions named, none of size > 1 */
+  sb_puts(&valid, "0");
+  for (int d = 0; d < r; d++) sb_printf(&valid, " %s +", mask[d]);
+  sb_printf(&valid, " %d eq 0", k);
+  for (int d = 0; d < r; d++)
+    if (x->type.shape[d] != 1) sb_printf(&valid, " %s +", mask[d]);
+  sb_puts(&valid, " 0 eq and");
+  GNode *y = drop_masked(im, x, r, x->type.shape, mask, k, axes, valid.data);
+  sb_free(&valid);
+  return out0(im, y);
+}
+
+/* Unsqueeze's axes given at run time: a reshape to rank r + k where a
+ * named position is 1 and the others take x's dimensions in order, valid
+ * when k distinct positions are named.  -2 when input 1 is not such an
+ * input. */
+static int unsqueeze_runtime(Importer *im, GNode *x) {
+  int64_t axes[MAXD];
+  const char *mask[MAXD];
+  GNode *v = imp_input(im, 1);
+  int r = x->type.ndim;
+  int64_t kk = v ? ttype_numel(&v->type) : 0;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD) return -2;
+  int R = r + (int)kk;
+  int k = runtime_axes(im, 1, x, R, axes, mask);
+  if (k < 0) return k;
+  int64_t shape[MAXD];
+  bool is_ax[MAXD] = {0};
+  for (int j = 0; j < k; j++) is_ax[axes[j]] = true;
+  for (int i = 0, d = 0; i < R; i++) shape[i] = is_ax[i] ? 1 : x->type.shape[d++];
+  StrBuf cnt = {0};
+  sb_puts(&cnt, "0");
+  for (int i = 0; i < R; i++) sb_printf(&cnt, " %s +", mask[i]);
+  sb_printf(&cnt, " %d eq", k);
+  StrBuf out = {0};
+  for (int i = 0; i < R; i++) {
+    /* 1 where named, else x's dimension number (positions not named before i) */
+    StrBuf before = {0}, e = {0};
+    sb_puts(&before, "0");
+    for (int p = 0; p < i; p++) sb_printf(&before, " 1 %s - +", mask[p]);
+    sb_puts(&e, "0");
+    for (int d = 0; d < r; d++) sb_printf(&e, " %s %d eq %lld 0 sel +", before.data, d, (long long)x->type.shape[d]);
+    sb_printf(&out, "%s%s %s 1 %s sel 0 sel", i ? "," : "", cnt.data, mask[i], e.data);
+    sb_free(&before);
+    sb_free(&e);
+  }
+  sb_free(&cnt);
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "newshape", R, shape);
+  ga_str(&a, "sym_dims", out.data);
+  sb_free(&out);
+  return out0(im, imp_call(im, "reshape", 1, &x, a));
+}
+
 int onnx_h_squeeze(Importer *im) {
+  GNode *x0 = in0(im);
+  int rc = x0 && !ttype_is_symbolic(&x0->type) && ttype_numel(&x0->type) > 0 ? squeeze_runtime(im, x0) : -2;
+  if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
   int n = read_axes(im, 1, 13, axes, &present);
@@ -276,6 +358,9 @@ int onnx_h_squeeze(Importer *im) {
 }
 
 int onnx_h_unsqueeze(Importer *im) {
+  GNode *x0 = in0(im);
+  int rc = x0 && !ttype_is_symbolic(&x0->type) && ttype_numel(&x0->type) > 0 ? unsqueeze_runtime(im, x0) : -2;
+  if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
   int n = read_axes(im, 1, 13, axes, &present);
@@ -649,13 +734,12 @@ int onnx_h_depth_space(Importer *im) {
  * d - rank; mask[d] gets that condition as a postfix expression (0 or 1).
  * axes[] gets distinct valid axes as the representative values.  The
  * count k; -2 when the input is not such a graph input. */
-static int runtime_axes(Importer *im, int input, GNode *x, int64_t *axes, const char **mask) {
+static int runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask) {
   GSym *syms[MAXD] = {0};
   GNode *v = imp_input(im, input);
-  int r = x->type.ndim;
   /* an empty input has empty results, which sizes given at run time
    * cannot describe (a size is at least 1) */
-  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r ||
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r || r > MAXD ||
       ttype_numel(&x->type) == 0)
     return -2;
   int k = imp_runtime_shape_input(im, input, syms, MAXD);
@@ -679,6 +763,9 @@ static int runtime_axes(Importer *im, int input, GNode *x, int64_t *axes, const 
   return k;
 }
 
+static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
+                          const int64_t *axes, const char *valid);
+
 /* A Reduce whose axes are given at run time: the kept-dimension reduction
  * (dimension d is "mask 1 size sel"), then, without keepdims, a reshape
  * that drops the reduced dimensions: result dimension i is the size of
@@ -700,10 +787,23 @@ static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k,
   sb_free(&sd);
   GNode *y = imp_call(im, op, 1, &x, a);
   if (!y || keep) return y;
-  /* kept_d = 1 - mask_d; the count of reduced dimensions must be k */
+  /* the count of reduced dimensions must be k */
   StrBuf cnt = {0};
   sb_puts(&cnt, "0");
   for (int d = 0; d < r; d++) sb_printf(&cnt, " %s +", mask[d]);
+  sb_printf(&cnt, " %d eq", k);
+  GNode *z = drop_masked(im, y, r, n, mask, k, axes, cnt.data);
+  sb_free(&cnt);
+  return z;
+}
+
+/* y (whose dimensions are n[0..r), or 1 where masked) reshaped without
+ * the dimensions mask[] (postfix, 0 or 1) selects: result dimension i is
+ * the size of the i-th dimension not masked, and 0 (an error naming the
+ * node) where the postfix condition valid is 0.  axes[0..k) are the
+ * masked dimensions at the representative values. */
+static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
+                          const int64_t *axes, const char *valid) {
   int64_t shape[MAXD];
   int on = 0;
   StrBuf out = {0};
@@ -723,10 +823,9 @@ static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k,
       sb_printf(&e, " 1 %s - %s %d eq and %lld 0 sel +", mask[d], before.data, i, (long long)n[d]);
       sb_free(&before);
     }
-    sb_printf(&out, "%s%s %d eq %s 0 sel", i ? "," : "", cnt.data, k, e.data);
+    sb_printf(&out, "%s%s %s 0 sel", i ? "," : "", valid, e.data);
     sb_free(&e);
   }
-  sb_free(&cnt);
   GAttrs ra = gattrs_new();
   ga_ints(&ra, "newshape", on, shape);
   ga_str(&ra, "sym_dims", out.data ? out.data : "");
@@ -748,7 +847,7 @@ int onnx_h_reduce(Importer *im) {
   GNode *x = in0(im);
   bool keep = onnx_attr_int(N(im), "keepdims", 1) != 0;
   const char *mask[MAXD];
-  int rt = x && imp_opset(im) >= from && !dt_is_bool(x->type.dtype) ? runtime_axes(im, 1, x, axes, mask) : -2;
+  int rt = x && imp_opset(im) >= from && !dt_is_bool(x->type.dtype) ? runtime_axes(im, 1, x, x->type.ndim, axes, mask) : -2;
   if (rt == -1) return -1;
   if (rt > 0 && (keep || rt < x->type.ndim)) { /* axes given at run time */
     GNode *y = reduce_runtime_axes(im, k, x, rt, axes, mask, keep);
