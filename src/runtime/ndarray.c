@@ -97,9 +97,15 @@ static void put_shape(StrBuf *sb, int ndim, const int64_t *shape) {
   sb_putc(sb, ')');
 }
 
+/* The element count; 0 when any extent is 0 (even after extents whose
+ * product alone would overflow: a loaded [2^50, 2^14, 0] array is empty),
+ * saturated at INT64_MAX for a shape no constructor accepts. */
 static int64_t num_elements(int ndim, const int64_t *shape) {
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] == 0) return 0;
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(n, shape[i], &n)) return INT64_MAX;
   return n;
 }
 
