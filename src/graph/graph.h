@@ -282,6 +282,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_CONV2D_WINOGRAD_NCHWC, "nn.contrib_conv2d_winograd_NCHWc")    \
   X(OP_DENSE, "nn.dense")                                            \
   X(OP_DENSE_PACK, "nn.contrib_dense_pack")                          \
+  X(OP_MATMUL, "nn.matmul")                                          \
   X(OP_BIAS_ADD, "nn.bias_add")                                      \
   X(OP_MULTIPLY, "multiply")                                         \
   X(OP_CONCATENATE, "concatenate")                                   \

@@ -750,7 +750,7 @@ static bool per_sample(const GNode *n, const GSym *s) {
   if (op_lookup("nn.softmax") == n->op || op_lookup("nn.log_softmax") == n->op) return axis_not_batch(n, "axis", -1);
   if (op_lookup("nn.layer_norm") == n->op) return axis_not_batch(n, "axis", -1);
   if (op_lookup("concatenate") == n->op) return axis_not_batch(n, "axis", 0);
-  if (op_lookup("nn.matmul") == n->op) return !ttype_is_symbolic(&n->args[1]->type) && n->args[0]->type.ndim >= 2;
+  if (n->op->id == OP_MATMUL) return !ttype_is_symbolic(&n->args[1]->type) && n->args[0]->type.ndim >= 2;
   if (op_lookup("transpose") == n->op) {
     const int64_t *ax;
     return gattr_ints(&n->attrs, "axes", &ax) > 0 && ax[0] == 0;

@@ -382,7 +382,7 @@ const OpDef ops_nn[] = {
     {"nn.contrib_dense_pack", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack, compute_dense_pack, strategy_dense, NULL,
      OP_DENSE_PACK},
     {"nn.matmul", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_matmul, compute_matmul, strategy_matmul,
-     "tensor_a, tensor_b, units=None, out_dtype='', transpose_a=False, transpose_b=False"},
+     "tensor_a, tensor_b, units=None, out_dtype='', transpose_a=False, transpose_b=False", OP_MATMUL},
     {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_max_pool2d, NULL,
      "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
      "out_layout='', ceil_mode=False", OP_OTHER, OPF_BLOCKED_LAYOUT},

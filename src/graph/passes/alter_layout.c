@@ -364,7 +364,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     GNode *r = convert_dense(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
-  if (!strcmp(op, "nn.matmul")) {
+  if (id == OP_MATMUL) {
     GNode *r = convert_matmul(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
