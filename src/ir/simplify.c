@@ -852,6 +852,37 @@ static Expr *divmod_const(Analyzer *an, ExprKind k, Expr *a, int64_t c) {
       res = fold_one_period(an, &q, &r, c, is_div);
     }
   }
+  /* floordiv(g*x + s, c) == floordiv(x, c/g) and floormod(g*x + s, c) ==
+   * g*floormod(x, c/g) + s for g dividing c when 0 <= s < g: lanes of a
+   * block of 8 read from blocks of 16, (8*i + m) / 16 == i / 2 for m in
+   * [0, 8), so a layout transform between block sizes vectorizes.  The
+   * candidates for g are the common factors of c and a coefficient.  (A
+   * truncating kind reached here has a non-negative dividend.) */
+  for (int j = 0; !res && r.n > 1 && j < r.n; j++) {
+    int64_t g = gcd64(c, r.v[j].k < 0 ? -r.v[j].k : r.v[j].k);
+    if (g <= 1 || g >= c) continue;
+    Lin x, sm;
+    lin_init(&x, t);
+    lin_init(&sm, t);
+    for (int i = 0; i < r.n; i++) {
+      if (r.v[i].k % g == 0) lin_term(&x, r.v[i].atom, r.v[i].k / g);
+      else lin_term(&sm, r.v[i].atom, r.v[i].k);
+    }
+    x.c = floordiv64(r.c, g);
+    sm.c = floormod64(r.c, g);
+    Iv sb = lin_bound(an, &sm);
+    if (x.n && sm.n && !is_inf(sb.lo) && !is_inf(sb.hi) && sb.lo >= 0 && sb.hi < g) {
+      Expr *inner = simp(an, ir_binary(is_div ? EK_FloorDiv : EK_FloorMod, lin_expr(&x), mk_int(t, c / g)));
+      if (is_div) {
+        lin_add(&q, inner, 1);
+        res = lin_expr(&q);
+      } else {
+        res = simp(an, ir_add(ir_mul(inner, mk_int(t, g)), lin_expr(&sm)));
+      }
+    }
+    lin_free(&x);
+    lin_free(&sm);
+  }
   if (res) {
     lin_free(&q);
     lin_free(&r);

@@ -498,6 +498,41 @@ static void test_simplify_bounds(void) {
   analyzer_bind_const(an, u, 0, 2);
   CHECK(analyzer_const_bound(an, ir_add(u, ir_int(255, DT_U8)), &lo, &hi) && lo == 0 && hi == 255);
   analyzer_free(an);
+
+  /* a remainder below a common factor g of the divisor drops out:
+   * (8*c + m) / 16 == c / 2 and (8*c + m) % 16 == (c % 2)*8 + m for m in
+   * [0, 8) (lanes of an 8-block read from 16-blocks); not for m in [0, 9) */
+  Analyzer *a2 = analyzer_new();
+  Expr *c = ir_var("c", DT_I32), *m = ir_var("m", DT_I32);
+  analyzer_bind_const(a2, m, 0, 7);
+  Expr *e = ir_add(ir_mul(c, I(8)), m);
+  CHECK_STR(ir_expr_str(analyzer_simplify(a2, ir_floordiv(e, I(16)))), "floordiv(c, 2)");
+  CHECK_STR(ir_expr_str(analyzer_simplify(a2, ir_floormod(e, I(16)))), "((floormod(c, 2)*8) + m)");
+  CHECK_STR(ir_expr_str(analyzer_simplify(a2, ir_floordiv(ir_add(ir_add(ir_mul(c, I(24)), m), I(3)), I(48)))),
+            "floordiv(c, 2)");
+  analyzer_bind_const(a2, m, 0, 8);
+  CHECK_STR(ir_expr_str(analyzer_simplify(a2, ir_floordiv(e, I(16)))), "floordiv(((c*8) + m), 16)");
+  analyzer_free(a2);
+  /* and the rule agrees with evaluation on every point of a small grid */
+  for (int64_t cv = -5; cv <= 5; cv++)
+    for (int64_t mv = 0; mv < 8; mv++)
+      for (int64_t d = 16; d <= 48; d += 16) {
+        Analyzer *a3 = analyzer_new();
+        analyzer_bind_const(a3, m, 0, 7);
+        Expr *q = analyzer_simplify(a3, ir_floordiv(e, I(d))), *r = analyzer_simplify(a3, ir_floormod(e, I(d)));
+        analyzer_free(a3);
+        int64_t want_q = cv * 8 + mv >= 0 ? (cv * 8 + mv) / d : -((-(cv * 8 + mv) + d - 1) / d);
+        int64_t want_r = cv * 8 + mv - want_q * d;
+        double cd = (double)cv, md = (double)mv, gq, gr;
+        PtrMap env = {0};
+        pm_put(&env, c, &cd);
+        pm_put(&env, m, &md);
+        CHECK_MSG(eval1(q, &env, &gq) && gq == (double)want_q, "floordiv(8*%lld + %lld, %lld)", (long long)cv,
+                  (long long)mv, (long long)d);
+        CHECK_MSG(eval1(r, &env, &gr) && gr == (double)want_r, "floormod(8*%lld + %lld, %lld)", (long long)cv,
+                  (long long)mv, (long long)d);
+        pm_free(&env);
+      }
 }
 
 static void test_simplify_minmax(void) {
