@@ -440,8 +440,14 @@ KILN_API int kiln_graph_executor_set_input_zero_copy(KilnGraphExecutor *ex, cons
 KILN_API int kiln_graph_executor_get_input(KilnGraphExecutor *ex, int index, DLTensor **out);
 
 /* Run every operator once, in order.  An operator's failure is an error
- * naming the node: "node 7 ('fused_add_1', function 'fused_add'): ...". */
+ * naming the node: "node 7 ('fused_add_1', function 'fused_add'): ...".
+ * On a GPU the kernels are queued and run asynchronously, as in TVM:
+ * get_output (every copy back) waits for them, and a kernel that failed
+ * is reported there by its name. */
 KILN_API int kiln_graph_executor_run(KilnGraphExecutor *ex);
+/* Wait until the executor's device has run every queued kernel (nothing
+ * on the CPU); a kernel that failed is the error, by its name. */
+KILN_API int kiln_graph_executor_sync(KilnGraphExecutor *ex);
 
 /* Output `index` (of the graph's heads) as a new Kiln array (a copy). */
 KILN_API int kiln_graph_executor_get_output(KilnGraphExecutor *ex, int index, DLTensor **out);

@@ -265,6 +265,7 @@ static int run(Command *cmd, int npos, const char **pos) {
       double t0 = kiln_now_seconds();
       for (long k = 0; k < number && !rc; k++)
         if (kiln_graph_executor_run(ex)) rc = cli_error(cmd, "%s", kiln_last_error());
+      if (!rc && kiln_graph_executor_sync(ex)) rc = cli_error(cmd, "%s", kiln_last_error());
       t[r] = (kiln_now_seconds() - t0) * 1e3 / (double)number;
     }
     if (!rc) {

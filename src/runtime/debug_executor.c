@@ -93,8 +93,9 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
     return kiln_set_error("debug_profile: number and repeat must be at least 1, got %d and %d",
                           number, repeat);
   int nops = ex->num_ops;
+  bool gpu = ex->dev.device_type != kDLCPU;
   /* the warm-up run: also reports a failing operator before any timing */
-  if (kiln_graph_executor_run(ex)) return -1;
+  if (kiln_graph_executor_run(ex) || kiln_graph_executor_sync(ex)) return -1;
 
   double *sum = xcalloc((size_t)nops + 1, sizeof *sum);      /* this measurement, ns */
   double *mean = xcalloc((size_t)nops + 1, sizeof *mean);    /* over measurements, us */
@@ -111,6 +112,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
         GraphOp *op = &ex->ops[i];
         int64_t t0 = now_ns();
         int fail = kiln_graph_op_exec(ex, op);
+        if (!fail && gpu) fail = kiln_device_sync(ex->dev); /* the kernel's time, not its launch's */
         int64_t t1 = now_ns();
         if (fail) {
           rc = kiln_graph_op_error(ex, op);

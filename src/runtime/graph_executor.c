@@ -661,6 +661,12 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
   return rc;
 }
 
+int kiln_graph_executor_sync(KilnGraphExecutor *ex) {
+  if (!ex) return kiln_set_error("sync: the executor is NULL");
+  if (ex->dev.device_type == kDLCPU) return 0;
+  return kiln_device_sync(ex->dev) ? kiln_error_context("sync") : 0;
+}
+
 int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
                                int *planned_here) {
   if (!ex || !plan) return kiln_set_error("graph_executor_memory: a NULL argument");

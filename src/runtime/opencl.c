@@ -45,6 +45,7 @@ typedef struct _cl_event *cl_event;
 #define CL_DEVICE_LOCAL_MEM_SIZE 0x1023
 #define CL_DEVICE_NAME 0x102B
 #define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_EVENT_COMMAND_EXECUTION_STATUS 0x11D3
 
 #define CL_FUNCS(X)                                                                                \
   X(clGetPlatformIDs, cl_int, (cl_uint, cl_platform_id *, cl_uint *))                              \
@@ -73,7 +74,9 @@ typedef struct _cl_event *cl_event;
      const cl_event *, cl_event *))                                                                \
   X(clFinish, cl_int, (cl_command_queue))                                                          \
   X(clReleaseKernel, cl_int, (cl_kernel))                                                          \
-  X(clReleaseProgram, cl_int, (cl_program))
+  X(clReleaseProgram, cl_int, (cl_program))                                                        \
+  X(clGetEventInfo, cl_int, (cl_event, cl_uint, size_t, void *, size_t *))                         \
+  X(clReleaseEvent, cl_int, (cl_event))
 
 static struct {
 #define X(name, ret, args) ret(*name) args;
@@ -89,6 +92,13 @@ typedef struct ClDevice {
   size_t max_group;       /* work-items per work-group */
   cl_ulong local_mem;     /* bytes of __local memory */
   cl_ulong max_alloc;     /* largest buffer */
+  /* launches not yet known to have finished (under launch_lock): their
+   * events and kernels' names, checked at the next copy or synchronize */
+  struct ClPending {
+    cl_event ev;
+    char *name;
+  } *pending;
+  int npending, cap_pending;
 } ClDevice;
 
 static ClDevice cl_devs[KILN_MAX_DEVICES];
@@ -197,11 +207,43 @@ static void cl_free(DLDevice dev, void *p) {
   if (p && cl.clReleaseMemObject) cl.clReleaseMemObject((cl_mem)p);
 }
 
+/* Launches do not wait for their kernels (the queue is in order): a copy
+ * or a synchronize waits for everything queued, then checks each launch's
+ * event, so a kernel that failed is reported by its name there.
+ * KILN_OPENCL_FAIL_KERNEL=<name> makes that kernel's check fail (how the
+ * tests reach this path: POCL runs every valid kernel to completion). */
+static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int drain(ClDevice *d, int dev_id, const char *at) {
+  cl_int e = cl.clFinish(d->queue);
+  const char *inject = getenv("KILN_OPENCL_FAIL_KERNEL");
+  int rc = 0;
+  for (int i = 0; i < d->npending; i++) {
+    struct ClPending *p = &d->pending[i];
+    cl_int st = 0, qe = cl.clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    if (qe == CL_SUCCESS && inject && !strcmp(inject, p->name)) st = -5; /* CL_OUT_OF_RESOURCES */
+    if (!rc && (qe != CL_SUCCESS || st < 0))
+      rc = kiln_set_error("opencl: kernel '%s' failed on device %d (%s): %s (found at %s: kernels run "
+                          "asynchronously)",
+                          p->name, dev_id, d->name, cl_err(qe != CL_SUCCESS ? qe : st), at);
+    cl.clReleaseEvent(p->ev);
+    free(p->name);
+  }
+  d->npending = 0;
+  if (!rc && e != CL_SUCCESS) rc = kiln_set_error("opencl: waiting for device %d failed: %s", dev_id, cl_err(e));
+  return rc;
+}
+
 static int cl_copy(const void *from, DLDevice fd, void *to, DLDevice td, size_t nbytes) {
   if (!nbytes) return 0;
   bool fdev = fd.device_type == kDLOpenCL, tdev = td.device_type == kDLOpenCL;
-  ClDevice *d = cl_device(fdev ? fd.device_id : td.device_id, false);
+  int dev_id = fdev ? fd.device_id : td.device_id;
+  ClDevice *d = cl_device(dev_id, false);
   if (!d) return -1;
+  pthread_mutex_lock(&launch_lock);
+  int rc = drain(d, dev_id, "a copy");
+  pthread_mutex_unlock(&launch_lock);
+  if (rc) return -1;
   cl_int e;
   if (fdev && tdev) {
     if (fd.device_id != td.device_id)
@@ -220,8 +262,10 @@ static int cl_copy(const void *from, DLDevice fd, void *to, DLDevice td, size_t 
 static int cl_sync(DLDevice dev) {
   ClDevice *d = cl_device(dev.device_id, false);
   if (!d) return -1;
-  cl_int e = cl.clFinish(d->queue);
-  return e == CL_SUCCESS ? 0 : kiln_set_error("opencl: synchronize failed: %s", cl_err(e));
+  pthread_mutex_lock(&launch_lock);
+  int rc = drain(d, dev.device_id, "a synchronize");
+  pthread_mutex_unlock(&launch_lock);
+  return rc;
 }
 
 static int cl_exists(DLDevice dev) { return cl_device(dev.device_id, true) != NULL; }
@@ -279,8 +323,6 @@ static void *cl_module_load(const KilnDeviceModule *m, int dev_id) {
   return l;
 }
 
-static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static int cl_launch(const KilnDeviceModule *m, void *loaded, int dev_id, int k, const int64_t *ext,
                      const KilnValue *args) {
   ClLoaded *l = loaded;
@@ -327,9 +369,19 @@ static int cl_launch(const KilnDeviceModule *m, void *loaded, int dev_id, int k,
     }
     e = cl.clSetKernelArg(l->kernels[k], (cl_uint)i, size, &v);
   }
-  if (e == CL_SUCCESS) e = cl.clEnqueueNDRangeKernel(d->queue, l->kernels[k], 3, NULL, global, local, 0, NULL, NULL);
-  if (e == CL_SUCCESS) e = cl.clFinish(d->queue);
+  cl_event ev = NULL;
+  if (e == CL_SUCCESS) e = cl.clEnqueueNDRangeKernel(d->queue, l->kernels[k], 3, NULL, global, local, 0, NULL, &ev);
+  int late = 0;
+  if (e == CL_SUCCESS && ev) { /* checked at the next copy or synchronize */
+    if (d->npending == d->cap_pending) {
+      d->cap_pending = d->cap_pending ? 2 * d->cap_pending : 64;
+      d->pending = xrealloc(d->pending, (size_t)d->cap_pending * sizeof *d->pending);
+    }
+    d->pending[d->npending++] = (struct ClPending){ev, xstrdup(ki->name)};
+    if (d->npending >= 4096) late = drain(d, dev_id, "a launch (4096 kernels were waiting)");
+  }
   pthread_mutex_unlock(&launch_lock);
+  if (late) return -1;
   if (e != CL_SUCCESS)
     return kiln_set_error("opencl: launching kernel '%s' (grid %lld x %lld x %lld, block %lld x %lld x %lld) "
                           "failed: %s",

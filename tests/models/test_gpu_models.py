@@ -61,6 +61,12 @@ def test_digits_opencl(tmp_path):
     assert p.returncode != 0 and "opencl: no device 1" in p.stderr, p.stderr
     p = kiln("run", so, "--device", "opencl:x", check=False)
     assert p.returncode != 0 and "--device takes KIND or KIND:N" in p.stderr, p.stderr
+    # launches are asynchronous: a kernel that failed is named where the
+    # outputs are copied back (or at the profiler's synchronize)
+    env = dict(os.environ, KILN_OPENCL_FAIL_KERNEL="fused_nn_max_pool2d_kernel0")
+    for extra in ([], ["--profile"]):
+        p = kiln("run", so, "--device", "opencl", "--inputs", inp, *extra, check=False, env=env)
+        assert p.returncode != 0 and "opencl: kernel 'fused_nn_max_pool2d_kernel0' failed" in p.stderr, p.stderr
 
 
 @needs_opencl

@@ -382,3 +382,37 @@ def test_graph_executor_device_index():
         lib["default"](kiln.opencl(1))
     with pytest.raises(kiln.KilnError, match="this model was built for opencl"):
         lib["default"](kiln.cuda(0))
+
+
+@needs_opencl
+def test_async_launch_failure_names_the_kernel():
+    """OpenCL launches do not wait for their kernels; a kernel that failed
+    is found at the next copy back (or sync) and named there.  POCL runs
+    every valid kernel to completion, so KILN_OPENCL_FAIL_KERNEL marks one
+    as failed."""
+    code = ("import numpy as np, kiln\n"
+            "from kiln import te\n"
+            "A = te.placeholder((256,), name='A')\n"
+            "B = te.compute((256,), lambda i: A[i] + 2.0, name='B')\n"
+            "C = te.compute((256,), lambda i: B[i] * 3.0, name='C')\n"
+            "s = te.create_schedule(C.op)\n"
+            "for T in (B, C):\n"
+            "    bx, tx = s[T].split(T.op.axis[0], factor=64)\n"
+            "    s[T].bind(bx, te.thread_axis('blockIdx.x'))\n"
+            "    s[T].bind(tx, te.thread_axis('threadIdx.x'))\n"
+            "f = kiln.build(s, [A, C], target='opencl', name='two')\n"
+            "dev = kiln.opencl(0)\n"
+            "a = kiln.nd.array(np.ones(256, 'float32'), dev)\n"
+            "c = kiln.nd.empty((256,), 'float32', dev)\n"
+            "f['two'](a, c)\n"
+            "print('LAUNCHED')\n"
+            "try:\n"
+            "    print(c.numpy()[:2])\n"
+            "except kiln.KilnError as e:\n"
+            "    print('ERR', e)\n")
+    rc, out = _in_subprocess(code)
+    assert rc == 0 and "LAUNCHED" in out and "[9. 9.]" in out, out
+    rc, out = _in_subprocess(code, KILN_OPENCL_FAIL_KERNEL="two_kernel0")
+    assert rc == 0 and "LAUNCHED" in out, out
+    assert re.search(r"ERR .*opencl: kernel 'two_kernel0' failed on device 0 .*CL_OUT_OF_RESOURCES.*found at a copy",
+                     out), out
