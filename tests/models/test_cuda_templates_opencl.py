@@ -10,6 +10,7 @@ and a few batch-8 ones); every record's index and entity are checked in the
 C unit tests (test_cuda_templates.c)."""
 import json
 import os
+import re
 
 import numpy as np
 import onnx
@@ -140,6 +141,42 @@ def test_seed_config_layer_matches_cpu(log, line, tmp_path):
         outs[name] = first_output(out)
     err = rel_l2(outs["gpu"], outs["cpu"])
     assert err <= 1e-5, f"{log}:{line}: relative L2 error {err:g}"
+
+
+@needs_opencl
+@pytest.mark.parametrize("task,data,kernel", [
+    ("topi_nn_conv2d", [1, 96, 7, 7], [192, 96, 1, 1]),     # 1x1, no such layer in the log
+    ("topi_nn_conv2d", [1, 48, 14, 14], [48, 48, 3, 3]),    # 3x3 pad 1
+    ("topi_nn_depthwise_conv2d_nchw", [1, 72, 14, 14], [72, 1, 3, 3]),
+])
+def test_nearest_record_fallback(task, data, kernel, tmp_path):
+    """A workload the log has no record for takes the nearest record of the
+    same template (TVM's fallback_with_reference_log): the Task column
+    names it, and the kernel equals the CPU's (which config it takes is
+    checked by cuda_templates.nearest_record in the C unit tests)."""
+    log = "mobilenet_v2_bs_1.log"
+    pad = [kernel[2] // 2, kernel[3] // 2]
+    rec = {"i": [None, task, [["TENSOR", data], ["TENSOR", kernel], [1, 1], pad, [1, 1]]]}
+    model = str(tmp_path / "layer.onnx")
+    shape = _layer_model(rec, model)
+    inp = str(tmp_path / "x.npz")
+    np.savez(inp, x=np.random.default_rng(2).standard_normal(shape).astype("float32"))
+    outs = {}
+    for name, target in (("gpu", OCL), ("cpu", "llvm")):
+        so = str(tmp_path / (name + ".so"))
+        p = kiln("compile", model, "-o", so, "--target", target, "--tuning-records", os.path.join(TOPHUB, log),
+                 "--no-shipped-records")
+        out = str(tmp_path / (name + ".npz"))
+        q = kiln("run", so, "--device", "opencl" if name == "gpu" else "cpu", "--inputs", inp, "-o", out, "--profile")
+        outs[name] = first_output(out)
+        if name != "gpu":
+            continue
+        assert "no tuning record" not in p.stderr, p.stderr
+        m = re.search(r"nearest %s:(\d+)" % re.escape(log), q.stdout)
+        assert m, q.stdout
+        assert _record(log, int(m.group(1)))["i"][1] == task
+    err = rel_l2(outs["gpu"], outs["cpu"])
+    assert err <= 1e-5, f"relative L2 error {err:g}"
 
 
 def test_tasks_target_cuda():

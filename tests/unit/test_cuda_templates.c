@@ -18,6 +18,7 @@
 
 #include "autotune/autotune.h"
 #include "codegen/codegen.h"
+#include "graph/backend/strategy.h"
 #include "knob/knob.h"
 #include "lower/lower.h"
 #include "test.h"
@@ -199,7 +200,92 @@ static void test_tune_gpu_refused(void) {
   CHECK_CONTAINS(kiln_get_error(), "--tuning-records");
 }
 
+/* Whether each split knob's extent in tm's space at a divides its extent
+ * at b (all equal when same is set). */
+static bool extents_divide(const Target *t, const Template *tm, const Workload *a, const Workload *b, bool same) {
+  ConfigSpace ca, cb;
+  space_init(&ca);
+  space_init(&cb);
+  if (tm->define_space(t, &ca, a) || tm->define_space(t, &cb, b)) return false;
+  for (int k = 0; k < ca.nknobs; k++) {
+    if (ca.knobs[k].kind != KNOB_SPLIT) continue;
+    const Knob *kb = space_knob(&cb, ca.knobs[k].name);
+    if (!kb || kb->extent % ca.knobs[k].extent || (same && kb->extent != ca.knobs[k].extent)) return false;
+  }
+  return true;
+}
+
+/* TVM's nearest-record fallback over the seeds' log.  Its score gives a
+ * knob the share of this workload's extent's divisors that divide the
+ * record's extent: full marks for a multiple.  So a workload of the log
+ * takes the first record (in the log's order) whose extents are all
+ * multiples of its own, and when that record's extents equal its own,
+ * mimicking its tiling gives back exactly its config.  A workload the log
+ * lacks gets a valid config whose other knobs are the named record's and
+ * whose inner split parts stay within the record's. */
+static void test_nearest_record(void) {
+  const char *log = kfmt("%s/tests/data/tophub/mobilenet_v2_bs_1.log", test_root());
+  AVec recs = {0};
+  CHECK_OK(records_load(log, &recs));
+  DispatchContext *dc = dispatch_context_new();
+  CHECK_OK(graph_dispatch_add_records(dc, log));
+  const Target *t = target_parse("cuda", NULL);
+  int checked = 0, exact = 0;
+  for (int i = 0; i < recs.len; i++) {
+    TuneRecord *r = recs.data[i];
+    const Template *tm = template_find(r->wl->name, r->config->template_key, t);
+    if (!tm) continue;
+    TuneRecord *first = NULL;
+    for (int j = 0; j < recs.len && !first; j++) {
+      TuneRecord *q = recs.data[j];
+      if (!strcmp(q->wl->name, r->wl->name) && template_find(q->wl->name, q->config->template_key, t) == tm &&
+          extents_divide(t, tm, r->wl, q->wl, false))
+        first = q;
+    }
+    ConfigEntity *c;
+    const char *src;
+    CHECK_OK(graph_dispatch_nearest(dc, t, tm, r->wl, &c, &src));
+    CHECK_MSG(c != NULL, "%s:%d: no nearest record", r->file, r->line);
+    if (!c || !first) continue;
+    CHECK_STR(src, kfmt("nearest mobilenet_v2_bs_1.log:%d", first->line));
+    checked++;
+    if (!extents_divide(t, tm, r->wl, first->wl, true)) continue;
+    exact++;
+    for (int k = 0; k < first->config->n; k++) {
+      const KnobEntity *a = &first->config->e[k], *b = config_get(c, a->name);
+      CHECK_MSG(b && b->n == a->n, "%s:%d: knob %s", r->file, r->line, a->name);
+      for (int p = a->kind == KNOB_SPLIT ? 1 : 0; b && p < a->n; p++) CHECK(a->ints[p] == b->ints[p]);
+      if (b && a->kind == KNOB_OTHER) CHECK(a->val.i == b->val.i);
+    }
+  }
+  CHECK(checked >= 25 && exact >= 10);
+  /* a workload the log lacks: 1x1, 96 -> 192 at 7x7 */
+  Workload *wl = wl_cuda_conv2d("topi_nn_conv2d", (int64_t[]){1, 96, 7, 7}, (int64_t[]){192, 96, 1, 1},
+                                (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  const Template *tm = template_find(wl->name, "direct", t);
+  ConfigEntity *c;
+  const char *src;
+  CHECK_OK(graph_dispatch_nearest(dc, t, tm, wl, &c, &src));
+  CHECK(c != NULL);
+  if (c) {
+    CHECK_OK(tm->check(t, c, wl));
+    int line = 0;
+    CHECK(sscanf(src, "nearest mobilenet_v2_bs_1.log:%d", &line) == 1);
+    TuneRecord *ref = line >= 1 && line <= recs.len ? recs.data[line - 1] : NULL;
+    CHECK(ref && !strcmp(ref->wl->name, "topi_nn_conv2d"));
+    for (int k = 0; ref && k < ref->config->n; k++) {
+      const KnobEntity *a = &ref->config->e[k], *b = config_get(c, a->name);
+      CHECK(b != NULL);
+      if (!b) continue;
+      if (a->kind == KNOB_OTHER) CHECK(a->val.i == b->val.i);
+      for (int p = 1; a->kind == KNOB_SPLIT && p < a->n; p++) CHECK(b->ints[p] <= a->ints[p]);
+    }
+  }
+  dispatch_context_free(dc);
+}
+
 const TestCase cuda_template_tests[] = {
+    {"nearest_record", test_nearest_record},
     {"tune_gpu_refused", test_tune_gpu_refused},
     {"seed_kernels_nvrtc", test_seed_kernels_nvrtc},
     {"seed_index_entity", test_seed_index_entity},

@@ -231,6 +231,135 @@ int graph_dispatch_query(DispatchContext *dc, const Target *t, Workload *wl, Con
   return 0;
 }
 
+/* ---- the nearest record (TVM's fallback_with_reference_log) ---- */
+
+/* The divisors of n, ascending (TVM's get_factors); their count. */
+static int divisors(int64_t n, int64_t *out, int cap) {
+  int k = 0;
+  for (int64_t i = 1; i * i <= n && k < cap; i++)
+    if (n % i == 0) {
+      out[k++] = i;
+      if (i != n / i && k < cap) out[k++] = n / i;
+    }
+  for (int i = 1; i < k; i++) /* insertion sort */
+    for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+      int64_t x = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = x;
+    }
+  return k;
+}
+
+/* |{divisors of a} ∩ {divisors of b}| / |divisors of a| */
+static double shared_factors(int64_t a, int64_t b) {
+  int64_t fa[512], fb[512];
+  int na = divisors(a, fa, 512), nb = divisors(b, fb, 512), common = 0;
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++)
+      if (fa[i] == fb[j]) common++;
+  return na ? (double)common / na : 0;
+}
+
+static int by_place(const void *a, const void *b) {
+  const TuneRecord *x = *(TuneRecord *const *)a, *y = *(TuneRecord *const *)b;
+  int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+  return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static bool same_key(const char *a, const char *b) { return !strcmp(a ? a : "direct", b ? b : "direct"); }
+
+int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template *tm, Workload *wl, ConfigEntity **cfg,
+                           const char **source) {
+  *cfg = NULL;
+  *source = NULL;
+  if (!tm || !tm->define_space) return 0;
+  ConfigSpace cs;
+  space_init(&cs);
+  if (tm->define_space(t, &cs, wl)) {
+    kiln_clear_error();
+    return 0;
+  }
+  /* the reference: each other workload's best record of this template */
+  AVec refs = {0};
+  for (int m = 0; m < dc->user.cap; m++) {
+    AVec *list = dc->user.keys[m] ? dc->user.vals[m] : NULL;
+    if (!list || !list->len) continue;
+    AVec mine = {0};
+    for (int i = 0; i < list->len; i++) {
+      TuneRecord *r = list->data[i];
+      if (r->wl && !strcmp(r->wl->name, wl->name) && same_key(r->config->template_key, tm->template_key))
+        av_push(&mine, r);
+    }
+    TuneRecord *b = mine.len ? best_of(t, &mine, tm, ((TuneRecord *)mine.data[0])->wl) : NULL;
+    if (b) av_push(&refs, b);
+  }
+  qsort(refs.data, (size_t)refs.len, sizeof(TuneRecord *), by_place); /* the log's order */
+  /* the best match by the split knobs' extents: the share of this
+   * workload's divisors each reference's extent has, summed over knobs
+   * (TVM compares as it sums, knob by knob) */
+  TuneRecord *best = NULL;
+  double best_score = 0;
+  for (int i = 0; i < refs.len; i++) {
+    TuneRecord *r = refs.data[i];
+    ConfigSpace rs;
+    space_init(&rs);
+    if (tm->define_space(t, &rs, r->wl)) {
+      kiln_clear_error();
+      continue;
+    }
+    double score = 0;
+    for (int k = 0; k < cs.nknobs; k++) {
+      if (cs.knobs[k].kind != KNOB_SPLIT) continue;
+      const Knob *rk = space_knob(&rs, cs.knobs[k].name);
+      if (!rk) continue;
+      score += shared_factors(cs.knobs[k].extent, rk->extent);
+      if (score > best_score) best_score = score, best = r;
+    }
+  }
+  if (!best) return 0;
+  /* mimic its tiling: each split's inner parts as upper bounds (TVM's
+   * fallback_split), outermost part the remainder; other knobs copied */
+  ConfigEntity *c = config_new();
+  c->template_key = tm->template_key;
+  c->is_fallback = true;
+  for (int k = 0; k < cs.nknobs; k++) {
+    const Knob *kn = &cs.knobs[k];
+    const KnobEntity *re = config_get(best->config, kn->name);
+    if (!re) {
+      kiln_clear_error();
+      return 0;
+    }
+    if (kn->kind != KNOB_SPLIT) {
+      config_set(c, re);
+      continue;
+    }
+    int n = re->n;
+    int64_t *sz = KNEWN(int64_t, n > 0 ? n : 1), now = kn->extent, f[512];
+    for (int p = n - 1; p >= 0; p--) {
+      int nf = divisors(now, f, 512), pick = nf - 1;
+      int64_t bound = p == 0 ? INT64_MAX : re->ints[p];
+      for (int j = 0; j < nf; j++)
+        if (f[j] > bound) {
+          pick = j - 1;
+          break;
+        }
+      if (pick < 0) return 0;
+      sz[p] = f[pick];
+      now /= f[pick];
+    }
+    config_set_split(c, kn->name, n, sz);
+  }
+  if (tm->check && tm->check(t, c, wl)) { /* e.g. more threads than the target allows */
+    kiln_clear_error();
+    return 0;
+  }
+  c->index = space_index_of(&cs, c);
+  kiln_clear_error();
+  *cfg = c;
+  *source = kfmt("nearest %s:%d", basename(kstrdup(best->file)), best->line);
+  return 0;
+}
+
 double graph_dispatch_best_cost(DispatchContext *dc, const Target *t, Workload *wl, bool *user) {
   TuneRecord *r = dispatch_best(dc, t, wl, user);
   return r ? record_cost(r) : INFINITY;

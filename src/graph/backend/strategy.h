@@ -96,6 +96,15 @@ int graph_dispatch_query_block(DispatchContext *dc, const Target *t, struct Work
                                struct ConfigEntity **cfg, const char **source);
 /* The cost in seconds of the workload's best record (the user's records
  * first, then the shipped ones; *user says which), INFINITY if none. */
+/* A workload without a record of its own takes the nearest record of the
+ * same template (TVM's fallback_with_reference_log, the reference being
+ * each other workload's best user record): the one whose split knobs'
+ * extents share the most divisors with this workload's, its tiling
+ * mimicked (inner parts bounded by the record's, as TVM's fallback_split)
+ * and its other knobs copied.  *cfg NULL when no record of the template
+ * fits; *source "nearest FILE:LINE". */
+int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const struct Template *tm, struct Workload *wl,
+                           struct ConfigEntity **cfg, const char **source);
 double graph_dispatch_best_cost(DispatchContext *dc, const Target *t, struct Workload *wl, bool *user);
 /* One warning per workload and context that falls back to the heuristic
  * config (on stderr, unless quiet). */

@@ -70,9 +70,14 @@ int graph_gpu_strategy(GNode *n, const Target *t, DispatchContext *dc, Strategy 
     st->config_source = src;
   } else {
     kiln_clear_error();
-    if (!(st->config = template_fallback(tm, t, wl))) return -1;
-    st->config_source = "fallback";
-    graph_dispatch_note_fallback(dc, t, wl);
+    /* no record of its own: the nearest record of the template, as TVM's
+     * CUDA templates fall back to TopHub's reference log */
+    if (graph_dispatch_nearest(dc, t, tm, wl, &st->config, &st->config_source)) return -1;
+    if (!st->config) {
+      if (!(st->config = template_fallback(tm, t, wl))) return -1;
+      st->config_source = "fallback";
+      graph_dispatch_note_fallback(dc, t, wl);
+    }
   }
   /* the profile's Task column names a template other than the task's
    * first: "topi_nn_conv2d (winograd)" */
