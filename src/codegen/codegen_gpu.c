@@ -4,7 +4,7 @@
  *
  *                     CUDA C                        OpenCL C
  *   kernel            extern "C" __global__         __kernel void
- *                     __launch_bounds__(threads)
+ *                     __launch_bounds__(threads, 1)
  *   buffer parameter  float* __restrict__ A         __global float* restrict A
  *   thread index      blockIdx.x, threadIdx.x       get_group_id(0), get_local_id(0)
  *   shared buffer     __shared__ float s[n]         __local float s[n]
@@ -47,10 +47,14 @@ static void opencl_nonfinite(StrBuf *o, double v, bool f32) {
   sb_printf(o, "((%s)%s)", f32 ? "float" : "double", isnan(v) ? "NAN" : v < 0 ? "-INFINITY" : "INFINITY");
 }
 
+/* __launch_bounds__(threads, 1): at most `threads` per block, and one
+ * resident block is enough - ptxas may then use the registers a tile's
+ * accumulators need (with the threads alone it aims at more resident
+ * blocks, and a seed config's eight interleaved virtual threads spilled). */
 static void cuda_kernel_head(StrBuf *o, bool known, int64_t threads, const int64_t e[3]) {
   (void)e;
   sb_puts(o, "extern \"C\" __global__ void ");
-  if (known) sb_printf(o, "__launch_bounds__(%lld) ", (long long)threads);
+  if (known) sb_printf(o, "__launch_bounds__(%lld, 1) ", (long long)threads);
 }
 
 static void opencl_kernel_head(StrBuf *o, bool known, int64_t threads, const int64_t e[3]) {

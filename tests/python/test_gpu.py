@@ -76,7 +76,7 @@ def test_vector_add_cuda_source_compiles():
     A, B, s = _vector_add(1000)
     f = _nvrtc_or_skip(lambda: kiln.build(s, [A, B], target="cuda -arch=sm_90", name="vadd"))
     src = f.imported_modules[0].get_source()
-    assert 'extern "C" __global__ void __launch_bounds__(64) vadd_kernel0' in src
+    assert 'extern "C" __global__ void __launch_bounds__(64, 1) vadd_kernel0' in src
     assert "blockIdx.x" in src and "threadIdx.x" in src
     log = kiln._ffi._get_api("driver.nvrtc_compile")(src, "sm_90", 0)
     assert "warning" not in log.lower(), log
