@@ -361,6 +361,24 @@ static const char *class_body(char c) {
  * which glibc reads with the locale's word characters (RE2: ASCII ones). */
 static int re2_to_posix(const char *p, StrBuf *sb, const char *fname, bool *word) {
   *word = false;
+  /* RE2's limits: a repetition count above 1000 is an error there; Kiln
+   * also bounds the pattern and the product of its counts, since regcomp
+   * expands counted repetitions (a{1000}){1000} into a million states */
+  if (strlen(p) > 4096) return kiln_set_error("%s: the pattern is longer than 4096 bytes", fname);
+  double product = 1;
+  for (const char *q = strchr(p, '{'); q; q = strchr(q + 1, '{')) {
+    if (q > p && q[-1] == '\\') continue;
+    char *end;
+    long a = strtol(q + 1, &end, 10), b = a;
+    if (end == q + 1) continue;
+    if (*end == ',') b = isdigit((unsigned char)end[1]) ? strtol(end + 1, &end, 10) : a;
+    if (a > 1000 || b > 1000)
+      return kiln_set_error("%s: the repetition count in '%.12s' is above 1000, which RE2 refuses too", fname, q);
+    product *= (double)(b > 0 ? b : 1);
+  }
+  if (product > 100000)
+    return kiln_set_error("%s: the pattern's counted repetitions multiply to more than 100000 states; Kiln's POSIX "
+                          "engine expands them, so it refuses such a pattern", fname);
   sb_puts(sb, "^(");
   int depth = 0;
   for (size_t i = 0; p[i];) {

@@ -92,7 +92,8 @@ def test_regex_full_match_against_python(tmp_path, pattern):
 
 
 @pytest.mark.parametrize("pattern,what", [(r"a*?b", "non-greedy"), (r"(?i)ab", "'(?' groups"), (r"\p{L}+", "'\\p'"),
-                                          (r"(a", "pattern '(a'")])
+                                          (r"(a", "pattern '(a'"), (r"a{1001}", "above 1000"),
+                                          (r"(a{500}){500}", "multiply to more than 100000")])
 def test_regex_refusals(tmp_path, pattern, what):
     p = model(tmp_path, [helper.make_node("RegexFullMatch", ["x"], ["y"], pattern=pattern)], [("x", TP.STRING, [2])],
               [("y", TP.BOOL, [2])])
