@@ -74,7 +74,7 @@ static int load_unicode(const unsigned char *data, size_t avail, int ndim, const
                         const char *what, DLTensor **out) {
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= shape[i];
-  if ((size_t)n * (size_t)width * 4 > avail)
+  if (width < 0 || (width > 0 && (size_t)n > avail / ((size_t)width * 4)) || (size_t)n * (size_t)width * 4 > avail)
     return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, (size_t)n * (size_t)width * 4, avail);
   char **strs = xcalloc((size_t)n + 1, sizeof(char *));
   for (int64_t i = 0; i < n; i++) {
@@ -156,15 +156,15 @@ int npy_load_bytes(const void *data, size_t n, const char *what, DLTensor **out)
     s = end;
   }
   if (uwidth >= 0) return load_unicode(p + off + hlen, n - off - hlen, ndim, shape, uwidth, what, out);
+  /* the data's size, checked against the file before anything is allocated */
+  size_t nbytes = elem_bytes(dt);
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(nbytes, (size_t)shape[i], &nbytes)) nbytes = SIZE_MAX;
+  if (nbytes > n - off - hlen)
+    return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, nbytes, n - off - hlen);
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
   if (kiln_array_empty(ndim, shape, dt, cpu, &a)) return -1;
-  size_t nbytes = elem_bytes(dt);
-  for (int i = 0; i < ndim; i++) nbytes *= (size_t)shape[i];
-  if (off + hlen + nbytes > n) {
-    kiln_array_free(a);
-    return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, nbytes, n - off - hlen);
-  }
   memcpy(a->data, p + off + hlen, nbytes);
   *out = a;
   return 0;
