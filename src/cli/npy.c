@@ -70,12 +70,26 @@ static int64_t utf8_decode(const char *s, uint32_t *out) {
   return n;
 }
 
+/* The bytes ndim extents of elem bytes each take; -1 when that overflows. */
+static int shape_bytes(int ndim, const int64_t *shape, size_t elem, uint64_t *out) {
+  uint64_t b = elem;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] == 0) b = 0;
+  for (int i = 0; i < ndim && b; i++)
+    if (__builtin_mul_overflow(b, (uint64_t)shape[i], &b)) return -1;
+  *out = b;
+  return 0;
+}
+
 static int load_unicode(const unsigned char *data, size_t avail, int ndim, const int64_t *shape, int width,
                         const char *what, DLTensor **out) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  if (width < 0 || (width > 0 && (size_t)n > avail / ((size_t)width * 4)) || (size_t)n * (size_t)width * 4 > avail)
-    return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, (size_t)n * (size_t)width * 4, avail);
+  uint64_t cnt, need;
+  /* the data must hold what the header claims before anything is allocated */
+  if (shape_bytes(ndim, shape, 1, &cnt) || shape_bytes(ndim, shape, (size_t)width * 4, &need) || need > avail)
+    return kiln_set_error("%s: truncated data (the header's shape and width claim more than the %zu bytes present)",
+                          what, avail);
+  if (width < 1 && cnt > 0) return kiln_set_error("%s: unicode elements of width %d", what, width);
+  int64_t n = (int64_t)cnt;
   char **strs = xcalloc((size_t)n + 1, sizeof(char *));
   for (int64_t i = 0; i < n; i++) {
     char *s = xmalloc((size_t)width * 4 + 1), *o = s;
@@ -156,12 +170,12 @@ int npy_load_bytes(const void *data, size_t n, const char *what, DLTensor **out)
     s = end;
   }
   if (uwidth >= 0) return load_unicode(p + off + hlen, n - off - hlen, ndim, shape, uwidth, what, out);
-  /* the data's size, checked against the file before anything is allocated */
-  size_t nbytes = elem_bytes(dt);
-  for (int i = 0; i < ndim; i++)
-    if (__builtin_mul_overflow(nbytes, (size_t)shape[i], &nbytes)) nbytes = SIZE_MAX;
-  if (nbytes > n - off - hlen)
-    return kiln_set_error("%s: truncated data (%zu bytes expected, %zu present)", what, nbytes, n - off - hlen);
+  /* the data must hold what the header claims before anything is allocated */
+  uint64_t need;
+  if (shape_bytes(ndim, shape, elem_bytes(dt), &need) || need > n - off - hlen)
+    return kiln_set_error("%s: truncated data (the header's shape claims more than the %zu bytes present)", what,
+                          n - off - hlen);
+  size_t nbytes = (size_t)need;
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
   if (kiln_array_empty(ndim, shape, dt, cpu, &a)) return -1;
