@@ -293,7 +293,7 @@ int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template 
     TuneRecord *b = mine.len ? best_of(t, &mine, tm, ((TuneRecord *)mine.data[0])->wl) : NULL;
     if (b) av_push(&refs, b);
   }
-  qsort(refs.data, (size_t)refs.len, sizeof(TuneRecord *), by_place); /* the log's order */
+  if (refs.len > 1) qsort(refs.data, (size_t)refs.len, sizeof(TuneRecord *), by_place); /* the log's order */
   /* the best match by the split knobs' extents: the share of this
    * workload's divisors each reference's extent has, summed over knobs
    * (TVM compares as it sums, knob by knob) */
