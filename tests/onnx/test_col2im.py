@@ -63,7 +63,7 @@ def test_col2im_matches_torch_fold(tmp_path, trial):
     ((1, 4, 15), [5, 5], [2, 2], {}, "the number of block positions, 16"),
     ((1, 5, 16), [5, 5], [2, 2], {}, "a multiple of prod(block_shape) = 4"),
     ((1, 4, 16), [5, 5], [2], {}, "image_shape has 2 values and block_shape 1"),
-    ((1, 4, 16), [5, 5], [2, 2], {"strides": [0, 1]}, "strides must be positive"),
+    ((1, 4, 16), [5, 5], [2, 2], {"strides": [0, 1]}, "attribute 'strides'[0] is 0; it must be from 1"),
     ((1, 36, 1), [5, 5], [6, 6], {}, "the block spans 6, more than the padded image's 5"),
 ])
 def test_col2im_errors(tmp_path, x_shape, image, block, attrs, what):

@@ -114,7 +114,7 @@ def test_deform_conv_matches_reference(tmp_path, trial):
     ({"X": (1, 2, 5, 5), "W": (3, 2, 3, 3), "offset": (1, 18, 2, 2)}, {}, "must be [1, offset_group * kH * kW * 2 = 18, 3, 3]"),
     ({"X": (1, 2, 5, 5), "W": (3, 2, 3, 3), "offset": (1, 18, 3, 3)}, {"group": 2}, "C must be W's dimension 1 times group"),
     ({"X": (1, 3, 5, 5), "W": (2, 3, 3, 3), "offset": (1, 36, 3, 3)}, {"offset_group": 2}, "C a multiple of offset_group"),
-    ({"X": (1, 2, 5, 5), "W": (3, 2, 3, 3), "offset": (1, 18, 3, 3)}, {"strides": [0, 1]}, "strides must be positive"),
+    ({"X": (1, 2, 5, 5), "W": (3, 2, 3, 3), "offset": (1, 18, 3, 3)}, {"strides": [0, 1]}, "attribute 'strides'[0] is 0; it must be from 1"),
     ({"X": (1, 2, 5, 5), "W": (3, 2, 3, 3), "offset": (1, 18, 3, 3)}, {"kernel_shape": [2, 2]}, "kernel_shape must be W's spatial shape"),
     ({"X": (1, 2, 2, 2), "W": (3, 2, 3, 3), "offset": (1, 18, 1, 1)}, {}, "larger than the padded input"),
     ({"X": (1, 2, 5), "W": (3, 2, 3), "offset": (1, 6, 3)}, {}, "only 2-D DeformConv"),

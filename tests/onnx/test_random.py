@@ -159,7 +159,7 @@ def test_training_dropout(tmp_path):
     (helper.make_node("RandomUniform", [], ["y"], shape=[2], dtype=TensorProto.INT32), [], "not a float type"),
     (helper.make_node("RandomUniform", [], ["y"], shape=[2], low=1.0, high=0.0), [], "high (0) is below low (1)"),
     (helper.make_node("Bernoulli", ["x"], ["y"]), [("x", TensorProto.INT32)], "must be a float tensor"),
-    (helper.make_node("Multinomial", ["x"], ["y"], sample_size=0), [("x", TensorProto.FLOAT)], "sample_size is 0"),
+    (helper.make_node("Multinomial", ["x"], ["y"], sample_size=0), [("x", TensorProto.FLOAT)], "attribute 'sample_size' is 0; it must be from 1"),
     (helper.make_node("Multinomial", ["x"], ["y"], dtype=TensorProto.FLOAT), [("x", TensorProto.FLOAT)],
      "Multinomial outputs int32 or int64"),
 ])
