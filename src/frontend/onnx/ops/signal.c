@@ -43,7 +43,13 @@ int onnx_h_MelWeightMatrix(Importer *im) {
       imp_input_i64(im, 2, 1, IMP_MAX_COUNT, &S) || imp_const_scalar(im, 3, &lo) || imp_const_scalar(im, 4, &hi) ||
       output_dtype(im, &t))
     return -1;
-  int64_t nspec = L / 2 + 1, *bins = imp_alloc_n(im, "the mel bins", M + 2, sizeof(int64_t));
+  /* the result first: its size check refuses a huge M or dft_length
+   * before the bins are computed */
+  int64_t nspec = L / 2 + 1, shape[2] = {nspec, M};
+  void *p;
+  GNode *c = imp_new_const(im, t, 2, shape, &p);
+  if (!c) return -1;
+  int64_t *bins = imp_alloc_n(im, "the mel bins", M + 2, sizeof(int64_t));
   if (!bins) return -1;
   double lmel = 2595 * log10(1 + lo / 700), hmel = 2595 * log10(1 + hi / 700), step = (hmel - lmel) / (double)(M + 2);
   for (int64_t i = 0; i < M + 2; i++) {
@@ -52,10 +58,6 @@ int onnx_h_MelWeightMatrix(Importer *im) {
                        floor((double)(L + 1) * f / (double)S), 0, nspec, &bins[i]))
       return -1;
   }
-  int64_t shape[2] = {nspec, M};
-  void *p;
-  GNode *c = imp_new_const(im, t, 2, shape, &p);
-  if (!c) return -1;
   for (int64_t i = 0; i < M; i++) {
     int64_t l = bins[i], ce = bins[i + 1], h = bins[i + 2];
     if (ce - l == 0) {
