@@ -27,7 +27,9 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402  pylint: disable=wrong-import-position
+from models import peak  # noqa: E402  pylint: disable=wrong-import-position
 import kiln  # noqa: E402  pylint: disable=wrong-import-position
 from kiln import graph_executor  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -102,7 +104,8 @@ def main():
         if p.returncode == 0:
             res["ort_b8"] += json.loads(p.stdout)
     med = {k: float(np.median(v)) * 1000 for k, v in res.items() if v}
-    print("load average %.1f, %d threads, ms (medians):" % (os.getloadavg()[0], args.threads))
+    print("load average %.1f, one-core FMA peak %.1f GFLOP/s (bench_peak, this run), %d threads, ms (medians):"
+          % (os.getloadavg()[0], peak(), args.threads))
     for k, v in med.items():
         print("  %-15s %10.1f" % (k, v))
     print("symbolic / static at batch 1: %.2f" % (med["kiln_sym_b1"] / med["kiln_static_b1"]))
