@@ -43,7 +43,7 @@ BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 DEBIAN_PY = "/usr/bin/python3"
 OV_PY = os.environ.get("KILN_ORT_PYTHON", shutil.which("python3") or "python3")
 sys.path.insert(0, HERE)
-from models import compile_kiln, start  # noqa: E402  pylint: disable=wrong-import-position
+from models import compile_kiln, peak, start  # noqa: E402  pylint: disable=wrong-import-position
 
 OV_SCRIPT = r"""
 import sys, numpy as np, openvino as ov
@@ -91,7 +91,8 @@ def main():
     models = a.models.split(",")
     mdir = os.path.join(BUILD, "models")
     subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
-    lines = ["load average (1, 5, 15 min) at the start: " + uptime(), "",
+    lines = ["load average (1, 5, 15 min) at the start: " + uptime(),
+             "one-core FMA peak (bench_peak, this run): %.1f GFLOP/s" % peak(), "",
              "| model | inputs | top-1 agreement Kiln bf16 / fp32 | rel. error median (max) | "
              "OpenVINO bf16 / f32 top-1 | rel. error median (max) | .so fp32 / bf16 MB |",
              "|---|---|---|---|---|---|---|"]
