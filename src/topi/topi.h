@@ -465,6 +465,12 @@ extern const struct Template topi_x86_conv2d_NCHWc_template;
 Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr);
 int x86_schedule_pad(Schedule *s, Tensor *pad);
 int x86_vec_or_unroll(const struct Target *t, Stage *st, IterVar *iv, int64_t n);
+/* dense_pack.x86's output tiling, shared with dense_pack_bf16.x86
+ * (x86/dense.c): *scc the local accumulator's stage, its first reduction
+ * axis split by tk1 into *ko, *ki. */
+int x86_dense_pack_tiling(const struct Target *t, Schedule *s, Tensor *c, int nout, Tensor **outs, const int64_t *ty,
+                          const int64_t *tx, int64_t bn, int64_t tk1, Stage **so, Stage **scc, IterVar **ko,
+                          IterVar **ki);
 int64_t x86_reg_budget(const struct Target *t);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)

@@ -323,6 +323,38 @@ static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar
   return 0;
 }
 
+/* dense_pack's output tiling, which dense_pack_bf16.x86 shares: the group
+ * inlined but the anchor c (and c too when the group's output is another
+ * stage), a local accumulator of c computed at the fused (y1, x1) tile of
+ * the output's nest [x0*y0 parallel, y1*x1, y2 unrolled, x2 vectorized by
+ * bn], and its first reduction axis split by tk1.  *so is the stage
+ * tiled (the output), *scc the accumulator's; *ko, *ki the reduction's
+ * parts. */
+int x86_dense_pack_tiling(const Target *t, Schedule *s, Tensor *c, int nout, Tensor **outs, const int64_t *ty,
+                          const int64_t *tx, int64_t bn, int64_t tk1, Stage **so_out, Stage **scc_out, IterVar **ko,
+                          IterVar **ki) {
+  if (x86_inline_group(s, c, NULL)) return -1;
+  Tensor *main_out = x86_main_output(c, nout, outs);
+  Stage *sc = sch_stage(s, c);
+  if (!sc) return -1;
+  Tensor *cc = sch_cache_write(s, c, "local");
+  if (!cc) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc;
+  if (main_out && main_out != c) {
+    if (stage_compute_inline(sc)) return -1;
+    so = sch_stage(s, main_out);
+  }
+  IterVar *ys[3], *xs[3], *xyt, *xyo;
+  if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
+  if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
+  if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
+  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(t, so, xs[2], bn)) return -1;
+  if (stage_compute_at(scc, so, xyo)) return -1;
+  if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk1), ko, ki)) return -1;
+  *so_out = so, *scc_out = scc;
+  return 0;
+}
+
 int topi_x86_schedule_dense_pack(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
   if (!s || !c) return -1;
   if (!c->tag || strcmp(c->tag, "dense_pack"))
@@ -349,25 +381,10 @@ int topi_x86_schedule_dense_pack(const Target *t, Schedule *s, const ConfigEntit
                           (long long)N, (long long)te_dim(packw, 1));
   int64_t tile_inner = tin[1]; /* splits the block's rows (a tail when it does not divide, as in TVM) */
 
-  if (x86_inline_group(s, c, NULL)) return -1;
-  Tensor *main_out = x86_main_output(c, nout, outs);
-  Stage *sc = sch_stage(s, c);
-  if (!sc) return -1;
-  Tensor *cc = sch_cache_write(s, c, "local");
-  if (!cc) return -1;
-  Stage *scc = sch_stage(s, cc), *so = sc;
-  if (main_out && main_out != c) {
-    if (stage_compute_inline(sc)) return -1;
-    so = sch_stage(s, main_out);
-  }
-  IterVar *ys[3], *xs[3], *xyt, *xyo;
-  if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
-  if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
-  if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
-  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(t, so, xs[2], bn)) return -1;
-  if (stage_compute_at(scc, so, xyo)) return -1;
-  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
-  if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
+  Stage *so, *scc;
+  IterVar *ko, *ki;
+  if (x86_dense_pack_tiling(t, s, c, nout, outs, ty, tx, bn, tk[1], &so, &scc, &ko, &ki)) return -1;
+  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1);
   if (tile_inner > 1) {
     IterVar *yo, *yi;
     if (stage_split(scc, y, c32(tile_inner), &yo, &yi) || stage_reorder(scc, 5, (IterVar *[]){ko, yo, ki, yi, x}) ||

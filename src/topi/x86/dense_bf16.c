@@ -205,20 +205,6 @@ static int bf16_placeholders(const Target *t, const Workload *wl, const ConfigEn
   return 0;
 }
 
-/* Apply a split entity [-1, a, b, ...] as TVM's SplitEntity.apply. */
-static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar **out) {
-  for (int i = 1; i < n; i++) {
-    int64_t f = 1;
-    for (int j = i; j < n; j++) f *= sz[j];
-    IterVar *o, *in;
-    if (stage_split(st, ax, c32(f), &o, &in)) return -1;
-    out[i - 1] = o;
-    ax = in;
-  }
-  out[n - 1] = ax;
-  return 0;
-}
-
 int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout,
                                       Tensor **outs) {
   if (!s || !c) return -1;
@@ -248,25 +234,12 @@ int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const Config
     return kiln_set_error("dense_pack_bf16.x86: tile_x %lld must divide N = %lld and tile_k %lld the %lld K pairs",
                           (long long)(tx[1] * tx[2]), (long long)N, (long long)tk[1], (long long)K2);
   (void)M;
-  if (x86_inline_group(s, c, NULL)) return -1;
-  Tensor *main_out = x86_main_output(c, nout, outs);
-  Stage *sc = sch_stage(s, c), *sa = a ? sch_stage(s, a) : NULL;
-  if (!sc || (a && !sa)) return -1;
-  Tensor *cc = sch_cache_write(s, c, "local");
-  if (!cc) return -1;
-  Stage *scc = sch_stage(s, cc), *so = sc;
-  if (main_out && main_out != c) {
-    if (stage_compute_inline(sc)) return -1;
-    so = sch_stage(s, main_out);
-  }
-  IterVar *ys[3], *xs[3], *xyt, *xyo;
-  if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
-  if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
-  if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
-  if (stage_unroll(so, ys[2]) || x86_vec_or_unroll(t, so, xs[2], bn)) return -1;
-  if (stage_compute_at(scc, so, xyo)) return -1;
-  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1), *ko, *ki;
-  if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk[1]), &ko, &ki)) return -1;
+  Stage *so, *scc;
+  IterVar *ko, *ki;
+  if (x86_dense_pack_tiling(t, s, c, nout, outs, ty, tx, bn, tk[1], &so, &scc, &ko, &ki)) return -1;
+  Stage *sa = a ? sch_stage(s, a) : NULL;
+  if (a && !sa) return -1;
+  IterVar *y = stage_axis(scc, 0), *x = stage_axis(scc, 1);
   if (fma) { /* each pair's two halves: two FMAs per row */
     IterVar *j = stage_reduce_axis(scc, 1);
     if (stage_reorder(scc, 5, (IterVar *[]){ko, ki, j, y, x}) || stage_unroll(scc, j)) return -1;
