@@ -137,73 +137,49 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
     Expr *e = ir_add(te_read2(c, v[0], v[1]), te_read1(bias, v[1]));
     out = te_compute("T_relu", 2, c->shape, v, ir_max(e, ir_f32(0)), "elemwise");
   }
-  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  Schedule *s = te_create_schedule(1, &out);
   if (tm->schedule(target_host(), s, cfg, c, 1, &out)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
   Tensor *args[4] = {data, w, epi ? bias : out, out};
   int na = epi ? 4 : 3;
-  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);
-  if (!mod || !ref_mod) {
-    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
-    kiln_module_free(mod);
-    kiln_module_free(ref_mod);
-    return false;
-  }
-  DLTensor *arr[4], *arr2[4];
-  for (int i = 0; i < na; i++) {
-    arr[i] = tk_array_for(args[i]);
-    if (i < na - 1) tk_fill_random(arr[i]);
-    else tk_fill(arr[i], NAN);
-    arr2[i] = tk_array_for(args[i]);
-    memcpy(arr2[i]->data, arr[i]->data, sizeof(float) * (size_t)tk_numel(arr[i]));
-  }
+  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-5, desc);
+  if (!arr) return false;
+  /* Against naive products: of the bfloat16 operands (exact up to float32
+   * summation order) and of the float32 ones (the rounding's cost). */
   bool ok = true;
-  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
-    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
-    ok = false;
-  }
-  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
-  if (ok && !(err < 1e-5)) {
-    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
-    ok = false;
-  }
-  if (ok) {
-    DLTensor *want = tk_array_for(out), *want32 = tk_array_for(out);
-    const float *dv = arr[0]->data, *wv = arr[1]->data, *bv = epi ? arr[2]->data : NULL;
-    float *o16 = want->data, *o32 = want32->data;
-    for (int64_t yy = 0; yy < M; yy++)
-      for (int64_t xx = 0; xx < N; xx++) {
-        double s16 = 0, s32 = 0;
-        for (int64_t k = 0; k < K; k++) {
-          float a = dv[yy * K + k], b = wv[xx * K + k];
-          /* "fma" rounds the weight only, "vdpbf16ps" both operands */
-          double ar = fma ? (double)a : (double)ir_bf16_float(ir_bf16_round(a));
-          s16 += ar * ir_bf16_float(ir_bf16_round(b));
-          s32 += (double)a * b;
-        }
-        if (bv) s16 += bv[xx], s32 += bv[xx];
-        if (epi) s16 = s16 > 0 ? s16 : 0, s32 = s32 > 0 ? s32 : 0;
-        o16[yy * N + xx] = (float)s16;
-        o32[yy * N + xx] = (float)s32;
+  DLTensor *want = tk_array_for(out), *want32 = tk_array_for(out);
+  const float *dv = arr[0]->data, *wv = arr[1]->data, *bv = epi ? arr[2]->data : NULL;
+  float *o16 = want->data, *o32 = want32->data;
+  for (int64_t yy = 0; yy < M; yy++)
+    for (int64_t xx = 0; xx < N; xx++) {
+      double s16 = 0, s32 = 0;
+      for (int64_t k = 0; k < K; k++) {
+        float a = dv[yy * K + k], b = wv[xx * K + k];
+        /* "fma" rounds the weight only, "vdpbf16ps" both operands */
+        double ar = fma ? (double)a : (double)ir_bf16_float(ir_bf16_round(a));
+        s16 += ar * ir_bf16_float(ir_bf16_round(b));
+        s32 += (double)a * b;
       }
-    err = tk_rel_err(arr[na - 1], want);
-    if (!(err < 1e-5)) {
-      test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive product of the bfloat16 operands", desc, err);
-      ok = false;
+      if (bv) s16 += bv[xx], s32 += bv[xx];
+      if (epi) s16 = s16 > 0 ? s16 : 0, s32 = s32 > 0 ? s32 : 0;
+      o16[yy * N + xx] = (float)s16;
+      o32[yy * N + xx] = (float)s32;
     }
-    double e32 = tk_rel_err(arr[na - 1], want32);
-    if (!(e32 < 1e-2)) {
-      test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 product (bound 1e-2)", desc, e32);
-      ok = false;
-    }
-    kiln_array_free(want);
-    kiln_array_free(want32);
+  double err = tk_rel_err(arr[na - 1], want);
+  if (!(err < 1e-5)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive product of the bfloat16 operands", desc, err);
+    ok = false;
   }
-  for (int i = 0; i < na; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
-  kiln_module_free(mod);
-  kiln_module_free(ref_mod);
+  double e32 = tk_rel_err(arr[na - 1], want32);
+  if (!(e32 < 1e-2)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 product (bound 1e-2)", desc, e32);
+    ok = false;
+  }
+  kiln_array_free(want);
+  kiln_array_free(want32);
+  tk_arrays_free(na, arr);
   return ok;
 }
 
@@ -250,38 +226,31 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   CHECK_MSG(c16 && c32, "%s: %s", desc, kiln_get_error());
   if (!c16 || !c32) return false;
   Tensor *o16 = relu ? tk_relu5(c16) : c16, *o32 = relu ? tk_relu5(c32) : c32;
-  Schedule *s = te_create_schedule(1, &o16), *naive = te_create_schedule(1, &o16), *s32 = te_create_schedule(1, &o32);
+  Schedule *s = te_create_schedule(1, &o16), *s32 = te_create_schedule(1, &o32);
   if (tm->schedule(target_host(), s, cfg, c16, 1, &o16)) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
-  KilnModule *m[3] = {kiln_build(s, 3, (Tensor *[]){data, k, o16}, "f", NULL, &copt),
-                      kiln_build(naive, 3, (Tensor *[]){data, k, o16}, "f", NULL, &copt),
-                      kiln_build(s32, 3, (Tensor *[]){data, k, o32}, "f", NULL, &copt)};
-  bool ok = m[0] && m[1] && m[2];
-  if (!ok) test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
-  DLTensor *a = tk_array_for(data), *b = tk_array_for(k), *out[3];
-  tk_fill_random(a);
-  tk_fill_random(b);
-  for (int i = 0; i < 3; i++) {
-    out[i] = tk_array_for(o16);
-    tk_fill(out[i], NAN);
-    if (ok && tk_call(m[i], "f", 3, (DLTensor *[]){a, b, out[i]})) {
-      test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
-      ok = false;
-    }
-  }
-  double e = ok ? tk_rel_err(out[0], out[1]) : 0, e32 = ok ? tk_rel_err(out[0], out[2]) : 0;
-  if (ok && !(e < 1e-5)) {
-    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, e);
+  DLTensor **arr = tk_run_vs_unscheduled(s, 3, (Tensor *[]){data, k, o16}, &copt, 1e-5, desc);
+  if (!arr) return false;
+  /* The same inputs through the float32 template: the rounding's cost. */
+  KilnModule *m32 = kiln_build(s32, 3, (Tensor *[]){data, k, o32}, "f", NULL, &copt);
+  DLTensor *out32 = tk_array_for(o32);
+  tk_fill(out32, NAN);
+  bool ok = m32 != NULL;
+  if (!ok) test_fail(__FILE__, __LINE__, "%s: float32 build failed: %s", desc, kiln_get_error());
+  if (ok && tk_call(m32, "f", 3, (DLTensor *[]){arr[0], arr[1], out32})) {
+    test_fail(__FILE__, __LINE__, "%s: float32 run failed: %s", desc, kiln_last_error());
     ok = false;
   }
+  double e32 = ok ? tk_rel_err(arr[2], out32) : 0;
   if (ok && !(e32 < 1e-2)) {
     test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 conv (bound 1e-2)", desc, e32);
     ok = false;
   }
-  for (int i = 0; i < 3; i++) kiln_array_free(out[i]), kiln_module_free(m[i]);
-  kiln_array_free(a), kiln_array_free(b);
+  kiln_array_free(out32);
+  kiln_module_free(m32);
+  tk_arrays_free(3, arr);
   return ok;
 }
 
