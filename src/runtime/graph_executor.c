@@ -645,6 +645,7 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     if (kiln_module_check_params(ex->mod)) return kiln_error_context("run");
     ex->params_checked = 1;
   }
+  if (ex->sym_pending && kiln_graph_sym_check_run(ex)) return -1;
   if (ex->str_run) kiln_strings_run_reset(ex);
   /* with batched variants: the samples they do not take first, through
    * the batch-1 kernels, then theirs (graph_sym.c says why this order) */

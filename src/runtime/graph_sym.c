@@ -406,6 +406,8 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
                             "cannot do",
                             n, g->nodes[n].name);
   ex->sym_val = kiln_arena_alloc(ex->arena, (size_t)g->num_syms * sizeof(int64_t) + 1);
+  ex->sym_given = kiln_arena_alloc(ex->arena, (size_t)g->num_syms + 1);
+  memset(ex->sym_given, 0, (size_t)g->num_syms + 1);
   /* Start at the smallest sizes, so that creating an executor allocates
    * for a batch of one rather than for the representative sizes (97 when
    * unbounded); buffers grow when set_input brings larger sizes.  Where
@@ -472,6 +474,15 @@ static const char *sym_user(const JsonGraph *g, int s, int *dim) {
     }
   *dim = -1;
   return "?";
+}
+
+/* Whether a binding that plans no valid shape is final: every run-time
+ * value given (now, in set, or before). */
+static bool pending_ok(const KilnGraphExecutor *ex, const uint8_t *set) {
+  const JsonGraph *g = &ex->g;
+  for (int s = 0; s < g->num_syms; s++)
+    if (g->sym_value_entry[s] >= 0 && !ex->sym_given[s] && !set[s]) return false;
+  return true;
 }
 
 /* Bind the run-time shape values that are elements of input entry e
@@ -543,6 +554,7 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
     vals[s] = t->shape[d];
     set[s] = 1;
   }
+  bool bound = !rc;
   /* 2. the binding's plan: cached, or every entry's shape at the new
    * values and the bytes each storage id needs, evaluated once */
   KilnSymPlan *plan = rc ? NULL : plan_find(ex, vals, g->num_syms);
@@ -591,6 +603,23 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
     free(dims);
     free(bytes);
   }
+  /* A binding with no valid shape while other run-time values are still
+   * to come (a Slice's starts given before its ends: the ends still at
+   * their lower bound) waits for them: the values are kept, the shapes
+   * stay the last good ones, and run refuses until a binding plans. */
+  if (rc && bound && !plan && values && !pending_ok(ex, set)) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", kiln_get_error());
+    kiln_arena_push(ex->arena);
+    ex->sym_pending = kstrdup(msg);
+    kiln_arena_pop();
+    for (int s = 0; s < g->num_syms; s++) ex->sym_given[s] |= set[s];
+    memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
+    kiln_clear_error();
+    free(set);
+    free(vals);
+    return 0;
+  }
   /* 3. commit: buffers grown, shapes in place */
   if (!rc) rc = grow_storage(ex, plan->bytes, what);
   if (!rc) {
@@ -601,8 +630,20 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
       at += (size_t)g->entry_ndim[x];
     }
     memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
+    for (int s = 0; s < g->num_syms; s++) ex->sym_given[s] |= set[s];
+    ex->sym_pending = NULL;
   }
   free(set);
   free(vals);
   return rc;
+}
+
+int kiln_graph_sym_check_run(const KilnGraphExecutor *ex) {
+  if (!ex->sym_pending) return 0;
+  const JsonGraph *g = &ex->g;
+  for (int s = 0; s < g->num_syms; s++)
+    if (g->sym_value_entry[s] >= 0 && !ex->sym_given[s])
+      return kiln_set_error("run: input '%s' gives sizes at run time and has not been set (%s)",
+                            g->nodes[g->entry_node[g->sym_value_entry[s]]].name, ex->sym_pending);
+  return kiln_set_error("run: %s", ex->sym_pending);
 }

@@ -388,6 +388,9 @@ struct KilnGraphExecutor {
   int planned_here;         /* the JSON had no storage_id */
   PtrMap arg_by_name;       /* argument name -> node id + 1 */
   int64_t *sym_val;         /* the symbols' current values (graph_sym.c), or NULL */
+  uint8_t *sym_given;       /* per symbol: a run-time value set_input has bound */
+  const char *sym_pending;  /* a binding no plan could take yet: the error, while some
+                               run-time values are not given (graph_sym.c) */
   int64_t batch;            /* the batch as an outer loop: the current batch */
   int64_t batch_from;       /* ... the first sample the batch-1 kernels run */
   KilnGraphExecutor **variant_ex; /* per g.variant_batch: its executor, made on first use */
@@ -418,6 +421,9 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex);
  * shape and grow the buffers that must (what names the caller, for
  * errors).  A no-op for a static graph. */
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what);
+/* 0, or -1 + error when a binding waits for run-time values not given yet
+ * (or planned no valid shape once they were): run calls it first. */
+int kiln_graph_sym_check_run(const KilnGraphExecutor *ex);
 /* Free the cached plans (kiln_graph_executor_free). */
 void kiln_graph_sym_free(KilnGraphExecutor *ex);
 /* A batched graph's operator: its own batch-1 shapes for the arguments

@@ -289,6 +289,10 @@ int topi_split(Tensor *x, int axis, int nout, const int64_t *sizes, Tensor **out
  * from the end, out-of-range values clamp, a negative step walks back. */
 Tensor *topi_strided_slice(Tensor *x, int naxes, const int64_t *begin, const int64_t *end,
                            const int64_t *steps, const int64_t *axes);
+/* The same with begin, steps and axes 1-D int tensors read by the kernel
+ * (their values given at run time) and the output shape given
+ * (dyn.strided_slice). */
+Tensor *topi_strided_slice_dyn(Tensor *x, Tensor *begin, Tensor *steps, Tensor *axes, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

@@ -382,6 +382,14 @@ Tensor *compute_strided_slice(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_strided_slice(ins[0], nb, b, e, ns ? s : NULL, na ? ax : NULL);
 }
 
+/* dyn.strided_slice (data, begin, strides, axes): the shape is the call's
+ * sym_dims; the kernel reads begin, strides and axes. */
+Tensor *compute_dyn_strided_slice(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_strided_slice_dyn(ins[0], ins[1], ins[2], ins[3],
+                                ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 Tensor *compute_take(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   int axis;

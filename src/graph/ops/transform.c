@@ -197,6 +197,21 @@ static int infer_strided_slice(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.strided_slice (data, begin, strides, axes): begin/strides/axes
+ * given as 1-D int tensors of one length, read at run time (end decides
+ * only the shape); the attributes hold the representative values of all
+ * four (the shape at those), and the call's sym_dims the shape as
+ * expressions of the values. */
+static int infer_dyn_strided_slice(GNode *n, TType *out) {
+  const TType *b = arg_type(n, 1);
+  for (int i = 1; i < 4; i++) {
+    const TType *t = arg_type(n, i);
+    if (t->ndim != 1 || !dt_is_int(t->dtype) || t->shape[0] != b->shape[0])
+      return err_dtype(n, i, "a 1-D integer tensor as long as begin");
+  }
+  return infer_strided_slice(n, out);
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -415,6 +430,8 @@ const OpDef ops_transform[] = {
     {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_concatenate, NULL, "data, axis", OP_CONCATENATE},
     {"strided_slice", 1, 1, PAT_INJECTIVE, infer_strided_slice, compute_strided_slice, NULL,
      "data, begin, end, strides=None, axes=None"},
+    {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
+     "data, begin, strides, axes"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},

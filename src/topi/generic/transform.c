@@ -374,6 +374,44 @@ Tensor *topi_strided_slice(Tensor *x, int naxes, const int64_t *begin, const int
   return slice_to("T_strided_slice", x, start, step, shape);
 }
 
+/* ONNX Slice whose starts, steps and axes are tensors read at run time
+ * (dyn.strided_slice): the output's shape is given (Vars the kernel binds
+ * from its output tensor); each dimension's first index and step are
+ * computed inside the kernel from the 1-D int tensors, the same way as
+ * topi_strided_slice's at compile time (a later entry naming the same
+ * axis wins, as the shape expressions do). */
+Tensor *topi_strided_slice_dyn(Tensor *x, Tensor *begin, Tensor *steps, Tensor *axes, Expr **oshape) {
+  const char *op = "dyn.strided_slice";
+  if (!x || !begin || !steps || !axes || !oshape) return NULL;
+  Tensor *ts[3] = {begin, steps, axes};
+  int64_t n = -1;
+  for (int i = 0; i < 3; i++) {
+    int64_t k;
+    if (ts[i]->ndim != 1 || !dt_is_int(ts[i]->dtype) || !ir_is_const_int(ts[i]->shape[0], &k) || (n >= 0 && k != n))
+      return kiln_set_error("%s: begin, steps and axes must be 1-D integer tensors of one constant length", op), NULL;
+    n = k;
+  }
+  int nd = x->ndim;
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
+  for (int d = 0; d < nd; d++) {
+    Expr *dim = ir_cast(DT_I64, x->shape[d]), *b = ir_i64(0), *s = ir_i64(1);
+    for (int64_t j = 0; j < n; j++) {
+      Expr *at = ir_i32(j);
+      Expr *a = ir_cast(DT_I64, te_read1(axes, at)), *bj = ir_cast(DT_I64, te_read1(begin, at));
+      Expr *sj = ir_cast(DT_I64, te_read1(steps, at));
+      Expr *hit = ir_or(ir_eq(a, ir_i64(d)), ir_eq(a, ir_i64(d - nd)));
+      Expr *w = ir_select(ir_lt(bj, ir_i64(0)), ir_add(bj, dim), bj);
+      Expr *up = ir_max(ir_min(w, dim), ir_i64(0));
+      Expr *down = ir_max(ir_min(w, ir_sub(dim, ir_i64(1))), ir_i64(-1));
+      b = ir_select(hit, ir_select(ir_gt(sj, ir_i64(0)), up, down), b);
+      s = ir_select(hit, sj, s);
+    }
+    idx[d] = n ? ir_cast(DT_I32, ir_add(b, ir_mul(ir_cast(DT_I64, v[d]), s))) : v[d];
+  }
+  return inj("T_strided_slice", nd, oshape, v, te_read(x, nd, idx));
+}
+
 /* ---- gather ---- */
 
 static int check_indices(const char *op, Tensor *ind) {

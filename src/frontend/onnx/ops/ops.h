@@ -47,6 +47,8 @@
  *   transformer.c  attention, rotary embedding, RMS/group/skip layer
  *                  normalization, GELU-family activations (ai.onnx and
  *                  com.microsoft)
+ *   runtime_value.c  Slice and Split whose offsets are values given at
+ *                  run time, read by the kernel
  *   table.c        the table: op, opset versions, handler, input arity
  */
 #ifndef KILN_FRONTEND_ONNX_OPS_H
@@ -67,6 +69,9 @@ typedef struct OpMap {
 
 static inline const OnnxNode *N(Importer *im) { return imp_node(im); }
 static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
+/* runtime_value.c: -2 when no operand is a run-time value */
+int onnx_slice_runtime(Importer *im);
+
 static inline int out0(Importer *im, GNode *v) { return imp_set_output(im, 0, v); }
 static inline GNode *bin(Importer *im, const char *op, GNode *a, GNode *b) { return imp_call2(im, op, a, b); }
 static inline GNode *un(Importer *im, const char *op, GNode *a) { return imp_call1(im, op, a); }

@@ -422,6 +422,8 @@ int onnx_h_split(Importer *im) {
 }
 
 int onnx_h_slice(Importer *im) {
+  int rc = onnx_slice_runtime(im);
+  if (rc != -2) return rc;
   GNode *x = in0(im);
   int64_t st[MAXD], en[MAXD], ax[MAXD], sp[MAXD];
   int n, ne, na = 0, ns = 0;

@@ -1,0 +1,230 @@
+/*
+ * runtime_value.c - data movement whose offsets come from values given
+ * at run time (docs/symbolic_shapes.md, section 4b): Slice whose starts,
+ * ends, axes or steps are graph inputs, Split whose sizes are one.
+ *
+ * The sizes such a value decides are value symbols (graph_value_sym) and
+ * the output's dimensions postfix expressions over them (the call's
+ * sym_dims), which the executor evaluates at set_input; the offsets the
+ * kernel needs are not sizes, so the kernel reads the value tensors
+ * itself (a scalar read of each element inside the compute, as a gather
+ * reads its indices).  A value that no output could have (a Slice step of
+ * 0, axes named twice, Split sizes that do not add up to the axis) makes
+ * a dimension 0, which the executor refuses naming the node and the
+ * values.
+ *
+ * The representative values of these symbols are those of the identity
+ * (starts 0, ends past the end, steps 1, axes 0, 1, ...; starts past the
+ * end and ends before the start for a negative constant step), so the
+ * compile-time inference sees the largest output the call can have: an
+ * output empty there is empty at every value.
+ */
+#include "ops.h"
+
+/* Clamping a run-time value first keeps every step of the expressions
+ * inside int64 (an end of INT64_MAX means "to the end"); a dimension is at
+ * most 2^31 - 1, so the clamp changes no result. */
+#define RV_CLAMP "-2147483647 max 2147483647 min"
+
+/* One element of a Slice operand: a value symbol or a constant. */
+typedef struct {
+  const GSym *sym;
+  int64_t c;
+} RtVal;
+
+static void put_val(StrBuf *sb, const RtVal *v) {
+  if (v->sym) sb_printf(sb, " %s " RV_CLAMP, v->sym->name);
+  else sb_printf(sb, " %lld", (long long)(v->c < -2147483647 ? -2147483647 : v->c > 2147483647 ? 2147483647 : v->c));
+}
+
+/* b made non-negative against dimension D ("b 0 lt b D + b sel"), then
+ * clamped into [lo, D + hi]. */
+static void put_index(StrBuf *sb, const RtVal *b, int64_t D, int lo, int hi) {
+  put_val(sb, b);
+  sb_puts(sb, " 0 lt");
+  put_val(sb, b);
+  sb_printf(sb, " %lld +", (long long)D);
+  put_val(sb, b);
+  sb_printf(sb, " sel %d max %lld min", lo, (long long)D + hi);
+}
+
+/* The length of slice (b, e, s) of a dimension D, as ONNX defines it (0
+ * also for a step of 0). */
+static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, int64_t D) {
+  /* the step, with 0 made 1 for the divisions (the result is 0 then) */
+  StrBuf st = {0};
+  put_val(&st, s);
+  put_val(&st, s);
+  sb_puts(&st, " 0 eq +");
+  /* the condition: step > 0 */
+  put_val(sb, s);
+  sb_puts(sb, " 0 gt");
+  /* forward: ceil((E - B) / s), at least 0 */
+  put_index(sb, e, D, 0, 0);
+  put_index(sb, b, D, 0, 0);
+  sb_printf(sb, " -%s + 1 -%s fdiv 0 max", st.data, st.data);
+  /* backward: ceil((B - E) / -s), at least 0 */
+  put_index(sb, b, D, -1, -1);
+  put_index(sb, e, D, -1, -1);
+  sb_printf(sb, " - 0%s - + 1 - 0%s - fdiv 0 max sel", st.data, st.data);
+  put_val(sb, s);
+  sb_puts(sb, " 0 ne *");
+  sb_free(&st);
+}
+
+/* Element k of Slice input i (a constant, or a graph input whose elements
+ * become value symbols in [lo, hi] with representative value rep): n
+ * elements into v.  Returns n, -2 when the input is neither, -1 + error. */
+static int slice_operand(Importer *im, int i, int64_t lo, int64_t hi, const int64_t *rep, RtVal *v, GNode **node) {
+  GNode *x = imp_input(im, i);
+  *node = x;
+  if (x->kind == GN_CONST) {
+    int64_t c[GRAPH_MAX_DIMS];
+    int n = gnode_const_ints(x, c, GRAPH_MAX_DIMS);
+    if (n < 0) return imp_error(im, "input %d: %s", i, kiln_get_error());
+    for (int k = 0; k < n; k++) v[k] = (RtVal){NULL, c[k]};
+    return n;
+  }
+  if (x->kind != GN_VAR || x->type.ndim != 1 || x->type.dtype.code != kDLInt ||
+      (x->type.dtype.bits != 64 && x->type.dtype.bits != 32) || ttype_is_symbolic(&x->type))
+    return -2;
+  int64_t n = x->type.shape[0];
+  if (n > GRAPH_MAX_DIMS) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, x->name, (long long)n,
+                                           GRAPH_MAX_DIMS);
+  Graph *g = imp_graph(im);
+  for (int k = 0; k < n; k++) {
+    int before = g->syms.len;
+    GSym *s = graph_value_sym(g, x->name, k, lo, hi);
+    if (!s) return imp_error(im, "input %d ('%s'): %s", i, x->name, kiln_get_error());
+    if (g->syms.len > before) s->rep = rep[k];
+    v[k] = (RtVal){s, 0};
+  }
+  return (int)n;
+}
+
+/* Slice (opset 10 and later) whose starts, ends, axes or steps are graph
+ * inputs: dyn.strided_slice, the kernel reading starts, steps and axes.
+ * -2 when no operand is a graph input (or one is computed: the
+ * compile-time path then says what to bind). */
+int onnx_slice_runtime(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (imp_opset(im) < 10 || !x || ttype_is_symbolic(&x->type)) return -2;
+  int r = x->type.ndim;
+  int64_t zeros[GRAPH_MAX_DIMS] = {0}, ones[GRAPH_MAX_DIMS], ends[GRAPH_MAX_DIMS], iota[GRAPH_MAX_DIMS];
+  for (int k = 0; k < GRAPH_MAX_DIMS; k++) ones[k] = 1, ends[k] = 2147483647, iota[k] = k;
+  /* per operand: bounds, representative values */
+  const int64_t lo[5] = {0, INT64_MIN, INT64_MIN, -r, INT64_MIN}, hi[5] = {0, INT64_MAX, INT64_MAX, r - 1, INT64_MAX};
+  const int64_t *rep[5] = {NULL, zeros, ends, iota, ones};
+  RtVal v[5][GRAPH_MAX_DIMS];
+  memset(v, 0, sizeof v);
+  GNode *node[5] = {x};
+  int cnt[5] = {0};
+  bool runtime = false;
+  for (int i = 1; i < 5; i++) {
+    GNode *in = imp_input(im, i);
+    if (!in) {
+      cnt[i] = -3;
+      continue;
+    }
+    bool var = in->kind == GN_VAR;
+    if (!var && in->kind != GN_CONST) return -2;
+    runtime |= var;
+  }
+  if (!runtime) return -2;
+  /* the steps first: where one is a negative constant, its start's and
+   * end's representative values walk the whole axis backwards */
+  int64_t back_starts[GRAPH_MAX_DIMS], back_ends[GRAPH_MAX_DIMS];
+  static const int order[4] = {4, 3, 1, 2};
+  for (int o = 0; o < 4; o++) {
+    int i = order[o];
+    if (i == 1 || i == 2) {
+      int64_t *b = i == 1 ? back_starts : back_ends;
+      for (int k = 0; k < GRAPH_MAX_DIMS; k++) {
+        bool back = cnt[4] > k && !v[4][k].sym && v[4][k].c < 0;
+        b[k] = back ? (i == 1 ? 2147483647 : -2147483647) : rep[i][k];
+      }
+      rep[i] = b;
+    }
+    if (cnt[i] == -3) continue;
+    cnt[i] = slice_operand(im, i, lo[i], hi[i], rep[i], v[i], &node[i]);
+    if (cnt[i] == -2) return -2;
+    if (cnt[i] < 0) return -1;
+  }
+  int n = cnt[1];
+  if (cnt[2] != n || (cnt[3] >= 0 && cnt[3] != n) || (cnt[4] >= 0 && cnt[4] != n))
+    return imp_error(im, "starts, ends, axes and steps must have equal lengths (%d, %d, %d, %d)", cnt[1], cnt[2], cnt[3],
+                     cnt[4]);
+  if (n > r) return imp_error(im, "starts has %d elements for an input of rank %d", n, r);
+  /* absent axes and steps: 0, 1, ... and 1s, as constants the kernel reads */
+  for (int i = 3; i < 5; i++)
+    if (cnt[i] == -3) {
+      int64_t *d, len = n;
+      node[i] = imp_new_i64(im, 1, &len, &d);
+      if (!node[i]) return -1;
+      for (int k = 0; k < n; k++) d[k] = i == 3 ? k : 1, v[i][k] = (RtVal){NULL, d[k]};
+    }
+  /* the attributes: the operands at their representative values */
+  int64_t at[5][GRAPH_MAX_DIMS];
+  for (int i = 1; i < 5; i++)
+    for (int k = 0; k < n; k++) at[i][k] = v[i][k].sym ? v[i][k].sym->rep : v[i][k].c;
+  StrBuf sd = {0};
+  for (int d = 0; d < r; d++) {
+    if (d) sb_puts(&sd, ",");
+    StrBuf e = {0};
+    int64_t D = x->type.shape[d];
+    /* hit_j: axes_j names d; the dimension is sum_j hit_j * len_j, or D
+     * where none does, and 0 where two do */
+    bool any = false, dyn_axes = false;
+    for (int j = 0; j < n; j++) {
+      const RtVal *a = &v[3][j];
+      if (!a->sym && a->c != d && a->c != d - r) continue;
+      StrBuf h = {0};
+      if (a->sym) {
+        sb_printf(&h, " %s %d eq %s %d eq or", a->sym->name, d, a->sym->name, d - r);
+        dyn_axes = true;
+      } else {
+        sb_puts(&h, " 1");
+      }
+      sb_puts(&e, h.data);
+      put_len(&e, &v[1][j], &v[2][j], &v[4][j], D);
+      sb_puts(&e, " *");
+      if (any) sb_puts(&e, " +");
+      sb_free(&h);
+      any = true;
+    }
+    if (any) {
+      /* (1 - hits) * D + ..., and 0 where two entries name d */
+      StrBuf hits = {0};
+      int nh = 0;
+      for (int j = 0; j < n; j++) {
+        const RtVal *a = &v[3][j];
+        if (a->sym) sb_printf(&hits, " %s %d eq %s %d eq or", a->sym->name, d, a->sym->name, d - r);
+        else if (a->c == d || a->c == d - r) sb_puts(&hits, " 1");
+        else continue;
+        if (nh++) sb_puts(&hits, " +");
+      }
+      sb_printf(&e, " 1%s - %lld * +", hits.data, (long long)D);
+      if (dyn_axes || nh > 1) sb_printf(&e, "%s 1 le *", hits.data);
+      sb_free(&hits);
+      sb_puts(&sd, e.data + 1);
+    }
+    sb_free(&e);
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "begin", n, at[1]);
+  ga_ints(&a, "end", n, at[2]);
+  ga_ints(&a, "axes", n, at[3]);
+  ga_ints(&a, "strides", n, at[4]);
+  ga_str(&a, "sym_dims", sd.data ? sd.data : "");
+  sb_free(&sd);
+  /* the ends decide only the shape */
+  GNode *args[4] = {x, node[1], node[4], node[3]};
+  GNode *y = imp_call(im, "dyn.strided_slice", 4, args, a);
+  /* empty at the representative values, where a run-time step could
+   * still make it non-empty (constant starts and ends, the step's sign
+   * given at run time): the compile-time path, which asks for the values
+   * (an empty call is a constant from here on) */
+  for (int d = 0; y && d < y->type.ndim; d++)
+    if (y->type.shape[d] == 0) return -2;
+  return out0(im, y);
+}

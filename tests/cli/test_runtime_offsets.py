@@ -1,0 +1,86 @@
+"""Run-time values the kernel reads (docs/symbolic_shapes.md, "Run-time
+shape values"): a Slice whose starts, ends, axes and steps and a Split
+whose sizes are graph inputs.  The output's sizes are expressions of the
+values, the offsets a read of the value tensor inside the kernel.  Each
+model is compiled once, without --bind, and run by `kiln run` at several
+values against NumPy; a value no output can have is an error naming the
+node.
+
+The models are built with onnx's helper; run with /usr/bin/python3."""
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+
+from conftest import kiln
+from test_runtime_values import build, i64, run
+
+RNG = np.random.default_rng(21)
+BIG = np.iinfo(np.int64).max
+
+
+def numpy_slice(x, starts, ends, axes, steps):
+    sl = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        sl[a] = slice(s, e, st)
+    return x[tuple(sl)]
+
+
+def test_slice_with_every_operand_given_at_run_time(tmp_path):
+    so = build(tmp_path, helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"]),
+               [("x", TP.FLOAT, [5, 6, 7]), ("s", TP.INT64, [2]), ("e", TP.INT64, [2]), ("a", TP.INT64, [2]),
+                ("t", TP.INT64, [2])])
+    x = RNG.standard_normal((5, 6, 7)).astype(np.float32)
+    cases = [((0, 1), (3, 5), (0, 1), (1, 1)),
+             ((1, -2), (BIG, -7), (2, 1), (2, -1)),       # to the end; backwards past the start
+             ((-1, 4), (-1000, 1000), (-1, 0), (-3, 1)),  # negative axes and steps, clamped ends
+             ((2, 0), (6, 7), (1, 2), (3, 3)),
+             ((0, 1), (3, 5), (0, 1), (1, 1))]            # the first binding again (a cached plan)
+    for s, e, a, t in cases:
+        y = run(tmp_path, so, [x, i64(*s), i64(*e), i64(*a), i64(*t)])
+        want = numpy_slice(x, s, e, [v % 3 for v in a], t)
+        assert y.shape == want.shape, (s, e, a, t)
+        np.testing.assert_array_equal(y, want)
+    # values no output can have: the node is named
+    for s, e, a, t, what in [((0, 0), (3, 5), (0, 0), (1, 1), "would have dimension 0 = 0"),   # axis twice
+                             ((0, 0), (3, 5), (0, 1), (0, 1), "would have dimension 0 = 0"),   # step 0
+                             ((4, 0), (2, 5), (0, 1), (1, 1), "would have dimension 0 = 0")]:  # empty
+        p = run(tmp_path, so, [x, i64(*s), i64(*e), i64(*a), i64(*t)], check=False)
+        assert p.returncode != 0 and "node 'fused_dyn_strided_slice'" in p.stderr and what in p.stderr, p.stderr
+    p = run(tmp_path, so, [x, i64(0, 0), i64(3, 5), i64(0, 3), i64(1, 1)], check=False)
+    assert p.returncode != 0 and "element 1 is 3" in p.stderr and "outside the bounds [-3, 2]" in p.stderr, p.stderr
+
+
+def test_slice_with_constant_axes_and_int32_values(tmp_path):
+    """Starts and ends given at run time (int32), axes and steps constants."""
+    axes = numpy_helper.from_array(i64(2, 0), "a")
+    steps = numpy_helper.from_array(i64(-1, 2), "t")
+    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [4, 3, 8]),
+                           helper.make_tensor_value_info("s", TP.INT32, [2]),
+                           helper.make_tensor_value_info("e", TP.INT32, [2])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=[axes, steps])
+    path = str(tmp_path / "c.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    so = str(tmp_path / "c.so")
+    kiln("compile", path, "-o", so)
+    x = RNG.standard_normal((4, 3, 8)).astype(np.float32)
+    for s, e in [((7, 0), (0, 4)), ((-1, 1), (-9, 3)), ((3, 0), (2, 1))]:
+        y = run(tmp_path, so, [x, np.array(s, np.int32), np.array(e, np.int32)])
+        np.testing.assert_array_equal(y, numpy_slice(x, s, e, (2, 0), (-1, 2)))
+
+
+def test_slice_whose_step_sign_is_given_at_run_time_needs_the_values(tmp_path):
+    """Constant starts 5 and ends 0 with the step and axis given at run time:
+    empty for a positive step, not for a negative one, so the shape cannot
+    be compiled once; the error names the inputs to bind."""
+    s, e = numpy_helper.from_array(i64(5), "s"), numpy_helper.from_array(i64(0), "e")
+    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [4, 3, 8]),
+                           helper.make_tensor_value_info("a", TP.INT64, [1]),
+                           helper.make_tensor_value_info("t", TP.INT64, [1])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=[s, e])
+    path = str(tmp_path / "d.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    p = kiln("compile", path, "-o", str(tmp_path / "d.so"), check=False)
+    assert p.returncode != 0 and "must be known at compile time" in p.stderr and "--bind" in p.stderr, p.stderr
