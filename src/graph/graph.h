@@ -285,6 +285,13 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_MATMUL, "nn.matmul")                                          \
   X(OP_BIAS_ADD, "nn.bias_add")                                      \
   X(OP_MULTIPLY, "multiply")                                         \
+  X(OP_ADD, "add")                                                   \
+  X(OP_SUBTRACT, "subtract")                                         \
+  X(OP_DIVIDE, "divide")                                             \
+  X(OP_POWER, "power")                                               \
+  X(OP_SQRT, "sqrt")                                                 \
+  X(OP_MEAN, "mean")                                                 \
+  X(OP_LAYER_NORM, "nn.layer_norm")                                  \
   X(OP_CONCATENATE, "concatenate")                                   \
   X(OP_RESHAPE, "reshape")                                           \
   X(OP_TRANSPOSE, "transpose")                                       \

@@ -21,6 +21,7 @@ typedef struct PassDef {
 static const PassDef pipeline[] = {
     {"simplify_inference", 0, pass_simplify_inference},
     {"fold_constant", 1, pass_fold_constant},
+    {"fuse_layer_norm", 2, pass_fuse_layer_norm},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
     {"sink_reshape", 2, pass_sink_reshape},
     {"fold_constant", 2, pass_fold_constant},

@@ -135,7 +135,7 @@ const OpDef ops_elemwise[] = {
     UN_C("copy", infer_same, PAT_ELEMWISE, compute_copy, PS),
     UN("exp", infer_float_unary, PAT_ELEMWISE),
     UN("log", infer_float_unary, PAT_ELEMWISE),
-    UN("sqrt", infer_float_unary, PAT_ELEMWISE),
+    {"sqrt", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_SQRT, 0},
     UN("rsqrt", infer_float_unary, PAT_ELEMWISE),
     UN("reciprocal", infer_float_unary, PAT_ELEMWISE),
     UN_F("sigmoid", infer_float_unary, PAT_ELEMWISE, PS),
@@ -173,11 +173,11 @@ const OpDef ops_elemwise[] = {
     UN_C("nn.celu", infer_float_unary, PAT_ELEMWISE, compute_celu, PS),           /* alpha */
     UN_SIG("clip", infer_same, PAT_ELEMWISE, compute_clip, "a, a_min, a_max", PS),                     /* a_min, a_max */
     UN_SIG("cast", infer_cast, PAT_ELEMWISE, compute_cast, "data, dtype", 0),                     /* dtype */
-    BIN_F("add", infer_binary, OP_OTHER, BB | PS),
-    BIN_F("subtract", infer_binary, OP_OTHER, BB | PS),
+    BIN_F("add", infer_binary, OP_ADD, BB | PS),
+    BIN_F("subtract", infer_binary, OP_SUBTRACT, BB | PS),
     BIN_F("multiply", infer_binary, OP_MULTIPLY, BB | PS),
-    BIN_F("divide", infer_binary, OP_OTHER, BB),
-    BIN_F("power", infer_binary, OP_OTHER, BB),
+    BIN_F("divide", infer_binary, OP_DIVIDE, BB),
+    BIN_F("power", infer_binary, OP_POWER, BB),
     BIN_F("maximum", infer_binary, OP_OTHER, BB | PS),
     BIN_F("minimum", infer_binary, OP_OTHER, BB | PS),
     BIN("mod", infer_binary),       /* fmod semantics for floats, truncated for ints */

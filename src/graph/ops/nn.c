@@ -401,7 +401,7 @@ const OpDef ops_nn[] = {
     {"nn.batch_norm", 5, 5, PAT_OPAQUE, infer_batch_norm, NULL, NULL, "data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-05, center=True, scale=True",
      OP_BATCH_NORM}, /* simplified away */
     {"nn.layer_norm", 1, 3, PAT_OPAQUE, infer_layer_norm, compute_layer_norm, NULL,
-     "data, gamma, beta, axis=-1, epsilon=1e-05, center=True, scale=True"},
+     "data, gamma, beta, axis=-1, epsilon=1e-05, center=True, scale=True", OP_LAYER_NORM},
     {"nn.instance_norm", 3, 3, PAT_OPAQUE, infer_instance_norm, compute_instance_norm, NULL,
      "data, gamma, beta, axis=1, epsilon=1e-05, center=True, scale=True"},
     {"nn.lrn", 1, 1, PAT_OPAQUE, infer_lrn, compute_lrn, NULL, "data, size=5, axis=1, bias=2, alpha=1e-05, beta=0.75"},

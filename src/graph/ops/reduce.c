@@ -56,7 +56,7 @@ static int infer_argreduce(GNode *n, TType *out) {
 
 const OpDef ops_reduce[] = {
     {"sum", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_sum, NULL, "data, axis=None, keepdims=False, exclude=False"},
-    {"mean", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_mean, NULL, "data, axis=None, keepdims=False, exclude=False"},
+    {"mean", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_mean, NULL, "data, axis=None, keepdims=False, exclude=False", OP_MEAN},
     {"max", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_max, NULL, "data, axis=None, keepdims=False, exclude=False"},
     {"min", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_min, NULL, "data, axis=None, keepdims=False, exclude=False"},
     {"prod", 1, 1, PAT_COMM_REDUCE, infer_float_reduce, compute_prod, NULL, "data, axis=None, keepdims=False, exclude=False"},
