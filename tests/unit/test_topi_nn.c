@@ -442,6 +442,10 @@ static void test_softmax(void) {
   softmax_case(&b, 1, (int64_t[]){17}, 0, false, false);
   softmax_case(&b, 3, (int64_t[]){64, 8, 100}, -1, false, false);
   softmax_case(&b, 4, (int64_t[]){2, 3, 7, 5}, 2, true, false);
+  /* rows of 32 or more not a multiple of 8: 16 partial lanes and a tail */
+  softmax_case(&b, 3, (int64_t[]){2, 5, 197}, -1, false, false);
+  softmax_case(&b, 2, (int64_t[]){3, 47}, 1, true, true);
+  softmax_case(&b, 2, (int64_t[]){4, 33}, 1, false, true);
   tb_run(&b);
 }
 
@@ -519,6 +523,12 @@ static void test_layer_norm(void) {
     Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 2, (int64_t[]){3, 13}, DT_F32), *bi = ph("bias", 2, (int64_t[]){3, 13}, DT_F32);
     TCase *c = tb_add(&b, "layer_norm two axes", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, 1, 1e-3), 1e-5);
     if (c) ref_norm(c, 3, shape, 1, 1e-3, c->a[1], c->a[2], false);
+  }
+  {
+    int64_t shape[3] = {2, 6, 197}; /* 16 partial lanes and a tail of 5 */
+    Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 1, (int64_t[]){197}, DT_F32), *bi = ph("bias", 1, (int64_t[]){197}, DT_F32);
+    TCase *c = tb_add(&b, "layer_norm row of 197", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, -1, 1e-5), 1e-5);
+    if (c) ref_norm(c, 3, shape, 2, 1e-5, c->a[1], c->a[2], false);
   }
   {
     int64_t shape[2] = {9, 11};

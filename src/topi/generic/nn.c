@@ -626,18 +626,22 @@ static Expr **with_axes(int nd, Expr **vars, int axis, int n, Expr **r) {
 }
 
 /* A reduction over [axis, axis + n) of x, keepdims shape (size 1 there).
- * Over the last axis alone, when its length is a constant multiple of 8
- * (at least 32), in two stages as TVM's rfactor would: "<name>_partial"
- * [..., L] reduces the elements k = ko * L + j over ko for L = 16 or 8
- * lanes (tag "row_partial": the schedule vectorizes j, so the reduction is
- * a chain of vector operations, not of scalar ones), and the result
- * reduces the L lanes. */
+ * Over the last axis alone, when its length is a constant of at least 32,
+ * in two stages as TVM's rfactor would: "<name>_partial" [..., L] reduces
+ * the elements k = ko * L + j over ko for L = 16 or 8 lanes (tag
+ * "row_partial": the schedule vectorizes j, so the reduction is a chain of
+ * vector operations, not of scalar ones), and the result reduces the L
+ * lanes.  A length that is not a multiple of 8 (a ViT's 197 tokens) takes
+ * L = 16 over its first 16 * floor(len / 16) elements, and the result
+ * reduces the 16 lanes and then the tail elements, one reduction over
+ * 16 + tail terms that selects a lane or a tail element (both indices
+ * clamped in bounds). */
 static Tensor *row_reduce(const char *name, Tensor *x, int axis, int n, ReduceKind kind,
                           Expr *(*src_fn)(Expr *xv, Expr **vars, void *ud), void *ud) {
   int nd = x->ndim;
   int64_t len;
-  if (n == 1 && axis == nd - 1 && ir_is_const_int(x->shape[axis], &len) && len >= 32 && len % 8 == 0) {
-    int64_t L = len % 16 == 0 ? 16 : 8;
+  if (n == 1 && axis == nd - 1 && ir_is_const_int(x->shape[axis], &len) && len >= 32) {
+    int64_t L = len % 16 == 0 || len % 8 ? 16 : 8, main = len / L * L, tail = len - main;
     Expr **pshape = KNEWN(Expr *, nd), **shape = KNEWN(Expr *, nd);
     for (int d = 0; d < nd; d++) pshape[d] = shape[d] = x->shape[d];
     pshape[axis] = c32(L), shape[axis] = c32(1);
@@ -652,12 +656,21 @@ static Tensor *row_reduce(const char *name, Tensor *x, int axis, int n, ReduceKi
     Tensor *part = te_compute(kfmt("%s_partial", name), nd, pshape, pv,
                               ir_reduce(ir_reducer(kind, src->dtype), src, 1, &ko, NULL), "row_partial");
     if (!part) return NULL;
-    IterVar *j = te_reduce_axis_c(L, "j");
+    IterVar *j = te_reduce_axis_c(L + tail, "j");
     Expr **v = te_axis_vars(nd, NULL);
     Expr **ridx = KNEWN(Expr *, nd);
     for (int d = 0; d < nd; d++) ridx[d] = v[d];
-    ridx[axis] = j->var;
+    ridx[axis] = tail ? ir_min(j->var, c32(L - 1)) : j->var;
     Expr *pr = te_read(part, nd, ridx);
+    if (tail) { /* lanes j < L, then x[main + j - L] */
+      Expr **tidx = KNEWN(Expr *, nd);
+      for (int d = 0; d < nd; d++) tidx[d] = v[d];
+      tidx[axis] = ir_max(ir_add(j->var, c32(main - L)), c32(main));
+      Expr *tv = te_read(x, nd, tidx);
+      Expr *tsrc = tv && src_fn ? src_fn(tv, v, ud) : tv;
+      if (!tsrc) return NULL;
+      pr = ir_select(ir_lt(j->var, c32(L)), pr, tsrc);
+    }
     return te_compute(name, nd, shape, v, ir_reduce(ir_reducer(kind, pr->dtype), pr, 1, &j, NULL), "row_reduce");
   }
   Expr **shape = KNEWN(Expr *, nd);
