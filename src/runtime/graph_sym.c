@@ -123,6 +123,23 @@ static int find_sym(const JsonGraph *g, const char *tok, size_t len) {
   return -1;
 }
 
+/* Whether the expression names a run-time shape value: such a dimension
+ * may be 0 (an empty tensor: a ConstantOfShape of 0, a Reduce over an
+ * empty input), while one given by sizes alone must be at least 1 (0
+ * there means the input is too small for the model). */
+static bool names_value(const JsonGraph *g, const char *s, size_t len) {
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    const char *q = p;
+    while (q < end && *q != ' ') q++;
+    int sym = q > p ? find_sym(g, p, (size_t)(q - p)) : -1;
+    if (sym >= 0 && g->sym_value_entry[sym] >= 0) return true;
+    p = q;
+  }
+  return false;
+}
+
 /* Evaluate a postfix expression; -1 + error naming what is wrong. */
 static int eval_text(const JsonGraph *g, const char *s, size_t len, const int64_t *vals, int64_t *out) {
   int64_t st[32];
@@ -423,7 +440,7 @@ int kiln_graph_sym_init(KilnGraphExecutor *ex) {
       const char *t = dim_text(g, e, d, &len);
       int64_t v = g->entry_shape[e][d];
       if (t && eval_text(g, t, len, g->sym_lo, &v)) ok = 0;
-      if (v < 1) ok = 0;
+      if (v < (t && names_value(g, t, len) ? 0 : 1)) ok = 0;
       shapes[e][d] = v;
     }
   }
@@ -509,8 +526,7 @@ static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char 
       return kiln_set_error("%s: element %d is %lld, %s, outside the bounds [%lld, %lld] the model was compiled "
                             "for%s",
                             what, k, (long long)v, use, (long long)g->sym_lo[s], (long long)g->sym_hi[s],
-                            v < 1 && dim >= 0 ? " (an empty dimension is not supported for a size given at run time)"
-                                              : "");
+                            "");
     }
     vals[s] = v;
     set[s] = 1;
@@ -570,14 +586,17 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
         size_t len;
         const char *txt = dim_text(g, x, d, &len);
         int64_t v = g->entry_shape[x][d];
+        /* a dimension that a run-time value decides may be 0 (empty);
+         * its expression gives -1 for values the op cannot take */
         if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
-        else if (v < 1 || v > INT32_MAX)
+        else if (v < (txt && names_value(g, txt, len) ? 0 : 1) || v > INT32_MAX)
           rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the "
                               "model%s",
                               what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
                               (long long)v, v < 1 ? "small" : "large",
                               has_values(g) ? ", or the values given at run time do not fit it (a Reshape's shape "
-                                              "must keep the element count; empty sizes are not supported)"
+                                              "must keep the element count, a Squeeze or Reduce must name distinct "
+                                              "axes)"
                                             : "");
         dims[at++] = v;
         n *= (uint64_t)(v > 0 ? v : 0);

@@ -1,7 +1,7 @@
 """Run-time shape values (docs/symbolic_shapes.md, "Run-time shape
 values"): a graph input that decides a shape (a Reshape's shape, an
 Expand's or ConstantOfShape's shape, a Tile's repeats, a Reduce's axes)
-stays an input.  Each model is compiled once, without --bind, and run by
+stays an input; a size of 0 gives an empty tensor.  Each model is compiled once, without --bind, and run by
 `kiln run` at several values against NumPy; a value the model cannot take
 is an error naming the node and the value.
 
@@ -17,10 +17,10 @@ from conftest import kiln
 RNG = np.random.default_rng(20)
 
 
-def build(tmp_path, node, inputs, opset=18, name="m"):
+def build(tmp_path, node, inputs, opset=18, name="m", out=TP.FLOAT):
     """One node; inputs is [(name, TensorProto type, dims)]; one output y."""
     g = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+                          [helper.make_tensor_value_info("y", out, None)])
     path = str(tmp_path / f"{name}.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
     so = str(tmp_path / f"{name}.so")
@@ -58,7 +58,7 @@ def test_reshape_to_a_shape_given_at_run_time(tmp_path):
     # a shape that does not keep the 24 elements names the node
     p = run(tmp_path, so, [x, i64(5, 5, 1)], check=False)
     assert p.returncode != 0
-    assert "node 'fused_reshape' would have dimension 0 = 0" in p.stderr
+    assert "node 'fused_reshape' would have dimension 0 = -1" in p.stderr
     assert "do not fit it (a Reshape's shape must keep the element count" in p.stderr
 
 
@@ -69,9 +69,14 @@ def test_constant_of_shape_expand_and_tile(tmp_path):
     for s in [(3, 4), (1, 7), (5, 2)]:
         y = run(tmp_path, cos, [i64(*s)])
         np.testing.assert_array_equal(y, np.full(s, 1.5, np.float32))
-    p = run(tmp_path, cos, [i64(3, 0)], check=False)
+    # an empty size gives an empty result; a negative one names the node
+    for s in [(3, 0), (0, 2), (0, 0), (2, 3)]:
+        y = run(tmp_path, cos, [i64(*s)])
+        assert y.shape == s
+        np.testing.assert_array_equal(y, np.full(s, 1.5, np.float32))
+    p = run(tmp_path, cos, [i64(3, -2)], check=False)
     assert p.returncode != 0
-    assert "element 1 is 0, which is dimension 1 of node" in p.stderr and "empty dimension is not supported" in p.stderr
+    assert "element 1 is -2, which is dimension 1 of node" in p.stderr and "outside the bounds [0, " in p.stderr
 
     exp = build(tmp_path, helper.make_node("Expand", ["x", "s"], ["y"]),
                 [("x", TP.FLOAT, [3, 1]), ("s", TP.INT64, [3])], name="exp")
@@ -86,6 +91,58 @@ def test_constant_of_shape_expand_and_tile(tmp_path):
     x = RNG.standard_normal((2, 3)).astype(np.float32)
     for r in [(1, 1), (3, 2), (2, 5)]:
         np.testing.assert_array_equal(run(tmp_path, tile, [x, i64(*r)]), np.tile(x, r))
+
+
+def test_empty_sizes_given_at_run_time(tmp_path):
+    """A size of 0 makes an empty result (Expand, Tile; ConstantOfShape
+    above), and a Reshape of an empty input keeps 0 elements."""
+    exp = build(tmp_path, helper.make_node("Expand", ["x", "s"], ["y"]),
+                [("x", TP.FLOAT, [3, 1]), ("s", TP.INT64, [2])], name="exp")
+    x = RNG.standard_normal((3, 1)).astype(np.float32)
+    for s in [(3, 0), (3, 2), (1, 0)]:
+        y = run(tmp_path, exp, [x, i64(*s)])
+        assert y.shape == np.broadcast_shapes((3, 1), s)
+        np.testing.assert_array_equal(y, x * np.ones(s, np.float32))
+    tile = build(tmp_path, helper.make_node("Tile", ["x", "r"], ["y"]),
+                 [("x", TP.FLOAT, [2, 3]), ("r", TP.INT64, [2])], name="tile")
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for r in [(0, 2), (2, 0), (1, 2)]:
+        y = run(tmp_path, tile, [x, i64(*r)])
+        assert y.shape == np.tile(x, r).shape
+        np.testing.assert_array_equal(y, np.tile(x, r))
+    for allowzero in [1, 0]:
+        rs = build(tmp_path, helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=allowzero),
+                   [("x", TP.FLOAT, [0, 3, 4]), ("s", TP.INT64, [3])], name=f"rs{allowzero}")
+        x = np.zeros((0, 3, 4), np.float32)
+        # with allowzero a 0 is a size; without, it is x's dimension
+        cases = [((0, 2, 6), (0, 2, 6)), ((2, -1, 3), (2, 0, 3)), ((0, 3, 4), (0, 3, 4))]
+        cases.append(((3, 4, 0), (3, 4, 0)) if allowzero else ((0, 0, 0), (0, 3, 4)))
+        for s, want in cases:
+            assert run(tmp_path, rs, [x, i64(*s)]).shape == want
+        # the element count is still checked (without allowzero the last 0
+        # is x's 4); a -1 beside a 0 has no size
+        for bad in [(-1, 0, 2)] if allowzero else [(3, 4, 0)]:
+            p = run(tmp_path, rs, [x, i64(*bad)], check=False)
+            assert p.returncode != 0 and "= -1" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("keepdims", [1, 0])
+@pytest.mark.parametrize("op,dt,ident", [("ReduceSum", np.float32, 0), ("ReduceProd", np.float32, 1),
+                                         ("ReduceMax", np.float32, -np.inf), ("ReduceMin", np.int32, 2**31 - 1),
+                                         ("ReduceMax", np.bool_, False), ("ReduceMin", np.bool_, True)])
+def test_reduce_over_an_empty_input(tmp_path, op, dt, ident, keepdims):
+    """x (2, 0, 4) has no element: reducing its empty dimension gives the
+    reduction's identity, reducing another gives an empty result."""
+    tp = {np.float32: TP.FLOAT, np.int32: TP.INT32, np.bool_: TP.BOOL}[dt]
+    so = build(tmp_path, helper.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims),
+               [("x", tp, [2, 0, 4]), ("axes", TP.INT64, [1])], opset=20, out=tp)
+    x = np.zeros((2, 0, 4), dt)
+    for axis in [1, -2, 0, 2]:
+        y = run(tmp_path, so, [x, i64(axis)])
+        shape = [1 if d == axis % 3 else n for d, n in enumerate(x.shape)] if keepdims else \
+            [n for d, n in enumerate(x.shape) if d != axis % 3]
+        assert y.shape == tuple(shape) and y.dtype == dt
+        np.testing.assert_array_equal(y, np.full(shape, ident, dt))
 
 
 @pytest.mark.parametrize("keepdims", [1, 0])
@@ -103,7 +160,7 @@ def test_reduce_over_axes_given_at_run_time(tmp_path, op, ref, keepdims):
     assert p.returncode != 0 and "element 0 is 3" in p.stderr and "outside the bounds [-3, 2]" in p.stderr
     if not keepdims:  # the same axis twice reduces one dimension, not two
         p = run(tmp_path, so, [x, i64(1, 1)], check=False)
-        assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
+        assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr
 
 
 @pytest.mark.parametrize("upper", [1, 0])
@@ -137,11 +194,11 @@ def test_squeeze_and_unsqueeze_axes_given_at_run_time(tmp_path):
     for axes in [(0, 2), (4, -5), (2, -1)]:
         np.testing.assert_array_equal(run(tmp_path, sq, [x, i64(*axes)]), np.squeeze(x, axis=axes))
     p = run(tmp_path, sq, [x, i64(0, 1)], check=False)  # dimension 1 has size 3
-    assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
+    assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr
     un = build(tmp_path, helper.make_node("Unsqueeze", ["x", "axes"], ["y"]),
                [("x", TP.FLOAT, [3, 4]), ("axes", TP.INT64, [2])], opset=13, name="un")
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     for axes in [(0, 1), (1, 3), (-1, 0), (2, -4)]:
         np.testing.assert_array_equal(run(tmp_path, un, [x, i64(*axes)]), np.expand_dims(x, axis=axes))
     p = run(tmp_path, un, [x, i64(1, 1)], check=False)
-    assert p.returncode != 0 and "would have dimension 0 = 0" in p.stderr
+    assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr

@@ -571,8 +571,8 @@ def run_case(case, args, workroot):
                 rc, out, err = run_proc(argv, args.timeout, env)
                 if rc != 0:
                     msg = first_line(err, "run")
-                    # a value given at run time that the model cannot take (an empty
-                    # size): without --no-bind, compile again for this data set with
+                    # a value given at run time that the model cannot take: without
+                    # --no-bind, compile again for this data set with
                     # that input bound, as for a value needed at compile time
                     m = RUNTIME_VALUE_RE.search(msg) if rc is not None and rc > 0 else None
                     if m and not args.no_bind and m.group(1) in names and m.group(1) not in bind:
@@ -675,8 +675,7 @@ def report(cases, args, wall):
         md += [f"- `{c.suite}/{c.name}` ({c.op}): {md_escape(c.reason)}" for c in sel] or ["none"]
     if bound:
         md += ["", f"## Passing with inputs bound at compile time ({len(bound)})", "",
-               "Kiln needs these inputs at compile time (or cannot take the test's value at run time, such as an "
-               "empty size), so the runner bound them to their test values with `kiln compile --bind`.", ""]
+               "Kiln needs these inputs at compile time (or cannot take the test's value at run time), so the runner bound them to their test values with `kiln compile --bind`.", ""]
         md += [f"- `{c.suite}/{c.name}`: {', '.join(c.bound)}" for c in sorted(bound, key=lambda c: c.name)]
     loose = [c for c in cases if c.name in ATOL_OVERRIDES]
     if loose:

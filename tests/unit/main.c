@@ -35,6 +35,7 @@ extern const TestCase bf16_tests[];
 extern const TestCase winograd_tests[];
 extern const TestCase cuda_template_tests[];
 extern const TestCase symshape_tests[];
+extern const TestCase rtvalues_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -59,6 +60,7 @@ static const TestSuite suites[] = {
     {"winograd", winograd_tests},
     {"cuda_templates", cuda_template_tests},
     {"symshape", symshape_tests},
+    {"rtvalues", rtvalues_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

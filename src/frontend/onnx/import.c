@@ -252,8 +252,9 @@ GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs at
     kiln_error_context("%s node '%s' (opset %lld)", im->node->op_type, im->node->name, (long long)im->opset);
     return runtime_value_hint(im), NULL;
   }
-  if (n->op->compute && ttype_numel(&n->type) == 0) {
-    /* an empty result needs no kernel: it is an empty constant */
+  if (n->op->compute && ttype_numel(&n->type) == 0 && !ttype_is_symbolic(&n->type)) {
+    /* an empty result needs no kernel: it is an empty constant (one whose
+     * size a run-time value decides is empty only at some values) */
     DLTensor *e;
     DLDevice cpu = {kDLCPU, 0};
     if (kiln_array_empty(n->type.ndim, n->type.shape, n->type.dtype, cpu, &e)) return NULL;
@@ -518,7 +519,7 @@ int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max) {
   int64_t n = v->type.shape[0];
   if (n > max) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, v->name, (long long)n, max);
   for (int64_t k = 0; k < n; k++)
-    if (!(syms[k] = graph_value_sym(im->g, v->name, (int)k, 1, GRAPH_MAX_ELEMS)))
+    if (!(syms[k] = graph_value_sym(im->g, v->name, (int)k, 0, GRAPH_MAX_ELEMS)))
       return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
   return (int)n;
 }

@@ -8,7 +8,8 @@ with onnx.helper's conveniences so each model stores its data exactly where
 the test expects it (raw_data, float_data, int32_data, ...).  Values are
 simple formulas (i * 0.5, i - 3, ...) that the C test recomputes.
 
-Good models: conv_relu, symbolic, external (+ external.bin), attrs; two
+Good models: conv_relu, symbolic, external (+ external.bin), attrs,
+runtime_values (tests/unit/test_runtime_values.c); two
 TensorProto files: tensor_f32.pb, tensor_i64.pb.
 Broken ones, each for one error path: no_graph, no_op_type, bad_size,
 neg_dims, neg_value_dim, external_missing, external_range.
@@ -222,6 +223,25 @@ def pb_tensors():
         f.write(t.SerializeToString())
 
 
+def runtime_values():
+    """Sizes given at run time (tests/unit/test_runtime_values.c): r =
+    Reshape(x, s) with s an input; y = ConstantOfShape(c) (2.0) and w =
+    Exp(Reshape(Transpose(y), [-1])), empty where an element of c is 0."""
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+           helper.make_tensor_value_info("s", TensorProto.INT64, [3]),
+           helper.make_tensor_value_info("c", TensorProto.INT64, [2])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("r", "y", "w")]
+    two = tensor("two", TensorProto.FLOAT, [1], "float_data", [2.0])
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["r"], name="reshape"),
+         helper.make_node("ConstantOfShape", ["c"], ["y"], name="fill", value=two),
+         helper.make_node("Transpose", ["y"], ["t"], name="transpose", perm=[1, 0]),
+         helper.make_node("Reshape", ["t", "flat"], ["f"], name="flatten"),
+         helper.make_node("Exp", ["f"], ["w"], name="exp")],
+        "runtime_values", ins, outs, [tensor("flat", TensorProto.INT64, [1], "int64_data", [-1])])
+    save(model(g, opsets=(("", 18),)), "runtime_values.onnx")
+
+
 if __name__ == "__main__":
     pb_tensors()
     conv_relu()
@@ -229,3 +249,4 @@ if __name__ == "__main__":
     external()
     attrs()
     broken()
+    runtime_values()

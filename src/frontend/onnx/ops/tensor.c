@@ -143,21 +143,30 @@ static int check_target(Importer *im, GNode *y, int n, Expr **ex) {
 /* Reshape to a shape given at run time (a graph input of k elements,
  * values in [-1, 2^31)): with t_d the element, or x's dimension d where
  * the element is 0 (without allowzero), and P the product of the t_d that
- * are not -1, dimension d is N / P where t_d is -1, else t_d; every
- * dimension is 0 (an error naming the node) unless their product is x's
+ * are not -1, dimension d is N / P where t_d is -1 (-1, an error, where
+ * P is 0), else t_d; every
+ * dimension is -1 (an error naming the node) unless their product is x's
  * element count N.  The representative values are N, 1, 1, ... (N last
- * in the second pass). */
+ * in the second pass); with allowzero, or an empty x (N = 0), a
+ * dimension may be 0. */
 static int reshape_runtime(Importer *im, GNode *x, bool allowzero) {
   GSym *syms[MAXD] = {0};
   GNode *v = imp_input(im, 1);
-  if (!x || !v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&x->type) == 0) return -2;
+  if (!x || !v || v->kind != GN_VAR || ttype_is_symbolic(&x->type)) return -2;
   int k = imp_runtime_shape_input(im, 1, syms, MAXD);
   if (k <= 0) return k == 0 ? -2 : k;
   Graph *g = imp_graph(im);
   int64_t N = ttype_numel(&x->type), reps[MAXD];
+  int at = g->sym_pass ? k - 1 : 0; /* the element that is N */
+  if (N == 0 && !allowzero) { /* a 0 copies x's dimension: one that is 0 */
+    at = -1;
+    for (int d = 0; d < k && d < x->type.ndim; d++)
+      if (x->type.shape[d] == 0 && (at < 0 || g->sym_pass)) at = d;
+    if (at < 0) return -2;
+  }
   for (int d = 0; d < k; d++) {
     syms[d]->lo = -1;
-    syms[d]->rep = d == (g->sym_pass ? k - 1 : 0) ? N : 1;
+    syms[d]->rep = d == at ? N : 1;
     reps[d] = syms[d]->rep;
   }
   const char *t[MAXD];
@@ -169,16 +178,20 @@ static int reshape_runtime(Importer *im, GNode *x, bool allowzero) {
   sb_puts(&P, "1");
   for (int d = 0; d < k; d++) sb_printf(&P, " %s -1 eq 1 %s sel *", t[d], t[d]);
   const char *out[MAXD];
-  for (int d = 0; d < k; d++) out[d] = kfmt("%s -1 eq %lld %s fdiv %s sel", t[d], (long long)N, P.data, t[d]);
+  /* both sides of a sel are evaluated: N / max(P, 1), and -1 (an error)
+   * for a -1 beside a 0 (allowzero), whose size nothing decides */
+  for (int d = 0; d < k; d++)
+    out[d] = kfmt("%s -1 eq %s 0 eq -1 %lld %s 1 max fdiv sel %s sel", t[d], P.data, (long long)N, P.data, t[d]);
   sb_free(&P);
   StrBuf prod = {0};
   sb_puts(&prod, "1");
   for (int d = 0; d < k; d++) sb_printf(&prod, " %s *", out[d]);
   StrBuf sd = {0};
-  for (int d = 0; d < k; d++) sb_printf(&sd, "%s%s %lld eq %s 0 sel", d ? "," : "", prod.data, (long long)N, out[d]);
+  for (int d = 0; d < k; d++) sb_printf(&sd, "%s%s %lld eq %s -1 sel", d ? "," : "", prod.data, (long long)N, out[d]);
   sb_free(&prod);
   GAttrs a = gattrs_new();
   ga_ints(&a, "newshape", k, reps);
+  ga_int(&a, "allowzero", 1); /* the representative shape is literal (0 when x is empty) */
   ga_str(&a, "sym_dims", sd.data);
   sb_free(&sd);
   return out0(im, imp_call(im, "reshape", 1, &x, a));
@@ -280,7 +293,8 @@ static int squeeze_runtime(Importer *im, GNode *x) {
     if (x->type.shape[d] == 1) ones[nones++] = d;
   GNode *v = imp_input(im, 1);
   int64_t kk = v ? ttype_numel(&v->type) : 0;
-  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r) return -2;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r || ttype_numel(&x->type) == 0)
+    return -2;
   int k = runtime_axes(im, 1, x, r, axes, mask);
   if (k < 0) return k;
   Graph *g = imp_graph(im);
@@ -311,7 +325,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
   GNode *v = imp_input(im, 1);
   int r = x->type.ndim;
   int64_t kk = v ? ttype_numel(&v->type) : 0;
-  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD) return -2;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD || ttype_numel(&x->type) == 0) return -2;
   int R = r + (int)kk;
   int k = runtime_axes(im, 1, x, R, axes, mask);
   if (k < 0) return k;
@@ -331,7 +345,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
     for (int p = 0; p < i; p++) sb_printf(&before, " 1 %s - +", mask[p]);
     sb_puts(&e, "0");
     for (int d = 0; d < r; d++) sb_printf(&e, " %s %d eq %lld 0 sel +", before.data, d, (long long)x->type.shape[d]);
-    sb_printf(&out, "%s%s %s 1 %s sel 0 sel", i ? "," : "", cnt.data, mask[i], e.data);
+    sb_printf(&out, "%s%s %s 1 %s sel -1 sel", i ? "," : "", cnt.data, mask[i], e.data);
     sb_free(&before);
     sb_free(&e);
   }
@@ -739,18 +753,24 @@ int onnx_h_depth_space(Importer *im) {
 static int runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask) {
   GSym *syms[MAXD] = {0};
   GNode *v = imp_input(im, input);
-  /* an empty input has empty results, which sizes given at run time
-   * cannot describe (a size is at least 1) */
-  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r || r > MAXD ||
-      ttype_numel(&x->type) == 0)
-    return -2;
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r || r > MAXD) return -2;
   int k = imp_runtime_shape_input(im, input, syms, MAXD);
   if (k < 0) return k;
   Graph *g = imp_graph(im);
+  /* the representative axes: 0, 1, ... (r - 1, r - 2, ... in the second
+   * pass); over an empty x (a Reduce's) its empty dimensions first, so
+   * that the result at them is not empty */
+  int order[MAXD], no = 0;
+  bool empty = ttype_numel(&x->type) == 0 && r == x->type.ndim;
+  for (int zero = 1; zero >= 0; zero--)
+    for (int i = 0; i < r; i++) {
+      int d = g->sym_pass ? r - 1 - i : i;
+      if ((empty && x->type.shape[d] == 0) == zero) order[no++] = d;
+    }
   for (int j = 0; j < k; j++) {
     if (graph_sym_bound(g, syms[j]->name, -r, r - 1)) return imp_error(im, "%s", kiln_get_error());
     syms[j]->lo = -r; /* graph_sym_bound keeps a size's lower bound of 1 */
-    syms[j]->rep = g->sym_pass ? r - 1 - j : j;
+    syms[j]->rep = order[j];
     axes[j] = syms[j]->rep;
   }
   for (int d = 0; d < r; d++) {
@@ -771,23 +791,48 @@ static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const
 /* A Reduce whose axes are given at run time: the kept-dimension reduction
  * (dimension d is "mask 1 size sel"), then, without keepdims, a reshape
  * that drops the reduced dimensions: result dimension i is the size of
- * the i-th dimension not reduced, and 0 (an error naming the node) when
+ * the i-th dimension not reduced, and -1 (an error naming the node) when
  * the values did not reduce exactly k distinct dimensions. */
 static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k, const int64_t *axes,
                                   const char **mask, bool keep) {
   int r = x->type.ndim;
   const int64_t *n = x->type.shape;
-  GAttrs a = gattrs_new();
-  ga_ints(&a, "axis", k, axes);
-  ga_int(&a, "keepdims", 1);
   StrBuf sd = {0};
   for (int d = 0; d < r; d++) {
     if (d) sb_puts(&sd, ",");
     if (n[d] != 1) sb_printf(&sd, "%s 1 %lld sel", mask[d], (long long)n[d]); /* a 1 stays 1 */
   }
-  ga_str(&a, "sym_dims", sd.data ? sd.data : "");
+  const char *dims = kfmt("%s", sd.data ? sd.data : "");
   sb_free(&sd);
-  GNode *y = imp_call(im, op, 1, &x, a);
+  GNode *y;
+  if (ttype_numel(&x->type) == 0) {
+    /* nothing to read: the reduction's identity (Kiln's reduction of an
+     * empty tensor, folded now: 0 for a sum, 1 for a product, the lowest
+     * value for a max) broadcast to the kept-dimension shape, which is
+     * empty at run time where a dimension not reduced is empty */
+    DLTensor *e;
+    DLDevice cpu = {kDLCPU, 0};
+    if (kiln_array_empty(r, n, x->type.dtype, cpu, &e)) return NULL;
+    GNode *c = graph_const(imp_graph(im), NULL, e);
+    int64_t all[MAXD], shape[MAXD];
+    for (int d = 0; d < r; d++) all[d] = d, shape[d] = n[d];
+    for (int j = 0; j < k; j++) shape[axes[j]] = 1;
+    GAttrs ia = gattrs_new();
+    ga_ints(&ia, "axis", r, all);
+    ga_int(&ia, "keepdims", 0);
+    GNode *id = imp_call(im, op, 1, &c, ia);
+    if (id && id->kind != GN_CONST) return imp_error(im, "the identity of '%s' over an empty input did not fold", op), NULL;
+    GAttrs a = gattrs_new();
+    ga_ints(&a, "shape", r, shape);
+    ga_str(&a, "sym_dims", dims);
+    y = imp_call(im, "broadcast_to", 1, &id, a);
+  } else {
+    GAttrs a = gattrs_new();
+    ga_ints(&a, "axis", k, axes);
+    ga_int(&a, "keepdims", 1);
+    ga_str(&a, "sym_dims", dims);
+    y = imp_call(im, op, 1, &x, a);
+  }
   if (!y || keep) return y;
   /* the count of reduced dimensions must be k */
   StrBuf cnt = {0};
@@ -801,7 +846,7 @@ static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k,
 
 /* y (whose dimensions are n[0..r), or 1 where masked) reshaped without
  * the dimensions mask[] (postfix, 0 or 1) selects: result dimension i is
- * the size of the i-th dimension not masked, and 0 (an error naming the
+ * the size of the i-th dimension not masked, and -1 (an error naming the
  * node) where the postfix condition valid is 0.  axes[0..k) are the
  * masked dimensions at the representative values. */
 static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
@@ -825,7 +870,7 @@ static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const
       sb_printf(&e, " 1 %s - %s %d eq and %lld 0 sel +", mask[d], before.data, i, (long long)n[d]);
       sb_free(&before);
     }
-    sb_printf(&out, "%s%s %s 0 sel", i ? "," : "", valid, e.data);
+    sb_printf(&out, "%s%s %s -1 sel", i ? "," : "", valid, e.data);
     sb_free(&e);
   }
   GAttrs ra = gattrs_new();
@@ -849,10 +894,17 @@ int onnx_h_reduce(Importer *im) {
   GNode *x = in0(im);
   bool keep = onnx_attr_int(N(im), "keepdims", 1) != 0;
   const char *mask[MAXD];
-  int rt = x && imp_opset(im) >= from && !dt_is_bool(x->type.dtype) ? runtime_axes(im, 1, x, x->type.ndim, axes, mask) : -2;
+  /* ReduceMax/ReduceMin 20 take bool (False < True): reduced as uint8 */
+  bool boolean = x && dt_is_bool(x->type.dtype) && (!strcmp(k, "max") || !strcmp(k, "min"));
+  int zeros = 0; /* x's empty dimensions: at most k, or the result is empty at every axes */
+  for (int d = 0; x && d < x->type.ndim; d++) zeros += x->type.shape[d] == 0;
+  int rt = x && imp_opset(im) >= from && (boolean || !dt_is_bool(x->type.dtype))
+               ? runtime_axes(im, 1, x, x->type.ndim, axes, mask)
+               : -2;
   if (rt == -1) return -1;
-  if (rt > 0 && (keep || rt < x->type.ndim)) { /* axes given at run time */
-    GNode *y = reduce_runtime_axes(im, k, x, rt, axes, mask, keep);
+  if (rt > 0 && (keep || rt < x->type.ndim) && zeros <= rt) { /* axes given at run time */
+    GNode *y = reduce_runtime_axes(im, k, boolean ? imp_cast(im, x, DT_U8) : x, rt, axes, mask, keep);
+    if (boolean) y = imp_cast(im, y, DT_BOOL);
     if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
     return out0(im, y);
   }
@@ -862,8 +914,6 @@ int onnx_h_reduce(Importer *im) {
   GAttrs a = gattrs_new();
   if (n) ga_ints(&a, "axis", n, axes);
   ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
-  /* ReduceMax/ReduceMin 20 take bool (False < True): reduced as uint8 */
-  bool boolean = dt_is_bool(x->type.dtype) && (!strcmp(k, "max") || !strcmp(k, "min"));
   if (boolean) x = imp_cast(im, x, DT_U8);
   GNode *y = x ? imp_call(im, k, 1, &x, a) : NULL;
   if (boolean) y = imp_cast(im, y, DT_BOOL);

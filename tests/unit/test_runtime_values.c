@@ -1,0 +1,134 @@
+/*
+ * test_runtime_values.c - run-time shape values through the importer, the
+ * build and the graph executor (docs/symbolic_shapes.md, "Run-time shape
+ * values"): one compiled model run at many values of its shape inputs.
+ *
+ * tests/data/onnx/runtime_values.onnx (make_models.py) has r = Reshape(x,
+ * s) with the shape s an input, y = ConstantOfShape(c) and w =
+ * Exp(Reshape(Transpose(y), [-1])).  Each run checks every output's shape
+ * and values against C; 0 in c makes y and w empty; a shape that does
+ * not keep x's element count, or a value outside its bounds, is refused
+ * at set_input naming the node, and leaves the last good shapes.
+ */
+#include <math.h>
+
+#include "frontend/onnx/import.h"
+#include "graph/backend/build.h"
+#include "graph/graph.h"
+#include "kiln/runtime.h"
+#include "runtime/runtime_internal.h"
+#include "test.h"
+
+/* A 1-D int64 tensor of n values. */
+static DLTensor *i64s(int n, const int64_t *v) {
+  DLTensor *t = NULL;
+  int64_t len = n;
+  if (kiln_array_empty(1, &len, DT_I64, (DLDevice){kDLCPU, 0}, &t)) return NULL;
+  memcpy(t->data, v, sizeof(int64_t) * (size_t)n);
+  return t;
+}
+
+/* set_input of a 1-D int64 input; 0 or -1 (the error stays set). */
+static int set_i64(KilnGraphExecutor *ex, const char *name, int n, const int64_t *v) {
+  DLTensor *t = i64s(n, v);
+  if (!t) return -1;
+  int rc = kiln_graph_executor_set_input_by_name(ex, name, t);
+  kiln_array_free(t);
+  return rc;
+}
+
+/* Output i's shape is want[0..nd) and every element is f(k) (k the flat
+ * index). */
+static void check_out(KilnGraphExecutor *ex, int i, int nd, const int64_t *want, float (*f)(int64_t, const void *),
+                      const void *ud) {
+  DLTensor *o = NULL;
+  CHECK_OK(kiln_graph_executor_get_output(ex, i, &o));
+  if (!o) return;
+  CHECK_INT(o->ndim, nd);
+  int64_t n = 1;
+  for (int d = 0; d < nd && d < o->ndim; d++) {
+    CHECK_MSG(o->shape[d] == want[d], "output %d dimension %d is %lld, expected %lld", i, d, (long long)o->shape[d],
+              (long long)want[d]);
+    n *= want[d];
+  }
+  int bad = 0;
+  for (int64_t k = 0; k < n; k++) bad += fabsf(((float *)o->data)[k] - f(k, ud)) > 1e-5f * (1 + fabsf(f(k, ud)));
+  CHECK_MSG(bad == 0, "output %d: %d of %lld elements wrong", i, bad, (long long)n);
+  kiln_array_free(o);
+}
+
+static float x_at(int64_t k, const void *x) { return ((const float *)x)[k]; }
+static float two(int64_t k, const void *ud) { return 2.0f; }
+static float exp_two(int64_t k, const void *ud) { return expf(2.0f); }
+
+static void test_rtvalues_reshape_and_empty(void) {
+  char *dir = kiln_mkdtemp("kiln-rtvalues-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_values.onnx", test_root()), NULL);
+  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
+  const char *so = kfmt("%s/rtvalues.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  if (g) CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLTensor *x = NULL;
+  CHECK_OK(kiln_array_empty(3, (int64_t[]){2, 3, 4}, DT_F32, (DLDevice){kDLCPU, 0}, &x));
+  if (ex && x) {
+    for (int k = 0; k < 24; k++) ((float *)x->data)[k] = test_randf();
+    CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "x", x));
+    /* the Reshape's shape (0 copies x's dimension, -1 takes the rest, the
+     * result's shape) and ConstantOfShape's (0: empty) */
+    static const struct {
+      int64_t s[3], r[3], c[2];
+    } seq[] = {
+        {{4, 3, 2}, {4, 3, 2}, {3, 4}}, {{2, -1, 3}, {2, 4, 3}, {3, 0}}, {{0, 12, 1}, {2, 12, 1}, {0, 5}},
+        {{24, 1, 1}, {24, 1, 1}, {0, 0}}, {{4, 3, 2}, {4, 3, 2}, {3, 4}}, {{2, -1, 3}, {2, 4, 3}, {3, 0}},
+        {{-1, 3, 4}, {2, 3, 4}, {1, 7}},
+    };
+    uint64_t reallocs = 0, hits = 0;
+    for (int k = 0; k < (int)(sizeof seq / sizeof seq[0]); k++) {
+      /* rows 4 and 5 repeat rows 0 and 1: each set_input plans (s, c),
+       * eight plans so far, all cached */
+      if (k == 4) reallocs = ex->sym_stats.reallocs, hits = ex->sym_stats.plan_hits;
+      if (k == 6) {
+        CHECK_INT((int)(ex->sym_stats.reallocs - reallocs), 0);
+        CHECK_INT((int)(ex->sym_stats.plan_hits - hits), 3);
+      }
+      CHECK_OK(set_i64(ex, "s", 3, seq[k].s));
+      CHECK_OK(set_i64(ex, "c", 2, seq[k].c));
+      CHECK_OK(kiln_graph_executor_run(ex));
+      check_out(ex, 0, 3, seq[k].r, x_at, x->data);
+      check_out(ex, 1, 2, seq[k].c, two, NULL);
+      check_out(ex, 2, 1, (int64_t[]){seq[k].c[0] * seq[k].c[1]}, exp_two, NULL);
+    }
+    /* 25 elements from 24: the node is named, the shapes stay */
+    CHECK(set_i64(ex, "s", 3, (int64_t[]){5, 5, 1}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "would have dimension 0 = -1");
+    CHECK_CONTAINS(kiln_last_error(), "a Reshape's shape must keep the element count");
+    CHECK(set_i64(ex, "s", 3, (int64_t[]){2, -2, 12}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "element 1 is -2");
+    CHECK_CONTAINS(kiln_last_error(), "outside the bounds [-1, ");
+    CHECK(set_i64(ex, "c", 2, (int64_t[]){-1, 3}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "element 0 is -1");
+    CHECK_CONTAINS(kiln_last_error(), "outside the bounds [0, ");
+    CHECK_OK(kiln_graph_executor_run(ex));
+    check_out(ex, 0, 3, seq[6].r, x_at, x->data);
+    check_out(ex, 1, 2, seq[6].c, two, NULL);
+  }
+  kiln_array_free(x);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  if (g) graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
+const TestCase rtvalues_tests[] = {
+    {"rtvalues_reshape_and_empty", test_rtvalues_reshape_and_empty},
+    {NULL, NULL},
+};
