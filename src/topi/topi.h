@@ -293,6 +293,10 @@ Tensor *topi_strided_slice(Tensor *x, int naxes, const int64_t *begin, const int
  * (their values given at run time) and the output shape given
  * (dyn.strided_slice). */
 Tensor *topi_strided_slice_dyn(Tensor *x, Tensor *begin, Tensor *steps, Tensor *axes, Expr **oshape);
+/* Part index of a Split whose sizes are given at run time: x along axis
+ * from the sum of the sizes before the part (sizes read by the kernel;
+ * NULL for part 0), to the given shape (dyn.split). */
+Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

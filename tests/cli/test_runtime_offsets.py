@@ -84,3 +84,43 @@ def test_slice_whose_step_sign_is_given_at_run_time_needs_the_values(tmp_path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
     p = kiln("compile", path, "-o", str(tmp_path / "d.so"), check=False)
     assert p.returncode != 0 and "must be known at compile time" in p.stderr and "--bind" in p.stderr, p.stderr
+
+
+def test_split_with_sizes_given_at_run_time(tmp_path):
+    g = helper.make_graph([helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [2, 9, 3]),
+                           helper.make_tensor_value_info("s", TP.INT64, [3])],
+                          [helper.make_tensor_value_info(n, TP.FLOAT, None) for n in "abc"])
+    path = str(tmp_path / "s.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    so = str(tmp_path / "s.so")
+    kiln("compile", path, "-o", so)
+    x = RNG.standard_normal((2, 9, 3)).astype(np.float32)
+    for sizes in [(3, 3, 3), (1, 7, 1), (5, 2, 2), (3, 3, 3)]:
+        p = str(tmp_path / "x.pb")
+        with open(p, "wb") as f:
+            f.write(numpy_helper.from_array(x).SerializeToString())
+        q = str(tmp_path / "s.pb")
+        with open(q, "wb") as f:
+            f.write(numpy_helper.from_array(i64(*sizes)).SerializeToString())
+        kiln("run", so, "--inputs", p, "--inputs", q, "-o", str(tmp_path / "o.npz"))
+        with np.load(str(tmp_path / "o.npz")) as z:
+            got = [z[k] for k in z.files]
+        want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+        assert len(got) == 3
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    # sizes that do not add up to the axis, and an empty part
+    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(3, 3, 2)),
+             "-o", str(tmp_path / "o.npz"), check=False)
+    assert p.returncode != 0 and "node 'fused_dyn_split" in p.stderr and "= 0" in p.stderr, p.stderr
+    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(4, 0, 5)),
+             "-o", str(tmp_path / "o.npz"), check=False)
+    assert p.returncode != 0 and "element 1 is 0" in p.stderr and "outside the bounds [1, 9]" in p.stderr, p.stderr
+
+
+def _write(tmp_path, a):
+    q = str(tmp_path / "v.pb")
+    with open(q, "wb") as f:
+        f.write(numpy_helper.from_array(a).SerializeToString())
+    return q

@@ -390,6 +390,14 @@ Tensor *compute_dyn_strided_slice(GNode *n, Tensor **ins, const Strategy *st) {
                                 ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.split (data[, sizes]): part `index`, its shape the call's sym_dims. */
+Tensor *compute_dyn_split(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_split_dyn(ins[0], n->nargs > 1 ? ins[1] : NULL, (int)gattr_int(&n->attrs, "axis", 0),
+                        (int)gattr_int(&n->attrs, "index", 0),
+                        ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 Tensor *compute_take(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   int axis;

@@ -212,6 +212,27 @@ static int infer_dyn_strided_slice(GNode *n, TType *out) {
   return infer_strided_slice(n, out);
 }
 
+/* dyn.split (data[, sizes]): part `index` of a Split along `axis` whose
+ * sizes are a 1-D int tensor read at run time (absent for part 0, which
+ * needs none); `size` is the part's size at the representative values,
+ * the call's sym_dims the shape as an expression of the values. */
+static int infer_dyn_split(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  int ax;
+  if (norm_axis("split axis", gattr_int(&n->attrs, "axis", 0), d->ndim, &ax)) return -1;
+  int64_t index = gattr_int(&n->attrs, "index", 0), size = gattr_int(&n->attrs, "size", -1);
+  if (index < 0 || (index > 0 && n->nargs < 2)) return kiln_set_error("dyn.split: part %lld needs the sizes", (long long)index);
+  if (n->nargs > 1) {
+    const TType *s = arg_type(n, 1);
+    if (s->ndim != 1 || !dt_is_int(s->dtype) || s->shape[0] <= index) return err_dtype(n, 1, "1-D integer sizes");
+  }
+  if (size < 0 || size > d->shape[ax])
+    return kiln_set_error("dyn.split: size %lld of axis %d (%lld)", (long long)size, ax, (long long)d->shape[ax]);
+  *out = *d;
+  out->shape[ax] = size;
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -432,6 +453,7 @@ const OpDef ops_transform[] = {
      "data, begin, end, strides=None, axes=None"},
     {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
      "data, begin, strides, axes"},
+    {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes, axis, index"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},

@@ -412,6 +412,24 @@ Tensor *topi_strided_slice_dyn(Tensor *x, Tensor *begin, Tensor *steps, Tensor *
   return inj("T_strided_slice", nd, oshape, v, te_read(x, nd, idx));
 }
 
+/* Part index of a Split whose sizes are a 1-D int tensor read at run
+ * time (dyn.split): the output's shape is given; along axis it starts at
+ * the sum of the sizes before it (sizes NULL for part 0). */
+Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **oshape) {
+  const char *op = "dyn.split";
+  if (!x || !oshape) return NULL;
+  if (axis < 0 || axis >= x->ndim) return kiln_set_error("%s: axis %d is outside rank %d", op, axis, x->ndim), NULL;
+  if (index > 0 && (!sizes || sizes->ndim != 1 || !dt_is_int(sizes->dtype)))
+    return kiln_set_error("%s: part %d needs the sizes as a 1-D integer tensor", op, index), NULL;
+  int nd = x->ndim;
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr **idx = KNEWN(Expr *, nd);
+  Expr *off = ir_i32(0);
+  for (int k = 0; k < index; k++) off = ir_add(off, ir_cast(DT_I32, te_read1(sizes, ir_i32(k))));
+  for (int d = 0; d < nd; d++) idx[d] = d == axis ? ir_add(v[d], off) : v[d];
+  return inj(kfmt("T_split_%d", index), nd, oshape, v, te_read(x, nd, idx));
+}
+
 /* ---- gather ---- */
 
 static int check_indices(const char *op, Tensor *ind) {

@@ -71,6 +71,7 @@ static inline const OnnxNode *N(Importer *im) { return imp_node(im); }
 static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
 /* runtime_value.c: -2 when no operand is a run-time value */
 int onnx_slice_runtime(Importer *im);
+int onnx_split_runtime(Importer *im);
 
 static inline int out0(Importer *im, GNode *v) { return imp_set_output(im, 0, v); }
 static inline GNode *bin(Importer *im, const char *op, GNode *a, GNode *b) { return imp_call2(im, op, a, b); }

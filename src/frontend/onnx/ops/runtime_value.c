@@ -228,3 +228,52 @@ int onnx_slice_runtime(Importer *im) {
     if (y->type.shape[d] == 0) return -2;
   return out0(im, y);
 }
+
+/* Split (opset 13 and later) whose sizes are a graph input: part i is
+ * dyn.split, its size along the axis the value symbol split_i (0, the
+ * executor's error, unless the sizes add up to the axis), the kernel
+ * reading the sizes before it for its offset.  The representative sizes
+ * split the axis evenly.  -2 when the sizes are not a graph input. */
+int onnx_split_runtime(Importer *im) {
+  GNode *x = imp_input(im, 0), *sz = imp_input(im, 1);
+  if (imp_opset(im) < 13 || !x || !sz || sz->kind != GN_VAR || ttype_is_symbolic(&x->type) || sz->type.ndim != 1 ||
+      sz->type.dtype.code != kDLInt || (sz->type.dtype.bits != 64 && sz->type.dtype.bits != 32) ||
+      ttype_is_symbolic(&sz->type))
+    return -2;
+  int axis;
+  if (imp_attr_axis(im, "axis", 0, x->type.ndim, &axis)) return -1;
+  int nout = N(im)->noutputs;
+  int64_t n = sz->type.shape[0], D = x->type.shape[axis];
+  if (n != nout) return imp_error(im, "split has %lld sizes for %d outputs", (long long)n, nout);
+  if (n > 64) return imp_error(im, "too many outputs (%lld, at most 64)", (long long)n);
+  if (D < n) return -2; /* no representative sizes of at least 1 */
+  Graph *g = imp_graph(im);
+  GSym *syms[64];
+  int64_t sum = 0;
+  for (int k = 0; k < n; k++) {
+    int before = g->syms.len;
+    if (!(syms[k] = graph_value_sym(g, sz->name, k, 1, D))) return imp_error(im, "input 1 ('%s'): %s", sz->name, kiln_get_error());
+    if (g->syms.len > before) syms[k]->rep = k < n - 1 ? D / n : D - (D / n) * (n - 1);
+    sum += syms[k]->rep;
+  }
+  StrBuf total = {0};
+  for (int k = 0; k < n; k++) sb_printf(&total, k ? " %s +" : "%s", syms[k]->name);
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    if (!imp_want_output(im, i)) continue;
+    StrBuf sd = {0};
+    for (int d = 0; d < x->type.ndim; d++)
+      if (d == axis) sb_printf(&sd, "%s%s %lld eq %s 0 sel", d ? "," : "", total.data, (long long)D, syms[i]->name);
+      else if (d) sb_puts(&sd, ",");
+    GAttrs a = gattrs_new();
+    ga_int(&a, "axis", axis);
+    ga_int(&a, "index", i);
+    ga_int(&a, "size", sum == D ? syms[i]->rep : 0);
+    ga_str(&a, "sym_dims", sd.data ? sd.data : "");
+    sb_free(&sd);
+    GNode *args[2] = {x, sz};
+    rc = imp_set_output(im, i, imp_call(im, "dyn.split", i ? 2 : 1, args, a));
+  }
+  sb_free(&total);
+  return rc;
+}

@@ -405,6 +405,8 @@ int onnx_h_concat(Importer *im) {
 }
 
 int onnx_h_split(Importer *im) {
+  int rc = onnx_split_runtime(im);
+  if (rc != -2) return rc;
   GNode *x = in0(im);
   int axis;
   if (imp_attr_axis(im, "axis", 0, x->type.ndim, &axis)) return -1;
