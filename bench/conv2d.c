@@ -19,13 +19,16 @@
  * faster than the 1-thread one.
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
- *                [--wcfg JSON] [--epilogue] [--no-winograd]
+ *                [--wcfg JSON] [--epilogue] [--no-winograd] [--batch N]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
  * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
  * ...]'), --wcfg the Winograd one's; --epilogue fuses a per-channel bias
  * add and a relu into each layer (the GFLOP/s still count the convolution
- * only); --no-winograd leaves the Winograd columns out.
+ * only); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
+ * times each layer at batch N instead of Winograd: the fallback config
+ * against the same config without batch blocking (tile_n = 1), their runs
+ * alternating, medians, the two outputs compared (relative L2 error).
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,9 +105,10 @@ static float frand(void) {
 
 /* One output element of the convolution, computed directly from the
  * blocked arrays. */
-static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64_t oc, int64_t oh, int64_t ow) {
+static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64_t n, int64_t oc, int64_t oh,
+                     int64_t ow) {
   int64_t icb = d->shape[4], ocb = k->shape[5], H = L->h, W = L->w;
-  const float *D = d->data, *K = k->data;
+  const float *D = (const float *)d->data + n * L->c * H * W, *K = k->data;
   double s = 0;
   for (int64_t c = 0; c < L->c; c++)
     for (int64_t y = 0; y < L->k; y++)
@@ -233,16 +237,18 @@ static void winograd_kernel(const Layer *L, const DLTensor *k, DLTensor *u, int6
 }
 
 /* Relative L2 error of the Winograd output against the direct one (both
- * NCHW[x]c, blocks possibly different). */
+ * NCHW[x]c, blocks possibly different), over every sample. */
 static double rel_err(const DLTensor *w, const DLTensor *d) {
   int64_t C = w->shape[1] * w->shape[4], H = w->shape[2], W = w->shape[3], bw = w->shape[4], bd = d->shape[4];
-  const float *a = w->data, *b = d->data;
   double num = 0, den = 0;
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t i = 0; i < H * W; i++) {
-      double x = a[((c / bw) * H * W + i) * bw + c % bw], y = b[((c / bd) * H * W + i) * bd + c % bd];
-      num += (x - y) * (x - y), den += y * y;
-    }
+  for (int64_t n = 0; n < w->shape[0]; n++) {
+    const float *a = (const float *)w->data + n * C * H * W, *b = (const float *)d->data + n * C * H * W;
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t i = 0; i < H * W; i++) {
+        double x = a[((c / bw) * H * W + i) * bw + c % bw], y = b[((c / bd) * H * W + i) * bd + c % bd];
+        num += (x - y) * (x - y), den += y * y;
+      }
+  }
   return sqrt(num / (den > 0 ? den : 1));
 }
 
@@ -266,6 +272,7 @@ static const char *config_text(const ConfigEntity *cfg) {
 int main(int argc, char **argv) {
   const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
   int reps = 0;
+  int64_t batch = 1;
   bool epilogue = false, use_wino = true;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
@@ -275,23 +282,29 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--wcfg") && i + 1 < argc) wcfg_text = argv[++i];
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
+    else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] "
-              "[--no-winograd]\n",
+              "[--no-winograd] [--batch N]\n",
               argv[0]);
       return 2;
     }
   }
+  if (batch > 1) use_wino = false; /* the second column is the unblocked config */
   kiln_set_num_threads(1);
   double peak = bench_measure_peak();
   printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, target_host()->vector_lanes);
   if (use_wino)
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");
+  if (batch > 1)
+    printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
+           (long long)batch);
   printf("\n%-30s %-30s %8s %8s %6s %6s", "layer", "direct fallback config", "1 thread", "2 threads", "%peak",
          "%2peak");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
+  if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   const Template *wt = template_lookup("conv2d_NCHWc_winograd.x86");
@@ -302,7 +315,7 @@ int main(int argc, char **argv) {
     if (only && !strstr(L->name, only)) continue;
     KArena *ar = kiln_arena_new();
     kiln_arena_push(ar);
-    Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, L->k, L->k},
+    Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, L->k, L->k},
                              (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1},
                              "float32", "float32");
     Built d, w;
@@ -315,6 +328,17 @@ int main(int argc, char **argv) {
       continue;
     }
     bool wino = use_wino && L->k == 3 && L->stride == 1;
+    bool nb = false; /* batch > 1: w is the fallback without batch blocking */
+    if (batch > 1) {
+      ConfigEntity *c1 = template_fallback(tm, target_host(), wl);
+      if (c1) config_set_other(c1, "tile_n", opt_int(1));
+      if (!build(tm, wl, c1, epilogue, keep, L->oc, &w)) {
+        printf("%-30s tile_n=1 build failed: %s\n", L->name, kiln_get_error());
+      } else {
+        nb = true;
+        for (int i = 0; i < d.nargs - 1; i++) memcpy(w.arr[i]->data, d.arr[i]->data, sizeof(float) * (size_t)numel(d.arr[i]));
+      }
+    }
     int64_t wm = topi_x86_winograd_tile_size(L->h, L->w); /* pad 1: output = input size */
     if (wino) {
       Workload *ww = wl_conv2d(wt->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
@@ -341,27 +365,29 @@ int main(int argc, char **argv) {
     KilnValue ret;
     int rc;
     if (kiln_func_call(d.f, d.av, d.codes, d.nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
-    if (wino && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc)) printf("  winograd run failed: %s\n", kiln_last_error());
+    if ((wino || nb) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
+      printf("  second run failed: %s\n", kiln_last_error());
     /* check sampled outputs */
     DLTensor *out = d.arr[d.nargs - 1];
     int64_t OH = out->shape[2], OW = out->shape[3], ocb = out->shape[4];
     double maxerr = 0;
     for (int t = 0; t < 300; t++) {
-      int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW;
-      double ref = direct(L, d.arr[0], d.arr[1], oc, oh, ow);
+      int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW,
+              n = (rng >> 20) % batch;
+      double ref = direct(L, d.arr[0], d.arr[1], n, oc, oh, ow);
       if (epilogue) {
         ref += ((float *)d.arr[2]->data)[oc];
         if (ref < 0) ref = 0;
       }
-      double got = ((float *)out->data)[(((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
+      double got = ((float *)out->data)[n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
       double e = fabs(got - ref) / (1 + fabs(ref));
       if (e > maxerr) maxerr = e;
     }
-    double werr = wino ? rel_err(w.arr[w.nargs - 1], out) : 0;
-    double flops = 2.0 * L->oc * OH * OW * L->c * L->k * L->k;
+    double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], out) : 0;
+    double flops = 2.0 * batch * L->oc * OH * OW * L->c * L->k * L->k;
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
     double t1, t2, w1 = 0, w2 = 0;
-    if (!wino) {
+    if (!wino && !nb) {
       kiln_set_num_threads(1);
       t1 = time_run(d.f, d.av, d.codes, d.nargs, r);
       kiln_set_num_threads(2);
@@ -384,15 +410,16 @@ int main(int argc, char **argv) {
     double g1 = flops / t1 * 1e-9, g2 = flops / t2 * 1e-9;
     printf("%-30s %-30s %8.1f %8.1f %5.0f%% %5.0f%%", L->name, config_text(d.cfg), g1, g2, 100 * g1 / peak,
            50 * g2 / peak);
+    if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,
              t2 / w2, werr);
-    printf("%s%s\n", maxerr > 1e-3 ? "  WRONG RESULT" : "", werr > 1e-3 ? "  WRONG WINOGRAD RESULT" : "");
+    printf("%s%s\n", maxerr > 1e-3 ? "  WRONG RESULT" : "", werr > 1e-3 ? (nb ? "  OUTPUTS DIFFER" : "  WRONG WINOGRAD RESULT") : "");
     fflush(stdout);
     sum1 += g1, sum2 += g2, nl++;
     flops_all += flops, t1_all += t1, t2_all += t2;
     release(&d);
-    if (wino) release(&w);
+    if (wino || nb) release(&w);
     kiln_arena_pop();
     kiln_arena_free(ar);
   }

@@ -480,6 +480,12 @@ int x86_dense_pack_tiling(const struct Target *t, Schedule *s, Tensor *c, int no
                           const int64_t *tx, int64_t bn, int64_t tk1, Stage **so, Stage **scc, IterVar **ko,
                           IterVar **ki);
 int64_t x86_reg_budget(const struct Target *t);
+struct ConfigSpace;
+/* Batch blocking of conv2d_NCHWc.x86 at batch > 1 (x86/conv2d.c): the
+ * "tile_n" knob (divisors of N up to 8) and its fallback, the most samples
+ * whose block of `block` accumulators each fits the register budget. */
+int x86_define_tile_n(struct ConfigSpace *cs, int64_t N);
+int64_t x86_batch_block(const struct Target *t, int64_t N, int64_t block);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
  * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.

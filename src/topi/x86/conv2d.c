@@ -119,11 +119,36 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
       space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
+  if (c.N > 1 && x86_define_tile_n(cs, c.N)) return -1;
   if (c.KH == 1 && c.KW == 1) {
     OptVal oh[2] = {opt_int(1), opt_int(2)};
     return space_define_knob(cs, "tile_oh", c.OH > 1 ? 2 : 1, oh);
   }
   return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
+}
+
+/* Batch blocking (batch > 1 only, so batch-1 spaces and records are
+ * TVM's): "tile_n" samples share one register block, each kernel vector
+ * then feeding tile_n x rows x columns accumulators.  Candidates: the
+ * divisors of N up to 8. */
+int x86_define_tile_n(ConfigSpace *cs, int64_t N) {
+  OptVal cand[8];
+  int nc = 0;
+  for (int64_t f = 1; f <= 8 && f <= N; f++)
+    if (N % f == 0) cand[nc++] = opt_int(f);
+  return space_define_knob(cs, "tile_n", nc, cand);
+}
+
+/* The batch block for a register block of `block` accumulators: the most
+ * samples (a divisor of N) that keep the block within the register
+ * budget.  At batch 1 this is 1; a 7x7 layer's 7-column block becomes 4
+ * samples x 7 columns, which a small image's convolution cannot fill
+ * from one sample. */
+int64_t x86_batch_block(const Target *t, int64_t N, int64_t block) {
+  int64_t budget = x86_reg_budget(t), best = 1;
+  for (int64_t f = 1; f <= 8 && f <= N; f++)
+    if (N % f == 0 && f * block <= budget) best = f;
+  return best;
 }
 
 
@@ -147,13 +172,16 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
         if (c.OH % ohf == 0 && owf * ohf <= budget) {
           config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, owf});
           config_set_other(cfg, "tile_oh", opt_int(ohf));
+          if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, owf * ohf)));
           cfg->is_fallback = true;
           return 0;
         }
     }
   }
-  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget(t))});
+  int64_t reg_n = x86_largest_divisor(c.OW, x86_reg_budget(t));
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
+  if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, reg_n)));
   cfg->is_fallback = true;
   return 0;
 }
@@ -165,6 +193,10 @@ static int conv_check(const Target *t, const ConfigEntity *cfg, const Workload *
       x86_check_split(cfg, "tile_oc", 2, c.OC, "output channels", true) ||
       x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", true))
     return kiln_error_context("%s", wl->name);
+  int64_t tn = cfg_other_int(cfg, "tile_n", 1);
+  if (tn < 1 || c.N % tn)
+    return kiln_set_error("%s: config knob 'tile_n' = %lld must divide the batch %lld", wl->name, (long long)tn,
+                          (long long)c.N);
   if (c.KH == 1 && c.KW == 1) {
     /* TVM's space offers 2 rows even for an odd height: the last block
      * then has a tail */
@@ -290,6 +322,11 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     if (oh_f > OH) oh_f = OH;
   }
   bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
+  /* samples per register block (knob of batch > 1 spaces; 1 without it) */
+  int64_t n_f = cfg_other_int(cfg, "tile_n", 1), N = te_dim(conv, 0);
+  if (n_f < 1 || N % n_f)
+    return kiln_set_error("conv2d_NCHWc.x86: config knob 'tile_n' = %lld does not divide the batch %lld",
+                          (long long)n_f, (long long)N);
 
   if (x86_inline_group(s, conv, NULL)) return -1;
   Tensor *main_out = x86_main_output(conv, nout, outs);
@@ -307,14 +344,22 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   /* the output: parallel rows, a register block per (row, column chunk) */
   IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
           *ocb = stage_axis(so, 4);
-  IterVar *owo, *owi, *oho = oh, *ohi = NULL, *f;
+  IterVar *owo, *owi, *oho = oh, *ohi = NULL, *no = n, *ni = NULL, *f;
   if (stage_split(so, ow, c32(reg_n), &owo, &owi)) return -1;
+  if (n_f > 1) { /* the block spans n_f samples: ni sits inside the row/column loops */
+    if (stage_split(so, n, c32(n_f), &no, &ni)) return -1;
+  }
   if (is_1x1) {
     if (stage_split(so, oh, c32(oh_f), &oho, &ohi)) return -1;
-    if (stage_reorder(so, 7, (IterVar *[]){n, occ, oho, owo, ohi, owi, ocb})) return -1;
+    if (ni ? stage_reorder(so, 8, (IterVar *[]){no, occ, oho, owo, ni, ohi, owi, ocb})
+           : stage_reorder(so, 7, (IterVar *[]){no, occ, oho, owo, ohi, owi, ocb}))
+      return -1;
     if (stage_unroll(so, ohi)) return -1;
+  } else if (ni && stage_reorder(so, 6, (IterVar *[]){no, occ, oh, owo, ni, owi})) {
+    return -1;
   }
-  if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
+  if (ni && stage_unroll(so, ni)) return -1;
+  if (stage_fuse(so, no, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
 
@@ -323,15 +368,24 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
           *cocb = stage_axis(scc, 4);
   IterVar *ric = stage_reduce_axis(scc, 0), *rkh = stage_reduce_axis(scc, 1), *rkw = stage_reduce_axis(scc, 2),
           *ricb = stage_reduce_axis(scc, 3);
+  /* with a batch block the samples are the block's outermost unrolled
+   * axis, inside the reduction like its rows and columns */
   if (is_1x1) {
-    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, ric, rkh, rkw, ricb, coh, cow, cocb}) || stage_unroll(scc, coh))
+    if ((n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, ric, rkh, rkw, ricb, cn, coh, cow, cocb})
+                 : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, ric, rkh, rkw, ricb, coh, cow, cocb})) ||
+        stage_unroll(scc, coh))
       return -1;
   } else if (unroll_kw) {
-    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, ricb, rkw, cow, cocb}) || stage_unroll(scc, rkw))
+    if ((n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, coh, ric, rkh, ricb, rkw, cn, cow, cocb})
+                 : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, ricb, rkw, cow, cocb})) ||
+        stage_unroll(scc, rkw))
       return -1;
   } else {
-    if (stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, rkw, ricb, cow, cocb})) return -1;
+    if (n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, coh, ric, rkh, rkw, ricb, cn, cow, cocb})
+                : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, rkw, ricb, cow, cocb}))
+      return -1;
   }
+  if (n_f > 1 && stage_unroll(scc, cn)) return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
