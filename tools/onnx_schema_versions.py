@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Write src/frontend/onnx/onnx_schema.c: the version history of every
-operator of the ai.onnx, ai.onnx.ml and ai.onnx.preview.training domains,
+operator of the ai.onnx, ai.onnx.ml, ai.onnx.preview and ai.onnx.preview.training
+domains,
 from the operator schemas of the onnx Python package running this script
 (the newest onnx release: run it with build/onnx-venv/bin/python, which
 tests/onnx/newest_suite.sh --setup makes).
@@ -36,7 +37,7 @@ from onnx import AttributeProto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "src", "frontend", "onnx", "onnx_schema.c")
-DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
+DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training")
 MAXV = 15  # versions per op the C table has room for
 
 

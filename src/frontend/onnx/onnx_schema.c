@@ -17,6 +17,7 @@ const char onnx_schema_onnx_version[] = "1.23.2";
 const OnnxSchemaDomain onnx_schema_domains[] = {
     {"", 28},
     {"ai.onnx.ml", 5},
+    {"ai.onnx.preview", 1},
     {"ai.onnx.preview.training", 1},
     {NULL, 0},
 };
@@ -191,10 +192,11 @@ static const OnnxSchemaAttr a165[] = {{"base_values", ONNX_ATTR_FLOATS, 0}, {"ba
 static const OnnxSchemaAttr a166[] = {{"aggregate_function", ONNX_ATTR_STRING, 0}, {"base_values", ONNX_ATTR_FLOATS, 0}, {"n_targets", ONNX_ATTR_INT, 0}, {"nodes_falsenodeids", ONNX_ATTR_INTS, 0}, {"nodes_featureids", ONNX_ATTR_INTS, 0}, {"nodes_hitrates", ONNX_ATTR_FLOATS, 0}, {"nodes_missing_value_tracks_true", ONNX_ATTR_INTS, 0}, {"nodes_modes", ONNX_ATTR_STRINGS, 0}, {"nodes_nodeids", ONNX_ATTR_INTS, 0}, {"nodes_treeids", ONNX_ATTR_INTS, 0}, {"nodes_truenodeids", ONNX_ATTR_INTS, 0}, {"nodes_values", ONNX_ATTR_FLOATS, 0}, {"post_transform", ONNX_ATTR_STRING, 0}, {"target_ids", ONNX_ATTR_INTS, 0}, {"target_nodeids", ONNX_ATTR_INTS, 0}, {"target_treeids", ONNX_ATTR_INTS, 0}, {"target_weights", ONNX_ATTR_FLOATS, 0}, {NULL, 0, 0}};
 static const OnnxSchemaAttr a167[] = {{"aggregate_function", ONNX_ATTR_STRING, 0}, {"base_values", ONNX_ATTR_FLOATS, 0}, {"base_values_as_tensor", ONNX_ATTR_TENSOR, 0}, {"n_targets", ONNX_ATTR_INT, 0}, {"nodes_falsenodeids", ONNX_ATTR_INTS, 0}, {"nodes_featureids", ONNX_ATTR_INTS, 0}, {"nodes_hitrates", ONNX_ATTR_FLOATS, 0}, {"nodes_hitrates_as_tensor", ONNX_ATTR_TENSOR, 0}, {"nodes_missing_value_tracks_true", ONNX_ATTR_INTS, 0}, {"nodes_modes", ONNX_ATTR_STRINGS, 0}, {"nodes_nodeids", ONNX_ATTR_INTS, 0}, {"nodes_treeids", ONNX_ATTR_INTS, 0}, {"nodes_truenodeids", ONNX_ATTR_INTS, 0}, {"nodes_values", ONNX_ATTR_FLOATS, 0}, {"nodes_values_as_tensor", ONNX_ATTR_TENSOR, 0}, {"post_transform", ONNX_ATTR_STRING, 0}, {"target_ids", ONNX_ATTR_INTS, 0}, {"target_nodeids", ONNX_ATTR_INTS, 0}, {"target_treeids", ONNX_ATTR_INTS, 0}, {"target_weights", ONNX_ATTR_FLOATS, 0}, {"target_weights_as_tensor", ONNX_ATTR_TENSOR, 0}, {NULL, 0, 0}};
 static const OnnxSchemaAttr a168[] = {{"classlabels_int64s", ONNX_ATTR_INTS, 0}, {"classlabels_strings", ONNX_ATTR_STRINGS, 0}, {NULL, 0, 0}};
-static const OnnxSchemaAttr a169[] = {{"decay_factor", ONNX_ATTR_FLOAT, 0}, {"epsilon", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient", ONNX_ATTR_FLOAT, 0}, {NULL, 0, 0}};
-static const OnnxSchemaAttr a170[] = {{"alpha", ONNX_ATTR_FLOAT, 0}, {"beta", ONNX_ATTR_FLOAT, 0}, {"epsilon", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient_post", ONNX_ATTR_FLOAT, 0}, {NULL, 0, 0}};
-static const OnnxSchemaAttr a171[] = {{"xs", ONNX_ATTR_STRINGS, 1}, {"y", ONNX_ATTR_STRING, 1}, {"zs", ONNX_ATTR_STRINGS, 0}, {NULL, 0, 0}};
-static const OnnxSchemaAttr a172[] = {{"alpha", ONNX_ATTR_FLOAT, 1}, {"beta", ONNX_ATTR_FLOAT, 1}, {"mode", ONNX_ATTR_STRING, 1}, {"norm_coefficient", ONNX_ATTR_FLOAT, 1}, {NULL, 0, 0}};
+static const OnnxSchemaAttr a169[] = {{"prob_mod", ONNX_ATTR_GRAPH, 0}, {"scale", ONNX_ATTR_FLOAT, 0}, {"score_mod", ONNX_ATTR_GRAPH, 0}, {"softmax_precision", ONNX_ATTR_INT, 0}, {NULL, 0, 0}};
+static const OnnxSchemaAttr a170[] = {{"decay_factor", ONNX_ATTR_FLOAT, 0}, {"epsilon", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient", ONNX_ATTR_FLOAT, 0}, {NULL, 0, 0}};
+static const OnnxSchemaAttr a171[] = {{"alpha", ONNX_ATTR_FLOAT, 0}, {"beta", ONNX_ATTR_FLOAT, 0}, {"epsilon", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient", ONNX_ATTR_FLOAT, 0}, {"norm_coefficient_post", ONNX_ATTR_FLOAT, 0}, {NULL, 0, 0}};
+static const OnnxSchemaAttr a172[] = {{"xs", ONNX_ATTR_STRINGS, 1}, {"y", ONNX_ATTR_STRING, 1}, {"zs", ONNX_ATTR_STRINGS, 0}, {NULL, 0, 0}};
+static const OnnxSchemaAttr a173[] = {{"alpha", ONNX_ATTR_FLOAT, 1}, {"beta", ONNX_ATTR_FLOAT, 1}, {"mode", ONNX_ATTR_STRING, 1}, {"norm_coefficient", ONNX_ATTR_FLOAT, 1}, {NULL, 0, 0}};
 
 /* input names */
 static const char *const in0[] = {"X", NULL};
@@ -279,7 +281,8 @@ static const char *const in78[] = {"input", "repeats", NULL};
 static const char *const in79[] = {"X", "K", NULL};
 static const char *const in80[] = {"input", "k", NULL};
 static const char *const in81[] = {"condition", "X", "Y", NULL};
-static const char *const in82[] = {"R", "T", "inputs", NULL};
+static const char *const in82[] = {"Q", "K", "V", NULL};
+static const char *const in83[] = {"R", "T", "inputs", NULL};
 
 const OnnxSchemaOp onnx_schema_ops[] = {
     {"", "Abs", {1, 6, 13}, 0x0, 0x0, {a0, a1, a1}, {in0, in0, in0}},
@@ -504,9 +507,10 @@ const OnnxSchemaOp onnx_schema_ops[] = {
     {"ai.onnx.ml", "TreeEnsembleClassifier", {1, 3, 5}, 0x0, 0x0, {a164, a165, a165}, {in0, in0, in0}},
     {"ai.onnx.ml", "TreeEnsembleRegressor", {1, 3, 5}, 0x0, 0x0, {a166, a167, a167}, {in0, in0, in0}},
     {"ai.onnx.ml", "ZipMap", {1}, 0x0, 0x0, {a168}, {in0}},
-    {"ai.onnx.preview.training", "Adagrad", {1}, 0x0, 0x0, {a169}, {in82}},
-    {"ai.onnx.preview.training", "Adam", {1}, 0x0, 0x0, {a170}, {in82}},
-    {"ai.onnx.preview.training", "Gradient", {1}, 0x0, 0x0, {a171}, {in29}},
-    {"ai.onnx.preview.training", "Momentum", {1}, 0x0, 0x0, {a172}, {in82}},
+    {"ai.onnx.preview", "FlexAttention", {1}, 0x0, 0x0, {a169}, {in82}},
+    {"ai.onnx.preview.training", "Adagrad", {1}, 0x0, 0x0, {a170}, {in83}},
+    {"ai.onnx.preview.training", "Adam", {1}, 0x0, 0x0, {a171}, {in83}},
+    {"ai.onnx.preview.training", "Gradient", {1}, 0x0, 0x0, {a172}, {in29}},
+    {"ai.onnx.preview.training", "Momentum", {1}, 0x0, 0x0, {a173}, {in83}},
     {NULL, NULL, {0}, 0, 0, {NULL}, {NULL}},
 };

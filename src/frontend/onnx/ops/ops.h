@@ -115,7 +115,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 
 #define ONNX_TRANSFORMER_HANDLERS(X)                                                                 \
   X(Gelu) X(Mish) X(Swish) X(RMSNormalization) X(SimplifiedLayerNormalization) X(SkipLayerNormalization)  \
-  X(GroupNormalization) X(RotaryEmbedding) X(Attention) X(MultiHeadAttention) X(MsAttention) X(SwiGLU) X(LinearAttention)
+  X(GroupNormalization) X(RotaryEmbedding) X(Attention) X(MultiHeadAttention) X(MsAttention) X(SwiGLU) X(LinearAttention) X(FlexAttention)
 
 #define ONNX_DECLARE_HANDLER(n) int onnx_h_##n(Importer *im);
 ONNX_ELEMENTWISE_HANDLERS(ONNX_DECLARE_HANDLER)

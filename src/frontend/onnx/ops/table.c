@@ -31,6 +31,7 @@
 #define O(i) (1u << (i))
 #define V ONNX_VARIADIC
 #define TRAINING "ai.onnx.preview.training"
+#define PREVIEW "ai.onnx.preview"
 #define ML "ai.onnx.ml"
 #define MS "com.microsoft" /* ONNX Runtime's contrib operators */
 
@@ -105,6 +106,7 @@ static const OnnxOpEntry table[] = {
     {"", "Expand", 8, 13, onnx_h_expand, 2, 2, 0},
     {"", "EyeLike", 9, 9, onnx_h_EyeLike, 1, 1, 0},
     {MS, "FastGelu", 1, 1, onnx_h_Gelu, 1, 2, O(1)},
+    {PREVIEW, "FlexAttention", 1, 1, onnx_h_FlexAttention, 3, 3, 0},
     {"", "Flatten", 1, 13, onnx_h_flatten, 1, 1, 0},
     {"", "Floor", 1, 13, onnx_h_unary, 1, 1, 0},
     {"", "Gather", 1, 13, onnx_h_gather, 2, 2, 0},

@@ -4,7 +4,8 @@
  * newer activations (Gelu, Mish, Swish), and the com.microsoft operators
  * PyTorch's exporter and ONNX Runtime's transformer optimizer emit (Gelu,
  * FastGelu, BiasGelu, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
- * SimplifiedLayerNormalization, Attention, MultiHeadAttention).
+ * SimplifiedLayerNormalization, Attention, MultiHeadAttention), and
+ * ai.onnx.preview's FlexAttention.
  *
  * Each is lowered at import to existing graph calls (matmuls, softmax,
  * reductions, elementwise), so fusion and the schedules see ordinary ops.
@@ -607,6 +608,81 @@ int onnx_h_MsAttention(Importer *im) {
   a.scale = onnx_attr_float(N(im), "scale", 0.0f);
   if (imp_want_output(im, 1)) return imp_error(im, "output 1 (present state) is not supported");
   return imp_set_output(im, 0, merge_heads(im, attention_core(im, &a)));
+}
+
+/* ---- FlexAttention (ai.onnx.preview 1) ----
+ * softmax(score_mod(Q K^T * scale)) -> prob_mod -> @ V over rank-4 [B, H,
+ * S, D] inputs, the modifiers being one-input, one-output subgraphs
+ * imported inline on the score and probability tensors (their Shape/Range
+ * arithmetic folds, the shapes being static).  As ONNX's reference: Q and
+ * K are each scaled by sqrt(scale) and multiplied in the inputs' type (a
+ * half-precision product is computed in float32 and rounded), the scores
+ * cast to the softmax precision (float32 for half inputs, else the
+ * inputs' type, unless softmax_precision says), the softmax, prob_mod and
+ * the product with V computed in it, the result cast to V's type. */
+static GNode *flex_mod(Importer *im, const char *attr, GNode *x, DType st) {
+  const OnnxGraph *g = onnx_attr_graph(N(im), attr);
+  if (!g || !x) return x;
+  if (g->ninputs != 1 || g->noutputs != 1)
+    return imp_error(im, "%s must have one input and one output, got %d and %d", attr, g->ninputs, g->noutputs), NULL;
+  GNode *in = dt_eq(st, x->type.dtype) ? x : imp_cast(im, x, st);
+  imp_bind_value(im, g->inputs[0].name, in);
+  if (imp_subgraph(im, g)) return NULL;
+  GNode *y = imp_value(im, g->outputs[0].name);
+  if (!y) return imp_error(im, "%s's output '%s' is not produced", attr, g->outputs[0].name), NULL;
+  if (y->type.ndim != 4 || memcmp(y->type.shape, in->type.shape, sizeof(int64_t) * 4) || !dt_eq(y->type.dtype, st))
+    return imp_error(im, "%s must return a tensor of its input's shape and type %s, got %s", attr, ttype_str(&in->type),
+                     ttype_str(&y->type)),
+           NULL;
+  return dt_eq(st, x->type.dtype) ? y : imp_cast(im, y, x->type.dtype);
+}
+
+/* x (computed in wt) rounded to t's precision */
+static GNode *flex_round(Importer *im, GNode *x, DType t, DType wt) {
+  return dt_eq(t, wt) ? x : imp_cast(im, imp_cast(im, x, t), wt);
+}
+
+int onnx_h_FlexAttention(Importer *im) {
+  GNode *Q = float_input(im, 0), *K = float_input(im, 1), *V = float_input(im, 2);
+  if (!Q || !K || !V) return -1;
+  if (Q->type.ndim != 4 || K->type.ndim != 4 || V->type.ndim != 4)
+    return imp_error(im, "Q, K and V must be rank-4 [batch, heads, sequence, head_size], got %s, %s, %s",
+                     ttype_str(&Q->type), ttype_str(&K->type), ttype_str(&V->type));
+  const int64_t *q = Q->type.shape, *k = K->type.shape, *v = V->type.shape;
+  if (k[0] != q[0] || v[0] != q[0] || v[1] != k[1] || v[2] != k[2] || k[3] != q[3])
+    return imp_error(im, "Q %s, K %s and V %s do not agree (one batch; K and V one head count and sequence; Q and K one "
+                         "head size)",
+                     ttype_str(&Q->type), ttype_str(&K->type), ttype_str(&V->type));
+  if (k[1] <= 0 || q[1] % k[1])
+    return imp_error(im, "%lld query heads cannot be grouped over %lld key/value heads", (long long)q[1], (long long)k[1]);
+  DType t = Q->type.dtype, vt = V->type.dtype;
+  if (!dt_eq(K->type.dtype, t)) return imp_error(im, "Q is %s but K is %s", dt_str(t), dt_str(K->type.dtype));
+  DType st = dt_eq(t, DT_F64) ? DT_F64 : DT_F32; /* the softmax's precision */
+  if (onnx_attr_has(N(im), "softmax_precision")) {
+    int64_t sp = onnx_attr_int(N(im), "softmax_precision", 1);
+    if (sp == 1) st = DT_F32;
+    else if (sp == 10) st = DT_F16;
+    else if (sp == 11) st = DT_F64;
+    else return imp_error(im, "softmax_precision %lld is not supported (1 float, 10 float16, 11 double)", (long long)sp);
+  }
+  DType wt = dt_eq(t, DT_F64) || dt_eq(st, DT_F64) ? DT_F64 : DT_F32; /* where Kiln computes */
+  double scale = onnx_attr_has(N(im), "scale") ? onnx_attr_float(N(im), "scale", 0) : 1.0 / sqrt((double)q[3]);
+  GNode *rs = flex_round(im, imp_scalar(im, sqrtf((float)scale), wt), t, wt); /* sqrt(float32(scale)) in Q's type */
+  GNode *qs = flex_round(im, bin(im, "multiply", imp_cast(im, Q, wt), rs), t, wt);
+  GNode *ks = flex_round(im, bin(im, "multiply", imp_cast(im, repeat_heads(im, K, q[1] / k[1]), wt), rs), t, wt);
+  int64_t perm[4] = {0, 1, 3, 2};
+  GNode *s = flex_round(im, flex_round(im, bin(im, "nn.matmul", qs, imp_transpose(im, ks, 4, perm)), t, wt), st, wt);
+  s = flex_mod(im, "score_mod", s, st);
+  if (!s) return -1;
+  int64_t ax = 3;
+  GNode *m = imp_reduce(im, "max", s, 1, &ax, true);
+  GNode *e = flex_round(im, un(im, "exp", flex_round(im, bin(im, "subtract", s, m), st, wt)), st, wt);
+  GNode *sum = flex_round(im, imp_reduce(im, "sum", e, 1, &ax, true), st, wt);
+  GNode *p = flex_mod(im, "prob_mod", flex_round(im, bin(im, "divide", e, sum), st, wt), st);
+  if (!p) return -1;
+  GNode *vv = flex_round(im, imp_cast(im, repeat_heads(im, V, q[1] / k[1]), wt), st, wt);
+  GNode *y = imp_cast(im, flex_round(im, bin(im, "nn.matmul", p, vv), st, wt), vt);
+  return imp_set_output(im, 0, y);
 }
 
 /* ---- LinearAttention (opset 27) ----
