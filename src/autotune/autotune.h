@@ -48,6 +48,7 @@ typedef struct MeasureOptions {
   const char *worker;   /* worker program (NULL: $KILN_WORKER, else this program) */
   const char *cflags;   /* NULL: the compiler's defaults */
   const char *work_dir; /* NULL: a fresh temporary folder */
+  int device_id;        /* GPU targets: the device candidates run on (0) */
 } MeasureOptions;
 
 typedef struct MeasureResult {
@@ -68,6 +69,12 @@ void measure_options_default(MeasureOptions *o);
  *     return autotune_worker_main(argc - 2, argv + 2); */
 #define AUTOTUNE_WORKER_ARG "--kiln-measure-worker"
 int autotune_worker_main(int argc, char **argv);
+
+/* On a GPU target, candidates run on the device (MeasureOptions.device_id
+ * of the target's kind): 0 when it is there, else -1 + an error saying why
+ * (no driver, no such device) - checked once before tuning, so a machine
+ * without the device fails the tune rather than every candidate. */
+int measure_device_check(const Target *t, const MeasureOptions *o);
 
 /* A measurer for one task (heap; owns a work folder).  Candidates are
  * built by up to `parallel` worker processes at once, then run one at a

@@ -96,8 +96,15 @@ static double seen_best(const Seen *s, int64_t *best) {
 }
 
 /* Records of this task in the log: mark them measured, feed the tuner. */
-static int resume(const TuneOptions *o, const Target *target, const Workload *wl, const ConfigSpace *cs, Tuner *t, double flops, Seen *seen,
-                  TuneSummary *out) {
+/* Template keys: NULL and "direct" are the same (a task's first). */
+static bool same_key(const char *a, const char *b) {
+  if (!a || !strcmp(a, "direct")) a = "";
+  if (!b || !strcmp(b, "direct")) b = "";
+  return !strcmp(a, b);
+}
+
+static int resume(const TuneOptions *o, const Target *target, const Template *tm, const Workload *wl,
+                  const ConfigSpace *cs, Tuner *t, double flops, Seen *seen, TuneSummary *out) {
   if (!o->log_path || access(o->log_path, F_OK)) return 0;
   AVec all = {0}, recs = {0};
   long torn;
@@ -111,7 +118,10 @@ static int resume(const TuneOptions *o, const Target *target, const Workload *wl
   }
   for (int i = 0; i < all.len; i++) {
     TuneRecord *r = all.data[i];
-    if (!strcmp(r->wl->key, wl->key) && target_matches_record(target, r->target)) av_push(&recs, r);
+    /* one workload may be two tasks (TVM 0.6's direct and winograd conv2d) */
+    if (!strcmp(r->wl->key, wl->key) && same_key(r->config->template_key, tm->template_key) &&
+        target_matches_record(target, r->target))
+      av_push(&recs, r);
   }
   records_keep_latest(&recs);
   int64_t *idx = KNEWN(int64_t, recs.len + 1);
@@ -134,12 +144,15 @@ static int resume(const TuneOptions *o, const Target *target, const Workload *wl
 }
 
 /* Measure a list of configs and log them; fills costs. */
-static int measure_log(const TuneOptions *o, const Target *target, Measurer *m, const ConfigSpace *cs, const Workload *wl, int n,
-                       const int64_t *idx, double *cost, int *errors) {
+static int measure_log(const TuneOptions *o, const Target *target, const Template *tm, Measurer *m, const ConfigSpace *cs,
+                       const Workload *wl, int n, const int64_t *idx, double *cost, int *errors) {
   ConfigEntity **cfgs = KNEWN(ConfigEntity *, n);
   MeasureResult *res = KNEWN(MeasureResult, n);
   TuneRecord **recs = KNEWN(TuneRecord *, n);
-  for (int i = 0; i < n; i++) cfgs[i] = space_get(cs, idx[i]);
+  for (int i = 0; i < n; i++) {
+    cfgs[i] = space_get(cs, idx[i]);
+    cfgs[i]->template_key = tm->template_key; /* the record says which template */
+  }
   if (measurer_run(m, n, cfgs, res)) return -1;
   for (int i = 0; i < n; i++) {
     TuneRecord *r = KNEW(TuneRecord);
@@ -161,7 +174,7 @@ static int measure_log(const TuneOptions *o, const Target *target, Measurer *m, 
 }
 
 /* Measure the best-looking configs and the fallback again (see above). */
-static int verify(const TuneOptions *o, const Target *target, Measurer *m, const ConfigSpace *cs, const Workload *wl, Seen *seen,
+static int verify(const TuneOptions *o, const Target *target, const Template *tm, Measurer *m, const ConfigSpace *cs, const Workload *wl, Seen *seen,
                   int64_t fallback, int batch, TuneSummary *out) {
   int64_t *order = KNEWN(int64_t, seen->n + 1), best;
   int n = 0;
@@ -181,7 +194,7 @@ static int verify(const TuneOptions *o, const Target *target, Measurer *m, const
   double *cost = KNEWN(double, n + 1);
   for (int i = 0; i < n; i += batch) {
     int k = n - i < batch ? n - i : batch;
-    if (measure_log(o, target, m, cs, wl, k, order + i, cost + i, NULL)) return -1;
+    if (measure_log(o, target, tm, m, cs, wl, k, order + i, cost + i, NULL)) return -1;
     for (int j = 0; j < k; j++) seen_set(seen, order[i + j], cost[i + j]);
   }
   out->verified = n;
@@ -198,11 +211,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   memset(out, 0, sizeof *out);
   out->best_cost = out->fallback_cost = INFINITY;
   out->best_index = -1;
-  if (target && target_is_gpu(target))
-    return kiln_set_error("%s: tuning for GPU target '%s' is not implemented yet (measuring candidates on a GPU "
-                          "device); compile with TopHub's or your own records (--tuning-records), or the templates' "
-                          "fallback configs",
-                          tm->name, target->str);
+  if (target && target_is_gpu(target) && measure_device_check(target, &o.measure)) return -1;
   ConfigSpace *cs = template_space(tm, target, wl);
   if (!cs) return kiln_error_context("%s", tm->name);
   int64_t size = space_size(cs);
@@ -210,7 +219,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   if (!t) return -1;
   double flops = o.flops > 0 ? o.flops : wl_flops(wl);
   Seen seen = {0};
-  int rc = resume(&o, target, wl, cs, t, flops, &seen, out);
+  int rc = resume(&o, target, tm, wl, cs, t, flops, &seen, out);
   if (rc) return rc; /* (what follows clears the error a failed fallback lookup sets) */
   int total = o.trials > 0 && o.trials < size ? o.trials : (int)(size < 1000000000 ? size : 1000000000);
   int done = out->resumed < total ? out->resumed : total;
@@ -241,7 +250,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
     }
     first = -1;
     k += tuner_next_batch(t, want - k, idx + k);
-    if (k > 0 && measure_log(&o, target, m, cs, wl, k, idx, cost, out->errors)) rc = -1;
+    if (k > 0 && measure_log(&o, target, tm, m, cs, wl, k, idx, cost, out->errors)) rc = -1;
     for (int i = 0; !rc && i < k; i++) {
       seen_set(&seen, idx[i], cost[i]);
       scores[i] = score_of(flops, cost[i]);
@@ -270,7 +279,7 @@ int autotune_tune(const Template *tm, const Target *target, const Workload *wl, 
   if (!rc && o.verify > 0 && out->measured > 0) {
     KArena *scratch = kiln_arena_new();
     kiln_arena_push(scratch);
-    rc = verify(&o, target, m, cs, wl, &seen, fallback_idx, batch, out);
+    rc = verify(&o, target, tm, m, cs, wl, &seen, fallback_idx, batch, out);
     kiln_arena_pop();
     kiln_arena_free(scratch);
   }

@@ -134,6 +134,7 @@ static Opt tune_opts[] = {
     {"--output", "-o", OPT_VALUE, "RECORDS.json", "append the tuning records here (resumes from records already there)", false, NULL, NULL, 0},
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: tune the tasks of a --precision bf16 build (docs/bf16.md)", false, NULL, NULL, 0},
+    {"--target", NULL, OPT_VALUE, "TARGET", "the target to tune for, e.g. \"opencl\" or \"cuda\": candidates run on its device 0, which must be on this machine (default: this machine's CPU)", false, NULL, NULL, 0},
     {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
     {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
     {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},
@@ -226,10 +227,14 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   to.measure.parallel = (int)parallel;
   to.measure.threads = (int)threads;
   to.measure.baseline = !cli_opt(cmd, "--no-baseline")->set;
+  Opt *tgo = cli_opt(cmd, "--target");
+  const Target *target = tgo->set ? target_parse(tgo->value, NULL) : target_host();
+  if (!target) return cli_usage(cmd, "%s", kiln_get_error());
+  if (measure_device_check(target, &to.measure)) return cli_error(cmd, "%s", kiln_get_error());
   Graph *g = NULL;
   double t0 = kiln_now_seconds();
   BatchSym batch;
-  AVec *tasks = load_tasks(cmd, pos[0], lvl, target_host(), &g, &batch);
+  AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g, &batch);
   if (!tasks) return -1;
   if (batch.set)
     fprintf(stderr, "kiln: symbolic batch %s: tuning the batch-1 tasks, whose records serve every %s (the kernels run "
@@ -250,7 +255,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
     return 0;
   }
   fprintf(stderr, "kiln: tuning %d of %d tasks of %s on %s with the %s tuner; records go to %s\n", nsel, n, pos[0],
-          target_host()->str, to.tuner, to.log_path);
+          target->str, to.tuner, to.log_path);
   TuneSummary *sum = KNEWN(TuneSummary, n + 1);
   int left = nsel, rc = 0;
   for (int i = 0; i < n && !rc; i++) {
@@ -263,7 +268,7 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
       o.deadline = now + (end - now) / left;
     }
     left--;
-    if (autotune_tune(t->tmpl, target_host(), t->wl, &o, &sum[i]))
+    if (autotune_tune(t->tmpl, target, t->wl, &o, &sum[i]))
       rc = cli_error(cmd, "task %d (%s %s): %s", i + 1, t->tmpl->name, t->desc, kiln_get_error());
   }
   if (!rc) {

@@ -700,9 +700,16 @@ static void stmt(GG *g, Stmt *s) {
   KUNREACHABLE();
 }
 
-/* Shared buffers, declared at the top of the kernel. */
+/* Shared buffers, declared at the top of the kernel, each once: an
+ * unrolled loop around a shared allocation repeats the Allocate of one
+ * buffer, whose copies run one after another and share its storage. */
 static void collect_shared(IRVisitor *v, Stmt *s) {
-  if (s->kind == SK_Allocate && s->alloc.scope && !strcmp(s->alloc.scope, "shared")) av_push(v->ud, s);
+  if (s->kind == SK_Allocate && s->alloc.scope && !strcmp(s->alloc.scope, "shared")) {
+    AVec *seen = v->ud;
+    int i = 0;
+    while (i < seen->len && ((Stmt *)seen->data[i])->alloc.buf != s->alloc.buf) i++;
+    if (i == seen->len) av_push(seen, s);
+  }
   ir_visit_stmt_children(v, s);
 }
 

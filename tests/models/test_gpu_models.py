@@ -3,6 +3,7 @@ the seeds' TopHub log) compile with `kiln compile --target opencl`, run with `ki
 (POCL on a machine without a GPU) and match PyTorch within 1e-4 relative L2
 error; the same models' CUDA sources compile with NVRTC for sm_90 without
 warnings, with registers and spills bounded."""
+import json
 import os
 import re
 import subprocess
@@ -122,3 +123,52 @@ def test_model_cuda_sources_compile(name, exported, tmp_path):
     spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", log)]
     assert regs and max(regs) <= 128, log
     assert spills and max(spills) == 0, log
+
+
+@needs_opencl
+def test_tune_opencl(tmp_path):
+    """kiln tune --target opencl measures the CUDA templates' candidates on
+    the OpenCL device in worker processes and writes v0.2 records for
+    "opencl"; kiln compile --target opencl --tuning-records applies them
+    (the profile's Task column names the lines) and the model still matches
+    its held-out logits."""
+    d = os.path.join(ROOT, "models", "digits")
+    onnx = os.path.join(d, "digits.onnx")
+    shapes = ["--input-shapes", "image:[1,1,8,8]"]
+    log = str(tmp_path / "digits_opencl.json")
+    # task 3: the direct conv2d of (1,16,4,4); task 5: the first dense
+    p = kiln("tune", onnx, *shapes, "--target", "opencl", "-o", log, "--tasks", "3,5", "--trials", "3",
+             "--tuner", "random", "--number", "2", "--repeat", "2", "--parallel", "2", "--verify", "0",
+             "--build-timeout", "120", "--timeout", "60")
+    assert "on opencl with the random tuner" in p.stderr, p.stderr
+    assert re.search(r"\[Task  5/ 6\]\s+Current/Best:.*Progress: \(3/3\)", p.stderr), p.stderr
+    recs = [json.loads(l) for l in open(log)]
+    assert len(recs) == 6
+    assert {r["input"][1] for r in recs} == {"topi_nn_conv2d", "topi_nn_dense"}
+    assert all(r["input"][0] == "opencl" and r["version"] == 0.2 for r in recs)
+    ok = [r for r in recs if r["result"][1] == 0]
+    assert len(ok) >= 2 and all(0 < c < 1 for r in ok for c in r["result"][0])
+    so = str(tmp_path / "digits.so")
+    kiln("compile", onnx, *shapes, "--target", "opencl", "--tuning-records", log, "-o", so)
+    held = np.load(os.path.join(d, "heldout.npz"))
+    inp, out = str(tmp_path / "in.npz"), str(tmp_path / "out.npz")
+    np.savez(inp, image=held["image"][:1])
+    prof = kiln("run", so, "--device", "opencl", "--inputs", inp, "-o", out, "--profile").stdout
+    assert rel_l2(first_output(out), held["logits"][:1]) <= 1e-4
+    assert re.search(r"fused_nn_conv2d_nn_bias_add_nn_relu_1 .*digits_opencl\.json:\d+", prof), prof
+    assert re.search(r"fused_nn_dense_add_nn_relu .*digits_opencl\.json:\d+", prof), prof
+
+
+def test_tune_cuda_needs_the_device(tmp_path):
+    """Tuning for cuda measures on the device: without a driver the command
+    fails at once with the driver's error, in one line."""
+    code = "import kiln; print(kiln.cuda(0).exist)"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), KILN_LIBRARY_PATH=BUILD)
+    if subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout.strip() == "True":
+        pytest.skip("a CUDA device is present")
+    onnx = os.path.join(ROOT, "models", "digits", "digits.onnx")
+    p = kiln("tune", onnx, "--target", "cuda", "-o", str(tmp_path / "r.json"), "--trials", "2", check=False)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode != 0 and len(lines) == 1, p.stderr
+    assert "cuda" in lines[0] and "measures every candidate on the device" in lines[0], p.stderr
+    assert not os.path.exists(str(tmp_path / "r.json"))

@@ -14,6 +14,7 @@ extern const TestCase api_tests[];
 extern const TestCase autotune_tests[];
 extern const TestCase autotune_records_tests[];
 extern const TestCase autotune_tune_tests[];
+extern const TestCase autotune_gpu_tests[];
 extern const TestCase base_tests[];
 extern const TestCase graphrt_tests[];
 extern const TestCase artifact_tests[];
@@ -52,6 +53,7 @@ static const TestSuite suites[] = {
     {"autotune", autotune_tests},
     {"autotune_records", autotune_records_tests},
     {"autotune_tune", autotune_tune_tests},
+    {"autotune_gpu", autotune_gpu_tests},
     {"vmath", vmath_tests},
     {"x86", x86_tests},
     {"group_conv", group_conv_tests},
