@@ -42,11 +42,14 @@ def test_slice_with_every_operand_given_at_run_time(tmp_path):
         assert y.shape == want.shape, (s, e, a, t)
         np.testing.assert_array_equal(y, want)
     # values no output can have: the node is named
-    for s, e, a, t, what in [((0, 0), (3, 5), (0, 0), (1, 1), "would have dimension 0 = 0"),   # axis twice
-                             ((0, 0), (3, 5), (0, 1), (0, 1), "would have dimension 0 = 0"),   # step 0
-                             ((4, 0), (2, 5), (0, 1), (1, 1), "would have dimension 0 = 0")]:  # empty
+    for s, e, a, t, what in [((0, 0), (3, 5), (0, 0), (1, 1), "would have dimension 0 = -1"),   # axis twice
+                             ((0, 0), (3, 5), (0, 1), (0, 1), "would have dimension 0 = -1")]:  # step 0
         p = run(tmp_path, so, [x, i64(*s), i64(*e), i64(*a), i64(*t)], check=False)
         assert p.returncode != 0 and "node 'fused_dyn_strided_slice'" in p.stderr and what in p.stderr, p.stderr
+    # an empty slice is an empty result
+    for s, e, a, t in [((4, 0), (2, 5), (0, 1), (1, 1)), ((0, 3), (5, 3), (0, 2), (1, 1))]:
+        y = run(tmp_path, so, [x, i64(*s), i64(*e), i64(*a), i64(*t)])
+        assert y.shape == numpy_slice(x, s, e, a, t).shape
     p = run(tmp_path, so, [x, i64(0, 0), i64(3, 5), i64(0, 3), i64(1, 1)], check=False)
     assert p.returncode != 0 and "element 1 is 3" in p.stderr and "outside the bounds [-3, 2]" in p.stderr, p.stderr
 

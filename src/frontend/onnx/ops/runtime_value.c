@@ -10,8 +10,8 @@
  * itself (a scalar read of each element inside the compute, as a gather
  * reads its indices).  A value that no output could have (a Slice step of
  * 0, axes named twice, Split sizes that do not add up to the axis) makes
- * a dimension 0, which the executor refuses naming the node and the
- * values.
+ * a dimension -1, which the executor refuses naming the node and the
+ * values; a dimension of 0 is an empty result.
  *
  * The representative values of these symbols are those of the identity
  * (starts 0, ends past the end, steps 1, axes 0, 1, ...; starts past the
@@ -48,8 +48,8 @@ static void put_index(StrBuf *sb, const RtVal *b, int64_t D, int lo, int hi) {
   sb_printf(sb, " sel %d max %lld min", lo, (long long)D + hi);
 }
 
-/* The length of slice (b, e, s) of a dimension D, as ONNX defines it (0
- * also for a step of 0). */
+/* The length of slice (b, e, s) of a dimension D, as ONNX defines it, and
+ * -1 (an error) for a step of 0. */
 static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, int64_t D) {
   /* the step, with 0 made 1 for the divisions (the result is 0 then) */
   StrBuf st = {0};
@@ -69,6 +69,8 @@ static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, 
   sb_printf(sb, " - 0%s - + 1 - 0%s - fdiv 0 max sel", st.data, st.data);
   put_val(sb, s);
   sb_puts(sb, " 0 ne *");
+  put_val(sb, s);
+  sb_puts(sb, " 0 eq -1 * +");
   sb_free(&st);
 }
 
@@ -173,7 +175,7 @@ int onnx_slice_runtime(Importer *im) {
     StrBuf e = {0};
     int64_t D = x->type.shape[d];
     /* hit_j: axes_j names d; the dimension is sum_j hit_j * len_j, or D
-     * where none does, and 0 where two do */
+     * where none does, and -1 where two do */
     bool any = false, dyn_axes = false;
     for (int j = 0; j < n; j++) {
       const RtVal *a = &v[3][j];
@@ -193,7 +195,7 @@ int onnx_slice_runtime(Importer *im) {
       any = true;
     }
     if (any) {
-      /* (1 - hits) * D + ..., and 0 where two entries name d */
+      /* (1 - hits) * D + ..., and -1 where two entries name d */
       StrBuf hits = {0};
       int nh = 0;
       for (int j = 0; j < n; j++) {
@@ -204,7 +206,7 @@ int onnx_slice_runtime(Importer *im) {
         if (nh++) sb_puts(&hits, " +");
       }
       sb_printf(&e, " 1%s - %lld * +", hits.data, (long long)D);
-      if (dyn_axes || nh > 1) sb_printf(&e, "%s 1 le *", hits.data);
+      if (dyn_axes || nh > 1) sb_printf(&e, "%s 1 le *%s 1 gt -1 * +", hits.data, hits.data);
       sb_free(&hits);
       sb_puts(&sd, e.data + 1);
     }
