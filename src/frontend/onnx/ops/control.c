@@ -1,6 +1,8 @@
 /*
  * control.c - ONNX's control flow with a static schedule: If on a
- * constant condition inlines one branch; Loop and Scan are unrolled (a
+ * constant condition inlines one branch, on a run-time one runs both and
+ * selects (the branches must agree in type and shape); Loop and Scan are
+ * unrolled (a
  * Loop needs a constant trip count or a condition that folds to a
  * constant each iteration).
  *
@@ -22,7 +24,52 @@ static GNode *subgraph_output(Importer *im, const OnnxGraph *g, int k) {
   return v;
 }
 
+/* If on a condition known only at run time: both branches are imported
+ * (and both run), each output a where() over the condition.  The branches
+ * must then give each output one type and shape; sequence outputs and
+ * branches that disagree need the condition at compile time. */
+static int if_runtime(Importer *im, GNode *c) {
+  if (ttype_is_symbolic(&c->type) || ttype_numel(&c->type) != 1)
+    return imp_error(im, "cond must hold one value, got %s", ttype_str(&c->type));
+  const char *br[2] = {"then_branch", "else_branch"};
+  const OnnxGraph *g[2];
+  int nout = N(im)->noutputs;
+  GNode **val[2];
+  for (int b = 0; b < 2; b++) {
+    if (!(g[b] = onnx_attr_graph(N(im), br[b]))) return imp_error(im, "missing attribute '%s'", br[b]);
+    if (g[b]->noutputs != nout) return imp_error(im, "%s has %d outputs, the node %d", br[b], g[b]->noutputs, nout);
+    if (imp_subgraph(im, g[b])) return -1;
+    val[b] = KNEWN(GNode *, nout + 1);
+    for (int k = 0; k < nout; k++) {
+      if (!imp_value(im, g[b]->outputs[k].name) && imp_value_seq(im, g[b]->outputs[k].name)) {
+        imp_const_input(im, 0); /* the error that names the graph inputs to bind */
+        return kiln_set_error("%s (%s's output %d is a sequence: a run-time condition selects tensors only)",
+                              kiln_get_error(), br[b], k);
+      }
+      if (!(val[b][k] = subgraph_output(im, g[b], k))) return -1;
+    }
+  }
+  GNode *cb = dt_is_bool(c->type.dtype) ? c : bin(im, "not_equal", c, imp_scalar_like(im, 0, c));
+  int64_t none[1] = {0};
+  cb = imp_reshape(im, cb, 0, none); /* a scalar: it broadcasts to any output */
+  for (int k = 0; k < nout; k++) {
+    const TType *a = &val[0][k]->type, *e = &val[1][k]->type;
+    bool same = dt_eq(a->dtype, e->dtype) && a->ndim == e->ndim && !ttype_is_symbolic(a) && !ttype_is_symbolic(e);
+    for (int d = 0; same && d < a->ndim; d++) same = a->shape[d] == e->shape[d];
+    if (!same) {
+      imp_const_input(im, 0);
+      return kiln_set_error("%s (output %d is %s in then_branch and %s in else_branch: a run-time condition runs "
+                            "both branches and selects, so they must agree)",
+                            kiln_get_error(), k, ttype_str(a), ttype_str(e));
+    }
+    if (imp_want_output(im, k) && imp_set_output(im, k, imp_where(im, cb, val[0][k], val[1][k]))) return -1;
+  }
+  return 0;
+}
+
 int onnx_h_If(Importer *im) {
+  GNode *c0 = imp_input(im, 0);
+  if (c0 && c0->kind != GN_CONST) return if_runtime(im, c0);
   GNode *c = imp_const_input(im, 0);
   if (!c) return -1;
   if (ttype_numel(&c->type) != 1) return imp_error(im, "cond must hold one value, got %s", ttype_str(&c->type));
