@@ -317,6 +317,11 @@ enum {
    * channels may flow through it (binary ones pad their per-channel
    * operand with zeros) */
   OPF_PAD_SAFE = 1u << 2,
+  /* a host op whose output size its data decides (ops/datadep.c): it
+   * writes into a buffer at the upper bound and reports the size of one
+   * output dimension, which the executor binds after it runs
+   * (docs/symbolic_shapes.md, "Data-dependent output sizes") */
+  OPF_DATA_DEPENDENT = 1u << 3,
 };
 
 /* Fusion patterns (DESIGN §4), ordered as TVM orders them. */

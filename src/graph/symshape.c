@@ -777,6 +777,8 @@ const GSym *graph_batch_symbol(const Graph *g) {
         if (t->sym->dim[d]) return NULL;
     }
     if (n->kind != GN_CALL) continue;
+    /* a size a data-dependent op reports is bound from data, not a batch */
+    if (n->op->flags & OPF_DATA_DEPENDENT) return NULL;
     bool sym_arg = false;
     for (int a = 0; a < n->nargs; a++) sym_arg |= ttype_is_symbolic(&n->args[a]->type);
     if (sym_arg && (!ttype_is_symbolic(t) || !per_sample(n, s))) return NULL;

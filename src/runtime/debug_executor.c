@@ -107,6 +107,10 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
     memset(sum, 0, (size_t)nops * sizeof *sum);
     for (int k = 0; k < number && !rc; k++) {
       if (ex->str_run) kiln_strings_run_reset(ex);
+      if (ex->num_late && kiln_graph_sym_begin(ex)) {
+        rc = kiln_error_context("debug_profile");
+        break;
+      }
       int64_t run0 = now_ns();
       for (int i = 0; i < nops; i++) {
         GraphOp *op = &ex->ops[i];
@@ -114,6 +118,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
         int fail = kiln_graph_op_exec(ex, op);
         if (!fail && gpu) fail = kiln_device_sync(ex->dev); /* the kernel's time, not its launch's */
         int64_t t1 = now_ns();
+        if (!fail && op->reports) fail = kiln_graph_sym_report(ex, op); /* a size its data decided */
         if (fail) {
           rc = kiln_graph_op_error(ex, op);
           break;

@@ -257,9 +257,9 @@ static int setup_ops(KilnGraphExecutor *ex) {
       if (kiln_module_device(ex->mod).device_type != kDLCPU)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which runs on the CPU only; "
                               "compile the model for the CPU", n, nd->name, nd->func_name);
-      if (strncmp(nd->func_name, "runtime.strings.", 16))
+      if (strncmp(nd->func_name, "runtime.strings.", 16) && strncmp(nd->func_name, "runtime.dd.", 11))
         return kiln_set_error("graph executor: node %d ('%s'): host function '%s' is not one of the runtime's "
-                              "(runtime.strings.*)", n, nd->name, nd->func_name);
+                              "(runtime.strings.*, runtime.dd.*)", n, nd->name, nd->func_name);
       if (kiln_func_get_global(nd->func_name, &op->fn)) return -1;
       if (!op->fn)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which this runtime does not "
@@ -296,6 +296,11 @@ static int setup_ops(KilnGraphExecutor *ex) {
       op->codes[op->nargs] = KILN_STR;
       op->args[op->nargs + 1].v_handle = &ex->str_run;
       op->codes[op->nargs + 1] = KILN_HANDLE;
+    }
+    if (op->extra && nd->report_dim >= 0) { /* a data-dependent op: where it reports its size */
+      op->extra = 3;
+      op->args[op->nargs + 2].v_handle = &op->reported;
+      op->codes[op->nargs + 2] = KILN_HANDLE;
     }
     if (g->batch_name && kiln_graph_batch_setup_op(ex, op)) return -1;
   }
@@ -366,7 +371,7 @@ static int create(const char *json, size_t len, KilnModule *mod, DLDevice dev, c
   ex->dev = dev;
   kiln_module_retain(mod);
   if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) || kiln_graph_sym_init(ex) ||
-      setup_storage(ex, pi, pdata) || setup_ops(ex)) {
+      setup_storage(ex, pi, pdata) || setup_ops(ex) || kiln_graph_sym_late_init(ex)) {
     kiln_graph_executor_free(ex);
     return -1;
   }
@@ -654,8 +659,10 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
   if (upto < ex->batch) {
     ex->batch_from = upto;
     GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
+    /* sizes that data-dependent ops report: unbound until they run */
+    if (ex->num_late && kiln_graph_sym_begin(ex)) return kiln_error_context("run");
     for (; op < end && !rc; op++)
-      if (kiln_graph_op_exec(ex, op)) rc = kiln_graph_op_error(ex, op);
+      if (kiln_graph_op_exec(ex, op) || (op->reports && kiln_graph_sym_report(ex, op))) rc = kiln_graph_op_error(ex, op);
     ex->batch_from = 0;
   }
   if (!rc && upto) rc = kiln_graph_batch_run(ex, upto);

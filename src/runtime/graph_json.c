@@ -22,8 +22,10 @@
  * the JsonGraph.  Fields it does not use are ignored, so Kiln's own node attrs
  * ("kiln_ops", "kiln_task", "kiln_config", kept for the profiler,
  * "kiln_inplace", the input an elementwise kernel may overwrite, read by the
- * memory planner, and "kiln_output_name", the model's name of an output,
- * read by the executor) do not disturb a TVM reader and TVM's extra fields
+ * memory planner, "kiln_output_name", the model's name of an output,
+ * read by the executor; "kiln_report" and "kiln_report_cap", the output
+ * dimension a data-dependent host function reports and its upper bound)
+ * do not disturb a TVM reader and TVM's extra fields
  * do not disturb this one.
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
  * numbers are both accepted, and so are nodes' "attr" and "param" (older
@@ -268,6 +270,15 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
   nd->kiln_config = attr_str(p, attrs, "kiln_config");
   nd->kiln_output_name = attr_str(p, attrs, "kiln_output_name");
   nd->kiln_host = attr_str(p, attrs, "kiln_host");
+  nd->report_dim = -1;
+  if ((a = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_report"))) {
+    if (json_int(a, 0, MAX_NDIM - 1, &x) || !nd->kiln_host)
+      return kiln_error_context("graph JSON: %s: attrs.kiln_report (the output dimension a host function reports)", desc);
+    nd->report_dim = (int)x;
+    nd->report_cap = attr_str(p, attrs, "kiln_report_cap");
+    if (!nd->report_cap || !*nd->report_cap)
+      return kiln_set_error("graph JSON: %s: attrs.kiln_report needs attrs.kiln_report_cap (its upper bound)", desc);
+  }
   return 0;
 }
 

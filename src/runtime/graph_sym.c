@@ -46,7 +46,19 @@
  * they could overwrite outputs the variants wrote; the inputs' buffers
  * are never reused, so the variants still read them intact after.
  *
+ * Data-dependent sizes: a host function of datadep.c (NonZero, Compress,
+ * Unique, NonMaxSuppression) reports the size of one dimension of its
+ * output, a symbol of its own.  Each run starts with those symbols at
+ * their upper bounds (the node's kiln_report_cap), so the op's output
+ * buffer fits whatever it writes; after the op the executor binds the
+ * symbol to the reported size, plans the entries after it at that value
+ * (a plan per binding, cached with the rest; the key also counts the
+ * sizes bound so far), grows the buffers that must, keeping their
+ * contents, and sets the shapes in place, so the next kernels and
+ * get_output see the real sizes (docs/symbolic_shapes.md, section 4c).
+ *
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
+ * kiln_graph_sym_late_init, kiln_graph_sym_begin, kiln_graph_sym_report,
  * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_split,
  * kiln_graph_batch_run.
  */
@@ -350,8 +362,9 @@ static KilnSymPlan *plan_put(KilnGraphExecutor *ex, int64_t *key, int64_t *dims,
   return p;
 }
 
-/* Grow each owned storage buffer that bytes[] no longer fits (zeroed, as
- * at creation). */
+/* Grow each owned storage buffer that bytes[] no longer fits: its
+ * contents kept (a run may be half done when a reported size grows a
+ * later entry's buffer), the rest zeroed as at creation. */
 static int grow_storage(KilnGraphExecutor *ex, const uint64_t *bytes, const char *what) {
   DLDevice dev = ex->dev;
   const KilnDeviceAPI *api = kiln_device_api(dev);
@@ -359,7 +372,8 @@ static int grow_storage(KilnGraphExecutor *ex, const uint64_t *bytes, const char
     if (bytes[s] <= ex->storage_cap[s] || !ex->owned[s]) continue;
     void *p = api->alloc(dev, (size_t)bytes[s], KILN_ARRAY_ALIGN);
     if (!p) return kiln_error_context("%s: storage %d (%llu bytes)", what, s, (unsigned long long)bytes[s]);
-    memset(p, 0, (size_t)bytes[s]);
+    memcpy(p, ex->storage[s], (size_t)ex->storage_cap[s]);
+    memset((char *)p + ex->storage_cap[s], 0, (size_t)(bytes[s] - ex->storage_cap[s]));
     api->free(dev, ex->storage[s]);
     ex->plan.planned_bytes += bytes[s] - ex->storage_cap[s];
     ex->storage_cap[s] = bytes[s];
@@ -493,12 +507,18 @@ static const char *sym_user(const JsonGraph *g, int s, int *dim) {
   return "?";
 }
 
+/* Whether symbol s is a run-time value an input's data gives (not one an
+ * operator computes, bound during the run). */
+static bool input_value(const JsonGraph *g, int s) {
+  return g->sym_value_entry[s] >= 0 && !g->nodes[g->entry_node[g->sym_value_entry[s]]].is_op;
+}
+
 /* Whether a binding that plans no valid shape is final: every run-time
  * value given (now, in set, or before). */
 static bool pending_ok(const KilnGraphExecutor *ex, const uint8_t *set) {
   const JsonGraph *g = &ex->g;
   for (int s = 0; s < g->num_syms; s++)
-    if (g->sym_value_entry[s] >= 0 && !ex->sym_given[s] && !set[s]) return false;
+    if (input_value(g, s) && !ex->sym_given[s] && !set[s]) return false;
   return true;
 }
 
@@ -534,6 +554,204 @@ static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char 
   return 0;
 }
 
+/* Whether postfix text s names symbol sym (sym -1: a symbol of
+ * late_syms[nbound..], one a data-dependent op has not reported yet in
+ * this run). */
+static bool names_sym(const KilnGraphExecutor *ex, const char *s, size_t len, int sym, int nbound) {
+  const JsonGraph *g = &ex->g;
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    const char *q = p;
+    while (q < end && *q != ' ') q++;
+    int k = q > p ? find_sym(g, p, (size_t)(q - p)) : -1;
+    if (k >= 0 && (sym >= 0 ? k == sym : ex->late_pos && ex->late_pos[k] >= nbound)) return true;
+    p = q;
+  }
+  return false;
+}
+
+/* Plan the binding vals (late_syms[0..nbound) reported, the rest at
+ * their upper bounds): the cached plan, or every symbolic entry's shape
+ * and the bytes each storage id needs, evaluated once; then the buffers
+ * grown (keeping their contents: a run may be half done) and the shapes
+ * set in place.  An entry whose shape names an unbound size is sized at
+ * the upper bounds and never an error: its real shape is planned when
+ * the size is reported. */
+static int replan(KilnGraphExecutor *ex, const int64_t *vals, int nbound, const char *what, bool *no_plan) {
+  JsonGraph *g = &ex->g;
+  int nkey = g->num_syms + (ex->num_late ? 1 : 0);
+  size_t ndims = 0; /* the symbolic entries' dimensions, all together */
+  for (int x = 0; x < g->num_entries; x++)
+    if (g->entry_sym[x]) ndims += (size_t)g->entry_ndim[x];
+  int64_t *key = malloc(sizeof(int64_t) * ((size_t)nkey + 1));
+  if (!key) return kiln_set_error("%s: out of memory", what);
+  memcpy(key, vals, sizeof(int64_t) * (size_t)g->num_syms);
+  if (ex->num_late) key[g->num_syms] = nbound;
+  int rc = 0;
+  char buf[256];
+  KilnSymPlan *plan = plan_find(ex, key, nkey);
+  if (!plan) {
+    int64_t *dims = malloc(sizeof(int64_t) * (ndims + 1));
+    uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
+    if (!dims || !bytes) rc = kiln_set_error("%s: out of memory", what);
+    size_t at = 0;
+    for (int x = 0; x < g->num_entries && !rc; x++) {
+      if (!g->entry_sym[x]) continue;
+      uint64_t n = kiln_dtype_bytes(g->entry_dtype[x]);
+      for (int d = 0; d < g->entry_ndim[x] && !rc; d++) {
+        size_t len;
+        const char *txt = dim_text(g, x, d, &len);
+        int64_t v = g->entry_shape[x][d];
+        bool pending = txt && ex->num_late && names_sym(ex, txt, len, -1, nbound);
+        /* a dimension that a run-time value decides may be 0 (empty);
+         * its expression gives -1 for values the op cannot take */
+        if (txt && eval_text(g, txt, len, vals, &v)) {
+          if (pending) v = 1, kiln_clear_error();
+          else rc = kiln_error_context("%s: entry %d", what, x);
+        } else if (pending && (v < 1 || v > INT32_MAX)) v = 1;
+        else if (v < (txt && names_value(g, txt, len) ? 0 : 1) || v > INT32_MAX)
+          rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the "
+                              "model%s",
+                              what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
+                              (long long)v, v < 1 ? "small" : "large",
+                              has_values(g) || ex->num_late
+                                  ? ", or the values given at run time (or computed from its data) do not fit it (a "
+                                    "Reshape's shape must keep the element count, a Squeeze or Reduce must name "
+                                    "distinct axes)"
+                                  : "");
+        dims[at++] = v;
+        n *= (uint64_t)(v > 0 ? v : 0);
+      }
+      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+    }
+    /* the static entries keep their bytes at every binding */
+    for (int x = 0; x < g->num_entries && !rc; x++) {
+      if (g->entry_sym[x]) continue;
+      uint64_t n = kiln_graph_entry_bytes(g, x);
+      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
+    }
+    if (!rc) {
+      plan = plan_put(ex, key, dims, bytes);
+      key = NULL;
+      dims = NULL;
+      bytes = NULL;
+    }
+    free(dims);
+    free(bytes);
+  }
+  free(key);
+  if (rc && no_plan) *no_plan = true;
+  /* commit: buffers grown, shapes in place */
+  if (!rc) rc = grow_storage(ex, plan->bytes, what);
+  if (!rc) {
+    size_t at = 0;
+    for (int x = 0; x < g->num_entries; x++) {
+      if (!g->entry_sym[x]) continue;
+      memcpy(g->entry_shape[x], plan->dims + at, sizeof(int64_t) * (size_t)g->entry_ndim[x]);
+      at += (size_t)g->entry_ndim[x];
+    }
+    memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
+    ex->late_bound = nbound;
+  }
+  return rc;
+}
+
+/* The sizes late_syms[from..] not reported yet: each at its upper bound
+ * (its op's kiln_report_cap at the values before it, in op order). */
+static int provisional(KilnGraphExecutor *ex, int64_t *vals, int from) {
+  JsonGraph *g = &ex->g;
+  for (int k = from; k < ex->num_late; k++) {
+    int s = ex->late_syms[k];
+    int64_t v;
+    if (eval_text(g, ex->late_cap[k], strlen(ex->late_cap[k]), vals, &v))
+      return kiln_error_context("the upper bound of the size %s", g->sym_names[s]);
+    if (v > g->sym_hi[s]) v = g->sym_hi[s];
+    vals[s] = v < g->sym_lo[s] ? g->sym_lo[s] : v;
+  }
+  return 0;
+}
+
+int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
+  JsonGraph *g = &ex->g;
+  int n = 0;
+  for (int i = 0; i < ex->num_ops; i++) n += g->nodes[ex->ops[i].node].report_dim >= 0;
+  if (!n) return 0;
+  if (!ex->sym_val || g->batch_name)
+    return kiln_set_error("graph executor: a node reports a size, but the graph has no symbols to bind it to");
+  ex->late_syms = kiln_arena_alloc(ex->arena, sizeof(int32_t) * ((size_t)n + 1));
+  ex->late_cap = kiln_arena_alloc(ex->arena, sizeof(char *) * ((size_t)n + 1));
+  ex->late_pos = kiln_arena_alloc(ex->arena, sizeof(int32_t) * ((size_t)g->num_syms + 1));
+  for (int s = 0; s < g->num_syms; s++) ex->late_pos[s] = -1;
+  for (int i = 0; i < ex->num_ops; i++) {
+    GraphOp *op = &ex->ops[i];
+    const GraphNode *nd = &g->nodes[op->node];
+    if (nd->report_dim < 0) continue;
+    int e = nd->first_entry;
+    size_t len = 0;
+    const char *t = nd->report_dim < g->entry_ndim[e] ? dim_text(g, e, nd->report_dim, &len) : NULL;
+    int s = t ? find_sym(g, t, len) : -1;
+    if (s < 0 || g->sym_value_entry[s] >= 0)
+      return kiln_set_error("graph executor: node %d ('%s') reports dimension %d of its output, which is not a size "
+                            "symbol of its own",
+                            op->node, nd->name, nd->report_dim);
+    op->reports = s + 1;
+    if (ex->late_pos[s] >= 0) continue; /* a sibling reported it first (Unique's outputs) */
+    /* every entry naming it comes after the op (checked here once) */
+    for (int x = 0; x < g->num_entries; x++)
+      for (int d = 0; d < g->entry_ndim[x] && g->entry_node[x] < op->node; d++) {
+        size_t l2;
+        const char *t2 = dim_text(g, x, d, &l2);
+        if (t2 && names_sym(ex, t2, l2, s, 0))
+          return kiln_set_error("graph executor: node %d ('%s') has a shape that the size %s decides, which node %d "
+                                "('%s') reports only later",
+                                g->entry_node[x], g->nodes[g->entry_node[x]].name, g->sym_names[s], op->node,
+                                nd->name);
+      }
+    ex->late_pos[s] = ex->num_late;
+    ex->late_syms[ex->num_late] = s;
+    ex->late_cap[ex->num_late++] = nd->report_cap;
+  }
+  return 0;
+}
+
+int kiln_graph_sym_begin(KilnGraphExecutor *ex) {
+  const JsonGraph *g = &ex->g;
+  int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
+  if (!vals) return kiln_set_error("run: out of memory");
+  memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
+  int rc = provisional(ex, vals, 0);
+  if (!rc) rc = replan(ex, vals, 0, "run", NULL);
+  free(vals);
+  return rc;
+}
+
+int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op) {
+  const JsonGraph *g = &ex->g;
+  int s = op->reports - 1, k = ex->late_pos[s];
+  int64_t v = op->reported;
+  if (k < ex->late_bound) { /* reported before by a sibling: the same size */
+    if (v != ex->sym_val[s])
+      return kiln_set_error("reported the size %s = %lld, but an earlier node reported %lld", g->sym_names[s],
+                            (long long)v, (long long)ex->sym_val[s]);
+    return 0;
+  }
+  if (k != ex->late_bound)
+    return kiln_set_error("reported the size %s out of order (the executor expected %s first)", g->sym_names[s],
+                          g->sym_names[ex->late_syms[ex->late_bound]]);
+  if (v < g->sym_lo[s] || v > ex->sym_val[s])
+    return kiln_set_error("the size %s is %lld%s", g->sym_names[s], (long long)v,
+                          v < 1 ? ": an empty result is not supported yet" : ", above the upper bound it was given");
+  int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
+  if (!vals) return kiln_set_error("out of memory");
+  memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
+  vals[s] = v;
+  int rc = provisional(ex, vals, k + 1);
+  if (!rc) rc = replan(ex, vals, k + 1, "after the call", NULL);
+  free(vals);
+  return rc;
+}
+
 int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const char *what) {
   JsonGraph *g = &ex->g;
   if (g->batch_name) return batch_resize(ex, e, t, what);
@@ -543,13 +761,9 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
   bool resized = g->entry_sym && g->entry_sym[e] && t->ndim == g->entry_ndim[e] && t->shape &&
               memcmp(t->shape, g->entry_shape[e], sizeof(int64_t) * (size_t)t->ndim);
   if (!values && !resized) return 0;
-  size_t ndims = 0; /* the symbolic entries' dimensions, all together */
-  for (int x = 0; x < g->num_entries; x++)
-    if (g->entry_sym[x]) ndims += (size_t)g->entry_ndim[x];
   int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
   uint8_t *set = calloc((size_t)g->num_syms + 1, 1);
   int rc = !vals || !set ? kiln_set_error("%s: out of memory", what) : 0;
-  char buf[256];
   if (!rc) memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
   /* 1. the symbols the input's dimensions name, and the run-time shape
    * values its data holds */
@@ -571,62 +785,16 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
     set[s] = 1;
   }
   bool bound = !rc;
-  /* 2. the binding's plan: cached, or every entry's shape at the new
-   * values and the bytes each storage id needs, evaluated once */
-  KilnSymPlan *plan = rc ? NULL : plan_find(ex, vals, g->num_syms);
-  if (!rc && !plan) {
-    int64_t *dims = malloc(sizeof(int64_t) * (ndims + 1));
-    uint64_t *bytes = calloc((size_t)ex->num_storage + 1, sizeof(uint64_t));
-    if (!dims || !bytes) rc = kiln_set_error("%s: out of memory", what);
-    size_t at = 0;
-    for (int x = 0; x < g->num_entries && !rc; x++) {
-      if (!g->entry_sym[x]) continue;
-      uint64_t n = kiln_dtype_bytes(g->entry_dtype[x]);
-      for (int d = 0; d < g->entry_ndim[x] && !rc; d++) {
-        size_t len;
-        const char *txt = dim_text(g, x, d, &len);
-        int64_t v = g->entry_shape[x][d];
-        /* a dimension that a run-time value decides may be 0 (empty);
-         * its expression gives -1 for values the op cannot take */
-        if (txt && eval_text(g, txt, len, vals, &v)) rc = kiln_error_context("%s: entry %d", what, x);
-        else if (v < (txt && names_value(g, txt, len) ? 0 : 1) || v > INT32_MAX)
-          rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the "
-                              "model%s",
-                              what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
-                              (long long)v, v < 1 ? "small" : "large",
-                              has_values(g) ? ", or the values given at run time do not fit it (a Reshape's shape "
-                                              "must keep the element count, a Squeeze or Reduce must name distinct "
-                                              "axes)"
-                                            : "");
-        dims[at++] = v;
-        n *= (uint64_t)(v > 0 ? v : 0);
-      }
-      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
-    }
-    /* the static entries keep their bytes at every binding */
-    for (int x = 0; x < g->num_entries && !rc; x++) {
-      if (g->entry_sym[x]) continue;
-      uint64_t n = kiln_graph_entry_bytes(g, x);
-      if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
-    }
-    if (!rc) {
-      int64_t *key = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
-      if (!key) rc = kiln_set_error("%s: out of memory", what);
-      else {
-        memcpy(key, vals, sizeof(int64_t) * (size_t)g->num_syms);
-        plan = plan_put(ex, key, dims, bytes);
-        dims = NULL;
-        bytes = NULL;
-      }
-    }
-    free(dims);
-    free(bytes);
-  }
+  /* 2. the binding's plan, 3. buffers grown and shapes in place; the
+   * sizes data-dependent ops report are unbound until the run */
+  bool no_plan = false;
+  if (!rc && ex->num_late) rc = provisional(ex, vals, 0);
+  if (!rc) rc = replan(ex, vals, 0, what, &no_plan);
   /* A binding with no valid shape while other run-time values are still
    * to come (a Slice's starts given before its ends: the ends still at
    * their lower bound) waits for them: the values are kept, the shapes
    * stay the last good ones, and run refuses until a binding plans. */
-  if (rc && bound && !plan && values && !pending_ok(ex, set)) {
+  if (rc && bound && no_plan && values && !pending_ok(ex, set)) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", kiln_get_error());
     kiln_arena_push(ex->arena);
@@ -639,16 +807,7 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
     free(vals);
     return 0;
   }
-  /* 3. commit: buffers grown, shapes in place */
-  if (!rc) rc = grow_storage(ex, plan->bytes, what);
   if (!rc) {
-    size_t at = 0;
-    for (int x = 0; x < g->num_entries; x++) {
-      if (!g->entry_sym[x]) continue;
-      memcpy(g->entry_shape[x], plan->dims + at, sizeof(int64_t) * (size_t)g->entry_ndim[x]);
-      at += (size_t)g->entry_ndim[x];
-    }
-    memcpy(ex->sym_val, vals, sizeof(int64_t) * (size_t)g->num_syms);
     for (int s = 0; s < g->num_syms; s++) ex->sym_given[s] |= set[s];
     ex->sym_pending = NULL;
   }
@@ -661,7 +820,7 @@ int kiln_graph_sym_check_run(const KilnGraphExecutor *ex) {
   if (!ex->sym_pending) return 0;
   const JsonGraph *g = &ex->g;
   for (int s = 0; s < g->num_syms; s++)
-    if (g->sym_value_entry[s] >= 0 && !ex->sym_given[s])
+    if (input_value(g, s) && !ex->sym_given[s])
       return kiln_set_error("run: input '%s' gives sizes at run time and has not been set (%s)",
                             g->nodes[g->entry_node[g->sym_value_entry[s]]].name, ex->sym_pending);
   return kiln_set_error("run: %s", ex->sym_pending);

@@ -50,6 +50,7 @@ static void register_builtins(void) {
   /* other files' tables (graph_packed.c) */
   for (const KilnBuiltin *b = kiln_graph_builtins; b->name; b++) register_one(b->name, b->fn);
   for (const KilnBuiltin *b = kiln_string_builtins; b->name; b++) register_one(b->name, b->fn);
+  for (const KilnBuiltin *b = kiln_datadep_builtins; b->name; b++) register_one(b->name, b->fn);
 }
 
 static int check_name(const char *what, const char *name) {

@@ -250,6 +250,12 @@ typedef struct GraphNode {
   int flatten_data;        /* attrs.flatten_data */
   int inplace_input;       /* 1 + attrs.kiln_inplace, else 0 (KilnPlanNode's field) */
   int32_t first_entry;     /* node_row_ptr[node]: its outputs are the next num_outputs entries */
+  /* attrs.kiln_report: a data-dependent host function (datadep.c) reports
+   * the size of this dimension of its output, a symbol the executor binds
+   * after the call; attrs.kiln_report_cap: its upper bound, a postfix
+   * expression over the other symbols.  -1 and NULL otherwise. */
+  int report_dim;
+  const char *report_cap;
 } GraphNode;
 
 /* A parsed graph JSON. */
@@ -321,6 +327,12 @@ typedef struct GraphOp {
   DLTensor *tensors;        /* the argument tensors: entries, flat if flatten_data */
   int32_t *eids;            /* the entry of each argument */
   int batched;              /* called once per sample (graph_sym.c) */
+  /* a data-dependent host function (datadep.c): 1 + the symbol its
+   * output's reported dimension is (0: none), and the size it reported
+   * (its last extra argument points here); the executor binds the symbol
+   * after the call (kiln_graph_sym_report) */
+  int reports;
+  int64_t reported;
   uint64_t *sample_bytes;   /* batched: per argument, one sample's bytes (0: not batched) */
 } GraphOp;
 
@@ -400,6 +412,15 @@ struct KilnGraphExecutor {
   int num_sym_plans;
   uint64_t sym_tick;        /* the LRU clock */
   KilnSymStats sym_stats;
+  /* sizes reported by data-dependent host functions (graph_sym.c): the
+   * symbols bound during a run, in the order of the ops that first
+   * report them, their upper bounds (postfix), and how many the run has
+   * bound so far (part of a plan's key) */
+  int num_late;
+  int32_t *late_syms;
+  const char **late_cap;
+  int32_t *late_pos;        /* per symbol: its index in late_syms, or -1 */
+  int late_bound;
   /* string tensors (strings.c): the text operators made in this run, and
    * per argument node the text set_input copied in */
   KArena *str_run;          /* NULL when the graph has no host function */
@@ -424,6 +445,18 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
 /* 0, or -1 + error when a binding waits for run-time values not given yet
  * (or planned no valid shape once they were): run calls it first. */
 int kiln_graph_sym_check_run(const KilnGraphExecutor *ex);
+/* Data-dependent sizes (docs/symbolic_shapes.md, section 4c).  After
+ * setup_ops: find the ops that report a size and the symbols they bind.
+ * kiln_graph_sym_begin, at the start of a run of a graph that has such
+ * symbols: every one unbound, at its upper bound (so each reporting op's
+ * output buffer fits whatever it writes), and the entries after planned
+ * at those values.  kiln_graph_sym_report, after op reported a size:
+ * bind its symbol, plan the later entries at it (cached per binding like
+ * set_input's plans), grow the buffers that must (their contents kept)
+ * and set the shapes in place before the next op runs. */
+int kiln_graph_sym_late_init(KilnGraphExecutor *ex);
+int kiln_graph_sym_begin(KilnGraphExecutor *ex);
+int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op);
 /* Free the cached plans (kiln_graph_executor_free). */
 void kiln_graph_sym_free(KilnGraphExecutor *ex);
 /* A batched graph's operator: its own batch-1 shapes for the arguments
@@ -482,6 +515,14 @@ int kiln_strings_own_input(KilnGraphExecutor *ex, int node, int e);
 /* A new CPU array holding a copy of string tensor t (any strides). */
 int kiln_strings_copy_out(const DLTensor *t, DLTensor **out);
 void kiln_strings_free(KilnGraphExecutor *ex);
+
+/* ===== datadep.c ===== */
+
+/* Host functions of the data-dependent ops (runtime.dd.*: NonZero,
+ * Compress, Unique, NonMaxSuppression): strings.c's convention, plus a
+ * last KILN_HANDLE to the int64 where a node with attrs.kiln_report
+ * writes the size it found. */
+extern const KilnBuiltin kiln_datadep_builtins[];
 
 /* ===== debug_executor.c ===== */
 /* kiln_debug_profile and kiln_profile_*: no internal exports. */

@@ -191,6 +191,11 @@ void imp_set_output_lowp(Importer *im, int i, int code) {
 /* The ops that take a carried low-precision value: those that convert
  * it, and Identity (which passes it on). */
 static const char *const lowp_ops[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity", NULL};
+/* Ops that select elements without computing with them take a carried
+ * bfloat16 as it is (their handlers mark the outputs that carry it):
+ * widened and narrowed again, Compress's and Unique's results would go
+ * through conversions over a size the data decides. */
+static const char *const lowp_select_ops[] = {"Compress", "Unique", NULL};
 
 /* The node's carried inputs: fine for the conversion ops; bfloat16 for
  * any other op (*widen: it computes in float32, ops/lowp.c); an error
@@ -199,11 +204,14 @@ static int check_lowp_inputs(Importer *im, bool *widen) {
   const OnnxNode *n = im->node;
   bool dflt = !*n->domain || !strcmp(n->domain, "ai.onnx"), conv = false;
   for (const char *const *o = lowp_ops; dflt && *o && !conv; o++) conv = !strcmp(*o, n->op_type);
+  bool select = false;
+  for (const char *const *o = lowp_select_ops; dflt && *o && !select; o++) select = !strcmp(*o, n->op_type);
   *widen = false;
   for (int k = 0; k < n->ninputs && !conv; k++) {
     int code = imp_input_lowp(im, k);
-    if (code == ONNX_DT_BFLOAT16) *widen = true;
-    else if (code)
+    if (code == ONNX_DT_BFLOAT16) {
+      if (!select || k > 0) *widen = true;
+    } else if (code)
       return imp_error(im, "input %d ('%s') is %s, which Kiln supports only as storage: it converts it with Cast, "
                            "CastLike, QuantizeLinear and DequantizeLinear and computes with nothing else; cast it "
                            "to float before %s (data type not supported here)",

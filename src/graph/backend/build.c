@@ -297,6 +297,12 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON *attrs = cJSON_CreateObject();
     cJSON_AddStringToObject(attrs, "func_name", info->host ? info->host->host : info->alias ? "__nop" : fg->func_name);
     if (info->host) cJSON_AddStringToObject(attrs, "kiln_host", gattr_str(&fg->out->attrs, "host_attrs", "{}"));
+    /* a data-dependent op (ops/datadep.c): the output dimension it reports
+     * and that dimension's upper bound, which the executor binds and sizes */
+    if (info->host && gattr_int(&fg->out->attrs, "report", -1) >= 0) {
+      cJSON_AddStringToObject(attrs, "kiln_report", kfmt("%lld", (long long)gattr_int(&fg->out->attrs, "report", -1)));
+      cJSON_AddStringToObject(attrs, "kiln_report_cap", gattr_str(&fg->out->attrs, "report_cap", ""));
+    }
     cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
     cJSON_AddStringToObject(attrs, "num_outputs", "1");
     cJSON_AddStringToObject(attrs, "flatten_data", "0");
@@ -510,7 +516,8 @@ static char *planned_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params
 
 /* String tensors flow only between inputs, host ops and outputs
  * (docs/strings.md): no kernel reads or writes one, no constant holds one
- * (params carry no text), and host ops run on the CPU with static shapes. */
+ * (params carry no text), and host ops run on the CPU with static shapes
+ * (but the data-dependent ones, whose outputs are symbolic by nature). */
 static int graph_check_strings(Graph *g, const GraphBuildOptions *opt) {
   for (int i = 0; i < g->nodes.len; i++) {
     GNode *n = g->nodes.data[i];
@@ -522,7 +529,7 @@ static int graph_check_strings(Graph *g, const GraphBuildOptions *opt) {
     if (n->kind != GN_CALL) continue;
     if (n->op->host && opt && opt->target && target_is_gpu(opt->target))
       return kiln_set_error("%s (node '%s') runs on the CPU only: compile the model for the CPU", n->op->name, n->name);
-    if (n->op->host && ttype_is_symbolic(&n->type))
+    if (n->op->host && !(n->op->flags & OPF_DATA_DEPENDENT) && ttype_is_symbolic(&n->type))
       return kiln_set_error("%s (node '%s') needs static shapes: give the sizes with --input-shapes", n->op->name,
                             n->name);
     if (str && !n->op->host)

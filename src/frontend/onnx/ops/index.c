@@ -9,8 +9,8 @@
  * with every index (a one_hot) and reduce.  That costs n^2 along the axis
  * (or positions x updates), fine for the sizes these ops have in models
  * and tests, and it needs no new kernels.  Ops whose output shape depends
- * on data (NonZero, Compress) need their deciding input to be a constant
- * (bound with --bind when it is a graph input).
+ * on data (NonZero, Compress) are computed here when their deciding input
+ * is a constant, and are data-dependent host ops otherwise (datadep.c).
  */
 #include "ops.h"
 
@@ -51,6 +51,7 @@ int onnx_h_ReverseSequence(Importer *im) {
 int onnx_h_Compress(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
+  if (imp_input(im, 1) && imp_input(im, 1)->kind != GN_CONST) return onnx_dd_compress(im);
   GNode *cond = imp_const_input(im, 1);
   if (!cond) return -1;
   if (cond->type.ndim != 1) return imp_error(im, "condition must be 1-D, got %s", ttype_str(&cond->type));
@@ -72,11 +73,14 @@ int onnx_h_Compress(Importer *im) {
   GAttrs a = gattrs_new();
   ga_int(&a, "axis", ax);
   GNode *args[2] = {v, ic};
-  return imp_set_output(im, 0, imp_call(im, "take", 2, args, a));
+  if (imp_set_output(im, 0, imp_call(im, "take", 2, args, a))) return -1;
+  imp_set_output_lowp(im, 0, imp_input_lowp(im, 0)); /* a carried bfloat16 selected as it is */
+  return 0;
 }
 
 /* NonZero of a constant: the indices, computed at import. */
 int onnx_h_NonZero(Importer *im) {
+  if (imp_input(im, 0) && imp_input(im, 0)->kind != GN_CONST) return onnx_dd_nonzero(im);
   GNode *x = imp_const_input(im, 0);
   if (!x) return -1;
   int nd = x->type.ndim;

@@ -16,8 +16,8 @@
  * import to a small graph of existing calls, and masks that depend only on
  * shapes (Trilu's triangle, CumSum's prefix, TopK's tie order, Einsum's
  * diagonals) are constants.  Ops whose output shape depends on data
- * (NonZero, Compress) need the deciding input to be a constant (bound with
- * --bind when it is a graph input).  Every building block a handler shares
+ * (NonZero, Compress, Unique, NonMaxSuppression) become data-dependent host
+ * ops when the deciding input is known only at run time (datadep.c).  Every building block a handler shares
  * with another file is an imp_ function of import.c, so there is one
  * reshape, one transpose, one cast.
  *
@@ -30,6 +30,11 @@
  *   normalize.c    batch, instance, layer, LRN, Lp and MVN normalization
  *   linalg.c       Gemm, MatMul, Einsum, Det
  *   index.c        gathers, scatters, TopK and data-dependent selections
+ *                  whose deciding input is a constant
+ *   datadep.c      NonZero and Compress over data known at run time,
+ *                  Unique, NonMaxSuppression: ops whose output size the
+ *                  data decides, run by the runtime after which the
+ *                  executor binds the size
  *   image.c        Resize (and tf_crop_and_resize), GridSample, RoiAlign,
  *                  AffineGrid, Col2Im
  *   recurrent.c    RNN, GRU, LSTM unrolled over the sequence
@@ -96,6 +101,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_INDEX_HANDLERS(X)                                                                       \
   X(ReverseSequence) X(Compress) X(NonZero) X(TopK) X(GatherND) X(ScatterElements) X(ScatterND) X(MaxUnpool) \
   X(TensorScatter)
+#define ONNX_DATADEP_HANDLERS(X) X(Unique) X(NonMaxSuppression)
 #define ONNX_IMAGE_HANDLERS(X) X(resize) X(GridSample) X(RoiAlign) X(AffineGrid) X(Col2Im) X(ImageDecoder)
 #define ONNX_RECURRENT_HANDLERS(X) X(RNN) X(GRU) X(LSTM)
 #define ONNX_QUANTIZE_HANDLERS(X)                                                                    \
@@ -124,6 +130,10 @@ ONNX_NN_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_NORMALIZE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_LINALG_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_INDEX_HANDLERS(ONNX_DECLARE_HANDLER)
+ONNX_DATADEP_HANDLERS(ONNX_DECLARE_HANDLER)
+/* NonZero and Compress over a condition known only at run time (datadep.c). */
+int onnx_dd_nonzero(Importer *im);
+int onnx_dd_compress(Importer *im);
 ONNX_IMAGE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_RECURRENT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_QUANTIZE_HANDLERS(ONNX_DECLARE_HANDLER)
