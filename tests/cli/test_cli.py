@@ -88,14 +88,15 @@ def test_corrupt_module(digits_so, tmp_path):
 def test_unsupported_op(tmp_path):
     import onnx
     from onnx import TensorProto, helper
-    node = helper.make_node("Unique", ["x"], ["y"], name="my_unique")
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="my_pool", pooled_shape=[1, 1])
     g = helper.make_graph([node], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+                           helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 5])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    path = str(tmp_path / "unique.onnx")
+    path = str(tmp_path / "pool.onnx")
     onnx.save(m, path)
-    fails("compile", path, "-o", str(tmp_path / "x.so"), expect="unsupported ONNX operator 'Unique' \\(node 'my_unique', opset 13\\)")
+    fails("compile", path, "-o", str(tmp_path / "x.so"), expect="unsupported ONNX operator 'MaxRoiPool' \\(node 'my_pool', opset 13\\)")
 
 
 def test_truncated_model_is_an_error_not_a_crash(tmp_path):

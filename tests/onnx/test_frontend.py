@@ -104,11 +104,12 @@ def test_unsupported_dtypes_are_clear_errors(tmp_path, dtype, op, what):
 
 
 def test_unsupported_op_names_op_node_and_opset(tmp_path):
-    model = save_model(tmp_path, [helper.make_node("Unique", ["x"], ["y"], name="coin")],
-                       [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])], opset=15)
+    model = save_model(tmp_path, [helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="coin", pooled_shape=[1, 1])],
+                       [vi("x", TensorProto.FLOAT, [1, 1, 2, 2]), vi("rois", TensorProto.FLOAT, [1, 5])],
+                       [vi("y", TensorProto.FLOAT, None)], opset=15)
     p = kiln("compile", model, "-o", str(tmp_path / "m.so"))
     assert p.returncode != 0
-    assert "unsupported ONNX operator 'Unique' (node 'coin', opset 15)" in p.stderr
+    assert "unsupported ONNX operator 'MaxRoiPool' (node 'coin', opset 15)" in p.stderr
 
 
 def test_topk_ties_and_axis(tmp_path):

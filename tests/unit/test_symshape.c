@@ -471,6 +471,146 @@ static void test_symshape_runtime_value(void) {
   free(dir);
 }
 
+/* Data-dependent sizes (docs/symbolic_shapes.md, section 4c): k =
+ * compress(x, cond) (its size c1 reported by the call), y = k + 1 over
+ * it, and nz = nonzero(k), whose upper bound is c1 itself: two sizes
+ * reported in one run, the second's buffer planned from the first.  One
+ * module runs conditions of different counts in sequence against C; the
+ * plans are cached per binding (and per how many sizes the run has
+ * bound), a count seen before reallocates nothing, and an empty result
+ * is an error that leaves the executor usable. */
+static GNode *dd_node(Graph *g, const char *op, int nargs, GNode **args, DType dt, int nd, const int64_t *shape,
+                      const char *dims, int report, const char *cap, const char *host, const char *name) {
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", nd, shape);
+  ga_str(&a, "dtype", dt_str(dt));
+  ga_str(&a, "sym_dims", dims);
+  ga_int(&a, "report", report);
+  ga_str(&a, "report_cap", cap);
+  ga_str(&a, "host_attrs", host);
+  return graph_call(g, op, nargs, args, a, name);
+}
+
+static void test_symshape_data_dependent(void) {
+  char *dir = kiln_mkdtemp("kiln-dd-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = graph_new();
+  GNode *x = graph_var(g, "x", ttype(DT_F32, 1, (int64_t[]){12}));
+  GNode *c = graph_var(g, "cond", ttype(DT_BOOL, 1, (int64_t[]){12}));
+  GSym *c1 = graph_sym(g, "c1", 1, 12), *c2 = graph_sym(g, "c2", 1, 12);
+  CHECK(c1 && c2);
+  if (!c1 || !c2) {
+    graph_free(g);
+    kiln_rmtree(dir);
+    free(dir);
+    return;
+  }
+  GNode *k = dd_node(g, "dd.compress", 2, (GNode *[]){x, c}, DT_F32, 1, (int64_t[]){c1->rep}, "c1", 0, "12",
+                     "{\"axis\": 0}", "compress");
+  CHECK_STR(ty(k), "Tensor[(c1,), float32]");
+  GNode *y = graph_call(g, "add", 2, (GNode *[]){k, graph_scalar(g, 1.0, DT_F32)}, gattrs_new(), "add");
+  GNode *nz = dd_node(g, "dd.nonzero", 1, (GNode *[]){k}, DT_I64, 2, (int64_t[]){1, c2->rep}, ",c2", 1, "c1",
+                      "{}", "nonzero");
+  CHECK_STR(ty(nz), "Tensor[(1, c2), int64]");
+  /* a reported dimension needs its bound */
+  GAttrs bad = gattrs_new();
+  ga_ints(&bad, "shape", 1, (int64_t[]){c1->rep});
+  ga_str(&bad, "dtype", "float32");
+  ga_int(&bad, "report", 0);
+  CHECK(graph_call(g, "dd.compress", 2, (GNode *[]){x, c}, bad, "bad") == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "needs its upper bound 'report_cap'");
+  graph_add_output(g, y);
+  graph_add_output(g, nz);
+  CHECK(graph_batch_symbol(g) == NULL); /* reported sizes are never a batch */
+  const char *so = kfmt("%s/dd.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 1;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLDevice cpu = {kDLCPU, 0};
+  DLTensor *xv = NULL, *cv = NULL;
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){12}, DT_F32, cpu, &xv));
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){12}, DT_BOOL, cpu, &cv));
+  /* the conditions, as bit masks over the 12 positions; x has zeros at 3
+   * and 7, so nonzero(k) counts fewer than k has */
+  static const int masks[] = {0x0F0, 0xFFF, 0x0F0, 0x801, 0x0F0};
+  uint64_t reallocs_after_first = 0;
+  for (int r = 0; ex && xv && cv && r < 5; r++) {
+    float *xd = xv->data;
+    uint8_t *cd = cv->data;
+    for (int i = 0; i < 12; i++) {
+      xd[i] = i == 3 || i == 7 ? 0.0f : test_randf() + 2.0f;
+      cd[i] = (uint8_t)((masks[r] >> i) & 1);
+    }
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK_OK(kiln_graph_executor_set_input(ex, 1, cv));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    float want[12];
+    int64_t wnz[12], n = 0, m = 0;
+    for (int i = 0; i < 12; i++)
+      if (cd[i]) {
+        if (xd[i] != 0) wnz[m++] = n;
+        want[n++] = xd[i] + 1.0f;
+      }
+    DLTensor *o0 = NULL, *o1 = NULL;
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &o0));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 1, &o1));
+    if (o0 && o1) {
+      CHECK_INT((int)o0->ndim, 1);
+      CHECK_INT((int)o0->shape[0], (int)n);
+      CHECK_INT((int)o1->ndim, 2);
+      CHECK_INT((int)o1->shape[0], 1);
+      CHECK_INT((int)o1->shape[1], (int)m);
+      int bad_elems = 0;
+      for (int64_t i = 0; i < n && n == o0->shape[0]; i++) bad_elems += ((float *)o0->data)[i] != want[i];
+      for (int64_t i = 0; i < m && m == o1->shape[1]; i++) bad_elems += ((int64_t *)o1->data)[i] != wnz[i];
+      CHECK_INT(bad_elems, 0);
+    }
+    kiln_array_free(o0);
+    kiln_array_free(o1);
+    if (r == 0) reallocs_after_first = ex->sym_stats.reallocs;
+    if (r == 2 || r == 4) /* mask 0x0F0 again: every buffer already fits */
+      CHECK_INT((int)(ex->sym_stats.reallocs - reallocs_after_first), 0);
+  }
+  if (ex && xv && cv) {
+    /* runs' plans: the start (c1 = c2 = 12, nothing bound) once, then per
+     * distinct condition one after compress and one after nonzero: 1 + 3
+     * x 2 misses; the start of runs 2-5 and both plans of the repeated
+     * 0x0F0 (twice) are hits */
+    CHECK_INT((int)ex->sym_stats.plan_misses, 7);
+    CHECK_INT((int)ex->sym_stats.plan_hits, 4 + 4);
+    /* an empty result is refused, naming the node and the size */
+    memset(cv->data, 0, 12);
+    CHECK_OK(kiln_graph_executor_set_input(ex, 1, cv));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "('fused_dd_compress', function 'runtime.dd.compress')");
+    CHECK_CONTAINS(kiln_last_error(), "the size c1 is 0: an empty result is not supported yet");
+    /* and the executor runs again at once */
+    ((uint8_t *)cv->data)[5] = 1;
+    CHECK_OK(kiln_graph_executor_set_input(ex, 1, cv));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    DLTensor *o0 = NULL;
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &o0));
+    if (o0) {
+      CHECK_INT((int)o0->shape[0], 1);
+      CHECK(((float *)o0->data)[0] == ((float *)xv->data)[5] + 1.0f);
+    }
+    kiln_array_free(o0);
+  }
+  kiln_array_free(xv);
+  kiln_array_free(cv);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 /* y = W3 (W2 (W1 x)) over x (N, 4), unfused: the first product (N, 2)
  * is dead when the last is placed, so the output takes its buffer (the
  * memory plan's token reuse), with fewer bytes per sample than the
@@ -554,6 +694,7 @@ const TestCase symshape_tests[] = {
     {"symshape_variants_shared_output", test_symshape_variants_shared_output},
     {"symshape_executor", test_symshape_executor},
     {"symshape_runtime_value", test_symshape_runtime_value},
+    {"symshape_data_dependent", test_symshape_data_dependent},
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
