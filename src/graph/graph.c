@@ -364,10 +364,12 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
   char *seen = xcalloc((size_t)g->nodes.len + 1, 1);
   GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
   for (int i = 0; i < g->outputs.len; i++) mark_reachable(g->outputs.data[i], seen);
-  /* variables keep their order even when unused, so inputs stay stable */
+  /* variables keep their order even when unused, so inputs stay stable;
+   * a node that binds run-time values stays though nothing uses it */
   for (int i = 0; i < g->nodes.len; i++) {
     GNode *n = g->nodes.data[i];
     if (n->kind == GN_VAR) seen[n->id] = 1;
+    if (n->kind == GN_CALL && (n->op->flags & OPF_BINDS_VALUES)) mark_reachable(n, seen);
   }
   int rc = 0;
   for (int i = 0; i < g->nodes.len && !rc; i++) {

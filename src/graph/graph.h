@@ -322,6 +322,10 @@ enum {
    * output dimension, which the executor binds after it runs
    * (docs/symbolic_shapes.md, "Data-dependent output sizes") */
   OPF_DATA_DEPENDENT = 1u << 3,
+  /* a node the graph keeps though nothing uses it (graph_rewrite): the
+   * executor binds run-time values from its output after it runs
+   * (dd.bind, ops/datadep.c) */
+  OPF_BINDS_VALUES = 1u << 4,
 };
 
 /* Fusion patterns (DESIGN §4), ordered as TVM orders them. */

@@ -459,7 +459,24 @@ static int f_nms(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *re
   return dd_end(&h, rc);
 }
 
+/* ---- a value kernels computed, whose elements decide later shapes ---- */
+
+/* x (1-D int64 or int32), out: a copy, from which the executor binds the
+ * run-time values after the call (graph_sym.c). */
+static int f_bind(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
+  (void)ret, (void)ret_code, (void)res;
+  DdCall h;
+  int rc = dd_begin(&h, "runtime.dd.bind", args, codes, nargs, 2);
+  if (!rc) rc = check_out(&h, h.t[0]->dtype);
+  if (!rc && (h.t[0]->ndim != 1 || h.t[1]->ndim != 1 || h.t[0]->shape[0] != h.t[1]->shape[0] ||
+              h.t[0]->dtype.code != kDLInt || (h.t[0]->dtype.bits != 64 && h.t[0]->dtype.bits != 32)))
+    rc = kiln_set_error("%s: the input and the output must be the same 1-D int64 or int32 tensor", h.fname);
+  if (!rc) memcpy(base(h.t[1]), base(h.t[0]), (size_t)numel(h.t[0]) * kiln_dtype_bytes(h.t[0]->dtype));
+  return dd_end(&h, rc);
+}
+
 const KilnBuiltin kiln_datadep_builtins[] = {
+    {"runtime.dd.bind", f_bind},
     {"runtime.dd.nonzero", f_nonzero},
     {"runtime.dd.compress", f_compress},
     {"runtime.dd.unique", f_unique},

@@ -118,7 +118,7 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
         int fail = kiln_graph_op_exec(ex, op);
         if (!fail && gpu) fail = kiln_device_sync(ex->dev); /* the kernel's time, not its launch's */
         int64_t t1 = now_ns();
-        if (!fail && op->reports) fail = kiln_graph_sym_report(ex, op); /* a size its data decided */
+        if (!fail && op->after) fail = kiln_graph_sym_report(ex, op); /* a size its data decided */
         if (fail) {
           rc = kiln_graph_op_error(ex, op);
           break;

@@ -662,7 +662,7 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     /* sizes that data-dependent ops report: unbound until they run */
     if (ex->num_late && kiln_graph_sym_begin(ex)) return kiln_error_context("run");
     for (; op < end && !rc; op++)
-      if (kiln_graph_op_exec(ex, op) || (op->reports && kiln_graph_sym_report(ex, op))) rc = kiln_graph_op_error(ex, op);
+      if (kiln_graph_op_exec(ex, op) || (op->after && kiln_graph_sym_report(ex, op))) rc = kiln_graph_op_error(ex, op);
     ex->batch_from = 0;
   }
   if (!rc && upto) rc = kiln_graph_batch_run(ex, upto);

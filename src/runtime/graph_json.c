@@ -383,10 +383,9 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
         ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d", name, &lo, &hi, &ve, &vi)) != 3 && nf != 5) ||
         (lo < 0 && nf != 5) || lo > hi || (nf == 5 && (ve < 0 || ve >= g->num_entries || vi < 0)))
       return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size) or "
-                            "\"NAME:lo:hi:ENTRY:ELEMENT\" (a run-time shape value: an element of an input entry)",
-                            i);
-    if (nf == 5 && g->nodes[g->entry_node[ve]].is_op)
-      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d]: entry %d is not a graph input", i, ve);
+                          "\"NAME:lo:hi:ENTRY:ELEMENT\" (a run-time shape value: an element of an input entry, or of an "
+                          "operator's output, bound after it runs)",
+                          i);
     g->sym_names[i] = arena_strdup(p->a, name);
     g->sym_lo[i] = lo;
     g->sym_hi[i] = hi;

@@ -663,8 +663,8 @@ static int provisional(KilnGraphExecutor *ex, int64_t *vals, int from) {
   JsonGraph *g = &ex->g;
   for (int k = from; k < ex->num_late; k++) {
     int s = ex->late_syms[k];
-    int64_t v;
-    if (eval_text(g, ex->late_cap[k], strlen(ex->late_cap[k]), vals, &v))
+    int64_t v = g->sym_lo[s]; /* a run-time value: any value until bound */
+    if (ex->late_cap[k] && eval_text(g, ex->late_cap[k], strlen(ex->late_cap[k]), vals, &v))
       return kiln_error_context("the upper bound of the size %s", g->sym_names[s]);
     if (v > g->sym_hi[s]) v = g->sym_hi[s];
     vals[s] = v < g->sym_lo[s] ? g->sym_lo[s] : v;
@@ -672,10 +672,35 @@ static int provisional(KilnGraphExecutor *ex, int64_t *vals, int from) {
   return 0;
 }
 
+/* Make s a late symbol bound by op: -1 + error when an entry before the
+ * op has a shape it decides. */
+static int add_late(KilnGraphExecutor *ex, GraphOp *op, int s, const char *cap) {
+  const JsonGraph *g = &ex->g;
+  for (int x = 0; x < g->num_entries; x++)
+    for (int d = 0; d < g->entry_ndim[x] && g->entry_node[x] < op->node; d++) {
+      size_t len;
+      const char *t = dim_text(g, x, d, &len);
+      if (t && names_sym(ex, t, len, s, 0))
+        return kiln_set_error("graph executor: node %d ('%s') has a shape that %s decides, which node %d ('%s') "
+                              "computes only later",
+                              g->entry_node[x], g->nodes[g->entry_node[x]].name, g->sym_names[s], op->node,
+                              g->nodes[op->node].name);
+    }
+  if (!op->late_count) op->late_first = ex->num_late;
+  op->late_count++;
+  op->after = 1;
+  ex->late_pos[s] = ex->num_late;
+  ex->late_syms[ex->num_late] = s;
+  ex->late_cap[ex->num_late++] = cap;
+  return 0;
+}
+
 int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
   JsonGraph *g = &ex->g;
   int n = 0;
   for (int i = 0; i < ex->num_ops; i++) n += g->nodes[ex->ops[i].node].report_dim >= 0;
+  for (int s = 0; s < g->num_syms; s++)
+    n += g->sym_value_entry[s] >= 0 && g->nodes[g->entry_node[g->sym_value_entry[s]]].is_op;
   if (!n) return 0;
   if (!ex->sym_val || g->batch_name)
     return kiln_set_error("graph executor: a node reports a size, but the graph has no symbols to bind it to");
@@ -686,32 +711,35 @@ int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
   for (int i = 0; i < ex->num_ops; i++) {
     GraphOp *op = &ex->ops[i];
     const GraphNode *nd = &g->nodes[op->node];
-    if (nd->report_dim < 0) continue;
     int e = nd->first_entry;
-    size_t len = 0;
-    const char *t = nd->report_dim < g->entry_ndim[e] ? dim_text(g, e, nd->report_dim, &len) : NULL;
-    int s = t ? find_sym(g, t, len) : -1;
-    if (s < 0 || g->sym_value_entry[s] >= 0)
-      return kiln_set_error("graph executor: node %d ('%s') reports dimension %d of its output, which is not a size "
-                            "symbol of its own",
-                            op->node, nd->name, nd->report_dim);
-    op->reports = s + 1;
-    if (ex->late_pos[s] >= 0) continue; /* a sibling reported it first (Unique's outputs) */
-    /* every entry naming it comes after the op (checked here once) */
-    for (int x = 0; x < g->num_entries; x++)
-      for (int d = 0; d < g->entry_ndim[x] && g->entry_node[x] < op->node; d++) {
-        size_t l2;
-        const char *t2 = dim_text(g, x, d, &l2);
-        if (t2 && names_sym(ex, t2, l2, s, 0))
-          return kiln_set_error("graph executor: node %d ('%s') has a shape that the size %s decides, which node %d "
-                                "('%s') reports only later",
-                                g->entry_node[x], g->nodes[g->entry_node[x]].name, g->sym_names[s], op->node,
-                                nd->name);
+    if (nd->report_dim >= 0) { /* a size the host function reports */
+      size_t len = 0;
+      const char *t = nd->report_dim < g->entry_ndim[e] ? dim_text(g, e, nd->report_dim, &len) : NULL;
+      int s = t ? find_sym(g, t, len) : -1;
+      if (s < 0 || g->sym_value_entry[s] >= 0)
+        return kiln_set_error("graph executor: node %d ('%s') reports dimension %d of its output, which is not a "
+                              "size symbol of its own",
+                              op->node, nd->name, nd->report_dim);
+      op->reports = s + 1;
+      op->after = 1;
+      /* a sibling may have reported it first (Unique's outputs) */
+      if (ex->late_pos[s] < 0 && add_late(ex, op, s, nd->report_cap)) return -1;
+    }
+    /* run-time values its output holds, in element order */
+    for (int k = 0; k < nd->num_outputs; k++)
+      for (int el = 0;; el++) {
+        int s = -1;
+        for (int j = 0; j < g->num_syms && s < 0; j++)
+          if (g->sym_value_entry[j] == e + k && g->sym_value_elem[j] == el) s = j;
+        if (s < 0) break;
+        if (ex->late_pos[s] < 0 && add_late(ex, op, s, NULL)) return -1;
       }
-    ex->late_pos[s] = ex->num_late;
-    ex->late_syms[ex->num_late] = s;
-    ex->late_cap[ex->num_late++] = nd->report_cap;
   }
+  for (int s = 0; s < g->num_syms; s++)
+    if (g->sym_value_entry[s] >= 0 && g->nodes[g->entry_node[g->sym_value_entry[s]]].is_op && ex->late_pos[s] < 0)
+      return kiln_set_error("graph executor: the run-time value %s is element %d of entry %d, which no operator "
+                            "computes (or the elements before it are missing)",
+                            g->sym_names[s], g->sym_value_elem[s], g->sym_value_entry[s]);
   return 0;
 }
 
@@ -728,26 +756,40 @@ int kiln_graph_sym_begin(KilnGraphExecutor *ex) {
 
 int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op) {
   const JsonGraph *g = &ex->g;
-  int s = op->reports - 1, k = ex->late_pos[s];
-  int64_t v = op->reported;
-  if (k < ex->late_bound) { /* reported before by a sibling: the same size */
-    if (v != ex->sym_val[s])
+  int s = op->reports - 1;
+  if (!op->late_count) { /* reported before by a sibling: the same size */
+    if (op->reported != ex->sym_val[s])
       return kiln_set_error("reported the size %s = %lld, but an earlier node reported %lld", g->sym_names[s],
-                            (long long)v, (long long)ex->sym_val[s]);
+                            (long long)op->reported, (long long)ex->sym_val[s]);
     return 0;
   }
-  if (k != ex->late_bound)
-    return kiln_set_error("reported the size %s out of order (the executor expected %s first)", g->sym_names[s],
+  if (op->late_first != ex->late_bound)
+    return kiln_set_error("binds %s out of order (the executor expected %s first)", g->sym_names[ex->late_syms[op->late_first]],
                           g->sym_names[ex->late_syms[ex->late_bound]]);
-  if (v < g->sym_lo[s] || v > ex->sym_val[s])
-    return kiln_set_error("the size %s is %lld%s", g->sym_names[s], (long long)v,
-                          v < 1 ? ": an empty result is not supported yet" : ", above the upper bound it was given");
   int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
   if (!vals) return kiln_set_error("out of memory");
   memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
-  vals[s] = v;
-  int rc = provisional(ex, vals, k + 1);
-  if (!rc) rc = replan(ex, vals, k + 1, "after the call", NULL);
+  int rc = 0;
+  for (int k = op->late_first; k < op->late_first + op->late_count && !rc; k++) {
+    int t = ex->late_syms[k];
+    int64_t v = op->reported;
+    if (g->sym_value_entry[t] >= 0) { /* a value the op computed */
+      const DLTensor *o = &ex->entries[g->sym_value_entry[t]];
+      const char *p = (const char *)o->data + o->byte_offset;
+      int el = g->sym_value_elem[t];
+      v = o->dtype.bits == 64 ? ((const int64_t *)p)[el] : ((const int32_t *)p)[el];
+      if (v < g->sym_lo[t] || v > g->sym_hi[t])
+        rc = kiln_set_error("element %d of its result is %lld, the run-time value %s, outside the bounds [%lld, %lld]%s",
+                            el, (long long)v, g->sym_names[t], (long long)g->sym_lo[t], (long long)g->sym_hi[t],
+                            v < 1 && g->sym_lo[t] == 1 ? " (an empty dimension is not supported for a size computed at run time)" : "");
+    } else if (v < g->sym_lo[t] || v > ex->sym_val[t])
+      rc = kiln_set_error("the size %s is %lld%s", g->sym_names[t], (long long)v,
+                          v < 1 ? ": an empty result is not supported yet" : ", above the upper bound it was given");
+    vals[t] = v;
+  }
+  int nb = op->late_first + op->late_count;
+  if (!rc) rc = provisional(ex, vals, nb);
+  if (!rc) rc = replan(ex, vals, nb, "after the call", NULL);
   free(vals);
   return rc;
 }

@@ -333,6 +333,11 @@ typedef struct GraphOp {
    * after the call (kiln_graph_sym_report) */
   int reports;
   int64_t reported;
+  /* late_syms[late_first, + late_count): the symbols this op binds first
+   * (its reported size, or run-time values its output holds); after: the
+   * executor has work after the call (kiln_graph_sym_report) */
+  int late_first, late_count;
+  int after;
   uint64_t *sample_bytes;   /* batched: per argument, one sample's bytes (0: not batched) */
 } GraphOp;
 
@@ -446,7 +451,9 @@ int kiln_graph_sym_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const
  * (or planned no valid shape once they were): run calls it first. */
 int kiln_graph_sym_check_run(const KilnGraphExecutor *ex);
 /* Data-dependent sizes (docs/symbolic_shapes.md, section 4c).  After
- * setup_ops: find the ops that report a size and the symbols they bind.
+ * setup_ops: find the ops that report a size or compute run-time values
+ * (an entry of "NAME:lo:hi:ENTRY:ELEM" that an op writes) and the
+ * symbols they bind.
  * kiln_graph_sym_begin, at the start of a run of a graph that has such
  * symbols: every one unbound, at its upper bound (so each reporting op's
  * output buffer fits whatever it writes), and the entries after planned

@@ -519,16 +519,37 @@ GNode *imp_const_input(Importer *im, int i) {
   return NULL;
 }
 
+/* A value computed by kernels whose elements are run-time values: a
+ * dd.bind node over it (one per value), from whose output the executor
+ * binds them after it runs (docs/symbolic_shapes.md, section 4c). */
+static GNode *bind_node(Importer *im, GNode *v, const char *name) {
+  for (int k = 0; k < im->g->nodes.len; k++) {
+    GNode *n = im->g->nodes.data[k];
+    if (n->kind == GN_CALL && (n->op->flags & OPF_BINDS_VALUES) && !strcmp(gattr_str(&n->attrs, "value_of", ""), name))
+      return n;
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 1, v->type.shape);
+  ga_str(&a, "dtype", dt_str(v->type.dtype));
+  ga_str(&a, "value_of", name);
+  ga_str(&a, "host_attrs", "{}");
+  return graph_call(im->g, "dd.bind", 1, &v, a, kfmt("%s_bind", im->node->name));
+}
+
 int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max) {
   GNode *v = imp_input(im, i);
-  if (!v || v->kind != GN_VAR || v->type.ndim != 1 || v->type.dtype.code != kDLInt ||
+  if (!v || (v->kind != GN_VAR && v->kind != GN_CALL) || v->type.ndim != 1 || v->type.dtype.code != kDLInt ||
       (v->type.dtype.bits != 64 && v->type.dtype.bits != 32) || ttype_is_symbolic(&v->type))
     return -2;
+  /* a graph input's values come with its data; a value kernels compute is
+   * bound after they run */
+  const char *name = v->kind == GN_VAR ? v->name : im->node->inputs[i];
+  if (v->kind == GN_CALL && !bind_node(im, v, name)) return imp_error(im, "input %d ('%s'): %s", i, name, kiln_get_error());
   int64_t n = v->type.shape[0];
-  if (n > max) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, v->name, (long long)n, max);
+  if (n > max) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, name, (long long)n, max);
   for (int64_t k = 0; k < n; k++)
-    if (!(syms[k] = graph_value_sym(im->g, v->name, (int)k, 0, GRAPH_MAX_ELEMS)))
-      return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
+    if (!(syms[k] = graph_value_sym(im->g, name, (int)k, 0, GRAPH_MAX_ELEMS)))
+      return imp_error(im, "input %d ('%s'): %s", i, name, kiln_get_error());
   return (int)n;
 }
 

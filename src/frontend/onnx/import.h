@@ -90,10 +90,11 @@ GNode *imp_scalar(Importer *im, double v, DType t);
 int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
 /* A shape input given at run time (docs/symbolic_shapes.md, "Run-time
  * shape values"): when input i is a 1-D int64/int32 graph input of static
- * length, element k becomes the run-time value symbol syms[k] (a size:
- * bounds [0, GRAPH_MAX_ELEMS], 0 an empty dimension).  The count; -2 when
- * input i is not such an input (the caller reads it as a constant); -1 +
- * error. */
+ * length, or such a value computed by kernels (bound after them through a
+ * dd.bind node, section 4c), element k becomes the run-time value symbol
+ * syms[k] (a size: bounds [0, GRAPH_MAX_ELEMS], 0 an empty dimension).
+ * The count; -2 when input i is not such an input (the caller reads it as
+ * a constant); -1 + error. */
 int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max);
 /* A call's sym_dims attribute: per output dimension d the name of
  * syms[d] (times times[d] when given and not 1: "x_1 3 *"), empty where

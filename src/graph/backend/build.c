@@ -236,21 +236,27 @@ static const char *ops_list(FusedGroup *fg) {
   return r;
 }
 
+/* Whether run-time value s is an element of n: the graph input it names,
+ * or the dd.bind node of a value computed by kernels. */
+static bool holds_value(const GNode *n, const GSym *s) {
+  if (n->kind == GN_VAR) return !strcmp(n->name, s->value_of);
+  return n->kind == GN_CALL && (n->op->flags & OPF_BINDS_VALUES) &&
+         !strcmp(gattr_str(&n->attrs, "value_of", ""), s->value_of);
+}
+
 /* Graph JSON in TVM's format; entry ids equal node ids (one output each). */
 static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *param_index, PtrMap *node_of,
                         const int64_t *storage, const GraphBuildOptions *opt) {
   const char *batch_outer = opt ? opt->batch_outer : NULL;
-  /* a run-time shape value is an element of a graph input the graph takes */
+  /* a run-time shape value is an element of a graph input the graph takes
+   * or of a value it computes (dd.bind) */
   for (int i = 0; i < g->syms.len; i++) {
     const GSym *s = g->syms.data[i];
     bool found = !s->value_of;
-    for (int k = 0; k < g->nodes.len && !found; k++) {
-      const GNode *n = g->nodes.data[k];
-      found = n->kind == GN_VAR && !strcmp(n->name, s->value_of);
-    }
+    for (int k = 0; k < g->nodes.len && !found; k++) found = holds_value(g->nodes.data[k], s);
     if (!found)
-      return kiln_set_error("the run-time shape value '%s' is element %d of the graph input '%s', which the built "
-                            "graph does not take",
+      return kiln_set_error("the run-time shape value '%s' is element %d of the value '%s', which the built "
+                            "graph does not take or compute",
                             s->name, s->value_elem, s->value_of),
              NULL;
   }
@@ -374,11 +380,11 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
         continue;
       }
       /* a run-time shape value: "NAME:lo:hi:ENTRY:ELEM", the entry of the
-       * graph input whose element it is */
+       * graph input (or of the dd.bind node) whose element it is */
       int e = -1;
       for (int k = 0; k < shapes.len && e < 0; k++) {
         const GNode *n = shapes.data[k];
-        if (n->kind == GN_VAR && !strcmp(n->name, s->value_of)) e = k;
+        if (holds_value(n, s)) e = k;
       }
       av_push(&syms, (void *)kfmt("%s:%lld:%lld:%d:%d", s->name, (long long)s->lo, (long long)s->hi, e, s->value_elem));
     }

@@ -20,6 +20,13 @@
  * The runtime function writes the output compact at the real size, which
  * it reports; the executor binds the symbol to it and plans the later
  * entries at that value (docs/symbolic_shapes.md, section 4c).
+ *
+ * dd.bind is the same step for a value a kernel computed (a shape from
+ * Shape -> Gather -> Concat over data, a count): a copy of a 1-D integer
+ * tensor whose elements are run-time values (GSym.value_of names the
+ * node's attribute "value_of"); the graph keeps it though nothing uses
+ * it (OPF_BINDS_VALUES), and the executor binds the values from its
+ * output after it runs.
  */
 #include <string.h>
 
@@ -56,5 +63,10 @@ const OpDef ops_datadep[] = {
     DD("dd.compress", 2, 2, "runtime.dd.compress"),
     DD("dd.unique", 1, 1, "runtime.dd.unique"),
     DD("dd.nms", 5, 5, "runtime.dd.nms"),
+    /* a value computed by kernels that decides later shapes: its copy,
+     * from whose elements the executor binds the run-time values that
+     * name this node's "value_of" (graph_value_sym) after it runs */
+    {"dd.bind", 1, 1, PAT_OPAQUE, infer_dd, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT | OPF_BINDS_VALUES,
+     "runtime.dd.bind"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };
