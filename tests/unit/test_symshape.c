@@ -611,6 +611,86 @@ static void test_symshape_data_dependent(void) {
   free(dir);
 }
 
+/* Values a kernel computes as run-time shape values: t = s + 1 (a kernel
+ * over the input s), copied by a dd.bind node whose elements are the
+ * values t_0, t_1, and out = fill(2.5, shape = t) + 1.  The executor
+ * binds t_0, t_1 after the copy runs and plans the fill at them; one
+ * module runs every s; a value outside the bounds names the node. */
+static void test_symshape_kernel_values(void) {
+  char *dir = kiln_mkdtemp("kiln-kv-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = graph_new();
+  GNode *sv = graph_var(g, "s", ttype(DT_I64, 1, (int64_t[]){2}));
+  GNode *t = graph_call(g, "add", 2, (GNode *[]){sv, graph_scalar(g, 1.0, DT_I64)}, gattrs_new(), "plus1");
+  GAttrs ba = gattrs_new();
+  ga_ints(&ba, "shape", 1, (int64_t[]){2});
+  ga_str(&ba, "dtype", "int64");
+  ga_str(&ba, "value_of", "t");
+  ga_str(&ba, "host_attrs", "{}");
+  GNode *b = graph_call(g, "dd.bind", 1, &t, ba, "bind");
+  GSym *t0 = graph_value_sym(g, "t", 0, 1, 64), *t1 = graph_value_sym(g, "t", 1, 1, 64);
+  CHECK(b && t0 && t1);
+  if (!b || !t0 || !t1) {
+    graph_free(g);
+    kiln_rmtree(dir);
+    free(dir);
+    return;
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 2, (int64_t[]){t0->rep, t1->rep});
+  ga_str(&a, "sym_dims", "t_0,t_1");
+  GNode *f = graph_call(g, "broadcast_to", 1, (GNode *[]){graph_scalar(g, 2.5, DT_F32)}, a, "fill");
+  graph_add_output(g, graph_call(g, "add", 2, (GNode *[]){f, graph_scalar(g, 1.0, DT_F32)}, gattrs_new(), "add"));
+  /* nothing uses the copy, yet every pass keeps it */
+  Graph *g2 = graph_rewrite(g, NULL, NULL);
+  int binds = 0;
+  for (int i = 0; g2 && i < g2->nodes.len; i++)
+    binds += ((GNode *)g2->nodes.data[i])->kind == GN_CALL && (((GNode *)g2->nodes.data[i])->op->flags & OPF_BINDS_VALUES);
+  CHECK_INT(binds, 1);
+  graph_free(g2);
+  const char *so = kfmt("%s/kv.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLTensor *xv = NULL;
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){2}, DT_I64, (DLDevice){kDLCPU, 0}, &xv));
+  static const int64_t seq[][2] = {{2, 3}, {4, 1}, {2, 3}, {0, 6}};
+  for (int k = 0; ex && xv && k < 4; k++) {
+    memcpy(xv->data, seq[k], sizeof seq[k]);
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    DLTensor *out = NULL;
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &out));
+    if (out) {
+      CHECK_INT((int)out->shape[0], (int)seq[k][0] + 1);
+      CHECK_INT((int)out->shape[1], (int)seq[k][1] + 1);
+      int bad_elems = 0;
+      for (int64_t i = 0; i < out->shape[0] * out->shape[1]; i++) bad_elems += ((float *)out->data)[i] != 3.5f;
+      CHECK_INT(bad_elems, 0);
+    }
+    kiln_array_free(out);
+  }
+  if (ex && xv) {
+    ((int64_t *)xv->data)[0] = 70; /* t_0 = 71 > 64 */
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "function 'runtime.dd.bind'");
+    CHECK_CONTAINS(kiln_last_error(), "element 0 of its result is 71, the run-time value t_0, outside the bounds [1, 64]");
+  }
+  kiln_array_free(xv);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 /* y = W3 (W2 (W1 x)) over x (N, 4), unfused: the first product (N, 2)
  * is dead when the last is placed, so the output takes its buffer (the
  * memory plan's token reuse), with fewer bytes per sample than the
@@ -695,6 +775,7 @@ const TestCase symshape_tests[] = {
     {"symshape_executor", test_symshape_executor},
     {"symshape_runtime_value", test_symshape_runtime_value},
     {"symshape_data_dependent", test_symshape_data_dependent},
+    {"symshape_kernel_values", test_symshape_kernel_values},
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
     {"symshape_reshape_flatten_dense", test_symshape_reshape_flatten_dense},
