@@ -99,7 +99,7 @@ def test_split_with_sizes_given_at_run_time(tmp_path):
     so = str(tmp_path / "s.so")
     kiln("compile", path, "-o", so)
     x = RNG.standard_normal((2, 9, 3)).astype(np.float32)
-    for sizes in [(3, 3, 3), (1, 7, 1), (5, 2, 2), (3, 3, 3)]:
+    for sizes in [(3, 3, 3), (1, 7, 1), (5, 2, 2), (4, 0, 5), (0, 9, 0), (3, 3, 3)]:
         p = str(tmp_path / "x.pb")
         with open(p, "wb") as f:
             f.write(numpy_helper.from_array(x).SerializeToString())
@@ -112,14 +112,15 @@ def test_split_with_sizes_given_at_run_time(tmp_path):
         want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
         assert len(got) == 3
         for a, b in zip(got, want):
+            assert a.shape == b.shape
             np.testing.assert_array_equal(a, b)
-    # sizes that do not add up to the axis, and an empty part
+    # sizes that do not add up to the axis, and a negative size
     p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(3, 3, 2)),
              "-o", str(tmp_path / "o.npz"), check=False)
-    assert p.returncode != 0 and "node 'fused_dyn_split" in p.stderr and "= 0" in p.stderr, p.stderr
-    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(4, 0, 5)),
+    assert p.returncode != 0 and "node 'fused_dyn_split" in p.stderr and "= -1" in p.stderr, p.stderr
+    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(4, -1, 6)),
              "-o", str(tmp_path / "o.npz"), check=False)
-    assert p.returncode != 0 and "element 1 is 0" in p.stderr and "outside the bounds [1, 9]" in p.stderr, p.stderr
+    assert p.returncode != 0 and "element 1 is -1" in p.stderr and "outside the bounds [0, 9]" in p.stderr, p.stderr
 
 
 def _write(tmp_path, a):

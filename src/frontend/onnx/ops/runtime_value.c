@@ -232,8 +232,9 @@ int onnx_slice_runtime(Importer *im) {
 }
 
 /* Split (opset 13 and later) whose sizes are a graph input: part i is
- * dyn.split, its size along the axis the value symbol split_i (0, the
- * executor's error, unless the sizes add up to the axis), the kernel
+ * dyn.split, its size along the axis the value symbol split_i (-1, the
+ * executor's error, unless the sizes add up to the axis; 0 an empty
+ * part), the kernel
  * reading the sizes before it for its offset.  The representative sizes
  * split the axis evenly.  -2 when the sizes are not a graph input. */
 int onnx_split_runtime(Importer *im) {
@@ -254,7 +255,7 @@ int onnx_split_runtime(Importer *im) {
   int64_t sum = 0;
   for (int k = 0; k < n; k++) {
     int before = g->syms.len;
-    if (!(syms[k] = graph_value_sym(g, sz->name, k, 1, D))) return imp_error(im, "input 1 ('%s'): %s", sz->name, kiln_get_error());
+    if (!(syms[k] = graph_value_sym(g, sz->name, k, 0, D))) return imp_error(im, "input 1 ('%s'): %s", sz->name, kiln_get_error());
     if (g->syms.len > before) syms[k]->rep = k < n - 1 ? D / n : D - (D / n) * (n - 1);
     sum += syms[k]->rep;
   }
@@ -265,7 +266,7 @@ int onnx_split_runtime(Importer *im) {
     if (!imp_want_output(im, i)) continue;
     StrBuf sd = {0};
     for (int d = 0; d < x->type.ndim; d++)
-      if (d == axis) sb_printf(&sd, "%s%s %lld eq %s 0 sel", d ? "," : "", total.data, (long long)D, syms[i]->name);
+      if (d == axis) sb_printf(&sd, "%s%s %lld eq %s -1 sel", d ? "," : "", total.data, (long long)D, syms[i]->name);
       else if (d) sb_puts(&sd, ",");
     GAttrs a = gattrs_new();
     ga_int(&a, "axis", axis);
