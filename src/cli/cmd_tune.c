@@ -20,49 +20,73 @@
 #include "graph/backend/build.h"
 #include "graph/backend/strategy.h"
 
-/* The symbolic batch whose tasks are listed at batch 1: its name and
- * bounds (load_tasks), when set. */
+/* The symbolic batch whose tasks are listed at batch 1 (load_tasks), when
+ * set: its name and bounds, the batched variants' batches, and how many of
+ * the tasks are the batch-1 ones (the variants' follow). */
 typedef struct BatchSym {
   char name[64];
   long long lo, hi;
   bool set;
+  CliVariants vars;
+  int n_batch1;
 } BatchSym;
 
-/* Import, optimize and extract; NULL after printing an error.  A model
- * whose only symbol is a per-sample batch is specialized to batch 1 as
- * kiln compile does (the batch as an outer loop, docs/symbolic_shapes.md):
- * its kernels are the batch-1 ones, so its tasks are the batch-1 tasks and
- * their records serve every batch (*batch says so).  Any other symbolic
- * model is refused by the extraction, naming a symbolic tensor. */
+/* The variants' batches, "4, 8". */
+static const char *variant_list(const BatchSym *b) {
+  StrBuf sb = {0};
+  for (int i = 0; i < b->vars.n; i++) sb_printf(&sb, "%s%lld", i ? ", " : "", (long long)b->vars.batch[i]);
+  const char *r = kstrdup(sb.data ? sb.data : "");
+  sb_free(&sb);
+  return r;
+}
+
+/* Import, optimize and extract as kiln compile does (cli_load_and_optimize);
+ * NULL after printing an error.  A model whose only symbol is a
+ * per-sample batch (the batch as an outer loop, docs/symbolic_shapes.md)
+ * is built at batch 1, whose tasks' records serve every batch, plus the
+ * batched variants (--batch-sizes, by default 4 and 8 within the bound):
+ * the batch-1 tasks come first, then each variant's tasks that are not
+ * already listed, used by the variant's kernels (named b8_fused_... in the
+ * module and the profile).  *batch says so.  Any other symbolic model is
+ * refused by the extraction, naming a symbolic tensor. */
 static AVec *load_tasks(Command *cmd, const char *path, long lvl, const Target *t, Graph **gout, BatchSym *batch) {
-  Opt *shapes = cli_opt(cmd, "--input-shapes");
   bool was = graph_dispatch_set_quiet(cli_dispatch(), true);
-  Graph *g = kiln_import_onnx(path, shapes && shapes->set ? shapes->value : NULL);
-  const GSym *bs = g && !target_is_gpu(t) ? graph_batch_symbol(g) : NULL;
-  batch->set = bs != NULL;
-  if (bs) {
-    snprintf(batch->name, sizeof batch->name, "%s", bs->name);
-    batch->lo = (long long)bs->lo;
-    batch->hi = (long long)bs->hi;
-    int64_t one = 1;
-    Graph *g1 = graph_specialize(g, &one);
-    graph_free(g);
-    g = g1;
-  }
-  int prec = 0;
-  if (g && cli_precision(cmd, &prec)) {
-    graph_free(g);
-    graph_dispatch_set_quiet(cli_dispatch(), was);
-    return NULL;
-  }
-  if (g) {
-    GraphOptions go = {(int)lvl, NULL, stdout, t, cli_dispatch(), (GraphPrecision)prec};
-    g = graph_optimize(g, &go);
-  }
+  const char *outer = NULL;
+  memset(batch, 0, sizeof *batch);
+  Graph *g = cli_load_and_optimize(cmd, path, lvl, t, &outer, &batch->vars);
   graph_dispatch_set_quiet(cli_dispatch(), was);
-  if (!g) return cli_error(cmd, "%s", kiln_get_error()), NULL;
+  if (!g) return NULL;
+  if (outer) { /* "N:lo:hi" */
+    const char *c2 = strrchr(outer, ':'), *c1 = c2;
+    while (c1 > outer && c1[-1] != ':') c1--;
+    batch->set = c1 > outer;
+    snprintf(batch->name, sizeof batch->name, "%.*s", (int)(c1 - 1 - outer), outer);
+    batch->lo = strtoll(c1, NULL, 10);
+    batch->hi = strtoll(c2 + 1, NULL, 10);
+  }
   AVec *tasks = KNEW(AVec);
-  if (graph_extract_tasks(g, (int)lvl, t, cli_dispatch(), tasks)) {
+  int rc = graph_extract_tasks(g, (int)lvl, t, cli_dispatch(), tasks);
+  batch->n_batch1 = tasks->len;
+  for (int v = 0; v < batch->vars.n && !rc; v++) {
+    AVec vt = {0};
+    if ((rc = graph_extract_tasks(batch->vars.g[v], (int)lvl, t, cli_dispatch(), &vt)))
+      kiln_error_context("batched variant at batch %lld", (long long)batch->vars.batch[v]);
+    for (int i = 0; i < vt.len && !rc; i++) {
+      GraphTask *vk = vt.data[i];
+      for (int k = 0; k < vk->users.len; k++) /* the kernel names of the variant in the module */
+        vk->users.data[k] = (void *)kfmt("b%lld_%s", (long long)batch->vars.batch[v], (const char *)vk->users.data[k]);
+      GraphTask *same = NULL;
+      for (int j = batch->n_batch1; j < tasks->len && !same; j++) {
+        GraphTask *o = tasks->data[j];
+        if (o->tmpl == vk->tmpl && !strcmp(o->wl->key, vk->wl->key)) same = o;
+      }
+      if (!same) av_push(tasks, vk);
+      else
+        for (int k = 0; k < vk->users.len; k++) av_push(&same->users, vk->users.data[k]);
+    }
+  }
+  for (int v = 0; v < batch->vars.n; v++) graph_free(batch->vars.g[v]);
+  if (rc) {
     graph_free(g);
     return cli_error(cmd, "%s", kiln_get_error()), NULL;
   }
@@ -83,6 +107,7 @@ static Opt tasks_opts[] = {
     {"-O", NULL, OPT_VALUE, "LEVEL", "optimization level 0-3 (default 3)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "the target whose tasks to list, e.g. \"cuda\" (TVM's CUDA templates; a 3x3 stride-1 conv2d is also a winograd task) (default: this machine)", false, NULL, NULL, 0},
     {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: list the tasks of a --precision bf16 build (docs/bf16.md)", false, NULL, NULL, 0},
+    {"--batch-sizes", NULL, OPT_VALUE, "LIST", "a symbolic batch: also list the tasks of the batched variants at these batches, as kiln compile builds them (default: 4 and 8 within the bound), or none", false, NULL, NULL, 0},
     {NULL, NULL, 0, NULL, NULL, false, NULL, NULL, 0},
 };
 
@@ -98,10 +123,14 @@ static int run_tasks(Command *cmd, int npos, const char **pos) {
   BatchSym batch;
   AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g, &batch);
   if (!tasks) return -1;
-  if (batch.set)
+  if (batch.set && !batch.vars.n)
     printf("symbolic batch %s in [%lld, %lld]: the kernels are built at batch 1 and called once per sample, so these "
            "are the batch-1 tasks; their records serve every %s\n",
            batch.name, batch.lo, batch.hi, batch.name);
+  else if (batch.set)
+    printf("symbolic batch %s in [%lld, %lld]: tasks 1-%d are the batch-1 tasks (kernels called once per sample; their "
+           "records serve every %s), the rest those of the batched variants at %s = %s (--batch-sizes)\n",
+           batch.name, batch.lo, batch.hi, batch.n_batch1, batch.name, batch.name, variant_list(&batch));
   for (int i = 0; i < tasks->len; i++) {
     GraphTask *t = tasks->data[i];
     const char *name = t->tmpl->template_key ? kfmt("%s (%s)", t->tmpl->name, t->tmpl->template_key) : t->tmpl->name;
@@ -109,7 +138,8 @@ static int run_tasks(Command *cmd, int npos, const char **pos) {
     if (t->wl->nargs >= 2 && t->wl->args[0].kind == WARG_TENSOR && t->wl->args[1].kind == WARG_TENSOR) {
       printf("  input:   ");
       tensor_tuple(&t->wl->args[0]);
-      if (batch.set) printf("  (one sample of (%s, ...))", batch.name);
+      if (batch.set && i < batch.n_batch1) printf("  (one sample of (%s, ...))", batch.name);
+      else if (batch.set) printf("  (batched variant, %s = %lld)", batch.name, (long long)t->wl->args[0].ints[0]);
       printf("\n  weight:  ");
       tensor_tuple(&t->wl->args[1]);
       printf("\n");
@@ -135,6 +165,7 @@ static Opt tune_opts[] = {
     {"--input-shapes", NULL, OPT_VALUE, "SHAPES", "input shapes; a size given overrides the model's, e.g. \"data:[8,3,224,224]\"", false, NULL, NULL, 0},
     {"--precision", NULL, OPT_VALUE, "P", "fp32 (default) or bf16: tune the tasks of a --precision bf16 build (docs/bf16.md)", false, NULL, NULL, 0},
     {"--target", NULL, OPT_VALUE, "TARGET", "the target to tune for, e.g. \"opencl\" or \"cuda\": candidates run on its device 0, which must be on this machine (default: this machine's CPU)", false, NULL, NULL, 0},
+    {"--batch-sizes", NULL, OPT_VALUE, "LIST", "a symbolic batch: also tune the tasks of the batched variants at these batches, as kiln compile builds them (default: 4 and 8 within the bound), or none", false, NULL, NULL, 0},
     {"--trials", NULL, OPT_VALUE, "N", "measurements per task, those already in the log included (default 1000, capped at the space size)", false, NULL, NULL, 0},
     {"--tuner", NULL, OPT_VALUE, "NAME", "xgb (default: XGBoost cost model), ga, random or grid", false, NULL, NULL, 0},
     {"--early-stopping", NULL, OPT_VALUE, "N", "stop a task after N trials without a better config", false, NULL, NULL, 0},
@@ -236,9 +267,13 @@ static int run_tune(Command *cmd, int npos, const char **pos) {
   BatchSym batch;
   AVec *tasks = load_tasks(cmd, pos[0], lvl, target, &g, &batch);
   if (!tasks) return -1;
-  if (batch.set)
+  if (batch.set && !batch.vars.n)
     fprintf(stderr, "kiln: symbolic batch %s: tuning the batch-1 tasks, whose records serve every %s (the kernels run "
             "once per sample)\n", batch.name, batch.name);
+  else if (batch.set)
+    fprintf(stderr, "kiln: symbolic batch %s: tuning the batch-1 tasks (1-%d), whose records serve every %s (the "
+            "kernels run once per sample), and those of the batched variants at %s = %s\n",
+            batch.name, batch.n_batch1, batch.name, batch.name, variant_list(&batch));
   int n = tasks->len;
   bool *sel = KNEWN(bool, n + 1);
   for (int i = 0; i < n; i++) sel[i] = true;

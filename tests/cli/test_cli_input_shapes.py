@@ -151,29 +151,44 @@ def test_symbolic_shapes_through_inference(tmp_path):
 
 def test_symbolic_batch_tasks_and_tune(tmp_path):
     # a symbolic batch alone runs the batch-1 kernels once per sample, so
-    # its tasks are the batch-1 tasks (listed with the batch named), and
-    # records tuned for them serve the symbolic build
+    # its first tasks are the batch-1 tasks (listed with the batch named);
+    # the batched variants' tasks (at 4 and 8 by default, as kiln compile
+    # builds them) follow, used by their b4_/b8_ kernels; records tuned for
+    # either serve the symbolic build
     path = str(tmp_path / "fcn.onnx")
     torch.onnx.export(FCN().eval(), torch.randn(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
                       opset_version=13)
     shapes = "x:[N,3,32,32],N<=16"
-    out = kiln("tasks", path, "--input-shapes", shapes).stdout
+    loop = kiln("tasks", path, "--input-shapes", shapes, "--batch-sizes", "none").stdout
     static = kiln("tasks", path, "--input-shapes", "x:[1,3,32,32]").stdout
-    assert out.splitlines()[0] == ("symbolic batch N in [1, 16]: the kernels are built at batch 1 and called once "
-                                   "per sample, so these are the batch-1 tasks; their records serve every N"), out
-    assert out.count("(one sample of (N, ...))") == 2, out
+    assert loop.splitlines()[0] == ("symbolic batch N in [1, 16]: the kernels are built at batch 1 and called once "
+                                    "per sample, so these are the batch-1 tasks; their records serve every N"), loop
+    assert loop.count("(one sample of (N, ...))") == 2, loop
     # apart from those notes, exactly the static batch-1 listing
-    assert out.split("\n", 1)[1].replace("  (one sample of (N, ...))", "") == static, (out, static)
-    assert "workload: [(1,3,32,32),(8,3,3,3)] s2 p1" in out and "workload: [(1,8,16,16),(4,8,3,3)] s1 p1" in out
+    assert loop.split("\n", 1)[1].replace("  (one sample of (N, ...))", "") == static, (loop, static)
+    assert "workload: [(1,3,32,32),(8,3,3,3)] s2 p1" in loop and "workload: [(1,8,16,16),(4,8,3,3)] s1 p1" in loop
+    out = kiln("tasks", path, "--input-shapes", shapes).stdout
+    assert out.splitlines()[0] == ("symbolic batch N in [1, 16]: tasks 1-2 are the batch-1 tasks (kernels called once "
+                                   "per sample; their records serve every N), the rest those of the batched "
+                                   "variants at N = 4, 8 (--batch-sizes)"), out
+    assert "[Task  6/ 6]" in out and out.count("(batched variant, N = 4)") == 2 and out.count("N = 8)") == 2, out
+    assert "workload: [(8,3,32,32),(8,3,3,3)] s2 p1" in out, out
+    assert "used by: b8_fused_nn_contrib_conv2d_NCHWc_add" in out, out
+    assert "[Task  4/ 4]" in kiln("tasks", path, "--input-shapes", shapes, "--batch-sizes", "8").stdout
+    p = kiln("tasks", path, "--input-shapes", shapes, "--batch-sizes", "4,2", check=False)
+    assert p.returncode != 0 and "expected up to 8 increasing batches" in p.stderr, p.stderr
     log = str(tmp_path / "r.json")
-    p = kiln("tune", path, "-o", log, "--input-shapes", shapes, "--trials", "2", "--tasks", "1", "--verify", "0",
+    p = kiln("tune", path, "-o", log, "--input-shapes", shapes, "--trials", "2", "--tasks", "1,5", "--verify", "0",
              "--parallel", "1")
-    assert "symbolic batch N: tuning the batch-1 tasks" in p.stderr, p.stderr
-    assert '["TENSOR", [1, 3, 32, 32], "float32"]' in open(log).read()
+    assert "symbolic batch N: tuning the batch-1 tasks (1-2)" in p.stderr and "variants at N = 4, 8" in p.stderr, \
+        p.stderr
+    rec = open(log).read()
+    assert '["TENSOR", [1, 3, 32, 32], "float32"]' in rec and '["TENSOR", [8, 3, 32, 32], "float32"]' in rec, rec
     p = kiln("compile", path, "--input-shapes", shapes, "--tuning-records", log, "-o", str(tmp_path / "f.so"))
-    # task 1 found its record; task 2 (not tuned) takes the fallback
+    # tasks 1 and 5 found their records; the others (not tuned) take the fallback
     assert "no tuning record for conv2d_NCHWc.x86 [(1,8,16,16)" in p.stderr, p.stderr
-    assert "[(1,3,32,32)" not in p.stderr, p.stderr
+    assert "no tuning record for conv2d_NCHWc.x86 [(4,3,32,32)" in p.stderr, p.stderr
+    assert "[(1,3,32,32)" not in p.stderr and "[(8,3,32,32)" not in p.stderr, p.stderr
 
 
 def test_symbolic_shape_errors(cnn, tmp_path):
