@@ -453,7 +453,7 @@ const OpDef ops_transform[] = {
      "data, begin, end, strides=None, axes=None"},
     {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
      "data, begin, strides, axes"},
-    {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes, axis, index"},
+    {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes=None, axis=0, index=0"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},
