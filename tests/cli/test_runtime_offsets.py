@@ -35,6 +35,7 @@ def test_slice_with_every_operand_given_at_run_time(tmp_path):
              ((1, -2), (BIG, -7), (2, 1), (2, -1)),       # to the end; backwards past the start
              ((-1, 4), (-1000, 1000), (-1, 0), (-3, 1)),  # negative axes and steps, clamped ends
              ((2, 0), (6, 7), (1, 2), (3, 3)),
+             ((4, 0), (2, 5), (0, 1), (1, 1)),            # empty
              ((0, 1), (3, 5), (0, 1), (1, 1))]            # the first binding again (a cached plan)
     for s, e, a, t in cases:
         y = run(tmp_path, so, [x, i64(*s), i64(*e), i64(*a), i64(*t)])
@@ -124,7 +125,36 @@ def test_split_with_sizes_given_at_run_time(tmp_path):
 
 
 def _write(tmp_path, a):
-    q = str(tmp_path / "v.pb")
+    q = str(tmp_path / f"v{_write.n}.pb")
+    _write.n += 1
     with open(q, "wb") as f:
         f.write(numpy_helper.from_array(a).SerializeToString())
     return q
+
+
+def test_topk_with_k_given_at_run_time(tmp_path):
+    g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=0)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [3, 6]),
+                           helper.make_tensor_value_info("k", TP.INT64, [1])],
+                          [helper.make_tensor_value_info("v", TP.FLOAT, None),
+                           helper.make_tensor_value_info("i", TP.INT64, None)])
+    path = str(tmp_path / "t.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), path)
+    so = str(tmp_path / "t.so")
+    kiln("compile", path, "-o", so)
+    x = RNG.permutation(18).astype(np.float32).reshape(3, 6)
+    xp = _write(tmp_path, x)
+    order = np.argsort(x, axis=1, kind="stable")
+    for k in [1, 4, 6, 0, 2]:
+        kiln("run", so, "--inputs", xp, "--inputs", _write(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"))
+        with np.load(str(tmp_path / "o.npz")) as z:
+            v, i = z["v"], z["i"]
+        np.testing.assert_array_equal(i, order[:, :k])
+        np.testing.assert_array_equal(v, np.take_along_axis(x, order[:, :k], 1))
+    for k in [-1, 7]:
+        p = kiln("run", so, "--inputs", xp, "--inputs", _write(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"),
+                 check=False)
+        assert p.returncode != 0 and f"element 0 is {k}" in p.stderr and "outside the bounds [0, 6]" in p.stderr, p.stderr
+
+
+_write.n = 0

@@ -120,7 +120,12 @@ int onnx_h_TopK(Importer *im) {
   if (r + 1 > MAXD) return imp_error(im, "input rank %d is too large", r);
   if (imp_attr_axis(im, "axis", -1, r, &ax)) return -1;
   int64_t n = x->type.shape[ax], k;
-  if (imp_opset(im) < 10 ? imp_attr_i64(im, "k", 0, 0, n, &k) : imp_input_i64(im, 1, 0, n, &k)) return -1;
+  /* k given at run time: every entry ranked (k = n), then the first k */
+  GSym *kv = NULL;
+  int rc = imp_opset(im) < 10 || ttype_is_symbolic(&x->type) ? -2 : onnx_runtime_count(im, 1, 0, n, &kv);
+  if (rc == -1) return -1;
+  if (kv) k = n;
+  else if (imp_opset(im) < 10 ? imp_attr_i64(im, "k", 0, 0, n, &k) : imp_input_i64(im, 1, 0, n, &k)) return -1;
   bool largest = onnx_attr_int(N(im), "largest", 1) != 0;
   int64_t perm[MAXD], inv[MAXD];
   int q = 0;
@@ -143,8 +148,10 @@ int onnx_h_TopK(Importer *im) {
   int64_t ia = r - 1;
   GNode *vals = imp_reduce(im, "sum", imp_where(im, sel, xi, imp_scalar_like(im, 0, x)), 1, &ia, false);
   GNode *idx = imp_reduce(im, "sum", imp_where(im, sel, arange_n, imp_scalar(im, 0, DT_I64)), 1, &ia, false);
-  if (imp_set_output(im, 0, imp_transpose(im, vals, r, inv))) return -1;
-  return imp_set_output(im, 1, imp_transpose(im, idx, r, inv));
+  GNode *yv = imp_transpose(im, vals, r, inv), *yi = imp_transpose(im, idx, r, inv);
+  if (kv) yv = onnx_runtime_prefix(im, yv, ax, kv), yi = onnx_runtime_prefix(im, yi, ax, kv);
+  if (imp_set_output(im, 0, yv)) return -1;
+  return imp_set_output(im, 1, yi);
 }
 
 /* ---- GatherND and the scatters ---- */

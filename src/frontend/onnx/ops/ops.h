@@ -53,7 +53,8 @@
  *                  normalization, GELU-family activations (ai.onnx and
  *                  com.microsoft)
  *   runtime_value.c  Slice and Split whose offsets are values given at
- *                  run time, read by the kernel
+ *                  run time, read by the kernel; a prefix of a count
+ *                  given at run time (TopK's k)
  *   table.c        the table: op, opset versions, handler, input arity
  */
 #ifndef KILN_FRONTEND_ONNX_OPS_H
@@ -77,6 +78,12 @@ static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
 /* runtime_value.c: -2 when no operand is a run-time value */
 int onnx_slice_runtime(Importer *im);
 int onnx_split_runtime(Importer *im);
+/* Input i as a count given at run time (a graph input of one int
+ * element: TopK's k): its value symbol in [lo, hi] (representative value
+ * hi) in *out; -2 when it is not such an input. */
+int onnx_runtime_count(Importer *im, int i, int64_t lo, int64_t hi, GSym **out);
+/* y's first k entries along axis, k given at run time. */
+GNode *onnx_runtime_prefix(Importer *im, GNode *y, int axis, const GSym *k);
 
 static inline int out0(Importer *im, GNode *v) { return imp_set_output(im, 0, v); }
 static inline GNode *bin(Importer *im, const char *op, GNode *a, GNode *b) { return imp_call2(im, op, a, b); }

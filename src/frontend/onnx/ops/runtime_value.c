@@ -8,10 +8,10 @@
  * sym_dims), which the executor evaluates at set_input; the offsets the
  * kernel needs are not sizes, so the kernel reads the value tensors
  * itself (a scalar read of each element inside the compute, as a gather
- * reads its indices).  A value that no output could have (a Slice step of
- * 0, axes named twice, Split sizes that do not add up to the axis) makes
- * a dimension -1, which the executor refuses naming the node and the
- * values; a dimension of 0 is an empty result.
+ * reads its indices).  An empty result is a dimension 0; a value that no
+ * output could have (a Slice step of 0, axes named twice, Split sizes
+ * that do not add up to the axis) makes a dimension -1, which the
+ * executor refuses naming the node and the values.
  *
  * The representative values of these symbols are those of the identity
  * (starts 0, ends past the end, steps 1, axes 0, 1, ...; starts past the
@@ -48,15 +48,17 @@ static void put_index(StrBuf *sb, const RtVal *b, int64_t D, int lo, int hi) {
   sb_printf(sb, " sel %d max %lld min", lo, (long long)D + hi);
 }
 
-/* The length of slice (b, e, s) of a dimension D, as ONNX defines it, and
- * -1 (an error) for a step of 0. */
+/* The length of slice (b, e, s) of a dimension D, as ONNX defines it (-1
+ * for a step of 0: no output). */
 static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, int64_t D) {
   /* the step, with 0 made 1 for the divisions (the result is 0 then) */
   StrBuf st = {0};
   put_val(&st, s);
   put_val(&st, s);
   sb_puts(&st, " 0 eq +");
-  /* the condition: step > 0 */
+  /* -1 (no output) for a step of 0, else by the step's sign */
+  put_val(sb, s);
+  sb_puts(sb, " 0 ne");
   put_val(sb, s);
   sb_puts(sb, " 0 gt");
   /* forward: ceil((E - B) / s), at least 0 */
@@ -66,11 +68,7 @@ static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, 
   /* backward: ceil((B - E) / -s), at least 0 */
   put_index(sb, b, D, -1, -1);
   put_index(sb, e, D, -1, -1);
-  sb_printf(sb, " - 0%s - + 1 - 0%s - fdiv 0 max sel", st.data, st.data);
-  put_val(sb, s);
-  sb_puts(sb, " 0 ne *");
-  put_val(sb, s);
-  sb_puts(sb, " 0 eq -1 * +");
+  sb_printf(sb, " - 0%s - + 1 - 0%s - fdiv 0 max sel -1 sel", st.data, st.data);
   sb_free(&st);
 }
 
@@ -206,9 +204,9 @@ int onnx_slice_runtime(Importer *im) {
         if (nh++) sb_puts(&hits, " +");
       }
       sb_printf(&e, " 1%s - %lld * +", hits.data, (long long)D);
-      if (dyn_axes || nh > 1) sb_printf(&e, "%s 1 le *%s 1 gt -1 * +", hits.data, hits.data);
+      if (dyn_axes || nh > 1) sb_printf(&sd, "%s 1 le%s -1 sel", hits.data + 1, e.data);
+      else sb_puts(&sd, e.data + 1);
       sb_free(&hits);
-      sb_puts(&sd, e.data + 1);
     }
     sb_free(&e);
   }
@@ -232,10 +230,9 @@ int onnx_slice_runtime(Importer *im) {
 }
 
 /* Split (opset 13 and later) whose sizes are a graph input: part i is
- * dyn.split, its size along the axis the value symbol split_i (-1, the
- * executor's error, unless the sizes add up to the axis; 0 an empty
- * part), the kernel
- * reading the sizes before it for its offset.  The representative sizes
+ * dyn.split, its size along the axis the value symbol split_i in [0, D]
+ * (0 an empty part; -1, the executor's error, unless the sizes add up to
+ * the axis), the kernel reading the sizes before it for its offset.  The representative sizes
  * split the axis evenly.  -2 when the sizes are not a graph input. */
 int onnx_split_runtime(Importer *im) {
   GNode *x = imp_input(im, 0), *sz = imp_input(im, 1);
@@ -249,7 +246,10 @@ int onnx_split_runtime(Importer *im) {
   int64_t n = sz->type.shape[0], D = x->type.shape[axis];
   if (n != nout) return imp_error(im, "split has %lld sizes for %d outputs", (long long)n, nout);
   if (n > 64) return imp_error(im, "too many outputs (%lld, at most 64)", (long long)n);
-  if (D < n) return -2; /* no representative sizes of at least 1 */
+  /* representative sizes of at least 1, so that no part is empty at
+   * compile time (an empty call is a constant from there on) unless every
+   * part always is (an empty axis: the bounds [0, 0] hold the sizes at 0) */
+  if (D < n && D > 0) return -2;
   Graph *g = imp_graph(im);
   GSym *syms[64];
   int64_t sum = 0;
@@ -271,7 +271,7 @@ int onnx_split_runtime(Importer *im) {
     GAttrs a = gattrs_new();
     ga_int(&a, "axis", axis);
     ga_int(&a, "index", i);
-    ga_int(&a, "size", sum == D ? syms[i]->rep : 0);
+    ga_int(&a, "size", sum == D ? syms[i]->rep : -1);
     ga_str(&a, "sym_dims", sd.data ? sd.data : "");
     sb_free(&sd);
     GNode *args[2] = {x, sz};
@@ -279,4 +279,38 @@ int onnx_split_runtime(Importer *im) {
   }
   sb_free(&total);
   return rc;
+}
+
+int onnx_runtime_count(Importer *im, int i, int64_t lo, int64_t hi, GSym **out) {
+  GNode *v = imp_input(im, i);
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&v->type) || v->type.ndim > 1 ||
+      (v->type.ndim == 1 && v->type.shape[0] != 1) || v->type.dtype.code != kDLInt ||
+      (v->type.dtype.bits != 64 && v->type.dtype.bits != 32))
+    return -2;
+  if (lo > hi) return -2; /* no value is possible: the compile-time path says why */
+  Graph *g = imp_graph(im);
+  int before = g->syms.len;
+  if (!(*out = graph_value_sym(g, v->name, 0, lo, hi))) return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
+  if (g->syms.len > before) (*out)->rep = hi;
+  return 0;
+}
+
+GNode *onnx_runtime_prefix(Importer *im, GNode *y, int axis, const GSym *k) {
+  if (!y) return NULL;
+  int64_t one = 1, *b, *s, *a;
+  GNode *begin = imp_new_i64(im, 1, &one, &b), *steps = imp_new_i64(im, 1, &one, &s), *axes = imp_new_i64(im, 1, &one, &a);
+  if (!begin || !steps || !axes) return NULL;
+  b[0] = 0, s[0] = 1, a[0] = axis;
+  StrBuf sd = {0};
+  for (int d = 0; d < y->type.ndim; d++) sb_printf(&sd, "%s%s", d ? "," : "", d == axis ? k->name : "");
+  GAttrs at = gattrs_new();
+  int64_t end = k->rep;
+  ga_ints(&at, "begin", 1, b);
+  ga_ints(&at, "end", 1, &end);
+  ga_ints(&at, "axes", 1, a);
+  ga_ints(&at, "strides", 1, s);
+  ga_str(&at, "sym_dims", sd.data ? sd.data : "");
+  sb_free(&sd);
+  GNode *args[4] = {y, begin, steps, axes};
+  return imp_call(im, "dyn.strided_slice", 4, args, at);
 }
