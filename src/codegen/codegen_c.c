@@ -286,6 +286,7 @@ static const char *intrin_scalar(const CG *g, Intrinsic op, DType t, const char 
   case INTRIN_bf16_pack2: return kfmt("kiln_bf16_pack2(%s, %s)", a, b);
   case INTRIN_bf16_dot2: return kfmt("kiln_bf16_dot2(%s, %s)", a, b);
   case INTRIN_bf16_half: return kfmt("kiln_bf16_float((%s) >> (((%s) & 1u) * 16u))", a, b);
+  case INTRIN_u8s8_dot4: return kfmt("kiln_u8s8_dot4(%s, %s)", a, b);
   case INTRIN__COUNT: break;
   }
   KUNREACHABLE();
@@ -341,6 +342,45 @@ static void emit_bf16_dot_acc(CG *g, Expr *acc, Expr *dot) {
 
 static bool is_bf16_dot(const Expr *e) { return e->kind == EK_Call && e->call.op == INTRIN_bf16_dot2; }
 
+/* int8 in generated code (docs/int8.md): the scalar u8s8_dot4 with the
+ * semantics of src/ir/scalar.c, and a vector dot-accumulate that is one
+ * AVX512-VNNI VPDPBUSD where the compiler targets it (a lane loop
+ * elsewhere; both wrap in int32 as the instruction does). */
+static const char int8_source[] =
+    "static inline int32_t kiln_u8s8_dot4(uint32_t a, uint32_t b) {\n"
+    "  int32_t s = 0;\n"
+    "  for (int j = 0; j < 4; j++) s += (int32_t)((a >> (8 * j)) & 0xffu) * (int32_t)(int8_t)(uint8_t)(b >> (8 * j));\n"
+    "  return s;\n"
+    "}\n"
+    "#if defined(__AVX512VNNI__)\n#include <immintrin.h>\n#endif\n";
+
+/* acc + u8s8_dot4(a, b) on int32 vectors: VPDPBUSD for 16 (or 8, with
+ * AVX512VL) lanes, else a lane loop (int32 wraps like the instruction:
+ * the sum is formed in uint32). */
+static void emit_u8s8_dot_acc(CG *g, Expr *acc, Expr *dot) {
+  DType t = acc->dtype, ut = dot->call.args[0]->dtype;
+  const char *vt = ctype(g, t), *uvt = ctype(g, ut);
+  const char *name = kfmt("kiln_dpbusd_%s", vt + 3);
+  need(g, "kiln_int8", int8_source);
+  const char *isa = t.lanes == 16 ? "defined(__AVX512VNNI__)" : t.lanes == 8 ? "defined(__AVX512VNNI__) && defined(__AVX512VL__)" : "0";
+  const char *intr = t.lanes == 16 ? "(%s)_mm512_dpbusd_epi32((__m512i)c, (__m512i)a, (__m512i)b)"
+                                   : "(%s)_mm256_dpbusd_epi32((__m256i)c, (__m256i)a, (__m256i)b)";
+  need(g, name,
+       kfmt("static inline %s %s(%s c, %s a, %s b) {\n#if %s\n  return %s;\n#else\n"
+            "  for (int l = 0; l < %d; l++) c[l] = (int32_t)((uint32_t)c[l] + (uint32_t)kiln_u8s8_dot4(a[l], b[l]));\n"
+            "  return c;\n#endif\n}\n",
+            vt, name, vt, uvt, uvt, isa, t.lanes == 16 || t.lanes == 8 ? kfmt(intr, vt) : "c", t.lanes));
+  sb_printf(g->out, "%s(", name);
+  expr(g, acc);
+  sb_puts(g->out, ", ");
+  expr(g, dot->call.args[0]);
+  sb_puts(g->out, ", ");
+  expr(g, dot->call.args[1]);
+  sb_putc(g->out, ')');
+}
+
+static bool is_u8s8_dot(const Expr *e) { return e->kind == EK_Call && e->call.op == INTRIN_u8s8_dot4; }
+
 /* Whether the freestanding math file (graph/backend/export_c_math.c) covers op. */
 static bool freestanding_has(Intrinsic op, DType t) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
@@ -356,7 +396,7 @@ static bool freestanding_has(Intrinsic op, DType t) {
     return false;
   case INTRIN_shift_left: case INTRIN_shift_right: case INTRIN_bitwise_and: case INTRIN_bitwise_or:
   case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely: case INTRIN_bf16_pack2: case INTRIN_bf16_dot2:
-  case INTRIN_bf16_half:
+  case INTRIN_bf16_half: case INTRIN_u8s8_dot4:
     return true;
   case INTRIN__COUNT:
     break;
@@ -564,6 +604,11 @@ static void expr(CG *g, Expr *e) {
       emit_bf16_dot_acc(g, b_dot ? e->bin.a : e->bin.b, b_dot ? e->bin.b : e->bin.a);
       return;
     }
+    if (vec && dt_eq(dt_scalar(t), DT_I32) && (is_u8s8_dot(e->bin.a) || is_u8s8_dot(e->bin.b))) {
+      bool b_dot = is_u8s8_dot(e->bin.b);
+      emit_u8s8_dot_acc(g, b_dot ? e->bin.a : e->bin.b, b_dot ? e->bin.b : e->bin.a);
+      return;
+    }
     binary(g, "+", e->bin.a, e->bin.b);
     return;
   case EK_Sub:
@@ -682,6 +727,7 @@ static void expr(CG *g, Expr *e) {
     }
     if (intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) need(g, "kiln_vmath", codegen_vmath_source);
     if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2 || op == INTRIN_bf16_half) need(g, "kiln_bf16", bf16_source);
+    if (op == INTRIN_u8s8_dot4) need(g, "kiln_int8", int8_source);
     if (!vec) {
       StrBuf *saved = g->out;
       StrBuf a = {0}, b = {0};

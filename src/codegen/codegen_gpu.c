@@ -366,7 +366,8 @@ static void intrinsic(GG *g, Expr *e) {
   case INTRIN_bf16_pack2:
   case INTRIN_bf16_dot2:
   case INTRIN_bf16_half:
-    gfail(g, kfmt("codegen: %s is a CPU intrinsic (--precision bf16 builds for the CPU only)", intrin_name(e->call.op)));
+  case INTRIN_u8s8_dot4:
+    gfail(g, kfmt("codegen: %s is a CPU intrinsic (the bfloat16 and int8 kernels are CPU kernels)", intrin_name(e->call.op)));
     return;
   case INTRIN__COUNT:
     break;

@@ -298,6 +298,13 @@ Expr *ir_call(Intrinsic op, int nargs, Expr **args) {
     }
     t = dt_with_lanes(DT_F32, t.lanes);
     break;
+  case INTRIN_u8s8_dot4:
+    if (!dt_eq(dt_scalar(t), DT_U32)) {
+      kiln_set_error("u8s8_dot4: operands must be uint32 (four uint8; four int8), got %s", dt_str(t));
+      return NULL;
+    }
+    t = dt_with_lanes(DT_I32, t.lanes);
+    break;
   default:
     if (!dt_is_float(t)) { /* math on ints: compute in float32, like TVM's te.exp on int */
       for (int i = 0; i < nargs; i++) a[i] = ir_cast(dt_with_lanes(DT_F32, t.lanes), a[i]);

@@ -178,7 +178,10 @@ typedef enum ExprKind {
   X(bf16_dot2, 2)  /* uint32 a, b (two bfloat16 each) -> float32         \
                       a.lo * b.lo + a.hi * b.hi (AVX512-BF16's pair) */   \
   X(bf16_half, 2)  /* uint32 a, j (0 or 1) -> float32: a.lo (j = 0) or    \
-                      a.hi (j = 1) */
+                      a.hi (j = 1) */                                     \
+  X(u8s8_dot4, 2)  /* uint32 a (four uint8), b (four int8) -> int32: the \
+                      sum of the four byte products (AVX512-VNNI's        \
+                      VPDPBUSD on one lane, before its accumulate) */
 
 typedef enum Intrinsic {
 #define X(n, a) INTRIN_##n,

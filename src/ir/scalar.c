@@ -139,6 +139,13 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
   case INTRIN_bf16_half:
     out->f = (double)ir_bf16_float((uint32_t)a[0].i >> ((a[1].i & 1) * 16));
     return NULL;
+  case INTRIN_u8s8_dot4: {
+    uint32_t p = (uint32_t)a[0].i, q = (uint32_t)a[1].i;
+    int64_t sum = 0;
+    for (int j = 0; j < 4; j++) sum += (int64_t)((p >> (8 * j)) & 0xffu) * (int8_t)(uint8_t)(q >> (8 * j));
+    out->i = sum;
+    return NULL;
+  }
   case INTRIN__COUNT: return "unknown intrinsic";
   }
   if (!dt_is_float(t)) return "a math intrinsic on an integer type";

@@ -613,6 +613,21 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
 int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
 
+/* ----- x86/dense_int8.c: dense_vnni.x86 (tile_y, tile_x in 3 parts,
+ * tile_k over the groups of 4 K values; docs/int8.md) ----- */
+
+/* weight int8 [N, K] -> quadruples along K, uint32 [N/bn, ceil(K/4), bn] */
+Tensor *topi_x86_pack_dense_weight_int8(Tensor *weight, int64_t bn);
+/* data uint8 [M, K] x that packed weight -> int32 accumulators (tag
+ * "dense_vnni"; the data packed in a "data_u8x4" stage, tag "int8_pack"),
+ * returned requantized: float32 (acc - comp[x]) * scale[x] (+ bias[x]),
+ * comp int32 [N] (the activations' zero point times the weight's row
+ * sums), scale float32 [N], bias float32 [N] or NULL. */
+Tensor *topi_x86_dense_vnni(Tensor *data, Tensor *weight, Tensor *comp, Tensor *scale, Tensor *bias);
+int topi_x86_schedule_dense_vnni(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
+                                 int nout, Tensor **outs);
+extern const struct Template topi_x86_dense_vnni_template;
+
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;
 

@@ -33,6 +33,7 @@ extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
 extern const TestCase batch_matmul_tests[];
 extern const TestCase bf16_tests[];
+extern const TestCase int8_tests[];
 extern const TestCase winograd_tests[];
 extern const TestCase cuda_template_tests[];
 extern const TestCase symshape_tests[];
@@ -59,6 +60,7 @@ static const TestSuite suites[] = {
     {"group_conv", group_conv_tests},
     {"batch_matmul", batch_matmul_tests},
     {"bf16", bf16_tests},
+    {"int8", int8_tests},
     {"winograd", winograd_tests},
     {"cuda_templates", cuda_template_tests},
     {"symshape", symshape_tests},

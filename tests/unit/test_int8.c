@@ -1,0 +1,189 @@
+/*
+ * test_int8.c - the int8 kernels of quantized models (docs/int8.md): the
+ * u8s8_dot4 intrinsic and dense_vnni.x86.
+ *
+ * - dense_vnni.x86: random workloads (M 1..40 so row blocks have tails, K
+ *   1..70 so the last group of four has zero bytes, N with and without a
+ *   vector block), full-range operands (uint8 0..255, int8 -128..127), a
+ *   random config of the space or the fallback, with and without a bias +
+ *   ReLU epilogue, the weight packed in the function: against the
+ *   unscheduled lowering of the same compute (the scalar u8s8_dot4 helper;
+ *   the scheduled kernel uses VPDPBUSD where the compiler targets
+ *   AVX512-VNNI) and against a naive product in int64 requantized in
+ *   double (both 1e-6: the int32 sums are exact, only the float32 scale
+ *   product rounds).
+ * - errors: operands of the wrong type or shape, a config that does not
+ *   fit the packed weight.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/autotune.h"
+#include "kernel_util.h"
+#include "target/target.h"
+#include "topi/topi.h"
+
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+static void fill_bytes(DLTensor *a) {
+  int64_t n = tk_numel(a);
+  uint8_t *p = (uint8_t *)a->data + a->byte_offset;
+  for (int64_t i = 0; i < n; i++) p[i] = (uint8_t)(test_rand() & 0xff);
+}
+
+static bool run_case(const Template *tm, int caseno, bool fallback) {
+  int64_t M = test_rand_between(1, 40), K = test_rand_between(1, 70);
+  int64_t N = test_pick(8, (int64_t[]){3, 8, 10, 16, 24, 32, 48, 64});
+  Workload *wl = wl_dense(tm->name, M, N, K, "uint8", "int32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  CHECK_NN(cfg);
+  if (!cfg) return false;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  bool epi = caseno % 2;
+  const char *desc =
+      kfmt("case %d: %s: config %lld %s, epilogue %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), epi);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  Tensor *data = te_placeholder_c("data", 2, (int64_t[]){M, K}, DT_U8);
+  Tensor *w = te_placeholder_c("w", 2, (int64_t[]){N, K}, DT_I8);
+  Tensor *comp = te_placeholder_c("comp", 1, &N, DT_I32), *scale = te_placeholder_c("scale", 1, &N, DT_F32);
+  Tensor *bias = epi ? te_placeholder_c("bias", 1, &N, DT_F32) : NULL;
+  Tensor *pw = topi_x86_pack_dense_weight_int8(w, cfg_split_inner(cfg, "tile_x"));
+  Tensor *out = pw ? topi_x86_dense_vnni(data, pw, comp, scale, bias) : NULL;
+  CHECK_MSG(out != NULL, "%s: %s", desc, kiln_get_error());
+  if (!out) return false;
+  Tensor *c = out->inputs[0];
+  for (int i = 0; i < out->ninputs; i++)
+    if (out->inputs[i]->tag && !strcmp(out->inputs[i]->tag, "dense_vnni")) c = out->inputs[i];
+  if (epi) {
+    Expr **v = te_axis_vars(2, NULL);
+    out = te_compute("T_relu", 2, out->shape, v, ir_max(te_read2(out, v[0], v[1]), ir_f32(0)), "elemwise");
+  }
+  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  if (tm->schedule(target_host(), s, cfg, c, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[6] = {data, w, comp, scale, bias, out};
+  int na = 6;
+  if (!epi) args[4] = out, na = 5;
+  KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);
+  if (!mod || !ref_mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    kiln_module_free(mod);
+    kiln_module_free(ref_mod);
+    return false;
+  }
+  DLTensor *arr[6], *arr2[6];
+  for (int i = 0; i < na; i++) {
+    arr[i] = tk_array_for(args[i]);
+    if (i < 2) fill_bytes(arr[i]);
+    else if (i == 2) {
+      for (int64_t j = 0; j < N; j++) ((int32_t *)arr[i]->data)[j] = (int32_t)(test_rand() % 20001) - 10000;
+    } else if (i < na - 1)
+      tk_fill_random(arr[i]);
+    else
+      tk_fill(arr[i], NAN);
+    arr2[i] = tk_array_for(args[i]);
+    memcpy(arr2[i]->data, arr[i]->data, (size_t)tk_numel(arr[i]) * (size_t)((arr[i]->dtype.bits + 7) / 8));
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", na, arr) || tk_call(ref_mod, "f", na, arr2)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  double err = ok ? tk_rel_err(arr[na - 1], arr2[na - 1]) : 0;
+  if (ok && !(err < 1e-6)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
+    ok = false;
+  }
+  if (ok) {
+    DLTensor *want = tk_array_for(out);
+    const uint8_t *dv = arr[0]->data;
+    const int8_t *wv = arr[1]->data;
+    const int32_t *cv = arr[2]->data;
+    const float *sv = arr[3]->data, *bv = epi ? arr[4]->data : NULL;
+    float *o = want->data;
+    for (int64_t yy = 0; yy < M; yy++)
+      for (int64_t xx = 0; xx < N; xx++) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += (int64_t)dv[yy * K + k] * wv[xx * K + k];
+        double r = (double)(acc - cv[xx]) * sv[xx];
+        if (bv) r += bv[xx];
+        if (epi) r = r > 0 ? r : 0;
+        o[yy * N + xx] = (float)r;
+      }
+    err = tk_rel_err(arr[na - 1], want);
+    if (!(err < 1e-6)) {
+      test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive int64 product", desc, err);
+      ok = false;
+    }
+    kiln_array_free(want);
+  }
+  for (int i = 0; i < na; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
+  kiln_module_free(mod);
+  kiln_module_free(ref_mod);
+  return ok;
+}
+
+static void test_dense_random(void) {
+  const Template *tm = template_lookup("dense_vnni.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, i, i % 4 == 3);
+}
+
+static void test_dense_errors(void) {
+  Tensor *d = te_placeholder_c("d", 2, (int64_t[]){4, 10}, DT_U8), *df = te_placeholder_c("df", 2, (int64_t[]){4, 10}, DT_F32);
+  Tensor *w = te_placeholder_c("w", 2, (int64_t[]){16, 10}, DT_I8), *wf = te_placeholder_c("wf", 2, (int64_t[]){16, 10}, DT_F32);
+  int64_t n16 = 16, n8 = 8;
+  Tensor *comp = te_placeholder_c("c", 1, &n16, DT_I32), *scale = te_placeholder_c("s", 1, &n16, DT_F32);
+  Tensor *comp8 = te_placeholder_c("c8", 1, &n8, DT_I32);
+  CHECK(topi_x86_pack_dense_weight_int8(wf, 16) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "expected an int8 [N, K]");
+  CHECK(topi_x86_pack_dense_weight_int8(w, 5) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the block 5 does not divide N = 16");
+  Tensor *pw = topi_x86_pack_dense_weight_int8(w, 16);
+  CHECK_NN(pw);
+  CHECK(topi_x86_dense_vnni(df, pw, comp, scale, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "data must be uint8 [M, K]");
+  CHECK(topi_x86_dense_vnni(d, w, comp, scale, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "weight must be int8 quadruples packed as uint32");
+  CHECK(topi_x86_dense_vnni(d, pw, comp8, scale, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "compensation must be int32 [16]");
+  CHECK(topi_x86_dense_vnni(d, pw, comp, comp, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "scale must be float32 [16]");
+  Tensor *d12 = te_placeholder_c("d12", 2, (int64_t[]){4, 13}, DT_U8);
+  CHECK(topi_x86_dense_vnni(d12, pw, comp, scale, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the packed weight has 3 groups of 4 K values, data's K = 13 needs 4");
+
+  /* a config whose vector block is not the packed weight's */
+  const Template *tm = template_lookup("dense_vnni.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  Workload *wl = wl_dense(tm->name, 4, 16, 10, "uint8", "int32");
+  ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+  CHECK_NN(cfg);
+  Tensor *pw8 = topi_x86_pack_dense_weight_int8(w, 8);
+  Tensor *out = topi_x86_dense_vnni(d, pw8, comp, scale, NULL);
+  CHECK_NN(out);
+  if (!cfg || !out) return;
+  Tensor *c = out->inputs[0];
+  for (int i = 0; i < out->ninputs; i++)
+    if (out->inputs[i]->tag && !strcmp(out->inputs[i]->tag, "dense_vnni")) c = out->inputs[i];
+  Schedule *s = te_create_schedule(1, &out);
+  CHECK(tm->schedule(target_host(), s, cfg, c, 1, &out) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "does not match the packed weight's block 8");
+  /* an anchor that is not dense_vnni's */
+  CHECK(tm->schedule(target_host(), s, cfg, out, 1, &out) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "expected dense_vnni");
+}
+
+const TestCase int8_tests[] = {
+    {"dense_random", test_dense_random},
+    {"dense_errors", test_dense_errors},
+    {NULL, NULL},
+};
