@@ -296,7 +296,10 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_RESHAPE, "reshape")                                           \
   X(OP_TRANSPOSE, "transpose")                                       \
   X(OP_BATCH_NORM, "nn.batch_norm")                                  \
-  X(OP_DROPOUT, "nn.dropout")
+  X(OP_DROPOUT, "nn.dropout")                                        \
+  X(OP_CAST, "cast")                                                 \
+  X(OP_QNN_DEQUANTIZE, "qnn.dequantize")                             \
+  X(OP_DENSE_VNNI, "nn.contrib_dense_vnni")
 
 typedef enum OpId {
   OP_OTHER = 0,

@@ -20,6 +20,7 @@ typedef struct PassDef {
 
 static const PassDef pipeline[] = {
     {"simplify_inference", 0, pass_simplify_inference},
+    {"fake_quantization_to_integer", 3, pass_fake_quantization_to_integer},
     {"fold_constant", 1, pass_fold_constant},
     {"fuse_layer_norm", 2, pass_fuse_layer_norm},
     {"fold_scale_axis", 2, pass_fold_scale_axis},

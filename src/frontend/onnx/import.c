@@ -283,6 +283,14 @@ GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs at
   return n;
 }
 
+GNode *imp_call_unfolded(Importer *im, const char *op, int nargs, GNode **args, GAttrs attrs) {
+  for (int i = 0; i < nargs; i++)
+    if (!args[i]) return NULL;
+  GNode *n = graph_call(im->g, op, nargs, args, attrs, im->node->name);
+  if (!n) kiln_error_context("%s node '%s' (opset %lld)", im->node->op_type, im->node->name, (long long)im->opset);
+  return n;
+}
+
 GNode *imp_call1(Importer *im, const char *op, GNode *a) { return imp_call(im, op, 1, &a, gattrs_new()); }
 GNode *imp_call2(Importer *im, const char *op, GNode *a, GNode *b) {
   GNode *args[2] = {a, b};

@@ -80,6 +80,9 @@ const OnnxNode *imp_node(Importer *im);
 /* A call named after the ONNX node; folded at once when its inputs are
  * constants and its result is small. */
 GNode *imp_call(Importer *im, const char *op, int nargs, GNode **args, GAttrs attrs);
+/* imp_call without folding constant arguments: the node stays in the
+ * graph for a pass to see (a quantized weight's qnn.dequantize). */
+GNode *imp_call_unfolded(Importer *im, const char *op, int nargs, GNode **args, GAttrs attrs);
 GNode *imp_call1(Importer *im, const char *op, GNode *a);
 GNode *imp_call2(Importer *im, const char *op, GNode *a, GNode *b);
 /* A constant int64 vector or a scalar of a dtype. */

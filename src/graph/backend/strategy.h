@@ -68,6 +68,13 @@ int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
                            Strategy *st);
 int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* strategy_int8.c (quantized models, docs/int8.md): the task
+ * (dense_vnni.x86) and config of an M x K by N x K uint8 x int8 dense layer
+ * (n: the node whose recorded config to use, or the node being replaced;
+ * st->task_name NULL when the target has no such template), and the
+ * strategy of nn.contrib_dense_vnni. */
+int graph_dense_vnni_config(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st);
+int strategy_dense_vnni(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
 /* The Winograd tuning task's name. */

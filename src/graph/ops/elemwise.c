@@ -172,7 +172,7 @@ const OpDef ops_elemwise[] = {
     UN_C("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE, compute_thresholded_relu, 0), /* alpha */
     UN_C("nn.celu", infer_float_unary, PAT_ELEMWISE, compute_celu, PS),           /* alpha */
     UN_SIG("clip", infer_same, PAT_ELEMWISE, compute_clip, "a, a_min, a_max", PS),                     /* a_min, a_max */
-    UN_SIG("cast", infer_cast, PAT_ELEMWISE, compute_cast, "data, dtype", 0),                     /* dtype */
+    {"cast", 1, 1, PAT_ELEMWISE, infer_cast, compute_cast, NULL, "data, dtype", OP_CAST, 0},                     /* dtype */
     BIN_F("add", infer_binary, OP_ADD, BB | PS),
     BIN_F("subtract", infer_binary, OP_SUBTRACT, BB | PS),
     BIN_F("multiply", infer_binary, OP_MULTIPLY, BB | PS),

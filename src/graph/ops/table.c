@@ -6,9 +6,9 @@
 
 #include "../graph.h"
 
-extern const OpDef ops_elemwise[], ops_nn[], ops_transform[], ops_reduce[], ops_bf16[], ops_strings[], ops_datadep[];
+extern const OpDef ops_elemwise[], ops_nn[], ops_transform[], ops_reduce[], ops_bf16[], ops_int8[], ops_strings[], ops_datadep[];
 
-static const OpDef *const tables[] = {ops_elemwise, ops_nn, ops_transform, ops_reduce, ops_bf16, ops_strings, ops_datadep};
+static const OpDef *const tables[] = {ops_elemwise, ops_nn, ops_transform, ops_reduce, ops_bf16, ops_int8, ops_strings, ops_datadep};
 
 int op_count(void) {
   int n = 0;

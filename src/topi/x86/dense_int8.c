@@ -190,9 +190,14 @@ static int vnni_placeholders(const Target *t, const Workload *wl, const ConfigEn
 
 int topi_x86_schedule_dense_vnni(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout, Tensor **outs) {
   if (!s || !c) return -1;
+  /* the op's output is the requantize epilogue; the accumulation it reads is the anchor */
+  if (c->tag && !strcmp(c->tag, "broadcast"))
+    for (int i = 0; i < c->ninputs; i++)
+      if (c->inputs[i]->tag && !strcmp(c->inputs[i]->tag, "dense_vnni")) c = c->inputs[i];
   if (!c->tag || strcmp(c->tag, "dense_vnni"))
-    return kiln_set_error("dense_vnni.x86 schedule: anchor '%s' has tag '%s', expected dense_vnni", c->name,
-                          c->tag ? c->tag : "");
+    return kiln_set_error("dense_vnni.x86 schedule: anchor '%s' has tag '%s', expected dense_vnni (or its requantize "
+                          "epilogue)",
+                          c->name, c->tag ? c->tag : "");
   Tensor *packw = NULL, *a = NULL;
   for (int i = 0; i < c->ninputs; i++) {
     if (c->inputs[i]->ndim == 3) packw = c->inputs[i];

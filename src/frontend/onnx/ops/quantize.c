@@ -133,6 +133,26 @@ int onnx_h_QuantizeLinear(Importer *im) {
   return imp_set_output(im, 0, quantize_to(im, v, zp, t, lowp));
 }
 
+/* A quantized constant (a weight, a bias: int8 or uint8, per tensor or
+ * per axis, float32 result) becomes one qnn.dequantize node that import
+ * does not fold, so the pass fake_quantization_to_integer still sees the
+ * integers (docs/int8.md); fold_constant folds what it leaves.  1 when it
+ * did, 0 when x is not such a constant, -1 + error. */
+static int dequantize_const(Importer *im, GNode *x, int xlowp, GNode *scale, GNode *zp, int64_t bs, DType t) {
+  DType xt = x->type.dtype;
+  if (x->kind != GN_CONST || xlowp || bs > 0 || !dt_eq(t, DT_F32) || xt.bits != 8 ||
+      (xt.code != kDLInt && xt.code != kDLUInt) || !dt_eq(scale->type.dtype, DT_F32) || scale->kind != GN_CONST ||
+      scale->type.ndim > 1 || (zp && (zp->kind != GN_CONST || !dt_eq(zp->type.dtype, xt) || zp->type.ndim > 1)))
+    return 0;
+  int axis;
+  if (quant_axis(im, x, scale, &axis)) return -1;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", axis);
+  GNode *args[3] = {x, scale, zp};
+  GNode *n = imp_call_unfolded(im, "qnn.dequantize", zp ? 3 : 2, args, a);
+  return !n || imp_set_output(im, 0, n) ? -1 : 1;
+}
+
 int onnx_h_DequantizeLinear(Importer *im) {
   GNode *x = imp_input(im, 0), *scale = imp_input(im, 1), *zp = imp_input(im, 2);
   if (!x || !scale) return imp_error(im, "needs x and x_scale");
@@ -144,6 +164,10 @@ int onnx_h_DequantizeLinear(Importer *im) {
   if (out_dtype(im, 23, scale->type.dtype, &t, &lowp)) return -1;
   if (lowp) return imp_error(im, "output_dtype %s is not supported (DequantizeLinear outputs float, float16 or double here)",
                              onnx_data_type_name(lowp));
+  int64_t bs = 0;
+  if (imp_opset(im) >= 21 && imp_attr_i64(im, "block_size", 0, 0, IMP_MAX_COUNT, &bs)) return -1;
+  int r = dequantize_const(im, x, xlowp, scale, zp, bs, t);
+  if (r) return r < 0 ? -1 : 0;
   if (quant_params(im, x, &scale, &zp)) return -1;
   GNode *v = xlowp ? lowp_decode(im, x, xlowp) : imp_cast(im, x, DT_F32);
   if (zp) v = bin(im, "subtract", v, xlowp ? lowp_decode(im, zp, xlowp) : imp_cast(im, zp, DT_F32));

@@ -1,0 +1,213 @@
+/*
+ * fake_quant.c - fake_quantization_to_integer: the layers of a QDQ model
+ * (ONNX Runtime's quantize_static, QuantFormat.QDQ) run on int8 kernels
+ * (docs/int8.md; TVM's pass of the same name).
+ *
+ * A QDQ model states its int8 arithmetic as float32 around
+ * QuantizeLinear/DequantizeLinear pairs: each quantized layer reads
+ * DequantizeLinear(x_q) and DequantizeLinear(w_q) and its output goes
+ * through QuantizeLinear.  Imported, the activation's DequantizeLinear is
+ * multiply(subtract(cast(x_q, float32), za), sa) and the weight's a
+ * qnn.dequantize of the int8 constant (import keeps it unfolded).  This
+ * pass rewrites
+ *
+ *     nn.dense(multiply(subtract(cast(X), za), sa), qnn.dequantize(W, sw, 0))
+ *  -> nn.contrib_dense_vnni(X, pack(W), za * rowsum(W), sa * sw)
+ *
+ * and the same for nn.matmul(x, W [K, N]) and a weight behind a transpose
+ * (X uint8 [M, K]; an int8 X is moved to uint8 by adding 128 to it and
+ * to za; W int8 per output channel or per tensor, its zero point 0 -
+ * ONNX Runtime's symmetric weights; a [K, N] weight is transposed as
+ * int8, folded).  The result is the same
+ * float32 value the fake-quantized layer computes, from exact int32 sums;
+ * what follows - the bias add, a ReLU, the next QuantizeLinear's
+ * divide/round/clip/cast - fuses into the int8 kernel as its epilogue,
+ * and the next layer reads the uint8 tensor that epilogue writes.
+ *
+ * It runs at -O3 before fold_constant (which then packs the weights), on
+ * an AVX-512 CPU target when the CPU compiling has AVX512-VNNI (the
+ * generated code is built for it; $KILN_CPU_NO_VNNI=1 makes Kiln treat the
+ * CPU as one without, and the layers stay float32 as before).  A layer
+ * that does not match stays float32: its qnn.dequantize folds into a
+ * float32 weight.
+ */
+#include <cpuid.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../knob/knob.h"
+#include "../backend/strategy.h"
+#include "passes.h"
+
+bool graph_cpu_has_vnni(void) {
+  const char *no = getenv("KILN_CPU_NO_VNNI");
+  if (no && *no && strcmp(no, "0")) return false;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if (!__builtin_cpu_supports("avx512f")) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (c >> 11) & 1u; /* CPUID.(EAX=7,ECX=0):ECX bit 11: AVX512_VNNI */
+#else
+  return false;
+#endif
+}
+
+static bool is_call(const GNode *n, OpId id) { return n->kind == GN_CALL && n->op->id == id; }
+
+static int64_t numel(const TType *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  return n;
+}
+
+static const void *const_data(const GNode *c) { return (const char *)c->value->data + c->value->byte_offset; }
+
+/* The float32 value of a one-element float32 constant. */
+static bool scalar_f32(const GNode *c, float *v) {
+  if (c->kind != GN_CONST || !dt_eq(c->type.dtype, DT_F32) || numel(&c->type) != 1 || c->type.sym) return false;
+  *v = *(const float *)const_data(c);
+  return true;
+}
+
+/* The activation side: multiply(subtract(cast(X, float32), za), sa) or
+ * multiply(cast(X, float32), sa) with X uint8 or int8, za an integer of
+ * X's range, sa > 0. */
+typedef struct ActQ {
+  GNode *x;
+  float scale;
+  int zero; /* of X's type */
+} ActQ;
+
+static bool match_act(GNode *n, ActQ *q) {
+  if (!is_call(n, OP_MULTIPLY) || n->type.sym) return false;
+  GNode *s = n->args[0];
+  if (!scalar_f32(n->args[1], &q->scale)) {
+    if (!scalar_f32(n->args[0], &q->scale)) return false;
+    s = n->args[1];
+  }
+  if (!(q->scale > 0)) return false;
+  float z = 0;
+  if (is_call(s, OP_SUBTRACT)) {
+    if (!scalar_f32(s->args[1], &z)) return false;
+    s = s->args[0];
+  }
+  if (!is_call(s, OP_CAST) || !dt_eq(s->type.dtype, DT_F32)) return false;
+  GNode *x = s->args[0];
+  DType xt = x->type.dtype;
+  if (xt.bits != 8 || xt.lanes != 1 || (xt.code != kDLUInt && xt.code != kDLInt) || x->type.sym) return false;
+  int lo = xt.code == kDLUInt ? 0 : -128;
+  if (z != (float)(int)z || z < lo || z > lo + 255) return false;
+  q->x = x;
+  q->zero = (int)z;
+  return true;
+}
+
+/* The weight side: qnn.dequantize(W, sw, zw) with W an int8 constant
+ * [N, K] quantized per row (axis 0) or per tensor, or transpose of one
+ * [K, N] quantized per column (axis 1); zw zero. */
+typedef struct WeightQ {
+  GNode *w;      /* int8 [K, N] or [N, K] constant */
+  bool trans;    /* w is [K, N] */
+  GNode *scale;  /* float32, one value or [N] */
+} WeightQ;
+
+static bool zero_const(const GNode *z) {
+  if (z->kind != GN_CONST || z->type.sym) return false;
+  const int8_t *p = const_data(z);
+  for (int64_t i = 0, n = numel(&z->type); i < n; i++)
+    if (p[i]) return false;
+  return true;
+}
+
+static bool match_weight(GNode *n, bool trans, WeightQ *q) {
+  q->trans = trans;
+  if (!trans && is_call(n, OP_TRANSPOSE)) {
+    const int64_t *axes;
+    int na = gattr_ints(&n->attrs, "axes", &axes);
+    if (n->type.ndim != 2 || (na && !(na == 2 && axes[0] == 1 && axes[1] == 0))) return false;
+    q->trans = true;
+    n = n->args[0];
+  }
+  if (!is_call(n, OP_QNN_DEQUANTIZE)) return false;
+  GNode *w = n->args[0], *s = n->args[1];
+  if (w->kind != GN_CONST || w->type.ndim != 2 || !dt_eq(w->type.dtype, DT_I8) || s->kind != GN_CONST) return false;
+  if (n->nargs == 3 && !zero_const(n->args[2])) return false;
+  int64_t nout = w->type.shape[q->trans ? 1 : 0];
+  int axis = (int)gattr_int(&n->attrs, "axis", 1);
+  if (numel(&s->type) != 1 && (axis != (q->trans ? 1 : 0) || numel(&s->type) != nout)) return false;
+  q->w = w;
+  q->scale = s;
+  return true;
+}
+
+static GNode *new_const(Graph *ng, DType t, int64_t n, void **data) {
+  DLTensor *v;
+  DLDevice cpu = {kDLCPU, 0};
+  if (kiln_array_empty(1, &n, t, cpu, &v)) return NULL;
+  *data = (char *)v->data + v->byte_offset;
+  return graph_const(ng, NULL, v);
+}
+
+static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
+  const PassContext *pc = ud;
+  /* nn.dense(x, w [N, K]), or nn.matmul(x, w [K, N]) (transpose_b: [N, K]) */
+  bool dense = is_call(old, OP_DENSE), mm = is_call(old, OP_MATMUL);
+  if ((!dense && !mm) || old->type.sym || old->type.ndim != 2 || args[0]->type.ndim != 2) return GRAPH_KEEP;
+  if (mm && gattr_int(&old->attrs, "transpose_a", 0)) return GRAPH_KEEP;
+  ActQ a;
+  WeightQ w;
+  if (!match_act(args[0], &a) || !match_weight(args[1], mm && !gattr_int(&old->attrs, "transpose_b", 0), &w))
+    return GRAPH_KEEP;
+  int64_t M = old->type.shape[0], N = old->type.shape[1], K = args[0]->type.shape[1];
+  Strategy st;
+  if (graph_dense_vnni_config(old, M, N, K, pc->target, pc->dispatch, &st)) return NULL;
+  if (!st.task_name) return GRAPH_KEEP;
+  int64_t bn = cfg_split_inner(st.config, "tile_x");
+  if (bn <= 0) return NULL;
+
+  GNode *x = a.x;
+  int za = a.zero;
+  if (dt_eq(x->type.dtype, DT_I8)) { /* int8 -> uint8: x + 128 (and its zero point) */
+    GAttrs c16 = gattrs_new(), c8 = gattrs_new();
+    ga_str(&c16, "dtype", "int16");
+    ga_str(&c8, "dtype", "uint8");
+    GNode *wide = graph_call(ng, "cast", 1, &x, c16, NULL);
+    GNode *off = graph_scalar(ng, 128, dt_make(kDLInt, 16, 1));
+    GNode *sum = wide && off ? graph_call(ng, "add", 2, (GNode *[]){wide, off}, gattrs_new(), NULL) : NULL;
+    x = sum ? graph_call(ng, "cast", 1, &sum, c8, NULL) : NULL;
+    if (!x) return NULL;
+    za += 128;
+  }
+  /* the compensation za * sum_k W[n, k] and the scale sa * sw[n], folded here */
+  int32_t *comp;
+  float *scale;
+  GNode *cn = new_const(ng, DT_I32, N, (void **)&comp), *sn = new_const(ng, DT_F32, N, (void **)&scale);
+  if (!cn || !sn) return NULL;
+  const int8_t *wv = const_data(w.w);
+  const float *sv = const_data(w.scale);
+  bool per_channel = numel(&w.scale->type) != 1;
+  for (int64_t n = 0; n < N; n++) {
+    int64_t s = 0;
+    for (int64_t k = 0; k < K; k++) s += wv[w.trans ? k * N + n : n * K + k];
+    comp[n] = (int32_t)(s * za);
+    scale[n] = a.scale * sv[per_channel ? n : 0];
+  }
+  GNode *wk = w.w;
+  if (w.trans) { /* [K, N] -> [N, K] in int8 (folded) */
+    GAttrs ta = gattrs_new();
+    ga_ints(&ta, "axes", 2, (int64_t[]){1, 0});
+    if (!(wk = graph_call(ng, "transpose", 1, &wk, ta, NULL))) return NULL;
+  }
+  GAttrs pa = gattrs_new();
+  ga_int(&pa, "block", bn);
+  GNode *pw = graph_call(ng, "nn.contrib_dense_vnni_weight_pack", 1, &wk, pa, NULL);
+  GNode *r = pw ? graph_call(ng, "nn.contrib_dense_vnni", 4, (GNode *[]){x, pw, cn, sn}, gattrs_new(), old->name) : NULL;
+  if (r) graph_record_config(ng, r, &st);
+  return r;
+}
+
+Graph *pass_fake_quantization_to_integer(Graph *g, const PassContext *pc) {
+  const Target *t = pc->target;
+  if (target_is_gpu(t) || t->isa != ISA_X86_AVX512 || !graph_cpu_has_vnni()) return graph_rewrite(g, NULL, NULL);
+  return graph_rewrite(g, rewrite, (void *)pc);
+}

@@ -1,0 +1,120 @@
+"""int8 models (docs/int8.md): float32 models quantized by ONNX Runtime's
+own tool (tools/quantize_models.py: quantize_static, QDQ, per-channel,
+uint8 activations, int8 weights, calibrated on seeded inputs) compile with
+`kiln compile`, run their quantized layers on int8 kernels
+(nn.contrib_dense_vnni, dense_vnni.x86) where the CPU has AVX512-VNNI, and
+match ONNX Runtime: Kiln's int8 output is as close to the float32 model's
+as ONNX Runtime's int8 output is (within 1.25x of ONNX Runtime's own
+deviation plus 1e-3), and closer to ONNX Runtime's int8 output than that
+deviation.
+
+The quantization needs onnxruntime: the Python in $KILN_ORT_PYTHON, else
+build/ort-venv (tests/models/ort_venv.sh makes it; tools/test.sh runs that
+in CI), else the `python3` on PATH if it has onnxruntime; the tests skip
+only when none of them has it.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, MODELS, ROOT, kiln, run
+
+QUANTIZE = os.path.join(ROOT, "tools", "quantize_models.py")
+
+
+def has_vnni():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512_vnni" in f.read() and os.environ.get("KILN_CPU_NO_VNNI", "0") in ("", "0")
+    except OSError:
+        return False
+
+
+def ort_python():
+    cands = [os.environ.get("KILN_ORT_PYTHON"), os.path.join(BUILD, "ort-venv", "bin", "python"), shutil.which("python3")]
+    for c in cands:
+        if c and os.path.exists(c) and run([c, "-c", "import onnxruntime.quantization"]).returncode == 0:
+            return c
+    return None
+
+
+@pytest.fixture(scope="module")
+def ortpy():
+    p = ort_python()
+    if not p:
+        pytest.skip("no Python with onnxruntime (set KILN_ORT_PYTHON, or run tests/models/ort_venv.sh)")
+    return p
+
+
+def quantize(ortpy, prefix):
+    p = run([ortpy, QUANTIZE, prefix + ".onnx"])
+    assert p.returncode == 0, p.stderr
+
+
+def rel(a, b):
+    return float(np.linalg.norm(a.astype(np.float64) - b) / np.linalg.norm(b))
+
+
+def check(prefix, tmp_path, int8_ops):
+    """Compile PREFIX.int8.onnx, run it on PREFIX.input.npy; compare with
+    ONNX Runtime's int8 and float32 outputs; the int8 ops the graph must
+    (with VNNI) or must not (without) contain."""
+    so, out = str(tmp_path / "m.so"), str(tmp_path / "out.npz")
+    kiln("compile", prefix + ".int8.onnx", "-o", so)
+    kiln("run", so, "--inputs", prefix + ".input.npy", "-o", out)
+    got = np.load(out)[np.load(out).files[0]]
+    ort8, fp32 = np.load(prefix + ".int8.ort.npy"), np.load(prefix + ".fp32.ort.npy")
+    dev_ort, dev_kiln, between = rel(ort8, fp32), rel(got, fp32), rel(got, ort8)
+    assert dev_kiln <= 1.25 * dev_ort + 1e-3, (dev_kiln, dev_ort)
+    assert between <= max(dev_ort, 1e-6), (between, dev_ort)
+    kernels = kiln("inspect", so).stdout
+    for op in int8_ops:
+        assert ("fused_" + op.replace(".", "_") in kernels) == has_vnni(), (op, has_vnni(), kernels)
+    return dev_kiln, dev_ort, between
+
+
+def make_mlp(prefix):
+    """A Gemm + ReLU + MatMul + bias MLP (K 64 -> 96 -> 10, batch 4), seeded."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    w1 = (rng.standard_normal((64, 96)) * 0.2).astype(np.float32)
+    b1 = (rng.standard_normal(96) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((96, 10)) * 0.2).astype(np.float32)
+    b2 = (rng.standard_normal(10) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("MatMul", ["r", "w2"], ["m"]), helper.make_node("Add", ["m", "b2"], ["y"])]
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, prefix + ".onnx")
+    np.save(prefix + ".input.npy", np.random.default_rng(5).standard_normal((4, 64)).astype(np.float32))
+
+
+def test_int8_mlp_matches_onnxruntime(ortpy, tmp_path):
+    prefix = str(tmp_path / "mlp")
+    make_mlp(prefix)
+    quantize(ortpy, prefix)
+    check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
+
+
+def test_int8_mlp_without_vnni_stays_float32(ortpy, tmp_path, monkeypatch):
+    """$KILN_CPU_NO_VNNI=1: the QDQ layers run as before, in float32 (the
+    fake-quantized arithmetic), and still match."""
+    monkeypatch.setenv("KILN_CPU_NO_VNNI", "1")
+    prefix = str(tmp_path / "mlp")
+    make_mlp(prefix)
+    quantize(ortpy, prefix)
+    check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
+
+
+def test_int8_resnet18_matches_onnxruntime(ortpy, exported, tmp_path):
+    prefix = exported("resnet18")
+    quantize(ortpy, prefix)
+    check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
