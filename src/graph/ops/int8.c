@@ -107,7 +107,7 @@ static Tensor *compute_dense_vnni(GNode *n, Tensor **ins, const Strategy *st) {
 
 const OpDef ops_int8[] = {
     {"qnn.dequantize", 2, 3, PAT_BROADCAST, infer_dequantize, compute_dequantize, NULL,
-     "data, input_scale, input_zero_point=None, axis=1", OP_QNN_DEQUANTIZE},
+     "data, input_scale, input_zero_point, axis=1", OP_QNN_DEQUANTIZE},
     {"nn.contrib_dense_vnni_weight_pack", 1, 1, PAT_OPAQUE, infer_weight_pack, compute_weight_pack, NULL, "weight, block=16"},
     {"nn.contrib_dense_vnni", 4, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_vnni, compute_dense_vnni, strategy_dense_vnni,
      "data, weight, compensation, scale", OP_DENSE_VNNI},
