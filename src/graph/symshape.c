@@ -348,40 +348,78 @@ static Expr *find_var(Expr *e, const char *name, size_t len) {
   return NULL;
 }
 
-/* A postfix shape expression (sym_postfix's form) over the symbols of n's
- * first argument's dimensions; NULL + error if it is not one. */
-static Expr *parse_postfix(const GNode *n, const char *s, size_t len) {
+/* The one parser of the postfix language (sym_postfix's tokens; "eq" and
+ * the other comparisons give 0 or 1 as int32, "and"/"or" are their
+ * product/maximum, "c t f sel" is t where c is not 0, else f): a token
+ * is first a symbol, then an operator, then an integer.  The symbols are
+ * g's (a call's sym_dims), or, where g is NULL, those in the dimensions
+ * of n's first argument (a reshape's sym_newshape, whose rule sees only
+ * the node).  NULL + error naming the expression. */
+static Expr *postfix_expr(const Graph *g, const GNode *n, const char *s, size_t len) {
   Expr *st[32];
   int sp = 0;
-  const char *end = s + len;
-  while (s < end) {
-    while (s < end && *s == ' ') s++;
-    const char *t = s;
-    while (s < end && *s != ' ') s++;
-    size_t tl = (size_t)(s - t);
-    if (!tl) break;
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    const char *q = p;
+    while (q < end && *q != ' ') q++;
+    if (q == p) break;
+    size_t tl = (size_t)(q - p);
+    char tok[96];
+    snprintf(tok, sizeof tok, "%.*s", tl < 95 ? (int)tl : 95, p);
     Expr *e = NULL;
-    size_t op = sizeof rpn_ops / sizeof rpn_ops[0];
-    for (size_t i = 0; i < sizeof rpn_ops / sizeof rpn_ops[0]; i++)
-      if (strlen(rpn_ops[i].tok) == tl && !memcmp(rpn_ops[i].tok, t, tl)) op = i;
-    if (op < sizeof rpn_ops / sizeof rpn_ops[0]) {
-      if (sp < 2) return kiln_set_error("sym_newshape: '%.*s' lacks operands", (int)tl, t), NULL;
-      sp -= 2;
-      e = ir_binary(rpn_ops[op].kind, st[sp], st[sp + 1]);
-    } else if ((*t >= '0' && *t <= '9') || *t == '-') {
-      e = ir_i32(strtoll(t, NULL, 10));
+    if (g) {
+      const GSym *sym = graph_sym_find(g, tok);
+      if (sym) e = sym->var;
     } else {
       const TType *x = arg(n, 0);
-      for (int d = 0; ttype_is_symbolic(x) && d < x->ndim && !e; d++) e = find_var(x->sym->dim[d], t, tl);
-      if (!e)
-        return kiln_set_error("sym_newshape: symbol '%.*s' is not in the input's shape %s", (int)tl, t, ttype_str(x)),
-               NULL;
+      for (int d = 0; ttype_is_symbolic(x) && d < x->ndim && !e; d++) e = find_var(x->sym->dim[d], p, tl);
     }
-    if (sp == 32) return kiln_set_error("sym_newshape: expression too deep"), NULL;
+    size_t k = 0, nops = sizeof rpn_ops / sizeof rpn_ops[0];
+    while (!e && k < nops && strcmp(rpn_ops[k].tok, tok)) k++;
+    if (e) {
+    } else if (!strcmp(tok, "sel")) {
+      if (sp < 3) return kiln_set_error("shape expression '%.*s': 'sel' needs three operands", (int)len, s), NULL;
+      sp -= 3;
+      e = ir_select(ir_ne(st[sp], ir_i32(0)), st[sp + 1], st[sp + 2]);
+    } else if (k < nops) {
+      if (sp < 2) return kiln_set_error("shape expression '%.*s': '%s' lacks operands", (int)len, s, tok), NULL;
+      Expr *a = st[sp - 2], *b = st[sp - 1];
+      sp -= 2;
+      switch (rpn_ops[k].kind) {
+      /* logic as integers 0/1, so the result stays an int32 size */
+      case EK_EQ: e = ir_select(ir_eq(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_NE: e = ir_select(ir_ne(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_LT: e = ir_select(ir_lt(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_LE: e = ir_select(ir_le(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_GT: e = ir_select(ir_gt(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_GE: e = ir_select(ir_ge(a, b), ir_i32(1), ir_i32(0)); break;
+      case EK_And: e = ir_mul(a, b); break;
+      case EK_Or: e = ir_max(a, b); break;
+      default: e = ir_binary(rpn_ops[k].kind, a, b); break;
+      }
+    } else if (isdigit((unsigned char)*p) || (*p == '-' && tl > 1)) {
+      e = ir_i32(strtoll(p, NULL, 10));
+    } else if (!g) {
+      return kiln_set_error("shape expression '%.*s': symbol '%s' is not in the input's shape %s", (int)len, s, tok,
+                            ttype_str(arg(n, 0))),
+             NULL;
+    } else {
+      return kiln_set_error("shape expression '%.*s': bad token '%s'", (int)len, s, tok), NULL;
+    }
+    if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s), NULL;
     st[sp++] = e;
+    p = q;
   }
-  if (sp != 1) return kiln_set_error("sym_newshape: '%.*s' is not one expression", (int)len, end - len), NULL;
-  return ir_simplify(st[0]);
+  if (sp != 1) return kiln_set_error("shape expression '%.*s' is malformed", (int)len, s), NULL;
+  return st[0];
+}
+
+/* A postfix shape expression over the symbols of n's first argument's
+ * dimensions, simplified; NULL + error if it is not one. */
+static Expr *parse_postfix(const GNode *n, const char *s, size_t len) {
+  Expr *e = postfix_expr(NULL, n, s, len);
+  return e ? ir_simplify(e) : NULL;
 }
 
 /* The text of entry i of a reshape's sym_newshape ("S;B;": entries joined
@@ -866,60 +904,7 @@ int sym_postfix(StrBuf *sb, const Expr *e) {
   return kiln_set_error("shape expression %s: the runtime cannot evaluate it", ir_expr_str((Expr *)e));
 }
 
-Expr *sym_parse_postfix(const Graph *g, const char *s, size_t len) {
-  Expr *st[32];
-  int sp = 0;
-  const char *p = s, *end = s + len;
-  while (p < end) {
-    while (p < end && *p == ' ') p++;
-    const char *q = p;
-    while (q < end && *q != ' ') q++;
-    if (q == p) break;
-    int n = (int)(q - p);
-    char tok[96];
-    snprintf(tok, sizeof tok, "%.*s", n < 95 ? n : 95, p);
-    const GSym *sym = graph_sym_find(g, tok);
-    Expr *e = NULL;
-    if (sym) e = sym->var;
-    else if (isdigit((unsigned char)*tok) || (*tok == '-' && n > 1)) e = ir_i32(strtoll(tok, NULL, 10));
-    else if (!strcmp(tok, "sel")) {
-      if (sp < 3) return kiln_set_error("shape expression '%.*s': 'sel' needs three operands", (int)len, s), NULL;
-      sp -= 3;
-      e = ir_select(ir_ne(st[sp], ir_i32(0)), st[sp + 1], st[sp + 2]);
-    } else {
-      size_t k = 0, nops = sizeof rpn_ops / sizeof rpn_ops[0];
-      while (k < nops && strcmp(rpn_ops[k].tok, tok)) k++;
-      if (k == nops || sp < 2)
-        return kiln_set_error("shape expression '%.*s': bad token '%s'", (int)len, s, tok), NULL;
-      Expr *a = st[sp - 2], *b = st[sp - 1];
-      sp -= 2;
-      switch (rpn_ops[k].kind) {
-      case EK_Add: e = ir_add(a, b); break;
-      case EK_Sub: e = ir_sub(a, b); break;
-      case EK_Mul: e = ir_mul(a, b); break;
-      case EK_FloorDiv: e = ir_floordiv(a, b); break;
-      case EK_FloorMod: e = ir_floormod(a, b); break;
-      case EK_Min: e = ir_min(a, b); break;
-      case EK_Max: e = ir_max(a, b); break;
-      /* logic as integers 0/1, so the result stays an int32 size */
-      case EK_EQ: e = ir_select(ir_eq(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_NE: e = ir_select(ir_ne(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_LT: e = ir_select(ir_lt(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_LE: e = ir_select(ir_le(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_GT: e = ir_select(ir_gt(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_GE: e = ir_select(ir_ge(a, b), ir_i32(1), ir_i32(0)); break;
-      case EK_And: e = ir_mul(a, b); break;
-      case EK_Or: e = ir_max(a, b); break;
-      default: return kiln_set_error("shape expression '%.*s': '%s' is not for sizes", (int)len, s, tok), NULL;
-      }
-    }
-    if (sp == 32) return kiln_set_error("shape expression '%.*s' is too deep", (int)len, s), NULL;
-    st[sp++] = e;
-    p = q;
-  }
-  if (sp != 1) return kiln_set_error("shape expression '%.*s' is malformed", (int)len, s), NULL;
-  return st[0];
-}
+Expr *sym_parse_postfix(const Graph *g, const char *s, size_t len) { return postfix_expr(g, NULL, s, len); }
 
 void graph_copy_syms(Graph *ng, const Graph *og) {
   for (int i = 0; i < og->syms.len; i++) {
