@@ -347,6 +347,11 @@ Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst);
  * indices count from depth; float indices are truncated to integers. */
 Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off_value, int axis,
                      DType t);
+/* A cosine window of n points (HannWindow, HammingWindow, BlackmanWindow):
+ * a0 - a1 cos(2 pi i / s) + a2 cos(4 pi i / s), s = n (periodic) or
+ * n - 1 (0 where s is 0), computed in float64 for a float64 t, else in
+ * float32, and cast to t.  n may be a Var bound from the output's shape. */
+Tensor *topi_window(Expr *n, bool periodic, double a0, double a1, double a2, DType t);
 /* start, start + delta, ... before limit (ONNX Range), a constant. */
 Tensor *topi_arange(double start, double limit, double delta, DType t);
 

@@ -202,3 +202,22 @@ def test_squeeze_and_unsqueeze_axes_given_at_run_time(tmp_path):
         np.testing.assert_array_equal(run(tmp_path, un, [x, i64(*axes)]), np.expand_dims(x, axis=axes))
     p = run(tmp_path, un, [x, i64(1, 1)], check=False)
     assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr
+
+
+@pytest.mark.parametrize("op,a", [("HannWindow", (0.5, 0.5, 0)), ("HammingWindow", (25 / 46, 21 / 46, 0)),
+                                  ("BlackmanWindow", (0.42, 0.5, 0.08))])
+def test_window_of_a_size_given_at_run_time(tmp_path, op, a):
+    """One build per window and periodic flag, run at sizes 0 (empty), 1
+    (a symmetric window of one point), 2, 10 and 33."""
+    for periodic in [1, 0]:
+        so = build(tmp_path, helper.make_node(op, ["n"], ["y"], periodic=periodic), [("n", TP.INT64, [])],
+                   opset=17, name=f"{op}{periodic}")
+        for n in [10, 0, 1, 2, 33]:
+            span = n if periodic else n - 1
+            i = np.arange(n) / max(span, 1)
+            want = a[0] - a[1] * np.cos(2 * np.pi * i) + a[2] * np.cos(4 * np.pi * i)
+            y = run(tmp_path, so, [np.array(n, np.int64)])
+            assert y.shape == (n,) and y.dtype == np.float32
+            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+        p = run(tmp_path, so, [np.array(-1, np.int64)], check=False)
+        assert p.returncode != 0 and "element 0 is -1" in p.stderr, p.stderr

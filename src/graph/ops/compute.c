@@ -470,6 +470,17 @@ Tensor *compute_one_hot(GNode *n, Tensor **ins, const Strategy *st) {
                       n->type.dtype);
 }
 
+/* signal.window: its size from the output's shape when a value given at
+ * run time decides it. */
+Tensor *compute_window(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  (void)ins;
+  const GAttrs *a = &n->attrs;
+  Expr *size = ttype_is_symbolic(&n->type) ? run_time_shape(&n->type)[0] : ir_i32(n->type.shape[0]);
+  return topi_window(size, gattr_int(a, "periodic", 1) != 0, gattr_float(a, "a0", 0), gattr_float(a, "a1", 0),
+                     gattr_float(a, "a2", 0), n->type.dtype);
+}
+
 Tensor *compute_layout_transform(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   return topi_layout_transform(ins[0], gattr_str(&n->attrs, "src_layout", ""), gattr_str(&n->attrs, "dst_layout", ""));

@@ -367,6 +367,18 @@ static int infer_one_hot(GNode *n, TType *out) {
   return 0;
 }
 
+/* signal.window (scalar): a cosine window of `size` points (attributes
+ * periodic, a0, a1, a2), of the scalar's type; the size may be a value
+ * given at run time (sym_dims). */
+static int infer_window(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0);
+  if (!dt_is_float(d->dtype)) return err_dtype(n, 0, "a floating-point type (the window's)");
+  int64_t size = gattr_int(&n->attrs, "size", -1);
+  if (size < 0) return kiln_set_error("size = %lld, expected at least 0", (long long)size);
+  *out = ttype(d->dtype, 1, &size);
+  return 0;
+}
+
 /* NCHW <-> NCHW<b>c, OIHW -> OIHW<i>i<o>o, and a dense weight NK ->
  * NK<b>n ([N, K] -> [N/b, K, b], dense_pack's packed weight) */
 static int parse_layout(const char *l, int *bi, int *bo, char *kind) {
@@ -467,5 +479,6 @@ const OpDef ops_transform[] = {
     {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_layout_transform, NULL,
      "data, src_layout, dst_layout"},
     {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_one_hot, NULL, NULL},
+    {"signal.window", 1, 1, PAT_INJECTIVE, infer_window, compute_window, NULL, "dtype_of, size, periodic, a0, a1, a2"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

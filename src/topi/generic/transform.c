@@ -880,3 +880,18 @@ Tensor *topi_arange(double start, double limit, double delta, DType t) {
     body = ir_add(ir_int((int64_t)start, t), ir_mul(ir_cast(t, v[0]), ir_int((int64_t)delta, t)));
   return inj("T_arange", 1, shape, v, body);
 }
+
+Tensor *topi_window(Expr *n, bool periodic, double a0, double a1, double a2, DType t) {
+  if (!n) return kiln_set_error("window: no size given"), NULL;
+  DType ct = dt_eq(t, DT_F64) ? DT_F64 : DT_F32;
+  Expr **v = te_axis_vars(1, NULL);
+  Expr *span = periodic ? n : ir_sub(n, c32(1));
+  /* i / s as a float (s = 0 only for one point, where i is 0) */
+  Expr *x = ir_div(ir_cast(ct, v[0]), ir_cast(ct, ir_max(span, c32(1))));
+  Expr *two_pi = ir_float(2 * M_PI, ct);
+  Expr *w = ir_sub(ir_float(a0, ct), ir_mul(ir_float(a1, ct), ir_call1(INTRIN_cos, ir_mul(two_pi, x))));
+  if (a2 != 0) w = ir_add(w, ir_mul(ir_float(a2, ct), ir_call1(INTRIN_cos, ir_mul(ir_float(4 * M_PI, ct), x))));
+  Expr **shape = KNEWN(Expr *, 1);
+  shape[0] = n;
+  return inj("T_window", 1, shape, v, dt_eq(t, ct) ? w : ir_cast(t, w));
+}

@@ -1,7 +1,8 @@
 /*
  * signal.c - ONNX's signal processing operators: the windows (Hann,
  * Hamming, Blackman) and the mel weight matrix are constants of their
- * (constant) sizes; DFT and STFT are products with constant cosine and
+ * (constant) sizes, a window of a size given at run time a kernel
+ * (signal.window); DFT and STFT are products with constant cosine and
  * sine matrices.
  */
 #include "ops.h"
@@ -14,12 +15,37 @@ static int output_dtype(Importer *im, DType *t) {
   return imp_attr_dtype(im, "output_datatype", 1, t);
 }
 
+/* A window whose size is a graph input (a scalar or one-element int64 or
+ * int32): a signal.window kernel whose one dimension is the value symbol
+ * of it (docs/symbolic_shapes.md, section 4b), 0 an empty window.  -2
+ * when the size is not such an input. */
+static int window_runtime(Importer *im, DType t, double a0, double a1, double a2) {
+  GNode *v = imp_input(im, 0);
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&v->type) || ttype_numel(&v->type) != 1 || v->type.ndim > 1 ||
+      v->type.dtype.code != kDLInt || (v->type.dtype.bits != 64 && v->type.dtype.bits != 32) || !dt_is_float(t))
+    return -2;
+  GSym *s = graph_value_sym(imp_graph(im), v->name, 0, 0, IMP_MAX_COUNT);
+  if (!s) return imp_error(im, "input 0 ('%s'): %s", v->name, kiln_get_error());
+  GAttrs a = gattrs_new();
+  ga_int(&a, "size", s->rep);
+  ga_int(&a, "periodic", onnx_attr_int(N(im), "periodic", 1) != 0);
+  ga_float(&a, "a0", a0);
+  ga_float(&a, "a1", a1);
+  ga_float(&a, "a2", a2);
+  ga_str(&a, "sym_dims", s->name);
+  GNode *z = imp_scalar(im, 0, t);
+  return imp_set_output(im, 0, imp_call(im, "signal.window", 1, &z, a));
+}
+
 /* Hann, Hamming, Blackman: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N),
- * N = size (periodic) or size - 1. */
+ * N = size (periodic) or size - 1; a constant of a constant size. */
 static int window(Importer *im, double a0, double a1, double a2) {
   int64_t n;
   DType t;
-  if (imp_input_i64(im, 0, 0, IMP_MAX_COUNT, &n) || output_dtype(im, &t)) return -1;
+  if (output_dtype(im, &t)) return -1;
+  int rc = window_runtime(im, t, a0, a1, a2);
+  if (rc != -2) return rc;
+  if (imp_input_i64(im, 0, 0, IMP_MAX_COUNT, &n)) return -1;
   double span = onnx_attr_int(N(im), "periodic", 1) ? (double)n : (double)n - 1;
   void *p;
   GNode *c = imp_new_const(im, t, 1, &n, &p);
