@@ -154,13 +154,22 @@ typedef struct HostCall {
   DLTensor **t; /* inputs then outputs */
   cJSON *attrs;
   KArena *heap;
+  int64_t *reported; /* a data-dependent op's size goes here (NULL: none) */
 } HostCall;
 
-/* Unpack args: ntensors tensors, the attributes, the heap. */
-static int host_begin(HostCall *h, const char *fname, KilnValue *args, int *codes, int nargs, int ntensors) {
+/* Unpack args: ntensors tensors, the attributes, the heap, and when
+ * may_report a KILN_HANDLE to the int64 where a data-dependent op
+ * reports its output's size (datadep.c's convention). */
+static int host_begin_r(HostCall *h, const char *fname, KilnValue *args, int *codes, int nargs, int ntensors,
+                        bool may_report) {
   memset(h, 0, sizeof *h);
   h->fname = fname;
-  if (kiln_check_argc(fname, nargs, ntensors + 2, ntensors + 2, NULL)) return -1;
+  if (kiln_check_argc(fname, nargs, ntensors + 2, ntensors + 2 + may_report, NULL)) return -1;
+  if (nargs == ntensors + 3) {
+    if (codes[ntensors + 2] != KILN_HANDLE || !args[ntensors + 2].v_handle)
+      return kiln_arg_error(fname, ntensors + 2, "reported", "handle", codes[ntensors + 2], NULL);
+    h->reported = args[ntensors + 2].v_handle;
+  }
   h->t = xcalloc((size_t)ntensors, sizeof(DLTensor *));
   h->ntensors = ntensors;
   for (int i = 0; i < ntensors; i++) {
@@ -176,6 +185,10 @@ static int host_begin(HostCall *h, const char *fname, KilnValue *args, int *code
   h->attrs = cJSON_Parse(args[ntensors].v_str);
   if (!h->attrs || !cJSON_IsObject(h->attrs)) return kiln_set_error("%s: the attributes are not a JSON object", fname);
   return 0;
+}
+
+static int host_begin(HostCall *h, const char *fname, KilnValue *args, int *codes, int nargs, int ntensors) {
+  return host_begin_r(h, fname, args, codes, nargs, ntensors, false);
 }
 
 static int host_end(HostCall *h, int rc) {
@@ -274,7 +287,7 @@ static int f_equal(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *
   return host_end(&h, rc ? -1 : 0);
 }
 
-/* ---- StringNormalizer (without stopwords: the output keeps the shape) ---- */
+/* ---- StringNormalizer ---- */
 
 static locale_t utf8_loc;
 static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
@@ -326,20 +339,58 @@ static int change_case(HostCall *h, const char *s, int up, int64_t elem, const c
   return rc;
 }
 
+/* Whether word s is one of the stopwords sw: exactly, or (insensitive)
+ * after lower-casing both. */
+static int is_stopword(HostCall *h, const char *s, const cJSON *sw, bool sensitive, int64_t elem, bool *stop) {
+  const char *ls = s;
+  *stop = false;
+  if (!sensitive && change_case(h, s, 0, elem, &ls)) return -1;
+  const cJSON *w;
+  cJSON_ArrayForEach(w, sw) {
+    const char *t = cJSON_IsString(w) ? w->valuestring : "", *lt = t;
+    if (!sensitive && change_case(h, t, 0, -1, &lt)) return -1;
+    if (!strcmp(ls, lt)) return *stop = true, 0;
+  }
+  return 0;
+}
+
+/* StringNormalizer: every word case-changed; with stopwords
+ * ("strings.normalize_words") the words that are stopwords dropped, the
+ * rest written compact and their count reported (an input of stopwords
+ * only gives one empty string, as ONNX specifies). */
 static int f_normalize(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
   (void)ret, (void)ret_code, (void)res;
   HostCall h;
-  int rc = host_begin(&h, "runtime.strings.normalize", args, codes, nargs, 2);
+  int rc = host_begin_r(&h, "runtime.strings.normalize", args, codes, nargs, 2, true);
   if (!rc) rc = check_dtype(&h, 0, STR, "x") || check_dtype(&h, 1, STR, "out") || check_compact(&h);
   const char *mode = rc ? "" : attr_s(&h, "case_change_action", "NONE");
   int up = !strcmp(mode, "UPPER") ? 1 : !strcmp(mode, "LOWER") ? 0 : -1;
-  int64_t n = rc ? 0 : numel(h.t[0]->ndim, h.t[0]->shape);
-  if (!rc && numel(h.t[1]->ndim, h.t[1]->shape) != n) rc = kiln_set_error("%s: the output's size differs from the input's", h.fname);
+  const cJSON *sw = rc ? NULL : cJSON_GetObjectItemCaseSensitive(h.attrs, "stopwords");
+  const cJSON *cs = rc ? NULL : cJSON_GetObjectItemCaseSensitive(h.attrs, "is_case_sensitive");
+  bool filter = cJSON_IsArray(sw) && cJSON_GetArraySize(sw) > 0, sensitive = cJSON_IsTrue(cs) || (cJSON_IsNumber(cs) && cs->valueint);
+  if (!rc && filter != (h.reported != NULL))
+    rc = kiln_set_error("%s: %s", h.fname, filter ? "stopwords need a place to report the words kept"
+                                                  : "a reported size needs stopwords");
+  int64_t n = rc ? 0 : numel(h.t[0]->ndim, h.t[0]->shape), room = rc ? 0 : numel(h.t[1]->ndim, h.t[1]->shape);
+  if (!rc && (filter ? room < 1 : room != n))
+    rc = kiln_set_error("%s: the output holds %lld words for an input of %lld", h.fname, (long long)room, (long long)n);
+  int64_t k = 0;
   for (int64_t i = 0; i < n && !rc; i++) {
     const char *s = sget(h.t[0], i), *o = s;
+    bool stop = false;
+    if (filter && (rc = is_stopword(&h, s, sw, sensitive, i, &stop))) break;
+    if (stop) continue;
+    if (k >= room) {
+      rc = kiln_set_error("%s: more than the %lld words its output holds are kept", h.fname, (long long)room);
+      break;
+    }
     if (up >= 0) rc = change_case(&h, s, up, i, &o);
     else o = heap_str(&h, s, strlen(s));
-    sv(h.t[1])[i] = o;
+    sv(h.t[1])[k++] = o;
+  }
+  if (!rc && filter) {
+    if (k == 0) sv(h.t[1])[k++] = heap_str(&h, "", 0);
+    *h.reported = k;
   }
   return host_end(&h, rc ? -1 : 0);
 }

@@ -110,6 +110,36 @@ def test_string_normalizer_case(tmp_path, action):
     assert y.tolist() == want
 
 
+@pytest.mark.parametrize("action,sensitive,twodim", [("NONE", 1, False), ("LOWER", 0, False), ("UPPER", 0, True),
+                                                     ("UPPER", 1, True), ("NONE", 0, False)])
+def test_string_normalizer_stopwords(tmp_path, action, sensitive, twodim):
+    """One build, several texts: the words that are stopwords (exactly, or
+    ignoring case) are dropped, so the output's length is the data's; all
+    stopwords give one empty string."""
+    stop = ["monday", "Éclair", "ΩMEGA"]
+    vocab = stop + ["Monday", "MONDAY", "éclair", "ωmega", "tuesday", "Wed", "x", ""]
+    C = 9
+    p = model(tmp_path, [helper.make_node("StringNormalizer", ["x"], ["y"], case_change_action=action,
+                                          is_case_sensitive=sensitive, stopwords=stop)],
+              [("x", TP.STRING, [1, C] if twodim else [C])], [("y", TP.STRING, None)], opset=10)
+    so = str(tmp_path / "m.so")
+    r = kiln("compile", p, "-o", so)
+    assert r.returncode == 0, r.stderr
+    texts = [RNG.choice(vocab, C) for _ in range(3)] + [np.array(["monday", "ΩMEGA", "Éclair"] * 3)]
+    for t in texts:
+        x = t.reshape(1, C) if twodim else t
+        np.save(tmp_path / "x.npy", x)
+        r = kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "out.npz"))
+        assert r.returncode == 0, r.stderr
+        with np.load(tmp_path / "out.npz") as z:
+            y = z[z.files[0]]
+        same = (lambda a, b: a == b) if sensitive else (lambda a, b: a.lower() == b.lower())
+        kept = [w for w in t if not any(same(w, s) for s in stop)] or [""]
+        kept = [w.upper() if action == "UPPER" else w.lower() if action == "LOWER" else w for w in kept]
+        want = [kept] if twodim else kept
+        assert y.tolist() == want, (t.tolist(), y.tolist())
+
+
 @pytest.mark.parametrize("dt,np_t", [(TP.FLOAT, np.float32), (TP.DOUBLE, np.float64), (TP.INT64, np.int64),
                                      (TP.INT8, np.int8), (TP.BOOL, np.bool_), (TP.FLOAT16, np.float16)])
 def test_cast_to_string_as_numpy(tmp_path, dt, np_t):
@@ -188,8 +218,6 @@ def test_python_package_takes_and_gives_text(tmp_path):
 
 
 @pytest.mark.parametrize("node,shape,what", [
-    (helper.make_node("StringNormalizer", ["x"], ["y"], stopwords=["a"]), [3],
-     "stopwords are not supported: the output's length depends"),
     (helper.make_node("StringSplit", ["x"], ["y", "z"]), [3], "StringSplit is not supported: its outputs' size"),
     (helper.make_node("Relu", ["x"], ["y"]), [3], "input 0 ('x') is a string tensor: Kiln's string operators are"),
     (helper.make_node("StringNormalizer", ["x"], ["y"]), [2, 3], "input must be [C] or [1, C]"),

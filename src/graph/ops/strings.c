@@ -46,10 +46,27 @@ static int infer_to(GNode *n, TType *out) {
   return 0;
 }
 
+/* normalize_words (StringNormalizer with stopwords): a data-dependent
+ * host op (ops/datadep.c's attributes "shape", "dtype", "report",
+ * "report_cap"); the words kept are its last dimension */
+static int infer_reported(GNode *n, TType *out) {
+  if (need_strings(n, 0)) return -1;
+  const int64_t *shape;
+  int nd = gattr_ints(&n->attrs, "shape", &shape);
+  int64_t r = gattr_int(&n->attrs, "report", -1);
+  if (nd != arg_type(n, 0)->ndim || r != nd - 1 || !gattr_str(&n->attrs, "report_cap", NULL))
+    return kiln_set_error("%s needs 'shape' of its input's rank, 'report' its last dimension and 'report_cap'",
+                          n->op->name);
+  *out = ttype(DT_STRING, nd, shape);
+  return ttype_check(out, n->op->name);
+}
+
 const OpDef ops_strings[] = {
     {"strings.concat", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.concat"},
     {"strings.equal", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.equal"},
     {"strings.normalize", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.normalize"},
+    {"strings.normalize_words", 1, 1, PAT_OPAQUE, infer_reported, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT,
+     "runtime.strings.normalize"},
     {"strings.regex_full_match", 1, 1, PAT_OPAQUE, infer_same, NULL, NULL, NULL, OP_OTHER, 0,
      "runtime.strings.regex_full_match"},
     {"strings.cast", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.cast"},

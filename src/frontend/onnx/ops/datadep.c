@@ -23,7 +23,7 @@
 #include "ops.h"
 
 /* A new size symbol for output `out` of the node, bounds [1, hi]. */
-static GSym *size_sym(Importer *im, int out, int64_t hi) {
+GSym *onnx_dd_size_sym(Importer *im, int out, int64_t hi) {
   const OnnxNode *n = imp_node(im);
   const char *b = out < n->noutputs && *n->outputs[out] ? n->outputs[out] : n->name;
   StrBuf sb = {0};
@@ -72,8 +72,8 @@ static const char *postfix(Importer *im, Expr *e) {
  * the expression of dimension d (NULL: the constant shape[d]) and
  * dimension rdim (-1: none) is the size symbol s, whose upper bound is
  * cap; host_attrs for the runtime function. */
-static GNode *dd_call(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
-                      Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs) {
+GNode *onnx_dd_call(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
+                    Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs) {
   StrBuf sd = {0};
   bool sym = false;
   for (int d = 0; d < nd; d++) {
@@ -115,10 +115,10 @@ int onnx_dd_nonzero(Importer *im) {
   int r = x->type.ndim;
   if (r < 1) return imp_error(im, "a scalar input is not supported");
   Expr *cap = dims_product(im, &x->type, 0, r);
-  GSym *s = size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
+  GSym *s = onnx_dd_size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
   if (!s) return -1;
   int64_t shape[2] = {r, 0};
-  return imp_set_output(im, 0, dd_call(im, "dd.nonzero", 1, &x, DT_I64, 2, shape, NULL, 1, s, cap, "{}"));
+  return imp_set_output(im, 0, onnx_dd_call(im, "dd.nonzero", 1, &x, DT_I64, 2, shape, NULL, 1, s, cap, "{}"));
 }
 
 /* ---- Compress ---- */
@@ -142,7 +142,7 @@ int onnx_dd_compress(Importer *im) {
   if (dc && lc && ll > dl)
     return imp_error(im, "condition has %lld values for an axis of %lld", (long long)ll, (long long)dl);
   Expr *cap = lc ? len : dim; /* no more than either */
-  GSym *s = size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
+  GSym *s = onnx_dd_size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
   if (!s) return -1;
   int nd = v->type.ndim;
   int64_t shape[MAXD];
@@ -152,7 +152,7 @@ int onnx_dd_compress(Importer *im) {
     dims[d] = sym_dim(&v->type, d);
   }
   GNode *args[2] = {v, c};
-  if (imp_set_output(im, 0, dd_call(im, "dd.compress", 2, args, v->type.dtype, nd, shape, dims, ax, s, cap,
+  if (imp_set_output(im, 0, onnx_dd_call(im, "dd.compress", 2, args, v->type.dtype, nd, shape, dims, ax, s, cap,
                                      kfmt("{\"axis\": %d}", ax))))
     return -1;
   imp_set_output_lowp(im, 0, imp_input_lowp(im, 0)); /* a carried bfloat16 selected as it is */
@@ -174,7 +174,7 @@ int onnx_h_Unique(Importer *im) {
   if (!has_axis && r < 1) return imp_error(im, "a scalar input is not supported");
   int64_t sorted = onnx_attr_int(N(im), "sorted", 1);
   Expr *n = has_axis ? dims_product(im, &x->type, ax, ax + 1) : dims_product(im, &x->type, 0, r);
-  GSym *s = size_sym(im, 0, const_or(n, GRAPH_MAX_ELEMS));
+  GSym *s = onnx_dd_size_sym(im, 0, const_or(n, GRAPH_MAX_ELEMS));
   if (!s) return -1;
   const OnnxNode *node = imp_node(im);
   for (int o = 0; o < node->noutputs && o < 4; o++) {
@@ -190,14 +190,14 @@ int onnx_h_Unique(Importer *im) {
         shape[d] = x->type.shape[d];
         dims[d] = sym_dim(&x->type, d);
       }
-      y = dd_call(im, "dd.unique", 1, &x, x->type.dtype, r, shape, dims, ax, s, n, ha);
+      y = onnx_dd_call(im, "dd.unique", 1, &x, x->type.dtype, r, shape, dims, ax, s, n, ha);
     } else if (o == 2) { /* one index per input slice: a size known before the call */
       shape[0] = has_axis ? x->type.shape[ax] : imp_numel(r, x->type.shape);
       int64_t c;
       dims[0] = ir_is_const_int(n, &c) ? NULL : n;
-      y = dd_call(im, "dd.unique", 1, &x, DT_I64, 1, shape, dims, -1, NULL, NULL, ha);
+      y = onnx_dd_call(im, "dd.unique", 1, &x, DT_I64, 1, shape, dims, -1, NULL, NULL, ha);
     } else {
-      y = dd_call(im, "dd.unique", 1, &x, o == 0 ? x->type.dtype : DT_I64, 1, shape, NULL, 0, s, n, ha);
+      y = onnx_dd_call(im, "dd.unique", 1, &x, o == 0 ? x->type.dtype : DT_I64, 1, shape, NULL, 0, s, n, ha);
     }
     if (imp_set_output(im, o, y)) return -1;
     if (o == 0) imp_set_output_lowp(im, 0, imp_input_lowp(im, 0));
@@ -251,7 +251,7 @@ int onnx_h_NonMaxSuppression(Importer *im) {
   kiln_arena_push(imp_graph(im)->arena);
   cap = ir_simplify(cap);
   kiln_arena_pop();
-  GSym *s = size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
+  GSym *s = onnx_dd_size_sym(im, 0, const_or(cap, GRAPH_MAX_ELEMS));
   if (!s) return -1;
   int64_t shape[2] = {0, 3};
   const char *ha = kfmt("{\"center_point_box\": %lld, \"score_threshold\": %d}",
@@ -259,5 +259,5 @@ int onnx_h_NonMaxSuppression(Importer *im) {
   if (!imp_input(im, 2))
     return imp_error(im, "max_output_boxes_per_class is absent (0): the result is always empty, which Kiln does not "
                          "support yet");
-  return imp_set_output(im, 0, dd_call(im, "dd.nms", 5, args, DT_I64, 2, shape, NULL, 0, s, cap, ha));
+  return imp_set_output(im, 0, onnx_dd_call(im, "dd.nms", 5, args, DT_I64, 2, shape, NULL, 0, s, cap, ha));
 }

@@ -141,6 +141,13 @@ ONNX_DATADEP_HANDLERS(ONNX_DECLARE_HANDLER)
 /* NonZero and Compress over a condition known only at run time (datadep.c). */
 int onnx_dd_nonzero(Importer *im);
 int onnx_dd_compress(Importer *im);
+/* datadep.c's building blocks for other data-dependent host ops (the
+ * string operators): a size symbol for output `out` of the node, bounds
+ * [1, hi]; a call whose dimension rdim the data decides (the symbol s,
+ * at most cap), dims[d] the other dimensions' expressions (NULL: shape[d]). */
+GSym *onnx_dd_size_sym(Importer *im, int out, int64_t hi);
+GNode *onnx_dd_call(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
+                    Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs);
 ONNX_IMAGE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_RECURRENT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_QUANTIZE_HANDLERS(ONNX_DECLARE_HANDLER)

@@ -5,9 +5,11 @@
  * function does the work; the node's attributes travel to it as a JSON
  * object ("host_attrs").  docs/strings.md has the design.
  *
- * StringSplit and StringNormalizer with stopwords make outputs whose size
- * depends on the text (how many pieces, how many words are dropped); the
- * executor allocates every output before the run, so they are refused.
+ * StringNormalizer with stopwords keeps as many words as the text has
+ * that are not stopwords: a data-dependent host op (its size reported by
+ * the runtime function, docs/symbolic_shapes.md section 4c).  StringSplit
+ * makes as many pieces as the text has, with no bound known before the
+ * run, so it is refused.
  */
 #include "ops.h"
 
@@ -64,12 +66,6 @@ int onnx_h_StringNormalizer(Importer *im) {
   if (!is_str(x)) return imp_error(im, "input must be a string tensor, got %s", ttype_str(&x->type));
   if (x->type.ndim != 1 && !(x->type.ndim == 2 && x->type.shape[0] == 1))
     return imp_error(im, "input must be [C] or [1, C] (ONNX's schema), got %s", ttype_str(&x->type));
-  int nstop = 0;
-  onnx_attr_strings(N(im), "stopwords", &nstop);
-  if (nstop > 0)
-    return imp_error(im, "stopwords are not supported: the output's length depends on how many words of the text are "
-                         "stopwords, and Kiln's executor allocates every output before the run (drop the stopwords "
-                         "from the model, or remove them before it)");
   const char *mode = onnx_attr_string(N(im), "case_change_action", "NONE");
   if (strcmp(mode, "NONE") && strcmp(mode, "LOWER") && strcmp(mode, "UPPER"))
     return imp_error(im, "case_change_action must be NONE, LOWER or UPPER, got '%s'", mode);
@@ -79,7 +75,27 @@ int onnx_h_StringNormalizer(Importer *im) {
                          "which matches ONNX's default en_US", loc);
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "case_change_action", mode);
-  return out0(im, host_call(im, "strings.normalize", 1, &x, o, NULL));
+  int nstop = 0;
+  const char *const *stop = onnx_attr_strings(N(im), "stopwords", &nstop);
+  if (nstop <= 0) return out0(im, host_call(im, "strings.normalize", 1, &x, o, NULL));
+  /* with stopwords the number of words kept is the data's: a size the
+   * runtime function reports (at most the C words; at least 1, since an
+   * all-stopword input gives one empty string) */
+  cJSON *sw = cJSON_AddArrayToObject(o, "stopwords");
+  for (int i = 0; i < nstop; i++) cJSON_AddItemToArray(sw, cJSON_CreateString(stop[i] ? stop[i] : ""));
+  cJSON_AddNumberToObject(o, "is_case_sensitive", onnx_attr_int(N(im), "is_case_sensitive", 0) != 0);
+  int nd = x->type.ndim;
+  int64_t c = x->type.shape[nd - 1], shape[2] = {1, 1};
+  GSym *sym = onnx_dd_size_sym(im, 0, c);
+  if (!sym) return -1;
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  kiln_arena_push(imp_graph(im)->arena);
+  const char *ha = kstrdup(text);
+  Expr *cap = ir_int(c, DT_I32);
+  kiln_arena_pop();
+  free(text);
+  return out0(im, onnx_dd_call(im, "strings.normalize_words", 1, &x, DT_STRING, nd, shape, NULL, nd - 1, sym, cap, ha));
 }
 
 int onnx_h_RegexFullMatch(Importer *im) {
@@ -103,7 +119,8 @@ int onnx_h_RegexFullMatch(Importer *im) {
 
 int onnx_h_StringSplit(Importer *im) {
   return imp_error(im, "StringSplit is not supported: its outputs' size depends on the text (the most pieces any "
-                       "string splits into), and Kiln's executor allocates every output before the run");
+                       "string splits into), and nothing bounds it before the run, while Kiln's executor sizes a "
+                       "data-dependent output's buffer for an upper bound known before the call");
 }
 
 /* ---- LabelEncoder ---- */
