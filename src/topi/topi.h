@@ -491,6 +491,9 @@ struct ConfigSpace;
  * whose block of `block` accumulators each fits the register budget. */
 int x86_define_tile_n(struct ConfigSpace *cs, int64_t N);
 int64_t x86_batch_block(const struct Target *t, int64_t N, int64_t block);
+/* The output-channel chunks (1 or 2) a conv2d_NCHWc 1x1 register block of
+ * `block` accumulator vectors spans, in a layer of `chunks` chunks. */
+int64_t x86_conv_occ_block(const struct Target *t, int64_t block, int64_t chunks);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
  * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.

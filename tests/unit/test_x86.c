@@ -526,6 +526,36 @@ static void test_conv_batch_block(void) {
   }
 }
 
+/* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16
+ * accumulators), the chunk loop inside the reduction, so a broadcast input
+ * value feeds two FMAs; the parallel loop runs over pairs of chunks.  A
+ * block of 28 columns keeps one chunk, and so does an odd chunk count. */
+static void test_conv_occ_block(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){64, 32, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  const char *cfg = "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                    "[\"tile_ow\", \"sp\", [-1, 14]], [\"tile_oh\", \"ot\", %d]]";
+  LoweredFunc *f = lower_config(tm, wl, config_entity_from_json(kfmt(cfg, 1)));
+  if (!f) return;
+  const char *text = kiln_lowered_str(f);
+  CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 448]");
+  CHECK_CONTAINS(text, "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 28)"); /* 2 chunk pairs x 14 rows */
+  const char *icb = strstr(text, "for (icb, 0, 16)");
+  const char *fma2 = strstr(text, "conv2d_NCHWc.local[ramp(224, 1, 16)] = (conv2d_NCHWc.local[ramp(224, 1, 16)] +");
+  CHECK_MSG(icb && fma2 && icb < fma2, "the second chunk's FMA is not inside the reduction:\n%s", text);
+  f = lower_config(tm, wl, config_entity_from_json(kfmt(cfg, 2))); /* 28 accumulators: one chunk */
+  if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 448]");
+  if (f) CHECK(!strstr(kiln_lowered_str(f), "oc_chunk.outer"));
+  const Target *t = target_host();
+  if (t->vector_lanes >= 16) CHECK(x86_conv_occ_block(t, 14, 4) == 2);
+  CHECK(x86_conv_occ_block(t, 14, 3) == 1 && x86_conv_occ_block(t, 28, 4) == 1);
+  /* the fallback leaves room for two chunks: 14 columns, not 28 */
+  ConfigEntity *fb = template_fallback(tm, t, wl);
+  CHECK(fb);
+  if (fb && t->vector_lanes >= 16) CHECK(cfg_split_inner(fb, "tile_ow") * cfg_other_int(fb, "tile_oh", 0) == 14);
+}
+
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is
  * vectorized in vectors of its largest power-of-two divisor (8 here),
  * unrolled; left to the C compiler it ran as scalar code, 15x slower in
@@ -631,6 +661,7 @@ const TestCase x86_tests[] = {
     {"conv2d_random", test_conv2d_random},
     {"conv_odd_block_vectorized", test_conv_odd_block_vectorized},
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
+    {"conv_occ_block", test_conv_occ_block},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},

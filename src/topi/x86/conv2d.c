@@ -19,6 +19,20 @@
  * residual add, relu...) is inlined into the output stage, which reads the
  * block from the registers: the conv never stores its raw result.  For 1x1
  * kernels the block is tile_oh rows x reg_n columns.
+ *
+ * Two output-channel chunks per 1x1 block.  With one chunk of oc_bn
+ * channels, a block of reg_n columns needs a broadcast load per FMA, and
+ * the two load ports, not the FMA units, bound the kernel (ResNet-50's 1x1
+ * layers at 62-69 % of the FMA peak).  Where the block (tile_n x tile_oh
+ * x reg_n columns) fills at most half the register budget and the layer
+ * has an even number of chunks, the block spans two neighbouring chunks, the
+ * chunk loop innermost beside the channel block, so each broadcast feeds
+ * two FMAs (x86_conv_occ_block).  The layout and the knobs are TVM's; the
+ * tuner reaches both forms through tile_ow (and tile_oh), and the batch-1
+ * fallback picks a block of half the budget (14 columns x 2 chunks at 56,
+ * 28 and 14 columns; at batch > 1 its samples fill the budget instead).  bench_conv2d, ResNet-50's fifteen 1x1 layers at 1 thread: a
+ * mean of 145 GFLOP/s with one chunk, 159 with two, 126 with four (load
+ * 9-14: the same run, the ratio is what counts).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -151,6 +165,13 @@ int64_t x86_batch_block(const Target *t, int64_t N, int64_t block) {
   return best;
 }
 
+/* The output-channel chunks a 1x1 register block of `block` accumulator
+ * vectors spans: 2 where twice the block fits the register budget and the
+ * layer's `chunks` are even (AVX-512), else 1. */
+int64_t x86_conv_occ_block(const Target *t, int64_t block, int64_t chunks) {
+  return t->vector_lanes >= 16 && chunks % 2 == 0 && 2 * block <= x86_reg_budget(t) ? 2 : 1;
+}
+
 
 /* Accumulators a register block may use: AVX-512 has 32 vector registers;
  * one holds the kernel vector and the broadcast input comes from memory. */
@@ -164,12 +185,15 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   if (c.KH == 1 && c.KW == 1) {
-    /* TVM's 1x1 fallback: the widest row tile, then as many rows as fit */
-    int64_t budget = x86_reg_budget(t);
+    /* TVM's 1x1 fallback (the widest row tile, then as many rows as fit);
+     * at batch 1 in a budget shared by two output-channel chunks where the
+     * layer has an even number of them, so each broadcast feeds two FMAs
+     * (at batch > 1 samples fill the block instead: tile_n) */
+    int64_t budget = x86_reg_budget(t), occ = c.N == 1 ? x86_conv_occ_block(t, 1, c.OC / oc_bn) : 1;
     for (int64_t owf = c.OW; owf >= 1; owf--) {
       if (c.OW % owf) continue;
       for (int64_t ohf = c.OH > 1 ? 2 : 1; ohf >= 1; ohf--)
-        if (c.OH % ohf == 0 && owf * ohf <= budget) {
+        if (c.OH % ohf == 0 && owf * ohf * occ <= budget) {
           config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, owf});
           config_set_other(cfg, "tile_oh", opt_int(ohf));
           if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, owf * ohf)));
@@ -327,6 +351,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (n_f < 1 || N % n_f)
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'tile_n' = %lld does not divide the batch %lld",
                           (long long)n_f, (long long)N);
+  int64_t occ_f = is_1x1 ? x86_conv_occ_block(t, n_f * oh_f * reg_n, te_dim(conv, 1)) : 1;
 
   if (x86_inline_group(s, conv, NULL)) return -1;
   Tensor *main_out = x86_main_output(conv, nout, outs);
@@ -344,22 +369,27 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   /* the output: parallel rows, a register block per (row, column chunk) */
   IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
           *ocb = stage_axis(so, 4);
-  IterVar *owo, *owi, *oho = oh, *ohi = NULL, *no = n, *ni = NULL, *f;
+  IterVar *owo, *owi, *oho = oh, *ohi = NULL, *no = n, *ni = NULL, *occo = occ, *occi = NULL, *f;
   if (stage_split(so, ow, c32(reg_n), &owo, &owi)) return -1;
   if (n_f > 1) { /* the block spans n_f samples: ni sits inside the row/column loops */
     if (stage_split(so, n, c32(n_f), &no, &ni)) return -1;
   }
+  if (occ_f > 1 && stage_split(so, occ, c32(occ_f), &occo, &occi)) return -1;
   if (is_1x1) {
     if (stage_split(so, oh, c32(oh_f), &oho, &ohi)) return -1;
-    if (ni ? stage_reorder(so, 8, (IterVar *[]){no, occ, oho, owo, ni, ohi, owi, ocb})
-           : stage_reorder(so, 7, (IterVar *[]){no, occ, oho, owo, ohi, owi, ocb}))
-      return -1;
-    if (stage_unroll(so, ohi)) return -1;
+    IterVar *order[9];
+    int k = 0;
+    order[k++] = no, order[k++] = occo, order[k++] = oho, order[k++] = owo;
+    if (ni) order[k++] = ni;
+    if (occi) order[k++] = occi;
+    order[k++] = ohi, order[k++] = owi, order[k++] = ocb;
+    if (stage_reorder(so, k, order) || stage_unroll(so, ohi)) return -1;
   } else if (ni && stage_reorder(so, 6, (IterVar *[]){no, occ, oh, owo, ni, owi})) {
     return -1;
   }
   if (ni && stage_unroll(so, ni)) return -1;
-  if (stage_fuse(so, no, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
+  if (occi && stage_unroll(so, occi)) return -1;
+  if (stage_fuse(so, no, occo, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
 
@@ -369,12 +399,20 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   IterVar *ric = stage_reduce_axis(scc, 0), *rkh = stage_reduce_axis(scc, 1), *rkw = stage_reduce_axis(scc, 2),
           *ricb = stage_reduce_axis(scc, 3);
   /* with a batch block the samples are the block's outermost unrolled
-   * axis, inside the reduction like its rows and columns */
+   * axis, inside the reduction like its rows and columns; a 1x1 block of
+   * two chunks has them innermost beside the channel block (one broadcast
+   * per column, then an FMA per chunk) */
   if (is_1x1) {
-    if ((n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, ric, rkh, rkw, ricb, cn, coh, cow, cocb})
-                 : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, ric, rkh, rkw, ricb, coh, cow, cocb})) ||
-        stage_unroll(scc, coh))
-      return -1;
+    IterVar *order[9];
+    int k = 0;
+    if (n_f == 1) order[k++] = cn;
+    if (occ_f == 1) order[k++] = cocc;
+    order[k++] = ric, order[k++] = rkh, order[k++] = rkw, order[k++] = ricb;
+    if (n_f > 1) order[k++] = cn;
+    order[k++] = coh, order[k++] = cow;
+    if (occ_f > 1) order[k++] = cocc;
+    order[k++] = cocb;
+    if (stage_reorder(scc, k, order) || stage_unroll(scc, coh)) return -1;
   } else if (unroll_kw) {
     if ((n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, coh, ric, rkh, ricb, rkw, cn, cow, cocb})
                  : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, ricb, rkw, cow, cocb})) ||
@@ -386,6 +424,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
       return -1;
   }
   if (n_f > 1 && stage_unroll(scc, cn)) return -1;
+  if (occ_f > 1 && stage_unroll(scc, cocc)) return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
