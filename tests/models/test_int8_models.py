@@ -77,8 +77,10 @@ def check(prefix, tmp_path, int8_ops):
     return dev_kiln, dev_ort, between
 
 
-def make_mlp(prefix):
-    """A Gemm + ReLU + MatMul + bias MLP (K 64 -> 96 -> 10, batch 4), seeded."""
+def make_mlp(prefix, shape=(4, 64)):
+    """A Gemm + ReLU + MatMul + bias MLP (K 64 -> 96 -> 10, batch 4), seeded;
+    with a 3-D input shape [B, S, 64] the first layer is a MatMul + Add
+    (a transformer's projection)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(0)
@@ -86,20 +88,31 @@ def make_mlp(prefix):
     b1 = (rng.standard_normal(96) * 0.1).astype(np.float32)
     w2 = (rng.standard_normal((96, 10)) * 0.2).astype(np.float32)
     b2 = (rng.standard_normal(10) * 0.1).astype(np.float32)
-    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
-             helper.make_node("MatMul", ["r", "w2"], ["m"]), helper.make_node("Add", ["m", "b2"], ["y"])]
+    first = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"])] if len(shape) == 2 else \
+        [helper.make_node("MatMul", ["x", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h"])]
+    nodes = first + [helper.make_node("Relu", ["h"], ["r"]), helper.make_node("MatMul", ["r", "w2"], ["m"]),
+                     helper.make_node("Add", ["m", "b2"], ["y"])]
     inits = [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))]
-    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])], inits)
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape[:-1]) + [10])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, prefix + ".onnx")
-    np.save(prefix + ".input.npy", np.random.default_rng(5).standard_normal((4, 64)).astype(np.float32))
+    np.save(prefix + ".input.npy", np.random.default_rng(5).standard_normal(shape).astype(np.float32))
 
 
 def test_int8_mlp_matches_onnxruntime(ortpy, tmp_path):
     prefix = str(tmp_path / "mlp")
     make_mlp(prefix)
+    quantize(ortpy, prefix)
+    check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
+
+
+def test_int8_3d_matmul_matches_onnxruntime(ortpy, tmp_path):
+    """[2, 8, 64] x [64, 96]: the uint8 activation is reshaped to [16, 64]
+    for the int8 dense layer and the result back to [2, 8, 96]."""
+    prefix = str(tmp_path / "mlp3")
+    make_mlp(prefix, (2, 8, 64))
     quantize(ortpy, prefix)
     check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
 

@@ -14,7 +14,9 @@
  *     nn.dense(multiply(subtract(cast(X), za), sa), qnn.dequantize(W, sw, 0))
  *  -> nn.contrib_dense_vnni(X, pack(W), za * rowsum(W), sa * sw)
  *
- * and the same for nn.matmul(x, W [K, N]) and a weight behind a transpose
+ * and the same for nn.matmul(x, W [K, N]), a weight behind a transpose and
+ * an activation behind a reshape or a [..., S, K] x [K, N] nn.matmul (the
+ * uint8 tensor is reshaped to [M, K] instead, the result back)
  * (X uint8 [M, K]; an int8 X is moved to uint8 by adding 128 to it and
  * to za; W int8 per output channel or per tensor, its zero point 0 -
  * ONNX Runtime's symmetric weights; a [K, N] weight is transposed as
@@ -152,13 +154,22 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   const PassContext *pc = ud;
   /* nn.dense(x, w [N, K]), or nn.matmul(x, w [K, N]) (transpose_b: [N, K]) */
   bool dense = is_call(old, OP_DENSE), mm = is_call(old, OP_MATMUL);
-  if ((!dense && !mm) || old->type.sym || old->type.ndim != 2 || args[0]->type.ndim != 2) return GRAPH_KEEP;
+  if ((!dense && !mm) || old->type.sym || args[0]->type.sym || args[0]->type.ndim < 2) return GRAPH_KEEP;
+  if (dense ? args[0]->type.ndim != 2 : args[1]->type.ndim != 2) return GRAPH_KEEP;
   if (mm && gattr_int(&old->attrs, "transpose_a", 0)) return GRAPH_KEEP;
   ActQ a;
   WeightQ w;
-  if (!match_act(args[0], &a) || !match_weight(args[1], mm && !gattr_int(&old->attrs, "transpose_b", 0), &w))
+  /* a [B, S, K] activation reaches the dense layer through a reshape to [B * S, K] */
+  GNode *act = args[0];
+  bool reshaped = is_call(act, OP_RESHAPE) && !act->args[0]->type.sym;
+  if (!match_act(reshaped ? act->args[0] : act, &a) ||
+      !match_weight(args[1], mm && !gattr_int(&old->attrs, "transpose_b", 0), &w))
     return GRAPH_KEEP;
-  int64_t M = old->type.shape[0], N = old->type.shape[1], K = args[0]->type.shape[1];
+  /* a [..., S, K] x [K, N] matmul runs as an [M, K] x [K, N] dense layer, M the product of the leading dims */
+  int r0 = args[0]->type.ndim;
+  int64_t M = 1, N = old->type.shape[old->type.ndim - 1], K = args[0]->type.shape[r0 - 1];
+  for (int i = 0; i < r0 - 1; i++) M *= args[0]->type.shape[i];
+  bool flat = r0 != 2;
   Strategy st;
   if (graph_dense_vnni_config(old, M, N, K, pc->target, pc->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
@@ -167,6 +178,11 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
 
   GNode *x = a.x;
   int za = a.zero;
+  if (reshaped || flat) { /* the uint8 tensor reshaped (to [M, K]) instead */
+    GAttrs ra = gattrs_new();
+    ga_ints(&ra, "newshape", 2, (int64_t[]){M, K});
+    if (!(x = graph_call(ng, "reshape", 1, &x, ra, NULL))) return NULL;
+  }
   if (dt_eq(x->type.dtype, DT_I8)) { /* int8 -> uint8: x + 128 (and its zero point) */
     GAttrs c16 = gattrs_new(), c8 = gattrs_new();
     ga_str(&c16, "dtype", "int16");
@@ -202,7 +218,13 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   ga_int(&pa, "block", bn);
   GNode *pw = graph_call(ng, "nn.contrib_dense_vnni_weight_pack", 1, &wk, pa, NULL);
   GNode *r = pw ? graph_call(ng, "nn.contrib_dense_vnni", 4, (GNode *[]){x, pw, cn, sn}, gattrs_new(), old->name) : NULL;
-  if (r) graph_record_config(ng, r, &st);
+  if (!r) return NULL;
+  graph_record_config(ng, r, &st);
+  if (flat) { /* back to [..., S, N] */
+    GAttrs ra = gattrs_new();
+    ga_ints(&ra, "newshape", old->type.ndim, old->type.shape);
+    r = graph_call(ng, "reshape", 1, &r, ra, NULL);
+  }
   return r;
 }
 
