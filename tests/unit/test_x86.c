@@ -243,17 +243,15 @@ static void test_depthwise_random(void) {
 /* A random dense workload with a random config of the template's space,
  * or (fallback) with more rows and the fallback config, whose row block
  * need not divide M (a tail block). */
-static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
+static bool run_dense_case_with(const Template *tm, int caseno, bool fallback, int64_t M, int64_t N, int64_t K,
+                                ConfigEntity *given) {
   bool pack = strstr(tm->name, "dense_pack") != NULL;
-  int64_t M = fallback ? test_rand_between(1, 40) : test_rand_between(1, 20);
-  int64_t N = test_pick(8, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40});
-  int64_t K = test_rand_between(1, 45);
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
   if (!cs) return false;
-  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  int64_t idx = fallback || given ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = given ? given : fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
   CHECK_NN(cfg);
   if (!cfg) return false;
   CHECK_OK(tm->check(target_host(), cfg, wl));
@@ -303,6 +301,13 @@ static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
   return ok;
 }
 
+static bool run_dense_case(const Template *tm, int caseno, bool fallback) {
+  int64_t M = fallback ? test_rand_between(1, 40) : test_rand_between(1, 20);
+  int64_t N = test_pick(10, (int64_t[]){1, 3, 7, 8, 16, 24, 32, 40, 48, 64});
+  int64_t K = test_rand_between(1, 45);
+  return run_dense_case_with(tm, caseno, fallback, M, N, K, NULL);
+}
+
 static void test_dense_nopack_random(void) {
   const Template *tm = template_lookup("dense_nopack.x86");
   CHECK_NN(tm);
@@ -321,6 +326,24 @@ static void test_dense_pack_fallback_tail(void) {
   const Template *tm = template_lookup("dense_pack.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(12); i++) run_dense_case(tm, i, true);
+}
+
+/* Blocks wider than one vector (tile_x's inner part 32, 48, 64 with 16
+ * lanes) are cut into vectors, each its own register: right against the
+ * unscheduled lowering and a naive product, with tails and epilogues. */
+static void test_dense_pack_wide_blocks(void) {
+  const Template *tm = template_lookup("dense_pack.x86");
+  CHECK_NN(tm);
+  static const int64_t cases[][5] = {{13, 96, 37, 6, 32}, {7, 96, 20, 4, 48}, {29, 128, 16, 14, 64}, {5, 64, 9, 5, 32}};
+  for (int i = 0; tm && i < 4; i++) {
+    const int64_t *c = cases[i];
+    ConfigEntity *cfg = config_new();
+    config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, c[3]});
+    config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, 1, c[4]});
+    config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, 1});
+    config_set_split(cfg, "tile_inner", 2, (int64_t[]){-1, 1});
+    run_dense_case_with(tm, i, false, c[0], c[1], c[2], cfg);
+  }
 }
 
 /* tile_y: the divisor splits first (TVM's order, so their places stay),
@@ -667,6 +690,7 @@ const TestCase x86_tests[] = {
     {"dense_pack_random", test_dense_pack_random},
     {"dense_pack_fallback_tail", test_dense_pack_fallback_tail},
     {"dense_pack_space_tails", test_dense_pack_space_tails},
+    {"dense_pack_wide_blocks", test_dense_pack_wide_blocks},
     {"invalid_configs", test_invalid_configs},
     {"instantiate_fallback", test_instantiate_fallback},
     {"conv_loop_shape", test_conv_loop_shape},
