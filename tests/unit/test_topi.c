@@ -638,6 +638,41 @@ static void test_injective_schedule(void) {
   tb_run(&b);
 }
 
+/* A relayout between channel blocks (NCHW16c -> NCHW8c, channel
+ * padding's crops): its 8-lane inner loop reads 8 contiguous floats once
+ * the index is simplified knowing the lane's range, so it is a vector
+ * copy; only the outer axes that make enough parallel tasks are fused,
+ * the others stay loops (no division of a fused index per vector). */
+static void test_relayout_schedule(void) {
+  int64_t shape[5] = {1, 5, 30, 56, 16};
+  Tensor *x = ph("x", 5, shape, DT_F32);
+  Tensor *t = topi_layout_transform(x, "NCHW16c", "NCHW8c");
+  CHECK_NN(t);
+  if (!t) return;
+  Schedule *s = te_create_schedule(1, &t);
+  CHECK_OK(topi_schedule_generic(s, 1, &t));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){x, t}, "f", NULL);
+  CHECK_NN(f);
+  if (f) {
+    const char *txt = kiln_lowered_str(f);
+    CHECK_CONTAINS(txt, "parallel (");
+    CHECK_CONTAINS(txt, ", 1, 8)"); /* ramp(base, 1, 8): the 8 lanes one vector */
+    CHECK_CONTAINS(txt, "for (l, 0, 56)"); /* the W axis a loop of its own */
+  }
+  TBatch b = {0};
+  TCase *c = tb_add(&b, "NCHW16c -> NCHW8c", 1, &x, t, 0);
+  if (c) {
+    int64_t o[5] = {1, 10, 30, 56, 8};
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      int64_t idx[5];
+      unravel(i, 5, o, idx);
+      int64_t ch = idx[1] * 8 + idx[4];
+      tset(c->ref, i, tget(c->a[0], ravel(5, shape, (int64_t[]){0, ch / 16, idx[2], idx[3], ch % 16})));
+    }
+  }
+  tb_run(&b);
+}
+
 /* An injective stage read by an extern op stays in memory. */
 static void test_schedule_extern(void) {
   int64_t n = 37;
@@ -704,6 +739,7 @@ const TestCase topi_tests[] = {
     {"activations", test_activations},
     {"prelu_where", test_prelu_where},
     {"injective_schedule", test_injective_schedule},
+    {"relayout_schedule", test_relayout_schedule},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},

@@ -145,24 +145,37 @@ static void all_reads(Expr *e, AVec *out) {
 
 static Expr *strip_reduce(Expr *b) { return b && b->kind == EK_Reduce ? b->reduce.source : b; }
 
-/* Are the reads of body contiguous along var (the innermost loop)?  Each
- * read either does not use var, or uses it only in its last index, as
- * var or var + (something without var). */
-static bool contiguous_along(Expr *body, Expr *var) {
+/* Are the reads of body contiguous along var (the innermost loop of op)?
+ * Each read either does not use var, or uses it only in its last index, as
+ * var or var + (something without var).  The indices are simplified
+ * knowing the ranges of op's axes, so an inlined relayout's
+ * floormod(8 * c + var, 16) (a block of 16 channels read as blocks of 8)
+ * counts as 8 * floormod(c, 2) + var: contiguous. */
+static bool contiguous_along(Tensor *op, Expr *body, Expr *var) {
   AVec reads = {0};
   all_reads(body, &reads);
-  for (int i = 0; i < reads.len; i++) {
+  Analyzer *an = analyzer_new();
+  for (int d = 0; d < op->ndim; d++) analyzer_bind_range(an, op->axis[d]->var, op->axis[d]->min, op->axis[d]->extent);
+  for (int d = 0; d < op->nreduce; d++)
+    analyzer_bind_range(an, op->reduce_axis[d]->var, op->reduce_axis[d]->min, op->reduce_axis[d]->extent);
+  bool ok = true;
+  for (int i = 0; ok && i < reads.len; i++) {
     Expr *r = reads.data[i];
     int n = r->read.n;
-    for (int d = 0; d < n - 1; d++)
-      if (ir_expr_uses_var(r->read.idx[d], var)) return false;
-    if (n == 0) continue;
+    for (int d = 0; d < n - 1 && ok; d++)
+      if (ir_expr_uses_var(r->read.idx[d], var)) {
+        /* a leading index may use var in a way that simplifies away */
+        Expr *e = analyzer_simplify(an, r->read.idx[d]);
+        ok = e && !ir_expr_uses_var(e, var);
+      }
+    if (!ok || n == 0) continue;
     Expr *last = r->read.idx[n - 1];
     if (!ir_expr_uses_var(last, var)) continue;
-    Expr *diff = ir_simplify(ir_sub(last, var));
-    if (!diff || ir_expr_uses_var(diff, var)) return false;
+    Expr *diff = analyzer_simplify(an, ir_sub(last, var));
+    ok = diff && !ir_expr_uses_var(diff, var);
   }
-  return true;
+  analyzer_free(an);
+  return ok;
 }
 
 /* Which stages (not inlined) read st, after inlining? */
@@ -271,7 +284,7 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
   int64_t last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
   Expr *body = inlined_body(s, st);
-  bool vec = vw > 0 && contiguous_along(body, op->axis[n - 1]->var);
+  bool vec = vw > 0 && contiguous_along(op, body, op->axis[n - 1]->var);
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return NULL;
   int64_t outer = dims_product(op, 0, n - 1);
@@ -289,6 +302,32 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
   return par;
 }
 
+/* An injective output that nothing is computed inside (a relayout, a
+ * crop, a transpose): as schedule_elementwise, but only the fewest outer
+ * axes that make PAR_MIN_TASKS iterations are fused into the parallel
+ * loop; the axes between stay loops of their own, so their indices are
+ * counters, not a division and a remainder of the fused index per
+ * vector (a [1, 9, 112, 112, 8] relayout: one division per row of 112
+ * vectors, not five per vector). */
+#define PAR_MIN_TASKS 64
+static int schedule_injective_output(Schedule *s, Stage *st) {
+  Tensor *op = st->op;
+  int n = op->ndim;
+  int64_t total = dims_product(op, 0, n), last = const_extent(op->shape[n - 1]);
+  int vw = lanes_for(op->dtype, last);
+  int p = 1;
+  while (p < n - 1 && dims_product(op, 0, p) >= 0 && dims_product(op, 0, p) < PAR_MIN_TASKS) p++;
+  if (n < 3 || p >= n - 1 || dims_product(op, 0, p) < PAR_MIN_TASKS)
+    return schedule_elementwise(s, st, true) ? 0 : -1;
+  bool vec = vw > 0 && contiguous_along(op, inlined_body(s, st), op->axis[n - 1]->var);
+  IterVar *lo = NULL, *li = NULL;
+  if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
+  IterVar *par = fuse_range(st, 0, p);
+  if (!par) return -1;
+  if (total >= PAR_MIN_WORK && stage_parallel(st, par)) return -1;
+  return vec ? stage_vectorize(st, li) : 0;
+}
+
 static int schedule_outputs_injective(Schedule *s, int nout, Tensor **outs, AVec *done) {
   for (int i = 0; i < nout; i++) {
     Stage *st = sch_stage(s, outs[i]);
@@ -296,7 +335,7 @@ static int schedule_outputs_injective(Schedule *s, int nout, Tensor **outs, AVec
     if (av_find(done, st) >= 0 || !is_compute(st->op)) continue;
     av_push(done, st);
     if (st->op->nreduce > 0) continue; /* scheduled as a reduction */
-    if (st->relations.len == 0 && st->op->ndim > 0 && !schedule_elementwise(s, st, true)) return -1;
+    if (st->relations.len == 0 && st->op->ndim > 0 && schedule_injective_output(s, st)) return -1;
   }
   return 0;
 }
@@ -324,7 +363,7 @@ static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) 
   if (n == 0) return 0;
   Expr *src = strip_reduce(inlined_body(s, st));
   int64_t last = const_extent(op->shape[n - 1]);
-  bool inner = m > 0 && last >= 4 && contiguous_along(src, op->axis[n - 1]->var);
+  bool inner = m > 0 && last >= 4 && contiguous_along(op, src, op->axis[n - 1]->var);
   if (inner) {
     int vw = lanes_for(op->dtype, last);
     IterVar **order = KNEWN(IterVar *, n + m + 1);
@@ -365,7 +404,7 @@ static int schedule_reduce_anchor(Schedule *s, Stage *st, AVec *done) {
     Tensor *op = st->op;
     int n = op->ndim;
     Expr *src = strip_reduce(inlined_body(s, st));
-    bool inner = n > 0 && const_extent(op->shape[n - 1]) >= 4 && contiguous_along(src, op->axis[n - 1]->var);
+    bool inner = n > 0 && const_extent(op->shape[n - 1]) >= 4 && contiguous_along(op, src, op->axis[n - 1]->var);
     if (!inner && n > 0) {
       int64_t work = dims_product(op, 0, n) * reduce_length(op);
       IterVar *at = nest_outer(o, n, work >= PAR_MIN_WORK);
@@ -570,7 +609,7 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
   int64_t last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
   Expr *src = strip_reduce(inlined_body(s, a));
-  bool contig = contiguous_along(src, op->axis[n - 1]->var);
+  bool contig = contiguous_along(op, src, op->axis[n - 1]->var);
   bool vec = vw > 0;
   int64_t work = dims_product(op, 0, n) * reduce_length(op);
   bool par_ok = work >= PAR_MIN_WORK;
