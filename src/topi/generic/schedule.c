@@ -21,7 +21,11 @@
  * innermost loop stays a plain serial loop over a contiguous axis, which
  * the C compiler vectorizes itself.  The innermost axis is never fused
  * with the outer ones when the outer loop has enough iterations, so its
- * index needs no division.
+ * index needs no division.  Contiguity is decided with the axes' ranges
+ * known (an inlined relayout's floormod(8 * c + lane, 16) is 8 *
+ * floormod(c, 2) + lane), and an injective output with nothing computed
+ * inside it (a relayout, crop or transpose) fuses only the outer axes that
+ * make enough parallel tasks; the axes between stay loops.
  */
 #include <string.h>
 
