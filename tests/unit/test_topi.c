@@ -642,7 +642,8 @@ static void test_injective_schedule(void) {
  * padding's crops): its 8-lane inner loop reads 8 contiguous floats once
  * the index is simplified knowing the lane's range, so it is a vector
  * copy; only the outer axes that make enough parallel tasks are fused,
- * the others stay loops (no division of a fused index per vector). */
+ * the others stay loops (no division of a fused index per vector).  A
+ * channels-last view of NCHW16c is a vector copy per block of 16. */
 static void test_relayout_schedule(void) {
   int64_t shape[5] = {1, 5, 30, 56, 16};
   Tensor *x = ph("x", 5, shape, DT_F32);
@@ -668,6 +669,26 @@ static void test_relayout_schedule(void) {
       unravel(i, 5, o, idx);
       int64_t ch = idx[1] * 8 + idx[4];
       tset(c->ref, i, tget(c->a[0], ravel(5, shape, (int64_t[]){0, ch / 16, idx[2], idx[3], ch % 16})));
+    }
+  }
+  /* a channels-last view of NCHW16c (ConvNeXt's transpose before its
+   * norm): contiguous within each block of 16 lanes, one vector each */
+  Tensor *x2 = ph("x2", 5, (int64_t[]){1, 6, 14, 14, 16}, DT_F32);
+  Tensor *t2 = topi_transpose(topi_layout_transform(x2, "NCHW16c", "NCHW"), (int64_t[]){0, 2, 3, 1});
+  CHECK_NN(t2);
+  if (!t2) return;
+  Schedule *s2 = te_create_schedule(1, &t2);
+  CHECK_OK(topi_schedule_generic(s2, 1, &t2));
+  LoweredFunc *f2 = kiln_lower(s2, 2, (Tensor *[]){x2, t2}, "f", NULL);
+  CHECK_NN(f2);
+  if (f2) CHECK_CONTAINS(kiln_lowered_str(f2), ", 1, 16)");
+  c = tb_add(&b, "NCHW16c -> NHWC", 1, &x2, t2, 0);
+  if (c) {
+    int64_t o[4] = {1, 14, 14, 96};
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      int64_t idx[4];
+      unravel(i, 4, o, idx);
+      tset(c->ref, i, tget(c->a[0], ravel(5, (int64_t[]){1, 6, 14, 14, 16}, (int64_t[]){0, idx[3] / 16, idx[1], idx[2], idx[3] % 16})));
     }
   }
   tb_run(&b);

@@ -155,31 +155,53 @@ static Expr *strip_reduce(Expr *b) { return b && b->kind == EK_Reduce ? b->reduc
  * knowing the ranges of op's axes, so an inlined relayout's
  * floormod(8 * c + var, 16) (a block of 16 channels read as blocks of 8)
  * counts as 8 * floormod(c, 2) + var: contiguous. */
-static bool contiguous_along(Tensor *op, Expr *body, Expr *var) {
+static bool contiguous_impl(Tensor *op, Expr *body, Expr *var, int64_t vw) {
   AVec reads = {0};
   all_reads(body, &reads);
   Analyzer *an = analyzer_new();
   for (int d = 0; d < op->ndim; d++) analyzer_bind_range(an, op->axis[d]->var, op->axis[d]->min, op->axis[d]->extent);
   for (int d = 0; d < op->nreduce; d++)
     analyzer_bind_range(an, op->reduce_axis[d]->var, op->reduce_axis[d]->min, op->reduce_axis[d]->extent);
+  Expr *whole = var, *vo = NULL;
+  if (vw > 0) { /* var = vo * vw + vi, vi the lane */
+    int64_t ext = const_extent(op->axis[op->ndim - 1]->extent);
+    vo = ir_var("vo", var->dtype), var = ir_var("vi", var->dtype);
+    analyzer_bind_const(an, vo, 0, ext / vw - 1);
+    analyzer_bind_const(an, var, 0, vw - 1);
+  }
   bool ok = true;
   for (int i = 0; ok && i < reads.len; i++) {
     Expr *r = reads.data[i];
     int n = r->read.n;
+    Expr **idx = r->read.idx;
+    if (vo) {
+      idx = KNEWN(Expr *, n > 0 ? n : 1);
+      for (int d = 0; d < n; d++) idx[d] = ir_substitute1(r->read.idx[d], whole, ir_add(ir_mul(vo, ir_i32(vw)), var));
+    }
     for (int d = 0; d < n - 1 && ok; d++)
-      if (ir_expr_uses_var(r->read.idx[d], var)) {
+      if (ir_expr_uses_var(idx[d], var)) {
         /* a leading index may use var in a way that simplifies away */
-        Expr *e = analyzer_simplify(an, r->read.idx[d]);
+        Expr *e = analyzer_simplify(an, idx[d]);
         ok = e && !ir_expr_uses_var(e, var);
       }
     if (!ok || n == 0) continue;
-    Expr *last = r->read.idx[n - 1];
+    Expr *last = idx[n - 1];
     if (!ir_expr_uses_var(last, var)) continue;
     Expr *diff = analyzer_simplify(an, ir_sub(last, var));
     ok = diff && !ir_expr_uses_var(diff, var);
   }
   analyzer_free(an);
   return ok;
+}
+
+static bool contiguous_along(Tensor *op, Expr *body, Expr *var) { return contiguous_impl(op, body, var, 0); }
+
+/* Contiguous along the last axis of op within each block of vw lanes (the
+ * axis split by vw, the lanes the vector): a channels-last view of an
+ * NCHW16c tensor reads floormod(c, 16), which is the lane itself. */
+static bool contiguous_in_lanes(Tensor *op, Expr *body, int64_t vw) {
+  Expr *var = op->axis[op->ndim - 1]->var;
+  return contiguous_impl(op, body, var, 0) || (vw > 1 && contiguous_impl(op, body, var, vw));
 }
 
 /* Which stages (not inlined) read st, after inlining? */
@@ -288,7 +310,7 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
   int64_t last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
   Expr *body = inlined_body(s, st);
-  bool vec = vw > 0 && contiguous_along(op, body, op->axis[n - 1]->var);
+  bool vec = vw > 0 && contiguous_in_lanes(op, body, vw);
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return NULL;
   int64_t outer = dims_product(op, 0, n - 1);
@@ -323,7 +345,7 @@ static int schedule_injective_output(Schedule *s, Stage *st) {
   while (p < n - 1 && dims_product(op, 0, p) >= 0 && dims_product(op, 0, p) < PAR_MIN_TASKS) p++;
   if (n < 3 || p >= n - 1 || dims_product(op, 0, p) < PAR_MIN_TASKS)
     return schedule_elementwise(s, st, true) ? 0 : -1;
-  bool vec = vw > 0 && contiguous_along(op, inlined_body(s, st), op->axis[n - 1]->var);
+  bool vec = vw > 0 && contiguous_in_lanes(op, inlined_body(s, st), vw);
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
   IterVar *par = fuse_range(st, 0, p);
