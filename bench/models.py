@@ -4,6 +4,7 @@ side by side on this machine in the same run.
 
     /usr/bin/python3 bench/models.py [--models resnet18,resnet50,...|suite]
         [--threads 1,2] [--rounds 10] [--per-round 3] [--engines ...] [--out FILE]
+        [--batch N]
 
 Models come from tools/export_models.py (torchvision architectures with
 seeded random weights; "suite" is its SUITE: vision and Swin transformers,
@@ -19,6 +20,13 @@ three sequence lengths).  Engines, each in its own worker process
                  CPU, intra_op_num_threads = T, graph optimization level all
   openvino       the openvino package from PyPI (the `python3` on PATH), CPU,
                  INFERENCE_NUM_THREADS = T, latency hint, f32 precision
+  kiln-sym       (with --batch N) one kiln compile with an open batch,
+                 "data:[batch,3,H,W],batch<=N" (batched variants at 4 and 8
+                 within the bound, docs/symbolic_shapes.md), run at batch N
+With --batch N the models run at batch N: the ONNX file gets an open batch
+(NAME.batch.onnx: dimension 0 of the input and output named "batch"), the
+input is N seeded samples (NAME.input_bN.npy), and kiln/kiln-fallback are
+static batch-N builds.
 The engines are measured interleaved: in each round every engine runs
 --per-round times, in a rotating order, so the machine's drifting speed
 hits them alike; before its turn an engine waits 0.2 s (the previous
@@ -143,6 +151,7 @@ def main():
     ap.add_argument("--rss-rounds", type=int, default=3, help="peak-RSS runs per engine (median)")
     ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime,openvino")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
+    ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     a = ap.parse_args()
     models = []
     for m in a.models.split(","):
@@ -160,17 +169,27 @@ def main():
     for name in models:
         prefix = os.path.join(mdir, name)
         onnx_path, inp = prefix + ".onnx", prefix + ".input.npy"
-        so_fb, so_tuned = prefix + ".fallback.so", prefix + ".kiln.so"
+        so_fb, so_tuned, so_sym = prefix + ".fallback.so", prefix + ".kiln.so", prefix + ".sym.so"
+        shapes = []
+        if a.batch > 1:
+            onnx_path, inp, dims = batched(prefix, a.batch)
+            so_fb, so_tuned = prefix + f".fallback_b{a.batch}.so", prefix + f".kiln_b{a.batch}.so"
+            shapes = ["--input-shapes", "data:[%s]" % ",".join(map(str, [a.batch, *dims]))]
+            if "kiln-sym" in engines:
+                compile_kiln(onnx_path, so_sym, ["--input-shapes", "data:[batch,%s],batch<=%d"
+                                                 % (",".join(map(str, dims)), a.batch)])
         if "kiln-fallback" in engines:
-            compile_kiln(onnx_path, so_fb, ["--no-shipped-records"] if has_flag("--no-shipped-records") else [])
-        ctime = compile_kiln(onnx_path, so_tuned, []) if "kiln" in engines else 0
-        gflop = model_gflop(onnx_path)
+            compile_kiln(onnx_path, so_fb,
+                         shapes + (["--no-shipped-records"] if has_flag("--no-shipped-records") else []))
+        ctime = compile_kiln(onnx_path, so_tuned, shapes) if "kiln" in engines else 0
+        gflop = model_gflop(prefix + ".onnx") * a.batch
         so_main = so_tuned if "kiln" in engines else so_fb
         sizes = {"onnx_mb": os.path.getsize(onnx_path) / 1e6, "so_mb": os.path.getsize(so_main) / 1e6}
         for t in [int(x) for x in a.threads.split(",")]:
             cmds = {
                 "kiln-fallback": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_fb, inp, str(t)],
                 "kiln": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_tuned, inp, str(t)],
+                "kiln-sym": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "kiln", so_sym, inp, str(t)],
                 "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "pytorch", name, inp, str(t)],
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "onnxruntime", onnx_path, inp, str(t)],
                 "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "openvino", onnx_path, inp, str(t)],
@@ -199,6 +218,7 @@ def main():
             # peer's worker running the model once, interleaved
             once = {
                 "kiln": [os.path.join(BUILD, "kiln"), "run", so_main, "--inputs", inp, "--threads", str(t)],
+                "kiln-sym": [os.path.join(BUILD, "kiln"), "run", so_sym, "--inputs", inp, "--threads", str(t)],
                 "pytorch": [DEBIAN_PY, os.path.join(HERE, "workers.py"), "--once", "pytorch", name, inp, str(t)],
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "--once", "onnxruntime", onnx_path, inp,
                                 str(t)],
@@ -215,12 +235,34 @@ def main():
                 row[e] = med[e]
             kiln_ms = med.get("kiln", med.get("kiln-fallback"))
             row["ratio"] = kiln_ms / best if peers else float("nan")
+            if "kiln-sym" in med:
+                row["ratio_sym"] = med["kiln-sym"] / best if peers else float("nan")
             row["kiln_gflops"] = gflop / (kiln_ms / 1e3)
             row["peak"] = fma * t
             row["agree"] = check_agree(sums)
             rows.append(row)
             print_row(row, engines)
     write(a.out, rows, engines, fma, a)
+
+
+def batched(prefix, n):
+    """NAME.batch.onnx (the input's and output's dimension 0 named "batch",
+    the inner shapes dropped so the peers infer them at any batch) and
+    NAME.input_bN.npy (n seeded samples); returns their paths and the
+    input's dimensions after the batch."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    import onnx  # pylint: disable=import-outside-toplevel
+    path, inp = prefix + ".batch.onnx", prefix + f".input_b{n}.npy"
+    x1 = np.load(prefix + ".input.npy")
+    if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(prefix + ".onnx"):
+        m = onnx.load(prefix + ".onnx")
+        for v in list(m.graph.input) + list(m.graph.output):
+            if v.type.tensor_type.shape.dim:
+                v.type.tensor_type.shape.dim[0].dim_param = "batch"
+        del m.graph.value_info[:]
+        onnx.save(m, path)
+    np.save(inp, np.random.RandomState(n).randn(n, *x1.shape[1:]).astype(np.float32))
+    return path, inp, list(x1.shape[1:])
 
 
 def has_flag(flag):
@@ -237,13 +279,14 @@ def check_agree(sums):
 def print_row(r, engines):
     cells = " ".join(f"{e}={r[e]:.2f}ms" for e in engines)
     rss = " ".join(f"{e}={v:.0f}MB" for e, v in r["rss"].items())
-    print(f"{r['model']:14s} T={r['threads']} {cells} ratio={r['ratio']:.2f} kiln={r['kiln_gflops']:.0f} GFLOP/s "
+    sym = f" kiln-sym ratio={r['ratio_sym']:.2f}" if "ratio_sym" in r else ""
+    print(f"{r['model']:14s} T={r['threads']} {cells} ratio={r['ratio']:.2f}{sym} kiln={r['kiln_gflops']:.0f} GFLOP/s "
           f"(peak {r['peak']:.0f}) outputs agree={r['agree']} | peak RSS {rss} | .so {r['so_mb']:.1f} MB, "
           f".onnx {r['onnx_mb']:.1f} MB", flush=True)
 
 
 def write(path, rows, engines, fma, a):
-    lines = ["# Kiln vs peers: batch-1 float32 latency (median ms)", "",
+    lines = [f"# Kiln vs peers: batch-{a.batch} float32 latency (median ms)", "",
              f"Measured {time.strftime('%Y-%m-%d %H:%M')} on this machine; one-core FMA peak {fma:.1f} GFLOP/s "
              f"(measured by bench_peak in the same run); {a.rounds} rounds x {a.per_round} runs per engine, interleaved.", "",
              "| model | threads | " + " | ".join(engines) + " | Kiln / best peer | Kiln GFLOP/s | peak GFLOP/s |",
