@@ -85,6 +85,52 @@ static void sort_rows(KilnProfile *p) {
   }
 }
 
+/* What one timed run calls, in order: the graph's own operators (the
+ * batch-1 kernels of a batched graph, from sample `from`), or variant v's
+ * operators on samples [at, at + its batch).  Rows row0.. are the
+ * segment's operators; a variant that runs twice adds both runs to the
+ * same rows. */
+typedef struct Segment {
+  KilnGraphExecutor *x;
+  int v; /* -1: the graph's own operators */
+  int64_t at;
+  int row0;
+} Segment;
+
+/* The segments of a run at the current batch: with batched variants (a
+ * batch of 8 with variants at 4 and 8 runs the batch-8 kernels alone; 7
+ * runs three samples through the batch-1 kernels, then the batch-4
+ * kernels), as kiln_graph_executor_run runs them; else the graph alone.
+ * The variants' executors exist after the warm-up run. */
+static int segments(KilnGraphExecutor *ex, Segment *seg, int max, int *nrows, int64_t *from) {
+  const JsonGraph *g = &ex->g;
+  int64_t upto = g->num_variants && ex->batch > 1 ? kiln_graph_batch_split(ex) : 0;
+  int n = 0, rows = 0;
+  int *row_of = g->num_variants ? xcalloc((size_t)g->num_variants, sizeof *row_of) : NULL;
+  for (int v = 0; v < g->num_variants; v++) row_of[v] = -1;
+  *from = upto;
+  if (upto < ex->batch || !g->num_variants) {
+    seg[n++] = (Segment){ex, -1, 0, 0};
+    rows = ex->num_ops;
+  }
+  int64_t at = 0;
+  for (int v = g->num_variants - 1; v >= 0; v--)
+    while (upto - at >= g->variant_batch[v] && n < max) {
+      KilnGraphExecutor *sub = ex->variant_ex ? ex->variant_ex[v] : NULL;
+      if (!sub) {
+        free(row_of);
+        return kiln_set_error("debug_profile: the batched variant at batch %lld has no executor after the warm-up run",
+                              (long long)g->variant_batch[v]);
+      }
+      if (row_of[v] < 0) row_of[v] = rows, rows += sub->num_ops;
+      seg[n++] = (Segment){sub, v, at, row_of[v]};
+      at += g->variant_batch[v];
+    }
+  free(row_of);
+  *nrows = rows;
+  return n;
+}
+
 int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfile **out) {
   if (!out) return kiln_set_error("debug_profile: out is NULL");
   *out = NULL;
@@ -92,19 +138,23 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
   if (number < 1 || repeat < 1)
     return kiln_set_error("debug_profile: number and repeat must be at least 1, got %d and %d",
                           number, repeat);
-  int nops = ex->num_ops;
   bool gpu = ex->dev.device_type != kDLCPU;
   /* the warm-up run: also reports a failing operator before any timing */
   if (kiln_graph_executor_run(ex) || kiln_graph_executor_sync(ex)) return -1;
+  Segment seg[64];
+  int nrows = 0;
+  int64_t from = 0;
+  int nseg = segments(ex, seg, 64, &nrows, &from);
+  if (nseg < 0) return -1;
 
-  double *sum = xcalloc((size_t)nops + 1, sizeof *sum);      /* this measurement, ns */
-  double *mean = xcalloc((size_t)nops + 1, sizeof *mean);    /* over measurements, us */
-  double *sq = xcalloc((size_t)nops + 1, sizeof *sq);        /* sum of squares, us^2 */
-  double *start = xcalloc((size_t)nops + 1, sizeof *start);  /* sum of start offsets, ns */
+  double *sum = xcalloc((size_t)nrows + 1, sizeof *sum);      /* this measurement, ns */
+  double *mean = xcalloc((size_t)nrows + 1, sizeof *mean);    /* over measurements, us */
+  double *sq = xcalloc((size_t)nrows + 1, sizeof *sq);        /* sum of squares, us^2 */
+  double *start = xcalloc((size_t)nrows + 1, sizeof *start);  /* sum of start offsets, ns */
   double run_ns = 0;
   int rc = 0;
   for (int r = 0; r < repeat && !rc; r++) {
-    memset(sum, 0, (size_t)nops * sizeof *sum);
+    memset(sum, 0, (size_t)nrows * sizeof *sum);
     for (int k = 0; k < number && !rc; k++) {
       if (ex->str_run) kiln_strings_run_reset(ex);
       if (ex->num_late && kiln_graph_sym_begin(ex)) {
@@ -112,23 +162,35 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
         break;
       }
       int64_t run0 = now_ns();
-      for (int i = 0; i < nops; i++) {
-        GraphOp *op = &ex->ops[i];
-        int64_t t0 = now_ns();
-        int fail = kiln_graph_op_exec(ex, op);
-        if (!fail && gpu) fail = kiln_device_sync(ex->dev); /* the kernel's time, not its launch's */
-        int64_t t1 = now_ns();
-        if (!fail && op->after) fail = kiln_graph_sym_report(ex, op); /* a size its data decided */
-        if (fail) {
-          rc = kiln_graph_op_error(ex, op);
+      for (int sg = 0; sg < nseg && !rc; sg++) {
+        Segment *S = &seg[sg];
+        KilnGraphExecutor *x = S->x;
+        if (S->v >= 0 && !kiln_graph_variant_bind(ex, S->v, S->at)) {
+          rc = kiln_error_context("debug_profile: the batched variant at batch %lld",
+                                  (long long)ex->g.variant_batch[S->v]);
           break;
         }
-        sum[i] += (double)(t1 - t0);
-        start[i] += (double)(t0 - run0);
+        if (S->v < 0) ex->batch_from = from;
+        for (int i = 0; i < x->num_ops; i++) {
+          GraphOp *op = &x->ops[i];
+          int64_t t0 = now_ns();
+          int fail = kiln_graph_op_exec(x, op);
+          if (!fail && gpu) fail = kiln_device_sync(x->dev); /* the kernel's time, not its launch's */
+          int64_t t1 = now_ns();
+          if (!fail && op->after) fail = kiln_graph_sym_report(x, op); /* a size its data decided */
+          if (fail) {
+            rc = kiln_graph_op_error(x, op);
+            break;
+          }
+          sum[S->row0 + i] += (double)(t1 - t0);
+          start[S->row0 + i] += (double)(t0 - run0);
+        }
+        ex->batch_from = 0;
+        if (!rc && S->v >= 0 && kiln_graph_variant_collect(ex, S->v, S->at)) rc = kiln_error_context("debug_profile");
       }
       run_ns += (double)(now_ns() - run0);
     }
-    for (int i = 0; i < nops; i++) {
+    for (int i = 0; i < nrows; i++) {
       double us = sum[i] / number / 1000.0;
       mean[i] += us;
       sq[i] += us * us;
@@ -147,34 +209,45 @@ int kiln_debug_profile(KilnGraphExecutor *ex, int number, int repeat, KilnProfil
   p->arena = kiln_arena_new();
   p->number = number;
   p->repeat = repeat;
-  p->num_rows = nops;
-  p->rows = kiln_arena_alloc(p->arena, (size_t)nops * sizeof(KilnProfileRow) + 1);
+  p->num_rows = nrows;
+  p->rows = kiln_arena_alloc(p->arena, (size_t)nrows * sizeof(KilnProfileRow) + 1);
   double runs = (double)number * repeat;
-  for (int i = 0; i < nops; i++) {
-    const GraphOp *op = &ex->ops[i];
-    const GraphNode *nd = &ex->g.nodes[op->node];
-    const DLTensor *o = &ex->entries[nd->first_entry];
-    KilnProfileRow *row = &p->rows[i];
-    row->node = op->node;
-    row->name = dup_in(p->arena, nd->name);
-    row->func_name = dup_in(p->arena, nd->func_name);
-    row->ops = row->func_name;
-    row->op_list = nd->kiln_ops && *nd->kiln_ops ? dup_in(p->arena, nd->kiln_ops) : row->func_name;
-    row->task = task_text(p->arena, nd);
-    row->time_us = mean[i] / repeat;
-    double var = sq[i] / repeat - row->time_us * row->time_us;
-    row->std_us = var > 0 ? sqrt(var) : 0;
-    row->start_us = start[i] / runs / 1000.0;
-    row->ndim = o->ndim;
-    int64_t *shape = kiln_arena_alloc(p->arena, (size_t)o->ndim * sizeof(int64_t) + 1);
-    if (o->ndim) memcpy(shape, o->shape, (size_t)o->ndim * sizeof(int64_t));
-    row->shape = shape;
-    row->dtype = o->dtype;
-    row->num_inputs = nd->num_inputs;
-    row->num_outputs = nd->num_outputs;
-    p->total_us += row->time_us;
+  for (int sg = 0; sg < nseg; sg++) {
+    const Segment *S = &seg[sg];
+    bool again = false; /* a variant's second run: its rows are made */
+    for (int j = 0; j < sg; j++) again |= seg[j].x == S->x;
+    if (again) continue;
+    KilnGraphExecutor *x = S->x;
+    for (int i = 0; i < x->num_ops; i++) {
+      const GraphOp *op = &x->ops[i];
+      const GraphNode *nd = &x->g.nodes[op->node];
+      const DLTensor *o = &x->entries[nd->first_entry];
+      int ri = S->row0 + i;
+      KilnProfileRow *row = &p->rows[ri];
+      row->node = op->node;
+      /* a variant's rows carry its batch, as its kernels do (b8_fused_...) */
+      char vname[512];
+      if (S->v >= 0) snprintf(vname, sizeof vname, "b%lld_%s", (long long)ex->g.variant_batch[S->v], nd->name);
+      row->name = dup_in(p->arena, S->v < 0 ? nd->name : vname);
+      row->func_name = dup_in(p->arena, nd->func_name);
+      row->ops = row->func_name;
+      row->op_list = nd->kiln_ops && *nd->kiln_ops ? dup_in(p->arena, nd->kiln_ops) : row->func_name;
+      row->task = task_text(p->arena, nd);
+      row->time_us = mean[ri] / repeat;
+      double var = sq[ri] / repeat - row->time_us * row->time_us;
+      row->std_us = var > 0 ? sqrt(var) : 0;
+      row->start_us = start[ri] / runs / 1000.0;
+      row->ndim = o->ndim;
+      int64_t *shape = kiln_arena_alloc(p->arena, (size_t)o->ndim * sizeof(int64_t) + 1);
+      if (o->ndim) memcpy(shape, o->shape, (size_t)o->ndim * sizeof(int64_t));
+      row->shape = shape;
+      row->dtype = o->dtype;
+      row->num_inputs = nd->num_inputs;
+      row->num_outputs = nd->num_outputs;
+      p->total_us += row->time_us;
+    }
   }
-  for (int i = 0; i < nops; i++)
+  for (int i = 0; i < nrows; i++)
     p->rows[i].percent = p->total_us > 0 ? 100.0 * p->rows[i].time_us / p->total_us : 0;
   p->run_us = run_ns / runs / 1000.0;
   sort_rows(p);

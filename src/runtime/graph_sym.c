@@ -266,22 +266,30 @@ static KilnGraphExecutor *variant(KilnGraphExecutor *ex, int v) {
 /* Samples [at, at + k) through variant v: its inputs are views of the
  * graph's (bound in place where aligned, else copied), its outputs copied
  * into the graph's at those samples. */
-static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
+KilnGraphExecutor *kiln_graph_variant_bind(KilnGraphExecutor *ex, int v, int64_t at) {
   const JsonGraph *g = &ex->g;
   int64_t k = g->variant_batch[v];
   KilnGraphExecutor *sub = variant(ex, v);
-  if (!sub) return -1;
+  if (!sub) return NULL;
   int64_t shape[32]; /* a view's shape (checked below) */
   for (int i = 0; i < ex->num_inputs; i++) {
     const char *name = g->nodes[ex->inputs[i]].name;
     int e = g->nodes[ex->inputs[i]].first_entry;
-    if (ex->entries[e].ndim > (int)(sizeof shape / sizeof shape[0])) return kiln_set_error("input '%s': too many dimensions", name);
+    if (ex->entries[e].ndim > (int)(sizeof shape / sizeof shape[0]))
+      return kiln_set_error("input '%s': too many dimensions", name), NULL;
     DLTensor t = g->entry_batch[e] ? sample_view(ex, e, at, k, shape) : ex->entries[e];
     int rc = (uintptr_t)t.data % KILN_ARRAY_ALIGN ? kiln_graph_executor_set_input_by_name(sub, name, &t)
                                                   : kiln_graph_executor_set_input_zero_copy(sub, name, &t);
-    if (rc) return -1;
+    if (rc) return NULL;
   }
-  if (kiln_graph_executor_run(sub)) return -1;
+  return sub;
+}
+
+int kiln_graph_variant_collect(KilnGraphExecutor *ex, int v, int64_t at) {
+  const JsonGraph *g = &ex->g;
+  int64_t k = g->variant_batch[v], shape[32];
+  KilnGraphExecutor *sub = variant(ex, v);
+  if (!sub) return -1;
   for (int h = 0; h < g->num_heads; h++) {
     int e = g->heads[h];
     if (!g->entry_batch[e]) continue; /* a constant output: the graph's own */
@@ -290,6 +298,12 @@ static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
     if (kiln_graph_executor_copy_output(sub, h, &t)) return -1;
   }
   return 0;
+}
+
+static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
+  KilnGraphExecutor *sub = kiln_graph_variant_bind(ex, v, at);
+  if (!sub || kiln_graph_executor_run(sub)) return -1;
+  return kiln_graph_variant_collect(ex, v, at);
 }
 
 int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex) {

@@ -481,6 +481,12 @@ int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex);
  * after the samples left ran through the batch-1 kernels: 0, or -1 with
  * an error. */
 int kiln_graph_batch_run(KilnGraphExecutor *ex, int64_t upto);
+/* One variant run in steps (the debug profile times the middle one op by
+ * op): bind samples [at, at + batch) of the inputs to variant v's
+ * executor (made on first use) and return it, NULL with an error; after
+ * it ran, copy its outputs into the graph's at those samples. */
+KilnGraphExecutor *kiln_graph_variant_bind(KilnGraphExecutor *ex, int v, int64_t at);
+int kiln_graph_variant_collect(KilnGraphExecutor *ex, int v, int64_t at);
 /* graph_executor.c: an executor on dev over the module's graph JSON blob
  * `blob` and its embedded params. */
 int kiln_graph_executor_create_blob(KilnModule *mod, DLDevice dev, const char *blob, KilnGraphExecutor **out);
