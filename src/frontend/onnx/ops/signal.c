@@ -184,27 +184,63 @@ static GNode *irfft(Importer *im, GNode *x, int axis, int64_t L) {
   return imp_expand_dims(im, imp_transpose(im, y, r - 1, inv), r - 1);
 }
 
+/* The DFT of x along axis ax (the node's attributes and dft_length). */
+static GNode *dft_along(Importer *im, GNode *x, int ax) {
+  if (ax == x->type.ndim - 1) return imp_error(im, "axis %d is the real/imaginary axis", ax), NULL;
+  bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
+  /* the inverse real DFT's default length is 2 (m - 1), as the reference's */
+  int64_t L = onesided && inverse ? 2 * (x->type.shape[ax] - 1) : x->type.shape[ax];
+  if (imp_input(im, 1) && imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &L)) return NULL;
+  if (onesided && inverse) return irfft(im, x, ax, L);
+  if (onesided && x->type.shape[x->type.ndim - 1] == 2)
+    return imp_error(im, "onesided = 1 with a complex input and inverse = 0 is not supported (a onesided forward DFT "
+                         "takes a real input)"),
+           NULL;
+  return dft(im, x, ax, L, onesided, inverse);
+}
+
+/* The axis given at run time (a scalar or one-element integer graph
+ * input): the DFT along each possible axis, picked by where(axis == d),
+ * as CumSum's axis; the axis is a value symbol only for its bounds
+ * [0, rank - 2] (checked at set_input: a negative axis given at run time
+ * is refused, since -1, the real/imaginary axis, lies between the valid
+ * negative and non-negative ones).  The results must agree in shape (a
+ * onesided DFT of a non-square input does not); -2 when the axis is not
+ * such an input, they do not, or some axis has no DFT. */
+static int dft_runtime_axis(Importer *im, GNode *x) {
+  GNode *av = imp_input(im, 2);
+  int nd = x->type.ndim;
+  if (!av || av->kind != GN_VAR || ttype_numel(&av->type) != 1 || av->type.ndim > 1 || av->type.dtype.code != kDLInt ||
+      ttype_is_symbolic(&x->type) || nd < 2)
+    return -2;
+  GNode *y[MAXD];
+  for (int d = 0; d < nd - 1; d++) {
+    if (!(y[d] = dft_along(im, x, d))) return -2; /* no DFT along d: the compile-time path says why */
+    if (y[d]->type.ndim != y[0]->type.ndim || memcmp(y[d]->type.shape, y[0]->type.shape, sizeof(int64_t) * (size_t)y[0]->type.ndim))
+      return -2;
+  }
+  if (!graph_value_sym(imp_graph(im), av->name, 0, 0, nd - 2)) return imp_error(im, "%s", kiln_get_error());
+  GNode *a64 = av->type.dtype.bits == 64 ? av : imp_cast(im, av, DT_I64), *r = y[nd - 2];
+  for (int d = nd - 3; d >= 0 && r; d--)
+    r = imp_where(im, imp_call2(im, "equal", a64, imp_scalar(im, (double)d, DT_I64)), y[d], r);
+  return imp_set_output(im, 0, r);
+}
+
 int onnx_h_DFT(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
   int ax;
   int64_t axis = 1; /* an attribute (default 1) before opset 20, then an input (default -2) */
   if (imp_opset(im) >= 20) {
+    int rc = dft_runtime_axis(im, x);
+    if (rc != -2) return rc;
     axis = -2;
     if (imp_input(im, 2) && imp_input_i64(im, 2, INT64_MIN, INT64_MAX, &axis)) return -1;
   } else {
     axis = onnx_attr_int(N(im), "axis", 1);
   }
   if (imp_norm_axis(im, axis, x->type.ndim, &ax)) return -1;
-  if (ax == x->type.ndim - 1) return imp_error(im, "axis %d is the real/imaginary axis", ax);
-  bool onesided = onnx_attr_int(N(im), "onesided", 0) != 0, inverse = onnx_attr_int(N(im), "inverse", 0) != 0;
-  /* the inverse real DFT's default length is 2 (m - 1), as the reference's */
-  int64_t L = onesided && inverse ? 2 * (x->type.shape[ax] - 1) : x->type.shape[ax];
-  if (imp_input(im, 1) && imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &L)) return -1;
-  if (onesided && inverse) return imp_set_output(im, 0, irfft(im, x, ax, L));
-  if (onesided && x->type.shape[x->type.ndim - 1] == 2)
-    return imp_error(im, "onesided = 1 with a complex input and inverse = 0 is not supported (a onesided forward DFT takes a real input)");
-  return imp_set_output(im, 0, dft(im, x, ax, L, onesided, inverse));
+  return imp_set_output(im, 0, dft_along(im, x, ax));
 }
 
 int onnx_h_STFT(Importer *im) {
