@@ -280,6 +280,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_CONV2D_NCHWC, "nn.contrib_conv2d_NCHWc")                      \
   X(OP_DEPTHWISE_CONV2D_NCHWC, "nn.contrib_depthwise_conv2d_NCHWc")  \
   X(OP_CONV2D_WINOGRAD_NCHWC, "nn.contrib_conv2d_winograd_NCHWc")    \
+  X(OP_CONV2D_WINOGRAD_WOWT, "nn.contrib_conv2d_winograd_without_weight_transform") \
   X(OP_DENSE, "nn.dense")                                            \
   X(OP_DENSE_PACK, "nn.contrib_dense_pack")                          \
   X(OP_MATMUL, "nn.matmul")                                          \

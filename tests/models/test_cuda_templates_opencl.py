@@ -138,6 +138,10 @@ def test_seed_config_layer_matches_cpu(log, line, tmp_path):
             assert f"{log}:{line}" in p.stdout, p.stdout
             if rec["i"][5]["t"] == "winograd":
                 assert "topi_nn_conv2d (winograd)" in p.stdout, p.stdout
+                # the kernel transform was folded at build time: three
+                # kernels (data transform, batched GEMM, inverse) run
+                info = kiln("inspect", so).stdout
+                assert "device kernels (3, opencl):" in info and "winograd_without_weight_transform" in info, info
         outs[name] = first_output(out)
     err = rel_l2(outs["gpu"], outs["cpu"])
     assert err <= 1e-5, f"{log}:{line}: relative L2 error {err:g}"

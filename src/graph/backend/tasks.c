@@ -39,6 +39,9 @@ int graph_extract_tasks(Graph *g, int opt_level, const Target *target, DispatchC
     /* on a GPU a 3x3 stride-1 convolution is also a Winograd task (TVM's
      * tune_relay_cuda adds it beside the direct one) */
     const Template *tms[2] = {st.tmpl, gpu ? template_find(st.wl->name, "winograd", target) : NULL};
+    /* (a convolution already given the Winograd weight, alter_layout_gpu.c,
+     * lists its direct task first all the same) */
+    if (gpu && st.tmpl == tms[1]) tms[0] = template_find(st.wl->name, "direct", target);
     for (int v = 0; v < 2 && !rc; v++) {
       const Template *tm = tms[v];
       if (!tm || (v == 1 && tm == st.tmpl)) continue;

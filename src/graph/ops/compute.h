@@ -29,7 +29,7 @@
   X(compute_global_avg_pool2d) X(compute_global_max_pool2d) X(compute_adaptive_avg_pool2d)                  \
   X(compute_softmax) X(compute_log_softmax) X(compute_layer_norm) X(compute_instance_norm) X(compute_lrn)   \
   X(compute_conv2d_nchwc) X(compute_depthwise_conv2d_nchwc) X(compute_conv2d_winograd_nchwc)                \
-  X(compute_dense_pack)
+  X(compute_dense_pack) X(compute_conv2d_winograd_gpu)
 /* compute_to_type_shape: squeeze, expand_dims (a reshape to the inferred
  * shape) */
 #define COMPUTES_TRANSFORM(X)                                                                                \

@@ -359,6 +359,31 @@ static int infer_identity(GNode *n, TType *out) {
   return 0;
 }
 
+/* data NCHW, weight [alpha, alpha, I, O] (the kernel transform, computed
+ * at build time) -> NCHW: a GPU target's Winograd convolution (TVM's
+ * contrib_conv2d_winograd_without_weight_transform; made by
+ * passes/alter_layout_gpu.c). */
+static int infer_conv2d_winograd_wowt(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
+  int64_t m = gattr_int(&n->attrs, "tile_size", 0), st[2], dl[2], pad[4];
+  if (get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad)) return -1;
+  if (st[0] != 1 || st[1] != 1 || dl[0] != 1 || dl[1] != 1 || gattr_int(&n->attrs, "groups", 1) != 1)
+    return kiln_set_error("a Winograd convolution needs strides 1, dilation 1 and groups 1");
+  if (d->ndim != 4) return kiln_set_error("data has shape %s, expected NCHW", shape_str(d));
+  if (m != 2 && m != 4) return kiln_set_error("attribute 'tile_size' is %lld, expected 2 or 4", (long long)m);
+  if (w->ndim != 4 || w->shape[0] != m + 2 || w->shape[1] != m + 2 || w->shape[2] != d->shape[1])
+    return kiln_set_error("weight has shape %s, expected [%lld, %lld, %lld, O] (the kernel transform for tile size %lld "
+                          "of data %s)",
+                          shape_str(w), (long long)(m + 2), (long long)(m + 2), (long long)d->shape[1], (long long)m,
+                          shape_str(d));
+  int64_t OH = d->shape[2] + pad[0] + pad[2] - 2, OW = d->shape[3] + pad[1] + pad[3] - 2;
+  if (OH < 1 || OW < 1) return kiln_set_error("the 3x3 window is larger than the padded input");
+  if (!dt_is_float(d->dtype)) return err_dtype(n, 0, "a floating-point type");
+  int64_t s[4] = {d->shape[0], w->shape[3], OH, OW};
+  *out = ttype(d->dtype, 4, s);
+  return 0;
+}
+
 /* strategies (tuning tasks) are attached by backend/strategy.c */
 #include "../backend/strategy.h"
 
@@ -372,6 +397,8 @@ const OpDef ops_nn[] = {
      strategy_conv2d, NULL, OP_DEPTHWISE_CONV2D_NCHWC},
     {"nn.contrib_conv2d_winograd_NCHWc", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_winograd, compute_conv2d_winograd_nchwc,
      strategy_conv2d, NULL, OP_CONV2D_WINOGRAD_NCHWC},
+    {"nn.contrib_conv2d_winograd_without_weight_transform", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_winograd_wowt,
+     compute_conv2d_winograd_gpu, graph_gpu_strategy, NULL, OP_CONV2D_WINOGRAD_WOWT},
     {"nn.contrib_conv2d_winograd_weight_transform", 1, 1, PAT_OPAQUE, infer_winograd_weight, compute_winograd_weight_transform, NULL, NULL},
     {"nn.conv2d_transpose", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv2d_transpose, compute_conv2d_transpose, NULL,
      "data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None, "

@@ -450,8 +450,8 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
 
 Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
   /* the NCHW[x]c blocks are the CPU templates'; a GPU target keeps NCHW
-   * for the generic GPU schedule */
-  if (pc->target && pc->target->kind->device_type != kDLCPU) return graph_rewrite(g, NULL, NULL);
+   * (its Winograd weights: alter_layout_gpu.c) */
+  if (pc->target && pc->target->kind->device_type != kDLCPU) return pass_alter_layout_gpu(g, pc);
   Alt a;
   memset(&a, 0, sizeof a);
   a.target = pc->target;

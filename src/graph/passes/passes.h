@@ -11,6 +11,8 @@
  *   dce.c                 drop what the outputs do not use
  *   alter_layout.c        conv2d -> NCHW[x]c with transforms at the edges
  *   fake_quant.c          QDQ layers of quantized models -> int8 ops
+ *   alter_layout_gpu.c    on a GPU target: Winograd weights transformed at
+ *                         build time (called by pass_alter_layout)
  */
 #ifndef KILN_GRAPH_PASSES_H
 #define KILN_GRAPH_PASSES_H
@@ -38,6 +40,7 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc);
 Graph *pass_fake_quantization_to_integer(Graph *g, const PassContext *pc);
 /* Whether this CPU runs AVX512-VNNI ($KILN_CPU_NO_VNNI=1: as if not). */
 bool graph_cpu_has_vnni(void);
+Graph *pass_alter_layout_gpu(Graph *g, const PassContext *pc);
 
 /* ===== eval.c (graph/) ===== */
 /* Evaluate one call on constant arguments (used by fold_constant and by

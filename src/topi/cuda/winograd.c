@@ -17,11 +17,16 @@
  * plain conv2d's (TopHub keys Winograd records by the untransformed
  * convolution).
  *
- * The compute is TVM's winograd_cuda without pre-computation, in four
- * kernels of the group's function:
- *   kernel_pack[alpha, alpha, CI, CO] = G g G^T     (per inference: the
- *       weight is a parameter of the function on a GPU target; TVM folds
- *       it into the model at build time, Kiln does not yet)
+ * The compute is TVM's winograd_cuda, in up to four kernels of the
+ * group's function:
+ *   kernel_pack[alpha, alpha, CI, CO] = G g G^T     only when the kernel
+ *       given is the OIHW weight; a model's convolution gets it
+ *       pre-computed instead (TVM's pre_computed=True): on a GPU target
+ *       alter_layout (graph/passes/alter_layout_gpu.c) gives the
+ *       convolution the transformed weight, which fold_constant computes
+ *       at build time, and tuning measures that form too (the template's
+ *       placeholders: the kernel is [alpha, alpha, CI, CO]), as TVM skips
+ *       the kernel transform's time in tuning
  *   data_pack[alpha, alpha, CI, P] = B^T d B        of each input tile
  *   bgemm[alpha, alpha, CO, P] = sum_ci kernel_pack * data_pack
  *   inverse[CO, P, m, m] = A^T bgemm A, and the output (cropped) with the
@@ -131,6 +136,10 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
   if (nin < 2) return kiln_set_error("%s (winograd): expected data and kernel", wl->name), NULL;
   Tensor *data = in[0], *kernel = in[1];
   int m = (int)w.m, A = (int)w.alpha;
+  /* [alpha, alpha, CI, CO]: the kernel transform was computed already (an
+   * OIHW weight [CO, CI, 3, 3] cannot have this shape: alpha > 3) */
+  bool packed = kernel->ndim == 4 && te_dim(kernel, 0) == A && te_dim(kernel, 1) == A && te_dim(kernel, 2) == c.IC &&
+                te_dim(kernel, 3) == c.OC;
   int64_t nH = (c.OH + m - 1) / m, nW = (c.OW + m - 1) / m;
   double AT[4 * 6], G[6 * 3], BT[6 * 6];
   if (topi_winograd_matrices(m, 3, AT, G, BT)) return NULL;
@@ -143,10 +152,11 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
   /* kernel_pack[eps][nu][ci][co] */
   Expr **kv = te_axis_vars(4, (const char *[]){"eps", "nu", "ci", "co"});
   Ctx kc = {kernel, kv[2], kv[3], NULL, NULL, 0};
-  for (int e = 0; e < A; e++)
+  for (int e = 0; e < A && !packed; e++)
     for (int n = 0; n < A; n++) br[e * A + n] = topi_winograd_sparse_sum(3, 3, &G[e * 3], &G[n * 3], term, &kc, dt);
-  Tensor *kp = te_compute("kernel_pack", 4, (Expr *[]){c32(A), c32(A), c32(c.IC), c32(c.OC)}, kv,
-                          topi_winograd_select_2d(kv[0], kv[1], A, A, br), "winograd_kernel_pack");
+  Tensor *kp = packed ? kernel
+                      : te_compute("kernel_pack", 4, (Expr *[]){c32(A), c32(A), c32(c.IC), c32(c.OC)}, kv,
+                                   topi_winograd_select_2d(kv[0], kv[1], A, A, br), "winograd_kernel_pack");
   /* data_pack[eps][nu][ci][p] */
   Expr **dv = te_axis_vars(4, (const char *[]){"eps", "nu", "ci", "p"});
   Expr *b = ir_floordiv(dv[3], c32(nH * nW)), *rem = ir_floormod(dv[3], c32(nH * nW));
@@ -183,6 +193,20 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
                     "conv2d_nchw_winograd");
 }
 
+/* The tuning task's inputs: the data and the transformed kernel
+ * [alpha, alpha, CI, CO], what a model's convolution runs on. */
+static int wino_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t, (void)cfg;
+  Conv2DWorkload c;
+  WinoDims w;
+  if (wl_conv2d_parse(wl, &c) || wino_dims(wl, &w)) return -1;
+  *nin = 2;
+  *in = KNEWN(Tensor *, 2);
+  (*in)[0] = te_placeholder_c("data", 4, (int64_t[]){c.N, c.IC, c.IH, c.IW}, c.dtype);
+  (*in)[1] = te_placeholder_c("kernel_pack", 4, (int64_t[]){w.alpha, w.alpha, c.IC, c.OC}, c.dtype);
+  return 0;
+}
+
 /* ---- the schedule ---- */
 
 static Tensor *input_tagged(Tensor *t, const char *tag) {
@@ -211,11 +235,15 @@ int topi_cuda_schedule_conv2d_winograd(const Target *t, Schedule *s, const Confi
                           conv->name, conv->tag ? conv->tag : "");
   Tensor *inv = input_tagged(conv, "winograd_inverse"), *bg = input_tagged(inv, "winograd_bgemm");
   Tensor *kp = input_tagged(bg, "winograd_kernel_pack"), *dp = input_tagged(bg, "winograd_data_pack");
+  /* a pre-computed kernel transform: bgemm's other input is the weight */
+  bool packed = false;
+  for (int i = 0; !kp && bg && dp && i < bg->ninputs; i++)
+    if (bg->inputs[i] != dp && bg->inputs[i]->kind == TE_PLACEHOLDER) kp = bg->inputs[i], packed = true;
   if (!inv || !bg || !kp || !dp) return kiln_set_error("topi_nn_conv2d (winograd) schedule: '%s' is not the Winograd compute", conv->name);
   int64_t threads = cuda_max_threads(t) < 128 ? cuda_max_threads(t) : 128;
   Tensor *output, *OLo;
   if (cuda_group_epilogue(s, conv, nout ? outs[0] : conv, 4, (Tensor *[]){kp, dp, bg, inv}, &output, &OLo)) return -1;
-  if (schedule_transform(s, kp, threads) || schedule_transform(s, dp, threads)) return -1;
+  if ((!packed && schedule_transform(s, kp, threads)) || schedule_transform(s, dp, threads)) return -1;
 
   /* bgemm */
   Tensor *OL = sch_cache_write(s, bg, "local");
@@ -263,7 +291,7 @@ const Template topi_cuda_conv2d_winograd_template = {
     .define_space = wino_space,
     .fallback = wino_fallback,
     .check = wino_check,
-    .placeholders = cuda_conv_placeholders,
+    .placeholders = wino_placeholders,
     .compute = wino_compute,
     .schedule = topi_cuda_schedule_conv2d_winograd,
 };
