@@ -157,7 +157,8 @@ Tensor *topi_full(int ndim, const int64_t *shape, DType t, double value);
 
 /* ----- generic/nn.c: convolution, dense, pooling, softmax, norms, pad ----- */
 
-typedef enum TopiPadMode { TOPI_PAD_CONSTANT, TOPI_PAD_REFLECT, TOPI_PAD_EDGE } TopiPadMode;
+/* TOPI_PAD_WRAP: only topi_pad_dyn's (the static Pad builds wrap from slices) */
+typedef enum TopiPadMode { TOPI_PAD_CONSTANT, TOPI_PAD_REFLECT, TOPI_PAD_EDGE, TOPI_PAD_WRAP } TopiPadMode;
 /* pads has 2 * ndim entries in ONNX order: all begins, then all ends;
  * a negative pad crops.  Reflect needs every pad < the dimension.  Tag
  * "injective", name "T_pad". */
@@ -297,6 +298,11 @@ Tensor *topi_strided_slice_dyn(Tensor *x, Tensor *begin, Tensor *steps, Tensor *
  * from the sum of the sizes before the part (sizes read by the kernel;
  * NULL for part 0), to the given shape (dyn.split). */
 Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **oshape);
+/* ONNX Pad with pads (1-D int, 2k: k begins then k ends), axes (1-D
+ * int, k) and the constant value (one element; constant mode only)
+ * tensors read by the kernel at run time, to the given output shape
+ * (dyn.pad); a negative pad crops. */
+Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

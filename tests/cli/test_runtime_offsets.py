@@ -158,3 +158,48 @@ def test_topk_with_k_given_at_run_time(tmp_path):
 
 
 _write.n = 0
+
+
+def _pad_model(tmp_path, mode, name):
+    g = helper.make_graph([helper.make_node("Pad", ["x", "p", "v", "a"], ["y"], mode=mode)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [3, 4]),
+                           helper.make_tensor_value_info("p", TP.INT64, [2]),
+                           helper.make_tensor_value_info("v", TP.FLOAT, []),
+                           helper.make_tensor_value_info("a", TP.INT64, [1])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)]), path)
+    so = str(tmp_path / f"{name}.so")
+    kiln("compile", path, "-o", so)
+    return so
+
+
+def test_pad_with_pads_value_and_axes_given_at_run_time(tmp_path):
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    for mode in ["constant", "edge", "reflect", "wrap"]:
+        so = _pad_model(tmp_path, mode, mode)
+        for pads, axis, value in [((1, 2), 0, 1.5), ((3, 0), 1, -2.0), ((0, 2), -1, 0.0), ((2, 2), 0, 7.0)]:
+            y = run(tmp_path, so, [x, i64(*pads), np.array(value, np.float32), i64(axis)])
+            widths = [(0, 0), (0, 0)]
+            widths[axis % 2] = pads
+            kw = {"constant_values": value} if mode == "constant" else {}
+            np.testing.assert_array_equal(y, np.pad(x, widths, mode=mode, **kw), err_msg=f"{mode} {pads} {axis}")
+        # a negative pad crops first, as ONNX's reference does
+        for pads, axis in [((-1, 2), 0), ((3, -2), 1)]:
+            y = run(tmp_path, so, [x, i64(*pads), np.array(3.0, np.float32), i64(axis)])
+            crop = x[1:] if axis == 0 else x[:, :2]
+            widths = [(0, 0), (0, 0)]
+            widths[axis] = tuple(max(v, 0) for v in pads)
+            kw = {"constant_values": 3.0} if mode == "constant" else {}
+            np.testing.assert_array_equal(y, np.pad(crop, widths, mode=mode, **kw), err_msg=f"{mode} {pads}")
+        # edge, reflect and wrap need something left to repeat
+        p = run(tmp_path, so, [x, i64(-3, 1), np.array(0, np.float32), i64(0)], check=False)
+        if mode == "constant":
+            assert p.returncode == 0, p.stderr
+        else:
+            assert p.returncode != 0 and "node 'fused_dyn_pad'" in p.stderr and "= -1" in p.stderr, p.stderr
+    # a pad that leaves less than nothing names the node
+    p = run(tmp_path, so, [x, i64(-2, -2), np.array(0, np.float32), i64(0)], check=False)
+    assert p.returncode != 0 and "node 'fused_dyn_pad'" in p.stderr and "= -1" in p.stderr, p.stderr
+    p = run(tmp_path, so, [x, i64(1, 1), np.array(0, np.float32), i64(2)], check=False)
+    assert p.returncode != 0 and "element 0 is 2" in p.stderr and "outside the bounds [-2, 1]" in p.stderr, p.stderr

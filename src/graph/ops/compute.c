@@ -398,6 +398,19 @@ Tensor *compute_dyn_split(GNode *n, Tensor **ins, const Strategy *st) {
                         ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.pad (data, pads, axes[, value]): the shape is the call's sym_dims;
+ * the kernel reads pads, axes and (constant mode) the value. */
+Tensor *compute_dyn_pad(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  const char *mode = gattr_str(&n->attrs, "pad_mode", "constant");
+  TopiPadMode m = !strcmp(mode, "reflect") ? TOPI_PAD_REFLECT
+                  : !strcmp(mode, "edge")  ? TOPI_PAD_EDGE
+                  : !strcmp(mode, "wrap")  ? TOPI_PAD_WRAP
+                                           : TOPI_PAD_CONSTANT;
+  return topi_pad_dyn(ins[0], ins[1], ins[2], n->nargs > 3 ? ins[3] : NULL, m,
+                      ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 Tensor *compute_take(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   int axis;

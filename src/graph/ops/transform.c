@@ -233,6 +233,32 @@ static int infer_dyn_split(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.pad (data, pads, axes[, value]): pads (2k begins and ends), axes (k)
+ * and, in constant mode, the value (one element of data's type) read at
+ * run time;
+ * the attribute `shape` is the result's shape at the representative
+ * values, the call's sym_dims the shape as expressions of the values. */
+static int infer_dyn_pad(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *p = arg_type(n, 1), *a = arg_type(n, 2);
+  const TType *v = n->nargs > 3 ? arg_type(n, 3) : NULL;
+  bool constant = !strcmp(gattr_str(&n->attrs, "pad_mode", "constant"), "constant");
+  if (constant != (v != NULL)) return kiln_set_error("dyn.pad: the value is given in constant mode, and only there");
+  if (a->ndim != 1 || !dt_is_int(a->dtype)) return err_dtype(n, 2, "1-D integer axes");
+  if (p->ndim != 1 || !dt_is_int(p->dtype) || p->shape[0] != 2 * a->shape[0])
+    return err_dtype(n, 1, "1-D integer pads twice as long as the axes");
+  if (v && (v->ndim > 1 || ttype_numel(v) != 1 || !dt_eq(v->dtype, d->dtype)))
+    return err_dtype(n, 3, "one element of the data's type");
+  const int64_t *s;
+  int k = gattr_ints(&n->attrs, "shape", &s);
+  if (k != d->ndim) return kiln_set_error("dyn.pad: shape has %d dimensions for data of rank %d", k, d->ndim);
+  *out = *d;
+  for (int i = 0; i < k; i++) {
+    if (s[i] < 0) return kiln_set_error("dyn.pad: dimension %d would be %lld", i, (long long)s[i]);
+    out->shape[i] = s[i];
+  }
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -466,6 +492,7 @@ const OpDef ops_transform[] = {
     {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
      "data, begin, strides, axes"},
     {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes=None, axis=0, index=0"},
+    {"dyn.pad", 3, 4, PAT_INJECTIVE, infer_dyn_pad, compute_dyn_pad, NULL, "data, pads, axes, value, pad_mode"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},

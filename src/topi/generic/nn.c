@@ -117,6 +117,8 @@ static Tensor *pad_impl(const char *op, Tensor *x, const int64_t *pads, TopiPadM
       if (b > 0) i = ir_max(i, c32(0));
       if (e > 0) i = ir_min(i, ir_sub(dim, c32(1)));
       break;
+    case TOPI_PAD_WRAP: /* topi_pad refuses it */
+      break;
     }
     idx[d] = i;
   }

@@ -430,6 +430,63 @@ Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **osh
   return inj(kfmt("T_split_%d", index), nd, oshape, v, te_read(x, nd, idx));
 }
 
+Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape) {
+  const char *op = "dyn.pad";
+  if (!x || !pads || !axes || !oshape || (mode == TOPI_PAD_CONSTANT && !value)) return NULL;
+  int64_t k, np;
+  if (axes->ndim != 1 || !dt_is_int(axes->dtype) || !ir_is_const_int(axes->shape[0], &k) || pads->ndim != 1 ||
+      !dt_is_int(pads->dtype) || !ir_is_const_int(pads->shape[0], &np) || np != 2 * k)
+    return kiln_set_error("%s: pads must be a 1-D integer tensor twice as long as axes", op), NULL;
+  if (value && (value->ndim > 1 || !dt_eq(value->dtype, x->dtype)))
+    return kiln_set_error("%s: the value must be one element of the data's type", op), NULL;
+  int nd = x->ndim;
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
+  Expr *inside = NULL;
+  /* a negative pad crops first (ONNX's reference slices, then pads): the
+   * modes index the cropped axis, [c0, c0 + D') of x */
+  for (int d = 0; d < nd; d++) {
+    Expr *pb = ir_i64(0), *pe = ir_i64(0);
+    for (int64_t j = 0; j < k; j++) {
+      Expr *a = ir_cast(DT_I64, te_read1(axes, ir_i32(j)));
+      Expr *hit = ir_or(ir_eq(a, ir_i64(d)), ir_eq(a, ir_i64(d - nd)));
+      pb = ir_select(hit, ir_cast(DT_I64, te_read1(pads, ir_i32(j))), pb);
+      pe = ir_select(hit, ir_cast(DT_I64, te_read1(pads, ir_i32(j + k))), pe);
+    }
+    Expr *c0 = ir_max(ir_sub(ir_i64(0), pb), ir_i64(0));
+    /* at least 1 (the shape function refuses an axis cropped away in
+     * these modes), so no division below is by 0 */
+    Expr *dim = ir_max(ir_sub(ir_sub(ir_cast(DT_I64, x->shape[d]), c0), ir_max(ir_sub(ir_i64(0), pe), ir_i64(0))),
+                       ir_i64(1));
+    Expr *src = ir_sub(ir_cast(DT_I64, v[d]), ir_max(pb, ir_i64(0))), *i;
+    Expr *last = ir_sub(dim, ir_i64(1));
+    switch (mode) {
+    case TOPI_PAD_WRAP: i = ir_floormod(src, dim); break;
+    case TOPI_PAD_REFLECT: {
+      /* period 2 (D' - 1): r, or the way back; an axis of 1 repeats it */
+      Expr *per = ir_max(ir_mul(ir_i64(2), last), ir_i64(1));
+      Expr *r = ir_floormod(src, per);
+      i = ir_select(ir_eq(dim, ir_i64(1)), ir_i64(0), ir_select(ir_lt(r, dim), r, ir_sub(per, r)));
+      break;
+    }
+    case TOPI_PAD_CONSTANT: {
+      Expr *in = ir_and(ir_ge(src, ir_i64(0)), ir_lt(src, dim));
+      inside = inside ? ir_and(inside, in) : in;
+      i = ir_max(ir_min(src, last), ir_i64(0));
+      break;
+    }
+    default: i = ir_max(ir_min(src, last), ir_i64(0)); break; /* edge */
+    }
+    idx[d] = ir_cast(DT_I32, ir_add(i, c0));
+  }
+  Expr *body = te_read(x, nd, idx);
+  if (inside) {
+    Expr *zero = ir_i32(0);
+    body = ir_select(inside, body, te_read(value, value->ndim, &zero));
+  }
+  return inj("T_pad", nd, oshape, v, body);
+}
+
 /* ---- gather ---- */
 
 static int check_indices(const char *op, Tensor *ind) {

@@ -314,3 +314,131 @@ GNode *onnx_runtime_prefix(Importer *im, GNode *y, int axis, const GSym *k) {
   GNode *args[4] = {y, begin, steps, axes};
   return imp_call(im, "dyn.strided_slice", 4, args, at);
 }
+
+/* Pad (opset 11 and later) whose pads, constant value or axes are graph
+ * inputs: dyn.pad(data, pads, axes[, value]), dimension d being D plus the
+ * pads of the entries whose axis is d (-1 where that is negative or two
+ * entries name d), the kernel reading pads, axes and the value.  The
+ * representative pads are 0.  -2 when no operand is a graph input. */
+int onnx_pad_runtime(Importer *im) {
+  GNode *x = imp_input(im, 0);
+  if (imp_opset(im) < 11 || !x || ttype_is_symbolic(&x->type)) return -2;
+  int nd = x->type.ndim;
+  bool runtime = false;
+  for (int i = 1; i < 4; i++) {
+    GNode *in = imp_input(im, i);
+    if (!in) continue;
+    if (in->kind != GN_VAR && in->kind != GN_CONST) return -2;
+    runtime |= in->kind == GN_VAR;
+  }
+  if (!runtime) return -2;
+  const char *mode = onnx_attr_string(N(im), "mode", "constant");
+  if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&
+      (strcmp(mode, "wrap") || imp_opset(im) < 19))
+    return imp_error(im, "mode '%s' is not supported", mode);
+  int64_t zeros[2 * GRAPH_MAX_DIMS] = {0}, iota[GRAPH_MAX_DIMS];
+  for (int k = 0; k < GRAPH_MAX_DIMS; k++) iota[k] = k;
+  RtVal pv[2 * GRAPH_MAX_DIMS], av[GRAPH_MAX_DIMS];
+  memset(pv, 0, sizeof pv);
+  memset(av, 0, sizeof av);
+  GNode *pads = NULL, *axes = NULL, *value = imp_input(im, 2);
+  int k = nd;
+  if (imp_opset(im) >= 18 && imp_input(im, 3)) {
+    k = slice_operand(im, 3, -nd, nd - 1, iota, av, &axes);
+    if (k < 0) return k;
+  } else {
+    int64_t len = nd, *d;
+    if (!(axes = imp_new_i64(im, 1, &len, &d))) return -1;
+    for (int j = 0; j < nd; j++) d[j] = j, av[j] = (RtVal){NULL, j};
+  }
+  GNode *pin = imp_input(im, 1);
+  if (pin->kind == GN_VAR && (pin->type.ndim != 1 || pin->type.shape[0] > 2 * GRAPH_MAX_DIMS)) return -2;
+  int np = pin->kind == GN_VAR ? (int)pin->type.shape[0] : 2 * GRAPH_MAX_DIMS;
+  if (pin->kind == GN_VAR) {
+    Graph *g = imp_graph(im);
+    for (int j = 0; j < np; j++) {
+      int before = g->syms.len;
+      GSym *s = graph_value_sym(g, pin->name, j, -2147483647, 2147483647);
+      if (!s) return imp_error(im, "input 1 ('%s'): %s", pin->name, kiln_get_error());
+      if (g->syms.len > before) s->rep = 0;
+      pv[j] = (RtVal){s, 0};
+    }
+    if (pin->type.dtype.code != kDLInt) return -2;
+    pads = pin;
+  } else {
+    np = slice_operand(im, 1, 0, 0, zeros, pv, &pads);
+    if (np < 0) return np;
+  }
+  if (np != 2 * k) return imp_error(im, "pads has %d values for %d axes, expected %d", np, k, 2 * k);
+  /* the value: a graph input of one element, a constant, or 0 */
+  if (value && (ttype_numel(&value->type) != 1 || !dt_eq(value->type.dtype, x->type.dtype) || value->type.ndim > 1))
+    return imp_error(im, "constant_value must be one element of the data's type %s", dt_str(x->type.dtype));
+  if (!value) value = imp_scalar(im, 0, x->type.dtype);
+  if (!value) return -1;
+  StrBuf sd = {0};
+  int64_t shape[GRAPH_MAX_DIMS];
+  bool bad = false;
+  bool constant = !strcmp(mode, "constant");
+  for (int d = 0; d < nd; d++) {
+    if (d) sb_puts(&sd, ",");
+    int64_t D = x->type.shape[d], rep = D, crop = D;
+    int reps_hit = 0, nh = 0;
+    bool dyn = false;
+    StrBuf side[2] = {{0}, {0}}, hits = {0};
+    for (int sd2 = 0; sd2 < 2; sd2++) sb_puts(&side[sd2], " 0");
+    for (int j = 0; j < k; j++) {
+      const RtVal *a = &av[j];
+      if (!a->sym && a->c != d && a->c != d - nd) continue;
+      StrBuf h = {0};
+      if (a->sym) sb_printf(&h, " %s %d eq %s %d eq or", a->sym->name, d, a->sym->name, d - nd);
+      else sb_puts(&h, " 1");
+      for (int sd2 = 0; sd2 < 2; sd2++) {
+        const RtVal *p = &pv[j + sd2 * k];
+        sb_puts(&side[sd2], h.data);
+        put_val(&side[sd2], p);
+        sb_puts(&side[sd2], " * +");
+        dyn |= p->sym != NULL;
+      }
+      sb_puts(&hits, h.data);
+      if (nh++) sb_puts(&hits, " +");
+      dyn |= a->sym != NULL;
+      int64_t ar = a->sym ? a->sym->rep : a->c;
+      if (ar == d || ar == d - nd) {
+        reps_hit++;
+        for (int sd2 = 0; sd2 < 2; sd2++) {
+          int64_t pr = pv[j + sd2 * k].sym ? pv[j + sd2 * k].sym->rep : pv[j + sd2 * k].c;
+          rep += pr;
+          crop += pr < 0 ? pr : 0;
+        }
+      }
+      sb_free(&h);
+    }
+    /* D + begin + end, or -1 where that is negative, two entries name d,
+     * or (edge, reflect, wrap) the crops leave nothing to repeat */
+    shape[d] = reps_hit > 1 || (!constant && crop < 1 && rep > 0) ? -1 : rep;
+    if (shape[d] < 1 && D > 0) bad = true;
+    if (dyn) {
+      StrBuf X = {0};
+      sb_printf(&X, " %lld%s +%s +", (long long)D, side[0].data, side[1].data);
+      sb_printf(&sd, "%s 0 ge", X.data + 1);
+      if (nh > 1 || dyn) sb_printf(&sd, "%s 1 le and", hits.data);
+      if (!constant) sb_printf(&sd, " %lld%s 0 min +%s 0 min + 1 ge and", (long long)D, side[0].data, side[1].data);
+      sb_printf(&sd, "%s -1 sel", X.data);
+      sb_free(&X);
+    }
+    for (int sd2 = 0; sd2 < 2; sd2++) sb_free(&side[sd2]);
+    sb_free(&hits);
+  }
+  if (bad) { /* no output at the representative values: the compile-time path */
+    sb_free(&sd);
+    return -2;
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", nd, shape);
+  ga_str(&a, "pad_mode", mode);
+  ga_str(&a, "sym_dims", sd.data ? sd.data : "");
+  sb_free(&sd);
+  /* the value only in constant mode, where the kernel reads it */
+  GNode *args[4] = {x, pads, axes, value};
+  return out0(im, imp_call(im, "dyn.pad", constant ? 4 : 3, args, a));
+}
