@@ -577,6 +577,12 @@ static void test_conv_occ_block(void) {
   ConfigEntity *fb = template_fallback(tm, t, wl);
   CHECK(fb);
   if (fb && t->vector_lanes >= 16) CHECK(cfg_split_inner(fb, "tile_ow") * cfg_other_int(fb, "tile_oh", 0) == 14);
+  /* but a 17-column row (Inception-v3's 17x17 layers) keeps 17 columns and
+   * one chunk rather than shrinking to 1 column x 2 chunks */
+  Workload *w17 = wl_conv2d(tm->name, (int64_t[]){1, 32, 17, 17}, (int64_t[]){64, 32, 1, 1}, (int[]){1, 1},
+                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *f17 = template_fallback(tm, t, w17);
+  CHECK(f17 && cfg_split_inner(f17, "tile_ow") == 17);
 }
 
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is

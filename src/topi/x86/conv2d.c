@@ -177,6 +177,20 @@ int64_t x86_conv_occ_block(const Target *t, int64_t block, int64_t chunks) {
  * one holds the kernel vector and the broadcast input comes from memory. */
 int64_t x86_reg_budget(const Target *t) { return t->vector_lanes >= 16 ? 28 : 12; }
 
+/* TVM's 1x1 row block: the widest divisor of the columns, then up to two
+ * rows (a divisor of the height), within budget accumulators. */
+static bool row_block(int64_t OW, int64_t OH, int64_t budget, int64_t *owf_out, int64_t *ohf_out) {
+  for (int64_t owf = OW; owf >= 1; owf--) {
+    if (OW % owf) continue;
+    for (int64_t ohf = OH > 1 ? 2 : 1; ohf >= 1; ohf--)
+      if (OH % ohf == 0 && owf * ohf <= budget) {
+        *owf_out = owf, *ohf_out = ohf;
+        return true;
+      }
+  }
+  return false;
+}
+
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -185,21 +199,22 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   if (c.KH == 1 && c.KW == 1) {
-    /* TVM's 1x1 fallback (the widest row tile, then as many rows as fit);
-     * at batch 1 in a budget shared by two output-channel chunks where the
-     * layer has an even number of them, so each broadcast feeds two FMAs
-     * (at batch > 1 samples fill the block instead: tile_n) */
+    /* TVM's 1x1 fallback: the widest row tile, then as many rows as fit.
+     * At batch 1, where the layer has an even number of output-channel
+     * chunks, also in half the budget (two chunks per block, so each
+     * broadcast feeds two FMAs), taken when it holds at least as many
+     * accumulators: 14 x 2 chunks rather than 28 columns, but a 17-column
+     * row (Inception's 17x17 layers) stays 17 x 1 chunk rather than 1 x 2.
+     * At batch > 1 samples fill the block instead (tile_n). */
     int64_t budget = x86_reg_budget(t), occ = c.N == 1 ? x86_conv_occ_block(t, 1, c.OC / oc_bn) : 1;
-    for (int64_t owf = c.OW; owf >= 1; owf--) {
-      if (c.OW % owf) continue;
-      for (int64_t ohf = c.OH > 1 ? 2 : 1; ohf >= 1; ohf--)
-        if (c.OH % ohf == 0 && owf * ohf * occ <= budget) {
-          config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, owf});
-          config_set_other(cfg, "tile_oh", opt_int(ohf));
-          if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, owf * ohf)));
-          cfg->is_fallback = true;
-          return 0;
-        }
+    int64_t w1, h1, w2 = 0, h2 = 0;
+    if (row_block(c.OW, c.OH, budget, &w1, &h1)) {
+      if (occ > 1 && row_block(c.OW, c.OH, budget / occ, &w2, &h2) && w2 * h2 * occ >= w1 * h1) w1 = w2, h1 = h2;
+      config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
+      config_set_other(cfg, "tile_oh", opt_int(h1));
+      if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, w1 * h1)));
+      cfg->is_fallback = true;
+      return 0;
     }
   }
   int64_t reg_n = x86_largest_divisor(c.OW, x86_reg_budget(t));
