@@ -135,10 +135,12 @@ static int find_sym(const JsonGraph *g, const char *tok, size_t len) {
   return -1;
 }
 
-/* Whether the expression names a run-time shape value: such a dimension
+/* Whether the expression names a run-time shape value, or a size whose
+ * lower bound is 0 (one a data-dependent op reports): such a dimension
  * may be 0 (an empty tensor: a ConstantOfShape of 0, a Reduce over an
- * empty input), while one given by sizes alone must be at least 1 (0
- * there means the input is too small for the model). */
+ * empty input, a NonZero that found nothing), while one given by sizes
+ * alone must be at least 1 (0 there means the input is too small for the
+ * model). */
 static bool names_value(const JsonGraph *g, const char *s, size_t len) {
   const char *p = s, *end = s + len;
   while (p < end) {
@@ -146,7 +148,7 @@ static bool names_value(const JsonGraph *g, const char *s, size_t len) {
     const char *q = p;
     while (q < end && *q != ' ') q++;
     int sym = q > p ? find_sym(g, p, (size_t)(q - p)) : -1;
-    if (sym >= 0 && g->sym_value_entry[sym] >= 0) return true;
+    if (sym >= 0 && (g->sym_value_entry[sym] >= 0 || g->sym_lo[sym] == 0)) return true;
     p = q;
   }
   return false;
@@ -797,8 +799,9 @@ int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op) {
                             el, (long long)v, g->sym_names[t], (long long)g->sym_lo[t], (long long)g->sym_hi[t],
                             v < 1 && g->sym_lo[t] == 1 ? " (an empty dimension is not supported for a size computed at run time)" : "");
     } else if (v < g->sym_lo[t] || v > ex->sym_val[t])
-      rc = kiln_set_error("the size %s is %lld%s", g->sym_names[t], (long long)v,
-                          v < 1 ? ": an empty result is not supported yet" : ", above the upper bound it was given");
+      rc = kiln_set_error("the size %s is %lld, outside [%lld, %lld] (its lower bound, and the upper bound its "
+                          "output was sized for)",
+                          g->sym_names[t], (long long)v, (long long)g->sym_lo[t], (long long)ex->sym_val[t]);
     vals[t] = v;
   }
   int nb = op->late_first + op->late_count;

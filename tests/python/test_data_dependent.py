@@ -206,9 +206,21 @@ def test_nms_against_the_reference(center):
         np.testing.assert_array_equal(sel, want)
 
 
-def test_empty_result_is_a_clear_error():
-    m = build([helper.make_node("NonZero", ["x"], ["y"])], [("x", TP.FLOAT, [2, 3])], [("y", TP.INT64)])
-    with pytest.raises(kiln.KilnError, match="an empty result is not supported yet"):
-        run(m, x=np.zeros((2, 3), np.float32))
-    (y,) = run(m, x=np.eye(2, 3, dtype=np.float32))  # the executor is still usable
-    np.testing.assert_array_equal(y, [[0, 1], [0, 1]])
+def test_empty_results():
+    # a count of 0 is an empty tensor that flows on (a Transpose over it),
+    # and the same module runs non-empty inputs before and after
+    nodes = [helper.make_node("Compress", ["x", "c"], ["k"], axis=0), helper.make_node("NonZero", ["k"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["t"])]
+    m = build(nodes, [("x", TP.FLOAT, [4, 2]), ("c", TP.BOOL, [4])], [("k", TP.FLOAT), ("t", TP.INT64)], opset=11)
+    for c in ([0, 0, 0, 0], [1, 0, 1, 1], [0, 0, 0, 0], [0, 1, 0, 0]):
+        x = sparse((4, 2), 0.5)
+        k, t = run(m, x=x, c=np.array(c, bool))
+        want = np.compress(np.array(c, bool), x, axis=0)
+        assert k.shape == want.shape and t.shape == (np.count_nonzero(want), 2)
+        np.testing.assert_array_equal(k, want)
+        np.testing.assert_array_equal(t, np.array(np.nonzero(want), np.int64).T)
+    # no box selected: max_output_boxes_per_class absent (0)
+    m = build([helper.make_node("NonMaxSuppression", ["b", "s"], ["y"])], [("b", TP.FLOAT, [1, 3, 4]), ("s", TP.FLOAT, [1, 1, 3])],
+              [("y", TP.INT64)], opset=11)
+    (y,) = run(m, b=RNG.random((1, 3, 4)).astype(np.float32), s=RNG.random((1, 1, 3)).astype(np.float32))
+    assert y.shape == (0, 3)

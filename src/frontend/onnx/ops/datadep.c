@@ -22,7 +22,7 @@
 
 #include "ops.h"
 
-/* A new size symbol for output `out` of the node, bounds [1, hi]. */
+/* A new size symbol for output `out` of the node, bounds [0, hi]. */
 GSym *onnx_dd_size_sym(Importer *im, int out, int64_t hi) {
   const OnnxNode *n = imp_node(im);
   const char *b = out < n->noutputs && *n->outputs[out] ? n->outputs[out] : n->name;
@@ -33,6 +33,7 @@ GSym *onnx_dd_size_sym(Importer *im, int out, int64_t hi) {
   while (graph_sym_find(imp_graph(im), sb.data)) sb_puts(&sb, "_");
   GSym *s = graph_sym(imp_graph(im), sb.data, 1, hi < 1 ? 1 : hi);
   if (!s) imp_error(im, "%s", kiln_get_error());
+  else s->lo = 0; /* an empty result (its representative value stays a size) */
   sb_free(&sb);
   return s;
 }
@@ -234,14 +235,11 @@ int onnx_h_NonMaxSuppression(Importer *im) {
   kiln_arena_push(imp_graph(im)->arena);
   Expr *cap = ir_mul(ir_mul(ttype_dim_expr(bt, 0), ttype_dim_expr(st, 1)), ttype_dim_expr(bt, 1));
   kiln_arena_pop();
-  int64_t maxo = -1;
+  int64_t maxo = -1; /* absent: 0, so nothing is selected */
   if (args[2]->kind == GN_CONST) {
     maxo = (int64_t)imp_const_at(args[2], 0);
     int64_t nb;
-    if (maxo < 1)
-      return imp_error(im, "max_output_boxes_per_class is %lld: the result is always empty, which Kiln does not "
-                           "support yet",
-                       (long long)maxo);
+    if (maxo < 0) maxo = 0; /* as ONNX's reference: none selected */
     if (ir_is_const_int(ir_simplify(ttype_dim_expr(bt, 1)), &nb) && maxo < nb) {
       kiln_arena_push(imp_graph(im)->arena);
       cap = ir_mul(ir_mul(ttype_dim_expr(bt, 0), ttype_dim_expr(st, 1)), ir_int(maxo, DT_I32));
@@ -256,8 +254,5 @@ int onnx_h_NonMaxSuppression(Importer *im) {
   int64_t shape[2] = {0, 3};
   const char *ha = kfmt("{\"center_point_box\": %lld, \"score_threshold\": %d}",
                         (long long)onnx_attr_int(N(im), "center_point_box", 0), imp_input(im, 4) != NULL);
-  if (!imp_input(im, 2))
-    return imp_error(im, "max_output_boxes_per_class is absent (0): the result is always empty, which Kiln does not "
-                         "support yet");
   return imp_set_output(im, 0, onnx_dd_call(im, "dd.nms", 5, args, DT_I64, 2, shape, NULL, 0, s, cap, ha));
 }
