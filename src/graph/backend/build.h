@@ -58,7 +58,11 @@ typedef struct GroupInfo {
 
 /* The batches a symbolic batch bounded by hi gets batched variants at
  * when the user names none: 4 and 8, those within the bound.  Returns
- * how many (at most GRAPH_DEFAULT_BATCHES) into sizes. */
+ * how many (at most GRAPH_DEFAULT_BATCHES) into sizes.  Kept on although
+ * compile time grows with each variant: at batch 8 the batch-8 kernels
+ * (samples blocked into the register tile, conv2d_NCHWc.x86's tile_n) beat
+ * the per-sample loop, and a variant costs no memory until a batch runs it
+ * (docs/symbolic_shapes.md, "Why variants at 4 and 8 by default"). */
 #define GRAPH_DEFAULT_BATCHES 2
 int graph_default_batches(int64_t hi, int64_t *sizes);
 
