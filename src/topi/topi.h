@@ -303,6 +303,10 @@ Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **osh
  * tensors read by the kernel at run time, to the given output shape
  * (dyn.pad); a negative pad crops. */
 Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape);
+/* ONNX CenterCropPad: the same with sizes (1-D int, k) in place of the
+ * pads: axis axes[j] cropped or padded (with 0) to sizes[j] around its
+ * centre, the begin pad -trunc((D - size) / 2). */
+Tensor *topi_center_crop_pad_dyn(Tensor *x, Tensor *sizes, Tensor *axes, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

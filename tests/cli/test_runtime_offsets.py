@@ -203,3 +203,29 @@ def test_pad_with_pads_value_and_axes_given_at_run_time(tmp_path):
     assert p.returncode != 0 and "node 'fused_dyn_pad'" in p.stderr and "= -1" in p.stderr, p.stderr
     p = run(tmp_path, so, [x, i64(1, 1), np.array(0, np.float32), i64(2)], check=False)
     assert p.returncode != 0 and "element 0 is 2" in p.stderr and "outside the bounds [-2, 1]" in p.stderr, p.stderr
+
+
+def numpy_center_crop_pad(x, shape):
+    """ONNX's reference: crop around the centre, or pad with 0 around it."""
+    y = x
+    for a, s in enumerate(shape):
+        d = y.shape[a]
+        if s < d:
+            b = (d - s) // 2
+            y = np.take(y, range(b, b + s), axis=a)
+        elif s > d:
+            w = [(0, 0)] * y.ndim
+            w[a] = ((s - d) // 2, s - d - (s - d) // 2)
+            y = np.pad(y, w)
+    return y
+
+
+def test_center_crop_pad_with_the_shape_given_at_run_time(tmp_path):
+    so = build(tmp_path, helper.make_node("CenterCropPad", ["x", "s"], ["y"]),
+               [("x", TP.FLOAT, [5, 4]), ("s", TP.INT64, [2])], name="ccp")
+    x = RNG.standard_normal((5, 4)).astype(np.float32)
+    for s in [(3, 6), (5, 4), (8, 1), (2, 7), (0, 4)]:
+        y = run(tmp_path, so, [x, i64(*s)])
+        np.testing.assert_array_equal(y, numpy_center_crop_pad(x, s), err_msg=str(s))
+    p = run(tmp_path, so, [x, i64(3, -1)], check=False)
+    assert p.returncode != 0 and "element 1 is -1" in p.stderr and "outside the bounds [0, " in p.stderr, p.stderr

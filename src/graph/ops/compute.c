@@ -411,6 +411,14 @@ Tensor *compute_dyn_pad(GNode *n, Tensor **ins, const Strategy *st) {
                       ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.center_crop_pad (data, sizes, axes): the shape is the call's
+ * sym_dims; the kernel reads the sizes and axes. */
+Tensor *compute_dyn_center_crop_pad(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_center_crop_pad_dyn(ins[0], ins[1], ins[2],
+                                  ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 Tensor *compute_take(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   int axis;

@@ -259,6 +259,26 @@ static int infer_dyn_pad(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.center_crop_pad (data, sizes, axes): axis axes[j] cropped or padded
+ * to sizes[j] around its centre, both read at run time; `shape` is the
+ * result at the representative sizes, sym_dims the shape as expressions
+ * of the values. */
+static int infer_dyn_center_crop_pad(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *s = arg_type(n, 1), *a = arg_type(n, 2);
+  if (a->ndim != 1 || !dt_is_int(a->dtype)) return err_dtype(n, 2, "1-D integer axes");
+  if (s->ndim != 1 || !dt_is_int(s->dtype) || s->shape[0] != a->shape[0])
+    return err_dtype(n, 1, "1-D integer sizes as long as the axes");
+  const int64_t *sh;
+  int k = gattr_ints(&n->attrs, "shape", &sh);
+  if (k != d->ndim) return kiln_set_error("dyn.center_crop_pad: shape has %d dimensions for data of rank %d", k, d->ndim);
+  *out = *d;
+  for (int i = 0; i < k; i++) {
+    if (sh[i] < 0) return kiln_set_error("dyn.center_crop_pad: dimension %d would be %lld", i, (long long)sh[i]);
+    out->shape[i] = sh[i];
+  }
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -493,6 +513,8 @@ const OpDef ops_transform[] = {
      "data, begin, strides, axes"},
     {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes=None, axis=0, index=0"},
     {"dyn.pad", 3, 4, PAT_INJECTIVE, infer_dyn_pad, compute_dyn_pad, NULL, "data, pads, axes, value, pad_mode"},
+    {"dyn.center_crop_pad", 3, 3, PAT_INJECTIVE, infer_dyn_center_crop_pad, compute_dyn_center_crop_pad, NULL,
+     "data, sizes, axes"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},

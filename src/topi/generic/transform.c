@@ -430,13 +430,16 @@ Tensor *topi_split_dyn(Tensor *x, Tensor *sizes, int axis, int index, Expr **osh
   return inj(kfmt("T_split_%d", index), nd, oshape, v, te_read(x, nd, idx));
 }
 
-Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape) {
-  const char *op = "dyn.pad";
-  if (!x || !pads || !axes || !oshape || (mode == TOPI_PAD_CONSTANT && !value)) return NULL;
+static Tensor *pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape,
+                       bool center) {
+  const char *op = center ? "dyn.center_crop_pad" : "dyn.pad";
+  if (!x || !pads || !axes || !oshape || (mode == TOPI_PAD_CONSTANT && !value && !center)) return NULL;
   int64_t k, np;
   if (axes->ndim != 1 || !dt_is_int(axes->dtype) || !ir_is_const_int(axes->shape[0], &k) || pads->ndim != 1 ||
-      !dt_is_int(pads->dtype) || !ir_is_const_int(pads->shape[0], &np) || np != 2 * k)
-    return kiln_set_error("%s: pads must be a 1-D integer tensor twice as long as axes", op), NULL;
+      !dt_is_int(pads->dtype) || !ir_is_const_int(pads->shape[0], &np) || np != (center ? k : 2 * k))
+    return kiln_set_error("%s: %s must be a 1-D integer tensor %s as axes", op, center ? "sizes" : "pads",
+                          center ? "as long" : "twice as long"),
+           NULL;
   if (value && (value->ndim > 1 || !dt_eq(value->dtype, x->dtype)))
     return kiln_set_error("%s: the value must be one element of the data's type", op), NULL;
   int nd = x->ndim;
@@ -450,6 +453,13 @@ Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiP
     for (int64_t j = 0; j < k; j++) {
       Expr *a = ir_cast(DT_I64, te_read1(axes, ir_i32(j)));
       Expr *hit = ir_or(ir_eq(a, ir_i64(d)), ir_eq(a, ir_i64(d - nd)));
+      if (center) { /* the pads that take D to size around its centre */
+        Expr *D = ir_cast(DT_I64, x->shape[d]), *size = ir_cast(DT_I64, te_read1(pads, ir_i32(j)));
+        Expr *b = ir_sub(ir_i64(0), ir_div(ir_sub(D, size), ir_i64(2)));
+        pb = ir_select(hit, b, pb);
+        pe = ir_select(hit, ir_sub(ir_sub(size, D), b), pe);
+        continue;
+      }
       pb = ir_select(hit, ir_cast(DT_I64, te_read1(pads, ir_i32(j))), pb);
       pe = ir_select(hit, ir_cast(DT_I64, te_read1(pads, ir_i32(j + k))), pe);
     }
@@ -482,9 +492,19 @@ Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiP
   Expr *body = te_read(x, nd, idx);
   if (inside) {
     Expr *zero = ir_i32(0);
-    body = ir_select(inside, body, te_read(value, value->ndim, &zero));
+    Expr *pad = value ? te_read(value, value->ndim, &zero)
+                      : dt_is_bool(x->dtype) ? ir_bool(false) : ir_cast(x->dtype, ir_i32(0));
+    body = ir_select(inside, body, pad);
   }
   return inj("T_pad", nd, oshape, v, body);
+}
+
+Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiPadMode mode, Expr **oshape) {
+  return pad_dyn(x, pads, axes, value, mode, oshape, false);
+}
+
+Tensor *topi_center_crop_pad_dyn(Tensor *x, Tensor *sizes, Tensor *axes, Expr **oshape) {
+  return pad_dyn(x, sizes, axes, NULL, TOPI_PAD_CONSTANT, oshape, true);
 }
 
 /* ---- gather ---- */

@@ -442,3 +442,42 @@ int onnx_pad_runtime(Importer *im) {
   GNode *args[4] = {x, pads, axes, value};
   return out0(im, imp_call(im, "dyn.pad", constant ? 4 : 3, args, a));
 }
+
+/* CenterCropPad whose shape is a graph input: dyn.center_crop_pad, axis
+ * axes[j]'s size the value shape_j (in [0, 2^31 - 1]; representative
+ * value the axis's own size), the kernel reading the sizes for the
+ * offsets.  -2 when the shape is not a graph input. */
+int onnx_center_crop_pad_runtime(Importer *im) {
+  GNode *x = imp_input(im, 0), *sh = imp_input(im, 1);
+  if (!x || !sh || sh->kind != GN_VAR || ttype_is_symbolic(&x->type) || sh->type.ndim != 1 ||
+      sh->type.dtype.code != kDLInt || (sh->type.dtype.bits != 64 && sh->type.dtype.bits != 32) ||
+      ttype_is_symbolic(&sh->type))
+    return -2;
+  int nd = x->type.ndim, na = nd;
+  const int64_t *av = onnx_attr_ints(N(im), "axes", &na);
+  if (!av) na = nd;
+  if (sh->type.shape[0] != na) return imp_error(im, "shape has %lld values for %d axes", (long long)sh->type.shape[0], na);
+  int64_t len = na, *axd, shape[GRAPH_MAX_DIMS];
+  GNode *axes = imp_new_i64(im, 1, &len, &axd);
+  if (!axes) return -1;
+  GSym *dims[GRAPH_MAX_DIMS] = {0};
+  Graph *g = imp_graph(im);
+  for (int d = 0; d < nd; d++) shape[d] = x->type.shape[d];
+  for (int j = 0; j < na; j++) {
+    int ax = j;
+    if (av && imp_norm_axis(im, av[j], nd, &ax)) return -1;
+    if (dims[ax]) return imp_error(im, "axis %d is named twice", ax);
+    axd[j] = ax;
+    int before = g->syms.len;
+    if (!(dims[ax] = graph_value_sym(g, sh->name, j, 0, GRAPH_MAX_ELEMS)))
+      return imp_error(im, "input 1 ('%s'): %s", sh->name, kiln_get_error());
+    if (g->syms.len > before) dims[ax]->rep = x->type.shape[ax];
+    shape[ax] = dims[ax]->rep;
+    if (shape[ax] < 1 && x->type.shape[ax] > 0) return -2; /* empty at compile time: the compile-time path */
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", nd, shape);
+  ga_str(&a, "sym_dims", imp_sym_dims(im, nd, dims, NULL));
+  GNode *args[3] = {x, sh, axes};
+  return out0(im, imp_call(im, "dyn.center_crop_pad", 3, args, a));
+}

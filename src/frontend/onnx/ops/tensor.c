@@ -1011,6 +1011,8 @@ int onnx_h_CumSum(Importer *im) {
 /* CenterCropPad (opset 18): each named axis cropped or zero-padded to the
  * given size around its centre (the odd unit goes to the end). */
 int onnx_h_CenterCropPad(Importer *im) {
+  int rc = onnx_center_crop_pad_runtime(im);
+  if (rc != -2) return rc;
   GNode *x = in0(im);
   int nd = x->type.ndim, na = nd;
   int64_t sz[MAXD];
