@@ -91,8 +91,13 @@ def _make(op):
     plist = []
     for i, t in enumerate(tensors):
         plist.append(P(t, P.POSITIONAL_OR_KEYWORD, default=P.empty if i < min_args or variadic else None))
+    kind = P.POSITIONAL_OR_KEYWORD
     for a, d in attrs:
-        plist.append(P(a, P.POSITIONAL_OR_KEYWORD, default=d))
+        # a required attribute after an optional tensor can only be a
+        # keyword, and so can everything after it
+        if d is P.empty and any(p.default is not P.empty for p in plist):
+            kind = P.KEYWORD_ONLY
+        plist.append(P(a, kind, default=d))
     free_attrs = op["params"] is None
     if free_attrs:
         plist.append(P("attrs", P.VAR_KEYWORD))
