@@ -13,13 +13,15 @@
  *   double (both 1e-6: the int32 sums are exact, only the float32 scale
  *   product rounds).
  * - errors: operands of the wrong type or shape, a config that does not
- *   fit the packed weight.
+ *   fit the packed weight; qnn.dequantize and nn.contrib_dense_vnni nodes
+ *   with bad operands (the graph ops' type checks).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "autotune/autotune.h"
+#include "graph/graph.h"
 #include "kernel_util.h"
 #include "target/target.h"
 #include "topi/topi.h"
@@ -184,8 +186,50 @@ static void test_dense_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "expected dense_vnni");
 }
 
+static void test_op_errors(void) {
+  Graph *g = graph_new();
+  GAttrs ax = gattrs_new();
+  ga_int(&ax, "axis", 1);
+  GNode *xf = graph_var(g, "xf", ttype(DT_F32, 2, (int64_t[]){4, 3}));
+  GNode *x = graph_var(g, "x", ttype(DT_I8, 2, (int64_t[]){4, 3}));
+  GNode *xs = graph_var(g, "xs", ttype(DT_U8, 0, NULL));
+  GNode *s3 = graph_var(g, "s3", ttype(DT_F32, 1, (int64_t[]){3})), *s4 = graph_var(g, "s4", ttype(DT_F32, 1, (int64_t[]){4}));
+  GNode *zu = graph_var(g, "zu", ttype(DT_U8, 1, (int64_t[]){3}));
+  CHECK(graph_call(g, "qnn.dequantize", 2, (GNode *[]){xf, s3}, ax, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "x must be int8 or uint8, got float32");
+  CHECK(graph_call(g, "qnn.dequantize", 2, (GNode *[]){x, s4}, ax, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "scale (4) must be one value or one per element of axis 1 (3)");
+  CHECK(graph_call(g, "qnn.dequantize", 3, (GNode *[]){x, s3, zu}, ax, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the zero point's type uint8 differs from x's int8");
+  GAttrs a0 = gattrs_new();
+  ga_int(&a0, "axis", 0);
+  CHECK(graph_call(g, "qnn.dequantize", 2, (GNode *[]){xs, s3}, a0, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "must be one value for a scalar x");
+  GAttrs a5 = gattrs_new();
+  ga_int(&a5, "axis", 5);
+  CHECK(graph_call(g, "qnn.dequantize", 2, (GNode *[]){x, s3}, a5, NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "axis 5 is out of range");
+  GNode *ok = graph_call(g, "qnn.dequantize", 2, (GNode *[]){x, s3}, ax, NULL);
+  CHECK(ok != NULL && dt_eq(ok->type.dtype, DT_F32));
+  /* nn.contrib_dense_vnni: float data, an unpacked weight */
+  GNode *d = graph_var(g, "d", ttype(DT_U8, 2, (int64_t[]){2, 8}));
+  GNode *pw = graph_var(g, "pw", ttype(DT_U32, 3, (int64_t[]){1, 2, 16}));
+  GNode *c = graph_var(g, "c", ttype(DT_I32, 1, (int64_t[]){16})), *s = graph_var(g, "s", ttype(DT_F32, 1, (int64_t[]){16}));
+  GNode *df = graph_var(g, "df", ttype(DT_F32, 2, (int64_t[]){2, 8}));
+  CHECK(graph_call(g, "nn.contrib_dense_vnni", 4, (GNode *[]){df, pw, c, s}, gattrs_new(), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "data must be uint8 [M, K]");
+  CHECK(graph_call(g, "nn.contrib_dense_vnni", 4, (GNode *[]){d, x, c, s}, gattrs_new(), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "weight must be int8 quadruples packed as uint32");
+  CHECK(graph_call(g, "nn.contrib_dense_vnni", 4, (GNode *[]){d, pw, s, s}, gattrs_new(), NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the compensation must be int32 [16]");
+  GNode *r = graph_call(g, "nn.contrib_dense_vnni", 4, (GNode *[]){d, pw, c, s}, gattrs_new(), NULL);
+  CHECK(r != NULL && r->type.shape[0] == 2 && r->type.shape[1] == 16);
+  graph_free(g);
+}
+
 const TestCase int8_tests[] = {
     {"dense_random", test_dense_random},
     {"dense_errors", test_dense_errors},
+    {"op_errors", test_op_errors},
     {NULL, NULL},
 };

@@ -26,6 +26,7 @@ static int check_param(const TType *p, const TType *x, int axis, const char *wha
   int64_t n = 1;
   for (int i = 0; i < p->ndim; i++) n *= p->shape[i];
   if (n == 1 && p->ndim <= 1) return 0;
+  if (x->ndim == 0) return kiln_set_error("%s %s must be one value for a scalar x", what, shape_str(p));
   if (p->ndim != 1 || p->shape[0] != x->shape[axis])
     return kiln_set_error("%s %s must be one value or one per element of axis %d (%lld) of x %s", what, shape_str(p), axis,
                           (long long)x->shape[axis], shape_str(x));
@@ -39,12 +40,12 @@ static int infer_dequantize(GNode *n, TType *out) {
   if (axis < 0 || axis >= (x->ndim ? x->ndim : 1))
     return kiln_set_error("axis %lld is out of range for x %s", (long long)axis, shape_str(x));
   if (!dt_eq(s->dtype, DT_F32)) return kiln_set_error("scale must be float32, got %s", dt_str(s->dtype));
-  if (x->ndim && check_param(s, x, (int)axis, "scale")) return -1;
+  if (check_param(s, x, (int)axis, "scale")) return -1;
   if (n->nargs == 3) {
     const TType *z = arg_type(n, 2);
     if (!dt_eq(z->dtype, x->dtype))
       return kiln_set_error("the zero point's type %s differs from x's %s", dt_str(z->dtype), dt_str(x->dtype));
-    if (x->ndim && check_param(z, x, (int)axis, "zero point")) return -1;
+    if (check_param(z, x, (int)axis, "zero point")) return -1;
   }
   *out = ttype(DT_F32, x->ndim, x->shape);
   return 0;
