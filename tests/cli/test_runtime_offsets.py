@@ -229,3 +229,16 @@ def test_center_crop_pad_with_the_shape_given_at_run_time(tmp_path):
         np.testing.assert_array_equal(y, numpy_center_crop_pad(x, s), err_msg=str(s))
     p = run(tmp_path, so, [x, i64(3, -1)], check=False)
     assert p.returncode != 0 and "element 1 is -1" in p.stderr and "outside the bounds [0, " in p.stderr, p.stderr
+
+
+def test_reverse_sequence_with_lengths_given_at_run_time(tmp_path):
+    so = build(tmp_path, helper.make_node("ReverseSequence", ["x", "l"], ["y"], batch_axis=1, time_axis=0),
+               [("x", TP.FLOAT, [5, 3]), ("l", TP.INT64, [3])], name="rs")
+    x = RNG.standard_normal((5, 3)).astype(np.float32)
+    for lens in [(5, 1, 3), (0, 2, 5), (4, 4, 4)]:
+        want = x.copy()
+        for b, n in enumerate(lens):
+            want[:n, b] = x[:n, b][::-1]
+        np.testing.assert_array_equal(run(tmp_path, so, [x, i64(*lens)]), want, err_msg=str(lens))
+    p = run(tmp_path, so, [x, i64(1, 6, 2)], check=False)
+    assert p.returncode != 0 and "element 1 is 6" in p.stderr and "outside the bounds [0, 5]" in p.stderr, p.stderr

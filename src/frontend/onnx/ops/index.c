@@ -16,9 +16,48 @@
 
 /* ---- data movement with constant index tensors ---- */
 
+/* ReverseSequence whose sequence_lens is a graph input: the lengths are
+ * data, the index where(t < L, L - 1 - t, t) computed from them in the
+ * graph; each length is also a run-time value, only so that set_input
+ * checks it is within [0, T] (a longer one would read past the
+ * sequence). */
+static int reverse_sequence_runtime(Importer *im, GNode *x, GNode *lens, int ba, int ta) {
+  int nd = x->type.ndim;
+  int64_t B = x->type.shape[ba], T = x->type.shape[ta];
+  if (lens->type.ndim != 1 || lens->type.shape[0] != B || !dt_is_int(lens->type.dtype))
+    return imp_error(im, "sequence_lens must be 1-D integers, one per batch entry (%lld), got %s", (long long)B,
+                     ttype_str(&lens->type));
+  for (int64_t b = 0; b < B; b++)
+    if (!graph_value_sym(imp_graph(im), lens->name, (int)b, 0, T)) return imp_error(im, "%s", kiln_get_error());
+  int64_t ts[MAXD], ls[MAXD], *td;
+  for (int i = 0; i < nd; i++) ts[i] = i == ta ? T : 1, ls[i] = i == ba ? B : 1;
+  GNode *t = imp_new_i64(im, nd, ts, &td);
+  if (!t) return -1;
+  for (int64_t i = 0; i < T; i++) td[i] = i;
+  GNode *L = imp_reshape(im, imp_cast(im, lens, DT_I64), nd, ls);
+  GNode *back = bin(im, "subtract", bin(im, "subtract", L, imp_scalar(im, 1, DT_I64)), t);
+  GNode *idx = imp_where(im, bin(im, "less", t, L), back, t);
+  GAttrs ba_ = gattrs_new();
+  ga_ints(&ba_, "shape", nd, x->type.shape);
+  idx = idx ? imp_call(im, "broadcast_to", 1, &idx, ba_) : NULL;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", ta);
+  GNode *args[2] = {x, idx};
+  return imp_set_output(im, 0, idx ? imp_call(im, "gather_elements", 2, args, a) : NULL);
+}
+
 int onnx_h_ReverseSequence(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
+  GNode *rl = imp_input(im, 1);
+  if (rl && rl->kind == GN_VAR && !ttype_is_symbolic(&x->type) && !ttype_is_symbolic(&rl->type)) {
+    int ba, ta;
+    if (imp_norm_axis(im, onnx_attr_int(N(im), "batch_axis", 1), x->type.ndim, &ba) ||
+        imp_norm_axis(im, onnx_attr_int(N(im), "time_axis", 0), x->type.ndim, &ta))
+      return -1;
+    if (ba == ta) return imp_error(im, "batch_axis and time_axis are both %d", ba);
+    return reverse_sequence_runtime(im, x, rl, ba, ta);
+  }
   GNode *lens = imp_const_input(im, 1);
   if (!lens) return -1;
   int nd = x->type.ndim, ba, ta;
