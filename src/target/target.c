@@ -392,7 +392,9 @@ bool target_has_key(const Target *t, const char *k) {
   return false;
 }
 
-const char *target_records_stem(const Target *t) { return isa_info[t->isa].stem; }
+/* A GPU kind's records are its own ("cuda.json": TopHub's CUDA logs); a
+ * CPU kind's are its ISA class's. */
+const char *target_records_stem(const Target *t) { return target_is_gpu(t) ? t->kind->name : isa_info[t->isa].stem; }
 
 /* ===== which records apply ===== */
 

@@ -141,7 +141,7 @@ const TargetKind *target_kind_at(int i);
 /* "llvm, cpu, c": every name a target string may start with (arena). */
 const char *target_kind_names(void);
 /* The stem of the shipped records file for t: "x86_avx512", "x86_avx2",
- * "x86_sse", "generic". */
+ * "x86_sse", "generic"; a GPU kind's name ("cuda", "opencl"). */
 const char *target_records_stem(const Target *t);
 /* Whether a tuning record written for target string `rec` applies to t
  * (the matching rule in target.c). */

@@ -119,9 +119,14 @@ def test_model_cuda_sources_compile(name, exported, tmp_path):
     assert 'extern "C" __global__' in src and "blockIdx.x" in src
     log = _nvrtc_log(str(emit / "kernels.cu"))
     assert "warning" not in log.lower(), log
+    # the configs come from Kiln's shipped CUDA records (TopHub's logs:
+    # exact or nearest records, no fallback): some of TopHub's tilings use
+    # up to 168 registers a thread, within sm_90's 255, and none spills
+    assert "no tuning record" not in p.stderr, p.stderr
+    assert re.search(r'"(shipped|nearest shipped cuda\.json:\d+)"', (emit / "graph.json").read_text())
     regs = [int(x) for x in re.findall(r"Used (\d+) registers", log)]
     spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", log)]
-    assert regs and max(regs) <= 128, log
+    assert regs and max(regs) <= 255, log
     assert spills and max(spills) == 0, log
 
 

@@ -190,6 +190,57 @@ static void test_seed_kernels_nvrtc(void) {
   CHECK_INT(compiled, 72);
 }
 
+/* Kiln's shipped CUDA records (records/cuda.json: the seeds' TopHub logs)
+ * apply to cuda: a seed workload takes its record ("shipped"), a workload
+ * no record has takes the nearest shipped record, a user's log is the
+ * reference before them; opencl has no shipped records. */
+static void test_nearest_shipped(void) {
+  const char *saved = getenv("KILN_RECORDS_PATH");
+  char *keep = saved ? xstrdup(saved) : NULL;
+  setenv("KILN_RECORDS_PATH", kfmt("%s/records", test_root()), 1);
+  const Target *cuda = target_parse("cuda", NULL), *ocl = target_parse("opencl", NULL);
+  DispatchContext *dc = dispatch_context_new();
+  CHECK_CONTAINS(graph_dispatch_shipped_file(dc, cuda), "cuda.json");
+  /* vgg16_bs_1.log:1, the first record of the file */
+  Workload *seed = wl_cuda_conv2d("topi_nn_conv2d", (int64_t[]){1, 3, 224, 224}, (int64_t[]){64, 3, 3, 3},
+                                  (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *c = NULL;
+  const char *src = NULL;
+  CHECK_OK(graph_dispatch_query(dc, cuda, seed, &c, &src));
+  CHECK(c != NULL);
+  CHECK_STR(src, "shipped");
+  /* 1x1, 96 -> 192 at 7x7: no record of its own */
+  Workload *wl = wl_cuda_conv2d("topi_nn_conv2d", (int64_t[]){1, 96, 7, 7}, (int64_t[]){192, 96, 1, 1},
+                                (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  const Template *tm = template_find(wl->name, "direct", cuda);
+  CHECK_OK(graph_dispatch_query(dc, cuda, wl, &c, &src));
+  CHECK(c == NULL);
+  CHECK_OK(graph_dispatch_nearest(dc, cuda, tm, wl, &c, &src));
+  CHECK(c != NULL);
+  int line = 0;
+  CHECK_MSG(src && sscanf(src, "nearest shipped cuda.json:%d", &line) == 1 && line >= 1 && line <= 201, "%s",
+            src ? src : "(null)");
+  if (c) CHECK_OK(tm->check(cuda, c, wl));
+  /* opencl: no shipped file, so no nearest record without the user's */
+  CHECK(graph_dispatch_shipped_file(dc, ocl) == NULL);
+  CHECK_OK(graph_dispatch_nearest(dc, ocl, tm, wl, &c, &src));
+  CHECK(c == NULL);
+  /* the user's log comes first */
+  CHECK_OK(graph_dispatch_add_records(dc, kfmt("%s/tests/data/tophub/mobilenet_v2_bs_1.log", test_root())));
+  CHECK_OK(graph_dispatch_nearest(dc, cuda, tm, wl, &c, &src));
+  CHECK(c != NULL && src && !strncmp(src, "nearest mobilenet_v2_bs_1.log:", 30));
+  dispatch_context_free(dc);
+  /* shipped records off: the template's own fallback */
+  dc = dispatch_context_new();
+  graph_dispatch_use_shipped(dc, false);
+  CHECK_OK(graph_dispatch_nearest(dc, cuda, tm, wl, &c, &src));
+  CHECK(c == NULL);
+  dispatch_context_free(dc);
+  if (keep) setenv("KILN_RECORDS_PATH", keep, 1);
+  else unsetenv("KILN_RECORDS_PATH");
+  free(keep);
+}
+
 /* Tuning on a GPU target measures on the device: on a machine without it
  * (no CUDA driver here) autotune_tune stops before measuring, with the
  * driver's error and what to do (test_autotune_gpu.c measures on OpenCL). */
@@ -292,6 +343,7 @@ static void test_nearest_record(void) {
 
 const TestCase cuda_template_tests[] = {
     {"nearest_record", test_nearest_record},
+    {"nearest_shipped", test_nearest_shipped},
     {"tune_gpu_needs_device", test_tune_gpu_needs_device},
     {"seed_kernels_nvrtc", test_seed_kernels_nvrtc},
     {"seed_index_entity", test_seed_index_entity},

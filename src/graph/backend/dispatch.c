@@ -19,7 +19,8 @@
  *
  * The shipped records (our TopHub) are one file per ISA class,
  * records/<isa>.json (x86_avx512.json, x86_avx2.json, ...: the target's
- * target_records_stem), found in
+ * target_records_stem), and one per GPU kind (cuda.json: TopHub's CUDA
+ * logs, the seeds' tests/data/tophub), found in
  * $KILN_RECORDS_PATH (folders or files, ':'-separated; set but empty turns
  * them off), else beside the Kiln library or the running program:
  * <dir>/../records, <dir>/../share/kiln/records.  They are read on first
@@ -231,7 +232,10 @@ int graph_dispatch_query(DispatchContext *dc, const Target *t, Workload *wl, Con
   return 0;
 }
 
-/* ---- the nearest record (TVM's fallback_with_reference_log) ---- */
+/* ---- the nearest record (TVM's fallback_with_reference_log) ----
+ * For a GPU workload without a record of its own (graph_gpu_strategy asks
+ * after graph_dispatch_query): the reference log is the user's records,
+ * else the shipped ones. */
 
 /* The divisors of n, ascending (TVM's get_factors); their count. */
 static int divisors(int64_t n, int64_t *out, int cap) {
@@ -268,21 +272,15 @@ static int by_place(const void *a, const void *b) {
 
 static bool same_key(const char *a, const char *b) { return !strcmp(a ? a : "direct", b ? b : "direct"); }
 
-int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template *tm, Workload *wl, ConfigEntity **cfg,
-                           const char **source) {
-  *cfg = NULL;
-  *source = NULL;
-  if (!tm || !tm->define_space) return 0;
-  ConfigSpace cs;
-  space_init(&cs);
-  if (tm->define_space(t, &cs, wl)) {
-    kiln_clear_error();
-    return 0;
-  }
-  /* the reference: each other workload's best record of this template */
+/* The nearest of one record set's references to wl: each other
+ * workload's best record of tm's template, in the log's order, scored by
+ * the split knobs' extents - the share of this workload's divisors each
+ * reference's extent has, summed over knobs (TVM compares as it sums,
+ * knob by knob); NULL when none scores. */
+static TuneRecord *nearest_in(PtrMap *set, const Target *t, const Template *tm, Workload *wl, const ConfigSpace *cs) {
   AVec refs = {0};
-  for (int m = 0; m < dc->user.cap; m++) {
-    AVec *list = dc->user.keys[m] ? dc->user.vals[m] : NULL;
+  for (int m = 0; m < set->cap; m++) {
+    AVec *list = set->keys[m] ? set->vals[m] : NULL;
     if (!list || !list->len) continue;
     AVec mine = {0};
     for (int i = 0; i < list->len; i++) {
@@ -294,9 +292,6 @@ int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template 
     if (b) av_push(&refs, b);
   }
   if (refs.len > 1) qsort(refs.data, (size_t)refs.len, sizeof(TuneRecord *), by_place); /* the log's order */
-  /* the best match by the split knobs' extents: the share of this
-   * workload's divisors each reference's extent has, summed over knobs
-   * (TVM compares as it sums, knob by knob) */
   TuneRecord *best = NULL;
   double best_score = 0;
   for (int i = 0; i < refs.len; i++) {
@@ -308,13 +303,36 @@ int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template 
       continue;
     }
     double score = 0;
-    for (int k = 0; k < cs.nknobs; k++) {
-      if (cs.knobs[k].kind != KNOB_SPLIT) continue;
-      const Knob *rk = space_knob(&rs, cs.knobs[k].name);
+    for (int k = 0; k < cs->nknobs; k++) {
+      if (cs->knobs[k].kind != KNOB_SPLIT) continue;
+      const Knob *rk = space_knob(&rs, cs->knobs[k].name);
       if (!rk) continue;
-      score += shared_factors(cs.knobs[k].extent, rk->extent);
+      score += shared_factors(cs->knobs[k].extent, rk->extent);
       if (score > best_score) best_score = score, best = r;
     }
+  }
+  return best;
+}
+
+int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template *tm, Workload *wl, ConfigEntity **cfg,
+                           const char **source) {
+  *cfg = NULL;
+  *source = NULL;
+  if (!tm || !tm->define_space) return 0;
+  ConfigSpace cs;
+  space_init(&cs);
+  if (tm->define_space(t, &cs, wl)) {
+    kiln_clear_error();
+    return 0;
+  }
+  /* the reference log: the user's records, else the shipped ones (TVM
+   * falls back to TopHub's log; a user's log, being for this model or
+   * machine, comes first) */
+  TuneRecord *best = nearest_in(&dc->user, t, tm, wl, &cs);
+  bool shipped = false;
+  if (!best && graph_dispatch_shipped_file(dc, t)) {
+    best = nearest_in(&dc->shipped, t, tm, wl, &cs);
+    shipped = best != NULL;
   }
   if (!best) return 0;
   /* mimic its tiling: each split's inner parts as upper bounds (TVM's
@@ -356,7 +374,7 @@ int graph_dispatch_nearest(DispatchContext *dc, const Target *t, const Template 
   c->index = space_index_of(&cs, c);
   kiln_clear_error();
   *cfg = c;
-  *source = kfmt("nearest %s:%d", basename(kstrdup(best->file)), best->line);
+  *source = kfmt("nearest %s%s:%d", shipped ? "shipped " : "", basename(kstrdup(best->file)), best->line);
   return 0;
 }
 
