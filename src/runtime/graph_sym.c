@@ -748,6 +748,12 @@ int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
         for (int j = 0; j < g->num_syms && s < 0; j++)
           if (g->sym_value_entry[j] == e + k && g->sym_value_elem[j] == el) s = j;
         if (s < 0) break;
+        DLDataType dt = g->entry_dtype[e + k];
+        if (g->entry_ndim[e + k] != 1 || (g->entry_sym && g->entry_sym[e + k]) || el >= g->entry_shape[e + k][0] ||
+            dt.code != kDLInt || (dt.bits != 64 && dt.bits != 32) || dt.lanes != 1)
+          return kiln_set_error("graph executor: the run-time value %s is element %d of output %d of node %d ('%s'), "
+                                "which is not a static 1-D int64 or int32 tensor with that element",
+                                g->sym_names[s], el, k, op->node, nd->name);
         if (ex->late_pos[s] < 0 && add_late(ex, op, s, NULL)) return -1;
       }
   }
