@@ -6,7 +6,10 @@
  * up to EVAL_INTERP_LIMIT elements are computed by the operator library's
  * reference interpreter (no C compiler round trip, which matters for the
  * many tiny shape computations of exported models); larger ones are
- * scheduled generically, compiled and run.
+ * scheduled generically, compiled and run.  Such a kernel runs once (a
+ * weight's relayout, a Winograd transform, a folded scale), so it is
+ * compiled at -O1: gcc takes about a third of its -O3 time, and a cold
+ * build of ResNet-50 compiles dozens of them (docs/compile_time.md).
  */
 #include <string.h>
 
@@ -14,6 +17,12 @@
 #include "../passes/passes.h"
 
 #define EVAL_INTERP_LIMIT 65536
+
+/* The flags of a fold kernel: the defaults' target and float semantics,
+ * at -O1 (it runs once; $KILN_CFLAGS, for the model's kernels, is not
+ * read here). */
+static const CompileOptions fold_copt = {NULL, "-O1 -march=native -fno-math-errno -fno-trapping-math -fPIC -std=gnu11",
+                                         NULL};
 
 DLTensor *graph_eval_call(GNode *n, GNode **args) {
   if (!n->op->compute) return kiln_set_error("%s has no compute to evaluate", n->op->name), NULL;
@@ -42,7 +51,7 @@ DLTensor *graph_eval_call(GNode *n, GNode **args) {
       Tensor **args_t = KNEWN(Tensor *, n->nargs + 1);
       memcpy(args_t, ins, sizeof(Tensor *) * (size_t)n->nargs);
       args_t[n->nargs] = out;
-      KilnModule *m = rc ? NULL : kiln_build(s, n->nargs + 1, args_t, "fold", NULL, NULL);
+      KilnModule *m = rc ? NULL : kiln_build(s, n->nargs + 1, args_t, "fold", NULL, &fold_copt);
       KilnFunction *f = NULL;
       if (!m || kiln_module_get_function(m, "fold", &f)) rc = -1;
       if (!rc) {
