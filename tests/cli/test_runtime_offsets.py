@@ -242,3 +242,31 @@ def test_reverse_sequence_with_lengths_given_at_run_time(tmp_path):
         np.testing.assert_array_equal(run(tmp_path, so, [x, i64(*lens)]), want, err_msg=str(lens))
     p = run(tmp_path, so, [x, i64(1, 6, 2)], check=False)
     assert p.returncode != 0 and "element 1 is 6" in p.stderr and "outside the bounds [0, 5]" in p.stderr, p.stderr
+
+
+def test_dropout_with_training_mode_and_ratio_given_at_run_time(tmp_path):
+    g = helper.make_graph([helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], seed=3)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, [40, 50]),
+                           helper.make_tensor_value_info("r", TP.FLOAT, []),
+                           helper.make_tensor_value_info("t", TP.BOOL, [])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None),
+                           helper.make_tensor_value_info("m", TP.BOOL, None)])
+    path = str(tmp_path / "do.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    so = str(tmp_path / "do.so")
+    kiln("compile", path, "-o", so)
+    x = RNG.uniform(1, 2, (40, 50)).astype(np.float32)
+    for ratio, train in [(0.5, False), (0.5, True), (0.0, True), (0.8, True)]:
+        args = ["run", so, "-o", str(tmp_path / "o.npz"), "--inputs", _write(tmp_path, x),
+                "--inputs", _write(tmp_path, np.array(ratio, np.float32)), "--inputs", _write(tmp_path, np.array(train))]
+        kiln(*args)
+        with np.load(str(tmp_path / "o.npz")) as z:
+            y, m = z["y"], z["m"]
+        if not train:
+            np.testing.assert_array_equal(y, x)
+            assert m.all()
+            continue
+        # every element dropped (0) or kept and scaled, as the mask says
+        np.testing.assert_allclose(y[m], x[m] / (1 - ratio), rtol=1e-6)
+        assert (y[~m] == 0).all()
+        assert abs((~m).mean() - ratio) < 0.05, ((~m).mean(), ratio)

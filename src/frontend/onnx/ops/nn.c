@@ -347,8 +347,37 @@ int onnx_h_global_pool(Importer *im) {
  * training_mode a constant true) x / (1 - ratio) where a uniform draw is
  * >= ratio, else 0, and the mask of the kept elements (random.c's
  * generator: the seed attribute decides the draw). */
+/* Dropout whose training_mode or ratio is a graph input: both are data,
+ * the training result where(t, where(u >= ratio, x / (1 - ratio), 0), x)
+ * and the mask keep or not t.  -2 when both are constants (or absent). */
+static int dropout_runtime(Importer *im, GNode *x) {
+  GNode *tm = imp_input(im, 2), *r = imp_input(im, 1);
+  bool rt_t = tm && tm->kind == GN_VAR, rt_r = r && r->kind == GN_VAR;
+  if (imp_opset(im) < 12 || !tm || (!rt_t && !rt_r)) return -2;
+  if (!rt_t && (tm->kind != GN_CONST || gnode_scalar_value(tm) == 0)) return -2; /* inference, or computed */
+  if (r && !rt_r && r->kind != GN_CONST) return -2;
+  if (!dt_is_float(x->type.dtype)) return imp_error(im, "data must be a float tensor, got %s", dt_str(x->type.dtype));
+  if ((rt_t && ttype_numel(&tm->type) != 1) || (r && ttype_numel(&r->type) != 1))
+    return imp_error(im, "ratio and training_mode must be scalars");
+  GNode *ratio = r ? imp_cast(im, r, x->type.dtype) : imp_scalar_like(im, 0.5, x);
+  if (r && r->type.ndim) ratio = imp_reshape(im, ratio, 0, NULL);
+  GNode *keep = bin(im, "greater_equal", onnx_random_uniform_like(im, x), ratio);
+  GNode *scaled = bin(im, "divide", x, bin(im, "subtract", imp_scalar_like(im, 1, x), ratio));
+  GNode *y = imp_where(im, keep, scaled, imp_scalar_like(im, 0, x));
+  if (rt_t) {
+    GNode *t = imp_cast(im, tm, DT_BOOL);
+    if (t && t->type.ndim) t = imp_reshape(im, t, 0, NULL);
+    y = imp_where(im, t, y, x);
+    keep = bin(im, "logical_or", keep, imp_call(im, "logical_not", 1, &t, gattrs_new()));
+  }
+  if (imp_want_output(im, 1) && imp_set_output(im, 1, keep)) return -1;
+  return out0(im, y);
+}
+
 int onnx_h_dropout(Importer *im) {
   GNode *x = in0(im);
+  int rc = dropout_runtime(im, x);
+  if (rc != -2) return rc;
   bool train = false;
   double ratio = 0.5;
   if (imp_opset(im) >= 12 && imp_input(im, 2)) {
