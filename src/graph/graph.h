@@ -294,6 +294,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_MEAN, "mean")                                                 \
   X(OP_LAYER_NORM, "nn.layer_norm")                                  \
   X(OP_CONCATENATE, "concatenate")                                   \
+  X(OP_PAD, "nn.pad")                                                \
   X(OP_RESHAPE, "reshape")                                           \
   X(OP_TRANSPOSE, "transpose")                                       \
   X(OP_BATCH_NORM, "nn.batch_norm")                                  \

@@ -517,7 +517,7 @@ const OpDef ops_transform[] = {
      "data, sizes, axes"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
-    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL},
+    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD},
     {"tile", 1, 1, PAT_INJECTIVE, infer_tile, compute_tile, NULL, "data, reps"},
     {"broadcast_to", 1, 1, PAT_BROADCAST, infer_broadcast_to, compute_broadcast_to, NULL, "data, shape"},
     {"image.resize2d", 1, 1, PAT_INJECTIVE, infer_resize, compute_resize2d, NULL, NULL},

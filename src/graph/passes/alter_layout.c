@@ -21,9 +21,10 @@
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
  * per-channel constant (reshaped to [1, C/b, 1, 1, b]) or another blocked
- * tensor, pooling (its layout attribute becomes NCHW[b]c) and channel
- * concatenation.  Anything else gets its blocked inputs transformed back
- * to NCHW, and so do the graph's outputs.  A transform of a transform's
+ * tensor, pooling (its layout attribute becomes NCHW[b]c), padding of the
+ * rows and columns only, and channel concatenation.  Anything else gets
+ * its blocked inputs transformed back to NCHW, and so do the graph's
+ * outputs.  A transform of a transform's
  * result back to its source layout is cancelled, and each tensor is
  * transformed to a given layout at most once.
  *
@@ -441,6 +442,20 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
       set_blk(a, r, b);
       return r;
     }
+  }
+  /* padding of the rows and columns only (Inception-v3's average pooling
+   * with count_include_pad imports as nn.pad before the pool) keeps the
+   * layout and the channel padding: its pads gain the block axis, zero.
+   * Any mode works: each channel's plane is padded on its own */
+  const int64_t *pads;
+  if (id == OP_PAD && ot->ndim == 4 && gattr_ints(&old->attrs, "pads", &pads) == 8 && !pads[0] && !pads[1] &&
+      !pads[4] && !pads[5]) {
+    GAttrs at = gattrs_copy(&old->attrs);
+    ga_ints(&at, "pads", 10, (int64_t[]){0, 0, pads[2], pads[3], 0, 0, 0, pads[6], pads[7], 0});
+    GNode *r = graph_call(ng, op, 1, na, at, old->name);
+    set_blk(a, r, b);
+    set_real(a, r, real_of(a, na[0]));
+    return r;
   }
   /* everything else works on NCHW */
   for (int i = 0; i < old->nargs; i++)
