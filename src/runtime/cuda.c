@@ -8,8 +8,19 @@
  * primary context, made current on the calling thread before every call;
  * a DLTensor's data on a CUDA device is the CUdeviceptr.  A module's PTX
  * is loaded for a device on its first launch; the JIT log is the error
- * when that fails.  Copies are synchronous (cuMemcpy*), and a launch
- * synchronizes so that its error is reported by the call that caused it.
+ * when that fails.
+ *
+ * Launches are asynchronous, as in TVM (and as opencl.c's): a launch
+ * queues the kernel on the context's stream and returns; what the driver
+ * refuses at once (a bad grid, too many threads) is that launch's error.
+ * A kernel that fails while running makes the context's error sticky,
+ * found at the next copy or synchronize, which first waits for the queue
+ * (cuCtxSynchronize): the error then names the kernels launched since the
+ * last wait (their names are kept per device, KilnPending; one launch in
+ * flight is named exactly).  KILN_CUDA_SYNC=1 waits after every launch,
+ * so a failure is reported by the launch that caused it, by name.  After
+ * KILN_MAX_PENDING launches without a wait, a launch waits.  Copies are
+ * synchronous (cuMemcpy*).
  */
 #include "runtime_internal.h"
 
@@ -63,7 +74,10 @@ typedef struct CuDevice {
   CUcontext ctx;
   char name[128];
   int max_threads;
+  KilnPending pending; /* launched, not waited for (under launch_lock) */
 } CuDevice;
+
+static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static CuDevice cu_devs[KILN_MAX_DEVICES];
 
@@ -140,10 +154,34 @@ static void cuda_free(DLDevice dev, void *p) {
   if (p && cu_device(dev.device_id, true)) cu.cuMemFree_v2((CUdeviceptr)(uintptr_t)p);
 }
 
+/* Wait for d's queue (current on this thread); a failure names the
+ * kernels launched since the last wait.  Under launch_lock. */
+static int drain(CuDevice *d, int dev_id, const char *at) {
+  CUresult r = cu.cuCtxSynchronize();
+  int rc = 0;
+  if (r) {
+    char which[400];
+    rc = kiln_set_error("cuda: %s failed on device %d (%s): %s (found at %s: kernels run asynchronously%s)",
+                        kiln_pending_describe(&d->pending, which, sizeof which), dev_id, d->name, cu_err(r), at,
+                        d->pending.n > 1 ? "; KILN_CUDA_SYNC=1 waits after each launch and names the one" : "");
+  }
+  kiln_pending_clear(&d->pending);
+  return rc;
+}
+
+static int drain_locked(CuDevice *d, int dev_id, const char *at) {
+  pthread_mutex_lock(&launch_lock);
+  int rc = drain(d, dev_id, at);
+  pthread_mutex_unlock(&launch_lock);
+  return rc;
+}
+
 static int cuda_copy(const void *from, DLDevice fd, void *to, DLDevice td, size_t nbytes) {
   if (!nbytes) return 0;
   bool fdev = fd.device_type == kDLCUDA, tdev = td.device_type == kDLCUDA;
-  if (!cu_device(fdev ? fd.device_id : td.device_id, false)) return -1;
+  int dev_id = fdev ? fd.device_id : td.device_id;
+  CuDevice *d = cu_device(dev_id, false);
+  if (!d || drain_locked(d, dev_id, "a copy")) return -1;
   CUresult r;
   if (fdev && tdev)
     r = cu.cuMemcpyDtoD_v2((CUdeviceptr)(uintptr_t)to, (CUdeviceptr)(uintptr_t)from, nbytes);
@@ -155,9 +193,8 @@ static int cuda_copy(const void *from, DLDevice fd, void *to, DLDevice td, size_
 }
 
 static int cuda_sync(DLDevice dev) {
-  if (!cu_device(dev.device_id, false)) return -1;
-  CUresult r = cu.cuCtxSynchronize();
-  return r ? kiln_set_error("cuda: synchronize failed: %s", cu_err(r)) : 0;
+  CuDevice *d = cu_device(dev.device_id, false);
+  return d ? drain_locked(d, dev.device_id, "a synchronize") : -1;
 }
 
 static int cuda_exists(DLDevice dev) { return cu_device(dev.device_id, true) != NULL; }
@@ -236,13 +273,30 @@ static int cuda_launch(const KilnDeviceModule *m, void *loaded, int dev_id, int 
     else vals[i].i64 = args[i].v_int64;
     ptrs[i] = &vals[i];
   }
+  pthread_mutex_lock(&launch_lock);
   CUresult r = cu.cuLaunchKernel(l->fn[k], (unsigned)ext[0], (unsigned)ext[1], (unsigned)ext[2], (unsigned)ext[3],
                                  (unsigned)ext[4], (unsigned)ext[5], 0, NULL, ptrs, NULL);
-  if (!r) r = cu.cuCtxSynchronize();
+  int late = 0;
+  char before[440] = "";
+  if (!r) {
+    kiln_pending_push(&d->pending, ki->name);
+    const char *sync = getenv("KILN_CUDA_SYNC");
+    if (sync && *sync && strcmp(sync, "0")) late = drain(d, dev_id, "its launch (KILN_CUDA_SYNC)");
+    else if (d->pending.n >= KILN_MAX_PENDING) late = drain(d, dev_id, "a launch (4096 kernels were waiting)");
+  } else if (d->pending.n) {
+    /* a sticky error of a kernel still queued shows at the next launch */
+    char which[400];
+    snprintf(before, sizeof before, "; or earlier, by %s, still running when it was launched",
+             kiln_pending_describe(&d->pending, which, sizeof which));
+    kiln_pending_clear(&d->pending);
+  }
+  pthread_mutex_unlock(&launch_lock);
+  if (late) return -1;
   if (r)
-    return kiln_set_error("cuda: launching kernel '%s' (grid %lld x %lld x %lld, block %lld x %lld x %lld) failed: %s",
+    return kiln_set_error("cuda: launching kernel '%s' (grid %lld x %lld x %lld, block %lld x %lld x %lld) failed: "
+                          "%s%s",
                           ki->name, (long long)ext[0], (long long)ext[1], (long long)ext[2], (long long)ext[3],
-                          (long long)ext[4], (long long)ext[5], cu_err(r));
+                          (long long)ext[4], (long long)ext[5], cu_err(r), before);
   return 0;
 }
 

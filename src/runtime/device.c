@@ -130,3 +130,33 @@ int kiln_driver_device(KilnDriver *d, int id, bool quiet) {
   }
   return 0;
 }
+
+/* ---- kernels launched and not yet waited for ---- */
+
+void kiln_pending_push(KilnPending *p, const char *name) {
+  if (p->n == p->cap) {
+    p->cap = p->cap ? 2 * p->cap : 64;
+    p->names = xrealloc(p->names, (size_t)p->cap * sizeof *p->names);
+  }
+  p->names[p->n++] = xstrdup(name ? name : "?");
+}
+
+void kiln_pending_clear(KilnPending *p) {
+  for (int i = 0; i < p->n; i++) free(p->names[i]);
+  p->n = 0;
+}
+
+const char *kiln_pending_describe(const KilnPending *p, char *buf, size_t size) {
+  if (!size) return buf;
+  if (p->n == 0) {
+    snprintf(buf, size, "no kernel");
+  } else if (p->n == 1) {
+    snprintf(buf, size, "kernel '%s'", p->names[0]);
+  } else {
+    size_t k = (size_t)snprintf(buf, size, "one of the %d kernels", p->n);
+    for (int i = 0; i < p->n && i < 4 && k < size; i++)
+      k += (size_t)snprintf(buf + k, size - k, "%s'%s'", i ? ", " : " ", p->names[i]);
+    if (p->n > 4 && k < size) snprintf(buf + k, size - k, " and %d more", p->n - 4);
+  }
+  return buf;
+}

@@ -85,6 +85,22 @@ typedef struct KilnDriver {
   {prefix, kind, what, hint, env, lib, open, name, PTHREAD_MUTEX_INITIALIZER, 0, 0, {0}}
 int kiln_driver_device(KilnDriver *d, int id, bool quiet);
 
+/* The kernels a device has launched and not yet been waited for (GPU
+ * launches are asynchronous: cuda.c): their names in launch order, so an
+ * error found at the next copy or synchronize can say which kernels may
+ * have caused it.  A driver keeps one per device under its launch lock
+ * and waits once KILN_MAX_PENDING are queued. */
+#define KILN_MAX_PENDING 4096
+typedef struct KilnPending {
+  int n, cap;
+  char **names; /* heap */
+} KilnPending;
+void kiln_pending_push(KilnPending *p, const char *name);
+void kiln_pending_clear(KilnPending *p);
+/* "kernel 'a'" for one, "one of the 3 kernels 'a', 'b', 'c'" (at most 4
+ * names, then "... and N more"), into buf; returns buf. */
+const char *kiln_pending_describe(const KilnPending *p, char *buf, size_t size);
+
 extern const KilnDeviceAPI kiln_cuda_api;
 extern const KilnDeviceAPI kiln_opencl_api;
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kiln/runtime.h"
+#include "runtime/runtime_internal.h"
 #include "test.h"
 
 static const DLDevice cpu = {kDLCPU, 0};
@@ -810,8 +811,32 @@ static void test_device_names(void) {
   CHECK_INT(kiln_device_type_from_name("CPU"), -1);
 }
 
+/* The kernels a GPU queue holds between waits (cuda.c names them when an
+ * asynchronous failure is found at a copy or synchronize; reachable here
+ * without a driver). */
+static void test_pending_kernels(void) {
+  KilnPending p = {0};
+  char buf[400];
+  CHECK_STR(kiln_pending_describe(&p, buf, sizeof buf), "no kernel");
+  kiln_pending_push(&p, "f_kernel0");
+  CHECK_STR(kiln_pending_describe(&p, buf, sizeof buf), "kernel 'f_kernel0'");
+  for (int i = 1; i < 6; i++) kiln_pending_push(&p, kfmt("f_kernel%d", i));
+  CHECK_STR(kiln_pending_describe(&p, buf, sizeof buf),
+            "one of the 6 kernels 'f_kernel0', 'f_kernel1', 'f_kernel2', 'f_kernel3' and 2 more");
+  char small[24];
+  kiln_pending_describe(&p, small, sizeof small); /* truncated, terminated */
+  CHECK(strlen(small) == sizeof small - 1);
+  for (int i = 0; i < KILN_MAX_PENDING; i++) kiln_pending_push(&p, "g");
+  CHECK_INT(p.n, KILN_MAX_PENDING + 6);
+  kiln_pending_clear(&p);
+  CHECK_INT(p.n, 0);
+  CHECK_STR(kiln_pending_describe(&p, buf, sizeof buf), "no kernel");
+  free(p.names);
+}
+
 const TestCase runtime_tests[] = {
     {"device_names", test_device_names},
+    {"pending_kernels", test_pending_kernels},
     {"errors_version", test_errors_version},
     {"array_empty", test_array_empty},
     {"array_view", test_array_view},
