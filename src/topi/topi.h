@@ -362,6 +362,12 @@ Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off
  * n - 1 (0 where s is 0), computed in float64 for a float64 t, else in
  * float32, and cast to t.  n may be a Var bound from the output's shape. */
 Tensor *topi_window(Expr *n, bool periodic, double a0, double a1, double a2, DType t);
+/* ONNX MelWeightMatrix over values given at run time: shape[0] (the
+ * spectrum bins, dft_length / 2 + 1) by shape[1] (the mel bins) of
+ * triangles between the mel grid's bins floor((L + 1) f / S); L (the DFT
+ * length) and S (the sample rate) are 0-d integer tensors, lo and hi (the
+ * edges in Hz) 0-d float tensors, read by the kernel; float64 inside. */
+Tensor *topi_mel_weight_matrix(Tensor *L, Tensor *S, Tensor *lo, Tensor *hi, Expr **shape, DType t);
 /* start, start + delta, ... before limit (ONNX Range), a constant. */
 Tensor *topi_arange(double start, double limit, double delta, DType t);
 

@@ -238,3 +238,26 @@ def test_dft_axis_given_at_run_time(tmp_path):
     for axis in [3, -1]:
         p = run(tmp_path, so, [x, np.array(axis, np.int64)], check=False)
         assert p.returncode != 0 and f"element 0 is {axis}" in p.stderr and "outside the bounds [0, 2]" in p.stderr
+
+
+def test_mel_weight_matrix_of_values_given_at_run_time(tmp_path):
+    """One build with every input given at run time, against the matrix
+    Kiln computes at compile time from the same values as constants."""
+    names = ["m", "l", "s", "lo", "hi"]
+    inputs = [(n, TP.INT32, []) for n in names[:3]] + [(n, TP.FLOAT, []) for n in names[3:]]
+    so = build(tmp_path, helper.make_node("MelWeightMatrix", names, ["y"]), inputs, opset=17, name="mel")
+    for k, vals in enumerate([(8, 16, 8192, 0.0, 4096.0), (10, 64, 16000, 20.0, 8000.0), (5, 31, 22050, 100.0, 5000.0)]):
+        arrays = [np.array(v, np.int32) for v in vals[:3]] + [np.array(v, np.float32) for v in vals[3:]]
+        y = run(tmp_path, so, arrays)
+        consts = [numpy_helper.from_array(a, f"c{i}") for i, a in enumerate(arrays)]
+        g = helper.make_graph([helper.make_node("MelWeightMatrix", [c.name for c in consts], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)], consts)
+        path = str(tmp_path / f"melc{k}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+        kiln("compile", path, "-o", str(tmp_path / f"melc{k}.so"))
+        want = run(tmp_path, str(tmp_path / f"melc{k}.so"), [])
+        assert y.shape == (vals[1] // 2 + 1, vals[0])
+        np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-7)
+    p = run(tmp_path, so, [np.array(8, np.int32), np.array(16, np.int32), np.array(0, np.int32),
+                           np.array(0, np.float32), np.array(4096, np.float32)], check=False)
+    assert p.returncode != 0 and "element 0 is 0" in p.stderr and "outside the bounds [1, " in p.stderr, p.stderr

@@ -502,6 +502,13 @@ Tensor *compute_window(GNode *n, Tensor **ins, const Strategy *st) {
                      gattr_float(a, "a2", 0), n->type.dtype);
 }
 
+Tensor *compute_mel_weight_matrix(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_mel_weight_matrix(ins[0], ins[1], ins[2], ins[3],
+                                ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type),
+                                n->type.dtype);
+}
+
 Tensor *compute_layout_transform(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   return topi_layout_transform(ins[0], gattr_str(&n->attrs, "src_layout", ""), gattr_str(&n->attrs, "dst_layout", ""));

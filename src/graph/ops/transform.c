@@ -425,6 +425,23 @@ static int infer_window(GNode *n, TType *out) {
   return 0;
 }
 
+/* signal.mel_weight_matrix (dft_length, sample_rate, lower_edge_hertz,
+ * upper_edge_hertz), 0-d each: a matrix of the attribute `shape` (the
+ * representative sizes; sym_dims the run-time ones) and `dtype`. */
+static int infer_mel_weight_matrix(GNode *n, TType *out) {
+  for (int i = 0; i < 4; i++)
+    if (arg_type(n, i)->ndim != 0 || dt_is_bool(arg_type(n, i)->dtype) || (i < 2) != dt_is_int(arg_type(n, i)->dtype))
+      return err_dtype(n, i, i < 2 ? "a 0-d integer tensor" : "a 0-d floating-point tensor");
+  const int64_t *s;
+  if (gattr_ints(&n->attrs, "shape", &s) != 2 || s[0] < 1 || s[1] < 1)
+    return kiln_set_error("mel_weight_matrix: shape must be two positive sizes");
+  DType t;
+  if (dt_parse(gattr_str(&n->attrs, "dtype", "float32"), &t)) return -1;
+  if (!dt_is_float(t)) return kiln_set_error("mel_weight_matrix: dtype %s is not a floating-point type", dt_str(t));
+  *out = ttype(t, 2, s);
+  return 0;
+}
+
 /* NCHW <-> NCHW<b>c, OIHW -> OIHW<i>i<o>o, and a dense weight NK ->
  * NK<b>n ([N, K] -> [N/b, K, b], dense_pack's packed weight) */
 static int parse_layout(const char *l, int *bi, int *bo, char *kind) {
@@ -528,6 +545,8 @@ const OpDef ops_transform[] = {
     {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_layout_transform, NULL,
      "data, src_layout, dst_layout"},
     {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_one_hot, NULL, NULL},
+    {"signal.mel_weight_matrix", 4, 4, PAT_INJECTIVE, infer_mel_weight_matrix, compute_mel_weight_matrix, NULL,
+     "dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, shape, dtype"},
     {"signal.window", 1, 1, PAT_INJECTIVE, infer_window, compute_window, NULL, "dtype_of, size, periodic, a0, a1, a2"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -972,3 +972,34 @@ Tensor *topi_window(Expr *n, bool periodic, double a0, double a1, double a2, DTy
   shape[0] = n;
   return inj("T_window", 1, shape, v, dt_eq(t, ct) ? w : ir_cast(t, w));
 }
+
+Tensor *topi_mel_weight_matrix(Tensor *L, Tensor *S, Tensor *lo, Tensor *hi, Expr **shape, DType t) {
+  if (!L || !S || !lo || !hi || !shape) return NULL;
+  const DType f = DT_F64;
+  Expr *Ld = ir_cast(f, te_read(L, 0, NULL)), *Sd = ir_cast(f, te_read(S, 0, NULL));
+  Expr *lod = ir_cast(f, te_read(lo, 0, NULL)), *hid = ir_cast(f, te_read(hi, 0, NULL));
+  if (!Ld || !Sd || !lod || !hid) return NULL;
+  Expr *ln10 = ir_float(log(10.0), f), *c700 = ir_float(700, f), *c2595 = ir_float(2595, f), *one = ir_float(1, f);
+  Expr *lmel = ir_div(ir_mul(c2595, ir_call1(INTRIN_log, ir_add(one, ir_div(lod, c700)))), ln10);
+  Expr *hmel = ir_div(ir_mul(c2595, ir_call1(INTRIN_log, ir_add(one, ir_div(hid, c700)))), ln10);
+  Expr *step = ir_div(ir_sub(hmel, lmel), ir_cast(f, ir_add(shape[1], c32(2))));
+  Expr **v = te_axis_vars(2, NULL);
+  Expr *bin[3];
+  for (int k = 0; k < 3; k++) {
+    /* the mel grid's point i + k in Hz, and its spectrum bin */
+    Expr *mel = ir_add(ir_mul(ir_cast(f, ir_add(v[1], c32(k))), step), lmel);
+    Expr *hz = ir_mul(c700, ir_sub(ir_call2(INTRIN_pow, ir_float(10, f), ir_div(mel, c2595)), one));
+    bin[k] = ir_call1(INTRIN_floor, ir_div(ir_mul(ir_add(Ld, one), hz), Sd));
+  }
+  Expr *lv = ir_var("lower", f), *cv = ir_var("center", f), *hv = ir_var("upper", f), *j = ir_cast(f, v[0]);
+  Expr *zero = ir_float(0, f);
+  /* rising edge [lower, center] (one point where they meet), falling edge [center, upper) */
+  Expr *up = ir_select(ir_gt(cv, lv), ir_select(ir_and(ir_le(lv, j), ir_le(j, cv)), ir_div(ir_sub(j, lv), ir_sub(cv, lv)), zero),
+                       ir_select(ir_eq(j, cv), one, zero));
+  Expr *w = ir_select(ir_and(ir_gt(hv, cv), ir_and(ir_le(cv, j), ir_lt(j, hv))), ir_div(ir_sub(hv, j), ir_sub(hv, cv)), up);
+  Expr *body = ir_let(lv, bin[0], ir_let(cv, bin[1], ir_let(hv, bin[2], dt_eq(t, f) ? w : ir_cast(t, w))));
+  Expr **sh = KNEWN(Expr *, 2);
+  sh[0] = shape[0];
+  sh[1] = shape[1];
+  return inj("T_mel_weight_matrix", 2, sh, v, body);
+}

@@ -61,10 +61,67 @@ int onnx_h_HannWindow(Importer *im) { return window(im, 0.5, 0.5, 0); }
 int onnx_h_HammingWindow(Importer *im) { return window(im, 25.0 / 46, 21.0 / 46, 0); }
 int onnx_h_BlackmanWindow(Importer *im) { return window(im, 0.42, 0.5, 0.08); }
 
+/* An int scalar graph input i as a value symbol in [lo, hi] (*s): 0; -2
+ * when input i is not such an input; -1 + error. */
+static int scalar_value(Importer *im, int i, int64_t lo, int64_t hi, GSym **s) {
+  GNode *v = imp_input(im, i);
+  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&v->type) || ttype_numel(&v->type) != 1 || v->type.ndim > 1 ||
+      v->type.dtype.code != kDLInt || (v->type.dtype.bits != 64 && v->type.dtype.bits != 32))
+    return -2;
+  if (!(*s = graph_value_sym(imp_graph(im), v->name, 0, lo, hi)))
+    return imp_error(im, "input %d ('%s'): %s", i, v->name, kiln_get_error());
+  return 0;
+}
+
+/* MelWeightMatrix with some input given at run time: a
+ * signal.mel_weight_matrix kernel, its size (dft_length / 2 + 1,
+ * num_mel_bins) from the value symbols of those two (or their constant
+ * values), dft_length, sample_rate and the edges read by the kernel
+ * (sample_rate a value symbol for its bounds [1, 2^31-1]).  -2 when every
+ * input is a constant. */
+static int mel_runtime(Importer *im, DType t) {
+  bool any = false;
+  for (int i = 0; i < 5; i++) {
+    GNode *v = imp_input(im, i);
+    if (!v) return imp_error(im, "input %d is missing", i);
+    any |= v->kind == GN_VAR;
+  }
+  if (!any || !dt_is_float(t)) return -2;
+  GSym *sym[3];
+  int64_t val[3];
+  for (int i = 0; i < 3; i++) {
+    GNode *v = imp_input(im, i);
+    if (v->kind == GN_VAR) {
+      int rc = scalar_value(im, i, 1, i == 2 ? INT32_MAX : IMP_MAX_COUNT, &sym[i]);
+      if (rc) return rc;
+      val[i] = sym[i]->rep;
+    } else {
+      sym[i] = NULL;
+      if (imp_input_i64(im, i, 1, i == 2 ? INT32_MAX : IMP_MAX_COUNT, &val[i])) return -1;
+    }
+  }
+  GNode *args[4];
+  for (int i = 1; i < 5; i++) {
+    GNode *v = imp_input(im, i);
+    int64_t none[1] = {0};
+    if (i >= 3 && !dt_is_float(v->type.dtype)) return imp_error(im, "input %d must be a float scalar", i);
+    args[i - 1] = v->type.ndim ? imp_reshape(im, v, 0, none) : v; /* 0-d */
+  }
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 2, (int64_t[]){val[1] / 2 + 1, val[0]});
+  ga_str(&a, "dtype", dt_str(t));
+  const char *d0 = sym[1] ? kfmt("%s 2 fdiv 1 +", sym[1]->name) : "", *d1 = sym[0] ? sym[0]->name : "";
+  ga_str(&a, "sym_dims", kfmt("%s,%s", d0, d1));
+  return imp_set_output(im, 0, imp_call(im, "signal.mel_weight_matrix", 4, args, a));
+}
+
 int onnx_h_MelWeightMatrix(Importer *im) {
   double lo, hi;
   int64_t M, L, S;
   DType t;
+  if (output_dtype(im, &t)) return -1;
+  int rc = mel_runtime(im, t);
+  if (rc != -2) return rc;
   if (imp_input_i64(im, 0, 1, IMP_MAX_COUNT, &M) || imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &L) ||
       imp_input_i64(im, 2, 1, IMP_MAX_COUNT, &S) || imp_const_scalar(im, 3, &lo) || imp_const_scalar(im, 4, &hi) ||
       output_dtype(im, &t))
