@@ -529,7 +529,7 @@ const OpDef ops_transform[] = {
     {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
      "data, begin, strides, axes"},
     {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes=None, axis=0, index=0"},
-    {"dyn.pad", 3, 4, PAT_INJECTIVE, infer_dyn_pad, compute_dyn_pad, NULL, "data, pads, axes, value, pad_mode"},
+    {"dyn.pad", 3, 4, PAT_INJECTIVE, infer_dyn_pad, compute_dyn_pad, NULL, "data, pads, axes, value, pad_mode='constant'"},
     {"dyn.center_crop_pad", 3, 3, PAT_INJECTIVE, infer_dyn_center_crop_pad, compute_dyn_center_crop_pad, NULL,
      "data, sizes, axes"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
