@@ -34,6 +34,7 @@
  * float32 weight.
  */
 #include <cpuid.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,8 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   int64_t M = 1, N = old->type.shape[old->type.ndim - 1], K = args[0]->type.shape[r0 - 1];
   for (int i = 0; i < r0 - 1; i++) M *= args[0]->type.shape[i];
   bool flat = r0 != 2;
+  /* the int32 sums must not wrap: |sum_k x w| <= 255 * 128 * K (and the compensation as much) */
+  if (K > INT32_MAX / (255 * 128)) return GRAPH_KEEP;
   Strategy st;
   if (graph_dense_vnni_config(old, M, N, K, pc->target, pc->dispatch, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
