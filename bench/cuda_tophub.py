@@ -47,10 +47,16 @@ def mean_ms(out):
 
 
 def cuda_device():
-    code = "import kiln; print(kiln.cuda(0).exist)"
+    """(whether device 0 is there, the driver's reason when it is not)."""
+    code = ("import kiln\n"
+            "try:\n"
+            "    kiln.nd.empty((1,), 'float32', kiln.cuda(0)); print('OK')\n"
+            "except Exception as e:\n"
+            "    print(str(e).splitlines()[0])\n")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), KILN_LIBRARY_PATH=BUILD)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return p.stdout.strip() == "True"
+    out = p.stdout.strip() or p.stderr.strip()
+    return out == "OK", out
 
 
 def torch_timer(name, batch):
@@ -85,9 +91,9 @@ def main():
     ap.add_argument("--arch", default="sm_90")
     a = ap.parse_args()
     models = os.path.join(BUILD, "models")
-    device = cuda_device()
+    device, why = cuda_device()
     if not device:
-        print("no CUDA device here: compiling only (NVRTC), nothing is timed")
+        print("no CUDA device here (%s): compiling only (NVRTC), nothing is timed" % why)
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):
             sh([sys.executable, os.path.join(ROOT, "tools", "export_models.py"), "--out", models, name])
@@ -121,6 +127,8 @@ def main():
                     line += "   pytorch eager %8.3f ms   tophub/pytorch %5.2fx" % (
                         med["pytorch"], med["tophub"] / med["pytorch"])
                 print(line)
+    if not device:
+        print("nothing timed: no CUDA driver or device (%s); every build above compiled" % why)
 
 
 if __name__ == "__main__":
