@@ -235,13 +235,27 @@ int imp_set_output(Importer *im, int i, GNode *v) {
 /* A call over sizes given at run time that Kiln cannot build says which
  * graph inputs give them, the way a value needed at compile time does, so
  * the model can still be compiled for one value of them with --bind. */
+static void collect_vars(GNode *v, char *seen, StrBuf *sb);
+
 static void runtime_value_hint(Importer *im) {
   StrBuf sb = {0};
+  char *seen = xcalloc((size_t)im->g->nodes.len + 1, 1);
   for (int i = 0; i < im->g->syms.len; i++) {
     const GSym *s = im->g->syms.data[i];
-    if (!s->value_of || (sb.data && strstr(sb.data, kfmt("'%s'", s->value_of)))) continue;
-    sb_printf(&sb, "%s'%s'", sb.len ? ", " : "", s->value_of);
+    if (!s->value_of) continue;
+    /* the graph input, or for a value kernels compute (dd.bind) the graph
+     * inputs it comes from */
+    GNode *from = NULL;
+    for (int k = 0; k < im->g->nodes.len && !from; k++) {
+      GNode *n = im->g->nodes.data[k];
+      if ((n->kind == GN_VAR && !strcmp(n->name, s->value_of)) ||
+          (n->kind == GN_CALL && (n->op->flags & OPF_BINDS_VALUES) &&
+           !strcmp(gattr_str(&n->attrs, "value_of", ""), s->value_of)))
+        from = n;
+    }
+    if (from) collect_vars(from, seen, &sb);
   }
+  free(seen);
   if (sb.len) {
     char *why = xstrdup(kiln_get_error()); /* not the buffer kiln_set_error writes */
     kiln_set_error("%s; with sizes given at run time this is not supported yet: the value must be known at compile "
