@@ -703,9 +703,21 @@ typedef struct SubMax {
   int axis;
 } SubMax;
 
+/* e^(x - max), flushed to 0 where it would be subnormal (x - max below
+ * -87, e^-87 = 1.6e-38): a probability that small is 0 to any consumer,
+ * while a subnormal one costs a microcode assist in every multiply that
+ * reads it.  Swin's shifted-window mask adds -100 to the logits, so
+ * without the flush a masked row is all subnormals and the attention
+ * matmul that reads it ran about 100x slower.  The exponent is clamped
+ * first, so exp itself computes no subnormal either (float32 only: a
+ * double's subnormals start near e^-708). */
 static Expr *exp_sub_max(Expr *xv, Expr **vars, void *ud) {
   SubMax *c = ud;
-  return ir_call1(INTRIN_exp, ir_sub(xv, row_read(c->max, c->max->ndim, vars, c->axis, 1)));
+  Expr *d = ir_sub(xv, row_read(c->max, c->max->ndim, vars, c->axis, 1));
+  if (!(d->dtype.code == kDLFloat && d->dtype.bits == 32)) return ir_call1(INTRIN_exp, d);
+  Expr *dv = ir_var("d", d->dtype), *lim = fc(-87.0, d->dtype);
+  Expr *e = ir_call1(INTRIN_exp, ir_max(dv, lim));
+  return ir_let(dv, d, ir_select(ir_lt(dv, lim), fc(0.0, d->dtype), e));
 }
 
 static void set_row_attrs(Tensor *t, int axis, int n) {
