@@ -307,6 +307,9 @@ Tensor *topi_pad_dyn(Tensor *x, Tensor *pads, Tensor *axes, Tensor *value, TopiP
  * pads: axis axes[j] cropped or padded (with 0) to sizes[j] around its
  * centre, the begin pad -trunc((D - size) / 2). */
 Tensor *topi_center_crop_pad_dyn(Tensor *x, Tensor *sizes, Tensor *axes, Expr **oshape);
+/* ONNX Range with start and delta one-element int tensors read by the
+ * kernel: start + i * delta over the given length (dyn.arange). */
+Tensor *topi_arange_dyn(Tensor *start, Tensor *delta, Expr *len);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

@@ -270,3 +270,18 @@ def test_dropout_with_training_mode_and_ratio_given_at_run_time(tmp_path):
         np.testing.assert_allclose(y[m], x[m] / (1 - ratio), rtol=1e-6)
         assert (y[~m] == 0).all()
         assert abs((~m).mean() - ratio) < 0.05, ((~m).mean(), ratio)
+
+
+def test_range_with_start_limit_and_delta_given_at_run_time(tmp_path):
+    g = helper.make_graph([helper.make_node("Range", ["s", "l", "d"], ["y"])], "g",
+                          [helper.make_tensor_value_info(n, TP.INT64, []) for n in "sld"],
+                          [helper.make_tensor_value_info("y", TP.INT64, None)])
+    path = str(tmp_path / "r.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), path)
+    so = str(tmp_path / "r.so")
+    kiln("compile", path, "-o", so)
+    for s, l, d in [(0, 5, 1), (10, 1, -3), (-4, 9, 5), (5, 0, 1), (0, 5, 1)]:
+        y = run(tmp_path, so, [np.array(s), np.array(l), np.array(d)])
+        np.testing.assert_array_equal(y, np.arange(s, l, d), err_msg=str((s, l, d)))
+    p = run(tmp_path, so, [np.array(0), np.array(5), np.array(0)], check=False)
+    assert p.returncode != 0 and "node 'fused_dyn_arange'" in p.stderr and "= -1" in p.stderr, p.stderr

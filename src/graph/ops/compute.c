@@ -419,6 +419,13 @@ Tensor *compute_dyn_center_crop_pad(GNode *n, Tensor **ins, const Strategy *st) 
                                   ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.arange (start, delta): the length is the call's sym_dims. */
+Tensor *compute_dyn_arange(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  Expr **s = ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type);
+  return topi_arange_dyn(ins[0], ins[1], s[0]);
+}
+
 Tensor *compute_take(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   int axis;

@@ -279,6 +279,23 @@ static int infer_dyn_center_crop_pad(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.arange (start, delta): one int element each (of one type), read at
+ * run time; `len` is the length at the representative values, the call's
+ * sym_dims the length as an expression of the values. */
+static int infer_dyn_arange(GNode *n, TType *out) {
+  const TType *s = arg_type(n, 0), *d = arg_type(n, 1);
+  for (int i = 0; i < 2; i++) {
+    const TType *t = arg_type(n, i);
+    if (t->ndim > 1 || ttype_numel(t) != 1 || !dt_is_int(t->dtype) || !dt_eq(t->dtype, s->dtype))
+      return err_dtype(n, i, "one integer element of start's type");
+  }
+  (void)d;
+  int64_t len = gattr_int(&n->attrs, "len", -1);
+  if (len < 0) return kiln_set_error("dyn.arange: length %lld", (long long)len);
+  *out = ttype(s->dtype, 1, &len);
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -532,6 +549,7 @@ const OpDef ops_transform[] = {
     {"dyn.pad", 3, 4, PAT_INJECTIVE, infer_dyn_pad, compute_dyn_pad, NULL, "data, pads, axes, value, pad_mode='constant'"},
     {"dyn.center_crop_pad", 3, 3, PAT_INJECTIVE, infer_dyn_center_crop_pad, compute_dyn_center_crop_pad, NULL,
      "data, sizes, axes"},
+    {"dyn.arange", 2, 2, PAT_INJECTIVE, infer_dyn_arange, compute_dyn_arange, NULL, "start, delta"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD},

@@ -507,6 +507,17 @@ Tensor *topi_center_crop_pad_dyn(Tensor *x, Tensor *sizes, Tensor *axes, Expr **
   return pad_dyn(x, sizes, axes, NULL, TOPI_PAD_CONSTANT, oshape, true);
 }
 
+Tensor *topi_arange_dyn(Tensor *start, Tensor *delta, Expr *len) {
+  if (!start || !delta || !len) return NULL;
+  if (!dt_is_int(start->dtype) || !dt_eq(start->dtype, delta->dtype) || start->ndim > 1 || delta->ndim > 1)
+    return kiln_set_error("dyn.arange: start and delta must be one integer element each, of one type"), NULL;
+  Expr *zero = ir_i32(0);
+  Expr **v = te_axis_vars(1, NULL);
+  Expr *body = ir_add(ir_cast(DT_I64, te_read(start, start->ndim, &zero)),
+                      ir_mul(ir_cast(DT_I64, v[0]), ir_cast(DT_I64, te_read(delta, delta->ndim, &zero))));
+  return inj("T_arange", 1, (Expr *[]){len}, v, ir_cast(start->dtype, body));
+}
+
 /* ---- gather ---- */
 
 static int check_indices(const char *op, Tensor *ind) {

@@ -52,7 +52,7 @@
  *   transformer.c  attention, rotary embedding, RMS/group/skip layer
  *                  normalization, GELU-family activations (ai.onnx and
  *                  com.microsoft)
- *   runtime_value.c  Slice, Split, Pad and CenterCropPad whose offsets are values given at
+ *   runtime_value.c  Slice, Split, Pad, CenterCropPad and Range whose offsets are values given at
  *                  run time, read by the kernel; a prefix of a count
  *                  given at run time (TopK's k)
  *   table.c        the table: op, opset versions, handler, input arity
@@ -80,6 +80,7 @@ int onnx_slice_runtime(Importer *im);
 int onnx_split_runtime(Importer *im);
 int onnx_pad_runtime(Importer *im);
 int onnx_center_crop_pad_runtime(Importer *im);
+int onnx_range_runtime(Importer *im);
 /* Input i as a count given at run time (a graph input of one int
  * element: TopK's k): its value symbol in [lo, hi] (representative value
  * hi) in *out; -2 when it is not such an input. */

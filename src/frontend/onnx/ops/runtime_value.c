@@ -481,3 +481,63 @@ int onnx_center_crop_pad_runtime(Importer *im) {
   GNode *args[3] = {x, sh, axes};
   return out0(im, imp_call(im, "dyn.center_crop_pad", 3, args, a));
 }
+
+/* Range over int32/int64 whose start, limit or delta is a graph input:
+ * dyn.arange(start, delta), its length max(ceil((limit - start) / delta),
+ * 0) as an expression of the values (-1 for a delta of 0), the kernel
+ * reading start and delta.  Representative values 0, 1, 1 (one element).
+ * -2 when none is a graph input. */
+int onnx_range_runtime(Importer *im) {
+  GNode *in[3];
+  bool runtime = false;
+  for (int i = 0; i < 3; i++) {
+    in[i] = imp_input(im, i);
+    if (!in[i] || (in[i]->kind != GN_VAR && in[i]->kind != GN_CONST)) return -2;
+    runtime |= in[i]->kind == GN_VAR;
+  }
+  DType dt = in[0]->type.dtype;
+  if (!runtime || dt.code != kDLInt || (dt.bits != 32 && dt.bits != 64)) return -2;
+  static const int64_t reps[3] = {0, 1, 1};
+  RtVal v[3];
+  for (int i = 0; i < 3; i++) {
+    if (!dt_eq(in[i]->type.dtype, dt) || ttype_numel(&in[i]->type) != 1 || in[i]->type.ndim > 1)
+      return imp_error(im, "start, limit and delta must be scalars of one integer type");
+    if (in[i]->kind == GN_CONST) {
+      v[i] = (RtVal){NULL, (int64_t)gnode_scalar_value(in[i])};
+      continue;
+    }
+    GSym *s = NULL;
+    Graph *g = imp_graph(im);
+    int before = g->syms.len;
+    if (!(s = graph_value_sym(g, in[i]->name, 0, -2147483647, 2147483647)))
+      return imp_error(im, "input %d ('%s'): %s", i, in[i]->name, kiln_get_error());
+    if (g->syms.len > before) s->rep = reps[i];
+    v[i] = (RtVal){s, 0};
+  }
+  int64_t a = v[0].sym ? v[0].sym->rep : v[0].c, b = v[1].sym ? v[1].sym->rep : v[1].c,
+          st = v[2].sym ? v[2].sym->rep : v[2].c;
+  if (st == 0) return -2;
+  int64_t span = st > 0 ? b - a : a - b, step = st > 0 ? st : -st, len = span > 0 ? (span + step - 1) / step : 0;
+  if (len < 1) return -2; /* empty at compile time: the compile-time path */
+  StrBuf e = {0}, dd = {0};
+  put_val(&dd, &v[2]);
+  put_val(&dd, &v[2]);
+  sb_puts(&dd, " 0 eq +"); /* delta, 0 made 1 for the divisions */
+  put_val(&e, &v[2]);
+  sb_puts(&e, " 0 ne");
+  put_val(&e, &v[2]);
+  sb_puts(&e, " 0 gt");
+  put_val(&e, &v[1]);
+  put_val(&e, &v[0]);
+  sb_printf(&e, " -%s + 1 -%s fdiv", dd.data, dd.data);
+  put_val(&e, &v[0]);
+  put_val(&e, &v[1]);
+  sb_printf(&e, " - 0%s - + 1 - 0%s - fdiv sel 0 max -1 sel", dd.data, dd.data);
+  GAttrs at = gattrs_new();
+  ga_int(&at, "len", len);
+  ga_str(&at, "sym_dims", e.data + 1);
+  sb_free(&e);
+  sb_free(&dd);
+  GNode *args[2] = {in[0], in[2]};
+  return out0(im, imp_call(im, "dyn.arange", 2, args, at));
+}

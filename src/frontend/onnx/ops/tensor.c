@@ -685,6 +685,8 @@ static int range_i64(Importer *im, GNode *s, GNode *l, GNode *d) {
 }
 
 int onnx_h_range(Importer *im) {
+  int rc = onnx_range_runtime(im);
+  if (rc != -2) return rc;
   GNode *s = imp_const_input(im, 0), *l = s ? imp_const_input(im, 1) : NULL, *d = l ? imp_const_input(im, 2) : NULL;
   if (!d) return -1;
   if (!gnode_is_scalar_const(s) || !gnode_is_scalar_const(l) || !gnode_is_scalar_const(d))
