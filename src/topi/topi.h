@@ -504,6 +504,15 @@ int x86_dense_pack_tiling(const struct Target *t, Schedule *s, Tensor *c, int no
                           const int64_t *tx, int64_t bn, int64_t tk1, Stage **so, Stage **scc, IterVar **ko,
                           IterVar **ki);
 int64_t x86_reg_budget(const struct Target *t);
+/* The fallback tiling of the packed low-precision dense templates
+ * (dense_pack_bf16.x86, dense_vnni.x86; x86/dense.c) over K grouped by
+ * kgroup lanes of a dot product: bn = the largest power of two up to the
+ * vector width dividing N; a register block of ymax rows when M <= ymax,
+ * else the largest divisor of M from ymax down to ymin (else ymax and a
+ * tail); the group loop unrolled by 4 or 2 where the groups divide; about
+ * 16 parallel tasks.  Sets tile_y, tile_x, tile_k and is_fallback. */
+void x86_dense_lowp_fallback(const struct Target *t, struct ConfigEntity *cfg, int64_t M, int64_t N, int64_t K,
+                             int64_t kgroup, int64_t ymax, int64_t ymin);
 struct ConfigSpace;
 /* Batch blocking of conv2d_NCHWc.x86 at batch > 1 (x86/conv2d.c): the
  * "tile_n" knob (divisors of N up to 8) and its fallback, the most samples

@@ -344,6 +344,29 @@ static int apply_split(Stage *st, IterVar *ax, int n, const int64_t *sz, IterVar
  * bn], and its first reduction axis split by tk1.  *so is the stage
  * tiled (the output), *scc the accumulator's; *ko, *ki the reduction's
  * parts. */
+void x86_dense_lowp_fallback(const Target *t, ConfigEntity *cfg, int64_t M, int64_t N, int64_t K, int64_t kgroup,
+                             int64_t ymax, int64_t ymin) {
+  int64_t KG = (K + kgroup - 1) / kgroup, x_ii = 1;
+  for (int64_t bn = t->vector_lanes; bn >= 1; bn /= 2)
+    if (N % bn == 0) {
+      x_ii = bn;
+      break;
+    }
+  int64_t y_ii = M < ymax ? M : ymax;
+  for (int64_t r = ymax; r >= ymin && M > ymax; r--)
+    if (M % r == 0) {
+      y_ii = r;
+      break;
+    }
+  int64_t k_ii = KG % 4 == 0 ? 4 : KG % 2 == 0 ? 2 : 1;
+  int64_t blocks_y = (M + y_ii - 1) / y_ii, blocks_x = N / x_ii, x_oi = 1;
+  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
+  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
+  config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
+  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
+  cfg->is_fallback = true;
+}
+
 int x86_dense_pack_tiling(const Target *t, Schedule *s, Tensor *c, int nout, Tensor **outs, const int64_t *ty,
                           const int64_t *tx, int64_t bn, int64_t tk1, Stage **so_out, Stage **scc_out, IterVar **ko,
                           IterVar **ki) {

@@ -150,26 +150,8 @@ int topi_x86_dense_bf16_dot_is_fma(const ConfigEntity *cfg) { return dot_is_fma(
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
-  int64_t K2 = (d.K + 1) / 2, x_ii = 1;
-  for (int64_t bn = t->vector_lanes; bn >= 1; bn /= 2)
-    if (d.N % bn == 0) {
-      x_ii = bn;
-      break;
-    }
-  int64_t y_ii = d.M < 16 ? d.M : 16;
-  for (int64_t r = 16; r >= 6 && d.M > 16; r--)
-    if (d.M % r == 0) {
-      y_ii = r;
-      break;
-    }
-  int64_t k_ii = K2 % 4 == 0 ? 4 : K2 % 2 == 0 ? 2 : 1;
-  int64_t blocks_y = (d.M + y_ii - 1) / y_ii, blocks_x = d.N / x_ii, x_oi = 1;
-  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
-  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
-  config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
-  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
+  x86_dense_lowp_fallback(t, cfg, d.M, d.N, d.K, 2, 16, 6);
   config_set_other(cfg, "bf16_dot", opt_str(BF16_DOT_FALLBACK));
-  cfg->is_fallback = true;
   return 0;
 }
 

@@ -131,25 +131,7 @@ static int vnni_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
 static int vnni_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
-  int64_t K4 = (d.K + 3) / 4, x_ii = 1;
-  for (int64_t bn = t->vector_lanes; bn >= 1; bn /= 2)
-    if (d.N % bn == 0) {
-      x_ii = bn;
-      break;
-    }
-  int64_t y_ii = d.M < 8 ? d.M : 8;
-  for (int64_t r = 8; r >= 4 && d.M > 8; r--)
-    if (d.M % r == 0) {
-      y_ii = r;
-      break;
-    }
-  int64_t k_ii = K4 % 4 == 0 ? 4 : K4 % 2 == 0 ? 2 : 1;
-  int64_t blocks_y = (d.M + y_ii - 1) / y_ii, blocks_x = d.N / x_ii, x_oi = 1;
-  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
-  config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
-  config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
-  config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
-  cfg->is_fallback = true;
+  x86_dense_lowp_fallback(t, cfg, d.M, d.N, d.K, 4, 8, 4);
   return 0;
 }
 
