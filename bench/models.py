@@ -117,7 +117,10 @@ def peak_rss_mb(cmd):
 
 def rss_round(cmds, rounds):
     """Each engine's median peak RSS over `rounds` runs, the engines taking
-    turns (A B A B ...) so a busy moment hits them alike."""
+    turns (A B A B ...) so a busy moment hits them alike.  With rounds 0
+    nothing is measured and the result is empty."""
+    if rounds <= 0:
+        return {}
     got = {e: [] for e in cmds}
     for _ in range(rounds):
         for e, cmd in cmds.items():
@@ -148,7 +151,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--per-round", type=int, default=3)
-    ap.add_argument("--rss-rounds", type=int, default=3, help="peak-RSS runs per engine (median)")
+    ap.add_argument("--rss-rounds", type=int, default=3, help="peak-RSS runs per engine (median; 0 measures no RSS)")
     ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime,openvino")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
     ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
@@ -278,7 +281,7 @@ def check_agree(sums):
 
 def print_row(r, engines):
     cells = " ".join(f"{e}={r[e]:.2f}ms" for e in engines)
-    rss = " ".join(f"{e}={v:.0f}MB" for e, v in r["rss"].items())
+    rss = " ".join(f"{e}={v:.0f}MB" for e, v in r["rss"].items()) or "not measured (--rss-rounds 0)"
     sym = f" kiln-sym ratio={r['ratio_sym']:.2f}" if "ratio_sym" in r else ""
     print(f"{r['model']:14s} T={r['threads']} {cells} ratio={r['ratio']:.2f}{sym} kiln={r['kiln_gflops']:.0f} GFLOP/s "
           f"(peak {r['peak']:.0f}) outputs agree={r['agree']} | peak RSS {rss} | .so {r['so_mb']:.1f} MB, "
@@ -295,13 +298,17 @@ def write(path, rows, engines, fma, a):
         lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(f"{r[e]:.2f}" for e in engines) +
                      f" | {r['ratio']:.2f} | {r['kiln_gflops']:.0f} | {r['peak']:.0f} |")
     mem = sorted({e for r in rows for e in r["rss"]})
-    lines += ["", "Peak resident memory (MB; `kiln run` for Kiln, a Python worker running the model once for "
-              "the peers, so theirs includes the interpreter; median of --rss-rounds interleaved runs) and "
-              "file sizes (MB):", "",
-              "| model | threads | " + " | ".join(mem) + " | Kiln / ONNX Runtime | Kiln .so | ONNX file | .so / .onnx |",
-              "|---|---|" + "---|" * len(mem) + "---|---|---|---|"]
-    for r in rows:
-        ratio = r["rss"]["kiln"] / r["rss"]["onnxruntime"] if "onnxruntime" in r["rss"] else float("nan")
+    if not mem:
+        lines += ["", "Peak resident memory: not measured (--rss-rounds 0)."]
+    else:
+        lines += ["", "Peak resident memory (MB; `kiln run` for Kiln, a Python worker running the model once for "
+                  "the peers, so theirs includes the interpreter; median of --rss-rounds interleaved runs) and "
+                  "file sizes (MB):", "",
+                  "| model | threads | " + " | ".join(mem) + " | Kiln / ONNX Runtime | Kiln .so | ONNX file | .so / .onnx |",
+                  "|---|---|" + "---|" * len(mem) + "---|---|---|---|"]
+    for r in rows if mem else []:
+        ratio = (r["rss"]["kiln"] / r["rss"]["onnxruntime"] if "kiln" in r["rss"] and "onnxruntime" in r["rss"]
+                 else float("nan"))
         lines.append(f"| {r['model']} | {r['threads']} | " + " | ".join(f"{r['rss'].get(e, float('nan')):.0f}" for e in mem) +
                      f" | {ratio:.2f} | {r['so_mb']:.1f} | {r['onnx_mb']:.1f} | {r['so_mb'] / r['onnx_mb']:.2f} |")
     os.makedirs(os.path.dirname(path), exist_ok=True)
