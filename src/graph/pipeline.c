@@ -57,7 +57,25 @@ static void dump(const GraphOptions *opt, const char *pass, Graph *g) {
 
 static Graph *optimize(Graph *g, const GraphOptions *opt, const PassContext *pc);
 
+/* The op table's ids (GRAPH_OP_IDS against the rows) are checked once per
+ * process before the first graph is optimized: a row that lost its id would
+ * otherwise make every pass that asks for it silently skip the op. */
+static int op_table_checked_once(void) {
+  static int state; /* 0 unchecked, 1 good, -1 bad */
+  int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (!s) {
+    int rc = op_table_check(); /* its error names the row */
+    __atomic_store_n(&state, rc ? -1 : 1, __ATOMIC_RELEASE);
+    return rc;
+  }
+  return s > 0 ? 0 : kiln_set_error("%s", "op table: GRAPH_OP_IDS and the op rows disagree (kiln_unit verify names the row)");
+}
+
 Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
+  if (op_table_checked_once()) {
+    graph_free(g);
+    return NULL;
+  }
   GraphOptions defaults = {3, NULL, NULL, NULL, NULL, GRAPH_PRECISION_FP32};
   if (!opt) opt = &defaults;
   PassContext pc = {opt->target ? opt->target : target_host(), opt->dispatch, opt->precision};
