@@ -13,19 +13,13 @@ predates.
 
 Run: KILN_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/onnx/test_lowp.py
 """
-import os
 import subprocess
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
-KILN = os.path.join(BUILD, "kiln")
-VENV_PY = os.path.join(os.environ.get("KILN_ONNX_VENV", os.path.join(ROOT, "build", "onnx-venv")), "bin", "python")
-ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
+from conftest import KILN, ENV
 FLOAT8E4M3FN, INT4, FLOAT8E8M0, FLOAT6E2M3 = 17, 22, 24, 27
 
 
@@ -50,14 +44,8 @@ def save(tmp_path, nodes, inputs, outputs, opset=25, inits=()):
     return p
 
 
-def test_against_reference(tmp_path):
-    if not os.access(VENV_PY, os.X_OK):
-        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
-    seed = int.from_bytes(os.urandom(4), "little")
-    p = subprocess.run([VENV_PY, os.path.join(ROOT, "tests", "onnx", "lowp_check.py"), KILN, str(tmp_path), str(seed)],
-                       capture_output=True, text=True, env=ENV)
-    assert p.returncode == 0, f"seed {seed}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
-    assert p.stdout.count("ok ") >= 60, p.stdout
+def test_against_reference(newest_onnx_check):
+    newest_onnx_check("lowp_check.py", 60, at_least=True)
 
 
 def test_compute_on_carried_type_is_refused(tmp_path):
@@ -86,14 +74,8 @@ def test_e8m0_bad_round_mode_is_refused(tmp_path):
     assert r.returncode != 0 and "round_mode 'zero' is not one of up, down, nearest" in r.stderr, r.stderr
 
 
-def test_e8m0_against_reference(tmp_path):
-    if not os.access(VENV_PY, os.X_OK):
-        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
-    seed = int.from_bytes(os.urandom(4), "little")
-    p = subprocess.run([VENV_PY, os.path.join(ROOT, "tests", "onnx", "e8m0_check.py"), KILN, str(tmp_path), str(seed)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, f"seed {seed}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
-    assert p.stdout.count("ok ") == 14, p.stdout
+def test_e8m0_against_reference(newest_onnx_check):
+    newest_onnx_check("e8m0_check.py", 14)
 
 
 def test_quantize_output_dtype_must_match_zero_point(tmp_path):

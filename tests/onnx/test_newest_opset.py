@@ -17,16 +17,11 @@ import subprocess
 
 import numpy as np
 import onnx
-import pytest
 import torch
 import torchvision
 from onnx import TensorProto, helper, numpy_helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
-KILN = os.path.join(BUILD, "kiln")
-VENV_PY = os.path.join(os.environ.get("KILN_ONNX_VENV", os.path.join(ROOT, "build", "onnx-venv")), "bin", "python")
-ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
+from conftest import ROOT, KILN, ENV, newest_python
 
 UPGRADE = """
 import sys, onnx, onnx.version_converter
@@ -37,12 +32,6 @@ onnx.checker.check_model(m)
 onnx.save(m, sys.argv[2])
 print(new)
 """
-
-
-def newest_python():
-    if not os.access(VENV_PY, os.X_OK):
-        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
-    return VENV_PY
 
 
 def upgrade(src, dst):

@@ -10,28 +10,17 @@ accepts without knowing the op.
 
 Run: KILN_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/onnx/test_tree_ensemble.py
 """
-import os
 import subprocess
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
-KILN = os.path.join(BUILD, "kiln")
-VENV_PY = os.path.join(os.environ.get("KILN_ONNX_VENV", os.path.join(ROOT, "build", "onnx-venv")), "bin", "python")
-ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
+from conftest import KILN, ENV
 
 
-def test_against_reference(tmp_path):
-    if not os.access(VENV_PY, os.X_OK):
-        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
-    seed = int.from_bytes(os.urandom(4), "little")
-    p = subprocess.run([VENV_PY, os.path.join(ROOT, "tests", "onnx", "tree_ensemble_check.py"), KILN, str(tmp_path),
-                        str(seed)], capture_output=True, text=True, env=ENV)
-    assert p.returncode == 0, f"seed {seed}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
-    assert p.stdout.count("ok ") == 12, p.stdout
+def test_against_reference(newest_onnx_check):
+    newest_onnx_check("tree_ensemble_check.py", 12)
 
 
 def base(**over):
