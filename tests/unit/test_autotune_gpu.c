@@ -49,6 +49,25 @@ static MeasureOptions opts(void) {
   return mo;
 }
 
+/* Measures one candidate of a conv2d template ("direct" or "winograd") on
+ * target t; false (a failed check already counted) if any step before the
+ * measurement failed.  The result's message lives in the arena. */
+static bool measure_one(const Target *t, const char *tmpl, const char *args, ConfigEntity *cfg,
+                        const MeasureOptions *mo, MeasureResult *res) {
+  const Template *tm = template_find("topi_nn_conv2d", tmpl, t);
+  Workload *wl = wl_from_json("topi_nn_conv2d", args);
+  CHECK(tm && wl && cfg);
+  if (!tm || !wl || !cfg) return false;
+  CHECK_OK(tm->check(t, cfg, wl));
+  Measurer *m = measurer_new(tm, t, wl, mo);
+  CHECK_NN(m);
+  if (!m) return false;
+  int rc = measurer_run(m, 1, &cfg, res);
+  CHECK_OK(rc);
+  measurer_free(m);
+  return rc == 0;
+}
+
 static void test_measure_opencl(void) {
   if (!have_opencl()) return;
   /* the target allows 8192 threads; POCL's device allows 4096 */
@@ -77,26 +96,15 @@ static void test_measure_opencl(void) {
 
 static void test_measure_opencl_winograd(void) {
   if (!have_opencl()) return;
-  const Target *t = target_parse("opencl", NULL);
-  const Template *tm = template_find("topi_nn_conv2d", "winograd", t);
-  Workload *wl = wl_from_json("topi_nn_conv2d", conv_args(32));
-  CHECK(tm && wl);
-  if (!tm || !wl) return;
   ConfigEntity *cfg = config_entity_from_json(
       "[[\"tile_b\", \"sp\", [-1, 1, 1, 1]], [\"tile_y\", \"sp\", [-1, 1, 8, 1]], [\"tile_x\", \"sp\", [-1, 1, 4, 1]], "
       "[\"tile_rc\", \"sp\", [-1, 4]], [\"auto_unroll_max_step\", \"ot\", 128], [\"unroll_explicit\", \"ot\", 1]]");
-  CHECK_NN(cfg);
-  CHECK_OK(tm->check(t, cfg, wl));
   MeasureOptions mo = opts();
   mo.baseline = false;
-  Measurer *m = measurer_new(tm, t, wl, &mo);
-  CHECK_NN(m);
-  if (!m) return;
   MeasureResult res;
-  CHECK_OK(measurer_run(m, 1, &cfg, &res));
+  if (!measure_one(target_parse("opencl", NULL), "winograd", conv_args(32), cfg, &mo, &res)) return;
   CHECK_MSG(res.error_no == MEASURE_NO_ERROR, "error %d: %s", res.error_no, res.msg ? res.msg : "");
   CHECK(res.ncosts == 2 && res.costs[0] > 0);
-  measurer_free(m);
 }
 
 /* A config whose unrolled reduction loop repeats the shared allocations
@@ -112,45 +120,27 @@ static const char *unrolled_cfg =
 
 static void test_measure_opencl_unrolled_shared(void) {
   if (!have_opencl()) return;
-  const Target *t = target_parse("opencl", NULL);
-  const Template *tm = template_find("topi_nn_conv2d", "direct", t);
-  Workload *wl = wl_from_json("topi_nn_conv2d", unrolled_args);
-  ConfigEntity *cfg = config_entity_from_json(unrolled_cfg);
-  CHECK(tm && wl && cfg);
-  if (!tm || !wl || !cfg) return;
   MeasureOptions mo = opts();
   mo.baseline = false;
-  Measurer *m = measurer_new(tm, t, wl, &mo);
-  CHECK_NN(m);
-  if (!m) return;
   MeasureResult res;
-  CHECK_OK(measurer_run(m, 1, &cfg, &res));
+  if (!measure_one(target_parse("opencl", NULL), "direct", unrolled_args, config_entity_from_json(unrolled_cfg), &mo,
+                   &res))
+    return;
   CHECK_MSG(res.error_no == MEASURE_NO_ERROR, "error %d: %s", res.error_no, res.msg ? res.msg : "");
-  measurer_free(m);
 }
 
 /* 2000 launches cannot finish in 5 ms: the worker is killed, error 7. */
 static void test_measure_opencl_timeout(void) {
   if (!have_opencl()) return;
-  const Target *t = target_parse("opencl", NULL);
-  const Template *tm = template_find("topi_nn_conv2d", "direct", t);
-  Workload *wl = wl_from_json("topi_nn_conv2d", conv_args(32));
-  ConfigEntity *cfg = direct_cfg(8, 4, 8);
-  CHECK(tm && wl && cfg);
-  if (!tm || !wl || !cfg) return;
   MeasureOptions mo = opts();
   mo.baseline = false;
   mo.no_check = true;
   mo.number = 2000;
   mo.timeout = 0.005;
-  Measurer *m = measurer_new(tm, t, wl, &mo);
-  CHECK_NN(m);
-  if (!m) return;
   MeasureResult res;
-  CHECK_OK(measurer_run(m, 1, &cfg, &res));
+  if (!measure_one(target_parse("opencl", NULL), "direct", conv_args(32), direct_cfg(8, 4, 8), &mo, &res)) return;
   CHECK_INT(res.error_no, MEASURE_RUN_TIMEOUT);
   CHECK_CONTAINS(res.msg, "timeout");
-  measurer_free(m);
 }
 
 /* Without a CUDA driver: the tune is refused with the driver's error; a
@@ -167,25 +157,16 @@ static void test_measure_cuda_no_driver(void) {
   CHECK_CONTAINS(kiln_get_error(), "measures every candidate on the device");
   CHECK_CONTAINS(kiln_get_error(), "cuda");
   kiln_clear_error();
-  const Template *tm = template_find("topi_nn_conv2d", "direct", t);
-  Workload *wl = wl_from_json("topi_nn_conv2d", unrolled_args);
-  ConfigEntity *cfg = config_entity_from_json(unrolled_cfg);
-  CHECK(tm && wl && cfg);
-  if (!tm || !wl || !cfg) return;
   MeasureOptions mo = opts();
   mo.baseline = false;
-  Measurer *m = measurer_new(tm, t, wl, &mo);
-  CHECK_NN(m);
-  if (!m) return;
   MeasureResult res;
-  CHECK_OK(measurer_run(m, 1, &cfg, &res));
+  if (!measure_one(t, "direct", unrolled_args, config_entity_from_json(unrolled_cfg), &mo, &res)) return;
   /* NVRTC compiled the kernels (a source it refuses is error 3 with its
    * log); then the run finds no driver.  NVRTC missing: a device compile error; present: the run finds no driver */
   CHECK_MSG(res.error_no == MEASURE_RUNTIME_DEVICE || res.error_no == MEASURE_COMPILE_DEVICE, "error %d: %s",
             res.error_no, res.msg ? res.msg : "");
   CHECK_CONTAINS(res.msg, "cuda");
   printf("  (error %d: %s)\n", res.error_no, res.msg ? res.msg : "");
-  measurer_free(m);
 }
 
 const TestCase autotune_gpu_tests[] = {
