@@ -664,6 +664,23 @@ int topi_x86_schedule_dense_vnni(const struct Target *t, Schedule *s, const stru
                                  int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_vnni_template;
 
+/* ----- x86/conv2d_int8.c: conv2d_NCHWc_int8.x86 (conv2d_NCHWc.x86's knobs
+ * and schedule, tile_ic a multiple of 4; docs/int8.md) ----- */
+
+/* kernel int8 OIHW -> quadruples of input channels, uint32 [OC/oc_bn,
+ * IC/ic_bn, KH, KW, ic_bn/4, oc_bn] (ic_bn a multiple of 4) */
+Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn);
+/* data uint8 NCHW[ic_bn]c x that kernel -> int32 accumulators (tag
+ * "conv2d_NCHWc_int8"; the input packed to quadruples and padded with
+ * zero_point in a "data_u8x4" stage), returned requantized: float32 NCHW
+ * [oc_bn]c (acc - comp[o]) * scale[o], comp int32 [OC] (zero_point times
+ * the kernel's sums per output channel), scale float32 [OC]. */
+Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, Tensor *scale, const int strides[2],
+                                   const int padding[4], const int dilation[2], int zero_point);
+int topi_x86_schedule_conv2d_NCHWc_int8(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *conv,
+                                        int nout, Tensor **outs);
+extern const struct Template topi_x86_conv2d_NCHWc_int8_template;
+
 extern const struct Template topi_x86_dense_nopack_template;
 extern const struct Template topi_x86_dense_pack_template;
 

@@ -12,6 +12,14 @@
  *   AVX512-VNNI) and against a naive product in int64 requantized in
  *   double (both 1e-6: the int32 sums are exact, only the float32 scale
  *   product rounds).
+ * - conv2d_NCHWc_int8.x86: random convolutions (batch 1 and 2, 1x1 and
+ *   3x3, strides 1 and 2, padding, dilation, channels in multiples of 4),
+ *   a random config of the space (tile_ic a multiple of 4) or the
+ *   fallback, the kernel packed in the function, a random input zero point
+ *   with its compensation, with and without a ReLU, the requantize
+ *   epilogue or the accumulation as the anchor: against the unscheduled
+ *   lowering and a naive int64 convolution of (x - za) with zero padding
+ *   (1e-6).
  * - errors: operands of the wrong type or shape, a config that does not
  *   fit the packed weight; qnn.dequantize and nn.contrib_dense_vnni nodes
  *   with bad operands (the graph ops' type checks).
@@ -186,6 +194,186 @@ static void test_dense_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "expected dense_vnni");
 }
 
+/* conv2d_NCHWc_int8.x86 on a random convolution: uint8 data in NCHW[ib]c,
+ * the int8 OIHW kernel packed in the function, the compensation za *
+ * sum(W[o]) (so the zero-point padding must make border taps vanish),
+ * against the unscheduled lowering and a naive int64 convolution of (x -
+ * za) with zero padding - the float32 model's arithmetic. */
+static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
+  int64_t N = test_rand() % 4 == 0 ? 2 : 1, C = test_pick(5, (int64_t[]){4, 8, 12, 16, 32});
+  int64_t O = test_pick(5, (int64_t[]){3, 8, 12, 16, 32});
+  int64_t KH = test_pick(2, (int64_t[]){1, 3}), KW = KH, H = test_rand_between(4, 12), W = test_rand_between(4, 12);
+  int sh = (int)test_rand_between(1, 2), dl = KH == 3 && test_rand() % 5 == 0 ? 2 : 1;
+  int p = KH == 3 ? (int)test_rand_between(0, 1) * dl : 0, za = (int)(test_rand() % 256);
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){N, C, H, W}, (int64_t[]){O, C, KH, KW}, (int[]){sh, sh},
+                           (int[]){p, p, p, p}, (int[]){dl, dl}, "uint8", "int32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  ConfigEntity *cfg = NULL;
+  int64_t idx = -1;
+  for (int tries = 0; !fallback && tries < 50 && !cfg; tries++) { /* a point of the space with tile_ic % 4 == 0 */
+    idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+    cfg = space_get(cs, idx);
+    if (tm->check(target_host(), cfg, wl)) cfg = NULL;
+  }
+  if (!cfg) cfg = template_fallback(tm, target_host(), wl), idx = -1;
+  CHECK_NN(cfg);
+  if (!cfg) return false;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
+  bool relu = caseno % 2;
+  const char *desc = kfmt("case %d: %s: config %lld %s, za %d, relu %d", caseno, wl->key, (long long)idx,
+                          config_entity_json(cfg), za, relu);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){N, C / ib, H, W, ib}, DT_U8);
+  Tensor *k = te_placeholder_c("k", 4, (int64_t[]){O, C, KH, KW}, DT_I8);
+  Tensor *comp = te_placeholder_c("comp", 1, &O, DT_I32), *scale = te_placeholder_c("scale", 1, &O, DT_F32);
+  Tensor *out = topi_x86_conv2d_NCHWc_int8(data, topi_x86_pack_kernel_int8(k, ib, ob), comp, scale, (int[]){sh, sh},
+                                           (int[]){p, p, p, p}, (int[]){dl, dl}, za);
+  CHECK_MSG(out != NULL, "%s: %s", desc, kiln_get_error());
+  if (!out) return false;
+  Tensor *acc = out;
+  for (int i = 0; i < out->ninputs; i++)
+    if (out->inputs[i]->tag && !strcmp(out->inputs[i]->tag, "conv2d_NCHWc_int8")) acc = out->inputs[i];
+  Tensor *requant = out;
+  if (relu) out = tk_relu5(out);
+  Schedule *s = te_create_schedule(1, &out), *naive = te_create_schedule(1, &out);
+  /* the graph build passes the requantize epilogue as the anchor; tuning the accumulation */
+  if (tm->schedule(target_host(), s, cfg, caseno % 3 ? acc : requant, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  Tensor *args[5] = {data, k, comp, scale, out};
+  KilnModule *mod = kiln_build(s, 5, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, 5, args, "f", NULL, &copt);
+  if (!mod || !ref_mod) {
+    test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
+    kiln_module_free(mod);
+    kiln_module_free(ref_mod);
+    return false;
+  }
+  DLTensor *arr[5], *arr2[5];
+  for (int i = 0; i < 5; i++) arr[i] = tk_array_for(args[i]);
+  fill_bytes(arr[0]);
+  fill_bytes(arr[1]);
+  const uint8_t *dv = arr[0]->data;
+  const int8_t *kv = arr[1]->data;
+  int32_t *cv = arr[2]->data;
+  float *sv = arr[3]->data;
+  for (int64_t o = 0; o < O; o++) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < C * KH * KW; i++) sum += kv[o * C * KH * KW + i];
+    cv[o] = (int32_t)(sum * za);
+    sv[o] = 1e-3f * (float)(1 + test_rand() % 100);
+  }
+  tk_fill(arr[4], NAN);
+  for (int i = 0; i < 5; i++) {
+    arr2[i] = tk_array_for(args[i]);
+    memcpy(arr2[i]->data, arr[i]->data, (size_t)tk_numel(arr[i]) * (size_t)((arr[i]->dtype.bits + 7) / 8));
+  }
+  bool ok = true;
+  if (tk_call(mod, "f", 5, arr) || tk_call(ref_mod, "f", 5, arr2)) {
+    test_fail(__FILE__, __LINE__, "%s: run failed: %s", desc, kiln_last_error());
+    ok = false;
+  }
+  double err = ok ? tk_rel_err(arr[4], arr2[4]) : 0;
+  if (ok && !(err < 1e-6)) {
+    test_fail(__FILE__, __LINE__, "%s: relative error %g against the unscheduled lowering", desc, err);
+    ok = false;
+  }
+  if (ok) { /* (x - za) * w with zero padding, in int64, NCHW[ib]c in, NCHW[ob]c out */
+    DLTensor *want = tk_array_for(out);
+    float *wv = want->data;
+    int64_t OH = te_dim(out, 2), OW = te_dim(out, 3);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t o = 0; o < O; o++)
+        for (int64_t y = 0; y < OH; y++)
+          for (int64_t x = 0; x < OW; x++) {
+            int64_t a = 0;
+            for (int64_t c = 0; c < C; c++)
+              for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                  int64_t ih = y * sh + i * dl - p, iw = x * sh + j * dl - p;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  int64_t xv = dv[(((n * (C / ib) + c / ib) * H + ih) * W + iw) * ib + c % ib];
+                  a += (xv - za) * kv[((o * C + c) * KH + i) * KW + j];
+                }
+            double r = (double)a * sv[o];
+            if (relu && r < 0) r = 0;
+            wv[(((n * (O / ob) + o / ob) * OH + y) * OW + x) * ob + o % ob] = (float)r;
+          }
+    err = tk_rel_err(arr[4], want);
+    if (!(err < 1e-6)) {
+      test_fail(__FILE__, __LINE__, "%s: relative error %g against a naive int64 convolution", desc, err);
+      ok = false;
+    }
+    kiln_array_free(want);
+  }
+  for (int i = 0; i < 5; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
+  kiln_module_free(mod);
+  kiln_module_free(ref_mod);
+  return ok;
+}
+
+static void test_conv_random(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_int8.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_conv_case(tm, i, i % 4 == 3);
+}
+
+static void test_conv_errors(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_int8.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  /* ResNet-50's 1x1 256 -> 64 at 56x56: the fallback is a point of the space with a block of 4s */
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 256, 56, 56}, (int64_t[]){64, 256, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "uint8", "int32");
+  ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+  CHECK_NN(fb);
+  if (fb) {
+    CHECK(cfg_split_inner(fb, "tile_ic") % 4 == 0);
+    CHECK_OK(tm->check(target_host(), fb, wl));
+  }
+  /* 6 input channels cannot be grouped by four */
+  Workload *w6 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                           (int[]){1, 1}, "uint8", "int32");
+  CHECK(template_fallback(tm, target_host(), w6) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "6 input channels cannot be grouped by four");
+  Workload *w12 = wl_conv2d(tm->name, (int64_t[]){1, 12, 8, 8}, (int64_t[]){16, 12, 1, 1}, (int[]){1, 1},
+                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "uint8", "int32");
+  ConfigEntity *c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 6]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                                            "[\"tile_ow\", \"sp\", [-1, 8]], [\"tile_oh\", \"ot\", 1]]");
+  CHECK(tm->check(target_host(), c, w12) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ic' inner part 6 is not a multiple of 4");
+  Tensor *d = te_placeholder_c("d", 5, (int64_t[]){1, 2, 8, 8, 8}, DT_U8), *df = te_placeholder_c("df", 5, (int64_t[]){1, 2, 8, 8, 8}, DT_F32);
+  Tensor *k = te_placeholder_c("k", 6, (int64_t[]){1, 2, 1, 1, 1, 16}, DT_U32), *k2 = te_placeholder_c("k2", 6, (int64_t[]){1, 2, 1, 1, 2, 16}, DT_U32);
+  int64_t n16 = 16, n8 = 8;
+  Tensor *comp = te_placeholder_c("c", 1, &n16, DT_I32), *scale = te_placeholder_c("s", 1, &n16, DT_F32);
+  Tensor *comp8 = te_placeholder_c("c8", 1, &n8, DT_I32);
+  const int st[2] = {1, 1}, pd[4] = {0, 0, 0, 0}, dl[2] = {1, 1};
+  CHECK(topi_x86_conv2d_NCHWc_int8(df, k2, comp, scale, st, pd, dl, 0) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "data must be uint8 NCHW[x]c");
+  CHECK(topi_x86_conv2d_NCHWc_int8(d, k, comp, scale, st, pd, dl, 0) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "do not match data's 2 x 8 channels");
+  CHECK(topi_x86_conv2d_NCHWc_int8(d, k2, comp8, scale, st, pd, dl, 0) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "compensation must be int32 [16]");
+  CHECK(topi_x86_conv2d_NCHWc_int8(d, k2, comp, comp, st, pd, dl, 0) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "the scale must be float32 [16]");
+  CHECK(topi_x86_conv2d_NCHWc_int8(d, k2, comp, scale, st, pd, dl, 300) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "zero point 300 is not a uint8 value");
+  CHECK(topi_x86_pack_kernel_int8(te_placeholder_c("w", 4, (int64_t[]){16, 12, 1, 1}, DT_I8), 6, 16) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "blocks 6 (input, a multiple of 4) and 16 (output) must divide");
+  CHECK(topi_x86_pack_kernel_int8(te_placeholder_c("w", 4, (int64_t[]){16, 12, 1, 1}, DT_F32), 4, 16) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "expected an int8 OIHW kernel");
+  /* an anchor that is not the int8 conv's */
+  Tensor *out = topi_x86_conv2d_NCHWc_int8(d, k2, comp, scale, st, pd, dl, 3);
+  CHECK_NN(out);
+  if (!out) return;
+  Schedule *s = te_create_schedule(1, &out);
+  CHECK(tm->schedule(target_host(), s, fb, d, 1, &out) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "expected conv2d_NCHWc_int8");
+}
+
 static void test_op_errors(void) {
   Graph *g = graph_new();
   GAttrs ax = gattrs_new();
@@ -231,5 +419,7 @@ const TestCase int8_tests[] = {
     {"dense_random", test_dense_random},
     {"dense_errors", test_dense_errors},
     {"op_errors", test_op_errors},
+    {"conv_random", test_conv_random},
+    {"conv_errors", test_conv_errors},
     {NULL, NULL},
 };

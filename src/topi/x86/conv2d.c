@@ -321,8 +321,10 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
  * and grouped forms (a grouped output chunk reads its group's input
  * chunks; the loop nest is the same), and conv2d_bf16.c's (whose input
  * stage, in its vdpbf16ps form, holds pairs of channels: ic_bn / 2 uint32
- * words a block). */
-static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc", "conv2d_NCHWc_bf16"};
+ * words a block) and conv2d_int8.c's (quadruples of uint8 channels: ic_bn
+ * / 4 words a block). */
+static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc", "conv2d_NCHWc_bf16",
+                                              "conv2d_NCHWc_int8"};
 
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
@@ -331,12 +333,13 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     known |= conv->tag && !strcmp(conv->tag, nchwc_conv_tags[i]);
   if (!known)
     return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc, "
-                          "group_conv2d_NCHWc or conv2d_NCHWc_bf16",
+                          "group_conv2d_NCHWc, conv2d_NCHWc_bf16 or conv2d_NCHWc_int8",
                           conv->name, conv->tag ? conv->tag : "");
   Tensor *pad, *kernel;
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2), OW = te_dim(conv, 3);
-  if (dt_eq(pad->dtype, DT_U32)) ic_bn *= 2; /* conv2d_bf16.c's pairs of input channels */
+  if (dt_eq(pad->dtype, DT_U32)) /* conv2d_bf16.c's pairs, conv2d_int8.c's quadruples of input channels */
+    ic_bn *= strcmp(conv->tag, "conv2d_NCHWc_int8") ? 2 : 4;
   int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3);
   bool is_1x1 = KH == 1 && KW == 1;
   /* the config must describe this compute */

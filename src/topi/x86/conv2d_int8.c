@@ -1,0 +1,223 @@
+/*
+ * x86/conv2d_int8.c - conv2d_NCHWc_int8.x86: the NCHW[x]c convolution of a
+ * quantized model on uint8 activations and int8 weights with int32
+ * accumulation on AVX512-VNNI (docs/int8.md).
+ *
+ * conv2d_NCHWc.x86 over groups of four input channels, as
+ * conv2d_NCHWc_bf16.x86 is over pairs.  The kernel (int8 OIHW) is packed
+ * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/4, oc_bn] uint32 at compile time, each
+ * word the four int8 weights of four consecutive input channels of one
+ * output channel; the data stays uint8 NCHW[ic_bn]c between layers and is
+ * packed (and padded) in the kernel's first stage, "data_u8x4" [N,
+ * IC/ic_bn, H + pads, W + pads, ic_bn/4] uint32, byte j of a word from
+ * channel 4 q + j; then
+ *
+ *     acc[n, occ, oh, ow, ocb] = sum over ic, kh, kw, q of
+ *         u8s8_dot4(data_u8x4[n, ic, oh sh + kh dh, ow sw + kw dw, q], kernel[occ, ic, kh, kw, q, ocb])
+ *
+ * in int32: with oc_bn = 16 the vectorized accumulation is one VPDPBUSD per
+ * 16 output channels and 4 input channels (the C code generator maps acc +
+ * u8s8_dot4 on 16 int32 lanes there).  ic_bn must be a multiple of 4.
+ *
+ * The requantize epilogue is part of the compute, as dense_vnni.x86's:
+ * with the activations' zero point za folded into comp[o] = za * sum of
+ * W[o] (int32, at compile time) and scale[o] = s_a * s_w[o],
+ *
+ *     y[n, occ, oh, ow, ocb] = float32(acc - comp[o]) * scale[o],   o = occ oc_bn + ocb
+ *
+ * the dequantized convolution.  For that single compensation term to hold
+ * at the border too, the input is padded with za (the quantized zero),
+ * not with 0: every tap then contributes (x - za) w, as the float32 model's
+ * zero padding does.  The graph's following ops (bias, ReLU, a residual
+ * add, the next QuantizeLinear's divide/round/clip/cast to uint8) fuse
+ * after it, so the next layer reads uint8.
+ *
+ * Space, fallback and schedule are conv2d_NCHWc.x86's (tile_ic, tile_oc,
+ * tile_ow, and tile_oh for 1x1 or unroll_kw), with tile_ic's inner part a
+ * multiple of 4: the check refuses a config of the space without one, and
+ * the fallback takes the largest such block.  The workload is
+ * conv2d_NCHWc.x86's arguments with dtype "uint8" and out_dtype "int32".
+ */
+#include "../../knob/knob.h"
+#include "../topi.h"
+
+#include <string.h>
+
+static Expr *c32(int64_t v) { return ir_i32(v); }
+static Expr *u32c(int64_t v) { return ir_const((double)v, DT_U32); }
+
+Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
+  if (!kernel) return NULL;
+  int64_t s[4];
+  if (kernel->ndim != 4 || !te_shape_const(kernel, s) || !dt_eq(kernel->dtype, DT_I8))
+    return kiln_set_error("pack a kernel to int8x4: expected an int8 OIHW kernel of constant shape"), NULL;
+  if (ic_bn < 4 || ic_bn % 4 || oc_bn < 1 || s[0] % oc_bn || s[1] % ic_bn)
+    return kiln_set_error("pack a kernel to int8x4: blocks %lld (input, a multiple of 4) and %lld (output) must divide "
+                          "the kernel's %lld input and %lld output channels",
+                          (long long)ic_bn, (long long)oc_bn, (long long)s[1], (long long)s[0]),
+           NULL;
+  Expr **v = te_axis_vars(6, (const char *[]){"oc", "ic", "kh", "kw", "icq", "ocb"});
+  Expr *o = ir_add(ir_mul(v[0], c32(oc_bn)), v[5]);
+  Expr *i = ir_add(ir_mul(v[1], c32(ic_bn)), ir_mul(v[4], c32(4)));
+  Expr *w = NULL;
+  for (int j = 0; j < 4; j++) {
+    Expr *b = ir_call2(INTRIN_bitwise_and, ir_cast(DT_U32, te_read4(kernel, o, ir_add(i, c32(j)), v[2], v[3])), u32c(0xff));
+    if (j) b = ir_call2(INTRIN_shift_left, b, u32c(8 * j));
+    w = w ? ir_call2(INTRIN_bitwise_or, w, b) : b;
+  }
+  return te_compute("kernel_int8", 6,
+                    (Expr *[]){c32(s[0] / oc_bn), c32(s[1] / ic_bn), c32(s[2]), c32(s[3]), c32(ic_bn / 4), c32(oc_bn)}, v,
+                    w, "injective");
+}
+
+static bool is_u8(DType t) { return t.code == kDLUInt && t.bits == 8 && t.lanes == 1; }
+
+Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, Tensor *scale, const int strides[2],
+                                   const int padding[4], const int dilation[2], int zero_point) {
+  const char *op = "conv2d_NCHWc_int8";
+  if (!data || !kernel || !comp || !scale) return NULL;
+  int64_t d[5], k[6];
+  if (data->ndim != 5 || !te_shape_const(data, d) || !is_u8(data->dtype))
+    return kiln_set_error("%s: data must be uint8 NCHW[x]c with a constant shape, got %s", op, dt_str(data->dtype)), NULL;
+  if (kernel->ndim != 6 || !te_shape_const(kernel, k) || !dt_eq(kernel->dtype, DT_U32))
+    return kiln_set_error("%s: kernel must be int8 quadruples packed as uint32 [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn/4, "
+                          "oc_bn] (topi_x86_pack_kernel_int8 makes it)",
+                          op),
+           NULL;
+  if (d[4] % 4 || k[4] * 4 != d[4] || k[1] != d[1])
+    return kiln_set_error("%s: the kernel's input blocks (%lld x %lld quadruples) do not match data's %lld x %lld "
+                          "channels (the block must be a multiple of 4)",
+                          op, (long long)k[1], (long long)k[4], (long long)d[1], (long long)d[4]),
+           NULL;
+  int64_t OC = k[0] * k[5];
+  if (comp->ndim != 1 || te_dim(comp, 0) != OC || !dt_eq(comp->dtype, DT_I32))
+    return kiln_set_error("%s: the zero-point compensation must be int32 [%lld]", op, (long long)OC), NULL;
+  if (scale->ndim != 1 || te_dim(scale, 0) != OC || !dt_eq(scale->dtype, DT_F32))
+    return kiln_set_error("%s: the scale must be float32 [%lld]", op, (long long)OC), NULL;
+  if (zero_point < 0 || zero_point > 255)
+    return kiln_set_error("%s: the input zero point %d is not a uint8 value", op, zero_point), NULL;
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
+  int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+
+  /* the input in quadruples of channels, padded with the zero point */
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cq"});
+  Expr *h = ir_sub(v[2], c32(pt)), *w = ir_sub(v[3], c32(pl)), *c0 = ir_mul(v[4], c32(4));
+  Expr *pack = NULL;
+  for (int j = 0; j < 4; j++) {
+    Expr *b = ir_cast(DT_U32, te_read5(data, v[0], v[1], h, w, ir_add(c0, c32(j))));
+    if (j) b = ir_call2(INTRIN_shift_left, b, u32c(8 * j));
+    pack = pack ? ir_call2(INTRIN_bitwise_or, pack, b) : b;
+  }
+  if (pt || pb || pl || pr) {
+    Expr *in = ir_and(ir_and(ir_ge(v[2], c32(pt)), ir_lt(v[2], c32(H + pt))), ir_and(ir_ge(v[3], c32(pl)), ir_lt(v[3], c32(W + pl))));
+    pack = ir_select(in, pack, u32c((int64_t)zero_point * 0x01010101));
+  }
+  Tensor *a = te_compute("data_u8x4", 5, (Expr *[]){c32(d[0]), c32(d[1]), c32(H + pt + pb), c32(W + pl + pr), c32(d[4] / 4)},
+                         v, pack, "injective");
+  if (!a) return NULL;
+  IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+          *icq = te_reduce_axis_c(k[4], "icq");
+  v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
+  Expr *x = te_read5(a, v[0], ic->var, ih, iw, icq->var);
+  Expr *y = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icq->var, v[4]});
+  Expr *body = ir_sum(ir_call2(INTRIN_u8s8_dot4, x, y), 4, (IterVar *[]){ic, kh, kw, icq});
+  Tensor *acc = te_compute(op, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, op);
+  if (!acc) return NULL;
+  /* the requantize epilogue */
+  v = te_axis_vars(5, NULL);
+  Expr *o = ir_add(ir_mul(v[1], c32(k[5])), v[4]);
+  Expr *q = ir_cast(DT_F32, ir_sub(te_read(acc, 5, v), te_read1(comp, o)));
+  return te_compute("T_requant", 5, acc->shape, v, ir_mul(q, te_read1(scale, o)), "broadcast");
+}
+
+/* ---- the template: conv2d_NCHWc.x86's space with tile_ic a multiple of 4 ---- */
+
+#define BASE topi_x86_conv2d_NCHWc_template
+
+static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return BASE.define_space(t, cs, wl); }
+
+static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
+  if (BASE.check(t, cfg, wl)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
+  if (ic_bn % 4)
+    return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is not a multiple of 4; the int8 kernel groups "
+                          "input channels by four (pick a block of 4, 8, 12, 16...)",
+                          wl->name, (long long)ic_bn);
+  return 0;
+}
+
+/* conv2d_NCHWc.x86's fallback with the largest input block that is a
+ * multiple of 4, divides the channels and is at most the output block
+ * (at least 4); input channels that are not a multiple of 4 are refused
+ * (the pass leaves such a layer float32). */
+static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+  if (BASE.fallback(t, cfg, wl)) return -1;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  if (ic_bn % 4 == 0) return 0;
+  if (c.IC % 4)
+    return kiln_set_error("%s: %lld input channels cannot be grouped by four for int8", wl->name, (long long)c.IC);
+  int64_t b = 4;
+  for (int64_t e = 4; e <= (oc_bn > 4 ? oc_bn : 4) && e <= c.IC; e += 4)
+    if (c.IC % e == 0) b = e;
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, b});
+  return 0;
+}
+
+static Tensor *int8_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
+  (void)t, (void)cfg;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return NULL;
+  if (nin != 4)
+    return kiln_set_error("%s: compute takes data, kernel, compensation and scale, got %d inputs", wl->name, nin), NULL;
+  /* the zero point only sets the padding's value, not the work: tuning uses 128 */
+  return topi_x86_conv2d_NCHWc_int8(in[0], in[1], in[2], in[3], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
+                                    (int[]){c.dh, c.dw}, 128);
+}
+
+/* data uint8 NCHW[ic_bn]c, kernel uint32 [OC/oc_bn, IC/ic_bn, KH, KW,
+ * ic_bn/4, oc_bn], compensation int32 [OC], scale float32 [OC] */
+static int int8_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
+  (void)t;
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  if (ic_bn < 4 || ic_bn % 4 || oc_bn < 1) return kiln_set_error("%s: tile_ic must be a multiple of 4", wl->name);
+  *nin = 4;
+  *in = KNEWN(Tensor *, 4);
+  (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, DT_U8);
+  (*in)[1] = te_placeholder_c("kernel_int8", 6, (int64_t[]){c.OC / oc_bn, c.IC / ic_bn, c.KH, c.KW, ic_bn / 4, oc_bn}, DT_U32);
+  (*in)[2] = te_placeholder_c("compensation", 1, &c.OC, DT_I32);
+  (*in)[3] = te_placeholder_c("scale", 1, &c.OC, DT_F32);
+  return 0;
+}
+
+/* conv2d_NCHWc.x86's schedule on the accumulation (the graph build passes
+ * the op's output, the requantize epilogue, as the anchor; it is inlined
+ * into the output stage, which reads the block from the registers). */
+int topi_x86_schedule_conv2d_NCHWc_int8(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *c, int nout,
+                                        Tensor **outs) {
+  if (!s || !c) return -1;
+  if (c->tag && !strcmp(c->tag, "broadcast"))
+    for (int i = 0; i < c->ninputs; i++)
+      if (c->inputs[i]->tag && !strcmp(c->inputs[i]->tag, "conv2d_NCHWc_int8")) c = c->inputs[i];
+  if (!c->tag || strcmp(c->tag, "conv2d_NCHWc_int8"))
+    return kiln_set_error("conv2d_NCHWc_int8.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc_int8 (or its "
+                          "requantize epilogue)",
+                          c->name, c->tag ? c->tag : "");
+  return topi_x86_schedule_conv2d_NCHWc(t, s, cfg, c, nout, outs);
+}
+
+const Template topi_x86_conv2d_NCHWc_int8_template = {
+    .name = "conv2d_NCHWc_int8.x86", .anchor_tag = "conv2d_NCHWc_int8", .key = "cpu", .define_space = int8_space,
+    .fallback = int8_fallback, .check = int8_check, .placeholders = int8_placeholders, .compute = int8_compute,
+    .schedule = topi_x86_schedule_conv2d_NCHWc_int8,
+};
