@@ -75,6 +75,12 @@ int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strateg
  * strategy of nn.contrib_dense_vnni. */
 int graph_dense_vnni_config(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st);
 int strategy_dense_vnni(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* The task (conv2d_NCHWc_int8.x86) and config of an nn.contrib_conv2d_int8
+ * node (uint8 NCHW data, int8 OIHW kernel; st->task_name NULL when the
+ * target has no such template; the fallback fails for input channels that
+ * are not a multiple of 4), and the strategy of nn.contrib_conv2d_NCHWc_int8. */
+int graph_conv_int8_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+int strategy_conv2d_int8(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 /* Whether Winograd may be chosen: $KILN_WINOGRAD is not "0". */
 bool graph_winograd_enabled(void);
 /* The Winograd tuning task's name. */

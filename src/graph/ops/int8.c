@@ -14,6 +14,21 @@
  *                                      compensation int32 [N], scale
  *                                      float32 [N] -> float32 [M, N]
  *                                      (acc - comp) * scale
+ *   nn.contrib_conv2d_int8             data uint8 NCHW, weight int8 OIHW
+ *                                      (constant), compensation int32 [O],
+ *                                      scale float32 [O], strides, padding,
+ *                                      dilation, input_zero_point (the
+ *                                      padding's value) -> float32 NCHW
+ *                                      (acc - comp) * scale; the pass's form,
+ *                                      which alter_layout blocks (its own
+ *                                      compute is the plain reference)
+ *   nn.contrib_conv2d_int8_weight_pack kernel int8 OIHW, ic_block (a
+ *                                      multiple of 4), oc_block -> uint32
+ *                                      [O/ocb, I/icb, KH, KW, icb/4, ocb]
+ *   nn.contrib_conv2d_NCHWc_int8       data uint8 NCHW[icb]c, that kernel,
+ *                                      compensation, scale and the
+ *                                      attributes above -> float32
+ *                                      NCHW[ocb]c (conv2d_NCHWc_int8.x86)
  */
 #include "../../topi/topi.h"
 #include "../backend/strategy.h"
@@ -106,11 +121,132 @@ static Tensor *compute_dense_vnni(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_x86_dense_vnni(ins[0], ins[1], ins[2], ins[3], NULL);
 }
 
+/* ---- the int8 convolution ---- */
+
+static void conv_attrs(GNode *n, int st[2], int pad[4], int dl[2]) {
+  strategy_attr_ints2(n, "strides", 1, st);
+  strategy_attr_ints2(n, "dilation", 1, dl);
+  strategy_attr_pads4(n, pad);
+}
+
+/* The output rows and columns of a conv over H x W with a KH x KW kernel. */
+static int conv_out(GNode *n, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t *OH, int64_t *OW) {
+  int st[2], pad[4], dl[2];
+  conv_attrs(n, st, pad, dl);
+  if (st[0] < 1 || st[1] < 1 || dl[0] < 1 || dl[1] < 1) return kiln_set_error("strides and dilation must be positive");
+  int64_t za = gattr_int(&n->attrs, "input_zero_point", 0);
+  if (za < 0 || za > 255) return kiln_set_error("input_zero_point %lld is not a uint8 value", (long long)za);
+  *OH = (H + pad[0] + pad[2] - ((KH - 1) * dl[0] + 1)) / st[0] + 1;
+  *OW = (W + pad[1] + pad[3] - ((KW - 1) * dl[1] + 1)) / st[1] + 1;
+  if (*OH < 1 || *OW < 1) return kiln_set_error("the kernel window is larger than the padded input");
+  return 0;
+}
+
+static int check_requant(const TType *c, const TType *s, int64_t O) {
+  if (c->ndim != 1 || c->shape[0] != O || !dt_eq(c->dtype, DT_I32))
+    return kiln_set_error("the compensation must be int32 [%lld], got %s %s", (long long)O, dt_str(c->dtype), shape_str(c));
+  if (s->ndim != 1 || s->shape[0] != O || !dt_eq(s->dtype, DT_F32))
+    return kiln_set_error("the scale must be float32 [%lld], got %s %s", (long long)O, dt_str(s->dtype), shape_str(s));
+  return 0;
+}
+
+static int infer_conv_int8(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *k = arg_type(n, 1);
+  if (d->ndim != 4 || !dt_eq(d->dtype, DT_U8)) return kiln_set_error("data must be uint8 NCHW, got %s %s", dt_str(d->dtype), shape_str(d));
+  if (k->ndim != 4 || !dt_eq(k->dtype, DT_I8) || k->shape[1] != d->shape[1])
+    return kiln_set_error("weight must be int8 OIHW with %lld input channels, got %s %s", (long long)d->shape[1],
+                          dt_str(k->dtype), shape_str(k));
+  if (check_requant(arg_type(n, 2), arg_type(n, 3), k->shape[0])) return -1;
+  int64_t OH, OW;
+  if (conv_out(n, d->shape[2], d->shape[3], k->shape[2], k->shape[3], &OH, &OW)) return -1;
+  *out = ttype(DT_F32, 4, (int64_t[]){d->shape[0], k->shape[0], OH, OW});
+  return 0;
+}
+
+/* The plain NCHW reference: the input padded with the zero point, int32
+ * products summed, then (acc - comp[o]) * scale[o]. */
+static Tensor *compute_conv_int8(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  Tensor *x = ins[0], *w = ins[1];
+  int s[2], pad[4], dl[2];
+  conv_attrs(n, s, pad, dl);
+  int64_t za = gattr_int(&n->attrs, "input_zero_point", 0), H = te_dim(x, 2), W = te_dim(x, 3);
+  Expr **v = te_axis_vars(4, NULL);
+  Expr *in = ir_and(ir_and(ir_ge(v[2], ir_i32(pad[0])), ir_lt(v[2], ir_i32(H + pad[0]))),
+                    ir_and(ir_ge(v[3], ir_i32(pad[1])), ir_lt(v[3], ir_i32(W + pad[1]))));
+  Expr *rd = te_read4(x, v[0], v[1], ir_sub(v[2], ir_i32(pad[0])), ir_sub(v[3], ir_i32(pad[1])));
+  Tensor *xp = te_compute("data_pad", 4,
+                          (Expr *[]){x->shape[0], x->shape[1], ir_i32(H + pad[0] + pad[2]), ir_i32(W + pad[1] + pad[3])}, v,
+                          ir_select(in, rd, ir_const((double)za, DT_U8)), "injective");
+  if (!xp) return NULL;
+  IterVar *ic = te_reduce_axis_c(te_dim(w, 1), "ic"), *kh = te_reduce_axis_c(te_dim(w, 2), "kh"),
+          *kw = te_reduce_axis_c(te_dim(w, 3), "kw");
+  v = te_axis_vars(4, (const char *[]){"n", "oc", "oh", "ow"});
+  Expr *ih = ir_add(ir_mul(v[2], ir_i32(s[0])), ir_mul(kh->var, ir_i32(dl[0])));
+  Expr *iw = ir_add(ir_mul(v[3], ir_i32(s[1])), ir_mul(kw->var, ir_i32(dl[1])));
+  Expr *prod = ir_mul(ir_cast(DT_I32, te_read4(xp, v[0], ic->var, ih, iw)), ir_cast(DT_I32, te_read4(w, v[1], ic->var, kh->var, kw->var)));
+  Expr *shape[4] = {x->shape[0], w->shape[0], ir_i32(te_dim(x, 2)), ir_i32(0)};
+  int64_t OH, OW;
+  if (conv_out(n, H, W, te_dim(w, 2), te_dim(w, 3), &OH, &OW)) return NULL;
+  shape[2] = ir_i32(OH), shape[3] = ir_i32(OW);
+  Tensor *acc = te_compute("conv2d_int8", 4, shape, v, ir_sum(prod, 3, (IterVar *[]){ic, kh, kw}), "conv2d_int8");
+  if (!acc) return NULL;
+  v = te_axis_vars(4, NULL);
+  Expr *q = ir_cast(DT_F32, ir_sub(te_read(acc, 4, v), te_read1(ins[2], v[1])));
+  return te_compute("T_requant", 4, acc->shape, v, ir_mul(q, te_read1(ins[3], v[1])), "broadcast");
+}
+
+static int infer_conv_weight_pack(GNode *n, TType *out) {
+  const TType *w = arg_type(n, 0);
+  int64_t ib = gattr_int(&n->attrs, "ic_block", 0), ob = gattr_int(&n->attrs, "oc_block", 0);
+  if (w->ndim != 4 || !dt_eq(w->dtype, DT_I8)) return kiln_set_error("kernel must be int8 OIHW, got %s %s", dt_str(w->dtype), shape_str(w));
+  if (ib < 4 || ib % 4 || ob < 1 || w->shape[1] % ib || w->shape[0] % ob)
+    return kiln_set_error("ic_block = %lld (a multiple of 4) and oc_block = %lld must divide the kernel %s's input and "
+                          "output channels",
+                          (long long)ib, (long long)ob, shape_str(w));
+  *out = ttype(DT_U32, 6, (int64_t[]){w->shape[0] / ob, w->shape[1] / ib, w->shape[2], w->shape[3], ib / 4, ob});
+  return 0;
+}
+
+static Tensor *compute_conv_weight_pack(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_x86_pack_kernel_int8(ins[0], gattr_int(&n->attrs, "ic_block", 0), gattr_int(&n->attrs, "oc_block", 0));
+}
+
+static int infer_conv_nchwc_int8(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *k = arg_type(n, 1);
+  if (d->ndim != 5 || !dt_eq(d->dtype, DT_U8)) return kiln_set_error("data must be uint8 NCHW[x]c, got %s %s", dt_str(d->dtype), shape_str(d));
+  if (k->ndim != 6 || !dt_eq(k->dtype, DT_U32) || k->shape[1] != d->shape[1] || k->shape[4] * 4 != d->shape[4])
+    return kiln_set_error("kernel must be int8 quadruples packed as uint32 [OC/ocb, IC/icb, KH, KW, icb/4, ocb] "
+                          "(nn.contrib_conv2d_int8_weight_pack) matching data %s, got %s %s",
+                          shape_str(d), dt_str(k->dtype), shape_str(k));
+  if (check_requant(arg_type(n, 2), arg_type(n, 3), k->shape[0] * k->shape[5])) return -1;
+  int64_t OH, OW;
+  if (conv_out(n, d->shape[2], d->shape[3], k->shape[2], k->shape[3], &OH, &OW)) return -1;
+  *out = ttype(DT_F32, 5, (int64_t[]){d->shape[0], k->shape[0], OH, OW, k->shape[5]});
+  return 0;
+}
+
+static Tensor *compute_conv_nchwc_int8(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  int s[2], pad[4], dl[2];
+  conv_attrs(n, s, pad, dl);
+  return topi_x86_conv2d_NCHWc_int8(ins[0], ins[1], ins[2], ins[3], s, pad, dl,
+                                    (int)gattr_int(&n->attrs, "input_zero_point", 0));
+}
+
 const OpDef ops_int8[] = {
     {"qnn.dequantize", 2, 3, PAT_BROADCAST, infer_dequantize, compute_dequantize, NULL,
      "data, input_scale, input_zero_point, axis=1", OP_QNN_DEQUANTIZE},
     {"nn.contrib_dense_vnni_weight_pack", 1, 1, PAT_OPAQUE, infer_weight_pack, compute_weight_pack, NULL, "weight, block=16"},
     {"nn.contrib_dense_vnni", 4, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_vnni, compute_dense_vnni, strategy_dense_vnni,
      "data, weight, compensation, scale", OP_DENSE_VNNI},
+    {"nn.contrib_conv2d_int8", 4, 4, PAT_OPAQUE, infer_conv_int8, compute_conv_int8, NULL,
+     "data, weight, compensation, scale, strides=(1, 1), padding=(0, 0), dilation=(1, 1), input_zero_point=0",
+     OP_CONV2D_INT8},
+    {"nn.contrib_conv2d_int8_weight_pack", 1, 1, PAT_OPAQUE, infer_conv_weight_pack, compute_conv_weight_pack, NULL,
+     "kernel, ic_block=16, oc_block=16"},
+    {"nn.contrib_conv2d_NCHWc_int8", 4, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_conv_nchwc_int8, compute_conv_nchwc_int8,
+     strategy_conv2d_int8, NULL, OP_CONV2D_NCHWC_INT8},
     {NULL},
 };

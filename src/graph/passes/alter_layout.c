@@ -16,7 +16,10 @@
  * --precision bf16 (docs/bf16.md) dense layers become
  * nn.contrib_dense_pack_bf16 and plain convolutions with an even channel
  * count nn.contrib_conv2d_NCHWc_bf16, their weights rounded to bfloat16
- * pairs by folded pack ops; the data stays float32 NCHW[x]c.
+ * pairs by folded pack ops; the data stays float32 NCHW[x]c.  The int8
+ * convs of a quantized model (nn.contrib_conv2d_int8, made by
+ * fake_quantization_to_integer) become nn.contrib_conv2d_NCHWc_int8, their
+ * uint8 input blocked, their int8 kernels packed by a folded op.
  *
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
@@ -278,6 +281,39 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   return r;
 }
 
+/* nn.contrib_conv2d_int8 (fake_quantization_to_integer's int8 conv, uint8
+ * NCHW in) -> nn.contrib_conv2d_NCHWc_int8 with the blocks of its config
+ * (conv2d_NCHWc_int8.x86; tile_ic a multiple of 4), the uint8 input
+ * blocked like any feature map and the int8 kernel packed to quadruples of
+ * input channels by a folded nn.contrib_conv2d_int8_weight_pack; the
+ * float32 result is NCHW[ocb]c, so the requantize chain after it (and the
+ * uint8 tensor it writes) stays blocked (docs/int8.md). */
+static GNode *convert_conv_int8(Graph *ng, Alt *a, GNode *old, GNode **args) {
+  if (args[1]->kind != GN_CONST) return GRAPH_KEEP;
+  Strategy st;
+  if (graph_conv_int8_config(old, a->target, a->dispatch, &st)) return NULL;
+  if (!st.task_name) return GRAPH_KEEP;
+  int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
+  if (icb <= 0 || ocb <= 0) return NULL;
+  int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
+  GNode *data = to_layout(ng, a, args[0], (int)icb, C);
+  GAttrs kt = gattrs_new();
+  ga_int(&kt, "ic_block", icb);
+  ga_int(&kt, "oc_block", ocb);
+  GNode *w = args[1];
+  GNode *kw = graph_call(ng, "nn.contrib_conv2d_int8_weight_pack", 1, &w, kt, NULL);
+  if (!data || !kw) return NULL;
+  GAttrs at = gattrs_copy(&old->attrs);
+  ga_str(&at, "data_layout", layout_name((int)icb));
+  ga_str(&at, "out_layout", layout_name((int)ocb));
+  GNode *r = graph_call(ng, "nn.contrib_conv2d_NCHWc_int8", 4, (GNode *[]){data, kw, args[2], args[3]}, at, old->name);
+  if (!r) return NULL;
+  graph_record_config(ng, r, &st);
+  set_blk(a, r, (int)ocb);
+  set_real(a, r, O);
+  return r;
+}
+
 /* nn.dense with a constant weight [N, K] -> nn.contrib_dense_pack with
  * the weight packed to [N/bn, K, bn] (layout NK[bn]n, folded at compile
  * time), bn = the dense_pack config's tile_x inner part. */
@@ -359,6 +395,10 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   OpId id = old->op->id;
   if (id == OP_CONV2D) {
     GNode *r = convert_conv(ng, a, old, args);
+    if (r != GRAPH_KEEP) return r;
+  }
+  if (id == OP_CONV2D_INT8) {
+    GNode *r = convert_conv_int8(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
   if (id == OP_DENSE) {

@@ -26,6 +26,14 @@
  * divide/round/clip/cast - fuses into the int8 kernel as its epilogue,
  * and the next layer reads the uint8 tensor that epilogue writes.
  *
+ * Convolutions the same way (rewrite_conv): nn.conv2d of the two
+ * dequantized operands becomes nn.contrib_conv2d_int8 on the uint8 NCHW
+ * input and the int8 OIHW weight, which alter_layout then blocks into
+ * nn.contrib_conv2d_NCHWc_int8 (conv2d_NCHWc_int8.x86) like a float32
+ * conv; the epilogue (bias, ReLU, the residual add of another dequantized
+ * tensor, the next QuantizeLinear) stays blocked, and so does the uint8
+ * tensor it writes for the next conv.
+ *
  * It runs at -O3 before fold_constant (which then packs the weights), on
  * an AVX-512 CPU target when the CPU compiling has AVX512-VNNI (the
  * generated code is built for it; $KILN_CPU_NO_VNNI=1 makes Kiln treat the
@@ -151,8 +159,73 @@ static GNode *new_const(Graph *ng, DType t, int64_t n, void **data) {
   return graph_const(ng, NULL, v);
 }
 
+/* An int8 activation moved to uint8: x + 128, and its zero point. */
+static GNode *to_uint8(Graph *ng, GNode *x, int *za) {
+  GAttrs c16 = gattrs_new(), c8 = gattrs_new();
+  ga_str(&c16, "dtype", "int16");
+  ga_str(&c8, "dtype", "uint8");
+  GNode *wide = graph_call(ng, "cast", 1, &x, c16, NULL);
+  GNode *off = graph_scalar(ng, 128, dt_make(kDLInt, 16, 1));
+  GNode *sum = wide && off ? graph_call(ng, "add", 2, (GNode *[]){wide, off}, gattrs_new(), NULL) : NULL;
+  *za += 128;
+  return sum ? graph_call(ng, "cast", 1, &sum, c8, NULL) : NULL;
+}
+
+/* nn.conv2d(multiply(subtract(cast(X), za), sa), qnn.dequantize(W, sw, 0))
+ * -> nn.contrib_conv2d_int8(X, W, za * sum(W[o]), sa * sw[o]) for a plain
+ * NCHW conv (groups 1) whose input channels are a multiple of 4 (the int8
+ * kernel takes them four at a time); W int8 OIHW per output channel or per
+ * tensor.  The zero point travels as input_zero_point: the input is padded
+ * with it, so each border tap contributes (za - za) w = 0 as the float32
+ * model's zero padding does.  Other convs (grouped, depthwise, 3 input
+ * channels) stay float32. */
+static GNode *rewrite_conv(Graph *ng, GNode *old, GNode **args) {
+  const char *dl = gattr_str(&old->attrs, "data_layout", "NCHW"), *kl = gattr_str(&old->attrs, "kernel_layout", "OIHW");
+  if (gattr_int(&old->attrs, "groups", 1) != 1 || strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || old->type.sym ||
+      args[0]->type.ndim != 4 || args[0]->type.sym || old->type.ndim != 4)
+    return GRAPH_KEEP;
+  const char *od = gattr_str(&old->attrs, "out_dtype", "");
+  if (*od && strcmp(od, "float32")) return GRAPH_KEEP;
+  ActQ a;
+  if (!match_act(args[0], &a)) return GRAPH_KEEP;
+  GNode *dq = args[1];
+  if (!is_call(dq, OP_QNN_DEQUANTIZE)) return GRAPH_KEEP;
+  GNode *w = dq->args[0], *sw = dq->args[1];
+  if (w->kind != GN_CONST || w->type.ndim != 4 || !dt_eq(w->type.dtype, DT_I8) || sw->kind != GN_CONST) return GRAPH_KEEP;
+  if (dq->nargs == 3 && !zero_const(dq->args[2])) return GRAPH_KEEP;
+  int64_t O = w->type.shape[0], C = w->type.shape[1], R = C * w->type.shape[2] * w->type.shape[3];
+  if (numel(&sw->type) != 1 && (gattr_int(&dq->attrs, "axis", 1) != 0 || numel(&sw->type) != O)) return GRAPH_KEEP;
+  if (C % 4 || C != a.x->type.shape[1]) return GRAPH_KEEP;
+  if (R > INT32_MAX / (255 * 128)) return GRAPH_KEEP; /* the int32 sums must not wrap */
+  GNode *x = a.x;
+  int za = a.zero;
+  if (dt_eq(x->type.dtype, DT_I8) && !(x = to_uint8(ng, x, &za))) return NULL;
+  int32_t *comp;
+  float *scale;
+  GNode *cn = new_const(ng, DT_I32, O, (void **)&comp), *sn = new_const(ng, DT_F32, O, (void **)&scale);
+  if (!cn || !sn) return NULL;
+  const int8_t *wv = const_data(w);
+  const float *sv = const_data(sw);
+  bool per_channel = numel(&sw->type) != 1;
+  for (int64_t o = 0; o < O; o++) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < R; i++) sum += wv[o * R + i];
+    comp[o] = (int32_t)(sum * za);
+    scale[o] = a.scale * sv[per_channel ? o : 0];
+  }
+  GAttrs at = gattrs_new();
+  const int64_t *v;
+  int n;
+  if ((n = gattr_ints(&old->attrs, "strides", &v))) ga_ints(&at, "strides", n, v);
+  if ((n = gattr_ints(&old->attrs, "padding", &v))) ga_ints(&at, "padding", n, v);
+  if ((n = gattr_ints(&old->attrs, "dilation", &v))) ga_ints(&at, "dilation", n, v);
+  ga_int(&at, "input_zero_point", za);
+  return graph_call(ng, "nn.contrib_conv2d_int8", 4, (GNode *[]){x, w, cn, sn}, at, old->name);
+}
+
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   const PassContext *pc = ud;
+  if (is_call(old, OP_CONV2D)) return rewrite_conv(ng, old, args);
   /* nn.dense(x, w [N, K]), or nn.matmul(x, w [K, N]) (transpose_b: [N, K]) */
   bool dense = is_call(old, OP_DENSE), mm = is_call(old, OP_MATMUL);
   if ((!dense && !mm) || old->type.sym || args[0]->type.sym || args[0]->type.ndim < 2) return GRAPH_KEEP;
@@ -186,17 +259,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     ga_ints(&ra, "newshape", 2, (int64_t[]){M, K});
     if (!(x = graph_call(ng, "reshape", 1, &x, ra, NULL))) return NULL;
   }
-  if (dt_eq(x->type.dtype, DT_I8)) { /* int8 -> uint8: x + 128 (and its zero point) */
-    GAttrs c16 = gattrs_new(), c8 = gattrs_new();
-    ga_str(&c16, "dtype", "int16");
-    ga_str(&c8, "dtype", "uint8");
-    GNode *wide = graph_call(ng, "cast", 1, &x, c16, NULL);
-    GNode *off = graph_scalar(ng, 128, dt_make(kDLInt, 16, 1));
-    GNode *sum = wide && off ? graph_call(ng, "add", 2, (GNode *[]){wide, off}, gattrs_new(), NULL) : NULL;
-    x = sum ? graph_call(ng, "cast", 1, &sum, c8, NULL) : NULL;
-    if (!x) return NULL;
-    za += 128;
-  }
+  if (dt_eq(x->type.dtype, DT_I8) && !(x = to_uint8(ng, x, &za))) return NULL;
   /* the compensation za * sum_k W[n, k] and the scale sa * sw[n], folded here */
   int32_t *comp;
   float *scale;
