@@ -2,7 +2,8 @@
 own tool (tools/quantize_models.py: quantize_static, QDQ, per-channel,
 uint8 activations, int8 weights, calibrated on seeded inputs) compile with
 `kiln compile`, run their quantized layers on int8 kernels
-(nn.contrib_dense_vnni, dense_vnni.x86) where the CPU has AVX512-VNNI, and
+(nn.contrib_dense_vnni, dense_vnni.x86; nn.contrib_conv2d_NCHWc_int8,
+conv2d_NCHWc_int8.x86) where the CPU has AVX512-VNNI, and
 match ONNX Runtime: Kiln's int8 output is as close to the float32 model's
 as ONNX Runtime's int8 output is (within 1.25x of ONNX Runtime's own
 deviation plus 1e-3), and closer to ONNX Runtime's int8 output than that
@@ -101,6 +102,58 @@ def make_mlp(prefix, shape=(4, 64)):
     np.save(prefix + ".input.npy", np.random.default_rng(5).standard_normal(shape).astype(np.float32))
 
 
+def make_convnet(prefix):
+    """A small seeded CNN with the int8 conv's cases: a 3-channel stem
+    (stays float32: not a multiple of 4), a 3x3 padded conv with ReLU, a
+    strided 3x3 and a strided 1x1 (a downsampling residual block: the
+    residual add of two dequantized tensors), a depthwise 3x3 (stays
+    float32), a 1x1, global pooling and a Gemm."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    inits, nodes = [], []
+
+    def conv(x, y, cin, cout, k, stride=1, pad=0, group=1, relu=True):
+        w = (rng.standard_normal((cout, cin // group, k, k)) * (1.5 / np.sqrt(cin // group * k * k))).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, y + "_w"), numpy_helper.from_array(b, y + "_b")])
+        out = y + "_c" if relu else y
+        nodes.append(helper.make_node("Conv", [x, y + "_w", y + "_b"], [out], kernel_shape=[k, k], strides=[stride] * 2,
+                                      pads=[pad] * 4, group=group))
+        if relu:
+            nodes.append(helper.make_node("Relu", [out], [y]))
+
+    conv("x", "s", 3, 16, 3, pad=1)
+    conv("s", "a", 16, 32, 3, stride=2, pad=1)
+    conv("a", "a2", 32, 32, 3, pad=1, relu=False)
+    conv("s", "sc", 16, 32, 1, stride=2, relu=False)
+    nodes += [helper.make_node("Add", ["a2", "sc"], ["r0"]), helper.make_node("Relu", ["r0"], ["r"])]
+    conv("r", "d", 32, 32, 3, pad=1, group=32)
+    conv("d", "e", 32, 48, 1)
+    wf = (rng.standard_normal((48, 10)) * 0.2).astype(np.float32)
+    inits.append(numpy_helper.from_array(wf, "wf"))
+    nodes += [helper.make_node("GlobalAveragePool", ["e"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+              helper.make_node("MatMul", ["f", "wf"], ["y"])]
+    g = helper.make_graph(nodes, "convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 20, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, prefix + ".onnx")
+    np.save(prefix + ".input.npy", np.random.default_rng(5).standard_normal((1, 3, 20, 20)).astype(np.float32))
+
+
+def test_int8_convnet_matches_onnxruntime(ortpy, tmp_path):
+    """3x3 (padded with the input's zero point), strided 3x3 and 1x1, a
+    residual add and a 1x1 on int8 kernels; the stem and the depthwise conv
+    float32."""
+    prefix = str(tmp_path / "convnet")
+    make_convnet(prefix)
+    quantize(ortpy, prefix)
+    check(prefix, tmp_path, ["nn.contrib_conv2d_NCHWc_int8"])
+    shown = kiln("show", prefix + ".int8.onnx").stdout
+    assert (shown.count("nn.contrib_conv2d_NCHWc_int8(") == 4) == has_vnni(), shown
+
+
 def test_int8_mlp_matches_onnxruntime(ortpy, tmp_path):
     prefix = str(tmp_path / "mlp")
     make_mlp(prefix)
@@ -130,4 +183,4 @@ def test_int8_mlp_without_vnni_stays_float32(ortpy, tmp_path, monkeypatch):
 def test_int8_resnet18_matches_onnxruntime(ortpy, exported, tmp_path):
     prefix = exported("resnet18")
     quantize(ortpy, prefix)
-    check(prefix, tmp_path, ["nn.contrib_dense_vnni"])
+    check(prefix, tmp_path, ["nn.contrib_dense_vnni", "nn.contrib_conv2d_NCHWc_int8"])
