@@ -107,8 +107,22 @@ KilnModule *kiln_build_funcs(LoweredFunc **funcs, int nfuncs, int nblobs, const 
   return kiln_build_funcs_with(codegen_c_units, kiln_compile_c, funcs, nfuncs, nblobs, blobs, opt);
 }
 
+static KilnModule *build_units(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
+                               const KBlob *blobs, int nunits, const CompileOptions *opt);
+
 KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
                                   const KBlob *blobs, const CompileOptions *opt) {
+  return build_units(codegen, compile, funcs, nfuncs, nblobs, blobs, 1, opt);
+}
+
+KilnModule *kiln_build_funcs_units(LoweredFunc **funcs, int nfuncs, int nunits, const CompileOptions *opt) {
+  if (nunits > nfuncs) nunits = nfuncs;
+  if (nunits < 1) nunits = 1;
+  return build_units(codegen_c_units, kiln_compile_c, funcs, nfuncs, 0, NULL, nunits, opt);
+}
+
+static KilnModule *build_units(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
+                               const KBlob *blobs, int nunits, const CompileOptions *opt) {
   KilnModule *m = NULL;
   KBlob *all = KNEWN(KBlob, nblobs + 4);
   int nall = 0;
@@ -123,17 +137,17 @@ KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredF
   if (kiln_device_blobs(funcs, nfuncs, opt, all, &nall)) return NULL;
   blobs = all;
   nblobs = nall;
-  char **units = codegen(funcs, nfuncs, nblobs, blobs, 1);
+  char **units = codegen(funcs, nfuncs, nblobs, blobs, nunits);
   if (!units) return NULL;
   char *dir = kiln_mkdtemp("kiln-mod-");
   int rc = -1;
   if (dir) {
     remember_tmp_dir(dir);
     const char *so = kfmt("%s/module.so", dir);
-    rc = compile(1, (const char **)units, nblobs, blobs, so, opt);
+    rc = compile(nunits, (const char **)units, nblobs, blobs, so, opt);
     if (!rc) rc = kiln_module_load(so, &m);
   }
-  free(units[0]);
+  for (int u = 0; u < nunits; u++) free(units[u]);
   free(units);
   if (rc) return NULL;
   return m;

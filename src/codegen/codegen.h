@@ -121,6 +121,9 @@ typedef int (*CompileFn)(int nunits, const char **sources, int nblobs, const KBl
                          const CompileOptions *opt);
 KilnModule *kiln_build_funcs_with(CodegenFn codegen, CompileFn compile, LoweredFunc **funcs, int nfuncs, int nblobs,
                                   const KBlob *blobs, const CompileOptions *opt);
+/* The same for CPU functions, as nunits C units (at most one per function)
+ * that the compiler driver builds in parallel, into one module. */
+KilnModule *kiln_build_funcs_units(LoweredFunc **funcs, int nfuncs, int nunits, const CompileOptions *opt);
 /* A new private temporary directory (named prefix + random) that lives
  * until the process exits, as the directories kiln_build_funcs builds
  * into do; the string belongs to Kiln.  NULL + error. */

@@ -38,6 +38,7 @@ extern const TestCase winograd_tests[];
 extern const TestCase cuda_template_tests[];
 extern const TestCase symshape_tests[];
 extern const TestCase rtvalues_tests[];
+extern const TestCase fold_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -65,6 +66,7 @@ static const TestSuite suites[] = {
     {"cuda_templates", cuda_template_tests},
     {"symshape", symshape_tests},
     {"rtvalues", rtvalues_tests},
+    {"fold", fold_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

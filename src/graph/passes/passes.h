@@ -46,5 +46,14 @@ Graph *pass_alter_layout_gpu(Graph *g, const PassContext *pc);
 /* Evaluate one call on constant arguments (used by fold_constant and by
  * the frontend for shape computations). Returns a new kiln array. */
 DLTensor *graph_eval_call(GNode *n, GNode **args);
+/* The compiled folding kernels of one fold_constant pass over g, built
+ * together before it runs (eval.c); a call they lack is built on its own. */
+typedef struct FoldKernels FoldKernels;
+FoldKernels *graph_fold_kernels_build(Graph *g);
+/* The distinct kernels the batch holds (0 when it failed to build). */
+int graph_fold_kernels_count(const FoldKernels *fk);
+void graph_fold_kernels_free(FoldKernels *fk);
+/* graph_eval_call with fk's kernels (fk may be NULL). */
+DLTensor *graph_eval_call_in(GNode *n, GNode **args, const FoldKernels *fk);
 
 #endif
