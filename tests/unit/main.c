@@ -39,6 +39,7 @@ extern const TestCase cuda_template_tests[];
 extern const TestCase symshape_tests[];
 extern const TestCase rtvalues_tests[];
 extern const TestCase fold_tests[];
+extern const TestCase codegen_units_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -67,6 +68,7 @@ static const TestSuite suites[] = {
     {"symshape", symshape_tests},
     {"rtvalues", rtvalues_tests},
     {"fold", fold_tests},
+    {"codegen_units", codegen_units_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},
