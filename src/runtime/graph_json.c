@@ -24,7 +24,9 @@
  * "kiln_inplace", the input an elementwise kernel may overwrite, read by the
  * memory planner, "kiln_output_name", the model's name of an output,
  * read by the executor; "kiln_report" and "kiln_report_cap", the output
- * dimension a data-dependent host function reports and its upper bound)
+ * dimension a data-dependent host function reports and its upper bound,
+ * "kiln_report_grow": "1" when that bound is a first guess the executor
+ * grows)
  * do not disturb a TVM reader and TVM's extra fields
  * do not disturb this one.
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
@@ -278,6 +280,8 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
     nd->report_cap = attr_str(p, attrs, "kiln_report_cap");
     if (!nd->report_cap || !*nd->report_cap)
       return kiln_set_error("graph JSON: %s: attrs.kiln_report needs attrs.kiln_report_cap (its upper bound)", desc);
+    const char *grow = attr_str(p, attrs, "kiln_report_grow");
+    nd->report_grow = grow && !strcmp(grow, "1");
   }
   return 0;
 }

@@ -626,7 +626,7 @@ static int replan(KilnGraphExecutor *ex, const int64_t *vals, int nbound, const 
           if (pending) v = 1, kiln_clear_error();
           else rc = kiln_error_context("%s: entry %d", what, x);
         } else if (pending && (v < 1 || v > INT32_MAX)) v = 1;
-        else if (v < (txt && names_value(g, txt, len) ? 0 : 1) || v > INT32_MAX)
+        else if (txt && (v < (names_value(g, txt, len) ? 0 : 1) || v > INT32_MAX)) /* a constant one is the build's */
           rc = kiln_set_error("%s: at %s, node '%s' would have dimension %d = %lld: the input is too %s for the "
                               "model%s",
                               what, bindings(g, vals, buf, sizeof buf), g->nodes[g->entry_node[x]].name, d,
@@ -682,6 +682,7 @@ static int provisional(KilnGraphExecutor *ex, int64_t *vals, int from) {
     int64_t v = g->sym_lo[s]; /* a run-time value: any value until bound */
     if (ex->late_cap[k] && eval_text(g, ex->late_cap[k], strlen(ex->late_cap[k]), vals, &v))
       return kiln_error_context("the upper bound of the size %s", g->sym_names[s]);
+    if (ex->late_seen[k] > v) v = ex->late_seen[k]; /* a grown guess */
     if (v > g->sym_hi[s]) v = g->sym_hi[s];
     vals[s] = v < g->sym_lo[s] ? g->sym_lo[s] : v;
   }
@@ -723,6 +724,8 @@ int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
   ex->late_syms = kiln_arena_alloc(ex->arena, sizeof(int32_t) * ((size_t)n + 1));
   ex->late_cap = kiln_arena_alloc(ex->arena, sizeof(char *) * ((size_t)n + 1));
   ex->late_pos = kiln_arena_alloc(ex->arena, sizeof(int32_t) * ((size_t)g->num_syms + 1));
+  ex->late_seen = kiln_arena_alloc(ex->arena, sizeof(int64_t) * ((size_t)n + 1));
+  memset(ex->late_seen, 0, sizeof(int64_t) * ((size_t)n + 1));
   for (int s = 0; s < g->num_syms; s++) ex->late_pos[s] = -1;
   for (int i = 0; i < ex->num_ops; i++) {
     GraphOp *op = &ex->ops[i];
@@ -776,6 +779,35 @@ int kiln_graph_sym_begin(KilnGraphExecutor *ex) {
   return rc;
 }
 
+/* Grow-and-retry: op (a node with report_grow, whose cap is only a first
+ * guess) reported a size larger than its output holds, and wrote nothing.
+ * Remember the size as the op's next first guess, plan the entries with
+ * the op's size at it (still unbound), grow the buffers and call the op
+ * again, which must now report the same size, within its output. */
+static int grow_and_retry(KilnGraphExecutor *ex, GraphOp *op) {
+  const JsonGraph *g = &ex->g;
+  int k = op->late_first, t = ex->late_syms[k];
+  int64_t v = op->reported;
+  if (v > g->sym_hi[t])
+    return kiln_set_error("the size %s is %lld, above its bound %lld", g->sym_names[t], (long long)v,
+                          (long long)g->sym_hi[t]);
+  ex->late_seen[k] = v;
+  int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
+  if (!vals) return kiln_set_error("out of memory");
+  memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);
+  int rc = provisional(ex, vals, k);
+  if (!rc) rc = replan(ex, vals, k, "growing the output for the size reported", NULL);
+  free(vals);
+  if (rc) return -1;
+  ex->sym_stats.regrows++;
+  if (kiln_graph_op_exec(ex, op)) return kiln_error_context("called again with its output grown");
+  if (op->reported != v)
+    return kiln_set_error("reported the size %s = %lld when called again with its output grown, but %lld before (a "
+                          "function that grows its output must report the same size for the same inputs)",
+                          g->sym_names[t], (long long)op->reported, (long long)v);
+  return 0;
+}
+
 int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op) {
   const JsonGraph *g = &ex->g;
   int s = op->reports - 1;
@@ -788,6 +820,9 @@ int kiln_graph_sym_report(KilnGraphExecutor *ex, GraphOp *op) {
   if (op->late_first != ex->late_bound)
     return kiln_set_error("binds %s out of order (the executor expected %s first)", g->sym_names[ex->late_syms[op->late_first]],
                           g->sym_names[ex->late_syms[ex->late_bound]]);
+  if (g->nodes[op->node].report_grow && op->reports && op->reported > ex->sym_val[op->reports - 1] &&
+      grow_and_retry(ex, op))
+    return -1;
   int64_t *vals = malloc(sizeof(int64_t) * ((size_t)g->num_syms + 1));
   if (!vals) return kiln_set_error("out of memory");
   memcpy(vals, ex->sym_val, sizeof(int64_t) * (size_t)g->num_syms);

@@ -269,9 +269,13 @@ typedef struct GraphNode {
   /* attrs.kiln_report: a data-dependent host function (datadep.c) reports
    * the size of this dimension of its output, a symbol the executor binds
    * after the call; attrs.kiln_report_cap: its upper bound, a postfix
-   * expression over the other symbols.  -1 and NULL otherwise. */
+   * expression over the other symbols.  -1 and NULL otherwise.
+   * report_grow (attrs.kiln_report_grow "1"): the cap is a first guess
+   * (nothing bounds the size before the run): a larger size reported
+   * grows the output and the call is made again (grow-and-retry). */
   int report_dim;
   const char *report_cap;
+  bool report_grow;
 } GraphNode;
 
 /* A parsed graph JSON. */
@@ -392,6 +396,7 @@ typedef struct KilnSymStats {
   uint64_t plan_misses; /* ... evaluated the expressions and cached the plan */
   uint64_t evictions;   /* plans dropped for a newer binding */
   uint64_t reallocs;    /* storage buffers allocated after creation (buffers only grow) */
+  uint64_t regrows;     /* calls made again after a size larger than the guess (report_grow) */
   uint64_t variant_runs;    /* runs of a batched variant (kiln_graph_batch_run) */
   uint64_t variant_samples; /* ... and the samples they took */
 } KilnSymStats;
@@ -441,6 +446,8 @@ struct KilnGraphExecutor {
   int32_t *late_syms;
   const char **late_cap;
   int32_t *late_pos;        /* per symbol: its index in late_syms, or -1 */
+  int64_t *late_seen;       /* per late_syms index: of a node with report_grow, the
+                             * largest size it reported (its next first guess), else 0 */
   int late_bound;
   /* string tensors (strings.c): the text operators made in this run, and
    * per argument node the text set_input copied in */

@@ -808,6 +808,115 @@ static int f_label(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *
   return host_end(&h, rc ? -1 : 0);
 }
 
+/* ---- StringSplit ---- */
+
+/* The bytes of the whitespace character at p (Python's str.isspace, which
+ * ONNX's reference splits on: ASCII \t-\r, \x1c-\x1f and space, and the
+ * Unicode spaces in UTF-8), or 0. */
+static int ws_len(const char *p) {
+  const unsigned char *u = (const unsigned char *)p;
+  if (u[0] == ' ' || (u[0] >= '\t' && u[0] <= '\r') || (u[0] >= 0x1c && u[0] <= 0x1f)) return 1;
+  if (u[0] == 0xC2 && (u[1] == 0x85 || u[1] == 0xA0)) return 2;
+  if (u[0] == 0xE1 && u[1] == 0x9A && u[2] == 0x80) return 3;                     /* U+1680 */
+  if (u[0] == 0xE2 && u[1] == 0x80 && ((u[2] >= 0x80 && u[2] <= 0x8A) || u[2] == 0xA8 || u[2] == 0xA9 || u[2] == 0xAF))
+    return 3;                                                                     /* U+2000-200A, 2028, 2029, 202F */
+  if (u[0] == 0xE2 && u[1] == 0x81 && u[2] == 0x9F) return 3;                     /* U+205F */
+  if (u[0] == 0xE3 && u[1] == 0x80 && u[2] == 0x80) return 3;                     /* U+3000 */
+  return 0;
+}
+
+/* One string's pieces, as Python's str.split(sep, maxsplit) makes them
+ * (ONNX's reference): with a delimiter every occurrence splits, empty
+ * pieces kept; without (ws), runs of whitespace split and none is kept
+ * at either end; after max splits (max < 0: no limit) the rest is one
+ * piece (in ws mode its leading whitespace dropped). */
+typedef struct Splitter {
+  const char *p, *sep;
+  size_t seplen;
+  int64_t max, n; /* n: the pieces given so far */
+  bool ws, done;
+} Splitter;
+
+static bool split_next(Splitter *sp, const char **b, size_t *len) {
+  if (sp->done) return false;
+  const char *q;
+  if (sp->ws) {
+    while (ws_len(sp->p)) sp->p += ws_len(sp->p);
+    if (!*sp->p) return sp->done = true, false;
+    q = sp->p;
+    if (sp->max >= 0 && sp->n == sp->max) q += strlen(q);
+    else
+      while (*q && !ws_len(q)) q++;
+    *b = sp->p;
+    *len = (size_t)(q - sp->p);
+    sp->p = q;
+  } else {
+    q = sp->max >= 0 && sp->n == sp->max ? NULL : strstr(sp->p, sp->sep);
+    *b = sp->p;
+    *len = q ? (size_t)(q - sp->p) : strlen(sp->p);
+    if (q) sp->p = q + sp->seplen;
+    else sp->done = true;
+  }
+  sp->n++;
+  return true;
+}
+
+static void split_start(Splitter *sp, const char *s, const char *sep, int64_t max) {
+  memset(sp, 0, sizeof *sp);
+  sp->p = s;
+  sp->sep = sep;
+  sp->seplen = strlen(sep);
+  sp->ws = !sp->seplen;
+  sp->max = max;
+}
+
+/* StringSplit.  runtime.strings.split(x, y, attrs, heap[, reported]):
+ * with a place to report (the pieces, y of shape x.shape + [M]) it
+ * counts every string's pieces first and reports the most; when that is
+ * more than y's last dimension holds it writes nothing (the executor
+ * grows y and calls again: docs/symbolic_shapes.md section 4c), else it
+ * writes each string's pieces padded with "".  Without one, y (int64, of
+ * x's shape) gets each string's count of pieces. */
+static int f_split(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
+  (void)ret, (void)ret_code, (void)res;
+  HostCall h;
+  int rc = host_begin_r(&h, "runtime.strings.split", args, codes, nargs, 2, true);
+  bool pieces = !rc && h.reported;
+  if (!rc) rc = check_dtype(&h, 0, STR, "x") || check_compact(&h);
+  if (!rc) rc = check_dtype(&h, 1, pieces ? STR : (DLDataType){kDLInt, 64, 1}, pieces ? "pieces" : "counts");
+  const char *sep = rc ? "" : attr_s(&h, "delimiter", "");
+  const cJSON *mx = rc ? NULL : cJSON_GetObjectItemCaseSensitive(h.attrs, "maxsplit");
+  int64_t max = cJSON_IsNumber(mx) && mx->valuedouble >= 0 ? (int64_t)mx->valuedouble : -1;
+  const DLTensor *x = rc ? NULL : h.t[0], *y = rc ? NULL : h.t[1];
+  int64_t n = rc ? 0 : numel(x->ndim, x->shape);
+  if (!rc && (y->ndim != x->ndim + pieces || memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)))
+    rc = kiln_set_error("%s: the output's shape is not the input's%s", h.fname, pieces ? " and one more dimension" : "");
+  int64_t most = 0;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    Splitter sp;
+    const char *b;
+    size_t len;
+    split_start(&sp, sget(x, i), sep, max);
+    while (split_next(&sp, &b, &len)) {}
+    if (!pieces) ((int64_t *)((char *)y->data + y->byte_offset))[i] = sp.n;
+    if (sp.n > most) most = sp.n;
+  }
+  if (!rc && pieces) {
+    int64_t room = y->shape[x->ndim];
+    *h.reported = most;
+    for (int64_t i = 0; i < n && most <= room; i++) {
+      Splitter sp;
+      const char *b;
+      size_t len;
+      const char **row = sv(y) + i * most; /* compact at the real size */
+      split_start(&sp, sget(x, i), sep, max);
+      while (split_next(&sp, &b, &len)) row[sp.n - 1] = heap_str(&h, b, len);
+      for (int64_t k = sp.n; k < most; k++) row[k] = "";
+    }
+  }
+  return host_end(&h, rc ? -1 : 0);
+}
+
 const KilnBuiltin kiln_string_builtins[] = {
     {"runtime.strings.concat", f_concat},
     {"runtime.strings.equal", f_equal},
@@ -816,5 +925,6 @@ const KilnBuiltin kiln_string_builtins[] = {
     {"runtime.strings.regex_check", f_regex_check},
     {"runtime.strings.cast", f_cast},
     {"runtime.strings.label_encode", f_label},
+    {"runtime.strings.split", f_split},
     {NULL, NULL},
 };

@@ -304,10 +304,12 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(attrs, "func_name", info->host ? info->host->host : info->alias ? "__nop" : fg->func_name);
     if (info->host) cJSON_AddStringToObject(attrs, "kiln_host", gattr_str(&fg->out->attrs, "host_attrs", "{}"));
     /* a data-dependent op (ops/datadep.c): the output dimension it reports
-     * and that dimension's upper bound, which the executor binds and sizes */
+     * and that dimension's upper bound, which the executor binds and sizes
+     * (or with kiln_report_grow, its first guess, grown when too small) */
     if (info->host && gattr_int(&fg->out->attrs, "report", -1) >= 0) {
       cJSON_AddStringToObject(attrs, "kiln_report", kfmt("%lld", (long long)gattr_int(&fg->out->attrs, "report", -1)));
       cJSON_AddStringToObject(attrs, "kiln_report_cap", gattr_str(&fg->out->attrs, "report_cap", ""));
+      if (gattr_int(&fg->out->attrs, "report_grow", 0)) cJSON_AddStringToObject(attrs, "kiln_report_grow", "1");
     }
     cJSON_AddStringToObject(attrs, "num_inputs", kfmt("%d", info->inputs.len));
     cJSON_AddStringToObject(attrs, "num_outputs", "1");

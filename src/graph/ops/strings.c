@@ -61,6 +61,30 @@ static int infer_reported(GNode *n, TType *out) {
   return ttype_check(out, n->op->name);
 }
 
+/* split (StringSplit's pieces): the input's shape and one more dimension,
+ * the most pieces any string splits into, which the runtime function
+ * reports; "report_grow" set when "report_cap" is only a first guess
+ * (no bound is known before the run: the executor grows the output and
+ * calls again when the pieces do not fit).  split_count: the pieces per
+ * string, int64 of the input's shape. */
+static int infer_split(GNode *n, TType *out) {
+  if (need_strings(n, 0)) return -1;
+  if (!strcmp(n->op->name, "strings.split_count")) {
+    *out = *arg_type(n, 0);
+    out->dtype = DT_I64;
+    return 0;
+  }
+  const int64_t *shape;
+  int nd = gattr_ints(&n->attrs, "shape", &shape);
+  if (nd != arg_type(n, 0)->ndim + 1 || gattr_int(&n->attrs, "report", -1) != nd - 1 ||
+      !gattr_str(&n->attrs, "report_cap", NULL))
+    return kiln_set_error("%s needs 'shape' of one more dimension than its input, 'report' its last dimension and "
+                          "'report_cap'",
+                          n->op->name);
+  *out = ttype(DT_STRING, nd, shape);
+  return ttype_check(out, n->op->name);
+}
+
 const OpDef ops_strings[] = {
     {"strings.concat", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.concat"},
     {"strings.equal", 2, 2, PAT_OPAQUE, infer_bcast, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.equal"},
@@ -71,5 +95,8 @@ const OpDef ops_strings[] = {
      "runtime.strings.regex_full_match"},
     {"strings.cast", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.cast"},
     {"strings.label_encode", 1, 1, PAT_OPAQUE, infer_to, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.label_encode"},
+    {"strings.split", 1, 1, PAT_OPAQUE, infer_split, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT,
+     "runtime.strings.split"},
+    {"strings.split_count", 1, 1, PAT_OPAQUE, infer_split, NULL, NULL, NULL, OP_OTHER, 0, "runtime.strings.split"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -75,6 +75,14 @@ static const char *postfix(Importer *im, Expr *e) {
  * cap; host_attrs for the runtime function. */
 GNode *onnx_dd_call(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
                     Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs) {
+  return onnx_dd_call_grow(im, op, nargs, args, dt, nd, shape, dims, rdim, s, cap, host_attrs, false);
+}
+
+/* The same, where grow says cap is only a first guess: nothing bounds the
+ * size before the run, and the executor grows the output and calls the
+ * function again when the size it reports is larger ("report_grow"). */
+GNode *onnx_dd_call_grow(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
+                         Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs, bool grow) {
   StrBuf sd = {0};
   bool sym = false;
   for (int d = 0; d < nd; d++) {
@@ -100,6 +108,7 @@ GNode *onnx_dd_call(Importer *im, const char *op, int nargs, GNode **args, DType
     if (!c) return NULL;
     ga_int(&a, "report", rdim);
     ga_str(&a, "report_cap", c);
+    if (grow) ga_int(&a, "report_grow", 1);
   }
   ga_str(&a, "host_attrs", host_attrs);
   return imp_call(im, op, nargs, args, a);

@@ -151,6 +151,9 @@ int onnx_dd_compress(Importer *im);
 GSym *onnx_dd_size_sym(Importer *im, int out, int64_t hi);
 GNode *onnx_dd_call(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
                     Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs);
+/* ... where cap is a first guess the executor grows (grow-and-retry) */
+GNode *onnx_dd_call_grow(Importer *im, const char *op, int nargs, GNode **args, DType dt, int nd, int64_t *shape,
+                         Expr **dims, int rdim, GSym *s, Expr *cap, const char *host_attrs, bool grow);
 ONNX_IMAGE_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_RECURRENT_HANDLERS(ONNX_DECLARE_HANDLER)
 ONNX_QUANTIZE_HANDLERS(ONNX_DECLARE_HANDLER)

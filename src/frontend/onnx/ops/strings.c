@@ -9,7 +9,7 @@
  * that are not stopwords: a data-dependent host op (its size reported by
  * the runtime function, docs/symbolic_shapes.md section 4c).  StringSplit
  * makes as many pieces as the text has, with no bound known before the
- * run, so it is refused.
+ * run: its size starts at a guess the executor grows (grow-and-retry).
  */
 #include "ops.h"
 
@@ -117,10 +117,44 @@ int onnx_h_RegexFullMatch(Importer *im) {
   return out0(im, host_call(im, "strings.regex_full_match", 1, &x, o, NULL));
 }
 
+/* StringSplit: Y, each string's pieces padded with "" to the most any
+ * string has (a size the runtime function reports), and Z, the pieces per
+ * string.  With maxsplit the most is at most maxsplit + 1; without, nothing
+ * bounds it before the run (a string of n bytes may give n + 1 pieces), so
+ * the call's size starts at a guess that the executor grows when the text
+ * needs more (grow-and-retry, docs/symbolic_shapes.md section 4c). */
+#define SPLIT_FIRST_GUESS 8
+
 int onnx_h_StringSplit(Importer *im) {
-  return imp_error(im, "StringSplit is not supported: its outputs' size depends on the text (the most pieces any "
-                       "string splits into), and nothing bounds it before the run, while Kiln's executor sizes a "
-                       "data-dependent output's buffer for an upper bound known before the call");
+  GNode *x = in0(im);
+  if (!is_str(x)) return imp_error(im, "input must be a string tensor, got %s", ttype_str(&x->type));
+  int nd = x->type.ndim;
+  if (nd + 1 > MAXD) return imp_error(im, "input has %d dimensions, at most %d are supported", nd, MAXD - 1);
+  if (ttype_is_symbolic(&x->type)) return imp_error(im, "input's shape must be static, got %s", ttype_str(&x->type));
+  int64_t max = onnx_attr_int(N(im), "maxsplit", -1);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "delimiter", onnx_attr_string(N(im), "delimiter", ""));
+  cJSON_AddNumberToObject(o, "maxsplit", (double)(max < 0 ? -1 : max));
+  char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  kiln_arena_push(imp_graph(im)->arena);
+  const char *ha = kstrdup(text);
+  kiln_arena_pop();
+  free(text);
+  if (imp_want_output(im, 1) &&
+      imp_set_output(im, 1, host_call(im, "strings.split_count", 1, &x, cJSON_Parse(ha), NULL)))
+    return -1;
+  if (!imp_want_output(im, 0)) return 0;
+  bool bounded = max >= 0 && max < GRAPH_MAX_ELEMS;
+  GSym *sym = onnx_dd_size_sym(im, 0, bounded ? max + 1 : GRAPH_MAX_ELEMS);
+  if (!sym) return -1;
+  int64_t shape[MAXD];
+  memcpy(shape, x->type.shape, sizeof(int64_t) * (size_t)nd);
+  kiln_arena_push(imp_graph(im)->arena);
+  Expr *cap = ir_int(bounded ? max + 1 : SPLIT_FIRST_GUESS, DT_I32);
+  kiln_arena_pop();
+  return imp_set_output(im, 0, onnx_dd_call_grow(im, "strings.split", 1, &x, DT_STRING, nd + 1, shape, NULL, nd, sym,
+                                                 cap, ha, !bounded));
 }
 
 /* ---- LabelEncoder ---- */
