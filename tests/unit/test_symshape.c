@@ -621,6 +621,142 @@ static void test_symshape_data_dependent(void) {
   free(dir);
 }
 
+/* Grow-and-retry (docs/symbolic_shapes.md, section 4c): sizes nothing
+ * bounds before the run.  p = strings.split(x) on whitespace runs and
+ * q = strings.split(x, " ") (every space splits): the pieces of each
+ * string, padded with "" to the most any string has, sizes m and n the
+ * calls report, whose "report_cap" (2 and 1) is only a first guess
+ * ("report_grow"); c = split_count(x).  Text needing more pieces than the
+ * guess makes the executor grow the output and call the op again
+ * (counted in regrows), q's after p's size is bound in the same run; the
+ * larger size is the next run's guess, so text that fits runs each op
+ * once; 0 pieces is an empty result; a size above the symbol's bound is
+ * an error naming it. */
+static const char *const grow_texts[][4] = {
+    {"a b", "c", "d e f", "g h i j k"},          /* m 5 (grow from 2), n 5 (grow from 1) */
+    {"one", "two three", "", "x y z"},           /* m 3, n 3: both fit */
+    {"a b c d e f g h i j k l", "m", "", "n o"}, /* m 12, n 12: both grow */
+    {"  ", "", "\t", "\n"},                      /* m 0 (empty), n 3 */
+    {"p q r s t", "u", "v  w", "x"},             /* m 5, n 5: fit */
+};
+
+/* The pieces of s split at each sep (strsep's), written into piece[] (at
+ * most 32 of 64 bytes); their count. */
+static int grow_ref(const char *s, const char *sep, char piece[][64]) {
+  char buf[64], *p = buf, *w;
+  int k = 0;
+  snprintf(buf, sizeof buf, "%s", s);
+  if (!*sep) { /* whitespace runs: strtok's */
+    char *save = NULL;
+    for (w = strtok_r(buf, " \t\n", &save); w && k < 32; w = strtok_r(NULL, " \t\n", &save)) snprintf(piece[k++], 64, "%s", w);
+    return k;
+  }
+  while ((w = strsep(&p, sep)) && k < 32) snprintf(piece[k++], 64, "%s", w);
+  return k;
+}
+
+static int grow_check(const DLTensor *o, const DLTensor *cnt, int r, const char *sep, int most) {
+  int bad = 0;
+  for (int i = 0; i < 4; i++) {
+    char piece[32][64];
+    int k = grow_ref(grow_texts[r][i], sep, piece);
+    if (cnt) bad += ((int64_t *)cnt->data)[i] != k;
+    for (int j = 0; j < most; j++) {
+      const char *got = ((const char **)o->data)[i * most + j];
+      bad += strcmp(got ? got : "", j < k ? piece[j] : ""); /* padding: "" */
+    }
+  }
+  return bad;
+}
+
+static void test_symshape_grow_retry(void) {
+  char *dir = kiln_mkdtemp("kiln-grow-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = graph_new();
+  GNode *x = graph_var(g, "x", ttype(DT_STRING, 1, (int64_t[]){4}));
+  GSym *m = graph_sym(g, "m", 1, 16), *n = graph_sym(g, "n", 1, 16);
+  CHECK(m && n);
+  GNode *p = NULL, *q = NULL, *c = NULL;
+  if (m && n) {
+    m->lo = n->lo = 0;
+    static const char *const host[2] = {"{\"delimiter\": \"\", \"maxsplit\": -1}",
+                                        "{\"delimiter\": \" \", \"maxsplit\": -1}"};
+    for (int k = 0; k < 2; k++) {
+      GAttrs a = gattrs_new();
+      ga_ints(&a, "shape", 2, (int64_t[]){4, k ? n->rep : m->rep});
+      ga_str(&a, "sym_dims", k ? ",n" : ",m");
+      ga_int(&a, "report", 1);
+      ga_str(&a, "report_cap", k ? "1" : "2");
+      ga_int(&a, "report_grow", 1);
+      ga_str(&a, "host_attrs", host[k]);
+      *(k ? &q : &p) = graph_call(g, "strings.split", 1, &x, a, k ? "split_space" : "split");
+    }
+    GAttrs ca = gattrs_new();
+    ga_str(&ca, "host_attrs", host[0]);
+    c = graph_call(g, "strings.split_count", 1, &x, ca, "count");
+  }
+  CHECK(p && q && c);
+  if (!p || !q || !c) {
+    graph_free(g);
+    kiln_rmtree(dir);
+    free(dir);
+    return;
+  }
+  CHECK_STR(ty(p), "Tensor[(4, m), string]");
+  graph_add_output(g, p);
+  graph_add_output(g, q);
+  graph_add_output(g, c);
+  const char *so = kfmt("%s/grow.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 1;
+  CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  static const int mm[] = {5, 3, 12, 0, 5}, nn[] = {5, 3, 12, 3, 5}, regrows[] = {2, 2, 4, 4, 4};
+  for (int r = 0; ex && r < 5; r++) {
+    DLTensor *xv = NULL;
+    CHECK_OK(kiln_array_from_strings(1, (int64_t[]){4}, grow_texts[r], &xv));
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    CHECK_INT((int)ex->sym_stats.regrows, regrows[r]);
+    DLTensor *po = NULL, *qo = NULL, *co = NULL;
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &po));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 1, &qo));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 2, &co));
+    if (po && qo && co) {
+      CHECK_INT((int)po->ndim, 2);
+      CHECK_INT((int)po->shape[0], 4);
+      CHECK_INT((int)po->shape[1], mm[r]);
+      CHECK_INT((int)qo->shape[1], nn[r]);
+      if (po->shape[1] == mm[r]) CHECK_INT(grow_check(po, co, r, "", mm[r]), 0);
+      if (qo->shape[1] == nn[r]) CHECK_INT(grow_check(qo, NULL, r, " ", nn[r]), 0);
+    }
+    kiln_array_free(po);
+    kiln_array_free(qo);
+    kiln_array_free(co);
+    kiln_array_free(xv);
+  }
+  if (ex) { /* 17 pieces: above m's bound 16 */
+    const char *const big[4] = {"a b c d e f g h i j k l m n o p q", "", "", ""};
+    DLTensor *xv = NULL;
+    CHECK_OK(kiln_array_from_strings(1, (int64_t[]){4}, big, &xv));
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xv));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_get_error(), "the size m is 17, above its bound 16");
+    CHECK_CONTAINS(kiln_get_error(), "split");
+    kiln_array_free(xv);
+  }
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 /* Values a kernel computes as run-time shape values: t = s + 1 (a kernel
  * over the input s), copied by a dd.bind node whose elements are the
  * values t_0, t_1, and out = fill(2.5, shape = t) + 1.  The executor
@@ -802,6 +938,7 @@ const TestCase symshape_tests[] = {
     {"symshape_executor", test_symshape_executor},
     {"symshape_runtime_value", test_symshape_runtime_value},
     {"symshape_data_dependent", test_symshape_data_dependent},
+    {"symshape_grow_retry", test_symshape_grow_retry},
     {"symshape_kernel_values", test_symshape_kernel_values},
     {"symshape_batch_outer", test_symshape_batch_outer},
     {"symshape_conv_pool", test_symshape_conv_pool},
