@@ -12,7 +12,9 @@
  * at the real size, in the first elements of that buffer, and reports the
  * size; the executor then binds it and plans what follows
  * (graph_sym.c, docs/symbolic_shapes.md section 4c).  A result larger
- * than the buffer is an error, never a write past it.
+ * than the buffer is an error, never a write past it (a node with
+ * kiln_report_grow, whose cap is only a guess, reports it without writing
+ * and is called again with its output grown: strings.c's StringSplit).
  *
  * Elements of any numeric dtype are compared as the dtype orders them
  * (float16 and bfloat16 through float; a NaN equals a NaN and sorts

@@ -56,6 +56,10 @@
  * sizes bound so far), grows the buffers that must, keeping their
  * contents, and sets the shapes in place, so the next kernels and
  * get_output see the real sizes (docs/symbolic_shapes.md, section 4c).
+ * A node with report_grow (StringSplit's pieces: nothing bounds them
+ * before the run) has only a first guess for its cap: a larger size
+ * reported (the function wrote nothing) grows its output to that size
+ * and calls it again (grow_and_retry); the size is its next first guess.
  *
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
  * kiln_graph_sym_late_init, kiln_graph_sym_begin, kiln_graph_sym_report,
