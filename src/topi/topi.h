@@ -310,6 +310,14 @@ Tensor *topi_center_crop_pad_dyn(Tensor *x, Tensor *sizes, Tensor *axes, Expr **
 /* ONNX Range with start and delta one-element int tensors read by the
  * kernel: start + i * delta over the given length (dyn.arange). */
 Tensor *topi_arange_dyn(Tensor *start, Tensor *delta, Expr *len);
+/* ONNX Col2Im with image_shape and block_shape (1-D int, d each) read by
+ * the kernel at run time: x [N, C * prod(block), L] summed into
+ * [N, C, *image] (the given output shape); pads (2d: begins then ends),
+ * dilations and strides (d each) are constants (dyn.col2im).  Each output
+ * pixel sums over the C * prod(block) rows of x the ones whose block
+ * offset lands on it. */
+Tensor *topi_col2im_dyn(Tensor *x, Tensor *image, Tensor *block, const int64_t *pads, const int64_t *dil,
+                        const int64_t *str, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];
  * negative indices wrap, out-of-range ones clamp (never read outside). */
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);

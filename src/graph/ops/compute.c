@@ -419,6 +419,19 @@ Tensor *compute_dyn_center_crop_pad(GNode *n, Tensor **ins, const Strategy *st) 
                                   ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.col2im (data, image_shape, block_shape): the shape is the call's
+ * sym_dims; the kernel reads both sizes. */
+Tensor *compute_dyn_col2im(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  const int64_t *pads, *dil, *str;
+  int d = n->type.ndim - 2;
+  if (gattr_ints(&n->attrs, "pads", &pads) != 2 * d || gattr_ints(&n->attrs, "dilations", &dil) != d ||
+      gattr_ints(&n->attrs, "strides", &str) != d)
+    return kiln_set_error("dyn.col2im needs pads (%d values), dilations and strides (%d each)", 2 * d, d), NULL;
+  return topi_col2im_dyn(ins[0], ins[1], ins[2], pads, dil, str,
+                         ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 /* dyn.arange (start, delta): the length is the call's sym_dims. */
 Tensor *compute_dyn_arange(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;

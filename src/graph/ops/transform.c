@@ -279,6 +279,27 @@ static int infer_dyn_center_crop_pad(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.col2im (data, image_shape, block_shape): Col2Im with both sizes
+ * read at run time; attributes pads, dilations, strides (constants),
+ * `shape` the result at the representative values, sym_dims the shape as
+ * expressions of the values. */
+static int infer_dyn_col2im(GNode *n, TType *out) {
+  const TType *x = arg_type(n, 0), *im = arg_type(n, 1), *bl = arg_type(n, 2);
+  if (x->ndim != 3 || ttype_is_symbolic(x)) return err_dtype(n, 0, "static [N, C * prod(block_shape), L] data");
+  if (im->ndim != 1 || !dt_is_int(im->dtype) || bl->ndim != 1 || !dt_is_int(bl->dtype) || im->shape[0] != bl->shape[0])
+    return err_dtype(n, 1, "1-D integer image_shape as long as block_shape");
+  const int64_t *sh;
+  int k = gattr_ints(&n->attrs, "shape", &sh);
+  if (k != im->shape[0] + 2) return kiln_set_error("dyn.col2im: shape has %d dimensions for %lld spatial axes", k, (long long)im->shape[0]);
+  *out = *x;
+  out->ndim = k;
+  for (int i = 0; i < k; i++) {
+    if (sh[i] < 1) return kiln_set_error("dyn.col2im: dimension %d would be %lld", i, (long long)sh[i]);
+    out->shape[i] = sh[i];
+  }
+  return 0;
+}
+
 /* dyn.arange (start, delta): one int element each (of one type), read at
  * run time; `len` is the length at the representative values, the call's
  * sym_dims the length as an expression of the values. */
@@ -550,6 +571,8 @@ const OpDef ops_transform[] = {
     {"dyn.center_crop_pad", 3, 3, PAT_INJECTIVE, infer_dyn_center_crop_pad, compute_dyn_center_crop_pad, NULL,
      "data, sizes, axes"},
     {"dyn.arange", 2, 2, PAT_INJECTIVE, infer_dyn_arange, compute_dyn_arange, NULL, "start, delta"},
+    {"dyn.col2im", 3, 3, PAT_OPAQUE, infer_dyn_col2im, compute_dyn_col2im, NULL,
+     "data, image_shape, block_shape, pads=None, dilations=None, strides=None"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD},

@@ -894,3 +894,53 @@ Tensor *topi_lrn(Tensor *x, int size, double alpha, double beta, double bias) {
   Expr *den = ir_call2(INTRIN_pow, ir_add(fc(bias, t), ir_mul(fc(alpha / size, t), te_read(sq, nd, v2))), fc(beta, t));
   return te_compute("T_lrn", nd, x->shape, v2, ir_div(te_read(x, nd, v2), den), "elemwise");
 }
+
+/* ---- Col2Im with run-time sizes ---- */
+
+#define COL2IM_MAX_AXES 6 /* spatial axes (the graph takes 8 dimensions) */
+
+Tensor *topi_col2im_dyn(Tensor *x, Tensor *image, Tensor *block, const int64_t *pads, const int64_t *dil,
+                        const int64_t *str, Expr **oshape) {
+  const char *op = "dyn.col2im";
+  if (!x || !image || !block || !oshape) return NULL;
+  int64_t d, db, CK, L;
+  if (x->ndim != 3 || !ir_is_const_int(x->shape[1], &CK) || !ir_is_const_int(x->shape[2], &L))
+    return kiln_set_error("%s: the input must be [N, C * prod(block_shape), L] with static C * prod(block) and L", op),
+           NULL;
+  if (image->ndim != 1 || block->ndim != 1 || !dt_is_int(image->dtype) || !dt_is_int(block->dtype) ||
+      !ir_is_const_int(image->shape[0], &d) || !ir_is_const_int(block->shape[0], &db) || d != db || d < 1 ||
+      d > COL2IM_MAX_AXES)
+    return kiln_set_error("%s: image_shape and block_shape must be 1-D integer tensors of one length (1 to %d)", op,
+                          COL2IM_MAX_AXES),
+           NULL;
+  int nd = (int)d + 2;
+  Expr **v = te_axis_vars(nd, NULL);
+  IterVar *rk = te_reduce_axis_c(CK, "rk");
+  Expr *k = ir_cast(DT_I64, rk->var), *K = ir_i64(1), *b[COL2IM_MAX_AXES];
+  for (int i = 0; i < d; i++) {
+    b[i] = ir_cast(DT_I64, te_read1(block, ir_i32(i)));
+    K = ir_mul(K, b[i]);
+  }
+  /* row k of channel c is block offset k (row-major over block_shape),
+   * valid for k < prod(block); its pixel y comes from sliding position
+   * (y + pad - offset * dilation) / stride on each axis, when that is a
+   * whole position inside the grid */
+  Expr *valid = ir_lt(k, K), *rem = k, *l = ir_i64(0), *mult = ir_i64(1);
+  for (int i = (int)d - 1; i >= 0; i--) {
+    Expr *off = ir_mod(rem, b[i]);
+    rem = ir_div(rem, b[i]);
+    Expr *img = ir_cast(DT_I64, te_read1(image, ir_i32(i)));
+    Expr *span = ir_add(ir_mul(ir_i64(dil[i]), ir_sub(b[i], ir_i64(1))), ir_i64(1));
+    Expr *outs = ir_add(ir_div(ir_sub(ir_add(img, ir_i64(pads[i] + pads[i + d])), span), ir_i64(str[i])), ir_i64(1));
+    Expr *p = ir_sub(ir_add(ir_cast(DT_I64, v[2 + i]), ir_i64(pads[i])), ir_mul(off, ir_i64(dil[i])));
+    Expr *q = ir_div(p, ir_i64(str[i]));
+    valid = ir_and(valid, ir_and(ir_ge(p, ir_i64(0)), ir_and(ir_eq(ir_mod(p, ir_i64(str[i])), ir_i64(0)), ir_lt(q, outs))));
+    l = ir_add(l, ir_mul(q, mult));
+    mult = ir_mul(mult, outs);
+  }
+  Expr *ch = ir_add(ir_mul(ir_cast(DT_I64, v[1]), K), k);
+  Expr *chc = ir_cast(DT_I32, ir_max(ir_min(ch, ir_i64(CK - 1)), ir_i64(0)));
+  Expr *lc = ir_cast(DT_I32, ir_max(ir_min(l, ir_i64(L - 1)), ir_i64(0)));
+  Expr *src = ir_select(valid, te_read3(x, v[0], chc, lc), ir_cast(x->dtype, ir_i32(0)));
+  return te_compute("T_col2im", nd, oshape, v, ir_sum(src, 1, (IterVar *[]){rk}), "col2im");
+}

@@ -613,19 +613,12 @@ int onnx_h_AffineGrid(Importer *im) {
  * Built as one term per block offset: that offset's [N, C, *out] slice,
  * spread by the strides (each axis reshaped to [out, 1], zero-padded to
  * [out, stride], merged), shifted by offset * dilation into the padded
- * image and summed; the pads are cropped off at the end.  image_shape and
- * block_shape must be known at compile time. */
-int onnx_h_Col2Im(Importer *im) {
-  GNode *x = in0(im);
-  int64_t img[MAXD], blk[MAXD];
-  int d = imp_const_input_ints_in(im, 1, img, MAXD, 1, IMP_MAX_COUNT);
-  if (d < 0) return -1;
-  int db = imp_const_input_ints_in(im, 2, blk, MAXD, 1, IMP_MAX_COUNT);
-  if (db < 0) return -1;
-  if (d == 0 || d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match (one per spatial axis)", d, db);
-  if (x->type.ndim != 3) return imp_error(im, "input must be [N, C * prod(block_shape), L], got %s", ttype_str(&x->type));
-  if (d + 2 > MAXD) return imp_error(im, "%d spatial axes (at most %d)", d, MAXD - 2);
-  int64_t dil[MAXD], str[MAXD], pads[2 * MAXD];
+ * image and summed; the pads are cropped off at the end.  With
+ * image_shape or block_shape given at run time: dyn.col2im (below). */
+
+/* The attributes for d spatial axes (defaults: dilations and strides 1,
+ * pads 0). */
+static int col2im_attrs(Importer *im, int d, int64_t *dil, int64_t *str, int64_t *pads) {
   for (int i = 0; i < d; i++) dil[i] = str[i] = 1, pads[i] = pads[i + d] = 0;
   const int64_t *v;
   int nv;
@@ -644,6 +637,164 @@ int onnx_h_Col2Im(Importer *im) {
     if (nv != 2 * d) return imp_error(im, "pads has %d values, expected %d", nv, 2 * d);
     memcpy(pads, v, sizeof(int64_t) * (size_t)(2 * d));
   }
+  return 0;
+}
+
+/* Sliding positions f[i..d) whose product is L, each at least minf[i]. */
+static bool col2im_factor(int64_t L, int d, int i, const int64_t *minf, int64_t *f) {
+  if (i == d - 1) return f[i] = L, L >= minf[i];
+  for (int64_t q = 1; q * q <= L; q++) {
+    if (L % q) continue;
+    int64_t two[2] = {q, L / q};
+    for (int t = 0; t < 2; t++)
+      if (two[t] >= minf[i] && (f[i] = two[t], col2im_factor(L / two[t], d, i + 1, minf, f))) return true;
+  }
+  return false;
+}
+
+/* One of Col2Im's size inputs: its n values, each a constant (sym NULL)
+ * or a value symbol of a graph input in [lo, hi]; false when the input is
+ * neither (the compile-time path says what to bind). */
+static bool col2im_sizes(Importer *im, int i, int64_t hi, GSym **sym, int64_t *val, bool *fresh, int *n) {
+  GNode *v = imp_input(im, i);
+  if (v->kind == GN_CONST) {
+    *n = gnode_const_ints(v, val, MAXD);
+    for (int k = 0; k < *n; k++) sym[k] = NULL, fresh[k] = false;
+    return *n > 0;
+  }
+  if (v->kind != GN_VAR || v->type.ndim != 1 || v->type.dtype.code != kDLInt || ttype_is_symbolic(&v->type) ||
+      v->type.shape[0] < 1 || v->type.shape[0] > MAXD - 2)
+    return false;
+  *n = (int)v->type.shape[0];
+  Graph *g = imp_graph(im);
+  for (int k = 0; k < *n; k++) {
+    int before = g->syms.len;
+    sym[k] = graph_value_sym(g, v->name, k, 1, hi);
+    if (!sym[k]) return false;
+    fresh[k] = g->syms.len > before;
+    val[k] = sym[k]->rep;
+  }
+  return true;
+}
+
+static void put_size(StrBuf *sb, const GSym *s, int64_t c) {
+  if (s) sb_printf(sb, " %s", s->name);
+  else sb_printf(sb, " %lld", (long long)c);
+}
+
+/* Col2Im with image_shape or block_shape a graph input: dyn.col2im, the
+ * kernel reading both.  The image's sizes are value symbols in [1, 2^31 -
+ * 1] and the output's spatial dimensions; block sizes value symbols in
+ * [1, C * prod(block)].  Dimension 1 (C) is C * prod(block) / prod(block)
+ * when the block divides it and the sliding positions multiply to L (and
+ * the padded image holds the block on every axis), else -1: the executor
+ * refuses such values naming the node.  Representative values: blocks of
+ * 1 and an image whose positions factor L.  -2 when no representative
+ * values fit the input (the compile-time path then asks for --bind). */
+static int col2im_runtime(Importer *im, GNode *x) {
+  GSym *isym[MAXD], *bsym[MAXD];
+  int64_t img[MAXD], blk[MAXD], dil[MAXD], str[MAXD], pads[2 * MAXD];
+  int d, db;
+  bool ifresh[MAXD], bfresh[MAXD];
+  if (x->type.ndim != 3 || ttype_is_symbolic(&x->type) ||
+      !col2im_sizes(im, 1, GRAPH_MAX_ELEMS, isym, img, ifresh, &d) ||
+      !col2im_sizes(im, 2, x->type.shape[1], bsym, blk, bfresh, &db))
+    return -2;
+  if (d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match", d, db);
+  if (col2im_attrs(im, d, dil, str, pads)) return -1;
+  int64_t n = x->type.shape[0], CK = x->type.shape[1], L = x->type.shape[2], K = 1, minf[MAXD], f[MAXD];
+  for (int i = 0; i < d; i++) {
+    if (bfresh[i]) blk[i] = bsym[i]->rep = 1; /* a symbol made before keeps its value */
+    K *= blk[i];
+  }
+  if (K < 1 || CK % K) return -2;
+  /* positions f_i >= minf_i: the image (f_i - 1) * s + span - P is at least 1 */
+  for (int i = 0; i < d; i++) {
+    int64_t P = pads[i] + pads[i + d], span = dil[i] * (blk[i] - 1) + 1, m = 1;
+    while ((m - 1) * str[i] + span - P < 1) m++;
+    minf[i] = m;
+    if (!ifresh[i]) minf[i] = f[i] = img[i] + P - span < 0 ? 0 : (img[i] + P - span) / str[i] + 1;
+  }
+  bool fixed = true;
+  for (int i = 0; i < d; i++) fixed &= !ifresh[i];
+  if (fixed) { /* only the blocks at run time: the image's positions must give L */
+    int64_t prod = 1;
+    for (int i = 0; i < d; i++) prod *= f[i] > 0 ? f[i] : 0;
+    if (prod != L) return -2;
+  } else {
+    /* the constant image axes take their positions out of L */
+    int64_t rest = L, free_min[MAXD], ff[MAXD];
+    int nfree = 0;
+    for (int i = 0; i < d; i++) {
+      if (ifresh[i]) free_min[nfree++] = minf[i];
+      else if (f[i] < 1 || rest % f[i]) return -2;
+      else rest /= f[i];
+    }
+    if (!col2im_factor(rest, nfree, 0, free_min, ff)) return -2;
+    for (int i = 0, j = 0; i < d; i++)
+      if (ifresh[i]) {
+        int64_t P = pads[i] + pads[i + d], span = dil[i] * (blk[i] - 1) + 1;
+        f[i] = ff[j++];
+        img[i] = (f[i] - 1) * str[i] + span - P;
+        isym[i]->rep = img[i];
+      }
+  }
+  /* the shape: [N, C, *image] */
+  int64_t shape[MAXD];
+  shape[0] = n;
+  shape[1] = CK / K;
+  StrBuf sd = {0}, cond = {0}, kx = {0}, prod = {0};
+  sb_puts(&kx, " 1");
+  sb_puts(&prod, " 1");
+  for (int i = 0; i < d; i++) {
+    shape[2 + i] = img[i];
+    put_size(&kx, bsym[i], blk[i]);
+    sb_printf(&kx, " * %lld min", (long long)CK + 1);
+    /* the padded image less the block's span; its positions */
+    StrBuf room = {0};
+    put_size(&room, isym[i], img[i]);
+    sb_printf(&room, " %lld +", (long long)(pads[i] + pads[i + d]));
+    sb_printf(&room, " %lld", (long long)dil[i]);
+    put_size(&room, bsym[i], blk[i]);
+    sb_puts(&room, " 1 - * 1 + -");
+    sb_printf(&cond, "%s 0 ge%s", room.data, i ? " and" : "");
+    sb_printf(&prod, "%s %lld fdiv 1 + * %lld min", room.data, (long long)str[i], (long long)L + 1);
+    sb_free(&room);
+  }
+  sb_printf(&sd, ",%s %lld%s mod 0 eq and%s %lld eq and %lld%s div -1 sel", cond.data, (long long)CK, kx.data,
+            prod.data, (long long)L, (long long)CK, kx.data);
+  for (int i = 0; i < d; i++) sb_printf(&sd, ",%s", isym[i] ? isym[i]->name : "");
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", d + 2, shape);
+  ga_str(&a, "sym_dims", sd.data);
+  ga_ints(&a, "pads", 2 * d, pads);
+  ga_ints(&a, "dilations", d, dil);
+  ga_ints(&a, "strides", d, str);
+  sb_free(&sd);
+  sb_free(&cond);
+  sb_free(&kx);
+  sb_free(&prod);
+  GNode *args[3] = {x, imp_input(im, 1), imp_input(im, 2)};
+  return out0(im, imp_call(im, "dyn.col2im", 3, args, a));
+}
+
+int onnx_h_Col2Im(Importer *im) {
+  GNode *x = in0(im);
+  GNode *is = imp_input(im, 1), *bs = imp_input(im, 2);
+  if (x && is && bs && (is->kind == GN_VAR || bs->kind == GN_VAR)) {
+    int rc = col2im_runtime(im, x);
+    if (rc != -2) return rc;
+  }
+  int64_t img[MAXD], blk[MAXD];
+  int d = imp_const_input_ints_in(im, 1, img, MAXD, 1, IMP_MAX_COUNT);
+  if (d < 0) return -1;
+  int db = imp_const_input_ints_in(im, 2, blk, MAXD, 1, IMP_MAX_COUNT);
+  if (db < 0) return -1;
+  if (d == 0 || d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match (one per spatial axis)", d, db);
+  if (x->type.ndim != 3) return imp_error(im, "input must be [N, C * prod(block_shape), L], got %s", ttype_str(&x->type));
+  if (d + 2 > MAXD) return imp_error(im, "%d spatial axes (at most %d)", d, MAXD - 2);
+  int64_t dil[MAXD], str[MAXD], pads[2 * MAXD];
+  if (col2im_attrs(im, d, dil, str, pads)) return -1;
   int64_t K = 1, L = 1, outs[MAXD], padded[MAXD];
   for (int i = 0; i < d; i++) {
     if (img[i] < 1 || blk[i] < 1 || dil[i] < 1 || str[i] < 1 || pads[i] < 0 || pads[i + d] < 0)
