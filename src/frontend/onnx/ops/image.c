@@ -677,6 +677,53 @@ static bool col2im_sizes(Importer *im, int i, int64_t hi, GSym **sym, int64_t *v
   return true;
 }
 
+/* Representative values for Col2Im's sizes given at run time: blocks
+ * (the fresh ones searched from 1 up) whose product divides the rows and
+ * an image (the fresh axes) whose sliding positions multiply to L. */
+typedef struct Col2ImFit {
+  int d;
+  int64_t CK, L;
+  const int64_t *dil, *str, *pads;
+  const bool *ifresh, *bfresh;
+  int64_t *img, *blk;
+  long budget; /* block combinations left to try */
+} Col2ImFit;
+
+static bool col2im_fit_image(Col2ImFit *c) {
+  int64_t K = 1, rest = c->L, minf[MAXD], ff[MAXD];
+  int nfree = 0, d = c->d;
+  for (int i = 0; i < d; i++) K *= c->blk[i];
+  if (c->CK % K) return false;
+  for (int i = 0; i < d; i++) {
+    int64_t P = c->pads[i] + c->pads[i + d], span = c->dil[i] * (c->blk[i] - 1) + 1;
+    if (c->ifresh[i]) { /* (f - 1) * s + span - P >= 1 */
+      int64_t need = 1 + P - span;
+      minf[nfree++] = 1 + (need > 0 ? (need + c->str[i] - 1) / c->str[i] : 0);
+      continue;
+    }
+    int64_t room = c->img[i] + P - span, f = room < 0 ? 0 : room / c->str[i] + 1;
+    if (f < 1 || rest % f) return false;
+    rest /= f;
+  }
+  if (!nfree) return rest == 1;
+  if (!col2im_factor(rest, nfree, 0, minf, ff)) return false;
+  for (int i = 0, j = 0; i < d; i++)
+    if (c->ifresh[i])
+      c->img[i] = (ff[j++] - 1) * c->str[i] + c->dil[i] * (c->blk[i] - 1) + 1 - c->pads[i] - c->pads[i + d];
+  return true;
+}
+
+static bool col2im_fit(Col2ImFit *c, int i) {
+  if (i == c->d) return c->budget-- > 0 && col2im_fit_image(c);
+  if (!c->bfresh[i]) return col2im_fit(c, i + 1);
+  for (int64_t b = 1; b <= c->CK && c->budget > 0; b++) {
+    c->blk[i] = b;
+    if (!c->ifresh[i] && c->dil[i] * (b - 1) + 1 > c->img[i] + c->pads[i] + c->pads[i + c->d]) break;
+    if (col2im_fit(c, i + 1)) return true;
+  }
+  return false;
+}
+
 static void put_size(StrBuf *sb, const GSym *s, int64_t c) {
   if (s) sb_printf(sb, " %s", s->name);
   else sb_printf(sb, " %lld", (long long)c);
@@ -702,42 +749,13 @@ static int col2im_runtime(Importer *im, GNode *x) {
     return -2;
   if (d != db) return imp_error(im, "image_shape has %d values and block_shape %d: they must match", d, db);
   if (col2im_attrs(im, d, dil, str, pads)) return -1;
-  int64_t n = x->type.shape[0], CK = x->type.shape[1], L = x->type.shape[2], K = 1, minf[MAXD], f[MAXD];
+  int64_t n = x->type.shape[0], CK = x->type.shape[1], L = x->type.shape[2], K = 1;
+  Col2ImFit c = {d, CK, L, dil, str, pads, ifresh, bfresh, img, blk, 100000};
+  if (!col2im_fit(&c, 0)) return -2;
   for (int i = 0; i < d; i++) {
-    if (bfresh[i]) blk[i] = bsym[i]->rep = 1; /* a symbol made before keeps its value */
+    if (bfresh[i]) bsym[i]->rep = blk[i]; /* a symbol made before keeps its value */
+    if (ifresh[i]) isym[i]->rep = img[i];
     K *= blk[i];
-  }
-  if (K < 1 || CK % K) return -2;
-  /* positions f_i >= minf_i: the image (f_i - 1) * s + span - P is at least 1 */
-  for (int i = 0; i < d; i++) {
-    int64_t P = pads[i] + pads[i + d], span = dil[i] * (blk[i] - 1) + 1, m = 1;
-    while ((m - 1) * str[i] + span - P < 1) m++;
-    minf[i] = m;
-    if (!ifresh[i]) minf[i] = f[i] = img[i] + P - span < 0 ? 0 : (img[i] + P - span) / str[i] + 1;
-  }
-  bool fixed = true;
-  for (int i = 0; i < d; i++) fixed &= !ifresh[i];
-  if (fixed) { /* only the blocks at run time: the image's positions must give L */
-    int64_t prod = 1;
-    for (int i = 0; i < d; i++) prod *= f[i] > 0 ? f[i] : 0;
-    if (prod != L) return -2;
-  } else {
-    /* the constant image axes take their positions out of L */
-    int64_t rest = L, free_min[MAXD], ff[MAXD];
-    int nfree = 0;
-    for (int i = 0; i < d; i++) {
-      if (ifresh[i]) free_min[nfree++] = minf[i];
-      else if (f[i] < 1 || rest % f[i]) return -2;
-      else rest /= f[i];
-    }
-    if (!col2im_factor(rest, nfree, 0, free_min, ff)) return -2;
-    for (int i = 0, j = 0; i < d; i++)
-      if (ifresh[i]) {
-        int64_t P = pads[i] + pads[i + d], span = dil[i] * (blk[i] - 1) + 1;
-        f[i] = ff[j++];
-        img[i] = (f[i] - 1) * str[i] + span - P;
-        isym[i]->rep = img[i];
-      }
   }
   /* the shape: [N, C, *image] */
   int64_t shape[MAXD];

@@ -1,0 +1,135 @@
+"""Sizes given at run time that a signal or image kernel reads as offsets
+(docs/symbolic_shapes.md, section 4b): Col2Im whose image_shape and
+block_shape are graph inputs.  Each model is compiled once, without
+--bind, and run by `kiln run` at several values on fresh random data
+against a NumPy port of onnx's reference; values the input cannot take
+are an error naming the node.
+
+The models are built with onnx's helper; run with /usr/bin/python3."""
+import itertools
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper
+
+from test_runtime_values import i64, run
+
+RNG = np.random.default_rng()
+
+
+def col2im_outs(img, blk, dil, pads, strides):
+    """The sliding positions per axis (None where the block does not fit)."""
+    d = len(img)
+    outs = []
+    for i in range(d):
+        room = img[i] + pads[i] + pads[i + d] - (dil[i] * (blk[i] - 1) + 1)
+        if room < 0:
+            return None
+        outs.append(room // strides[i] + 1)
+    return outs
+
+
+def col2im_ref(x, img, blk, dil, pads, strides):
+    """onnx's reference: every value summed into the pixel it came from."""
+    n, ck, L = x.shape
+    d, K = len(img), int(np.prod(blk))
+    outs = col2im_outs(img, blk, dil, pads, strides)
+    y = np.zeros((n, ck // K) + tuple(img[i] + pads[i] + pads[i + d] for i in range(d)), x.dtype)
+    xr = x.reshape(n, ck // K, K, L)
+    for k in range(K):
+        off = np.unravel_index(k, blk)
+        for l in range(L):
+            pos = np.unravel_index(l, outs)
+            idx = tuple(pos[i] * strides[i] + off[i] * dil[i] for i in range(d))
+            y[(slice(None), slice(None)) + idx] += xr[:, :, k, l]
+    return y[(slice(None), slice(None)) + tuple(slice(pads[i], pads[i] + img[i]) for i in range(d))]
+
+
+def col2im_model(tmp_path, xshape, d, name, **attrs):
+    g = helper.make_graph([helper.make_node("Col2Im", ["x", "i", "b"], ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, xshape),
+                           helper.make_tensor_value_info("i", TP.INT64, [d]),
+                           helper.make_tensor_value_info("b", TP.INT64, [d])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    so = str(tmp_path / f"{name}.so")
+    from conftest import kiln
+    kiln("compile", path, "-o", so)
+    return so
+
+
+def valid_sizes(xshape, d, dil, pads, strides, top):
+    """Every (image, block) up to top on each axis that the input takes."""
+    _, ck, L = xshape
+    out = []
+    for img in itertools.product(range(1, top + 1), repeat=d):
+        for blk in itertools.product(range(1, 5), repeat=d):
+            outs = col2im_outs(img, blk, dil, pads, strides)
+            if outs and ck % int(np.prod(blk)) == 0 and int(np.prod(outs)) == L:
+                out.append((img, blk))
+    return out
+
+
+def test_col2im_with_sizes_given_at_run_time(tmp_path):
+    """One build, every block that divides the 12 rows (C = 12 / K
+    channels) and images whose positions give L = 6, against the
+    reference; then values the input cannot take."""
+    xshape, d = (2, 12, 6), 2
+    so = col2im_model(tmp_path, xshape, d, "plain")
+    sizes = valid_sizes(xshape, d, [1, 1], [0] * 4, [1, 1], 8)
+    assert len(sizes) > 10
+    for k in RNG.choice(len(sizes), 8, replace=False):
+        img, blk = sizes[k]
+        x = RNG.standard_normal(xshape).astype(np.float32)
+        y = run(tmp_path, so, [x, i64(*img), i64(*blk)])
+        want = col2im_ref(x, img, blk, [1, 1], [0] * 4, [1, 1])
+        assert y.shape == want.shape, (img, blk)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    x = RNG.standard_normal(xshape).astype(np.float32)
+    for img, blk, what in [((3, 4), (5, 1), "would have dimension 1 = -1"),   # 5 does not divide 12
+                           ((4, 4), (1, 1), "would have dimension 1 = -1"),   # 16 positions, not 6
+                           ((1, 6), (2, 1), "would have dimension 1 = -1"),   # the block is taller than the image
+                           ((2, 3), (13, 1), "set_input 'b': element 0 is 13, the value b_0, outside the bounds [1, 12]")]:
+        p = run(tmp_path, so, [x, i64(*img), i64(*blk)], check=False)
+        named = "node 'fused_dyn_col2im'" if "dimension" in what else "input 'b'"
+        assert p.returncode != 0 and what in p.stderr and named in p.stderr, p.stderr
+
+
+def test_col2im_pads_strides_dilations_at_run_time(tmp_path):
+    attrs = dict(pads=[1, 0, 1, 2], strides=[2, 1], dilations=[1, 2])
+    xshape, d = (1, 4, 6), 2
+    so = col2im_model(tmp_path, xshape, d, "psd", **attrs)
+    sizes = valid_sizes(xshape, d, attrs["dilations"], attrs["pads"], attrs["strides"], 12)
+    assert len(sizes) > 4
+    for k in RNG.choice(len(sizes), min(6, len(sizes)), replace=False):
+        img, blk = sizes[k]
+        x = RNG.standard_normal(xshape).astype(np.float32)
+        y = run(tmp_path, so, [x, i64(*img), i64(*blk)])
+        want = col2im_ref(x, img, blk, attrs["dilations"], attrs["pads"], attrs["strides"])
+        assert y.shape == want.shape, (img, blk)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+
+
+def test_col2im_3d_with_only_the_block_at_run_time(tmp_path):
+    """A constant image_shape, the block given at run time."""
+    img = (3, 4, 5)
+    g = helper.make_graph([helper.make_node("Col2Im", ["x", "i", "b"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, (1, 10, 12)),
+                           helper.make_tensor_value_info("b", TP.INT64, [3])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)],
+                          initializer=[onnx.numpy_helper.from_array(i64(*img), "i")])
+    path = str(tmp_path / "c3.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    from conftest import kiln
+    kiln("compile", path, "-o", str(tmp_path / "c3.so"))
+    for _ in range(2):
+        x = RNG.standard_normal((1, 10, 12)).astype(np.float32)
+        y = run(tmp_path, str(tmp_path / "c3.so"), [x, i64(1, 1, 5)])
+        want = col2im_ref(x, img, (1, 1, 5), [1] * 3, [0] * 6, [1] * 3)
+        assert y.shape == want.shape == (1, 2, 3, 4, 5)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    # K = 6 does not divide the 10 rows
+    p = run(tmp_path, str(tmp_path / "c3.so"), [x, i64(2, 3, 1)], check=False)
+    assert p.returncode != 0 and "node 'fused_dyn_col2im' would have dimension 1 = -1" in p.stderr, p.stderr
