@@ -29,6 +29,12 @@
  * times each layer at batch N instead of Winograd: the fallback config
  * against the same config without batch blocking (tile_n = 1), their runs
  * alternating, medians, the two outputs compared (relative L2 error).
+ * --depthwise times depthwise_conv2d_NCHWc.x86 instead, on the depthwise
+ * layers of MobileNet-V2, MnasNet, EfficientNet-B0 and ConvNeXt-tiny, with
+ * each layer's GB/s beside its GFLOP/s (the bytes it must move at least:
+ * input, weights and output once): a depthwise layer does 2 x KH x KW
+ * FLOPs per output element, so it is bound by memory and the load ports
+ * long before the FMA units.
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,6 +79,13 @@ static const Layer layers[] = {
     {"resnet50.1x1 512->2048 @7", 512, 7, 7, 2048, 1, 1, 0},
     {"resnet50.1x1 2048->512 @7", 2048, 7, 7, 512, 1, 1, 0},
     {"resnet50.3x3 512->512 @7", 512, 7, 7, 512, 3, 1, 1},
+    {"inception_v3.3x3 32->32 @149", 32, 149, 149, 32, 3, 1, 0},
+    {"inception_v3.3x3 32->64 @147", 32, 147, 147, 64, 3, 1, 1},
+    {"inception_v3.1x1 64->80 @73", 64, 73, 73, 80, 1, 1, 0},
+    {"inception_v3.3x3 80->192 @73", 80, 73, 73, 192, 3, 1, 0},
+    {"inception_v3.1x1 192->64 @35", 192, 35, 35, 64, 1, 1, 0},
+    {"inception_v3.1x1 768->192 @17", 768, 17, 17, 192, 1, 1, 0},
+    {"inception_v3.3x3/2 288->384 @35", 288, 35, 35, 384, 3, 2, 0},
     {"vgg16.3x3 3->64 @224", 3, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->64 @224", 64, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->128 @112", 64, 112, 112, 128, 3, 1, 1},
@@ -82,6 +95,34 @@ static const Layer layers[] = {
     {"vgg16.3x3 256->512 @28", 256, 28, 28, 512, 3, 1, 1},
     {"vgg16.3x3 512->512 @28", 512, 28, 28, 512, 3, 1, 1},
     {"vgg16.3x3 512->512 @14", 512, 14, 14, 512, 3, 1, 1},
+};
+
+/* With --depthwise: the distinct depthwise layers of MobileNet-V2, MnasNet,
+ * EfficientNet-B0 and ConvNeXt-tiny (c = oc: multiplier 1). */
+static const Layer dw_layers[] = {
+    {"mobilenet_v2.dw3x3 32 @112", 32, 112, 112, 32, 3, 1, 1},
+    {"mobilenet_v2.dw3x3/2 96 @112", 96, 112, 112, 96, 3, 2, 1},
+    {"mobilenet_v2.dw3x3 144 @56", 144, 56, 56, 144, 3, 1, 1},
+    {"mobilenet_v2.dw3x3/2 144 @56", 144, 56, 56, 144, 3, 2, 1},
+    {"mobilenet_v2.dw3x3 192 @28", 192, 28, 28, 192, 3, 1, 1},
+    {"mobilenet_v2.dw3x3/2 192 @28", 192, 28, 28, 192, 3, 2, 1},
+    {"mobilenet_v2.dw3x3 384 @14", 384, 14, 14, 384, 3, 1, 1},
+    {"mobilenet_v2.dw3x3 576 @14", 576, 14, 14, 576, 3, 1, 1},
+    {"mobilenet_v2.dw3x3/2 576 @14", 576, 14, 14, 576, 3, 2, 1},
+    {"mobilenet_v2.dw3x3 960 @7", 960, 7, 7, 960, 3, 1, 1},
+    {"mnasnet.dw3x3/2 48 @112", 48, 112, 112, 48, 3, 2, 1},
+    {"mnasnet.dw3x3 72 @56", 72, 56, 56, 72, 3, 1, 1},
+    {"mnasnet.dw5x5/2 72 @56", 72, 56, 56, 72, 5, 2, 2},
+    {"mnasnet.dw5x5 120 @28", 120, 28, 28, 120, 5, 1, 2},
+    {"mnasnet.dw5x5 480 @14", 480, 14, 14, 480, 5, 1, 2},
+    {"mnasnet.dw5x5/2 576 @14", 576, 14, 14, 576, 5, 2, 2},
+    {"mnasnet.dw5x5 1152 @7", 1152, 7, 7, 1152, 5, 1, 2},
+    {"efficientnet.dw5x5/2 144 @56", 144, 56, 56, 144, 5, 2, 2},
+    {"efficientnet.dw5x5 240 @28", 240, 28, 28, 240, 5, 1, 2},
+    {"convnext.dw7x7 96 @56", 96, 56, 56, 96, 7, 1, 3},
+    {"convnext.dw7x7 192 @28", 192, 28, 28, 192, 7, 1, 3},
+    {"convnext.dw7x7 384 @14", 384, 14, 14, 384, 7, 1, 3},
+    {"convnext.dw7x7 768 @7", 768, 7, 7, 768, 7, 1, 3},
 };
 
 static DLTensor *array(int ndim, const int64_t *shape) {
@@ -110,6 +151,16 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
   int64_t icb = d->shape[4], ocb = k->shape[5], H = L->h, W = L->w;
   const float *D = (const float *)d->data + n * L->c * H * W, *K = k->data;
   double s = 0;
+  if (k->shape[1] == 1 && k->ndim == 6 && k->shape[4] == 1 && L->c == L->oc) { /* depthwise [OC/b, 1, KH, KW, 1, b] */
+    for (int64_t y = 0; y < L->k; y++)
+      for (int64_t x = 0; x < L->k; x++) {
+        int64_t ih = oh * L->stride + y - L->pad, iw = ow * L->stride + x - L->pad;
+        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+        s += (double)D[(((oc / icb) * H + ih) * W + iw) * icb + oc % icb] *
+             K[(((oc / ocb) * L->k + y) * L->k + x) * ocb + oc % ocb];
+      }
+    return s;
+  }
   for (int64_t c = 0; c < L->c; c++)
     for (int64_t y = 0; y < L->k; y++)
       for (int64_t x = 0; x < L->k; x++) {
@@ -273,7 +324,7 @@ int main(int argc, char **argv) {
   const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
   int reps = 0;
   int64_t batch = 1;
-  bool epilogue = false, use_wino = true;
+  bool epilogue = false, use_wino = true, dw = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
@@ -282,16 +333,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--wcfg") && i + 1 < argc) wcfg_text = argv[++i];
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
+    else if (!strcmp(argv[i], "--depthwise")) dw = true;
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] "
-              "[--no-winograd] [--batch N]\n",
+              "[--no-winograd] [--batch N] [--depthwise]\n",
               argv[0]);
       return 2;
     }
   }
-  if (batch > 1) use_wino = false; /* the second column is the unblocked config */
+  if (batch > 1 || dw) use_wino = false; /* the second column is the unblocked config */
   kiln_set_num_threads(1);
   double peak = bench_measure_peak();
   printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, target_host()->vector_lanes);
@@ -301,21 +353,24 @@ int main(int argc, char **argv) {
   if (batch > 1)
     printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
            (long long)batch);
-  printf("\n%-30s %-30s %8s %8s %6s %6s", "layer", "direct fallback config", "1 thread", "2 threads", "%peak",
-         "%2peak");
+  printf("\n%-30s %-30s %8s %8s %6s %6s", "layer", dw ? "depthwise fallback config" : "direct fallback config",
+         "1 thread", "2 threads", "%peak", "%2peak");
+  if (dw) printf("  %8s %8s", "GB/s 1T", "GB/s 2T");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
   if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
-  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Template *tm = template_lookup(dw ? "depthwise_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86");
+  const Layer *table = dw ? dw_layers : layers;
+  size_t ntable = dw ? sizeof dw_layers / sizeof dw_layers[0] : sizeof layers / sizeof layers[0];
   const Template *wt = template_lookup("conv2d_NCHWc_winograd.x86");
   double sum1 = 0, sum2 = 0, flops_all = 0, t1_all = 0, t2_all = 0;
   int nl = 0;
-  for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {
-    const Layer *L = &layers[li];
+  for (size_t li = 0; li < ntable; li++) {
+    const Layer *L = &table[li];
     if (only && !strstr(L->name, only)) continue;
     KArena *ar = kiln_arena_new();
     kiln_arena_push(ar);
-    Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, L->k, L->k},
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k},
                              (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1},
                              "float32", "float32");
     Built d, w;
@@ -384,7 +439,9 @@ int main(int argc, char **argv) {
       if (e > maxerr) maxerr = e;
     }
     double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], out) : 0;
-    double flops = 2.0 * batch * L->oc * OH * OW * L->c * L->k * L->k;
+    double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c) * L->k * L->k;
+    /* the bytes a depthwise layer must move at least: input, weights, output */
+    double bytes = 4.0 * (batch * L->c * L->h * L->w + L->oc * L->k * L->k + batch * L->oc * OH * OW);
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
     double t1, t2, w1 = 0, w2 = 0;
     if (!wino && !nb) {
@@ -410,6 +467,7 @@ int main(int argc, char **argv) {
     double g1 = flops / t1 * 1e-9, g2 = flops / t2 * 1e-9;
     printf("%-30s %-30s %8.1f %8.1f %5.0f%% %5.0f%%", L->name, config_text(d.cfg), g1, g2, 100 * g1 / peak,
            50 * g2 / peak);
+    if (dw) printf("  %8.1f %8.1f", bytes / t1 * 1e-9, bytes / t2 * 1e-9);
     if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,

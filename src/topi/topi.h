@@ -475,6 +475,10 @@ int x86_inline_group(Schedule *s, Tensor *anchor, Stage *keep);
 Tensor *x86_main_output(Tensor *anchor, int nout, Tensor **outs);
 /* The largest divisor of n that is at most cap (1 if none). */
 int64_t x86_largest_divisor(int64_t n, int64_t cap);
+/* A conv register block's output columns, at most budget: the widest
+ * divisor of OW, or a balanced split with a guarded tail where that is
+ * more than four times as wide (a prime width; conv2d.c). */
+int64_t x86_conv_block_cols(int64_t OW, int64_t budget);
 /* The output-channel block of a fallback config: the largest power of two
  * dividing channels, up to lanes.  Kiln vectorizes powers of two only, so
  * 1000 channels take blocks of 8 (vector code), not of 10 (scalar). */

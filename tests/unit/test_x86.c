@@ -101,6 +101,11 @@ static ConvCase random_conv(bool depthwise) {
   c.pb = (int)test_rand_between(0, 1), c.pr = (int)test_rand_between(0, 2);
   c.H = test_rand_between(4, 11);
   c.W = test_rand_between(4, 13);
+  /* a dilated 3x3 window spans 5 rows: widen an input too small for it
+   * (no extra draw, so the other cases stay as they were) */
+  int64_t wh = (c.KH - 1) * c.dh + 1, ww = (c.KW - 1) * c.dw + 1;
+  if (c.H + c.pt + c.pb < wh) c.H = wh - c.pt - c.pb;
+  if (c.W + c.pl + c.pr < ww) c.W = ww - c.pl - c.pr;
   c.OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
   c.OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
   return c;
@@ -121,6 +126,14 @@ static bool run_conv_case(const Template *tm, bool depthwise, Epi epi, int casen
   int64_t size = space_size(cs);
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)size);
   ConfigEntity *cfg = space_get(cs, idx);
+  /* every third conv case: a column block that does not divide the
+   * width (the space holds divisors only; the fallback takes such a
+   * block for a prime width), so the last block is a guarded tail */
+  if (!depthwise && caseno % 3 == 2 && c.OW >= 3) {
+    int64_t r = 2 + (int64_t)(test_rand() % (uint64_t)(c.OW - 2));
+    while (r < c.OW && c.OW % r == 0) r++;
+    if (r < c.OW) config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, r});
+  }
   CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   const char *desc = kfmt("case %d: %s %s: config %lld %s, epilogue %s", caseno, tm->name, wl->key, (long long)idx,
@@ -395,11 +408,15 @@ static void test_invalid_configs(void) {
   int na;
   Tensor **args;
   CHECK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args) != 0);
-  /* an ow tile that does not divide the output width */
+  /* an ow tile wider than the output; one that does not divide it is
+   * valid (the last block is a guarded tail) */
+  c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                              "[\"tile_ow\", \"sp\", [-1, 12]], [\"unroll_kw\", \"ot\", false]]");
+  CHECK(tm->check(target_host(), c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "'tile_ow': the parts multiply to 12, more than the 9 output columns");
   c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
                               "[\"tile_ow\", \"sp\", [-1, 4]], [\"unroll_kw\", \"ot\", false]]");
-  CHECK(tm->check(target_host(), c, wl) != 0);
-  CHECK_CONTAINS(kiln_get_error(), "'tile_ow': the parts multiply to 4, which does not divide the 9 output columns");
+  CHECK_OK(tm->check(target_host(), c, wl));
   /* a config whose blocks differ from the compute's layout */
   ConfigEntity *good = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 16]], "
                                                "[\"tile_ow\", \"sp\", [-1, 3]], [\"unroll_kw\", \"ot\", true]]");
@@ -549,6 +566,60 @@ static void test_conv_batch_block(void) {
   }
 }
 
+/* A prime output width gets a column block that does not divide it, the
+ * last block a guarded tail, instead of one-column blocks: the fallback
+ * of a 1x1 conv (two chunks), a 3x3 and a grouped 3x3 conv at 37 and 31
+ * columns, each run against its unscheduled lowering.  The widths that
+ * have a divisor of a fair size keep it. */
+static void test_conv_column_tail(void) {
+  const Target *t = target_host();
+  CHECK_INT(x86_conv_block_cols(73, 28), 25);
+  CHECK_INT(x86_conv_block_cols(71, 28), 24);
+  CHECK_INT(x86_conv_block_cols(37, 14), 13);
+  CHECK_INT(x86_conv_block_cols(56, 28), 28);
+  CHECK_INT(x86_conv_block_cols(35, 28), 7);
+  CHECK_INT(x86_conv_block_cols(147, 28), 21);
+  CHECK_INT(x86_conv_block_cols(5, 28), 5);
+  CHECK_INT(x86_conv_block_cols(1, 28), 1);
+  static const struct {
+    const char *task;
+    int64_t ic, oc, k, w, groups;
+  } cases[] = {
+      {"conv2d_NCHWc.x86", 32, 64, 1, 37, 1},
+      {"conv2d_NCHWc.x86", 16, 16, 3, 31, 1},
+      {"group_conv2d_NCHWc.x86", 32, 32, 3, 29, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const Template *tm = template_lookup(cases[i].task);
+    CHECK_NN(tm);
+    if (!tm) return;
+    int64_t k = cases[i].k, w = cases[i].w;
+    int p = (int)(k / 2);
+    Workload *wl = cases[i].groups > 1
+                       ? wl_group_conv2d(tm->name, (int64_t[]){1, cases[i].ic, 5, w},
+                                         (int64_t[]){cases[i].oc, cases[i].ic / cases[i].groups, k, k}, (int[]){1, 1},
+                                         (int[]){p, p, p, p}, (int[]){1, 1}, cases[i].groups, "float32", "float32")
+                       : wl_conv2d(tm->name, (int64_t[]){1, cases[i].ic, 5, w}, (int64_t[]){cases[i].oc, cases[i].ic, k, k},
+                                   (int[]){1, 1}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    CHECK_NN(wl);
+    ConfigEntity *cfg = wl ? template_fallback(tm, t, wl) : NULL;
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    int64_t cols = cfg_split_inner(cfg, "tile_ow");
+    CHECK_MSG(cols > 1 && w % cols, "%s at %lld columns: fallback block of %lld columns", tm->name, (long long)w,
+              (long long)cols);
+    LoweredFunc *f = lower_config(tm, wl, cfg);
+    if (f) CHECK_CONTAINS(kiln_lowered_str(f), "likely(");
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, %lld columns in blocks of %lld", tm->name,
+                                                                        (long long)w, (long long)cols));
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 /* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16
  * accumulators), the chunk loop inside the reduction, so a broadcast input
  * value feeds two FMAs; the parallel loop runs over pairs of chunks.  A
@@ -577,12 +648,13 @@ static void test_conv_occ_block(void) {
   ConfigEntity *fb = template_fallback(tm, t, wl);
   CHECK(fb);
   if (fb && t->vector_lanes >= 16) CHECK(cfg_split_inner(fb, "tile_ow") * cfg_other_int(fb, "tile_oh", 0) == 14);
-  /* but a 17-column row (Inception-v3's 17x17 layers) keeps 17 columns and
-   * one chunk rather than shrinking to 1 column x 2 chunks */
+  /* but a 17-column row (Inception-v3's 17x17 layers) does not shrink to
+   * 1 column x 2 chunks: 9 columns (a block of 9, then a tail of 8) x 2
+   * chunks, the 18 accumulators of the 17 x 1 block (which ran level) */
   Workload *w17 = wl_conv2d(tm->name, (int64_t[]){1, 32, 17, 17}, (int64_t[]){64, 32, 1, 1}, (int[]){1, 1},
                             (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *f17 = template_fallback(tm, t, w17);
-  CHECK(f17 && cfg_split_inner(f17, "tile_ow") == 17);
+  CHECK(f17 && cfg_split_inner(f17, "tile_ow") == 9);
 }
 
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is
@@ -691,6 +763,7 @@ const TestCase x86_tests[] = {
     {"conv_odd_block_vectorized", test_conv_odd_block_vectorized},
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
     {"conv_occ_block", test_conv_occ_block},
+    {"conv_column_tail", test_conv_column_tail},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},

@@ -69,7 +69,7 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
   int64_t ic_bn = x86_largest_divisor(c.IC / c.groups, oc_bn);
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ic_bn});
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
-  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, x86_reg_budget(t))});
+  config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, x86_reg_budget(t))});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   cfg->is_fallback = true;
   return 0;
@@ -81,7 +81,7 @@ static int gconv_check(const Target *t, const ConfigEntity *cfg, const Workload 
   if (parse(wl, &c)) return -1;
   if (x86_check_split(cfg, "tile_ic", 2, c.IC / c.groups, "input channels of a group", true) ||
       x86_check_split(cfg, "tile_oc", 2, c.OC / c.groups, "output channels of a group", true) ||
-      x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", true))
+      x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", false)) /* a tail is guarded */
     return kiln_error_context("%s", wl->name);
   if (!config_get(cfg, "unroll_kw") || config_get(cfg, "unroll_kw")->kind != KNOB_OTHER)
     return kiln_set_error("%s: config has no 'unroll_kw' option", wl->name);
