@@ -104,7 +104,7 @@ def make_mlp(prefix, shape=(4, 64)):
 
 def make_convnet(prefix):
     """A small seeded CNN with the int8 conv's cases: a 3-channel stem
-    (stays float32: not a multiple of 4), a 3x3 padded conv with ReLU, a
+    (its channels padded to 4), a 3x3 padded conv with ReLU, a
     strided 3x3 and a strided 1x1 (a downsampling residual block: the
     residual add of two dequantized tensors), a depthwise 3x3 (stays
     float32), a 1x1, global pooling and a Gemm."""
@@ -143,15 +143,15 @@ def make_convnet(prefix):
 
 
 def test_int8_convnet_matches_onnxruntime(ortpy, tmp_path):
-    """3x3 (padded with the input's zero point), strided 3x3 and 1x1, a
-    residual add and a 1x1 on int8 kernels; the stem and the depthwise conv
-    float32."""
+    """The stem (3 channels padded to 4), 3x3 (padded with the input's zero
+    point), strided 3x3 and 1x1, a residual add and a 1x1 on int8 kernels;
+    the depthwise conv float32."""
     prefix = str(tmp_path / "convnet")
     make_convnet(prefix)
     quantize(ortpy, prefix)
     check(prefix, tmp_path, ["nn.contrib_conv2d_NCHWc_int8"])
     shown = kiln("show", prefix + ".int8.onnx").stdout
-    assert (shown.count("nn.contrib_conv2d_NCHWc_int8(") == 4) == has_vnni(), shown
+    assert (shown.count("nn.contrib_conv2d_NCHWc_int8(") == 5) == has_vnni(), shown
 
 
 def test_int8_mlp_matches_onnxruntime(ortpy, tmp_path):

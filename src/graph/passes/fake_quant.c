@@ -173,12 +173,13 @@ static GNode *to_uint8(Graph *ng, GNode *x, int *za) {
 
 /* nn.conv2d(multiply(subtract(cast(X), za), sa), qnn.dequantize(W, sw, 0))
  * -> nn.contrib_conv2d_int8(X, W, za * sum(W[o]), sa * sw[o]) for a plain
- * NCHW conv (groups 1) whose input channels are a multiple of 4 (the int8
- * kernel takes them four at a time); W int8 OIHW per output channel or per
- * tensor.  The zero point travels as input_zero_point: the input is padded
+ * NCHW conv (groups 1); W int8 OIHW per output channel or per tensor.  The
+ * int8 kernel takes input channels four at a time: a count that is not a
+ * multiple of 4 (an RGB stem's 3) is padded, the weight with zeros and
+ * the uint8 input by nn.pad, so the extra channels add nothing.  The zero point travels as input_zero_point: the input is padded
  * with it, so each border tap contributes (za - za) w = 0 as the float32
- * model's zero padding does.  Other convs (grouped, depthwise, 3 input
- * channels) stay float32. */
+ * model's zero padding does.  Other convs (grouped, depthwise) stay
+ * float32. */
 static GNode *rewrite_conv(Graph *ng, GNode *old, GNode **args) {
   const char *dl = gattr_str(&old->attrs, "data_layout", "NCHW"), *kl = gattr_str(&old->attrs, "kernel_layout", "OIHW");
   if (gattr_int(&old->attrs, "groups", 1) != 1 || strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || old->type.sym ||
@@ -195,16 +196,34 @@ static GNode *rewrite_conv(Graph *ng, GNode *old, GNode **args) {
   if (dq->nargs == 3 && !zero_const(dq->args[2])) return GRAPH_KEEP;
   int64_t O = w->type.shape[0], C = w->type.shape[1], R = C * w->type.shape[2] * w->type.shape[3];
   if (numel(&sw->type) != 1 && (gattr_int(&dq->attrs, "axis", 1) != 0 || numel(&sw->type) != O)) return GRAPH_KEEP;
-  if (C % 4 || C != a.x->type.shape[1]) return GRAPH_KEEP;
+  if (C != a.x->type.shape[1]) return GRAPH_KEEP;
   if (R > INT32_MAX / (255 * 128)) return GRAPH_KEEP; /* the int32 sums must not wrap */
   GNode *x = a.x;
   int za = a.zero;
   if (dt_eq(x->type.dtype, DT_I8) && !(x = to_uint8(ng, x, &za))) return NULL;
+  if (C % 4) { /* channels up to a multiple of 4: zero weights (their inputs never count), the input padded */
+    int64_t cp = (C + 3) / 4 * 4, kk = w->type.shape[2] * w->type.shape[3];
+    int64_t pads[8] = {0, 0, 0, 0, 0, cp - C, 0, 0};
+    GAttrs pa = gattrs_new();
+    ga_ints(&pa, "pads", 8, pads);
+    if (!(x = graph_call(ng, "nn.pad", 1, &x, pa, NULL))) return NULL;
+    DLTensor *v;
+    DLDevice cpu = {kDLCPU, 0};
+    int64_t shape[4] = {O, cp, w->type.shape[2], w->type.shape[3]};
+    if (kiln_array_empty(4, shape, DT_I8, cpu, &v)) return NULL;
+    int8_t *pw = (int8_t *)v->data + v->byte_offset;
+    memset(pw, 0, (size_t)(O * cp * kk));
+    const int8_t *src = const_data(w);
+    for (int64_t o = 0; o < O; o++) memcpy(pw + o * cp * kk, src + o * R, (size_t)R);
+    GNode *wp = graph_const(ng, NULL, v);
+    if (!wp) return NULL;
+    w = wp;
+  }
   int32_t *comp;
   float *scale;
   GNode *cn = new_const(ng, DT_I32, O, (void **)&comp), *sn = new_const(ng, DT_F32, O, (void **)&scale);
   if (!cn || !sn) return NULL;
-  const int8_t *wv = const_data(w);
+  const int8_t *wv = const_data(dq->args[0]); /* the unpadded weight: its sums are the padded one's */
   const float *sv = const_data(sw);
   bool per_channel = numel(&sw->type) != 1;
   for (int64_t o = 0; o < O; o++) {
