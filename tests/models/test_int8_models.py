@@ -104,7 +104,8 @@ def make_mlp(prefix, shape=(4, 64)):
 
 def make_convnet(prefix):
     """A small seeded CNN with the int8 conv's cases: a 3-channel stem
-    (its channels padded to 4), a 3x3 padded conv with ReLU, a
+    (its channels padded to 4), a padded max pool (on uint8), a 3x3 padded
+    conv with ReLU, a
     strided 3x3 and a strided 1x1 (a downsampling residual block: the
     residual add of two dequantized tensors), a depthwise 3x3 (stays
     float32), a 1x1, global pooling and a Gemm."""
@@ -123,7 +124,8 @@ def make_convnet(prefix):
         if relu:
             nodes.append(helper.make_node("Relu", [out], [y]))
 
-    conv("x", "s", 3, 16, 3, pad=1)
+    conv("x", "s0", 3, 16, 3, pad=1)
+    nodes.append(helper.make_node("MaxPool", ["s0"], ["s"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]))
     conv("s", "a", 16, 32, 3, stride=2, pad=1)
     conv("a", "a2", 32, 32, 3, pad=1, relu=False)
     conv("s", "sc", 16, 32, 1, stride=2, relu=False)

@@ -412,7 +412,7 @@ const OpDef ops_nn[] = {
      "tensor_a, tensor_b, units=None, out_dtype='', transpose_a=False, transpose_b=False", OP_MATMUL},
     {"nn.max_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_max_pool2d, NULL,
      "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
-     "out_layout='', ceil_mode=False", OP_OTHER, OPF_BLOCKED_LAYOUT},
+     "out_layout='', ceil_mode=False", OP_MAX_POOL2D, OPF_BLOCKED_LAYOUT},
     {"nn.avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_avg_pool2d, NULL,
      "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
      "out_layout='', ceil_mode=False, count_include_pad=False", OP_OTHER, OPF_BLOCKED_LAYOUT},

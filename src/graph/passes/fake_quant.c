@@ -242,9 +242,33 @@ static GNode *rewrite_conv(Graph *ng, GNode *old, GNode **args) {
   return graph_call(ng, "nn.contrib_conv2d_int8", 4, (GNode *[]){x, w, cn, sn}, at, old->name);
 }
 
+/* max_pool2d(multiply(subtract(cast(X), za), sa)) -> multiply(subtract(
+ * cast(max_pool2d(X)), za), sa): the dequantization is increasing (sa >
+ * 0), so the maximum of the dequantized values is the dequantized maximum,
+ * and the pool reads X's bytes instead of float32 (ResNet's stem pool
+ * between two int8 convs).  A padded window's padding never wins: every
+ * window holds an input value, and the integer max's identity is the
+ * type's minimum. */
+static GNode *rewrite_max_pool(Graph *ng, GNode *old, GNode **args) {
+  ActQ a;
+  if (old->type.sym || !match_act(args[0], &a)) return GRAPH_KEEP;
+  GNode *mul = args[0], *sub = mul->args[0];
+  int si = 0;
+  if (!is_call(sub, OP_SUBTRACT) && !is_call(sub, OP_CAST)) sub = mul->args[1], si = 1;
+  GNode *cast = is_call(sub, OP_SUBTRACT) ? sub->args[0] : sub;
+  GNode *pool = graph_call(ng, old->op->name, 1, &a.x, old->attrs, old->name);
+  GNode *c = pool ? graph_call(ng, "cast", 1, &pool, cast->attrs, NULL) : NULL;
+  if (c && is_call(sub, OP_SUBTRACT)) c = graph_call(ng, "subtract", 2, (GNode *[]){c, sub->args[1]}, sub->attrs, NULL);
+  if (!c) return NULL;
+  GNode *margs[2] = {mul->args[0], mul->args[1]};
+  margs[si] = c;
+  return graph_call(ng, "multiply", 2, margs, mul->attrs, NULL);
+}
+
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   const PassContext *pc = ud;
   if (is_call(old, OP_CONV2D)) return rewrite_conv(ng, old, args);
+  if (is_call(old, OP_MAX_POOL2D)) return rewrite_max_pool(ng, old, args);
   /* nn.dense(x, w [N, K]), or nn.matmul(x, w [K, N]) (transpose_b: [N, K]) */
   bool dense = is_call(old, OP_DENSE), mm = is_call(old, OP_MATMUL);
   if ((!dense && !mm) || old->type.sym || args[0]->type.sym || args[0]->type.ndim < 2) return GRAPH_KEEP;
