@@ -191,6 +191,19 @@ double gnode_scalar_value(const GNode *n);
  * constant. */
 int gnode_const_ints(GNode *n, int64_t *out, int max);
 
+/* ===== autodiff.c ===== */
+
+/* Reverse-mode differentiation (TVM's relay gradient): adds to g the nodes
+ * computing, for each xs[i], the gradient of the sum of y's elements with
+ * respect to it (dxs[i], xs[i]'s shape; zeros where y does not depend on
+ * it).  Every call on a path from an x to y needs a derivative rule (the
+ * table in autodiff.c); otherwise, or for a non-float or symbolic tensor
+ * on a path, -1 + an error naming the op and the node. */
+int graph_gradient(Graph *g, GNode *y, int nx, GNode *const *xs, GNode **dxs);
+/* 0, or -1 + an error naming a derivative rule whose op is not in the op
+ * table. */
+int graph_gradient_rules_check(void);
+
 /* ===== symshape.c ===== */
 
 /* A symbol of symbolic dimensions ("N" of "data:[N,3,H,W]"), with its

@@ -293,10 +293,11 @@ static int rule_dense(const GNode *n, const TType *out, Expr **dims) {
 
 /* NumPy matmul [..., M, K] x [..., K, P]: batch dimensions broadcast, M
  * from the first, P from the second (rank-1 operands are not symbolic
- * here). */
+ * here; a transposed operand has M or P in its other matrix dimension). */
 static int rule_matmul(const GNode *n, const TType *out, Expr **dims) {
   const TType *a = arg(n, 0), *b = arg(n, 1);
   if (a->ndim < 2 || b->ndim < 2) return kiln_set_error("symbolic matmul operands must have rank >= 2");
+  int ta = gattr_int(&n->attrs, "transpose_a", 0) != 0, tb = gattr_int(&n->attrs, "transpose_b", 0) != 0;
   for (int d = 0; d < out->ndim - 2; d++) {
     int ad = d - (out->ndim - a->ndim), bd = d - (out->ndim - b->ndim);
     Expr *e = NULL;
@@ -304,8 +305,8 @@ static int rule_matmul(const GNode *n, const TType *out, Expr **dims) {
     if (!e && bd >= 0 && b->shape[bd] == out->shape[d] && is_sym(n, 1, bd)) e = dim_of(n, 1, bd);
     dims[d] = e;
   }
-  dims[out->ndim - 2] = is_sym(n, 0, a->ndim - 2) ? dim_of(n, 0, a->ndim - 2) : NULL;
-  dims[out->ndim - 1] = is_sym(n, 1, b->ndim - 1) ? dim_of(n, 1, b->ndim - 1) : NULL;
+  dims[out->ndim - 2] = is_sym(n, 0, a->ndim - 2 + ta) ? dim_of(n, 0, a->ndim - 2 + ta) : NULL;
+  dims[out->ndim - 1] = is_sym(n, 1, b->ndim - 1 - tb) ? dim_of(n, 1, b->ndim - 1 - tb) : NULL;
   return 0;
 }
 

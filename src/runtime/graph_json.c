@@ -234,6 +234,9 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
     if (nd->num_inputs)
       return kiln_set_error("graph JSON: %s: a \"null\" node has no inputs, it has %d", desc,
                             nd->num_inputs);
+    /* an input or a parameter that is also an output of the model, under
+     * the model's name for that output */
+    if (attrs) nd->kiln_output_name = attr_str(p, attrs, "kiln_output_name");
     return 0;
   }
   if (!attrs)

@@ -187,9 +187,11 @@ Tensor *topi_conv2d_transpose_nchw(Tensor *data, Tensor *weight, const int64_t s
  * a "broadcast" stage. */
 Tensor *topi_dense(Tensor *data, Tensor *weight, Tensor *bias);
 /* NumPy matmul (ONNX MatMul): batch dimensions broadcast, a 1-D operand
- * is a row (a) or column (b) vector whose dimension is then dropped.  Tag
- * "matmul". */
-Tensor *topi_matmul(Tensor *a, Tensor *b);
+ * is a row (a) or column (b) vector whose dimension is then dropped.
+ * transpose_a / transpose_b (TVM's transp_a, transp_b) read that operand's
+ * last two dimensions swapped: a [..., K, M], b [..., N, K]; a transposed
+ * operand needs rank >= 2.  Tag "matmul". */
+Tensor *topi_matmul(Tensor *a, Tensor *b, bool transpose_a, bool transpose_b);
 /* a [B, M, K] (or [B, K, M] if transpose_a) x b [B, K, N] (or [B, N, K] if
  * transpose_b) -> [B, M, N]; a batch of 1 broadcasts.  Tag
  * "batch_matmul".  TVM's batch_matmul is transpose_b = true. */

@@ -266,3 +266,23 @@ def test_optional_ops_on_plain_tensors(tmp_path):
                        [vi("z", TensorProto.FLOAT, [2])], opset=18)
     p = kiln("compile", model, "-o", str(tmp_path / "m2.so"))
     assert p.returncode != 0 and "input 'o' is not a tensor (sequences, maps and optionals are not supported)" in p.stderr
+
+
+def test_outputs_that_are_inputs_or_constants_keep_the_models_names(tmp_path):
+    """An output that is a graph input passed through (Identity) or a constant
+    (folded at compile time) is saved under the model's output name, not the
+    input's name or the parameter's p<i>."""
+    c = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "c")
+    m = save_model(tmp_path, [helper.make_node("Identity", ["x"], ["passed"]),
+                              helper.make_node("Neg", ["c"], ["folded"]),
+                              helper.make_node("Relu", ["x"], ["computed"])],
+                   [vi("x", TensorProto.FLOAT, [4])],
+                   [vi("passed", TensorProto.FLOAT, [4]), vi("folded", TensorProto.FLOAT, [2, 3]),
+                    vi("computed", TensorProto.FLOAT, [4])], inits=[c])
+    x = np.random.default_rng().standard_normal(4).astype(np.float32)
+    compile_run(tmp_path, m, [("x", x)])
+    with np.load(str(tmp_path / "out.npz")) as z:
+        assert z.files == ["passed", "folded", "computed"], z.files
+        np.testing.assert_array_equal(z["passed"], x)
+        np.testing.assert_array_equal(z["folded"], -np.arange(6, dtype=np.float32).reshape(2, 3))
+        np.testing.assert_array_equal(z["computed"], np.maximum(x, 0))

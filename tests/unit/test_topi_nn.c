@@ -196,12 +196,27 @@ static void test_dense(void) {
   tb_run(&b);
 }
 
-static void matmul_case(TBatch *b, int ra, const int64_t *sa, int rb, const int64_t *sb, bool epilogue) {
-  Tensor *x = ph("a", ra, sa, DT_F32), *y = ph("b", rb, sb, DT_F32);
-  Tensor *out = topi_matmul(x, y);
+/* sa, sb: the operands' logical shapes; a transposed operand (ta, tb) is
+ * stored with its last two dimensions swapped, and read so. */
+static void swap_last2(int r, int64_t *v, bool t) {
+  if (!t) return;
+  int64_t x = v[r - 1];
+  v[r - 1] = v[r - 2];
+  v[r - 2] = x;
+}
+
+static void matmul_case_t(TBatch *b, int ra, const int64_t *sa, int rb, const int64_t *sb, bool epilogue, bool ta,
+                          bool tb) {
+  int64_t sta[8], stb[8];
+  memcpy(sta, sa, sizeof(int64_t) * (size_t)ra);
+  memcpy(stb, sb, sizeof(int64_t) * (size_t)rb);
+  swap_last2(ra, sta, ta);
+  swap_last2(rb, stb, tb);
+  Tensor *x = ph("a", ra, sta, DT_F32), *y = ph("b", rb, stb, DT_F32);
+  Tensor *out = topi_matmul(x, y, ta, tb);
   if (epilogue) out = topi_unary(TOPI_tanh, out);
-  TCase *c = tb_add(b, kfmt("matmul %s x %s", topi_shape_str(ra, x->shape), topi_shape_str(rb, y->shape)), 2,
-                    (Tensor *[]){x, y}, out, 1e-5);
+  TCase *c = tb_add(b, kfmt("matmul %s%s x %s%s", topi_shape_str(ra, x->shape), ta ? "^T" : "",
+                            topi_shape_str(rb, y->shape), tb ? "^T" : ""), 2, (Tensor *[]){x, y}, out, 1e-5);
   if (!c) return;
   /* promote to >= 2-D, broadcast batch, contract */
   int64_t M = ra > 1 ? sa[ra - 2] : 1, K = sa[ra - 1], N = rb > 1 ? sb[rb - 1] : 1;
@@ -226,11 +241,17 @@ static void matmul_case(TBatch *b, int ra, const int64_t *sa, int rb, const int6
           } else {
             bi[0] = k;
           }
-          s += F(c->a[0], ravel(ra, sa, ai)) * F(c->a[1], ravel(rb, sb, bi));
+          swap_last2(ra, ai, ta);
+          swap_last2(rb, bi, tb);
+          s += F(c->a[0], ravel(ra, sta, ai)) * F(c->a[1], ravel(rb, stb, bi));
         }
         tset(c->ref, (bt * M + m) * N + n, epilogue ? tanh(s) : s);
       }
   }
+}
+
+static void matmul_case(TBatch *b, int ra, const int64_t *sa, int rb, const int64_t *sb, bool epilogue) {
+  matmul_case_t(b, ra, sa, rb, sb, epilogue, false, false);
 }
 
 static void test_matmul(void) {
@@ -245,6 +266,11 @@ static void test_matmul(void) {
   matmul_case(&b, 3, (int64_t[]){3, 4, 5}, 1, (int64_t[]){5}, true);
   matmul_case(&b, 1, (int64_t[]){5}, 3, (int64_t[]){2, 5, 16}, false);
   matmul_case(&b, 3, (int64_t[]){1, 16, 64}, 3, (int64_t[]){4, 64, 48}, true);
+  /* transpose_a / transpose_b (nn.matmul's attributes) */
+  matmul_case_t(&b, 2, (int64_t[]){7, 13}, 2, (int64_t[]){13, 5}, false, true, false);
+  matmul_case_t(&b, 2, (int64_t[]){6, 9}, 2, (int64_t[]){9, 11}, true, false, true);
+  matmul_case_t(&b, 3, (int64_t[]){2, 5, 7}, 3, (int64_t[]){2, 7, 4}, false, true, true);
+  matmul_case_t(&b, 3, (int64_t[]){3, 4, 5}, 1, (int64_t[]){5}, false, true, false);
   tb_run(&b);
 }
 
@@ -625,10 +651,10 @@ static void test_nn_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "dense: data [3, 5] and weight [4, 6] disagree on K");
   CHECK(topi_dense(d4, bw, NULL) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "dense: data has 4 dimensions, expected 2");
-  CHECK(topi_matmul(a, bw) == NULL);
+  CHECK(topi_matmul(a, bw, false, false) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "matmul: shapes [3, 5] and [4, 6] do not agree on the contracted dimension");
   Tensor *b3a = ph("x", 3, (int64_t[]){2, 3, 4}, DT_F32), *b3b = ph("y", 3, (int64_t[]){3, 4, 5}, DT_F32);
-  CHECK(topi_matmul(b3a, b3b) == NULL);
+  CHECK(topi_matmul(b3a, b3b, false, false) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "matmul: cannot broadcast shapes");
   CHECK(topi_batch_matmul(b3a, b3b, false, false) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "batch_matmul: batch sizes 2 and 3 differ");
@@ -752,7 +778,7 @@ static void test_fused_groups(void) {
   }
   {
     Tensor *x = ph("x", 2, (int64_t[]){6, 40}, DT_F32), *w = ph("w", 2, (int64_t[]){40, 24}, DT_F32);
-    Tensor *o = topi_softmax(topi_matmul(x, w), -1);
+    Tensor *o = topi_softmax(topi_matmul(x, w, false, false), -1);
     TCase *k = tb_add(&b, "matmul, then softmax (separate groups in a graph; one here)", 2, (Tensor *[]){x, w}, o, 1e-5);
     tb_ref_eval(k);
   }
@@ -848,7 +874,7 @@ static Tensor *rnd_anchor(Grp *g, const char **what) {
   case 4: {
     int64_t M = rnd_dim(), Nn = rnd_dim(), K = rnd_dim();
     *what = "matmul";
-    return topi_matmul(grp_in(g, "x", 3, (int64_t[]){2, M, K}), grp_in(g, "y", 2, (int64_t[]){K, Nn}));
+    return topi_matmul(grp_in(g, "x", 3, (int64_t[]){2, M, K}), grp_in(g, "y", 2, (int64_t[]){K, Nn}), false, false);
   }
   case 5: {
     int64_t M = rnd_dim(), Nn = rnd_dim(), K = test_rand() % 2 ? 16 * rnd_range(2, 3) : rnd_dim();

@@ -119,6 +119,7 @@ static void test_ir(void) {
  * unique, every row with a compute or a reason not to have one. */
 static void test_op_table(void) {
   CHECK_OK(op_table_check());
+  CHECK_OK(graph_gradient_rules_check()); /* every derivative rule names a row */
   CHECK(op_by_id(OP_CONV2D) == op_lookup("nn.conv2d"));
   CHECK(op_by_id(OP_DENSE_PACK) == op_lookup("nn.contrib_dense_pack"));
   CHECK(op_lookup("multiply")->flags & OPF_BLOCKED_BROADCAST);

@@ -244,6 +244,23 @@ static bool holds_value(const GNode *n, const GSym *s) {
          !strcmp(gattr_str(&n->attrs, "value_of", ""), s->value_of);
 }
 
+/* The model's name for n when n is one of g's outputs (ONNX "logits"),
+ * which the node's own name (an input's, a parameter's p<i>, a kernel's)
+ * is not; NULL otherwise. */
+static const char *model_output_name(const Graph *g, const GNode *n) {
+  for (int k = 0; k < g->outputs.len; k++)
+    if (g->outputs.data[k] == n && graph_output_name(g, k)) return graph_output_name(g, k);
+  return NULL;
+}
+
+static void add_output_name(cJSON *o, const Graph *g, const GNode *n) {
+  const char *name = model_output_name(g, n);
+  if (!name) return;
+  cJSON *attrs = cJSON_CreateObject();
+  cJSON_AddStringToObject(attrs, "kiln_output_name", name);
+  cJSON_AddItemToObject(o, "attrs", attrs);
+}
+
 /* Graph JSON in TVM's format; entry ids equal node ids (one output each). */
 static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, PtrMap *param_index, PtrMap *node_of,
                         const int64_t *storage, const GraphBuildOptions *opt) {
@@ -273,6 +290,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddStringToObject(o, "op", "null");
     cJSON_AddStringToObject(o, "name", n->name);
     cJSON_AddItemToObject(o, "inputs", cJSON_CreateArray());
+    add_output_name(o, g, n);
     cJSON_AddItemToArray(nodes, o);
     cJSON_AddItemToArray(argn, cJSON_CreateNumber(nid));
     pm_put(node_of, n, (void *)(intptr_t)(nid + 1));
@@ -288,6 +306,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     intptr_t gi = param_index ? (intptr_t)pm_get(param_index, n) - 1 : i;
     cJSON_AddStringToObject(o, "name", kfmt("p%d", (int)gi));
     cJSON_AddItemToObject(o, "inputs", cJSON_CreateArray());
+    add_output_name(o, g, n);
     cJSON_AddItemToArray(nodes, o);
     cJSON_AddItemToArray(argn, cJSON_CreateNumber(nid));
     pm_put(node_of, n, (void *)(intptr_t)(nid + 1));
@@ -320,11 +339,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     if (info->inplace) cJSON_AddStringToObject(attrs, "kiln_inplace", kfmt("%d", info->inplace - 1));
     /* the model's name for this output (ONNX "logits"), which the node's
      * name (the kernel's) is not */
-    for (int k = 0; k < g->outputs.len; k++)
-      if (g->outputs.data[k] == fg->out && graph_output_name(g, k)) {
-        cJSON_AddStringToObject(attrs, "kiln_output_name", graph_output_name(g, k));
-        break;
-      }
+    if (model_output_name(g, fg->out)) cJSON_AddStringToObject(attrs, "kiln_output_name", model_output_name(g, fg->out));
     cJSON_AddItemToObject(o, "attrs", attrs);
     cJSON *ins = cJSON_CreateArray();
     for (int k = 0; k < info->inputs.len; k++) {

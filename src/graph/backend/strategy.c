@@ -322,7 +322,8 @@ int strategy_matmul(GNode *n, const Target *t, DispatchContext *dc, Strategy *st
 
 Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st) {
   if (st && st->tmpl == &topi_x86_batch_matmul_template) return topi_x86_batch_matmul(ins[0], ins[1], n->type.dtype);
-  return topi_matmul(ins[0], ins[1]);
+  return topi_matmul(ins[0], ins[1], gattr_int(&n->attrs, "transpose_a", 0) != 0,
+                     gattr_int(&n->attrs, "transpose_b", 0) != 0);
 }
 
 int graph_dense_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {

@@ -236,6 +236,16 @@ static int infer_matmul(GNode *n, TType *out) {
   TType a = *arg_type(n, 0), b = *arg_type(n, 1);
   if (!dt_eq(a.dtype, b.dtype)) return kiln_set_error("inputs have different types: %s and %s", dt_str(a.dtype), dt_str(b.dtype));
   if (a.ndim < 1 || b.ndim < 1) return kiln_set_error("matmul operands must have rank >= 1");
+  /* transpose_a / transpose_b: that operand's last two dimensions swapped */
+  TType *t[2] = {&a, &b};
+  const char *flag[2] = {"transpose_a", "transpose_b"};
+  for (int i = 0; i < 2; i++) {
+    if (!gattr_int(&n->attrs, flag[i], 0)) continue;
+    if (t[i]->ndim < 2) return kiln_set_error("%s needs an operand of rank >= 2, got %s", flag[i], shape_str(arg_type(n, i)));
+    int64_t s = t[i]->shape[t[i]->ndim - 1];
+    t[i]->shape[t[i]->ndim - 1] = t[i]->shape[t[i]->ndim - 2];
+    t[i]->shape[t[i]->ndim - 2] = s;
+  }
   bool a1 = a.ndim == 1, b1 = b.ndim == 1;
   if (a1) {
     a.shape[1] = a.shape[0];

@@ -383,16 +383,23 @@ static Expr **batch_index(Tensor *t, int tbatch, int obatch, Expr **ovars, Expr 
   return idx;
 }
 
-Tensor *topi_matmul(Tensor *a, Tensor *b) {
+Tensor *topi_matmul(Tensor *a, Tensor *b, bool ta, bool tb) {
   const char *op = "matmul";
   if (!a || !b) return NULL;
   if (a->ndim < 1 || b->ndim < 1)
     return kiln_set_error("%s: operands must have at least one dimension, got %s and %s", op,
                           topi_shape_str(a->ndim, a->shape), topi_shape_str(b->ndim, b->shape)),
            NULL;
+  if ((ta && a->ndim < 2) || (tb && b->ndim < 2))
+    return kiln_set_error("%s: a transposed operand needs rank >= 2, got %s", op,
+                          topi_shape_str(ta && a->ndim < 2 ? a->ndim : b->ndim, ta && a->ndim < 2 ? a->shape : b->shape)),
+           NULL;
   if (check_same_dtype(op, a, b)) return NULL;
   int ra = a->ndim, rb = b->ndim;
-  Expr *K = a->shape[ra - 1], *K2 = rb == 1 ? b->shape[0] : b->shape[rb - 2];
+  /* the positions of a's M and K and of b's K and N among their last two
+   * dimensions (swapped where transposed) */
+  int am = ra - 2 + ta, ak = ra - 1 - ta, bk = rb - 2 + tb, bn = rb - 1 - tb;
+  Expr *K = a->shape[ak], *K2 = rb == 1 ? b->shape[0] : b->shape[bk];
   if (!same_dim(K, K2))
     return kiln_set_error("%s: shapes %s and %s do not agree on the contracted dimension (%s vs %s)", op,
                           topi_shape_str(ra, a->shape), topi_shape_str(rb, b->shape), ir_expr_str(K), ir_expr_str(K2)),
@@ -405,17 +412,17 @@ Tensor *topi_matmul(Tensor *a, Tensor *b) {
   int nd = nb + has_m + has_n;
   Expr **shape = KNEWN(Expr *, nd > 0 ? nd : 1);
   for (int d = 0; d < nb; d++) shape[d] = bshape[d];
-  if (has_m) shape[nb] = a->shape[ra - 2];
-  if (has_n) shape[nb + has_m] = b->shape[rb - 1];
+  if (has_m) shape[nb] = a->shape[am];
+  if (has_n) shape[nb + has_m] = b->shape[bn];
   Expr **v = te_axis_vars(nd, NULL);
   IterVar *k = te_reduce_axis(c32(0), K, "k");
   Expr **ia = batch_index(a, ba, nb, v, shape);
-  if (has_m) ia[ra - 2] = v[nb];
-  ia[ra - 1] = k->var;
+  if (has_m) ia[am] = v[nb];
+  ia[ak] = k->var;
   Expr **ib = batch_index(b, bb, nb, v, shape);
   if (has_n) {
-    ib[rb - 2] = k->var;
-    ib[rb - 1] = v[nb + has_m];
+    ib[bk] = k->var;
+    ib[bn] = v[nb + has_m];
   } else {
     ib[0] = k->var;
   }

@@ -127,7 +127,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_STRING_HANDLERS(X) X(StringConcat) X(StringNormalizer) X(RegexFullMatch) X(StringSplit)
 #define ONNX_RANDOM_HANDLERS(X) X(random) X(Bernoulli) X(Multinomial)
 #define ONNX_BITCAST_HANDLERS(X) X(BitCast)
-#define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum)
+#define ONNX_TRAINING_HANDLERS(X) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Adagrad) X(Adam) X(Momentum) X(Gradient)
 
 #define ONNX_TRANSFORMER_HANDLERS(X)                                                                 \
   X(Gelu) X(Mish) X(Swish) X(RMSNormalization) X(SimplifiedLayerNormalization) X(SkipLayerNormalization)  \

@@ -119,6 +119,7 @@ static const OnnxOpEntry table[] = {
     {"", "GlobalAveragePool", 1, 1, onnx_h_global_pool, 1, 1, 0},
     {"", "GlobalLpPool", 1, 2, onnx_h_GlobalLpPool, 1, 1, 0},
     {"", "GlobalMaxPool", 1, 1, onnx_h_global_pool, 1, 1, 0},
+    {TRAINING, "Gradient", 1, 1, onnx_h_Gradient, 1, V, 0},
     {"", "Greater", 1, 13, onnx_h_binary, 2, 2, 0},
     {"", "GreaterOrEqual", 12, 16, onnx_h_binary, 2, 2, 0},
     {"", "GridSample", 16, 20, onnx_h_GridSample, 2, 2, 0},

@@ -1,8 +1,10 @@
 /*
  * training.c - ONNX's training operators that have an inference
  * meaning: the losses (NegativeLogLikelihoodLoss,
- * SoftmaxCrossEntropyLoss) and the optimizers of ai.onnx.preview.training
- * (Adagrad, Adam, Momentum), one update step each, elementwise.
+ * SoftmaxCrossEntropyLoss), the optimizers of ai.onnx.preview.training
+ * (Adagrad, Adam, Momentum), one update step each, elementwise, and its
+ * Gradient, differentiated when the model is imported
+ * (src/graph/autodiff.c).
  */
 #include "ops.h"
 
@@ -147,5 +149,39 @@ int onnx_h_Momentum(Importer *im) {
     GNode *xn = bin(im, "subtract", x, bin(im, "multiply", rr, step));
     if (imp_set_output(im, i, xn) || imp_set_output(im, n + i, vn)) return -1;
   }
+  return 0;
+}
+
+/* ---- Gradient: the gradient of y with respect to xs ----
+ *
+ * The node's inputs are the values named by xs, then by zs (the inputs
+ * held constant); y names a value computed before it.  Each output is the
+ * gradient, with respect to one x, of the sum of y's elements (y's adjoint
+ * is a tensor of ones, as ONNX Runtime's training seeds it), computed by
+ * reverse-mode differentiation of the graph built so far. */
+int onnx_h_Gradient(Importer *im) {
+  int nx = 0, nz = 0;
+  const char **xs = onnx_attr_strings(N(im), "xs", &nx), **zs = onnx_attr_strings(N(im), "zs", &nz);
+  const char *yname = onnx_attr_string(N(im), "y", NULL);
+  (void)zs;
+  if (!yname || !*yname) return imp_error(im, "needs the attribute y (the name of the value to differentiate)");
+  if (nx < 1) return imp_error(im, "needs the attribute xs (the names of the values to differentiate with respect to)");
+  if (imp_ninputs(im) != nx + nz)
+    return imp_error(im, "has %d inputs, but xs and zs name %d values (its inputs are xs, then zs)", imp_ninputs(im),
+                     nx + nz);
+  if (N(im)->noutputs != nx)
+    return imp_error(im, "has %d outputs, but xs names %d values (one gradient each)", N(im)->noutputs, nx);
+  GNode *y = imp_value(im, yname);
+  if (!y) return imp_error(im, "y names '%s', which is not a value computed before this node", yname);
+  GNode **x = KNEWN(GNode *, nx), **dx = KNEWN(GNode *, nx);
+  for (int i = 0; i < nx; i++) {
+    x[i] = imp_input(im, i);
+    if (!x[i] || x[i] != imp_value(im, xs[i]))
+      return imp_error(im, "input %d must be the value xs[%d] names ('%s')", i, i, xs[i]);
+  }
+  if (graph_gradient(imp_graph(im), y, nx, x, dx))
+    return imp_error(im, "the gradient of '%s': %s", yname, kiln_get_error());
+  for (int i = 0; i < nx; i++)
+    if (imp_set_output(im, i, dx[i])) return -1;
   return 0;
 }
