@@ -262,3 +262,23 @@ def test_vgg16_text_matches_tvms_print():
             if k == "layout":
                 continue
             assert attrs.get(k) == v, (op, k, v, attrs)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_transpose_flags(ta, tb):
+    """relay.nn.matmul's transpose_a / transpose_b read that operand with its
+    last two dimensions swapped (square operands: a flag that was ignored
+    would give a plausible, wrong product)."""
+    rng = np.random.default_rng()
+    a = rng.standard_normal((2, 5, 5)).astype("float32")
+    b = rng.standard_normal((2, 5, 5)).astype("float32")
+    va, vb = relay.var("a", shape=a.shape), relay.var("b", shape=b.shape)
+    mod = kiln.IRModule.from_expr(relay.Function([va, vb], relay.nn.matmul(va, vb, transpose_a=ta, transpose_b=tb)))
+    with relay.build_config(opt_level=3):
+        lib = relay.build(mod, target="llvm")
+    m = kiln.graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    m.set_input("a", a)
+    m.set_input("b", b)
+    m.run()
+    want = (a.transpose(0, 2, 1) if ta else a) @ (b.transpose(0, 2, 1) if tb else b)
+    np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-5, atol=1e-5)
