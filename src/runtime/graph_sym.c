@@ -40,7 +40,11 @@
  * than the smallest variant) through the batch-1 kernels: a batch of 8
  * with variants at 4 and 8 runs the batch-8 kernels once, a batch of 7
  * runs the batch-4 kernels once and three samples one at a time.  Each
- * variant's executor is made on first use.  The samples left run first:
+ * variant's executor is made on first use.  The per-sample graph's
+ * buffers that hold a graph input or output are sized for the whole batch
+ * (the variants read and write their samples there); the others only for
+ * the samples left to the batch-1 kernels, from their first byte (none at
+ * a batch the variants take whole: they keep their bytes at creation).  The samples left run first:
  * the per-sample kernels reuse dead activations' buffers, and a graph
  * output's buffer may have held one before the output was written, so
  * they could overwrite outputs the variants wrote; the inputs' buffers
@@ -198,8 +202,29 @@ static int eval_text(const JsonGraph *g, const char *s, size_t len, const int64_
 
 /* ---- the batch as an outer loop ---- */
 
+/* Which storage ids hold a graph input or output that carries the batch
+ * (ex->storage_whole): those are sized for the whole batch; the others
+ * only for the samples the batch-1 kernels run, which with batched
+ * variants is the remainder the variants leave (none at a batch they
+ * take whole). Inputs are never reused by the plan; an output's storage
+ * may have held dead activations before it, which op by op order keeps
+ * correct at either offset. A "__nop" view shares its source's storage,
+ * so the whole storage id follows. */
+static void batch_storage(KilnGraphExecutor *ex) {
+  const JsonGraph *g = &ex->g;
+  ex->storage_whole = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage + 1);
+  memset(ex->storage_whole, 0, (size_t)ex->num_storage + 1);
+  for (int i = 0; i < g->num_args; i++) { /* params never carry the batch */
+    int e = g->nodes[g->arg_nodes[i]].first_entry;
+    if (g->entry_batch[e]) ex->storage_whole[ex->storage_id[e]] = 1;
+  }
+  for (int h = 0; h < g->num_heads; h++)
+    if (g->entry_batch[g->heads[h]]) ex->storage_whole[ex->storage_id[g->heads[h]]] = 1;
+}
+
 int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op) {
   JsonGraph *g = &ex->g;
+  if (!ex->storage_whole) batch_storage(ex);
   op->sample_bytes = kiln_arena_alloc(ex->arena, ((size_t)op->nargs + 1) * sizeof(uint64_t));
   for (int k = 0; k < op->nargs; k++) {
     int e = op->eids[k];
@@ -220,9 +245,11 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
   if (!op->batched || ex->batch == 1) return kiln_graph_op_call(op);
   int rc = 0;
   for (int64_t n = ex->batch_from; n < ex->batch && !rc; n++) {
-    for (int k = 0; k < op->nargs; k++)
-      if (op->sample_bytes[k])
-        op->tensors[k].data = (char *)ex->entries[op->eids[k]].data + (size_t)n * op->sample_bytes[k];
+    for (int k = 0; k < op->nargs; k++) {
+      if (!op->sample_bytes[k]) continue;
+      int64_t at = ex->storage_whole[ex->storage_id[op->eids[k]]] ? n : n - ex->batch_from;
+      op->tensors[k].data = (char *)ex->entries[op->eids[k]].data + (size_t)at * op->sample_bytes[k];
+    }
     rc = kiln_graph_op_call(op);
   }
   for (int k = 0; k < op->nargs; k++)
@@ -312,12 +339,16 @@ static int run_variant(KilnGraphExecutor *ex, int v, int64_t at) {
   return kiln_graph_variant_collect(ex, v, at);
 }
 
-int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex) {
-  const JsonGraph *g = &ex->g;
+/* The samples, from the first, that the variants take at batch b. */
+static int64_t split_at(const JsonGraph *g, int64_t b) {
   int64_t at = 0;
   for (int v = g->num_variants - 1; v >= 0; v--)
-    while (ex->batch - at >= g->variant_batch[v]) at += g->variant_batch[v];
+    while (b - at >= g->variant_batch[v]) at += g->variant_batch[v];
   return at;
+}
+
+int64_t kiln_graph_batch_split(const KilnGraphExecutor *ex) {
+  return ex->batch > 1 ? split_at(&ex->g, ex->batch) : 0;
 }
 
 int kiln_graph_batch_run(KilnGraphExecutor *ex, int64_t upto) {
@@ -418,6 +449,7 @@ static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const c
                           what, g->batch_name, (long long)b, (long long)g->batch_lo, (long long)g->batch_hi,
                           g->batch_name, (long long)b);
   KilnSymPlan *p = plan_find(ex, &b, 1);
+  if (!ex->storage_whole) batch_storage(ex);
   for (int x = 0; x < g->num_entries; x++)
     if (g->entry_batch[x]) g->entry_shape[x][0] = b;
   if (!p) { /* first visit: each storage id's bytes at this batch */
@@ -430,8 +462,14 @@ static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const c
         if (g->entry_batch[x]) g->entry_shape[x][0] = ex->batch;
       return kiln_set_error("%s: out of memory", what);
     }
+    /* entries in storage of their own (not an input's or an output's)
+     * hold only the samples the batch-1 kernels run: none when the
+     * variants take the whole batch, where one sample's bytes (the size
+     * at creation) stay */
+    int64_t left = b - (b > 1 ? split_at(g, b) : 0);
     for (int x = 0; x < g->num_entries; x++) {
       uint64_t n = kiln_graph_entry_bytes(g, x);
+      if (g->entry_batch[x] && !ex->storage_whole[ex->storage_id[x]]) n = n / (uint64_t)b * (uint64_t)left;
       if (n > bytes[ex->storage_id[x]]) bytes[ex->storage_id[x]] = n;
     }
     *key = b;

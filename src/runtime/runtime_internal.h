@@ -431,6 +431,10 @@ struct KilnGraphExecutor {
                                run-time values are not given (graph_sym.c) */
   int64_t batch;            /* the batch as an outer loop: the current batch */
   int64_t batch_from;       /* ... the first sample the batch-1 kernels run */
+  uint8_t *storage_whole;   /* ... per storage id: holds a graph input or output, so
+                             * it is sized for the whole batch and sample n is at
+                             * n; the others hold only the samples the batch-1
+                             * kernels run, sample n at n - batch_from (graph_sym.c) */
   KilnGraphExecutor **variant_ex; /* per g.variant_batch: its executor, made on first use */
   uint64_t *storage_cap;    /* per storage id: bytes allocated */
   /* symbolic sizes: the plans of the last bindings seen (graph_sym.c) */

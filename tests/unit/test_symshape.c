@@ -844,6 +844,50 @@ static void test_symshape_kernel_values(void) {
  * them and one sample per sample; if the per-sample kernels ran after
  * the variants, that sample's first product would land on the output's
  * earlier samples.  Each batch is checked against C. */
+/* y (bt, 8) against d3(d2(d1(x))) in C, the weights W1 (2, 4), W2 (8, 2), W3 (8, 8). */
+static void check_dense3(const DLTensor *xt, const DLTensor *y, int64_t bt, const float *W1, const float *W2,
+                         const float *W3) {
+  for (int64_t n = 0; y && n < bt; n++) {
+    const float *xs = (const float *)xt->data + n * 4;
+    float h1[2], h2[8];
+    for (int o = 0; o < 2; o++) {
+      h1[o] = 0;
+      for (int k = 0; k < 4; k++) h1[o] += W1[o * 4 + k] * xs[k];
+    }
+    for (int o = 0; o < 8; o++) {
+      h2[o] = 0;
+      for (int k = 0; k < 2; k++) h2[o] += W2[o * 2 + k] * h1[k];
+    }
+    for (int o = 0; o < 8; o++) {
+      float want = 0;
+      for (int k = 0; k < 8; k++) want += W3[o * 8 + k] * h2[k];
+      CHECK(fabsf(((float *)y->data)[n * 8 + o] - want) < 1e-4f * (1 + fabsf(want)));
+    }
+  }
+}
+
+/* The batch loop's buffers that hold no graph input or output: how many
+ * there are, and the most samples any holds (its bytes over one sample's,
+ * the largest entry it holds). */
+static int64_t inner_samples(const KilnGraphExecutor *ex, int *count) {
+  const JsonGraph *g = &ex->g;
+  int64_t most = 0;
+  *count = 0;
+  for (int s = 0; s < ex->num_storage; s++) {
+    if (ex->storage_whole[s]) continue;
+    uint64_t sample = 0;
+    for (int e = 0; e < g->num_entries; e++) {
+      if (ex->storage_id[e] != s || !g->entry_batch[e]) continue;
+      uint64_t b = kiln_graph_entry_bytes(g, e) / (uint64_t)g->entry_shape[e][0];
+      if (b > sample) sample = b;
+    }
+    if (!sample) continue;
+    (*count)++;
+    if ((int64_t)(ex->storage_cap[s] / sample) > most) most = (int64_t)(ex->storage_cap[s] / sample);
+  }
+  return most;
+}
+
 static void test_symshape_variants_shared_output(void) {
   char *dir = kiln_mkdtemp("kiln-symv-");
   CHECK_NN(dir);
@@ -902,27 +946,45 @@ static void test_symshape_variants_shared_output(void) {
       CHECK_OK(kiln_graph_executor_run(ex));
     }
     CHECK_OK(kiln_graph_executor_get_output(ex, 0, &y));
-    for (int64_t n = 0; y && n < bt; n++) {
-      const float *xs = (const float *)xt->data + n * 4;
-      float h1[2], h2[8];
-      for (int o = 0; o < 2; o++) {
-        h1[o] = 0;
-        for (int k = 0; k < 4; k++) h1[o] += W1[o * 4 + k] * xs[k];
-      }
-      for (int o = 0; o < 8; o++) {
-        h2[o] = 0;
-        for (int k = 0; k < 2; k++) h2[o] += W2[o * 2 + k] * h1[k];
-      }
-      for (int o = 0; o < 8; o++) {
-        float want = 0;
-        for (int k = 0; k < 8; k++) want += W3[o * 8 + k] * h2[k];
-        CHECK(fabsf(((float *)y->data)[n * 8 + o] - want) < 1e-4f * (1 + fabsf(want)));
-      }
-    }
+    check_dense3(xt, y, bt, W1, W2, W3);
     kiln_array_free(xt);
     kiln_array_free(y);
   }
   if (ex) CHECK_INT((int)ex->sym_stats.variant_samples, 4 + 6);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  /* With a variant at 4 alone, the batch-1 kernels take 3 samples of a
+   * batch of 7 (samples 4 to 6) and none of a batch of 8: the buffers that
+   * hold neither an input nor an output are sized for the samples left
+   * (3, never 8), and hold them from their first byte. */
+  bo.variants = &gv[1];
+  bo.variant_batch = &vb[1];
+  bo.nvariants = 1;
+  so = kfmt("%s/v4.so", dir);
+  mod = NULL;
+  ex = NULL;
+  if (g1 && gv[1]) CHECK_OK(graph_build(g1, &bo, so, NULL));
+  CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  static const int64_t seq4[] = {8, 7, 3, 8, 5};
+  static const int64_t most4[] = {1, 3, 3, 3, 3};
+  for (int k = 0; ex && k < 5; k++) {
+    int64_t bt = seq4[k];
+    DLTensor *xt = NULL, *y = NULL;
+    CHECK_OK(kiln_array_empty(2, (int64_t[]){bt, 4}, DT_F32, (DLDevice){kDLCPU, 0}, &xt));
+    if (!xt) break;
+    for (int i = 0; i < bt * 4; i++) ((float *)xt->data)[i] = test_randf();
+    CHECK_OK(kiln_graph_executor_set_input(ex, 0, xt));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    CHECK_OK(kiln_graph_executor_get_output(ex, 0, &y));
+    check_dense3(xt, y, bt, W1, W2, W3);
+    int count = 0;
+    CHECK_INT((int)inner_samples(ex, &count), (int)most4[k]);
+    CHECK(count >= 1); /* d1 or d2 holds neither */
+    kiln_array_free(xt);
+    kiln_array_free(y);
+  }
+  if (ex) CHECK_INT((int)ex->sym_stats.variant_samples, 8 + 4 + 8 + 4);
   kiln_graph_executor_free(ex);
   kiln_module_free(mod);
   graph_free(gv[0]);
