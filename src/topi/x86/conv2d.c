@@ -32,7 +32,8 @@
  * two FMAs (x86_conv_occ_block).  The layout and the knobs are TVM's; the
  * tuner reaches both forms through tile_ow (and tile_oh), and the batch-1
  * fallback picks a block of half the budget (14 columns x 2 chunks at 56,
- * 28 and 14 columns; at batch > 1 its samples fill the budget instead).  bench_conv2d, ResNet-50's fifteen 1x1 layers at 1 thread: a
+ * 28 and 14 columns; at batch > 1 too, samples filling what the columns
+ * leave: 2 samples x 7 columns x 2 chunks at 7x7).  bench_conv2d, ResNet-50's fifteen 1x1 layers at 1 thread: a
  * mean of 145 GFLOP/s with one chunk, 159 with two, 126 with four (load
  * 9-14: the same run, the ratio is what counts).
  */
@@ -222,14 +223,22 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
      * broadcast feeds two FMAs), taken when it holds at least as many
      * accumulators: 14 x 2 chunks rather than 28 columns, but a 17-column
      * row (Inception's 17x17 layers) stays 17 x 1 chunk rather than 1 x 2.
-     * At batch > 1 samples fill the block instead (tile_n). */
-    int64_t budget = x86_reg_budget(t), occ = c.N == 1 ? x86_conv_occ_block(t, 1, c.OC / oc_bn) : 1;
+     * At batch > 1 samples (tile_n) fill what the rows and columns leave
+     * of either budget, the same comparison deciding: two chunks save a
+     * broadcast per FMA whatever fills the block, and a 56-column layer at
+     * batch 8 ran slower as 28 columns x 1 chunk than its batch-1 kernel
+     * (14 x 2) called per sample. */
+    int64_t budget = x86_reg_budget(t), occ = x86_conv_occ_block(t, 1, c.OC / oc_bn);
     int64_t w1, h1, w2 = 0, h2 = 0;
     if (row_block(c.OW, c.OH, budget, &w1, &h1)) {
-      if (occ > 1 && row_block(c.OW, c.OH, budget / occ, &w2, &h2) && w2 * h2 * occ >= w1 * h1) w1 = w2, h1 = h2;
+      int64_t n1 = x86_batch_block(t, c.N, w1 * h1), n2 = 1;
+      if (occ > 1 && row_block(c.OW, c.OH, budget / occ, &w2, &h2)) {
+        n2 = x86_batch_block(t, c.N, w2 * h2 * occ);
+        if (n2 * w2 * h2 * occ >= n1 * w1 * h1) w1 = w2, h1 = h2, n1 = n2;
+      }
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
       config_set_other(cfg, "tile_oh", opt_int(h1));
-      if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, w1 * h1)));
+      if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n1));
       cfg->is_fallback = true;
       return 0;
     }
