@@ -318,6 +318,13 @@ Tensor *topi_arange_dyn(Tensor *start, Tensor *delta, Expr *len);
  * dilations and strides (d each) are constants (dyn.col2im).  Each output
  * pixel sums over the C * prod(block) rows of x the ones whose block
  * offset lands on it. */
+/* ONNX STFT with frame_step and frame_length (one integer element each)
+ * read by the kernel at run time: x [batch, len, 1 or 2] (static len),
+ * window (1-D float, or NULL) applied to each frame; the output
+ * [batch, frames, bins, 2] has the given shape; frames are at most lmax
+ * samples (a static bound of frame_length) (dyn.stft,
+ * topi/generic/signal.c). */
+Tensor *topi_stft_dyn(Tensor *x, Tensor *step, Tensor *length, Tensor *window, int64_t lmax, Expr **oshape);
 Tensor *topi_col2im_dyn(Tensor *x, Tensor *image, Tensor *block, const int64_t *pads, const int64_t *dil,
                         const int64_t *str, Expr **oshape);
 /* ONNX Gather: out = data.shape[:axis] + indices.shape + data.shape[axis+1:];

@@ -432,6 +432,14 @@ Tensor *compute_dyn_col2im(GNode *n, Tensor **ins, const Strategy *st) {
                          ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
 }
 
+/* dyn.stft (signal, frame_step, frame_length[, window]): the shape is the
+ * call's sym_dims; the kernel reads the step and the length. */
+Tensor *compute_dyn_stft(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_stft_dyn(ins[0], ins[1], ins[2], n->nargs > 3 ? ins[3] : NULL, gattr_int(&n->attrs, "lmax", 0),
+                       ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type));
+}
+
 /* dyn.arange (start, delta): the length is the call's sym_dims. */
 Tensor *compute_dyn_arange(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;

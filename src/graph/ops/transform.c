@@ -300,6 +300,28 @@ static int infer_dyn_col2im(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.stft (signal, frame_step, frame_length[, window]): the STFT with
+ * the step and length read at run time; attributes onesided, lmax (a
+ * static bound of the frame length), `shape` the result at the
+ * representative values, sym_dims its shape as expressions of them. */
+static int infer_dyn_stft(GNode *n, TType *out) {
+  const TType *x = arg_type(n, 0);
+  if (x->ndim != 3 || ttype_is_symbolic(x) || !dt_is_float(x->dtype))
+    return err_dtype(n, 0, "a static float [batch, length, 1 or 2] signal");
+  for (int i = 1; i < 3; i++)
+    if (arg_type(n, i)->ndim > 1 || ttype_numel(arg_type(n, i)) != 1 || !dt_is_int(arg_type(n, i)->dtype))
+      return err_dtype(n, i, "one integer element");
+  const int64_t *sh;
+  if (gattr_ints(&n->attrs, "shape", &sh) != 4) return kiln_set_error("dyn.stft needs 'shape' of 4 dimensions");
+  *out = *x;
+  out->ndim = 4;
+  for (int i = 0; i < 4; i++) {
+    if (sh[i] < 1) return kiln_set_error("dyn.stft: dimension %d would be %lld", i, (long long)sh[i]);
+    out->shape[i] = sh[i];
+  }
+  return 0;
+}
+
 /* dyn.arange (start, delta): one int element each (of one type), read at
  * run time; `len` is the length at the representative values, the call's
  * sym_dims the length as an expression of the values. */
@@ -571,6 +593,8 @@ const OpDef ops_transform[] = {
     {"dyn.center_crop_pad", 3, 3, PAT_INJECTIVE, infer_dyn_center_crop_pad, compute_dyn_center_crop_pad, NULL,
      "data, sizes, axes"},
     {"dyn.arange", 2, 2, PAT_INJECTIVE, infer_dyn_arange, compute_dyn_arange, NULL, "start, delta"},
+    {"dyn.stft", 3, 4, PAT_OPAQUE, infer_dyn_stft, compute_dyn_stft, NULL,
+     "signal, frame_step, frame_length, window=None, onesided=1, lmax=None"},
     {"dyn.col2im", 3, 3, PAT_OPAQUE, infer_dyn_col2im, compute_dyn_col2im, NULL,
      "data, image_shape, block_shape, pads=None, dilations=None, strides=None"},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},

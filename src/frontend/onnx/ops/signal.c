@@ -3,7 +3,8 @@
  * Hamming, Blackman) and the mel weight matrix are constants of their
  * (constant) sizes, a window of a size given at run time a kernel
  * (signal.window); DFT and STFT are products with constant cosine and
- * sine matrices.
+ * sine matrices, an STFT whose frame step or length is given at run time
+ * one kernel (dyn.stft) that computes its twiddles.
  */
 #include "ops.h"
 
@@ -300,10 +301,69 @@ int onnx_h_DFT(Importer *im) {
   return imp_set_output(im, 0, dft_along(im, x, ax));
 }
 
+/* STFT whose frame_step or frame_length is a graph input: dyn.stft, one
+ * kernel reading both (docs/symbolic_shapes.md, section 4b).  The frames
+ * are 1 + (len - L) / step, the bins L / 2 + 1 (onesided) or L, from the
+ * value symbols (step in [1, 2^31 - 1], representative 1; L in [1, len],
+ * representative the window's length or len); -1 frames when L does not
+ * fit the signal or differs from the window's length, which the executor
+ * refuses naming the node.  -2 when neither is a graph input. */
+static int stft_runtime(Importer *im, GNode *x, GNode *win) {
+  GNode *sv = imp_input(im, 1), *lv = imp_input(im, 3);
+  bool srt = sv && sv->kind == GN_VAR, lrt = lv && lv->kind == GN_VAR;
+  if ((!srt && !lrt) || ttype_is_symbolic(&x->type) || (win && ttype_is_symbolic(&win->type))) return -2;
+  if (!dt_is_float(x->type.dtype) || (x->type.shape[2] != 1 && x->type.shape[2] != 2))
+    return imp_error(im, "signal %s must be float [batch, length, 1 or 2]", ttype_str(&x->type));
+  if (win && (win->type.ndim != 1 || !dt_is_float(win->type.dtype)))
+    return imp_error(im, "window %s must be a 1-D float tensor", ttype_str(&win->type));
+  bool onesided = onnx_attr_int(N(im), "onesided", 1) != 0;
+  if (onesided && x->type.shape[2] == 2) return imp_error(im, "onesided = 1 needs a real signal");
+  Graph *g = imp_graph(im);
+  int64_t len = x->type.shape[1], wl = win ? win->type.shape[0] : -1, st = 1, L = wl > 0 ? wl : len;
+  GSym *ss = NULL, *ls = NULL;
+  int before = g->syms.len, rc;
+  if (srt) {
+    if ((rc = scalar_value(im, 1, 1, GRAPH_MAX_ELEMS, &ss))) return rc == -2 ? imp_error(im, "frame_step must be one int32 or int64 element") : -1;
+    if (g->syms.len > before) ss->rep = 1;
+    st = ss->rep;
+  } else if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &st)) {
+    return -1;
+  }
+  before = g->syms.len;
+  if (lrt) {
+    if ((rc = scalar_value(im, 3, 1, len, &ls))) return rc == -2 ? imp_error(im, "frame_length must be one int32 or int64 element") : -1;
+    if (g->syms.len > before) ls->rep = wl > 0 && wl <= len ? wl : len;
+    L = ls->rep;
+  } else if (lv && imp_input_i64(im, 3, 1, IMP_MAX_COUNT, &L)) {
+    return -1;
+  } else if (!lv && !win) {
+    return imp_error(im, "needs a window or a frame_length");
+  }
+  if (!lrt && (L > len || (win && L != wl)))
+    return imp_error(im, "frame length %lld does not fit a signal of %lld%s", (long long)L, (long long)len,
+                     win ? " or the window" : "");
+  int64_t lmax = win ? wl : lrt ? len : L;
+  if (lmax > len) return imp_error(im, "window of %lld does not fit a signal of %lld", (long long)wl, (long long)len);
+  const char *Lt = ls ? ls->name : kfmt("%lld", (long long)L), *St = ss ? ss->name : kfmt("%lld", (long long)st);
+  const char *ok = win ? kfmt("%s %lld le %s %lld eq and", Lt, (long long)len, Lt, (long long)wl)
+                       : kfmt("%s %lld le", Lt, (long long)len);
+  const char *nf = kfmt("%s %lld %s - %s fdiv 1 + -1 sel", ok, (long long)len, Lt, St);
+  const char *bins = !ls ? "" : onesided ? kfmt("%s 2 fdiv 1 +", Lt) : Lt;
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", 4, (int64_t[]){x->type.shape[0], 1 + (len - L) / st, onesided ? L / 2 + 1 : L, 2});
+  ga_str(&a, "sym_dims", kfmt(",%s,%s,", nf, bins));
+  ga_int(&a, "onesided", onesided);
+  ga_int(&a, "lmax", lmax);
+  GNode *args[4] = {x, sv, lv ? lv : imp_scalar(im, (double)L, DT_I64), win};
+  return imp_set_output(im, 0, imp_call(im, "dyn.stft", win ? 4 : 3, args, a));
+}
+
 int onnx_h_STFT(Importer *im) {
   GNode *x = imp_input(im, 0), *win = imp_input(im, 2);
   if (!x) return imp_error(im, "needs a signal");
   if (x->type.ndim != 3) return imp_error(im, "signal %s must be [batch, length, 1 or 2]", ttype_str(&x->type));
+  int rc = stft_runtime(im, x, win);
+  if (rc != -2) return rc;
   int64_t st, flen = -1;
   if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &st)) return -1;
   if (imp_input(im, 3) && imp_input_i64(im, 3, 1, IMP_MAX_COUNT, &flen)) return -1;
