@@ -1,9 +1,10 @@
 """Sizes given at run time that a signal or image kernel reads as offsets
 (docs/symbolic_shapes.md, section 4b): Col2Im whose image_shape and
-block_shape are graph inputs.  Each model is compiled once, without
---bind, and run by `kiln run` at several values on fresh random data
-against a NumPy port of onnx's reference; values the input cannot take
-are an error naming the node.
+block_shape are graph inputs, STFT whose frame_step and frame_length
+are.  Each model is compiled once, without --bind, and run by `kiln run`
+at several values on fresh random data against a NumPy port of onnx's
+reference (NumPy's FFT for STFT); values the input cannot take are an
+error naming the node.
 
 The models are built with onnx's helper; run with /usr/bin/python3."""
 import itertools
@@ -133,3 +134,72 @@ def test_col2im_3d_with_only_the_block_at_run_time(tmp_path):
     # K = 6 does not divide the 10 rows
     p = run(tmp_path, str(tmp_path / "c3.so"), [x, i64(2, 3, 1)], check=False)
     assert p.returncode != 0 and "node 'fused_dyn_col2im' would have dimension 1 = -1" in p.stderr, p.stderr
+
+
+def stft_ref(x, step, L, window, onesided):
+    """NumPy's FFT of each frame (onnx's reference)."""
+    sig = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    nf = 1 + (x.shape[1] - L) // step
+    frames = np.stack([sig[:, f * step:f * step + L] for f in range(nf)], 1)
+    if window is not None:
+        frames = frames * window
+    y = np.fft.fft(frames, axis=-1)
+    if onesided:
+        y = y[..., :L // 2 + 1]
+    return np.stack([y.real, y.imag], -1)
+
+
+def stft_model(tmp_path, name, xshape, window=None, length=True, onesided=1):
+    ins = [helper.make_tensor_value_info("x", TP.FLOAT, xshape), helper.make_tensor_value_info("s", TP.INT64, [])]
+    names = ["x", "s", "", ""]
+    if window is not None:
+        ins.append(helper.make_tensor_value_info("w", TP.FLOAT, [window]))
+        names[2] = "w"
+    if length:
+        ins.append(helper.make_tensor_value_info("l", TP.INT64, []))
+        names[3] = "l"
+    while names[-1] == "":
+        names.pop()
+    g = helper.make_graph([helper.make_node("STFT", names, ["y"], onesided=onesided)], "g", ins,
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    so = str(tmp_path / f"{name}.so")
+    from conftest import kiln
+    kiln("compile", path, "-o", so)
+    return so
+
+
+def test_stft_with_step_and_length_given_at_run_time(tmp_path):
+    """One build: frame lengths and steps that change the frames and the
+    bins (odd and even lengths), real and complex signals, against
+    NumPy's FFT; a length past the signal is an error naming the node."""
+    for c, onesided in [(1, 1), (2, 0)]:
+        so = stft_model(tmp_path, f"stft{c}", [2, 40, c], onesided=onesided)
+        for step, L in [(8, 16), (3, 7), (1, 40), (5, 1), (8, 16)]:
+            x = RNG.standard_normal((2, 40, c)).astype(np.float32)
+            y = run(tmp_path, so, [x, np.array(step, np.int64), np.array(L, np.int64)])
+            want = stft_ref(x.astype(np.float64), step, L, None, onesided)
+            assert y.shape == want.shape, (step, L)
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * L)
+        p = run(tmp_path, so, [x, np.array(4, np.int64), np.array(41, np.int64)], check=False)
+        assert p.returncode != 0 and "outside the bounds [1, 40]" in p.stderr, p.stderr
+
+
+def test_stft_with_a_window_and_the_step_at_run_time(tmp_path):
+    so = stft_model(tmp_path, "win", [1, 64, 1], window=12, length=False)
+    for step in [1, 4, 12, 53]:
+        x = RNG.standard_normal((1, 64, 1)).astype(np.float32)
+        w = RNG.random(12).astype(np.float32)
+        y = run(tmp_path, so, [x, np.array(step, np.int64), w])
+        want = stft_ref(x.astype(np.float64), step, 12, w.astype(np.float64), 1)
+        assert y.shape == want.shape, step
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-3)
+    # a frame_length given at run time must match the window's
+    so = stft_model(tmp_path, "winlen", [1, 64, 1], window=12)
+    x = RNG.standard_normal((1, 64, 1)).astype(np.float32)
+    w = RNG.random(12).astype(np.float32)
+    y = run(tmp_path, so, [x, np.array(5, np.int64), w, np.array(12, np.int64)])
+    np.testing.assert_allclose(y, stft_ref(x.astype(np.float64), 5, 12, w.astype(np.float64), 1), rtol=1e-4, atol=1e-3)
+    p = run(tmp_path, so, [x, np.array(5, np.int64), w, np.array(10, np.int64)], check=False)
+    assert p.returncode != 0 and "node 'fused_dyn_stft' would have dimension 1 = -1" in p.stderr, p.stderr
