@@ -623,6 +623,44 @@ static void test_conv_column_tail(void) {
   }
 }
 
+/* A stride-2 depthwise layer copies the padded rows of one output row
+ * per block at 112 columns (3 x 113 x 16 floats: they stay in L1 until
+ * the convolution reads them) and of two at 56; a stride-1 layer keeps
+ * blocks of 8 rows (10 padded rows).  A small stride-2 case runs against
+ * its unscheduled lowering. */
+static void test_depthwise_row_block(void) {
+  const Template *tm = template_lookup("depthwise_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes < 16) return;
+  static const struct {
+    int64_t c, w;
+    int s;
+    const char *alloc, *par;
+  } cases[] = {
+      {96, 112, 2, "allocate data_pad[float32 * 5424]", "parallel (n.oc_chunk.fused.oh.outer.fused, 0, 336)"},
+      {144, 56, 2, "allocate data_pad[float32 * 4560]", "parallel (n.oc_chunk.fused.oh.outer.fused, 0, 126)"},
+      {32, 112, 1, "allocate data_pad[float32 * 18240]", "parallel (n.oc_chunk.fused.oh.outer.fused, 0, 28)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t c = cases[i].c, w = cases[i].w;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, c, w, w}, (int64_t[]){c, 1, 3, 3}, (int[]){cases[i].s, cases[i].s},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    LoweredFunc *f = lower_config(tm, wl, template_fallback(tm, target_host(), wl));
+    if (!f) continue;
+    const char *text = kiln_lowered_str(f);
+    CHECK_CONTAINS(text, cases[i].alloc);
+    CHECK_CONTAINS(text, cases[i].par);
+  }
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 38, 38}, (int64_t[]){32, 1, 3, 3}, (int[]){2, 2},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  Schedule *s;
+  int na;
+  Tensor **args;
+  CHECK_OK(template_instantiate(tm, target_host(), wl, template_fallback(tm, target_host(), wl), &s, &na, &args));
+  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "stride-2 depthwise in blocks of rows");
+  if (arr) tk_arrays_free(na, arr);
+}
+
 /* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16
  * accumulators), the chunk loop inside the reduction, so a broadcast input
  * value feeds two FMAs; the parallel loop runs over pairs of chunks.  A
@@ -767,6 +805,7 @@ const TestCase x86_tests[] = {
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
     {"conv_occ_block", test_conv_occ_block},
     {"conv_column_tail", test_conv_column_tail},
+    {"depthwise_row_block", test_depthwise_row_block},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},

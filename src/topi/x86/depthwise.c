@@ -18,8 +18,32 @@
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
-/* Output rows per parallel block (a divisor of the output height). */
-enum { DW_ROW_BLOCK = 8 };
+/* Output rows per parallel block (a divisor of the output height), and
+ * for a strided layer the most bytes of padded input rows a block may
+ * copy (dw_row_block). */
+enum { DW_ROW_BLOCK = 8, DW_STRIDED_SPAN_BYTES = 24 * 1024 };
+
+/* The output rows of a parallel block.  A block first copies the padded
+ * input rows it reads, then convolves them.  With stride 1 each input row
+ * serves three output rows and the copy is amortized over up to
+ * DW_ROW_BLOCK rows.  With stride 2 an input row serves only 1.5 output
+ * rows and each output vector reads four new input vectors, so the block
+ * pays off only while its copied rows are still in the L1 data cache when
+ * the convolution reads them: the most rows whose span fits
+ * DW_STRIDED_SPAN_BYTES (half a 48 KB L1).  bench_conv2d --depthwise, 1
+ * thread, best of alternating runs (load 16-18): MobileNet-V2's stride-2
+ * 3x3 layers at 112, 56 and 28 rows ran at 17.0 / 21.5 / 31.0 GFLOP/s in
+ * blocks of 8 (7) rows and at 23.3 / 34.7 / 44.4 in blocks of 1 / 2 / 2
+ * (MnasNet's 3x3/2 at 112: 18.6 -> 25.9; its 5x5/2 72 @56, blocks of 4:
+ * 43.5 -> 51.3); the stride-1 layers ran fastest in blocks of 8. */
+static int64_t dw_row_block(int64_t OH, int64_t pad_h, int64_t row_bytes) {
+  int64_t s = OH > 0 ? pad_h / OH : 1;
+  if (s < 2) return x86_largest_divisor(OH, DW_ROW_BLOCK);
+  int64_t window = pad_h - (OH - 1) * s, best = 1;
+  for (int64_t r = 1; r <= DW_ROW_BLOCK && r <= OH; r++)
+    if (OH % r == 0 && ((r - 1) * s + window) * row_bytes <= DW_STRIDED_SPAN_BYTES) best = r;
+  return best;
+}
 
 Tensor *topi_x86_pack_kernel_depthwise(Tensor *kernel, int64_t oc_bn) {
   if (!kernel) return NULL;
@@ -198,7 +222,8 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(const Target *t, Schedule *s, const
           *ocb = stage_axis(so, 4), *owo, *owi, *f;
   /* blocks of up to DW_ROW_BLOCK output rows, in parallel */
   IterVar *oho, *ohi;
-  int64_t rows = x86_largest_divisor(te_dim(conv, 2), DW_ROW_BLOCK);
+  int64_t rows = dw_row_block(te_dim(conv, 2), te_dim(pad, 2),
+                              te_dim(pad, 3) * ic_bn * (int64_t)dt_bytes(pad->dtype));
   if (stage_split(so, ow, c32(reg_n), &owo, &owi) || stage_split(so, oh, c32(rows), &oho, &ohi)) return -1;
   if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   /* A depthwise layer does little arithmetic per byte, so padding the
