@@ -461,6 +461,58 @@ KILN_API int kiln_graph_executor_copy_output(KilnGraphExecutor *ex, int index, D
 KILN_API int kiln_graph_executor_memory(const KilnGraphExecutor *ex, KilnMemoryPlan *plan,
                                int *planned_here);
 
+/* ---- sequences and optionals at the graph's boundary ----
+ *
+ * A model's input or output may be a sequence of tensors (elements may
+ * differ in shape) or an optional (empty, or holding a tensor or a
+ * sequence).  Its structure -- a sequence's length, whether an optional
+ * holds a value -- is fixed when the model is compiled (kiln compile
+ * --input-shapes "s:seq(3),o:none"; docs/sequences.md); its elements are
+ * ordinary tensor inputs and outputs: input element i of sequence s is the
+ * input named "s[i]" (an optional tensor is the input named like the
+ * optional), bound like any input (their sizes from the data where the
+ * compile left them symbolic), and an output value's tensors are
+ * consecutive outputs.  The calls below see the model's values; the
+ * tensor calls above keep seeing the tensors.  A model without sequences
+ * or optionals has one value per tensor, in the same order. */
+
+typedef enum KilnValueKind {
+  KILN_VALUE_TENSOR = 0,
+  KILN_VALUE_SEQUENCE = 1,
+  KILN_VALUE_OPTIONAL = 2,
+} KilnValueKind;
+
+/* A model input or output.  The pointers stay valid while the executor
+ * lives. */
+typedef struct KilnValueInfo {
+  const char *name;      /* the model's name */
+  KilnValueKind kind;
+  KilnValueKind holds;   /* an optional holding a value: TENSOR or SEQUENCE;
+                          * otherwise kind */
+  int has_value;         /* an optional: 0 when compiled empty; otherwise 1 */
+  int num_tensors;       /* the tensors carrying it: 1 for a tensor, a
+                          * sequence's length, 0 for an empty optional */
+  const char *const *tensor_names; /* inputs: their input names; outputs:
+                                    * the elements' names ("y[0]", ...) */
+  int first_tensor;      /* outputs: the index of its first tensor among the
+                          * outputs (the others follow); inputs: -1 */
+} KilnValueInfo;
+
+KILN_API int kiln_graph_executor_num_input_values(const KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_num_output_values(const KilnGraphExecutor *ex);
+KILN_API int kiln_graph_executor_input_value_info(const KilnGraphExecutor *ex, int index, KilnValueInfo *info);
+KILN_API int kiln_graph_executor_output_value_info(const KilnGraphExecutor *ex, int index, KilnValueInfo *info);
+/* The index of the input value called name; an error lists them. */
+KILN_API int kiln_graph_executor_input_value_index(const KilnGraphExecutor *ex, const char *name, int *index);
+/* Set input value `index`: present 0 gives an empty optional (tensors
+ * ignored); otherwise tensors[0 .. n-1] are a tensor (n 1), a sequence's
+ * elements, or what an optional holds.  The structure must be the one
+ * compiled (an error names the input, what it was compiled as and how to
+ * compile for this one); each tensor is copied as set_input does (its
+ * dtype and shape checked, an error naming the element). */
+KILN_API int kiln_graph_executor_set_input_value(KilnGraphExecutor *ex, int index, int present,
+                                                 const DLTensor *const *tensors, int n);
+
 /* ---- artifacts: a module read as a file, no code run ----
  *
  * kiln_module_load dlopens a module, which runs the loader on it.  An

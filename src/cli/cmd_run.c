@@ -61,6 +61,92 @@ static const char *shape_text(int ndim, const int64_t *shape) {
   return buf;
 }
 
+/* A tensor from an ONNX TensorProto (text too) as a new Kiln array. */
+static int tensor_from_onnx(const OnnxTensor *ot, DLTensor **t) {
+  DType dt;
+  DLDevice cpu = {kDLCPU, 0};
+  if (ot->elem_type == ONNX_DT_STRING) /* text: its own array (docs/strings.md) */
+    return kiln_array_from_strings(ot->ndim, ot->dims, ot->strings, t);
+  if (onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, t)) return -1;
+  if (ot->nbytes && kiln_array_copy_from_bytes(*t, ot->data, ot->nbytes)) {
+    kiln_array_free(*t);
+    *t = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* Whether the model has a sequence or optional input or output. */
+static bool has_structure(KilnGraphExecutor *ex) {
+  for (int io = 0; io < 2; io++) {
+    int n = io ? kiln_graph_executor_num_output_values(ex) : kiln_graph_executor_num_input_values(ex);
+    for (int i = 0; i < n; i++) {
+      KilnValueInfo v;
+      if (!(io ? kiln_graph_executor_output_value_info(ex, i, &v) : kiln_graph_executor_input_value_info(ex, i, &v)) &&
+          v.kind != KILN_VALUE_TENSOR)
+        return true;
+    }
+  }
+  return false;
+}
+
+/* A model with sequences or optionals: a .pb file is the next input value
+ * not given yet (or the one its name names): a TensorProto, SequenceProto
+ * or OptionalProto, by that value's kind (docs/sequences.md). */
+static int set_value_from_pb(Command *cmd, KilnGraphExecutor *ex, const char *path, bool *given) {
+  int nv = kiln_graph_executor_num_input_values(ex), vi = -1, rc = 0;
+  KilnValueInfo v;
+  for (int i = 0; i < nv && vi < 0; i++) {
+    kiln_graph_executor_input_value_info(ex, i, &v);
+    bool all = true;
+    for (int k = 0; k < v.num_tensors; k++) {
+      int idx;
+      if (!kiln_graph_executor_input_index(ex, v.tensor_names[k], &idx)) all &= given[idx];
+    }
+    /* an empty optional has no tensors: given once its file was read */
+    if (!all || (!v.num_tensors && !given[kiln_graph_executor_num_inputs(ex) + i])) vi = i;
+  }
+  if (vi < 0) return cli_error(cmd, "input file '%s': the model has only %d input(s), all already given", path, nv);
+  kiln_graph_executor_input_value_info(ex, vi, &v);
+  KArena *a = kiln_arena_new();
+  kiln_arena_push(a);
+  DLTensor **ts = NULL;
+  int n = 0, present = 1;
+  if (v.kind == KILN_VALUE_TENSOR) {
+    OnnxTensor *ot = onnx_tensor_load_pb(path);
+    int named;
+    if (ot && ot->name && *ot->name && !kiln_graph_executor_input_value_index(ex, ot->name, &named)) {
+      vi = named;
+      kiln_graph_executor_input_value_info(ex, vi, &v);
+    }
+    ts = KNEWN(DLTensor *, 2);
+    if (!ot || tensor_from_onnx(ot, &ts[0])) rc = cli_error(cmd, "%s", kiln_get_error());
+    else n = 1;
+  } else {
+    OnnxValue *ov = onnx_value_load_pb(path, v.kind == KILN_VALUE_OPTIONAL);
+    if (!ov) {
+      rc = cli_error(cmd, "input file '%s' for input '%s' (%s): %s", path, v.name,
+                     v.kind == KILN_VALUE_SEQUENCE ? "a sequence" : "an optional", kiln_get_error());
+    } else {
+      present = ov->present;
+      ts = KNEWN(DLTensor *, ov->n + 1);
+      for (int k = 0; k < ov->n && !rc; k++, n++)
+        if (tensor_from_onnx(ov->tensors[k], &ts[k])) rc = cli_error(cmd, "%s: element %d: %s", path, k, kiln_get_error());
+    }
+  }
+  if (!rc && kiln_graph_executor_set_input_value(ex, vi, present, (const DLTensor *const *)ts, n))
+    rc = cli_error(cmd, "input file '%s': %s", path, kiln_last_error());
+  for (int k = 0; !rc && k < v.num_tensors; k++) {
+    int idx;
+    if (!kiln_graph_executor_input_index(ex, v.tensor_names[k], &idx)) given[idx] = true;
+  }
+  if (!rc) given[kiln_graph_executor_num_inputs(ex) + vi] = true;
+  for (int k = 0; k < n; k++) kiln_array_free(ts[k]);
+  kiln_arena_pop();
+  kiln_arena_free(a);
+  return rc;
+}
+
 /* Set one input from a file; pos is the next positional input index. */
 static int set_from_file(Command *cmd, KilnGraphExecutor *ex, const char *path, int *pos, bool *given) {
   size_t len = strlen(path);
@@ -88,21 +174,14 @@ static int set_from_file(Command *cmd, KilnGraphExecutor *ex, const char *path, 
   }
   DLTensor *t = NULL;
   const char *name = NULL;
+  if (len > 3 && !strcmp(path + len - 3, ".pb") && has_structure(ex)) return set_value_from_pb(cmd, ex, path, given);
   KArena *a = kiln_arena_new();
   kiln_arena_push(a);
   int rc = 0;
   if (len > 3 && !strcmp(path + len - 3, ".pb")) {
     OnnxTensor *ot = onnx_tensor_load_pb(path);
-    DType dt;
-    DLDevice cpu = {kDLCPU, 0};
-    if (ot && ot->elem_type == ONNX_DT_STRING) { /* text: its own array (docs/strings.md) */
-      if (kiln_array_from_strings(ot->ndim, ot->dims, ot->strings, &t)) rc = cli_error(cmd, "%s: %s", path, kiln_get_error());
-      else if (ot->name && *ot->name) name = kstrdup(ot->name);
-    } else if (!ot || onnx_tensor_dtype(ot, &dt) || kiln_array_empty(ot->ndim, ot->dims, dt, cpu, &t) ||
-        (ot->nbytes && kiln_array_copy_from_bytes(t, ot->data, ot->nbytes)))
-      rc = cli_error(cmd, "%s", kiln_get_error());
-    else if (ot->name && *ot->name)
-      name = kstrdup(ot->name);
+    if (!ot || tensor_from_onnx(ot, &t)) rc = cli_error(cmd, "%s: %s", path, kiln_get_error());
+    else if (ot->name && *ot->name) name = kstrdup(ot->name);
   } else if (len > 4 && !strcmp(path + len - 4, ".npy")) {
     if (npy_load(path, &t)) rc = cli_error(cmd, "%s", kiln_get_error());
   } else {
@@ -223,7 +302,8 @@ static int run(Command *cmd, int npos, const char **pos) {
     return rc;
   }
   int rc = 0, nin = kiln_graph_executor_num_inputs(ex), nout = kiln_graph_executor_num_outputs(ex);
-  bool *given = calloc((size_t)nin + 1, sizeof(bool));
+  /* per input tensor, then per input value (an empty optional has no tensor) */
+  bool *given = calloc((size_t)nin + (size_t)kiln_graph_executor_num_input_values(ex) + 1, sizeof(bool));
   if (!given) rc = cli_error(cmd, "out of memory");
   int next = 0;
   for (int i = 0; i < in->nvalues && !rc; i++) rc = set_from_file(cmd, ex, in->values[i], &next, given);
@@ -305,6 +385,12 @@ static int run(Command *cmd, int npos, const char **pos) {
     /* the model's output name (a repeated name gets its index) */
     KilnTensorInfo oi;
     kiln_graph_executor_output_info(ex, i, &oi);
+    /* an element of a sequence or optional output: "y[0]" (docs/sequences.md) */
+    for (int v = 0, nv = kiln_graph_executor_num_output_values(ex); v < nv; v++) {
+      KilnValueInfo vi;
+      if (!kiln_graph_executor_output_value_info(ex, v, &vi) && i >= vi.first_tensor && i < vi.first_tensor + vi.num_tensors)
+        oi.name = vi.tensor_names[i - vi.first_tensor];
+    }
     bool dup = false;
     for (int k = 0; k < i; k++) dup |= outs[k].name && !strcmp(outs[k].name, oi.name);
     size_t len = strlen(oi.name) + 24;
@@ -321,7 +407,24 @@ static int run(Command *cmd, int npos, const char **pos) {
   if (!rc && o->set) {
     if (npz_save(o->value, nout, outs)) rc = cli_error(cmd, "%s", kiln_get_error());
   }
-  if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set) {
+  bool structured = has_structure(ex);
+  if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set && structured) {
+    /* a value a line: a sequence's elements after its length, an empty optional as none */
+    for (int v = 0, nv = kiln_graph_executor_num_output_values(ex); v < nv; v++) {
+      KilnValueInfo vi;
+      kiln_graph_executor_output_value_info(ex, v, &vi);
+      printf("output %d (%s): ", v, vi.name);
+      if (vi.kind == KILN_VALUE_OPTIONAL) printf(vi.has_value ? "optional holding " : "none (an empty optional)");
+      if (vi.holds == KILN_VALUE_SEQUENCE && vi.has_value) printf("sequence of %d%s", vi.num_tensors, vi.num_tensors ? ": " : "");
+      for (int k = 0; k < vi.num_tensors; k++) {
+        DLTensor *t = outs[vi.first_tensor + k].array;
+        printf("%s%s %s", k ? ", " : "", shape_text(t->ndim, t->shape),
+               kiln_dtype_is_string(t->dtype) ? "string" : t->dtype.code == kDLFloat ? "float" : "int");
+      }
+      printf("\n");
+    }
+  }
+  if (!rc && !o->set && top == 0 && !cli_opt(cmd, "--profile")->set && !cli_opt(cmd, "--print-time")->set && !structured) {
     for (int i = 0; i < nout; i++) {
       DLTensor *t = outs[i].array;
       printf("output %d (%s): %s %s", i, outs[i].name, shape_text(t->ndim, t->shape),

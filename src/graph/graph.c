@@ -218,6 +218,24 @@ const char *graph_output_name(const Graph *g, int i) {
   return i >= 0 && i < g->output_names.len ? g->output_names.data[i] : NULL;
 }
 
+void graph_add_boundary(Graph *g, const char *line) {
+  kiln_arena_push(g->arena);
+  av_push(&g->boundary, kstrdup(line));
+  kiln_arena_pop();
+}
+
+void graph_copy_boundary(Graph *ng, const Graph *og) {
+  for (int i = 0; i < og->boundary.len; i++) graph_add_boundary(ng, og->boundary.data[i]);
+}
+
+bool graph_has_structure(const Graph *g) {
+  for (int i = 0; i < g->boundary.len; i++) {
+    const char *l = g->boundary.data[i], *k = strchr(l, ' ');
+    if (k && strncmp(k + 1, "tensor ", 7)) return true;
+  }
+  return false;
+}
+
 GAttrs gattrs_new(void) { return (GAttrs){0, NULL}; }
 
 static GAttr *ga_slot(GAttrs *a, const char *key) {
@@ -361,6 +379,7 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
    * copied from g */
   ng->next_const = g->next_const;
   graph_copy_syms(ng, g);
+  graph_copy_boundary(ng, g);
   char *seen = xcalloc((size_t)g->nodes.len + 1, 1);
   GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
   for (int i = 0; i < g->outputs.len; i++) mark_reachable(g->outputs.data[i], seen);

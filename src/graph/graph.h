@@ -114,6 +114,12 @@ typedef struct Graph {
   AVec nodes;    /* topological order */
   AVec outputs;  /* GNode * */
   AVec output_names; /* const char * per output: the model's name, or NULL */
+  /* The model's inputs and outputs as values (docs/sequences.md), one
+   * line each, in order, "in|out KIND NAME" with KIND tensor, seq(N),
+   * opt(none), opt(tensor) or opt(seq(N)): a sequence's N elements are N
+   * graph inputs (outputs) in a row, an optional's its value's.  Empty
+   * when the model's importer does not write it (every value a tensor). */
+  AVec boundary;
   AVec owned;    /* DLTensor * values to free with the graph */
   int next_const; /* for generated constant names */
   AVec syms;      /* GSym *: the symbols of symbolic dimensions (symshape.c) */
@@ -139,6 +145,11 @@ void graph_add_output(Graph *g, GNode *n);
 void graph_add_named_output(Graph *g, GNode *n, const char *name);
 /* The model's name of output i, or NULL. */
 const char *graph_output_name(const Graph *g, int i);
+/* Append a line to g->boundary (copied); copy og's boundary into ng. */
+void graph_add_boundary(Graph *g, const char *line);
+void graph_copy_boundary(Graph *ng, const Graph *og);
+/* Whether the boundary has a sequence or optional (the JSON writes it then). */
+bool graph_has_structure(const Graph *g);
 
 /* Attributes: build with ga_* into a small heap-free list (arena). */
 GAttrs gattrs_new(void);

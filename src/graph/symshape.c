@@ -830,6 +830,7 @@ const GSym *graph_batch_symbol(const Graph *g) {
 Graph *graph_specialize(Graph *g, const int64_t *vals) {
   Graph *ng = graph_new();
   ng->next_const = g->next_const;
+  graph_copy_boundary(ng, g);
   GNode **map = xcalloc((size_t)g->nodes.len + 1, sizeof(GNode *));
   int rc = 0;
   for (int i = 0; i < g->nodes.len && !rc; i++) {

@@ -370,7 +370,7 @@ static int create(const char *json, size_t len, KilnModule *mod, DLDevice dev, c
   ex->mod = mod;
   ex->dev = dev;
   kiln_module_retain(mod);
-  if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) || kiln_graph_sym_init(ex) ||
+  if (kiln_graph_parse(json, len, ex->arena, &ex->g) || setup_names(ex) || kiln_graph_values_init(ex) || kiln_graph_sym_init(ex) ||
       setup_storage(ex, pi, pdata) || setup_ops(ex) || kiln_graph_sym_late_init(ex)) {
     kiln_graph_executor_free(ex);
     return -1;

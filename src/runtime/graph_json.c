@@ -363,10 +363,29 @@ static int parse_batch(Parser *p, const cJSON *attrs) {
   return 0;
 }
 
+/* The model's sequences and optionals: kiln_values ["list_str", ["in
+ * seq(3) x", ...]] (docs/sequences.md; checked by graph_values.c). */
+static int parse_values(Parser *p, const cJSON *attrs) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_values");
+  if (!v) return 0;
+  const cJSON *tag = cJSON_GetArrayItem(v, 0), *items = cJSON_GetArrayItem(v, 1);
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !cJSON_IsString(tag) || strcmp(tag->valuestring, "list_str") ||
+      !cJSON_IsArray(items))
+    return kiln_set_error("graph JSON: attrs.kiln_values must be [\"list_str\", [\"in|out KIND NAME\", ...]]");
+  p->g->num_value_lines = cJSON_GetArraySize(items);
+  p->g->value_lines = kiln_arena_alloc(p->a, sizeof(char *) * ((size_t)p->g->num_value_lines + 1));
+  int i = 0;
+  for (const cJSON *s = items->child; s; s = s->next, i++) {
+    if (!cJSON_IsString(s)) return kiln_set_error("graph JSON: attrs.kiln_values[%d] must be a string", i);
+    p->g->value_lines[i] = arena_strdup(p->a, s->valuestring);
+  }
+  return 0;
+}
+
 static int parse_symbols(Parser *p, const cJSON *attrs) {
   JsonGraph *g = p->g;
   const cJSON *exprs;
-  if (parse_batch(p, attrs)) return -1;
+  if (parse_batch(p, attrs) || parse_values(p, attrs)) return -1;
   if (graph_list(p, attrs, "kiln_sym_shape", "list_str", 0, &exprs)) return -1;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_symbols");
   if (!exprs && !v) return 0;

@@ -309,6 +309,11 @@ typedef struct JsonGraph {
   uint8_t *entry_batch;    /* per entry: carries the batch in dimension 0 */
   int num_variants;        /* attrs.kiln_batch_variants: batched variants of */
   int64_t *variant_batch;  /* the graph at these batches (blobs graph_json_b<K>) */
+  /* the model's inputs and outputs as values (attrs.kiln_values,
+   * graph_values.c): "in|out KIND NAME" lines, none when every value is a
+   * tensor */
+  int num_value_lines;
+  const char **value_lines;
 } JsonGraph;
 
 /* Parse and validate graph JSON text (len bytes, not necessarily
@@ -457,7 +462,15 @@ struct KilnGraphExecutor {
    * per argument node the text set_input copied in */
   KArena *str_run;          /* NULL when the graph has no host function */
   KArena **str_in;          /* per node, or NULL */
+  /* the model's inputs and outputs as values (graph_values.c) */
+  int num_in_values, num_out_values;
+  KilnValueInfo *in_values, *out_values;
 };
+
+/* Build ex->in_values / out_values from g.value_lines (each input and
+ * output a tensor when there are none); checks they cover the graph's
+ * inputs and outputs exactly. */
+int kiln_graph_values_init(KilnGraphExecutor *ex);
 
 /* graph_executor.c: point every entry in storage s not bound to caller
  * memory, and every operator argument reading or writing one, at data. */

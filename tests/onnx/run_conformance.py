@@ -246,6 +246,53 @@ def load_tensor(path):
     return numpy_helper.to_array(t)
 
 
+def load_value(path, vi):
+    """A test value file as the list of arrays Kiln binds or gives for it
+    (docs/sequences.md): a tensor [array]; a sequence its elements; an
+    optional [] when empty, else what it holds; None when the type is
+    none of these (a map)."""
+    import onnx
+    from onnx import numpy_helper
+    t = vi.type
+    if t.HasField("sequence_type"):
+        p = onnx.SequenceProto()
+        with open(path, "rb") as f:
+            p.ParseFromString(f.read())
+        return [np.asarray(a) for a in numpy_helper.to_list(p)]
+    if t.HasField("optional_type"):
+        p = onnx.OptionalProto()
+        with open(path, "rb") as f:
+            p.ParseFromString(f.read())
+        v = numpy_helper.to_optional(p)
+        if v is None:
+            return []
+        return [np.asarray(a) for a in v] if isinstance(v, list) else [np.asarray(v)]
+    if t.HasField("tensor_type"):
+        return [load_tensor(path)]
+    return None
+
+
+def structure_shapes(path, vi):
+    """--input-shapes entries for a sequence or optional input from its
+    test value: "x:seq(N)" and each element's shape, or "x:none"."""
+    vals = load_value(path, vi)
+    opt = vi.type.HasField("optional_type")
+    holds_seq = vi.type.HasField("sequence_type") or (opt and vi.type.optional_type.elem_type.HasField("sequence_type"))
+    if opt and not vals and not holds_seq:
+        return [(vi.name, "none")]
+    if opt and not holds_seq:
+        return [(vi.name, "[" + ",".join(map(str, vals[0].shape)) + "]")]
+    if opt and vals == []:  # an empty optional of a sequence, or an empty sequence in it
+        import onnx
+        p = onnx.OptionalProto()
+        with open(path, "rb") as f:
+            p.ParseFromString(f.read())
+        if not p.HasField("sequence_value"):
+            return [(vi.name, "none")]
+    return [(vi.name, f"seq({len(vals)})")] + [(f"{vi.name}[{i}]", "[" + ",".join(map(str, a.shape)) + "]")
+                                               for i, a in enumerate(vals)]
+
+
 def compact(s):
     return s.replace("_", "").lower()
 
@@ -504,6 +551,12 @@ def run_case(case, args, workroot):
             files = sorted((f for f in os.listdir(dpath) if f.startswith("input_")), key=lambda f: int(f[6:-3]))
             shapes = []
             for i, vi in enumerate(inputs):
+                if i < len(files) and (vi.type.HasField("sequence_type") or vi.type.HasField("optional_type")):
+                    try:
+                        shapes += structure_shapes(os.path.join(dpath, files[i]), vi)
+                    except Exception:
+                        pass
+                    continue
                 tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
                 if tt is None or i >= len(files):
                     continue
@@ -514,7 +567,7 @@ def run_case(case, args, workroot):
                     arr = load_tensor(os.path.join(dpath, files[i]))
                 except Exception:
                     continue
-                shapes.append((vi.name, tuple(arr.shape)))
+                shapes.append((vi.name, "[" + ",".join(map(str, arr.shape)) + "]"))
             groups.setdefault(tuple(shapes), []).append((ds, files))
         work_items = [(sh, mb, {}) for sh, mb in groups.items()]
         so_count = 0
@@ -529,7 +582,7 @@ def run_case(case, args, workroot):
                 argv = [args.kiln, "compile", model_path, "-o", so]
                 given = [(n, d) for n, d in shapes if n not in bind]  # a bound input needs no shape
                 if given:
-                    argv += ["--input-shapes", ",".join(f"{n}:[{','.join(map(str, d))}]" for n, d in given)]
+                    argv += ["--input-shapes", ",".join(f"{n}:{d}" for n, d in given)]
                 for name, f in bind.items():
                     argv += ["--bind", f"{name}={f}"]
                 rc, out, err = run_proc(argv, args.timeout, env)
@@ -590,10 +643,19 @@ def run_case(case, args, workroot):
                 with np.load(npz) as z:
                     got = [z[k] for k in z.files]  # in output order, by the model's output names
                 refs = sorted((f for f in os.listdir(dpath) if f.startswith("output_")), key=lambda f: int(f[7:-3]))
-                if len(got) != len(refs):
-                    case.status, case.reason = "fail", f"{ds}: {len(got)} outputs, expected {len(refs)}"
+                # a sequence or optional output: its elements in a row (docs/sequences.md)
+                outs_vi = list(model.graph.output)
+                ref_vals, ref_bf16 = [], []
+                for k, f in enumerate(refs):
+                    vi = outs_vi[k] if k < len(outs_vi) else None
+                    vals = load_value(os.path.join(dpath, f), vi) if vi is not None else None
+                    if vals is None:
+                        vals = [load_tensor(os.path.join(dpath, f))]
+                    ref_vals += vals
+                    ref_bf16 += [vi is not None and vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16] * len(vals)
+                if len(got) != len(ref_vals):
+                    case.status, case.reason = "fail", f"{ds}: {len(got)} output tensors, expected {len(ref_vals)}"
                     return case
-                ref_vals = [load_tensor(os.path.join(dpath, f)) for f in refs]
                 if case.name in REFERENCE_FIXES and args.suite == "debian":
                     ref_vals = REFERENCE_FIXES[case.name][1]([load_tensor(os.path.join(dpath, f)) for f in files])
                 ins = [load_tensor(os.path.join(dpath, f)) for f in files] if "Dropout" in case.ops else []
@@ -605,10 +667,9 @@ def run_case(case, args, workroot):
                         case.status, case.reason = "fail", f"{ds}: {why}"
                         return case
                     continue
-                for k, f in enumerate(refs):
+                for k in range(len(ref_vals)):
                     atol = ATOL_OVERRIDES[case.name][0] if case.name in ATOL_OVERRIDES else ATOL
-                    bf16 = k < len(model.graph.output) and \
-                        model.graph.output[k].type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+                    bf16 = ref_bf16[k]
                     if RANDOM_OPS & set(case.ops):
                         case.random = True
                         why = compare_random(ref_vals[k], got[k], k)

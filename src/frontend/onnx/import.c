@@ -53,6 +53,28 @@ int parse_input_shapes(const char *text, InputShape **out) {
     if (!*s->name) return kiln_set_error("bad input shape '%s': empty input name", text);
     const char *q = colon + 1;
     while (isspace((unsigned char)*q)) q++;
+    if (!strncmp(q, "seq(", 4) || (!strncmp(q, "none", 4) && !isalnum((unsigned char)q[4]) && q[4] != '_')) {
+      /* a sequence's length or an empty optional (docs/sequences.md) */
+      if (*q == 'n') {
+        s->structure = IS_NONE;
+        q += 4;
+      } else {
+        char *end;
+        errno = 0;
+        long long c = strtoll(q + 4, &end, 10);
+        if (end == q + 4 || errno == ERANGE || c < 0 || c > 4096 || *end != ')')
+          return kiln_set_error("bad input structure for '%s': expected seq(N) with N in [0, 4096] at \"%.20s\"",
+                                s->name, q);
+        s->structure = IS_SEQ;
+        s->count = c;
+        q = end + 1;
+      }
+      for (int i = 0; i < v.len; i++)
+        if (!strcmp(((InputShape *)v.data[i])->name, s->name)) return kiln_set_error("input '%s' is given two shapes", s->name);
+      av_push(&v, s);
+      p = q;
+      continue;
+    }
     bool bracket = *q == '[';
     if (bracket) q++;
     s->ndim = 0;
@@ -161,6 +183,33 @@ ImpSeq *imp_input_seq(Importer *im, int i) {
 }
 
 ImpSeq *imp_value_seq(Importer *im, const char *name) { return pm_get(&im->seqs, name); }
+
+ImpOpt *imp_input_opt(Importer *im, int i) {
+  return i < im->node->ninputs && *im->node->inputs[i] ? pm_get(&im->opts, im->node->inputs[i]) : NULL;
+}
+
+ImpOpt *imp_value_opt(Importer *im, const char *name) { return pm_get(&im->opts, name); }
+
+int imp_set_output_opt(Importer *im, int i, ImpOpt *o) {
+  if (!o) return -1;
+  if (i >= im->node->noutputs || !*im->node->outputs[i]) return 0;
+  pm_put(&im->opts, kstrdup(im->node->outputs[i]), o);
+  return 0;
+}
+
+/* A name holds one kind of value at a time (a loop body's input is bound
+ * again each iteration). */
+void imp_bind_seq(Importer *im, const char *name, ImpSeq *s) {
+  pm_put(&im->values, kstrdup(name), NULL);
+  pm_put(&im->opts, kstrdup(name), NULL);
+  pm_put(&im->seqs, kstrdup(name), s);
+}
+
+void imp_bind_opt(Importer *im, const char *name, ImpOpt *o) {
+  pm_put(&im->values, kstrdup(name), NULL);
+  pm_put(&im->seqs, kstrdup(name), NULL);
+  pm_put(&im->opts, kstrdup(name), o);
+}
 
 int imp_set_output_seq(Importer *im, int i, ImpSeq *q) {
   if (!q) return -1;
@@ -600,16 +649,16 @@ int imp_const_input_ints(Importer *im, int i, int64_t *out, int max) {
 
 /* A copy of a bound value as a constant named after the input, checked
  * against the input's type in the model. */
-static GNode *bound_const(Importer *im, const OnnxValueInfo *vi, const DLTensor *val, DType dt) {
+static GNode *bound_const(Importer *im, const char *name, const OnnxType *ty, const DLTensor *val, DType dt) {
   if (!dt_eq(dt, val->dtype))
-    return kiln_set_error("input '%s' is %s in the model, but the value bound to it is %s", vi->name, dt_str(dt),
+    return kiln_set_error("input '%s' is %s in the model, but the value bound to it is %s", name, dt_str(dt),
                           dt_str(val->dtype)),
            NULL;
-  if (vi->type.ndim >= 0) {
-    bool ok = vi->type.ndim == val->ndim;
+  if (ty->ndim >= 0) {
+    bool ok = ty->ndim == val->ndim;
     for (int d = 0; ok && d < val->ndim; d++)
-      if (vi->type.dims[d].kind == ONNX_DIM_VALUE && vi->type.dims[d].value != val->shape[d]) ok = false;
-    if (!ok) return kiln_set_error("input '%s': the value bound to it has a shape the model does not allow", vi->name), NULL;
+      if (ty->dims[d].kind == ONNX_DIM_VALUE && ty->dims[d].value != val->shape[d]) ok = false;
+    if (!ok) return kiln_set_error("input '%s': the value bound to it has a shape the model does not allow", name), NULL;
   }
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
@@ -618,11 +667,191 @@ static GNode *bound_const(Importer *im, const OnnxValueInfo *vi, const DLTensor 
     kiln_array_free(a);
     return NULL;
   }
-  return graph_const(im->g, vi->name, a);
+  return graph_const(im->g, name, a);
+}
+
+/* The graph input name of ONNX tensor type *ty (a tensor input, or an
+ * element of a sequence or optional input), shaped by us when given. */
+static int tensor_input(Importer *im, const char *name, const OnnxType *ty, const InputShape *us) {
+  int rc = 0;
+  DType dt;
+  if (onnx_dtype_carrier(ty->elem_type, &dt))
+    pm_put(&im->lowp, kstrdup(name), (void *)(intptr_t)ty->elem_type);
+  else if (ty->elem_type == ONNX_DT_STRING)
+    dt = DT_STRING; /* docs/strings.md */
+  else if (onnx_dtype_from_onnx(ty->elem_type, &dt)) {
+    rc = kiln_error_context("input '%s'", name);
+    return rc;
+  }
+  if ((rc = check_dtype(dt, kfmt("input '%s'", name)))) return rc;
+  const InputValue *bv = NULL;
+  for (int k = 0; k < im->nbound; k++)
+    if (!strcmp(im->bound[k].name, name)) bv = &im->bound[k];
+  if (bv) {
+    if (us) {
+      rc = kiln_set_error("input '%s' is given both a shape and a value", name);
+      return rc;
+    }
+    GNode *c = bound_const(im, name, ty, bv->value, dt);
+    if (!c) {
+      rc = -1;
+      return rc;
+    }
+    pm_put(&im->values, kstrdup(name), c);
+    return 0;
+  }
+  TType t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  if (us) {
+    if (ty->ndim >= 0 && us->ndim != ty->ndim) {
+      rc = kiln_set_error("input '%s' has rank %d in the model, but the given shape has %d dimensions", name,
+                          ty->ndim, us->ndim);
+      return rc;
+    }
+    /* A given size overrides any dimension, as in TVM: a model exported
+     * at batch 1 runs at batch 8.  Where the graph's own constants
+     * cannot take the new size (a Reshape to a fixed shape), the node
+     * that refuses it fails, and import_nodes says which override it
+     * was. */
+    for (int d = 0; d < us->ndim && ty->ndim >= 0; d++)
+      if (ty->dims[d].kind == ONNX_DIM_VALUE && (us->sym[d] || ty->dims[d].value != us->shape[d]))
+        sb_printf(&im->overrides, "%sinput '%s' dimension %d from %lld to %s", im->overrides.len ? ", " : "", name,
+                  d, (long long)ty->dims[d].value, us->sym[d] ? us->sym[d] : kfmt("%lld", (long long)us->shape[d]));
+    t.ndim = us->ndim;
+    SymDims *sd = NULL;
+    for (int d = 0; d < us->ndim; d++) {
+      t.shape[d] = us->shape[d];
+      if (!us->sym[d]) continue;
+      GSym *gs = graph_sym_find(im->g, us->sym[d]);
+      if (!sd) {
+        kiln_arena_push(im->g->arena);
+        sd = KNEW(SymDims);
+        kiln_arena_pop();
+      }
+      sd->dim[d] = gs->var;
+      t.shape[d] = gs->rep;
+    }
+    t.sym = sd;
+  } else {
+    if (ty->ndim < 0) {
+      rc = kiln_set_error("input '%s' has an unknown rank; give its shape with --input-shapes \"%s:[...]\"", name,
+                          name);
+      return rc;
+    }
+    if (ty->ndim > GRAPH_MAX_DIMS) {
+      rc = kiln_set_error("input '%s' has %d dimensions (at most %d)", name, ty->ndim, GRAPH_MAX_DIMS);
+      return rc;
+    }
+    t.ndim = ty->ndim;
+    for (int d = 0; d < t.ndim && !rc; d++) {
+      const OnnxDim *dim = &ty->dims[d];
+      if (dim->kind == ONNX_DIM_VALUE)
+        t.shape[d] = dim->value;
+      else
+        rc = kiln_set_error("input '%s' has a dynamic dimension %d%s%s%s; bind it with --input-shapes \"%s:[...]\"",
+                            name, d, dim->kind == ONNX_DIM_PARAM ? " ('" : "",
+                            dim->kind == ONNX_DIM_PARAM ? dim->param : "", dim->kind == ONNX_DIM_PARAM ? "')" : "",
+                            name);
+    }
+    if (rc) return rc;
+  }
+  if ((rc = ttype_check(&t, kfmt("input '%s'", name)))) return rc;
+  GNode *v = graph_var(im->g, name, t);
+  pm_put(&im->values, kstrdup(name), v);
+  return 0;
+}
+
+/* The shape given for name, or NULL. */
+static const InputShape *given_shape(int nshapes, const InputShape *shapes, const char *name) {
+  for (int k = 0; k < nshapes; k++)
+    if (!shapes[k].bound && !strcmp(shapes[k].name, name)) return &shapes[k];
+  return NULL;
+}
+
+/* A sequence input of us->count elements, the graph inputs NAME[i]. */
+static ImpSeq *seq_input(Importer *im, const char *name, const OnnxType *ty, int nshapes, const InputShape *shapes) {
+  const InputShape *us = given_shape(nshapes, shapes, name);
+  if (!us || us->structure != IS_SEQ)
+    return kiln_set_error("input '%s' is a sequence: give its length with --input-shapes \"%s:seq(N)\" (its elements "
+                          "are then the inputs %s[0] .. %s[N-1]; where the model leaves their shapes open, give each "
+                          "with \"%s[i]:[...]\")",
+                          name, name, name, name, name),
+           NULL;
+  const OnnxType *et = ty->elem;
+  if (!et || et->kind != ONNX_TYPE_TENSOR)
+    return kiln_set_error("input '%s': only sequences of tensors are supported", name), NULL;
+  ImpSeq *q = KNEW(ImpSeq);
+  q->n = (int)us->count;
+  q->items = KNEWN(GNode *, q->n + 1);
+  for (int i = 0; i < q->n; i++) {
+    const char *en = kfmt("%s[%d]", name, i);
+    if (tensor_input(im, en, et, given_shape(nshapes, shapes, en))) return NULL;
+    q->items[i] = pm_get(&im->values, en);
+  }
+  DType dt = DT_F32;
+  if (!onnx_dtype_carrier(et->elem_type, &dt) && et->elem_type != ONNX_DT_STRING && onnx_dtype_from_onnx(et->elem_type, &dt))
+    return kiln_error_context("input '%s'", name), NULL;
+  if (et->elem_type == ONNX_DT_STRING) dt = DT_STRING;
+  q->dtype = q->n ? q->items[0]->type.dtype : dt;
+  return q;
+}
+
+/* A sequence or optional input: its elements become graph inputs, its
+ * structure (given by --input-shapes) a line of the graph's boundary. */
+static int structured_input(Importer *im, const OnnxValueInfo *vi, int nshapes, const InputShape *shapes) {
+  const InputShape *us = given_shape(nshapes, shapes, vi->name);
+  if (vi->type.kind == ONNX_TYPE_SEQUENCE) {
+    ImpSeq *q = seq_input(im, vi->name, &vi->type, nshapes, shapes);
+    if (!q) return -1;
+    pm_put(&im->seqs, kstrdup(vi->name), q);
+    graph_add_boundary(im->g, kfmt("in seq(%d) %s", q->n, vi->name));
+    return 0;
+  }
+  if (vi->type.kind != ONNX_TYPE_OPTIONAL || !vi->type.elem)
+    return kiln_set_error("input '%s' is a map or has no type: only tensors, sequences of tensors and optionals are "
+                          "supported",
+                          vi->name);
+  ImpOpt *o = KNEW(ImpOpt);
+  const OnnxType *et = vi->type.elem;
+  if (us && us->structure == IS_NONE) {
+    graph_add_boundary(im->g, kfmt("in opt(none) %s", vi->name));
+  } else if (et->kind == ONNX_TYPE_SEQUENCE) {
+    if (!(o->s = seq_input(im, vi->name, et, nshapes, shapes)))
+      return kiln_set_error("%s (or \"%s:none\" for an empty optional)", kiln_get_error(), vi->name);
+    graph_add_boundary(im->g, kfmt("in opt(seq(%d)) %s", o->s->n, vi->name));
+  } else if (et->kind == ONNX_TYPE_TENSOR) {
+    if (us && us->structure == IS_SEQ)
+      return kiln_set_error("input '%s' is an optional tensor, not a sequence: give its shape (\"%s:[...]\") or "
+                            "\"%s:none\" for an empty optional",
+                            vi->name, vi->name, vi->name);
+    if (tensor_input(im, vi->name, et, us)) return -1;
+    o->t = pm_get(&im->values, vi->name);
+    pm_put(&im->values, kstrdup(vi->name), NULL);
+    graph_add_boundary(im->g, kfmt("in opt(tensor) %s", vi->name));
+  } else {
+    return kiln_set_error("input '%s': only optional tensors and optional sequences are supported", vi->name);
+  }
+  pm_put(&im->opts, kstrdup(vi->name), o);
+  return 0;
+}
+
+/* Whether name is "B[i]", an element of the sequence or optional input B
+ * (an input of the model whose i-th element the structure check bounds). */
+static bool names_element(Importer *im, const OnnxGraph *og, const char *name) {
+  const char *br = strrchr(name, '[');
+  size_t len = strlen(name);
+  if (!br || len < 3 || name[len - 1] != ']' || br + 1 == name + len - 1) return false;
+  for (const char *c = br + 1; c < name + len - 1; c++)
+    if (!isdigit((unsigned char)*c)) return false;
+  for (int i = 0; i < og->ninputs; i++)
+    if (og->inputs[i].type.kind != ONNX_TYPE_TENSOR && strlen(og->inputs[i].name) == (size_t)(br - name) &&
+        !strncmp(og->inputs[i].name, name, (size_t)(br - name)) && !pm_has(&im->initializers, og->inputs[i].name))
+      return true;
+  return false;
 }
 
 static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const InputShape *shapes) {
-  bool *used = xcalloc((size_t)nshapes + 1, sizeof(bool));
   int rc = 0;
   /* every given shape must name a graph input (checked first: a typo
    * should not surface as a missing binding of the real input) */
@@ -638,7 +867,7 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
     bool found = false;
     for (int i = 0; i < og->ninputs; i++)
       found |= !strcmp(og->inputs[i].name, shapes[k].name) && !pm_has(&im->initializers, og->inputs[i].name);
-    if (found) continue;
+    if (found || names_element(im, og, shapes[k].name)) continue;
     StrBuf sb = {0};
     for (int i = 0; i < og->ninputs; i++)
       if (!pm_has(&im->initializers, og->inputs[i].name)) sb_printf(&sb, "%s%s", sb.len ? ", " : "", og->inputs[i].name);
@@ -649,101 +878,19 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
   for (int i = 0; i < og->ninputs && !rc; i++) {
     const OnnxValueInfo *vi = &og->inputs[i];
     if (pm_has(&im->initializers, vi->name)) continue; /* older exporters list weights as inputs */
-    const InputShape *us = NULL;
-    for (int k = 0; k < nshapes; k++)
-      if (!shapes[k].bound && !strcmp(shapes[k].name, vi->name)) {
-        us = &shapes[k];
-        used[k] = true;
-      }
+    const InputShape *us = given_shape(nshapes, shapes, vi->name);
     if (vi->type.kind != ONNX_TYPE_TENSOR) {
-      rc = kiln_set_error("input '%s' is not a tensor (sequences, maps and optionals are not supported)", vi->name);
-      break;
-    }
-    DType dt;
-    if (onnx_dtype_carrier(vi->type.elem_type, &dt))
-      pm_put(&im->lowp, kstrdup(vi->name), (void *)(intptr_t)vi->type.elem_type);
-    else if (vi->type.elem_type == ONNX_DT_STRING)
-      dt = DT_STRING; /* docs/strings.md */
-    else if (onnx_dtype_from_onnx(vi->type.elem_type, &dt)) {
-      rc = kiln_error_context("input '%s'", vi->name);
-      break;
-    }
-    if ((rc = check_dtype(dt, kfmt("input '%s'", vi->name)))) break;
-    const InputValue *bv = NULL;
-    for (int k = 0; k < im->nbound; k++)
-      if (!strcmp(im->bound[k].name, vi->name)) bv = &im->bound[k];
-    if (bv) {
-      if (us) {
-        rc = kiln_set_error("input '%s' is given both a shape and a value", vi->name);
-        break;
-      }
-      GNode *c = bound_const(im, vi, bv->value, dt);
-      if (!c) {
-        rc = -1;
-        break;
-      }
-      pm_put(&im->values, kstrdup(vi->name), c);
+      rc = structured_input(im, vi, nshapes, shapes);
       continue;
     }
-    TType t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    if (us) {
-      if (vi->type.ndim >= 0 && us->ndim != vi->type.ndim) {
-        rc = kiln_set_error("input '%s' has rank %d in the model, but the given shape has %d dimensions", vi->name,
-                            vi->type.ndim, us->ndim);
-        break;
-      }
-      /* A given size overrides any dimension, as in TVM: a model exported
-       * at batch 1 runs at batch 8.  Where the graph's own constants
-       * cannot take the new size (a Reshape to a fixed shape), the node
-       * that refuses it fails, and import_nodes says which override it
-       * was. */
-      for (int d = 0; d < us->ndim && vi->type.ndim >= 0; d++)
-        if (vi->type.dims[d].kind == ONNX_DIM_VALUE && (us->sym[d] || vi->type.dims[d].value != us->shape[d]))
-          sb_printf(&im->overrides, "%sinput '%s' dimension %d from %lld to %s", im->overrides.len ? ", " : "", vi->name,
-                    d, (long long)vi->type.dims[d].value, us->sym[d] ? us->sym[d] : kfmt("%lld", (long long)us->shape[d]));
-      t.ndim = us->ndim;
-      SymDims *sd = NULL;
-      for (int d = 0; d < us->ndim; d++) {
-        t.shape[d] = us->shape[d];
-        if (!us->sym[d]) continue;
-        GSym *gs = graph_sym_find(im->g, us->sym[d]);
-        if (!sd) {
-          kiln_arena_push(im->g->arena);
-          sd = KNEW(SymDims);
-          kiln_arena_pop();
-        }
-        sd->dim[d] = gs->var;
-        t.shape[d] = gs->rep;
-      }
-      t.sym = sd;
-    } else {
-      if (vi->type.ndim < 0) {
-        rc = kiln_set_error("input '%s' has an unknown rank; give its shape with --input-shapes \"%s:[...]\"", vi->name,
-                            vi->name);
-        break;
-      }
-      if (vi->type.ndim > GRAPH_MAX_DIMS) {
-        rc = kiln_set_error("input '%s' has %d dimensions (at most %d)", vi->name, vi->type.ndim, GRAPH_MAX_DIMS);
-        break;
-      }
-      t.ndim = vi->type.ndim;
-      for (int d = 0; d < t.ndim && !rc; d++) {
-        const OnnxDim *dim = &vi->type.dims[d];
-        if (dim->kind == ONNX_DIM_VALUE)
-          t.shape[d] = dim->value;
-        else
-          rc = kiln_set_error("input '%s' has a dynamic dimension %d%s%s%s; bind it with --input-shapes \"%s:[...]\"",
-                              vi->name, d, dim->kind == ONNX_DIM_PARAM ? " ('" : "",
-                              dim->kind == ONNX_DIM_PARAM ? dim->param : "", dim->kind == ONNX_DIM_PARAM ? "')" : "",
-                              vi->name);
-      }
-      if (rc) break;
+    if (us && us->structure != IS_SHAPE) {
+      rc = kiln_set_error("input '%s' is a tensor: give its shape as \"%s:[...]\" (seq(N) and none are for sequence "
+                          "and optional inputs)",
+                          vi->name, vi->name);
+      break;
     }
-    if ((rc = ttype_check(&t, kfmt("input '%s'", vi->name)))) break;
-    GNode *v = graph_var(im->g, vi->name, t);
-    pm_put(&im->values, kstrdup(vi->name), v);
+    rc = tensor_input(im, vi->name, &vi->type, us);
+    if (!rc) graph_add_boundary(im->g, kfmt("in tensor %s", vi->name));
   }
   for (int k = 0; k < im->nbound && !rc; k++) {
     bool found = false;
@@ -751,7 +898,13 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
       if (!strcmp(og->inputs[i].name, im->bound[k].name) && !pm_has(&im->initializers, og->inputs[i].name)) found = true;
     if (!found) rc = kiln_set_error("a value is bound to '%s', which is not an input of the model", im->bound[k].name);
   }
-  free(used);
+  /* an element shape past the sequence's end is a mistake, not ignored */
+  for (int k = 0; k < nshapes && !rc; k++) {
+    if (shapes[k].bound || !names_element(im, og, shapes[k].name) || pm_has(&im->values, shapes[k].name)) continue;
+    rc = kiln_set_error("input shape given for '%s', but that input has no such element (its length is given with "
+                        "--input-shapes \"NAME:seq(N)\"; elements count from 0)",
+                        shapes[k].name);
+  }
   return rc;
 }
 
@@ -825,7 +978,7 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
     }
     if ((rc = check_arity(im, e)) || (rc = check_attrs(im, version))) break;
     for (int k = 0; k < n->ninputs && !rc; k++)
-      if (*n->inputs[k] && !lookup(im, n->inputs[k]) && !pm_has(&im->seqs, n->inputs[k]))
+      if (*n->inputs[k] && !lookup(im, n->inputs[k]) && !pm_get(&im->seqs, n->inputs[k]) && !pm_get(&im->opts, n->inputs[k]))
         rc = pm_has(&im->initializers, n->inputs[k])
                  ? kiln_error_context("%s node '%s'", n->op_type, n->name)
                  : kiln_set_error("%s node '%s': input '%s' is not produced by any earlier node, initializer or graph input",
@@ -864,7 +1017,7 @@ static int import_nodes(Importer *im, const OnnxGraph *og) {
     }
     for (int k = 0; k < n->noutputs && !rc; k++) {
       GNode *o = *n->outputs[k] ? pm_get(&im->values, n->outputs[k]) : NULL;
-      if (*n->outputs[k] && !o && !pm_has(&im->seqs, n->outputs[k]))
+      if (*n->outputs[k] && !o && !pm_get(&im->seqs, n->outputs[k]) && !pm_get(&im->opts, n->outputs[k]))
         rc = imp_error(im, "output %d ('%s') is not supported by Kiln", k, n->outputs[k]);
       else if (o && check_dtype(o->type.dtype, kfmt("output %d ('%s')", k, n->outputs[k])))
         rc = imp_error(im, "%s", kiln_get_error());
@@ -942,6 +1095,27 @@ Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shap
   return g;
 }
 
+/* Graph output vi: a tensor, or a sequence or optional whose elements
+ * become the graph outputs NAME[i] (an optional tensor: NAME), its
+ * structure a line of the graph's boundary (docs/sequences.md). */
+static int add_output(Importer *im, const OnnxValueInfo *vi) {
+  const char *name = vi->name;
+  GNode *v = lookup(im, name);
+  ImpSeq *q = v ? NULL : pm_get(&im->seqs, name);
+  ImpOpt *o = v || q ? NULL : pm_get(&im->opts, name);
+  if (!v && !q && !o) return kiln_set_error("graph output '%s' is not produced by any node", name);
+  bool opt = vi->type.kind == ONNX_TYPE_OPTIONAL || o;
+  if (o) v = o->t, q = o->s;
+  const char *what;
+  if (opt && !v && !q) what = "opt(none)";
+  else if (v) what = opt ? "opt(tensor)" : "tensor";
+  else what = kfmt(opt ? "opt(seq(%d))" : "seq(%d)", q->n);
+  if (v) graph_add_named_output(im->g, v, name);
+  for (int k = 0; q && k < q->n; k++) graph_add_named_output(im->g, q->items[k], kfmt("%s[%d]", name, k));
+  graph_add_boundary(im->g, kfmt("out %s %s", what, name));
+  return 0;
+}
+
 static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
                           const InputValue *values, int pass) {
   const OnnxGraph *og = m->graph;
@@ -962,6 +1136,7 @@ static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *sha
   pm_init_str(&im.values);
   pm_init_str(&im.initializers);
   pm_init_str(&im.seqs);
+  pm_init_str(&im.opts);
   pm_init_str(&im.lowp);
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
@@ -970,19 +1145,16 @@ static Graph *import_pass(const OnnxModel *m, int nshapes, const InputShape *sha
   if (og->nsparse_initializers) rc = kiln_set_error("%s: sparse initializers are not supported", m->path);
   if (!rc) rc = bind_inputs(&im, og, nshapes, shapes);
   if (!rc) rc = import_nodes(&im, og);
-  for (int i = 0; i < og->noutputs && !rc; i++) {
-    GNode *v = lookup(&im, og->outputs[i].name);
-    if (!v && pm_has(&im.seqs, og->outputs[i].name))
-      rc = kiln_set_error("graph output '%s' is a sequence: sequence outputs are not supported", og->outputs[i].name);
-    else if (!v) rc = kiln_set_error("graph output '%s' is not produced by any node", og->outputs[i].name);
-    else graph_add_named_output(im.g, v, og->outputs[i].name);
-  }
+  for (int i = 0; i < og->noutputs && !rc; i++) rc = add_output(&im, &og->outputs[i]);
   if (!rc && og->noutputs == 0) rc = kiln_set_error("%s: the graph has no outputs", m->path);
+  if (!rc && im.g->outputs.len == 0)
+    rc = kiln_set_error("%s: every output is an empty sequence or optional: there is nothing to compute", m->path);
   kiln_arena_pop();
   kiln_arena_free(scratch);
   pm_free(&im.values);
   pm_free(&im.initializers);
   pm_free(&im.seqs);
+  pm_free(&im.opts);
   sb_free(&im.overrides);
   pm_free(&im.lowp);
   pm_free(&im.shapevals);

@@ -39,10 +39,16 @@ typedef struct InputShape {
   const char *sym[GRAPH_MAX_DIMS]; /* a symbol's name, or NULL where shape[] holds the size */
   bool bound;        /* a bound entry: lo <= name <= hi */
   int64_t lo, hi;
+  /* the structure of a sequence or optional input (docs/sequences.md):
+   * "name:seq(N)" a sequence of N tensors (or an optional holding one),
+   * "name:none" an empty optional; ndim is 0 then */
+  enum { IS_SHAPE, IS_SEQ, IS_NONE } structure;
+  int64_t count; /* IS_SEQ: N */
 } InputShape;
 
 /* Parse "data:[1,3,224,224],mask:[1,128]" (also "data:1x3x224x224"), with
- * symbols ("data:[N,3,H,W],N<=64"); returns the count or -1 + error.
+ * symbols ("data:[N,3,H,W],N<=64"), and the structure of sequence and
+ * optional inputs ("s:seq(3),s[0]:[2,4],o:none"); returns the count or -1 + error.
  * Entries point into an arena copy. */
 int parse_input_shapes(const char *text, InputShape **out);
 
@@ -132,6 +138,24 @@ ImpSeq *imp_input_seq(Importer *im, int i);
 int imp_set_output_seq(Importer *im, int i, ImpSeq *s);
 /* The sequence named name, or NULL. */
 ImpSeq *imp_value_seq(Importer *im, const char *name);
+
+/* An optional value known at compile time (a graph input given empty or
+ * holding a value, the Optional op): empty (t and s NULL), or holding the
+ * tensor t or the sequence s.  Like sequences, optionals live only in the
+ * importer (docs/sequences.md). */
+typedef struct ImpOpt {
+  GNode *t;
+  ImpSeq *s;
+} ImpOpt;
+/* The i-th input as an optional, or NULL (no error) when it is none. */
+ImpOpt *imp_input_opt(Importer *im, int i);
+int imp_set_output_opt(Importer *im, int i, ImpOpt *o);
+/* The optional named name, or NULL. */
+ImpOpt *imp_value_opt(Importer *im, const char *name);
+/* Bind a body's formal input name to a sequence / an optional (SequenceMap,
+ * Loop, If bodies). */
+void imp_bind_seq(Importer *im, const char *name, ImpSeq *s);
+void imp_bind_opt(Importer *im, const char *name, ImpOpt *o);
 
 /* Building blocks for handlers that lower one ONNX op to several calls;
  * each passes a NULL argument through (the error is already set). */

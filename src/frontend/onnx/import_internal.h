@@ -15,6 +15,7 @@ struct Importer {
   const OnnxNode *node;
   int64_t opset;
   PtrMap seqs;         /* name -> ImpSeq * (sequence values, string keys) */
+  PtrMap opts;         /* name -> ImpOpt * (optional values, string keys) */
   PtrMap lowp;         /* name -> ONNX data type (as a pointer) of a value
                           carried in a wider type (ops/lowp.c) */
   int nbound;                /* inputs bound to values (--bind) */

@@ -289,6 +289,18 @@ int onnx_tensor_dtype(const OnnxTensor *t, DType *out);
  * Allocated from the calling thread's current arena.  NULL + error. */
 OnnxTensor *onnx_tensor_load_pb(const char *path);
 OnnxTensor *onnx_tensor_load_pb_bytes(const void *data, size_t n, const char *what);
+/* A sequence or optional from a .pb file (onnx-data.proto's SequenceProto,
+ * or OptionalProto when optional): present false for an empty optional;
+ * is_sequence when it is (or holds) a sequence of the n tensors.  Only
+ * tensor elements; NULL + error naming the file otherwise.  Allocated in
+ * the current arena. */
+typedef struct OnnxValue {
+  const char *name; /* "" when unnamed */
+  bool present, is_sequence;
+  int n;
+  OnnxTensor **tensors;
+} OnnxValue;
+OnnxValue *onnx_value_load_pb(const char *path, bool optional);
 
 /* ===== onnx_attr.c ===== */
 

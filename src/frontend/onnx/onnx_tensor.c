@@ -462,3 +462,101 @@ OnnxTensor *onnx_tensor_load_pb(const char *path) {
   free(buf);
   return t;
 }
+
+/* ---- .pb sequence and optional files (onnx-data.proto's SequenceProto
+ * and OptionalProto, read with a small wire reader: Debian's libonnx-dev
+ * does not install that schema).  Both: name = 1, elem_type = 2; a
+ * sequence's tensor_values = 3 (repeated); an optional's tensor_value = 3,
+ * sequence_value = 5. ---- */
+
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  *v = 0;
+  for (int sh = 0; sh < 64; sh += 7) {
+    if (*p >= end) return -1;
+    uint8_t b = *(*p)++;
+    *v |= (uint64_t)(b & 0x7f) << sh;
+    if (!(b & 0x80)) return 0;
+  }
+  return -1;
+}
+
+/* One field: its number, wire type, and for a length-delimited one its
+ * bytes; -1 at a malformed field. */
+static int wire_field(const uint8_t **p, const uint8_t *end, int *field, int *wt, const uint8_t **data, size_t *len,
+                      uint64_t *num) {
+  uint64_t key;
+  if (wire_varint(p, end, &key)) return -1;
+  *field = (int)(key >> 3);
+  *wt = (int)(key & 7);
+  if (*wt == 0) return wire_varint(p, end, num);
+  if (*wt == 2) {
+    uint64_t l;
+    if (wire_varint(p, end, &l) || l > (uint64_t)(end - *p)) return -1;
+    *data = *p;
+    *len = (size_t)l;
+    *p += l;
+    return 0;
+  }
+  size_t skip = *wt == 1 ? 8 : *wt == 5 ? 4 : 0;
+  if (!skip || (size_t)(end - *p) < skip) return -1;
+  *p += skip;
+  return 0;
+}
+
+static int decode_value(const uint8_t *b, size_t n, bool optional, OnnxValue *v, const char *what, int depth) {
+  const uint8_t *p = b, *end = b + n;
+  AVec ts = {0};
+  int elem_type = 0;
+  bool seq_seen = false;
+  while (p < end) {
+    int f, wt;
+    const uint8_t *d = NULL;
+    size_t len = 0;
+    uint64_t num = 0;
+    if (wire_field(&p, end, &f, &wt, &d, &len, &num))
+      return kiln_set_error("%s: not a valid %s", what, optional ? "OptionalProto" : "SequenceProto");
+    if (f == 1 && wt == 2 && !v->name) v->name = kstrndup((const char *)d, len);
+    else if (f == 2 && wt == 0) elem_type = (int)num;
+    else if (f == 3 && wt == 2) {
+      OnnxTensor *t = onnx_tensor_load_pb_bytes(d, len, kfmt("%s: element %d", what, ts.len));
+      if (!t) return -1;
+      av_push(&ts, t);
+    } else if (optional && f == 5 && wt == 2) {
+      if (depth > 0) return kiln_set_error("%s: nested optionals are not supported", what);
+      v->is_sequence = true;
+      seq_seen = true;
+      if (decode_value(d, len, false, v, what, depth + 1)) return -1;
+    } else if (f >= 4 && f <= 7 && wt == 2) {
+      return kiln_set_error("%s: sparse tensors, maps and nested %s are not supported", what,
+                            optional ? "optionals" : "sequences");
+    }
+  }
+  if (!optional) {
+    /* a sequence: its elements (UNDEFINED or TENSOR elem_type) */
+    if (elem_type > 1) return kiln_set_error("%s: a sequence of elem_type %d: only tensors are supported", what, elem_type);
+    v->present = true;
+    v->is_sequence = true;
+    v->n = ts.len;
+    v->tensors = KNEWN(OnnxTensor *, ts.len + 1);
+    for (int i = 0; i < ts.len; i++) v->tensors[i] = ts.data[i];
+    return 0;
+  }
+  if (seq_seen) return 0;
+  v->present = ts.len > 0;
+  v->n = ts.len;
+  v->tensors = KNEWN(OnnxTensor *, ts.len + 1);
+  for (int i = 0; i < ts.len; i++) v->tensors[i] = ts.data[i];
+  if (ts.len > 1) return kiln_set_error("%s: an optional holds one tensor, this one %d", what, ts.len);
+  return 0;
+}
+
+OnnxValue *onnx_value_load_pb(const char *path, bool optional) {
+  size_t n;
+  char *buf = kiln_read_file(path, &n);
+  if (!buf) return NULL;
+  OnnxValue *v = KNEW(OnnxValue);
+  int rc = decode_value((const uint8_t *)buf, n, optional, v, path, 0);
+  free(buf);
+  if (!v->name) v->name = "";
+  return rc ? NULL : v;
+}

@@ -420,6 +420,9 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     cJSON_AddItemToObject(attrs, "kiln_symbols", str_list("list_str", &syms));
     cJSON_AddItemToObject(attrs, "kiln_sym_shape", str_list("list_str", &exprs));
   }
+  /* the model's sequences and optionals (docs/sequences.md): every input
+   * and output value, in order */
+  if (graph_has_structure(g)) cJSON_AddItemToObject(attrs, "kiln_values", str_list("list_str", &g->boundary));
   /* the batch as an outer loop: which entries carry the batch (the inputs
    * and every kernel's output; not the parameters) */
   if (batch_outer) {

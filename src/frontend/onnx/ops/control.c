@@ -24,6 +24,31 @@ static GNode *subgraph_output(Importer *im, const OnnxGraph *g, int k) {
   return v;
 }
 
+/* A value of any kind a body passes on: a tensor, a sequence or an
+ * optional (the last two compile-time structures, docs/sequences.md). */
+typedef struct AnyVal {
+  GNode *t;
+  ImpSeq *s;
+  ImpOpt *o;
+} AnyVal;
+
+static bool any_named(Importer *im, const char *name, AnyVal *v) {
+  v->t = imp_value(im, name);
+  v->s = v->t ? NULL : imp_value_seq(im, name);
+  v->o = v->t || v->s ? NULL : imp_value_opt(im, name);
+  return v->t || v->s || v->o;
+}
+
+static void any_bind(Importer *im, const char *name, const AnyVal *v) {
+  if (v->t) imp_bind_value(im, name, v->t);
+  else if (v->s) imp_bind_seq(im, name, v->s);
+  else imp_bind_opt(im, name, v->o);
+}
+
+static int any_set_output(Importer *im, int k, const AnyVal *v) {
+  return v->t ? imp_set_output(im, k, v->t) : v->s ? imp_set_output_seq(im, k, v->s) : imp_set_output_opt(im, k, v->o);
+}
+
 /* If on a condition known only at run time: both branches are imported
  * (and both run), each output a where() over the condition.  The branches
  * must then give each output one type and shape; sequence outputs and
@@ -41,10 +66,12 @@ static int if_runtime(Importer *im, GNode *c) {
     if (imp_subgraph(im, g[b])) return -1;
     val[b] = KNEWN(GNode *, nout + 1);
     for (int k = 0; k < nout; k++) {
-      if (!imp_value(im, g[b]->outputs[k].name) && imp_value_seq(im, g[b]->outputs[k].name)) {
+      const char *name = g[b]->outputs[k].name;
+      if (!imp_value(im, name) && (imp_value_seq(im, name) || imp_value_opt(im, name))) {
         imp_const_input(im, 0); /* the error that names the graph inputs to bind */
-        return kiln_set_error("%s (%s's output %d is a sequence: a run-time condition selects tensors only)",
-                              kiln_get_error(), br[b], k);
+        return kiln_set_error("%s (%s's output %d is a%s: a run-time condition selects tensors only; the structure "
+                              "of sequences and optionals is fixed at compile time)",
+                              kiln_get_error(), br[b], k, imp_value_seq(im, name) ? " sequence" : "n optional");
       }
       if (!(val[b][k] = subgraph_output(im, g[b], k))) return -1;
     }
@@ -80,8 +107,9 @@ int onnx_h_If(Importer *im) {
     return imp_error(im, "the branch has %d outputs, the node %d", g->noutputs, N(im)->noutputs);
   if (imp_subgraph(im, g)) return -1;
   for (int k = 0; k < g->noutputs; k++) {
-    ImpSeq *q = imp_value(im, g->outputs[k].name) ? NULL : imp_value_seq(im, g->outputs[k].name);
-    if (q ? imp_set_output_seq(im, k, q) : imp_set_output(im, k, subgraph_output(im, g, k))) return -1;
+    AnyVal v;
+    if (!any_named(im, g->outputs[k].name, &v)) return imp_error(im, "subgraph output '%s' is not produced", g->outputs[k].name);
+    if (any_set_output(im, k, &v)) return -1;
   }
   return 0;
 }
@@ -116,16 +144,17 @@ int onnx_h_Loop(Importer *im) {
     cond = cv != 0;
   }
   if (trips < 0 && !imp_input(im, 1)) return imp_error(im, "a loop with neither a trip count nor a condition never ends");
-  GNode **carry = KNEWN(GNode *, ncarry + 1);
+  AnyVal *carry = KNEWN(AnyVal, ncarry + 1);
   for (int i = 0; i < ncarry; i++)
-    if (!(carry[i] = imp_input(im, 2 + i))) return imp_error(im, "loop-carried input %d is missing", i);
+    if (!*N(im)->inputs[2 + i] || !any_named(im, N(im)->inputs[2 + i], &carry[i]))
+      return imp_error(im, "loop-carried input %d is missing", i);
   AVec *scans = KNEWN(AVec, nscan + 1);
   int64_t it = 0;
   for (; cond && (trips < 0 || it < trips); it++) {
     if (it >= MAX_UNROLL) return imp_error(im, "more than %d iterations are not supported (the loop is unrolled)", MAX_UNROLL);
     imp_bind_value(im, body->inputs[0].name, imp_scalar(im, (double)it, DT_I64));
     imp_bind_value(im, body->inputs[1].name, imp_scalar(im, 1, DT_BOOL));
-    for (int i = 0; i < ncarry; i++) imp_bind_value(im, body->inputs[2 + i].name, carry[i]);
+    for (int i = 0; i < ncarry; i++) any_bind(im, body->inputs[2 + i].name, &carry[i]);
     if (imp_subgraph(im, body)) return -1;
     GNode *co = subgraph_output(im, body, 0);
     if (!co) return -1;
@@ -133,7 +162,8 @@ int onnx_h_Loop(Importer *im) {
       return imp_error(im, "the loop condition must be known at compile time (the loop is unrolled)");
     cond = imp_const_at(co, 0) != 0;
     for (int i = 0; i < ncarry; i++)
-      if (!(carry[i] = subgraph_output(im, body, 1 + i))) return -1;
+      if (!any_named(im, body->outputs[1 + i].name, &carry[i]))
+        return imp_error(im, "subgraph output '%s' is not produced", body->outputs[1 + i].name);
     for (int s = 0; s < nscan; s++) {
       GNode *v = subgraph_output(im, body, 1 + ncarry + s);
       if (!v) return -1;
@@ -141,7 +171,7 @@ int onnx_h_Loop(Importer *im) {
     }
   }
   for (int i = 0; i < ncarry; i++)
-    if (imp_set_output(im, i, carry[i])) return -1;
+    if (any_set_output(im, i, &carry[i])) return -1;
   for (int s = 0; s < nscan; s++)
     if (imp_want_output(im, ncarry + s) && imp_set_output(im, ncarry + s, stack(im, scans[s].len, (GNode **)scans[s].data, 0))) return -1;
   return 0;

@@ -121,7 +121,7 @@ static inline GNode *dense(Importer *im, GNode *x, GNode *w) { return imp_call2(
 #define ONNX_SIGNAL_HANDLERS(X) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix) X(DFT) X(STFT)
 #define ONNX_SEQUENCE_HANDLERS(X)                                                                    \
   X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) X(SequenceAt) X(SequenceLength) \
-  X(SplitToSequence) X(ConcatFromSequence) X(OptionalHasElement) X(OptionalGetElement)
+  X(SplitToSequence) X(ConcatFromSequence) X(OptionalHasElement) X(OptionalGetElement) X(Optional) X(Identity) X(SequenceMap)
 #define ONNX_TEXT_HANDLERS(X) X(TfIdfVectorizer)
 #define ONNX_ML_HANDLERS(X) X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder) X(TreeEnsemble)
 #define ONNX_STRING_HANDLERS(X) X(StringConcat) X(StringNormalizer) X(RegexFullMatch) X(StringSplit)

@@ -144,14 +144,30 @@ int onnx_h_ConcatFromSequence(Importer *im) {
   return imp_set_output(im, 0, imp_call(im, "concatenate", s->n, parts, a));
 }
 
-/* ---- OptionalHasElement, OptionalGetElement on plain tensors (opset
- * 18 lets both take a tensor, which is always present; a missing input
- * is an empty optional).  Optional-typed values (graph inputs, the
- * Optional op) are not supported. ---- */
+/* ---- optionals, as compile-time values (ImpOpt): the Optional op, graph
+ * inputs given empty or holding a value (docs/sequences.md).  Opset 18
+ * lets OptionalHasElement/OptionalGetElement take a plain tensor or
+ * sequence, which is always present; a missing input is an empty
+ * optional. ---- */
+
+int onnx_h_Optional(Importer *im) {
+  ImpOpt *o = KNEW(ImpOpt);
+  if (imp_ninputs(im) > 0 && *N(im)->inputs[0]) {
+    o->t = imp_input(im, 0);
+    o->s = o->t ? NULL : imp_value_seq(im, N(im)->inputs[0]);
+    if (!o->t && !o->s) return imp_error(im, "input 0 must be a tensor or a sequence");
+  } else if (!onnx_attr_has(N(im), "type")) {
+    return imp_error(im, "an empty Optional needs its 'type' attribute");
+  }
+  return imp_set_output_opt(im, 0, o);
+}
 
 int onnx_h_OptionalHasElement(Importer *im) {
   bool present = imp_ninputs(im) > 0 && *N(im)->inputs[0];
-  if (present && !imp_input(im, 0)) return imp_error(im, "only a tensor input (always present) or none is supported");
+  ImpOpt *o = imp_input_opt(im, 0);
+  if (o) present = o->t || o->s;
+  else if (present && !imp_input(im, 0) && !imp_value_seq(im, N(im)->inputs[0]))
+    return imp_error(im, "input 0 must be an optional, a tensor or a sequence");
   void *p;
   GNode *c = imp_new_const(im, DT_BOOL, 0, NULL, &p);
   if (!c) return -1;
@@ -160,7 +176,73 @@ int onnx_h_OptionalHasElement(Importer *im) {
 }
 
 int onnx_h_OptionalGetElement(Importer *im) {
+  ImpOpt *o = imp_input_opt(im, 0);
+  if (o) {
+    if (!o->t && !o->s)
+      return imp_error(im, "the optional '%s' is empty (compiled so: its structure is known at compile time)", N(im)->inputs[0]);
+    return o->t ? out0(im, o->t) : imp_set_output_seq(im, 0, o->s);
+  }
+  ImpSeq *q = imp_ninputs(im) > 0 && *N(im)->inputs[0] ? imp_value_seq(im, N(im)->inputs[0]) : NULL;
+  if (q) return imp_set_output_seq(im, 0, q);
   GNode *x = imp_input(im, 0);
-  if (!x) return imp_error(im, "only a tensor input is supported (optional values are not)");
+  if (!x) return imp_error(im, "input 0 must be an optional, a tensor or a sequence");
   return out0(im, x);
+}
+
+/* Identity passes a sequence or an optional through as itself. */
+int onnx_h_Identity(Importer *im) {
+  const char *in = imp_ninputs(im) > 0 ? N(im)->inputs[0] : "";
+  ImpOpt *o = imp_input_opt(im, 0);
+  if (o) return imp_set_output_opt(im, 0, o);
+  ImpSeq *q = *in && !imp_input(im, 0) ? imp_value_seq(im, in) : NULL;
+  if (q) return imp_set_output_seq(im, 0, q);
+  return onnx_h_unary(im);
+}
+
+/* ---- SequenceMap: the body imported once per position, its formal
+ * inputs bound to element i of each sequence input and to each tensor
+ * input as is; body output k collects into output sequence k. ---- */
+
+int onnx_h_SequenceMap(Importer *im) {
+  const OnnxGraph *body = onnx_attr_graph(N(im), "body");
+  if (!body) return imp_error(im, "missing attribute 'body'");
+  int nin = imp_ninputs(im), nout = N(im)->noutputs;
+  if (body->ninputs != nin || body->noutputs != nout)
+    return imp_error(im, "the body has %d inputs and %d outputs, the node %d and %d", body->ninputs, body->noutputs, nin, nout);
+  ImpSeq **seqs = KNEWN(ImpSeq *, nin + 1);
+  GNode **tens = KNEWN(GNode *, nin + 1);
+  if (!(seqs[0] = imp_input_seq(im, 0))) return -1;
+  int n = seqs[0]->n;
+  for (int j = 1; j < nin; j++) {
+    tens[j] = imp_input(im, j);
+    seqs[j] = tens[j] ? NULL : imp_value_seq(im, N(im)->inputs[j]);
+    if (!tens[j] && !seqs[j]) return imp_error(im, "input %d must be a tensor or a sequence", j);
+    if (seqs[j] && seqs[j]->n != n)
+      return imp_error(im, "input %d is a sequence of %d, input 0 of %d: they must have the same length", j,
+                       seqs[j]->n, n);
+  }
+  ImpSeq **outs = KNEWN(ImpSeq *, nout + 1);
+  for (int k = 0; k < nout; k++) outs[k] = seq_new(n, DT_F32);
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < nin; j++) imp_bind_value(im, body->inputs[j].name, seqs[j] ? seqs[j]->items[i] : tens[j]);
+    if (imp_subgraph(im, body)) return -1;
+    for (int k = 0; k < nout; k++) {
+      GNode *v = imp_value(im, body->outputs[k].name);
+      if (!v) return imp_error(im, "the body's output %d ('%s') is not a tensor", k, body->outputs[k].name);
+      if (i && !dt_eq(v->type.dtype, outs[k]->dtype))
+        return imp_error(im, "the body's output %d is %s at position %d but %s before", k, dt_str(v->type.dtype), i,
+                         dt_str(outs[k]->dtype));
+      outs[k]->items[i] = v;
+      outs[k]->dtype = v->type.dtype;
+    }
+  }
+  /* an empty input gives empty outputs of the body's declared types */
+  for (int k = 0; k < nout && n == 0; k++) {
+    const OnnxType *t = &body->outputs[k].type;
+    DType dt;
+    if (t->kind == ONNX_TYPE_TENSOR && !onnx_dtype_from_onnx(t->elem_type, &dt)) outs[k]->dtype = dt;
+  }
+  for (int k = 0; k < nout; k++)
+    if (imp_set_output_seq(im, k, outs[k])) return -1;
+  return 0;
 }
