@@ -643,6 +643,10 @@ KILN_API int kiln_profile_free(KilnProfile *p);
  *   runtime.graph_executor.get_output_shape(handle, int)        -> ndarray (int64)
  *   runtime.graph_executor.get_input_dtype(handle, int)         -> str
  *   runtime.graph_executor.get_output_dtype(handle, int)        -> str
+ *   runtime.graph_executor.get_num_values(handle, int output)   -> int
+ *   runtime.graph_executor.get_value_info(handle, int output, int) -> str
+ *       "KIND HOLDS HAS_VALUE NUM_TENSORS FIRST_TENSOR\nNAME\nTENSOR..."
+ *   runtime.graph_executor.set_input_value(handle, int, int present, tensor...)
  *   runtime.graph_executor.get_planned_bytes(handle)            -> int
  *   runtime.graph_executor.get_naive_bytes(handle)              -> int
  *   runtime.graph_plan_memory(str json)                         -> str json

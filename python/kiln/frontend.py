@@ -11,6 +11,7 @@ params=params)`` costs nothing for them, and arrays of new values given
 to kiln.build replace the weights of those names.
 """
 import os
+import re
 
 from . import _ffi
 from ._ffi import KilnError, KilnTypeError
@@ -47,6 +48,11 @@ def _shape_args(shape):
     for name, dims in shape.items():
         if not isinstance(name, str):
             raise KilnTypeError("from_onnx: input names are str, got %r" % (name,))
+        if isinstance(dims, str) and (dims == "none" or re.fullmatch(r"seq\(\d+\)", dims)):
+            # a sequence's length or an empty optional (docs/sequences.md)
+            text.append("%s:%s" % (name, dims))
+            symbolic = True
+            continue
         try:
             dims = list(dims)
         except TypeError:
@@ -75,7 +81,9 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     shape: input name -> shape: sizes for the inputs' open dimensions, and
     overriding any dimension the model declares (TVM's behaviour); a
     dimension given as a name ("N") is symbolic: the built module runs at
-    any size there (docs/symbolic_shapes.md).
+    any size there (docs/symbolic_shapes.md).  A sequence input takes
+    "seq(N)" (its length; each element's shape as "NAME[i]"), an optional
+    input "none" when it is to be empty (docs/sequences.md).
     dtype: as in TVM, the inputs keep the model's types; a dict (name ->
     dtype) asserts them.  freeze_params: Kiln always binds the weights into
     the graph (TVM's freeze_params=True); params is returned either way.

@@ -13,6 +13,14 @@ copied first; one of another dtype is converted as TVM's copyfrom does);
 get_output returns a new array that .numpy() views without a copy.  Every
 failure - an unknown input name, a wrong shape - raises KilnError with the
 C message.
+
+Sequences and optionals (docs/sequences.md): a model compiled with a
+sequence input takes a list of arrays for it (``set_input("s", [a, b])``),
+an optional input None when compiled empty; get_output returns a list for a
+sequence output and None for an empty optional.  In such a model the
+inputs and outputs are counted and indexed as the model's values
+(get_num_outputs, get_output(i), get_output_names); a model without them
+has one value per tensor, so nothing changes there.
 """
 import math
 import time
@@ -163,6 +171,61 @@ class GraphModule:
         self.module = module
         self._h = module._h
         self._input_names = None
+        self._value_infos = {}
+
+    # ---- the model's values: tensors, sequences, optionals ----
+
+    _TENSOR, _SEQUENCE, _OPTIONAL = 0, 1, 2
+
+    def _values(self, output):
+        """The model's input (output) values: dicts of kind, holds,
+        has_value, tensors (names), first (outputs: first tensor index)."""
+        if output not in self._value_infos:
+            info = _api("runtime.graph_executor.get_value_info")
+            vals = []
+            for i in range(_api("runtime.graph_executor.get_num_values")(self._h, int(output))):
+                lines = info(self._h, int(output), i).split("\n")
+                kind, holds, has, n, first = (int(x) for x in lines[0].split())
+                vals.append({"name": lines[1], "kind": kind, "holds": holds, "has_value": bool(has),
+                             "tensors": lines[2:2 + n], "first": first})
+            self._value_infos[output] = vals
+        return self._value_infos[output]
+
+    def _structured(self):
+        return any(v["kind"] != self._TENSOR for io in (False, True) for v in self._values(io))
+
+    def _input_value(self, key):
+        """The input value key names (its index among the values, or its
+        name) in a model with sequences or optionals; None otherwise."""
+        if not self._structured():
+            return None
+        vals = self._values(False)
+        if isinstance(key, str):
+            return next((v for v in vals if v["name"] == key), None)
+        if not 0 <= key < len(vals):
+            raise KilnError("set_input: input %d does not exist (the model has %d inputs: %s)"
+                            % (key, len(vals), ", ".join(v["name"] for v in vals)))
+        return vals[key]
+
+    def _set_value(self, v, value):
+        """Set a sequence (a list of arrays) or optional (None or its value)."""
+        index = self._values(False).index(v)
+        if v["kind"] == self._OPTIONAL and value is None:
+            _api("runtime.graph_executor.set_input_value")(self._h, index, 0)
+            return
+        seq = v["kind"] == self._SEQUENCE or (v["kind"] == self._OPTIONAL and v["holds"] == self._SEQUENCE)
+        if seq and not isinstance(value, (list, tuple)):
+            raise KilnTypeError("set_input: input '%s' is a sequence: give a list of arrays, got %s"
+                                % (v["name"], type(value).__name__))
+        if value is None:
+            raise KilnError("set_input: input '%s' is a %s: it cannot be None (only an optional can be empty)"
+                            % (v["name"], "sequence" if seq else "tensor"))
+        items = list(value) if seq else [value]
+        # each element converted to its input's dtype (an extra element is
+        # refused by the C call, which names the compiled length)
+        names = v["tensors"] or [v["name"]]
+        arrays = [self._value(names[min(k, len(names) - 1)], x) for k, x in enumerate(items)]
+        _api("runtime.graph_executor.set_input_value")(self._h, index, 1, *arrays)
 
     # ---- inputs ----
 
@@ -170,6 +233,9 @@ class GraphModule:
         return _api("runtime.graph_executor.get_num_inputs")(self._h)
 
     def get_num_outputs(self):
+        """The model's outputs (a sequence or optional counts once)."""
+        if self._structured():
+            return len(self._values(True))
         return _api("runtime.graph_executor.get_num_outputs")(self._h)
 
     def _names(self):
@@ -242,11 +308,21 @@ class GraphModule:
         f = _api("runtime.graph_executor.set_input")
         if key is not None:
             key = self._key(key)
-            f(self._h, key, self._value(key, value))
+            v = self._input_value(key)
+            if v is not None and v["kind"] != self._TENSOR:
+                self._set_value(v, value)
+            elif v is not None:
+                f(self._h, v["tensors"][0], self._value(v["tensors"][0], value))
+            else:
+                f(self._h, key, self._value(key, value))
         elif value is not None:
             raise KilnError("set_input: a value without an input name or index")
-        for k, v in params.items():
-            f(self._h, k, self._value(k, v))
+        for k, x in params.items():
+            v = self._input_value(k)
+            if v is not None and v["kind"] != self._TENSOR:
+                self._set_value(v, x)
+            else:
+                f(self._h, k, self._value(k, x))
 
     def get_input(self, index, out=None):
         """A copy of an input as the executor holds it."""
@@ -269,6 +345,8 @@ class GraphModule:
     def get_output_names(self):
         """The outputs' names, in order: the model's (the ONNX output
         'logits'), not the kernels' that compute them."""
+        if self._structured():
+            return [v["name"] for v in self._values(True)]
         return [_api("runtime.graph_executor.get_output_name")(self._h, i) for i in range(self.get_num_outputs())]
 
     def get_output(self, index, out=None):
@@ -282,6 +360,19 @@ class GraphModule:
             index = names.index(index)
         if isinstance(index, bool) or not hasattr(index, "__index__"):
             raise KilnTypeError("get_output: the index must be an int or an output name, got %r" % (index,))
+        if self._structured():
+            vals = self._values(True)
+            if not 0 <= int(index) < len(vals):
+                raise KilnError("get_output: output %d does not exist (the model has %d outputs)" % (int(index), len(vals)))
+            v = vals[int(index)]
+            get = _api("runtime.graph_executor.get_output")
+            if v["kind"] == self._OPTIONAL and not v["has_value"]:
+                return None
+            if v["kind"] == self._SEQUENCE or v["holds"] == self._SEQUENCE:
+                if out is not None:
+                    raise KilnError("get_output: output '%s' is a sequence: out= takes one tensor" % v["name"])
+                return [get(self._h, v["first"] + k) for k in range(len(v["tensors"]))]
+            index = v["first"]
         if out is not None:
             if isinstance(out, np.ndarray) and not (out.flags.c_contiguous and out.flags.writeable):
                 raise KilnError("get_output: out must be a writable C-contiguous array")

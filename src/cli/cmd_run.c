@@ -14,9 +14,9 @@
 #include "npy.h"
 
 static Opt opts[] = {
-    {"--inputs", "-i", OPT_MULTI, "FILE", "input values: .npz (by name), .npy or ONNX .pb (by name or position); repeatable", false, NULL, NULL, 0},
+    {"--inputs", "-i", OPT_MULTI, "FILE", "input values: .npz (by name), .npy or ONNX .pb (by name or position; a sequence or optional input: its SequenceProto/OptionalProto .pb); repeatable", false, NULL, NULL, 0},
     {"--fill-mode", NULL, OPT_VALUE, "MODE", "without --inputs: fill the inputs with random (default), zeros or ones", false, NULL, NULL, 0},
-    {"--output", "-o", OPT_VALUE, "OUT.npz", "save the outputs, by the model's output names", false, NULL, NULL, 0},
+    {"--output", "-o", OPT_VALUE, "OUT.npz", "save the outputs, by the model's output names (a sequence's elements as NAME[i])", false, NULL, NULL, 0},
     {"--print-time", NULL, OPT_FLAG, NULL, "print mean, median, max, min and std of the run time in ms", false, NULL, NULL, 0},
     {"--repeat", NULL, OPT_VALUE, "N", "measurements for --print-time/--profile (default 1)", false, NULL, NULL, 0},
     {"--number", NULL, OPT_VALUE, "N", "runs per measurement (default 1)", false, NULL, NULL, 0},

@@ -271,6 +271,61 @@ INFO(ge_get_input_dtype, "get_input_dtype", 0, INFO_DTYPE)
 INFO(ge_get_output_dtype, "get_output_dtype", 1, INFO_DTYPE)
 #undef INFO
 
+/* ---- the model's values (graph_values.c; docs/sequences.md) ---- */
+
+PACKED(ge_get_num_values) {
+  const char *f = "runtime.graph_executor.get_num_values";
+  KilnGraphExecutor *ex = NULL;
+  if (get_ex(f, args, codes, nargs, 2, 2, &ex) || want_code(f, codes, 1, KILN_INT)) return -1;
+  int n = args[1].v_int64 ? kiln_graph_executor_num_output_values(ex) : kiln_graph_executor_num_input_values(ex);
+  if (n < 0) return -1;
+  ret_int(ret, ret_code, n);
+  return 0;
+}
+
+/* "KIND HOLDS HAS_VALUE NUM_TENSORS FIRST_TENSOR" then the name and each
+ * tensor's name, a line each (names hold no newline: they are ONNX's). */
+PACKED(ge_get_value_info) {
+  const char *f = "runtime.graph_executor.get_value_info";
+  KilnGraphExecutor *ex = NULL;
+  KilnValueInfo v;
+  if (get_ex(f, args, codes, nargs, 3, 3, &ex) || want_code(f, codes, 1, KILN_INT) || want_code(f, codes, 2, KILN_INT))
+    return -1;
+  int idx = args[2].v_int64 < 0 || args[2].v_int64 > INT32_MAX ? -1 : (int)args[2].v_int64;
+  if (args[1].v_int64 ? kiln_graph_executor_output_value_info(ex, idx, &v) : kiln_graph_executor_input_value_info(ex, idx, &v))
+    return -1;
+  StrBuf sb = {0};
+  sb_printf(&sb, "%d %d %d %d %d\n%s", (int)v.kind, (int)v.holds, v.has_value, v.num_tensors, v.first_tensor, v.name);
+  for (int k = 0; k < v.num_tensors; k++) sb_printf(&sb, "\n%s", v.tensor_names[k]);
+  static __thread char *text;
+  free(text);
+  text = sb.data;
+  ret_str(ret, ret_code, text);
+  return 0;
+}
+
+/* set_input_value(handle, int index, int present, tensor...) */
+PACKED(ge_set_input_value) {
+  const char *f = "runtime.graph_executor.set_input_value";
+  KilnGraphExecutor *ex = NULL;
+  if (get_ex(f, args, codes, nargs, 3, 3 + 4096, &ex) || want_code(f, codes, 1, KILN_INT) || want_code(f, codes, 2, KILN_INT))
+    return -1;
+  int n = nargs - 3;
+  const DLTensor **ts = calloc((size_t)n + 1, sizeof *ts);
+  if (!ts) return kiln_set_error("%s: out of memory", f);
+  for (int k = 0; k < n; k++) {
+    if (want_tensor(f, codes, 3 + k)) {
+      free(ts);
+      return -1;
+    }
+    ts[k] = args[3 + k].v_handle;
+  }
+  int idx = args[1].v_int64 < 0 || args[1].v_int64 > INT32_MAX ? -1 : (int)args[1].v_int64;
+  int rc = kiln_graph_executor_set_input_value(ex, idx, args[2].v_int64 != 0, ts, n);
+  free(ts);
+  return rc;
+}
+
 static int memory_getter(const char *fname, int naive, KilnValue *args, int *codes, int nargs,
                          KilnValue *ret, int *ret_code) {
   KilnGraphExecutor *ex = NULL;
@@ -362,6 +417,9 @@ const KilnBuiltin kiln_graph_builtins[] = {
     {"runtime.graph_executor.get_output_shape", ge_get_output_shape},
     {"runtime.graph_executor.get_input_dtype", ge_get_input_dtype},
     {"runtime.graph_executor.get_output_dtype", ge_get_output_dtype},
+    {"runtime.graph_executor.get_num_values", ge_get_num_values},
+    {"runtime.graph_executor.get_value_info", ge_get_value_info},
+    {"runtime.graph_executor.set_input_value", ge_set_input_value},
     {"runtime.graph_executor.get_planned_bytes", ge_get_planned_bytes},
     {"runtime.graph_executor.get_naive_bytes", ge_get_naive_bytes},
     {"runtime.graph_plan_memory", plan_memory},
