@@ -40,6 +40,7 @@ extern const TestCase symshape_tests[];
 extern const TestCase rtvalues_tests[];
 extern const TestCase fold_tests[];
 extern const TestCase codegen_units_tests[];
+extern const TestCase sequences_tests[];
 
 static const TestSuite suites[] = {
     {"base", base_tests},
@@ -69,6 +70,7 @@ static const TestSuite suites[] = {
     {"rtvalues", rtvalues_tests},
     {"fold", fold_tests},
     {"codegen_units", codegen_units_tests},
+    {"sequences", sequences_tests},
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},

@@ -9,7 +9,8 @@ the test expects it (raw_data, float_data, int32_data, ...).  Values are
 simple formulas (i * 0.5, i - 3, ...) that the C test recomputes.
 
 Good models: conv_relu, symbolic, external (+ external.bin), attrs,
-runtime_values (tests/unit/test_runtime_values.c); two
+runtime_values (tests/unit/test_runtime_values.c), sequences
+(tests/unit/test_sequences.c); two
 TensorProto files: tensor_f32.pb, tensor_i64.pb.
 Broken ones, each for one error path: no_graph, no_op_type, bad_size,
 neg_dims, neg_value_dim, external_missing, external_range.
@@ -242,6 +243,27 @@ def runtime_values():
     save(model(g, opsets=(("", 18),)), "runtime_values.onnx")
 
 
+def sequences():
+    """A sequence and an optional at the graph's boundary
+    (tests/unit/test_sequences.c): y = SequenceMap(s, t) with body c = a +
+    b (s a sequence of float [N], t a float [1]); h =
+    OptionalHasElement(o) and oo = Identity(o) (o an optional float [2])."""
+    elem = helper.make_tensor_type_proto(TensorProto.FLOAT, ["N"])
+    body = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"], name="add")], "body",
+                             [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N"]),
+                              helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
+                             [helper.make_tensor_value_info("c", TensorProto.FLOAT, ["N"])])
+    opt = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    ins = [helper.make_value_info("s", helper.make_sequence_type_proto(elem)),
+           helper.make_tensor_value_info("t", TensorProto.FLOAT, [1]), helper.make_value_info("o", opt)]
+    outs = [helper.make_value_info("y", helper.make_sequence_type_proto(elem)),
+            helper.make_tensor_value_info("h", TensorProto.BOOL, []), helper.make_value_info("oo", opt)]
+    g = helper.make_graph([helper.make_node("SequenceMap", ["s", "t"], ["y"], name="map", body=body),
+                           helper.make_node("OptionalHasElement", ["o"], ["h"], name="has"),
+                           helper.make_node("Identity", ["o"], ["oo"], name="pass")], "sequences", ins, outs)
+    save(model(g, opsets=(("", 17),)), "sequences.onnx")
+
+
 if __name__ == "__main__":
     pb_tensors()
     conv_relu()
@@ -250,3 +272,4 @@ if __name__ == "__main__":
     attrs()
     broken()
     runtime_values()
+    sequences()
