@@ -1,4 +1,5 @@
-"""Shared fixtures for the end-to-end tests: the kiln binary and the
+"""Shared pieces of the end-to-end tests (tests/cli and tests/models, whose
+conftest.py files import this): the kiln binary, running commands, and the
 exported torchvision models (tools/export_models.py, cached in build/)."""
 import os
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 KILN = os.path.join(BUILD, "kiln")
 MODELS = os.path.join(BUILD, "models")
