@@ -8,7 +8,9 @@
  * The module: out = (x + p_b) * p_w over N floats, two kernels, the params
  * embedded as Kiln embeds them (param_index + param_data).
  */
+#include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -421,6 +423,87 @@ static void test_inplace_run(void) {
   kiln_module_free(m);
 }
 
+/* A module whose blob is large (17 MiB, past compiler.c's BIG_BLOBS) is
+ * assembled beside its units and linked with lld where `cc -fuse-ld=lld`
+ * works, else with the compiler's own linker: both give a sealed module
+ * that loads, with the blob byte for byte and a kernel that runs. */
+typedef struct BigBuild {
+  const char *cc; /* NULL: the default compiler */
+  const char *path;
+  const unsigned char *bytes;
+  size_t size;
+  int ok;
+  char err[256]; /* the error of a failed build (the thread's) */
+} BigBuild;
+
+static void build_big(BigBuild *b) {
+  b->ok = 0;
+  int64_t n = 64;
+  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32), *o = NULL;
+  Expr **v = te_axis_vars(1, NULL);
+  o = te_compute("o", 1, (Expr *[]){ir_i32(n)}, v, ir_mul(te_read1(a, v[0]), ir_f32(2)), NULL);
+  LoweredFunc *f = kiln_lower(te_create_schedule(1, &o), 2, (Tensor *[]){a, o}, "twice", NULL);
+  KBlob blob = {"big", b->bytes, b->size};
+  char *src = f ? codegen_c(&f, 1, 1, &blob) : NULL;
+  CompileOptions opt = {b->cc, NULL, NULL};
+  if (!src || kiln_compile_c(1, (const char **)&src, 1, &blob, b->path, &opt)) {
+    free(src);
+    snprintf(b->err, sizeof b->err, "%s", kiln_last_error());
+    return;
+  }
+  free(src);
+  KilnModule *m = NULL;
+  const void *data = NULL;
+  size_t size = 0;
+  KilnFunction *fn = NULL;
+  if (kiln_module_load(b->path, &m) || kiln_module_get_blob(m, "big", &data, &size) ||
+      kiln_module_get_function(m, "twice", &fn)) {
+    snprintf(b->err, sizeof b->err, "%s", kiln_last_error());
+    kiln_module_free(m);
+    return;
+  }
+  DLTensor *x = tk_array(1, &n, DT_F32), *y = tk_array(1, &n, DT_F32);
+  tk_fill_random(x);
+  KilnValue av[2] = {{.v_handle = x}, {.v_handle = y}};
+  int codes[2] = {KILN_DLTENSOR, KILN_DLTENSOR}, rcode;
+  KilnValue ret;
+  int good = !kiln_func_call(fn, av, codes, 2, &ret, &rcode);
+  for (int i = 0; i < n && good; i++) good = fdata(y)[i] == 2 * fdata(x)[i];
+  b->ok = good && size == b->size && !memcmp(data, b->bytes, size) ? 1 : -1;
+  snprintf(b->err, sizeof b->err, "wrong blob or kernel");
+  kiln_func_free(fn);
+  kiln_module_free(m);
+}
+
+static void *build_big_thread(void *ud) {
+  KArena *arena = kiln_arena_new();
+  kiln_arena_push(arena);
+  build_big(ud);
+  kiln_arena_pop();
+  kiln_arena_free(arena);
+  return NULL;
+}
+
+static void test_big_blobs_linked(void) {
+  size_t size = (size_t)17 << 20;
+  unsigned char *bytes = malloc(size);
+  for (size_t i = 0; i < size; i++) bytes[i] = (unsigned char)test_rand();
+  BigBuild b = {NULL, kfmt("%s/big.so", tmpdir()), bytes, size, 0, ""};
+  build_big(&b);
+  CHECK_MSG(b.ok == 1, "default compiler: %s", b.err);
+  /* a compiler that cannot use lld: the default linker, learned in a
+   * fresh thread (what was learned is per thread) */
+  const char *cc = kfmt("%s/no-lld-cc", tmpdir());
+  const char *script = "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -fuse-ld=lld ] && { echo 'no lld' >&2; exit 1; }; done\n"
+                       "exec cc \"$@\"\n";
+  CHECK(!kiln_write_file(cc, script, strlen(script)) && !chmod(cc, 0755));
+  BigBuild nb = {cc, kfmt("%s/big_nolld.so", tmpdir()), bytes, size, 0, ""};
+  pthread_t th;
+  CHECK(!pthread_create(&th, NULL, build_big_thread, &nb) && !pthread_join(th, NULL));
+  CHECK_MSG(nb.ok == 1, "compiler without lld: %s", nb.err);
+  free(bytes);
+}
+
 const TestCase artifact_tests[] = {
     {"xxh64", test_xxh64},
     {"params_in_place", test_params_in_place},
@@ -428,5 +511,6 @@ const TestCase artifact_tests[] = {
     {"inspect_no_load", test_inspect_no_load},
     {"inplace_plan", test_inplace_plan},
     {"inplace_run", test_inplace_run},
+    {"big_blobs_linked", test_big_blobs_linked},
     {NULL, NULL},
 };
