@@ -333,6 +333,15 @@ static void test_conv_errors(void) {
   if (fb) {
     CHECK(cfg_split_inner(fb, "tile_ic") % 4 == 0);
     CHECK_OK(tm->check(target_host(), fb, wl));
+    /* the task as the tuner builds it: placeholders, compute, schedule, a module */
+    Schedule *ts = NULL;
+    int nargs = 0;
+    Tensor **targs = NULL;
+    CHECK_OK(template_instantiate(tm, target_host(), wl, fb, &ts, &nargs, &targs));
+    CHECK_INT(nargs, 5);
+    KilnModule *m = ts ? kiln_build(ts, nargs, targs, "f", NULL, &copt) : NULL;
+    CHECK_MSG(m != NULL, "%s", kiln_get_error());
+    kiln_module_free(m);
   }
   /* 6 input channels cannot be grouped by four */
   Workload *w6 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
