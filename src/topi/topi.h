@@ -688,6 +688,10 @@ extern const struct Template topi_x86_dense_vnni_template;
 /* ----- x86/conv2d_int8.c: conv2d_NCHWc_int8.x86 (conv2d_NCHWc.x86's knobs
  * and schedule, tile_ic a multiple of 4; docs/int8.md) ----- */
 
+/* conv2d_NCHWc.x86's space (x86/conv2d.c) keeping only input blocks that
+ * are multiples of ic_multiple (1: all of them) */
+struct Workload;
+int x86_conv_space(const struct Target *t, struct ConfigSpace *cs, const struct Workload *wl, int64_t ic_multiple);
 /* kernel int8 OIHW -> quadruples of input channels, uint32 [OC/oc_bn,
  * IC/ic_bn, KH, KW, ic_bn/4, oc_bn] (ic_bn a multiple of 4) */
 Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn);

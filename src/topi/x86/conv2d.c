@@ -128,12 +128,17 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
-static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+static bool ic_filter(const int64_t *sizes, int n, void *ud) { return sizes[n - 1] % *(const int64_t *)ud == 0; }
+
+/* conv2d_NCHWc.x86's space; ic_multiple > 1 keeps only input blocks that
+ * are multiples of it (conv2d_NCHWc_int8.x86's quadruples of channels). */
+int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t ic_multiple) {
+  (void)t;
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (c.depthwise) return kiln_set_error("conv2d_NCHWc.x86: workload '%s' is depthwise", wl->name);
-  SplitOpts ow = {.filter = ow_filter};
-  if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
+  SplitOpts ow = {.filter = ow_filter}, ic = {.filter = ic_filter, .filter_ud = &ic_multiple};
+  if (space_define_split(cs, "tile_ic", c.IC, ic_multiple > 1 ? &ic : NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
       space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
   if (c.N > 1 && x86_define_tile_n(cs, c.N)) return -1;
@@ -143,6 +148,8 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   }
   return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
 }
+
+static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 1); }
 
 /* Batch blocking (batch > 1 only, so batch-1 spaces and records are
  * TVM's): "tile_n" samples share one register block, each kernel vector

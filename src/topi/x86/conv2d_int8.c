@@ -34,8 +34,9 @@
  *
  * Space, fallback and schedule are conv2d_NCHWc.x86's (tile_ic, tile_oc,
  * tile_ow, and tile_oh for 1x1 or unroll_kw), with tile_ic's inner part a
- * multiple of 4: the check refuses a config of the space without one, and
- * the fallback takes the largest such block.  The workload is
+ * multiple of 4: the space holds only such blocks, the check refuses a
+ * config (a record) without one, and the fallback takes the largest such
+ * block.  The workload is
  * conv2d_NCHWc.x86's arguments with dtype "uint8" and out_dtype "int32".
  */
 #include "../../knob/knob.h"
@@ -141,7 +142,7 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
 
 #define BASE topi_x86_conv2d_NCHWc_template
 
-static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return BASE.define_space(t, cs, wl); }
+static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 4); }
 
 static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   if (BASE.check(t, cfg, wl)) return -1;
