@@ -1,7 +1,7 @@
 """Sizes given at run time that a signal or image kernel reads as offsets
 (docs/symbolic_shapes.md, section 4b): Col2Im whose image_shape and
 block_shape are graph inputs, STFT whose frame_step and frame_length
-are.  Each model is compiled once, without --bind, and run by `kiln run`
+are, a onesided DFT (rfft, irfft) whose axis is.  Each model is compiled once, without --bind, and run by `kiln run`
 at several values on fresh random data against a NumPy port of onnx's
 reference (NumPy's FFT for STFT); values the input cannot take are an
 error naming the node.
@@ -203,3 +203,42 @@ def test_stft_with_a_window_and_the_step_at_run_time(tmp_path):
     np.testing.assert_allclose(y, stft_ref(x.astype(np.float64), 5, 12, w.astype(np.float64), 1), rtol=1e-4, atol=1e-3)
     p = run(tmp_path, so, [x, np.array(5, np.int64), w, np.array(10, np.int64)], check=False)
     assert p.returncode != 0 and "node 'fused_dyn_stft' would have dimension 1 = -1" in p.stderr, p.stderr
+
+
+def dft_model(tmp_path, name, xshape, **attrs):
+    g = helper.make_graph([helper.make_node("DFT", ["x", "", "axis"], ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info("x", TP.FLOAT, xshape),
+                           helper.make_tensor_value_info("axis", TP.INT64, [])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), path)
+    so = str(tmp_path / f"{name}.so")
+    from conftest import kiln
+    kiln("compile", path, "-o", so)
+    return so
+
+
+def test_rfft_and_irfft_along_an_axis_given_at_run_time(tmp_path):
+    """The result's length along the axis depends on the axis (n / 2 + 1
+    for rfft, 2 (m - 1) for irfft): one build takes every axis, negative
+    ones too, against NumPy; -1 (the real/imaginary axis) and, for irfft,
+    an axis of one frequency (no length) are errors naming the node."""
+    so = dft_model(tmp_path, "rfft", [3, 7, 10, 1], onesided=1)
+    for axis in [1, 2, 0, -2, -4]:
+        x = RNG.standard_normal((3, 7, 10, 1)).astype(np.float32)
+        y = run(tmp_path, so, [x, np.array(axis, np.int64)])
+        want = np.fft.rfft(x[..., 0].astype(np.float64), axis=axis % 4)
+        assert y.shape == want.shape + (2,), axis
+        np.testing.assert_allclose(y, np.stack([want.real, want.imag], -1), rtol=1e-4, atol=1e-4)
+    p = run(tmp_path, so, [x, np.array(-1, np.int64)], check=False)
+    assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr, p.stderr
+    so = dft_model(tmp_path, "irfft", [1, 6, 4, 2], onesided=1, inverse=1)
+    for axis in [1, 2, -3, -2]:
+        x = RNG.standard_normal((1, 6, 4, 2)).astype(np.float32)
+        y = run(tmp_path, so, [x, np.array(axis, np.int64)])
+        want = np.fft.irfft(x[..., 0] + 1j * x[..., 1], axis=axis % 4)
+        assert y.shape == want.shape + (1,), axis
+        np.testing.assert_allclose(y[..., 0], want, rtol=1e-4, atol=1e-4)
+    for axis in [0, -4, -1]:  # axis 0 has one frequency: irfft has no default length there
+        p = run(tmp_path, so, [x, np.array(axis, np.int64)], check=False)
+        assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr, p.stderr

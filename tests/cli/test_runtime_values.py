@@ -224,20 +224,23 @@ def test_window_of_a_size_given_at_run_time(tmp_path, op, a):
 
 
 def test_dft_axis_given_at_run_time(tmp_path):
-    """DFT's axis picks the transform along each possible axis; its bounds
-    [0, rank - 2] are checked at set_input (the last axis holds the real
-    and imaginary parts)."""
+    """DFT's axis picks the transform along each possible axis, negative
+    ones too; its bounds [-rank, rank - 2] are checked at set_input, and
+    -1 (the last axis holds the real and imaginary parts) is refused
+    naming the node."""
     so = build(tmp_path, helper.make_node("DFT", ["x", "", "axis"], ["y"]),
                [("x", TP.FLOAT, [2, 4, 4, 2]), ("axis", TP.INT64, [])], opset=20)
     x = RNG.standard_normal((2, 4, 4, 2)).astype(np.float32)
     xc = x[..., 0] + 1j * x[..., 1]
-    for axis in [1, 0, 2]:
+    for axis in [1, 0, 2, -2, -4, -3]:
         y = run(tmp_path, so, [x, np.array(axis, np.int64)])
-        want = np.fft.fft(xc, axis=axis)
+        want = np.fft.fft(xc, axis=axis % 4)
         np.testing.assert_allclose(y, np.stack([want.real, want.imag], -1), rtol=1e-4, atol=1e-4)
-    for axis in [3, -1]:
+    for axis in [3, -5]:
         p = run(tmp_path, so, [x, np.array(axis, np.int64)], check=False)
-        assert p.returncode != 0 and f"element 0 is {axis}" in p.stderr and "outside the bounds [0, 2]" in p.stderr
+        assert p.returncode != 0 and f"element 0 is {axis}" in p.stderr and "outside the bounds [-4, 2]" in p.stderr
+    p = run(tmp_path, so, [x, np.array(-1, np.int64)], check=False)
+    assert p.returncode != 0 and "dyn_strided_slice' would have dimension 0 = -1" in p.stderr, p.stderr
 
 
 def test_mel_weight_matrix_of_values_given_at_run_time(tmp_path):

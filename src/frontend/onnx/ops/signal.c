@@ -258,13 +258,16 @@ static GNode *dft_along(Importer *im, GNode *x, int ax) {
 }
 
 /* The axis given at run time (a scalar or one-element integer graph
- * input): the DFT along each possible axis, picked by where(axis == d),
- * as CumSum's axis; the axis is a value symbol only for its bounds
- * [0, rank - 2] (checked at set_input: a negative axis given at run time
- * is refused, since -1, the real/imaginary axis, lies between the valid
- * negative and non-negative ones).  The results must agree in shape (a
- * onesided DFT of a non-square input does not); -2 when the axis is not
- * such an input, they do not, or some axis has no DFT. */
+ * input): the DFT along each possible axis, each zero-padded to the
+ * largest extent of every dimension, picked by where(axis == d or axis ==
+ * d - rank), as CumSum's axis, then cut to the run-time shape by a
+ * dyn.strided_slice whose dimensions are expressions of the axis: the
+ * transformed dimension e is the DFT's size along e where the axis is e
+ * (a onesided DFT's n / 2 + 1, an inverse one's dft_length), the input's
+ * elsewhere.  The axis is a value symbol in [-rank, rank - 2]; -1 (the
+ * real/imaginary axis, between the valid negative and non-negative ones)
+ * makes dimension 0 -1, which the executor refuses naming the node.  -2
+ * when the axis is not such an input or some axis has no DFT. */
 static int dft_runtime_axis(Importer *im, GNode *x) {
   GNode *av = imp_input(im, 2);
   int nd = x->type.ndim;
@@ -272,16 +275,81 @@ static int dft_runtime_axis(Importer *im, GNode *x) {
       ttype_is_symbolic(&x->type) || nd < 2)
     return -2;
   GNode *y[MAXD];
+  int64_t top[MAXD];
+  int last = -1; /* the last axis with a DFT */
   for (int d = 0; d < nd - 1; d++) {
-    if (!(y[d] = dft_along(im, x, d))) return -2; /* no DFT along d: the compile-time path says why */
-    if (y[d]->type.ndim != y[0]->type.ndim || memcmp(y[d]->type.shape, y[0]->type.shape, sizeof(int64_t) * (size_t)y[0]->type.ndim))
-      return -2;
+    /* no DFT along d (an inverse real DFT of one frequency): that axis is
+     * refused at run time */
+    if (!(y[d] = dft_along(im, x, d))) {
+      kiln_clear_error();
+      continue;
+    }
+    if (y[d]->type.ndim != nd || (last >= 0 && y[d]->type.shape[nd - 1] != y[last]->type.shape[nd - 1])) return -2;
+    for (int e = 0; e < nd; e++) top[e] = last >= 0 && top[e] > y[d]->type.shape[e] ? top[e] : y[d]->type.shape[e];
+    last = d;
   }
-  if (!graph_value_sym(imp_graph(im), av->name, 0, 0, nd - 2)) return imp_error(im, "%s", kiln_get_error());
-  GNode *a64 = av->type.dtype.bits == 64 ? av : imp_cast(im, av, DT_I64), *r = y[nd - 2];
-  for (int d = nd - 3; d >= 0 && r; d--)
-    r = imp_where(im, imp_call2(im, "equal", a64, imp_scalar(im, (double)d, DT_I64)), y[d], r);
-  return imp_set_output(im, 0, r);
+  if (last < 0) return -2; /* no axis has one: the compile-time path says why */
+  Graph *g = imp_graph(im);
+  int before = g->syms.len;
+  GSym *s = graph_value_sym(g, av->name, 0, -nd, nd - 2);
+  if (!s) return imp_error(im, "%s", kiln_get_error());
+  if (g->syms.len > before) s->rep = last;
+  int rep = (int)(s->rep < 0 ? s->rep + nd : s->rep);
+  if (rep < 0 || rep > nd - 2 || !y[rep]) return -2;
+  GNode *a64 = av->type.dtype.bits == 64 ? av : imp_cast(im, av, DT_I64), *r = NULL;
+  for (int d = nd - 2; d >= 0; d--) {
+    GNode *yd = y[d];
+    if (!yd) continue;
+    int64_t pads[2 * MAXD] = {0};
+    bool pad = false;
+    for (int e = 0; e < nd; e++) pad |= (pads[nd + e] = top[e] - yd->type.shape[e]) > 0;
+    if (pad) {
+      GAttrs pa = gattrs_new();
+      ga_ints(&pa, "pads", 2 * nd, pads);
+      ga_str(&pa, "pad_mode", "constant");
+      ga_float(&pa, "pad_value", 0);
+      yd = imp_call(im, "nn.pad", 1, &yd, pa);
+    }
+    if (!r) {
+      r = yd;
+      continue;
+    }
+    GNode *hit = imp_call2(im, "logical_or", imp_call2(im, "equal", a64, imp_scalar(im, (double)d, DT_I64)),
+                           imp_call2(im, "equal", a64, imp_scalar(im, (double)(d - nd), DT_I64)));
+    r = imp_where(im, hit, yd, r);
+  }
+  /* the run-time shape: dimension e is y[e]'s where the axis is e, the
+   * input's (any other DFT's) elsewhere */
+  int64_t *b, *st, *ax, len = nd, end[MAXD];
+  GNode *begin = imp_new_i64(im, 1, &len, &b), *steps = imp_new_i64(im, 1, &len, &st), *axes = imp_new_i64(im, 1, &len, &ax);
+  if (!begin || !steps || !axes || !r) return -1;
+  StrBuf sd = {0};
+  for (int e = 0; e < nd; e++) {
+    b[e] = 0, st[e] = 1, ax[e] = e;
+    end[e] = y[rep]->type.shape[e];
+    if (e) sb_puts(&sd, ",");
+    if (e == 0) { /* -1 for the real/imaginary axis and the axes without a DFT */
+      sb_printf(&sd, "%s -1 eq", s->name);
+      for (int d = 0; d < nd - 1; d++)
+        if (!y[d]) sb_printf(&sd, " %s %d eq or %s %d eq or", s->name, d, s->name, d - nd);
+      sb_puts(&sd, " -1 ");
+    }
+    if (e < nd - 1 && y[e]) /* another axis's DFT keeps the input's dimension e */
+      sb_printf(&sd, "%s %d eq %s %d eq or %lld %lld sel", s->name, e, s->name, e - nd, (long long)y[e]->type.shape[e],
+                (long long)x->type.shape[e]);
+    else
+      sb_printf(&sd, "%s 0 * %lld +", s->name, (long long)y[last]->type.shape[e]);
+    if (e == 0) sb_puts(&sd, " sel");
+  }
+  GAttrs at = gattrs_new();
+  ga_ints(&at, "begin", nd, b);
+  ga_ints(&at, "end", nd, end);
+  ga_ints(&at, "axes", nd, ax);
+  ga_ints(&at, "strides", nd, st);
+  ga_str(&at, "sym_dims", sd.data);
+  sb_free(&sd);
+  GNode *args[4] = {r, begin, steps, axes};
+  return imp_set_output(im, 0, imp_call(im, "dyn.strided_slice", 4, args, at));
 }
 
 int onnx_h_DFT(Importer *im) {
