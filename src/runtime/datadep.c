@@ -477,7 +477,55 @@ static int f_bind(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *r
   return dd_end(&h, rc);
 }
 
+/* ---- MelWeightMatrix's check of values given at run time ---- */
+
+static double scalar_at(const DLTensor *t) {
+  const void *p = base(t);
+  DLDataType d = t->dtype;
+  if (d.code == kDLInt) return d.bits == 64 ? (double)*(const int64_t *)p : d.bits == 32 ? *(const int32_t *)p : 0;
+  if (d.code == kDLFloat)
+    return d.bits == 64 ? *(const double *)p : d.bits == 32 ? *(const float *)p : (double)*(const _Float16 *)p;
+  return 0;
+}
+
+/* (num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
+ * upper_edge_hertz) one element each, out: a copy of upper_edge_hertz,
+ * which the mel kernel reads (so the check runs first).  Every mel bin
+ * must lie in [0, dft_length / 2 + 1], as the compile-time path requires
+ * (frontend/onnx/ops/signal.c): a bin outside is an error, never a
+ * matrix that silently drops it. */
+static int f_mel_check(KilnValue *args, int *codes, int nargs, KilnValue *ret, int *ret_code, void *res) {
+  (void)ret, (void)ret_code, (void)res;
+  DdCall h;
+  int rc = dd_begin(&h, "runtime.dd.mel_check", args, codes, nargs, 6);
+  for (int i = 0; i < 6 && !rc; i++) {
+    DLDataType d = h.t[i]->dtype;
+    if (numel(h.t[i]) != 1 || d.lanes != 1 || (i < 3 ? d.code != kDLInt || (d.bits != 32 && d.bits != 64)
+                                                       : d.code != kDLFloat || (d.bits != 16 && d.bits != 32 && d.bits != 64)))
+      rc = kiln_set_error("%s: argument %d must be one %s element", h.fname, i, i < 3 ? "int32 or int64" : "float");
+  }
+  if (!rc && memcmp(&h.t[4]->dtype, &h.t[5]->dtype, sizeof(DLDataType)))
+    rc = kiln_set_error("%s: the output must have upper_edge_hertz's type", h.fname);
+  if (!rc) {
+    double M = scalar_at(h.t[0]), L = scalar_at(h.t[1]), S = scalar_at(h.t[2]), lo = scalar_at(h.t[3]),
+           hi = scalar_at(h.t[4]);
+    int64_t nspec = (int64_t)L / 2 + 1;
+    double lmel = 2595 * log10(1 + lo / 700), hmel = 2595 * log10(1 + hi / 700), step = (hmel - lmel) / (M + 2);
+    for (int64_t i = 0; i < (int64_t)M + 2 && !rc; i++) {
+      double f = 700 * (pow(10, ((double)i * step + lmel) / 2595) - 1), bin = floor((L + 1) * f / S);
+      if (!(bin >= 0 && bin <= (double)nspec))
+        rc = kiln_set_error("MelWeightMatrix: mel bin %lld (from lower_edge_hertz %g, upper_edge_hertz %g, sample_rate "
+                            "%g, dft_length %g) is %g, outside [0, %lld]: the edges must lie in [0, sample_rate / 2] "
+                            "(and the lower one below the upper one)",
+                            (long long)i, lo, hi, S, L, bin, (long long)nspec);
+    }
+  }
+  if (!rc) memcpy(base(h.t[5]), base(h.t[4]), kiln_dtype_bytes(h.t[4]->dtype));
+  return dd_end(&h, rc);
+}
+
 const KilnBuiltin kiln_datadep_builtins[] = {
+    {"runtime.dd.mel_check", f_mel_check},
     {"runtime.dd.bind", f_bind},
     {"runtime.dd.nonzero", f_nonzero},
     {"runtime.dd.compress", f_compress},

@@ -264,3 +264,16 @@ def test_mel_weight_matrix_of_values_given_at_run_time(tmp_path):
     p = run(tmp_path, so, [np.array(8, np.int32), np.array(16, np.int32), np.array(0, np.int32),
                            np.array(0, np.float32), np.array(4096, np.float32)], check=False)
     assert p.returncode != 0 and "element 0 is 0" in p.stderr and "outside the bounds [1, " in p.stderr, p.stderr
+    # edges past sample_rate / 2 give bins outside the spectrum: an error at
+    # run time, as at compile time (never a matrix that drops them)
+    for k, vals in enumerate([(8, 16, 8192, 0.0, 8000.0), (4, 32, 16000, 9000.0, 12000.0)]):
+        arrays = [np.array(v, np.int32) for v in vals[:3]] + [np.array(v, np.float32) for v in vals[3:]]
+        p = run(tmp_path, so, arrays, check=False)
+        assert p.returncode != 0 and "MelWeightMatrix: mel bin" in p.stderr and f"outside [0, {vals[1] // 2 + 1}]" in p.stderr, p.stderr
+        consts = [numpy_helper.from_array(a, f"c{i}") for i, a in enumerate(arrays)]
+        g = helper.make_graph([helper.make_node("MelWeightMatrix", [c.name for c in consts], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)], consts)
+        path = str(tmp_path / f"melbad{k}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+        p = kiln("compile", path, "-o", str(tmp_path / f"melbad{k}.so"), check=False)
+        assert p.returncode != 0 and "mel bin" in p.stderr, p.stderr

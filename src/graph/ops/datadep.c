@@ -58,6 +58,19 @@ static int infer_dd(GNode *n, TType *out) {
 #define DD(name, lo, hi, fn) \
   {name, lo, hi, PAT_OPAQUE, infer_dd, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT, fn}
 
+/* dd.mel_check (num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
+ * upper_edge_hertz): a copy of upper_edge_hertz after the runtime function
+ * checked that every mel bin of these values lies in the spectrum (a
+ * MelWeightMatrix whose values are given at run time reads its upper edge
+ * from it, so the check runs first). */
+static int infer_mel_check(GNode *n, TType *out) {
+  for (int i = 0; i < 5; i++)
+    if (ttype_numel(arg_type(n, i)) != 1 || arg_type(n, i)->ndim > 1 || ttype_is_symbolic(arg_type(n, i)))
+      return err_dtype(n, i, "one element");
+  *out = *arg_type(n, 4);
+  return 0;
+}
+
 const OpDef ops_datadep[] = {
     DD("dd.nonzero", 1, 1, "runtime.dd.nonzero"),
     DD("dd.compress", 2, 2, "runtime.dd.compress"),
@@ -68,5 +81,6 @@ const OpDef ops_datadep[] = {
      * name this node's "value_of" (graph_value_sym) after it runs */
     {"dd.bind", 1, 1, PAT_OPAQUE, infer_dd, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT | OPF_BINDS_VALUES,
      "runtime.dd.bind"},
+    {"dd.mel_check", 5, 5, PAT_OPAQUE, infer_mel_check, NULL, NULL, NULL, OP_OTHER, 0, "runtime.dd.mel_check"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -78,8 +78,9 @@ static int scalar_value(Importer *im, int i, int64_t lo, int64_t hi, GSym **s) {
  * signal.mel_weight_matrix kernel, its size (dft_length / 2 + 1,
  * num_mel_bins) from the value symbols of those two (or their constant
  * values), dft_length, sample_rate and the edges read by the kernel
- * (sample_rate a value symbol for its bounds [1, 2^31-1]).  -2 when every
- * input is a constant. */
+ * (sample_rate a value symbol for its bounds [1, 2^31-1]), the upper edge
+ * after dd.mel_check, which refuses bins outside [0, L / 2 + 1] as the
+ * compile-time path does.  -2 when every input is a constant. */
 static int mel_runtime(Importer *im, DType t) {
   bool any = false;
   for (int i = 0; i < 5; i++) {
@@ -108,6 +109,13 @@ static int mel_runtime(Importer *im, DType t) {
     if (i >= 3 && !dt_is_float(v->type.dtype)) return imp_error(im, "input %d must be a float scalar", i);
     args[i - 1] = v->type.ndim ? imp_reshape(im, v, 0, none) : v; /* 0-d */
   }
+  /* the upper edge through dd.mel_check: the bins of the values given at
+   * run time must lie in the spectrum, as the compile-time path checks */
+  int64_t none[1] = {0};
+  GNode *m = imp_input(im, 0), *chk[5] = {m->type.ndim ? imp_reshape(im, m, 0, none) : m, args[0], args[1], args[2], args[3]};
+  GAttrs ca = gattrs_new();
+  ga_str(&ca, "host_attrs", "{}");
+  if (!(args[3] = imp_call(im, "dd.mel_check", 5, chk, ca))) return -1;
   GAttrs a = gattrs_new();
   ga_ints(&a, "shape", 2, (int64_t[]){val[1] / 2 + 1, val[0]});
   ga_str(&a, "dtype", dt_str(t));
