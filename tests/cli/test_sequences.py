@@ -194,3 +194,27 @@ def test_python_set_input_list_and_none_get_output_list_and_none(tmp_path):
     gm.set_input("o", None)
     gm.run()
     assert gm.get_output(0) is None and not bool(gm.get_output(1).numpy())
+
+
+def test_split_to_sequence_with_sizes_given_at_run_time(tmp_path):
+    """SplitToSequence whose split sizes are an input: their count (the
+    input's length) fixes the sequence's length, their values come at run
+    time (the parts' sizes along the axis are run-time values)."""
+    m = save(tmp_path, [helper.make_node("SplitToSequence", ["x", "split"], ["y"], axis=1)],
+             [helper.make_tensor_value_info("x", TP.FLOAT, [2, 9]), helper.make_tensor_value_info("split", TP.INT64, [3])],
+             [helper.make_value_info("y", seq_type([2, None]))], opset=12)
+    so = str(tmp_path / "m.so")
+    kiln("compile", m, "-o", so)
+    x = RNG.standard_normal((2, 9)).astype(np.float32)
+    xf = write(tmp_path, "x", numpy_helper.from_array(x, "x"))
+    for sizes in ([2, 3, 4], [0, 9, 0], [5, 1, 3]):
+        sf = write(tmp_path, "split", numpy_helper.from_array(np.array(sizes, np.int64), "split"))
+        out = str(tmp_path / "out.npz")
+        kiln("run", so, "--inputs", xf, "--inputs", sf, "-o", out)
+        with np.load(out) as z:
+            assert z.files == ["y[0]", "y[1]", "y[2]"]
+            for got, want in zip((z["y[0]"], z["y[1]"], z["y[2]"]), np.split(x, np.cumsum(sizes)[:-1], axis=1)):
+                np.testing.assert_array_equal(got, want)
+    sf = write(tmp_path, "split", numpy_helper.from_array(np.array([2, 2, 2], np.int64), "split"))
+    p = kiln("run", so, "--inputs", xf, "--inputs", sf, check=False)
+    assert p.returncode != 0 and "split_2=2" in p.stderr and "would have dimension 1 = -1" in p.stderr, p.stderr

@@ -78,6 +78,7 @@ static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
 /* runtime_value.c: -2 when no operand is a run-time value */
 int onnx_slice_runtime(Importer *im);
 int onnx_split_runtime(Importer *im);
+int onnx_split_runtime_parts(Importer *im, GNode *x, GNode *sz, int axis, GNode **parts);
 int onnx_pad_runtime(Importer *im);
 int onnx_center_crop_pad_runtime(Importer *im);
 int onnx_range_runtime(Importer *im);

@@ -233,18 +233,30 @@ int onnx_slice_runtime(Importer *im) {
  * dyn.split, its size along the axis the value symbol split_i in [0, D]
  * (0 an empty part; -1, the executor's error, unless the sizes add up to
  * the axis), the kernel reading the sizes before it for its offset.  The representative sizes
- * split the axis evenly.  -2 when the sizes are not a graph input. */
+ * split the axis evenly.  -2 when the sizes are not a graph input.
+ * onnx_split_runtime_parts makes the parts (SplitToSequence's elements
+ * too). */
 int onnx_split_runtime(Importer *im) {
   GNode *x = imp_input(im, 0), *sz = imp_input(im, 1);
-  if (imp_opset(im) < 13 || !x || !sz || sz->kind != GN_VAR || ttype_is_symbolic(&x->type) || sz->type.ndim != 1 ||
-      sz->type.dtype.code != kDLInt || (sz->type.dtype.bits != 64 && sz->type.dtype.bits != 32) ||
-      ttype_is_symbolic(&sz->type))
+  if (imp_opset(im) < 13 || !x || !sz || sz->kind != GN_VAR || sz->type.ndim != 1 || ttype_is_symbolic(&sz->type))
     return -2;
   int axis;
   if (imp_attr_axis(im, "axis", 0, x->type.ndim, &axis)) return -1;
   int nout = N(im)->noutputs;
+  if (sz->type.shape[0] != nout) return imp_error(im, "split has %lld sizes for %d outputs", (long long)sz->type.shape[0], nout);
+  GNode **parts = KNEWN(GNode *, nout + 1);
+  int rc = onnx_split_runtime_parts(im, x, sz, axis, parts);
+  for (int i = 0; i < nout && !rc; i++)
+    if (imp_want_output(im, i)) rc = imp_set_output(im, i, parts[i]);
+  return rc;
+}
+
+int onnx_split_runtime_parts(Importer *im, GNode *x, GNode *sz, int axis, GNode **parts) {
+  if (!x || !sz || sz->kind != GN_VAR || ttype_is_symbolic(&x->type) || sz->type.ndim != 1 ||
+      sz->type.dtype.code != kDLInt || (sz->type.dtype.bits != 64 && sz->type.dtype.bits != 32) ||
+      ttype_is_symbolic(&sz->type))
+    return -2;
   int64_t n = sz->type.shape[0], D = x->type.shape[axis];
-  if (n != nout) return imp_error(im, "split has %lld sizes for %d outputs", (long long)n, nout);
   if (n > 64) return imp_error(im, "too many outputs (%lld, at most 64)", (long long)n);
   /* representative sizes of at least 1, so that no part is empty at
    * compile time (an empty call is a constant from there on) unless every
@@ -263,7 +275,6 @@ int onnx_split_runtime(Importer *im) {
   for (int k = 0; k < n; k++) sb_printf(&total, k ? " %s +" : "%s", syms[k]->name);
   int rc = 0;
   for (int i = 0; i < n && !rc; i++) {
-    if (!imp_want_output(im, i)) continue;
     StrBuf sd = {0};
     for (int d = 0; d < x->type.ndim; d++)
       if (d == axis) sb_printf(&sd, "%s%s %lld eq %s -1 sel", d ? "," : "", total.data, (long long)D, syms[i]->name);
@@ -275,7 +286,7 @@ int onnx_split_runtime(Importer *im) {
     ga_str(&a, "sym_dims", sd.data ? sd.data : "");
     sb_free(&sd);
     GNode *args[2] = {x, sz};
-    rc = imp_set_output(im, i, imp_call(im, "dyn.split", i ? 2 : 1, args, a));
+    if (!(parts[i] = imp_call(im, "dyn.split", i ? 2 : 1, args, a))) rc = -1;
   }
   sb_free(&total);
   return rc;

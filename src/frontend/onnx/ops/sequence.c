@@ -93,6 +93,13 @@ int onnx_h_SplitToSequence(Importer *im) {
   int64_t dim = x->type.shape[ax], sizes[4096];
   int n = 0;
   bool squeeze = false;
+  GNode *rsz = imp_input(im, 1);
+  if (rsz && rsz->kind == GN_VAR && rsz->type.ndim == 1 && !ttype_is_symbolic(&rsz->type)) {
+    /* sizes given at run time: their count is the input's length */
+    ImpSeq *q = seq_new((int)rsz->type.shape[0], x->type.dtype);
+    int rc = onnx_split_runtime_parts(im, x, rsz, ax, q->items);
+    if (rc != -2) return rc ? rc : imp_set_output_seq(im, 0, q);
+  }
   if (imp_input(im, 1)) {
     GNode *sp = imp_const_input(im, 1);
     if (!sp) return -1;
