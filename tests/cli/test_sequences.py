@@ -7,6 +7,7 @@ against NumPy; every structure mistake is an error naming the input.
 
 The models are built with onnx's helper; run with /usr/bin/python3."""
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -14,7 +15,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import BUILD, kiln
+from conftest import BUILD, ROOT, kiln
 
 RNG = np.random.default_rng()
 
@@ -157,6 +158,7 @@ def test_optional_outputs_and_empty_optional_input(tmp_path):
 
 def test_python_set_input_list_and_none_get_output_list_and_none(tmp_path):
     os.environ.setdefault("KILN_LIBRARY_PATH", BUILD)
+    sys.path.insert(0, os.path.join(ROOT, "python"))
     import kiln as K  # pylint: disable=import-outside-toplevel
     m = seq_map_model(tmp_path)
     mod, params = K.frontend.from_onnx(m, {"s": "seq(2)", "s[0]": ("A", 3), "s[1]": ("B", 3), "o": "seq(1)"})
