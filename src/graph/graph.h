@@ -230,6 +230,12 @@ typedef struct GSym {
    * NULL for a size symbol, bound from an input's dimensions. */
   const char *value_of;
   int value_elem;
+  /* A float run-time value (a Resize's scale, OneHot's depth, Dropout's
+   * ratio): the element x is floating point and the symbol is the integer
+   * floor(x * value_scale), the size it decides (an output size in * scale,
+   * a depth, a ratio in units of 2^-24); 0 for an integer value, which
+   * the symbol is itself. */
+  double value_scale;
 } GSym;
 
 /* The symbol called name in g, or NULL. */
@@ -247,6 +253,11 @@ GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi);
  * dimension); the op's inference must give the expression's value at the
  * representative values. */
 GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t hi);
+/* The symbol floor(x * scale) of element elem (x) of the 1-D float graph
+ * input `input` (GSym.value_scale; scale > 0), made on first use of that
+ * element with that scale with bounds [lo, hi] (the executor refuses a
+ * value outside them, and a NaN or infinite x); NULL + error. */
+GSym *graph_float_value_sym(Graph *g, const char *input, int elem, double scale, int64_t lo, int64_t hi);
 /* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
 bool ttype_is_symbolic(const TType *t);

@@ -400,23 +400,29 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
   g->sym_hi = kiln_arena_alloc(p->a, (size_t)n * sizeof(int64_t) + 1);
   g->sym_value_entry = kiln_arena_alloc(p->a, (size_t)n * sizeof(int32_t) + 1);
   g->sym_value_elem = kiln_arena_alloc(p->a, (size_t)n * sizeof(int32_t) + 1);
+  g->sym_value_scale = kiln_arena_alloc(p->a, (size_t)n * sizeof(double) + 1);
   int i = 0;
   for (const cJSON *s = items->child; s; s = s->next, i++) {
     char name[64];
     long long lo, hi;
     int ve = -1, vi = -1, nf = 0;
+    double scale = 0;
     if (!cJSON_IsString(s) ||
-        ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d", name, &lo, &hi, &ve, &vi)) != 3 && nf != 5) ||
-        (lo < 0 && nf != 5) || lo > hi || (nf == 5 && (ve < 0 || ve >= g->num_entries || vi < 0)))
-      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size) or "
+        ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d:%lf", name, &lo, &hi, &ve, &vi, &scale)) != 3 &&
+         nf != 5 && nf != 6) ||
+        (lo < 0 && nf < 5) || lo > hi || (nf >= 5 && (ve < 0 || ve >= g->num_entries || vi < 0)) ||
+        (nf == 6 && !(scale > 0 && scale < 1e18)))
+      return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size), "
                           "\"NAME:lo:hi:ENTRY:ELEMENT\" (a run-time shape value: an element of an input entry, or of an "
-                          "operator's output, bound after it runs)",
+                          "operator's output, bound after it runs) or \"NAME:lo:hi:ENTRY:ELEMENT:SCALE\" (a float "
+                          "run-time value, floor(element * SCALE), SCALE > 0)",
                           i);
     g->sym_names[i] = arena_strdup(p->a, name);
     g->sym_lo[i] = lo;
     g->sym_hi[i] = hi;
-    g->sym_value_entry[i] = nf == 5 ? ve : -1;
-    g->sym_value_elem[i] = nf == 5 ? vi : -1;
+    g->sym_value_entry[i] = nf >= 5 ? ve : -1;
+    g->sym_value_elem[i] = nf >= 5 ? vi : -1;
+    g->sym_value_scale[i] = nf == 6 ? scale : 0;
   }
   g->entry_sym = kiln_arena_alloc(p->a, (size_t)g->num_entries * sizeof(char *) + 1);
   int e = 0;

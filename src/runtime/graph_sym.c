@@ -72,6 +72,7 @@
  */
 #include "runtime_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,31 +581,58 @@ static bool pending_ok(const KilnGraphExecutor *ex, const uint8_t *set) {
   return true;
 }
 
+/* Element k of t as the value of symbol s: the integer itself, or, for a
+ * float value (sym_value_scale), floor(x * scale) in *v with x in *x.
+ * -1 when t's type is not the symbol's kind or x is NaN, infinite or too
+ * large for any size (*v is then left alone). */
+static int read_value(const JsonGraph *g, int s, const DLTensor *t, int k, int64_t *v, double *x) {
+  const char *base = (const char *)t->data + t->byte_offset;
+  double scale = g->sym_value_scale ? g->sym_value_scale[s] : 0;
+  if (scale == 0) {
+    if (t->dtype.code != kDLInt || (t->dtype.bits != 64 && t->dtype.bits != 32)) return -1;
+    *v = t->dtype.bits == 64 ? ((const int64_t *)base)[k] : ((const int32_t *)base)[k];
+    *x = (double)*v;
+    return 0;
+  }
+  if (t->dtype.code != kDLFloat || (t->dtype.bits != 32 && t->dtype.bits != 64)) return -1;
+  *x = t->dtype.bits == 64 ? ((const double *)base)[k] : (double)((const float *)base)[k];
+  double y = floor(*x * scale);
+  if (!(y > -4e18 && y < 4e18)) return -2; /* NaN, infinite, or past any bound */
+  *v = (int64_t)y;
+  return 0;
+}
+
 /* Bind the run-time shape values that are elements of input entry e
- * from t's data (docs/symbolic_shapes.md, "Run-time shape values"). */
+ * from t's data (docs/symbolic_shapes.md, "Run-time shape values"); a
+ * float value is floor(x * scale) of its element x (section 4e). */
 static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char *what, int64_t *vals, uint8_t *set) {
   for (int s = 0; s < g->num_syms; s++) {
     if (g->sym_value_entry[s] != e) continue;
     int k = g->sym_value_elem[s];
+    bool flt = g->sym_value_scale && g->sym_value_scale[s] != 0;
     int64_t len = t->ndim == 0 ? 1 : t->ndim == 1 && t->shape ? t->shape[0] : 0;
-    if (t->device.device_type != kDLCPU || !t->data || t->ndim > 1 || t->dtype.code != kDLInt ||
-        (t->dtype.bits != 64 && t->dtype.bits != 32) || t->dtype.lanes != 1 || len <= k)
+    int64_t v = 0;
+    double x = 0;
+    int rc = -1;
+    if (t->device.device_type == kDLCPU && t->data && t->ndim <= 1 && t->dtype.lanes == 1 && len > k)
+      rc = read_value(g, s, t, k, &v, &x);
+    if (rc == -1)
       return kiln_set_error("%s: this input gives sizes at run time (element %d is %s), so it must be a 1-D (or "
-                            "scalar) int64 or int32 tensor in cpu memory with at least %d elements",
-                            what, k, g->sym_names[s], k + 1);
-    const char *base = (const char *)t->data + t->byte_offset;
-    int64_t v = t->dtype.bits == 64 ? ((const int64_t *)base)[k] : ((const int32_t *)base)[k];
+                            "scalar) %s tensor in cpu memory with at least %d elements",
+                            what, k, g->sym_names[s], flt ? "float32 or float64" : "int64 or int32", k + 1);
     int dim;
-    if (v < g->sym_lo[s] || v > g->sym_hi[s]) {
+    if (rc == -2 || v < g->sym_lo[s] || v > g->sym_hi[s]) {
       const char *node = sym_user(g, s, &dim);
-      char use[160];
+      char use[160], val[96];
       if (dim >= 0) snprintf(use, sizeof use, "which is dimension %d of node '%s' (the size %s)", dim, node,
                              g->sym_names[s]);
       else snprintf(use, sizeof use, "the value %s", g->sym_names[s]);
-      return kiln_set_error("%s: element %d is %lld, %s, outside the bounds [%lld, %lld] the model was compiled "
-                            "for%s",
-                            what, k, (long long)v, use, (long long)g->sym_lo[s], (long long)g->sym_hi[s],
-                            "");
+      if (!flt) snprintf(val, sizeof val, "%lld", (long long)v);
+      else if (rc == -2) snprintf(val, sizeof val, "%g, which gives no size (floor(x * %g))", x, g->sym_value_scale[s]);
+      else snprintf(val, sizeof val, "%g, giving floor(%g * %g) = %lld", x, x, g->sym_value_scale[s], (long long)v);
+      return kiln_set_error("%s: element %d is %s, %s, outside the bounds [%lld, %lld] the model was compiled "
+                            "for",
+                            what, k, val, use, (long long)g->sym_lo[s], (long long)g->sym_hi[s]);
     }
     vals[s] = v;
     set[s] = 1;
@@ -795,7 +823,7 @@ int kiln_graph_sym_late_init(KilnGraphExecutor *ex) {
         if (s < 0) break;
         DLDataType dt = g->entry_dtype[e + k];
         if (g->entry_ndim[e + k] != 1 || (g->entry_sym && g->entry_sym[e + k]) || el >= g->entry_shape[e + k][0] ||
-            dt.code != kDLInt || (dt.bits != 64 && dt.bits != 32) || dt.lanes != 1)
+            dt.code != kDLInt || (dt.bits != 64 && dt.bits != 32) || dt.lanes != 1 || g->sym_value_scale[s] != 0)
           return kiln_set_error("graph executor: the run-time value %s is element %d of output %d of node %d ('%s'), "
                                 "which is not a static 1-D int64 or int32 tensor with that element",
                                 g->sym_names[s], el, k, op->node, nd->name);

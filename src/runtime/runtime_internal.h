@@ -301,6 +301,9 @@ typedef struct JsonGraph {
   /* run-time shape values ("NAME:lo:hi:ENTRY:ELEM"): per symbol, the input
    * entry whose data element sym_value_elem it is, or -1 for a size */
   int32_t *sym_value_entry, *sym_value_elem;
+  /* a float value ("NAME:lo:hi:ENTRY:ELEM:SCALE"): the symbol is
+   * floor(x * SCALE) of the float element x; 0 for an integer value */
+  double *sym_value_scale;
   const char **entry_sym;  /* per entry: dims' postfix expressions joined by ';', or NULL */
   /* the batch as an outer loop (attrs.kiln_batch, kiln_batch_entry): the
    * kernels are batch-1 ones, called once per sample */

@@ -364,6 +364,25 @@ typedef enum TopiNearestMode {
 Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales,
                     TopiResizeMethod method, TopiCoordMode coord, TopiNearestMode nearest,
                     double cubic_a, bool exclude_outside);
+/* How dyn.resize's value tensor gives the output: float scales (the
+ * output sizes floor(in * scale)), integer sizes, or sizes with ONNX's
+ * keep_aspect_ratio_policy (one scale, the smallest or the largest of
+ * sizes[j] / in[j]). */
+typedef enum TopiResizeBy {
+  TOPI_RESIZE_BY_SCALES,
+  TOPI_RESIZE_BY_SIZES,
+  TOPI_RESIZE_NOT_LARGER,
+  TOPI_RESIZE_NOT_SMALLER,
+} TopiResizeBy;
+/* ONNX Resize whose scales or sizes (val: 1-D, element i for axis
+ * axes[i], i < nax) are read at run time, to oshape (the run-time output
+ * shape); in_shape is the original input's shape (the ratios of
+ * keep_aspect_ratio_policy), res the elements of val whose axes this call
+ * resizes (all of them for nearest, at most 3 for linear and cubic; their
+ * input dimensions must be constant).  resize_dyn.c. */
+Tensor *topi_resize_dyn(Tensor *x, Tensor *val, Expr **oshape, TopiResizeBy by, int nax, const int *axes,
+                        const int64_t *in_shape, int nres, const int *res, TopiResizeMethod method,
+                        TopiCoordMode coord_mode, TopiNearestMode nearest, double cubic_a, bool exclude_outside);
 /* NCHW [N, C, H, W] -> [N, C / b^2, H b, W b]; crd: ONNX mode "CRD"
  * (else "DCR"). */
 Tensor *topi_depth_to_space(Tensor *x, int block, bool crd);

@@ -403,7 +403,11 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
         const GNode *n = shapes.data[k];
         if (holds_value(n, s)) e = k;
       }
-      av_push(&syms, (void *)kfmt("%s:%lld:%lld:%d:%d", s->name, (long long)s->lo, (long long)s->hi, e, s->value_elem));
+      if (s->value_scale != 0) /* a float value: "...:SCALE", the symbol floor(x * SCALE) */
+        av_push(&syms, (void *)kfmt("%s:%lld:%lld:%d:%d:%.17g", s->name, (long long)s->lo, (long long)s->hi, e,
+                                    s->value_elem, s->value_scale));
+      else
+        av_push(&syms, (void *)kfmt("%s:%lld:%lld:%d:%d", s->name, (long long)s->lo, (long long)s->hi, e, s->value_elem));
     }
     for (int i = 0; i < shapes.len; i++) {
       const TType *t = &((GNode *)shapes.data[i])->type;

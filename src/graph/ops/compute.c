@@ -500,6 +500,34 @@ Tensor *compute_resize2d(GNode *n, Tensor **ins, const Strategy *st) {
                      gattr_float(a, "cubic_coeff_a", -0.75), gattr_int(a, "exclude_outside", 0) != 0);
 }
 
+/* dyn.resize (data, value): the shape is the call's sym_dims; the kernel
+ * reads the scales or sizes for its coordinate transform. */
+Tensor *compute_dyn_resize(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  const GAttrs *a = &n->attrs;
+  const char *m = gattr_str(a, "method", "nearest"), *by = gattr_str(a, "by", "scales");
+  TopiResizeMethod meth = !strcmp(m, "linear") ? TOPI_RESIZE_LINEAR : !strcmp(m, "cubic") ? TOPI_RESIZE_CUBIC : TOPI_RESIZE_NEAREST;
+  TopiResizeBy b = !strcmp(by, "sizes")        ? TOPI_RESIZE_BY_SIZES
+                   : !strcmp(by, "not_larger")  ? TOPI_RESIZE_NOT_LARGER
+                   : !strcmp(by, "not_smaller") ? TOPI_RESIZE_NOT_SMALLER
+                                                : TOPI_RESIZE_BY_SCALES;
+  TopiCoordMode cm = TOPI_COORD_HALF_PIXEL;
+  TopiNearestMode nmode = TOPI_NEAREST_ROUND_PREFER_FLOOR;
+  if (parse_coord(gattr_str(a, "coordinate_transformation_mode", "half_pixel"), &cm) ||
+      parse_nearest(gattr_str(a, "nearest_mode", "round_prefer_floor"), &nmode))
+    return NULL;
+  const int64_t *ax, *res, *ins_shape;
+  int na = gattr_ints(a, "axes", &ax), nr = gattr_ints(a, "resize", &res);
+  if (gattr_ints(a, "in_shape", &ins_shape) != ins[0]->ndim || na > GRAPH_MAX_DIMS || nr > GRAPH_MAX_DIMS)
+    return kiln_set_error("dyn.resize: in_shape, axes and resize must describe the input"), NULL;
+  int axes[GRAPH_MAX_DIMS], r[GRAPH_MAX_DIMS];
+  for (int i = 0; i < na; i++) axes[i] = (int)ax[i];
+  for (int i = 0; i < nr; i++) r[i] = (int)res[i];
+  return topi_resize_dyn(ins[0], ins[1], ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type),
+                         b, na, axes, ins_shape, nr, r, meth, cm, nmode, gattr_float(a, "cubic_coeff_a", -0.75),
+                         gattr_int(a, "exclude_outside", 0) != 0);
+}
+
 Tensor *compute_depth_to_space(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   return topi_depth_to_space(ins[0], (int)gattr_int(&n->attrs, "block_size", 1), !strcmp(gattr_str(&n->attrs, "mode", "DCR"), "CRD"));

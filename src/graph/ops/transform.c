@@ -339,6 +339,28 @@ static int infer_dyn_arange(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.resize (data, value): ONNX Resize whose scales (float) or sizes
+ * (integer) are the 1-D tensor `value`, read at run time, element i for
+ * axis axes[i]; `by` says which (scales, sizes, not_larger,
+ * not_smaller), `resize` which elements' axes this call resizes,
+ * `in_shape` the original input's shape, `shape` the result at the
+ * representative values and sym_dims the run-time shape; the method
+ * attributes are image.resize2d's. */
+static int infer_dyn_resize(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *v = arg_type(n, 1);
+  const int64_t *s, *ax;
+  int k = gattr_ints(&n->attrs, "shape", &s), na = gattr_ints(&n->attrs, "axes", &ax);
+  bool scales = !strcmp(gattr_str(&n->attrs, "by", "scales"), "scales");
+  if (v->ndim != 1 || v->shape[0] != na || (scales ? !dt_is_float(v->dtype) : !dt_is_int(v->dtype)))
+    return err_dtype(n, 1, scales ? "1-D float scales, one per named axis" : "1-D integer sizes, one per named axis");
+  if (k != d->ndim) return kiln_set_error("dyn.resize: shape has %d dimensions for data of rank %d", k, d->ndim);
+  const char *m = gattr_str(&n->attrs, "method", "nearest");
+  if (strcmp(m, "nearest") && strcmp(m, "linear") && strcmp(m, "cubic"))
+    return kiln_set_error("resize method '%s' is not supported", m);
+  *out = ttype(d->dtype, k, s);
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -597,6 +619,9 @@ const OpDef ops_transform[] = {
      "signal, frame_step, frame_length, window=None, onesided=1, lmax=None"},
     {"dyn.col2im", 3, 3, PAT_OPAQUE, infer_dyn_col2im, compute_dyn_col2im, NULL,
      "data, image_shape, block_shape, pads=None, dilations=None, strides=None"},
+    /* opaque: chained one axis per call (linear, cubic), inlining them
+     * would multiply the taps (4^4 reads per element for a cubic NCHW) */
+    {"dyn.resize", 2, 2, PAT_OPAQUE, infer_dyn_resize, compute_dyn_resize, NULL, NULL},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
     {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD},

@@ -45,6 +45,13 @@ int onnx_h_resize(Importer *im) {
       for (int i = 0; i < nd; i++) axes[i] = i;
     }
     for (int i = 0; i < nd; i++) size[i] = x->type.shape[i], scales[i] = 1.0;
+    /* scales or sizes given at run time (runtime_value.c) */
+    GNode *sv = imp_input(im, si);
+    if (sz && sz->kind == GN_VAR && ttype_numel(&sz->type) > 0)
+      return onnx_resize_runtime(im, x, sz, true, na, axes,
+                                 imp_opset(im) >= 18 ? onnx_attr_string(N(im), "keep_aspect_ratio_policy", "stretch") : "stretch");
+    if (sv && sv->kind == GN_VAR && !(sz && ttype_numel(&sz->type) > 0))
+      return onnx_resize_runtime(im, x, sv, false, na, axes, "stretch");
     if (sz && ttype_numel(&sz->type) > 0) {
       int64_t v[MAXD];
       int n = imp_const_input_ints_in(im, 3, v, MAXD, 0, IMP_MAX_COUNT);

@@ -82,6 +82,10 @@ int onnx_split_runtime_parts(Importer *im, GNode *x, GNode *sz, int axis, GNode 
 int onnx_pad_runtime(Importer *im);
 int onnx_center_crop_pad_runtime(Importer *im);
 int onnx_range_runtime(Importer *im);
+/* Resize/Upsample whose scales (float32) or sizes (int64, with the
+ * keep_aspect_ratio_policy policy) are the graph input val, element i
+ * for axis axes[i] */
+int onnx_resize_runtime(Importer *im, GNode *x, GNode *val, bool sizes, int na, const int64_t *axes, const char *policy);
 /* Input i as a count given at run time (a graph input of one int
  * element: TopK's k): its value symbol in [lo, hi] (representative value
  * hi) in *out; -2 when it is not such an input. */

@@ -552,3 +552,116 @@ int onnx_range_runtime(Importer *im) {
   GNode *args[2] = {in[0], in[2]};
   return out0(im, imp_call(im, "dyn.arange", 2, args, at));
 }
+
+/* ---- Resize and Upsample with scales or sizes given at run time ---- */
+
+/* Resize (or Upsample) whose scales (float) or sizes (int64) are the
+ * graph input val, element i for axis axes[i]: dyn.resize, the kernel
+ * reading the value for its coordinate transform.  Each resized
+ * dimension is a value symbol: floor(D * scale) of a scale (a float
+ * value, section 4e of docs/symbolic_shapes.md), the size itself, or, for
+ * keep_aspect_ratio_policy, the smallest (not_larger) or largest
+ * (not_smaller) over the named axes j of floor((2 D s_j + D_j) / (2 D_j)),
+ * which is ONNX's round_half_up(D * s_j / D_j) in exact arithmetic.  The
+ * representative values are those of the identity (the input's size).
+ * Nearest resizes every axis in one call; linear and cubic, which are
+ * separable, resize one axis per call. */
+int onnx_resize_runtime(Importer *im, GNode *x, GNode *val, bool sizes, int na, const int64_t *axes, const char *policy) {
+  const char *op = N(im)->op_type;
+  const char *mode = onnx_attr_string(N(im), "mode", "nearest");
+  bool old = !strcmp(op, "Upsample") || imp_opset(im) < 11;
+  const char *ctm = onnx_attr_string(N(im), "coordinate_transformation_mode", old ? "asymmetric" : "half_pixel");
+  const char *what = sizes ? "sizes" : "scales";
+  if (!strcmp(ctm, "tf_crop_and_resize"))
+    return imp_error(im, "coordinate_transformation_mode 'tf_crop_and_resize' with %s given at run time is not supported "
+                         "(bind input '%s' with --bind)", what, val->name);
+  if (!strcmp(op, "Resize") && imp_opset(im) >= 18 && onnx_attr_int(N(im), "antialias", 0))
+    return imp_error(im, "antialias = 1 with %s given at run time is not supported (bind input '%s' with --bind)", what,
+                     val->name);
+  if (ttype_is_symbolic(&x->type))
+    return imp_error(im, "%s given at run time need an input of static shape, got %s", what, ttype_str(&x->type));
+  int nd = x->type.ndim;
+  if (val->type.ndim != 1 || ttype_is_symbolic(&val->type) || val->type.shape[0] != na)
+    return imp_error(im, "%s ('%s') must be 1-D with %d elements, got %s", what, val->name, na, ttype_str(&val->type));
+  if (sizes ? !dt_eq(val->type.dtype, DT_I64) : !dt_eq(val->type.dtype, DT_F32))
+    return imp_error(im, "%s ('%s') must be %s, got %s", what, val->name, sizes ? "int64" : "float32", dt_str(val->type.dtype));
+  for (int i = 0; i < na; i++)
+    if (x->type.shape[axes[i]] < 1)
+      return imp_error(im, "axis %d of the input is empty: a resize needs at least one element", (int)axes[i]);
+  Graph *g = imp_graph(im);
+  GSym *sym[MAXD] = {0};
+  for (int i = 0; i < na; i++) {
+    int before = g->syms.len;
+    int64_t D = x->type.shape[axes[i]];
+    GSym *s = sizes ? graph_value_sym(g, val->name, i, 1, GRAPH_MAX_ELEMS)
+                    : graph_float_value_sym(g, val->name, i, (double)D, 1, GRAPH_MAX_ELEMS);
+    if (!s) return imp_error(im, "input '%s': %s", val->name, kiln_get_error());
+    if (g->syms.len > before) s->rep = D;
+    sym[i] = s;
+  }
+  bool keep = sizes && strcmp(policy, "stretch");
+  /* the output's dimensions at the representative values, and as postfix */
+  int64_t rep[MAXD];
+  char *dims[MAXD] = {0};
+  for (int d = 0; d < nd; d++) rep[d] = x->type.shape[d];
+  for (int i = 0; i < na; i++) {
+    int64_t D = x->type.shape[axes[i]];
+    StrBuf e = {0};
+    if (!keep) {
+      rep[axes[i]] = sym[i]->rep;
+      sb_puts(&e, sym[i]->name);
+    } else {
+      int64_t r = 0;
+      for (int j = 0; j < na; j++) {
+        int64_t Dj = x->type.shape[axes[j]], v = (2 * D * sym[j]->rep + Dj) / (2 * Dj);
+        r = j == 0 ? v : policy[4] == 'l' ? (v < r ? v : r) : (v > r ? v : r);
+        sb_printf(&e, "%s%s %lld * %lld + %lld fdiv%s", j ? " " : "", sym[j]->name, (long long)(2 * D), (long long)Dj,
+                  (long long)(2 * Dj), j == 0 ? "" : policy[4] == 'l' ? " min" : " max");
+      }
+      rep[axes[i]] = r;
+    }
+    kiln_arena_push(g->arena);
+    dims[axes[i]] = kstrdup(e.data);
+    kiln_arena_pop();
+    sb_free(&e);
+  }
+  int nodes = !strcmp(mode, "nearest") ? 1 : na;
+  GNode *y = x;
+  int64_t cur[MAXD], ax[MAXD], ins[MAXD];
+  char *cdims[MAXD] = {0};
+  for (int d = 0; d < nd; d++) cur[d] = ins[d] = x->type.shape[d];
+  for (int i = 0; i < na; i++) ax[i] = axes[i];
+  for (int k = 0; k < nodes; k++) {
+    int64_t res[MAXD];
+    int nr = 0;
+    if (nodes == 1)
+      for (int i = 0; i < na; i++) res[nr++] = i;
+    else
+      res[nr++] = k;
+    for (int r = 0; r < nr; r++) {
+      cur[axes[res[r]]] = rep[axes[res[r]]];
+      cdims[axes[res[r]]] = dims[axes[res[r]]];
+    }
+    StrBuf sd = {0};
+    for (int d = 0; d < nd; d++) sb_printf(&sd, "%s%s", d ? "," : "", cdims[d] ? cdims[d] : "");
+    GAttrs a = gattrs_new();
+    ga_str(&a, "by", sizes ? (keep ? policy : "sizes") : "scales");
+    ga_ints(&a, "axes", na, ax);
+    ga_ints(&a, "resize", nr, res);
+    ga_ints(&a, "in_shape", nd, ins);
+    ga_ints(&a, "shape", nd, cur);
+    ga_str(&a, "method", mode);
+    ga_str(&a, "coordinate_transformation_mode", ctm);
+    ga_str(&a, "nearest_mode", onnx_attr_string(N(im), "nearest_mode", old ? "floor" : "round_prefer_floor"));
+    ga_float(&a, "cubic_coeff_a", onnx_attr_float(N(im), "cubic_coeff_a", -0.75f));
+    ga_int(&a, "exclude_outside", onnx_attr_int(N(im), "exclude_outside", 0));
+    kiln_arena_push(g->arena);
+    ga_str(&a, "sym_dims", kstrdup(sd.data ? sd.data : ""));
+    kiln_arena_pop();
+    sb_free(&sd);
+    GNode *args[2] = {y, val};
+    y = imp_call(im, "dyn.resize", 2, args, a);
+    if (!y) return -1;
+  }
+  return out0(im, y);
+}
