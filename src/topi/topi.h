@@ -394,6 +394,10 @@ Tensor *topi_space_to_depth(Tensor *x, int block);
 Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst);
 /* ONNX OneHot: a dimension of size depth inserted at axis; negative
  * indices count from depth; float indices are truncated to integers. */
+/* topi_one_hot with the depth an expression (a run-time size) and
+ * [off_value, on_value] read from the 1-D tensor values, whose type the
+ * result has. */
+Tensor *topi_one_hot_dyn(Tensor *indices, Tensor *values, Expr *depth, int axis);
 Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off_value, int axis,
                      DType t);
 /* A cosine window of n points (HannWindow, HammingWindow, BlackmanWindow):

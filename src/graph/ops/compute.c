@@ -547,6 +547,17 @@ Tensor *compute_one_hot(GNode *n, Tensor **ins, const Strategy *st) {
                       n->type.dtype);
 }
 
+/* dyn.one_hot (indices, values): the depth is the output's dimension at
+ * axis (a run-time size where sym_dims gives it); the kernel reads the
+ * values. */
+Tensor *compute_dyn_one_hot(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  int axis;
+  if (norm_axis("axis", gattr_int(&n->attrs, "axis", -1), n->type.ndim, &axis)) return NULL;
+  Expr **s = ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type);
+  return topi_one_hot_dyn(ins[0], ins[1], s[axis], axis);
+}
+
 /* signal.window: its size from the output's shape when a value given at
  * run time decides it. */
 Tensor *compute_window(GNode *n, Tensor **ins, const Strategy *st) {

@@ -495,6 +495,18 @@ static int infer_one_hot(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.one_hot (indices, values): one_hot whose [off_value, on_value] are
+ * read at run time (the output's type is values'), its depth the
+ * attribute (the representative value when sym_dims says it is given at
+ * run time). */
+static int infer_dyn_one_hot(GNode *n, TType *out) {
+  const TType *v = arg_type(n, 1);
+  if (v->ndim != 1 || v->shape[0] != 2) return err_dtype(n, 1, "[off_value, on_value]: 1-D, 2 elements");
+  if (infer_one_hot(n, out)) return -1;
+  out->dtype = v->dtype;
+  return 0;
+}
+
 /* signal.window (scalar): a cosine window of `size` points (attributes
  * periodic, a0, a1, a2), of the scalar's type; the size may be a value
  * given at run time (sym_dims). */
@@ -621,6 +633,7 @@ const OpDef ops_transform[] = {
      "data, image_shape, block_shape, pads=None, dilations=None, strides=None"},
     /* opaque: chained one axis per call (linear, cubic), inlining them
      * would multiply the taps (4^4 reads per element for a cubic NCHW) */
+    {"dyn.one_hot", 2, 2, PAT_INJECTIVE, infer_dyn_one_hot, compute_dyn_one_hot, NULL, NULL},
     {"dyn.resize", 2, 2, PAT_OPAQUE, infer_dyn_resize, compute_dyn_resize, NULL, NULL},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},

@@ -953,6 +953,34 @@ Tensor *topi_one_hot(Tensor *indices, int64_t depth, double on_value, double off
   return inj("T_one_hot", nd, shape, v, ir_let(iv, i, ir_select(hit, on, off)));
 }
 
+Tensor *topi_one_hot_dyn(Tensor *indices, Tensor *values, Expr *depth, int axis) {
+  const char *op = "dyn.one_hot";
+  if (!indices || !values || !depth) return NULL;
+  if (dt_is_float(indices->dtype)) indices = topi_cast(indices, DT_I64);
+  if (!indices || check_indices(op, indices)) return NULL;
+  if (values->ndim != 1) return kiln_set_error("%s: values must be 1-D [off_value, on_value]", op), NULL;
+  int nd = indices->ndim + 1;
+  if (axis < 0 || axis >= nd) return kiln_set_error("%s: axis %d for a result of rank %d", op, axis, nd), NULL;
+  Expr **shape = KNEWN(Expr *, nd);
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr **idx = KNEWN(Expr *, nd);
+  for (int d = 0, k = 0; d < nd; d++) {
+    if (d == axis) {
+      shape[d] = depth;
+      continue;
+    }
+    shape[d] = indices->shape[k];
+    idx[k++] = v[d];
+  }
+  Expr *i = te_read(indices, indices->ndim, idx);
+  if (!i) return NULL;
+  Expr *iv = ir_var("idx", i->dtype);
+  Expr *w = ir_select(ir_lt(iv, ir_int(0, i->dtype)), ir_add(iv, ir_cast(i->dtype, depth)), iv);
+  Expr *hit = ir_eq(w, ir_cast(i->dtype, v[axis]));
+  return inj("T_one_hot", nd, shape, v,
+             ir_let(iv, i, ir_select(hit, te_read1(values, c32(1)), te_read1(values, c32(0)))));
+}
+
 Tensor *topi_arange(double start, double limit, double delta, DType t) {
   const char *op = "arange";
   if (delta == 0 || isnan(delta)) return kiln_set_error("%s: delta must be non-zero", op), NULL;

@@ -292,6 +292,8 @@ int onnx_h_Hardmax(Importer *im) {
 int onnx_h_OneHot(Importer *im) {
   GNode *idx = imp_input(im, 0);
   if (!idx) return imp_error(im, "needs indices");
+  GNode *dn = imp_input(im, 1), *vn = imp_input(im, 2);
+  if ((dn && dn->kind == GN_VAR) || (vn && vn->kind == GN_VAR)) return onnx_one_hot_runtime(im);
   int64_t depth;
   if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &depth)) return -1;
   GNode *vals = imp_const_input(im, 2);

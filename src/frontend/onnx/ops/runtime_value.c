@@ -665,3 +665,50 @@ int onnx_resize_runtime(Importer *im, GNode *x, GNode *val, bool sizes, int na, 
   }
   return out0(im, y);
 }
+
+/* ---- OneHot with depth or values given at run time ---- */
+
+/* OneHot whose depth or values are graph inputs: dyn.one_hot(indices,
+ * values), the kernel reading [off_value, on_value] (any tensor: a graph
+ * input, a constant, or computed).  A depth given at
+ * run time is a value symbol in [1, 2^31 - 1], the new dimension: ONNX
+ * casts a float depth to int64, which for a positive depth is floor(x * 1)
+ * (a float value, section 4e of docs/symbolic_shapes.md). */
+int onnx_one_hot_runtime(Importer *im) {
+  GNode *idx = imp_input(im, 0), *dn = imp_input(im, 1), *vals = imp_input(im, 2);
+  if (!idx || !dn || !vals) return imp_error(im, "needs indices, depth and values");
+  if (ttype_is_symbolic(&idx->type)) return imp_error(im, "indices of symbolic shape %s with depth or values given at run time are not supported", ttype_str(&idx->type));
+  if (vals->type.ndim != 1 || vals->type.shape[0] != 2 || ttype_is_symbolic(&vals->type))
+    return imp_error(im, "values must hold [off_value, on_value], got %s", ttype_str(&vals->type));
+  if (dn->kind != GN_VAR && dn->kind != GN_CONST) return imp_error(im, "depth must be a graph input or a constant");
+  int nd = idx->type.ndim + 1, ax;
+  if (imp_norm_axis(im, onnx_attr_int(N(im), "axis", -1), nd, &ax)) return -1;
+  GAttrs a = gattrs_new();
+  ga_int(&a, "axis", ax);
+  if (dn->kind == GN_CONST) {
+    int64_t depth;
+    if (imp_input_i64(im, 1, 1, IMP_MAX_COUNT, &depth)) return -1;
+    ga_int(&a, "depth", depth);
+  } else {
+    /* a bfloat16 result is narrowed after the float32 kernel by ops that
+     * take static shapes (ops/lowp.c) */
+    if (imp_input_lowp(im, 2) == ONNX_DT_BFLOAT16)
+      return imp_error(im, "bfloat16 values with a depth given at run time are not supported (bind input '%s' with "
+                           "--bind)", dn->name);
+    DType dt = dn->type.dtype;
+    if (ttype_numel(&dn->type) != 1 || dn->type.ndim > 1 ||
+        !(dt_eq(dt, DT_F32) || dt_eq(dt, DT_F64) || dt_eq(dt, DT_I64) || dt_eq(dt, DT_I32)))
+      return imp_error(im, "depth ('%s') must be one float32, float64, int32 or int64 element, got %s", dn->name,
+                       ttype_str(&dn->type));
+    Graph *g = imp_graph(im);
+    GSym *s = dt_is_float(dt) ? graph_float_value_sym(g, dn->name, 0, 1.0, 1, GRAPH_MAX_ELEMS)
+                              : graph_value_sym(g, dn->name, 0, 1, GRAPH_MAX_ELEMS);
+    if (!s) return imp_error(im, "depth ('%s'): %s", dn->name, kiln_get_error());
+    GSym *dims[MAXD] = {0};
+    dims[ax] = s;
+    ga_int(&a, "depth", s->rep);
+    ga_str(&a, "sym_dims", imp_sym_dims(im, nd, dims, NULL));
+  }
+  GNode *args[2] = {idx, vals};
+  return out0(im, imp_call(im, "dyn.one_hot", 2, args, a));
+}
