@@ -256,8 +256,10 @@ GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t
 /* The symbol floor(x * scale) of element elem (x) of the 1-D float graph
  * input `input` (GSym.value_scale; scale > 0), made on first use of that
  * element with that scale with bounds [lo, hi] (the executor refuses a
- * value outside them, and a NaN or infinite x); NULL + error. */
-GSym *graph_float_value_sym(Graph *g, const char *input, int elem, double scale, int64_t lo, int64_t hi);
+ * value outside them, and a NaN or infinite x), called name (NULL:
+ * INPUT_ELEM_f; the executor's errors name it); NULL + error. */
+GSym *graph_float_value_sym(Graph *g, const char *input, int elem, double scale, const char *name, int64_t lo,
+                            int64_t hi);
 /* Narrow an existing symbol's bounds (a "N<=64" entry); -1 + error. */
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi);
 bool ttype_is_symbolic(const TType *t);

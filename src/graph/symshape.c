@@ -81,14 +81,18 @@ GSym *graph_sym(Graph *g, const char *name, int64_t lo, int64_t hi) {
   return s;
 }
 
-static GSym *value_sym(Graph *g, const char *input, int elem, double scale, int64_t lo, int64_t hi) {
+static GSym *value_sym(Graph *g, const char *input, int elem, double scale, const char *name, int64_t lo, int64_t hi) {
   for (int i = 0; i < g->syms.len; i++) {
     GSym *s = g->syms.data[i];
     if (s->value_of && !strcmp(s->value_of, input) && s->value_elem == elem && s->value_scale == scale) return s;
   }
   StrBuf sb = {0};
-  sb_printf(&sb, "%s%s_%d", isalpha((unsigned char)*input) || *input == '_' ? "" : "v", input, elem);
-  if (scale != 0) sb_printf(&sb, "_f"); /* floor(x * scale): not the element itself */
+  if (name) {
+    sb_printf(&sb, "%s%s", isalpha((unsigned char)*name) || *name == '_' ? "" : "v", name);
+  } else {
+    sb_printf(&sb, "%s%s_%d", isalpha((unsigned char)*input) || *input == '_' ? "" : "v", input, elem);
+    if (scale != 0) sb_printf(&sb, "_f"); /* floor(x * scale): not the element itself */
+  }
   for (char *c = sb.data; *c; c++)
     if (!isalnum((unsigned char)*c) && *c != '_') *c = '_';
   while (graph_sym_find(g, sb.data)) sb_printf(&sb, "_");
@@ -115,13 +119,14 @@ static GSym *value_sym(Graph *g, const char *input, int elem, double scale, int6
 }
 
 GSym *graph_value_sym(Graph *g, const char *input, int elem, int64_t lo, int64_t hi) {
-  return value_sym(g, input, elem, 0, lo, hi);
+  return value_sym(g, input, elem, 0, NULL, lo, hi);
 }
 
-GSym *graph_float_value_sym(Graph *g, const char *input, int elem, double scale, int64_t lo, int64_t hi) {
+GSym *graph_float_value_sym(Graph *g, const char *input, int elem, double scale, const char *name, int64_t lo,
+                            int64_t hi) {
   if (!(scale > 0) || !(scale < 1e18))
     return kiln_set_error("the float run-time value %s[%d] needs a positive scale, got %g", input, elem, scale), NULL;
-  return value_sym(g, input, elem, scale, lo, hi);
+  return value_sym(g, input, elem, scale, name, lo, hi);
 }
 
 int graph_sym_bound(Graph *g, const char *name, int64_t lo, int64_t hi) {

@@ -628,8 +628,8 @@ static int bind_values(const JsonGraph *g, int e, const DLTensor *t, const char 
                              g->sym_names[s]);
       else snprintf(use, sizeof use, "the value %s", g->sym_names[s]);
       if (!flt) snprintf(val, sizeof val, "%lld", (long long)v);
-      else if (rc == -2) snprintf(val, sizeof val, "%g, which gives no size (floor(x * %g))", x, g->sym_value_scale[s]);
-      else snprintf(val, sizeof val, "%g, giving floor(%g * %g) = %lld", x, x, g->sym_value_scale[s], (long long)v);
+      else if (rc == -2) snprintf(val, sizeof val, "%g, which gives no size (floor(x * %.10g))", x, g->sym_value_scale[s]);
+      else snprintf(val, sizeof val, "%g, giving floor(%g * %.10g) = %lld", x, x, g->sym_value_scale[s], (long long)v);
       return kiln_set_error("%s: element %d is %s, %s, outside the bounds [%lld, %lld] the model was compiled "
                             "for",
                             what, k, val, use, (long long)g->sym_lo[s], (long long)g->sym_hi[s]);

@@ -9,6 +9,8 @@
  * flattens to two axes, as ONNX then defined it.  DeformConv samples its
  * taps with gathers and multiplies them as im2col columns (see there).
  */
+#include <ctype.h>
+
 #include "ops.h"
 
 /* ---- convolution and pooling ---- */
@@ -359,6 +361,19 @@ static int dropout_runtime(Importer *im, GNode *x) {
   if (!dt_is_float(x->type.dtype)) return imp_error(im, "data must be a float tensor, got %s", dt_str(x->type.dtype));
   if ((rt_t && ttype_numel(&tm->type) != 1) || (r && ttype_numel(&r->type) != 1))
     return imp_error(im, "ratio and training_mode must be scalars");
+  /* a ratio given at run time must be in [0, 1): a float value symbol,
+   * ratio * 2^24 in [0, 2^24 - 1] (a float32 below 1 is at most
+   * 1 - 2^-24), which the executor checks at set_input, naming the node */
+  if (rt_r && (dt_eq(r->type.dtype, DT_F32) || dt_eq(r->type.dtype, DT_F64))) {
+    const char *nm = N(im)->name && *N(im)->name ? N(im)->name : "node";
+    StrBuf sb = {0};
+    sb_printf(&sb, "Dropout_%s_ratio_x_2p24", nm);
+    for (char *c = sb.data; *c; c++)
+      if (!isalnum((unsigned char)*c) && *c != '_') *c = '_';
+    GSym *s = graph_float_value_sym(imp_graph(im), r->name, 0, 16777216.0, sb.data, 0, 16777215);
+    sb_free(&sb);
+    if (!s) return imp_error(im, "ratio ('%s'): %s", r->name, kiln_get_error());
+  }
   GNode *ratio = r ? imp_cast(im, r, x->type.dtype) : imp_scalar_like(im, 0.5, x);
   if (r && r->type.ndim) ratio = imp_reshape(im, ratio, 0, NULL);
   GNode *keep = bin(im, "greater_equal", onnx_random_uniform_like(im, x), ratio);

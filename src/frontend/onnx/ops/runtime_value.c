@@ -594,7 +594,7 @@ int onnx_resize_runtime(Importer *im, GNode *x, GNode *val, bool sizes, int na, 
     int before = g->syms.len;
     int64_t D = x->type.shape[axes[i]];
     GSym *s = sizes ? graph_value_sym(g, val->name, i, 1, GRAPH_MAX_ELEMS)
-                    : graph_float_value_sym(g, val->name, i, (double)D, 1, GRAPH_MAX_ELEMS);
+                    : graph_float_value_sym(g, val->name, i, (double)D, NULL, 1, GRAPH_MAX_ELEMS);
     if (!s) return imp_error(im, "input '%s': %s", val->name, kiln_get_error());
     if (g->syms.len > before) s->rep = D;
     sym[i] = s;
@@ -701,7 +701,7 @@ int onnx_one_hot_runtime(Importer *im) {
       return imp_error(im, "depth ('%s') must be one float32, float64, int32 or int64 element, got %s", dn->name,
                        ttype_str(&dn->type));
     Graph *g = imp_graph(im);
-    GSym *s = dt_is_float(dt) ? graph_float_value_sym(g, dn->name, 0, 1.0, 1, GRAPH_MAX_ELEMS)
+    GSym *s = dt_is_float(dt) ? graph_float_value_sym(g, dn->name, 0, 1.0, NULL, 1, GRAPH_MAX_ELEMS)
                               : graph_value_sym(g, dn->name, 0, 1, GRAPH_MAX_ELEMS);
     if (!s) return imp_error(im, "depth ('%s'): %s", dn->name, kiln_get_error());
     GSym *dims[MAXD] = {0};
