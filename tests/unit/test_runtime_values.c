@@ -128,7 +128,122 @@ static void test_rtvalues_reshape_and_empty(void) {
   free(dir);
 }
 
+/* ---- float run-time values (docs/symbolic_shapes.md, section 4e) ----
+ * tests/data/onnx/runtime_float_values.onnx: y = Resize(x [1, 1, 3, 4],
+ * scales s) (nearest, asymmetric, floor), o = OneHot(i [3], depth d
+ * (float32), [0, 1]).  The output sizes are floor(D * s) and floor(d). */
+
+/* set_input of a float32 input of nd dimensions (x's shape [1, 1, 3, 4],
+ * else [n]); 0 or -1 (the error stays set). */
+static int set_f32(KilnGraphExecutor *ex, const char *name, int nd, int n, const float *v) {
+  DLTensor *t = NULL;
+  int64_t shape[4] = {n, 1, 1, 1};
+  if (nd == 4) shape[0] = 1, shape[2] = 3, shape[3] = 4;
+  if (kiln_array_empty(nd, shape, DT_F32, (DLDevice){kDLCPU, 0}, &t)) return -1;
+  memcpy(t->data, v, sizeof(float) * (size_t)n);
+  int rc = kiln_graph_executor_set_input_by_name(ex, name, t);
+  kiln_array_free(t);
+  return rc;
+}
+
+typedef struct {
+  const float *x;
+  int64_t oh, ow;
+  float sh, sw;
+} ResizeRef;
+
+/* nearest, asymmetric, floor: y[h, w] = x[min(floor(h / sh), 2), min(floor(w / sw), 3)] */
+static float resize_at(int64_t k, const void *ud) {
+  const ResizeRef *r = ud;
+  int64_t h = k / r->ow, w = k % r->ow;
+  int64_t ih = (int64_t)floor((double)h / r->sh), iw = (int64_t)floor((double)w / r->sw);
+  return r->x[(ih < 2 ? ih : 2) * 4 + (iw < 3 ? iw : 3)];
+}
+
+typedef struct {
+  const int64_t *idx;
+  int64_t depth;
+} OneHotRef;
+
+static float one_hot_at(int64_t k, const void *ud) {
+  const OneHotRef *r = ud;
+  int64_t i = r->idx[k / r->depth], c = k % r->depth;
+  return (i < 0 ? i + r->depth : i) == c ? 1.0f : 0.0f;
+}
+
+static void test_rtfloat_resize_scales_and_one_hot_depth(void) {
+  char *dir = kiln_mkdtemp("kiln-rtfloat-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_float_values.onnx", test_root()), NULL);
+  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
+  const char *so = kfmt("%s/rtfloat.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  if (g) CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  if (ex) {
+    /* the symbols: floor(x * D) of each scale, floor(x * 1) of the depth */
+    int nf = 0;
+    for (int s = 0; s < ex->g.num_syms; s++) nf += ex->g.sym_value_scale[s] != 0;
+    CHECK_INT(nf, 5);
+    float x[12];
+    for (int k = 0; k < 12; k++) x[k] = test_randf();
+    int64_t idx[3] = {1, -1, 7};
+    CHECK_OK(set_f32(ex, "x", 4, 12, x));
+    DLTensor *it = i64s(3, idx);
+    if (it) CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "i", it));
+    kiln_array_free(it);
+    static const struct {
+      float sh, sw, depth;
+      int64_t oh, ow, od;
+    } seq[] = {
+        {2.0f, 1.5f, 4.0f, 6, 6, 4}, {0.5f, 0.5f, 2.9f, 1, 2, 2}, {1.0f, 3.25f, 8.5f, 3, 13, 8},
+        {2.0f, 1.5f, 4.0f, 6, 6, 4}, /* the first again: a cached plan */
+    };
+    uint64_t hits = 0;
+    for (int k = 0; k < (int)(sizeof seq / sizeof seq[0]); k++) {
+      if (k == 3) hits = ex->sym_stats.plan_hits;
+      float sc[4] = {1, 1, seq[k].sh, seq[k].sw};
+      CHECK_OK(set_f32(ex, "s", 1, 4, sc));
+      CHECK_OK(set_f32(ex, "d", 0, 1, &seq[k].depth));
+      CHECK_OK(kiln_graph_executor_run(ex));
+      ResizeRef rr = {x, seq[k].oh, seq[k].ow, seq[k].sh, seq[k].sw};
+      check_out(ex, 0, 4, (int64_t[]){1, 1, seq[k].oh, seq[k].ow}, resize_at, &rr);
+      OneHotRef oh = {idx, seq[k].od};
+      check_out(ex, 1, 2, (int64_t[]){3, seq[k].od}, one_hot_at, &oh);
+    }
+    CHECK(ex->sym_stats.plan_hits > hits);
+    /* values that give no size: refused naming the value, the product and
+     * the bounds; the last good shapes stay */
+    CHECK(set_f32(ex, "s", 1, 4, (float[]){1, 1, 0.25f, 1}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "element 2 is 0.25, giving floor(0.25 * 3) = 0");
+    CHECK_CONTAINS(kiln_last_error(), "outside the bounds [1, ");
+    CHECK(set_f32(ex, "s", 1, 4, (float[]){1, 1, 1, NAN}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "element 3 is nan, which gives no size");
+    CHECK(set_f32(ex, "s", 1, 4, (float[]){1, 1, 1, 1e30f}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "which gives no size");
+    CHECK(set_f32(ex, "d", 0, 1, (float[]){-3}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "element 0 is -3, giving floor(-3 * 1) = -3");
+    /* an integer tensor where a float value is expected */
+    CHECK(set_i64(ex, "s", 4, (int64_t[]){1, 1, 2, 2}) != 0);
+    CHECK_OK(kiln_graph_executor_run(ex));
+    ResizeRef rr = {x, 6, 6, 2.0f, 1.5f};
+    check_out(ex, 0, 4, (int64_t[]){1, 1, 6, 6}, resize_at, &rr);
+  }
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  if (g) graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 const TestCase rtvalues_tests[] = {
     {"rtvalues_reshape_and_empty", test_rtvalues_reshape_and_empty},
+    {"rtfloat_resize_scales_and_one_hot_depth", test_rtfloat_resize_scales_and_one_hot_depth},
     {NULL, NULL},
 };

@@ -9,7 +9,7 @@ the test expects it (raw_data, float_data, int32_data, ...).  Values are
 simple formulas (i * 0.5, i - 3, ...) that the C test recomputes.
 
 Good models: conv_relu, symbolic, external (+ external.bin), attrs,
-runtime_values (tests/unit/test_runtime_values.c), sequences
+runtime_values, runtime_float_values (tests/unit/test_runtime_values.c), sequences
 (tests/unit/test_sequences.c); two
 TensorProto files: tensor_f32.pb, tensor_i64.pb.
 Broken ones, each for one error path: no_graph, no_op_type, bad_size,
@@ -264,6 +264,24 @@ def sequences():
     save(model(g, opsets=(("", 17),)), "sequences.onnx")
 
 
+def runtime_float_values():
+    """Float values given at run time (tests/unit/test_runtime_values.c):
+    y = Resize(x, scales s) (nearest, asymmetric, floor) and
+    o = OneHot(i, depth d (float32), [0, 1])."""
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 4]),
+           helper.make_tensor_value_info("s", TensorProto.FLOAT, [4]),
+           helper.make_tensor_value_info("i", TensorProto.INT64, [3]),
+           helper.make_tensor_value_info("d", TensorProto.FLOAT, [])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "o")]
+    vals = tensor("v", TensorProto.FLOAT, [2], "float_data", [0.0, 1.0])
+    g = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize", mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+         helper.make_node("OneHot", ["i", "d", "v"], ["o"], name="onehot")],
+        "runtime_float_values", ins, outs, [vals])
+    save(model(g, opsets=(("", 13),)), "runtime_float_values.onnx")
+
+
 if __name__ == "__main__":
     pb_tensors()
     conv_relu()
@@ -273,3 +291,4 @@ if __name__ == "__main__":
     broken()
     runtime_values()
     sequences()
+    runtime_float_values()
