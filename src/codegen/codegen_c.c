@@ -314,34 +314,6 @@ static const char bf16_source[] =
     "}\n"
     "#if defined(__AVX512BF16__)\n#include <immintrin.h>\n#endif\n";
 
-/* acc + bf16_dot2(a, b) on vectors: VDPBF16PS for 16 (or 8, with
- * AVX512VL) lanes, else a lane loop in the instruction's order (the high
- * pair's product first). */
-static void emit_bf16_dot_acc(CG *g, Expr *acc, Expr *dot) {
-  DType t = acc->dtype, ut = dot->call.args[0]->dtype;
-  const char *vt = ctype(g, t), *uvt = ctype(g, ut);
-  const char *name = kfmt("kiln_bf16_dot_acc_%s", vt + 3);
-  need(g, "kiln_bf16", bf16_source);
-  const char *isa = t.lanes == 16 ? "defined(__AVX512BF16__)" : t.lanes == 8 ? "defined(__AVX512BF16__) && defined(__AVX512VL__)" : "0";
-  const char *intr = t.lanes == 16 ? "(%s)_mm512_dpbf16_ps((__m512)c, (__m512bh)a, (__m512bh)b)"
-                                   : "(%s)_mm256_dpbf16_ps((__m256)c, (__m256bh)a, (__m256bh)b)";
-  need(g, name,
-       kfmt("static inline %s %s(%s c, %s a, %s b) {\n#if %s\n  return %s;\n#else\n"
-            "  for (int l = 0; l < %d; l++) {\n"
-            "    float s = c[l] + kiln_bf16_float(a[l] >> 16) * kiln_bf16_float(b[l] >> 16);\n"
-            "    c[l] = s + kiln_bf16_float(a[l]) * kiln_bf16_float(b[l]);\n  }\n  return c;\n#endif\n}\n",
-            vt, name, vt, uvt, uvt, isa, t.lanes == 16 || t.lanes == 8 ? kfmt(intr, vt) : "c", t.lanes));
-  sb_printf(g->out, "%s(", name);
-  expr(g, acc);
-  sb_puts(g->out, ", ");
-  expr(g, dot->call.args[0]);
-  sb_puts(g->out, ", ");
-  expr(g, dot->call.args[1]);
-  sb_putc(g->out, ')');
-}
-
-static bool is_bf16_dot(const Expr *e) { return e->kind == EK_Call && e->call.op == INTRIN_bf16_dot2; }
-
 /* int8 in generated code (docs/int8.md): the scalar u8s8_dot4 with the
  * semantics of src/ir/scalar.c, and a vector dot-accumulate that is one
  * AVX512-VNNI VPDPBUSD where the compiler targets it (a lane loop
@@ -354,22 +326,59 @@ static const char int8_source[] =
     "}\n"
     "#if defined(__AVX512VNNI__)\n#include <immintrin.h>\n#endif\n";
 
-/* acc + u8s8_dot4(a, b) on int32 vectors: VPDPBUSD for 16 (or 8, with
- * AVX512VL) lanes, else a lane loop (int32 wraps like the instruction:
- * the sum is formed in uint32). */
-static void emit_u8s8_dot_acc(CG *g, Expr *acc, Expr *dot) {
-  DType t = acc->dtype, ut = dot->call.args[0]->dtype;
-  const char *vt = ctype(g, t), *uvt = ctype(g, ut);
-  const char *name = kfmt("kiln_dpbusd_%s", vt + 3);
-  need(g, "kiln_int8", int8_source);
-  const char *isa = t.lanes == 16 ? "defined(__AVX512VNNI__)" : t.lanes == 8 ? "defined(__AVX512VNNI__) && defined(__AVX512VL__)" : "0";
-  const char *intr = t.lanes == 16 ? "(%s)_mm512_dpbusd_epi32((__m512i)c, (__m512i)a, (__m512i)b)"
-                                   : "(%s)_mm256_dpbusd_epi32((__m256i)c, (__m256i)a, (__m256i)b)";
+/* The dot-accumulate intrinsics: `acc + dot(a, b)` on vectors of 32-bit
+ * lanes becomes one instruction where the compiler targets it (16 lanes,
+ * or 8 with AVX512VL) and a lane loop in the instruction's order
+ * elsewhere, behind one inline helper per vector type.  A row per
+ * intrinsic: its scalar helpers, the accumulator's scalar type, the ISA
+ * macro, the two intrinsics ("%s" the vector type) and the lane loop's
+ * body (lane l of c, a, b). */
+typedef struct DotAcc {
+  Intrinsic op;
+  const char *source_key, *source;
+  DType acc;
+  const char *prefix, *isa, *intr16, *intr8, *lane;
+} DotAcc;
+
+static const DotAcc dot_accs[] = {
+    /* VDPBF16PS: the high pair's product first, as the instruction */
+    {INTRIN_bf16_dot2, "kiln_bf16", bf16_source, {kDLFloat, 32, 1}, "kiln_bf16_dot_acc", "__AVX512BF16__",
+     "(%s)_mm512_dpbf16_ps((__m512)c, (__m512bh)a, (__m512bh)b)",
+     "(%s)_mm256_dpbf16_ps((__m256)c, (__m256bh)a, (__m256bh)b)",
+     "    float s = c[l] + kiln_bf16_float(a[l] >> 16) * kiln_bf16_float(b[l] >> 16);\n"
+     "    c[l] = s + kiln_bf16_float(a[l]) * kiln_bf16_float(b[l]);\n"},
+    /* VPDPBUSD: int32 wraps as the instruction does (the sum in uint32) */
+    {INTRIN_u8s8_dot4, "kiln_int8", int8_source, {kDLInt, 32, 1}, "kiln_dpbusd", "__AVX512VNNI__",
+     "(%s)_mm512_dpbusd_epi32((__m512i)c, (__m512i)a, (__m512i)b)",
+     "(%s)_mm256_dpbusd_epi32((__m256i)c, (__m256i)a, (__m256i)b)",
+     "    c[l] = (int32_t)((uint32_t)c[l] + (uint32_t)kiln_u8s8_dot4(a[l], b[l]));\n"},
+};
+
+static const DotAcc *dot_acc_of(const Expr *e) {
+  for (size_t i = 0; e->kind == EK_Call && i < sizeof dot_accs / sizeof dot_accs[0]; i++)
+    if (e->call.op == dot_accs[i].op) return &dot_accs[i];
+  return NULL;
+}
+
+/* e = a + b on vectors where one side is a dot intrinsic of the row whose
+ * accumulator type is e's: the helper call, true; false otherwise. */
+static bool emit_dot_acc(CG *g, Expr *e) {
+  DType t = e->dtype;
+  bool b_dot = dot_acc_of(e->bin.b) != NULL;
+  Expr *dot = b_dot ? e->bin.b : e->bin.a, *acc = b_dot ? e->bin.a : e->bin.b;
+  const DotAcc *d = dot_acc_of(dot);
+  if (t.lanes < 2 || !d || !dt_eq(dt_scalar(t), d->acc)) return false;
+  const char *vt = ctype(g, t), *uvt = ctype(g, dot->call.args[0]->dtype);
+  const char *name = kfmt("%s_%s", d->prefix, vt + 3);
+  need(g, d->source_key, d->source);
+  const char *isa = t.lanes == 16  ? kfmt("defined(%s)", d->isa)
+                    : t.lanes == 8 ? kfmt("defined(%s) && defined(__AVX512VL__)", d->isa)
+                                   : "0";
+  const char *body = t.lanes == 16 ? kfmt(d->intr16, vt) : t.lanes == 8 ? kfmt(d->intr8, vt) : "c";
   need(g, name,
        kfmt("static inline %s %s(%s c, %s a, %s b) {\n#if %s\n  return %s;\n#else\n"
-            "  for (int l = 0; l < %d; l++) c[l] = (int32_t)((uint32_t)c[l] + (uint32_t)kiln_u8s8_dot4(a[l], b[l]));\n"
-            "  return c;\n#endif\n}\n",
-            vt, name, vt, uvt, uvt, isa, t.lanes == 16 || t.lanes == 8 ? kfmt(intr, vt) : "c", t.lanes));
+            "  for (int l = 0; l < %d; l++) {\n%s  }\n  return c;\n#endif\n}\n",
+            vt, name, vt, uvt, uvt, isa, body, t.lanes, d->lane));
   sb_printf(g->out, "%s(", name);
   expr(g, acc);
   sb_puts(g->out, ", ");
@@ -377,9 +386,8 @@ static void emit_u8s8_dot_acc(CG *g, Expr *acc, Expr *dot) {
   sb_puts(g->out, ", ");
   expr(g, dot->call.args[1]);
   sb_putc(g->out, ')');
+  return true;
 }
-
-static bool is_u8s8_dot(const Expr *e) { return e->kind == EK_Call && e->call.op == INTRIN_u8s8_dot4; }
 
 /* Whether the freestanding math file (graph/backend/export_c_math.c) covers op. */
 static bool freestanding_has(Intrinsic op, DType t) {
@@ -599,16 +607,7 @@ static void expr(CG *g, Expr *e) {
     sb_puts(o, vname(g, e));
     return;
   case EK_Add:
-    if (vec && dt_is_float(t) && t.bits == 32 && (is_bf16_dot(e->bin.a) || is_bf16_dot(e->bin.b))) {
-      bool b_dot = is_bf16_dot(e->bin.b);
-      emit_bf16_dot_acc(g, b_dot ? e->bin.a : e->bin.b, b_dot ? e->bin.b : e->bin.a);
-      return;
-    }
-    if (vec && dt_eq(dt_scalar(t), DT_I32) && (is_u8s8_dot(e->bin.a) || is_u8s8_dot(e->bin.b))) {
-      bool b_dot = is_u8s8_dot(e->bin.b);
-      emit_u8s8_dot_acc(g, b_dot ? e->bin.a : e->bin.b, b_dot ? e->bin.b : e->bin.a);
-      return;
-    }
+    if (vec && emit_dot_acc(g, e)) return;
     binary(g, "+", e->bin.a, e->bin.b);
     return;
   case EK_Sub:
