@@ -277,3 +277,26 @@ def test_mel_weight_matrix_of_values_given_at_run_time(tmp_path):
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
         p = kiln("compile", path, "-o", str(tmp_path / f"melbad{k}.so"), check=False)
         assert p.returncode != 0 and "mel bin" in p.stderr, p.stderr
+
+
+def test_squeeze_and_unsqueeze_of_an_empty_input_with_axes_at_run_time(tmp_path):
+    """An empty input keeps its 0 through a Squeeze or Unsqueeze whose
+    axes are given at run time (the reshape's 0 is a size); squeezing a
+    dimension that is not 1 (the empty one too) names the node."""
+    so = build(tmp_path, helper.make_node("Squeeze", ["x", "a"], ["y"]),
+               [("x", TP.FLOAT, [0, 1, 3, 1]), ("a", TP.INT64, [1])], opset=13, name="sq")
+    x = np.zeros((0, 1, 3, 1), np.float32)
+    for axes in [(1,), (-1,), (3,), (-3,)]:
+        y = run(tmp_path, so, [x, i64(*axes)])
+        assert y.shape == np.squeeze(x, axes).shape, axes
+    for axes in [(0,), (2,)]:
+        p = run(tmp_path, so, [x, i64(*axes)], check=False)
+        assert p.returncode != 0 and "node 'fused_reshape' would have dimension 0 = -1" in p.stderr, p.stderr
+    so = build(tmp_path, helper.make_node("Unsqueeze", ["x", "a"], ["y"]),
+               [("x", TP.FLOAT, [2, 0]), ("a", TP.INT64, [2])], opset=13, name="usq")
+    x = np.zeros((2, 0), np.float32)
+    for axes in [(0, 1), (0, 3), (-1, 1), (2, 3)]:
+        y = run(tmp_path, so, [x, i64(*axes)])
+        assert y.shape == np.expand_dims(x, axes).shape, axes
+    p = run(tmp_path, so, [x, i64(1, 1)], check=False)
+    assert p.returncode != 0 and "would have dimension 0 = -1" in p.stderr, p.stderr

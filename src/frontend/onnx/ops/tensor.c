@@ -293,8 +293,7 @@ static int squeeze_runtime(Importer *im, GNode *x) {
     if (x->type.shape[d] == 1) ones[nones++] = d;
   GNode *v = imp_input(im, 1);
   int64_t kk = v ? ttype_numel(&v->type) : 0;
-  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r || ttype_numel(&x->type) == 0)
-    return -2;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r) return -2;
   int k = runtime_axes(im, 1, x, r, axes, mask);
   if (k < 0) return k;
   Graph *g = imp_graph(im);
@@ -325,7 +324,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
   GNode *v = imp_input(im, 1);
   int r = x->type.ndim;
   int64_t kk = v ? ttype_numel(&v->type) : 0;
-  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD || ttype_numel(&x->type) == 0) return -2;
+  if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD) return -2;
   int R = r + (int)kk;
   int k = runtime_axes(im, 1, x, R, axes, mask);
   if (k < 0) return k;
@@ -352,6 +351,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
   sb_free(&cnt);
   GAttrs a = gattrs_new();
   ga_ints(&a, "newshape", R, shape);
+  if (ttype_numel(&x->type) == 0) ga_int(&a, "allowzero", 1); /* its 0s are sizes */
   ga_str(&a, "sym_dims", out.data);
   sb_free(&out);
   return out0(im, imp_call(im, "reshape", 1, &x, a));
@@ -359,7 +359,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
 
 int onnx_h_squeeze(Importer *im) {
   GNode *x0 = in0(im);
-  int rc = x0 && !ttype_is_symbolic(&x0->type) && ttype_numel(&x0->type) > 0 ? squeeze_runtime(im, x0) : -2;
+  int rc = x0 && !ttype_is_symbolic(&x0->type) ? squeeze_runtime(im, x0) : -2;
   if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
@@ -373,7 +373,7 @@ int onnx_h_squeeze(Importer *im) {
 
 int onnx_h_unsqueeze(Importer *im) {
   GNode *x0 = in0(im);
-  int rc = x0 && !ttype_is_symbolic(&x0->type) && ttype_numel(&x0->type) > 0 ? unsqueeze_runtime(im, x0) : -2;
+  int rc = x0 && !ttype_is_symbolic(&x0->type) ? unsqueeze_runtime(im, x0) : -2;
   if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
@@ -881,6 +881,11 @@ static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const
   }
   GAttrs ra = gattrs_new();
   ga_ints(&ra, "newshape", on, shape);
+  for (int i = 0; i < on; i++)
+    if (!shape[i]) { /* an empty input: its 0 is a size, not "copy the dimension" */
+      ga_int(&ra, "allowzero", 1);
+      break;
+    }
   ga_str(&ra, "sym_dims", out.data ? out.data : "");
   sb_free(&out);
   return imp_call(im, "reshape", 1, &y, ra);
