@@ -511,21 +511,42 @@ static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity 
 /* The fallback conv schedule produces the register-block shape: the
  * accumulators are a local array of reg_n x oc_bn floats computed inside
  * the parallel row loop, the window reduction streams inside it, and the
- * kw loop is unrolled when unroll_kw is set. */
+ * kw loop is unrolled when unroll_kw is set.  A block of at most half the
+ * register budget spans two output-channel chunks where their count is
+ * even (7 columns x 2 chunks: each broadcast input feeds two FMAs; the
+ * parallel loop runs over chunk pairs), in both kw forms, each run against
+ * its unscheduled lowering; three chunks keep one a block. */
 static void test_conv_loop_shape(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
-  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
-                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  ConfigEntity *cfg = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
-                                              "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", false]]");
-  LoweredFunc *f = lower_config(tm, wl, cfg);
-  if (!f) return;
-  const char *text = kiln_lowered_str(f);
-  CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 112]");
-  CHECK_CONTAINS(text, "parallel (n.oc_chunk.fused.oh.fused, 0, 28)");
-  CHECK_CONTAINS(text, "for (kw, 0, 3)");
-  CHECK_CONTAINS(text, "for (icb, 0, 16)");
-  CHECK(f->notes.len == 0);
+  const char *cfg = "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
+                    "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", %s]]";
+  for (int oc = 32; oc <= 48; oc += 16) {
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){oc, 32, 3, 3}, (int[]){1, 1},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    for (int unroll = 0; unroll < 2; unroll++) {
+      ConfigEntity *c = config_entity_from_json(kfmt(cfg, unroll ? "true" : "false"));
+      LoweredFunc *f = lower_config(tm, wl, c);
+      if (!f) return;
+      const char *text = kiln_lowered_str(f);
+      bool two = oc == 32 && target_host()->vector_lanes >= 16;
+      CHECK_CONTAINS(text, two ? "allocate conv2d_NCHWc.local[float32 * 224]" : "allocate conv2d_NCHWc.local[float32 * 112]");
+      CHECK_CONTAINS(text, two ? "parallel (n.oc_chunk.outer.fused.oh.fused, 0, 14)"
+                               : kfmt("parallel (n.oc_chunk.fused.oh.fused, 0, %d)", oc / 16 * 14));
+      CHECK_CONTAINS(text, unroll ? "for (icb, 0, 16)" : "for (kw, 0, 3)");
+      CHECK(!unroll || !strstr(text, "for (kw, 0, 3)"));
+      const char *icb = strstr(text, "for (icb, 0, 16)");
+      const char *fma2 = strstr(text, "conv2d_NCHWc.local[ramp(112, 1, 16)] = (conv2d_NCHWc.local[ramp(112, 1, 16)] +");
+      if (two) CHECK_MSG(icb && fma2 && icb < fma2, "the second chunk's FMA is not inside the reduction:\n%s", text);
+      CHECK(f->notes.len == 0);
+      Schedule *s;
+      int na;
+      Tensor **args;
+      CHECK_OK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args));
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6,
+                                             kfmt("3x3 conv, %d output channels, unroll_kw %d", oc, unroll));
+      if (arr) tk_arrays_free(na, arr);
+    }
+  }
 }
 
 /* Batch blocking at batch > 1: the fallback of a 7x7 layer, whose rows

@@ -22,7 +22,7 @@
  * divide the width: the last column block is then a guarded tail (the
  * fallback's choice for a prime width, x86_conv_block_cols).
  *
- * Two output-channel chunks per 1x1 block.  With one chunk of oc_bn
+ * Two output-channel chunks per block.  With one chunk of oc_bn
  * channels, a block of reg_n columns needs a broadcast load per FMA, and
  * the two load ports, not the FMA units, bound the kernel (ResNet-50's 1x1
  * layers at 62-69 % of the FMA peak).  Where the block (tile_n x tile_oh
@@ -35,7 +35,9 @@
  * 28 and 14 columns; at batch > 1 too, samples filling what the columns
  * leave: 2 samples x 7 columns x 2 chunks at 7x7).  bench_conv2d, ResNet-50's fifteen 1x1 layers at 1 thread: a
  * mean of 145 GFLOP/s with one chunk, 159 with two, 126 with four (load
- * 9-14: the same run, the ratio is what counts).
+ * 9-14: the same run, the ratio is what counts).  Other windows take two
+ * chunks the same way at batch block 1 (a 3x3 layer's 7- or 14-column
+ * block: 7 accumulators alone cannot cover the FMA latency).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -175,9 +177,13 @@ int64_t x86_batch_block(const Target *t, int64_t N, int64_t block) {
   return best;
 }
 
-/* The output-channel chunks a 1x1 register block of `block` accumulator
+/* The output-channel chunks a register block of `block` accumulator
  * vectors spans: 2 where twice the block fits the register budget and the
- * layer's `chunks` are even (AVX-512), else 1. */
+ * layer's `chunks` are even (AVX-512), else 1.  1x1 blocks (with any
+ * batch block) and, at batch block 1, the other windows: a 3x3 layer's
+ * 7- or 14-column block (ResNet-50's and VGG-16's 14x14 and 7x7 layers)
+ * ran 1.06-1.35x faster with two chunks (bench_conv2d, 1 thread,
+ * alternating runs, load 11-14). */
 int64_t x86_conv_occ_block(const Target *t, int64_t block, int64_t chunks) {
   return t->vector_lanes >= 16 && chunks % 2 == 0 && 2 * block <= x86_reg_budget(t) ? 2 : 1;
 }
@@ -402,7 +408,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (n_f < 1 || N % n_f)
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'tile_n' = %lld does not divide the batch %lld",
                           (long long)n_f, (long long)N);
-  int64_t occ_f = is_1x1 ? x86_conv_occ_block(t, n_f * oh_f * reg_n, te_dim(conv, 1)) : 1;
+  int64_t occ_f = is_1x1 || n_f == 1 ? x86_conv_occ_block(t, n_f * oh_f * reg_n, te_dim(conv, 1)) : 1;
 
   if (x86_inline_group(s, conv, NULL)) return -1;
   Tensor *main_out = x86_main_output(conv, nout, outs);
@@ -437,6 +443,8 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     if (stage_reorder(so, k, order) || stage_unroll(so, ohi)) return -1;
   } else if (ni && stage_reorder(so, 6, (IterVar *[]){no, occ, oh, owo, ni, owi})) {
     return -1;
+  } else if (occi && stage_reorder(so, 6, (IterVar *[]){occo, oh, owo, occi, owi, ocb})) {
+    return -1;
   }
   if (ni && stage_unroll(so, ni)) return -1;
   if (occi && stage_unroll(so, occi)) return -1;
@@ -464,6 +472,11 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     if (occ_f > 1) order[k++] = cocc;
     order[k++] = cocb;
     if (stage_reorder(scc, k, order) || stage_unroll(scc, coh)) return -1;
+  } else if (occ_f > 1) { /* n_f == 1: the chunks innermost, beside the channel block */
+    if ((unroll_kw ? stage_reorder(scc, 9, (IterVar *[]){cn, coh, ric, rkh, ricb, rkw, cow, cocc, cocb})
+                   : stage_reorder(scc, 9, (IterVar *[]){cn, coh, ric, rkh, rkw, ricb, cow, cocc, cocb})) ||
+        (unroll_kw && stage_unroll(scc, rkw)))
+      return -1;
   } else if (unroll_kw) {
     if ((n_f > 1 ? stage_reorder(scc, 9, (IterVar *[]){cocc, coh, ric, rkh, ricb, rkw, cn, cow, cocb})
                  : stage_reorder(scc, 9, (IterVar *[]){cn, cocc, coh, ric, rkh, ricb, rkw, cow, cocb})) ||
