@@ -394,6 +394,13 @@ Tensor *topi_space_to_depth(Tensor *x, int block);
 Tensor *topi_layout_transform(Tensor *x, const char *src, const char *dst);
 /* ONNX OneHot: a dimension of size depth inserted at axis; negative
  * indices count from depth; float indices are truncated to integers. */
+/* ONNX AffineGrid over k = 2 or 3 spatial axes: out [N, (D,) H, W, k]
+ * (oshape, the sizes possibly run-time Vars) is theta [N, k, k + 1]
+ * applied to each point's (x, y[, z], 1), x along W over [-1, 1] (pixel
+ * centres, or the corners with align_corners); the kernel normalizes by
+ * the sizes it reads from size (the ONNX input, [N, C, (D,) H, W]), which
+ * the executor bound oshape's dimensions to. */
+Tensor *topi_affine_grid_dyn(Tensor *theta, Tensor *size, Expr **oshape, int k, bool align_corners);
 /* topi_one_hot with the depth an expression (a run-time size) and
  * [off_value, on_value] read from the 1-D tensor values, whose type the
  * result has. */

@@ -152,3 +152,33 @@ def test_dropout_ratio_given_at_run_time_is_checked(tmp_path):
     r = np.nextafter(np.float32(1), np.float32(0))
     y = run(tmp_path, so, [x, np.array(r, np.float32), np.array(False)])
     np.testing.assert_array_equal(y, x)
+
+
+def numpy_affine_grid(theta, size, align_corners):
+    """AffineGrid as ONNX defines it: theta applied to (x, y[, z], 1)."""
+    spatial = size[2:]
+    axes = []
+    for n in spatial:
+        if align_corners:
+            axes.append(np.linspace(-1, 1, n) if n > 1 else np.array([-1.0]))
+        else:
+            axes.append((2 * np.arange(n) + 1) / n - 1)
+    grids = np.meshgrid(*axes, indexing="ij")  # D, H, W order
+    pts = np.stack([g for g in reversed(grids)] + [np.ones_like(grids[0])], axis=-1)  # x, y[, z], 1
+    return np.einsum("...j,ncj->n...c", pts, theta.astype(np.float64)).astype(np.float32)
+
+
+def test_affine_grid_with_the_size_given_at_run_time(tmp_path):
+    for k, ac in [(2, 0), (2, 1), (3, 1)]:
+        so = build(tmp_path, helper.make_node("AffineGrid", ["t", "s"], ["y"], align_corners=ac),
+                   [("t", TP.FLOAT, [2, k, k + 1]), ("s", TP.INT64, [k + 2])], opset=20, name=f"ag{k}{ac}")
+        for sp in ([5, 3], [1, 4], [7, 2]) if k == 2 else ([2, 3, 4], [1, 1, 5]):
+            theta = RNG.standard_normal((2, k, k + 1)).astype(np.float32)
+            size = np.array([2, 3] + sp, np.int64)
+            y = run(tmp_path, so, [theta, size])
+            want = numpy_affine_grid(theta, list(size), ac)
+            assert y.shape == want.shape, (k, ac, sp)
+            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6, err_msg=f"{k} {ac} {sp}")
+    # the batch must be theta's
+    p = run(tmp_path, so, [theta, np.array([3, 3, 2, 2, 2], np.int64)], check=False)
+    assert p.returncode != 0 and "element 0 is 3" in p.stderr and "outside the bounds [2, 2]" in p.stderr, p.stderr

@@ -558,6 +558,14 @@ Tensor *compute_dyn_one_hot(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_one_hot_dyn(ins[0], ins[1], s[axis], axis);
 }
 
+/* dyn.affine_grid (theta, size): the grid's sizes are the output's (run
+ * time where sym_dims gives them). */
+Tensor *compute_dyn_affine_grid(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  Expr **s = ttype_is_symbolic(&n->type) ? run_time_shape(&n->type) : ttype_shape_exprs(&n->type);
+  return topi_affine_grid_dyn(ins[0], ins[1], s, n->type.ndim - 2, gattr_int(&n->attrs, "align_corners", 0) != 0);
+}
+
 /* signal.window: its size from the output's shape when a value given at
  * run time decides it. */
 Tensor *compute_window(GNode *n, Tensor **ins, const Strategy *st) {

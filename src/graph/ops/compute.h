@@ -36,7 +36,7 @@
   X(compute_reshape) X(compute_batch_flatten) X(compute_to_type_shape) X(compute_transpose)                  \
   X(compute_concatenate) X(compute_strided_slice) X(compute_dyn_strided_slice) X(compute_dyn_split) X(compute_dyn_pad) X(compute_dyn_center_crop_pad) X(compute_dyn_arange) X(compute_dyn_col2im) X(compute_dyn_stft) X(compute_take)                                            \
   X(compute_dyn_resize)                                                                                \
-  X(compute_dyn_one_hot)                                                                                \
+  X(compute_dyn_one_hot) X(compute_dyn_affine_grid)                                                                           \
   X(compute_gather_elements) X(compute_pad) X(compute_tile) X(compute_broadcast_to) X(compute_resize2d)      \
   X(compute_depth_to_space) X(compute_space_to_depth) X(compute_one_hot) X(compute_layout_transform) X(compute_window) X(compute_mel_weight_matrix) \
   X(compute_argmax) X(compute_argmin)

@@ -361,6 +361,21 @@ static int infer_dyn_resize(GNode *n, TType *out) {
   return 0;
 }
 
+/* dyn.affine_grid (theta [N, k, k + 1], size [k + 2] int): AffineGrid's
+ * grid [N, (D,) H, W, k], `shape` at the representative sizes, sym_dims
+ * the run-time ones, attribute align_corners. */
+static int infer_dyn_affine_grid(GNode *n, TType *out) {
+  const TType *t = arg_type(n, 0), *sz = arg_type(n, 1);
+  const int64_t *s;
+  int k = gattr_ints(&n->attrs, "shape", &s) - 2;
+  if (k != 2 && k != 3) return kiln_set_error("dyn.affine_grid: shape must have 4 or 5 dimensions");
+  if (t->ndim != 3 || t->shape[0] != s[0] || t->shape[1] != k || t->shape[2] != k + 1 || !dt_is_float(t->dtype))
+    return err_dtype(n, 0, "a float theta [N, k, k + 1]");
+  if (sz->ndim != 1 || sz->shape[0] != k + 2 || !dt_is_int(sz->dtype)) return err_dtype(n, 1, "an integer size [k + 2]");
+  *out = ttype(t->dtype, k + 2, s);
+  return 0;
+}
+
 static int infer_take(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *idx = arg_type(n, 1);
   int ax;
@@ -633,6 +648,7 @@ const OpDef ops_transform[] = {
      "data, image_shape, block_shape, pads=None, dilations=None, strides=None"},
     /* opaque: chained one axis per call (linear, cubic), inlining them
      * would multiply the taps (4^4 reads per element for a cubic NCHW) */
+    {"dyn.affine_grid", 2, 2, PAT_INJECTIVE, infer_dyn_affine_grid, compute_dyn_affine_grid, NULL, NULL},
     {"dyn.one_hot", 2, 2, PAT_INJECTIVE, infer_dyn_one_hot, compute_dyn_one_hot, NULL, NULL},
     {"dyn.resize", 2, 2, PAT_OPAQUE, infer_dyn_resize, compute_dyn_resize, NULL, NULL},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},

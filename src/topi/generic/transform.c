@@ -981,6 +981,31 @@ Tensor *topi_one_hot_dyn(Tensor *indices, Tensor *values, Expr *depth, int axis)
              ir_let(iv, i, ir_select(hit, te_read1(values, c32(1)), te_read1(values, c32(0)))));
 }
 
+Tensor *topi_affine_grid_dyn(Tensor *theta, Tensor *size, Expr **oshape, int k, bool align_corners) {
+  const char *op = "dyn.affine_grid";
+  if (!theta || !size || !oshape) return NULL;
+  if ((k != 2 && k != 3) || theta->ndim != 3 || size->ndim != 1 || !dt_is_float(theta->dtype))
+    return kiln_set_error("%s: theta must be [N, k, k + 1] (k 2 or 3) and size 1-D", op), NULL;
+  int nd = k + 2;
+  Expr **v = te_axis_vars(nd, NULL);
+  Expr *c = v[nd - 1], *acc = NULL;
+  for (int j = 0; j <= k; j++) {
+    Expr *t = ir_cast(DT_F64, te_read(theta, 3, (Expr *[]){v[0], c, c32(j)}));
+    if (j < k) {
+      /* coordinate j runs along spatial axis k - 1 - j (x along W) */
+      int a = k - 1 - j;
+      Expr *i = ir_cast(DT_F64, v[1 + a]), *n = ir_cast(DT_F64, te_read1(size, c32(2 + a)));
+      Expr *one = ir_float(1, DT_F64), *two = ir_float(2, DT_F64);
+      Expr *pos = align_corners ? ir_select(ir_gt(n, one), ir_sub(ir_div(ir_mul(two, i), ir_sub(n, one)), one),
+                                            ir_float(-1, DT_F64))
+                                : ir_sub(ir_div(ir_add(ir_mul(two, i), one), n), one);
+      t = ir_mul(t, pos);
+    }
+    acc = acc ? ir_add(acc, t) : t;
+  }
+  return inj("T_affine_grid", nd, oshape, v, ir_cast(theta->dtype, acc));
+}
+
 Tensor *topi_arange(double start, double limit, double delta, DType t) {
   const char *op = "arange";
   if (delta == 0 || isnan(delta)) return kiln_set_error("%s: delta must be non-zero", op), NULL;

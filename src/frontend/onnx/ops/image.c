@@ -571,6 +571,8 @@ int onnx_resize_crop(Importer *im, GNode *x, const int64_t *size) {
 
 int onnx_h_AffineGrid(Importer *im) {
   GNode *theta = imp_input(im, 0);
+  GNode *sv = imp_input(im, 1);
+  if (sv && sv->kind == GN_VAR) return onnx_affine_grid_runtime(im);
   int64_t size[MAXD];
   int ns = imp_const_input_ints_in(im, 1, size, MAXD, 0, IMP_MAX_COUNT);
   if (ns < 0) return -1;

@@ -85,6 +85,8 @@ int onnx_range_runtime(Importer *im);
 /* Resize/Upsample whose scales (float32) or sizes (int64, with the
  * keep_aspect_ratio_policy policy) are the graph input val, element i
  * for axis axes[i] */
+/* AffineGrid whose size is a graph input */
+int onnx_affine_grid_runtime(Importer *im);
 /* OneHot whose depth (float or integer) or values are graph inputs */
 int onnx_one_hot_runtime(Importer *im);
 int onnx_resize_runtime(Importer *im, GNode *x, GNode *val, bool sizes, int na, const int64_t *axes, const char *policy);

@@ -712,3 +712,42 @@ int onnx_one_hot_runtime(Importer *im) {
   GNode *args[2] = {idx, vals};
   return out0(im, imp_call(im, "dyn.one_hot", 2, args, a));
 }
+
+/* ---- AffineGrid with the size given at run time ---- */
+
+/* AffineGrid whose size ([N, C, H, W] or [N, C, D, H, W], int64) is a
+ * graph input: dyn.affine_grid(theta, size), each output element theta
+ * applied to its grid coordinates, computed in the kernel from the
+ * run-time sizes.  N must be theta's (a value symbol with bounds
+ * [N, N]); C is not read; D, H, W are value symbols. */
+int onnx_affine_grid_runtime(Importer *im) {
+  GNode *theta = imp_input(im, 0), *sv = imp_input(im, 1);
+  if (!theta || !sv) return imp_error(im, "needs theta and size");
+  if (sv->type.ndim != 1 || ttype_is_symbolic(&sv->type) || (sv->type.shape[0] != 4 && sv->type.shape[0] != 5) ||
+      !dt_eq(sv->type.dtype, DT_I64))
+    return imp_error(im, "size ('%s') must be 4 or 5 int64 values, got %s", sv->name, ttype_str(&sv->type));
+  int k = (int)sv->type.shape[0] - 2;
+  if (ttype_is_symbolic(&theta->type) || theta->type.ndim != 3 || theta->type.shape[1] != k ||
+      theta->type.shape[2] != k + 1 || !dt_is_float(theta->type.dtype))
+    return imp_error(im, "theta %s must be a float [N, %d, %d]", ttype_str(&theta->type), k, k + 1);
+  int64_t batch = theta->type.shape[0];
+  Graph *g = imp_graph(im);
+  GSym *dims[MAXD] = {0};
+  int64_t shape[MAXD];
+  shape[0] = batch;
+  shape[k + 1] = k;
+  /* size[0] must be theta's N: a symbol only its bounds check */
+  if (!graph_value_sym(g, sv->name, 0, batch, batch)) return imp_error(im, "size ('%s'): %s", sv->name, kiln_get_error());
+  for (int a = 0; a < k; a++) {
+    GSym *s = graph_value_sym(g, sv->name, 2 + a, 1, GRAPH_MAX_ELEMS);
+    if (!s) return imp_error(im, "size ('%s'): %s", sv->name, kiln_get_error());
+    dims[1 + a] = s;
+    shape[1 + a] = s->rep;
+  }
+  GAttrs a = gattrs_new();
+  ga_int(&a, "align_corners", onnx_attr_int(N(im), "align_corners", 0) != 0);
+  ga_ints(&a, "shape", k + 2, shape);
+  ga_str(&a, "sym_dims", imp_sym_dims(im, k + 2, dims, NULL));
+  GNode *args[2] = {theta, sv};
+  return out0(im, imp_call(im, "dyn.affine_grid", 2, args, a));
+}
