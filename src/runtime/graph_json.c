@@ -43,6 +43,7 @@
 #include "runtime_internal.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,13 @@ static char *arena_strdup(KArena *a, const char *s) {
   size_t n = strlen(s) + 1;
   char *p = kiln_arena_alloc(a, n);
   memcpy(p, s, n);
+  return p;
+}
+
+static char *arena_strndup(KArena *a, const char *s, size_t n) {
+  char *p = kiln_arena_alloc(a, n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
   return p;
 }
 
@@ -403,13 +411,16 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
   g->sym_value_scale = kiln_arena_alloc(p->a, (size_t)n * sizeof(double) + 1);
   int i = 0;
   for (const cJSON *s = items->child; s; s = s->next, i++) {
-    char name[64];
+    /* the name, of any length (the compiler names a reported size after
+     * the model's output), then the numbers */
+    const char *txt = cJSON_IsString(s) ? s->valuestring : "", *colon = txt;
+    while (*colon == '_' || isalnum((unsigned char)*colon)) colon++;
+    char *name = arena_strndup(p->a, txt, (size_t)(colon - txt));
     long long lo, hi;
     int ve = -1, vi = -1, nf = 0;
     double scale = 0;
-    if (!cJSON_IsString(s) ||
-        ((nf = sscanf(s->valuestring, "%63[A-Za-z0-9_]:%lld:%lld:%d:%d:%lf", name, &lo, &hi, &ve, &vi, &scale)) != 3 &&
-         nf != 5 && nf != 6) ||
+    if (!cJSON_IsString(s) || colon == txt ||
+        ((nf = sscanf(colon, ":%lld:%lld:%d:%d:%lf", &lo, &hi, &ve, &vi, &scale) + 1) != 3 && nf != 5 && nf != 6) ||
         (lo < 0 && nf < 5) || lo > hi || (nf >= 5 && (ve < 0 || ve >= g->num_entries || vi < 0)) ||
         (nf == 6 && !(scale > 0 && scale < 1e18)))
       return kiln_set_error("graph JSON: attrs.kiln_symbols[%d] must be \"NAME:lo:hi\" (a size), "
@@ -417,7 +428,7 @@ static int parse_symbols(Parser *p, const cJSON *attrs) {
                           "operator's output, bound after it runs) or \"NAME:lo:hi:ENTRY:ELEMENT:SCALE\" (a float "
                           "run-time value, floor(element * SCALE), SCALE > 0)",
                           i);
-    g->sym_names[i] = arena_strdup(p->a, name);
+    g->sym_names[i] = name;
     g->sym_lo[i] = lo;
     g->sym_hi[i] = hi;
     g->sym_value_entry[i] = nf >= 5 ? ve : -1;
