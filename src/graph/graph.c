@@ -21,8 +21,20 @@ Graph *graph_new(void) {
   return g;
 }
 
+void graph_add_body(Graph *g, Graph *body) {
+  kiln_arena_push(g->arena); /* the list lives in the graph's arena */
+  av_push(&g->bodies, body);
+  kiln_arena_pop();
+}
+
+void graph_move_bodies(Graph *to, Graph *from) {
+  for (int i = 0; i < from->bodies.len; i++) graph_add_body(to, from->bodies.data[i]);
+  memset(&from->bodies, 0, sizeof from->bodies);
+}
+
 void graph_free(Graph *g) {
   if (!g) return;
+  for (int i = 0; i < g->bodies.len; i++) graph_free(g->bodies.data[i]);
   for (int i = 0; i < g->owned.len; i++) kiln_array_free(g->owned.data[i]);
   kiln_arena_free(g->arena);
 }
@@ -417,6 +429,7 @@ Graph *graph_rewrite(Graph *g, GraphRewriteFn fn, void *ud) {
     graph_free(ng);
     return NULL;
   }
+  graph_move_bodies(ng, g);
   return ng;
 }
 

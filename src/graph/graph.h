@@ -124,10 +124,21 @@ typedef struct Graph {
   int next_const; /* for generated constant names */
   AVec syms;      /* GSym *: the symbols of symbolic dimensions (symshape.c) */
   int sym_pass;   /* which representative values new symbols take (0 or 1) */
+  /* Graph *: the bodies of Loops run by the executor (a trip count or a
+   * condition known only at run time; docs/symbolic_shapes.md section
+   * 4d), owned by this graph.  Body k is built into the same module as the
+   * blob graph_json_loop<k> with kernels named loop<k>_...; the loop.output
+   * calls name it by the attribute "body".  graph_rewrite moves them to
+   * the new graph; graph_optimize optimizes each on its own. */
+  AVec bodies;
 } Graph;
 
 Graph *graph_new(void);
 void graph_free(Graph *g);
+/* Give g a Loop body to own (Graph.bodies); its index is the old length. */
+void graph_add_body(Graph *g, Graph *body);
+/* Move every body of `from` to the end of `to`'s list (from keeps none). */
+void graph_move_bodies(Graph *to, Graph *from);
 
 /* Builders allocate in the graph's arena (they push it themselves). */
 GNode *graph_var(Graph *g, const char *name, TType t);

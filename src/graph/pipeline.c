@@ -85,7 +85,24 @@ Graph *graph_optimize(Graph *g, const GraphOptions *opt) {
   }
   DispatchContext *own = NULL; /* made for this call when none is given */
   if (!pc.dispatch) pc.dispatch = own = dispatch_context_new();
-  g = optimize(g, opt, &pc);
+  /* the Loops' bodies (Graph.bodies) are graphs of their own: each runs
+   * the same pipeline, then goes with the optimized graph */
+  Graph *held = graph_new();
+  graph_move_bodies(held, g);
+  for (int i = 0; i < held->bodies.len && g; i++) {
+    Graph *b = optimize(held->bodies.data[i], opt, &pc);
+    held->bodies.data[i] = b;
+    if (!b) {
+      kiln_error_context("the body of loop %d", i);
+      graph_free(g);
+      g = NULL;
+    }
+  }
+  if (g) g = optimize(g, opt, &pc);
+  if (g) graph_move_bodies(g, held);
+  for (int i = 0; i < held->bodies.len; i++) /* a failed body was freed by optimize */
+    if (!held->bodies.data[i]) av_remove(&held->bodies, i--);
+  graph_free(held);
   dispatch_context_free(own);
   return g;
 }

@@ -257,10 +257,11 @@ static int setup_ops(KilnGraphExecutor *ex) {
       if (kiln_module_device(ex->mod).device_type != kDLCPU)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which runs on the CPU only; "
                               "compile the model for the CPU", n, nd->name, nd->func_name);
-      if (strncmp(nd->func_name, "runtime.strings.", 16) && strncmp(nd->func_name, "runtime.dd.", 11))
+      bool loop = !strcmp(nd->func_name, "runtime.loop"); /* the executor runs a Loop's body (loop.c) */
+      if (!loop && strncmp(nd->func_name, "runtime.strings.", 16) && strncmp(nd->func_name, "runtime.dd.", 11))
         return kiln_set_error("graph executor: node %d ('%s'): host function '%s' is not one of the runtime's "
-                              "(runtime.strings.*, runtime.dd.*)", n, nd->name, nd->func_name);
-      if (kiln_func_get_global(nd->func_name, &op->fn)) return -1;
+                              "(runtime.strings.*, runtime.dd.*, runtime.loop)", n, nd->name, nd->func_name);
+      if (loop ? kiln_loop_setup_op(ex, op) : kiln_func_get_global(nd->func_name, &op->fn)) return -1;
       if (!op->fn)
         return kiln_set_error("graph executor: node %d ('%s') calls host function '%s', which this runtime does not "
                               "have (a runtime older than the compiler?)", n, nd->name, nd->func_name);
@@ -430,6 +431,7 @@ int kiln_graph_executor_free(KilnGraphExecutor *ex) {
   if (!ex) return 0;
   ex->tag = KILN_TAG_NONE;
   for (int i = 0; i < ex->num_ops; i++) kiln_func_free(ex->ops[i].fn);
+  kiln_loop_free(ex);
   if (ex->storage) {
     DLDevice dev = ex->dev;
     const KilnDeviceAPI *api = kiln_device_api(dev);

@@ -468,12 +468,25 @@ struct KilnGraphExecutor {
   /* the model's inputs and outputs as values (graph_values.c) */
   int num_in_values, num_out_values;
   KilnValueInfo *in_values, *out_values;
+  /* Loops run at run time (loop.c): per body, its executor and values */
+  struct KilnLoopState *loops;
+  int num_loops;
 };
 
 /* Build ex->in_values / out_values from g.value_lines (each input and
  * output a tensor when there are none); checks they cover the graph's
  * inputs and outputs exactly. */
 int kiln_graph_values_init(KilnGraphExecutor *ex);
+
+/* ===== loop.c ===== */
+
+/* ONNX Loop with a run-time trip count or condition (docs/symbolic_shapes.md
+ * section 4d).  setup: bind op, a node calling "runtime.loop", to its
+ * body's state (op->fn made here); free: the bodies' executors and
+ * values. */
+typedef struct KilnLoopState KilnLoopState;
+int kiln_loop_setup_op(KilnGraphExecutor *ex, GraphOp *op);
+void kiln_loop_free(KilnGraphExecutor *ex);
 
 /* graph_executor.c: point every entry in storage s not bound to caller
  * memory, and every operator argument reading or writing one, at data. */

@@ -242,8 +242,166 @@ static void test_rtfloat_resize_scales_and_one_hot_depth(void) {
   free(dir);
 }
 
+/* The pending binding (graph_sym.c, sym_pending): a binding that plans
+ * no valid shape while other run-time values are still to be given is
+ * kept, not refused (a Slice's starts set before its ends); run refuses
+ * naming the input not set yet; once every value has been given, a bad
+ * binding is refused at set_input and a good one clears the wait.  On
+ * runtime_values.onnx: s alone, before c, decides an invalid Reshape. */
+static void test_rtvalues_pending(void) {
+  char *dir = kiln_mkdtemp("kiln-rtpending-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_values.onnx", test_root()), NULL);
+  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
+  const char *so = kfmt("%s/rtpending.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  if (g) CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLTensor *x = NULL;
+  CHECK_OK(kiln_array_empty(3, (int64_t[]){2, 3, 4}, DT_F32, (DLDevice){kDLCPU, 0}, &x));
+  if (ex && x) {
+    for (int k = 0; k < 24; k++) ((float *)x->data)[k] = test_randf();
+    CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "x", x));
+    /* 25 elements from 24 while c has never been given: kept, pending */
+    CHECK_OK(set_i64(ex, "s", 3, (int64_t[]){5, 5, 1}));
+    CHECK(ex->sym_pending != NULL);
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "input 'c' gives sizes at run time and has not been set");
+    CHECK_CONTAINS(kiln_last_error(), "would have dimension 0 = -1");
+    /* c given: every value is, and the binding still plans nothing: refused */
+    CHECK(set_i64(ex, "c", 2, (int64_t[]){3, 4}) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "would have dimension 0 = -1");
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    /* a good s clears the wait; then c, and the run gives both */
+    CHECK_OK(set_i64(ex, "s", 3, (int64_t[]){4, 3, 2}));
+    CHECK(ex->sym_pending == NULL);
+    CHECK_OK(set_i64(ex, "c", 2, (int64_t[]){3, 4}));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    check_out(ex, 0, 3, (int64_t[]){4, 3, 2}, x_at, x->data);
+    check_out(ex, 1, 2, (int64_t[]){3, 4}, two, NULL);
+    /* from now on a bad s is refused at once, the last good shapes kept */
+    CHECK(set_i64(ex, "s", 3, (int64_t[]){5, 5, 1}) != 0);
+    CHECK(ex->sym_pending == NULL);
+    CHECK_OK(kiln_graph_executor_run(ex));
+    check_out(ex, 0, 3, (int64_t[]){4, 3, 2}, x_at, x->data);
+  }
+  kiln_array_free(x);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  if (g) graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
+/* A scalar input of dtype dt (int64 or bool) set to v. */
+static int set_scalar(KilnGraphExecutor *ex, const char *name, DType dt, int64_t v) {
+  DLTensor *t = NULL;
+  if (kiln_array_empty(0, NULL, dt, (DLDevice){kDLCPU, 0}, &t)) return -1;
+  if (dt.bits == 64) *(int64_t *)t->data = v;
+  else *(uint8_t *)t->data = (uint8_t)(v != 0);
+  int rc = kiln_graph_executor_set_input_by_name(ex, name, t);
+  kiln_array_free(t);
+  return rc;
+}
+
+/* The loop's rows, recomputed: row k = row k-1 * w + k from x0. */
+typedef struct LoopRef {
+  float rows[64][3];
+} LoopRef;
+static float loop_row(int64_t k, const void *ud) { return ((const LoopRef *)ud)->rows[k / 3][k % 3]; }
+static float loop_last(int64_t k, const void *ud) { return ((const float *)ud)[k]; }
+
+/* tests/data/onnx/runtime_loop.onnx (make_models.py): a Loop whose trip
+ * count m and condition c are inputs, run by the executor (section 4d of
+ * docs/symbolic_shapes.md): x' = x * w + i carried, each x' scanned, the
+ * condition i < stop (w, stop: outer values the body reads); at m = 0, 1,
+ * 5 and 1 again, stopped early by the condition, never entered (c false);
+ * a negative m, a body that fails at an iteration, and a trip count above
+ * its bound are errors naming the node, and the executor runs after them. */
+static void test_rtvalues_loop(void) {
+  char *dir = kiln_mkdtemp("kiln-rtloop-");
+  CHECK_NN(dir);
+  if (!dir) return;
+  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_loop.onnx", test_root()), NULL);
+  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
+  if (g) CHECK_INT(g->bodies.len, 1);
+  const char *so = kfmt("%s/rtloop.so", dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
+  KilnModule *mod = NULL;
+  KilnGraphExecutor *ex = NULL;
+  if (g) CHECK_OK(kiln_module_load(so, &mod));
+  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  DLTensor *x0 = NULL, *w = NULL;
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){3}, DT_F32, (DLDevice){kDLCPU, 0}, &x0));
+  CHECK_OK(kiln_array_empty(1, (int64_t[]){3}, DT_F32, (DLDevice){kDLCPU, 0}, &w));
+  if (ex && x0 && w) {
+    for (int k = 0; k < 3; k++) ((float *)x0->data)[k] = test_randf(), ((float *)w->data)[k] = 0.5f + test_randf() * 0.5f;
+    CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "x0", x0));
+    CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "w", w));
+    CHECK_OK(set_scalar(ex, "fail", DT_I64, 1000));
+    /* m, c, stop; the iterations: min(m, stop + 1) when c holds, else 0 */
+    static const struct {
+      int64_t m, c, stop;
+    } seq[] = {{0, 1, 100}, {1, 1, 100}, {5, 1, 100}, {1, 1, 100}, {40, 1, 6}, {7, 0, 100}, {5, 1, -3}, {5, 1, 100}};
+    for (int k = 0; k < (int)(sizeof seq / sizeof seq[0]); k++) {
+      CHECK_OK(set_scalar(ex, "m", DT_I64, seq[k].m));
+      CHECK_OK(set_scalar(ex, "c", DT_BOOL, seq[k].c));
+      CHECK_OK(set_scalar(ex, "stop", DT_I64, seq[k].stop));
+      CHECK_OK(kiln_graph_executor_run(ex));
+      int64_t n = !seq[k].c ? 0 : seq[k].m < (seq[k].stop < 0 ? 0 : seq[k].stop) + 1 ? seq[k].m : (seq[k].stop < 0 ? 0 : seq[k].stop) + 1;
+      LoopRef ref;
+      float x[3];
+      memcpy(x, x0->data, sizeof x);
+      for (int64_t i = 0; i < n; i++)
+        for (int e = 0; e < 3; e++) ref.rows[i][e] = x[e] = x[e] * ((float *)w->data)[e] + (float)i;
+      check_out(ex, 0, 1, (int64_t[]){3}, loop_last, x);
+      check_out(ex, 1, 2, (int64_t[]){n, 3}, loop_row, &ref);
+    }
+    /* errors, each naming the node; the executor runs after them */
+    CHECK_OK(set_scalar(ex, "m", DT_I64, -2));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    /* with scan outputs, M is their bound: a run-time value checked as it is bound */
+    CHECK_CONTAINS(kiln_last_error(), "is -2, the run-time value loop_trips_0, outside the bounds [0, ");
+    CHECK_OK(set_scalar(ex, "m", DT_I64, (int64_t)1 << 40));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "the run-time value loop_trips_0");
+    CHECK_CONTAINS(kiln_last_error(), "outside the bounds [0, 2147483647]");
+    CHECK_OK(set_scalar(ex, "m", DT_I64, 9));
+    CHECK_OK(set_scalar(ex, "fail", DT_I64, 3));
+    CHECK(kiln_graph_executor_run(ex) != 0);
+    CHECK_CONTAINS(kiln_last_error(), "Loop 'loop': iteration 4 of the loop's body");
+    CHECK_OK(set_scalar(ex, "fail", DT_I64, 1000));
+    CHECK_OK(set_scalar(ex, "m", DT_I64, 2));
+    CHECK_OK(kiln_graph_executor_run(ex));
+    LoopRef ref;
+    float x[3];
+    memcpy(x, x0->data, sizeof x);
+    for (int64_t i = 0; i < 2; i++)
+      for (int e = 0; e < 3; e++) ref.rows[i][e] = x[e] = x[e] * ((float *)w->data)[e] + (float)i;
+    check_out(ex, 1, 2, (int64_t[]){2, 3}, loop_row, &ref);
+  }
+  kiln_array_free(x0);
+  kiln_array_free(w);
+  kiln_graph_executor_free(ex);
+  kiln_module_free(mod);
+  if (g) graph_free(g);
+  kiln_rmtree(dir);
+  free(dir);
+}
+
 const TestCase rtvalues_tests[] = {
     {"rtvalues_reshape_and_empty", test_rtvalues_reshape_and_empty},
     {"rtfloat_resize_scales_and_one_hot_depth", test_rtfloat_resize_scales_and_one_hot_depth},
+    {"rtvalues_loop", test_rtvalues_loop},
+    {"rtvalues_pending", test_rtvalues_pending},
     {NULL, NULL},
 };

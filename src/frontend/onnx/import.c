@@ -624,6 +624,26 @@ int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max) {
   return (int)n;
 }
 
+const char *imp_runtime_value_of(Importer *im, int i) {
+  GNode *v = imp_input(im, i);
+  if (!v || (v->kind != GN_VAR && v->kind != GN_CALL) || v->type.ndim != 1 || v->type.dtype.code != kDLInt ||
+      (v->type.dtype.bits != 64 && v->type.dtype.bits != 32) || ttype_is_symbolic(&v->type))
+    return NULL;
+  if (v->kind == GN_VAR) return v->name;
+  const char *name = im->node->inputs[i];
+  return bind_node(im, v, name) ? name : NULL;
+}
+
+GSym *imp_value_sym(Importer *im, GNode *v, const char *name, int64_t lo, int64_t hi) {
+  bool i64 = v->type.dtype.code == kDLInt && (v->type.dtype.bits == 64 || v->type.dtype.bits == 32);
+  if (v->kind == GN_VAR && i64 && v->type.ndim == 1 && !ttype_is_symbolic(&v->type) && v->type.shape[0] == 1)
+    return graph_value_sym(im->g, v->name, 0, lo, hi);
+  int64_t one = 1;
+  GNode *r = imp_reshape(im, i64 ? v : imp_cast(im, v, DT_I64), 1, &one);
+  if (!r || !bind_node(im, r, name)) return NULL;
+  return graph_value_sym(im->g, name, 0, lo, hi);
+}
+
 const char *imp_sym_dims(Importer *im, int n, GSym *const *syms, const int64_t *times) {
   StrBuf sb = {0};
   for (int d = 0; d < n; d++) {
@@ -1038,6 +1058,104 @@ int imp_subgraph(Importer *im, const OnnxGraph *g) {
 }
 
 GNode *imp_value(Importer *im, const char *name) { return lookup(im, name); }
+
+/* The names og (and the graphs in its nodes' attributes) reads from
+ * outside: neither its inputs, its initializers nor an earlier node's
+ * outputs; each once, in order of first use. */
+static void free_names(const OnnxGraph *og, PtrMap *defined, AVec *out) {
+  for (int i = 0; i < og->ninputs; i++) pm_put(defined, og->inputs[i].name, (void *)1);
+  for (int i = 0; i < og->ninitializers; i++) pm_put(defined, og->initializers[i].name, (void *)1);
+  for (int i = 0; i < og->nnodes; i++) {
+    const OnnxNode *n = &og->nodes[i];
+    for (int k = 0; k < n->ninputs; k++)
+      if (*n->inputs[k] && !pm_has(defined, n->inputs[k])) {
+        pm_put(defined, n->inputs[k], (void *)1);
+        av_push(out, (void *)n->inputs[k]);
+      }
+    for (int a = 0; a < n->nattrs; a++) {
+      const OnnxAttr *at = &n->attrs[a];
+      if (at->type == ONNX_ATTR_GRAPH && at->g) free_names(at->g, defined, out);
+      for (int j = 0; at->type == ONNX_ATTR_GRAPHS && j < at->n; j++) free_names(at->graphs[j], defined, out);
+    }
+    for (int k = 0; k < n->noutputs; k++)
+      if (*n->outputs[k]) pm_put(defined, n->outputs[k], (void *)1);
+  }
+  for (int i = 0; i < og->noutputs; i++)
+    if (!pm_has(defined, og->outputs[i].name)) {
+      pm_put(defined, og->outputs[i].name, (void *)1);
+      av_push(out, (void *)og->outputs[i].name);
+    }
+}
+
+Graph *imp_body_graph(Importer *im, const OnnxGraph *og, const TType *in_types, AVec *outer, AVec *outer_names) {
+  Graph *outer_g = im->g, *bg = graph_new();
+  bg->sym_pass = outer_g->sym_pass;
+  PtrMap outer_values = im->values, defined = {0};
+  pm_init_str(&defined);
+  AVec names = {0};
+  free_names(og, &defined, &names);
+  pm_free(&defined);
+  /* the body's own names, then the outer values it reads: constants are
+   * copied in, the rest become inputs of the body */
+  pm_init_str(&im->values);
+  im->g = bg;
+  int rc = 0;
+  for (int i = 0; i < og->ninputs && !rc; i++) {
+    TType t = sym_copy_type(bg, outer_g, &in_types[i]);
+    GNode *v = graph_var(bg, og->inputs[i].name, t);
+    if (!v) rc = -1;
+    else pm_put(&im->values, kstrdup(og->inputs[i].name), v);
+  }
+  for (int i = 0; i < names.len && !rc; i++) {
+    const char *name = names.data[i];
+    PtrMap body_values = im->values; /* an outer lookup may add the constant it made */
+    im->g = outer_g;
+    im->values = outer_values;
+    GNode *v = lookup(im, name);
+    outer_values = im->values;
+    im->values = body_values;
+    im->g = bg;
+    if (!v) {
+      if (pm_has(&im->seqs, name))
+        rc = kiln_set_error("the body reads the sequence '%s' from outside: a loop run at run time takes tensors only",
+                            name);
+      continue; /* not produced anywhere: import_nodes says so */
+    }
+    GNode *b;
+    if (v->kind == GN_CONST) {
+      DLTensor *a;
+      DLDevice cpu = {kDLCPU, 0};
+      if (kiln_array_empty(v->value->ndim, v->value->shape, v->value->dtype, cpu, &a) || kiln_array_copy(v->value, a))
+        rc = -1;
+      b = rc ? NULL : graph_const(bg, name, a);
+    } else {
+      b = graph_var(bg, name, sym_copy_type(bg, outer_g, &v->type));
+      av_push(outer, v);
+      av_push(outer_names, (void *)name);
+    }
+    if (!b) rc = -1;
+    else pm_put(&im->values, kstrdup(name), b);
+  }
+  if (!rc) rc = imp_subgraph(im, og);
+  for (int i = 0; i < og->noutputs && !rc; i++) {
+    GNode *v = pm_get(&im->values, og->outputs[i].name);
+    if (!v && pm_has(&im->seqs, og->outputs[i].name))
+      rc = kiln_set_error("body output %d ('%s') is a sequence: a loop run at run time gives tensors only", i,
+                          og->outputs[i].name);
+    else if (!v)
+      rc = kiln_set_error("body output %d ('%s') is not produced", i, og->outputs[i].name);
+    else
+      graph_add_named_output(bg, v, og->outputs[i].name);
+  }
+  pm_free(&im->values);
+  im->values = outer_values;
+  im->g = outer_g;
+  if (rc) {
+    graph_free(bg);
+    return NULL;
+  }
+  return bg;
+}
 
 void imp_bind_value(Importer *im, const char *name, GNode *v) { pm_put(&im->values, kstrdup(name), v); }
 

@@ -105,6 +105,15 @@ int imp_const_input_ints(Importer *im, int i, int64_t *out, int max);
  * The count; -2 when input i is not such an input (the caller reads it as
  * a constant); -1 + error. */
 int imp_runtime_shape_input(Importer *im, int i, GSym **syms, int max);
+/* The name run-time value symbols of input i take as their value_of
+ * (graph_value_sym): a 1-D integer graph input's own, or for such a value
+ * computed by kernels its ONNX name, bound after them through a dd.bind
+ * made here (section 4c); NULL when input i is neither. */
+const char *imp_runtime_value_of(Importer *im, int i);
+/* The run-time value symbol (bounds [lo, hi]) that the one element of
+ * the integer value v (a graph input, or computed by kernels: bound after
+ * them through a dd.bind whose value_of is name) is; NULL + error. */
+GSym *imp_value_sym(Importer *im, GNode *v, const char *name, int64_t lo, int64_t hi);
 /* A call's sym_dims attribute: per output dimension d the name of
  * syms[d] (times times[d] when given and not 1: "x_1 3 *"), empty where
  * NULL. */
@@ -177,6 +186,12 @@ void imp_array_set(DLTensor *a, int64_t i, double v);
  * current graph: its initializers and nodes join the values by name, so
  * the caller reads the subgraph's outputs by name afterwards. */
 int imp_subgraph(Importer *im, const OnnxGraph *g);
+/* A Loop's body as a graph of its own (docs/symbolic_shapes.md 4d): its
+ * inputs are variables of in_types named as og's inputs; each outer value
+ * it reads is copied in when constant, else becomes a further input,
+ * named as the value, whose outer node is pushed onto *outer and name
+ * onto *outer_names (in input order); its outputs are og's.  NULL + error. */
+Graph *imp_body_graph(Importer *im, const OnnxGraph *og, const TType *in_types, AVec *outer, AVec *outer_names);
 /* The value named name (an imported node or an initializer); NULL if none. */
 GNode *imp_value(Importer *im, const char *name);
 /* The low-precision ONNX type (bfloat16, float8, float4, int4, ...; see

@@ -292,8 +292,8 @@ int symval_refuse_data(Importer *im, const char *op, int nargs, GNode **args) {
     if (!s) continue;
     return imp_error(im,
                      "argument %d of '%s' is a value computed from the symbolic shape of a tensor (Shape node '%s'), "
-                     "used as data: shape values are folded at compile time and cannot feed a kernel; give the sizes "
-                     "as numbers in --input-shapes",
+                     "used as data, which is not supported: shape values are folded at compile time and cannot feed "
+                     "a kernel; give the sizes as numbers in --input-shapes",
                      i, op, s->origin);
   }
   return 0;

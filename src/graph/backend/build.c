@@ -612,20 +612,32 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
   int rc = 0;
   /* the graphs of the artifact: g, then its batched variants (the same
    * model specialized to batch K), whose kernels are named b<K>_... */
-  int ng = 1 + nv, total = 0, done = 0;
+  /* ... then the bodies of its run-time Loops (Graph.bodies), kernels
+   * named loop<K>_... */
+  int nb = g->bodies.len;
+  int ng = 1 + nv + nb, total = 0, done = 0;
   Graph **gs = KNEWN(Graph *, ng + 1);
   AVec *groups = KNEWN(AVec, ng + 1);
   GroupInfo **infos = KNEWN(GroupInfo *, ng + 1);
   gs[0] = g;
   for (int v = 0; v < nv; v++) gs[v + 1] = opt->variants[v];
-  for (int k = 0; k < ng; k++) {
+  for (int b = 0; b < nb; b++) gs[1 + nv + b] = g->bodies.data[b];
+  for (int k = 1 + nv; k < ng && !rc; k++) {
+    if (((Graph *)gs[k])->bodies.len)
+      rc = kiln_set_error("the body of loop %d holds a Loop of its own with a run-time trip count or condition: "
+                          "nested run-time loops are not supported", k - 1 - nv);
+    else if (graph_check_strings(gs[k], opt))
+      rc = kiln_error_context("the body of loop %d", k - 1 - nv);
+  }
+  for (int k = 0; k < ng && !rc; k++) {
     graph_fuse(gs[k], opt->opt_level, &groups[k]);
     infos[k] = KNEWN(GroupInfo, groups[k].len + 1);
     total += groups[k].len;
     for (int i = 0; k && i < groups[k].len; i++) {
       FusedGroup *fg = groups[k].data[i];
-      if (fg->kernel == fg->id) fg->func_name = kfmt("b%lld_%s", (long long)opt->variant_batch[k - 1], fg->func_name);
-      else fg->func_name = ((FusedGroup *)groups[k].data[fg->kernel])->func_name;
+      if (fg->kernel != fg->id) fg->func_name = ((FusedGroup *)groups[k].data[fg->kernel])->func_name;
+      else if (k <= nv) fg->func_name = kfmt("b%lld_%s", (long long)opt->variant_batch[k - 1], fg->func_name);
+      else fg->func_name = kfmt("loop%d_%s", k - 1 - nv, fg->func_name);
     }
   }
   LoweredFunc **funcs = KNEWN(LoweredFunc *, total + 1);
@@ -669,6 +681,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     for (int k = 0; k < ng && !rc; k++) {
       GraphBuildOptions ko = *opt;
       if (k) ko.batch_outer = NULL;
+      if (k > nv) ko.nvariants = 0;
       jsons[k] = planned_json(gs[k], &groups[k], infos[k], &local[k], &param_index, &ko);
       if (!jsons[k]) rc = -1;
     }
@@ -690,7 +703,7 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
       sb_printf(&ir, "// function %s\n", funcs[i]->name);
       sb_puts(&ir, kiln_lowered_str(funcs[i]));
     }
-    KBlob *blobs = KNEWN(KBlob, 8 + nv);
+    KBlob *blobs = KNEWN(KBlob, 8 + nv + nb);
     blobs[0] = (KBlob){"graph_json", jsons[0], strlen(jsons[0])};
     blobs[1] = (KBlob){"param_index", pindex, pindex_size};
     blobs[2] = (KBlob){"param_data", pdata, pdata_size};
@@ -698,6 +711,8 @@ int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, Gra
     int nblobs = 4;
     for (int v = 0; v < nv; v++)
       blobs[nblobs++] = (KBlob){kfmt("graph_json_b%lld", (long long)opt->variant_batch[v]), jsons[v + 1], strlen(jsons[v + 1])};
+    for (int b = 0; b < nb; b++)
+      blobs[nblobs++] = (KBlob){kfmt("graph_json_loop%d", b), jsons[1 + nv + b], strlen(jsons[1 + nv + b])};
     CompileOptions dco = opt->copt;
     if (opt->emit_dir) dco.keep_dir = opt->emit_dir;
     if (kiln_device_blobs(funcs, nfuncs, &dco, blobs, &nblobs)) rc = -1;

@@ -55,6 +55,25 @@ static int infer_dd(GNode *n, TType *out) {
   return ttype_check(out, n->op->name);
 }
 
+/* loop.output: one output of a Loop the executor runs (its body is
+ * Graph.bodies[body]); "shape"/"dtype" as above but of any rank and size
+ * (a loop-carried scalar), a scan output reports its first dimension. */
+static int infer_loop(GNode *n, TType *out) {
+  const int64_t *shape;
+  int nd = gattr_ints(&n->attrs, "shape", &shape);
+  const char *dt = gattr_str(&n->attrs, "dtype", NULL);
+  if (!dt || nd > GRAPH_MAX_DIMS)
+    return kiln_set_error("%s needs the attributes 'shape' (at most %d dimensions) and 'dtype'", n->op->name,
+                          GRAPH_MAX_DIMS);
+  DType t;
+  if (dt_parse(dt, &t)) return -1;
+  int64_t r = gattr_int(&n->attrs, "report", -1);
+  if (r != -1 && (r != 0 || nd < 1 || !gattr_str(&n->attrs, "report_cap", NULL)))
+    return kiln_set_error("%s: a scan output reports its dimension 0 and needs 'report_cap'", n->op->name);
+  *out = ttype(t, nd, shape);
+  return ttype_check(out, n->op->name);
+}
+
 #define DD(name, lo, hi, fn) \
   {name, lo, hi, PAT_OPAQUE, infer_dd, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT, fn}
 
@@ -82,5 +101,8 @@ const OpDef ops_datadep[] = {
     {"dd.bind", 1, 1, PAT_OPAQUE, infer_dd, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT | OPF_BINDS_VALUES,
      "runtime.dd.bind"},
     {"dd.mel_check", 5, 5, PAT_OPAQUE, infer_mel_check, NULL, NULL, NULL, OP_OTHER, 0, "runtime.dd.mel_check"},
+    /* an output of a Loop whose trip count or condition is known only at
+     * run time: the executor runs the body (docs/symbolic_shapes.md 4d) */
+    {"loop.output", 0, -1, PAT_OPAQUE, infer_loop, NULL, NULL, NULL, OP_OTHER, OPF_DATA_DEPENDENT, "runtime.loop"},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -9,7 +9,7 @@ the test expects it (raw_data, float_data, int32_data, ...).  Values are
 simple formulas (i * 0.5, i - 3, ...) that the C test recomputes.
 
 Good models: conv_relu, symbolic, external (+ external.bin), attrs,
-runtime_values, runtime_float_values (tests/unit/test_runtime_values.c), sequences
+runtime_values, runtime_float_values, runtime_loop (tests/unit/test_runtime_values.c), sequences
 (tests/unit/test_sequences.c); two
 TensorProto files: tensor_f32.pb, tensor_i64.pb.
 Broken ones, each for one error path: no_graph, no_op_type, bad_size,
@@ -282,6 +282,43 @@ def runtime_float_values():
     save(model(g, opsets=(("", 13),)), "runtime_float_values.onnx")
 
 
+def runtime_loop():
+    """A Loop run at run time (tests/unit/test_runtime_values.c): trip
+    count m and condition c are inputs; the body carries x (float [3]),
+    x' = x * w + i with w an outer input, stops once i >= stop (an outer
+    input), scans x'; and binds ConstantOfShape(fail - i) (unused), whose
+    size goes negative, an error of the body, once i > fail."""
+    ins = [helper.make_tensor_value_info("m", TensorProto.INT64, []),
+           helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+           helper.make_tensor_value_info("x0", TensorProto.FLOAT, [3]),
+           helper.make_tensor_value_info("w", TensorProto.FLOAT, [3]),
+           helper.make_tensor_value_info("stop", TensorProto.INT64, []),
+           helper.make_tensor_value_info("fail", TensorProto.INT64, [])]
+    outs = [helper.make_tensor_value_info("x_final", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("x_scan", TensorProto.FLOAT, None)]
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], name="cast", to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x_in", "w"], ["xw"], name="mul"),
+         helper.make_node("Add", ["xw", "fi"], ["x_out"], name="add"),
+         helper.make_node("Less", ["i", "stop"], ["c_out"], name="less"),
+         helper.make_node("Sub", ["fail", "i"], ["left"], name="sub"),
+         helper.make_node("Unsqueeze", ["left", "axes"], ["left1"], name="unsqueeze"),
+         helper.make_node("ConstantOfShape", ["left1"], ["unused"], name="fill"),
+         helper.make_node("Identity", ["x_out"], ["x_row"], name="row")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("x_row", TensorProto.FLOAT, [3])],
+        [tensor("axes", TensorProto.INT64, [1], "int64_data", [0])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["m", "c", "x0"], ["x_final", "x_scan"], name="loop", body=body)],
+        "runtime_loop", ins, outs)
+    save(model(g, opsets=(("", 18),)), "runtime_loop.onnx")
+
+
 if __name__ == "__main__":
     pb_tensors()
     conv_relu()
@@ -292,3 +329,4 @@ if __name__ == "__main__":
     runtime_values()
     sequences()
     runtime_float_values()
+    runtime_loop()

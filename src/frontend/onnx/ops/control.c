@@ -126,6 +126,134 @@ static GNode *stack(Importer *im, int n, GNode **vals, int axis) {
   return imp_call(im, "concatenate", n, e, a);
 }
 
+/* The JSON list of names, for the runtime's attributes. */
+static void json_names(StrBuf *sb, const char *key, int n, const char *const *names) {
+  sb_printf(sb, ",\"%s\":[", key);
+  for (int i = 0; i < n; i++) {
+    sb_puts(sb, i ? ",\"" : "\"");
+    for (const char *c = names[i]; *c; c++) {
+      if (*c == '"' || *c == '\\') sb_puts(sb, "\\");
+      sb_printf(sb, "%c", *c);
+    }
+    sb_puts(sb, "\"");
+  }
+  sb_puts(sb, "]");
+}
+
+/* The loop cannot run at run time (why): the error that names the graph
+ * inputs to bind for the unrolled loop, with the reason. */
+static int runtime_refused(Importer *im, GNode *m, const char *why) {
+  char *w = kstrdup(why);
+  imp_const_input(im, m && m->kind != GN_CONST ? 0 : 1);
+  return kiln_set_error("%s (run at run time, the loop is not supported: %s)", kiln_get_error(), w);
+}
+
+/* A Loop whose trip count or condition is known only at run time
+ * (docs/symbolic_shapes.md section 4d): the body becomes a graph of its
+ * own (Graph.bodies), which the executor runs while i < M and the
+ * condition holds; each output of the node is a loop.output call over
+ * [M] [cond] the carried values and the outer values the body reads.  A
+ * carried value keeps its shape; a scan output's first dimension is the
+ * number of iterations run, a reported size bounded by M. */
+static int loop_runtime(Importer *im, const OnnxGraph *body, int ncarry, int nscan) {
+  GNode *m = imp_input(im, 0), *c = imp_input(im, 1);
+  if (m && (ttype_is_symbolic(&m->type) || ttype_numel(&m->type) != 1 || !dt_eq(m->type.dtype, DT_I64)))
+    return imp_error(im, "the trip count M must be one int64, got %s", ttype_str(&m->type));
+  if (c && (ttype_is_symbolic(&c->type) || ttype_numel(&c->type) != 1 || !dt_is_bool(c->type.dtype)))
+    return imp_error(im, "the condition must be one bool, got %s", ttype_str(&c->type));
+  if (nscan && !m)
+    return imp_error(im, "a loop with scan outputs needs the trip count M (their bound): one run by its condition "
+                         "alone has no size for them");
+  TType *types = KNEWN(TType, ncarry + 3);
+  const char **names = KNEWN(const char *, ncarry + 3);
+  types[0] = ttype(DT_I64, 0, NULL);
+  types[1] = ttype(DT_BOOL, 0, NULL);
+  GNode **carry = KNEWN(GNode *, ncarry + 1);
+  for (int i = 0; i < ncarry; i++) {
+    if (!(carry[i] = imp_input(im, 2 + i))) return imp_error(im, "loop-carried input %d is missing", i);
+    types[2 + i] = carry[i]->type;
+  }
+  for (int i = 0; i < ncarry + 2; i++) names[i] = body->inputs[i].name;
+  AVec outer = {0}, outer_names = {0};
+  Graph *bg = imp_body_graph(im, body, types, &outer, &outer_names);
+  if (!bg) return runtime_refused(im, m, kiln_get_error());
+  /* the body's outputs: the condition, the carried values (their shapes
+   * kept), the scan outputs (one row shape) */
+  const TType *co = &((GNode *)bg->outputs.data[0])->type;
+  const char *bad = NULL;
+  if (ttype_is_symbolic(co) || ttype_numel(co) != 1 || !dt_is_bool(co->dtype)) bad = "its condition output is not one bool";
+  for (int i = 0; i < ncarry && !bad; i++) {
+    const TType *o = &((GNode *)bg->outputs.data[1 + i])->type, *t = &carry[i]->type;
+    bool same = dt_eq(o->dtype, t->dtype) && o->ndim == t->ndim;
+    for (int d = 0; same && d < t->ndim; d++)
+      same = (o->sym && o->sym->dim[d]) || (t->sym && t->sym->dim[d]) || o->shape[d] == t->shape[d];
+    if (!same)
+      bad = kfmt("loop-carried value %d is %s, but the body gives %s (a loop run at run time keeps each carried "
+                 "value's shape)", i, ttype_str(t), ttype_str(o));
+  }
+  for (int i = 0; i < nscan && !bad; i++) {
+    const TType *o = &((GNode *)bg->outputs.data[1 + ncarry + i])->type;
+    if (ttype_is_symbolic(o))
+      bad = kfmt("the rows of scan output %d are %s, sizes the body decides at run time (a loop run at run time "
+                 "stacks rows of one shape known at compile time)", i, ttype_str(o));
+  }
+  if (bad) {
+    graph_free(bg);
+    return runtime_refused(im, m, bad);
+  }
+  int b = imp_graph(im)->bodies.len;
+  graph_add_body(imp_graph(im), bg);
+  int nargs = (m ? 1 : 0) + (c ? 1 : 0) + ncarry + outer.len;
+  GNode **args = KNEWN(GNode *, nargs + 1);
+  int k = 0;
+  if (m) args[k++] = m;
+  if (c) args[k++] = c;
+  for (int i = 0; i < ncarry; i++) args[k++] = carry[i];
+  for (int i = 0; i < outer.len; i++) args[k++] = outer.data[i];
+  GSym *ms = NULL;
+  if (nscan && !(ms = imp_value_sym(im, m, kfmt("%s_trips", N(im)->name), 0, GRAPH_MAX_ELEMS)))
+    return imp_error(im, "the trip count: %s", kiln_get_error());
+  for (int o = 0; o < ncarry + nscan; o++) {
+    if (!imp_want_output(im, o)) continue;
+    StrBuf ha = {0};
+    sb_printf(&ha, "{\"body\":%d,\"output\":%d,\"ncarry\":%d,\"nscan\":%d,\"m\":%d,\"cond\":%d", b, o, ncarry,
+              nscan, m ? 1 : 0, c ? 1 : 0);
+    json_names(&ha, "node", 1, &N(im)->name);
+    json_names(&ha, "inputs", ncarry + 2, names);
+    json_names(&ha, "outer", outer_names.len, (const char *const *)outer_names.data);
+    sb_puts(&ha, "}");
+    kiln_arena_push(imp_graph(im)->arena);
+    const char *host = kstrdup(ha.data);
+    kiln_arena_pop();
+    sb_free(&ha);
+    GNode *v;
+    if (o < ncarry) {
+      const TType *t = &carry[o]->type;
+      int64_t shape[GRAPH_MAX_DIMS];
+      Expr *dims[GRAPH_MAX_DIMS] = {0};
+      for (int d = 0; d < t->ndim; d++) {
+        shape[d] = t->shape[d];
+        if (t->sym) dims[d] = t->sym->dim[d];
+      }
+      v = onnx_dd_call(im, "loop.output", nargs, args, t->dtype, t->ndim, shape, dims, -1, NULL, NULL, host);
+    } else {
+      const TType *r = &((GNode *)bg->outputs.data[1 + o])->type; /* a row: its shape at the body's representative sizes */
+      if (r->ndim + 1 > GRAPH_MAX_DIMS) return imp_error(im, "scan output %d has too many dimensions", o - ncarry);
+      GSym *s = onnx_dd_size_sym(im, o, GRAPH_MAX_ELEMS);
+      if (!s) return -1;
+      int64_t shape[GRAPH_MAX_DIMS];
+      shape[0] = 0;
+      for (int d = 0; d < r->ndim; d++) shape[1 + d] = r->shape[d];
+      kiln_arena_push(imp_graph(im)->arena);
+      Expr *cap = ms->var;
+      kiln_arena_pop();
+      v = onnx_dd_call(im, "loop.output", nargs, args, r->dtype, r->ndim + 1, shape, NULL, 0, s, cap, host);
+    }
+    if (!v || imp_set_output(im, o, v)) return -1;
+  }
+  return 0;
+}
+
 int onnx_h_Loop(Importer *im) {
   const OnnxGraph *body = onnx_attr_graph(N(im), "body");
   if (!body) return imp_error(im, "missing attribute 'body'");
@@ -133,6 +261,8 @@ int onnx_h_Loop(Importer *im) {
   if (ncarry < 0 || body->ninputs != ncarry + 2 || body->noutputs < ncarry + 1)
     return imp_error(im, "the body's inputs and outputs do not match the node's");
   int nscan = body->noutputs - 1 - ncarry;
+  GNode *m0 = imp_input(im, 0), *c0 = imp_input(im, 1);
+  if ((m0 && m0->kind != GN_CONST) || (c0 && c0->kind != GN_CONST)) return loop_runtime(im, body, ncarry, nscan);
   int64_t trips = -1;
   if (imp_input(im, 0)) {
     if (imp_input_i64(im, 0, INT64_MIN, INT64_MAX, &trips)) return -1;

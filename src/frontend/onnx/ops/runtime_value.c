@@ -72,9 +72,10 @@ static void put_len(StrBuf *sb, const RtVal *b, const RtVal *e, const RtVal *s, 
   sb_free(&st);
 }
 
-/* Element k of Slice input i (a constant, or a graph input whose elements
- * become value symbols in [lo, hi] with representative value rep): n
- * elements into v.  Returns n, -2 when the input is neither, -1 + error. */
+/* Element k of Slice input i (a constant, or a graph input or a value
+ * kernels compute, whose elements become value symbols in [lo, hi] with
+ * representative value rep; a computed one is bound after the kernels
+ * through a dd.bind, section 4c): n elements into v.  Returns n, -2 when the input is neither, -1 + error. */
 static int slice_operand(Importer *im, int i, int64_t lo, int64_t hi, const int64_t *rep, RtVal *v, GNode **node) {
   GNode *x = imp_input(im, i);
   *node = x;
@@ -85,17 +86,17 @@ static int slice_operand(Importer *im, int i, int64_t lo, int64_t hi, const int6
     for (int k = 0; k < n; k++) v[k] = (RtVal){NULL, c[k]};
     return n;
   }
-  if (x->kind != GN_VAR || x->type.ndim != 1 || x->type.dtype.code != kDLInt ||
-      (x->type.dtype.bits != 64 && x->type.dtype.bits != 32) || ttype_is_symbolic(&x->type))
-    return -2;
-  int64_t n = x->type.shape[0];
-  if (n > GRAPH_MAX_DIMS) return imp_error(im, "input %d ('%s') has %lld elements, at most %d", i, x->name, (long long)n,
-                                           GRAPH_MAX_DIMS);
+  if (x->kind != GN_VAR && x->kind != GN_CALL) return -2;
+  int64_t n = x->type.ndim == 1 ? x->type.shape[0] : 0;
+  if (n > GRAPH_MAX_DIMS) return -2;
+  /* a graph input, or a value kernels compute (bound after them) */
+  const char *name = imp_runtime_value_of(im, i);
+  if (!name) return -2;
   Graph *g = imp_graph(im);
   for (int k = 0; k < n; k++) {
     int before = g->syms.len;
-    GSym *s = graph_value_sym(g, x->name, k, lo, hi);
-    if (!s) return imp_error(im, "input %d ('%s'): %s", i, x->name, kiln_get_error());
+    GSym *s = graph_value_sym(g, name, k, lo, hi);
+    if (!s) return imp_error(im, "input %d ('%s'): %s", i, name, kiln_get_error());
     if (g->syms.len > before) s->rep = rep[k];
     v[k] = (RtVal){s, 0};
   }
@@ -103,9 +104,9 @@ static int slice_operand(Importer *im, int i, int64_t lo, int64_t hi, const int6
 }
 
 /* Slice (opset 10 and later) whose starts, ends, axes or steps are graph
- * inputs: dyn.strided_slice, the kernel reading starts, steps and axes.
- * -2 when no operand is a graph input (or one is computed: the
- * compile-time path then says what to bind). */
+ * inputs or computed by kernels (a Loop body's Unsqueeze of the iteration
+ * number): dyn.strided_slice, the kernel reading starts, steps and axes.
+ * -2 when no operand is given at run time. */
 int onnx_slice_runtime(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (imp_opset(im) < 10 || !x || ttype_is_symbolic(&x->type)) return -2;
@@ -126,7 +127,7 @@ int onnx_slice_runtime(Importer *im) {
       cnt[i] = -3;
       continue;
     }
-    bool var = in->kind == GN_VAR;
+    bool var = in->kind == GN_VAR || in->kind == GN_CALL; /* a graph input, or computed by kernels */
     if (!var && in->kind != GN_CONST) return -2;
     runtime |= var;
   }
