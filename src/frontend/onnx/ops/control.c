@@ -170,7 +170,13 @@ static int loop_runtime(Importer *im, const OnnxGraph *body, int ncarry, int nsc
   types[1] = ttype(DT_BOOL, 0, NULL);
   GNode **carry = KNEWN(GNode *, ncarry + 1);
   for (int i = 0; i < ncarry; i++) {
-    if (!(carry[i] = imp_input(im, 2 + i))) return imp_error(im, "loop-carried input %d is missing", i);
+    AnyVal any;
+    if (!(carry[i] = imp_input(im, 2 + i))) {
+      if (*N(im)->inputs[2 + i] && any_named(im, N(im)->inputs[2 + i], &any))
+        return runtime_refused(im, m, kfmt("loop-carried input %d is a %s: a loop run at run time carries tensors "
+                                           "only", i, any.s ? "sequence" : "optional"));
+      return imp_error(im, "loop-carried input %d is missing", i);
+    }
     types[2 + i] = carry[i]->type;
   }
   for (int i = 0; i < ncarry + 2; i++) names[i] = body->inputs[i].name;
