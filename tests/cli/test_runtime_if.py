@@ -1,7 +1,7 @@
 """If on a condition given at run time (src/frontend/onnx/ops/control.c):
 both branches are imported and run, each output a select over the
 condition, so one build answers either value; branches that disagree in
-shape or type, or give sequences, need the condition at compile time and
+shape or type, or give sequences of different lengths, need the condition at compile time and
 say so.  Each model is compiled once, without --bind, and run by `kiln run`
 against NumPy.
 

@@ -220,3 +220,38 @@ def test_split_to_sequence_with_sizes_given_at_run_time(tmp_path):
     sf = write(tmp_path, "split", numpy_helper.from_array(np.array([2, 2, 2], np.int64), "split"))
     p = kiln("run", so, "--inputs", xf, "--inputs", sf, check=False)
     assert p.returncode != 0 and "split_2=2" in p.stderr and "would have dimension 1 = -1" in p.stderr, p.stderr
+
+
+def test_if_on_a_run_time_condition_selects_sequences_of_one_length(tmp_path):
+    """Both branches give a sequence of 2: each element is selected by the
+    condition given at run time; branches of different lengths need the
+    condition at compile time and say why."""
+    def branch(name, a, b):
+        return helper.make_graph([helper.make_node("SequenceConstruct", [a, b], [name])], name, [],
+                                 [helper.make_value_info(name, seq_type([3]))])
+    for lens in ((("x", "y"), ("y", "x")), (("x", "y"), ("x", "x"))):
+        m = save(tmp_path, [helper.make_node("If", ["c"], ["s"], then_branch=branch("t", *lens[0]),
+                                              else_branch=branch("e", *lens[1]))],
+                 [helper.make_tensor_value_info("c", TP.BOOL, [1]), helper.make_tensor_value_info("x", TP.FLOAT, [3]),
+                  helper.make_tensor_value_info("y", TP.FLOAT, [3])], [helper.make_value_info("s", seq_type([3]))])
+        so = str(tmp_path / "m.so")
+        kiln("compile", m, "-o", so)
+        x, y = RNG.standard_normal(3).astype(np.float32), RNG.standard_normal(3).astype(np.float32)
+        env = {"x": x, "y": y}
+        for c in (True, False):
+            files = [write(tmp_path, n, numpy_helper.from_array(v, n))
+                     for n, v in (("c", np.array([c])), ("x", x), ("y", y))]
+            out = str(tmp_path / "out.npz")
+            kiln("run", so, *sum((["--inputs", f] for f in files), []), "-o", out)
+            want = lens[0] if c else lens[1]
+            with np.load(out) as z:
+                np.testing.assert_array_equal(z["s[0]"], env[want[0]])
+                np.testing.assert_array_equal(z["s[1]"], env[want[1]])
+    short = helper.make_graph([helper.make_node("SequenceConstruct", ["x"], ["e"])], "e", [],
+                              [helper.make_value_info("e", seq_type([3]))])
+    m = save(tmp_path, [helper.make_node("If", ["c"], ["s"], then_branch=branch("t", "x", "y"), else_branch=short)],
+             [helper.make_tensor_value_info("c", TP.BOOL, [1]), helper.make_tensor_value_info("x", TP.FLOAT, [3]),
+              helper.make_tensor_value_info("y", TP.FLOAT, [3])], [helper.make_value_info("s", seq_type([3]))])
+    p = kiln("compile", m, "-o", str(tmp_path / "m2.so"), check=False)
+    assert p.returncode != 0 and "output 0 is a sequence of 2 in then_branch and of 1 in else_branch" in p.stderr, p.stderr
+    assert "--bind" in p.stderr

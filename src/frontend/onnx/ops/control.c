@@ -51,45 +51,86 @@ static int any_set_output(Importer *im, int k, const AnyVal *v) {
 
 /* If on a condition known only at run time: both branches are imported
  * (and both run), each output a where() over the condition.  The branches
- * must then give each output one type and shape; sequence outputs and
- * branches that disagree need the condition at compile time. */
+ * must then give each output one type and shape, and a sequence or
+ * optional output one structure (the same length, each element selected;
+ * docs/sequences.md); branches that disagree need the condition at
+ * compile time. */
+static GNode *if_select(Importer *im, GNode *cb, GNode *a, GNode *e, const char *what) {
+  const TType *ta = &a->type, *te = &e->type;
+  bool same = dt_eq(ta->dtype, te->dtype) && ta->ndim == te->ndim && !ttype_is_symbolic(ta) && !ttype_is_symbolic(te);
+  for (int d = 0; same && d < ta->ndim; d++) same = ta->shape[d] == te->shape[d];
+  if (!same) {
+    imp_const_input(im, 0);
+    kiln_set_error("%s (%s is %s in then_branch and %s in else_branch: a run-time condition runs both branches and "
+                   "selects, so they must agree)",
+                   kiln_get_error(), what, ttype_str(ta), ttype_str(te));
+    return NULL;
+  }
+  return imp_where(im, cb, a, e);
+}
+
+/* The elements of two sequences of one length, selected. */
+static ImpSeq *if_select_seq(Importer *im, GNode *cb, const ImpSeq *a, const ImpSeq *e, int k) {
+  if (a->n != e->n) {
+    imp_const_input(im, 0);
+    kiln_set_error("%s (output %d is a sequence of %d in then_branch and of %d in else_branch: a run-time condition "
+                   "selects between sequences of one length only; the structure is fixed at compile time)",
+                   kiln_get_error(), k, a->n, e->n);
+    return NULL;
+  }
+  ImpSeq *q = KNEW(ImpSeq);
+  q->n = a->n;
+  q->dtype = a->dtype;
+  q->items = KNEWN(GNode *, q->n + 1);
+  for (int i = 0; i < q->n; i++)
+    if (!(q->items[i] = if_select(im, cb, a->items[i], e->items[i], kfmt("output %d's element %d", k, i)))) return NULL;
+  return q;
+}
+
 static int if_runtime(Importer *im, GNode *c) {
   if (ttype_is_symbolic(&c->type) || ttype_numel(&c->type) != 1)
     return imp_error(im, "cond must hold one value, got %s", ttype_str(&c->type));
   const char *br[2] = {"then_branch", "else_branch"};
   const OnnxGraph *g[2];
   int nout = N(im)->noutputs;
-  GNode **val[2];
+  AnyVal *val[2];
   for (int b = 0; b < 2; b++) {
     if (!(g[b] = onnx_attr_graph(N(im), br[b]))) return imp_error(im, "missing attribute '%s'", br[b]);
     if (g[b]->noutputs != nout) return imp_error(im, "%s has %d outputs, the node %d", br[b], g[b]->noutputs, nout);
     if (imp_subgraph(im, g[b])) return -1;
-    val[b] = KNEWN(GNode *, nout + 1);
-    for (int k = 0; k < nout; k++) {
-      const char *name = g[b]->outputs[k].name;
-      if (!imp_value(im, name) && (imp_value_seq(im, name) || imp_value_opt(im, name))) {
-        imp_const_input(im, 0); /* the error that names the graph inputs to bind */
-        return kiln_set_error("%s (%s's output %d is a%s: a run-time condition selects tensors only; the structure "
-                              "of sequences and optionals is fixed at compile time)",
-                              kiln_get_error(), br[b], k, imp_value_seq(im, name) ? " sequence" : "n optional");
-      }
-      if (!(val[b][k] = subgraph_output(im, g[b], k))) return -1;
-    }
+    val[b] = KNEWN(AnyVal, nout + 1);
+    for (int k = 0; k < nout; k++)
+      if (!any_named(im, g[b]->outputs[k].name, &val[b][k])) return imp_error(im, "subgraph output '%s' is not produced", g[b]->outputs[k].name);
   }
   GNode *cb = dt_is_bool(c->type.dtype) ? c : bin(im, "not_equal", c, imp_scalar_like(im, 0, c));
   int64_t none[1] = {0};
   cb = imp_reshape(im, cb, 0, none); /* a scalar: it broadcasts to any output */
   for (int k = 0; k < nout; k++) {
-    const TType *a = &val[0][k]->type, *e = &val[1][k]->type;
-    bool same = dt_eq(a->dtype, e->dtype) && a->ndim == e->ndim && !ttype_is_symbolic(a) && !ttype_is_symbolic(e);
-    for (int d = 0; same && d < a->ndim; d++) same = a->shape[d] == e->shape[d];
-    if (!same) {
-      imp_const_input(im, 0);
-      return kiln_set_error("%s (output %d is %s in then_branch and %s in else_branch: a run-time condition runs "
-                            "both branches and selects, so they must agree)",
-                            kiln_get_error(), k, ttype_str(a), ttype_str(e));
+    const AnyVal *a = &val[0][k], *e = &val[1][k];
+    AnyVal r = {0};
+    const char *kinds[2];
+    for (int b = 0; b < 2; b++) {
+      const AnyVal *v = &val[b][k];
+      kinds[b] = v->t ? "a tensor" : v->s ? "a sequence" : !v->o->t && !v->o->s ? "an empty optional"
+                 : v->o->t ? "an optional tensor" : "an optional sequence";
     }
-    if (imp_want_output(im, k) && imp_set_output(im, k, imp_where(im, cb, val[0][k], val[1][k]))) return -1;
+    if (strcmp(kinds[0], kinds[1])) {
+      imp_const_input(im, 0); /* the error that names the graph inputs to bind */
+      return kiln_set_error("%s (output %d is %s in then_branch and %s in else_branch: a run-time condition selects "
+                            "between values of one structure only; the structure of sequences and optionals is "
+                            "fixed at compile time)",
+                            kiln_get_error(), k, kinds[0], kinds[1]);
+    }
+    if (a->t) {
+      if (!(r.t = if_select(im, cb, a->t, e->t, kfmt("output %d", k)))) return -1;
+    } else if (a->s) {
+      if (!(r.s = if_select_seq(im, cb, a->s, e->s, k))) return -1;
+    } else {
+      r.o = KNEW(ImpOpt);
+      if (a->o->t && !(r.o->t = if_select(im, cb, a->o->t, e->o->t, kfmt("output %d", k)))) return -1;
+      if (a->o->s && !(r.o->s = if_select_seq(im, cb, a->o->s, e->o->s, k))) return -1;
+    }
+    if (imp_want_output(im, k) && any_set_output(im, k, &r)) return -1;
   }
   return 0;
 }
