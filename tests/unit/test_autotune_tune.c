@@ -228,7 +228,10 @@ static void test_measure_conv(void) {
     CHECK_MSG(res[i].error_no == 0, "config %d: error %d: %s", i, res[i].error_no, res[i].msg ? res[i].msg : "");
     CHECK(res[i].ncosts == 2 && res[i].costs[0] > 0 && res[i].costs[0] < 0.01);
     CHECK(res[i].all_cost > 0 && res[i].timestamp > 1e9);
-    CHECK(res[i].scale > 0.1 && res[i].scale < 10); /* the baseline was timed beside */
+    /* the baseline was timed beside: a ratio of two timings of microsecond
+     * kernels, so only its order of magnitude is checked (on a loaded
+     * machine one of them can take several times longer) */
+    CHECK_MSG(res[i].scale > 0.01 && res[i].scale < 100, "config %d: scale %g", i, res[i].scale);
   }
   measurer_free(m);
 }

@@ -196,6 +196,20 @@ int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const Temp
   return task_config(n, t, dc, tm, wl, st);
 }
 
+int graph_task_fill(GNode *n, Workload *wl, const char *desc, const Target *t, DispatchContext *dc, Strategy *st) {
+  memset(st, 0, sizeof *st);
+  const Template *tm = template_lookup(wl->name);
+  if (!tm) return -1;
+  if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
+  if (task_config(n, t, dc, tm, wl, st)) return -1;
+  st->task_name = wl->name;
+  st->tmpl = tm;
+  st->wl = wl;
+  st->target = t;
+  st->task_desc = desc;
+  return 0;
+}
+
 void graph_record_config(Graph *g, GNode *n, const Strategy *st) {
   if (!st->config) return;
   gnode_set_config(g, n, config_json(st->config), st->config_source);
@@ -208,17 +222,7 @@ int graph_conv_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *
 int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st) {
   memset(st, 0, sizeof *st);
   Workload *wl = n->op->id == OP_CONV2D ? choose_conv_task(n, ch, t, dc) : conv_workload(n, ch, NULL);
-  if (!wl) return 0;
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
-  if (task_config(n, t, dc, tm, wl, st)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->task_desc = conv_desc(n);
-  st->target = t;
-  return 0;
+  return wl ? graph_task_fill(n, wl, conv_desc(n), t, dc, st) : 0;
 }
 
 void graph_conv_follow_block(GNode *n, const Target *t, DispatchContext *dc, Strategy *st, int64_t b) {
@@ -273,16 +277,9 @@ static int dense_task(GNode *n, const Target *t, DispatchContext *dc, Strategy *
   bool packed = w->ndim == 3;
   int64_t N = packed ? w->shape[0] * w->shape[2] : w->shape[0], K = w->shape[1];
   Workload *wl = wl_dense(task, d->shape[0], N, K, "float32", "float32");
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0; /* not this target's: the generic schedule */
-  if (task_config(n, t, dc, tm, wl, st)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->target = t;
-  st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)d->shape[0], (long long)K, (long long)N, (long long)K);
-  return 0;
+  return graph_task_fill(n, wl, kfmt("[(%lld,%lld),(%lld,%lld)]", (long long)d->shape[0], (long long)K, (long long)N,
+                                     (long long)K),
+                         t, dc, st);
 }
 
 int strategy_dense(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
@@ -307,17 +304,9 @@ int strategy_matmul(GNode *n, const Target *t, DispatchContext *dc, Strategy *st
   for (int i = 0; i < r - 2; i++) batch *= a->shape[i];
   int64_t M = a->shape[r - 2], K = a->shape[r - 1], N = b->shape[r - 1];
   Workload *wl = wl_batch_matmul("batch_matmul.x86", batch, M, N, K, "float32", "float32");
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0;
-  if (choose_config(t, dc, tm, wl, &st->config, &st->config_source)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->target = t;
-  st->task_desc = kfmt("[(%lld,%lld,%lld),(%lld,%lld,%lld)]", (long long)batch, (long long)M, (long long)K,
-                       (long long)batch, (long long)K, (long long)N);
-  return 0;
+  return graph_task_fill(n, wl, kfmt("[(%lld,%lld,%lld),(%lld,%lld,%lld)]", (long long)batch, (long long)M,
+                                     (long long)K, (long long)batch, (long long)K, (long long)N),
+                         t, dc, st);
 }
 
 Tensor *graph_compute_matmul(GNode *n, Tensor **ins, const Strategy *st) {

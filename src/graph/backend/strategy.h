@@ -49,6 +49,12 @@ void strategy_attr_pads4(GNode *n, int out[4]);
  * stays unpacked (not float32 2-D, or a record for dense_nopack.x86 and
  * none for dense_pack.x86). */
 int graph_dense_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* The common tail of the CPU strategies: the template named by wl (-1 +
+ * error when the table has none), 0 with st cleared when it is not t's
+ * (the generic schedule), else st filled with the template, the workload,
+ * desc (the profile's task description) and the config graph_task_config
+ * gives. */
+int graph_task_fill(GNode *n, struct Workload *wl, const char *desc, const Target *t, DispatchContext *dc, Strategy *st);
 /* The config a strategy uses for a task: the one recorded on n
  * (GNode.config), else the best of dc's records, else the fallback. */
 int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const struct Template *tm, struct Workload *wl,

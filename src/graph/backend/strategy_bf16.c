@@ -15,18 +15,9 @@
 #define CONV_BF16_TASK "conv2d_NCHWc_bf16.x86"
 
 static int dense_bf16_task(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st) {
-  memset(st, 0, sizeof *st);
   Workload *wl = wl_dense(DENSE_BF16_TASK, M, N, K, "float32", "float32");
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0;
-  if (graph_task_config(n, t, dc, tm, wl, st)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->target = t;
-  st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)] bf16", (long long)M, (long long)K, (long long)N, (long long)K);
-  return 0;
+  return graph_task_fill(n, wl, kfmt("[(%lld,%lld),(%lld,%lld)] bf16", (long long)M, (long long)K, (long long)N, (long long)K),
+                         t, dc, st);
 }
 
 int graph_dense_bf16_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {

@@ -19,19 +19,10 @@
 #define CONV_INT8_TASK "conv2d_NCHWc_int8.x86"
 
 static int dense_vnni_task(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st) {
-  memset(st, 0, sizeof *st);
   /* TVM's workload: uint8 data, int8 weight, int32 accumulation */
   Workload *wl = wl_dense(DENSE_VNNI_TASK, M, N, K, "uint8", "int32");
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0;
-  if (graph_task_config(n, t, dc, tm, wl, st)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->target = t;
-  st->task_desc = kfmt("[(%lld,%lld),(%lld,%lld)] u8s8", (long long)M, (long long)K, (long long)N, (long long)K);
-  return 0;
+  return graph_task_fill(n, wl, kfmt("[(%lld,%lld),(%lld,%lld)] u8s8", (long long)M, (long long)K, (long long)N, (long long)K),
+                         t, dc, st);
 }
 
 int graph_dense_vnni_config(GNode *n, int64_t M, int64_t N, int64_t K, const Target *t, DispatchContext *dc, Strategy *st) {
@@ -48,24 +39,15 @@ int strategy_dense_vnni(GNode *n, const Target *t, DispatchContext *dc, Strategy
  * accumulation. */
 static int conv_int8_task(GNode *n, const int64_t d[4], const int64_t k[4], const Target *t, DispatchContext *dc,
                           Strategy *st) {
-  memset(st, 0, sizeof *st);
   int s[2], pad[4], dl[2];
   strategy_attr_ints2(n, "strides", 1, s);
   strategy_attr_ints2(n, "dilation", 1, dl);
   strategy_attr_pads4(n, pad);
   Workload *wl = wl_conv2d(CONV_INT8_TASK, d, k, s, pad, dl, "uint8", "int32");
-  const Template *tm = template_lookup(wl->name);
-  if (!tm) return -1;
-  if (!template_serves(tm, t)) return 0;
-  if (graph_task_config(n, t, dc, tm, wl, st)) return -1;
-  st->task_name = wl->name;
-  st->tmpl = tm;
-  st->wl = wl;
-  st->target = t;
-  st->task_desc = kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%d u8s8", (long long)d[0], (long long)d[1],
-                       (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3],
-                       s[0], pad[0]);
-  return 0;
+  const char *desc = kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%d u8s8", (long long)d[0],
+                          (long long)d[1], (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1],
+                          (long long)k[2], (long long)k[3], s[0], pad[0]);
+  return graph_task_fill(n, wl, desc, t, dc, st);
 }
 
 int graph_conv_int8_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
