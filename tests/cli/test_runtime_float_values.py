@@ -182,3 +182,22 @@ def test_affine_grid_with_the_size_given_at_run_time(tmp_path):
     # the batch must be theta's
     p = run(tmp_path, so, [theta, np.array([3, 3, 2, 2, 2], np.int64)], check=False)
     assert p.returncode != 0 and "element 0 is 3" in p.stderr and "outside the bounds [2, 2]" in p.stderr, p.stderr
+
+
+def test_max_unpool_with_output_shape_given_at_run_time(tmp_path):
+    """The unpooled [1, 2, 4, 4] padded at the end to output_shape."""
+    so = build(tmp_path, helper.make_node("MaxUnpool", ["x", "i", "s"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+               [("x", TP.FLOAT, [1, 2, 2, 2]), ("i", TP.INT64, [1, 2, 2, 2]), ("s", TP.INT64, [4])], opset=11,
+               name="unpool")
+    for want in [(1, 2, 4, 4), (1, 2, 5, 7), (1, 2, 4, 9)]:
+        x = RNG.standard_normal((1, 2, 2, 2)).astype(np.float32)
+        i = np.stack([RNG.choice(16, 4, replace=False) + 16 * c for c in range(2)]).reshape(1, 2, 2, 2)
+        y = run(tmp_path, so, [x, i.astype(np.int64), np.array(want, np.int64)])
+        z = np.zeros(32, np.float32)
+        z[i.ravel()] = x.ravel()
+        ref = np.pad(z.reshape(1, 2, 4, 4), [(0, w - d) for w, d in zip(want, (1, 2, 4, 4))])
+        np.testing.assert_array_equal(y, ref, err_msg=str(want))
+    # smaller than the unpooled shape, or another batch: refused naming the element
+    for bad, what in [((1, 2, 3, 4), "element 2 is 3"), ((2, 2, 4, 4), "element 0 is 2")]:
+        p = run(tmp_path, so, [x, i.astype(np.int64), np.array(bad, np.int64)], check=False)
+        assert p.returncode != 0 and what in p.stderr and "outside the bounds" in p.stderr, p.stderr

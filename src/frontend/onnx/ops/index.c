@@ -411,7 +411,12 @@ int onnx_h_MaxUnpool(Importer *im) {
       return imp_error(im, "the unpooled size of spatial axis %d is %lld (pads larger than the window)", i, (long long)os[2 + i]);
   }
   memcpy(want, os, sizeof os);
-  if (imp_input(im, 2)) {
+  GNode *osv = imp_input(im, 2);
+  bool runtime = osv && osv->kind == GN_VAR;
+  if (runtime && (osv->type.ndim != 1 || ttype_is_symbolic(&osv->type) || osv->type.shape[0] != nd ||
+                  !dt_eq(osv->type.dtype, DT_I64)))
+    return imp_error(im, "output_shape ('%s') must be %d int64 values, got %s", osv->name, nd, ttype_str(&osv->type));
+  if (osv && !runtime) {
     int n = imp_const_input_ints(im, 2, want, MAXD);
     if (n < 0) return -1;
     if (n != nd) return imp_error(im, "output_shape has %d values, expected %d", n, nd);
@@ -431,6 +436,7 @@ int onnx_h_MaxUnpool(Importer *im) {
   int64_t us[2] = {Nu, 1}, a0 = 0;
   GNode *sum = imp_reduce(im, "sum", imp_where(im, m, imp_reshape(im, x, 2, us), imp_scalar_like(im, 0, x)), 1, &a0, false);
   GNode *y = imp_reshape(im, sum, nd, os);
+  if (runtime && y) return onnx_unpool_pad_runtime(im, y, osv);
   if (memcmp(want, os, sizeof(int64_t) * (size_t)nd)) {
     int64_t pads[2 * MAXD];
     for (int i = 0; i < nd; i++) pads[i] = 0, pads[nd + i] = want[i] - os[i];

@@ -85,6 +85,9 @@ int onnx_range_runtime(Importer *im);
 /* Resize/Upsample whose scales (float32) or sizes (int64, with the
  * keep_aspect_ratio_policy policy) are the graph input val, element i
  * for axis axes[i] */
+/* MaxUnpool's result y (the unpooled shape) padded at the end to the
+ * output_shape given at run time by the graph input osv */
+int onnx_unpool_pad_runtime(Importer *im, GNode *y, GNode *osv);
 /* AffineGrid whose size is a graph input */
 int onnx_affine_grid_runtime(Importer *im);
 /* OneHot whose depth (float or integer) or values are graph inputs */

@@ -752,3 +752,46 @@ int onnx_affine_grid_runtime(Importer *im) {
   GNode *args[2] = {theta, sv};
   return out0(im, imp_call(im, "dyn.affine_grid", 2, args, a));
 }
+
+/* ---- MaxUnpool with output_shape given at run time ---- */
+
+/* MaxUnpool's unpooled result y padded at the end of each axis to
+ * output_shape (the graph input osv), as ONNX's reference does:
+ * dyn.pad(y, [0, ..., osv - shape(y)], axes), each dimension the value
+ * symbol osv_d, in [D, 2^31 - 1] (N and C: exactly D), representative
+ * value D (no padding). */
+int onnx_unpool_pad_runtime(Importer *im, GNode *y, GNode *osv) {
+  int nd = y->type.ndim;
+  Graph *g = imp_graph(im);
+  GSym *dims[MAXD] = {0};
+  int64_t shape[MAXD], iota[MAXD], ps[1] = {2 * nd};
+  for (int d = 0; d < nd; d++) {
+    int64_t D = y->type.shape[d];
+    int before = g->syms.len;
+    GSym *s = graph_value_sym(g, osv->name, d, D, d < 2 ? D : GRAPH_MAX_ELEMS);
+    if (!s) return imp_error(im, "output_shape ('%s'): %s", osv->name, kiln_get_error());
+    if (g->syms.len > before) s->rep = D;
+    dims[d] = s;
+    shape[d] = s->rep;
+    iota[d] = d;
+  }
+  void *p, *q;
+  GNode *zeros = imp_new_const(im, DT_I64, 1, (int64_t[]){nd}, &p), *cur = imp_new_const(im, DT_I64, 1, (int64_t[]){nd}, &q);
+  if (!zeros || !cur) return -1;
+  memset(p, 0, sizeof(int64_t) * (size_t)nd);
+  memcpy(q, y->type.shape, sizeof(int64_t) * (size_t)nd);
+  GNode *axes = imp_new_const(im, DT_I64, 1, (int64_t[]){nd}, &p);
+  if (!axes) return -1;
+  memcpy(p, iota, sizeof(int64_t) * (size_t)nd);
+  GNode *parts[2] = {zeros, bin(im, "subtract", osv, cur)};
+  GAttrs ca = gattrs_new();
+  ga_int(&ca, "axis", 0);
+  GNode *pads = parts[1] ? imp_call(im, "concatenate", 2, parts, ca) : NULL;
+  if (!pads || pads->type.shape[0] != ps[0]) return imp_error(im, "output_shape: could not build the pads");
+  GAttrs a = gattrs_new();
+  ga_ints(&a, "shape", nd, shape);
+  ga_str(&a, "pad_mode", "constant");
+  ga_str(&a, "sym_dims", imp_sym_dims(im, nd, dims, NULL));
+  GNode *args[4] = {y, pads, axes, imp_scalar_like(im, 0, y)};
+  return out0(im, imp_call(im, "dyn.pad", 4, args, a));
+}
