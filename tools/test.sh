@@ -46,11 +46,14 @@ KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/python
 echo "== documentation tests"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/docs
 
+# onnxruntime (build/ort-venv): the int8 models' quantization, and the
+# run-time Loop compared with it (tests/cli/test_runtime_loop.py)
+bash tests/models/ort_venv.sh
+
 echo "== kiln command tests"
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/cli
 
 echo "== model tests (torchvision models vs PyTorch, the bundled digits model, int8 models vs ONNX Runtime)"
-bash tests/models/ort_venv.sh   # onnxruntime for the int8 models' quantization (build/ort-venv)
 KILN_LIBRARY_PATH="$PWD/build" "$PY" -m pytest -q tests/models
 
 echo "== ONNX frontend tests and ONNX conformance (node + simple cases; report: build/onnx_conformance.md)"
