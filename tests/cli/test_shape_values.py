@@ -157,6 +157,22 @@ def test_shape_value_as_data_refused(tmp_path):
     check_error(path, "x:[N,2]", "Add node", "Shape node 'shp'", "used as data", "--input-shapes")
 
 
+def test_shape_value_as_output_refused(tmp_path):
+    """Shape of a symbolic input as a model output would hold the sizes Kiln
+    compiled with, not the run's: refused, naming the output and the Shape
+    node; with every size given it compiles and gives the real shape."""
+    nodes = [N("Shape", ["x"], ["s"], name="shp"), N("Relu", ["x"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, ["N", 3])],
+                          [helper.make_tensor_value_info("s", I64, [2]), helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    path = str(tmp_path / "shape_out.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    check_error(path, "x:[N,3]", "graph output 's'", "Shape node 'shp'", "not supported", "--input-shapes")
+    so = str(tmp_path / "s.so")
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[5,3]")
+    out = kiln("run", so).stdout
+    assert re.search(r"output 0 \(s\): \[2\] int", out), out
+
+
 def test_two_symbolic_entries(tmp_path):
     """[N*6, W] from x [N, 6, W]: two target entries computed from the
     symbols, neither the input's dimension at its position (reshape's

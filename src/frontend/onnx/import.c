@@ -1144,7 +1144,7 @@ Graph *imp_body_graph(Importer *im, const OnnxGraph *og, const TType *in_types, 
                           og->outputs[i].name);
     else if (!v)
       rc = kiln_set_error("body output %d ('%s') is not produced", i, og->outputs[i].name);
-    else
+    else if (!(rc = symval_refuse_output(im, og->outputs[i].name, v)))
       graph_add_named_output(bg, v, og->outputs[i].name);
   }
   pm_free(&im->values);
@@ -1228,6 +1228,9 @@ static int add_output(Importer *im, const OnnxValueInfo *vi) {
   if (opt && !v && !q) what = "opt(none)";
   else if (v) what = opt ? "opt(tensor)" : "tensor";
   else what = kfmt(opt ? "opt(seq(%d))" : "seq(%d)", q->n);
+  if (v && symval_refuse_output(im, name, v)) return -1;
+  for (int k = 0; q && k < q->n; k++)
+    if (symval_refuse_output(im, kfmt("%s[%d]", name, k), q->items[k])) return -1;
   if (v) graph_add_named_output(im->g, v, name);
   for (int k = 0; q && k < q->n; k++) graph_add_named_output(im->g, q->items[k], kfmt("%s[%d]", name, k));
   graph_add_boundary(im->g, kfmt("out %s %s", what, name));

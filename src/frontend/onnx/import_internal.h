@@ -42,5 +42,8 @@ int symval_fold(Importer *im, const char *op, int nargs, GNode **args, const GAt
 int symval_refuse_data(Importer *im, const char *op, int nargs, GNode **args);
 /* -1 + error when input i (value v), needed as a constant, is a shape value. */
 int symval_refuse_const(Importer *im, int i, GNode *v);
+/* 0, or -1 + an error when v, the graph output `name`, is a shape value
+ * with symbolic elements (it would hold the representative sizes). */
+int symval_refuse_output(Importer *im, const char *name, GNode *v);
 
 #endif

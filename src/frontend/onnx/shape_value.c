@@ -299,6 +299,15 @@ int symval_refuse_data(Importer *im, const char *op, int nargs, GNode **args) {
   return 0;
 }
 
+int symval_refuse_output(Importer *im, const char *name, GNode *v) {
+  const ShapeVal *s = sv_get(im, v);
+  if (!s) return 0;
+  return kiln_set_error("graph output '%s' is a value computed from the symbolic shape of a tensor (Shape node '%s'), "
+                        "which is not supported: shape values are folded at compile time, so the output would hold "
+                        "the sizes Kiln compiled with, not the run's; give the sizes as numbers in --input-shapes",
+                        name, s->origin);
+}
+
 int symval_refuse_const(Importer *im, int i, GNode *v) {
   const ShapeVal *s = sv_get(im, v);
   if (!s) return 0;
