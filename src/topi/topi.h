@@ -722,6 +722,16 @@ extern const struct Template topi_x86_dense_vnni_template;
  * are multiples of ic_multiple (1: all of them) */
 struct Workload;
 int x86_conv_space(const struct Target *t, struct ConfigSpace *cs, const struct Workload *wl, int64_t ic_multiple);
+/* The low-precision convolutions group g input channels into one word
+ * (bfloat16 pairs, int8 quadruples); what names them ("bfloat16", "int8").
+ * _check: -1 + error when the config's input block is not a multiple of g;
+ * _fallback: conv2d_NCHWc.x86's fallback block replaced, when it is not a
+ * multiple of g, by the largest multiple of g that divides the channels
+ * and is at most the output block (at least g); -1 + error when the
+ * channels are not a multiple of g (the layer stays float32). */
+struct ConfigEntity;
+int x86_conv_ic_group_check(const struct ConfigEntity *cfg, const struct Workload *wl, int64_t g, const char *what);
+int x86_conv_ic_group_fallback(struct ConfigEntity *cfg, const struct Workload *wl, int64_t g, const char *what);
 /* kernel int8 OIHW -> quadruples of input channels, uint32 [OC/oc_bn,
  * IC/ic_bn, KH, KW, ic_bn/4, oc_bn] (ic_bn a multiple of 4) */
 Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn);

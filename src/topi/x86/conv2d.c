@@ -153,6 +153,31 @@ int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t
 
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 1); }
 
+int x86_conv_ic_group_check(const ConfigEntity *cfg, const Workload *wl, int64_t g, const char *what) {
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
+  if (ic_bn % g)
+    return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is not a multiple of %lld; the %s kernel groups "
+                          "input channels by %lld (pick a block of %lld, %lld, %lld...)",
+                          wl->name, (long long)ic_bn, (long long)g, what, (long long)g, (long long)g, (long long)(2 * g),
+                          (long long)(3 * g));
+  return 0;
+}
+
+int x86_conv_ic_group_fallback(ConfigEntity *cfg, const Workload *wl, int64_t g, const char *what) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
+  if (ic_bn % g == 0) return 0;
+  if (c.IC % g)
+    return kiln_set_error("%s: %lld input channels cannot be grouped by %lld for %s", wl->name, (long long)c.IC,
+                          (long long)g, what);
+  int64_t b = g;
+  for (int64_t e = g; e <= (oc_bn > g ? oc_bn : g) && e <= c.IC; e += g)
+    if (c.IC % e == 0) b = e;
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, b});
+  return 0;
+}
+
 /* Batch blocking (batch > 1 only, so batch-1 spaces and records are
  * TVM's): "tile_n" samples share one register block, each kernel vector
  * then feeding tile_n x rows x columns accumulators.  Candidates: the

@@ -136,12 +136,7 @@ int topi_x86_conv_bf16_dot_is_fma(const ConfigEntity *cfg) {
 static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   if (BASE.check(t, cfg, wl)) return -1;
   if (topi_x86_conv_bf16_dot_is_fma(cfg) < 0) return kiln_error_context("%s", wl->name);
-  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
-  if (ic_bn % 2)
-    return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is odd; the bfloat16 kernel pairs input channels "
-                          "(pick an even block)",
-                          wl->name, (long long)ic_bn);
-  return 0;
+  return x86_conv_ic_group_check(cfg, wl, 2, "bfloat16");
 }
 
 /* conv2d_NCHWc.x86's fallback with the largest even input block that
@@ -150,16 +145,7 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   if (BASE.fallback(t, cfg, wl)) return -1;
   config_set_other(cfg, "bf16_dot", opt_str("fma")); /* faster here: docs/bf16.md */
-  Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c)) return -1;
-  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
-  if (ic_bn % 2 == 0) return 0;
-  if (c.IC % 2) return kiln_set_error("%s: %lld input channels cannot be paired for bfloat16", wl->name, (long long)c.IC);
-  int64_t b = 2;
-  for (int64_t e = 2; e <= (oc_bn > 2 ? oc_bn : 2) && e <= c.IC; e += 2)
-    if (c.IC % e == 0) b = e;
-  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, b});
-  return 0;
+  return x86_conv_ic_group_fallback(cfg, wl, 2, "bfloat16");
 }
 
 static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {

@@ -145,32 +145,14 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
 static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 4); }
 
 static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
-  if (BASE.check(t, cfg, wl)) return -1;
-  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
-  if (ic_bn % 4)
-    return kiln_set_error("%s: config knob 'tile_ic' inner part %lld is not a multiple of 4; the int8 kernel groups "
-                          "input channels by four (pick a block of 4, 8, 12, 16...)",
-                          wl->name, (long long)ic_bn);
-  return 0;
+  return BASE.check(t, cfg, wl) ? -1 : x86_conv_ic_group_check(cfg, wl, 4, "int8");
 }
 
-/* conv2d_NCHWc.x86's fallback with the largest input block that is a
- * multiple of 4, divides the channels and is at most the output block
- * (at least 4); input channels that are not a multiple of 4 are refused
- * (the pass leaves such a layer float32). */
+/* conv2d_NCHWc.x86's fallback with an input block of quadruples (input
+ * channels that are not a multiple of 4 are refused: the pass pads such a
+ * layer's channels or leaves it float32). */
 static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
-  if (BASE.fallback(t, cfg, wl)) return -1;
-  Conv2DWorkload c;
-  if (wl_conv2d_parse(wl, &c)) return -1;
-  int64_t ic_bn = cfg_split_inner(cfg, "tile_ic"), oc_bn = cfg_split_inner(cfg, "tile_oc");
-  if (ic_bn % 4 == 0) return 0;
-  if (c.IC % 4)
-    return kiln_set_error("%s: %lld input channels cannot be grouped by four for int8", wl->name, (long long)c.IC);
-  int64_t b = 4;
-  for (int64_t e = 4; e <= (oc_bn > 4 ? oc_bn : 4) && e <= c.IC; e += 4)
-    if (c.IC % e == 0) b = e;
-  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, b});
-  return 0;
+  return BASE.fallback(t, cfg, wl) ? -1 : x86_conv_ic_group_fallback(cfg, wl, 4, "int8");
 }
 
 static Tensor *int8_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
