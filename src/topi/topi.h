@@ -364,6 +364,16 @@ typedef enum TopiNearestMode {
 Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales,
                     TopiResizeMethod method, TopiCoordMode coord, TopiNearestMode nearest,
                     double cubic_a, bool exclude_outside);
+/* The interpolation both resizes share (resize_dyn.c): the body of the
+ * output at index vars v, where na axes are resized, axis active[k] of
+ * input size in[k] read at the float64 source coordinate cs[k]. Nearest
+ * rounds by `nearest` and reads x; linear (the coordinate clamped to the
+ * input) and cubic (coefficient cubic_a, taps clamped to the edge or
+ * weighted 0 outside with exclude_outside, then renormalized) sum the
+ * taps of up to 3 axes with separable float64 weights, cast to x's
+ * dtype.  NULL + error for more than 3 interpolated axes. */
+Expr *topi_resize_interp(Tensor *x, Expr **v, int na, const int *active, const int64_t *in, Expr **cs,
+                         TopiResizeMethod method, TopiNearestMode nearest, double cubic_a, bool exclude_outside);
 /* How dyn.resize's value tensor gives the output: float scales (the
  * output sizes floor(in * scale)), integer sizes, or sizes with ONNX's
  * keep_aspect_ratio_policy (one scale, the smallest or the largest of

@@ -13,6 +13,10 @@
  * axis named but left at scale 1 goes through the same arithmetic, which
  * is then the identity (a coordinate with no fraction).
  *
+ * The interpolation after the coordinates (nearest rounding, the linear
+ * and cubic taps and weights) is topi_resize_interp, which the static
+ * topi_resize shares.
+ *
  * Input dimensions along resized axes are constants; the others may be
  * symbolic (a previous resize along another axis: the importer chains one
  * node per axis for linear and cubic, which are separable, and resizes
@@ -80,6 +84,92 @@ static Expr *scale_of(Tensor *val, TopiResizeBy by, int nax, const int *axes, co
   KUNREACHABLE();
 }
 
+/* The interpolation of both resizes (topi_resize, topi_resize_dyn): see
+ * topi.h. */
+Expr *topi_resize_interp(Tensor *x, Expr **v, int na, const int *active, const int64_t *in, Expr **cs,
+                         TopiResizeMethod method, TopiNearestMode nearest, double cubic_a, bool exclude_outside) {
+  int nd = x->ndim;
+  Expr **base = KNEWN(Expr *, nd > 0 ? nd : 1);
+  for (int d = 0; d < nd; d++) base[d] = v[d];
+  if (method != TOPI_RESIZE_NEAREST && na > 3)
+    return kiln_set_error("resize: %d resized axes; interpolation handles up to 3", na), NULL;
+  if (method == TOPI_RESIZE_NEAREST) {
+    for (int k = 0; k < na; k++) {
+      Expr *c = cs[k], *r;
+      switch (nearest) {
+      case TOPI_NEAREST_ROUND_PREFER_FLOOR: r = ir_call1(INTRIN_ceil, ir_sub(c, f64(0.5))); break;
+      case TOPI_NEAREST_ROUND_PREFER_CEIL: r = ir_call1(INTRIN_floor, ir_add(c, f64(0.5))); break;
+      case TOPI_NEAREST_FLOOR: r = ir_call1(INTRIN_floor, c); break;
+      case TOPI_NEAREST_CEIL: r = ir_call1(INTRIN_ceil, c); break;
+      default: return kiln_set_error("resize: unknown nearest mode %d", (int)nearest), NULL;
+      }
+      /* clamp in float first: a far coordinate must not overflow int32 */
+      r = ir_max(ir_min(r, f64((double)(in[k] - 1))), f64(0));
+      base[active[k]] = ir_cast(DT_I32, r);
+    }
+    return te_read(x, nd, base);
+  }
+  int taps = method == TOPI_RESIZE_LINEAR ? 2 : 4;
+  Expr *i0[3], *frac[3], *lets_v[9], *lets_e[9];
+  int nlets = 0;
+  for (int k = 0; k < na; k++) {
+    Expr *c = cs[k];
+    if (method == TOPI_RESIZE_LINEAR) c = ir_max(ir_min(c, f64((double)(in[k] - 1))), f64(0));
+    Expr *cv = ir_var(kfmt("c%d", k), DT_F64);
+    lets_v[nlets] = cv;
+    lets_e[nlets++] = c;
+    Expr *iv = ir_var(kfmt("i%d", k), DT_I32);
+    lets_v[nlets] = iv;
+    lets_e[nlets++] = ir_cast(DT_I32, ir_call1(INTRIN_floor, cv));
+    i0[k] = method == TOPI_RESIZE_LINEAR ? iv : ir_sub(iv, ir_i32(1));
+    frac[k] = ir_sub(cv, ir_cast(DT_F64, iv));
+  }
+  Expr *w[3][4];
+  for (int k = 0; k < na; k++) {
+    for (int j = 0; j < taps; j++) {
+      if (method == TOPI_RESIZE_LINEAR) {
+        w[k][j] = j == 0 ? ir_sub(f64(1), frac[k]) : frac[k];
+      } else {
+        /* tap j sits at i0 + j, distance |frac + 1 - j| */
+        w[k][j] = cubic_w(ir_call1(INTRIN_fabs, ir_sub(ir_add(frac[k], f64(1)), f64(j))), cubic_a);
+        if (exclude_outside) {
+          Expr *pos = ir_add(i0[k], ir_i32(j));
+          w[k][j] = ir_select(ir_and(ir_ge(pos, ir_i32(0)), ir_lt(pos, ir_i32(in[k]))), w[k][j], f64(0));
+        }
+      }
+    }
+    if (method == TOPI_RESIZE_CUBIC && exclude_outside) { /* renormalize */
+      Expr *sum = w[k][0];
+      for (int j = 1; j < taps; j++) sum = ir_add(sum, w[k][j]);
+      Expr *sv = ir_var(kfmt("ws%d", k), DT_F64);
+      for (int j = 0; j < taps; j++) w[k][j] = ir_div(w[k][j], sv);
+      lets_v[nlets] = sv;
+      lets_e[nlets++] = sum;
+    }
+  }
+  int ncomb = 1;
+  for (int k = 0; k < na; k++) ncomb *= taps;
+  Expr *acc = NULL;
+  for (int cb = 0; cb < ncomb; cb++) {
+    int rem = cb;
+    Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
+    for (int d = 0; d < nd; d++) idx[d] = v[d];
+    Expr *wt = NULL;
+    for (int k = na - 1; k >= 0; k--) {
+      int j = rem % taps;
+      rem /= taps;
+      idx[active[k]] = clamp_i(ir_add(i0[k], ir_i32(j)), in[k]);
+      wt = wt ? ir_mul(wt, w[k][j]) : w[k][j];
+    }
+    Expr *term = ir_mul(ir_cast(DT_F64, te_read(x, nd, idx)), wt ? wt : f64(1));
+    acc = acc ? ir_add(acc, term) : term;
+  }
+  Expr *body = ir_cast(x->dtype, acc);
+  /* the lets of the weights' sums come last: they use the coordinates */
+  for (int i = nlets - 1; i >= 0; i--) body = ir_let(lets_v[i], lets_e[i], body);
+  return body;
+}
+
 Tensor *topi_resize_dyn(Tensor *x, Tensor *val, Expr **oshape, TopiResizeBy by, int nax, const int *axes,
                         const int64_t *in_shape, int nres, const int *res, TopiResizeMethod method,
                         TopiCoordMode coord_mode, TopiNearestMode nearest, double cubic_a, bool exclude_outside) {
@@ -110,86 +200,12 @@ Tensor *topi_resize_dyn(Tensor *x, Tensor *val, Expr **oshape, TopiResizeBy by, 
              NULL;
   }
   Expr **v = te_axis_vars(nd, NULL);
-  Expr **base = KNEWN(Expr *, nd > 0 ? nd : 1);
-  for (int d = 0; d < nd; d++) base[d] = v[d];
   Expr *cs[64];
   for (int k = 0; k < nres; k++) {
     int d = active[k];
     Expr *out = ir_cast(DT_F64, oshape[d]);
     cs[k] = coord(coord_mode, v[d], in[k], out, scale_of(val, by, nax, axes, in_shape, elem[k]));
   }
-  if (method == TOPI_RESIZE_NEAREST) {
-    for (int k = 0; k < nres; k++) {
-      Expr *c = cs[k], *r;
-      switch (nearest) {
-      case TOPI_NEAREST_ROUND_PREFER_FLOOR: r = ir_call1(INTRIN_ceil, ir_sub(c, f64(0.5))); break;
-      case TOPI_NEAREST_ROUND_PREFER_CEIL: r = ir_call1(INTRIN_floor, ir_add(c, f64(0.5))); break;
-      case TOPI_NEAREST_FLOOR: r = ir_call1(INTRIN_floor, c); break;
-      case TOPI_NEAREST_CEIL: r = ir_call1(INTRIN_ceil, c); break;
-      default: return kiln_set_error("%s: unknown nearest mode %d", op, (int)nearest), NULL;
-      }
-      /* clamp in float first: a far coordinate must not overflow int32 */
-      r = ir_max(ir_min(r, f64((double)(in[k] - 1))), f64(0));
-      base[active[k]] = ir_cast(DT_I32, r);
-    }
-    return te_compute("T_resize", nd, oshape, v, te_read(x, nd, base), "injective");
-  }
-  int taps = method == TOPI_RESIZE_LINEAR ? 2 : 4;
-  Expr *i0[3], *frac[3], *lets_v[9], *lets_e[9];
-  int nlets = 0;
-  for (int k = 0; k < nres; k++) {
-    Expr *c = cs[k];
-    if (method == TOPI_RESIZE_LINEAR) c = ir_max(ir_min(c, f64((double)(in[k] - 1))), f64(0));
-    Expr *cv = ir_var(kfmt("c%d", k), DT_F64);
-    lets_v[nlets] = cv;
-    lets_e[nlets++] = c;
-    Expr *iv = ir_var(kfmt("i%d", k), DT_I32);
-    lets_v[nlets] = iv;
-    lets_e[nlets++] = ir_cast(DT_I32, ir_call1(INTRIN_floor, cv));
-    i0[k] = method == TOPI_RESIZE_LINEAR ? iv : ir_sub(iv, ir_i32(1));
-    frac[k] = ir_sub(cv, ir_cast(DT_F64, iv));
-  }
-  Expr *w[3][4];
-  for (int k = 0; k < nres; k++) {
-    for (int j = 0; j < taps; j++) {
-      if (method == TOPI_RESIZE_LINEAR) {
-        w[k][j] = j == 0 ? ir_sub(f64(1), frac[k]) : frac[k];
-      } else {
-        /* tap j sits at i0 + j, distance |frac + 1 - j| */
-        w[k][j] = cubic_w(ir_call1(INTRIN_fabs, ir_sub(ir_add(frac[k], f64(1)), f64(j))), cubic_a);
-        if (exclude_outside) {
-          Expr *pos = ir_add(i0[k], ir_i32(j));
-          w[k][j] = ir_select(ir_and(ir_ge(pos, ir_i32(0)), ir_lt(pos, ir_i32(in[k]))), w[k][j], f64(0));
-        }
-      }
-    }
-    if (method == TOPI_RESIZE_CUBIC && exclude_outside) { /* renormalize */
-      Expr *sum = w[k][0];
-      for (int j = 1; j < taps; j++) sum = ir_add(sum, w[k][j]);
-      Expr *sv = ir_var(kfmt("ws%d", k), DT_F64);
-      for (int j = 0; j < taps; j++) w[k][j] = ir_div(w[k][j], sv);
-      lets_v[nlets] = sv;
-      lets_e[nlets++] = sum;
-    }
-  }
-  int ncomb = 1;
-  for (int k = 0; k < nres; k++) ncomb *= taps;
-  Expr *acc = NULL;
-  for (int cb = 0; cb < ncomb; cb++) {
-    int rem = cb;
-    Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
-    for (int d = 0; d < nd; d++) idx[d] = v[d];
-    Expr *wt = NULL;
-    for (int k = nres - 1; k >= 0; k--) {
-      int j = rem % taps;
-      rem /= taps;
-      idx[active[k]] = clamp_i(ir_add(i0[k], ir_i32(j)), in[k]);
-      wt = wt ? ir_mul(wt, w[k][j]) : w[k][j];
-    }
-    Expr *term = ir_mul(ir_cast(DT_F64, te_read(x, nd, idx)), wt ? wt : f64(1));
-    acc = acc ? ir_add(acc, term) : term;
-  }
-  Expr *body = ir_cast(x->dtype, acc);
-  for (int i = nlets - 1; i >= 0; i--) body = ir_let(lets_v[i], lets_e[i], body);
-  return te_compute("T_resize", nd, oshape, v, body, "injective");
+  Expr *body = topi_resize_interp(x, v, nres, active, in, cs, method, nearest, cubic_a, exclude_outside);
+  return body ? te_compute("T_resize", nd, oshape, v, body, "injective") : NULL;
 }

@@ -633,10 +633,6 @@ Tensor *topi_expand_expr(Tensor *x, int ndim, Expr **sh) {
 
 /* ---- resize ---- */
 
-typedef struct Axis1 {
-  Expr *i0, *w; /* a float64 coordinate's floor (int32) and fraction (float64) */
-} Axis1;
-
 /* The input coordinate (float64) of output index v on one axis. */
 static Expr *coord(TopiCoordMode mode, Expr *v, int64_t in, int64_t out, double scale) {
   Expr *x = ir_cast(DT_F64, v);
@@ -665,22 +661,6 @@ static Expr *coord(TopiCoordMode mode, Expr *v, int64_t in, int64_t out, double 
   }
   }
   KUNREACHABLE();
-}
-
-static Expr *clamp_i(Expr *i, int64_t in) { return ir_max(ir_min(i, c32(in - 1)), c32(0)); }
-
-/* The cubic convolution weight of distance s (>= 0) with coefficient a. */
-static Expr *cubic_w(Expr *s, double a) {
-  Expr *A = ir_float(a, DT_F64);
-  Expr *one = ir_float(1, DT_F64);
-  /* |s| <= 1: (a+2)|s|^3 - (a+3)|s|^2 + 1 ; 1 < |s| < 2: a|s|^3 - 5a|s|^2 + 8a|s| - 4a */
-  Expr *near = ir_add(ir_mul(ir_mul(ir_sub(ir_mul(ir_add(A, ir_float(2, DT_F64)), s), ir_add(A, ir_float(3, DT_F64))), s), s),
-                      one);
-  Expr *far = ir_sub(ir_mul(ir_add(ir_mul(ir_sub(ir_mul(A, s), ir_mul(ir_float(5, DT_F64), A)), s),
-                                   ir_mul(ir_float(8, DT_F64), A)),
-                            s),
-                     ir_mul(ir_float(4, DT_F64), A));
-  return ir_select(ir_le(s, one), near, ir_select(ir_lt(s, ir_float(2, DT_F64)), far, ir_float(0, DT_F64)));
 }
 
 Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales, TopiResizeMethod method,
@@ -713,94 +693,16 @@ Tensor *topi_resize(Tensor *x, const int64_t *out_shape, const double *scales, T
   int max_axes = method == TOPI_RESIZE_NEAREST ? 64 : 3;
   if (na > max_axes) return kiln_set_error("%s: %d resized axes; interpolation handles up to 3", op, na), NULL;
   Expr **v = te_axis_vars(nd, NULL);
-  Expr **base = KNEWN(Expr *, nd > 0 ? nd : 1);
-  for (int d = 0; d < nd; d++) base[d] = v[d];
-  if (method == TOPI_RESIZE_NEAREST) {
-    for (int k = 0; k < na; k++) {
-      int d = active[k];
-      Expr *c = coord(coord_mode, v[d], in[d], out_shape[d], sc[d]);
-      Expr *r;
-      switch (nearest) {
-      case TOPI_NEAREST_ROUND_PREFER_FLOOR: r = ir_call1(INTRIN_ceil, ir_sub(c, ir_float(0.5, DT_F64))); break;
-      case TOPI_NEAREST_ROUND_PREFER_CEIL: r = ir_call1(INTRIN_floor, ir_add(c, ir_float(0.5, DT_F64))); break;
-      case TOPI_NEAREST_FLOOR: r = ir_call1(INTRIN_floor, c); break;
-      case TOPI_NEAREST_CEIL: r = ir_call1(INTRIN_ceil, c); break;
-      default: KUNREACHABLE();
-      }
-      /* clamp in float first: a far coordinate must not overflow int32 */
-      r = ir_max(ir_min(r, ir_float((double)(in[d] - 1), DT_F64)), ir_float(0, DT_F64));
-      base[d] = ir_cast(DT_I32, r);
-    }
-    return inj("T_resize", nd, shape, v, te_read(x, nd, base));
-  }
-  DType t = x->dtype;
-  int taps = method == TOPI_RESIZE_LINEAR ? 2 : 4;
-  /* per active axis: the first tap index (unclamped) and the fraction */
-  Expr *i0[3], *frac[3];
-  Expr *lets_v[6], *lets_e[6];
-  int nlets = 0;
+  /* per resized axis its size and the source coordinate of v (float64) */
+  int64_t in_k[64];
+  Expr *cs[64];
   for (int k = 0; k < na; k++) {
     int d = active[k];
-    Expr *c = coord(coord_mode, v[d], in[d], out_shape[d], sc[d]);
-    if (method == TOPI_RESIZE_LINEAR) c = ir_max(ir_min(c, ir_float((double)(in[d] - 1), DT_F64)), ir_float(0, DT_F64));
-    Expr *cv = ir_var(kfmt("c%d", k), DT_F64);
-    lets_v[nlets] = cv;
-    lets_e[nlets++] = c;
-    Expr *fl = ir_call1(INTRIN_floor, cv);
-    Expr *iv = ir_var(kfmt("i%d", k), DT_I32);
-    lets_v[nlets] = iv;
-    lets_e[nlets++] = ir_cast(DT_I32, fl);
-    i0[k] = method == TOPI_RESIZE_LINEAR ? iv : ir_sub(iv, c32(1));
-    frac[k] = ir_sub(cv, ir_cast(DT_F64, iv));
+    in_k[k] = in[d];
+    cs[k] = coord(coord_mode, v[d], in[d], out_shape[d], sc[d]);
   }
-  /* weights per axis and tap (float64) */
-  Expr *w[3][4];
-  for (int k = 0; k < na; k++) {
-    int d = active[k];
-    for (int j = 0; j < taps; j++) {
-      if (method == TOPI_RESIZE_LINEAR) {
-        w[k][j] = j == 0 ? ir_sub(ir_float(1, DT_F64), frac[k]) : frac[k];
-      } else {
-        /* tap j sits at i0 + j, distance |frac + 1 - j| */
-        Expr *dist = ir_call1(INTRIN_fabs, ir_sub(ir_add(frac[k], ir_float(1, DT_F64)), ir_float(j, DT_F64)));
-        w[k][j] = cubic_w(dist, cubic_a);
-        if (exclude_outside) {
-          Expr *pos = ir_add(i0[k], c32(j));
-          w[k][j] = ir_select(ir_and(ir_ge(pos, c32(0)), ir_lt(pos, c32(in[d]))), w[k][j], ir_float(0, DT_F64));
-        }
-      }
-    }
-    if (method == TOPI_RESIZE_CUBIC && exclude_outside) { /* renormalize */
-      Expr *sum = w[k][0];
-      for (int j = 1; j < taps; j++) sum = ir_add(sum, w[k][j]);
-      Expr *sv = ir_var(kfmt("ws%d", k), DT_F64);
-      for (int j = 0; j < taps; j++) w[k][j] = ir_div(w[k][j], sv);
-      lets_v[nlets] = sv;
-      lets_e[nlets++] = sum;
-    }
-  }
-  /* sum over every combination of taps */
-  int ncomb = 1;
-  for (int k = 0; k < na; k++) ncomb *= taps;
-  Expr *acc = NULL;
-  for (int cb = 0; cb < ncomb; cb++) {
-    int rem = cb;
-    Expr **idx = KNEWN(Expr *, nd > 0 ? nd : 1);
-    for (int d = 0; d < nd; d++) idx[d] = v[d];
-    Expr *wt = NULL;
-    for (int k = na - 1; k >= 0; k--) {
-      int j = rem % taps;
-      rem /= taps;
-      idx[active[k]] = clamp_i(ir_add(i0[k], c32(j)), in[active[k]]);
-      wt = wt ? ir_mul(wt, w[k][j]) : w[k][j];
-    }
-    Expr *term = ir_mul(ir_cast(DT_F64, te_read(x, nd, idx)), wt);
-    acc = acc ? ir_add(acc, term) : term;
-  }
-  Expr *body = ir_cast(t, acc);
-  /* the lets of the weights' sums come last: they use the coordinates */
-  for (int i = nlets - 1; i >= 0; i--) body = ir_let(lets_v[i], lets_e[i], body);
-  return inj("T_resize", nd, shape, v, body);
+  Expr *body = topi_resize_interp(x, v, na, active, in_k, cs, method, nearest, cubic_a, exclude_outside);
+  return body ? inj("T_resize", nd, shape, v, body) : NULL;
 }
 
 /* ---- depth/space ---- */
