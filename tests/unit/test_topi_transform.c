@@ -561,6 +561,31 @@ static void resize_case(TBatch *b, TopiResizeMethod meth, TopiCoordMode cm, Topi
       }
 }
 
+/* Three resized axes (channels too), cubic with exclude_outside: the most
+ * lets the interpolation makes (two per axis, one renormalization each). */
+static void resize3_case(TBatch *b, TopiCoordMode cm) {
+  int64_t C = 3, H = 4, W = 5, OC = 5, OH = 6, OW = 3;
+  Tensor *x = ph("x", 4, (int64_t[]){1, C, H, W}, DT_F32);
+  double ca = -0.5;
+  Tensor *out = topi_resize(x, (int64_t[]){1, OC, OH, OW}, NULL, TOPI_RESIZE_CUBIC, cm, TOPI_NEAREST_FLOOR, ca, true);
+  TCase *c = tb_add(b, kfmt("resize cubic c%d 3 axes excl", cm), 1, &x, out, 1e-6);
+  if (!c) return;
+  for (int64_t co = 0; co < OC; co++)
+    for (int64_t y = 0; y < OH; y++)
+      for (int64_t xo = 0; xo < OW; xo++) {
+        int64_t ci[4], yi[4], xi[4];
+        double cw[4], yw[4], xw[4];
+        taps_ref(TOPI_RESIZE_CUBIC, cm, TOPI_NEAREST_FLOOR, co, C, OC, (double)OC / (double)C, ca, true, ci, cw);
+        taps_ref(TOPI_RESIZE_CUBIC, cm, TOPI_NEAREST_FLOOR, y, H, OH, (double)OH / (double)H, ca, true, yi, yw);
+        taps_ref(TOPI_RESIZE_CUBIC, cm, TOPI_NEAREST_FLOOR, xo, W, OW, (double)OW / (double)W, ca, true, xi, xw);
+        double v = 0;
+        for (int r = 0; r < 4; r++)
+          for (int p = 0; p < 4; p++)
+            for (int q = 0; q < 4; q++) v += cw[r] * yw[p] * xw[q] * F(c->a[0], (ci[r] * H + yi[p]) * W + xi[q]);
+        tset(c->ref, (co * OH + y) * OW + xo, v);
+      }
+}
+
 static void test_resize(void) {
   TBatch b = {0};
   for (int cm = 0; cm <= TOPI_COORD_HALF_PIXEL_SYMMETRIC; cm++) {
@@ -573,6 +598,8 @@ static void test_resize(void) {
   double sc[4] = {1, 1, 2.5, 0.6};
   resize_case(&b, TOPI_RESIZE_LINEAR, TOPI_COORD_HALF_PIXEL, TOPI_NEAREST_FLOOR, 4, 10, 10, 6, sc, false);
   resize_case(&b, TOPI_RESIZE_NEAREST, TOPI_COORD_ASYMMETRIC, TOPI_NEAREST_FLOOR, 4, 10, 10, 6, sc, false);
+  resize3_case(&b, TOPI_COORD_HALF_PIXEL);
+  resize3_case(&b, TOPI_COORD_ALIGN_CORNERS);
   b.c[0].eval = b.c[5].eval = b.c[6].eval = true;
   tb_run(&b);
 }
