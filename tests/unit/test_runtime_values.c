@@ -57,25 +57,50 @@ static void check_out(KilnGraphExecutor *ex, int i, int nd, const int64_t *want,
   kiln_array_free(o);
 }
 
+/* A model of tests/data/onnx built at opt level 3 into a temporary folder
+ * and loaded, its executor made: false (a failed check counted) only when
+ * the folder cannot be made; a failed import, build or load leaves ex
+ * NULL, and the test checks what it can. */
+typedef struct RtModel {
+  char *dir;
+  Graph *g;
+  KilnModule *mod;
+  KilnGraphExecutor *ex;
+} RtModel;
+
+static bool rt_open(RtModel *m, const char *file) {
+  memset(m, 0, sizeof *m);
+  m->dir = kiln_mkdtemp("kiln-rtvalues-");
+  CHECK_NN(m->dir);
+  if (!m->dir) return false;
+  m->g = kiln_import_onnx(kfmt("%s/tests/data/onnx/%s", test_root(), file), NULL);
+  CHECK_MSG(m->g != NULL, "import %s: %s", file, kiln_get_error());
+  const char *so = kfmt("%s/model.so", m->dir);
+  GraphBuildOptions bo;
+  memset(&bo, 0, sizeof bo);
+  bo.opt_level = 3;
+  if (m->g) CHECK_OK(graph_build(m->g, &bo, so, NULL));
+  if (m->g) CHECK_OK(kiln_module_load(so, &m->mod));
+  if (m->mod) CHECK_OK(kiln_graph_executor_create(m->mod, &m->ex));
+  return true;
+}
+
+static void rt_close(RtModel *m) {
+  kiln_graph_executor_free(m->ex);
+  kiln_module_free(m->mod);
+  if (m->g) graph_free(m->g);
+  kiln_rmtree(m->dir);
+  free(m->dir);
+}
+
 static float x_at(int64_t k, const void *x) { return ((const float *)x)[k]; }
 static float two(int64_t k, const void *ud) { return 2.0f; }
 static float exp_two(int64_t k, const void *ud) { return expf(2.0f); }
 
 static void test_rtvalues_reshape_and_empty(void) {
-  char *dir = kiln_mkdtemp("kiln-rtvalues-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_values.onnx", test_root()), NULL);
-  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
-  const char *so = kfmt("%s/rtvalues.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  if (g) CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  RtModel m;
+  if (!rt_open(&m, "runtime_values.onnx")) return;
+  KilnGraphExecutor *ex = m.ex;
   DLTensor *x = NULL;
   CHECK_OK(kiln_array_empty(3, (int64_t[]){2, 3, 4}, DT_F32, (DLDevice){kDLCPU, 0}, &x));
   if (ex && x) {
@@ -121,11 +146,7 @@ static void test_rtvalues_reshape_and_empty(void) {
     check_out(ex, 1, 2, seq[6].c, two, NULL);
   }
   kiln_array_free(x);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  if (g) graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&m);
 }
 
 /* ---- float run-time values (docs/symbolic_shapes.md, section 4e) ----
@@ -172,20 +193,9 @@ static float one_hot_at(int64_t k, const void *ud) {
 }
 
 static void test_rtfloat_resize_scales_and_one_hot_depth(void) {
-  char *dir = kiln_mkdtemp("kiln-rtfloat-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_float_values.onnx", test_root()), NULL);
-  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
-  const char *so = kfmt("%s/rtfloat.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  if (g) CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  RtModel m;
+  if (!rt_open(&m, "runtime_float_values.onnx")) return;
+  KilnGraphExecutor *ex = m.ex;
   if (ex) {
     /* the symbols: floor(x * D) of each scale, floor(x * 1) of the depth */
     int nf = 0;
@@ -235,11 +245,7 @@ static void test_rtfloat_resize_scales_and_one_hot_depth(void) {
     ResizeRef rr = {x, 6, 6, 2.0f, 1.5f};
     check_out(ex, 0, 4, (int64_t[]){1, 1, 6, 6}, resize_at, &rr);
   }
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  if (g) graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&m);
 }
 
 /* The pending binding (graph_sym.c, sym_pending): a binding that plans
@@ -249,20 +255,9 @@ static void test_rtfloat_resize_scales_and_one_hot_depth(void) {
  * binding is refused at set_input and a good one clears the wait.  On
  * runtime_values.onnx: s alone, before c, decides an invalid Reshape. */
 static void test_rtvalues_pending(void) {
-  char *dir = kiln_mkdtemp("kiln-rtpending-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_values.onnx", test_root()), NULL);
-  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
-  const char *so = kfmt("%s/rtpending.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  if (g) CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  RtModel m;
+  if (!rt_open(&m, "runtime_values.onnx")) return;
+  KilnGraphExecutor *ex = m.ex;
   DLTensor *x = NULL;
   CHECK_OK(kiln_array_empty(3, (int64_t[]){2, 3, 4}, DT_F32, (DLDevice){kDLCPU, 0}, &x));
   if (ex && x) {
@@ -292,11 +287,7 @@ static void test_rtvalues_pending(void) {
     check_out(ex, 0, 3, (int64_t[]){4, 3, 2}, x_at, x->data);
   }
   kiln_array_free(x);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  if (g) graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&m);
 }
 
 /* A scalar input of dtype dt (int64 or bool) set to v. */
@@ -325,21 +316,10 @@ static float loop_last(int64_t k, const void *ud) { return ((const float *)ud)[k
  * a negative m, a body that fails at an iteration, and a trip count above
  * its bound are errors naming the node, and the executor runs after them. */
 static void test_rtvalues_loop(void) {
-  char *dir = kiln_mkdtemp("kiln-rtloop-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = kiln_import_onnx(kfmt("%s/tests/data/onnx/runtime_loop.onnx", test_root()), NULL);
-  CHECK_MSG(g != NULL, "import: %s", kiln_get_error());
-  if (g) CHECK_INT(g->bodies.len, 1);
-  const char *so = kfmt("%s/rtloop.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  if (g) CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  if (g) CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  RtModel m;
+  if (!rt_open(&m, "runtime_loop.onnx")) return;
+  if (m.g) CHECK_INT(m.g->bodies.len, 1);
+  KilnGraphExecutor *ex = m.ex;
   DLTensor *x0 = NULL, *w = NULL;
   CHECK_OK(kiln_array_empty(1, (int64_t[]){3}, DT_F32, (DLDevice){kDLCPU, 0}, &x0));
   CHECK_OK(kiln_array_empty(1, (int64_t[]){3}, DT_F32, (DLDevice){kDLCPU, 0}, &w));
@@ -391,11 +371,7 @@ static void test_rtvalues_loop(void) {
   }
   kiln_array_free(x0);
   kiln_array_free(w);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  if (g) graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&m);
 }
 
 const TestCase rtvalues_tests[] = {
