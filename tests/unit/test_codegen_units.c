@@ -81,6 +81,9 @@ static void test_units_balanced(void) {
   kiln_module_free(m);
 }
 
+/* 32 random bits (test_rand gives 24) */
+static uint32_t rand32(void) { return (uint32_t)test_rand() << 16 ^ (uint32_t)test_rand(); }
+
 /* out[i] = acc[i] + dot(a[i], b[i]) vectorized by `lanes`. */
 static LoweredFunc *dot_acc(const char *name, Intrinsic op, int lanes) {
   DType at = op == INTRIN_u8s8_dot4 ? DT_I32 : DT_F32;
@@ -120,14 +123,14 @@ static void test_dot_acc(void) {
     DLTensor *t[4];
     for (int i = 0; i < 4; i++) CHECK_OK(kiln_array_empty(1, (int64_t[]){N}, i == 1 || i == 2 ? DT_U32 : at, cpu, &t[i]));
     for (int i = 0; i < N; i++) {
-      uint32_t a = (uint32_t)(test_randf() * 4e9f), b = (uint32_t)(test_randf() * 4e9f);
+      uint32_t a = rand32(), b = rand32();
       if (!i8) { /* finite bfloat16 halves: exponents kept small */
         a &= 0x3fff3fffu;
         b &= 0x3fff3fffu;
       }
       ((uint32_t *)t[1]->data)[i] = a;
       ((uint32_t *)t[2]->data)[i] = b;
-      if (i8) ((int32_t *)t[0]->data)[i] = (int32_t)(test_randf() * 2e9f) - 1000000000;
+      if (i8) ((int32_t *)t[0]->data)[i] = (int32_t)(rand32() >> 1) - (1 << 30);
       else ((float *)t[0]->data)[i] = test_randf();
     }
     KilnFunction *fn = NULL;
