@@ -255,3 +255,21 @@ def test_if_on_a_run_time_condition_selects_sequences_of_one_length(tmp_path):
     p = kiln("compile", m, "-o", str(tmp_path / "m2.so"), check=False)
     assert p.returncode != 0 and "output 0 is a sequence of 2 in then_branch and of 1 in else_branch" in p.stderr, p.stderr
     assert "--bind" in p.stderr
+
+
+def test_bound_tensor_input_beside_a_sequence(tmp_path):
+    """A tensor input bound at compile time (--bind) is a constant of the
+    build, not an input of the module: the sequence's structure lists only
+    what is still an input (the module failed to load: "input 'pos' has no
+    tensor input")."""
+    m = save(tmp_path, [helper.make_node("SequenceAt", ["s", "pos"], ["y"])],
+             [helper.make_value_info("s", seq_type([3])), helper.make_tensor_value_info("pos", TP.INT64, [])],
+             [helper.make_tensor_value_info("y", TP.FLOAT, [3])])
+    pos = write(tmp_path, "pos", numpy_helper.from_array(np.array(1, np.int64), "pos"))
+    so = str(tmp_path / "m.so")
+    kiln("compile", m, "-o", so, "--input-shapes", "s:seq(2)", "--bind", f"pos={pos}")
+    s = [RNG.standard_normal(3).astype(np.float32) for _ in range(2)]
+    out = str(tmp_path / "out.npz")
+    kiln("run", so, "-o", out, "--inputs", write(tmp_path, "s", numpy_helper.from_list(s, "s")))
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["y"], s[1])

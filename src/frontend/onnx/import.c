@@ -910,7 +910,10 @@ static int bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const Inp
       break;
     }
     rc = tensor_input(im, vi->name, &vi->type, us);
-    if (!rc) graph_add_boundary(im->g, kfmt("in tensor %s", vi->name));
+    /* a bound input is a constant of the build, not an input of the module */
+    bool bound = false;
+    for (int k = 0; k < im->nbound; k++) bound |= !strcmp(im->bound[k].name, vi->name);
+    if (!rc && !bound) graph_add_boundary(im->g, kfmt("in tensor %s", vi->name));
   }
   for (int k = 0; k < im->nbound && !rc; k++) {
     bool found = false;
