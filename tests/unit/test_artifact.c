@@ -471,6 +471,8 @@ static void build_big(BigBuild *b) {
   for (int i = 0; i < n && good; i++) good = fdata(y)[i] == 2 * fdata(x)[i];
   b->ok = good && size == b->size && !memcmp(data, b->bytes, size) ? 1 : -1;
   snprintf(b->err, sizeof b->err, "wrong blob or kernel");
+  kiln_array_free(x);
+  kiln_array_free(y);
   kiln_func_free(fn);
   kiln_module_free(m);
 }
