@@ -4,7 +4,9 @@
  *   codegen_c.c   lowered functions -> one readable C translation unit
  *                 (GCC/Clang vector extensions for vector code, parallel
  *                 loops outlined into closures run on the runtime's pool);
- *                 also plain kernels for standalone C (graph/backend/export_c.c)
+ *                 also plain kernels for standalone C (graph/backend/export_c.c).
+ *                 Split by concern behind codegen_c_internal.h: _stmt.c,
+ *                 _expr.c, _intrin.c, _types.c
  *   kiln_vmath.h  C source that generated code carries: branch-free
  *                 float32 exp/tanh/erf/sigmoid (documented accuracy)
  *   compiler.c    the C compiler driver: $CC -> shared object, with binary

@@ -4,7 +4,7 @@
  *
  * This file is C source that generated code carries: the C code generator
  * pastes it, verbatim, into every translation unit whose kernels call one of
- * these functions on float32 (src/codegen/codegen_c.c), and a lane loop
+ * these functions on float32 (src/codegen/codegen_c_intrin.c), and a lane loop
  * `for (l = 0; l < 16; l++) r[l] = kiln_expf(a[l]);` over GCC vector
  * extensions then compiles to straight SIMD code (AVX-512: 16 lanes per
  * instruction) instead of 16 calls into libm.  It needs no libm and no

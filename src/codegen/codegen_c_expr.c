@@ -1,0 +1,459 @@
+/*
+ * codegen_c_expr.c - expressions of the C code generator.
+ *
+ * cgc_expr prints one IR expression as C into g->out.  Scalars are plain C;
+ * vectors use GCC/Clang vector extensions, with small inline helpers for
+ * what C does not define on vectors (select, min/max, floor division,
+ * gathers, ramps, broadcasts), each emitted once per unit.  A boolean
+ * vector is an int32 lane mask (-1/0), whatever width its operands had.
+ */
+#include "codegen_c_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static void print_int(StrBuf *sb, int64_t v, DType t) {
+  if (dt_is_bool(t)) {
+    sb_printf(sb, "%d", v ? 1 : 0);
+    return;
+  }
+  if (t.bits == 64) {
+    if (v == INT64_MIN)
+      sb_puts(sb, "INT64_MIN");
+    else if (t.code == kDLUInt)
+      sb_printf(sb, "UINT64_C(%llu)", (unsigned long long)v);
+    else
+      sb_printf(sb, "INT64_C(%lld)", (long long)v);
+    return;
+  }
+  if (t.code == kDLInt && t.bits == 32) {
+    if (v == INT32_MIN)
+      sb_puts(sb, "INT32_MIN");
+    else
+      sb_printf(sb, "%lld", (long long)v);
+    return;
+  }
+  sb_printf(sb, "((%s)%lld)", cgc_scalar_ctype(t), (long long)v);
+}
+
+static void print_float(StrBuf *sb, double v, DType t, bool freestanding) {
+  const char *suffix = t.bits == 32 ? "f" : "";
+  if (freestanding && (isnan(v) || isinf(v))) { /* no math.h: NAN and INFINITY come from the math file */
+    sb_printf(sb, "((%s)%skiln_%s())", cgc_scalar_ctype(t), isinf(v) && v < 0 ? "-" : "", isnan(v) ? "nanf" : "inff");
+    return;
+  }
+  if (isnan(v)) {
+    sb_printf(sb, "((%s)NAN)", cgc_scalar_ctype(t));
+    return;
+  }
+  if (isinf(v)) {
+    sb_printf(sb, "((%s)%sINFINITY)", cgc_scalar_ctype(t), v < 0 ? "-" : "");
+    return;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, t.bits == 32 ? "%.9g" : "%.17g", v);
+  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  if (t.bits == 16)
+    sb_printf(sb, "((_Float16)%s)", buf);
+  else
+    sb_printf(sb, "%s%s", buf, suffix);
+}
+
+static bool provably_nonneg(CG *g, Expr *e) {
+  int64_t lo, hi;
+  return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
+}
+
+static void binary(CG *g, const char *op, Expr *a, Expr *b) {
+  sb_putc(g->out, '(');
+  cgc_expr(g, a);
+  sb_printf(g->out, " %s ", op);
+  cgc_expr(g, b);
+  sb_putc(g->out, ')');
+}
+
+static void call_helper(CG *g, const char *name, int n, Expr **args) {
+  sb_printf(g->out, "%s(", name);
+  for (int i = 0; i < n; i++) {
+    if (i) sb_puts(g->out, ", ");
+    cgc_expr(g, args[i]);
+  }
+  sb_putc(g->out, ')');
+}
+
+/* A vector comparison yields a mask of the operands' width; make it int32. */
+static void vcompare(CG *g, const char *op, Expr *a, Expr *b, DType rt) {
+  DType ot = a->dtype;
+  int w = dt_is_bool(dt_scalar(ot)) ? 32 : ot.bits;
+  if (w == 32) {
+    binary(g, op, a, b);
+    return;
+  }
+  sb_printf(g->out, "__builtin_convertvector(");
+  binary(g, op, a, b);
+  sb_printf(g->out, ", %s)", cgc_ctype(g, rt));
+}
+
+static void emit_minmax(CG *g, Expr *e, bool is_min) {
+  DType t = e->dtype;
+  const char *cmp = is_min ? "<" : ">";
+  if (t.lanes == 1) {
+    const char *tn = cgc_ctype(g, t);
+    const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", cgc_short_name(t));
+    cgc_need(g, name, kfmt("static inline %s %s(%s a, %s b) { return a %s b ? a : b; }\n", tn, name, tn, tn, cmp));
+    Expr *args[2] = {e->bin.a, e->bin.b};
+    call_helper(g, name, 2, args);
+    return;
+  }
+  const char *vt = cgc_ctype(g, t), *mt = cgc_mask_of(g, t);
+  const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", vt + 3);
+  cgc_need(g, name,
+       kfmt("static inline %s %s(%s a, %s b) {\n  %s m = (%s)(a %s b);\n"
+            "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n",
+            vt, name, vt, vt, mt, mt, cmp, vt, mt, mt));
+  Expr *args[2] = {e->bin.a, e->bin.b};
+  call_helper(g, name, 2, args);
+}
+
+static void emit_floordiv(CG *g, Expr *e, bool is_mod) {
+  DType t = e->dtype;
+  Expr *a = e->bin.a, *b = e->bin.b;
+  if (t.code == kDLFloat) {
+    const char *s = t.bits == 32 ? "f" : "";
+    if (t.lanes > 1) {
+      DType at[2] = {t, t};
+      const char *n = cgc_lane_helper(g, is_mod ? "floormod" : "floordiv", t, 2, at,
+                                  is_mod ? kfmt("a[l] - floor%s(a[l] / b[l]) * b[l]", s)
+                                         : kfmt("floor%s(a[l] / b[l])", s));
+      Expr *args[2] = {a, b};
+      call_helper(g, n, 2, args);
+      return;
+    }
+    if (is_mod) {
+      sb_printf(g->out, "kiln_fmodf_floor%s(", s);
+      cgc_need(g, kfmt("kiln_fmodf_floor%s", s),
+           kfmt("static inline %s kiln_fmodf_floor%s(%s a, %s b) { return a - floor%s(a / b) * b; }\n",
+                cgc_scalar_ctype(t), s, cgc_scalar_ctype(t), cgc_scalar_ctype(t), s));
+      cgc_expr(g, a);
+      sb_puts(g->out, ", ");
+      cgc_expr(g, b);
+      sb_putc(g->out, ')');
+    } else {
+      sb_printf(g->out, "floor%s(", s);
+      binary(g, "/", a, b);
+      sb_putc(g->out, ')');
+    }
+    return;
+  }
+  int64_t c;
+  if (t.lanes == 1 && t.code == kDLUInt) {
+    binary(g, is_mod ? "%" : "/", a, b);
+    return;
+  }
+  if (t.lanes == 1 && ir_is_const_int(b, &c) && c > 0 && provably_nonneg(g, a)) {
+    binary(g, is_mod ? "%" : "/", a, b);
+    return;
+  }
+  if (t.lanes > 1) {
+    DType at[2] = {t, t};
+    const char *n = cgc_lane_helper(
+        g, is_mod ? "floormod" : "floordiv", t, 2, at,
+        is_mod ? "((a[l] % b[l]) != 0 && ((a[l] < 0) != (b[l] < 0)) ? a[l] % b[l] + b[l] : a[l] % b[l])"
+               : "(a[l] / b[l] - (((a[l] % b[l]) != 0) && ((a[l] < 0) != (b[l] < 0))))");
+    Expr *args[2] = {a, b};
+    call_helper(g, n, 2, args);
+    return;
+  }
+  const char *tn = cgc_scalar_ctype(t);
+  const char *name = kfmt("kiln_%s_%s", is_mod ? "floormod" : "floordiv", cgc_short_name(t));
+  if (is_mod)
+    cgc_need(g, name,
+         kfmt("static inline %s %s(%s a, %s b) { %s r = a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n",
+              tn, name, tn, tn, tn));
+  else
+    cgc_need(g, name,
+         kfmt("static inline %s %s(%s a, %s b) { %s q = a / b; return ((a %% b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
+              tn, name, tn, tn, tn));
+  Expr *args[2] = {a, b};
+  call_helper(g, name, 2, args);
+}
+
+static void need_bcast(CG *g, DType vt);
+
+bool cgc_is_contiguous_ramp(Expr *idx) {
+  return idx->kind == EK_Ramp && ir_is_int_value(idx->ramp.stride, 1);
+}
+
+static void emit_load(CG *g, Expr *e) {
+  const char *buf = cgc_vname(g, e->load.buf);
+  Expr *idx = e->load.index;
+  if (e->dtype.lanes == 1) {
+    sb_printf(g->out, "%s[", buf);
+    cgc_expr(g, idx);
+    sb_putc(g->out, ']');
+    return;
+  }
+  DType *et = pm_get(&g->buftype, e->load.buf);
+  bool boolbuf = et && dt_is_bool(*et);
+  if (cgc_is_contiguous_ramp(idx) && !boolbuf) {
+    /* read through the unaligned twin type, then view as the plain one */
+    const char *vt = cgc_ctype(g, e->dtype);
+    sb_printf(g->out, "((%s)*(%su *)(%s + ", vt, vt, buf);
+    cgc_expr(g, idx->ramp.base);
+    sb_puts(g->out, "))");
+    return;
+  }
+  if (idx->kind == EK_Broadcast) {
+    need_bcast(g, e->dtype);
+    sb_printf(g->out, "kiln_bcast_%s(", cgc_ctype(g, e->dtype) + 3);
+    sb_printf(g->out, "%s[", buf);
+    cgc_expr(g, idx->bcast.value);
+    sb_puts(g->out, "])");
+    return;
+  }
+  /* a gather, one lane at a time */
+  const char *vt = cgc_ctype(g, e->dtype), *it = cgc_ctype(g, idx->dtype);
+  const char *ect = et ? cgc_scalar_ctype(*et) : cgc_scalar_ctype(dt_scalar(e->dtype));
+  const char *name = kfmt("kiln_gather_%s_%s", vt + 3, it + 3);
+  cgc_need(g, name,
+       kfmt("static inline %s %s(const %s *p, %s i) {\n  %s r;\n  for (int l = 0; l < %d; l++) r[l] = "
+            "%sp[i[l]];\n  return r;\n}\n",
+            vt, name, ect, it, vt, e->dtype.lanes, boolbuf ? "-(int32_t)" : ""));
+  sb_printf(g->out, "%s(%s, ", name, buf);
+  cgc_expr(g, idx);
+  sb_putc(g->out, ')');
+}
+
+static void need_bcast(CG *g, DType vt) {
+  const char *v = cgc_ctype(g, vt);
+  const char *name = kfmt("kiln_bcast_%s", v + 3);
+  StrBuf sb = {0};
+  sb_printf(&sb, "static inline %s %s(%s x) { return (%s){", v, name,
+            dt_is_bool(dt_scalar(vt)) ? "int32_t" : cgc_scalar_ctype(dt_scalar(vt)), v);
+  for (int l = 0; l < vt.lanes; l++) sb_printf(&sb, "%sx", l ? ", " : "");
+  sb_puts(&sb, "}; }\n");
+  cgc_need(g, name, sb.data);
+  sb_free(&sb);
+}
+
+void cgc_expr(CG *g, Expr *e) {
+  StrBuf *o = g->out;
+  DType t = e->dtype;
+  bool vec = t.lanes > 1;
+  switch (e->kind) {
+  case EK_IntImm:
+    print_int(o, e->int_value, t);
+    return;
+  case EK_FloatImm:
+    print_float(o, e->float_value, t, g->dialect && g->dialect->freestanding);
+    return;
+  case EK_StrImm:
+    sb_printf(o, "\"%s\"", e->str);
+    return;
+  case EK_Var:
+    sb_puts(o, cgc_vname(g, e));
+    return;
+  case EK_Add:
+    if (vec && cgc_emit_dot_acc(g, e)) return;
+    binary(g, "+", e->bin.a, e->bin.b);
+    return;
+  case EK_Sub:
+    binary(g, "-", e->bin.a, e->bin.b);
+    return;
+  case EK_Mul:
+    binary(g, "*", e->bin.a, e->bin.b);
+    return;
+  case EK_Div:
+    binary(g, "/", e->bin.a, e->bin.b);
+    return;
+  case EK_Mod:
+    binary(g, "%", e->bin.a, e->bin.b);
+    return;
+  case EK_FloorDiv:
+    emit_floordiv(g, e, false);
+    return;
+  case EK_FloorMod:
+    emit_floordiv(g, e, true);
+    return;
+  case EK_Min:
+    emit_minmax(g, e, true);
+    return;
+  case EK_Max:
+    emit_minmax(g, e, false);
+    return;
+  case EK_EQ:
+  case EK_NE:
+  case EK_LT:
+  case EK_LE:
+  case EK_GT:
+  case EK_GE: {
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    const char *op = ops[e->kind - EK_EQ];
+    if (vec)
+      vcompare(g, op, e->bin.a, e->bin.b, t);
+    else
+      binary(g, op, e->bin.a, e->bin.b);
+    return;
+  }
+  case EK_And:
+    binary(g, vec ? "&" : "&&", e->bin.a, e->bin.b);
+    return;
+  case EK_Or:
+    binary(g, vec ? "|" : "||", e->bin.a, e->bin.b);
+    return;
+  case EK_Not:
+    sb_puts(o, vec ? "(~" : "(!");
+    cgc_expr(g, e->bin.a);
+    sb_putc(o, ')');
+    return;
+  case EK_Select: {
+    Expr *c = e->select.cond;
+    if (c->dtype.lanes == 1) {
+      /* vector branches are cast to one type: a contiguous load has the
+       * unaligned twin type, which ?: would not match with the other */
+      const char *cast = t.lanes > 1 ? kfmt("(%s)", cgc_ctype(g, t)) : "";
+      sb_putc(o, '(');
+      cgc_expr(g, c);
+      sb_printf(o, " ? %s(", cast);
+      cgc_expr(g, e->select.t);
+      sb_printf(o, ") : %s(", cast);
+      cgc_expr(g, e->select.f);
+      sb_puts(o, "))");
+      return;
+    }
+    const char *vt = cgc_ctype(g, t), *mt = cgc_mask_of(g, t);
+    const char *name = kfmt("kiln_select_%s", vt + 3);
+    const char *cm = cgc_ctype(g, c->dtype);
+    cgc_need(g, name,
+         kfmt("static inline %s %s(%s c, %s a, %s b) {\n  %s m = %s;\n"
+              "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n",
+              vt, name, cm, vt, vt, mt, !strcmp(cm, mt) ? "c" : kfmt("__builtin_convertvector(c, %s)", mt), vt,
+              mt, mt));
+    Expr *args[3] = {c, e->select.t, e->select.f};
+    call_helper(g, name, 3, args);
+    return;
+  }
+  case EK_Cast: {
+    Expr *a = e->bin.a;
+    if (dt_is_bool(t)) { /* to bool: compare with zero */
+      if (!vec) {
+        sb_puts(o, "((");
+        cgc_expr(g, a);
+        sb_puts(o, ") != 0)");
+      } else {
+        Expr *z = ir_bcast(ir_const(0, dt_scalar(a->dtype)), a->dtype.lanes);
+        vcompare(g, "!=", a, z, t);
+      }
+      return;
+    }
+    if (!vec) {
+      sb_printf(o, "((%s)(", cgc_ctype(g, t));
+      cgc_expr(g, a);
+      sb_puts(o, "))");
+      return;
+    }
+    sb_puts(o, "__builtin_convertvector(");
+    if (dt_is_bool(a->dtype)) { /* masks are -1/0: take the low bit */
+      sb_putc(o, '(');
+      cgc_expr(g, a);
+      sb_puts(o, " & 1)");
+    } else
+      cgc_expr(g, a);
+    sb_printf(o, ", %s)", cgc_ctype(g, t));
+    return;
+  }
+  case EK_Call: {
+    Intrinsic op = e->call.op;
+    if (g->dialect && g->dialect->freestanding && !cgc_freestanding_has(op, dt_scalar(e->call.args[0]->dtype))) {
+      cgc_fail(g, "--freestanding: this model needs %s, which Kiln's own math files do not provide (they have float32 "
+              "exp, log, sqrt, tanh, erf, sigmoid, pow and rounding); export without --freestanding",
+           kfmt("%s on %s", intrin_name(op), dt_str(e->call.args[0]->dtype)));
+      sb_puts(o, "0");
+      return;
+    }
+    if (cgc_intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) cgc_need(g, "kiln_vmath", codegen_vmath_source);
+    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2 || op == INTRIN_bf16_half) cgc_need(g, "kiln_bf16", cgc_bf16_source);
+    if (op == INTRIN_u8s8_dot4) cgc_need(g, "kiln_int8", cgc_int8_source);
+    if (!vec) {
+      StrBuf *saved = g->out;
+      StrBuf a = {0}, b = {0};
+      g->out = &a;
+      cgc_expr(g, e->call.args[0]);
+      if (e->call.nargs > 1) {
+        g->out = &b;
+        cgc_expr(g, e->call.args[1]);
+      }
+      g->out = saved;
+      DType at = e->call.args[0]->dtype;
+      sb_puts(o, cgc_intrin_scalar(g, op, at, a.data, b.data ? b.data : ""));
+      sb_free(&a);
+      sb_free(&b);
+      return;
+    }
+    if (op == INTRIN_likely) {
+      cgc_expr(g, e->call.args[0]);
+      return;
+    }
+    if (op == INTRIN_bf16_half) { /* bit operations on the vector: a shift (and a mask), then a bit cast */
+      const char *ut = cgc_ctype(g, e->call.args[0]->dtype);
+      sb_printf(o, "((%s)((((%s)", cgc_ctype(g, t), ut);
+      cgc_expr(g, e->call.args[0]);
+      sb_printf(o, ") >> ((((%s)", ut);
+      cgc_expr(g, e->call.args[1]);
+      sb_puts(o, ") & 1u) * 16u)) << 16u))");
+      return;
+    }
+    DType at[2] = {e->call.args[0]->dtype, e->call.nargs > 1 ? e->call.args[1]->dtype : t};
+    DType st = dt_scalar(at[0]);
+    const char *le = cgc_intrin_scalar(g, op, st, "a[l]", "b[l]");
+    if ((op == INTRIN_isnan || op == INTRIN_isinf)) le = kfmt("-(int32_t)%s", le);
+    const char *n = cgc_lane_helper(g, intrin_name(op), t, e->call.nargs, at, le);
+    call_helper(g, n, e->call.nargs, e->call.args);
+    return;
+  }
+  case EK_Load:
+    emit_load(g, e);
+    return;
+  case EK_Ramp: {
+    const char *vt = cgc_ctype(g, t);
+    const char *name = kfmt("kiln_ramp_%s", vt + 3);
+    const char *st = cgc_scalar_ctype(dt_scalar(t));
+    StrBuf sb = {0};
+    sb_printf(&sb, "static inline %s %s(%s b, %s s) { return (%s){", vt, name, st, st, vt);
+    for (int l = 0; l < t.lanes; l++) sb_printf(&sb, "%sb + %d * s", l ? ", " : "", l);
+    sb_puts(&sb, "}; }\n");
+    cgc_need(g, name, sb.data);
+    sb_free(&sb);
+    Expr *args[2] = {e->ramp.base, e->ramp.stride};
+    call_helper(g, name, 2, args);
+    return;
+  }
+  case EK_Broadcast: {
+    need_bcast(g, t);
+    sb_printf(o, "kiln_bcast_%s(", cgc_ctype(g, t) + 3);
+    cgc_expr(g, e->bcast.value);
+    sb_putc(o, ')');
+    return;
+  }
+  case EK_Let: {
+    if (g->dialect) { /* plain kernels: no statement expressions (not C99); substitute */
+      cgc_expr(g, ir_substitute1(e->let.body, e->let.var, e->let.value));
+      return;
+    }
+    sb_printf(o, "({ %s %s = ", cgc_ctype(g, e->let.var->dtype), cgc_vname(g, e->let.var));
+    cgc_expr(g, e->let.value);
+    sb_puts(o, "; ");
+    cgc_expr(g, e->let.body);
+    sb_puts(o, "; })");
+    return;
+  }
+  case EK_Read:
+  case EK_Reduce:
+    cgc_fail(g, "codegen: %s node reached code generation (lowering is incomplete)", expr_kind_name(e->kind));
+    sb_puts(o, "0");
+    return;
+  case EK__COUNT:
+    break;
+  }
+  KUNREACHABLE();
+}
