@@ -12,7 +12,9 @@
  *    the type's width (computed on uint64), Div/Mod truncate, FloorDiv and
  *    FloorMod floor, floats compute in double and round to float32 when the
  *    type is float32.  A division by zero, or INT_MIN / -1 (which traps on
- *    x86), is left unfolded.
+ *    x86), is left unfolded, and so is an int64 +, - or * whose exact result
+ *    does not fit (also inside linear forms): int64 is what shapes are
+ *    computed in, and a wrapped constant would be a wrong size.
  *
  *  - Integer +, -, and * by a constant go through a linear form: a sum of
  *    coefficient x atom plus a constant, where an atom is anything not
@@ -69,9 +71,20 @@
 /* ------------------------------------------------------------------ */
 
 /* Fold an integer binary op on canonical values x, y of type t.  False if
- * C would not give one answer (division by zero, INT_MIN / -1). */
+ * C would not give one answer (division by zero, INT_MIN / -1, int64
+ * overflow). */
 static bool fold_int(ExprKind k, int64_t x, int64_t y, DType t, int64_t *out) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+  int64_t exact;
+  /* int64 is what shapes are computed in: a sum or product that overflows
+   * is left unfolded rather than wrapped into a wrong size (C leaves it
+   * undefined).  Narrower types wrap to their width, as computed. */
+  if (is_signed(t) && t.bits == 64 && (k == EK_Add || k == EK_Sub || k == EK_Mul)) {
+    bool over = k == EK_Add   ? __builtin_add_overflow(x, y, &exact)
+                : k == EK_Sub ? __builtin_sub_overflow(x, y, &exact)
+                              : __builtin_mul_overflow(x, y, &exact);
+    if (over) return false;
+  }
   switch (k) {
   case EK_Add: *out = canon(ux + uy, t); return true;
   case EK_Sub: *out = canon(ux - uy, t); return true;
@@ -511,6 +524,10 @@ static Expr *simp_linear(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   } else {
     lin_add(&l, a, 1);
     lin_add(&l, b, k == EK_Add ? 1 : -1);
+  }
+  if (l.wrapped) { /* int64 constants overflowed: leave it as written */
+    lin_free(&l);
+    return rebuild_bin(e, k, a, b);
   }
   lin_merge_divmod(&l);
   Expr *r = lin_expr(&l);

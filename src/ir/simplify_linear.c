@@ -115,12 +115,33 @@ void lin_free(Lin *l) {
 int64_t lin_kmul(int64_t a, int64_t b, DType t) { return sview((uint64_t)a * (uint64_t)b, t); }
 int64_t lin_kadd(int64_t a, int64_t b, DType t) { return sview((uint64_t)a + (uint64_t)b, t); }
 
+/* The coefficient arithmetic of lin_term / lin_add: modulo 2^bits, and on
+ * int64 (signed) an exact result that does not fit sets l->wrapped. */
+static bool lin_checked(const Lin *l) { return l->t.code == kDLInt && l->t.bits == 64; }
+
+static int64_t lin_add_k(Lin *l, int64_t a, int64_t b) {
+  int64_t r;
+  if (lin_checked(l) && __builtin_add_overflow(a, b, &r)) l->wrapped = true;
+  return lin_kadd(a, b, l->t);
+}
+
+static int64_t lin_mul_k(Lin *l, int64_t a, int64_t b) {
+  int64_t r;
+  if (lin_checked(l) && __builtin_mul_overflow(a, b, &r)) l->wrapped = true;
+  return lin_kmul(a, b, l->t);
+}
+
+static int64_t lin_neg_k(Lin *l, int64_t k) {
+  if (lin_checked(l) && k == INT64_MIN) l->wrapped = true;
+  return sview(-(uint64_t)k, l->t);
+}
+
 void lin_term(Lin *l, Expr *atom, int64_t k) {
   k = sview((uint64_t)k, l->t);
   if (!k) return;
   for (int i = 0; i < l->n; i++)
     if (ir_expr_equal(l->v[i].atom, atom)) {
-      l->v[i].k = lin_kadd(l->v[i].k, k, l->t);
+      l->v[i].k = lin_add_k(l, l->v[i].k, k);
       return;
     }
   if (l->n == l->cap) {
@@ -137,17 +158,17 @@ void lin_add(Lin *l, Expr *e, int64_t k) {
   int64_t v;
   if (!k) return;
   if (const_int(e, &v)) {
-    l->c = lin_kadd(l->c, lin_kmul(sview((uint64_t)v, l->t), k, l->t), l->t);
+    l->c = lin_add_k(l, l->c, lin_mul_k(l, sview((uint64_t)v, l->t), k));
   } else if (e->kind == EK_Add) {
     lin_add(l, e->bin.a, k);
     lin_add(l, e->bin.b, k);
   } else if (e->kind == EK_Sub) {
     lin_add(l, e->bin.a, k);
-    lin_add(l, e->bin.b, sview(-(uint64_t)k, l->t));
+    lin_add(l, e->bin.b, lin_neg_k(l, k));
   } else if (e->kind == EK_Mul && const_int(e->bin.b, &v)) {
-    lin_add(l, e->bin.a, lin_kmul(k, sview((uint64_t)v, l->t), l->t));
+    lin_add(l, e->bin.a, lin_mul_k(l, k, sview((uint64_t)v, l->t)));
   } else if (e->kind == EK_Mul && const_int(e->bin.a, &v)) {
-    lin_add(l, e->bin.b, lin_kmul(k, sview((uint64_t)v, l->t), l->t));
+    lin_add(l, e->bin.b, lin_mul_k(l, k, sview((uint64_t)v, l->t)));
   } else {
     lin_term(l, e, k);
   }
