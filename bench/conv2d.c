@@ -34,7 +34,14 @@
  * each layer's GB/s beside its GFLOP/s (the bytes it must move at least:
  * input, weights and output once): a depthwise layer does 2 x KH x KW
  * FLOPs per output element, so it is bound by memory and the load ports
- * long before the FMA units.
+ * long before the FMA units.  --grouped times group_conv2d_NCHWc.x86 on
+ * the grouped layers of RegNetX-1.6GF, RegNetY-400MF and ResNeXt-50
+ * 32x4d (each name ends with how often the layer occurs in its model);
+ * --group-pad also times, alternating with it, the same layer with every
+ * group's output channels padded up to a multiple of the vector width
+ * (24 -> 32, 8 -> 16: the form per-group padding in alter_layout would
+ * compile), in effective GFLOP/s (the real layer's FLOPs over the padded
+ * kernel's time), and the speed-up over the unpadded kernel.
  */
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +59,10 @@ typedef struct Layer {
   const char *name;
   int64_t c, h, w, oc, k;
   int stride, pad;
+  int64_t groups; /* 0: 1 */
 } Layer;
+
+static int64_t groups_of(const Layer *L) { return L->groups > 1 ? L->groups : 1; }
 
 /* The distinct conv2d layers (as in TopHub's resnet50v1 and vgg16 logs). */
 static const Layer layers[] = {
@@ -125,6 +135,35 @@ static const Layer dw_layers[] = {
     {"convnext.dw7x7 768 @7", 768, 7, 7, 768, 7, 1, 3},
 };
 
+/* With --grouped: the distinct grouped (not depthwise) layers of
+ * RegNetX-1.6GF (24 channels a group), RegNetY-400MF (8) and
+ * ResNeXt-50 32x4d (32 groups of 4 to 32 channels), with how often each
+ * occurs in its model. */
+static const Layer group_layers[] = {
+    {"regnet_x.g3 72 /2 @112 x1", 72, 112, 112, 72, 3, 2, 1, 3},
+    {"regnet_x.g3 72 @56 x1", 72, 56, 56, 72, 3, 1, 1, 3},
+    {"regnet_x.g7 168 /2 @56 x1", 168, 56, 56, 168, 3, 2, 1, 7},
+    {"regnet_x.g7 168 @28 x3", 168, 28, 28, 168, 3, 1, 1, 7},
+    {"regnet_x.g17 408 /2 @28 x1", 408, 28, 28, 408, 3, 2, 1, 17},
+    {"regnet_x.g17 408 @14 x9", 408, 14, 14, 408, 3, 1, 1, 17},
+    {"regnet_x.g38 912 /2 @14 x1", 912, 14, 14, 912, 3, 2, 1, 38},
+    {"regnet_x.g38 912 @7 x1", 912, 7, 7, 912, 3, 1, 1, 38},
+    {"regnet_y.g6 48 /2 @112 x1", 48, 112, 112, 48, 3, 2, 1, 6},
+    {"regnet_y.g13 104 /2 @56 x1", 104, 56, 56, 104, 3, 2, 1, 13},
+    {"regnet_y.g13 104 @28 x2", 104, 28, 28, 104, 3, 1, 1, 13},
+    {"regnet_y.g26 208 /2 @28 x1", 208, 28, 28, 208, 3, 2, 1, 26},
+    {"regnet_y.g26 208 @14 x5", 208, 14, 14, 208, 3, 1, 1, 26},
+    {"regnet_y.g55 440 /2 @14 x1", 440, 14, 14, 440, 3, 2, 1, 55},
+    {"regnet_y.g55 440 @7 x5", 440, 7, 7, 440, 3, 1, 1, 55},
+    {"resnext.g32 128 @56 x3", 128, 56, 56, 128, 3, 1, 1, 32},
+    {"resnext.g32 256 /2 @56 x1", 256, 56, 56, 256, 3, 2, 1, 32},
+    {"resnext.g32 256 @28 x3", 256, 28, 28, 256, 3, 1, 1, 32},
+    {"resnext.g32 512 /2 @28 x1", 512, 28, 28, 512, 3, 2, 1, 32},
+    {"resnext.g32 512 @14 x5", 512, 14, 14, 512, 3, 1, 1, 32},
+    {"resnext.g32 1024 /2 @14 x1", 1024, 14, 14, 1024, 3, 2, 1, 32},
+    {"resnext.g32 1024 @7 x2", 1024, 7, 7, 1024, 3, 1, 1, 32},
+};
+
 static DLTensor *array(int ndim, const int64_t *shape) {
   DLTensor *a = NULL;
   DLDevice cpu = {kDLCPU, 0};
@@ -161,14 +200,17 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
       }
     return s;
   }
-  for (int64_t c = 0; c < L->c; c++)
+  /* grouped: output channel oc reads its group's cpg input channels; the
+   * kernel is [OC/ocb, cpg/icb, KH, KW, icb, ocb] */
+  int64_t cpg = L->c / groups_of(L), c0 = oc / (L->oc / groups_of(L)) * cpg;
+  for (int64_t c = c0; c < c0 + cpg; c++)
     for (int64_t y = 0; y < L->k; y++)
       for (int64_t x = 0; x < L->k; x++) {
         int64_t ih = oh * L->stride + y - L->pad, iw = ow * L->stride + x - L->pad;
         if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
         double dv = D[(((c / icb) * H + ih) * W + iw) * icb + c % icb];
-        double kv = K[((((oc / ocb) * (L->c / icb) + c / icb) * L->k + y) * L->k + x) * icb * ocb + (c % icb) * ocb +
-                      oc % ocb];
+        double kv = K[((((oc / ocb) * (cpg / icb) + (c - c0) / icb) * L->k + y) * L->k + x) * icb * ocb +
+                      ((c - c0) % icb) * ocb + oc % ocb];
         s += dv * kv;
       }
   return s;
@@ -303,6 +345,27 @@ static double rel_err(const DLTensor *w, const DLTensor *d) {
   return sqrt(num / (den > 0 ? den : 1));
 }
 
+/* The largest relative error of 300 sampled outputs of b (layer L)
+ * against the direct convolution. */
+static double sampled_err(const Layer *L, const Built *b, bool epilogue, int64_t batch) {
+  DLTensor *out = b->arr[b->nargs - 1];
+  int64_t OH = out->shape[2], OW = out->shape[3], ocb = out->shape[4];
+  double maxerr = 0;
+  for (int t = 0; t < 300; t++) {
+    int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW,
+            n = (rng >> 20) % batch;
+    double ref = direct(L, b->arr[0], b->arr[1], n, oc, oh, ow);
+    if (epilogue) {
+      ref += ((float *)b->arr[2]->data)[oc];
+      if (ref < 0) ref = 0;
+    }
+    double got = ((float *)out->data)[n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
+    double e = fabs(got - ref) / (1 + fabs(ref));
+    if (e > maxerr) maxerr = e;
+  }
+  return maxerr;
+}
+
 static const char *config_text(const ConfigEntity *cfg) {
   StrBuf cs = {0};
   for (int i = 0; i < cfg->n; i++) {
@@ -324,7 +387,7 @@ int main(int argc, char **argv) {
   const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
   int reps = 0;
   int64_t batch = 1;
-  bool epilogue = false, use_wino = true, dw = false;
+  bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
@@ -334,34 +397,53 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
     else if (!strcmp(argv[i], "--depthwise")) dw = true;
+    else if (!strcmp(argv[i], "--grouped")) grouped = true;
+    else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] "
-              "[--no-winograd] [--batch N] [--depthwise]\n",
+              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad]\n",
               argv[0]);
       return 2;
     }
   }
-  if (batch > 1 || dw) use_wino = false; /* the second column is the unblocked config */
+  if (dw && grouped) {
+    fprintf(stderr, "%s: --depthwise and --grouped (--group-pad) choose different layer tables; pass one\n", argv[0]);
+    return 2;
+  }
+  if (group_pad && batch > 1) {
+    fprintf(stderr, "%s: --group-pad compares at batch 1; leave out --batch\n", argv[0]);
+    return 2;
+  }
+  if (batch > 1 || dw || grouped) use_wino = false; /* the second column is the unblocked config */
   kiln_set_num_threads(1);
   double peak = bench_measure_peak();
   printf("FMA peak (one core, measured): %.1f GFLOP/s; SIMD width %d floats\n", peak, target_host()->vector_lanes);
   if (use_wino)
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");
+  if (group_pad)
+    printf("group-pad: each group's output channels padded to a multiple of %d (zero weights), effective GFLOP/s "
+           "(the real layer's FLOPs / time), medians of alternating runs with the unpadded layer\n",
+           target_host()->vector_lanes);
   if (batch > 1)
     printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
            (long long)batch);
-  printf("\n%-30s %-30s %8s %8s %6s %6s", "layer", dw ? "depthwise fallback config" : "direct fallback config",
+  printf("\n%-30s %-30s %8s %8s %6s %6s", "layer",
+         dw ? "depthwise fallback config" : grouped ? "grouped fallback config" : "direct fallback config",
          "1 thread", "2 threads", "%peak", "%2peak");
   if (dw) printf("  %8s %8s", "GB/s 1T", "GB/s 2T");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
+  if (group_pad) printf("  %-30s %8s %8s %6s %6s", "padded fallback config", "pad 1T", "pad 2T", "x 1T", "x 2T");
   if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
-  const Template *tm = template_lookup(dw ? "depthwise_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86");
-  const Layer *table = dw ? dw_layers : layers;
-  size_t ntable = dw ? sizeof dw_layers / sizeof dw_layers[0] : sizeof layers / sizeof layers[0];
+  const Template *tm =
+      template_lookup(dw ? "depthwise_conv2d_NCHWc.x86" : grouped ? "group_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86");
+  const Layer *table = dw ? dw_layers : grouped ? group_layers : layers;
+  size_t ntable = dw        ? sizeof dw_layers / sizeof dw_layers[0]
+                  : grouped ? sizeof group_layers / sizeof group_layers[0]
+                            : sizeof layers / sizeof layers[0];
   const Template *wt = template_lookup("conv2d_NCHWc_winograd.x86");
   double sum1 = 0, sum2 = 0, flops_all = 0, t1_all = 0, t2_all = 0;
   int nl = 0;
@@ -370,9 +452,21 @@ int main(int argc, char **argv) {
     if (only && !strstr(L->name, only)) continue;
     KArena *ar = kiln_arena_new();
     kiln_arena_push(ar);
-    Workload *wl = wl_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k},
-                             (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1},
-                             "float32", "float32");
+    int64_t G = groups_of(L);
+    Workload *wl = grouped ? wl_group_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w},
+                                             (int64_t[]){L->oc, L->c / G, L->k, L->k}, (int[]){L->stride, L->stride},
+                                             (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, G, "float32",
+                                             "float32")
+                           : wl_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w},
+                                       (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k}, (int[]){L->stride, L->stride},
+                                       (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
+    /* --group-pad: the same layer with each group's output channels
+     * rounded up to a multiple of the vector width (what padding the
+     * groups in alter_layout would compile) */
+    int64_t lanes = target_host()->vector_lanes, kpg = L->oc / G, kpgp = (kpg + lanes - 1) / lanes * lanes;
+    Layer Lp = *L;
+    Lp.oc = G * kpgp;
+    bool gp = group_pad && kpgp != kpg;
     Built d, w;
     memset(&w, 0, sizeof w);
     if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, target_host(), wl), epilogue, keep, L->oc,
@@ -384,6 +478,15 @@ int main(int argc, char **argv) {
     }
     bool wino = use_wino && L->k == 3 && L->stride == 1;
     bool nb = false; /* batch > 1: w is the fallback without batch blocking */
+    if (gp) {
+      Workload *wp = wl_group_conv2d(tm->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){Lp.oc, L->c / G, L->k, L->k},
+                                     (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad},
+                                     (int[]){1, 1}, G, "float32", "float32");
+      if (!build(tm, wp, template_fallback(tm, target_host(), wp), epilogue, keep, Lp.oc, &w)) {
+        printf("%-30s padded build failed: %s\n", L->name, kiln_get_error());
+        gp = false;
+      }
+    }
     if (batch > 1) {
       ConfigEntity *c1 = template_fallback(tm, target_host(), wl);
       if (c1) config_set_other(c1, "tile_n", opt_int(1));
@@ -420,31 +523,18 @@ int main(int argc, char **argv) {
     KilnValue ret;
     int rc;
     if (kiln_func_call(d.f, d.av, d.codes, d.nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
-    if ((wino || nb) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
+    if ((wino || nb || gp) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
       printf("  second run failed: %s\n", kiln_last_error());
-    /* check sampled outputs */
-    DLTensor *out = d.arr[d.nargs - 1];
-    int64_t OH = out->shape[2], OW = out->shape[3], ocb = out->shape[4];
-    double maxerr = 0;
-    for (int t = 0; t < 300; t++) {
-      int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW,
-              n = (rng >> 20) % batch;
-      double ref = direct(L, d.arr[0], d.arr[1], n, oc, oh, ow);
-      if (epilogue) {
-        ref += ((float *)d.arr[2]->data)[oc];
-        if (ref < 0) ref = 0;
-      }
-      double got = ((float *)out->data)[n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
-      double e = fabs(got - ref) / (1 + fabs(ref));
-      if (e > maxerr) maxerr = e;
-    }
-    double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], out) : 0;
-    double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c) * L->k * L->k;
+    double maxerr = sampled_err(L, &d, epilogue, batch);
+    if (gp) maxerr = fmax(maxerr, sampled_err(&Lp, &w, epilogue, batch));
+    double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
+    int64_t OH = d.arr[d.nargs - 1]->shape[2], OW = d.arr[d.nargs - 1]->shape[3];
+    double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c / G) * L->k * L->k;
     /* the bytes a depthwise layer must move at least: input, weights, output */
     double bytes = 4.0 * (batch * L->c * L->h * L->w + L->oc * L->k * L->k + batch * L->oc * OH * OW);
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
     double t1, t2, w1 = 0, w2 = 0;
-    if (!wino && !nb) {
+    if (!wino && !nb && !gp) {
       kiln_set_num_threads(1);
       t1 = time_run(d.f, d.av, d.codes, d.nargs, r);
       kiln_set_num_threads(2);
@@ -468,6 +558,8 @@ int main(int argc, char **argv) {
     printf("%-30s %-30s %8.1f %8.1f %5.0f%% %5.0f%%", L->name, config_text(d.cfg), g1, g2, 100 * g1 / peak,
            50 * g2 / peak);
     if (dw) printf("  %8.1f %8.1f", bytes / t1 * 1e-9, bytes / t2 * 1e-9);
+    if (gp) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2);
+    else if (group_pad) printf("  %-30s", "(a multiple already)");
     if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,
@@ -477,7 +569,7 @@ int main(int argc, char **argv) {
     sum1 += g1, sum2 += g2, nl++;
     flops_all += flops, t1_all += t1, t2_all += t2;
     release(&d);
-    if (wino || nb) release(&w);
+    if (wino || nb || gp) release(&w);
     kiln_arena_pop();
     kiln_arena_free(ar);
   }

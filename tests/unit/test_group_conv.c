@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "autotune/autotune.h"
 #include "kernel_util.h"
@@ -266,10 +267,72 @@ static void test_record_round_trip(void) {
   CHECK_CONTAINS(line, "[1, 1], 32, \"NCHW\", \"NCHW\", \"float32\"]");
 }
 
+/* The padded input is made per slab inside the parallel loop (one group's
+ * input chunks and the rows a block of output rows reads), not padded whole
+ * at the root; a 7-column block spans the group's three 8-channel chunks
+ * (21 accumulators); both forms, and a slab of several row blocks, run
+ * against the unscheduled lowering. */
+static LoweredFunc *lower_fallback(const Template *tm, Workload *wl) {
+  Schedule *s;
+  int na;
+  Tensor **args;
+  int rc = template_instantiate(tm, target_host(), wl, template_fallback(tm, target_host(), wl), &s, &na, &args);
+  CHECK_OK(rc);
+  if (rc) return NULL;
+  LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
+  CHECK_NN(f);
+  return f;
+}
+
+static void test_slab(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  if (!tm || target_host()->vector_lanes < 16) return;
+  /* RegNetX-1.6GF's first grouped layer: 3 groups of 24, 3x3/2 at 112.
+   * Slabs of 2 output rows: 5 padded rows x 113 columns (the right
+   * padding is never read) x 24 channels; 3 groups x 28 row blocks. */
+  Workload *wl = wl_group_conv2d(tm->name, (int64_t[]){1, 72, 112, 112}, (int64_t[]){72, 24, 3, 3}, (int[]){2, 2},
+                                 (int[]){1, 1, 1, 1}, (int[]){1, 1}, 3, "float32", "float32");
+  LoweredFunc *f = lower_fallback(tm, wl);
+  if (f) {
+    const char *text = kiln_lowered_str(f);
+    const char *par = strstr(text, "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 84)");
+    const char *alloc = strstr(text, "allocate data_pad[float32 * 13560]");
+    CHECK_MSG(par && alloc && par < alloc, "the padded slab is not made inside the parallel loop:\n%s", text);
+  }
+  /* RegNetX's 912-channel layer at 7x7: a 7-column block of the group's 3 chunks */
+  wl = wl_group_conv2d(tm->name, (int64_t[]){1, 912, 7, 7}, (int64_t[]){912, 24, 3, 3}, (int[]){1, 1},
+                       (int[]){1, 1, 1, 1}, (int[]){1, 1}, 38, "float32", "float32");
+  f = lower_fallback(tm, wl);
+  if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate group_conv2d_NCHWc.local[float32 * 168]");
+  /* smaller layers of both forms against the unscheduled lowering: a
+   * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window */
+  const struct {
+    int64_t c, w, g;
+    int s, d;
+  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t c = cases[i].c, w = cases[i].w;
+    int d = cases[i].d;
+    Workload *cw = wl_group_conv2d(tm->name, (int64_t[]){1, c, w, w}, (int64_t[]){c, c / cases[i].g, 3, 3},
+                                   (int[]){cases[i].s, cases[i].s}, (int[]){d, d, d, d}, (int[]){d, d}, cases[i].g,
+                                   "float32", "float32");
+    Schedule *s;
+    int na;
+    Tensor **args;
+    if (template_instantiate(tm, target_host(), cw, template_fallback(tm, target_host(), cw), &s, &na, &args)) {
+      test_fail(__FILE__, __LINE__, "%s: %s", cw->key, kiln_get_error());
+      continue;
+    }
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, cw->key);
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 const TestCase group_conv_tests[] = {
     {"random", test_random},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},
     {"record_round_trip", test_record_round_trip},
+    {"slab", test_slab},
     {NULL, NULL},
 };
