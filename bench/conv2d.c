@@ -29,6 +29,10 @@
  * times each layer at batch N instead of Winograd: the fallback config
  * against the same config without batch blocking (tile_n = 1), their runs
  * alternating, medians, the two outputs compared (relative L2 error).
+ * The "mobile." layers are the 1x1s of MobileNet-V2, MnasNet and
+ * EfficientNet-B0 whose 24 or 40 output channels get 8-lane blocks, each
+ * beside the same layer with the channels padded to 32 or 48 (what
+ * alter_layout compiles), and the 16->96 1x1 and 3-channel stem at 112.
  * --depthwise times depthwise_conv2d_NCHWc.x86 instead, on the depthwise
  * layers of MobileNet-V2, MnasNet, EfficientNet-B0 and ConvNeXt-tiny, with
  * each layer's GB/s beside its GFLOP/s (the bytes it must move at least:
@@ -96,6 +100,18 @@ static const Layer layers[] = {
     {"inception_v3.1x1 192->64 @35", 192, 35, 35, 64, 1, 1, 0},
     {"inception_v3.1x1 768->192 @17", 768, 17, 17, 192, 1, 1, 0},
     {"inception_v3.3x3/2 288->384 @35", 288, 35, 35, 384, 3, 2, 0},
+    {"mobile.1x1 80->24 @56", 80, 56, 56, 24, 1, 1, 0},
+    {"mobile.1x1 80->32 @56", 80, 56, 56, 32, 1, 1, 0},
+    {"mobile.1x1 144->24 @56", 144, 56, 56, 24, 1, 1, 0},
+    {"mobile.1x1 144->32 @56", 144, 56, 56, 32, 1, 1, 0},
+    {"mobile.1x1 24->144 @56", 24, 56, 56, 144, 1, 1, 0},
+    {"mobile.1x1 32->144 @56", 32, 56, 56, 144, 1, 1, 0},
+    {"mobile.1x1 240->40 @28", 240, 28, 28, 40, 1, 1, 0},
+    {"mobile.1x1 240->48 @28", 240, 28, 28, 48, 1, 1, 0},
+    {"mobile.1x1 40->240 @28", 40, 28, 28, 240, 1, 1, 0},
+    {"mobile.1x1 48->240 @28", 48, 28, 28, 240, 1, 1, 0},
+    {"mobile.1x1 16->96 @112", 16, 112, 112, 96, 1, 1, 0},
+    {"mobile.3x3/2 3->32 @224", 3, 224, 224, 32, 3, 2, 1},
     {"vgg16.3x3 3->64 @224", 3, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->64 @224", 64, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->128 @112", 64, 112, 112, 128, 3, 1, 1},

@@ -96,3 +96,61 @@ def test_padded_channels_match_pytorch(tmp_path, monkeypatch):
     tasks, _ = _build(path, shape)
     chans = _channels(tasks)
     assert 58 in chans and 200 in chans, chans
+
+
+class _Narrow(nn.Module):
+    """MnasNet/EfficientNet-style inverted residuals with 24 and 40 channels
+    (8-lane blocks): compiled padded to 32 and 48 with 16-lane vectors."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = _cbr(3, 24, 3, 2)
+        self.block = nn.Sequential(_cbr(24, 72), _cbr(72, 72, 3, 1, 72), _cbr(72, 24, act=False))
+        self.down = nn.Sequential(_cbr(24, 72), _cbr(72, 72, 5, 2, 72), _cbr(72, 40, act=False))
+        self.head = nn.Conv2d(40, 40, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = x + self.block(x)
+        y = self.down(x)
+        return self.head(y * torch.sigmoid(y)) + y
+
+
+def _avx512():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
+def test_narrow_channels_padded(tmp_path, monkeypatch):
+    torch.manual_seed(7)
+    net = _Narrow().eval()
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.3, 0.3)
+                m.running_var.uniform_(0.5, 1.5)
+    shape = (1, 3, 34, 30)
+    path = str(tmp_path / "n.onnx")
+    torch.onnx.export(net, torch.zeros(shape), path, input_names=["x"], output_names=["y"], opset_version=13)
+    monkeypatch.delenv("KILN_CHANNEL_PAD", raising=False)
+    tasks, m = _build(path, shape)
+    chans = _channels(tasks)
+    if _avx512():  # 16 lanes; with 8 (AVX2) 24 and 40 have full blocks
+        assert 24 not in chans and 40 not in chans and 32 in chans and 48 in chans, chans
+    rng = np.random.default_rng()
+    for _ in range(2):
+        x = rng.standard_normal(shape).astype(np.float32)
+        m.set_input("x", x)
+        m.run()
+        with torch.no_grad():
+            ref = net(torch.from_numpy(x)).numpy()
+        got = m.get_output(0).numpy()
+        assert got.shape == ref.shape
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-5
+    monkeypatch.setenv("KILN_CHANNEL_PAD", "0")
+    tasks, _ = _build(path, shape)
+    chans = _channels(tasks)
+    assert 24 in chans and 40 in chans, chans

@@ -33,8 +33,9 @@
  *
  * Channel padding.  A channel count with no good block (ShuffleNet's 58,
  * 116, 232; MobileNetV3's 72, 120, 200: blocks of 2 to 8 lanes where the
- * vector has 16) is padded up to a multiple of the vector width when that
- * adds at most 1/8 (pad_channels): a plain conv's output channels (its
+ * vector has 16; MnasNet's and EfficientNet's 24 and 40: 8-lane blocks) is
+ * padded up to a multiple of the vector width when the padded work costs
+ * less than the small blocks' (pad_channels): a plain conv's output channels (its
  * weight gets zero rows), and the channels of a conv or depthwise conv
  * whose NCHW input is padded on the way in (zero weight columns; a
  * depthwise conv's channels and groups grow together).  The conv is then
@@ -106,14 +107,24 @@ static bool channel_pad_enabled(void) {
 }
 
 /* The channel count c is compiled with: c rounded up to a multiple of the
- * vector width when c has no block of a full vector and the rounding adds
- * at most 1/8 (58 -> 64, 116 -> 128, 232 -> 240, 200 -> 208; not 24 ->
- * 32), else c. */
+ * vector width when c has no block of a full vector and the padded count
+ * costs less than the small block.  A count whose largest power-of-two
+ * block b (at most a vector) is below the vector width runs its kernels on
+ * b-lane vectors, at about b / lanes of the full-vector speed; the padded
+ * count cp runs at full width but does cp / c of the work, and so do the
+ * kernels that read the padded tensor (the next conv's reduction, adds,
+ * pooling).  So pad when cp / c <= 2/3 * lanes / b: with 16 lanes, 24 -> 32
+ * and 40 -> 48 (8-lane blocks; bench_conv2d's "mobile." layers, 1 thread:
+ * 80->24 at 56x56 85 GFLOP/s, 80->32 174; 240->40 at 28x28 67, 240->48
+ * 175, while the 1x1 reading 32 instead of 24 channels does 1.33x the
+ * work at the same speed), 58 -> 64, 116 -> 128, 200 -> 208 (blocks of 2, 4
+ * and 8); 17 or 20 -> 32.  $KILN_CHANNEL_PAD=0: no padding. */
 static int64_t pad_channels(const Alt *a, int64_t c) {
   int64_t lanes = a->target ? a->target->vector_lanes : 0;
   if (!channel_pad_enabled() || lanes < 4 || c < lanes || c % lanes == 0) return c;
-  int64_t cp = (c + lanes - 1) / lanes * lanes;
-  return (cp - c) * 8 <= c ? cp : c;
+  int64_t cp = (c + lanes - 1) / lanes * lanes, b = c & -c;
+  if (b > lanes) b = lanes;
+  return cp * b * 3 <= c * lanes * 2 ? cp : c;
 }
 
 /* x padded along an axis (or cropped, by < 0) at the end: nn.pad. */
