@@ -1,6 +1,7 @@
 /*
- * import_internal.h - the importer's state, shared by import.c and
- * shape_value.c (handlers see only import.h).
+ * import_internal.h - the importer's state, shared by import.c (the
+ * driver), import_helpers.c, import_inputs.c and shape_value.c (handlers
+ * see only import.h).
  */
 #ifndef KILN_FRONTEND_ONNX_IMPORT_INTERNAL_H
 #define KILN_FRONTEND_ONNX_IMPORT_INTERNAL_H
@@ -23,6 +24,18 @@ struct Importer {
   PtrMap shapevals;          /* GNode * -> ShapeVal *: symbolic shape values (shape_value.c) */
   StrBuf overrides;          /* the declared dimensions --input-shapes changed, for errors */
 };
+
+/* The value named name: an imported node, or an initializer made a
+ * constant on first use (import_helpers.c). */
+GNode *imp_lookup(Importer *im, const char *name);
+/* 0, or -1 + error when t is a data type Kiln does not compute with. */
+int imp_check_dtype(DType t, const char *what);
+/* The current node's carried low-precision inputs: fine for the conversion
+ * ops; bfloat16 for any other op (*widen: it computes in float32,
+ * ops/lowp.c); -1 + an error for the other types (import_helpers.c). */
+int imp_check_lowp_inputs(Importer *im, bool *widen);
+/* Bind the graph's inputs (import_inputs.c); -1 + error. */
+int imp_bind_inputs(Importer *im, const OnnxGraph *og, int nshapes, const InputShape *shapes);
 
 /* A symbolic shape value (shape_value.c): the constant holds the value at
  * the representative sizes; e[i] is element i's expression over the

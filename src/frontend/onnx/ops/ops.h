@@ -18,7 +18,7 @@
  * diagonals) are constants.  Ops whose output shape depends on data
  * (NonZero, Compress, Unique, NonMaxSuppression) become data-dependent host
  * ops when the deciding input is known only at run time (datadep.c).  Every building block a handler shares
- * with another file is an imp_ function of import.c, so there is one
+ * with another file is an imp_ function of import_helpers.c, so there is one
  * reshape, one transpose, one cast.
  *
  * Files (each opens with the essay of its domain):
