@@ -257,7 +257,7 @@ API_FUNC(graph_optimize_fn) {
   API_CALL;
   KGraph *kg;
   int level = 0;
-  int prec;
+  int prec = 0;
   if (api_argc(&c, 2, 3) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
       api_precision_arg(&c, 2, &prec))
     return -1;
@@ -375,7 +375,7 @@ API_FUNC(graph_build_fn) {
   KGraph *kg;
   int level = 0;
   const Target *target;
-  int prec;
+  int prec = 0;
   if (api_argc(&c, 3, 4) || !(kg = api_obj(&c, 0, KOBJ_GRAPH)) || opt_level_arg(&c, 1, &level) ||
       !(target = api_target(&c, 2)) || api_precision_arg(&c, 3, &prec))
     return -1;

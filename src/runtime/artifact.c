@@ -310,7 +310,7 @@ static int read_sum(const KilnArtifact *a, const Section *sum, uint64_t *file_ha
 static int check_mapped(const KilnArtifact *a) {
   if (!a->kiln_sections) return 0;
   const Section *sum = find_section(a, SUM_SECTION);
-  uint64_t want, pw;
+  uint64_t want = 0, pw = 0;
   if (read_sum(a, sum, &want, &pw)) return -1;
   uint64_t got = hash_file(a, sum, find_section(a, DATA_SECTION));
   if (got != want)
@@ -409,7 +409,7 @@ int kiln_artifact_get_blob(KilnArtifact *a, const char *name, const void **data,
 int kiln_artifact_verify_params(KilnArtifact *a) {
   if (!a) return kiln_set_error("artifact_verify_params: the artifact is NULL");
   const Section *sum = find_section(a, SUM_SECTION);
-  uint64_t fh, want;
+  uint64_t fh = 0, want = 0;
   if (read_sum(a, sum, &fh, &want)) return -1;
   if (params_hash(a) != want) return bad(a, "its params index does not match its checksum");
   const void *idx, *data;

@@ -470,7 +470,7 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
     g->entry_shape[e] = kiln_arena_alloc(p->a, (size_t)nd * sizeof(int64_t) + 1);
     int d = 0;
     for (const cJSON *x = s->child; x; x = x->next, d++) {
-      int64_t v;
+      int64_t v = 0;
       if (json_int(x, 0, INT64_MAX / 2, &v))
         return kiln_error_context("graph JSON: attrs.shape[%d][%d] (%s)", e, d,
                                   entry_desc(g, e, ed, sizeof ed));
@@ -506,7 +506,7 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
     g->storage_id = kiln_arena_alloc(p->a, (size_t)ne * sizeof(int32_t) + 1);
     e = 0;
     for (const cJSON *s = sids->child; s; s = s->next, e++) {
-      int64_t v;
+      int64_t v = 0;
       if (json_int(s, 0, INT32_MAX, &v))
         return kiln_error_context("graph JSON: attrs.storage_id[%d] (%s)", e,
                                   entry_desc(g, e, ed, sizeof ed));
@@ -517,7 +517,7 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
     g->device_type = kiln_arena_alloc(p->a, (size_t)ne * sizeof(int32_t) + 1);
     e = 0;
     for (const cJSON *s = devs->child; s; s = s->next, e++) {
-      int64_t v;
+      int64_t v = 0;
       if (json_int(s, 0, INT32_MAX, &v))
         return kiln_error_context("graph JSON: attrs.device_index[%d] (%s)", e,
                                   entry_desc(g, e, ed, sizeof ed));
@@ -575,7 +575,7 @@ static int parse_tree(Parser *p, const cJSON *root) {
   const cJSON *r = rows ? rows->child : NULL;
   for (i = 0; i <= g->num_nodes; i++) {
     if (r) {
-      int64_t v;
+      int64_t v = 0;
       if (json_int(r, 0, INT32_MAX, &v)) return kiln_error_context("graph JSON: node_row_ptr[%d]", i);
       if (v != total)
         return kiln_set_error("graph JSON: node_row_ptr[%d] is %lld, expected %lld (%s has %d "

@@ -134,7 +134,7 @@ int kiln_param_index_parse(const void *bytes, size_t size, size_t data_size, KAr
                            KilnParamIndex *pi) {
   memset(pi, 0, sizeof *pi);
   Cur c = {bytes, size, 0};
-  uint64_t magic, dsize, csize, nchunks, n;
+  uint64_t magic = 0, dsize = 0, csize = 0, nchunks = 0, n = 0;
   if (cur_u64(&c, &magic, "the magic")) return -1;
   if (magic != index_magic())
     return kiln_set_error("params index is corrupt: its magic is 0x%016llx, expected \"KILNPIX1\"",
@@ -163,7 +163,7 @@ int kiln_param_index_parse(const void *bytes, size_t size, size_t data_size, KAr
   pi->tensors = kiln_arena_alloc(arena, (size_t)n * sizeof(DLTensor) + 1);
   pi->offsets = kiln_arena_alloc(arena, (size_t)n * sizeof(uint64_t) + 1);
   for (uint64_t i = 0; i < n; i++) {
-    uint64_t len, off, nbytes;
+    uint64_t len = 0, off = 0, nbytes = 0;
     if (cur_u64(&c, &len, "a name length")) return -1;
     if (len > c.size - c.pos || len > 4096)
       return kiln_set_error("params index is corrupt: array %llu's name is %llu bytes",
@@ -185,7 +185,7 @@ int kiln_param_index_parse(const void *bytes, size_t size, size_t data_size, KAr
     int64_t *shape = kiln_arena_alloc(arena, (size_t)ndim * sizeof(int64_t) + 1);
     uint64_t elems = 1;
     for (int d = 0; d < ndim; d++) {
-      uint64_t v;
+      uint64_t v = 0;
       if (cur_u64(&c, &v, "a shape")) return -1;
       if ((int64_t)v < 0 || (v && elems > UINT64_MAX / v / 16))
         return kiln_set_error("params index is corrupt: array %llu ('%s') has shape[%d] = %lld",

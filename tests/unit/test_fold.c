@@ -31,7 +31,7 @@ static GNode *transpose(Graph *g, GNode *x) {
  * sum; x is the only input, so everything else folds. */
 static void test_fold_kernels_batched(void) {
   Graph *g = graph_new();
-  float *w1, *w2, *w3;
+  float *w1 = NULL, *w2 = NULL, *w3 = NULL;
   GNode *x = graph_var(g, "x", ttype(DT_F32, 2, (int64_t[]){C, R}));
   GNode *a = matrix(g, R, C, &w1), *b = matrix(g, R, C, &w2), *c = matrix(g, R, C, &w3);
   GNode *p = graph_call(g, "multiply", 2, (GNode *[]){b, c}, gattrs_new(), NULL);

@@ -351,7 +351,7 @@ int64_t imp_numel(int n, const int64_t *s) {
 }
 
 GNode *imp_new_i64(Importer *im, int ndim, const int64_t *shape, int64_t **data) {
-  void *p;
+  void *p = NULL;
   GNode *c = imp_new_const(im, DT_I64, ndim, shape, &p);
   *data = p;
   return c;

@@ -119,7 +119,7 @@ static int infer_conv2d(GNode *n, TType *out) {
   if (I * groups != C)
     return kiln_set_error("weight %s expects %lld input channels (x %lld groups), data %s has %lld", shape_str(w),
                           (long long)I, (long long)groups, shape_str(d), (long long)C);
-  int64_t OH, OW;
+  int64_t OH = 0, OW = 0;
   if (window_out("conv2d height", H, KH, st[0], dl[0], pad[0], pad[2], false, &OH) ||
       window_out("conv2d width", W, KW, st[1], dl[1], pad[1], pad[3], false, &OW))
     return -1;
@@ -301,7 +301,7 @@ static int infer_global_pool2d(GNode *n, TType *out) { return infer_pool(n, out,
 static int infer_adaptive_pool2d(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0);
   if (d->ndim != 4) return kiln_set_error("data has rank %d, expected 4 (NCHW)", d->ndim);
-  int64_t os[2];
+  int64_t os[2] = {0, 0};
   if (get2(n, "output_size", 1, os)) return -1;
   *out = *d;
   out->shape[2] = os[0];
@@ -375,7 +375,7 @@ static int infer_identity(GNode *n, TType *out) {
  * passes/alter_layout_gpu.c). */
 static int infer_conv2d_winograd_wowt(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *w = arg_type(n, 1);
-  int64_t m = gattr_int(&n->attrs, "tile_size", 0), st[2], dl[2], pad[4];
+  int64_t m = gattr_int(&n->attrs, "tile_size", 0), st[2] = {0, 0}, dl[2] = {0, 0}, pad[4] = {0, 0, 0, 0};
   if (get2(n, "strides", 1, st) || get2(n, "dilation", 1, dl) || get_pad4(n, pad)) return -1;
   if (st[0] != 1 || st[1] != 1 || dl[0] != 1 || dl[1] != 1 || gattr_int(&n->attrs, "groups", 1) != 1)
     return kiln_set_error("a Winograd convolution needs strides 1, dilation 1 and groups 1");

@@ -219,7 +219,7 @@ static GNode *rewrite_conv(Graph *ng, GNode *old, GNode **args) {
     if (!wp) return NULL;
     w = wp;
   }
-  int32_t *comp;
+  int32_t *comp = NULL;
   float *scale;
   GNode *cn = new_const(ng, DT_I32, O, (void **)&comp), *sn = new_const(ng, DT_F32, O, (void **)&scale);
   if (!cn || !sn) return NULL;
@@ -304,7 +304,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   }
   if (dt_eq(x->type.dtype, DT_I8) && !(x = to_uint8(ng, x, &za))) return NULL;
   /* the compensation za * sum_k W[n, k] and the scale sa * sw[n], folded here */
-  int32_t *comp;
+  int32_t *comp = NULL;
   float *scale;
   GNode *cn = new_const(ng, DT_I32, N, (void **)&comp), *sn = new_const(ng, DT_F32, N, (void **)&scale);
   if (!cn || !sn) return NULL;

@@ -205,7 +205,7 @@ static bool oc_filter(const int64_t *sizes, int n, void *ud) {
 
 static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
-  int64_t m, nH, nW;
+  int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   SplitOpts oc = {.nparts = 3, .filter = oc_filter}, reg = {.filter = reg_filter};
   if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, &oc) ||
@@ -223,7 +223,7 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
 
 static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
-  int64_t m, nH, nW;
+  int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   int64_t lanes = t->vector_lanes;
   int64_t ob = x86_channel_block(c.OC, lanes), ib = x86_largest_divisor(c.IC, ob);
@@ -244,7 +244,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
 
 static int wino_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
-  int64_t m, nH, nW;
+  int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
       x86_check_split(cfg, "tile_oc", 3, c.OC, "output channels", true) ||
@@ -257,7 +257,7 @@ static int wino_check(const Target *t, const ConfigEntity *cfg, const Workload *
 static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
   (void)cfg;
   Conv2DWorkload c;
-  int64_t m, nH, nW;
+  int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return NULL;
   if (nin != 2) return kiln_set_error("%s: compute takes data and the transformed kernel, got %d inputs", wl->name, nin), NULL;
   return topi_x86_conv2d_winograd_NCHWc(in[0], in[1], m, (int[]){c.pt, c.pl, c.pb, c.pr}, c.out_dtype);
@@ -267,7 +267,7 @@ static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEnt
 static int wino_placeholders(const Target *t, const Workload *wl, const ConfigEntity *cfg, int *nin, Tensor ***in) {
   (void)t;
   Conv2DWorkload c;
-  int64_t m, nH, nW;
+  int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   *nin = 2;

@@ -51,7 +51,7 @@ int onnx_h_SequenceInsert(Importer *im) {
   if (!s) return -1;
   if (!x) return imp_error(im, "input 1 must be a tensor");
   if (s->n && !dt_eq(x->type.dtype, s->dtype)) return imp_error(im, "a %s tensor inserted into a %s sequence", dt_str(x->type.dtype), dt_str(s->dtype));
-  int64_t p;
+  int64_t p = 0;
   if (seq_pos(im, 2, s->n, s->n, s->n, &p)) return -1;
   ImpSeq *q = seq_new(s->n + 1, x->type.dtype);
   for (int i = 0, j = 0; i < q->n; i++) q->items[i] = i == p ? x : s->items[j++];
@@ -62,7 +62,7 @@ int onnx_h_SequenceErase(Importer *im) {
   ImpSeq *s = imp_input_seq(im, 0);
   if (!s) return -1;
   if (s->n == 0) return imp_error(im, "erasing from an empty sequence");
-  int64_t p;
+  int64_t p = 0;
   if (seq_pos(im, 1, -1, s->n, s->n - 1, &p)) return -1;
   ImpSeq *q = seq_new(s->n - 1, s->dtype);
   for (int i = 0, j = 0; i < s->n; i++)
@@ -73,7 +73,7 @@ int onnx_h_SequenceErase(Importer *im) {
 int onnx_h_SequenceAt(Importer *im) {
   ImpSeq *s = imp_input_seq(im, 0);
   if (!s) return -1;
-  int64_t p;
+  int64_t p = 0;
   if (!imp_input(im, 1)) return imp_error(im, "needs a position");
   if (s->n == 0 || seq_pos(im, 1, 0, s->n, s->n - 1, &p)) return s->n ? -1 : imp_error(im, "the sequence is empty");
   return imp_set_output(im, 0, s->items[p]);

@@ -81,8 +81,8 @@ static int optim_inputs(Importer *im, int groups, GNode **r, GNode **t, int *n) 
 static GNode *f32s(Importer *im, double v) { return imp_scalar(im, v, DT_F32); }
 
 int onnx_h_Adagrad(Importer *im) {
-  GNode *r, *t;
-  int n;
+  GNode *r = NULL, *t = NULL;
+  int n = 0;
   if (optim_inputs(im, 3, &r, &t, &n)) return -1;
   double norm = onnx_attr_float(N(im), "norm_coefficient", 0), eps = onnx_attr_float(N(im), "epsilon", 1e-6f),
          decay = onnx_attr_float(N(im), "decay_factor", 0);
@@ -101,8 +101,8 @@ int onnx_h_Adagrad(Importer *im) {
 }
 
 int onnx_h_Adam(Importer *im) {
-  GNode *r, *t;
-  int n;
+  GNode *r = NULL, *t = NULL;
+  int n = 0;
   if (optim_inputs(im, 4, &r, &t, &n)) return -1;
   double norm = onnx_attr_float(N(im), "norm_coefficient", 0), post = onnx_attr_float(N(im), "norm_coefficient_post", 0),
          alpha = onnx_attr_float(N(im), "alpha", 0.9f), beta = onnx_attr_float(N(im), "beta", 0.999f),
@@ -129,8 +129,8 @@ int onnx_h_Adam(Importer *im) {
 }
 
 int onnx_h_Momentum(Importer *im) {
-  GNode *r, *t;
-  int n;
+  GNode *r = NULL, *t = NULL;
+  int n = 0;
   if (optim_inputs(im, 3, &r, &t, &n)) return -1;
   double norm = onnx_attr_float(N(im), "norm_coefficient", 0), alpha = onnx_attr_float(N(im), "alpha", 0),
          beta = onnx_attr_float(N(im), "beta", 0);
