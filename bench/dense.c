@@ -1,0 +1,171 @@
+/*
+ * bench/dense.c - GFLOP/s of dense_pack.x86 per layer shape, beside the
+ * machine's FMA peak measured by the same program.
+ *
+ * Each shape (data [M, K], weight [N, K]) is built from the template's
+ * fallback config (what an untuned model runs) and, with --config, from
+ * further entity lists; the kernels of one shape run alternately (ROUNDS
+ * rounds of NUMBER calls after a warm-up) and each reports its median
+ * and best round, as GFLOP/s and as a fraction of the peak (one core's
+ * peak times --threads; the peak is the best of many short runs, so on a
+ * shared machine the best round is the figure to set beside it).
+ * The weight is the packed [N/bn, K, bn] a model carries as a parameter.
+ * Not a test: a figure for the docs.
+ *
+ * --cpu-time times with the process's CPU time instead of the wall clock:
+ * at one thread on a shared machine, waiting for a core then costs
+ * nothing (at more threads, a thread spinning at a barrier counts).
+ *
+ *   bench_dense [--threads N] [--rounds N] [--cpu-time] [--shape MxNxK]...
+ *               [--config '[["tile_y","sp",[-1,1,12]], ...]']...
+ *
+ * Without --shape: the dense layers of ViT-B/16 (197 tokens), ConvNeXt-T
+ * (49 and 3136 positions) and a transformer encoder (32, 128, 384 tokens).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "autotune/autotune.h"
+#include "codegen/codegen.h"
+#include "peak_util.h"
+
+#define NUMBER 5
+#define MAX_SHAPES 32
+#define MAX_CONFIGS 8
+
+typedef struct Kern {
+  KilnModule *mod;
+  KilnFunction *f;
+  DLTensor *arr[4];
+  int na;
+} Kern;
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int build(const Template *tm, const Workload *wl, const ConfigEntity *cfg, Kern *k) {
+  Schedule *s;
+  Tensor **args;
+  if (template_instantiate(tm, target_host(), wl, cfg, &s, &k->na, &args)) return -1;
+  k->mod = kiln_build(s, k->na, args, "f", NULL, NULL);
+  if (!k->mod || kiln_module_get_function(k->mod, "f", &k->f)) return -1;
+  DLDevice cpu = {kDLCPU, 0};
+  for (int i = 0; i < k->na; i++) {
+    int64_t sh[8];
+    te_shape_const(args[i], sh);
+    if (kiln_array_empty(args[i]->ndim, sh, args[i]->dtype, cpu, &k->arr[i])) return -1;
+    float *p = k->arr[i]->data;
+    int64_t n = kiln_array_nbytes(k->arr[i]) / 4;
+    for (int64_t j = 0; j < n; j++) p[j] = (float)((j * 7919) % 2000) / 1000.0f - 1.0f;
+  }
+  return 0;
+}
+
+static bool use_cpu_time;
+
+static double now(void) {
+  if (!use_cpu_time) return kiln_now_seconds();
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double run(Kern *k) {
+  KilnValue av[4], ret;
+  int codes[4], rc;
+  for (int i = 0; i < k->na; i++) av[i].v_handle = k->arr[i], codes[i] = KILN_DLTENSOR;
+  double t0 = now();
+  for (int i = 0; i < NUMBER; i++) kiln_func_call(k->f, av, codes, k->na, &ret, &rc);
+  return (now() - t0) / NUMBER / (use_cpu_time ? kiln_get_num_threads() : 1);
+}
+
+static void release(Kern *k) {
+  for (int i = 0; i < k->na; i++) kiln_array_free(k->arr[i]);
+  if (k->f) kiln_func_free(k->f);
+  kiln_module_free(k->mod);
+}
+
+static const int64_t default_shapes[][3] = {
+    {197, 3072, 768}, {197, 768, 3072}, {197, 2304, 768}, {197, 768, 768}, /* ViT-B/16 */
+    {49, 3072, 768},  {49, 768, 3072},  {3136, 384, 96},  {3136, 96, 384}, /* ConvNeXt-T stages 4 and 1 */
+    {128, 2048, 512}, {128, 512, 2048}, {32, 2048, 512},  {384, 2048, 512}, /* encoder, d 512, ff 2048 */
+};
+
+int main(int argc, char **argv) {
+  int threads = 2, rounds = 9, nshapes = 0, nconf = 0;
+  int64_t shapes[MAX_SHAPES][3];
+  const char *configs[MAX_CONFIGS];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cpu-time")) use_cpu_time = true;
+    else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc && nshapes < MAX_SHAPES) {
+      long long m, n, k;
+      if (sscanf(argv[++i], "%lldx%lldx%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1) {
+        fprintf(stderr, "bench_dense: --shape takes MxNxK (data [M, K], weight [N, K]), got '%s'\n", argv[i]);
+        return 2;
+      }
+      shapes[nshapes][0] = m, shapes[nshapes][1] = n, shapes[nshapes][2] = k, nshapes++;
+    } else if (!strcmp(argv[i], "--config") && i + 1 < argc && nconf < MAX_CONFIGS) configs[nconf++] = argv[++i];
+    else {
+      fprintf(stderr, "usage: bench_dense [--threads N] [--rounds N] [--cpu-time] [--shape MxNxK]... [--config ENTITY_JSON]...\n");
+      return 2;
+    }
+  }
+  if (rounds < 1) rounds = 1;
+  if (!nshapes) {
+    nshapes = (int)(sizeof default_shapes / sizeof default_shapes[0]);
+    memcpy(shapes, default_shapes, sizeof default_shapes);
+  }
+  double peak1 = bench_measure_peak(), peak = peak1 * threads;
+  kiln_set_num_threads(threads);
+  const Template *tm = template_lookup("dense_pack.x86");
+  if (!tm) {
+    fprintf(stderr, "bench_dense: %s\n", kiln_get_error());
+    return 1;
+  }
+  printf("FMA peak %.1f GFLOP/s per core, %d threads: %.1f GFLOP/s; times: %s\n", peak1, threads, peak,
+         use_cpu_time ? "CPU (per thread)" : "wall");
+  printf("%-18s %-8s %10s %8s %6s %8s %6s  %s\n", "M x N x K", "config", "median", "GFLOP/s", "peak", "best", "peak",
+         "entities");
+  for (int si = 0; si < nshapes; si++) {
+    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+    Workload *wl = wl_dense("dense_pack.x86", M, N, K, "float32", "float32");
+    ConfigEntity *cfgs[MAX_CONFIGS + 1];
+    const char *names[MAX_CONFIGS + 1];
+    Kern ks[MAX_CONFIGS + 1];
+    int nk = 0;
+    cfgs[0] = wl ? template_fallback(tm, target_host(), wl) : NULL;
+    names[0] = "fallback";
+    for (int c = 0; c < nconf; c++) cfgs[c + 1] = config_entity_from_json(configs[c]), names[c + 1] = "config";
+    char label[48];
+    snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+    for (int c = 0; c <= nconf; c++) {
+      memset(&ks[nk], 0, sizeof ks[nk]);
+      if (!cfgs[c] || (tm->check && tm->check(target_host(), cfgs[c], wl)) || build(tm, wl, cfgs[c], &ks[nk])) {
+        printf("%-18s %-8s build failed: %s\n", label, names[c], kiln_get_error());
+        kiln_clear_error();
+        continue;
+      }
+      cfgs[nk] = cfgs[c], names[nk] = names[c], nk++;
+    }
+    double *t = malloc(sizeof(double) * (size_t)(rounds * nk));
+    for (int c = 0; c < nk; c++) run(&ks[c]);
+    for (int r = 0; r < rounds; r++)
+      for (int c = 0; c < nk; c++) t[c * rounds + r] = run(&ks[c]);
+    double fl = 2.0 * (double)M * (double)N * (double)K;
+    for (int c = 0; c < nk; c++) {
+      qsort(t + c * rounds, (size_t)rounds, sizeof(double), cmp);
+      double med = t[c * rounds + rounds / 2], gf = fl / med * 1e-9, gb = fl / t[c * rounds] * 1e-9;
+      printf("%-18s %-8s %7.1f us %8.1f %5.0f%% %8.1f %5.0f%%  %s\n", label, names[c], med * 1e6, gf,
+             peak > 0 ? 100.0 * gf / peak : 0.0, gb, peak > 0 ? 100.0 * gb / peak : 0.0, config_entity_json(cfgs[c]));
+      release(&ks[c]);
+    }
+    free(t);
+  }
+  return 0;
+}
