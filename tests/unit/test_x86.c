@@ -341,6 +341,38 @@ static void test_dense_pack_fallback_tail(void) {
   for (int i = 0; tm && i < tk_template_cases(12); i++) run_dense_case(tm, i, true);
 }
 
+/* The fallback on layer shapes of the kind it is chosen for: two vectors
+ * of columns where they divide N, 12 rows (a divisor of M from 12 to 8
+ * first) with a tail for a prime M, column blocks grouped along N only
+ * while the task's weight panel stays small; each config a point of the
+ * space and right against the unscheduled lowering. */
+static void test_dense_pack_fallback_shapes(void) {
+  const Template *tm = template_lookup("dense_pack.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  int64_t lanes = target_host()->vector_lanes;
+  /* M, N, K, the rows the fallback must pick */
+  static const int64_t cases[][4] = {{197, 64, 96, 12}, {49, 96, 40, 12}, {64, 128, 24, 8}, {40, 48, 33, 10}, {1, 64, 32, 1}};
+  for (int i = 0; i < 5; i++) {
+    const int64_t *c = cases[i];
+    Workload *wl = wl_dense(tm->name, c[0], c[1], c[2], "float32", "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    const int64_t *ty = cfg_split(fb, "tile_y", NULL), *tx = cfg_split(fb, "tile_x", NULL);
+    int64_t bn = c[0] > 1 && c[1] % (2 * lanes) == 0 ? 2 * lanes : x86_channel_block(c[1], lanes);
+    if (lanes == 16) CHECK_INT(ty[2], c[3]);
+    CHECK_INT(tx[2], bn);
+    CHECK_MSG(tx[1] * bn * c[2] * 4 <= 256 << 10, "%s: weight panel of %lld columns", config_entity_json(fb),
+              (long long)(tx[1] * bn));
+    CHECK_MSG(space_index_of(cs, fb) == fb->index && fb->index >= 0, "M %lld N %lld K %lld: fallback %s not in the space",
+              (long long)c[0], (long long)c[1], (long long)c[2], config_entity_json(fb));
+    run_dense_case_with(tm, i, true, c[0], c[1], c[2], NULL);
+  }
+}
+
 /* Blocks wider than one vector (tile_x's inner part 32, 48, 64 with 16
  * lanes) are cut into vectors, each its own register: right against the
  * unscheduled lowering and a naive product, with tails and epilogues. */
@@ -831,6 +863,7 @@ const TestCase x86_tests[] = {
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},
     {"dense_pack_fallback_tail", test_dense_pack_fallback_tail},
+    {"dense_pack_fallback_shapes", test_dense_pack_fallback_shapes},
     {"dense_pack_space_tails", test_dense_pack_space_tails},
     {"dense_pack_wide_blocks", test_dense_pack_wide_blocks},
     {"invalid_configs", test_invalid_configs},

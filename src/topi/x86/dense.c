@@ -232,37 +232,62 @@ static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-/* The fallback (docs/gemm.md): a register block of y_ii rows (the
- * largest divisor of M from 4 to 12, else min(M, 12) with a guarded tail)
- * x bn = one vector of columns (a wider block is a vector type of more
- * than 64 bytes, which GCC warns about when it is passed to a helper),
- * held in accumulators over the whole K loop with K unrolled by 4; blocks
- * are parallel tasks, grouped x_oi at a time along N (the block's rows
- * stay in L1 across them) only while 16 or more tasks remain.  This
- * departs from TVM's fallback (about 4 x 4 tasks, 8 x 32 blocks dividing
- * M), which leaves a thread idle on small layers and runs a prime M one
- * row at a time. */
+/* The fallback (docs/gemm.md), for any M, N, K:
+ * - columns: bn = two vectors (32 floats with AVX-512) when they divide
+ *   N, else the widest power of two up to one vector that does (a GEMV,
+ *   one row, is memory-bound either way);
+ * - rows: with two vectors, the most rows from 12 down to 8 that divide
+ *   M, else 12 and a guarded tail block (ViT's 197 tokens: 16 blocks of
+ *   12 and one of 5): 24 accumulators (the FMA latency times two FMA
+ *   ports needs 8 or more independent chains), and each k step's 2
+ *   weight vectors serve 12 rows.  The K loop is not blocked, so the
+ *   weight streams from L2 once per row block: that stream is what
+ *   limits this kernel at large K, and 12 rows halve it against 6; with
+ *   one vector, a divisor of M from 4 to 12, else 12 and a tail (every
+ *   choice is a point of the space: tuning measures the fallback first);
+ * - K unrolled by 4, the block's accumulators in registers over all of K;
+ * - blocks are parallel tasks, x_oi column blocks per task (the block's
+ *   rows are read again from L1 or L2 across them) while the task's
+ *   weight panel, x_oi * bn * K floats, stays within DENSE_PANEL_BYTES
+ *   (the row blocks that follow on the same thread read it again from
+ *   L2; at K = 3072 panels of 0.8-1.5 MiB ran 1.1-2x slower than one of
+ *   0.4 MiB) and 16 or more tasks remain (a thread is never left idle on
+ *   a small layer).
+ * This departs from TVM's fallback (about 4 x 4 tasks, 8 x 32 blocks
+ * dividing M), which leaves a thread idle on small layers and runs a
+ * prime M one row at a time. */
+enum { DENSE_PANEL_BYTES = 256 << 10 };
+
+/* The most rows from hi down to lo that divide M, else hi rows and a
+ * guarded tail block (M itself when it is at most hi). */
+static int64_t dense_rows(int64_t M, int64_t lo, int64_t hi) {
+  if (M <= hi) return M;
+  for (int64_t r = hi; r >= lo; r--)
+    if (M % r == 0) return r;
+  return hi;
+}
+
 static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   int64_t lanes = t->vector_lanes;
-  int64_t x_ii = 1;
-  for (int64_t bn = lanes; bn >= 1; bn /= 2)
-    if (d.N % bn == 0) {
-      x_ii = bn;
-      break;
-    }
-  /* a divisor of M from 4 to 12; else 12 rows and a tail (both points of
-   * the space: tuning measures the fallback first) */
-  int64_t y_ii = d.M < 12 ? d.M : 12;
-  for (int64_t r = 12; r >= 4 && d.M > 12; r--)
-    if (d.M % r == 0) {
-      y_ii = r;
-      break;
-    }
+  int64_t x_ii = 1, y_ii;
+  if (lanes > 1 && d.M > 1 && d.N % (2 * lanes) == 0) {
+    x_ii = 2 * lanes;
+    y_ii = dense_rows(d.M, 8, 12);
+  } else {
+    for (int64_t bn = lanes; bn >= 1; bn /= 2)
+      if (d.N % bn == 0) {
+        x_ii = bn;
+        break;
+      }
+    y_ii = dense_rows(d.M, 4, 12);
+  }
   int64_t k_ii = d.K % 4 == 0 ? 4 : d.K % 2 == 0 ? 2 : 1;
   int64_t blocks_y = (d.M + y_ii - 1) / y_ii, blocks_x = d.N / x_ii, x_oi = 1;
-  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16) x_oi *= 2;
+  while (x_oi < 8 && blocks_x % (x_oi * 2) == 0 && blocks_y * (blocks_x / (x_oi * 2)) >= 16 &&
+         x_oi * 2 * x_ii * d.K * 4 <= DENSE_PANEL_BYTES)
+    x_oi *= 2;
   config_set_split(cfg, "tile_y", 3, (int64_t[]){-1, 1, y_ii});
   config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, x_ii});
   config_set_split(cfg, "tile_k", 2, (int64_t[]){-1, k_ii});
