@@ -184,16 +184,62 @@ bool cgc_is_contiguous_ramp(Expr *idx) {
   return idx->kind == EK_Ramp && ir_is_int_value(idx->ramp.stride, 1);
 }
 
+/* A reinterpreting load (ir.h): each lane the r = bits / elem bits
+ * consecutive elements from its index on, little-endian.  A scalar goes
+ * through a helper that assembles the value from a pointer (C compilers
+ * merge that into one load), a contiguous vector (ramp stride r) is one
+ * unaligned vector load, any other index a gather of such values. */
+static void emit_reinterpret_load(CG *g, Expr *e, DType et) {
+  const char *buf = cgc_vname(g, e->load.buf);
+  Expr *idx = e->load.index;
+  DType st = dt_scalar(e->dtype);
+  int r = st.bits / et.bits;
+  const char *sc = cgc_scalar_ctype(st), *ec = cgc_scalar_ctype(et);
+  const char *one = kfmt("kiln_ldle_%s_%s", cgc_short_name(st), cgc_short_name(et));
+  StrBuf sb = {0};
+  sb_printf(&sb, "static inline %s %s(const %s *p) {\n  return ", sc, one, ec);
+  for (int j = 0; j < r; j++) sb_printf(&sb, "%s((%s)p[%d] << %d)", j ? " | " : "", sc, j, j * et.bits);
+  sb_puts(&sb, ";\n}\n");
+  cgc_need(g, one, sb.data);
+  sb_free(&sb);
+  if (e->dtype.lanes == 1) {
+    sb_printf(g->out, "%s(%s + ", one, buf);
+    cgc_expr(g, idx);
+    sb_putc(g->out, ')');
+    return;
+  }
+  const char *vt = cgc_ctype(g, e->dtype);
+  if (idx->kind == EK_Ramp && ir_is_int_value(idx->ramp.stride, r)) {
+    sb_printf(g->out, "((%s)*(%su *)(%s + ", vt, vt, buf);
+    cgc_expr(g, idx->ramp.base);
+    sb_puts(g->out, "))");
+    return;
+  }
+  const char *it = cgc_ctype(g, idx->dtype);
+  const char *name = kfmt("kiln_gatherle_%s_%s", vt + 3, it + 3);
+  cgc_need(g, name,
+           kfmt("static inline %s %s(const %s *p, %s i) {\n  %s r;\n  for (int l = 0; l < %d; l++) r[l] = %s(p + "
+                "i[l]);\n  return r;\n}\n",
+                vt, name, ec, it, vt, e->dtype.lanes, one));
+  sb_printf(g->out, "%s(%s, ", name, buf);
+  cgc_expr(g, idx);
+  sb_putc(g->out, ')');
+}
+
 static void emit_load(CG *g, Expr *e) {
   const char *buf = cgc_vname(g, e->load.buf);
   Expr *idx = e->load.index;
+  DType *et = pm_get(&g->buftype, e->load.buf);
+  if (et && !dt_is_bool(*et) && dt_is_intlike(*et) && dt_is_intlike(e->dtype) && et->bits < e->dtype.bits) {
+    emit_reinterpret_load(g, e, *et);
+    return;
+  }
   if (e->dtype.lanes == 1) {
     sb_printf(g->out, "%s[", buf);
     cgc_expr(g, idx);
     sb_putc(g->out, ']');
     return;
   }
-  DType *et = pm_get(&g->buftype, e->load.buf);
   bool boolbuf = et && dt_is_bool(*et);
   if (cgc_is_contiguous_ramp(idx) && !boolbuf) {
     /* read through the unaligned twin type, then view as the plain one */

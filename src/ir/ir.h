@@ -10,7 +10,12 @@
  * Two stages of the IR share these nodes.  Before storage flattening,
  * tensors are read with Read (tensor + one index per dimension) and written
  * with Provide inside Realize scopes.  After flattening, memory is a 1-D
- * buffer named by a handle-typed Var: Load / Store / Allocate.
+ * buffer named by a handle-typed Var: Load / Store / Allocate.  A Load
+ * normally has its buffer's element type; one whose type is wider than the
+ * buffer's elements is a reinterpreting load (made only by
+ * lower/combine_loads.c, on the CPU): each lane reads the consecutive
+ * elements from its index on as one little-endian value (a uint32 from a
+ * uint8 buffer at byte i: bytes i .. i + 3).
  *
  * Node kinds are listed once, in X-macro lists; the enums and the name tables
  * come from those lists, and visitors switch over them without a default so

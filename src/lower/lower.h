@@ -10,6 +10,8 @@
  *   vectorize.c     innermost vectorized loops -> vector expressions
  *   unroll.c        unrolled loops and auto_unroll_max_step pragmas
  *   remove_noop.c   drop empty loops, allocations and no-op statements
+ * and, for the CPU:
+ *   combine_loads.c byte loads that assemble a word -> one reinterpreting load
  * and, for a GPU target (LowerOptions.device_type not the CPU):
  *   vthread.c       virtual threads -> loops each thread runs in turn
  *   split_host_device.c  kernels out of the host function: thread extent
@@ -155,6 +157,13 @@ Stmt *lower_unroll(Stmt *body, int auto_max_step);
 /* ===== remove_noop.c ===== */
 
 Stmt *lower_remove_noop(Stmt *body);
+
+/* ===== combine_loads.c ===== */
+
+/* (uint32)B[i] | (uint32)B[i + 1] << 8 | ... from a uint8 buffer (an
+ * argument of f or allocated in body) -> the reinterpreting Load(uint32, B,
+ * i) (ir.h); scalar and vector, 2, 4 or 8 bytes. */
+Stmt *lower_combine_loads(Stmt *body, const LoweredFunc *f);
 
 /* ===== vthread.c ===== */
 

@@ -3,6 +3,7 @@
  * matmul template), lowering texts, and every illegal schedule the issue
  * names returning a clear message.
  */
+#include <string.h>
 #include <sys/stat.h>
 
 #include "kernel_util.h"
@@ -154,6 +155,84 @@ static void test_error_vectorize_symbolic(void) {
   kiln_array_free(a);
   kiln_array_free(b);
   kiln_module_free(mod);
+}
+
+/* lower/combine_loads.c: words assembled from consecutive bytes of a uint8
+ * buffer become one (reinterpreting) load, scalar and vectorized, 2, 4 and
+ * 8 bytes, at any byte offset; byte orders or strides that are not one
+ * word's bytes stay byte loads.  Every case runs against the words
+ * assembled here from full-range random bytes. */
+typedef struct WordCase {
+  const char *desc;
+  int bytes;      /* 2, 4 or 8: uint16, uint32, uint64 */
+  int step, off;  /* word i starts at byte step i + off */
+  int lanes;      /* vectorized by this many lanes (1: scalar) */
+  bool swap;      /* bytes 0 and 1 exchanged: not a little-endian word */
+  bool combined;  /* the pass must fire */
+} WordCase;
+
+static void test_combine_loads(void) {
+  static const WordCase cases[] = {
+      {"uint32 scalar", 4, 4, 0, 1, false, true},
+      {"uint32 scalar at byte 4 i + 3", 4, 4, 3, 1, false, true},
+      {"uint32 x8 contiguous", 4, 4, 0, 8, false, true},
+      {"uint32 x4 contiguous at byte 4 i + 1", 4, 4, 1, 4, false, true},
+      {"uint32 x8 every 12 bytes (a gather of words)", 4, 12, 2, 8, false, true},
+      {"uint16 x8", 2, 2, 0, 8, false, true},
+      {"uint64 scalar", 8, 8, 5, 1, false, true},
+      {"uint64 x4 overlapping words", 8, 3, 0, 4, false, true},
+      {"uint32 x8 bytes 0 and 1 swapped", 4, 4, 0, 8, true, false},
+      {"uint32 scalar bytes 0 and 1 swapped", 4, 4, 0, 1, true, false},
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const WordCase *c = &cases[ci];
+    int64_t nw = 24, nb = c->step * (nw - 1) + c->off + c->bytes;
+    DType wt = c->bytes == 2 ? DT_U16 : c->bytes == 4 ? DT_U32 : DT_U64;
+    Tensor *A = te_placeholder_c("A", 1, &nb, DT_U8);
+    Expr **v = te_axis_vars(1, NULL);
+    Expr *w = NULL;
+    for (int j = 0; j < c->bytes; j++) {
+      int src = c->swap && j < 2 ? 1 - j : j;
+      Expr *b = ir_cast(wt, te_read1(A, ir_add(ir_mul(v[0], ir_i32(c->step)), ir_i32(c->off + src))));
+      if (j) b = ir_call2(INTRIN_shift_left, b, ir_const(8 * j, wt));
+      w = w ? ir_call2(INTRIN_bitwise_or, w, b) : b;
+    }
+    Tensor *B = te_compute("B", 1, (Expr *[]){ir_i32(nw)}, v, w, NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    if (c->lanes > 1) {
+      Stage *st = sch_stage(s, B);
+      IterVar *o, *in;
+      CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(c->lanes), &o, &in));
+      CHECK_OK(stage_vectorize(st, in));
+    }
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK_NN(f);
+    if (!f) continue;
+    const char *text = kiln_lowered_str(f);
+    if ((strstr(text, "shift_left") == NULL) != c->combined)
+      test_fail(__FILE__, __LINE__, "%s: the pass %s:\n%s", c->desc, c->combined ? "did not combine" : "combined", text);
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *a = tk_array(1, &nb, DT_U8), *b = tk_array(1, &nw, wt);
+    uint8_t *pa = a->data;
+    for (int64_t i = 0; i < nb; i++) pa[i] = (uint8_t)(test_rand() & 0xff);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+    int bad = 0;
+    for (int64_t i = 0; i < nw; i++) {
+      uint64_t want = 0, got = 0;
+      for (int j = 0; j < c->bytes; j++) {
+        int src = c->swap && j < 2 ? 1 - j : j;
+        want |= (uint64_t)pa[c->step * i + c->off + src] << (8 * j);
+      }
+      memcpy(&got, (char *)b->data + i * c->bytes, (size_t)c->bytes); /* little-endian host */
+      bad += got != want;
+    }
+    if (bad) test_fail(__FILE__, __LINE__, "%s: %d of %lld words wrong", c->desc, bad, (long long)nw);
+    kiln_array_free(a);
+    kiln_array_free(b);
+    kiln_module_free(mod);
+  }
 }
 
 /* Tensors of 2^31 or more elements: generated code indexes with 32-bit
@@ -335,6 +414,7 @@ const TestCase lower_tests[] = {
     {"matmul_template", test_matmul_template},
     {"error_split_non_leaf", test_error_split_non_leaf},
     {"error_vectorize_symbolic", test_error_vectorize_symbolic},
+    {"combine_loads", test_combine_loads},
     {"error_compute_at", test_error_compute_at},
     {"error_reorder_other_stage", test_error_reorder_other_stage},
     {"error_compiler_failure", test_error_compiler_failure},
