@@ -33,6 +33,8 @@ static void set(DLTensor *a, int64_t i, double v) {
   else if (t.code == kDLInt && t.bits == 64) ((int64_t *)p)[i] = (int64_t)v;
   else if (t.code == kDLInt && t.bits == 8) ((int8_t *)p)[i] = (int8_t)v;
   else if (t.code == kDLUInt && t.bits == 8) ((uint8_t *)p)[i] = (uint8_t)v;
+  else if (t.code == kDLInt && t.bits == 16) ((int16_t *)p)[i] = (int16_t)v;
+  else if (t.code == kDLUInt && t.bits == 16) ((uint16_t *)p)[i] = (uint16_t)v;
   else if (t.code == kDLUInt && t.bits == 32) ((uint32_t *)p)[i] = (uint32_t)(int64_t)v;
   else if (t.code == kDLUInt && t.bits == 1) ((uint8_t *)p)[i] = v != 0;
   else KASSERTF(0, "unsupported test dtype");
@@ -47,6 +49,8 @@ double tk_get(const DLTensor *a, int64_t i) {
   if (t.code == kDLInt && t.bits == 64) return (double)((const int64_t *)p)[i];
   if (t.code == kDLInt && t.bits == 8) return ((const int8_t *)p)[i];
   if (t.code == kDLUInt && t.bits == 8) return ((const uint8_t *)p)[i];
+  if (t.code == kDLInt && t.bits == 16) return ((const int16_t *)p)[i];
+  if (t.code == kDLUInt && t.bits == 16) return ((const uint16_t *)p)[i];
   if (t.code == kDLUInt && t.bits == 32) return ((const uint32_t *)p)[i];
   if (t.code == kDLUInt && t.bits == 1) return ((const uint8_t *)p)[i];
   KASSERTF(0, "unsupported test dtype");

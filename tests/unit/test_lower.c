@@ -235,6 +235,62 @@ static void test_combine_loads(void) {
   }
 }
 
+/* Vector casts between floats and 8- or 16-bit integers (the C generator
+ * goes through int32 lanes): every value of the small type to float32 and
+ * back, and float32 values in range (fractions truncate toward zero), on
+ * 16 lanes against the scalar C conversion. */
+static void test_vector_casts_narrow(void) {
+  const DType types[] = {DT_U8, DT_I8, DT_U16, DT_I16};
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    DType it = types[ti];
+    int64_t n = 512;
+    Tensor *X = te_placeholder_c("X", 1, &n, it), *F = te_placeholder_c("F", 1, &n, DT_F32);
+    Expr **v = te_axis_vars(1, NULL);
+    Tensor *Y = te_compute("Y", 1, X->shape, v, ir_cast(DT_F32, te_read1(X, v[0])), NULL);
+    v = te_axis_vars(1, NULL);
+    Tensor *Z = te_compute("Z", 1, F->shape, v, ir_cast(it, te_read1(F, v[0])), NULL);
+    Schedule *s = te_create_schedule(2, (Tensor *[]){Y, Z});
+    for (int k = 0; k < 2; k++) {
+      Stage *st = sch_stage(s, k ? Z : Y);
+      IterVar *o, *in;
+      CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(16), &o, &in));
+      CHECK_OK(stage_vectorize(st, in));
+    }
+    KilnModule *mod = kiln_build(s, 4, (Tensor *[]){X, F, Y, Z}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *x = tk_array(1, &n, it), *f = tk_array(1, &n, DT_F32), *y = tk_array(1, &n, DT_F32),
+             *z = tk_array(1, &n, it);
+    int64_t lo = dt_int_min(it), hi = dt_int_max(it);
+    float *pf = f->data;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t xv = i < 256 ? lo + i : i < 384 ? hi - (i - 256) : lo + test_rand() % (hi - lo + 1);
+      if (it.bits == 8) xv = lo + i % 256;
+      switch (it.bits * 2 + (it.code == kDLUInt)) {
+      case 17: ((uint8_t *)x->data)[i] = (uint8_t)xv; break;
+      case 16: ((int8_t *)x->data)[i] = (int8_t)xv; break;
+      case 33: ((uint16_t *)x->data)[i] = (uint16_t)xv; break;
+      default: ((int16_t *)x->data)[i] = (int16_t)xv; break;
+      }
+      /* in range, with fractions: truncated toward zero */
+      pf[i] = (float)(lo + (double)(test_rand() % 1000) / 999.0 * (double)(hi - lo));
+      if (i < 4) pf[i] = i == 0 ? (float)lo : i == 1 ? (float)hi : i == 2 ? (float)hi - 0.5f : (float)lo + 0.75f;
+    }
+    CHECK_OK(tk_call(mod, "f", 4, (DLTensor *[]){x, f, y, z}));
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      bad += tk_get(y, i) != tk_get(x, i);
+      bad += tk_get(z, i) != (double)(int64_t)pf[i];
+    }
+    if (bad) test_fail(__FILE__, __LINE__, "%s <-> float32 on 16 lanes: %d wrong values", dt_str(it), bad);
+    kiln_array_free(x);
+    kiln_array_free(f);
+    kiln_array_free(y);
+    kiln_array_free(z);
+    kiln_module_free(mod);
+  }
+}
+
 /* Tensors of 2^31 or more elements: generated code indexes with 32-bit
  * integers, so a constant shape that large is refused where it is made,
  * and a symbolic one when the kernel is called with such a tensor. */
@@ -415,6 +471,7 @@ const TestCase lower_tests[] = {
     {"error_split_non_leaf", test_error_split_non_leaf},
     {"error_vectorize_symbolic", test_error_vectorize_symbolic},
     {"combine_loads", test_combine_loads},
+    {"vector_casts_narrow", test_vector_casts_narrow},
     {"error_compute_at", test_error_compute_at},
     {"error_reorder_other_stage", test_error_reorder_other_stage},
     {"error_compiler_failure", test_error_compiler_failure},
