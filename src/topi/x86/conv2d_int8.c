@@ -196,6 +196,18 @@ int topi_x86_schedule_conv2d_NCHWc_int8(const Target *t, Schedule *s, const Conf
     return kiln_set_error("conv2d_NCHWc_int8.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc_int8 (or its "
                           "requantize epilogue)",
                           c->name, c->tag ? c->tag : "");
+  /* Unpadded, the packed input's words are the data's own bytes (ic_bn a
+   * multiple of 4): the stage is inlined, and the conv reads each word
+   * straight from the uint8 data (one load: lower/combine_loads.c) instead
+   * of a copy of the whole input first. */
+  for (int i = 0; i < c->ninputs; i++) {
+    Tensor *a = c->inputs[i];
+    if (a->kind != TE_COMPUTE || !a->name || strcmp(a->name, "data_u8x4") || a->ninputs < 1) continue;
+    Tensor *d = a->inputs[0];
+    if (d->ndim == 5 && te_dim(a, 2) == te_dim(d, 2) && te_dim(a, 3) == te_dim(d, 3) &&
+        stage_compute_inline(sch_stage(s, a)))
+      return -1;
+  }
   return topi_x86_schedule_conv2d_NCHWc(t, s, cfg, c, nout, outs);
 }
 
