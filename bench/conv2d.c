@@ -19,13 +19,14 @@
  * faster than the 1-thread one.
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
- *                [--wcfg JSON] [--epilogue] [--no-winograd] [--batch N]
+ *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd] [--batch N]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
  * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
  * ...]'), --wcfg the Winograd one's; --epilogue fuses a per-channel bias
  * add and a relu into each layer (the GFLOP/s still count the convolution
- * only); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
+ * only), --silu a bias add and SiLU (x * sigmoid(x), EfficientNet's
+ * epilogue); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
  * times each layer at batch N instead of Winograd: the fallback config
  * against the same config without batch blocking (tile_n = 1), their runs
  * alternating, medians, the two outputs compared (relative L2 error).
@@ -275,6 +276,8 @@ typedef struct Built {
 
 /* Instantiate tm for wl with cfg (bias + relu fused when epilogue), build
  * it and allocate its arrays (inputs random).  false + message on failure. */
+static bool silu_epilogue; /* --silu: the fused epilogue is bias + SiLU */
+
 static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epilogue, const char *keep, int64_t oc,
                   Built *b) {
   memset(b, 0, sizeof *b);
@@ -293,7 +296,14 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
     Tensor *add = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read4(bias, v[1], z, z, v[4])),
                              "broadcast");
     v = te_axis_vars(5, NULL);
-    Tensor *relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
+    Tensor *relu;
+    if (silu_epilogue) {
+      Tensor *sig = topi_unary(TOPI_sigmoid, add);
+      relu = sig ? topi_binary(TOPI_multiply, add, sig) : NULL;
+      if (!relu) return false;
+    } else {
+      relu = te_compute("T_relu", 5, conv->shape, v, ir_max(te_read(add, 5, v), ir_f32(0)), "elemwise");
+    }
     s = te_create_schedule(1, &relu);
     if (tm->schedule(target_host(), s, cfg, conv, 1, &relu)) return false;
     fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
@@ -373,7 +383,8 @@ static double sampled_err(const Layer *L, const Built *b, bool epilogue, int64_t
     double ref = direct(L, b->arr[0], b->arr[1], n, oc, oh, ow);
     if (epilogue) {
       ref += ((float *)b->arr[2]->data)[oc];
-      if (ref < 0) ref = 0;
+      if (silu_epilogue) ref = ref / (1 + exp(-ref));
+      else if (ref < 0) ref = 0;
     }
     double got = ((float *)out->data)[n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
     double e = fabs(got - ref) / (1 + fabs(ref));
@@ -411,6 +422,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) cfg_text = argv[++i];
     else if (!strcmp(argv[i], "--wcfg") && i + 1 < argc) wcfg_text = argv[++i];
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
+    else if (!strcmp(argv[i], "--silu")) epilogue = silu_epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
     else if (!strcmp(argv[i], "--depthwise")) dw = true;
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
@@ -418,7 +430,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
-              "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] "
+              "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
               "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad]\n",
               argv[0]);
       return 2;
