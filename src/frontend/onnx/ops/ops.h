@@ -24,7 +24,9 @@
  * Files (each opens with the essay of its domain):
  *   elementwise.c  unary, binary and variadic ops, casts, clips, and the
  *                  elementwise compositions (IsInf, Shrink, Hardmax, OneHot)
- *   tensor.c       shapes and data movement, reductions, shape masks
+ *   tensor.c       shapes and data movement
+ *   reduce.c       reductions, with axes known at compile or at run time
+ *   shape_mask.c   Trilu, CumSum, EyeLike, CenterCropPad: masks from shapes
  *   nn.c           convolution, pooling (and MaxPool's indices), softmax,
  *                  dropout, CausalConvWithState, DeformConv
  *   normalize.c    batch, instance, layer, LRN, Lp and MVN normalization
@@ -75,6 +77,18 @@ typedef struct OpMap {
 
 static inline const OnnxNode *N(Importer *im) { return imp_node(im); }
 static inline GNode *in0(Importer *im) { return imp_input(im, 0); }
+/* tensor.c: axes from the attribute (before from_opset) or the optional
+ * input; *present says whether either was given.  The count, -1 + error. */
+int onnx_read_axes(Importer *im, int input, int from_opset, int64_t *axes, bool *present);
+/* reduce.c: axes given at run time as a 1-D integer graph input: mask[d] a
+ * postfix condition (0 or 1) that dimension d is named, axes[] the
+ * representative values; the count, -2 when the input is not such an
+ * input, -1 + error. */
+int onnx_runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask);
+/* reduce.c: y (dimensions n[0..r)) reshaped without the dimensions mask[]
+ * selects; -1 (an error naming the node) where the condition valid is 0. */
+GNode *onnx_drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
+                        const int64_t *axes, const char *valid);
 /* runtime_value.c: -2 when no operand is a run-time value */
 int onnx_slice_runtime(Importer *im);
 int onnx_split_runtime(Importer *im);

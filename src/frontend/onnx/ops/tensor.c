@@ -1,15 +1,15 @@
 /*
  * tensor.c - ONNX's shape and data-movement operators (Constant,
  * Shape, Reshape, Flatten, Transpose, Squeeze/Unsqueeze, Concat, Split,
- * Slice, Gather, Pad, Tile, Expand, ConstantOfShape, Range, DepthToSpace),
- * the reductions, and the ops whose work is a mask that depends only on
- * shapes (Trilu, CumSum, EyeLike).
+ * Slice, Gather, Pad, Tile, Expand, ConstantOfShape, Range, DepthToSpace).
+ * The reductions are in reduce.c, the ops whose work is a mask that
+ * depends only on shapes in shape_mask.c.
  *
  * Inputs that decide a shape (Reshape's shape, Slice's starts, Pad's pads,
  * Tile's repeats) must be known at compile time: imp_const_input_ints
  * reads them, and its error names the graph inputs to --bind otherwise.
- * Between opsets these moved from attributes to inputs; read_axes and the
- * opset tests in each handler decide which applies.
+ * Between opsets these moved from attributes to inputs; onnx_read_axes
+ * and the opset tests in each handler decide which applies.
  */
 #include "ops.h"
 
@@ -258,7 +258,7 @@ int onnx_h_transpose(Importer *im) {
 }
 
 /* axes from the attribute (older opsets) or the optional input */
-static int read_axes(Importer *im, int input, int from_opset, int64_t *axes, bool *present) {
+int onnx_read_axes(Importer *im, int input, int from_opset, int64_t *axes, bool *present) {
   int n = 0;
   *present = false;
   if (imp_opset(im) < from_opset) {
@@ -277,10 +277,6 @@ static int read_axes(Importer *im, int input, int from_opset, int64_t *axes, boo
   return 0;
 }
 
-static int runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask);
-static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
-                          const int64_t *axes, const char *valid);
-
 /* Squeeze's axes given at run time: the dimensions they name dropped (a
  * reshape), valid when exactly k distinct dimensions of size 1 are named.
  * The representative axes are size-1 dimensions.  -2 when input 1 is not
@@ -294,7 +290,7 @@ static int squeeze_runtime(Importer *im, GNode *x) {
   GNode *v = imp_input(im, 1);
   int64_t kk = v ? ttype_numel(&v->type) : 0;
   if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || kk > nones || kk >= r) return -2;
-  int k = runtime_axes(im, 1, x, r, axes, mask);
+  int k = onnx_runtime_axes(im, 1, x, r, axes, mask);
   if (k < 0) return k;
   Graph *g = imp_graph(im);
   for (int j = 0; j < k; j++) {
@@ -309,7 +305,7 @@ static int squeeze_runtime(Importer *im, GNode *x) {
   for (int d = 0; d < r; d++)
     if (x->type.shape[d] != 1) sb_printf(&valid, " %s +", mask[d]);
   sb_puts(&valid, " 0 eq and");
-  GNode *y = drop_masked(im, x, r, x->type.shape, mask, k, axes, valid.data);
+  GNode *y = onnx_drop_masked(im, x, r, x->type.shape, mask, k, axes, valid.data);
   sb_free(&valid);
   return out0(im, y);
 }
@@ -326,7 +322,7 @@ static int unsqueeze_runtime(Importer *im, GNode *x) {
   int64_t kk = v ? ttype_numel(&v->type) : 0;
   if (imp_opset(im) < 13 || !v || v->kind != GN_VAR || kk < 1 || r + kk > MAXD) return -2;
   int R = r + (int)kk;
-  int k = runtime_axes(im, 1, x, R, axes, mask);
+  int k = onnx_runtime_axes(im, 1, x, R, axes, mask);
   if (k < 0) return k;
   int64_t shape[MAXD];
   bool is_ax[MAXD] = {0};
@@ -363,7 +359,7 @@ int onnx_h_squeeze(Importer *im) {
   if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
-  int n = read_axes(im, 1, 13, axes, &present);
+  int n = onnx_read_axes(im, 1, 13, axes, &present);
   if (n < 0) return -1;
   GNode *x = in0(im);
   GAttrs a = gattrs_new();
@@ -377,7 +373,7 @@ int onnx_h_unsqueeze(Importer *im) {
   if (rc != -2) return rc;
   int64_t axes[MAXD];
   bool present;
-  int n = read_axes(im, 1, 13, axes, &present);
+  int n = onnx_read_axes(im, 1, 13, axes, &present);
   if (n < 0) return -1;
   if (!present) return imp_error(im, "axes are required");
   GNode *x = in0(im);
@@ -746,329 +742,4 @@ int onnx_h_depth_space(Importer *im) {
   }
   if (strcmp(mode, "DCR")) return imp_error(im, "mode '%s' is not supported (DCR, CRD)", mode);
   return out0(im, imp_call(im, "nn.space_to_depth", 1, &x, a));
-}
-
-/* ---- reductions ---- */
-
-/* Axes given at run time (a Reduce's axes as a 1-D integer graph input
- * of k elements, docs/symbolic_shapes.md): element j is the value symbol
- * a_j in [-rank, rank - 1].  Dimension d is reduced when some a_j is d or
- * d - rank; mask[d] gets that condition as a postfix expression (0 or 1).
- * axes[] gets distinct valid axes as the representative values.  The
- * count k; -2 when the input is not such a graph input. */
-static int runtime_axes(Importer *im, int input, GNode *x, int r, int64_t *axes, const char **mask) {
-  GSym *syms[MAXD] = {0};
-  GNode *v = imp_input(im, input);
-  if (!v || v->kind != GN_VAR || ttype_is_symbolic(&x->type) || ttype_numel(&v->type) > r || r > MAXD) return -2;
-  int k = imp_runtime_shape_input(im, input, syms, MAXD);
-  if (k < 0) return k;
-  Graph *g = imp_graph(im);
-  /* the representative axes: 0, 1, ... (r - 1, r - 2, ... in the second
-   * pass); over an empty x (a Reduce's) its empty dimensions first, so
-   * that the result at them is not empty */
-  int order[MAXD], no = 0;
-  bool empty = ttype_numel(&x->type) == 0 && r == x->type.ndim;
-  for (int zero = 1; zero >= 0; zero--)
-    for (int i = 0; i < r; i++) {
-      int d = g->sym_pass ? r - 1 - i : i;
-      if ((empty && x->type.shape[d] == 0) == zero) order[no++] = d;
-    }
-  for (int j = 0; j < k; j++) {
-    if (graph_sym_bound(g, syms[j]->name, -r, r - 1)) return imp_error(im, "%s", kiln_get_error());
-    syms[j]->lo = -r; /* graph_sym_bound keeps a size's lower bound of 1 */
-    syms[j]->rep = order[j];
-    axes[j] = syms[j]->rep;
-  }
-  for (int d = 0; d < r; d++) {
-    StrBuf sb = {0};
-    for (int j = 0; j < k; j++)
-      sb_printf(&sb, "%s%s %d eq %s %d eq or%s", j ? " " : "", syms[j]->name, d, syms[j]->name, d - r, j ? " or" : "");
-    kiln_arena_push(g->arena);
-    mask[d] = kstrdup(sb.data);
-    kiln_arena_pop();
-    sb_free(&sb);
-  }
-  return k;
-}
-
-static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
-                          const int64_t *axes, const char *valid);
-
-/* A Reduce whose axes are given at run time: the kept-dimension reduction
- * (dimension d is "mask 1 size sel"), then, without keepdims, a reshape
- * that drops the reduced dimensions: result dimension i is the size of
- * the i-th dimension not reduced, and -1 (an error naming the node) when
- * the values did not reduce exactly k distinct dimensions. */
-static GNode *reduce_runtime_axes(Importer *im, const char *op, GNode *x, int k, const int64_t *axes,
-                                  const char **mask, bool keep) {
-  int r = x->type.ndim;
-  const int64_t *n = x->type.shape;
-  StrBuf sd = {0};
-  for (int d = 0; d < r; d++) {
-    if (d) sb_puts(&sd, ",");
-    if (n[d] != 1) sb_printf(&sd, "%s 1 %lld sel", mask[d], (long long)n[d]); /* a 1 stays 1 */
-  }
-  const char *dims = kfmt("%s", sd.data ? sd.data : "");
-  sb_free(&sd);
-  GNode *y;
-  if (ttype_numel(&x->type) == 0) {
-    /* nothing to read: the reduction's identity (Kiln's reduction of an
-     * empty tensor, folded now: 0 for a sum, 1 for a product, the lowest
-     * value for a max) broadcast to the kept-dimension shape, which is
-     * empty at run time where a dimension not reduced is empty */
-    DLTensor *e;
-    DLDevice cpu = {kDLCPU, 0};
-    if (kiln_array_empty(r, n, x->type.dtype, cpu, &e)) return NULL;
-    GNode *c = graph_const(imp_graph(im), NULL, e);
-    int64_t all[MAXD], shape[MAXD];
-    for (int d = 0; d < r; d++) all[d] = d, shape[d] = n[d];
-    for (int j = 0; j < k; j++) shape[axes[j]] = 1;
-    GAttrs ia = gattrs_new();
-    ga_ints(&ia, "axis", r, all);
-    ga_int(&ia, "keepdims", 0);
-    GNode *id = imp_call(im, op, 1, &c, ia);
-    if (id && id->kind != GN_CONST) return imp_error(im, "the identity of '%s' over an empty input did not fold", op), NULL;
-    GAttrs a = gattrs_new();
-    ga_ints(&a, "shape", r, shape);
-    ga_str(&a, "sym_dims", dims);
-    y = imp_call(im, "broadcast_to", 1, &id, a);
-  } else {
-    GAttrs a = gattrs_new();
-    ga_ints(&a, "axis", k, axes);
-    ga_int(&a, "keepdims", 1);
-    ga_str(&a, "sym_dims", dims);
-    y = imp_call(im, op, 1, &x, a);
-  }
-  if (!y || keep) return y;
-  /* the count of reduced dimensions must be k */
-  StrBuf cnt = {0};
-  sb_puts(&cnt, "0");
-  for (int d = 0; d < r; d++) sb_printf(&cnt, " %s +", mask[d]);
-  sb_printf(&cnt, " %d eq", k);
-  GNode *z = drop_masked(im, y, r, n, mask, k, axes, cnt.data);
-  sb_free(&cnt);
-  return z;
-}
-
-/* y (whose dimensions are n[0..r), or 1 where masked) reshaped without
- * the dimensions mask[] (postfix, 0 or 1) selects: result dimension i is
- * the size of the i-th dimension not masked, and -1 (an error naming the
- * node) where the postfix condition valid is 0.  axes[0..k) are the
- * masked dimensions at the representative values. */
-static GNode *drop_masked(Importer *im, GNode *y, int r, const int64_t *n, const char **mask, int k,
-                          const int64_t *axes, const char *valid) {
-  int64_t shape[MAXD];
-  int on = 0;
-  StrBuf out = {0};
-  for (int d = 0; d < r; d++) {
-    bool red = false;
-    for (int j = 0; j < k; j++) red |= axes[j] == d;
-    if (!red) shape[on++] = n[d];
-  }
-  for (int i = 0; i < on; i++) {
-    /* sum over d of (kept_d and (kept dimensions before d) == i) * n_d */
-    StrBuf e = {0};
-    sb_puts(&e, "0");
-    for (int d = 0; d < r; d++) {
-      StrBuf before = {0};
-      sb_puts(&before, "0");
-      for (int c = 0; c < d; c++) sb_printf(&before, " 1 %s - +", mask[c]);
-      sb_printf(&e, " 1 %s - %s %d eq and %lld 0 sel +", mask[d], before.data, i, (long long)n[d]);
-      sb_free(&before);
-    }
-    sb_printf(&out, "%s%s %s -1 sel", i ? "," : "", valid, e.data);
-    sb_free(&e);
-  }
-  GAttrs ra = gattrs_new();
-  ga_ints(&ra, "newshape", on, shape);
-  for (int i = 0; i < on; i++)
-    if (!shape[i]) { /* an empty input: its 0 is a size, not "copy the dimension" */
-      ga_int(&ra, "allowzero", 1);
-      break;
-    }
-  ga_str(&ra, "sym_dims", out.data ? out.data : "");
-  sb_free(&out);
-  return imp_call(im, "reshape", 1, &y, ra);
-}
-
-int onnx_h_reduce(Importer *im) {
-  static const OpMap m[] = {{"ReduceSum", "sum"},       {"ReduceMean", "mean"},         {"ReduceMax", "max"},
-                            {"ReduceMin", "min"},       {"ReduceProd", "prod"},         {"ReduceL1", "l1_norm"},
-                            {"ReduceL2", "l2_norm"},    {"ReduceSumSquare", "sum_square"}, {"ReduceLogSumExp", "logsumexp"},
-                            {"ReduceLogSum", "sum"},    {NULL, NULL}};
-  const char *op = N(im)->op_type, *k = NULL;
-  for (const OpMap *p = m; p->onnx; p++)
-    if (!strcmp(p->onnx, op)) k = p->kiln;
-  int64_t axes[MAXD];
-  bool present;
-  int from = !strcmp(op, "ReduceSum") ? 13 : 18;
-  GNode *x = in0(im);
-  bool keep = onnx_attr_int(N(im), "keepdims", 1) != 0;
-  const char *mask[MAXD];
-  /* ReduceMax/ReduceMin 20 take bool (False < True): reduced as uint8 */
-  bool boolean = x && dt_is_bool(x->type.dtype) && (!strcmp(k, "max") || !strcmp(k, "min"));
-  int zeros = 0; /* x's empty dimensions: at most k, or the result is empty at every axes */
-  for (int d = 0; x && d < x->type.ndim; d++) zeros += x->type.shape[d] == 0;
-  int rt = x && imp_opset(im) >= from && (boolean || !dt_is_bool(x->type.dtype))
-               ? runtime_axes(im, 1, x, x->type.ndim, axes, mask)
-               : -2;
-  if (rt == -1) return -1;
-  if (rt > 0 && (keep || rt < x->type.ndim) && zeros <= rt) { /* axes given at run time */
-    GNode *y = reduce_runtime_axes(im, k, boolean ? imp_cast(im, x, DT_U8) : x, rt, axes, mask, keep);
-    if (boolean) y = imp_cast(im, y, DT_BOOL);
-    if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
-    return out0(im, y);
-  }
-  int n = read_axes(im, 1, from, axes, &present);
-  if (n < 0) return -1;
-  if (n == 0 && onnx_attr_int(N(im), "noop_with_empty_axes", 0)) return out0(im, x);
-  GAttrs a = gattrs_new();
-  if (n) ga_ints(&a, "axis", n, axes);
-  ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
-  if (boolean) x = imp_cast(im, x, DT_U8);
-  GNode *y = x ? imp_call(im, k, 1, &x, a) : NULL;
-  if (boolean) y = imp_cast(im, y, DT_BOOL);
-  if (!strcmp(op, "ReduceLogSum") && y) y = imp_call1(im, "log", y);
-  return out0(im, y);
-}
-
-int onnx_h_argreduce(Importer *im) {
-  GAttrs a = gattrs_new();
-  int64_t ax = onnx_attr_int(N(im), "axis", 0);
-  ga_ints(&a, "axis", 1, &ax);
-  ga_int(&a, "keepdims", onnx_attr_int(N(im), "keepdims", 1));
-  ga_int(&a, "select_last_index", onnx_attr_int(N(im), "select_last_index", 0));
-  GNode *x = in0(im);
-  return out0(im, imp_call(im, !strcmp(N(im)->op_type, "ArgMax") ? "argmax" : "argmin", 1, &x, a));
-}
-
-/* ---- masks from shapes ---- */
-
-static bool tri_upper(int64_t i, int64_t j, int64_t k) { return j - i >= k; }
-static bool tri_lower(int64_t i, int64_t j, int64_t k) { return j - i <= k; }
-
-int onnx_h_Trilu(Importer *im) {
-  GNode *x = imp_input(im, 0);
-  if (!x) return imp_error(im, "needs an input");
-  int nd = x->type.ndim;
-  if (nd < 2) return imp_error(im, "input has rank %d, expected at least 2", nd);
-  int64_t k = 0;
-  bool upper = onnx_attr_int(N(im), "upper", 1) != 0;
-  GNode *kv = imp_input(im, 1);
-  if (kv && kv->kind == GN_VAR && ttype_numel(&kv->type) == 1 && kv->type.dtype.code == kDLInt) {
-    /* k given at run time is data, not a size: the mask compares the
-     * constant j - i with it (j - i >= k keeps the upper part) */
-    int64_t h = x->type.shape[nd - 2], w = x->type.shape[nd - 1], shape[2] = {h, w};
-    void *p;
-    GNode *diag = imp_new_const(im, DT_I64, 2, shape, &p);
-    if (!diag) return -1;
-    for (int64_t i = 0; i < h; i++)
-      for (int64_t j = 0; j < w; j++) ((int64_t *)p)[i * w + j] = j - i;
-    GNode *kk = kv->type.dtype.bits == 64 ? kv : imp_cast(im, kv, DT_I64);
-    GNode *m = imp_call2(im, upper ? "greater_equal" : "less_equal", diag, kk);
-    return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
-  }
-  if (kv && imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &k)) return -1;
-  GNode *m = imp_mask2d(im, x->type.shape[nd - 2], x->type.shape[nd - 1], 0, upper ? tri_upper : tri_lower, k);
-  return imp_set_output(im, 0, imp_where(im, m, x, imp_scalar_like(im, 0, x)));
-}
-
-static bool before_incl(int64_t j, int64_t i, int64_t k) { return k & 1 ? (k & 2 ? j > i : j < i) : (k & 2 ? j >= i : j <= i); }
-
-/* CumSum: out[i] = sum of x[j] over j <= i (< i exclusive; >=, > reversed),
- * a masked sum over a new axis. */
-static GNode *cum_along(Importer *im, GNode *x, int ax, int64_t mode, bool prod) {
-  int nd = x->type.ndim;
-  int64_t n = x->type.shape[ax];
-  GNode *m = imp_mask2d(im, n, n, nd - 1 - ax, before_incl, mode);
-  GNode *w = imp_where(im, m, imp_expand_dims(im, x, ax + 1), imp_scalar_like(im, prod ? 1 : 0, x));
-  int64_t a = ax;
-  return imp_reduce(im, prod ? "prod" : "sum", w, 1, &a, false);
-}
-
-int onnx_h_CumSum(Importer *im) {
-  GNode *x = imp_input(im, 0);
-  if (!x) return imp_error(im, "needs an input");
-  int nd = x->type.ndim, ax;
-  if (nd + 1 > MAXD) return imp_error(im, "input rank %d is too large", nd);
-  int64_t mode = (onnx_attr_int(N(im), "exclusive", 0) ? 1 : 0) | (onnx_attr_int(N(im), "reverse", 0) ? 2 : 0);
-  bool prod = !strcmp(N(im)->op_type, "CumProd"); /* opset 26: the same with products */
-  GNode *av = imp_input(im, 1);
-  if (av && av->kind == GN_VAR && ttype_numel(&av->type) == 1 && av->type.ndim <= 1 && av->type.dtype.code == kDLInt &&
-      nd >= 1 && !ttype_is_symbolic(&x->type)) {
-    /* the axis given at run time: a run-time value only for its bounds
-     * [-rank, rank - 1] (checked at set_input), and data that picks the
-     * result along each possible axis */
-    if (!graph_value_sym(imp_graph(im), av->name, 0, -nd, nd - 1)) return imp_error(im, "%s", kiln_get_error());
-    GNode *a64 = av->type.dtype.bits == 64 ? av : imp_cast(im, av, DT_I64);
-    GNode *y = cum_along(im, x, nd - 1, mode, prod);
-    for (int d = nd - 2; d >= 0 && y; d--) {
-      GNode *is_d = imp_call2(im, "logical_or", imp_call2(im, "equal", a64, imp_scalar(im, (double)d, DT_I64)),
-                              imp_call2(im, "equal", a64, imp_scalar(im, (double)(d - nd), DT_I64)));
-      y = imp_where(im, is_d, cum_along(im, x, d, mode, prod), y);
-    }
-    return imp_set_output(im, 0, y);
-  }
-  int64_t axv;
-  if (imp_input_i64(im, 1, INT64_MIN, INT64_MAX, &axv)) return -1;
-  if (imp_norm_axis(im, axv, nd, &ax)) return -1;
-  return imp_set_output(im, 0, cum_along(im, x, ax, mode, prod));
-}
-
-/* CenterCropPad (opset 18): each named axis cropped or zero-padded to the
- * given size around its centre (the odd unit goes to the end). */
-int onnx_h_CenterCropPad(Importer *im) {
-  int rc = onnx_center_crop_pad_runtime(im);
-  if (rc != -2) return rc;
-  GNode *x = in0(im);
-  int nd = x->type.ndim, na = nd;
-  int64_t sz[MAXD];
-  int n = imp_const_input_ints(im, 1, sz, MAXD);
-  if (n < 0) return -1;
-  const int64_t *av = onnx_attr_ints(N(im), "axes", &na);
-  if (!av) na = nd;
-  if (n != na) return imp_error(im, "shape has %d values for %d axes", n, na);
-  int64_t pads[2 * MAXD] = {0};
-  bool pad = false;
-  GNode *y = x;
-  for (int i = 0; i < na; i++) {
-    int ax = i;
-    if (av && imp_norm_axis(im, av[i], nd, &ax)) return -1;
-    int64_t dim = x->type.shape[ax], want = sz[i];
-    if (want < 0) return imp_error(im, "shape[%d] = %lld is negative", i, (long long)want);
-    if (want < dim) {
-      int64_t b = (dim - want) / 2;
-      y = imp_slice(im, y, ax, b, b + want);
-    } else if (want > dim) {
-      pads[ax] = (want - dim) / 2;
-      pads[ax + nd] = want - dim - pads[ax];
-      pad = true;
-    }
-  }
-  if (pad && y) {
-    GAttrs a = gattrs_new();
-    ga_ints(&a, "pads", 2 * nd, pads);
-    ga_str(&a, "pad_mode", "constant");
-    ga_float(&a, "pad_value", 0);
-    y = imp_call(im, "nn.pad", 1, &y, a);
-  }
-  return out0(im, y);
-}
-
-static bool eye_k(int64_t i, int64_t j, int64_t k) { return j - i == k; }
-
-int onnx_h_EyeLike(Importer *im) {
-  GNode *x = imp_input(im, 0);
-  if (!x) return imp_error(im, "needs an input");
-  if (x->type.ndim != 2) return imp_error(im, "input has rank %d, expected 2", x->type.ndim);
-  DType t = x->type.dtype;
-  if (onnx_attr_has(N(im), "dtype") && imp_attr_dtype(im, "dtype", 1, &t)) return -1;
-  int64_t k = onnx_attr_int(N(im), "k", 0);
-  void *p;
-  GNode *c = imp_new_const(im, t, 2, x->type.shape, &p);
-  if (!c) return -1;
-  for (int64_t i = 0; i < x->type.shape[0]; i++)
-    for (int64_t j = 0; j < x->type.shape[1]; j++)
-      if (eye_k(i, j, k)) imp_array_set(c->value, i * x->type.shape[1] + j, 1);
-  return imp_set_output(im, 0, c);
 }
