@@ -125,6 +125,55 @@ def test_topk_ties_and_axis(tmp_path):
     np.testing.assert_array_equal(v, np.take_along_axis(x, ref_i, axis=1))
 
 
+def topk_reference(x, k, axis, largest):
+    """ONNX TopK: the k largest (smallest) along axis, ties to the lower index."""
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    i = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, i, axis=axis), i
+
+
+@pytest.mark.parametrize("shape,axis,k,largest,dtype", [
+    ((5, 40), 1, 7, 1, np.float32),
+    ((33, 4), 0, 33, 0, np.float32),   # k = n: a full stable sort
+    ((2, 300, 3), 1, 300, 1, np.float32),  # n x n past the import fold limit
+    ((6, 50), -1, 10, 0, np.int32),
+])
+def test_topk_random_ties(tmp_path, shape, axis, k, largest, dtype):
+    # few distinct values, so most elements tie with others
+    x = RNG.integers(-3, 4, shape).astype(dtype)
+    if dtype == np.float32:
+        x[RNG.random(shape) < 0.3] = np.float32(RNG.standard_normal())  # one more tied value
+    tp = TensorProto.FLOAT if dtype == np.float32 else TensorProto.INT32
+    model = save_model(tmp_path, [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=largest)],
+                       [vi("x", tp, list(shape))], [vi("v", tp, None), vi("i", TensorProto.INT64, None)],
+                       inits=[numpy_helper.from_array(np.array([k], dtype=np.int64), "k")])
+    v, i = compile_run(tmp_path, model, [("x", x)])
+    ref_v, ref_i = topk_reference(x, k, axis, largest)
+    np.testing.assert_array_equal(i, ref_i)
+    np.testing.assert_array_equal(v, ref_v)
+
+
+def test_topk_large_n(tmp_path):
+    """n = 30000: the ranking used to build an n x n mask constant (900 MB
+    here); now every value between the kernels is linear in n."""
+    n, k = 30000, 5
+    x = RNG.standard_normal((2, n)).astype(np.float32)
+    x[:, 100:110] = x.max() + 1  # ties at the top
+    model = save_model(tmp_path, [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+                       [vi("x", TensorProto.FLOAT, [2, n])],
+                       [vi("v", TensorProto.FLOAT, None), vi("i", TensorProto.INT64, None)],
+                       inits=[numpy_helper.from_array(np.array([k], dtype=np.int64), "k")])
+    emit = tmp_path / "src"
+    v, i = compile_run(tmp_path, model, [("x", x)], extra=("--emit-dir", str(emit)))
+    ref_v, ref_i = topk_reference(x, k, 1, True)
+    np.testing.assert_array_equal(i, ref_i)
+    np.testing.assert_array_equal(v, ref_v)
+    import json
+    with open(emit / "graph.json") as f:
+        shapes = json.load(f)["attrs"]["shape"][1]
+    assert max(int(np.prod(s)) for s in shapes) <= 4 * n, shapes
+
+
 @pytest.mark.parametrize("eq,shapes", [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
                                        ("ii->i", [(4, 4)]),
                                        ("...ij,...jk", [(2, 3, 4), (4, 2)]),

@@ -30,6 +30,16 @@
 #include "../passes/passes.h"
 
 #define EVAL_INTERP_LIMIT 65536
+#define FOLD_BROADCAST_ELEMS ((int64_t)1 << 16)
+#define FOLD_BROADCAST_RATIO 64
+
+bool graph_fold_keeps(const GNode *n) {
+  if (n->kind != GN_CALL || ttype_is_symbolic(&n->type)) return false;
+  int64_t out = ttype_numel(&n->type), in = 0;
+  if (out <= FOLD_BROADCAST_ELEMS) return false;
+  for (int a = 0; a < n->nargs; a++) in += ttype_numel(&n->args[a]->type);
+  return out / FOLD_BROADCAST_RATIO > in;
+}
 
 /* The flags of a fold kernel: the defaults' target and float semantics,
  * at -O1 (it runs once; $KILN_CFLAGS, for the model's kernels, is not
@@ -108,6 +118,7 @@ FoldKernels *graph_fold_kernels_build(Graph *g) {
     if (n->kind != GN_CALL || !n->op->compute || ttype_is_symbolic(&n->type)) continue;
     bool all = true;
     for (int a = 0; a < n->nargs && all; a++) all = n->args[a]->kind == GN_CONST || folds[n->args[a]->id];
+    all = all && !graph_fold_keeps(n);
     folds[n->id] = all;
     if (!all || !used[n->id] || !folds_compiled(n)) continue;
     /* a compute that needs an argument's value (not there before the

@@ -53,6 +53,12 @@ FoldKernels *graph_fold_kernels_build(Graph *g);
 /* The distinct kernels the batch holds (0 when it failed to build). */
 int graph_fold_kernels_count(const FoldKernels *fk);
 void graph_fold_kernels_free(FoldKernels *fk);
+/* Whether fold_constant keeps call n although its arguments are constants:
+ * a broadcast (a result of more than FOLD_BROADCAST_ELEMS elements and more
+ * than FOLD_BROADCAST_RATIO times its arguments' elements together) is
+ * computed in the kernel it fuses into rather than stored in the module:
+ * TopK's n x n index comparison is linear in memory that way. */
+bool graph_fold_keeps(const GNode *n);
 /* graph_eval_call with fk's kernels (fk may be NULL). */
 DLTensor *graph_eval_call_in(GNode *n, GNode **args, const FoldKernels *fk);
 

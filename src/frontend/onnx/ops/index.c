@@ -6,9 +6,10 @@
  * Ops whose natural kernel is a sort or a scatter become dense
  * comparisons: TopK ranks every element against every other along the
  * axis, ScatterElements/ScatterND/MaxUnpool compare each target position
- * with every index (a one_hot) and reduce.  That costs n^2 along the axis
- * (or positions x updates), fine for the sizes these ops have in models
- * and tests, and it needs no new kernels.  Ops whose output shape depends
+ * with every index (a one_hot) and reduce.  That costs n^2 time along the
+ * axis (or positions x updates), fine for the sizes these ops have in
+ * models and tests, and it needs no new kernels; the comparisons fuse into
+ * their sums, so TopK's memory stays linear in n.  Ops whose output shape depends
  * on data (NonZero, Compress) are computed here when their deciding input
  * is a constant, and are data-dependent host ops otherwise (datadep.c).
  */
@@ -144,13 +145,13 @@ int onnx_h_NonZero(Importer *im) {
 
 /* ---- TopK by ranking ---- */
 
-static bool lower_strict(int64_t i, int64_t j, int64_t k) {
-  (void)k;
-  return j < i;
-}
-
 /* rank[i] = #{j : x[j] beats x[i], or ties it with j < i}; the r-th output
- * is the element of rank r. */
+ * is the element of rank r.  Both are sums over broadcasts that fuse into
+ * their reductions, so nothing n x n is stored: the tie-break compares an
+ * index row with an index column (n elements each; fold_constant keeps
+ * their n x n comparison unfolded, graph_fold_keeps) and the selection is
+ * an n x k comparison inside each of the two output sums.  Memory
+ * O(n + k) per row, time O(n^2 + n k). */
 int onnx_h_TopK(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
@@ -175,18 +176,23 @@ int onnx_h_TopK(Importer *im) {
   GNode *xt = imp_transpose(im, x, r, perm);
   GNode *xi = imp_expand_dims(im, xt, r), *xj = imp_expand_dims(im, xt, r - 1);
   GNode *beats = bin(im, largest ? "greater" : "less", xj, xi);
-  GNode *tie = bin(im, "logical_and", bin(im, "equal", xj, xi), imp_mask2d(im, n, n, 0, lower_strict, 0));
-  int64_t last = r;
-  GNode *rank = imp_reduce(im, "sum", imp_cast(im, bin(im, "logical_or", beats, tie), DT_I64), 1, &last, false);
-  int64_t *ar, *col, ks = k, cs[2] = {n, 1};
+  int64_t *ar, *col, *row, ks = k, cs[2] = {n, 1}, rs = n;
   GNode *arange_k = imp_new_i64(im, 1, &ks, &ar);
   for (int64_t i = 0; i < k; i++) ar[i] = i;
-  GNode *arange_n = imp_new_i64(im, 2, cs, &col);
-  for (int64_t i = 0; i < n; i++) col[i] = i;
-  GNode *sel = bin(im, "equal", imp_expand_dims(im, rank, r), arange_k);
+  GNode *arange_n = imp_new_i64(im, 2, cs, &col), *arange_row = imp_new_i64(im, 1, &rs, &row);
+  for (int64_t i = 0; i < n; i++) col[i] = row[i] = i;
+  GNode *before = bin(im, "less", arange_row, arange_n); /* (i, j): j < i */
+  GNode *tie = bin(im, "logical_and", bin(im, "equal", xj, xi), before);
+  int64_t last = r;
+  GNode *rank = imp_reduce(im, "sum", imp_cast(im, bin(im, "logical_or", beats, tie), DT_I64), 1, &last, false);
+  /* one selection per output, the two written differently so that CSE
+   * keeps them apart: each then fuses into its own sum, where one shared
+   * selection would be an n x k tensor stored between the kernels */
+  GNode *rank_col = imp_expand_dims(im, rank, r);
+  GNode *sel_v = bin(im, "equal", rank_col, arange_k), *sel_i = bin(im, "equal", arange_k, rank_col);
   int64_t ia = r - 1;
-  GNode *vals = imp_reduce(im, "sum", imp_where(im, sel, xi, imp_scalar_like(im, 0, x)), 1, &ia, false);
-  GNode *idx = imp_reduce(im, "sum", imp_where(im, sel, arange_n, imp_scalar(im, 0, DT_I64)), 1, &ia, false);
+  GNode *vals = imp_reduce(im, "sum", imp_where(im, sel_v, xi, imp_scalar_like(im, 0, x)), 1, &ia, false);
+  GNode *idx = imp_reduce(im, "sum", imp_where(im, sel_i, arange_n, imp_scalar(im, 0, DT_I64)), 1, &ia, false);
   GNode *yv = imp_transpose(im, vals, r, inv), *yi = imp_transpose(im, idx, r, inv);
   if (kv) yv = onnx_runtime_prefix(im, yv, ax, kv), yi = onnx_runtime_prefix(im, yi, ax, kv);
   if (imp_set_output(im, 0, yv)) return -1;
