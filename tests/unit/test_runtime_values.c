@@ -17,6 +17,7 @@
 #include "graph/graph.h"
 #include "kiln/runtime.h"
 #include "runtime/runtime_internal.h"
+#include "rt_model.h"
 #include "test.h"
 
 /* A 1-D int64 tensor of n values. */
@@ -55,42 +56,6 @@ static void check_out(KilnGraphExecutor *ex, int i, int nd, const int64_t *want,
   for (int64_t k = 0; k < n; k++) bad += fabsf(((float *)o->data)[k] - f(k, ud)) > 1e-5f * (1 + fabsf(f(k, ud)));
   CHECK_MSG(bad == 0, "output %d: %d of %lld elements wrong", i, bad, (long long)n);
   kiln_array_free(o);
-}
-
-/* A model of tests/data/onnx built at opt level 3 into a temporary folder
- * and loaded, its executor made: false (a failed check counted) only when
- * the folder cannot be made; a failed import, build or load leaves ex
- * NULL, and the test checks what it can. */
-typedef struct RtModel {
-  char *dir;
-  Graph *g;
-  KilnModule *mod;
-  KilnGraphExecutor *ex;
-} RtModel;
-
-static bool rt_open(RtModel *m, const char *file) {
-  memset(m, 0, sizeof *m);
-  m->dir = kiln_mkdtemp("kiln-rtvalues-");
-  CHECK_NN(m->dir);
-  if (!m->dir) return false;
-  m->g = kiln_import_onnx(kfmt("%s/tests/data/onnx/%s", test_root(), file), NULL);
-  CHECK_MSG(m->g != NULL, "import %s: %s", file, kiln_get_error());
-  const char *so = kfmt("%s/model.so", m->dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  if (m->g) CHECK_OK(graph_build(m->g, &bo, so, NULL));
-  if (m->g) CHECK_OK(kiln_module_load(so, &m->mod));
-  if (m->mod) CHECK_OK(kiln_graph_executor_create(m->mod, &m->ex));
-  return true;
-}
-
-static void rt_close(RtModel *m) {
-  kiln_graph_executor_free(m->ex);
-  kiln_module_free(m->mod);
-  if (m->g) graph_free(m->g);
-  kiln_rmtree(m->dir);
-  free(m->dir);
 }
 
 static float x_at(int64_t k, const void *x) { return ((const float *)x)[k]; }

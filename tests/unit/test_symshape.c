@@ -10,6 +10,7 @@
 #include "graph/passes/passes.h"
 #include "kiln/runtime.h"
 #include "runtime/runtime_internal.h"
+#include "rt_model.h"
 #include "test.h"
 
 /* A symbolic NCHW input (N, C, H, W) with H and W symbols or numbers. */
@@ -264,8 +265,8 @@ static void test_symshape_batch_outer(void) {
  * refuses batch 13.  A batch seen before reallocates no buffer; a cached
  * binding evaluates nothing (a plan hit); the least recently used plan
  * is the one evicted. */
-static void run_relu_module(Graph *g, const char *batch_outer, Graph **variants, const int64_t *vb, int nv,
-                            const char *so) {
+static void run_relu_module(RtModel *m, Graph *g, const char *batch_outer, Graph **variants, const int64_t *vb,
+                            int nv, const char *name) {
   GraphBuildOptions bo;
   memset(&bo, 0, sizeof bo);
   bo.opt_level = 1;
@@ -273,11 +274,8 @@ static void run_relu_module(Graph *g, const char *batch_outer, Graph **variants,
   bo.variants = variants;
   bo.variant_batch = vb;
   bo.nvariants = nv;
-  CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  rt_build(m, g, &bo, name);
+  KilnGraphExecutor *ex = m->ex;
   DLDevice cpu = {kDLCPU, 0};
   static const int64_t seq[] = {1, 5, 3, 5, 1, 3, 2, 4, 6, 7, 8, 9, 10, 3, 5, 1, 13};
   int nseq = (int)(sizeof seq / sizeof seq[0]);
@@ -333,15 +331,12 @@ static void run_relu_module(Graph *g, const char *batch_outer, Graph **variants,
     CHECK_INT((int)ex->sym_stats.variant_runs, nv ? 19 : 0);
     CHECK_INT((int)ex->sym_stats.variant_samples, nv ? 62 : 0);
   }
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
 }
 
 static void test_symshape_executor(void) {
-  char *dir = kiln_mkdtemp("kiln-sym-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-sym-")) return;
+  Graph *g = rt.g = graph_new();
   TType t = ttype(DT_F32, 2, (int64_t[]){0, 4});
   SymDims *sd = KNEW(SymDims);
   GSym *N = graph_sym(g, "N", 1, 12);
@@ -354,24 +349,22 @@ static void test_symshape_executor(void) {
   for (int i = 0; i < 4; i++) ((float *)bv->data)[i] = 0.25f * (float)i - 0.5f;
   GNode *a = graph_call(g, "add", 2, (GNode *[]){x, graph_const(g, "b", bv)}, gattrs_new(), "add");
   graph_add_output(g, graph_call(g, "nn.relu", 1, &a, gattrs_new(), "relu"));
-  run_relu_module(g, NULL, NULL, NULL, 0, kfmt("%s/generic.so", dir));
+  run_relu_module(&rt, g, NULL, NULL, NULL, 0, "generic");
   CHECK(graph_batch_symbol(g) == N);
   int64_t one = 1;
   Graph *g1 = graph_specialize(g, &one);
   CHECK_NN(g1);
-  if (g1) run_relu_module(g1, "N:1:12", NULL, NULL, 0, kfmt("%s/batch.so", dir));
+  if (g1) run_relu_module(&rt, g1, "N:1:12", NULL, NULL, 0, "batch");
   /* the same with batched variants at 2 and 4 in the artifact */
   int64_t vb[2] = {2, 4};
   Graph *gv[2] = {graph_specialize(g, &vb[0]), graph_specialize(g, &vb[1])};
   CHECK_NN(gv[0]);
   CHECK_NN(gv[1]);
-  if (g1 && gv[0] && gv[1]) run_relu_module(g1, "N:1:12", gv, vb, 2, kfmt("%s/variants.so", dir));
+  if (g1 && gv[0] && gv[1]) run_relu_module(&rt, g1, "N:1:12", gv, vb, 2, "variants");
   graph_free(gv[0]);
   graph_free(gv[1]);
   graph_free(g1);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 /* Run-time shape values: out = fill(2.5, shape = x) + 1 with x a 1-D
@@ -380,18 +373,15 @@ static void test_symshape_executor(void) {
  * x; the plan cache keys on the values; a value outside the bounds and an
  * input that cannot carry sizes are errors naming the node and value. */
 static void test_symshape_runtime_value(void) {
-  char *dir = kiln_mkdtemp("kiln-symval-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-symval-")) return;
+  Graph *g = rt.g = graph_new();
   (void)graph_var(g, "x", ttype(DT_I64, 1, (int64_t[]){2}));
   GSym *s0 = graph_value_sym(g, "x", 0, 1, 64), *s1 = graph_value_sym(g, "x", 1, 1, 64);
   CHECK_NN(s0);
   CHECK_NN(s1);
   if (!s0 || !s1) {
-    graph_free(g);
-    kiln_rmtree(dir);
-    free(dir);
+    rt_close(&rt);
     return;
   }
   CHECK_STR(s0->name, "x_0");
@@ -410,15 +400,8 @@ static void test_symshape_runtime_value(void) {
   GNode *y = graph_call(g, "add", 2, (GNode *[]){f, graph_scalar(g, 1.0, DT_F32)}, gattrs_new(), "add");
   graph_add_output(g, y);
   CHECK(graph_batch_symbol(g) == NULL); /* bound from data, never a batch */
-  const char *so = kfmt("%s/value.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 1;
-  CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  rt_build_at(&rt, g, 1, "value");
+  KilnGraphExecutor *ex = rt.ex;
   DLDevice cpu = {kDLCPU, 0};
   static const int64_t seq[][2] = {{3, 4}, {5, 2}, {3, 4}, {1, 7}, {5, 2}};
   for (int k = 0; ex && k < 5; k++) {
@@ -464,11 +447,7 @@ static void test_symshape_runtime_value(void) {
       kiln_array_free(fv);
     }
   }
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 /* Data-dependent sizes (docs/symbolic_shapes.md, section 4c): k =
@@ -493,19 +472,16 @@ static GNode *dd_node(Graph *g, const char *op, int nargs, GNode **args, DType d
 }
 
 static void test_symshape_data_dependent(void) {
-  char *dir = kiln_mkdtemp("kiln-dd-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-dd-")) return;
+  Graph *g = rt.g = graph_new();
   GNode *x = graph_var(g, "x", ttype(DT_F32, 1, (int64_t[]){12}));
   GNode *c = graph_var(g, "cond", ttype(DT_BOOL, 1, (int64_t[]){12}));
   GSym *c1 = graph_sym(g, "c1", 1, 12), *c2 = graph_sym(g, "c2", 1, 12);
   CHECK(c1 && c2);
   if (c1 && c2) c1->lo = c2->lo = 0;
   if (!c1 || !c2) {
-    graph_free(g);
-    kiln_rmtree(dir);
-    free(dir);
+    rt_close(&rt);
     return;
   }
   GNode *k = dd_node(g, "dd.compress", 2, (GNode *[]){x, c}, DT_F32, 1, (int64_t[]){c1->rep}, "c1", 0, "12",
@@ -525,15 +501,8 @@ static void test_symshape_data_dependent(void) {
   graph_add_output(g, y);
   graph_add_output(g, nz);
   CHECK(graph_batch_symbol(g) == NULL); /* reported sizes are never a batch */
-  const char *so = kfmt("%s/dd.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 1;
-  CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  rt_build_at(&rt, g, 1, "dd");
+  KilnGraphExecutor *ex = rt.ex;
   DLDevice cpu = {kDLCPU, 0};
   DLTensor *xv = NULL, *cv = NULL;
   CHECK_OK(kiln_array_empty(1, (int64_t[]){12}, DT_F32, cpu, &xv));
@@ -614,11 +583,7 @@ static void test_symshape_data_dependent(void) {
   }
   kiln_array_free(xv);
   kiln_array_free(cv);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 /* Grow-and-retry (docs/symbolic_shapes.md, section 4c): sizes nothing
@@ -670,10 +635,9 @@ static int grow_check(const DLTensor *o, const DLTensor *cnt, int r, const char 
 }
 
 static void test_symshape_grow_retry(void) {
-  char *dir = kiln_mkdtemp("kiln-grow-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-grow-")) return;
+  Graph *g = rt.g = graph_new();
   GNode *x = graph_var(g, "x", ttype(DT_STRING, 1, (int64_t[]){4}));
   GSym *m = graph_sym(g, "m", 1, 16), *n = graph_sym(g, "n", 1, 16);
   CHECK(m && n);
@@ -698,24 +662,15 @@ static void test_symshape_grow_retry(void) {
   }
   CHECK(p && q && c);
   if (!p || !q || !c) {
-    graph_free(g);
-    kiln_rmtree(dir);
-    free(dir);
+    rt_close(&rt);
     return;
   }
   CHECK_STR(ty(p), "Tensor[(4, m), string]");
   graph_add_output(g, p);
   graph_add_output(g, q);
   graph_add_output(g, c);
-  const char *so = kfmt("%s/grow.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 1;
-  CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  rt_build_at(&rt, g, 1, "grow");
+  KilnGraphExecutor *ex = rt.ex;
   static const int mm[] = {5, 3, 12, 0, 5}, nn[] = {5, 3, 12, 3, 5}, regrows[] = {2, 2, 4, 4, 4};
   for (int r = 0; ex && r < 5; r++) {
     DLTensor *xv = NULL;
@@ -750,11 +705,7 @@ static void test_symshape_grow_retry(void) {
     CHECK_CONTAINS(kiln_get_error(), "split");
     kiln_array_free(xv);
   }
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 /* Values a kernel computes as run-time shape values: t = s + 1 (a kernel
@@ -763,10 +714,9 @@ static void test_symshape_grow_retry(void) {
  * binds t_0, t_1 after the copy runs and plans the fill at them; one
  * module runs every s; a value outside the bounds names the node. */
 static void test_symshape_kernel_values(void) {
-  char *dir = kiln_mkdtemp("kiln-kv-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-kv-")) return;
+  Graph *g = rt.g = graph_new();
   GNode *sv = graph_var(g, "s", ttype(DT_I64, 1, (int64_t[]){2}));
   GNode *t = graph_call(g, "add", 2, (GNode *[]){sv, graph_scalar(g, 1.0, DT_I64)}, gattrs_new(), "plus1");
   GAttrs ba = gattrs_new();
@@ -778,9 +728,7 @@ static void test_symshape_kernel_values(void) {
   GSym *t0 = graph_value_sym(g, "t", 0, 1, 64), *t1 = graph_value_sym(g, "t", 1, 1, 64);
   CHECK(b && t0 && t1);
   if (!b || !t0 || !t1) {
-    graph_free(g);
-    kiln_rmtree(dir);
-    free(dir);
+    rt_close(&rt);
     return;
   }
   GAttrs a = gattrs_new();
@@ -795,15 +743,8 @@ static void test_symshape_kernel_values(void) {
     binds += ((GNode *)g2->nodes.data[i])->kind == GN_CALL && (((GNode *)g2->nodes.data[i])->op->flags & OPF_BINDS_VALUES);
   CHECK_INT(binds, 1);
   graph_free(g2);
-  const char *so = kfmt("%s/kv.so", dir);
-  GraphBuildOptions bo;
-  memset(&bo, 0, sizeof bo);
-  bo.opt_level = 3;
-  CHECK_OK(graph_build(g, &bo, so, NULL));
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  rt_build_at(&rt, g, 3, "kv");
+  KilnGraphExecutor *ex = rt.ex;
   DLTensor *xv = NULL;
   CHECK_OK(kiln_array_empty(1, (int64_t[]){2}, DT_I64, (DLDevice){kDLCPU, 0}, &xv));
   static const int64_t seq[][2] = {{2, 3}, {4, 1}, {2, 3}, {0, 6}};
@@ -830,11 +771,7 @@ static void test_symshape_kernel_values(void) {
     CHECK_CONTAINS(kiln_last_error(), "element 0 of its result is 71, the run-time value t_0, outside the bounds [1, 64]");
   }
   kiln_array_free(xv);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 /* y = W3 (W2 (W1 x)) over x (N, 4), unfused: the first product (N, 2)
@@ -889,10 +826,9 @@ static int64_t inner_samples(const KilnGraphExecutor *ex, int *count) {
 }
 
 static void test_symshape_variants_shared_output(void) {
-  char *dir = kiln_mkdtemp("kiln-symv-");
-  CHECK_NN(dir);
-  if (!dir) return;
-  Graph *g = graph_new();
+  RtModel rt;
+  if (!rt_begin(&rt, "kiln-symv-")) return;
+  Graph *g = rt.g = graph_new();
   TType t = ttype(DT_F32, 2, (int64_t[]){0, 4});
   SymDims *sd = KNEW(SymDims);
   GSym *N = graph_sym(g, "N", 1, 8);
@@ -913,13 +849,9 @@ static void test_symshape_variants_shared_output(void) {
   bo.variants = gv;
   bo.variant_batch = vb;
   bo.nvariants = 2;
-  const char *so = kfmt("%s/v.so", dir);
-  KilnModule *mod = NULL;
-  KilnGraphExecutor *ex = NULL;
   CHECK(g1 && gv[0] && gv[1]);
-  if (g1 && gv[0] && gv[1]) CHECK_OK(graph_build(g1, &bo, so, NULL));
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  if (g1 && gv[0] && gv[1]) rt_build(&rt, g1, &bo, "v");
+  KilnGraphExecutor *ex = rt.ex;
   const float *W1 = w1->value->data, *W2 = w2->value->data, *W3 = w3->value->data;
   for (int64_t bt = 5; ex && bt <= 7; bt += 2) {
     DLTensor *xt = NULL, *y = NULL;
@@ -951,8 +883,6 @@ static void test_symshape_variants_shared_output(void) {
     kiln_array_free(y);
   }
   if (ex) CHECK_INT((int)ex->sym_stats.variant_samples, 4 + 6);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
   /* With a variant at 4 alone, the batch-1 kernels take 3 samples of a
    * batch of 7 (samples 4 to 6) and none of a batch of 8: the buffers that
    * hold neither an input nor an output are sized for the samples left
@@ -960,12 +890,8 @@ static void test_symshape_variants_shared_output(void) {
   bo.variants = &gv[1];
   bo.variant_batch = &vb[1];
   bo.nvariants = 1;
-  so = kfmt("%s/v4.so", dir);
-  mod = NULL;
-  ex = NULL;
-  if (g1 && gv[1]) CHECK_OK(graph_build(g1, &bo, so, NULL));
-  CHECK_OK(kiln_module_load(so, &mod));
-  if (mod) CHECK_OK(kiln_graph_executor_create(mod, &ex));
+  if (g1 && gv[1]) rt_build(&rt, g1, &bo, "v4");
+  ex = rt.ex;
   static const int64_t seq4[] = {8, 7, 3, 8, 5};
   static const int64_t most4[] = {1, 3, 3, 3, 3};
   for (int k = 0; ex && k < 5; k++) {
@@ -985,14 +911,10 @@ static void test_symshape_variants_shared_output(void) {
     kiln_array_free(y);
   }
   if (ex) CHECK_INT((int)ex->sym_stats.variant_samples, 8 + 4 + 8 + 4);
-  kiln_graph_executor_free(ex);
-  kiln_module_free(mod);
   graph_free(gv[0]);
   graph_free(gv[1]);
   graph_free(g1);
-  graph_free(g);
-  kiln_rmtree(dir);
-  free(dir);
+  rt_close(&rt);
 }
 
 const TestCase symshape_tests[] = {
