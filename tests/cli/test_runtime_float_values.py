@@ -16,7 +16,7 @@ from onnx.backend.test.case.node.resize import (cubic_coeffs, interpolate_nd, in
                                                 nearest_coeffs)
 
 from conftest import kiln
-from test_runtime_values import build, run
+from onnx_build import build, run
 
 RNG = np.random.default_rng()
 

@@ -8,12 +8,11 @@ node.
 
 The models are built with onnx's helper; run with /usr/bin/python3."""
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 from conftest import kiln
-from test_runtime_values import build, i64, run
+from onnx_build import build, i64, run, write_pb
 
 RNG = np.random.default_rng(21)
 BIG = np.iinfo(np.int64).max
@@ -59,15 +58,9 @@ def test_slice_with_constant_axes_and_int32_values(tmp_path):
     """Starts and ends given at run time (int32), axes and steps constants."""
     axes = numpy_helper.from_array(i64(2, 0), "a")
     steps = numpy_helper.from_array(i64(-1, 2), "t")
-    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [4, 3, 8]),
-                           helper.make_tensor_value_info("s", TP.INT32, [2]),
-                           helper.make_tensor_value_info("e", TP.INT32, [2])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=[axes, steps])
-    path = str(tmp_path / "c.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    so = str(tmp_path / "c.so")
-    kiln("compile", path, "-o", so)
+    so = build(tmp_path, helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"]),
+               [("x", TP.FLOAT, [4, 3, 8]), ("s", TP.INT32, [2]), ("e", TP.INT32, [2])], opset=13, name="c",
+               inits=[axes, steps])
     x = RNG.standard_normal((4, 3, 8)).astype(np.float32)
     for s, e in [((7, 0), (0, 4)), ((-1, 1), (-9, 3)), ((3, 0), (2, 1))]:
         y = run(tmp_path, so, [x, np.array(s, np.int32), np.array(e, np.int32)])
@@ -79,26 +72,15 @@ def test_slice_whose_step_sign_is_given_at_run_time_needs_the_values(tmp_path):
     empty for a positive step, not for a negative one, so the shape cannot
     be compiled once; the error names the inputs to bind."""
     s, e = numpy_helper.from_array(i64(5), "s"), numpy_helper.from_array(i64(0), "e")
-    g = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [4, 3, 8]),
-                           helper.make_tensor_value_info("a", TP.INT64, [1]),
-                           helper.make_tensor_value_info("t", TP.INT64, [1])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=[s, e])
-    path = str(tmp_path / "d.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    p = kiln("compile", path, "-o", str(tmp_path / "d.so"), check=False)
+    p = build(tmp_path, helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"]),
+              [("x", TP.FLOAT, [4, 3, 8]), ("a", TP.INT64, [1]), ("t", TP.INT64, [1])], opset=13, name="d",
+              inits=[s, e], check=False)
     assert p.returncode != 0 and "must be known at compile time" in p.stderr and "--bind" in p.stderr, p.stderr
 
 
 def test_split_with_sizes_given_at_run_time(tmp_path):
-    g = helper.make_graph([helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [2, 9, 3]),
-                           helper.make_tensor_value_info("s", TP.INT64, [3])],
-                          [helper.make_tensor_value_info(n, TP.FLOAT, None) for n in "abc"])
-    path = str(tmp_path / "s.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
-    so = str(tmp_path / "s.so")
-    kiln("compile", path, "-o", so)
+    so = build(tmp_path, helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1),
+               [("x", TP.FLOAT, [2, 9, 3]), ("s", TP.INT64, [3])], opset=18, name="s", outputs="abc")
     x = RNG.standard_normal((2, 9, 3)).astype(np.float32)
     for sizes in [(3, 3, 3), (1, 7, 1), (5, 2, 2), (4, 0, 5), (0, 9, 0), (3, 3, 3)]:
         p = str(tmp_path / "x.pb")
@@ -116,62 +98,37 @@ def test_split_with_sizes_given_at_run_time(tmp_path):
             assert a.shape == b.shape
             np.testing.assert_array_equal(a, b)
     # sizes that do not add up to the axis, and a negative size
-    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(3, 3, 2)),
+    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", write_pb(tmp_path, i64(3, 3, 2)),
              "-o", str(tmp_path / "o.npz"), check=False)
     assert p.returncode != 0 and "node 'fused_dyn_split" in p.stderr and "= -1" in p.stderr, p.stderr
-    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", _write(tmp_path, i64(4, -1, 6)),
+    p = kiln("run", so, "--inputs", str(tmp_path / "x.pb"), "--inputs", write_pb(tmp_path, i64(4, -1, 6)),
              "-o", str(tmp_path / "o.npz"), check=False)
     assert p.returncode != 0 and "element 1 is -1" in p.stderr and "outside the bounds [0, 9]" in p.stderr, p.stderr
 
 
-def _write(tmp_path, a):
-    q = str(tmp_path / f"v{_write.n}.pb")
-    _write.n += 1
-    with open(q, "wb") as f:
-        f.write(numpy_helper.from_array(a).SerializeToString())
-    return q
-
-
 def test_topk_with_k_given_at_run_time(tmp_path):
-    g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=0)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [3, 6]),
-                           helper.make_tensor_value_info("k", TP.INT64, [1])],
-                          [helper.make_tensor_value_info("v", TP.FLOAT, None),
-                           helper.make_tensor_value_info("i", TP.INT64, None)])
-    path = str(tmp_path / "t.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), path)
-    so = str(tmp_path / "t.so")
-    kiln("compile", path, "-o", so)
+    so = build(tmp_path, helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=0),
+               [("x", TP.FLOAT, [3, 6]), ("k", TP.INT64, [1])], opset=11, name="t", outputs="vi",
+               out=[TP.FLOAT, TP.INT64])
     x = RNG.permutation(18).astype(np.float32).reshape(3, 6)
-    xp = _write(tmp_path, x)
+    xp = write_pb(tmp_path, x)
     order = np.argsort(x, axis=1, kind="stable")
     for k in [1, 4, 6, 0, 2]:
-        kiln("run", so, "--inputs", xp, "--inputs", _write(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"))
+        kiln("run", so, "--inputs", xp, "--inputs", write_pb(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"))
         with np.load(str(tmp_path / "o.npz")) as z:
             v, i = z["v"], z["i"]
         np.testing.assert_array_equal(i, order[:, :k])
         np.testing.assert_array_equal(v, np.take_along_axis(x, order[:, :k], 1))
     for k in [-1, 7]:
-        p = kiln("run", so, "--inputs", xp, "--inputs", _write(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"),
+        p = kiln("run", so, "--inputs", xp, "--inputs", write_pb(tmp_path, i64(k)), "-o", str(tmp_path / "o.npz"),
                  check=False)
         assert p.returncode != 0 and f"element 0 is {k}" in p.stderr and "outside the bounds [0, 6]" in p.stderr, p.stderr
 
 
-_write.n = 0
-
-
 def _pad_model(tmp_path, mode, name):
-    g = helper.make_graph([helper.make_node("Pad", ["x", "p", "v", "a"], ["y"], mode=mode)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [3, 4]),
-                           helper.make_tensor_value_info("p", TP.INT64, [2]),
-                           helper.make_tensor_value_info("v", TP.FLOAT, []),
-                           helper.make_tensor_value_info("a", TP.INT64, [1])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
-    path = str(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)]), path)
-    so = str(tmp_path / f"{name}.so")
-    kiln("compile", path, "-o", so)
-    return so
+    return build(tmp_path, helper.make_node("Pad", ["x", "p", "v", "a"], ["y"], mode=mode),
+                 [("x", TP.FLOAT, [3, 4]), ("p", TP.INT64, [2]), ("v", TP.FLOAT, []), ("a", TP.INT64, [1])],
+                 opset=19, name=name)
 
 
 def test_pad_with_pads_value_and_axes_given_at_run_time(tmp_path):
@@ -245,20 +202,13 @@ def test_reverse_sequence_with_lengths_given_at_run_time(tmp_path):
 
 
 def test_dropout_with_training_mode_and_ratio_given_at_run_time(tmp_path):
-    g = helper.make_graph([helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], seed=3)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, [40, 50]),
-                           helper.make_tensor_value_info("r", TP.FLOAT, []),
-                           helper.make_tensor_value_info("t", TP.BOOL, [])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None),
-                           helper.make_tensor_value_info("m", TP.BOOL, None)])
-    path = str(tmp_path / "do.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    so = str(tmp_path / "do.so")
-    kiln("compile", path, "-o", so)
+    so = build(tmp_path, helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], seed=3),
+               [("x", TP.FLOAT, [40, 50]), ("r", TP.FLOAT, []), ("t", TP.BOOL, [])], opset=13, name="do",
+               outputs="ym", out=[TP.FLOAT, TP.BOOL])
     x = RNG.uniform(1, 2, (40, 50)).astype(np.float32)
     for ratio, train in [(0.5, False), (0.5, True), (0.0, True), (0.8, True)]:
-        args = ["run", so, "-o", str(tmp_path / "o.npz"), "--inputs", _write(tmp_path, x),
-                "--inputs", _write(tmp_path, np.array(ratio, np.float32)), "--inputs", _write(tmp_path, np.array(train))]
+        args = ["run", so, "-o", str(tmp_path / "o.npz"), "--inputs", write_pb(tmp_path, x),
+                "--inputs", write_pb(tmp_path, np.array(ratio, np.float32)), "--inputs", write_pb(tmp_path, np.array(train))]
         kiln(*args)
         with np.load(str(tmp_path / "o.npz")) as z:
             y, m = z["y"], z["m"]
@@ -273,13 +223,8 @@ def test_dropout_with_training_mode_and_ratio_given_at_run_time(tmp_path):
 
 
 def test_range_with_start_limit_and_delta_given_at_run_time(tmp_path):
-    g = helper.make_graph([helper.make_node("Range", ["s", "l", "d"], ["y"])], "g",
-                          [helper.make_tensor_value_info(n, TP.INT64, []) for n in "sld"],
-                          [helper.make_tensor_value_info("y", TP.INT64, None)])
-    path = str(tmp_path / "r.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), path)
-    so = str(tmp_path / "r.so")
-    kiln("compile", path, "-o", so)
+    so = build(tmp_path, helper.make_node("Range", ["s", "l", "d"], ["y"]), [(n, TP.INT64, []) for n in "sld"],
+               opset=11, name="r", out=TP.INT64)
     for s, l, d in [(0, 5, 1), (10, 1, -3), (-4, 9, 5), (5, 0, 1), (0, 5, 1)]:
         y = run(tmp_path, so, [np.array(s), np.array(l), np.array(d)])
         np.testing.assert_array_equal(y, np.arange(s, l, d), err_msg=str((s, l, d)))

@@ -10,11 +10,10 @@ The models are built with onnx's helper; run with /usr/bin/python3."""
 import itertools
 
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
-from onnx import helper
+from onnx import helper, numpy_helper
 
-from test_runtime_values import i64, run
+from onnx_build import build, i64, run
 
 RNG = np.random.default_rng()
 
@@ -48,17 +47,8 @@ def col2im_ref(x, img, blk, dil, pads, strides):
 
 
 def col2im_model(tmp_path, xshape, d, name, **attrs):
-    g = helper.make_graph([helper.make_node("Col2Im", ["x", "i", "b"], ["y"], **attrs)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, xshape),
-                           helper.make_tensor_value_info("i", TP.INT64, [d]),
-                           helper.make_tensor_value_info("b", TP.INT64, [d])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
-    path = str(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
-    so = str(tmp_path / f"{name}.so")
-    from conftest import kiln
-    kiln("compile", path, "-o", so)
-    return so
+    return build(tmp_path, helper.make_node("Col2Im", ["x", "i", "b"], ["y"], **attrs),
+                 [("x", TP.FLOAT, xshape), ("i", TP.INT64, [d]), ("b", TP.INT64, [d])], opset=18, name=name)
 
 
 def valid_sizes(xshape, d, dil, pads, strides, top):
@@ -116,23 +106,17 @@ def test_col2im_pads_strides_dilations_at_run_time(tmp_path):
 def test_col2im_3d_with_only_the_block_at_run_time(tmp_path):
     """A constant image_shape, the block given at run time."""
     img = (3, 4, 5)
-    g = helper.make_graph([helper.make_node("Col2Im", ["x", "i", "b"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, (1, 10, 12)),
-                           helper.make_tensor_value_info("b", TP.INT64, [3])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)],
-                          initializer=[onnx.numpy_helper.from_array(i64(*img), "i")])
-    path = str(tmp_path / "c3.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
-    from conftest import kiln
-    kiln("compile", path, "-o", str(tmp_path / "c3.so"))
+    so = build(tmp_path, helper.make_node("Col2Im", ["x", "i", "b"], ["y"]),
+               [("x", TP.FLOAT, (1, 10, 12)), ("b", TP.INT64, [3])], opset=18, name="c3",
+               inits=[numpy_helper.from_array(i64(*img), "i")])
     for _ in range(2):
         x = RNG.standard_normal((1, 10, 12)).astype(np.float32)
-        y = run(tmp_path, str(tmp_path / "c3.so"), [x, i64(1, 1, 5)])
+        y = run(tmp_path, so, [x, i64(1, 1, 5)])
         want = col2im_ref(x, img, (1, 1, 5), [1] * 3, [0] * 6, [1] * 3)
         assert y.shape == want.shape == (1, 2, 3, 4, 5)
         np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
     # K = 6 does not divide the 10 rows
-    p = run(tmp_path, str(tmp_path / "c3.so"), [x, i64(2, 3, 1)], check=False)
+    p = run(tmp_path, so, [x, i64(2, 3, 1)], check=False)
     assert p.returncode != 0 and "node 'fused_dyn_col2im' would have dimension 1 = -1" in p.stderr, p.stderr
 
 
@@ -150,24 +134,17 @@ def stft_ref(x, step, L, window, onesided):
 
 
 def stft_model(tmp_path, name, xshape, window=None, length=True, onesided=1):
-    ins = [helper.make_tensor_value_info("x", TP.FLOAT, xshape), helper.make_tensor_value_info("s", TP.INT64, [])]
+    ins = [("x", TP.FLOAT, xshape), ("s", TP.INT64, [])]
     names = ["x", "s", "", ""]
     if window is not None:
-        ins.append(helper.make_tensor_value_info("w", TP.FLOAT, [window]))
+        ins.append(("w", TP.FLOAT, [window]))
         names[2] = "w"
     if length:
-        ins.append(helper.make_tensor_value_info("l", TP.INT64, []))
+        ins.append(("l", TP.INT64, []))
         names[3] = "l"
     while names[-1] == "":
         names.pop()
-    g = helper.make_graph([helper.make_node("STFT", names, ["y"], onesided=onesided)], "g", ins,
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
-    path = str(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    so = str(tmp_path / f"{name}.so")
-    from conftest import kiln
-    kiln("compile", path, "-o", so)
-    return so
+    return build(tmp_path, helper.make_node("STFT", names, ["y"], onesided=onesided), ins, opset=17, name=name)
 
 
 def test_stft_with_step_and_length_given_at_run_time(tmp_path):
@@ -206,16 +183,8 @@ def test_stft_with_a_window_and_the_step_at_run_time(tmp_path):
 
 
 def dft_model(tmp_path, name, xshape, **attrs):
-    g = helper.make_graph([helper.make_node("DFT", ["x", "", "axis"], ["y"], **attrs)], "g",
-                          [helper.make_tensor_value_info("x", TP.FLOAT, xshape),
-                           helper.make_tensor_value_info("axis", TP.INT64, [])],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
-    path = str(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), path)
-    so = str(tmp_path / f"{name}.so")
-    from conftest import kiln
-    kiln("compile", path, "-o", so)
-    return so
+    return build(tmp_path, helper.make_node("DFT", ["x", "", "axis"], ["y"], **attrs),
+                 [("x", TP.FLOAT, xshape), ("axis", TP.INT64, [])], opset=20, name=name)
 
 
 def test_rfft_and_irfft_along_an_axis_given_at_run_time(tmp_path):

@@ -13,37 +13,9 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 from conftest import kiln
+from onnx_build import build, i64, run
 
 RNG = np.random.default_rng(20)
-
-
-def build(tmp_path, node, inputs, opset=18, name="m", out=TP.FLOAT):
-    """One node; inputs is [(name, TensorProto type, dims)]; one output y."""
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, t, d) for n, t, d in inputs],
-                          [helper.make_tensor_value_info("y", out, None)])
-    path = str(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
-    so = str(tmp_path / f"{name}.so")
-    kiln("compile", path, "-o", so)
-    return so
-
-
-def run(tmp_path, so, arrays, check=True):
-    args = ["run", so, "-o", str(tmp_path / "out.npz")]
-    for i, a in enumerate(arrays):
-        p = str(tmp_path / f"in{i}.pb")
-        with open(p, "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
-        args += ["--inputs", p]
-    p = kiln(*args, check=check)
-    if not check:
-        return p
-    with np.load(str(tmp_path / "out.npz")) as z:
-        return z[z.files[0]]
-
-
-def i64(*v):
-    return np.array(v, np.int64)
 
 
 def test_reshape_to_a_shape_given_at_run_time(tmp_path):
