@@ -1,7 +1,9 @@
 """Shared pieces of the end-to-end tests (tests/cli and tests/models, whose
-conftest.py files import this): the kiln binary, running commands, and the
-exported torchvision models (tools/export_models.py, cached in build/)."""
+conftest.py files import this): the kiln binary, running commands, the
+exported torchvision models (tools/export_models.py, cached in build/), and
+ONNX Runtime in the Python that has it (ort_python, ort_fixture, ort_run)."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -39,3 +41,48 @@ def exported():
         assert p.returncode == 0, p.stderr
         return os.path.join(MODELS, name)
     return get
+
+
+def ort_python(module="onnxruntime"):
+    """A Python that imports module (onnxruntime, or a part of it such as
+    onnxruntime.quantization): $KILN_ORT_PYTHON, else build/ort-venv
+    (tests/models/ort_venv.sh makes it), else the python3 on PATH; None
+    when none does."""
+    cands = [os.environ.get("KILN_ORT_PYTHON"), os.path.join(BUILD, "ort-venv", "bin", "python"), shutil.which("python3")]
+    for c in cands:
+        if c and os.path.exists(c) and run([c, "-c", f"import {module}"]).returncode == 0:
+            return c
+    return None
+
+
+def ort_fixture(module="onnxruntime"):
+    """A module-scoped fixture `ortpy` (assign it to that name in the test
+    file): the path of ort_python(module); the tests that use it skip when
+    there is none."""
+    @pytest.fixture(scope="module")
+    def ortpy():
+        p = ort_python(module)
+        if not p:
+            pytest.skip("no Python with onnxruntime (set KILN_ORT_PYTHON, or run tests/models/ort_venv.sh)")
+        return p
+    return ortpy
+
+
+ORT_RUN = """
+import sys, numpy as np, onnxruntime as ort
+s = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+with np.load(sys.argv[2]) as z:
+    feeds = {k: z[k] for k in z.files}
+np.savez(sys.argv[3], *s.run(None, feeds))
+"""
+
+
+def ort_run(ortpy, tmp_path, model, feeds):
+    """The outputs of model (a path) run by ONNX Runtime in the Python
+    ortpy on feeds ({input name: array}), in order."""
+    import numpy as np
+    np.savez(str(tmp_path / "feeds.npz"), **feeds)
+    p = run([ortpy, "-c", ORT_RUN, model, str(tmp_path / "feeds.npz"), str(tmp_path / "ort.npz")])
+    assert p.returncode == 0, p.stderr
+    with np.load(str(tmp_path / "ort.npz")) as z:
+        return [z[f"arr_{i}"] for i in range(len(z.files))]

@@ -8,48 +8,17 @@ tests/models/ort_venv.sh, or python3 on PATH); a negative trip count is an
 error naming the Loop.
 
 The models are built with onnx's helper; run with /usr/bin/python3."""
-import os
-import shutil
-import subprocess
-import sys
-
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import kiln
+from conftest import kiln, ort_fixture, ort_run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RNG = np.random.default_rng()
 
 
-def ort_python():
-    cands = [os.environ.get("KILN_ORT_PYTHON"), os.path.join(ROOT, "build", "ort-venv", "bin", "python"),
-             shutil.which("python3")]
-    for c in cands:
-        if c and os.path.exists(c) and subprocess.run([c, "-c", "import onnxruntime"],
-                                                      capture_output=True).returncode == 0:
-            return c
-    return None
-
-
-@pytest.fixture(scope="module")
-def ortpy():
-    p = ort_python()
-    if not p:
-        pytest.skip("no Python with onnxruntime (set KILN_ORT_PYTHON, or run tests/models/ort_venv.sh)")
-    return p
-
-
-ORT_RUN = """
-import sys, numpy as np, onnxruntime as ort
-s = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
-with np.load(sys.argv[2]) as z:
-    feeds = {k: z[k] for k in z.files}
-np.savez(sys.argv[3], *s.run(None, feeds))
-"""
+ortpy = ort_fixture()
 
 
 def loop_model(path):
@@ -95,15 +64,6 @@ def kiln_run(tmp_path, so, feeds, check=True):
         return p
     with np.load(str(tmp_path / "out.npz")) as z:
         return [z[k] for k in z.files]
-
-
-def ort_run(ortpy, tmp_path, path, feeds):
-    np.savez(str(tmp_path / "feeds.npz"), **feeds)
-    p = subprocess.run([ortpy, "-c", ORT_RUN, path, str(tmp_path / "feeds.npz"), str(tmp_path / "ort.npz")],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    with np.load(str(tmp_path / "ort.npz")) as z:
-        return [z[f"arr_{i}"] for i in range(len(z.files))]
 
 
 def test_loop_at_run_time_against_onnxruntime(tmp_path, ortpy):

@@ -15,14 +15,10 @@ in CI), else the `python3` on PATH if it has onnxruntime; the tests skip
 only when none of them has it.
 """
 import os
-import shutil
-import subprocess
-import sys
 
 import numpy as np
-import pytest
 
-from conftest import BUILD, MODELS, ROOT, kiln, run
+from conftest import ROOT, kiln, ort_fixture, run
 
 QUANTIZE = os.path.join(ROOT, "tools", "quantize_models.py")
 
@@ -35,20 +31,7 @@ def has_vnni():
         return False
 
 
-def ort_python():
-    cands = [os.environ.get("KILN_ORT_PYTHON"), os.path.join(BUILD, "ort-venv", "bin", "python"), shutil.which("python3")]
-    for c in cands:
-        if c and os.path.exists(c) and run([c, "-c", "import onnxruntime.quantization"]).returncode == 0:
-            return c
-    return None
-
-
-@pytest.fixture(scope="module")
-def ortpy():
-    p = ort_python()
-    if not p:
-        pytest.skip("no Python with onnxruntime (set KILN_ORT_PYTHON, or run tests/models/ort_venv.sh)")
-    return p
+ortpy = ort_fixture("onnxruntime.quantization")
 
 
 def quantize(ortpy, prefix):
