@@ -556,6 +556,9 @@ extern const struct Template topi_x86_conv2d_NCHWc_template;
  * schedule, a block axis vectorized (power of two) or unrolled, and the
  * register budget (accumulator vectors of a block). */
 Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr);
+/* A strided 1x1 convolution's input, sampled: [N, C, OH, OW, cb] holding
+ * the padded input's rows h * sh and columns w * sw (stage "data_sub"). */
+Tensor *x86_subsample_nchwc(Tensor *data, int pt, int pl, int sh, int sw, int64_t OH, int64_t OW);
 int x86_schedule_pad(Schedule *s, Tensor *pad);
 int x86_vec_or_unroll(const struct Target *t, Stage *st, IterVar *iv, int64_t n);
 /* dense_pack.x86's output tiling, shared with dense_pack_bf16.x86

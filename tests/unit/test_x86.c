@@ -12,6 +12,7 @@
  * with a reason, and each template's instantiate() runs with its fallback.
  * The many builds use -O1.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "autotune/autotune.h"
@@ -851,6 +852,82 @@ static void test_codegen_select_scalar_cond(void) {
   kiln_module_free(mod);
 }
 
+/* A strided 1x1 conv reads a sampled copy of its input ("data_sub",
+ * [N, C/cb, OH, OW, cb]: rows and columns h * s - pad) with stride 1; a
+ * stride-1 1x1 and a strided 3x3 keep reading their (padded) input.
+ * Each runs against its unscheduled lowering, and against a direct
+ * convolution at every output (stride 2, then 2 x 1 with padding, where
+ * the sampled rows and columns run past the input). */
+static void test_conv_strided_1x1_sampled(void) {
+  const Target *t = target_host();
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  static const struct {
+    int64_t k, h, w;
+    int sh, sw, pad;
+    const char *input; /* the stage the conv reads */
+    int64_t oh, ow;
+  } cases[] = {
+      {1, 14, 14, 2, 2, 0, "data_sub", 7, 7},
+      {1, 9, 8, 2, 1, 1, "data_sub", 6, 10},
+      {1, 14, 14, 1, 1, 0, "data", 14, 14},
+      {3, 14, 14, 2, 2, 1, "data_pad", 7, 7},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t k = cases[i].k, C = 32, O = 32;
+    int p = cases[i].pad;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, C, cases[i].h, cases[i].w}, (int64_t[]){O, C, k, k},
+                             (int[]){cases[i].sh, cases[i].sw}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    CHECK_NN(wl);
+    ConfigEntity *cfg = wl ? template_fallback(tm, t, wl) : NULL;
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
+    Tensor *conv = args[na - 1], *in = NULL;
+    for (int j = 0; j < conv->ninputs; j++)
+      if (conv->inputs[j]->ndim == 5) in = conv->inputs[j];
+    CHECK_NN(in);
+    if (!in) continue;
+    CHECK_STR(in->name, cases[i].input);
+    CHECK_INT(te_dim(conv, 2), cases[i].oh);
+    CHECK_INT(te_dim(conv, 3), cases[i].ow);
+    if (!strcmp(cases[i].input, "data_sub")) {
+      CHECK_INT(te_dim(in, 2), cases[i].oh);
+      CHECK_INT(te_dim(in, 3), cases[i].ow);
+    }
+    const char *what = kfmt("%lldx%lld conv, stride %d x %d, pad %d", (long long)k, (long long)k, cases[i].sh,
+                            cases[i].sw, p);
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, what);
+    if (!arr) continue;
+    /* the direct convolution, in the NCHW[x]c layouts */
+    const DLTensor *D = arr[0], *K = arr[1], *R = arr[na - 1];
+    int64_t ib = D->shape[4], ob = K->shape[5], H = cases[i].h, W = cases[i].w;
+    double maxerr = 0;
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t y = 0; y < cases[i].oh; y++)
+        for (int64_t x = 0; x < cases[i].ow; x++) {
+          double ref = 0;
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t ky = 0; ky < k; ky++)
+              for (int64_t kx = 0; kx < k; kx++) {
+                int64_t iy = y * cases[i].sh + ky - p, ix = x * cases[i].sw + kx - p;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                ref += (double)tk_get(D, (((c / ib) * H + iy) * W + ix) * ib + c % ib) *
+                       tk_get(K, ((((o / ob) * (C / ib) + c / ib) * k + ky) * k + kx) * ib * ob + (c % ib) * ob + o % ob);
+              }
+          double got = tk_get(R, (((o / ob) * cases[i].oh + y) * cases[i].ow + x) * ob + o % ob);
+          double e = fabs(got - ref) / (1 + fabs(ref));
+          if (e > maxerr) maxerr = e;
+        }
+    CHECK_MSG(maxerr < 1e-5, "%s: relative error %g against the direct convolution", what, maxerr);
+    tk_arrays_free(na, arr);
+  }
+}
+
 const TestCase x86_tests[] = {
     {"codegen_select_scalar_cond", test_codegen_select_scalar_cond},
     {"conv2d_random", test_conv2d_random},
@@ -858,6 +935,7 @@ const TestCase x86_tests[] = {
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
     {"conv_occ_block", test_conv_occ_block},
     {"conv_column_tail", test_conv_column_tail},
+    {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},

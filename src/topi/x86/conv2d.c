@@ -5,7 +5,9 @@
  *
  * Layouts: data [N, IC/ic_bn, H, W, ic_bn], kernel OIHW[ic_bn]i[oc_bn]o
  * [OC/oc_bn, IC/ic_bn, KH, KW, ic_bn, oc_bn], output [N, OC/oc_bn, OH, OW,
- * oc_bn].  Padding is its own stage ("data_pad").
+ * oc_bn].  Padding is its own stage ("data_pad"); a strided 1x1
+ * convolution instead reads a sampled copy of the rows and columns it
+ * uses ("data_sub", x86_subsample_nchwc) with stride 1.
  *
  * The schedule keeps a register block of reg_n output columns x oc_bn
  * output channels (tile_ow's inner part x tile_oc's inner part) in a
@@ -60,6 +62,28 @@ Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr) {
                     v, body, "injective");
 }
 
+/* A strided 1x1 convolution's input: the columns and rows it reads
+ * (h * sh - pt, w * sw - pl; zero where that is padding), as a compact
+ * [N, C, OH, OW, cb] tensor.  The convolution then runs with stride 1.
+ * Read in place, a stride-2 layer's register block takes every other
+ * input column, and its broadcasts and the hardware prefetcher see half
+ * of each 128-byte line pair unused: ResNet-50's stride-2 1x1 layers ran
+ * at 78-83 % of the FMA peak, where their stride-1 neighbours reach
+ * 93-99 % (bench_conv2d, 1 thread); the copy moves a quarter of the
+ * input once. */
+Tensor *x86_subsample_nchwc(Tensor *data, int pt, int pl, int sh, int sw, int64_t OH, int64_t OW) {
+  int64_t s[5];
+  te_shape_const(data, s);
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cb"});
+  Expr *ih = ir_sub(ir_mul(v[2], c32(sh)), c32(pt)), *iw = ir_sub(ir_mul(v[3], c32(sw)), c32(pl));
+  Expr *rd = te_read5(data, v[0], v[1], ih, iw, v[4]);
+  if (pt || pl || (OH - 1) * sh - pt >= s[2] || (OW - 1) * sw - pl >= s[3]) {
+    Expr *in = ir_and(ir_and(ir_ge(ih, c32(0)), ir_lt(ih, c32(s[2]))), ir_and(ir_ge(iw, c32(0)), ir_lt(iw, c32(s[3]))));
+    rd = ir_select(in, rd, ir_const(0, data->dtype));
+  }
+  return te_compute("data_sub", 5, (Expr *[]){c32(s[0]), c32(s[1]), c32(OH), c32(OW), c32(s[4])}, v, rd, "injective");
+}
+
 /* The NCHW[x]c convolution, plain (groups = 1) or grouped: with groups,
  * every channel block lies inside one group (the blocks divide the
  * channels per group), the kernel is [OC/oc_bn, CPG/ic_bn, KH, KW, ic_bn,
@@ -98,8 +122,10 @@ Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, c
   int64_t KH = k[2], KW = k[3];
   int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
-  Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
+  bool sub = KH == 1 && KW == 1 && (sh > 1 || sw > 1);
+  Tensor *pad = sub ? x86_subsample_nchwc(data, pt, pl, sh, sw, OH, OW) : x86_pad_nchwc(data, pt, pl, pb, pr);
   if (!pad) return NULL;
+  if (sub) sh = sw = 1, dh = dw = 1; /* the convolution reads the sampled input with stride 1 */
   IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
           *icb = te_reduce_axis_c(d[4], "icb");
   Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
