@@ -40,13 +40,14 @@ Kiln, a worker running the model once for the peers) and the size of Kiln's .so 
 ONNX file.  Results also go to --out (Markdown).
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+from interleave import interleaved
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -89,15 +90,6 @@ def model_gflop(path):
                     o *= d
                 flops += 2 * o * a[-1]
     return flops / 1e9
-
-
-def start(cmd):
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-    line = p.stdout.readline()
-    if not line.startswith("ready"):
-        p.kill()
-        raise RuntimeError(f"worker failed to start: {' '.join(cmd)}: {line}")
-    return p, line.split()[1:]
 
 
 def peak_rss_mb(cmd):
@@ -197,26 +189,9 @@ def main():
                 "onnxruntime": [ORT_PY, os.path.join(HERE, "workers.py"), "onnxruntime", onnx_path, inp, str(t)],
                 "openvino": [ORT_PY, os.path.join(HERE, "workers.py"), "openvino", onnx_path, inp, str(t)],
             }
-            procs, sums, live = {}, {}, []
-            for e in engines:
-                try:
-                    procs[e], sums[e] = start(cmds[e])
-                    live.append(e)
-                except RuntimeError as err:  # e.g. a peer that cannot load this model: left out of the row
-                    print(f"{name}: {e} left out: {err}", file=sys.stderr, flush=True)
-            times = {e: [] for e in live}
-            for r in range(a.rounds):
-                order = live[r % len(live):] + live[:r % len(live)]
-                for e in order:
-                    # let the previous engine's idle threads stop spinning
-                    # (ONNX Runtime, OpenMP and Kiln all spin a while after
-                    # a run), then one untimed run to wake this engine's
-                    time.sleep(0.2)
-                    procs[e].stdin.write(f"run {a.per_round + 1}\n")
-                    times[e] += json.loads(procs[e].stdout.readline())[1:]
-            for e in live:
-                procs[e].stdin.write("quit\n")
-                procs[e].wait()
+            # a peer that cannot load this model is left out of the row
+            times, sums = interleaved(name, {e: cmds[e] for e in engines}, a.rounds, a.per_round)
+            live = list(times)
             # peak memory: `kiln run` (the command line tool) beside each
             # peer's worker running the model once, interleaved
             once = {
