@@ -24,13 +24,11 @@ Kiln without VNNI, ONNX Runtime and OpenVINO on MODEL.int8.onnx.  A latency
 is the median of all rounds; the load average is printed before and after.
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -40,7 +38,7 @@ BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 DEBIAN_PY = "/usr/bin/python3"
 PEER_PY = os.environ.get("KILN_ORT_PYTHON", shutil.which("python3") or "python3")
 sys.path.insert(0, HERE)
-from models import start  # noqa: E402  pylint: disable=wrong-import-position
+from interleave import interleaved  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def uptime():
@@ -106,22 +104,7 @@ def main():
             "onnxruntime": [PEER_PY, os.path.join(HERE, "workers.py"), "onnxruntime", q, inp, t],
             "openvino": [PEER_PY, os.path.join(HERE, "workers.py"), "openvino", q, inp, t],
         }
-        procs, live = {}, []
-        for e, c in cmds.items():
-            try:
-                procs[e], _ = start(c)
-                live.append(e)
-            except RuntimeError as err:
-                print(f"{name}: {e} left out: {err}", file=sys.stderr, flush=True)
-        times = {e: [] for e in live}
-        for r in range(a.rounds):
-            for e in live[r % len(live):] + live[:r % len(live)]:
-                time.sleep(0.2)
-                procs[e].stdin.write(f"run {a.per_round + 1}\n")
-                times[e] += json.loads(procs[e].stdout.readline())[1:]
-        for e in live:
-            procs[e].stdin.write("quit\n")
-            procs[e].wait()
+        times, _ = interleaved(name, cmds, a.rounds, a.per_round)
         med = {e: statistics.median(times[e]) if times.get(e) else float("nan") for e in cmds}
         best = min(med["onnxruntime"], med["openvino"])
         row = "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
