@@ -27,13 +27,11 @@ hint).  A latency is the median of all rounds.  The load average is
 printed before and after: the figures are ratios from one run.
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -43,7 +41,8 @@ BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
 DEBIAN_PY = "/usr/bin/python3"
 OV_PY = os.environ.get("KILN_ORT_PYTHON", shutil.which("python3") or "python3")
 sys.path.insert(0, HERE)
-from models import compile_kiln, peak, start  # noqa: E402  pylint: disable=wrong-import-position
+from interleave import interleaved  # noqa: E402  pylint: disable=wrong-import-position
+from models import compile_kiln, peak  # noqa: E402  pylint: disable=wrong-import-position
 
 OV_SCRIPT = r"""
 import sys, numpy as np, openvino as ov
@@ -140,22 +139,7 @@ def main():
             "openvino-f32": [OV_PY, os.path.join(HERE, "workers.py"), "openvino", onnx_path, inp, str(t)],
             "openvino-bf16": [OV_PY, os.path.join(HERE, "workers.py"), "openvino-bf16", onnx_path, inp, str(t)],
         }
-        procs, live = {}, []
-        for e, c in cmds.items():
-            try:
-                procs[e], _ = start(c)
-                live.append(e)
-            except RuntimeError as err:
-                print(f"{name}: {e} left out: {err}", file=sys.stderr, flush=True)
-        times = {e: [] for e in live}
-        for r in range(a.rounds):
-            for e in live[r % len(live):] + live[:r % len(live)]:
-                time.sleep(0.2)
-                procs[e].stdin.write(f"run {a.per_round + 1}\n")
-                times[e] += json.loads(procs[e].stdout.readline())[1:]
-        for e in live:
-            procs[e].stdin.write("quit\n")
-            procs[e].wait()
+        times, _ = interleaved(name, cmds, a.rounds, a.per_round)
         med = {e: statistics.median(times[e]) if e in times else float("nan") for e in cmds}
         row = "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
             name, t, med["kiln-fp32"], med["kiln-bf16"], med["openvino-f32"], med["openvino-bf16"],
