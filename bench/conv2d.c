@@ -48,11 +48,11 @@
  * long before the FMA units.  --grouped times group_conv2d_NCHWc.x86 on
  * the grouped layers of RegNetX-1.6GF, RegNetY-400MF and ResNeXt-50
  * 32x4d (each name ends with how often the layer occurs in its model);
- * --group-pad also times, alternating with it, the same layer with every
- * group's output channels padded up to a multiple of the vector width
- * (24 -> 32, 8 -> 16: the form per-group padding in alter_layout would
- * compile), in effective GFLOP/s (the real layer's FLOPs over the padded
- * kernel's time), and the speed-up over the unpadded kernel.
+ * --group-pad times, alternating, the fallback in the padded-group form
+ * (knob group_pad: a group's 24 output channels computed as 32, zero
+ * weights, in full vectors, the real ones kept) and the same config
+ * without it, with the speed-up; layers without the knob print one
+ * column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -225,15 +225,18 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
   }
   /* grouped: output channel oc reads its group's cpg input channels; the
    * kernel is [OC/ocb, cpg/icb, KH, KW, icb, ocb] */
-  int64_t cpg = L->c / groups_of(L), c0 = oc / (L->oc / groups_of(L)) * cpg;
+  int64_t cpg = L->c / groups_of(L), kpg = L->oc / groups_of(L), c0 = oc / kpg * cpg;
+  /* a padded-group kernel (group_pad) holds kpgp >= kpg channels a group */
+  int64_t ko = oc, kpgp = k->shape[0] * ocb / groups_of(L);
+  if (kpgp != kpg) ko = oc / kpg * kpgp + oc % kpg;
   for (int64_t c = c0; c < c0 + cpg; c++)
     for (int64_t y = 0; y < L->k; y++)
       for (int64_t x = 0; x < L->k; x++) {
         int64_t ih = oh * L->stride + y - L->pad, iw = ow * L->stride + x - L->pad;
         if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
         double dv = D[(((c / icb) * H + ih) * W + iw) * icb + c % icb];
-        double kv = K[((((oc / ocb) * (cpg / icb) + (c - c0) / icb) * L->k + y) * L->k + x) * icb * ocb +
-                      ((c - c0) % icb) * ocb + oc % ocb];
+        double kv = K[((((ko / ocb) * (cpg / icb) + (c - c0) / icb) * L->k + y) * L->k + x) * icb * ocb +
+                      ((c - c0) % icb) * ocb + ko % ocb];
         s += dv * kv;
       }
   return s;
@@ -474,8 +477,9 @@ int main(int argc, char **argv) {
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");
   if (group_pad)
-    printf("group-pad: each group's output channels padded to a multiple of %d (zero weights), effective GFLOP/s "
-           "(the real layer's FLOPs / time), medians of alternating runs with the unpadded layer\n",
+    printf("group-pad: the fallback with group_pad (each group's output channels computed as a whole number of "
+           "%d-lane vectors, zero weights, the real ones kept) against the same without it (first columns), in the "
+           "real layer's GFLOP/s, medians of alternating runs\n",
            target_host()->vector_lanes);
   if (batch > 1)
     printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
@@ -485,7 +489,7 @@ int main(int argc, char **argv) {
          "1 thread", "2 threads", "%peak", "%2peak");
   if (dw) printf("  %8s %8s", "GB/s 1T", "GB/s 2T");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
-  if (group_pad) printf("  %-30s %8s %8s %6s %6s", "padded fallback config", "pad 1T", "pad 2T", "x 1T", "x 2T");
+  if (group_pad) printf("  %-30s %8s %8s %6s %6s", "group_pad fallback config", "pad 1T", "pad 2T", "x 1T", "x 2T");
   if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
   const Template *tm =
@@ -510,17 +514,20 @@ int main(int argc, char **argv) {
                            : wl_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w},
                                        (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k}, (int[]){L->stride, L->stride},
                                        (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
-    /* --group-pad: the same layer with each group's output channels
-     * rounded up to a multiple of the vector width (what padding the
-     * groups in alter_layout would compile) */
-    int64_t lanes = target_host()->vector_lanes, kpg = L->oc / G, kpgp = (kpg + lanes - 1) / lanes * lanes;
-    Layer Lp = *L;
-    Lp.oc = G * kpgp;
-    bool gp = group_pad && kpgp != kpg;
+    /* --group-pad: the fallback (the padded-group form where the space
+     * has the group_pad knob) against the same without it */
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl), *unpadded = NULL;
+    bool gp = group_pad && fb && cfg_other_int(fb, "group_pad", 0);
+    if (gp) {
+      unpadded = config_new();
+      for (int i = 0; i < fb->n; i++) config_set(unpadded, &fb->e[i]);
+      config_set_other(unpadded, "group_pad", opt_bool(false));
+      int64_t OW = (L->w + 2 * L->pad - L->k) / L->stride + 1;
+      config_set_split(unpadded, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(OW, x86_reg_budget(target_host()))});
+    }
     Built d, w;
     memset(&w, 0, sizeof w);
-    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, target_host(), wl), epilogue, keep, L->oc,
-               &d)) {
+    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : gp ? unpadded : fb, epilogue, keep, L->oc, &d)) {
       printf("%-30s build failed: %s\n", L->name, kiln_get_error());
       kiln_arena_pop();
       kiln_arena_free(ar);
@@ -529,10 +536,7 @@ int main(int argc, char **argv) {
     bool wino = use_wino && L->k == 3 && L->stride == 1;
     bool nb = false; /* batch > 1: w is the fallback without batch blocking */
     if (gp) {
-      Workload *wp = wl_group_conv2d(tm->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){Lp.oc, L->c / G, L->k, L->k},
-                                     (int[]){L->stride, L->stride}, (int[]){L->pad, L->pad, L->pad, L->pad},
-                                     (int[]){1, 1}, G, "float32", "float32");
-      if (!build(tm, wp, template_fallback(tm, target_host(), wp), epilogue, keep, Lp.oc, &w)) {
+      if (!build(tm, wl, fb, epilogue, keep, L->oc, &w)) {
         printf("%-30s padded build failed: %s\n", L->name, kiln_get_error());
         gp = false;
       }
@@ -576,7 +580,7 @@ int main(int argc, char **argv) {
     if ((wino || nb || gp) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
       printf("  second run failed: %s\n", kiln_last_error());
     double maxerr = sampled_err(L, &d, epilogue, batch);
-    if (gp) maxerr = fmax(maxerr, sampled_err(&Lp, &w, epilogue, batch));
+    if (gp) maxerr = fmax(maxerr, sampled_err(L, &w, epilogue, batch));
     double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
     int64_t OH = d.arr[d.nargs - 1]->shape[2], OW = d.arr[d.nargs - 1]->shape[3];
     double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c / G) * L->k * L->k;
@@ -609,7 +613,7 @@ int main(int argc, char **argv) {
            100 * g2 / peak2);
     if (dw) printf("  %8.1f %8.1f", bytes / t1 * 1e-9, bytes / t2 * 1e-9);
     if (gp) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2);
-    else if (group_pad) printf("  %-30s", "(a multiple already)");
+    else if (group_pad) printf("  %-30s", "(no group_pad knob)");
     if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,

@@ -603,6 +603,14 @@ Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, c
  * "group_conv2d_NCHWc"; ic_bn divides IC/groups, oc_bn OC/groups. */
 Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                                     const int dilation[2], int64_t groups, DType out_dtype);
+/* RegNet-style groups of 24 computed as 32 (zero weights) in full vectors,
+ * the real channels cropped in blocks of oc_bn (group_conv2d.c). */
+Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                           const int dilation[2], int64_t groups, int64_t out_channels, int64_t oc_bn,
+                                           DType out_dtype);
+/* The output channels a group is computed with under cfg (its group_pad
+ * knob), or 0 when they are the real ones. */
+int64_t topi_x86_group_conv_padded(const struct Target *t, int64_t OC, int64_t groups, const struct ConfigEntity *cfg);
 extern const struct Template topi_x86_group_conv2d_NCHWc_template;
 
 /* ----- winograd.c (all targets) and x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1

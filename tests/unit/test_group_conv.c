@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "autotune/autotune.h"
+#include "graph/graph.h"
 #include "kernel_util.h"
 #include "topi/topi.h"
 
@@ -27,12 +28,14 @@ typedef struct GCase {
   int sh, sw, pt, pl, pb, pr, dh, dw;
 } GCase;
 
-static GCase random_case(void) {
+/* wide: 2 or 3 groups of 20, 24 or 40 output channels (the group_pad
+ * knob's groups: more than one 16-lane vector, not a whole number). */
+static GCase random_case(bool wide) {
   GCase c = {0};
   c.N = test_rand_between(1, 2);
-  c.G = test_pick(5, (int64_t[]){2, 3, 4, 4, 8});
+  c.G = wide ? test_pick(2, (int64_t[]){2, 3}) : test_pick(5, (int64_t[]){2, 3, 4, 4, 8});
   c.C = c.G * test_pick(6, (int64_t[]){1, 2, 3, 4, 4, 8});
-  c.O = c.G * test_pick(6, (int64_t[]){1, 2, 4, 6, 8, 8});
+  c.O = c.G * (wide ? test_pick(3, (int64_t[]){20, 24, 40}) : test_pick(6, (int64_t[]){1, 2, 4, 6, 8, 8}));
   c.KH = c.KW = test_pick(3, (int64_t[]){1, 3, 3});
   c.sh = (int)test_rand_between(1, 2);
   c.sw = test_rand() % 4 ? c.sh : 3 - c.sh;
@@ -76,8 +79,8 @@ static Workload *case_workload(const GCase *c) {
 typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI__COUNT } Epi;
 static const char *epi_name[] = {"none", "bias+relu", "residual+relu"};
 
-static bool run_case(const Template *tm, Epi epi, int caseno) {
-  GCase c = random_case();
+static bool run_case(const Template *tm, Epi epi, int caseno, bool wide) {
+  GCase c = random_case(wide);
   Workload *wl = case_workload(&c);
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
@@ -95,10 +98,15 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
     return false;
   }
   Tensor *data = in[0], *kernel = in[1];
-  int64_t ib = te_dim(data, 4), ob = te_dim(kernel, 5);
   Tensor *conv = tm->compute(target_host(), wl, cfg, 2, in);
   CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
   if (!conv) return false;
+  /* the output block; the kernel's (kb) is larger in the padded-group form,
+   * whose kernel holds kpgp >= kpg output channels a group */
+  int64_t ib = te_dim(data, 4), ob = te_dim(conv, 4), kb = te_dim(kernel, 5);
+  int64_t kpg = c.O / c.G, kpgp = te_dim(kernel, 0) * kb / c.G;
+  CHECK_MSG(kpgp == kpg || (kpgp > kpg && topi_x86_group_conv_padded(target_host(), c.O, c.G, cfg) == kpgp),
+            "%s: kernel of %lld channels a group", desc, (long long)kpgp);
   Tensor *bias = NULL, *res = NULL, *out = conv;
   if (epi == EPI_BIAS_RELU) {
     bias = te_placeholder_c("bias", 4, (int64_t[]){c.O / ob, 1, 1, ob}, DT_F32);
@@ -137,9 +145,11 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   for (int64_t o = 0; o < c.O; o++)
     for (int64_t i = 0; i < cpg; i++)
       for (int64_t y = 0; y < c.KH; y++)
-        for (int64_t x = 0; x < c.KW; x++)
+        for (int64_t x = 0; x < c.KW; x++) {
+          int64_t ko = o / kpg * kpgp + o % kpg; /* o's row of the (padded) kernel */
           k[((o * cpg + i) * c.KH + y) * c.KW + x] =
-              pk[(((((o / ob) * (cpg / ib) + i / ib) * c.KH + y) * c.KW + x) * ib + i % ib) * ob + o % ob];
+              pk[(((((ko / kb) * (cpg / ib) + i / ib) * c.KH + y) * c.KW + x) * ib + i % ib) * kb + ko % kb];
+        }
   bool ok = true;
   {
     double *ref = xmalloc(sizeof(double) * (size_t)no);
@@ -173,7 +183,17 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
 static void test_random(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, false);
+}
+
+/* Groups of 20, 24 and 40 output channels: configs with and without the
+ * padded-group form (group_pad), which computes a group as whole vectors
+ * and keeps the real channels. */
+static void test_random_padded(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes < 16) return;
+  for (int i = 0; i < tk_template_cases(9); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, true);
 }
 
 /* ResNeXt-50's first grouped layer: 32 groups of 4 channels. */
@@ -203,6 +223,20 @@ static void test_space_and_fallback(void) {
                                  (int[]){1, 1, 1, 1}, (int[]){1, 1}, 7, "float32", "float32");
   ConfigEntity *f2 = template_fallback(tm, target_host(), rg);
   CHECK(f2 && cfg_split_inner(f2, "tile_oc") == (target_host()->vector_lanes >= 8 ? 8 : target_host()->vector_lanes));
+  if (f2 && target_host()->vector_lanes == 16) {
+    /* in the padded-group form (24 computed as 32): 14 columns x 2 chunks */
+    CHECK_INT(cfg_other_int(f2, "group_pad", -1), 1);
+    CHECK_INT(cfg_split_inner(f2, "tile_ow"), 14);
+    CHECK_INT(topi_x86_group_conv_padded(target_host(), 168, 7, f2), 32);
+    ConfigSpace *rs = template_space(tm, target_host(), rg);
+    CHECK(rs && space_size(rs) == 8 * 8 * 4 * 2 * 2); /* tile_ic, tile_oc over 24; tile_ow over 14; two bools */
+    /* a block that does not divide the vector: group_pad changes nothing */
+    ConfigEntity *c24 = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 24]], "
+                                                "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", false], "
+                                                "[\"group_pad\", \"ot\", true]]");
+    CHECK_OK(tm->check(target_host(), c24, rg));
+    CHECK_INT(topi_x86_group_conv_padded(target_host(), 168, 7, c24), 0);
+  }
   CHECK(wl_flops(rg) == 2.0 * 168 * 14 * 14 * 24 * 9);
   CHECK_STR(wl_describe(rg), "[(1,168,28,28),(168,24,3,3)] s2 p1 g7");
 }
@@ -220,6 +254,12 @@ static void test_invalid(void) {
                               "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", false]]");
   CHECK(tm->check(target_host(), c, wl) != 0);
   CHECK_CONTAINS(kiln_get_error(), "'tile_oc': the parts multiply to 3, which does not divide the 4 output channels of a group");
+  /* group_pad where a group is one vector or less */
+  c = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 4]], [\"tile_oc\", \"sp\", [-1, 4]], "
+                              "[\"tile_ow\", \"sp\", [-1, 8]], [\"unroll_kw\", \"ot\", false], "
+                              "[\"group_pad\", \"ot\", true]]");
+  CHECK(tm->check(target_host(), c, wl) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "config knob 'group_pad' is set, but the 4 output channels of a group are not");
   /* the compute refuses a block that crosses a group */
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 16, 8, 8, 8}, DT_F32);
   Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){32, 1, 3, 3, 8, 4}, DT_F32);
@@ -272,11 +312,11 @@ static void test_record_round_trip(void) {
  * at the root; a 7-column block spans the group's three 8-channel chunks
  * (21 accumulators); both forms, and a slab of several row blocks, run
  * against the unscheduled lowering. */
-static LoweredFunc *lower_fallback(const Template *tm, Workload *wl) {
+static LoweredFunc *lower_cfg(const Template *tm, Workload *wl, ConfigEntity *cfg) {
   Schedule *s;
   int na;
   Tensor **args;
-  int rc = template_instantiate(tm, target_host(), wl, template_fallback(tm, target_host(), wl), &s, &na, &args);
+  int rc = template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args);
   CHECK_OK(rc);
   if (rc) return NULL;
   LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
@@ -292,24 +332,36 @@ static void test_slab(void) {
    * padding is never read) x 24 channels; 3 groups x 28 row blocks. */
   Workload *wl = wl_group_conv2d(tm->name, (int64_t[]){1, 72, 112, 112}, (int64_t[]){72, 24, 3, 3}, (int[]){2, 2},
                                  (int[]){1, 1, 1, 1}, (int[]){1, 1}, 3, "float32", "float32");
-  LoweredFunc *f = lower_fallback(tm, wl);
+  ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+  config_set_other(fb, "group_pad", opt_bool(false));
+  LoweredFunc *f = lower_cfg(tm, wl, fb);
   if (f) {
     const char *text = kiln_lowered_str(f);
     const char *par = strstr(text, "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 84)");
     const char *alloc = strstr(text, "allocate data_pad[float32 * 13560]");
     CHECK_MSG(par && alloc && par < alloc, "the padded slab is not made inside the parallel loop:\n%s", text);
   }
-  /* RegNetX's 912-channel layer at 7x7: a 7-column block of the group's 3 chunks */
+  /* RegNetX's 912-channel layer at 7x7: a 7-column block of the group's 3
+   * chunks of 8, or (the fallback, group_pad) of its 2 padded chunks of 16,
+   * the 3 real blocks of 8 cropped from them */
   wl = wl_group_conv2d(tm->name, (int64_t[]){1, 912, 7, 7}, (int64_t[]){912, 24, 3, 3}, (int[]){1, 1},
                        (int[]){1, 1, 1, 1}, (int[]){1, 1}, 38, "float32", "float32");
-  f = lower_fallback(tm, wl);
+  fb = template_fallback(tm, target_host(), wl);
+  f = lower_cfg(tm, wl, fb);
+  if (f) {
+    const char *text = kiln_lowered_str(f);
+    CHECK_CONTAINS(text, "allocate group_conv2d_NCHWc.local[float32 * 224]");
+    CHECK_CONTAINS(text, "group_conv2d_NCHWc_crop[ramp(");
+  }
+  config_set_other(fb, "group_pad", opt_bool(false));
+  f = lower_cfg(tm, wl, fb);
   if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate group_conv2d_NCHWc.local[float32 * 168]");
   /* smaller layers of both forms against the unscheduled lowering: a
    * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window */
   const struct {
     int64_t c, w, g;
     int s, d;
-  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}};
+  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t c = cases[i].c, w = cases[i].w;
     int d = cases[i].d;
@@ -328,11 +380,44 @@ static void test_slab(void) {
   }
 }
 
+/* The blocked grouped conv node with a padded-group weight: 'kept_channels'
+ * keeps the real output channels (3 groups of 24 from a weight of 3 x 32),
+ * and a count that is not a multiple of the groups, or more than the
+ * weight holds, is refused with the reason. */
+static void test_channels_attr(void) {
+  for (int k = 0; k < 3; k++) {
+    static const int64_t keep[3] = {72, 70, 120};
+    Graph *g = graph_new();
+    GNode *x = graph_var(g, "x", ttype(DT_F32, 5, (int64_t[]){1, 9, 14, 14, 8}));
+    GNode *w = graph_var(g, "w", ttype(DT_F32, 6, (int64_t[]){6, 3, 3, 3, 8, 16}));
+    GAttrs at = gattrs_new();
+    ga_ints(&at, "padding", 4, (int64_t[]){1, 1, 1, 1});
+    ga_int(&at, "groups", 3);
+    ga_int(&at, "kept_channels", keep[k]);
+    ga_str(&at, "data_layout", "NCHW8c");
+    ga_str(&at, "kernel_layout", "OIHW8i16o");
+    ga_str(&at, "out_layout", "NCHW8c");
+    GNode *c = graph_call(g, "nn.contrib_conv2d_NCHWc", 2, (GNode *[]){x, w}, at, NULL);
+    if (k == 0) {
+      CHECK_MSG(c != NULL, "%s", kiln_get_error());
+      if (c) CHECK_STR(ttype_str(&c->type), "Tensor[(1, 9, 14, 14, 8), float32]");
+    } else {
+      CHECK(c == NULL);
+      CHECK_CONTAINS(kiln_get_error(), kfmt("attribute 'kept_channels' = %lld must be a multiple of groups = 3 and "
+                                            "at most the weight's 96 output channels",
+                                            (long long)keep[k]));
+    }
+    graph_free(g);
+  }
+}
+
 const TestCase group_conv_tests[] = {
     {"random", test_random},
+    {"random_padded", test_random_padded},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},
     {"record_round_trip", test_record_round_trip},
     {"slab", test_slab},
+    {"channels_attr", test_channels_attr},
     {NULL, NULL},
 };

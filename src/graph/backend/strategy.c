@@ -62,6 +62,9 @@ static void conv_shapes_as(GNode *n, const int64_t *ch, int64_t d[4], int64_t k[
     k[0] = kt->shape[2] * kt->shape[4], k[1] = kt->shape[3], k[2] = k[3] = 3;
   } else {
     k[0] = kt->shape[0] * kt->shape[5], k[1] = kt->shape[1] * kt->shape[4], k[2] = kt->shape[2], k[3] = kt->shape[3];
+    /* a padded-group weight (group_pad) holds more rows than the conv keeps */
+    int64_t keep = gattr_int(&n->attrs, "kept_channels", 0);
+    if (keep > 0 && keep < k[0] && gattr_int(&n->attrs, "groups", 1) > 1) k[0] = keep;
   }
   if (ch) {
     if (gattr_int(&n->attrs, "groups", 1) == 1) k[1] = ch[0]; /* depthwise kernels keep 1 */
@@ -345,6 +348,10 @@ Tensor *compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
   (void)st;
   ConvArgs c = conv_args(n);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  if (groups > 1 && ins[1]->ndim == 6 && n->type.ndim == 5 &&
+      te_dim(ins[1], 0) * te_dim(ins[1], 5) != n->type.shape[1] * n->type.shape[4]) /* group_pad: the real channels */
+    return topi_x86_group_conv2d_NCHWc_padded(ins[0], ins[1], c.strides, c.pad, c.dil, groups,
+                                              n->type.shape[1] * n->type.shape[4], n->type.shape[4], n->type.dtype);
   if (groups > 1) return topi_x86_group_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, groups, n->type.dtype);
   return topi_x86_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, n->type.dtype);
 }

@@ -119,6 +119,18 @@ static int infer_conv2d(GNode *n, TType *out) {
   if (I * groups != C)
     return kiln_set_error("weight %s expects %lld input channels (x %lld groups), data %s has %lld", shape_str(w),
                           (long long)I, (long long)groups, shape_str(d), (long long)C);
+  /* a blocked grouped conv whose weight holds more output channels a group
+   * than it keeps (group_conv2d_NCHWc.x86's group_pad: zero weights pad
+   * each group's channels to whole vectors) says how many it keeps in
+   * 'kept_channels' */
+  int64_t keep = blk > 0 && groups > 1 ? gattr_int(&n->attrs, "kept_channels", 0) : 0;
+  if (keep > 0 && keep != O) {
+    if (keep % groups || keep > O)
+      return kiln_set_error("attribute 'kept_channels' = %lld must be a multiple of groups = %lld and at most the "
+                            "weight's %lld output channels",
+                            (long long)keep, (long long)groups, (long long)O);
+    O = keep;
+  }
   int64_t OH = 0, OW = 0;
   if (window_out("conv2d height", H, KH, st[0], dl[0], pad[0], pad[2], false, &OH) ||
       window_out("conv2d width", W, KW, st[1], dl[1], pad[1], pad[3], false, &OW))

@@ -50,6 +50,14 @@
  * attention's Q K^T over 197 or 49 tokens gets zero columns in K^T up to
  * a multiple of the vector width, and the product is cropped).
  * $KILN_CHANNEL_PAD=0 turns padding off.
+ *
+ * Padded groups.  A grouped conv whose config sets group_pad
+ * (group_conv2d_NCHWc.x86: a group of 24 output channels computed as 32
+ * in whole vectors) gets its weight's rows padded per group with zeros
+ * (reshape, nn.pad, reshape: folded) and packed in full-vector output
+ * blocks; the node keeps the real channels in blocks of tile_oc, and its
+ * `kept_channels` attribute says how many (infer_conv2d), so nothing after it
+ * sees the padding.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +231,15 @@ static bool plan_padding(Alt *a, GNode *old, GNode *x, int64_t ch[2]) {
   return ch[0] != C || ch[1] != O;
 }
 
+/* The padded output channels a group of a grouped conv computes with
+ * (its config's group_pad: group_conv2d_NCHWc.x86 computes a group of 24
+ * output channels as 32, in whole vectors, and keeps the real ones), or 0. */
+static int64_t group_pad_channels(const Alt *a, GNode *old, const Strategy *st) {
+  int64_t groups = gattr_int(&old->attrs, "groups", 1);
+  if (groups < 2 || graph_conv_is_depthwise(old) || !a->target) return 0;
+  return topi_x86_group_conv_padded(a->target, old->args[1]->type.shape[0], groups, st->config);
+}
+
 static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (old->args[0]->type.ndim != 4 || args[1]->kind != GN_CONST) return GRAPH_KEEP;
   int64_t ch[2];
@@ -274,8 +291,19 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   } else {
     GAttrs kt = gattrs_new();
     ga_str(&kt, "src_layout", "OIHW");
+    int64_t kb = ocb, kpgp = group_pad_channels(a, old, &st);
+    if (kpgp) { /* group_pad: each group's weight rows padded with zeros to kpgp (folded) */
+      int64_t groups = gattr_int(&old->attrs, "groups", 1), kpg = O / groups;
+      const TType *wt = &old->args[1]->type;
+      int64_t per = wt->shape[1] * wt->shape[2] * wt->shape[3];
+      if (!(w = reshape_to(ng, w, 3, (int64_t[]){groups, kpg, per})) || !(w = pad_axis(ng, w, 1, kpgp - kpg, 0)) ||
+          !(w = reshape_to(ng, w, 4, (int64_t[]){groups * kpgp, wt->shape[1], wt->shape[2], wt->shape[3]})))
+        return NULL;
+      kb = a->target->vector_lanes;
+      ga_int(&at, "kept_channels", O);
+    }
     const char *klayout =
-        dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)ocb);
+        dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)kb);
     ga_str(&kt, "dst_layout", klayout);
     GNode *kw = graph_call(ng, "layout_transform", 1, &w, kt, NULL);
     if (!data || !kw) return NULL;
