@@ -24,7 +24,10 @@ measured interleaved (in each round every engine runs --per-round times,
 in a rotating order, after 0.2 s of quiet and one untimed run): Kiln fp32,
 Kiln bf16, OpenVINO f32 and OpenVINO bf16 (INFERENCE_NUM_THREADS, latency
 hint).  A latency is the median of all rounds.  The load average is
-printed before and after: the figures are ratios from one run.
+printed before and after: the figures are ratios from one run.  So are
+the one-core float32 FMA peak and the VDPBF16PS peak (bench_peak, bench_peak
+--bf16): without AMX, the bfloat16 kernels' multiply-add instruction does
+32 products per instruction but issues at a quarter of the FMA's rate.
 """
 import argparse
 import os
@@ -72,6 +75,13 @@ def agreement(a, b):
     return float(top), float(np.median(rel)), float(np.max(rel))
 
 
+def peak_bf16():
+    """The one-core VDPBF16PS peak in GFLOP/s (bench_peak --bf16), NaN without AVX512-BF16."""
+    exe = os.path.join(BUILD, "bench_peak")
+    p = subprocess.run([exe, "--bf16"], capture_output=True, text=True, check=False)
+    return float(p.stdout.split()[0]) if p.returncode == 0 else float("nan")
+
+
 def uptime():
     with open("/proc/loadavg", encoding="utf-8") as f:
         return " ".join(f.read().split()[:3])
@@ -90,8 +100,10 @@ def main():
     models = a.models.split(",")
     mdir = os.path.join(BUILD, "models")
     subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
+    fma, dp = peak(), peak_bf16()
     lines = ["load average (1, 5, 15 min) at the start: " + uptime(),
-             "one-core FMA peak (bench_peak, this run): %.1f GFLOP/s" % peak(), "",
+             "one-core FMA peak (bench_peak, this run): %.1f GFLOP/s; VDPBF16PS peak (bench_peak --bf16): %.1f GFLOP/s "
+             "(%.2fx)" % (fma, dp, dp / fma), "",
              "| model | inputs | top-1 agreement Kiln bf16 / fp32 | rel. error median (max) | "
              "OpenVINO bf16 / f32 top-1 | rel. error median (max) | .so fp32 / bf16 MB |",
              "|---|---|---|---|---|---|---|"]

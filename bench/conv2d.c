@@ -53,6 +53,13 @@
  * weights, in full vectors, the real ones kept) and the same config
  * without it, with the speed-up; layers without the knob print one
  * column.
+ * --bf16 times conv2d_NCHWc_bf16.x86 (`--precision bf16`, docs/bf16.md)
+ * against conv2d_NCHWc.x86 on every layer with an even channel count: the
+ * float32 kernel with its fallback config, and the bfloat16 kernel with
+ * the same config (the config a bfloat16 layer without a record of its
+ * own takes) in both forms of its bf16_dot knob, "fma" and "vdpbf16ps";
+ * the three alternate, medians; beside them the VDPBF16PS peak and each
+ * form's relative L2 error against the float32 output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -187,12 +194,14 @@ static const Layer group_layers[] = {
     {"resnext.g32 1024 @7 x2", 1024, 7, 7, 1024, 3, 1, 1, 32},
 };
 
-static DLTensor *array(int ndim, const int64_t *shape) {
+static DLTensor *array_of(int ndim, const int64_t *shape, DType dt) {
   DLTensor *a = NULL;
   DLDevice cpu = {kDLCPU, 0};
-  if (kiln_array_empty(ndim, shape, DT_F32, cpu, &a)) return NULL;
+  if (kiln_array_empty(ndim, shape, dt, cpu, &a)) return NULL;
   return a;
 }
+
+static DLTensor *array(int ndim, const int64_t *shape) { return array_of(ndim, shape, DT_F32); }
 
 static int64_t numel(const DLTensor *a) {
   int64_t n = 1;
@@ -340,7 +349,7 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
   for (int i = 0; i < nargs; i++) {
     int64_t shp[8];
     te_shape_const(args[i], shp);
-    b->arr[i] = array(args[i]->ndim, shp);
+    b->arr[i] = array_of(args[i]->ndim, shp, args[i]->dtype);
     if (i < nargs - 1)
       for (int64_t j = 0; j < numel(b->arr[i]); j++) ((float *)b->arr[i]->data)[j] = frand();
     b->av[i].v_handle = b->arr[i], b->codes[i] = KILN_DLTENSOR;
@@ -424,6 +433,8 @@ static const char *config_text(const ConfigEntity *cfg) {
       sb_printf(&cs, "%s=", e->name + 5);
       for (int j = 1; j < e->n; j++) sb_printf(&cs, "%s%lld", j > 1 ? "x" : "", (long long)e->ints[j]);
       sb_putc(&cs, ' ');
+    } else if (e->val.kind == OPT_STR) {
+      sb_printf(&cs, "%s=%s ", e->name, e->val.s ? e->val.s : "");
     } else {
       sb_printf(&cs, "%s=%lld ", e->name, (long long)e->val.i);
     }
@@ -433,11 +444,75 @@ static const char *config_text(const ConfigEntity *cfg) {
   return r;
 }
 
+/* --bf16: one layer, float32 against bfloat16 in its two forms (see the
+ * top of the file).  The bfloat16 kernels get the float32 kernel's weights
+ * rounded to bfloat16 pairs and the same input. */
+static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps, double peak, double pb) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86"), *tb = template_lookup("conv2d_NCHWc_bf16.x86");
+  int st[2] = {L->stride, L->stride}, pad[4] = {L->pad, L->pad, L->pad, L->pad}, dl[2] = {1, 1};
+  int64_t dshape[4] = {1, L->c, L->h, L->w}, kshape[4] = {L->oc, L->c, L->k, L->k};
+  Workload *wl = wl_conv2d(tm->name, dshape, kshape, st, pad, dl, "float32", "float32");
+  Workload *wb = wl_conv2d(tb->name, dshape, kshape, st, pad, dl, "float32", "float32");
+  ConfigEntity *cf = template_fallback(tm, target_host(), wl);
+  ConfigEntity *cb[2] = {cf ? config_from_json(config_json(cf)) : NULL, NULL};
+  if (cb[0] && config_set_other(cb[0], "bf16_dot", opt_str("fma")) && tb->check(target_host(), cb[0], wb) != 0)
+    cb[0] = template_fallback(tb, target_host(), wb); /* an odd input block: the bfloat16 fallback for both */
+  if (cb[0] && cfg_split_inner(cb[0], "tile_ic") != cfg_split_inner(cf, "tile_ic")) cf = NULL;
+  if (cb[0]) cb[1] = config_from_json(config_json(cb[0]));
+  if (cb[1]) config_set_other(cb[1], "bf16_dot", opt_str("vdpbf16ps"));
+  Built b[3];
+  memset(b, 0, sizeof b);
+  if (!cf || !cb[0] || !cb[1] || !build(tm, wl, cf, epilogue, keep, L->oc, &b[0]) ||
+      !build(tb, wb, cb[0], epilogue, keep, L->oc, &b[1]) || !build(tb, wb, cb[1], epilogue, keep, L->oc, &b[2])) {
+    printf("%-30s build failed: %s\n", L->name, cf ? kiln_get_error() : "no common even input block");
+    return;
+  }
+  /* the same input and epilogue, the weights rounded to pairs */
+  for (int j = 1; j < 3; j++) {
+    memcpy(b[j].arr[0]->data, b[0].arr[0]->data, sizeof(float) * (size_t)numel(b[0].arr[0]));
+    if (epilogue) memcpy(b[j].arr[2]->data, b[0].arr[2]->data, sizeof(float) * (size_t)L->oc);
+    const float *K = b[0].arr[1]->data;
+    uint32_t *P = b[j].arr[1]->data;
+    for (int64_t i = 0; i < numel(b[j].arr[1]); i++) {
+      int64_t ob = b[0].arr[1]->shape[5], o = i % ob, rest = i / ob; /* rest: [.., ib/2] */
+      P[i] = ir_bf16_round(K[(rest * 2) * ob + o]) | ir_bf16_round(K[(rest * 2 + 1) * ob + o]) << 16;
+    }
+  }
+  KilnValue ret;
+  int rc;
+  for (int j = 0; j < 3; j++)
+    if (kiln_func_call(b[j].f, b[j].av, b[j].codes, b[j].nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
+  double err[3] = {0};
+  for (int j = 1; j < 3; j++) err[j] = rel_err(b[j].arr[b[j].nargs - 1], b[0].arr[b[0].nargs - 1]);
+  DLTensor *out = b[0].arr[b[0].nargs - 1];
+  double flops = 2.0 * L->oc * out->shape[2] * out->shape[3] * L->c * L->k * L->k;
+  int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
+  double med[2][3];
+  for (int th = 1; th <= 2; th++) {
+    kiln_set_num_threads(th);
+    double *v[3];
+    for (int j = 0; j < 3; j++) {
+      v[j] = KNEWN(double, r);
+      run_once(b[j].f, b[j].av, b[j].codes, b[j].nargs); /* warm up */
+    }
+    for (int i = 0; i < r; i++)
+      for (int j = 0; j < 3; j++) v[j][i] = run_once(b[j].f, b[j].av, b[j].codes, b[j].nargs);
+    for (int j = 0; j < 3; j++) med[th - 1][j] = flops / median(v[j], r) * 1e-9;
+  }
+  kiln_set_num_threads(1);
+  printf("%-30s %-34s %7.1f %7.1f %5.0f%% | %7.1f %7.1f %5.2fx %7.1e | %7.1f %7.1f %5.2fx %5.0f%% %7.1e%s\n", L->name,
+         config_text(cb[0]), med[0][0], med[1][0], 100 * med[0][0] / peak, med[0][1], med[1][1], med[0][1] / med[0][0],
+         err[1], med[0][2], med[1][2], med[0][2] / med[0][0], 100 * med[0][2] / pb, err[2],
+         err[1] > 1e-2 || err[2] > 1e-2 ? "  WRONG RESULT" : "");
+  fflush(stdout);
+  for (int j = 0; j < 3; j++) release(&b[j]);
+}
+
 int main(int argc, char **argv) {
   const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
   int reps = 0;
   int64_t batch = 1;
-  bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false;
+  bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false, bf16 = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
@@ -451,11 +526,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
     else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
     else if (!strcmp(argv[i], "--cold")) cold = true;
+    else if (!strcmp(argv[i], "--bf16")) bf16 = true;
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad] [--cold]\n",
+              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --bf16] [--cold]\n",
               argv[0]);
       return 2;
     }
@@ -473,6 +549,29 @@ int main(int argc, char **argv) {
   double peak = bench_measure_peak(), peak2 = bench_measure_peak_threads(2);
   printf("FMA peak (measured): one core %.1f GFLOP/s, two threads at once %.1f (%.2fx); SIMD width %d floats\n", peak,
          peak2, peak2 / peak, target_host()->vector_lanes);
+  if (bf16) {
+    double pb = bench_measure_peak_bf16();
+    if (pb <= 0) {
+      fprintf(stderr, "%s --bf16: this CPU (or compiler) has no AVX512-BF16\n", argv[0]);
+      return 1;
+    }
+    printf("VDPBF16PS peak (one core, measured): %.1f GFLOP/s = %.2fx the FMA peak\n"
+           "GFLOP/s of the convolution, medians of alternating runs; x: against float32 (1 thread); %%peak of fma: of the "
+           "FMA peak, of vdpbf16ps: of the VDPBF16PS peak; err: relative L2 error against float32\n\n",
+           pb, pb / peak);
+    printf("%-30s %-34s %7s %7s %6s | %7s %7s %6s %7s | %7s %7s %6s %6s %7s\n", "layer", "config (bf16_dot=fma / vdpbf16ps)",
+           "fp32 1T", "fp32 2T", "%peak", "fma 1T", "fma 2T", "x", "err", "vdp 1T", "vdp 2T", "x", "%bpeak", "err");
+    for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {
+      const Layer *L = &layers[li];
+      if ((only && !strstr(L->name, only)) || L->c % 2) continue;
+      KArena *ar = kiln_arena_new();
+      kiln_arena_push(ar);
+      bf16_layer(L, epilogue, keep, reps, peak, pb);
+      kiln_arena_pop();
+      kiln_arena_free(ar);
+    }
+    return 0;
+  }
   if (use_wino)
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");

@@ -3,7 +3,10 @@
  * its results against: independent vector FMA chains compiled with the
  * compiler and flags Kiln's kernels use, timed, best of several runs; and
  * the same on N threads at once (each core's clock may drop when all of
- * them run wide FMAs, so N cores' peak is measured, not N x one core's).
+ * them run wide FMAs, so N cores' peak is measured, not N x one core's);
+ * and the one-core peak of AVX512-BF16's VDPBF16PS (the bfloat16 kernels'
+ * multiply-add, docs/bf16.md), counting its 32 multiply-adds per
+ * instruction.
  */
 #include "peak_util.h"
 
@@ -30,6 +33,27 @@ static const char *peak_src =
     "  return s[0] + s[15];\n"
     "}\n";
 
+/* 12 independent VDPBF16PS chains (16 float32 lanes, 2 bfloat16 products
+ * each); no function `peak` on a compiler or CPU without AVX512-BF16 */
+static const char *peak_bf16_src =
+    "#include <immintrin.h>\n"
+    "#ifdef __AVX512BF16__\n"
+    "float peak(long iters) {\n"
+    "  __m512 a[12];\n"
+    "  for (int i = 0; i < 12; i++) a[i] = _mm512_set1_ps((float)i);\n"
+    "  __m512i x = _mm512_set1_epi32(0x3f803f80), y = _mm512_set1_epi32(0x3f813f7f);\n"
+    "  for (long i = 0; i < iters; i++) {\n"
+    "    __asm__ volatile(\"\" : \"+v\"(x), \"+v\"(y));\n"
+    "    for (int j = 0; j < 12; j++) a[j] = _mm512_dpbf16_ps(a[j], (__m512bh)x, (__m512bh)y);\n"
+    "  }\n"
+    "  __m512 s = a[0];\n"
+    "  for (int i = 1; i < 12; i++) s = _mm512_add_ps(s, a[i]);\n"
+    "  return _mm512_reduce_add_ps(s);\n"
+    "}\n"
+    "#else\n"
+    "typedef int no_avx512_bf16;\n"
+    "#endif\n";
+
 typedef struct {
   float (*peak)(long);
   long iters;
@@ -49,12 +73,12 @@ static void *peak_thread(void *arg) {
 }
 
 /* All threads' FMAs over the slowest thread's time of one run. */
-static double peak_run(float (*peak)(long), long iters, int threads) {
+static double peak_run(float (*peak)(long), long iters, int threads, double flops_per_iter) {
   if (threads == 1) {
     double t0 = kiln_now_seconds();
     volatile float s = peak(iters);
     (void)s;
-    return (double)iters * 12 * 16 * 2 / (kiln_now_seconds() - t0) * 1e-9;
+    return (double)iters * flops_per_iter / (kiln_now_seconds() - t0) * 1e-9;
   }
   pthread_t th[64];
   PeakThread pt[64];
@@ -72,16 +96,18 @@ static double peak_run(float (*peak)(long), long iters, int threads) {
     if (pt[i].seconds > slowest) slowest = pt[i].seconds;
   }
   pthread_barrier_destroy(&start);
-  return threads * (double)iters * 12 * 16 * 2 / slowest * 1e-9;
+  return threads * (double)iters * flops_per_iter / slowest * 1e-9;
 }
 
-double bench_measure_peak_threads(int threads) {
+/* Compile src (a function `float peak(long iters)` doing iters x
+ * flops_per_iter FLOPs) and return its best GFLOP/s on `threads` threads. */
+static double measure(const char *src, double flops_per_iter, int threads) {
   if (threads < 1 || threads > 64) return 0;
   char *dir = kiln_mkdtemp("kiln-peak-");
   if (!dir) return 0;
   char so[4096];
   snprintf(so, sizeof so, "%s/peak.so", dir);
-  const char *units[1] = {peak_src};
+  const char *units[1] = {src};
   double best = 0;
   if (kiln_compile_c(1, units, 0, NULL, so, NULL)) {
     fprintf(stderr, "peak: %s\n", kiln_get_error());
@@ -96,7 +122,7 @@ double bench_measure_peak_threads(int threads) {
       long iters = 400000;
       peak(iters * 10);
       for (int r = 0; r < 200; r++) {
-        double gf = peak_run(peak, iters, threads);
+        double gf = peak_run(peak, iters, threads, flops_per_iter);
         if (gf > best) best = gf;
       }
     }
@@ -107,4 +133,8 @@ double bench_measure_peak_threads(int threads) {
   return best;
 }
 
+double bench_measure_peak_threads(int threads) { return measure(peak_src, 12 * 16 * 2, threads); }
+
 double bench_measure_peak(void) { return bench_measure_peak_threads(1); }
+
+double bench_measure_peak_bf16(void) { return measure(peak_bf16_src, 12 * 16 * 2 * 2, 1); }

@@ -8,4 +8,9 @@ double bench_measure_peak(void);
  * slowest thread's time); 0 if it cannot be measured. */
 double bench_measure_peak_threads(int threads);
 
+/* GFLOP/s of AVX512-BF16 VDPBF16PS on one core (2 FLOPs per bfloat16
+ * product, 32 products per instruction); 0 where the CPU or the compiler
+ * lacks AVX512-BF16. */
+double bench_measure_peak_bf16(void);
+
 #endif

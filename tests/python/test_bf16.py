@@ -6,6 +6,7 @@ documented bound (relative L2 error 1e-2) on fresh random inputs; odd
 sizes (K = 129, N = 10) included.  On a CPU without AVX512-BF16 the build
 is refused with the reason instead.  Unknown config keys and values are
 refused."""
+import json
 import os
 
 import numpy as np
@@ -93,10 +94,11 @@ def test_bf16_config_errors():
 
 
 def test_bf16_convolutions_match_pytorch(tmp_path):
-    """1x1 and 3x3 convolutions (stride 1 and 2, batch-norm, a residual
-    add and ReLU fused) take conv2d_NCHWc_bf16.x86; the first conv's 3
-    input channels cannot be paired and stay float32; the result matches
-    PyTorch within the documented bound."""
+    """1x1 and strided 3x3 convolutions (batch-norm, a residual add and
+    ReLU fused) take conv2d_NCHWc_bf16.x86; the first conv's 3 input
+    channels cannot be paired and stay float32, as does the 3x3 stride-1
+    conv float32 runs as Winograd; the result matches PyTorch within the
+    documented bound."""
     torch = pytest.importorskip("torch")
 
     class Net(torch.nn.Module):
@@ -128,11 +130,63 @@ def test_bf16_convolutions_match_pytorch(tmp_path):
     with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
         tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
         lib = kiln.build(mod, target="cpu", params=params)
-    assert sorted(t.name for t in tasks) == ["conv2d_NCHWc.x86"] + ["conv2d_NCHWc_bf16.x86"] * 3 + \
-        ["dense_pack_bf16.x86"], [t.name for t in tasks]
+    assert sorted(t.name for t in tasks) == ["conv2d_NCHWc.x86"] + ["conv2d_NCHWc_bf16.x86"] * 2 + \
+        ["conv2d_NCHWc_winograd.x86", "dense_pack_bf16.x86"], [t.name for t in tasks]
     g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
     g.set_input("x", x.numpy())
     g.run()
     ref = m(x).detach().numpy().astype(np.float64)
     err = np.linalg.norm(g.get_output(0).numpy() - ref) / np.linalg.norm(ref)
     assert 1e-7 < err < 1e-2, err
+
+
+def test_bf16_winograd_layer_unless_a_faster_bf16_record(tmp_path):
+    """A 3x3 stride-1 conv float32 runs as Winograd stays float32 Winograd
+    under --precision bf16 (docs/bf16.md: fewer multiply-adds than any
+    direct kernel); a bfloat16 record faster than every Winograd record
+    of the layer makes it a bfloat16 conv.  Both builds match PyTorch."""
+    torch = pytest.importorskip("torch")
+    if not _cpu_has_bf16():
+        pytest.skip("the CPU has no AVX512-BF16")
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1).eval()
+    x = torch.randn(1, 64, 15, 15)
+    path = str(tmp_path / "w.onnx")
+    torch.onnx.export(conv, x, path, input_names=["x"], output_names=["y"], opset_version=13)
+    mod, params = kiln.frontend.from_onnx(path, {"x": (1, 64, 15, 15)})
+    ref = conv(x).detach().numpy().astype(np.float64)
+
+    def build():
+        with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
+            tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
+            lib = kiln.build(mod, target="cpu", params=params)
+        g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+        g.set_input("x", x.numpy())
+        g.run()
+        err = np.linalg.norm(g.get_output(0).numpy() - ref) / np.linalg.norm(ref)
+        return [t for t in tasks], err
+
+    tasks, err = build()
+    assert [t.name for t in tasks] == ["conv2d_NCHWc_winograd.x86"]
+    assert err < 1e-4, err  # float32 Winograd: no bfloat16 rounding
+    wargs, target = tasks[0].args, str(tasks[0].target)
+
+    def record(task, entity, cost):
+        return json.dumps({"input": [target, task, wargs, {}], "config": {"index": 0, "code_hash": None, "entity": entity},
+                           "result": [[cost], 0, 0.1, 1.0], "version": 0.2})
+
+    bf16 = [["tile_ic", "sp", [-1, 16]], ["tile_oc", "sp", [-1, 16]], ["tile_ow", "sp", [-1, 5]], ["unroll_kw", "ot", False],
+            ["bf16_dot", "ot", "fma"]]
+    wino = [["tile_ic", "sp", [-1, 16]], ["tile_oc", "sp", [-1, 1, 16]], ["tile_p", "sp", [-1, 1]], ["tile_rows", "sp", [-1, 1]]]
+    for wcost, want in ((None, "conv2d_NCHWc_bf16.x86"), (1e-3, "conv2d_NCHWc_bf16.x86"),
+                        (1e-7, "conv2d_NCHWc_winograd.x86")):
+        log = tmp_path / "r.log"
+        lines = [record("conv2d_NCHWc_bf16.x86", bf16, 1e-6)]
+        if wcost is not None:
+            lines.append(record("conv2d_NCHWc_winograd.x86", wino, wcost))
+        log.write_text("\n".join(lines) + "\n")
+        with kiln.autotvm.apply_history_best(str(log)):
+            tasks, err = build()
+        assert [t.name for t in tasks] == [want], (wcost, [t.name for t in tasks])
+        assert err < 1e-2, err
+        if want == "conv2d_NCHWc_bf16.x86":
+            assert err > 1e-5, err  # the weights were rounded to bfloat16

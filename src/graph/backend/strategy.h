@@ -69,8 +69,10 @@ int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy
  * 1, an even number of input channels; ch: the padded channel counts or
  * NULL) as alter_layout builds it in bfloat16: a bfloat16 record, else the
  * float32 strategy fp32's config (the same knobs; the blocks it chose),
- * else the fallback; st->task_name NULL when it does not apply.  And the
- * strategy of nn.contrib_conv2d_NCHWc_bf16. */
+ * else the fallback; st->task_name NULL when it does not apply, and when
+ * fp32 is the Winograd task (it stays float32 Winograd unless a bfloat16
+ * record is faster than the Winograd records).  And the strategy of
+ * nn.contrib_conv2d_NCHWc_bf16. */
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
                            Strategy *st);
 int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);

@@ -5,6 +5,7 @@
  * records the config on the node it makes; strategy_dense_bf16 reads it
  * back.
  */
+#include <math.h>
 #include <string.h>
 
 #include "../../knob/knob.h"
@@ -84,7 +85,19 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
   int64_t d[4] = {dt->shape[0], ch ? ch[0] : dt->shape[1], dt->shape[2], dt->shape[3]};
   int64_t k[4] = {ch ? ch[1] : kt->shape[0], ch ? ch[0] : kt->shape[1], kt->shape[2], kt->shape[3]};
   if (d[1] % 2) return 0; /* channels that cannot be paired stay float32 */
-  if (conv_bf16_task(n, conv_bf16_workload(d, k, n), t, dc, fp32, st)) return -1;
+  Workload *wl = conv_bf16_workload(d, k, n);
+  if (fp32 && fp32->task_name && fp32->wl && !strcmp(fp32->task_name, GRAPH_WINOGRAD_TASK)) {
+    /* A layer float32 runs as Winograd stays float32 Winograd: it does
+     * 2.25x-4x fewer multiply-adds than a direct kernel, and without AMX
+     * VDPBF16PS runs at half the FMA's rate (the "fma" form at the FMA's),
+     * so no bfloat16 direct kernel catches up (docs/bf16.md, measured per
+     * layer by bench_conv2d --bf16).  Only records can overrule it: a
+     * bfloat16 record faster than the Winograd task's best. */
+    bool ub, uw;
+    double cb = graph_dispatch_best_cost(dc, t, wl, &ub), cw = graph_dispatch_best_cost(dc, t, fp32->wl, &uw);
+    if (!(isfinite(cb) && cb < cw)) return 0;
+  }
+  if (conv_bf16_task(n, wl, t, dc, fp32, st)) return -1;
   if (st->task_name) st->task_desc = kfmt("%s bf16", fp32 && fp32->task_desc ? fp32->task_desc : "");
   return 0;
 }
