@@ -22,7 +22,7 @@
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
  *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd] [--batch N]
- *                [--depthwise | --grouped | --group-pad] [--cold]
+ *                [--depthwise | --grouped | --group-pad | --bf16] [--cold]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
  * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
