@@ -30,28 +30,22 @@
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
+#include "pack_words.h"
 
 #include <string.h>
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
+/* two float32 rounded to bfloat16, the lower input channel in the low half */
+static Expr *bf16_word(Expr *const *v, int g) {
+  (void)g;
+  return ir_call2(INTRIN_bf16_pack2, v[0], v[1]);
+}
+
 Tensor *topi_x86_pack_kernel_bf16(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
-  if (!kernel) return NULL;
-  int64_t s[4];
-  if (kernel->ndim != 4 || !te_shape_const(kernel, s) || !dt_eq(kernel->dtype, DT_F32))
-    return kiln_set_error("pack a kernel to bfloat16: expected a float32 OIHW kernel of constant shape"), NULL;
-  if (ic_bn < 2 || ic_bn % 2 || oc_bn < 1 || s[0] % oc_bn || s[1] % ic_bn)
-    return kiln_set_error("pack a kernel to bfloat16: blocks %lld (input, even) and %lld (output) must divide the "
-                          "kernel's %lld input and %lld output channels",
-                          (long long)ic_bn, (long long)oc_bn, (long long)s[1], (long long)s[0]),
-           NULL;
-  Expr **v = te_axis_vars(6, (const char *[]){"oc", "ic", "kh", "kw", "icp", "ocb"});
-  Expr *o = ir_add(ir_mul(v[0], c32(oc_bn)), v[5]);
-  Expr *i = ir_add(ir_mul(v[1], c32(ic_bn)), ir_mul(v[4], c32(2)));
-  Expr *body = ir_call2(INTRIN_bf16_pack2, te_read4(kernel, o, i, v[2], v[3]), te_read4(kernel, o, ir_add(i, c32(1)), v[2], v[3]));
-  return te_compute("kernel_bf16", 6,
-                    (Expr *[]){c32(s[0] / oc_bn), c32(s[1] / ic_bn), c32(s[2]), c32(s[3]), c32(ic_bn / 2), c32(oc_bn)}, v,
-                    body, "injective");
+  X86WordPacking p = {.g = 2, .dtype = DT_F32, .form = "bfloat16", .dtype_desc = "a float32", .block_desc = "even",
+                      .name = "kernel_bf16", .axis = "icp", .word = bf16_word};
+  return x86_pack_kernel_words(kernel, ic_bn, oc_bn, &p);
 }
 
 Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
