@@ -41,34 +41,28 @@
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
+#include "pack_words.h"
 
 #include <string.h>
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 static Expr *u32c(int64_t v) { return ir_const((double)v, DT_U32); }
 
-Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
-  if (!kernel) return NULL;
-  int64_t s[4];
-  if (kernel->ndim != 4 || !te_shape_const(kernel, s) || !dt_eq(kernel->dtype, DT_I8))
-    return kiln_set_error("pack a kernel to int8x4: expected an int8 OIHW kernel of constant shape"), NULL;
-  if (ic_bn < 4 || ic_bn % 4 || oc_bn < 1 || s[0] % oc_bn || s[1] % ic_bn)
-    return kiln_set_error("pack a kernel to int8x4: blocks %lld (input, a multiple of 4) and %lld (output) must divide "
-                          "the kernel's %lld input and %lld output channels",
-                          (long long)ic_bn, (long long)oc_bn, (long long)s[1], (long long)s[0]),
-           NULL;
-  Expr **v = te_axis_vars(6, (const char *[]){"oc", "ic", "kh", "kw", "icq", "ocb"});
-  Expr *o = ir_add(ir_mul(v[0], c32(oc_bn)), v[5]);
-  Expr *i = ir_add(ir_mul(v[1], c32(ic_bn)), ir_mul(v[4], c32(4)));
+/* four int8 as bytes of one word, the lowest input channel in the low byte */
+static Expr *int8_word(Expr *const *v, int g) {
   Expr *w = NULL;
-  for (int j = 0; j < 4; j++) {
-    Expr *b = ir_call2(INTRIN_bitwise_and, ir_cast(DT_U32, te_read4(kernel, o, ir_add(i, c32(j)), v[2], v[3])), u32c(0xff));
+  for (int j = 0; j < g; j++) {
+    Expr *b = ir_call2(INTRIN_bitwise_and, ir_cast(DT_U32, v[j]), u32c(0xff));
     if (j) b = ir_call2(INTRIN_shift_left, b, u32c(8 * j));
     w = w ? ir_call2(INTRIN_bitwise_or, w, b) : b;
   }
-  return te_compute("kernel_int8", 6,
-                    (Expr *[]){c32(s[0] / oc_bn), c32(s[1] / ic_bn), c32(s[2]), c32(s[3]), c32(ic_bn / 4), c32(oc_bn)}, v,
-                    w, "injective");
+  return w;
+}
+
+Tensor *topi_x86_pack_kernel_int8(Tensor *kernel, int64_t ic_bn, int64_t oc_bn) {
+  X86WordPacking p = {.g = 4, .dtype = DT_I8, .form = "int8x4", .dtype_desc = "an int8", .block_desc = "a multiple of 4",
+                      .name = "kernel_int8", .axis = "icq", .word = int8_word};
+  return x86_pack_kernel_words(kernel, ic_bn, oc_bn, &p);
 }
 
 static bool is_u8(DType t) { return t.code == kDLUInt && t.bits == 8 && t.lanes == 1; }
