@@ -282,52 +282,6 @@ static void need_bcast(CG *g, DType vt) {
   sb_free(&sb);
 }
 
-/* float32x16 divided by a broadcast value (QuantizeLinear's x / scale in
- * every requantize epilogue): VDIVPS takes 10-16 cycles a vector, the
- * reciprocal and two correction steps five FMA-unit instructions.  The
- * result is the correctly rounded quotient, bit for bit the division's:
- * y = RN(1/b) is within half an ulp of 1/b; q0 = RN(a y) within 1.5 ulps
- * of a/b; one step q1 = RN(q0 + RN(a - b q0) y) brings it within one ulp;
- * then r1 = a - b q1 is exact (one FMA) and RN(q1 + r1 y) is RN(a/b)
- * (Markstein's theorem).  That needs no overflow or underflow on the way:
- * the fast form runs when |b| and every |a| are in [2^-24, 2^24] (or a
- * lane is zero: a y is then the signed zero a/b is); otherwise (zeros
- * apart, tiny, huge, infinite or NaN lanes) the vector is divided. */
-static const char div_bcast_f32x16[] =
-    "static inline kv_f32x16 kiln_div_bcast_f32x16(kv_f32x16 a, float b) {\n"
-    "#if defined(__AVX512F__)\n"
-    "  float m = b < 0.0f ? -b : b;\n"
-    "  if (m >= 0x1p-24f && m <= 0x1p24f) {\n"
-    "    __m512 x = (__m512)a, vb = _mm512_set1_ps(b), y = _mm512_set1_ps(1.0f / b), ax = _mm512_abs_ps(x);\n"
-    "    __mmask16 ok = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0x1p-24f), _CMP_GE_OQ) &\n"
-    "                   _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0x1p24f), _CMP_LE_OQ);\n"
-    "    __mmask16 zero = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ);\n"
-    "    if ((__mmask16)(ok | zero) == (__mmask16)0xffff) {\n"
-    "      __m512 q0 = _mm512_mul_ps(x, y);\n"
-    "      __m512 q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, vb, x), y, q0);\n"
-    "      q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q, vb, x), y, q);\n"
-    "      return (kv_f32x16)_mm512_mask_mov_ps(q, zero, q0);\n"
-    "    }\n"
-    "  }\n"
-    "#endif\n"
-    "  return a / b;\n"
-    "}\n";
-
-static bool emit_div_bcast(CG *g, Expr *e) {
-  Expr *b = e->bin.b;
-  if (!dt_eq(e->dtype, dt_make(kDLFloat, 32, 16)) || b->kind != EK_Broadcast || (g->dialect && g->dialect->freestanding))
-    return false;
-  cgc_ctype(g, e->dtype);
-  cgc_need(g, "kiln_immintrin", "#if defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
-  cgc_need(g, "kiln_div_bcast_f32x16", div_bcast_f32x16);
-  sb_puts(g->out, "kiln_div_bcast_f32x16(");
-  cgc_expr(g, e->bin.a);
-  sb_puts(g->out, ", ");
-  cgc_expr(g, b->bcast.value);
-  sb_putc(g->out, ')');
-  return true;
-}
-
 void cgc_expr(CG *g, Expr *e) {
   StrBuf *o = g->out;
   DType t = e->dtype;
@@ -356,7 +310,6 @@ void cgc_expr(CG *g, Expr *e) {
     binary(g, "*", e->bin.a, e->bin.b);
     return;
   case EK_Div:
-    if (emit_div_bcast(g, e)) return;
     binary(g, "/", e->bin.a, e->bin.b);
     return;
   case EK_Mod:
