@@ -282,6 +282,35 @@ static void need_bcast(CG *g, DType vt) {
   sb_free(&sb);
 }
 
+/* A vector cast between int32 and an 8- or 16-bit integer type (either
+ * way): on 16 lanes an AVX-512 conversion intrinsic behind a helper (the
+ * truncation VPMOVDB/VPMOVDW; zero or sign extension VPMOVZX/VPMOVSX), a
+ * convertvector elsewhere. */
+static void emit_narrow_cvt(CG *g, Expr *a, DType t) {
+  DType at = a->dtype;
+  bool narrowing = at.bits == 32;
+  DType n = narrowing ? t : at; /* the narrow side */
+  if (t.lanes != 16 || !(n.bits == 8 || n.bits == 16)) {
+    sb_puts(g->out, "__builtin_convertvector(");
+    cgc_expr(g, a);
+    sb_printf(g->out, ", %s)", cgc_ctype(g, t));
+    return;
+  }
+  const char *vt = cgc_ctype(g, t), *va = cgc_ctype(g, at);
+  const char *name = kfmt("kiln_cvt_%s_%s", va + 3, vt + 3);
+  const char *intr = narrowing ? kfmt("_mm512_cvtepi32_epi%d((__m512i)a)", n.bits)
+                               : kfmt("_mm512_cvtep%s%d_epi32((__m%di)a)", dt_is_int(n) ? "i" : "u", n.bits,
+                                      n.bits * 16);
+  cgc_need(g, "kiln_immintrin", "#if defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
+  cgc_need(g, name,
+           kfmt("static inline %s %s(%s a) {\n#if defined(__AVX512F__)\n  return (%s)%s;\n#else\n"
+                "  return __builtin_convertvector(a, %s);\n#endif\n}\n",
+                vt, name, va, vt, intr, vt));
+  sb_printf(g->out, "%s(", name);
+  cgc_expr(g, a);
+  sb_putc(g->out, ')');
+}
+
 void cgc_expr(CG *g, Expr *e) {
   StrBuf *o = g->out;
   DType t = e->dtype;
@@ -402,13 +431,23 @@ void cgc_expr(CG *g, Expr *e) {
      * converts such vectors lane by lane in scalar code (a uint8 <-> float32
      * requantize epilogue was ~4 scalar instructions per lane), the two
      * steps are one instruction each (vcvttps2dq + vpmovdb, vpmovzxbd +
-     * vcvtdq2ps).  Equal wherever the C conversion is defined. */
+     * vcvtdq2ps).  Equal wherever the C conversion is defined.  On 16
+     * lanes the int32 <-> narrow step is an AVX-512 intrinsic
+     * (emit_narrow_cvt): GCC folds a narrowing convertvector followed by a
+     * widening one (a requantize, then the next layer's dequantize in the
+     * same kernel) back into a lane loop. */
     DType at = a->dtype;
     if ((dt_is_float(t) && dt_is_intlike(at) && !dt_is_bool(at) && at.bits < 32) ||
         (dt_is_float(at) && dt_is_intlike(t) && t.bits < 32)) {
-      sb_printf(o, "__builtin_convertvector(__builtin_convertvector(");
-      cgc_expr(g, a);
-      sb_printf(o, ", %s), %s)", cgc_ctype(g, dt_with_lanes(DT_I32, t.lanes)), cgc_ctype(g, t));
+      DType i32 = dt_with_lanes(DT_I32, t.lanes);
+      if (dt_is_float(t)) { /* narrow int -> int32 -> float */
+        sb_puts(o, "__builtin_convertvector(");
+        emit_narrow_cvt(g, a, i32);
+        sb_printf(o, ", %s)", cgc_ctype(g, t));
+      } else { /* float -> int32 -> narrow int */
+        Expr *ia = ir_cast(i32, a);
+        emit_narrow_cvt(g, ia, t);
+      }
       return;
     }
     sb_puts(o, "__builtin_convertvector(");
