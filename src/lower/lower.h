@@ -11,6 +11,9 @@
  *   unroll.c        unrolled loops and auto_unroll_max_step pragmas
  *   remove_noop.c   drop empty loops, allocations and no-op statements
  * and, for the CPU:
+ *   unswitch.c      loops whose tail guards do not change inside them ->
+ *                   a guard-free copy for the full blocks, the loop as it
+ *                   was for the tail
  *   combine_loads.c byte loads that assemble a word -> one reinterpreting load
  * and, for a GPU target (LowerOptions.device_type not the CPU):
  *   vthread.c       virtual threads -> loops each thread runs in turn
@@ -157,6 +160,12 @@ Stmt *lower_unroll(Stmt *body, int auto_max_step);
 /* ===== remove_noop.c ===== */
 
 Stmt *lower_remove_noop(Stmt *body);
+
+/* ===== unswitch.c ===== */
+
+/* A serial loop with `likely` guards that do not change inside it ->
+ * if (all hold) the loop without them else the loop (CPU only). */
+Stmt *lower_unswitch(Stmt *body);
 
 /* ===== combine_loads.c ===== */
 

@@ -235,6 +235,52 @@ static void test_combine_loads(void) {
   }
 }
 
+/* lower/unswitch.c: rows split by 4 out of 13 (a tail block of 1), the
+ * columns' loop inside the row blocks and the rows unrolled inside it:
+ * the guards on the rows do not change in the columns' loop, which is
+ * unswitched (a guard-free copy for the full blocks, the guarded loop for
+ * the tail).  A guard on the columns' own split (5 by 2) varies inside
+ * every loop around it and stays.  Both run against the arithmetic done
+ * here on random inputs. */
+static void test_unswitch_tail_guards(void) {
+  for (int split_cols = 0; split_cols < 2; split_cols++) {
+    int64_t shape[2] = {13, 5};
+    Tensor *A = te_placeholder_c("A", 2, shape, DT_F32);
+    Expr **v = te_axis_vars(2, NULL);
+    Tensor *B = te_compute("B", 2, (Expr *[]){ir_i32(13), ir_i32(5)}, v,
+                           ir_add(ir_mul(te_read2(A, v[0], v[1]), ir_f32(2)), ir_f32(1)), NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    Stage *st = sch_stage(s, B);
+    IterVar *o, *in;
+    if (split_cols) {
+      CHECK_OK(stage_split(st, stage_axis(st, 1), ir_i32(2), &o, &in));
+    } else {
+      CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(4), &o, &in));
+      CHECK_OK(stage_reorder(st, 3, (IterVar *[]){o, stage_axis(st, 1), in}));
+      CHECK_OK(stage_unroll(st, in));
+    }
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK_NN(f);
+    if (!f) continue;
+    const char *text = kiln_lowered_str(f);
+    if ((strstr(text, "else") != NULL) == (bool)split_cols)
+      test_fail(__FILE__, __LINE__, "%s guard: the loop was %sunswitched:\n%s", split_cols ? "a varying" : "an invariant",
+                split_cols ? "" : "not ", text);
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *a = tk_array(2, shape, DT_F32), *b = tk_array(2, shape, DT_F32);
+    tk_fill_random(a);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+    int bad = 0;
+    for (int i = 0; i < 13 * 5; i++) bad += tk_get(b, i) != 2 * tk_get(a, i) + 1;
+    if (bad) test_fail(__FILE__, __LINE__, "split %s: %d of 65 values wrong", split_cols ? "columns" : "rows", bad);
+    kiln_array_free(a);
+    kiln_array_free(b);
+    kiln_module_free(mod);
+  }
+}
+
 /* Vector casts between floats and 8- or 16-bit integers (the C generator
  * goes through int32 lanes): every value of the small type to float32 and
  * back, and float32 values in range (fractions truncate toward zero), on
@@ -471,6 +517,7 @@ const TestCase lower_tests[] = {
     {"error_split_non_leaf", test_error_split_non_leaf},
     {"error_vectorize_symbolic", test_error_vectorize_symbolic},
     {"combine_loads", test_combine_loads},
+    {"unswitch_tail_guards", test_unswitch_tail_guards},
     {"vector_casts_narrow", test_vector_casts_narrow},
     {"error_compute_at", test_error_compute_at},
     {"error_reorder_other_stage", test_error_reorder_other_stage},
