@@ -21,6 +21,10 @@
  *
  * Without --shape: the dense layers of ViT-B/16 (197 tokens), ConvNeXt-T
  * (49 and 3136 positions) and a transformer encoder (32, 128, 384 tokens).
+ *
+ * --bmm BxMxNxK (repeatable) benchmarks batch_matmul.x86 instead: B
+ * products of [M, K] x [K, N] (attention's Q K^T and P V), built and
+ * timed the same way; --config entities then apply to those shapes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +101,7 @@ static const int64_t default_shapes[][3] = {
 
 int main(int argc, char **argv) {
   int threads = 2, rounds = 9, nshapes = 0, nconf = 0;
-  int64_t shapes[MAX_SHAPES][3];
+  int64_t shapes[MAX_SHAPES][4]; /* M, N, K, batch (0: a dense layer) */
   const char *configs[MAX_CONFIGS];
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
@@ -109,22 +113,31 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_dense: --shape takes MxNxK (data [M, K], weight [N, K]), got '%s'\n", argv[i]);
         return 2;
       }
-      shapes[nshapes][0] = m, shapes[nshapes][1] = n, shapes[nshapes][2] = k, nshapes++;
+      shapes[nshapes][0] = m, shapes[nshapes][1] = n, shapes[nshapes][2] = k, shapes[nshapes][3] = 0, nshapes++;
+    } else if (!strcmp(argv[i], "--bmm") && i + 1 < argc && nshapes < MAX_SHAPES) {
+      long long b, m, n, k;
+      if (sscanf(argv[++i], "%lldx%lldx%lldx%lld", &b, &m, &n, &k) != 4 || b < 1 || m < 1 || n < 1 || k < 1) {
+        fprintf(stderr, "bench_dense: --bmm takes BxMxNxK (B products of [M, K] x [K, N]), got '%s'\n", argv[i]);
+        return 2;
+      }
+      shapes[nshapes][0] = m, shapes[nshapes][1] = n, shapes[nshapes][2] = k, shapes[nshapes][3] = b, nshapes++;
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc && nconf < MAX_CONFIGS) configs[nconf++] = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_dense [--threads N] [--rounds N] [--cpu-time] [--shape MxNxK]... [--config ENTITY_JSON]...\n");
+      fprintf(stderr, "usage: bench_dense [--threads N] [--rounds N] [--cpu-time] [--shape MxNxK]... [--bmm BxMxNxK]... "
+                      "[--config ENTITY_JSON]...\n");
       return 2;
     }
   }
   if (rounds < 1) rounds = 1;
   if (!nshapes) {
     nshapes = (int)(sizeof default_shapes / sizeof default_shapes[0]);
-    memcpy(shapes, default_shapes, sizeof default_shapes);
+    for (int si = 0; si < nshapes; si++)
+      for (int d = 0; d < 4; d++) shapes[si][d] = d < 3 ? default_shapes[si][d] : 0;
   }
   double peak1 = bench_measure_peak(), peak = peak1 * threads;
   kiln_set_num_threads(threads);
-  const Template *tm = template_lookup("dense_pack.x86");
-  if (!tm) {
+  const Template *tdense = template_lookup("dense_pack.x86"), *tbmm = template_lookup("batch_matmul.x86");
+  if (!tdense || !tbmm) {
     fprintf(stderr, "bench_dense: %s\n", kiln_get_error());
     return 1;
   }
@@ -133,8 +146,10 @@ int main(int argc, char **argv) {
   printf("%-18s %-8s %10s %8s %6s %8s %6s  %s\n", "M x N x K", "config", "median", "GFLOP/s", "peak", "best", "peak",
          "entities");
   for (int si = 0; si < nshapes; si++) {
-    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
-    Workload *wl = wl_dense("dense_pack.x86", M, N, K, "float32", "float32");
+    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], B = shapes[si][3];
+    const Template *tm = B ? tbmm : tdense;
+    Workload *wl = B ? wl_batch_matmul("batch_matmul.x86", B, M, N, K, "float32", "float32")
+                     : wl_dense("dense_pack.x86", M, N, K, "float32", "float32");
     ConfigEntity *cfgs[MAX_CONFIGS + 1];
     const char *names[MAX_CONFIGS + 1];
     Kern ks[MAX_CONFIGS + 1];
@@ -143,7 +158,8 @@ int main(int argc, char **argv) {
     names[0] = "fallback";
     for (int c = 0; c < nconf; c++) cfgs[c + 1] = config_entity_from_json(configs[c]), names[c + 1] = "config";
     char label[48];
-    snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
+    if (B) snprintf(label, sizeof label, "%lldx%lldx%lldx%lld", (long long)B, (long long)M, (long long)N, (long long)K);
+    else snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
     for (int c = 0; c <= nconf; c++) {
       memset(&ks[nk], 0, sizeof ks[nk]);
       if (!cfgs[c] || (tm->check && tm->check(target_host(), cfgs[c], wl)) || build(tm, wl, cfgs[c], &ks[nk])) {
@@ -157,7 +173,7 @@ int main(int argc, char **argv) {
     for (int c = 0; c < nk; c++) run(&ks[c]);
     for (int r = 0; r < rounds; r++)
       for (int c = 0; c < nk; c++) t[c * rounds + r] = run(&ks[c]);
-    double fl = 2.0 * (double)M * (double)N * (double)K;
+    double fl = 2.0 * (double)(B ? B : 1) * (double)M * (double)N * (double)K;
     for (int c = 0; c < nk; c++) {
       qsort(t + c * rounds, (size_t)rounds, sizeof(double), cmp);
       double med = t[c * rounds + rounds / 2], gf = fl / med * 1e-9, gb = fl / t[c * rounds] * 1e-9;

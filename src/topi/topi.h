@@ -561,6 +561,11 @@ Tensor *x86_pad_nchwc(Tensor *data, int pt, int pl, int pb, int pr);
 Tensor *x86_subsample_nchwc(Tensor *data, int pt, int pl, int sh, int sw, int64_t OH, int64_t OW);
 int x86_schedule_pad(Schedule *s, Tensor *pad);
 int x86_vec_or_unroll(const struct Target *t, Stage *st, IterVar *iv, int64_t n);
+/* A register block's n columns (x86/dense.c): one vector when n is at
+ * most the SIMD width; a multiple of the width is cut into vectors of the
+ * width, unrolled, one register each (a single 32-lane vector type goes
+ * through memory); else as x86_vec_or_unroll. */
+int x86_vec_cols(const struct Target *t, Stage *st, IterVar *x, int64_t n);
 /* dense_pack.x86's output tiling, shared with dense_pack_bf16.x86
  * (x86/dense.c): *scc the local accumulator's stage, its first reduction
  * axis split by tk1 into *ko, *ki. */

@@ -112,6 +112,17 @@ static void test_space_fallback_records(void) {
   CHECK_INT(cfg_split_inner(fb, "tile_x"), 1); /* 197 columns: no larger block divides them */
   CHECK(fb->index >= 0 && space_index_of(cs, fb) == fb->index);
   CHECK_OK(tm->check(target_host(), fb, wl));
+  /* its P V (64 columns): two vectors of columns, a point of the space */
+  Workload *pv = wl_batch_matmul(tm->name, 12, 197, 64, 197, "float32", "float32");
+  ConfigSpace *cpv = template_space(tm, target_host(), pv);
+  ConfigEntity *fpv = template_fallback(tm, target_host(), pv);
+  CHECK(cpv && fpv);
+  if (cpv && fpv) {
+    CHECK_INT(cfg_split_inner(fpv, "tile_y"), 12);
+    CHECK_INT(cfg_split_inner(fpv, "tile_x"), 2 * target_host()->vector_lanes);
+    CHECK(fpv->index >= 0 && space_index_of(cpv, fpv) == fpv->index);
+    CHECK_OK(tm->check(target_host(), fpv, pv));
+  }
   /* a record of the task */
   int64_t idx = space_size(cs) / 2;
   const char *line =

@@ -91,18 +91,22 @@ static int bmm_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-/* dense_pack's register block: one vector of columns (or N's largest
- * power-of-two divisor below it), a divisor of M from 4 to 12 rows, else
- * min(M, 12) rows with a tail; K unrolled by 4 where it divides. */
+/* dense_pack's register block: two vectors of columns where they divide
+ * N and M > 1 (attention's P V, N = 64: 12 x 32 ran 1.07x the 12 x 16
+ * block, bench_dense --bmm, docs/gemm.md), else one vector (or N's
+ * largest power-of-two divisor below it); a divisor of M from 4 to 12
+ * rows, else min(M, 12) rows with a tail; K unrolled by 4 where it
+ * divides. */
 static int bmm_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   BatchMatmulWorkload w;
   if (wl_batch_matmul_parse(wl, &w)) return -1;
-  int64_t x_i = 1;
-  for (int64_t bn = t->vector_lanes; bn >= 1; bn /= 2)
+  int64_t x_i = 1, lanes = t->vector_lanes;
+  for (int64_t bn = lanes; bn >= 1; bn /= 2)
     if (w.N % bn == 0) {
       x_i = bn;
       break;
     }
+  if (lanes > 1 && w.M > 1 && w.N % (2 * lanes) == 0) x_i = 2 * lanes;
   int64_t y_i = w.M < 12 ? w.M : 12;
   for (int64_t r = 12; r >= 4 && w.M > 12; r--)
     if (w.M % r == 0) {
@@ -193,7 +197,7 @@ int topi_x86_schedule_batch_matmul(const Target *t, Schedule *s, const ConfigEnt
   f = order[0];
   for (int i = 1; i < r; i++)
     if (stage_fuse(so, f, order[i], &f)) return -1;
-  if (stage_parallel(so, f) || stage_unroll(so, yi) || x86_vec_or_unroll(t, so, xi, xb)) return -1;
+  if (stage_parallel(so, f) || stage_unroll(so, yi) || x86_vec_cols(t, so, xi, xb)) return -1;
   if (stage_compute_at(scc, so, f)) return -1;
   /* the block: k outer, then the unrolled k step, rows and columns */
   IterVar *ko, *ki, *cy = stage_axis(scc, r - 2), *cx = stage_axis(scc, r - 1);
@@ -203,6 +207,6 @@ int topi_x86_schedule_batch_matmul(const Target *t, Schedule *s, const ConfigEnt
   for (int i = 0; i < r - 2; i++) corder[nc++] = stage_axis(scc, i);
   corder[nc++] = ko, corder[nc++] = ki, corder[nc++] = cy, corder[nc++] = cx;
   if (stage_reorder(scc, nc, corder) || stage_unroll(scc, ki) || stage_unroll(scc, cy)) return -1;
-  if (x86_vec_or_unroll(t, scc, cx, xb)) return -1;
+  if (x86_vec_cols(t, scc, cx, xb)) return -1; /* last: it may split cx */
   return x86_schedule_others(s, so, c, t->vector_lanes);
 }

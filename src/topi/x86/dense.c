@@ -337,7 +337,7 @@ const Template topi_x86_dense_pack_template = {
  * a wider block (tile_x's inner part 32, 48, 64) is cut into vectors of
  * the width, unrolled, so each is one register (a single 32- or 64-lane
  * vector type went through memory and ran 5x slower than 16 lanes). */
-static int dense_vec_cols(const Target *t, Stage *st, IterVar *x, int64_t bn) {
+int x86_vec_cols(const Target *t, Stage *st, IterVar *x, int64_t bn) {
   int64_t lanes = t->vector_lanes;
   if (lanes > 1 && bn > lanes && bn % lanes == 0) {
     IterVar *xo, *xi;
@@ -410,7 +410,7 @@ int x86_dense_pack_tiling(const Target *t, Schedule *s, Tensor *c, int nout, Ten
   if (apply_split(so, stage_axis(so, 0), 3, ty, ys) || apply_split(so, stage_axis(so, 1), 3, tx, xs)) return -1;
   if (stage_reorder(so, 6, (IterVar *[]){xs[0], ys[0], ys[1], xs[1], ys[2], xs[2]})) return -1;
   if (stage_fuse(so, xs[0], ys[0], &xyt) || stage_parallel(so, xyt) || stage_fuse(so, ys[1], xs[1], &xyo)) return -1;
-  if (stage_unroll(so, ys[2]) || dense_vec_cols(t, so, xs[2], bn)) return -1;
+  if (stage_unroll(so, ys[2]) || x86_vec_cols(t, so, xs[2], bn)) return -1;
   if (stage_compute_at(scc, so, xyo)) return -1;
   if (stage_split(scc, stage_reduce_axis(scc, 0), c32(tk1), ko, ki)) return -1;
   *so_out = so, *scc_out = scc;
@@ -455,7 +455,7 @@ int topi_x86_schedule_dense_pack(const Target *t, Schedule *s, const ConfigEntit
   } else {
     if (stage_reorder(scc, 4, (IterVar *[]){ko, ki, y, x}) || stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
   }
-  if (dense_vec_cols(t, scc, x, bn)) return -1; /* last: it may split x */
+  if (x86_vec_cols(t, scc, x, bn)) return -1; /* last: it may split x */
   if (packw->kind == TE_COMPUTE) { /* packed in the function: parallel over blocks */
     Stage *sp = sch_stage(s, packw);
     if (!sp || stage_parallel(sp, stage_axis(sp, 0)) || x86_vec_or_unroll(t, sp, stage_axis(sp, 2), bn)) return -1;
