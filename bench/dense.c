@@ -22,6 +22,11 @@
  * Without --shape: the dense layers of ViT-B/16 (197 tokens), ConvNeXt-T
  * (49 and 3136 positions) and a transformer encoder (32, 128, 384 tokens).
  *
+ * --template NAME times another dense template on the --shape layers,
+ * one that takes float32 data: dense_pack_bf16.x86 (its bfloat16 weight
+ * pairs hold the bytes float32's fill writes; the timing does not depend
+ * on the values).
+ *
  * --bmm BxMxNxK (repeatable) benchmarks batch_matmul.x86 instead: B
  * products of [M, K] x [K, N] (attention's Q K^T and P V), built and
  * timed the same way; --config entities then apply to those shapes.
@@ -83,7 +88,11 @@ static double run(Kern *k) {
   int codes[4], rc;
   for (int i = 0; i < k->na; i++) av[i].v_handle = k->arr[i], codes[i] = KILN_DLTENSOR;
   double t0 = now();
-  for (int i = 0; i < NUMBER; i++) kiln_func_call(k->f, av, codes, k->na, &ret, &rc);
+  for (int i = 0; i < NUMBER; i++)
+    if (kiln_func_call(k->f, av, codes, k->na, &ret, &rc)) {
+      fprintf(stderr, "bench_dense: the kernel failed: %s\n", kiln_get_error());
+      exit(1);
+    }
   return (now() - t0) / NUMBER / (use_cpu_time ? kiln_get_num_threads() : 1);
 }
 
@@ -102,10 +111,11 @@ static const int64_t default_shapes[][3] = {
 int main(int argc, char **argv) {
   int threads = 2, rounds = 9, nshapes = 0, nconf = 0;
   int64_t shapes[MAX_SHAPES][4]; /* M, N, K, batch (0: a dense layer) */
-  const char *configs[MAX_CONFIGS];
+  const char *configs[MAX_CONFIGS], *dense_name = "dense_pack.x86";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--cpu-time")) use_cpu_time = true;
+    else if (!strcmp(argv[i], "--template") && i + 1 < argc) dense_name = argv[++i];
     else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc && nshapes < MAX_SHAPES) {
       long long m, n, k;
@@ -123,7 +133,8 @@ int main(int argc, char **argv) {
       shapes[nshapes][0] = m, shapes[nshapes][1] = n, shapes[nshapes][2] = k, shapes[nshapes][3] = b, nshapes++;
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc && nconf < MAX_CONFIGS) configs[nconf++] = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_dense [--threads N] [--rounds N] [--cpu-time] [--shape MxNxK]... [--bmm BxMxNxK]... "
+      fprintf(stderr, "usage: bench_dense [--threads N] [--rounds N] [--cpu-time] [--template NAME] [--shape MxNxK]... "
+                      "[--bmm BxMxNxK]... "
                       "[--config ENTITY_JSON]...\n");
       return 2;
     }
@@ -136,7 +147,7 @@ int main(int argc, char **argv) {
   }
   double peak1 = bench_measure_peak(), peak = peak1 * threads;
   kiln_set_num_threads(threads);
-  const Template *tdense = template_lookup("dense_pack.x86"), *tbmm = template_lookup("batch_matmul.x86");
+  const Template *tdense = template_lookup(dense_name), *tbmm = template_lookup("batch_matmul.x86");
   if (!tdense || !tbmm) {
     fprintf(stderr, "bench_dense: %s\n", kiln_get_error());
     return 1;
@@ -149,7 +160,7 @@ int main(int argc, char **argv) {
     int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], B = shapes[si][3];
     const Template *tm = B ? tbmm : tdense;
     Workload *wl = B ? wl_batch_matmul("batch_matmul.x86", B, M, N, K, "float32", "float32")
-                     : wl_dense("dense_pack.x86", M, N, K, "float32", "float32");
+                     : wl_dense(tm->name, M, N, K, "float32", "float32");
     ConfigEntity *cfgs[MAX_CONFIGS + 1];
     const char *names[MAX_CONFIGS + 1];
     Kern ks[MAX_CONFIGS + 1];
