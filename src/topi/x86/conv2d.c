@@ -541,5 +541,13 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (n_f > 1 && stage_unroll(scc, cn)) return -1;
   if (occ_f > 1 && stage_unroll(scc, cocc)) return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
+  if (!strcmp(conv->tag, "conv2d_NCHWc_bf16") && dt_eq(pad->dtype, DT_F32) && ic_bn % 2 == 0) {
+    /* conv2d_bf16.c's fma form: an input channel's weight is one half of
+     * a word; the channels in pairs, the halves unrolled, so the widening
+     * is a constant shift (or mask) and one load serves both channels
+     * (docs/bf16.md: a variable shift pair per channel cost 20 %) */
+    IterVar *po, *pi;
+    if (stage_split(scc, ricb, ir_i32(2), &po, &pi) || stage_unroll(scc, pi)) return -1;
+  }
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
