@@ -41,6 +41,16 @@
 
 #include <stdint.h>
 
+/* The four functions are always inlined: a fused kernel's unrolled
+ * epilogue calls them many times, and past GCC's inlining limits it
+ * called the scalar function once per lane (an out-of-line call with
+ * branches) instead of vectorizing the lane loop. */
+#if defined(__GNUC__)
+#define KILN_VM_INLINE static inline __attribute__((always_inline))
+#else
+#define KILN_VM_INLINE static inline
+#endif
+
 typedef union kiln_vm_fu {
   float f;
   uint32_t u;
@@ -65,7 +75,7 @@ static inline float kiln_vm_copysign(float m, float s) {
   return kiln_vm_float((kiln_vm_bits(m) & 0x7fffffffu) | (kiln_vm_bits(s) & 0x80000000u));
 }
 
-static inline float kiln_expf(float x) {
+KILN_VM_INLINE float kiln_expf(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
   float xc = x > hi ? hi : x; /* NaN passes through both clamps */
   xc = xc < lo ? lo : xc;
@@ -94,7 +104,7 @@ static inline float kiln_expf(float x) {
   return x < lo ? 0.0f : y;
 }
 
-static inline float kiln_tanhf(float x) {
+KILN_VM_INLINE float kiln_tanhf(float x) {
   float ax = kiln_vm_abs(x);
   float z = x * x;
   float p = -5.70498872745e-3f;
@@ -114,7 +124,7 @@ static inline float kiln_tanhf(float x) {
  * after the quotient for x < 0, so a subnormal result still comes out right
  * (one factor and no selects for the overflow side: 1.5x faster than
  * kiln_expf inside the same formula). */
-static inline float kiln_sigmoidf(float x) {
+KILN_VM_INLINE float kiln_sigmoidf(float x) {
   const float lo = -103.972084f;
   float t = -kiln_vm_abs(x);
   float tc = t < lo ? lo : t; /* NaN passes through */
@@ -138,7 +148,7 @@ static inline float kiln_sigmoidf(float x) {
   return x >= 0.0f ? q : neg;
 }
 
-static inline float kiln_erff(float x) {
+KILN_VM_INLINE float kiln_erff(float x) {
   float ax = kiln_vm_abs(x);
   float z = x * x;
   float p = 7.854026285e-05f;
