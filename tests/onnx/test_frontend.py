@@ -174,6 +174,32 @@ def test_topk_large_n(tmp_path):
     assert max(int(np.prod(s)) for s in shapes) <= 4 * n, shapes
 
 
+def test_constant_broadcast_below_the_keep_bound_is_folded(tmp_path):
+    """A comparison of two constant index vectors (n x n = 262,144 elements,
+    a Swin-style mask) reduced to n values folds to one n-element constant:
+    only n x n broadcasts past graph_fold_keeps' bound (16M elements, TopK
+    at n = 30,000) are computed at run time instead of stored."""
+    n = 512
+    row = numpy_helper.from_array(np.arange(n, dtype=np.int64).reshape(1, n), "row")
+    col = numpy_helper.from_array(np.arange(n, dtype=np.int64).reshape(n, 1), "col")
+    nodes = [helper.make_node("Greater", ["row", "col"], ["gt"]),
+             helper.make_node("Cast", ["gt"], ["gtf"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceSum", ["gtf", "ax"], ["cnt"], keepdims=0),
+             helper.make_node("Add", ["x", "cnt"], ["y"])]
+    ax = numpy_helper.from_array(np.array([1], dtype=np.int64), "ax")
+    model = save_model(tmp_path, nodes, [vi("x", TensorProto.FLOAT, [n])], [vi("y", TensorProto.FLOAT, [n])],
+                       inits=[row, col, ax])
+    x = RNG.standard_normal(n).astype(np.float32)
+    emit = tmp_path / "src"
+    (y,) = compile_run(tmp_path, model, [("x", x)], extra=("--emit-dir", str(emit)))
+    np.testing.assert_allclose(y, x + (n - 1 - np.arange(n)).astype(np.float32), rtol=1e-6)
+    import json
+    with open(emit / "graph.json") as f:
+        g = json.load(f)
+    kernels = [nd["name"] for nd in g["nodes"] if nd["op"] == "tvm_op"]
+    assert kernels == ["fused_add"], kernels  # the comparison and its sum were folded
+
+
 @pytest.mark.parametrize("eq,shapes", [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
                                        ("ii->i", [(4, 4)]),
                                        ("...ij,...jk", [(2, 3, 4), (4, 2)]),

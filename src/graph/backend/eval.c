@@ -30,7 +30,7 @@
 #include "../passes/passes.h"
 
 #define EVAL_INTERP_LIMIT 65536
-#define FOLD_BROADCAST_ELEMS ((int64_t)1 << 16)
+#define FOLD_BROADCAST_ELEMS ((int64_t)1 << 24)
 #define FOLD_BROADCAST_RATIO 64
 
 bool graph_fold_keeps(const GNode *n) {
