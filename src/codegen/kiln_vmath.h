@@ -75,15 +75,15 @@ static inline float kiln_vm_copysign(float m, float s) {
   return kiln_vm_float((kiln_vm_bits(m) & 0x7fffffffu) | (kiln_vm_bits(s) & 0x80000000u));
 }
 
-KILN_VM_INLINE float kiln_expf(float x) {
-  const float hi = 88.7228394f, lo = -103.972084f;
-  float xc = x > hi ? hi : x; /* NaN passes through both clamps */
-  xc = xc < lo ? lo : xc;
+/* e^xc = p * 2^ni for a clamped xc in [-103.97, 88.72]: the range
+ * reduction and polynomial kiln_expf and kiln_sigmoidf share; returns p
+ * (in [0.7, 1.5]) and ni in *ni. */
+KILN_VM_INLINE float kiln_vm_exp_reduced(float xc, int32_t *ni) {
   /* n = round(x / ln2): adding 1.5 * 2^23 leaves n in the low mantissa bits */
   const float magic = 12582912.0f;
   float t = xc * 1.44269504088896341f + magic;
   float n = t - magic;
-  int32_t ni = (int32_t)(kiln_vm_bits(t) - kiln_vm_bits(magic));
+  *ni = (int32_t)(kiln_vm_bits(t) - kiln_vm_bits(magic));
   /* r = x - n ln2 in two steps (ln2's first part has 9 bits: n * it is exact) */
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
@@ -94,7 +94,15 @@ KILN_VM_INLINE float kiln_expf(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
+  return p * z + r + 1.0f;
+}
+
+KILN_VM_INLINE float kiln_expf(float x) {
+  const float hi = 88.7228394f, lo = -103.972084f;
+  float xc = x > hi ? hi : x; /* NaN passes through both clamps */
+  xc = xc < lo ? lo : xc;
+  int32_t ni;
+  float p = kiln_vm_exp_reduced(xc, &ni);
   /* 2^n as 2^n1 * 2^n2, each a normal float for n in [-150, 128] */
   int32_t n1 = ni / 2, n2 = ni - n1;
   float s1 = kiln_vm_float((uint32_t)(n1 + 127) << 23);
@@ -128,20 +136,8 @@ KILN_VM_INLINE float kiln_sigmoidf(float x) {
   const float lo = -103.972084f;
   float t = -kiln_vm_abs(x);
   float tc = t < lo ? lo : t; /* NaN passes through */
-  const float magic = 12582912.0f;
-  float m = tc * 1.44269504088896341f + magic;
-  float n = m - magic;
-  int32_t ni = (int32_t)(kiln_vm_bits(m) - kiln_vm_bits(magic));
-  float r = tc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float z = r * r;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
+  int32_t ni;
+  float p = kiln_vm_exp_reduced(tc, &ni);
   float eb = p * kiln_vm_float((uint32_t)(ni + 127 + 64) << 23); /* e * 2^64 */
   float q = 1.0f / (1.0f + eb * 5.42101086242752217e-20f);
   float neg = t < lo ? 0.0f : (eb * q) * 5.42101086242752217e-20f; /* 2^-64 */
