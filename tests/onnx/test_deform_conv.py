@@ -79,7 +79,7 @@ def test_deform_conv_matches_reference(tmp_path, trial):
     n = int(RNG.integers(1, 3))
     c = group * og * int(RNG.integers(1, 3))
     oc = group * int(RNG.integers(1, 3))
-    h, w = (int(v) for v in RNG.integers(5, 8, 2)  # >= the largest dilated window, (3 - 1) * 2 + 1)
+    h, w = (int(v) for v in RNG.integers(5, 8, 2))  # >= the largest dilated window, (3 - 1) * 2 + 1
     kh, kw = (int(v) for v in RNG.integers(1, 4, 2))
     strides = [int(v) for v in RNG.integers(1, 3, 2)]
     dils = [int(v) for v in RNG.integers(1, 3, 2)]
