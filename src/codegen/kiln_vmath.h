@@ -97,14 +97,22 @@ KILN_VM_INLINE float kiln_vm_exp_reduced(float xc, int32_t *ni) {
   return p * z + r + 1.0f;
 }
 
+/* The argument is not clamped: out of range, the reduction's n is
+ * clamped instead (an integer, so the scale factors stay normal floats)
+ * and the two selects at the end give the result.  Clamping x itself
+ * let GCC fold the clamped paths to constants and run the whole lane
+ * loop under AVX-512 masks (three k-register ops and a zero-masked
+ * chain): softmax's exponentials ran 1.2x slower than in this form. */
 KILN_VM_INLINE float kiln_expf(float x) {
   const float hi = 88.7228394f, lo = -103.972084f;
-  float xc = x > hi ? hi : x; /* NaN passes through both clamps */
-  xc = xc < lo ? lo : xc;
   int32_t ni;
-  float p = kiln_vm_exp_reduced(xc, &ni);
-  /* 2^n as 2^n1 * 2^n2, each a normal float for n in [-150, 128] */
-  int32_t n1 = ni / 2, n2 = ni - n1;
+  float p = kiln_vm_exp_reduced(x, &ni); /* NaN gives NaN here */
+  ni = ni < -150 ? -150 : ni;
+  ni = ni > 128 ? 128 : ni;
+  /* 2^n as 2^n1 * 2^n2, each a normal float for n in [-150, 128] (n1
+   * rounds down: the shift is arithmetic, as with every compiler Kiln
+   * drives) */
+  int32_t n1 = ni >> 1, n2 = ni - n1;
   float s1 = kiln_vm_float((uint32_t)(n1 + 127) << 23);
   float s2 = kiln_vm_float((uint32_t)(n2 + 127) << 23);
   float y = p * s1 * s2;

@@ -758,8 +758,9 @@ static Tensor *softmax_impl(Tensor *x, int axis_in, bool log) {
   Tensor *sum = row_reduce("T_softmax_expsum", e, axis, 1, RED_SUM, NULL, NULL);
   if (!sum) return NULL;
   v = te_axis_vars(nd, NULL);
-  Tensor *out = te_compute("T_softmax_norm", nd, x->shape, v, ir_div(te_read(e, nd, v), row_read(sum, nd, v, axis, 1)),
-                           "softmax_output");
+  /* times the row's reciprocal: one divide a row, not one an element */
+  Expr *rsum = ir_div(fc(1.0, e->dtype), row_read(sum, nd, v, axis, 1));
+  Tensor *out = te_compute("T_softmax_norm", nd, x->shape, v, ir_mul(te_read(e, nd, v), rsum), "softmax_output");
   set_row_attrs(out, axis, 1);
   return out;
 }
