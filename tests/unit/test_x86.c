@@ -677,11 +677,14 @@ static void test_conv_column_tail(void) {
   }
 }
 
-/* A stride-2 depthwise layer copies the padded rows of one output row
- * per block at 112 columns (3 x 113 x 16 floats: they stay in L1 until
- * the convolution reads them) and of two at 56; a stride-1 layer keeps
- * blocks of 8 rows (10 padded rows).  A small stride-2 case runs against
- * its unscheduled lowering. */
+/* With its padding copied (inline_pad false), a stride-2 depthwise layer
+ * copies the padded rows of one output row per block at 112 columns
+ * (3 x 113 x 16 floats: they stay in L1 until the convolution reads them)
+ * and of two at 56; a stride-1 layer keeps blocks of 8 rows (10 padded
+ * rows).  The fallback reads the input in place (no data_pad) where the
+ * output is wider than the window, and copies where it is not (ConvNeXt's
+ * 7x7 over 7 columns).  Small stride-1 and stride-2 cases run in both
+ * forms against their unscheduled lowering. */
 static void test_depthwise_row_block(void) {
   const Template *tm = template_lookup("depthwise_conv2d_NCHWc.x86");
   CHECK_NN(tm);
@@ -699,20 +702,36 @@ static void test_depthwise_row_block(void) {
     int64_t c = cases[i].c, w = cases[i].w;
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, c, w, w}, (int64_t[]){c, 1, 3, 3}, (int[]){cases[i].s, cases[i].s},
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-    LoweredFunc *f = lower_config(tm, wl, template_fallback(tm, target_host(), wl));
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    LoweredFunc *f = lower_config(tm, wl, cfg);
     if (!f) continue;
+    CHECK_MSG(!strstr(kiln_lowered_str(f), "data_pad"), "%lld @%lld: the fallback copies the padding", (long long)c,
+              (long long)w);
+    CHECK_CONTAINS(kiln_lowered_str(f), cases[i].par);
+    config_set_other(cfg, "inline_pad", opt_bool(false));
+    if (!(f = lower_config(tm, wl, cfg))) continue;
     const char *text = kiln_lowered_str(f);
     CHECK_CONTAINS(text, cases[i].alloc);
     CHECK_CONTAINS(text, cases[i].par);
   }
-  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 38, 38}, (int64_t[]){32, 1, 3, 3}, (int[]){2, 2},
-                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-  Schedule *s;
-  int na;
-  Tensor **args;
-  CHECK_OK(template_instantiate(tm, target_host(), wl, template_fallback(tm, target_host(), wl), &s, &na, &args));
-  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "stride-2 depthwise in blocks of rows");
-  if (arr) tk_arrays_free(na, arr);
+  Workload *w7 = wl_conv2d(tm->name, (int64_t[]){1, 32, 7, 7}, (int64_t[]){32, 1, 7, 7}, (int[]){1, 1},
+                           (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
+  LoweredFunc *f7 = lower_config(tm, w7, template_fallback(tm, target_host(), w7));
+  if (f7) CHECK_CONTAINS(kiln_lowered_str(f7), "allocate data_pad");
+  for (int k = 0; k < 4; k++) {
+    int st = 1 + k % 2;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 38, 38}, (int64_t[]){32, 1, 3, 3}, (int[]){st, st},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    config_set_other(cfg, "inline_pad", opt_bool(k >= 2));
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(
+        s, na, args, &copt, 1e-6, kfmt("stride-%d depthwise, padding %s", st, k >= 2 ? "inlined" : "copied in blocks of rows"));
+    if (arr) tk_arrays_free(na, arr);
+  }
 }
 
 /* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16

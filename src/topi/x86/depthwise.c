@@ -10,6 +10,24 @@
  * oc_bn channels in a local cache computed at (fused n/oc-chunk/oh,
  * ow.outer) of the output, the window streamed (kh, kw) with a vector of
  * oc_bn input channels per column, the epilogue inlined into the output.
+ *
+ * The zero padding (knob inline_pad).  Copied, a parallel block first
+ * writes the padded input rows it reads to a buffer, then convolves them;
+ * inlined, the convolution reads the input in place, each load a select
+ * against the padding's bounds (the C compiler hoists the row test out of
+ * the column block and folds the column tests of the inner blocks).  A
+ * depthwise layer does 2 x KH x KW FLOPs per output element, so the copy
+ * (a load and a store per input vector, in a phase of its own that the
+ * FMAs do not overlap) is a large part of it: bench_conv2d --depthwise,
+ * 1 thread, load 3, MobileNet-V2's 3x3 layers 112 -> 164 GFLOP/s (32 @112),
+ * 57 -> 105 (96 /2 @112), 113 -> 168 (144 @56), 66 -> 190 (192 /2 @28),
+ * MnasNet's and EfficientNet's 5x5 layers 83 -> 110 (72 /2 @56), 136 ->
+ * 225 (576 /2 @14), 92 -> 163 (144 /2 @56), ConvNeXt's 7x7 at 56-14 rows
+ * 209-224 -> 241-262; all 23 layers 136 -> 178 on average.  Only where the
+ * window is as wide as the output (ConvNeXt's 7x7 over 7 columns: 198 ->
+ * 123) does every column block test every load, and there the copy wins:
+ * the fallback inlines the padding when the output is wider than the
+ * window.
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -115,6 +133,9 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
+/* Whether the layer reads zero padding (and so has the inline_pad knob). */
+static bool dw_padded(const Conv2DWorkload *c) { return c->pt || c->pl || c->pb || c->pr; }
+
 static int dw_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -123,7 +144,8 @@ static int dw_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
       space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
-  return 0;
+  if (!dw_padded(&c)) return 0;
+  return space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)});
 }
 
 
@@ -139,6 +161,7 @@ static int dw_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
    * (3x3 over 32 x 112 x 112: 16 columns 139 us, 28 columns 256 us) */
   int64_t cols = x86_reg_budget(t) < 16 ? x86_reg_budget(t) : 16;
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, cols)});
+  if (dw_padded(&c)) config_set_other(cfg, "inline_pad", opt_bool(c.OW > c.KW));
   cfg->is_fallback = true;
   return 0;
 }
@@ -150,6 +173,10 @@ static int dw_check(const Target *t, const ConfigEntity *cfg, const Workload *wl
       x86_check_split(cfg, "tile_oc", 2, c.OC, "output channels", true) ||
       x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", true))
     return kiln_error_context("%s", wl->name);
+  if (cfg_other_int(cfg, "inline_pad", 0) && !dw_padded(&c))
+    return kiln_set_error("%s: config knob 'inline_pad' is set, but the layer has no padding (leave it out or "
+                          "false)",
+                          wl->name);
   return 0;
 }
 
@@ -228,10 +255,13 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(const Target *t, Schedule *s, const
   if (stage_fuse(so, n, occ, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   /* A depthwise layer does little arithmetic per byte, so padding the
    * whole input first (a pass over memory) would cost more than the
-   * convolution: pad just the input rows a block of output rows reads,
-   * inside the block loop, where they stay in cache.  (Per output row,
-   * a stride-1 3x3 layer would copy every input row three times.) */
-  if (pad->kind == TE_COMPUTE) {
+   * convolution: read it in place (inline_pad), or pad just the input
+   * rows a block of output rows reads, inside the block loop, where they
+   * stay in cache.  (Per output row, a stride-1 3x3 layer would copy
+   * every input row three times.) */
+  if (pad->kind == TE_COMPUTE && cfg_other_int(cfg, "inline_pad", 0)) {
+    if (stage_compute_inline(sch_stage(s, pad))) return -1;
+  } else if (pad->kind == TE_COMPUTE) {
     Stage *sp = sch_stage(s, pad);
     if (!sp || stage_compute_at(sp, so, f) || x86_vec_or_unroll(t, sp, stage_axis(sp, 4), ic_bn)) return -1;
   }
