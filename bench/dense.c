@@ -36,43 +36,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "autotune/autotune.h"
-#include "codegen/codegen.h"
+#include "bench_util.h"
 #include "peak_util.h"
 
 #define NUMBER 5
 #define MAX_SHAPES 32
 #define MAX_CONFIGS 8
-
-typedef struct Kern {
-  KilnModule *mod;
-  KilnFunction *f;
-  DLTensor *arr[4];
-  int na;
-} Kern;
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int build(const Template *tm, const Workload *wl, const ConfigEntity *cfg, Kern *k) {
-  Schedule *s;
-  Tensor **args;
-  if (template_instantiate(tm, target_host(), wl, cfg, &s, &k->na, &args)) return -1;
-  k->mod = kiln_build(s, k->na, args, "f", NULL, NULL);
-  if (!k->mod || kiln_module_get_function(k->mod, "f", &k->f)) return -1;
-  DLDevice cpu = {kDLCPU, 0};
-  for (int i = 0; i < k->na; i++) {
-    int64_t sh[8];
-    te_shape_const(args[i], sh);
-    if (kiln_array_empty(args[i]->ndim, sh, args[i]->dtype, cpu, &k->arr[i])) return -1;
-    float *p = k->arr[i]->data;
-    int64_t n = kiln_array_nbytes(k->arr[i]) / 4;
-    for (int64_t j = 0; j < n; j++) p[j] = (float)((j * 7919) % 2000) / 1000.0f - 1.0f;
-  }
-  return 0;
-}
 
 static bool use_cpu_time;
 
@@ -83,24 +52,7 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double run(Kern *k) {
-  KilnValue av[4], ret;
-  int codes[4], rc;
-  for (int i = 0; i < k->na; i++) av[i].v_handle = k->arr[i], codes[i] = KILN_DLTENSOR;
-  double t0 = now();
-  for (int i = 0; i < NUMBER; i++)
-    if (kiln_func_call(k->f, av, codes, k->na, &ret, &rc)) {
-      fprintf(stderr, "bench_dense: the kernel failed: %s\n", kiln_get_error());
-      exit(1);
-    }
-  return (now() - t0) / NUMBER / (use_cpu_time ? kiln_get_num_threads() : 1);
-}
-
-static void release(Kern *k) {
-  for (int i = 0; i < k->na; i++) kiln_array_free(k->arr[i]);
-  if (k->f) kiln_func_free(k->f);
-  kiln_module_free(k->mod);
-}
+static double run(BenchKern *k) { return bench_kern_run(k, NUMBER, now) / (use_cpu_time ? kiln_get_num_threads() : 1); }
 
 static const int64_t default_shapes[][3] = {
     {197, 3072, 768}, {197, 768, 3072}, {197, 2304, 768}, {197, 768, 768}, /* ViT-B/16 */
@@ -163,7 +115,7 @@ int main(int argc, char **argv) {
                      : wl_dense(tm->name, M, N, K, "float32", "float32");
     ConfigEntity *cfgs[MAX_CONFIGS + 1];
     const char *names[MAX_CONFIGS + 1];
-    Kern ks[MAX_CONFIGS + 1];
+    BenchKern ks[MAX_CONFIGS + 1];
     int nk = 0;
     cfgs[0] = wl ? template_fallback(tm, target_host(), wl) : NULL;
     names[0] = "fallback";
@@ -173,9 +125,10 @@ int main(int argc, char **argv) {
     else snprintf(label, sizeof label, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)K);
     for (int c = 0; c <= nconf; c++) {
       memset(&ks[nk], 0, sizeof ks[nk]);
-      if (!cfgs[c] || (tm->check && tm->check(target_host(), cfgs[c], wl)) || build(tm, wl, cfgs[c], &ks[nk])) {
+      if (!cfgs[c] || (tm->check && tm->check(target_host(), cfgs[c], wl)) || bench_kern_build(tm, wl, cfgs[c], &ks[nk])) {
         printf("%-18s %-8s build failed: %s\n", label, names[c], kiln_get_error());
         kiln_clear_error();
+        bench_kern_release(&ks[nk]);
         continue;
       }
       cfgs[nk] = cfgs[c], names[nk] = names[c], nk++;
@@ -186,11 +139,11 @@ int main(int argc, char **argv) {
       for (int c = 0; c < nk; c++) t[c * rounds + r] = run(&ks[c]);
     double fl = 2.0 * (double)(B ? B : 1) * (double)M * (double)N * (double)K;
     for (int c = 0; c < nk; c++) {
-      qsort(t + c * rounds, (size_t)rounds, sizeof(double), cmp);
+      qsort(t + c * rounds, (size_t)rounds, sizeof(double), bench_cmp_double);
       double med = t[c * rounds + rounds / 2], gf = fl / med * 1e-9, gb = fl / t[c * rounds] * 1e-9;
       printf("%-18s %-8s %7.1f us %8.1f %5.0f%% %8.1f %5.0f%%  %s\n", label, names[c], med * 1e6, gf,
              peak > 0 ? 100.0 * gf / peak : 0.0, gb, peak > 0 ? 100.0 * gb / peak : 0.0, config_entity_json(cfgs[c]));
-      release(&ks[c]);
+      bench_kern_release(&ks[c]);
     }
     free(t);
   }
