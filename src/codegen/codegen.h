@@ -15,6 +15,8 @@
  *                 the file's checksum
  *   codegen_gpu.c GPU kernels as CUDA C or OpenCL C (vector types:
  *                 codegen_gpu_vector.c)
+ *   codegen_print.c  expression printing the C and GPU printers share
+ *                 (operators, calls, literal digits, helper definitions)
  *   nvrtc.c       CUDA C -> PTX with NVRTC (opened at run time)
  *   build.c       lower + codegen + compile + load in one call
  */

@@ -8,6 +8,7 @@
  * vector is an int32 lane mask (-1/0), whatever width its operands had.
  */
 #include "codegen_c_internal.h"
+#include "codegen_print.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,35 +52,20 @@ static void print_float(StrBuf *sb, double v, DType t, bool freestanding) {
     return;
   }
   char buf[64];
-  snprintf(buf, sizeof buf, t.bits == 32 ? "%.9g" : "%.17g", v);
-  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+  cgp_float_digits(buf, v, t.bits == 32);
   if (t.bits == 16)
     sb_printf(sb, "((_Float16)%s)", buf);
   else
     sb_printf(sb, "%s%s", buf, suffix);
 }
 
-static bool provably_nonneg(CG *g, Expr *e) {
-  int64_t lo, hi;
-  return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
-}
+static void sub_expr(void *g, Expr *e) { cgc_expr(g, e); }
 
-static void binary(CG *g, const char *op, Expr *a, Expr *b) {
-  sb_putc(g->out, '(');
-  cgc_expr(g, a);
-  sb_printf(g->out, " %s ", op);
-  cgc_expr(g, b);
-  sb_putc(g->out, ')');
-}
+static ExprPrinter printer(CG *g) { return (ExprPrinter){g->out, sub_expr, g}; }
 
-static void call_helper(CG *g, const char *name, int n, Expr **args) {
-  sb_printf(g->out, "%s(", name);
-  for (int i = 0; i < n; i++) {
-    if (i) sb_puts(g->out, ", ");
-    cgc_expr(g, args[i]);
-  }
-  sb_putc(g->out, ')');
-}
+static void binary(CG *g, const char *op, Expr *a, Expr *b) { cgp_binary(printer(g), op, a, b); }
+
+static void call_helper(CG *g, const char *name, int n, Expr **args) { cgp_call(printer(g), name, n, args); }
 
 /* A vector comparison yields a mask of the operands' width; make it int32. */
 static void vcompare(CG *g, const char *op, Expr *a, Expr *b, DType rt) {
@@ -100,7 +86,7 @@ static void emit_minmax(CG *g, Expr *e, bool is_min) {
   if (t.lanes == 1) {
     const char *tn = cgc_ctype(g, t);
     const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", cgc_short_name(t));
-    cgc_need(g, name, kfmt("static inline %s %s(%s a, %s b) { return a %s b ? a : b; }\n", tn, name, tn, tn, cmp));
+    cgc_need(g, name, cgp_minmax_def("static inline", tn, name, is_min));
     Expr *args[2] = {e->bin.a, e->bin.b};
     call_helper(g, name, 2, args);
     return;
@@ -130,14 +116,10 @@ static void emit_floordiv(CG *g, Expr *e, bool is_mod) {
       return;
     }
     if (is_mod) {
-      sb_printf(g->out, "kiln_fmodf_floor%s(", s);
-      cgc_need(g, kfmt("kiln_fmodf_floor%s", s),
-           kfmt("static inline %s kiln_fmodf_floor%s(%s a, %s b) { return a - floor%s(a / b) * b; }\n",
-                cgc_scalar_ctype(t), s, cgc_scalar_ctype(t), cgc_scalar_ctype(t), s));
-      cgc_expr(g, a);
-      sb_puts(g->out, ", ");
-      cgc_expr(g, b);
-      sb_putc(g->out, ')');
+      const char *name = kfmt("kiln_fmodf_floor%s", s);
+      cgc_need(g, name, cgp_float_floormod_def("static inline", cgc_scalar_ctype(t), name, kfmt("floor%s", s)));
+      Expr *args[2] = {a, b};
+      call_helper(g, name, 2, args);
     } else {
       sb_printf(g->out, "floor%s(", s);
       binary(g, "/", a, b);
@@ -145,12 +127,7 @@ static void emit_floordiv(CG *g, Expr *e, bool is_mod) {
     }
     return;
   }
-  int64_t c;
-  if (t.lanes == 1 && t.code == kDLUInt) {
-    binary(g, is_mod ? "%" : "/", a, b);
-    return;
-  }
-  if (t.lanes == 1 && ir_is_const_int(b, &c) && c > 0 && provably_nonneg(g, a)) {
+  if (t.lanes == 1 && cgp_floordiv_is_plain(g->an, e)) {
     binary(g, is_mod ? "%" : "/", a, b);
     return;
   }
@@ -166,14 +143,7 @@ static void emit_floordiv(CG *g, Expr *e, bool is_mod) {
   }
   const char *tn = cgc_scalar_ctype(t);
   const char *name = kfmt("kiln_%s_%s", is_mod ? "floormod" : "floordiv", cgc_short_name(t));
-  if (is_mod)
-    cgc_need(g, name,
-         kfmt("static inline %s %s(%s a, %s b) { %s r = a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n",
-              tn, name, tn, tn, tn));
-  else
-    cgc_need(g, name,
-         kfmt("static inline %s %s(%s a, %s b) { %s q = a / b; return ((a %% b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
-              tn, name, tn, tn, tn));
+  cgc_need(g, name, cgp_int_floordiv_def("static inline", tn, name, is_mod));
   Expr *args[2] = {a, b};
   call_helper(g, name, 2, args);
 }
@@ -333,16 +303,10 @@ void cgc_expr(CG *g, Expr *e) {
     binary(g, "+", e->bin.a, e->bin.b);
     return;
   case EK_Sub:
-    binary(g, "-", e->bin.a, e->bin.b);
-    return;
   case EK_Mul:
-    binary(g, "*", e->bin.a, e->bin.b);
-    return;
   case EK_Div:
-    binary(g, "/", e->bin.a, e->bin.b);
-    return;
   case EK_Mod:
-    binary(g, "%", e->bin.a, e->bin.b);
+    binary(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return;
   case EK_FloorDiv:
     emit_floordiv(g, e, false);
@@ -362,8 +326,7 @@ void cgc_expr(CG *g, Expr *e) {
   case EK_LE:
   case EK_GT:
   case EK_GE: {
-    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    const char *op = ops[e->kind - EK_EQ];
+    const char *op = cgp_binary_op(e->kind);
     if (vec)
       vcompare(g, op, e->bin.a, e->bin.b, t);
     else
@@ -371,10 +334,8 @@ void cgc_expr(CG *g, Expr *e) {
     return;
   }
   case EK_And:
-    binary(g, vec ? "&" : "&&", e->bin.a, e->bin.b);
-    return;
   case EK_Or:
-    binary(g, vec ? "|" : "||", e->bin.a, e->bin.b);
+    binary(g, !vec ? cgp_binary_op(e->kind) : e->kind == EK_And ? "&" : "|", e->bin.a, e->bin.b);
     return;
   case EK_Not:
     sb_puts(o, vec ? "(~" : "(!");

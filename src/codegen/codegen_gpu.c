@@ -25,6 +25,7 @@
  * codegen_gpu_vector.c.
  */
 #include "codegen_gpu.h"
+#include "codegen_print.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -215,27 +216,20 @@ static void print_float(GG *g, double v, DType t) {
     return;
   }
   char buf[64];
-  snprintf(buf, sizeof buf, f32 ? "%.9g" : "%.17g", v);
-  if (!strpbrk(buf, ".en")) strcat(buf, ".0");
+  cgp_float_digits(buf, v, f32);
   sb_printf(o, v < 0 ? "(%s%s)" : "%s%s", buf, f32 ? "f" : "");
 }
 
-static void binary(GG *g, const char *op, Expr *a, Expr *b) {
-  sb_putc(g->out, '(');
-  expr(g, a);
-  sb_printf(g->out, " %s ", op);
-  expr(g, b);
-  sb_putc(g->out, ')');
-}
+static void sub_expr(void *g, Expr *e) { expr(g, e); }
 
+ExprPrinter gpu_printer(GG *g) { return (ExprPrinter){g->out, sub_expr, g}; }
+
+static void binary(GG *g, const char *op, Expr *a, Expr *b) { cgp_binary(gpu_printer(g), op, a, b); }
+
+/* fn(a) or fn(a, b) */
 static void call2(GG *g, const char *fn, Expr *a, Expr *b) {
-  sb_printf(g->out, "%s(", fn);
-  expr(g, a);
-  if (b) {
-    sb_puts(g->out, ", ");
-    expr(g, b);
-  }
-  sb_putc(g->out, ')');
+  Expr *args[2] = {a, b};
+  cgp_call(gpu_printer(g), fn, b ? 2 : 1, args);
 }
 
 static const char *short_name(DType t) { return kfmt("%c%d", t.code == kDLFloat ? 'f' : t.code == kDLUInt ? 'u' : 'i', t.bits); }
@@ -244,14 +238,8 @@ static void minmax(GG *g, Expr *e, bool is_min) {
   DType t = e->dtype;
   const char *tn = gtype(g, t);
   const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", short_name(t));
-  need(g, name, kfmt("%s %s %s(%s a, %s b) { return a %s b ? a : b; }\n", fn_prefix(g), tn, name, tn, tn,
-                     is_min ? "<" : ">"));
+  need(g, name, cgp_minmax_def(fn_prefix(g), tn, name, is_min));
   call2(g, name, e->bin.a, e->bin.b);
-}
-
-static bool nonneg(GG *g, Expr *e) {
-  int64_t lo, hi;
-  return analyzer_const_bound(g->an, e, &lo, &hi) && lo >= 0;
 }
 
 static const char *mathfn(GG *g, const char *base, DType t);
@@ -268,22 +256,16 @@ static void floordiv(GG *g, Expr *e, bool is_mod) {
       return;
     }
     const char *name = kfmt("kiln_floormod_%s", short_name(t));
-    need(g, name, kfmt("%s %s %s(%s a, %s b) { return a - %s(a / b) * b; }\n", fn_prefix(g), tn, name, tn, tn, fl));
+    need(g, name, cgp_float_floormod_def(fn_prefix(g), tn, name, fl));
     call2(g, name, e->bin.a, e->bin.b);
     return;
   }
-  int64_t c;
-  if (t.code == kDLUInt || (ir_is_const_int(e->bin.b, &c) && c > 0 && nonneg(g, e->bin.a))) {
+  if (cgp_floordiv_is_plain(g->an, e)) {
     binary(g, is_mod ? "%" : "/", e->bin.a, e->bin.b);
     return;
   }
   const char *name = kfmt("kiln_%s_%s", is_mod ? "floormod" : "floordiv", short_name(t));
-  if (is_mod)
-    need(g, name, kfmt("%s %s %s(%s a, %s b) { %s r = a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n",
-                       fn_prefix(g), tn, name, tn, tn, tn));
-  else
-    need(g, name, kfmt("%s %s %s(%s a, %s b) { %s q = a / b; return ((a %% b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
-                       fn_prefix(g), tn, name, tn, tn, tn));
+  need(g, name, cgp_int_floordiv_def(fn_prefix(g), tn, name, is_mod));
   call2(g, name, e->bin.a, e->bin.b);
 }
 
@@ -392,17 +374,9 @@ static void expr(GG *g, Expr *e) {
   case EK_Var:
     sb_puts(o, vname(g, e));
     return;
-  case EK_Add:
-    binary(g, "+", e->bin.a, e->bin.b);
-    return;
-  case EK_Sub:
-    binary(g, "-", e->bin.a, e->bin.b);
-    return;
-  case EK_Mul:
-    binary(g, "*", e->bin.a, e->bin.b);
-    return;
-  case EK_Div:
-    binary(g, "/", e->bin.a, e->bin.b);
+  case EK_Add: case EK_Sub: case EK_Mul: case EK_Div:
+  case EK_EQ: case EK_NE: case EK_LT: case EK_LE: case EK_GT: case EK_GE: case EK_And: case EK_Or:
+    binary(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return;
   case EK_Mod:
     if (dt_is_float(e->dtype))
@@ -421,30 +395,6 @@ static void expr(GG *g, Expr *e) {
     return;
   case EK_Max:
     minmax(g, e, false);
-    return;
-  case EK_EQ:
-    binary(g, "==", e->bin.a, e->bin.b);
-    return;
-  case EK_NE:
-    binary(g, "!=", e->bin.a, e->bin.b);
-    return;
-  case EK_LT:
-    binary(g, "<", e->bin.a, e->bin.b);
-    return;
-  case EK_LE:
-    binary(g, "<=", e->bin.a, e->bin.b);
-    return;
-  case EK_GT:
-    binary(g, ">", e->bin.a, e->bin.b);
-    return;
-  case EK_GE:
-    binary(g, ">=", e->bin.a, e->bin.b);
-    return;
-  case EK_And:
-    binary(g, "&&", e->bin.a, e->bin.b);
-    return;
-  case EK_Or:
-    binary(g, "||", e->bin.a, e->bin.b);
     return;
   case EK_Not:
     sb_puts(o, "(!");

@@ -7,7 +7,7 @@
 #ifndef KILN_CODEGEN_GPU_H
 #define KILN_CODEGEN_GPU_H
 
-#include "codegen.h"
+#include "codegen_print.h"
 
 /* Address spaces of a kernel's buffers (a helper taking a pointer is
  * qualified by it in OpenCL). */
@@ -71,6 +71,7 @@ const char *gpu_type(GG *g, DType t);  /* scalar or vector */
 void gpu_expr(GG *g, Expr *e);         /* any expression */
 void gpu_intrinsic(GG *g, Expr *e);    /* a call, as the scalar printer spells it */
 const char *gpu_name(GG *g, Expr *var);
+ExprPrinter gpu_printer(GG *g);        /* gpu_expr over g, for codegen_print.c */
 
 /* codegen_gpu_vector.c */
 const char *gpu_vector_type(GG *g, DType t);

@@ -213,13 +213,7 @@ static bool native_intrinsic(Intrinsic op) {
   }
 }
 
-static void bin(GG *g, const char *op, Expr *a, Expr *b) {
-  sb_putc(g->out, '(');
-  gpu_expr(g, a);
-  sb_printf(g->out, " %s ", op);
-  gpu_expr(g, b);
-  sb_putc(g->out, ')');
-}
+static void bin(GG *g, const char *op, Expr *a, Expr *b) { cgp_binary(gpu_printer(g), op, a, b); }
 
 /* Print e with the dialect's vector operators; false when it has none for
  * e (the caller prints it lane-wise). */
@@ -230,22 +224,20 @@ static bool native(GG *g, Expr *e) {
   switch (e->kind) {
   case EK_Add: case EK_Sub: case EK_Mul: case EK_Div: {
     if (!num) return false;
-    static const char *ops[] = {"+", "-", "*", "/"};
-    bin(g, ops[e->kind - EK_Add], e->bin.a, e->bin.b);
+    bin(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return true;
   }
   case EK_Mod:
     if (!dt_is_intlike(t)) return false;
-    bin(g, "%", e->bin.a, e->bin.b);
+    bin(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return true;
   case EK_EQ: case EK_NE: case EK_LT: case EK_LE: case EK_GT: case EK_GE: {
     if (!lanes32(e->bin.a->dtype)) return false; /* 32-bit lanes compare to intN */
-    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    bin(g, ops[e->kind - EK_EQ], e->bin.a, e->bin.b);
+    bin(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return true;
   }
   case EK_And: case EK_Or:
-    bin(g, e->kind == EK_And ? "&&" : "||", e->bin.a, e->bin.b);
+    bin(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return true;
   case EK_Not:
     sb_puts(o, "(!");

@@ -1,0 +1,59 @@
+/*
+ * codegen_print.c - expression printing shared by the C and the GPU
+ * printers (codegen_print.h).
+ */
+#include "codegen_print.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b) {
+  sb_putc(p.out, '(');
+  p.expr(p.state, a);
+  sb_printf(p.out, " %s ", op);
+  p.expr(p.state, b);
+  sb_putc(p.out, ')');
+}
+
+void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args) {
+  sb_printf(p.out, "%s(", fn);
+  for (int i = 0; i < n; i++) {
+    if (i) sb_puts(p.out, ", ");
+    p.expr(p.state, args[i]);
+  }
+  sb_putc(p.out, ')');
+}
+
+static const char *const binary_ops[EK__COUNT] = {
+    [EK_Add] = "+", [EK_Sub] = "-", [EK_Mul] = "*", [EK_Div] = "/",  [EK_Mod] = "%",  [EK_EQ] = "==", [EK_NE] = "!=",
+    [EK_LT] = "<",  [EK_LE] = "<=", [EK_GT] = ">",  [EK_GE] = ">=", [EK_And] = "&&", [EK_Or] = "||",
+};
+
+const char *cgp_binary_op(ExprKind k) { return k >= 0 && k < EK__COUNT ? binary_ops[k] : NULL; }
+
+bool cgp_floordiv_is_plain(Analyzer *an, Expr *e) {
+  int64_t c, lo, hi;
+  if (e->dtype.code == kDLUInt) return true;
+  return ir_is_const_int(e->bin.b, &c) && c > 0 && analyzer_const_bound(an, e->bin.a, &lo, &hi) && lo >= 0;
+}
+
+void cgp_float_digits(char buf[64], double v, bool f32) {
+  snprintf(buf, 64, f32 ? "%.9g" : "%.17g", v);
+  if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+}
+
+const char *cgp_int_floordiv_def(const char *qual, const char *tn, const char *name, bool is_mod) {
+  if (is_mod)
+    return kfmt("%s %s %s(%s a, %s b) { %s r = a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n", qual,
+                tn, name, tn, tn, tn);
+  return kfmt("%s %s %s(%s a, %s b) { %s q = a / b; return ((a %% b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
+              qual, tn, name, tn, tn, tn);
+}
+
+const char *cgp_float_floormod_def(const char *qual, const char *tn, const char *name, const char *floor_fn) {
+  return kfmt("%s %s %s(%s a, %s b) { return a - %s(a / b) * b; }\n", qual, tn, name, tn, tn, floor_fn);
+}
+
+const char *cgp_minmax_def(const char *qual, const char *tn, const char *name, bool is_min) {
+  return kfmt("%s %s %s(%s a, %s b) { return a %s b ? a : b; }\n", qual, tn, name, tn, tn, is_min ? "<" : ">");
+}

@@ -1,0 +1,47 @@
+/*
+ * codegen_print.h - the expression printing the C printer
+ * (codegen_c_expr.c) and the GPU printer (codegen_gpu.c,
+ * codegen_gpu_vector.c) share: operator spellings, parenthesized binary
+ * operations and calls over a printer's own sub-expression callback,
+ * float literal digits, and the text of the helper functions both define
+ * (integer floor division and modulo, float floor modulo, min/max), each
+ * qualified as the printer's dialect wants.  Private to src/codegen.
+ */
+#ifndef KILN_CODEGEN_PRINT_H
+#define KILN_CODEGEN_PRINT_H
+
+#include "codegen.h"
+
+/* Where a shared piece prints and how it prints a sub-expression: the
+ * printer's own expression function over its own state. */
+typedef struct ExprPrinter {
+  StrBuf *out;
+  void (*expr)(void *state, Expr *e);
+  void *state;
+} ExprPrinter;
+
+/* "(a op b)" */
+void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b);
+/* "fn(args[0], ..., args[n-1])" */
+void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args);
+
+/* C's operator for a binary expression kind (+ - * / %, the comparisons,
+ * && ||); NULL for the other kinds. */
+const char *cgp_binary_op(ExprKind k);
+
+/* Whether an integer floor division or modulo is C's / or %: unsigned, or
+ * a positive constant divisor and a dividend `an` proves non-negative. */
+bool cgp_floordiv_is_plain(Analyzer *an, Expr *e);
+
+/* The shortest digits that read back as v at float32 (f32) or float64,
+ * with ".0" added where they would read as an integer; v is finite. */
+void cgp_float_digits(char buf[64], double v, bool f32);
+
+/* Helper definitions ("QUAL T NAME(T a, T b) { ... }\n", heap via kfmt):
+ * integer floor division or modulo (is_mod) rounding toward minus infinity,
+ * float floor modulo a - floor_fn(a / b) * b, and min/max (is_min). */
+const char *cgp_int_floordiv_def(const char *qual, const char *tn, const char *name, bool is_mod);
+const char *cgp_float_floormod_def(const char *qual, const char *tn, const char *name, const char *floor_fn);
+const char *cgp_minmax_def(const char *qual, const char *tn, const char *name, bool is_min);
+
+#endif
