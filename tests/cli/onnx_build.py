@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import kiln
+from e2e_common import kiln
 
 _pb_count = itertools.count()
 

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import kiln
+from e2e_common import kiln
 
 torch = pytest.importorskip("torch")
 

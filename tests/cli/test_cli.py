@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import ROOT, kiln
+from e2e_common import ROOT, kiln
 
 DIGITS = os.path.join(ROOT, "models", "digits", "digits.onnx")
 

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import BUILD, ROOT, kiln
+from e2e_common import BUILD, ROOT, kiln
 
 DIGITS = os.path.join(ROOT, "models", "digits", "digits.onnx")
 SHAPES = ["--input-shapes", "image:[1,1,8,8]"]

@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import kiln
+from e2e_common import kiln
 
 torch = pytest.importorskip("torch")
 

@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import ROOT, kiln, run
+from e2e_common import ROOT, kiln, run
 
 DIGITS = os.path.join(ROOT, "models", "digits")
 STRICT = "-O2 -std=c99 -Wall -Wextra -Werror"

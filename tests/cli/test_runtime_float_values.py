@@ -15,7 +15,7 @@ from onnx import helper
 from onnx.backend.test.case.node.resize import (cubic_coeffs, interpolate_nd, interpolate_nd_with_x, linear_coeffs,
                                                 nearest_coeffs)
 
-from conftest import kiln
+from e2e_common import kiln
 from onnx_build import build, run
 
 RNG = np.random.default_rng()

@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import kiln, ort_fixture, ort_run
+from e2e_common import kiln, ort_fixture, ort_run
 
 RNG = np.random.default_rng()
 

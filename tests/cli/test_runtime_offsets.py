@@ -11,7 +11,7 @@ import numpy as np
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import kiln
+from e2e_common import kiln
 from onnx_build import build, i64, run, write_pb
 
 RNG = np.random.default_rng(21)

@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import kiln
+from e2e_common import kiln
 from onnx_build import build, i64, run
 
 RNG = np.random.default_rng(20)

@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
-from conftest import BUILD, ROOT, kiln
+from e2e_common import BUILD, ROOT, kiln
 
 RNG = np.random.default_rng()
 

@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper
 
-from conftest import kiln
+from e2e_common import kiln
 
 I64 = TP.INT64
 

@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from conftest import ROOT, kiln
+from e2e_common import ROOT, kiln
 
 DIGITS = os.path.join(ROOT, "models", "digits", "digits.onnx")
 SHAPES = ["--input-shapes", "image:[1,1,8,8]"]

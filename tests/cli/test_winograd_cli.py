@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import kiln
+from e2e_common import kiln
 
 torch = pytest.importorskip("torch")
 

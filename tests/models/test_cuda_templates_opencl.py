@@ -17,7 +17,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ROOT, kiln
+from e2e_common import ROOT, kiln
 from test_gpu_models import first_output, needs_opencl, rel_l2
 
 TOPHUB = os.path.join(ROOT, "tests", "data", "tophub")

@@ -18,7 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import kiln
+from e2e_common import kiln
 
 ALL = os.environ.get("KILN_EXPORT_C_ALL") == "1"
 STRICT = "-std=c99 -Wall -Wextra -Werror"

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BUILD, ROOT, kiln
+from e2e_common import BUILD, ROOT, kiln
 
 GPU_MODELS = ["resnet18", "mobilenet_v2"]
 

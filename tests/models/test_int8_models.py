@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from conftest import ROOT, kiln, ort_fixture, run
+from e2e_common import ROOT, kiln, ort_fixture, run
 
 QUANTIZE = os.path.join(ROOT, "tools", "quantize_models.py")
 

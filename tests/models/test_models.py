@@ -19,7 +19,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import ROOT, kiln
+from e2e_common import ROOT, kiln
 
 MODELS = ["squeezenet1_1", "resnet18", "mobilenet_v2", "resnet50", "vgg16"]
 SUITE = ["vit_b_16", "swin_t", "convnext_tiny", "efficientnet_b0", "regnet_y_400mf", "regnet_x_1_6gf",

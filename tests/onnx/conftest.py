@@ -2,28 +2,17 @@
 
 Several tests check Kiln against onnx.reference of the newest onnx release,
 which Debian's onnx 1.12 does not have: their checker scripts
-(tests/onnx/*_check.py) run under the venv's Python (build/onnx-venv, made by
-`bash tests/onnx/newest_suite.sh --setup`; KILN_ONNX_VENV names another).
+(tests/onnx/*_check.py) run under the venv's Python (onnx_env.py).
 The `newest_onnx_check` fixture runs one with a fresh seed and returns its
 output; a failure names the seed, so the case can be run again."""
 import os
 import subprocess
+import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("KILN_BUILD_DIR", os.path.join(ROOT, "build"))
-KILN = os.path.join(BUILD, "kiln")
-VENV_PY = os.path.join(os.environ.get("KILN_ONNX_VENV", os.path.join(ROOT, "build", "onnx-venv")), "bin", "python")
-# the small generated models compile faster at -O1; KILN_CFLAGS overrides
-ENV = dict(os.environ, KILN_CFLAGS=os.environ.get("KILN_CFLAGS", "-O1 -march=native -fPIC -std=gnu11"))
-
-
-def newest_python():
-    """The venv's Python (the newest onnx); fails the test if it is missing."""
-    if not os.access(VENV_PY, os.X_OK):
-        pytest.fail(f"{VENV_PY} is missing: make it with bash tests/onnx/newest_suite.sh --setup")
-    return VENV_PY
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnx_env import ENV, KILN, ROOT, newest_python  # noqa: E402
 
 
 @pytest.fixture

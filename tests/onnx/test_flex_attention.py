@@ -15,7 +15,7 @@ import subprocess
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import KILN, ENV
+from onnx_env import KILN, ENV
 
 
 def test_against_reference(newest_onnx_check):

@@ -19,7 +19,7 @@ import pytest
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ENV, KILN
+from onnx_env import ENV, KILN
 
 
 def save(tmp_path, nodes, inputs, outputs, name="m.onnx"):

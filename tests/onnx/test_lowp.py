@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from conftest import KILN, ENV
+from onnx_env import KILN, ENV
 FLOAT8E4M3FN, INT4, FLOAT8E8M0, FLOAT6E2M3 = 17, 22, 24, 27
 
 

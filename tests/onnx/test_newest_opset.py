@@ -21,7 +21,7 @@ import torch
 import torchvision
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ROOT, KILN, ENV, newest_python
+from onnx_env import ROOT, KILN, ENV, newest_python
 
 UPGRADE = """
 import sys, onnx, onnx.version_converter

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import KILN, ENV
+from onnx_env import KILN, ENV
 
 
 def test_against_reference(newest_onnx_check):
