@@ -93,10 +93,20 @@ static void emit_minmax(CG *g, Expr *e, bool is_min) {
   }
   const char *vt = cgc_ctype(g, t), *mt = cgc_mask_of(g, t);
   const char *name = kfmt("kiln_%s_%s", is_min ? "min" : "max", vt + 3);
+  /* float32 on 16 lanes: VMINPS/VMAXPS, which return the second operand
+   * unless the first compares less (greater): `a < b ? a : b` exactly,
+   * NaNs and signed zeros included (GCC keeps the mask form below as a
+   * compare and a blend, two instructions for one: a clip is four) */
+  bool f16l = dt_is_float(t) && t.bits == 32 && t.lanes == 16;
+  if (f16l) cgc_need(g, "kiln_immintrin", "#if defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
   cgc_need(g, name,
-       kfmt("static inline %s %s(%s a, %s b) {\n  %s m = (%s)(a %s b);\n"
-            "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n}\n",
-            vt, name, vt, vt, mt, mt, cmp, vt, mt, mt));
+       kfmt("static inline %s %s(%s a, %s b) {\n%s  %s m = (%s)(a %s b);\n"
+            "  return (%s)(((%s)a & m) | ((%s)b & ~m));\n%s}\n",
+            vt, name, vt, vt,
+            f16l ? kfmt("#if defined(__AVX512F__)\n  return (%s)_mm512_%s_ps((__m512)a, (__m512)b);\n#else\n", vt,
+                        is_min ? "min" : "max")
+                 : "",
+            mt, mt, cmp, vt, mt, mt, f16l ? "#endif\n" : ""));
   Expr *args[2] = {e->bin.a, e->bin.b};
   call_helper(g, name, 2, args);
 }
