@@ -143,7 +143,7 @@ const OpDef ops_elemwise[] = {
     UN_F("erf", infer_float_unary, PAT_ELEMWISE, PS),
     UN("floor", infer_float_unary, PAT_ELEMWISE),
     UN("ceil", infer_float_unary, PAT_ELEMWISE),
-    UN("round", infer_float_unary, PAT_ELEMWISE),
+    {"round", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_ROUND, 0},
     UN("trunc", infer_float_unary, PAT_ELEMWISE),
     UN("sin", infer_float_unary, PAT_ELEMWISE),
     UN("cos", infer_float_unary, PAT_ELEMWISE),
@@ -171,7 +171,7 @@ const OpDef ops_elemwise[] = {
     UN_C("nn.gelu", infer_float_unary, PAT_ELEMWISE, compute_gelu, PS),           /* approximate: "none"/"tanh" */
     UN_C("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE, compute_thresholded_relu, 0), /* alpha */
     UN_C("nn.celu", infer_float_unary, PAT_ELEMWISE, compute_celu, PS),           /* alpha */
-    UN_SIG("clip", infer_same, PAT_ELEMWISE, compute_clip, "a, a_min, a_max", PS),                     /* a_min, a_max */
+    {"clip", 1, 1, PAT_ELEMWISE, infer_same, compute_clip, NULL, "a, a_min, a_max", OP_CLIP, PS}, /* a_min, a_max */
     {"cast", 1, 1, PAT_ELEMWISE, infer_cast, compute_cast, NULL, "data, dtype", OP_CAST, 0},                     /* dtype */
     BIN_F("add", infer_binary, OP_ADD, BB | PS),
     BIN_F("subtract", infer_binary, OP_SUBTRACT, BB | PS),
