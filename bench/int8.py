@@ -21,7 +21,10 @@ Speed: each engine in its own worker process (bench/workers.py), measured
 interleaved (in each round every engine runs --per-round times, in a
 rotating order, after 0.2 s of quiet and one untimed run): Kiln int8,
 Kiln without VNNI, ONNX Runtime and OpenVINO on MODEL.int8.onnx.  A latency
-is the median of all rounds; the load average is printed before and after.
+is the median of all rounds; the load average is printed before and after,
+and the one-core float32 FMA peak and AVX512-VNNI VPDPBUSD peak measured in
+the same run (bench_peak, bench_peak --vnni: GFLOP/s and GOP/s, 2 ops per
+multiply-add), the speed of the machine at the time.
 """
 import argparse
 import os
@@ -39,11 +42,18 @@ DEBIAN_PY = "/usr/bin/python3"
 PEER_PY = os.environ.get("KILN_ORT_PYTHON", shutil.which("python3") or "python3")
 sys.path.insert(0, HERE)
 from interleave import interleaved  # noqa: E402  pylint: disable=wrong-import-position
+from models import peak  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def uptime():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def peak_vnni():
+    """The one-core VPDPBUSD peak in GOP/s (bench_peak --vnni), NaN without AVX512-VNNI."""
+    p = subprocess.run([os.path.join(BUILD, "bench_peak"), "--vnni"], capture_output=True, text=True, check=False)
+    return float(p.stdout.split()[0]) if p.returncode == 0 else float("nan")
 
 
 def compile_kiln(onnx_path, so, env):
@@ -79,7 +89,11 @@ def main():
     subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
     subprocess.run([PEER_PY, os.path.join(ROOT, "tools", "quantize_models.py"),
                     *[os.path.join(mdir, m + ".onnx") for m in models]], check=True, stderr=subprocess.DEVNULL)
-    lines = ["load average (1, 5, 15 min) at the start: " + uptime(), "",
+    fma = peak()
+    vnni = peak_vnni()
+    lines = ["load average (1, 5, 15 min) at the start: " + uptime(),
+             "one-core FMA peak (bench_peak, this run): %.1f GFLOP/s; VPDPBUSD peak (bench_peak --vnni): %.1f GOP/s "
+             "(%.2fx)" % (fma, vnni, vnni / fma), "",
              "| model | Kiln int8 vs ORT fp32 | ORT int8 vs ORT fp32 | Kiln int8 vs ORT int8 | Kiln no-VNNI vs ORT int8 |",
              "|---|---|---|---|---|"]
     speed = ["", "| model | threads | Kiln int8 ms | Kiln no-VNNI ms | ONNX Runtime ms | OpenVINO ms | "

@@ -6,7 +6,8 @@
  * them run wide FMAs, so N cores' peak is measured, not N x one core's);
  * and the one-core peak of AVX512-BF16's VDPBF16PS (the bfloat16 kernels'
  * multiply-add, docs/bf16.md), counting its 32 multiply-adds per
- * instruction.
+ * instruction; and that of AVX512-VNNI's VPDPBUSD (the int8 kernels',
+ * docs/int8.md), 64 uint8 x int8 multiply-adds per instruction.
  */
 #include "peak_util.h"
 
@@ -52,6 +53,27 @@ static const char *peak_bf16_src =
     "}\n"
     "#else\n"
     "typedef int no_avx512_bf16;\n"
+    "#endif\n";
+
+/* 12 independent VPDPBUSD chains (16 int32 lanes, 4 uint8 x int8 products
+ * each); no function `peak` on a compiler or CPU without AVX512-VNNI */
+static const char *peak_vnni_src =
+    "#include <immintrin.h>\n"
+    "#ifdef __AVX512VNNI__\n"
+    "float peak(long iters) {\n"
+    "  __m512i a[12];\n"
+    "  for (int i = 0; i < 12; i++) a[i] = _mm512_set1_epi32(i);\n"
+    "  __m512i x = _mm512_set1_epi32(0x01020304), y = _mm512_set1_epi32(0x05060708);\n"
+    "  for (long i = 0; i < iters; i++) {\n"
+    "    __asm__ volatile(\"\" : \"+v\"(x), \"+v\"(y));\n"
+    "    for (int j = 0; j < 12; j++) a[j] = _mm512_dpbusd_epi32(a[j], x, y);\n"
+    "  }\n"
+    "  __m512i s = a[0];\n"
+    "  for (int i = 1; i < 12; i++) s = _mm512_add_epi32(s, a[i]);\n"
+    "  return (float)_mm512_reduce_add_epi32(s);\n"
+    "}\n"
+    "#else\n"
+    "typedef int no_avx512_vnni;\n"
     "#endif\n";
 
 typedef struct {
@@ -138,3 +160,5 @@ double bench_measure_peak_threads(int threads) { return measure(peak_src, 12 * 1
 double bench_measure_peak(void) { return bench_measure_peak_threads(1); }
 
 double bench_measure_peak_bf16(void) { return measure(peak_bf16_src, 12 * 16 * 2 * 2, 1); }
+
+double bench_measure_peak_vnni(void) { return measure(peak_vnni_src, 12 * 16 * 4 * 2, 1); }

@@ -13,4 +13,9 @@ double bench_measure_peak_threads(int threads);
  * lacks AVX512-BF16. */
 double bench_measure_peak_bf16(void);
 
+/* GOP/s of AVX512-VNNI's VPDPBUSD on one core (2 ops per uint8 x int8
+ * product, 64 products per instruction); 0 where the CPU or the compiler
+ * lacks AVX512-VNNI. */
+double bench_measure_peak_vnni(void);
+
 #endif
