@@ -118,6 +118,12 @@ class Stage(Object):
     def pragma(self, var, pragma_type, pragma_value=None):
         _api("schedule.pragma")(self, var, pragma_type, pragma_value)
 
+    def prefetch(self, tensor, var, offset, locality=3):
+        """At the start of each iteration of loop var, touch the cache lines
+        of what iteration var + offset reads of tensor (TVM's prefetch;
+        locality 0-3 as __builtin_prefetch's)."""
+        _api("schedule.prefetch")(self, tensor, var, offset, locality)
+
     def compute_at(self, parent, scope):
         _api("schedule.compute_at")(self, parent, scope)
 

@@ -160,6 +160,22 @@ API_FUNC(api_sch_pragma) {
   return api_ret_null(ret, ret_code);
 }
 
+/* prefetch(stage, tensor, axis, offset, locality?): TVM's
+ * s[stage].prefetch(tensor, var, offset); locality 3 unless given. */
+API_FUNC(api_sch_prefetch) {
+  API_CALL;
+  Stage *st;
+  Tensor *t;
+  IterVar *iv;
+  Expr *offset;
+  int64_t locality = 3;
+  if (!(st = stage_arg(&c, 4, 5)) || !(t = api_obj(&c, 1, KOBJ_TENSOR)) || !(iv = api_obj(&c, 2, KOBJ_ITERVAR)) ||
+      !(offset = api_expr_like(&c, 3, iv->var)) || (c.n > 4 && api_int(&c, 4, &locality)))
+    return -1;
+  if (stage_prefetch(st, t, iv, offset, (int)locality)) return api_fail(&c);
+  return api_ret_null(ret, ret_code);
+}
+
 static int attach_prim(const ApiCall *c, KilnValue *ret, int *ret_code, int (*prim)(Stage *)) {
   Stage *st;
   if (!(st = stage_arg(c, 1, 1))) return -1;
@@ -321,6 +337,7 @@ const ApiEntry api_schedule_funcs[] = {
     {"schedule.parallel", api_sch_parallel, "stage, axis"},
     {"schedule.bind", api_sch_bind, "stage, axis, thread"},
     {"schedule.pragma", api_sch_pragma, "stage, axis, key, value?"},
+    {"schedule.prefetch", api_sch_prefetch, "stage, tensor, axis, offset, locality?"},
     {"schedule.compute_inline", api_sch_compute_inline, "stage"},
     {"schedule.set_scope", api_sch_set_scope, "stage, scope"},
     {"schedule.compute_root", api_sch_compute_root, "stage"},

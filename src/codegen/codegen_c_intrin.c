@@ -90,6 +90,9 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
   case INTRIN_bf16_dot2: return kfmt("kiln_bf16_dot2(%s, %s)", a, b);
   case INTRIN_bf16_half: return kfmt("kiln_bf16_float((%s) >> (((%s) & 1u) * 16u))", a, b);
   case INTRIN_u8s8_dot4: return kfmt("kiln_u8s8_dot4(%s, %s)", a, b);
+  case INTRIN_prefetch: /* a is the element's lvalue, b the locality */
+    if (g->dialect && g->dialect->portable) return "0";
+    return kfmt("(__builtin_prefetch(&%s, 0, %s), 0)", a, b);
   case INTRIN__COUNT: break;
   }
   KUNREACHABLE();
@@ -207,7 +210,7 @@ bool cgc_freestanding_has(Intrinsic op, DType t) {
     return false;
   case INTRIN_shift_left: case INTRIN_shift_right: case INTRIN_bitwise_and: case INTRIN_bitwise_or:
   case INTRIN_bitwise_xor: case INTRIN_bitwise_not: case INTRIN_likely: case INTRIN_bf16_pack2: case INTRIN_bf16_dot2:
-  case INTRIN_bf16_half: case INTRIN_u8s8_dot4:
+  case INTRIN_bf16_half: case INTRIN_u8s8_dot4: case INTRIN_prefetch:
     return true;
   case INTRIN__COUNT:
     break;

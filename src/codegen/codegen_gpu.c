@@ -351,6 +351,9 @@ static void intrinsic(GG *g, Expr *e) {
   case INTRIN_u8s8_dot4:
     gfail(g, kfmt("codegen: %s is a CPU intrinsic (the bfloat16 and int8 kernels are CPU kernels)", intrin_name(e->call.op)));
     return;
+  case INTRIN_prefetch: /* a CPU cache hint: no kernel dialect has it, and dropping it keeps the meaning */
+    sb_putc(o, '0');
+    return;
   case INTRIN__COUNT:
     break;
   }

@@ -258,6 +258,23 @@ Expr *ir_call(Intrinsic op, int nargs, Expr **args) {
     if (!args[i]) return NULL;
   Expr **a = KNEWN(Expr *, nargs);
   memcpy(a, args, sizeof(Expr *) * (size_t)nargs);
+  if (op == INTRIN_prefetch) { /* an address and a constant, not two values to reconcile */
+    int64_t loc;
+    Expr *el = a[0];
+    if (!(el->kind == EK_Read || el->kind == EK_Load) || el->dtype.lanes != 1) {
+      kiln_set_error("prefetch: operand 1 must be one tensor element (a scalar Read or Load), got %s", ir_expr_str(el));
+      return NULL;
+    }
+    if (!ir_is_const_int(a[1], &loc) || loc < 0 || loc > 3) {
+      kiln_set_error("prefetch: locality must be a constant 0 to 3, got %s", ir_expr_str(a[1]));
+      return NULL;
+    }
+    Expr *e = mk(EK_Call, DT_I32);
+    e->call.op = op;
+    e->call.nargs = nargs;
+    e->call.args = a;
+    return e;
+  }
   if (nargs == 2 && !match_types(&a[0], &a[1], intrin_name(op))) return NULL;
   DType t = a[0]->dtype;
   switch (op) {

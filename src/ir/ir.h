@@ -186,7 +186,13 @@ typedef enum ExprKind {
                       a.hi (j = 1) */                                     \
   X(u8s8_dot4, 2)  /* uint32 a (four uint8), b (four int8) -> int32: the \
                       sum of the four byte products (AVX512-VNNI's        \
-                      VPDPBUSD on one lane, before its accumulate) */
+                      VPDPBUSD on one lane, before its accumulate) */ \
+  X(prefetch, 2)   /* element, locality -> int32 0: bring the cache line   \
+                      holding the element (a scalar Read, a Load once    \
+                      flattened) in for reading; locality 0 (none) to 3  \
+                      (keep in every level), as __builtin_prefetch's.    \
+                      A hint, evaluated for its effect (TVM's            \
+                      tir.prefetch; te's stage_prefetch makes them) */
 
 typedef enum Intrinsic {
 #define X(n, a) INTRIN_##n,

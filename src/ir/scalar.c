@@ -146,6 +146,7 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
     out->i = sum;
     return NULL;
   }
+  case INTRIN_prefetch: return NULL; /* a hint: int32 0 */
   case INTRIN__COUNT: return "unknown intrinsic";
   }
   if (!dt_is_float(t)) return "a math intrinsic on an integer type";

@@ -338,6 +338,51 @@ static int infer_region(Bounds *b, int si, Range **region) {
   return 0;
 }
 
+/* What one iteration of a stage's loop reads of t (prefetch.c): the
+ * leaves inside loop k run over their ranges, loop k's variable is
+ * shifted by offset, the loops outside stay symbolic. */
+int lower_iteration_region(Bounds *b, StageBounds *sb, Tensor *t, int k, Expr *offset, Range **region) {
+  Stage *st = sb->st, *ts = lower_stage_of(b->sch, t);
+  if (!ts) return kiln_set_error("tensor '%s' is not part of the schedule", t->name);
+  Relax rx = {{0}, b->an, 0};
+  for (int i = k + 1; i < st->leaf_iters.len; i++) {
+    IterVar *leaf = st->leaf_iters.data[i];
+    Expr *v = pm_get(&sb->loopvar, leaf);
+    Range *rg = pm_get(&sb->range, leaf);
+    Interval *iv = KNEW(Interval);
+    iv->lo = ir_int(0, v->dtype);
+    iv->hi = ir_sub(rg->extent, ir_int(1, v->dtype));
+    pm_put(&rx.vars, v, iv);
+  }
+  Expr *kv = pm_get(&sb->loopvar, st->leaf_iters.data[k]);
+  AVec reads = {0};
+  ReadCollect rc = {ts, &reads};
+  IRVisitor vis = {collect_target_reads, NULL, &rc};
+  ir_visit_expr(&vis, st->op->body);
+  PtrMap vm = {0};
+  root_subst(sb, &vm);
+  int err = reads.len ? 0 : kiln_set_error("stage '%s' does not read '%s'", st->op->name, t->name);
+  for (int r = 0; r < reads.len && !err; r++) {
+    Expr *rd = reads.data[r];
+    for (int d = 0; d < t->ndim && !err; d++) {
+      Expr *idx = ir_substitute1(ir_substitute(rd->read.idx[d], &vm), kv, ir_add(kv, offset));
+      Interval iv = ieval(&rx, idx);
+      if (!iv.lo || !iv.hi) {
+        err = kiln_set_error("the index %s of '%s' has no bound", ir_expr_str(idx), t->name);
+        break;
+      }
+      Expr *lo = ir_cast(DT_I32, iv.lo), *hi = ir_cast(DT_I32, iv.hi);
+      if (r) /* joined with the reads before */
+        lo = ir_min(region[d]->min, lo), hi = ir_max(ir_sub(ir_add(region[d]->min, region[d]->extent), ir_i32(1)), hi);
+      lo = analyzer_simplify(b->an, lo);
+      region[d] = mk_range(lo, analyzer_simplify(b->an, ir_add(ir_sub(hi, lo), ir_i32(1))));
+    }
+  }
+  pm_free(&vm);
+  pm_free(&rx.vars);
+  return err;
+}
+
 /* A constant upper bound of a (symbolic) extent, or the extent itself. */
 static Expr *const_extent(Analyzer *an, Expr *ext) {
   int64_t lo, hi;

@@ -5,6 +5,7 @@
  *   inline.c        compute_inline: substitute inlined bodies into consumers
  *   bound.c         bound inference: the range of every loop of every stage
  *   schedule_ops.c  loop nests, attach points, Realize/Produce/Provide
+ *   prefetch.c      stage_prefetch's cache-line touches at a loop's start
  *   flatten.c       tensors -> flat buffers: Allocate/Store/Load
  *   (simplify)      ir_simplify_stmt (src/ir/simplify.c)
  *   vectorize.c     innermost vectorized loops -> vector expressions
@@ -134,6 +135,15 @@ StageBounds *bounds_of(Bounds *b, Stage *st);
 /* The stage a tensor resolves to (through aliases); NULL if none. */
 Stage *lower_stage_of(Schedule *s, Tensor *t);
 
+/* The region of t one iteration of sb's leaf loop k reads (its inner
+ * loops relaxed, its variable shifted by offset, the outer loops symbolic),
+ * per dimension of t: 0, or -1 + an error. */
+int lower_iteration_region(Bounds *b, StageBounds *sb, Tensor *t, int k, Expr *offset, Range **region);
+/* ===== prefetch.c ===== */
+/* The prefetches (stage_prefetch) of sb's leaf loop k: a nest that touches
+ * each cache line of the region iteration k + offset reads, to run at the
+ * start of iteration k; a no-op where the loop has none; NULL + error. */
+Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k);
 /* ===== schedule_ops.c ===== */
 
 /* Build the loop nest of the whole schedule (before flattening). */

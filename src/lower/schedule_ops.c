@@ -127,6 +127,10 @@ static Stmt *wrap_loops(Ctx *c, StageBounds *sb, int from, int to, Stmt *inner, 
     if (init_nest && leaf->kind == ITER_REDUCE) continue;
     inner = guard(sb, i, init_nest, inner);
     if (!init_nest) inner = attach_pipeline(c, st, leaf, inner);
+    if (inner && !init_nest) { /* stage_prefetch's touches open the iteration */
+      Stmt *ahead = lower_prefetch(c->b, sb, i);
+      inner = ahead ? ir_seq2(ahead, inner) : NULL;
+    }
     if (inner) inner = make_for(c, sb, leaf, inner);
   }
   return inner;

@@ -279,6 +279,28 @@ int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value) {
   return 0;
 }
 
+int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality) {
+  if (check_leaf(st, iv, "prefetch")) return -1;
+  if (!t || t->okind != KOBJ_TENSOR) return kiln_set_error("prefetch: no tensor given");
+  bool reads = false;
+  for (int i = 0; i < st->op->ninputs; i++) reads |= st->op->inputs[i] == t;
+  if (!reads)
+    return kiln_set_error("prefetch: stage '%s' does not read tensor '%s' (prefetch a tensor the stage reads)",
+                          stname(st), t->name);
+  if (!offset || !dt_is_intlike(offset->dtype) || offset->dtype.lanes != 1)
+    return kiln_set_error("prefetch: the offset for axis '%s' of stage '%s' must be an integer scalar", ivname(iv),
+                          stname(st));
+  if (locality < 0 || locality > 3)
+    return kiln_set_error("prefetch: locality %d for '%s' is not 0 (no temporal locality) to 3 (keep in every cache "
+                          "level)",
+                          locality, t->name);
+  IterAttr *a = stage_iter_attr(st, iv, true);
+  av_push(&a->prefetch_data, t);
+  av_push(&a->prefetch_offset, ir_cast(DT_I32, offset));
+  av_push(&a->prefetch_locality, ir_i32(locality));
+  return 0;
+}
+
 static int check_movable(Stage *st, const char *prim) {
   if (!st) return -1;
   if (st->okind != KOBJ_STAGE) return kiln_set_error("%s: not a stage", prim);

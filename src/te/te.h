@@ -121,6 +121,9 @@ typedef struct IterAttr {
   const char *thread_tag;
   AVec pragma_keys; /* const char * */
   AVec pragma_vals; /* Expr * */
+  AVec prefetch_data;     /* Tensor *: prefetched at this loop's start */
+  AVec prefetch_offset;   /* Expr *: ... for the iteration this far ahead */
+  AVec prefetch_locality; /* Expr *: int32 0-3, __builtin_prefetch's */
 } IterAttr;
 
 typedef enum AttachKind { ATTACH_ROOT, ATTACH_INLINE, ATTACH_SCOPE } AttachKind;
@@ -169,6 +172,13 @@ int stage_unroll(Stage *st, IterVar *iv);
 int stage_parallel(Stage *st, IterVar *iv);
 int stage_bind(Stage *st, IterVar *iv, const char *thread_tag);
 int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value);
+/* TVM's s[st].prefetch(t, iv, offset): at the start of each iteration of
+ * loop iv, touch the cache lines of what iteration iv + offset will read
+ * of t (the loops inside iv over their ranges), with __builtin_prefetch's
+ * locality (0-3; TVM's is 3).  t must be an input of the stage, stored
+ * whole: a placeholder or a stage computed at the root.  A region past
+ * t's end is cut at its last element. */
+int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality);
 int stage_compute_inline(Stage *st);
 int stage_compute_root(Stage *st);
 int stage_compute_at(Stage *st, Stage *parent, IterVar *iv);

@@ -151,6 +151,23 @@ def test_schedule_primitives():
     np.testing.assert_allclose(e, 2 * ref, rtol=1e-4, atol=1e-5)
 
 
+def test_prefetch():
+    # TVM's s[B].prefetch(A, axis, offset): the next row's lines touched at
+    # the start of each row, the result unchanged
+    N, M = 16, 32
+    A = te.placeholder((N, M), name="A")
+    B = te.compute((N, M), lambda i, j: A[i, j] * 3, name="B")
+    s = te.create_schedule(B.op)
+    s[B].prefetch(A, B.op.axis[0], 1)
+    text = str(kiln.lower(s, [A, B], simple_mode=True))
+    assert "prefetch(A[min((((i*32) + (prefetch.A.0*16)) + 32), 511)], 3)" in text
+    a = np.random.rand(N, M).astype("float32")
+    (b,) = run(s, [A, B], [a])
+    np.testing.assert_allclose(b, 3 * a, rtol=1e-6)
+    with pytest.raises(kiln.KilnError, match="locality 5 for 'A' is not 0"):
+        s[B].prefetch(A, B.op.axis[1], 1, locality=5)
+
+
 def test_cache_read_write():
     N, M, L = 16, 16, 8
     A = te.placeholder((N, L), name="A")

@@ -20,6 +20,7 @@ extern const TestCase graphrt_tests[];
 extern const TestCase artifact_tests[];
 extern const TestCase ir_tests[];
 extern const TestCase lower_tests[];
+extern const TestCase prefetch_tests[];
 extern const TestCase onnx_tests[];
 extern const TestCase prop_tests[];
 extern const TestCase runtime_tests[];
@@ -47,6 +48,7 @@ static const TestSuite suites[] = {
     {"api", api_tests},
     {"ir", ir_tests},
     {"lower", lower_tests},
+    {"prefetch", prefetch_tests},
     {"onnx", onnx_tests},
     {"prop", prop_tests},
     {"runtime", runtime_tests},

@@ -177,7 +177,24 @@ int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t
   return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
 }
 
-static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 1); }
+/* Whether a layer's space has "prefetch_w": its weights are large (at
+ * least 256 KiB) and few outputs share each weight (at most 256 per
+ * output channel: the 14x14 and 7x7 layers), so a register block's
+ * weights, read from memory in a model, arrive during its first row of
+ * outputs faster than memory supplies them. */
+static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
+  /* the bfloat16 and int8 templates start from this space and fallback;
+   * the schedule prefetches the float32 kernel only */
+  if (strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name)) return false;
+  return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
+}
+
+static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  Conv2DWorkload c;
+  if (x86_conv_space(t, cs, wl, 1) || wl_conv2d_parse(wl, &c)) return -1;
+  if (!conv_has_prefetch(wl, &c)) return 0;
+  return space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)});
+}
 
 int x86_conv_ic_group_check(const ConfigEntity *cfg, const Workload *wl, int64_t g, const char *what) {
   int64_t ic_bn = cfg_split_inner(cfg, "tile_ic");
@@ -273,6 +290,28 @@ static bool row_block(int64_t OW, int64_t OH, int64_t budget, int64_t *owf_out, 
   return true;
 }
 
+/* The fallback's prefetch_w: one block ahead where a register block's
+ * weights (its output-channel chunks x every input channel x the window)
+ * are at most 128 KiB, else none.  bench_conv2d --cold, 1 thread, %
+ * of the FMA peak without / with (alternating, load 3-6): ResNet-50's
+ * 1x1 512->2048 @7 (64 KiB a block) 76 / 88, 1x1/2 1024->2048 (128 KiB)
+ * 77 / 88, 1x1 256->1024 @14 (32 KiB) 89 / 97, 1x1 1024->512 @14 94 /
+ * 97; level at 256-288 KiB (1x1 2048->512 @7, 3x3 256->256 @14); and
+ * slower at 576 KiB (3x3 512->512 @7 86 / 73, 3x3/2 512->512 82 / 65),
+ * where this block's weights and the next one's no longer fit a 1 MiB
+ * L2 together.  A prefetch touches the next block on every row of
+ * this one: the rows after the first find it in L2. */
+static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl, const Conv2DWorkload *c) {
+  if (!conv_has_prefetch(wl, c)) return;
+  int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), n_f = cfg_other_int(cfg, "tile_n", 1);
+  int64_t rows = c->KH == 1 && c->KW == 1 ? cfg_other_int(cfg, "tile_oh", 1) : 1;
+  int64_t occ = (c->KH == 1 && c->KW == 1) || n_f == 1
+                    ? x86_conv_occ_block(t, n_f * rows * cfg_split_inner(cfg, "tile_ow"), c->OC / oc_bn)
+                    : 1;
+  int64_t block = occ * oc_bn * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
+  config_set_other(cfg, "prefetch_w", opt_int(block <= (128 << 10) ? 1 : 0));
+}
+
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -303,6 +342,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
       config_set_other(cfg, "tile_oh", opt_int(h1));
       if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n1));
+      conv_prefetch_fallback(t, cfg, wl, &c);
       cfg->is_fallback = true;
       return 0;
     }
@@ -311,6 +351,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, reg_n)));
+  conv_prefetch_fallback(t, cfg, wl, &c);
   cfg->is_fallback = true;
   return 0;
 }
@@ -549,5 +590,20 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     IterVar *po, *pi;
     if (stage_split(scc, ricb, ir_i32(2), &po, &pi) || stage_unroll(scc, pi)) return -1;
   }
+  /* "prefetch_w" = d: each step of the input-channel block touches the
+   * weights the same step d register blocks ahead will read: the kernel's
+   * next output-channel chunks follow the current ones in memory, so the
+   * offset is d blocks' worth of whole reductions (occ_f chunks x the ic
+   * chunks x the window x the ic block).  The next block's weights then
+   * stream in while this one computes, one or two lines per step, spread
+   * among its FMAs */
+  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
+  if (pf < 0)
+    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
+                          "blocks ahead (0: none)",
+                          (long long)pf);
+  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && !strcmp(conv->tag, "conv2d_NCHWc") &&
+      stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
+    return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }

@@ -1,0 +1,184 @@
+/*
+ * test_prefetch.c - stage_prefetch: the region each iteration touches (a
+ * lowered text), the C it prints, the errors of the primitive and of its
+ * lowering, and conv2d_NCHWc.x86's prefetch_w knob: its space, the
+ * fallback's rule, and every value against the unscheduled lowering.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/autotune.h"
+#include "codegen/codegen.h"
+#include "kernel_util.h"
+#include "topi/topi.h"
+
+static const CompileOptions copt = {NULL, "-O1 -march=native -fPIC -std=gnu11", NULL};
+
+/* B[i, j] = A[i, j] * 2 over A [rows, 20] float32. */
+static Tensor *twice(int64_t rows, Tensor **a) {
+  *a = te_placeholder_c("A", 2, (int64_t[]){rows, 20}, DT_F32);
+  Expr **v = te_axis_vars(2, NULL);
+  return te_compute("B", 2, (*a)->shape, v, ir_mul(te_read2(*a, v[0], v[1]), ir_f32(2)), NULL);
+}
+
+/* A prefetch one row ahead at the row loop: each iteration touches the
+ * lines of the next row (20 floats from 20 * (i + 1), which need not
+ * start a line: up to three lines), cut at the last element (the row
+ * after the last is the last element's line). */
+static void test_prefetch_text(void) {
+  Tensor *a, *b = twice(4, &a);
+  Schedule *s = te_create_schedule(1, &b);
+  Stage *st = sch_stage(s, b);
+  CHECK_OK(stage_prefetch(st, a, stage_axis(st, 0), ir_i32(1), 3));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  CHECK_STR(kiln_lowered_str(f), "produce B {\n"
+                                 "  for (i, 0, 4) {\n"
+                                 "    for (prefetch.A.0, 0, 3) {\n"
+                                 "      prefetch(A[min((((i*20) + (prefetch.A.0*16)) + 20), 79)], 3)\n"
+                                 "    }\n"
+                                 "    for (j, 0, 20) {\n"
+                                 "      B[((i*20) + j)] = (A[((i*20) + j)]*2f)\n"
+                                 "    }\n"
+                                 "  }\n"
+                                 "}\n");
+}
+
+/* Built and run, the prefetch changes nothing (a hint); the C has the
+ * builtin, the portable dialect and the GPU printer drop it. */
+static void test_prefetch_runs(void) {
+  Tensor *a, *b = twice(64, &a);
+  Schedule *s = te_create_schedule(1, &b);
+  Stage *st = sch_stage(s, b);
+  IterVar *jo, *ji;
+  CHECK_OK(stage_split(st, stage_axis(st, 1), ir_i32(4), &jo, &ji));
+  CHECK_OK(stage_prefetch(st, a, jo, ir_i32(8), 1));
+  CHECK_OK(stage_vectorize(st, ji));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  char *src = codegen_c(&f, 1, 0, NULL);
+  CHECK_NN(src);
+  CHECK_CONTAINS(src, "__builtin_prefetch(&A[");
+  CHECK_CONTAINS(src, ", 0, 1)");
+  free(src);
+  DLTensor **arr = tk_run_vs_unscheduled(s, 2, (Tensor *[]){a, b}, &copt, 1e-6, "prefetched 64x20 scale");
+  if (arr) tk_arrays_free(2, arr);
+  /* the GPU printer leaves the hint out */
+  Tensor *ga, *gb = twice(64, &ga);
+  Schedule *gs = te_create_schedule(1, &gb);
+  Stage *gst = sch_stage(gs, gb);
+  CHECK_OK(stage_bind(gst, stage_axis(gst, 0), "blockIdx.x"));
+  CHECK_OK(stage_prefetch(gst, ga, stage_axis(gst, 1), ir_i32(4), 3));
+  CHECK_OK(stage_bind(gst, stage_axis(gst, 1), "threadIdx.x"));
+  LowerOptions lo = {.device_type = kDLCUDA};
+  LoweredFunc *gf = kiln_lower(gs, 2, (Tensor *[]){ga, gb}, "g", &lo);
+  CHECK_NN(gf);
+  char *gpu = gf ? codegen_gpu(&gf, 1, GPU_CUDA) : NULL;
+  CHECK_MSG(gpu != NULL, "%s", kiln_get_error());
+  if (gpu) {
+    CHECK(!strstr(gpu, "prefetch("));
+    CHECK_CONTAINS(gpu, "(void)0;");
+  }
+  free(gpu);
+}
+
+static void test_prefetch_errors(void) {
+  Tensor *a, *b = twice(8, &a), *other = te_placeholder_c("C", 1, (int64_t[]){8}, DT_F32);
+  Schedule *s = te_create_schedule(1, &b);
+  Stage *st = sch_stage(s, b);
+  IterVar *i = stage_axis(st, 0), *io, *ii;
+  CHECK(stage_prefetch(st, other, i, ir_i32(1), 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch: stage 'B' does not read tensor 'C'");
+  CHECK(stage_prefetch(st, a, i, ir_i32(1), 4) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "locality 4 for 'A' is not 0");
+  CHECK(stage_prefetch(st, a, i, ir_f32(1), 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "the offset for axis 'i' of stage 'B' must be an integer");
+  CHECK_OK(stage_split(st, i, ir_i32(2), &io, &ii));
+  CHECK(stage_prefetch(st, a, i, ir_i32(1), 3) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "axis 'i' of stage 'B' is no longer a leaf");
+  /* a vectorized axis has no loop to put the touches in */
+  CHECK_OK(stage_prefetch(st, a, ii, ir_i32(1), 3));
+  CHECK_OK(stage_vectorize(st, ii));
+  CHECK(kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch: axis 'i.inner' of stage 'B' is vectorized");
+  /* a tensor stored only in part (computed at a loop) */
+  Tensor *a2, *b2 = twice(8, &a2);
+  Expr **v = te_axis_vars(2, NULL);
+  Tensor *c2 = te_compute("D", 2, b2->shape, v, ir_add(te_read2(b2, v[0], v[1]), ir_f32(1)), NULL);
+  Schedule *s2 = te_create_schedule(1, &c2);
+  Stage *sb = sch_stage(s2, b2), *sd = sch_stage(s2, c2);
+  CHECK_OK(stage_compute_at(sb, sd, stage_axis(sd, 0)));
+  CHECK_OK(stage_prefetch(sd, b2, stage_axis(sd, 1), ir_i32(1), 3));
+  CHECK(kiln_lower(s2, 2, (Tensor *[]){a2, c2}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "'B' (at axis 'j' of stage 'D') must be stored whole");
+  /* the intrinsic takes an element and a constant locality */
+  CHECK(ir_call2(INTRIN_prefetch, ir_f32(1), ir_i32(3)) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch: operand 1 must be one tensor element");
+  CHECK(ir_call2(INTRIN_prefetch, te_read2(a, ir_i32(0), ir_i32(0)), ir_var("l", DT_I32)) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch: locality must be a constant 0 to 3");
+}
+
+/* conv2d_NCHWc.x86: prefetch_w is in the space of layers with large
+ * weights and small outputs only; the fallback takes 1 where a register
+ * block's weights are at most 128 KiB; every value, on a 3x3 and a 1x1
+ * layer, matches the unscheduled lowering, and the kernel's prefetches
+ * touch the block d ahead. */
+static void test_conv_prefetch_knob(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  struct {
+    int64_t ic, oc, k, hw;
+    int want_fallback; /* -1: not in the space */
+  } cases[] = {{256, 64, 3, 7, 0}, {512, 128, 1, 7, 1}, {64, 64, 3, 56, -1}, {32, 64, 3, 7, -1}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    int64_t k = cases[n].k;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[n].ic, cases[n].hw, cases[n].hw},
+                             (int64_t[]){cases[n].oc, cases[n].ic, k, k}, (int[]){1, 1},
+                             (int[]){(int)(k / 2), (int)(k / 2), (int)(k / 2), (int)(k / 2)}, (int[]){1, 1}, "float32",
+                             "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    const char *desc = kfmt("%lldx%lld conv %lld->%lld @%lld", (long long)k, (long long)k, (long long)cases[n].ic,
+                            (long long)cases[n].oc, (long long)cases[n].hw);
+    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_w") == (cases[n].want_fallback < 0),
+              "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
+    CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
+    if (cases[n].want_fallback < 0) continue;
+    for (int d = 0; d <= 2; d++) {
+      ConfigEntity *c = template_fallback(tm, target_host(), wl);
+      config_set_other(c, "prefetch_w", opt_int(d));
+      Schedule *s;
+      int na;
+      Tensor **args;
+      CHECK_OK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args));
+      LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
+      CHECK_NN(f);
+      if (!f) return;
+      const char *text = kiln_lowered_str(f);
+      /* d blocks of two 16-channel chunks ahead: 2 * d chunks of the
+       * kernel's rows (IC * k * k * 16 floats each) */
+      int64_t chunk = cases[n].ic * k * k * 16, size = cases[n].oc * cases[n].ic * k * k;
+      CHECK_MSG(!d == !strstr(text, "prefetch(kernel["), "%s, prefetch_w %d:\n%s", desc, d, text);
+      if (d && 2 * d * chunk < size)
+        CHECK_CONTAINS(text, kfmt(" + %lld), %lld)]", (long long)(2 * d * chunk), (long long)(size - 1)));
+      else if (d) /* every block's d-th successor is past the end: the last line */
+        CHECK_CONTAINS(text, kfmt("prefetch(kernel[%lld], 3)", (long long)(size - 1)));
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, prefetch_w %d", desc, d));
+      if (arr) tk_arrays_free(na, arr);
+    }
+  }
+}
+
+const TestCase prefetch_tests[] = {
+    {"prefetch_text", test_prefetch_text},
+    {"prefetch_runs", test_prefetch_runs},
+    {"prefetch_errors", test_prefetch_errors},
+    {"conv_prefetch_knob", test_conv_prefetch_knob},
+    {NULL, NULL},
+};
