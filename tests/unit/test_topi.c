@@ -694,6 +694,51 @@ static void test_relayout_schedule(void) {
   tb_run(&b);
 }
 
+/* A transpose whose last axis reads with a stride and an outer axis
+ * contiguously (attention's K^T: a slice of the QKV activation, split
+ * into heads, tokens moved last; ViT's pads the tokens too) runs in
+ * tiles of 16 x 16: both axes split, the tile loops outside.  Checked
+ * against direct references; a last axis read contiguously (a head split
+ * keeping the head dimension last) stays one vector copy. */
+static void test_transpose_tiles(void) {
+  Tensor *x = ph("x", 2, (int64_t[]){48, 96}, DT_F32);
+  Tensor *kt = topi_transpose(topi_reshape(topi_strided_slice(x, 1, (int64_t[]){32}, (int64_t[]){96}, NULL, (int64_t[]){1}),
+                                           3, (int64_t[]){48, 2, 32}),
+                              (int64_t[]){1, 2, 0});
+  Tensor *ktp = topi_pad(kt, (int64_t[]){0, 0, 0, 0, 0, 16}, TOPI_PAD_CONSTANT, 0);
+  Tensor *t2 = topi_transpose(x, (int64_t[]){1, 0});
+  Tensor *q = topi_transpose(topi_reshape(x, 3, (int64_t[]){48, 3, 32}), (int64_t[]){1, 0, 2});
+  CHECK(kt && ktp && t2 && q);
+  if (!kt || !ktp || !t2 || !q) return;
+  Tensor *outs[4] = {kt, ktp, t2, q};
+  const char *want[4] = {"inner, 0, 16)", "inner, 0, 16)", "inner, 0, 16)", ", 1, 16)"};
+  for (int i = 0; i < 4; i++) {
+    Schedule *s = te_create_schedule(1, &outs[i]);
+    CHECK_OK(topi_schedule_generic(s, 1, &outs[i]));
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){x, outs[i]}, "f", NULL);
+    CHECK_NN(f);
+    if (!f) continue;
+    const char *txt = kiln_lowered_str(f);
+    CHECK_MSG(strstr(txt, want[i]) != NULL, "case %d: no '%s' in\n%s", i, want[i], txt);
+    if (i < 3) CHECK_MSG(strstr(txt, "ramp(") == NULL, "case %d: a transpose tile is plain loops\n%s", i, txt);
+  }
+  TBatch b = {0};
+  TCase *c = tb_add(&b, "K^T [48, 96] -> [2, 32, 48]", 1, &x, kt, 0);
+  TCase *cp = tb_add(&b, "K^T padded [2, 32, 64]", 1, &x, ktp, 0);
+  TCase *c2 = tb_add(&b, "transpose [48, 96] -> [96, 48]", 1, &x, t2, 0);
+  TCase *cq = tb_add(&b, "head split [3, 48, 32]", 1, &x, q, 0);
+  for (int64_t h = 0; h < 3; h++)
+    for (int64_t d = 0; d < 32; d++)
+      for (int64_t tok = 0; tok < 64; tok++) {
+        if (h < 2 && c && tok < 48) tset(c->ref, (h * 32 + d) * 48 + tok, tget(c->a[0], tok * 96 + 32 + h * 32 + d));
+        if (h < 2 && cp)
+          tset(cp->ref, (h * 32 + d) * 64 + tok, tok < 48 ? tget(cp->a[0], tok * 96 + 32 + h * 32 + d) : 0);
+        if (cq && tok < 48) tset(cq->ref, (h * 48 + tok) * 32 + d, tget(cq->a[0], tok * 96 + h * 32 + d));
+      }
+  for (int64_t i = 0; c2 && i < 96 * 48; i++) tset(c2->ref, i, tget(c2->a[0], (i % 48) * 96 + i / 48));
+  tb_run(&b);
+}
+
 /* An injective stage read by an extern op stays in memory. */
 static void test_schedule_extern(void) {
   int64_t n = 37;
@@ -761,6 +806,7 @@ const TestCase topi_tests[] = {
     {"prelu_where", test_prelu_where},
     {"injective_schedule", test_injective_schedule},
     {"relayout_schedule", test_relayout_schedule},
+    {"transpose_tiles", test_transpose_tiles},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},

@@ -336,11 +336,75 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
  * vector (a [1, 9, 112, 112, 8] relayout: one division per row of 112
  * vectors, not five per vector). */
 #define PAR_MIN_TASKS 64
+
+/* Does some read of body index with var: its last dimension (last_only),
+ * or any? */
+static bool read_uses_var(Expr *body, Expr *var, bool last_only) {
+  AVec reads = {0};
+  all_reads(body, &reads);
+  for (int i = 0; i < reads.len; i++) {
+    Expr *r = reads.data[i];
+    for (int d = last_only ? r->read.n - 1 : 0; d >= 0 && d < r->read.n; d++)
+      if (ir_expr_uses_var(r->read.idx[d], var)) return true;
+  }
+  return false;
+}
+
+/* A transpose (attention's K^T, a head split that moves the token axis
+ * last): the output's last axis reads with a stride, and an outer axis a
+ * reads contiguously.  Both are cut into tiles of TRANSPOSE_TILE, the
+ * tile loops outside (the axes other than a and the last, a's tiles and
+ * the last's tiles, fused while fewer than PAR_MIN_TASKS, in parallel),
+ * the tile inside: its TRANSPOSE_TILE input rows and output rows stay in
+ * L1 while every line is used whole, where the untiled loop read one
+ * element of each input line per output row (a 384 x 256 slice of a [384,
+ * 768] QKV into [4, 64, 384]: 90 -> 17 us on one core).  The tile's loops
+ * are plain; the C compiler vectorizes them as it can.  Returns 1 when it
+ * scheduled st, 0 when st is not such a transpose. */
+enum { TRANSPOSE_TILE = 16 };
+static int schedule_transpose_tiles(Stage *st, Expr *body) {
+  Tensor *op = st->op;
+  int n = op->ndim, a = -1;
+  const int64_t T = TRANSPOSE_TILE;
+  int64_t last = const_extent(op->shape[n - 1]);
+  if (n < 2 || last < T || last % T || !read_uses_var(body, op->axis[n - 1]->var, false) ||
+      contiguous_in_lanes(op, body, lanes_for(op->dtype, last)))
+    return 0;
+  for (int d = n - 2; d >= 0 && a < 0; d--) {
+    int64_t e = const_extent(op->shape[d]);
+    if (e >= T && e % T == 0 && read_uses_var(body, op->axis[d]->var, true) && contiguous_along(op, body, op->axis[d]->var))
+      a = d;
+  }
+  if (a < 0) return 0;
+  IterVar *ao, *ai, *lo, *li;
+  if (stage_split(st, op->axis[a], ir_i32(T), &ao, &ai) || stage_split(st, op->axis[n - 1], ir_i32(T), &lo, &li))
+    return -1;
+  IterVar **order = KNEWN(IterVar *, n + 2);
+  int64_t *ext = KNEWN(int64_t, n + 2);
+  int c = 0;
+  for (int d = 0; d < n - 1; d++)
+    if (d != a) ext[c] = const_extent(op->shape[d]), order[c++] = op->axis[d];
+  ext[c] = const_extent(op->shape[a]) / T, order[c++] = ao;
+  ext[c] = last / T, order[c++] = lo;
+  order[c++] = ai, order[c++] = li;
+  if (stage_reorder(st, c, order)) return -1;
+  /* the tile loops (all but the last two), fused while too few */
+  int p = 1;
+  int64_t iters = ext[0];
+  while (p < c - 2 && (iters < 0 || iters < PAR_MIN_TASKS)) iters *= ext[p++];
+  IterVar *par = fuse_range(st, 0, p);
+  if (!par) return -1;
+  if (dims_product(op, 0, n) >= PAR_MIN_WORK && stage_parallel(st, par)) return -1;
+  return 1;
+}
+
 static int schedule_injective_output(Schedule *s, Stage *st) {
   Tensor *op = st->op;
   int n = op->ndim;
   int64_t total = dims_product(op, 0, n), last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
+  int tiled = schedule_transpose_tiles(st, inlined_body(s, st));
+  if (tiled) return tiled < 0 ? -1 : 0;
   int p = 1;
   while (p < n - 1 && dims_product(op, 0, p) >= 0 && dims_product(op, 0, p) < PAR_MIN_TASKS) p++;
   if (n < 3 || p >= n - 1 || dims_product(op, 0, p) < PAR_MIN_TASKS)
