@@ -532,8 +532,9 @@ int64_t x86_conv_block_cols(int64_t OW, int64_t budget);
  * dividing channels, up to lanes.  Kiln vectorizes powers of two only, so
  * 1000 channels take blocks of 8 (vector code), not of 10 (scalar). */
 int64_t x86_channel_block(int64_t channels, int64_t lanes);
-/* A root stage: outer axes fused and parallel, the last vectorized when it
- * is a power of two (or split by lanes_hint when that divides it). */
+/* A root stage: outer axes fused and parallel (as many as give 64
+ * iterations; the others serial), the last vectorized when it is a power
+ * of two (or split by lanes_hint when that divides it). */
 int x86_schedule_simple(Stage *st, int lanes_hint);
 /* x86_schedule_simple for every root compute stage not yet scheduled
  * except main and the anchor's. */

@@ -795,10 +795,13 @@ static void test_conv_odd_block_vectorized(void) {
  * computed once into a buffer of O floats rather than inlined into the
  * multiply (which recomputed it, and the conv's read, per output element:
  * RegNetY-400MF spent 0.65 ms on 112 sigmoids broadcast over 28x28).
- * Checked against the unscheduled lowering and a naive reference. */
+ * The multiply's parallel loop fuses the chunks and rows (4 x 17) and
+ * stops there: the columns are a serial loop, not a division and modulo
+ * of one fused counter per vector.  Checked against the unscheduled
+ * lowering and a naive reference. */
 static void test_conv_broadcast_epilogue(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
-  int64_t C = 12, O = 32, H = 5, W = 6, bn = 16;
+  int64_t C = 12, O = 64, H = 17, W = 6, bn = 16;
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, C, 1, 1}, (int64_t[]){O, C, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
@@ -826,6 +829,7 @@ static void test_conv_broadcast_epilogue(void) {
   LoweredFunc *f = kiln_lower(s, 5, args, "f", NULL);
   CHECK_NN(f);
   if (f) CHECK_CONTAINS(kiln_lowered_str(f), kfmt("allocate T_sigmoid[float32 * %lld]", (long long)O));
+  if (f) CHECK_CONTAINS(kiln_lowered_str(f), kfmt("parallel (i.j.fused.k.fused, 0, %lld)", (long long)(O / ob * H)));
   DLTensor **arr = tk_run_vs_unscheduled(s, 5, args, &copt, 1e-6, "conv, bias, sigmoid, broadcast multiply");
   if (!arr) return;
   const float *d = arr[0]->data, *k = arr[1]->data, *b = arr[2]->data, *x = arr[3]->data;
