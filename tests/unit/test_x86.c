@@ -343,8 +343,9 @@ static void test_dense_pack_fallback_tail(void) {
 }
 
 /* The fallback on layer shapes of the kind it is chosen for: two vectors
- * of columns where they divide N, 12 rows (a divisor of M from 12 to 8
- * first) with a tail for a prime M, column blocks grouped along N only
+ * of columns where they divide N, a divisor of M from 12 to 8 rows, else
+ * the fewest blocks of up to 12 rows as even as they go, with a tail
+ * (197: 12 and 5; 49: 10 and 9, not 12 and 1), column blocks grouped along N only
  * while the task's weight panel stays small; each config a point of the
  * space and right against the unscheduled lowering. */
 static void test_dense_pack_fallback_shapes(void) {
@@ -353,8 +354,9 @@ static void test_dense_pack_fallback_shapes(void) {
   if (!tm) return;
   int64_t lanes = target_host()->vector_lanes;
   /* M, N, K, the rows the fallback must pick */
-  static const int64_t cases[][4] = {{197, 64, 96, 12}, {49, 96, 40, 12}, {64, 128, 24, 8}, {40, 48, 33, 10}, {1, 64, 32, 1}};
-  for (int i = 0; i < 5; i++) {
+  static const int64_t cases[][4] = {{197, 64, 96, 12}, {49, 96, 40, 10}, {64, 128, 24, 8},
+                                     {40, 48, 33, 10},  {1, 64, 32, 1},   {13, 64, 20, 7}};
+  for (int i = 0; i < 6; i++) {
     const int64_t *c = cases[i];
     Workload *wl = wl_dense(tm->name, c[0], c[1], c[2], "float32", "float32");
     ConfigSpace *cs = template_space(tm, target_host(), wl);

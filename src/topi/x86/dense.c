@@ -237,13 +237,15 @@ static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  *   N, else the widest power of two up to one vector that does (a GEMV,
  *   one row, is memory-bound either way);
  * - rows: with two vectors, the most rows from 12 down to 8 that divide
- *   M, else 12 and a guarded tail block (ViT's 197 tokens: 16 blocks of
- *   12 and one of 5): 24 accumulators (the FMA latency times two FMA
- *   ports needs 8 or more independent chains), and each k step's 2
+ *   M, else the fewest blocks of at most 12 rows, as even as they go, and
+ *   a guarded tail block (ViT's 197 tokens: 16 blocks of 12 and one of
+ *   5; ConvNeXt's 49: 4 of 10 and one of 9): 24 accumulators (the FMA
+ *   latency times two FMA ports needs 8 or more independent chains),
+ *   and each k step's 2
  *   weight vectors serve 12 rows.  The K loop is not blocked, so the
  *   weight streams from L2 once per row block: that stream is what
  *   limits this kernel at large K, and 12 rows halve it against 6; with
- *   one vector, a divisor of M from 4 to 12, else 12 and a tail (every
+ *   one vector, a divisor of M from 4 to 12, else even blocks (every
  *   choice is a point of the space: tuning measures the fallback first);
  * - K unrolled by 4, the block's accumulators in registers over all of K;
  * - blocks are parallel tasks, x_oi column blocks per task (the block's
@@ -258,13 +260,19 @@ static int pack_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  * prime M one row at a time. */
 enum { DENSE_PANEL_BYTES = 256 << 10 };
 
-/* The most rows from hi down to lo that divide M, else hi rows and a
- * guarded tail block (M itself when it is at most hi). */
+/* The most rows from hi down to lo that divide M, else the rows that
+ * cut M into the fewest blocks of at most hi as evenly as they can, with
+ * a guarded tail block (M itself when it is at most hi).  Even blocks,
+ * not hi and whatever is left: ConvNeXt's 49 positions ran 4 blocks of
+ * 12 and one of a single row, whose two accumulators wait on the FMA
+ * latency (at 4 cycles, a third of a 12-row block's time for a twelfth
+ * of its work); 4 blocks of 10 and one of 9 ran 1.07-1.11x. */
 static int64_t dense_rows(int64_t M, int64_t lo, int64_t hi) {
   if (M <= hi) return M;
   for (int64_t r = hi; r >= lo; r--)
     if (M % r == 0) return r;
-  return hi;
+  int64_t blocks = (M + hi - 1) / hi;
+  return (M + blocks - 1) / blocks;
 }
 
 static int pack_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
