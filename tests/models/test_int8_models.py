@@ -137,13 +137,15 @@ def test_int8_convnet_matches_onnxruntime(ortpy, tmp_path):
     check(prefix, tmp_path, ["nn.contrib_conv2d_NCHWc_int8"])
     shown = kiln("show", prefix + ".int8.onnx").stdout
     assert (shown.count("nn.contrib_conv2d_NCHWc_int8(") == 5) == has_vnni(), shown
-    # the requantize epilogues: QuantizeLinear's divide by its scale a
-    # multiply, and the residual branch's quantize-dequantize pair without
-    # the casts to uint8 and back (the float32 model keeps both)
+    # the requantize epilogues (src/graph/passes/requantize.c): QuantizeLinear's
+    # divide by its scale a multiply, its add of a zero point 0 gone, and the
+    # residual branch's quantize-dequantize pair without the casts to uint8
+    # and back or the zero point added and taken away (the float32 model
+    # keeps all of them)
     names = set(w for w in shown.replace("(", " ").split() if w.startswith("fused_"))
     assert any("divide_round" in f for f in names) != has_vnni(), names
     assert any("clip_cast_cast_subtract" in f for f in names) != has_vnni(), names
-    assert any("clip_subtract_multiply_add" in f for f in names) == has_vnni(), names
+    assert any("round_clip_multiply_add" in f for f in names) == has_vnni(), names
 
 
 def test_int8_mlp_matches_onnxruntime(ortpy, tmp_path):

@@ -34,6 +34,9 @@
  * tensor, the next QuantizeLinear) stays blocked, and so does the uint8
  * tensor it writes for the next conv.
  *
+ * Then requantize.c simplifies the requantize epilogues the layers' kernels
+ * now end with (graph_simplify_requantize).
+ *
  * It runs at -O3 before fold_constant (which then packs the weights), on
  * an AVX-512 CPU target when the CPU compiling has AVX512-VNNI (the
  * generated code is built for it; $KILN_CPU_NO_VNNI=1 makes Kiln treat the
@@ -42,7 +45,6 @@
  * float32 weight.
  */
 #include <cpuid.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +76,7 @@ static int64_t numel(const TType *t) {
 
 static const void *const_data(const GNode *c) { return (const char *)c->value->data + c->value->byte_offset; }
 
-/* The float32 value of a one-element float32 constant. */
-static bool scalar_f32(const GNode *c, float *v) {
+bool graph_scalar_f32(const GNode *c, float *v) {
   if (c->kind != GN_CONST || !dt_eq(c->type.dtype, DT_F32) || numel(&c->type) != 1 || c->type.sym) return false;
   *v = *(const float *)const_data(c);
   return true;
@@ -93,14 +94,14 @@ typedef struct ActQ {
 static bool match_act(GNode *n, ActQ *q) {
   if (!is_call(n, OP_MULTIPLY) || n->type.sym) return false;
   GNode *s = n->args[0];
-  if (!scalar_f32(n->args[1], &q->scale)) {
-    if (!scalar_f32(n->args[0], &q->scale)) return false;
+  if (!graph_scalar_f32(n->args[1], &q->scale)) {
+    if (!graph_scalar_f32(n->args[0], &q->scale)) return false;
     s = n->args[1];
   }
   if (!(q->scale > 0)) return false;
   float z = 0;
   if (is_call(s, OP_SUBTRACT)) {
-    if (!scalar_f32(s->args[1], &z)) return false;
+    if (!graph_scalar_f32(s->args[1], &z)) return false;
     s = s->args[0];
   }
   if (!is_call(s, OP_CAST) || !dt_eq(s->type.dtype, DT_F32)) return false;
@@ -266,55 +267,6 @@ static GNode *rewrite_max_pool(Graph *ng, GNode *old, GNode **args) {
   return graph_call(ng, "multiply", 2, margs, mul->attrs, NULL);
 }
 
-/* round(divide(x, s)) -> round(multiply(x, 1 / s)) for a QuantizeLinear's
- * constant scale s > 0: the requantize epilogue of every int8 kernel (one
- * or two per output vector) multiplies instead of dividing, as ONNX
- * Runtime's own requantization does.  The product is within one ulp of the
- * quotient, so a value moves by one quantization step only where x / s lies
- * within an ulp of a rounding boundary (docs/int8.md, "Accuracy"). */
-static GNode *rewrite_quantize_divide(Graph *ng, GNode *old, GNode **args) {
-  GNode *d = args[0];
-  float s;
-  if (!is_call(d, OP_DIVIDE) || !scalar_f32(d->args[1], &s) || !(s > 0) || !isnormal(1.0f / s) ||
-      !dt_eq(d->args[0]->type.dtype, DT_F32))
-    return GRAPH_KEEP;
-  GNode *r = graph_scalar(ng, (double)(1.0f / s), DT_F32);
-  GNode *m = r ? graph_call(ng, "multiply", 2, (GNode *[]){d->args[0], r}, gattrs_new(), NULL) : NULL;
-  return m ? graph_copy_call(ng, old, &m) : NULL;
-}
-
-/* A float32 value that holds an integer: round(x), or round(x) plus an
- * integer constant (a QuantizeLinear's zero point). */
-static bool integral_f32(const GNode *y) {
-  if (!dt_eq(y->type.dtype, DT_F32)) return false;
-  if (is_call(y, OP_ROUND)) return true;
-  float z;
-  if (!is_call(y, OP_ADD)) return false;
-  for (int i = 0; i < 2; i++)
-    if (is_call(y->args[i], OP_ROUND) && scalar_f32(y->args[1 - i], &z) && z == nearbyintf(z)) return true;
-  return false;
-}
-
-/* cast(cast(clip(y, lo, hi), T), float32) -> clip(y, lo, hi), T an 8-bit
- * integer type holding lo..hi and y integral: a QuantizeLinear whose
- * output a DequantizeLinear reads straight back (the quantized conv
- * output before a residual add).  clip's result is an integer of T's
- * range (a NaN clips to lo), so the casts there and back change nothing;
- * the residual kernel's epilogue loses four conversions per vector. */
-static GNode *rewrite_requantized_cast(GNode **args) {
-  GNode *c = args[0];
-  if (!is_call(c, OP_CAST)) return GRAPH_KEEP;
-  DType t = c->type.dtype;
-  GNode *clip = c->args[0];
-  if (t.bits != 8 || t.lanes != 1 || (t.code != kDLUInt && t.code != kDLInt) || !is_call(clip, OP_CLIP) ||
-      !integral_f32(clip->args[0]))
-    return GRAPH_KEEP;
-  double lo = gattr_float(&clip->attrs, "a_min", NAN), hi = gattr_float(&clip->attrs, "a_max", NAN);
-  if (!(lo == floor(lo) && hi == floor(hi) && lo >= (double)dt_int_min(t) && hi <= (double)dt_int_max(t) && lo <= hi))
-    return GRAPH_KEEP;
-  return clip;
-}
-
 static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   const PassContext *pc = ud;
   if (is_call(old, OP_CONV2D)) return rewrite_conv(ng, old, args);
@@ -387,27 +339,12 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   return r;
 }
 
-/* The requantize epilogues, once the layers read their uint8 inputs (a
- * dequantization the rewrite above consumed is gone, and the casts of the
- * next rule are only those feeding float32 ops). */
-static GNode *rewrite_epilogue(Graph *ng, GNode *old, GNode **args, void *ud) {
-  const int *uses = ud;
-  if (is_call(old, OP_ROUND)) return rewrite_quantize_divide(ng, old, args);
-  /* only where nothing else reads the 8-bit tensor: otherwise it is
-   * written anyway, and the float32 one would be a second output */
-  if (is_call(old, OP_CAST) && dt_eq(old->type.dtype, DT_F32) && uses[old->args[0]->id] == 1)
-    return rewrite_requantized_cast(args);
-  return GRAPH_KEEP;
-}
-
 Graph *pass_fake_quantization_to_integer(Graph *g, const PassContext *pc) {
   const Target *t = pc->target;
   if (target_is_gpu(t) || t->isa != ISA_X86_AVX512 || !graph_cpu_has_vnni()) return graph_rewrite(g, NULL, NULL);
   Graph *r = graph_rewrite(g, rewrite, (void *)pc);
   if (!r) return NULL;
-  int *uses = graph_use_counts(r);
-  Graph *e = uses ? graph_rewrite(r, rewrite_epilogue, uses) : NULL;
-  free(uses);
+  Graph *e = graph_simplify_requantize(r); /* requantize.c */
   graph_free(r);
   return e;
 }

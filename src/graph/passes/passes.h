@@ -11,6 +11,8 @@
  *   dce.c                 drop what the outputs do not use
  *   alter_layout.c        conv2d -> NCHW[x]c with transforms at the edges
  *   fake_quant.c          QDQ layers of quantized models -> int8 ops
+ *   requantize.c          (called by fake_quant.c) their requantize
+ *                         epilogues simplified
  *   alter_layout_gpu.c    on a GPU target: Winograd weights transformed at
  *                         build time (called by pass_alter_layout)
  */
@@ -40,6 +42,10 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc);
 Graph *pass_fake_quantization_to_integer(Graph *g, const PassContext *pc);
 /* Whether this CPU runs AVX512-VNNI ($KILN_CPU_NO_VNNI=1: as if not). */
 bool graph_cpu_has_vnni(void);
+/* The value of a one-element float32 constant (fake_quant.c). */
+bool graph_scalar_f32(const GNode *c, float *v);
+/* The int8 layers' requantize epilogues simplified (requantize.c). */
+Graph *graph_simplify_requantize(Graph *g);
 Graph *pass_alter_layout_gpu(Graph *g, const PassContext *pc);
 
 /* ===== eval.c (graph/) ===== */
