@@ -43,7 +43,8 @@ def test_tasks_listing():
 def test_tune_compile_profile(tmp_path):
     log = str(tmp_path / "digits.json")
     p = kiln("tune", DIGITS, *SHAPES, "-o", log, "--tasks", "2", "--trials", "6", "--tuner", "random",
-             "--number", "2", "--repeat", "2", "--parallel", "2", "--verify", "0")
+             "--number", "2", "--repeat", "2", "--parallel", "2", "--verify", "0", "--build-timeout", "300",
+             "--timeout", "60")
     assert re.search(r"\[Task  2/ 4\]\s+Current/Best:\s+[\d.]+/\s*[\d.]+ GFLOPS \| Progress: \(6/6\) \| [\d.]+ s Done.",
                      p.stderr), p.stderr
     recs = [json.loads(l) for l in open(log)]

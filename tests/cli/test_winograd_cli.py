@@ -98,7 +98,7 @@ def test_tasks_tune_records(model, tmp_path):
     assert "('TENSOR', (48, 48, 3, 3), 'float32')" in tasks
     log = str(tmp_path / "w.json")
     kiln("tune", path, "-o", log, "--tasks", "2", "--trials", "4", "--tuner", "random", "--number", "1",
-         "--repeat", "1", "--parallel", "2", "--verify", "0")
+         "--repeat", "1", "--parallel", "2", "--verify", "0", "--build-timeout", "300", "--timeout", "60")
     recs = [json.loads(l) for l in open(log)]
     assert len(recs) == 4
     for r in recs:
@@ -120,7 +120,7 @@ def test_direct_record_kept(model, tmp_path):
     off = env_with(KILN_WINOGRAD="0")
     log = str(tmp_path / "d.json")
     kiln("tune", path, "-o", log, "--tasks", "2", "--trials", "2", "--tuner", "random", "--number", "1",
-         "--repeat", "1", "--parallel", "2", "--verify", "0", env=off)
+         "--repeat", "1", "--parallel", "2", "--verify", "0", "--build-timeout", "300", "--timeout", "60", env=off)
     recs = [json.loads(l) for l in open(log)]
     assert recs and all(r["input"][1] == "conv2d_NCHWc.x86" for r in recs)
     so = str(tmp_path / "k.so")
