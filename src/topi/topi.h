@@ -617,6 +617,13 @@ Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const i
 /* The output channels a group is computed with under cfg (its group_pad
  * knob), or 0 when they are the real ones. */
 int64_t topi_x86_group_conv_padded(const struct Target *t, int64_t OC, int64_t groups, const struct ConfigEntity *cfg);
+/* Whether the conv, compiled with cfg, reads its input in place from a
+ * tensor in blocks of `block` holding the real channels and up to a block
+ * of padding after them (its own input block ic_bn dividing `block`; the
+ * repack folds into its padded slab), so alter_layout needs no
+ * layout_transform in front. */
+bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int64_t block,
+                                     const struct ConfigEntity *cfg);
 extern const struct Template topi_x86_group_conv2d_NCHWc_template;
 
 /* ----- winograd.c (all targets) and x86/winograd.c: conv2d_NCHWc_winograd.x86, 3x3 stride-1

@@ -1,7 +1,8 @@
 """Grouped convolutions (ResNeXt-, RegNet-style: groups > 1, not
 depthwise) take the group_conv2d_NCHWc.x86 template: a PyTorch block of
 grouped convolutions (groups of 4, 24 and 3 channels, strides 1 and 2, with
-batch norm, ReLU, a residual add) exported to ONNX, built at opt level 3,
+batch norm, ReLU, a residual add; groups reading a wider block, and a
+padded one, in place) exported to ONNX, built at opt level 3,
 matches PyTorch on fresh random inputs, and the build's tuning tasks name
 the template."""
 import numpy as np
@@ -24,13 +25,16 @@ class _Block(torch.nn.Module):
         self.g24 = nn.Conv2d(64, 96, 3, stride=2, padding=1, groups=2)      # 32 in, 48 out per group
         self.g3 = nn.Conv2d(96, 96, 1, groups=32)                           # 3 per group, 1x1
         self.g_odd = nn.Conv2d(96, 72, (3, 1), padding=(1, 0), groups=24)  # 4 in, 3 out per group
+        self.p72 = nn.Conv2d(72, 72, 1)                                     # 72 channels: padded to 80
+        self.g24p = nn.Conv2d(72, 48, 3, padding=1, groups=3)              # reads the padded 16-blocks in place
 
     def forward(self, x):
         x = torch.relu(self.stem(x))
         x = torch.relu(self.bn(self.g4(x)) + x)
         x = torch.relu(self.g24(x))
         x = self.g3(x) + x
-        return self.g_odd(x)
+        x = torch.relu(self.p72(self.g_odd(x)))
+        return self.g24p(x)
 
 
 def test_grouped_block_matches_pytorch(tmp_path):
@@ -47,7 +51,7 @@ def test_grouped_block_matches_pytorch(tmp_path):
         tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
         lib = kiln.build(mod, target="cpu", params=params)
     names = sorted(t.name for t in tasks)
-    assert names.count("group_conv2d_NCHWc.x86") == 4, names
+    assert names.count("group_conv2d_NCHWc.x86") == 5, names
     m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
     rng = np.random.default_rng()  # fresh inputs each run
     for _ in range(2):

@@ -79,7 +79,11 @@ static Workload *case_workload(const GCase *c) {
 typedef enum Epi { EPI_NONE, EPI_BIAS_RELU, EPI_RESIDUAL_RELU, EPI__COUNT } Epi;
 static const char *epi_name[] = {"none", "bias+relu", "residual+relu"};
 
-static bool run_case(const Template *tm, Epi epi, int caseno, bool wide) {
+/* wider_block: the data in a block 2 or 4 times the config's input block
+ * (at most 16), with up to a block of padded channels (random values)
+ * after the real ones, as alter_layout hands a grouped conv the tensor its
+ * producer made; the compute reads it in place (its repack). */
+static bool run_case(const Template *tm, Epi epi, int caseno, bool wide, bool wider_block) {
   GCase c = random_case(wide);
   Workload *wl = case_workload(&c);
   ConfigSpace *cs = template_space(tm, target_host(), wl);
@@ -97,13 +101,21 @@ static bool run_case(const Template *tm, Epi epi, int caseno, bool wide) {
     test_fail(__FILE__, __LINE__, "%s: placeholders: %s", desc, kiln_get_error());
     return false;
   }
+  if (wider_block) {
+    int64_t ib0 = te_dim(in[0], 4), db = ib0 * test_pick(2, (int64_t[]){2, 4});
+    if (db > 16) db = ib0;
+    int64_t cp = (c.C + test_rand_between(0, db - 1) + db - 1) / db * db;
+    in[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, cp / db, c.H, c.W, db}, DT_F32);
+    desc = kfmt("%s, data in blocks of %lld with %lld channels", desc, (long long)db, (long long)cp);
+  }
   Tensor *data = in[0], *kernel = in[1];
   Tensor *conv = tm->compute(target_host(), wl, cfg, 2, in);
   CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
   if (!conv) return false;
   /* the output block; the kernel's (kb) is larger in the padded-group form,
    * whose kernel holds kpgp >= kpg output channels a group */
-  int64_t ib = te_dim(data, 4), ob = te_dim(conv, 4), kb = te_dim(kernel, 5);
+  int64_t ib = te_dim(data, 4), ob = te_dim(conv, 4), kb = te_dim(kernel, 5), dch = te_dim(data, 1) * ib;
+  int64_t kib = te_dim(kernel, 4); /* the conv's input block (the data's or a divisor of it) */
   int64_t kpg = c.O / c.G, kpgp = te_dim(kernel, 0) * kb / c.G;
   CHECK_MSG(kpgp == kpg || (kpgp > kpg && topi_x86_group_conv_padded(target_host(), c.O, c.G, cfg) == kpgp),
             "%s: kernel of %lld channels a group", desc, (long long)kpgp);
@@ -141,14 +153,15 @@ static bool run_case(const Template *tm, Epi epi, int caseno, bool wide) {
     for (int64_t ch = 0; ch < c.C; ch++)
       for (int64_t y = 0; y < c.H; y++)
         for (int64_t x = 0; x < c.W; x++)
-          d[((n * c.C + ch) * c.H + y) * c.W + x] = pd[(((n * (c.C / ib) + ch / ib) * c.H + y) * c.W + x) * ib + ch % ib];
+          d[((n * c.C + ch) * c.H + y) * c.W + x] =
+              pd[(((n * (dch / ib) + ch / ib) * c.H + y) * c.W + x) * ib + ch % ib];
   for (int64_t o = 0; o < c.O; o++)
     for (int64_t i = 0; i < cpg; i++)
       for (int64_t y = 0; y < c.KH; y++)
         for (int64_t x = 0; x < c.KW; x++) {
           int64_t ko = o / kpg * kpgp + o % kpg; /* o's row of the (padded) kernel */
           k[((o * cpg + i) * c.KH + y) * c.KW + x] =
-              pk[(((((ko / kb) * (cpg / ib) + i / ib) * c.KH + y) * c.KW + x) * ib + i % ib) * kb + ko % kb];
+              pk[(((((ko / kb) * (cpg / kib) + i / kib) * c.KH + y) * c.KW + x) * kib + i % kib) * kb + ko % kb];
         }
   bool ok = true;
   {
@@ -183,7 +196,16 @@ static bool run_case(const Template *tm, Epi epi, int caseno, bool wide) {
 static void test_random(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, false);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, false, false);
+}
+
+/* The input read in place from a wider block, padded channels after the
+ * real ones, in both forms (groups of up to 8 and of 20 to 40). */
+static void test_random_wider_block(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++)
+    run_case(tm, (Epi)(i % EPI__COUNT), i, i % 3 == 2 && target_host()->vector_lanes >= 16, true);
 }
 
 /* Groups of 20, 24 and 40 output channels: configs with and without the
@@ -193,7 +215,7 @@ static void test_random_padded(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
   if (!tm || target_host()->vector_lanes < 16) return;
-  for (int i = 0; i < tk_template_cases(9); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, true);
+  for (int i = 0; i < tk_template_cases(9); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, true, false);
 }
 
 /* ResNeXt-50's first grouped layer: 32 groups of 4 channels. */
@@ -414,6 +436,7 @@ static void test_channels_attr(void) {
 const TestCase group_conv_tests[] = {
     {"random", test_random},
     {"random_padded", test_random_padded},
+    {"random_wider_block", test_random_wider_block},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},
     {"record_round_trip", test_record_round_trip},

@@ -65,6 +65,10 @@ static void conv_shapes_as(GNode *n, const int64_t *ch, int64_t d[4], int64_t k[
     /* a padded-group weight (group_pad) holds more rows than the conv keeps */
     int64_t keep = gattr_int(&n->attrs, "kept_channels", 0);
     if (keep > 0 && keep < k[0] && gattr_int(&n->attrs, "groups", 1) > 1) k[0] = keep;
+    /* a grouped conv reading a wider block than its own may read only the
+     * first channels of a padded input (infer_conv2d) */
+    int64_t groups = gattr_int(&n->attrs, "groups", 1);
+    if (groups > 1 && dt->ndim == 5 && k[1] * groups < d[1]) d[1] = k[1] * groups;
   }
   if (ch) {
     if (gattr_int(&n->attrs, "groups", 1) == 1) k[1] = ch[0]; /* depthwise kernels keep 1 */

@@ -113,6 +113,12 @@ static int infer_conv2d(GNode *n, TType *out) {
     O = w->shape[0] * w->shape[5], I = w->shape[1] * w->shape[4], KH = w->shape[2], KW = w->shape[3];
     if (groups > 1) I = w->shape[1] * w->shape[4]; /* depthwise NCHWc weights: [O/oc, 1, KH, KW, 1, oc] */
   }
+  /* a blocked grouped conv may read its input in a block its kernel's
+   * input block divides, and read only the first I x groups channels of
+   * it (the rest alter_layout's padding; group_conv2d_NCHWc's repack) */
+  if (blk > 0 && groups > 1 && w->ndim == 6 && w->shape[4] > 1 && blk % w->shape[4] == 0 && I * groups < C &&
+      C - I * groups < blk)
+    C = I * groups;
   if (groups <= 0 || C % groups || O % groups)
     return kiln_set_error("groups = %lld must divide input channels %lld and output channels %lld", (long long)groups,
                           (long long)C, (long long)O);

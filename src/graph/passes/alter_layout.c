@@ -57,7 +57,10 @@
  * (reshape, nn.pad, reshape: folded) and packed in full-vector output
  * blocks; the node keeps the real channels in blocks of tile_oc, and its
  * `kept_channels` attribute says how many (infer_conv2d), so nothing after it
- * sees the padding.
+ * sees the padding.  A grouped conv whose input block divides its
+ * producer's reads the producer's tensor, padded or not, in place
+ * (reads_in_place: no layout_transform in front; its data_layout is the
+ * producer's, its kernel's input block its own).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +243,22 @@ static int64_t group_pad_channels(const Alt *a, GNode *old, const Strategy *st) 
   return topi_x86_group_conv_padded(a->target, old->args[1]->type.shape[0], groups, st->config);
 }
 
+/* A grouped conv reads x (blocked, maybe padded) in place when its input
+ * block divides x's and its schedule folds the repack into the padded
+ * input it copies anyway (group_conv2d_NCHWc.x86): RegNetX's and RegNetY's
+ * grouped convs then need no layout_transform (and no crop of the padded
+ * channels) in front. */
+static bool reads_in_place(Alt *a, GNode *old, GNode *x, int64_t icb, const Strategy *st) {
+  int64_t groups = gattr_int(&old->attrs, "groups", 1), bx = blk_of(a, x);
+  const TType *kt = &old->args[1]->type;
+  if (groups < 2 || graph_conv_is_depthwise(old) || bx <= 0 || !st->tmpl ||
+      st->tmpl != &topi_x86_group_conv2d_NCHWc_template)
+    return false;
+  int64_t C = old->args[0]->type.shape[1];
+  return real_of(a, x) == C && chans_of(a, x) - C < bx &&
+         topi_x86_group_conv_reads_block(kt->shape[2], kt->shape[3], icb, bx, st->config);
+}
+
 static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (old->args[0]->type.ndim != 4 || args[1]->kind != GN_CONST) return GRAPH_KEEP;
   int64_t ch[2];
@@ -257,7 +276,9 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
-  GNode *data = to_layout(ng, a, args[0], (int)icb, padded ? ch[0] : C);
+  bool in_place = reads_in_place(a, old, args[0], icb, &st);
+  GNode *data = in_place ? args[0] : to_layout(ng, a, args[0], (int)icb, padded ? ch[0] : C);
+  int64_t dblk = in_place ? blk_of(a, data) : icb;
   GNode *w = args[1];
   GAttrs at = gattrs_copy(&old->attrs);
   if (padded) { /* zero weights for the padded channels (folded) */
@@ -307,7 +328,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     ga_str(&kt, "dst_layout", klayout);
     GNode *kw = graph_call(ng, "layout_transform", 1, &w, kt, NULL);
     if (!data || !kw) return NULL;
-    ga_str(&at, "data_layout", layout_name((int)icb));
+    ga_str(&at, "data_layout", layout_name((int)dblk));
     ga_str(&at, "kernel_layout", klayout);
     ga_str(&at, "out_layout", layout_name((int)ocb));
     GNode *cargs[2] = {data, kw};

@@ -31,9 +31,39 @@
 
 #include <string.h>
 
+#define GCONV_REPACK_TAG "group_conv2d_NCHWc_repack"
+
+/* The input in the conv's own block.  A grouped conv whose input block
+ * ic_bn (the kernel's) is smaller than the block db of the tensor it reads
+ * and divides it reads that tensor in place: channel c ic_bn + l of the
+ * conv's chunk c is lane (c % (db / ic_bn)) ic_bn + l of chunk
+ * c / (db / ic_bn), contiguous in l.  The tensor may hold more channels
+ * than the conv's groups read (alter_layout's padded channels, after the
+ * real ones); those are never read.  The schedule inlines this stage into
+ * the padded input it copies per slab, so the graph needs no
+ * layout_transform in front of the conv (RegNetX's groups of 24 and
+ * RegNetY's of 8 read 8-channel blocks of 16-channel tensors).  Returns
+ * data itself where the blocks and channels agree, or where the conv's
+ * compute will refuse them with its reason. */
+static Tensor *gconv_repack(Tensor *data, Tensor *kernel, int64_t groups) {
+  if (!data || !kernel || data->ndim != 5 || kernel->ndim != 6) return data;
+  int64_t db = te_dim(data, 4), ib = te_dim(kernel, 4), C = groups * te_dim(kernel, 1) * ib;
+  /* agreeing blocks, or shapes the conv's compute refuses with its reason */
+  if (ib < 1 || db % ib || C > te_dim(data, 1) * db || (db == ib && C == te_dim(data, 1) * db)) return data;
+  int64_t r = db / ib;
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cb"});
+  Expr *lane = ir_add(ir_mul(ir_floormod(v[1], ir_i32(r)), ir_i32(ib)), v[4]);
+  Expr *body = te_read5(data, v[0], ir_floordiv(v[1], ir_i32(r)), v[2], v[3], lane);
+  if (!body) return NULL;
+  return te_compute("data_repack", 5,
+                    (Expr *[]){data->shape[0], ir_i32(C / ib), data->shape[2], data->shape[3], ir_i32(ib)}, v, body,
+                    GCONV_REPACK_TAG);
+}
+
 Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                                     const int dilation[2], int64_t groups, DType out_dtype) {
-  return x86_conv2d_NCHWc_compute("group_conv2d_NCHWc", data, kernel, strides, padding, dilation, groups, out_dtype);
+  return x86_conv2d_NCHWc_compute("group_conv2d_NCHWc", gconv_repack(data, kernel, groups), kernel, strides, padding,
+                                  dilation, groups, out_dtype);
 }
 
 /* The padded-group form: kernel [G KPGp / L, CPG / ic_bn, KH, KW, ic_bn,
@@ -46,8 +76,8 @@ Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int stri
 Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                                            const int dilation[2], int64_t groups, int64_t out_channels, int64_t oc_bn,
                                            DType out_dtype) {
-  Tensor *convp = x86_conv2d_NCHWc_compute("group_conv2d_NCHWc", data, kernel, strides, padding, dilation, groups,
-                                           out_dtype);
+  Tensor *convp = x86_conv2d_NCHWc_compute("group_conv2d_NCHWc", gconv_repack(data, kernel, groups), kernel, strides,
+                                           padding, dilation, groups, out_dtype);
   if (!convp) return NULL;
   int64_t L = te_dim(kernel, 5), kpgp = te_dim(convp, 1) * L / groups, kpg = groups > 0 ? out_channels / groups : 0;
   if (groups < 1 || out_channels % groups || kpg > kpgp || oc_bn < 1 || kpg % oc_bn || L % oc_bn || kpgp % L)
@@ -104,6 +134,13 @@ int64_t topi_x86_group_conv_padded(const Target *t, int64_t OC, int64_t groups, 
   Conv2DWorkload c = {.OC = OC, .groups = groups};
   int64_t ocb = cfg_split_inner(cfg, "tile_oc");
   return ocb > 0 && t->vector_lanes % ocb == 0 ? gconv_pad_to(t, &c) : 0;
+}
+
+/* The schedule's slab path (a window wider than 1x1, no batch blocking)
+ * inlines the repack into the slab copy; elsewhere the repack would be a
+ * copy of its own, no better than the layout_transform. */
+bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int64_t block, const ConfigEntity *cfg) {
+  return ic_bn > 1 && block > ic_bn && block % ic_bn == 0 && KH * KW > 1 && cfg_other_int(cfg, "tile_n", 1) == 1;
 }
 
 static bool ow_filter(const int64_t *sizes, int n, void *ud) {
@@ -238,6 +275,20 @@ static int64_t gconv_occ_block(const Target *t, int64_t cols, int64_t cpk) {
   return best;
 }
 
+/* The repacked input (gconv_repack) computed inside the padded input that
+ * reads it, element by element as that copy is made per slab. */
+static int gconv_inline_repack(Schedule *s, Tensor *pad) {
+  if (pad->kind != TE_COMPUTE) return 0;
+  for (int i = 0; i < pad->ninputs; i++) {
+    Tensor *in = pad->inputs[i];
+    if (in->kind == TE_COMPUTE && in->tag && !strcmp(in->tag, GCONV_REPACK_TAG)) {
+      Stage *st = sch_stage(s, in);
+      if (!st || stage_compute_inline(st)) return -1;
+    }
+  }
+  return 0;
+}
+
 /* The padded-group form (crop = the group_conv2d_NCHWc_crop stage over
  * conv): the same loop nest, but a register block holds all the group's
  * padded chunks (reg_n columns x KPGp channels), and the output loop
@@ -280,7 +331,7 @@ static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntit
   if (stage_unroll(so, j) || stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_fuse(so, n, g, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (sp) {
-    if (stage_compute_at(sp, so, f)) return -1;
+    if (gconv_inline_repack(s, pad) || stage_compute_at(sp, so, f)) return -1;
     int64_t pb = te_dim(pad, 4);
     if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, 4))) return -1;
   }
@@ -370,7 +421,7 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   if (cigi && stage_unroll(so, cigi)) return -1;
   if (stage_fuse(so, n, g, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
-  if (stage_compute_at(sp, so, f)) return -1;
+  if (gconv_inline_repack(s, pad) || stage_compute_at(sp, so, f)) return -1;
   int64_t pb = te_dim(pad, 4);
   if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, 4))) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
