@@ -422,7 +422,8 @@ struct OpDef {
   /* infer n's output type from its args and attrs; -1 + error */
   int (*infer)(GNode *n, TType *out);
   /* build the compute from input tensors (one per arg); st is the
-   * strategy of an anchor op (its template's config), else NULL */
+   * strategy of an anchor op (its template's config), else one with only
+   * the target set (NULL when folding constants: the host) */
   Tensor *(*compute)(GNode *n, Tensor **ins, const Strategy *st);
   /* fill the strategy of an anchor op (may be NULL: generic schedule);
    * configs come from the node (alter_layout's choice) or from dc */

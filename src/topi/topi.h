@@ -35,6 +35,7 @@
  *                        concat, split, strided_slice, gather,
  *                        gather_elements, tile, expand, resize,
  *                        depth_to_space, space_to_depth, layout_transform
+ *   generic/scatter.c    scatter_elements, scatter_nd (extern loop nests)
  *   generic/schedule.c   generic schedules: injective, reduce, anchors
  *   generic/eval.c       a reference interpreter for computes (constant
  *                        folding of small tensors, and a test oracle)
@@ -332,6 +333,30 @@ Tensor *topi_col2im_dyn(Tensor *x, Tensor *image, Tensor *block, const int64_t *
 Tensor *topi_gather(Tensor *data, Tensor *indices, int axis);
 /* ONNX GatherElements: out has indices' shape. */
 Tensor *topi_gather_elements(Tensor *data, Tensor *indices, int axis);
+
+/* ----- generic/scatter.c: scatters as extern loop nests (tag "scatter";
+ * static shapes, CPU), and as computes for GPUs ----- */
+
+/* How an update combines with the value at its position: it replaces it
+ * (none) or adds, multiplies, takes the larger or the smaller. */
+typedef enum TopiScatterReduce {
+  TOPI_SCATTER_NONE,
+  TOPI_SCATTER_ADD,
+  TOPI_SCATTER_MUL,
+  TOPI_SCATTER_MAX,
+  TOPI_SCATTER_MIN
+} TopiScatterReduce;
+/* ONNX ScatterElements: data with updates[p] placed at p with its axis
+ * coordinate replaced by indices[p] (indices and updates of one shape, no
+ * larger than data's off the axis). */
+Tensor *topi_scatter_elements(Tensor *data, Tensor *indices, Tensor *updates, int axis, TopiScatterReduce red);
+/* ONNX ScatterND: indices [..., k] name slices data[i0, ..., ik-1, :]
+ * that updates [..., data's dims from k] fill. */
+Tensor *topi_scatter_nd(Tensor *data, Tensor *indices, Tensor *updates, TopiScatterReduce red);
+/* The same as computes (tag "injective" over a "comm_reduce" of the hits):
+ * quadratic, for targets without a schedule for loop nests (GPUs). */
+Tensor *topi_scatter_elements_dense(Tensor *data, Tensor *indices, Tensor *updates, int axis, TopiScatterReduce red);
+Tensor *topi_scatter_nd_dense(Tensor *data, Tensor *indices, Tensor *updates, TopiScatterReduce red);
 Tensor *topi_tile(Tensor *x, const int64_t *repeats);
 /* ONNX Expand: x broadcast with shape (both ways). */
 Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape);

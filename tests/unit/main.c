@@ -27,6 +27,7 @@ extern const TestCase runtime_tests[];
 extern const TestCase topi_tests[];
 extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
+extern const TestCase topi_scatter_tests[];
 extern const TestCase vmath_tests[];
 extern const TestCase target_tests[];
 extern const TestCase verify_tests[];
@@ -76,6 +77,7 @@ static const TestSuite suites[] = {
     {"topi", topi_tests},
     {"topi_nn", topi_nn_tests},
     {"topi_transform", topi_transform_tests},
+    {"topi_scatter", topi_scatter_tests},
 };
 
 int test_failures;

@@ -66,5 +66,6 @@ Tensor *ph(const char *name, int ndim, const int64_t *shape, DType t);
 extern const TestCase topi_tests[];
 extern const TestCase topi_nn_tests[];
 extern const TestCase topi_transform_tests[];
+extern const TestCase topi_scatter_tests[];
 
 #endif

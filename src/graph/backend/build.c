@@ -134,6 +134,8 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
     }
   }
   Tensor *out = NULL, *anchor_t = NULL;
+  /* the others' strategy: the target alone (the scatters take another form on a GPU) */
+  Strategy bare = {.target = opt->target ? opt->target : target_host()};
   for (int k = 0; k < fg->nodes.len; k++) {
     GNode *n = fg->nodes.data[k];
     Tensor **ins = KNEWN(Tensor *, n->nargs + 1);
@@ -156,7 +158,7 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
     }
     Tensor *t = gpu && n == fg->anchor && st.task_name
                     ? st.tmpl->compute(st.target, st.wl, st.config, n->nargs, ins)
-                    : n->op->compute(n, ins, n == fg->anchor && st.task_name ? &st : NULL);
+                    : n->op->compute(n, ins, n == fg->anchor && st.task_name ? &st : &bare);
     if (!t) {
       kiln_error_context("%s (node '%s')", n->op->name, n->name);
       pm_free(&map);

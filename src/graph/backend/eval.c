@@ -215,8 +215,10 @@ DLTensor *graph_eval_call_in(GNode *n, GNode **args, const FoldKernels *fk) {
   Tensor *out = eval_compute(n, args, ins);
   DLDevice cpu = {kDLCPU, 0};
   if (out && kiln_array_empty(n->type.ndim, n->type.shape, n->type.dtype, cpu, &result) == 0) {
-    int rc = ttype_numel(&n->type) <= EVAL_INTERP_LIMIT ? topi_eval(out, n->nargs, ins, data, result)
-                                                        : eval_compiled(n, ins, out, data, result, fk);
+    /* the interpreter evaluates computes only: an extern (a scatter) is compiled */
+    int rc = ttype_numel(&n->type) <= EVAL_INTERP_LIMIT && out->kind != TE_EXTERN
+                 ? topi_eval(out, n->nargs, ins, data, result)
+                 : eval_compiled(n, ins, out, data, result, fk);
     if (rc) {
       kiln_array_free(result);
       result = NULL;

@@ -1,14 +1,14 @@
 /*
  * table.c - the op table: an explicit list of the row tables in
- * elemwise.c, nn.c, transform.c, reduce.c, bf16.c, strings.c and datadep.c, searched by name.  Adding an op means adding a row to one of them.
+ * elemwise.c, nn.c, transform.c, scatter.c, reduce.c, bf16.c, strings.c and datadep.c, searched by name.  Adding an op means adding a row to one of them.
  */
 #include <string.h>
 
 #include "../graph.h"
 
-extern const OpDef ops_elemwise[], ops_nn[], ops_transform[], ops_reduce[], ops_bf16[], ops_int8[], ops_strings[], ops_datadep[];
+extern const OpDef ops_elemwise[], ops_nn[], ops_transform[], ops_scatter[], ops_reduce[], ops_bf16[], ops_int8[], ops_strings[], ops_datadep[];
 
-static const OpDef *const tables[] = {ops_elemwise, ops_nn, ops_transform, ops_reduce, ops_bf16, ops_int8, ops_strings, ops_datadep};
+static const OpDef *const tables[] = {ops_elemwise, ops_nn, ops_transform, ops_scatter, ops_reduce, ops_bf16, ops_int8, ops_strings, ops_datadep};
 
 int op_count(void) {
   int n = 0;

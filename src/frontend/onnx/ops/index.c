@@ -3,13 +3,10 @@
  * Compress, NonZero, TopK, GatherND, ScatterElements (and Scatter),
  * ScatterND, MaxUnpool.
  *
- * Ops whose natural kernel is a sort or a scatter become dense
- * comparisons: TopK ranks every element against every other along the
- * axis, ScatterElements/ScatterND/MaxUnpool compare each target position
- * with every index (a one_hot) and reduce.  That costs n^2 time along the
- * axis (or positions x updates), fine for the sizes these ops have in
- * models and tests, and it needs no new kernels; the comparisons fuse into
- * their sums, so TopK's memory stays linear in n.  Ops whose output shape depends
+ * TopK ranks every element against every other along the axis (n^2
+ * compares, fused into their sums: memory linear in n).  The scatters
+ * (ScatterElements, ScatterND, MaxUnpool) are the graph's scatter ops,
+ * loop nests linear in the data and the updates (ops/scatter.c).  Ops whose output shape depends
  * on data (NonZero, Compress) are computed here when their deciding input
  * is a constant, and are data-dependent host ops otherwise (datadep.c).
  */
@@ -266,36 +263,15 @@ static int reduction_kind(Importer *im, int *kind) {
   return 0;
 }
 
-/* max/min (opset 18): the updates that hit a position reduced, with the
- * type's lowest (highest) value where none does, and the hit count. */
-static GNode *scatter_extreme(Importer *im, GNode *m3, GNode *u3, bool mx, int axis, GNode **hits) {
-  int64_t ax = axis;
-  DType t = u3 ? u3->type.dtype : DT_F32;
-  double lo = dt_is_float(t) ? -INFINITY : t.code == kDLUInt ? 0 : -ldexp(1.0, t.bits - 1);
-  double hi = dt_is_float(t) ? INFINITY : t.code == kDLUInt ? ldexp(1.0, t.bits) - 1 : ldexp(1.0, t.bits - 1) - 1;
-  if (!dt_is_float(t) && t.bits == 64) hi = t.code == kDLUInt ? 18446744073709549568.0 : 9223372036854774784.0;
-  GNode *c = imp_reduce(im, mx ? "max" : "min", imp_where(im, m3, u3, imp_scalar_like(im, mx ? lo : hi, u3)), 1, &ax, false);
-  *hits = imp_reduce(im, "sum", imp_cast(im, m3, DT_I32), 1, &ax, false);
-  return c;
-}
-
-/* out[p, :] from updates u[n, :] with one-hot m[n, p] (n over axis 0 of
- * both): none: u where hit else base; add: base + sum; mul: base * prod. */
-static GNode *scatter_onehot(Importer *im, GNode *base, GNode *m3, GNode *u3, int red, int axis) {
-  int64_t ax = axis;
-  if (red >= 3) {
-    GNode *hits, *c = scatter_extreme(im, m3, u3, red == 3, axis, &hits);
-    return imp_where(im, bin(im, "greater", hits, imp_scalar(im, 0, DT_I32)), bin(im, red == 3 ? "maximum" : "minimum", base, c),
-                     base);
-  }
-  if (red == 2) {
-    GNode *prod = imp_reduce(im, "prod", imp_where(im, m3, u3, imp_scalar_like(im, 1, u3)), 1, &ax, false);
-    return bin(im, "multiply", base, prod);
-  }
-  GNode *sum = imp_reduce(im, "sum", imp_where(im, m3, u3, imp_scalar_like(im, 0, u3)), 1, &ax, false);
-  if (red == 1) return bin(im, "add", base, sum);
-  GNode *hits = imp_reduce(im, "sum", imp_cast(im, m3, DT_I32), 1, &ax, false);
-  return imp_where(im, bin(im, "greater", hits, imp_scalar(im, 0, DT_I32)), sum, base);
+/* A scatter op ("scatter_elements" with its axis, "scatter_nd" with
+ * axis < 0) with reduction_kind's reduction. */
+static GNode *scatter_call(Importer *im, const char *op, GNode *data, GNode *idx, GNode *upd, int red, int axis) {
+  static const char *const names[] = {"none", "add", "mul", "max", "min"};
+  GAttrs a = gattrs_new();
+  if (axis >= 0) ga_int(&a, "axis", axis);
+  ga_str(&a, "reduction", names[red]);
+  GNode *args[3] = {data, idx, upd};
+  return data && idx && upd ? imp_call(im, op, 3, args, a) : NULL;
 }
 
 /* ScatterElements (and the older Scatter). */
@@ -307,68 +283,10 @@ int onnx_h_ScatterElements(Importer *im) {
   if (idx->type.ndim != r || upd->type.ndim != r) return imp_error(im, "indices and updates must have the data's rank %d", r);
   if (r + 1 > MAXD) return imp_error(im, "data rank %d is too large", r);
   for (int i = 0; i < r; i++)
-    if (idx->type.shape[i] > data->type.shape[i] || upd->type.shape[i] != idx->type.shape[i])
+    if ((i != ax && idx->type.shape[i] > data->type.shape[i]) || upd->type.shape[i] != idx->type.shape[i])
       return imp_error(im, "indices %s and updates %s must match and fit in data %s", ttype_str(&idx->type),
                        ttype_str(&upd->type), ttype_str(&data->type));
-  int64_t dim = data->type.shape[ax];
-  GNode *i64 = imp_cast(im, idx, DT_I64);
-  GNode *w = imp_where(im, bin(im, "less", i64, imp_scalar(im, 0, DT_I64)), bin(im, "add", i64, imp_scalar(im, (double)dim, DT_I64)), i64);
-  GAttrs oa = gattrs_new();
-  ga_int(&oa, "depth", dim);
-  ga_int(&oa, "axis", ax + 1);
-  ga_str(&oa, "dtype", "bool");
-  GNode *m = w ? imp_call(im, "one_hot", 1, &w, oa) : NULL;
-  GNode *ue = imp_expand_dims(im, upd, ax + 1);
-  /* reduce over the indices' axis: [.., dim at ax, ..] with the indices'
-   * other dims; pad those up to the data's */
-  int64_t pads[2 * MAXD];
-  bool pad = false;
-  for (int i = 0; i < r; i++) {
-    pads[i] = 0;
-    pads[r + i] = i == ax ? 0 : data->type.shape[i] - idx->type.shape[i];
-    pad = pad || pads[r + i] != 0;
-  }
-  GNode *out;
-  if (!pad) {
-    out = scatter_onehot(im, data, m, ue, red, ax);
-  } else {
-    /* scatter into a base of the indices' extent, then pad with the
-     * identity of the reduction (or a hit mask for none) */
-    int64_t ax64 = ax;
-    if (red >= 3) {
-      GNode *hits, *c = scatter_extreme(im, m, ue, red == 3, ax, &hits);
-      GAttrs pa = gattrs_new(), ha = gattrs_new();
-      ga_ints(&pa, "pads", 2 * r, pads);
-      ga_str(&pa, "pad_mode", "constant");
-      ga_float(&pa, "pad_value", 0);
-      ga_ints(&ha, "pads", 2 * r, pads);
-      ga_str(&ha, "pad_mode", "constant");
-      ga_float(&ha, "pad_value", 0);
-      GNode *cp = c ? imp_call(im, "nn.pad", 1, &c, pa) : NULL, *hp = hits ? imp_call(im, "nn.pad", 1, &hits, ha) : NULL;
-      out = imp_where(im, bin(im, "greater", hp, imp_scalar(im, 0, DT_I32)), bin(im, red == 3 ? "maximum" : "minimum", data, cp),
-                      data);
-      return imp_set_output(im, 0, out);
-    }
-    GNode *contrib = red == 2 ? imp_reduce(im, "prod", imp_where(im, m, ue, imp_scalar_like(im, 1, ue)), 1, &ax64, false)
-                              : imp_reduce(im, "sum", imp_where(im, m, ue, imp_scalar_like(im, 0, ue)), 1, &ax64, false);
-    GAttrs pa = gattrs_new();
-    ga_ints(&pa, "pads", 2 * r, pads);
-    ga_str(&pa, "pad_mode", "constant");
-    ga_float(&pa, "pad_value", red == 2 ? 1 : 0);
-    GNode *cp = contrib ? imp_call(im, "nn.pad", 1, &contrib, pa) : NULL;
-    if (red == 1) out = bin(im, "add", data, cp);
-    else if (red == 2) out = bin(im, "multiply", data, cp);
-    else {
-      GNode *hits = imp_reduce(im, "sum", imp_cast(im, m, DT_I32), 1, &ax64, false);
-      GAttrs ha = gattrs_new();
-      ga_ints(&ha, "pads", 2 * r, pads);
-      ga_str(&ha, "pad_mode", "constant");
-      ga_float(&ha, "pad_value", 0);
-      GNode *hp = hits ? imp_call(im, "nn.pad", 1, &hits, ha) : NULL;
-      out = imp_where(im, bin(im, "greater", hp, imp_scalar(im, 0, DT_I32)), cp, data);
-    }
-  }
-  return imp_set_output(im, 0, out);
+  return imp_set_output(im, 0, scatter_call(im, "scatter_elements", data, idx, upd, red, ax));
 }
 
 int onnx_h_ScatterND(Importer *im) {
@@ -379,18 +297,15 @@ int onnx_h_ScatterND(Importer *im) {
   if (q < 1) return imp_error(im, "indices must have rank >= 1");
   int64_t k = idx->type.shape[q - 1];
   if (k > r) return imp_error(im, "index depth %lld exceeds the data's rank %d", (long long)k, r);
-  int64_t P = imp_numel((int)k, data->type.shape), R = imp_numel(r - (int)k, data->type.shape + k),
-          Nu = imp_numel(q - 1, idx->type.shape);
+  int64_t R = imp_numel(r - (int)k, data->type.shape + k), Nu = imp_numel(q - 1, idx->type.shape);
   if (ttype_numel(&upd->type) != Nu * R) return imp_error(im, "updates %s do not match indices %s", ttype_str(&upd->type), ttype_str(&idx->type));
-  GNode *lin = imp_reshape(im, linear_index(im, idx, (int)k, data->type.shape), 1, &Nu);
-  GAttrs oa = gattrs_new();
-  ga_int(&oa, "depth", P);
-  ga_int(&oa, "axis", 1);
-  ga_str(&oa, "dtype", "bool");
-  GNode *m = lin ? imp_call(im, "one_hot", 1, &lin, oa) : NULL;
-  int64_t m3s[3] = {Nu, P, 1}, u3s[3] = {Nu, 1, R}, d2s[2] = {P, R};
-  GNode *out = scatter_onehot(im, imp_reshape(im, data, 2, d2s), imp_reshape(im, m, 3, m3s), imp_reshape(im, upd, 3, u3s), red, 0);
-  return imp_set_output(im, 0, imp_reshape(im, out, r, data->type.shape));
+  /* updates of the right size in another shape are taken row-major */
+  int64_t us[MAXD];
+  int nu = 0;
+  for (int i = 0; i < q - 1; i++) us[nu++] = idx->type.shape[i];
+  for (int i = (int)k; i < r; i++) us[nu++] = data->type.shape[i];
+  if (nu > MAXD) return imp_error(im, "updates rank %d is too large", nu);
+  return imp_set_output(im, 0, scatter_call(im, "scatter_nd", data, idx, imp_reshape(im, upd, nu, us), red, -1));
 }
 
 int onnx_h_MaxUnpool(Importer *im) {
@@ -433,15 +348,16 @@ int onnx_h_MaxUnpool(Importer *im) {
   int64_t P, Nu = ttype_numel(&x->type);
   if (imp_numel_in(im, "the unpooled output", nd, want, IMP_MAX_COUNT, &P) || imp_numel_in(im, "the unpooled output", nd, os, IMP_MAX_COUNT, &P))
     return -1;
-  GNode *lin = imp_reshape(im, imp_cast(im, idx, DT_I64), 1, &Nu);
-  GAttrs oa = gattrs_new();
-  ga_int(&oa, "depth", P);
-  ga_int(&oa, "axis", 1);
-  ga_str(&oa, "dtype", "bool");
-  GNode *m = lin ? imp_call(im, "one_hot", 1, &lin, oa) : NULL;
-  int64_t us[2] = {Nu, 1}, a0 = 0;
-  GNode *sum = imp_reduce(im, "sum", imp_where(im, m, imp_reshape(im, x, 2, us), imp_scalar_like(im, 0, x)), 1, &a0, false);
-  GNode *y = imp_reshape(im, sum, nd, os);
+  /* each X written at its flat index into zeros (ONNX assigns: of two
+   * equal indices the later X wins) */
+  int64_t ls[2] = {Nu, 1};
+  GAttrs za = gattrs_new();
+  ga_ints(&za, "shape", 1, &P);
+  GNode *zero = imp_scalar_like(im, 0, x);
+  GNode *zeros = zero ? imp_call(im, "broadcast_to", 1, &zero, za) : NULL;
+  GNode *flat = scatter_call(im, "scatter_nd", zeros, imp_reshape(im, imp_cast(im, idx, DT_I64), 2, ls),
+                             imp_reshape(im, x, 1, &Nu), 0, -1);
+  GNode *y = imp_reshape(im, flat, nd, os);
   if (runtime && y) return onnx_unpool_pad_runtime(im, y, osv);
   if (memcmp(want, os, sizeof(int64_t) * (size_t)nd)) {
     int64_t pads[2 * MAXD];
