@@ -36,6 +36,7 @@
  *                        gather_elements, tile, expand, resize,
  *                        depth_to_space, space_to_depth, layout_transform
  *   generic/scatter.c    scatter_elements, scatter_nd (extern loop nests)
+ *   generic/topk.c       topk_indices (a heap per row)
  *   generic/schedule.c   generic schedules: injective, reduce, anchors
  *   generic/eval.c       a reference interpreter for computes (constant
  *                        folding of small tensors, and a test oracle)
@@ -357,6 +358,16 @@ Tensor *topi_scatter_nd(Tensor *data, Tensor *indices, Tensor *updates, TopiScat
  * quadratic, for targets without a schedule for loop nests (GPUs). */
 Tensor *topi_scatter_elements_dense(Tensor *data, Tensor *indices, Tensor *updates, int axis, TopiScatterReduce red);
 Tensor *topi_scatter_nd_dense(Tensor *data, Tensor *indices, Tensor *updates, TopiScatterReduce red);
+
+/* ----- generic/topk.c: ONNX TopK's indices along the last axis ----- */
+
+/* The positions of the k largest (smallest) values of each row of x's
+ * last axis, best first, ties to the lower position (int64 [.., k]): a
+ * heap per row, O(n log k) (tag "topk"; static shapes, CPU). */
+Tensor *topi_topk_indices(Tensor *x, int64_t k, bool largest);
+/* The same as computes: each element ranked against every other, O(n^2)
+ * (GPUs). */
+Tensor *topi_topk_indices_dense(Tensor *x, int64_t k, bool largest);
 Tensor *topi_tile(Tensor *x, const int64_t *repeats);
 /* ONNX Expand: x broadcast with shape (both ways). */
 Tensor *topi_expand(Tensor *x, int ndim, const int64_t *shape);

@@ -1,8 +1,9 @@
 /*
  * test_topi_scatter.c - the scatters (topi/generic/scatter.c) on random
  * shapes, axes, reductions and indices (duplicates, negative ones, and
- * ones outside the axis, which write nothing): the loop nest and the
- * dense form each against a direct loop in double.
+ * ones outside the axis, which write nothing), and topk_indices
+ * (topi/generic/topk.c) on rows with many ties: the loop nests and the
+ * dense forms each against a direct loop (a stable qsort for topk).
  */
 #include "test_topi.h"
 
@@ -108,6 +109,54 @@ static void test_scatter_nd(void) {
   tb_run(&b);
 }
 
+/* ---- topk_indices ---- */
+
+static const DLTensor *cmp_row;
+static int64_t cmp_base;
+static int cmp_largest;
+
+/* the stable order: better value first, then the lower index */
+static int cmp_topk(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  double xa = tget(cmp_row, cmp_base + a), xb = tget(cmp_row, cmp_base + b);
+  if (xa != xb) return (cmp_largest ? xa > xb : xa < xb) ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static void ref_topk(TCase *c, int64_t n, int64_t k, bool largest) {
+  int64_t rows = numel(c->a[0]) / n, *ord = malloc(sizeof(int64_t) * (size_t)n);
+  cmp_row = c->a[0], cmp_largest = largest;
+  for (int64_t row = 0; row < rows; row++) {
+    for (int64_t i = 0; i < n; i++) ord[i] = i;
+    cmp_base = row * n;
+    qsort(ord, (size_t)n, sizeof(int64_t), cmp_topk);
+    for (int64_t q = 0; q < k; q++) tset(c->ref, row * k + q, (double)ord[q]);
+  }
+  free(ord);
+}
+
+static void test_topk(void) {
+  TBatch b = {0};
+  for (int i = 0; i < 24; i++) {
+    int r = (int)rnd_range(1, 3);
+    int64_t s[3];
+    for (int d = 0; d < r; d++) s[d] = rnd_range(1, 5);
+    int64_t n = s[r - 1] = i % 4 == 0 ? rnd_range(200, 700) : rnd_range(1, 40);
+    int64_t k = i % 3 == 0 ? n : rnd_range(1, n); /* k = n: a full stable sort */
+    bool largest = i % 2, dense = (i / 2) % 2;
+    DType t = i % 5 == 0 ? DT_I32 : DT_F32;
+    Tensor *x = ph("x", r, s, t);
+    Tensor *out = dense ? topi_topk_indices_dense(x, k, largest) : topi_topk_indices(x, k, largest);
+    TCase *c = tb_add(&b, kfmt("topk %s n %lld k %lld largest %d", dense ? "dense" : "heap", (long long)n, (long long)k,
+                               (int)largest),
+                      1, &x, out, 0);
+    if (!c) continue;
+    fill_int(c->a[0], -3, 3); /* few values: most elements tie */
+    ref_topk(c, n, k, largest);
+  }
+  tb_run(&b);
+}
+
 static void test_scatter_errors(void) {
   Tensor *d = ph("d", 2, (int64_t[]){4, 5}, DT_F32), *i = ph("i", 2, (int64_t[]){5, 5}, DT_I64);
   Tensor *u = ph("u", 2, (int64_t[]){5, 5}, DT_F32), *fi = ph("fi", 2, (int64_t[]){2, 5}, DT_F32);
@@ -123,6 +172,7 @@ static void test_scatter_errors(void) {
 const TestCase topi_scatter_tests[] = {
     {"scatter_elements", test_scatter_elements},
     {"scatter_nd", test_scatter_nd},
+    {"topk", test_topk},
     {"errors", test_scatter_errors},
     {NULL, NULL},
 };

@@ -1,6 +1,9 @@
 /*
  * scatter.c - the scatter ops: scatter_elements (ONNX ScatterElements and
- * Scatter) and scatter_nd (ScatterND, and MaxUnpool into zeros).  Their
+ * Scatter) and scatter_nd (ScatterND, and MaxUnpool into zeros); and
+ * topk_indices (ONNX TopK, its values a gather_elements of them), the
+ * positions of the k best of each row's last axis by a heap per row
+ * (topi/generic/topk.c), a ranking compute on a GPU.  Their
  * kernels are loop nests that copy the data and then write each update
  * where its index says (topi/generic/scatter.c), linear in the data and
  * the updates (on a GPU target, computes of the same results).  Attribute
@@ -54,10 +57,30 @@ static Tensor *compute_scatter_nd(GNode *n, Tensor **ins, const Strategy *st) {
   return dense_form(st) ? topi_scatter_nd_dense(ins[0], ins[1], ins[2], red) : topi_scatter_nd(ins[0], ins[1], ins[2], red);
 }
 
+/* topk_indices: "k", "largest" (1: the largest, 0: the smallest). */
+static int infer_topk(GNode *n, TType *out) {
+  const TType *x = arg_type(n, 0);
+  int64_t k = gattr_int(&n->attrs, "k", -1);
+  if (x->ndim < 1) return kiln_set_error("topk_indices: input must have rank >= 1");
+  if (k < 0 || k > x->shape[x->ndim - 1])
+    return kiln_set_error("topk_indices: k = %lld is not within [0, %lld]", (long long)k, (long long)x->shape[x->ndim - 1]);
+  *out = *x;
+  out->shape[x->ndim - 1] = k;
+  out->dtype = DT_I64;
+  return 0;
+}
+
+static Tensor *compute_topk(GNode *n, Tensor **ins, const Strategy *st) {
+  int64_t k = gattr_int(&n->attrs, "k", 0);
+  bool largest = gattr_int(&n->attrs, "largest", 1) != 0;
+  return dense_form(st) ? topi_topk_indices_dense(ins[0], k, largest) : topi_topk_indices(ins[0], k, largest);
+}
+
 const OpDef ops_scatter[] = {
     {"scatter_elements", 3, 3, PAT_OPAQUE, infer_scatter, compute_scatter_elements, NULL,
      "data, indices, updates, axis=0, reduction=\"none\"", OP_OTHER, 0, NULL},
     {"scatter_nd", 3, 3, PAT_OPAQUE, infer_scatter, compute_scatter_nd, NULL, "data, indices, updates, reduction=\"none\"",
      OP_OTHER, 0, NULL},
+    {"topk_indices", 1, 1, PAT_OPAQUE, infer_topk, compute_topk, NULL, "data, k, largest=1", OP_OTHER, 0, NULL},
     {NULL, 0, 0, PAT_OPAQUE, NULL, NULL, NULL, NULL},
 };

@@ -3,8 +3,8 @@
  * Compress, NonZero, TopK, GatherND, ScatterElements (and Scatter),
  * ScatterND, MaxUnpool.
  *
- * TopK ranks every element against every other along the axis (n^2
- * compares, fused into their sums: memory linear in n).  The scatters
+ * TopK is the graph's topk_indices (a heap per row, n log k) and a
+ * gather of the values.  The scatters
  * (ScatterElements, ScatterND, MaxUnpool) are the graph's scatter ops,
  * loop nests linear in the data and the updates (ops/scatter.c).  Ops whose output shape depends
  * on data (NonZero, Compress) are computed here when their deciding input
@@ -140,15 +140,10 @@ int onnx_h_NonZero(Importer *im) {
   return imp_set_output(im, 0, c);
 }
 
-/* ---- TopK by ranking ---- */
+/* ---- TopK ---- */
 
-/* rank[i] = #{j : x[j] beats x[i], or ties it with j < i}; the r-th output
- * is the element of rank r.  Both are sums over broadcasts that fuse into
- * their reductions, so nothing n x n is stored: the tie-break compares an
- * index row with an index column (n elements each; fold_constant keeps
- * their n x n comparison unfolded, graph_fold_keeps) and the selection is
- * an n x k comparison inside each of the two output sums.  Memory
- * O(n + k) per row, time O(n^2 + n k). */
+/* The axis moved last, topk_indices (a heap per row, ties to the lower
+ * index) and the values gathered at them, moved back. */
 int onnx_h_TopK(Importer *im) {
   GNode *x = imp_input(im, 0);
   if (!x) return imp_error(im, "needs an input");
@@ -171,25 +166,12 @@ int onnx_h_TopK(Importer *im) {
   perm[q] = ax;
   for (int i = 0; i < r; i++) inv[perm[i]] = i;
   GNode *xt = imp_transpose(im, x, r, perm);
-  GNode *xi = imp_expand_dims(im, xt, r), *xj = imp_expand_dims(im, xt, r - 1);
-  GNode *beats = bin(im, largest ? "greater" : "less", xj, xi);
-  int64_t *ar, *col, *row, ks = k, cs[2] = {n, 1}, rs = n;
-  GNode *arange_k = imp_new_i64(im, 1, &ks, &ar);
-  for (int64_t i = 0; i < k; i++) ar[i] = i;
-  GNode *arange_n = imp_new_i64(im, 2, cs, &col), *arange_row = imp_new_i64(im, 1, &rs, &row);
-  for (int64_t i = 0; i < n; i++) col[i] = row[i] = i;
-  GNode *before = bin(im, "less", arange_row, arange_n); /* (i, j): j < i */
-  GNode *tie = bin(im, "logical_and", bin(im, "equal", xj, xi), before);
-  int64_t last = r;
-  GNode *rank = imp_reduce(im, "sum", imp_cast(im, bin(im, "logical_or", beats, tie), DT_I64), 1, &last, false);
-  /* one selection per output, the two written differently so that CSE
-   * keeps them apart: each then fuses into its own sum, where one shared
-   * selection would be an n x k tensor stored between the kernels */
-  GNode *rank_col = imp_expand_dims(im, rank, r);
-  GNode *sel_v = bin(im, "equal", rank_col, arange_k), *sel_i = bin(im, "equal", arange_k, rank_col);
-  int64_t ia = r - 1;
-  GNode *vals = imp_reduce(im, "sum", imp_where(im, sel_v, xi, imp_scalar_like(im, 0, x)), 1, &ia, false);
-  GNode *idx = imp_reduce(im, "sum", imp_where(im, sel_i, arange_n, imp_scalar(im, 0, DT_I64)), 1, &ia, false);
+  GAttrs ta = gattrs_new(), ga = gattrs_new();
+  ga_int(&ta, "k", k);
+  ga_int(&ta, "largest", largest);
+  ga_int(&ga, "axis", r - 1);
+  GNode *idx = xt ? imp_call(im, "topk_indices", 1, &xt, ta) : NULL, *gargs[2] = {xt, idx};
+  GNode *vals = idx ? imp_call(im, "gather_elements", 2, gargs, ga) : NULL;
   GNode *yv = imp_transpose(im, vals, r, inv), *yi = imp_transpose(im, idx, r, inv);
   if (kv) yv = onnx_runtime_prefix(im, yv, ax, kv), yi = onnx_runtime_prefix(im, yi, ax, kv);
   if (imp_set_output(im, 0, yv)) return -1;
