@@ -73,6 +73,7 @@
  *   schedule.reorder / vectorize / unroll / parallel (stage, axis...)
  *   schedule.bind(stage, axis, thread)  schedule.pragma(stage, axis, key, value?)
  *   schedule.prefetch(stage, tensor, axis, offset, locality?)
+ *   schedule.prefetch_spread(stage, axis, along, parts)
  *   schedule.compute_inline(stage)  schedule.compute_root(stage)
  *   schedule.compute_at(stage, parent, axis)
  *   schedule.cache_read(schedule, tensor, scope, readers...) -> Tensor

@@ -124,6 +124,12 @@ class Stage(Object):
         locality 0-3 as __builtin_prefetch's)."""
         _api("schedule.prefetch")(self, tensor, var, offset, locality)
 
+    def prefetch_spread(self, var, along, parts):
+        """Share loop var's prefetches among parts iterations of the
+        enclosing loop along: iteration i touches only where
+        i % parts == along % parts (Kiln's; TVM has no counterpart)."""
+        _api("schedule.prefetch_spread")(self, var, along, parts)
+
     def compute_at(self, parent, scope):
         _api("schedule.compute_at")(self, parent, scope)
 

@@ -176,6 +176,19 @@ API_FUNC(api_sch_prefetch) {
   return api_ret_null(ret, ret_code);
 }
 
+/* prefetch_spread(stage, axis, along, parts): stage_prefetch_spread. */
+API_FUNC(api_sch_prefetch_spread) {
+  API_CALL;
+  Stage *st;
+  IterVar *iv, *along;
+  int64_t parts;
+  if (!(st = stage_arg(&c, 4, 4)) || !(iv = api_obj(&c, 1, KOBJ_ITERVAR)) || !(along = api_obj(&c, 2, KOBJ_ITERVAR)) ||
+      api_int(&c, 3, &parts))
+    return -1;
+  if (stage_prefetch_spread(st, iv, along, parts)) return api_fail(&c);
+  return api_ret_null(ret, ret_code);
+}
+
 static int attach_prim(const ApiCall *c, KilnValue *ret, int *ret_code, int (*prim)(Stage *)) {
   Stage *st;
   if (!(st = stage_arg(c, 1, 1))) return -1;
@@ -338,6 +351,7 @@ const ApiEntry api_schedule_funcs[] = {
     {"schedule.bind", api_sch_bind, "stage, axis, thread"},
     {"schedule.pragma", api_sch_pragma, "stage, axis, key, value?"},
     {"schedule.prefetch", api_sch_prefetch, "stage, tensor, axis, offset, locality?"},
+    {"schedule.prefetch_spread", api_sch_prefetch_spread, "stage, axis, along, parts"},
     {"schedule.compute_inline", api_sch_compute_inline, "stage"},
     {"schedule.set_scope", api_sch_set_scope, "stage, scope"},
     {"schedule.compute_root", api_sch_compute_root, "stage"},

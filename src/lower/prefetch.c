@@ -16,7 +16,9 @@
  * the iterations after the last, prefetches the last line instead.  As in
  * TVM the address arithmetic is row-major: a region reaching past a
  * dimension continues into the next row of the tensor (a kernel's next
- * output-channel chunk, for an offset of a whole ic loop).
+ * output-channel chunk, for an offset of a whole ic loop).  Spread
+ * (stage_prefetch_spread), iteration i of the loop touches only where
+ * i % parts equals the enclosing loop's variable % parts.
  */
 #include "lower.h"
 
@@ -105,5 +107,22 @@ Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k) {
     parts[i] = touch(b, t, region, a->prefetch_locality.data[i]);
     if (!parts[i]) return NULL;
   }
-  return ir_seq(a->prefetch_data.len, parts);
+  Stmt *all = ir_seq(a->prefetch_data.len, parts);
+  if (!a->prefetch_along || a->prefetch_parts <= 1) return all;
+  /* spread: the along loop's variable, from st or a stage it is computed in */
+  Expr *along = NULL;
+  int limit = k; /* along must be a loop outside this one: in st above k, in a parent up to the attach point */
+  for (Stage *p = st; p && !along;) {
+    int at = stage_leaf_index(p, a->prefetch_along);
+    if (at >= 0 && at < limit) along = pm_get(&bounds_of(b, p)->loopvar, a->prefetch_along);
+    if (p->attach != ATTACH_SCOPE) break;
+    limit = stage_leaf_index(p->attach_stage, p->attach_iv) + 1;
+    p = p->attach_stage;
+  }
+  if (!along)
+    return kiln_set_error("prefetch_spread: axis '%s' (for axis '%s' of stage '%s') is not a loop enclosing it",
+                          a->prefetch_along->var->var.name, lname, st->op->name),
+           NULL;
+  Expr *n = ir_i32(a->prefetch_parts), *kv = pm_get(&sb->loopvar, leaf);
+  return ir_if(ir_eq(ir_floormod(kv, n), ir_floormod(along, n)), all, NULL);
 }

@@ -301,6 +301,21 @@ int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality
   return 0;
 }
 
+int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts) {
+  if (check_leaf(st, iv, "prefetch_spread")) return -1;
+  IterAttr *a = stage_iter_attr(st, iv, false);
+  if (!a || !a->prefetch_data.len)
+    return kiln_set_error("prefetch_spread: axis '%s' of stage '%s' has no prefetch to spread (call prefetch first)",
+                          ivname(iv), stname(st));
+  if (!along || along->okind != KOBJ_ITERVAR) return kiln_set_error("prefetch_spread: no enclosing axis given");
+  if (parts < 1)
+    return kiln_set_error("prefetch_spread: %lld parts for axis '%s' of stage '%s'; expected at least 1",
+                          (long long)parts, ivname(iv), stname(st));
+  a->prefetch_along = along;
+  a->prefetch_parts = parts;
+  return 0;
+}
+
 static int check_movable(Stage *st, const char *prim) {
   if (!st) return -1;
   if (st->okind != KOBJ_STAGE) return kiln_set_error("%s: not a stage", prim);

@@ -124,6 +124,8 @@ typedef struct IterAttr {
   AVec prefetch_data;     /* Tensor *: prefetched at this loop's start */
   AVec prefetch_offset;   /* Expr *: ... for the iteration this far ahead */
   AVec prefetch_locality; /* Expr *: int32 0-3, __builtin_prefetch's */
+  IterVar *prefetch_along;   /* stage_prefetch_spread: an enclosing loop... */
+  int64_t prefetch_parts;    /* ... over whose iterations the touches are shared */
 } IterAttr;
 
 typedef enum AttachKind { ATTACH_ROOT, ATTACH_INLINE, ATTACH_SCOPE } AttachKind;
@@ -179,6 +181,13 @@ int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value);
  * whole: a placeholder or a stage computed at the root.  A region past
  * t's end is cut at its last element. */
 int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality);
+/* Share loop iv's prefetches among `parts` iterations of an enclosing loop
+ * `along` (a loop of st, or of a stage st is computed in): iteration i of
+ * iv touches only where i % parts == along % parts.  For data that every
+ * iteration of `along` reads again (a register block's weights, read by
+ * each of its output rows), the region is then touched once over parts
+ * iterations instead of on each. */
+int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts);
 int stage_compute_inline(Stage *st);
 int stage_compute_root(Stage *st);
 int stage_compute_at(Stage *st, Stage *parent, IterVar *iv);

@@ -166,6 +166,14 @@ def test_prefetch():
     np.testing.assert_allclose(b, 3 * a, rtol=1e-6)
     with pytest.raises(kiln.KilnError, match="locality 5 for 'A' is not 0"):
         s[B].prefetch(A, B.op.axis[1], 1, locality=5)
+    # spread over the rows: column j touches in the rows i % 2 == j % 2
+    s = te.create_schedule(B.op)
+    s[B].prefetch(A, B.op.axis[1], 16)
+    s[B].prefetch_spread(B.op.axis[1], B.op.axis[0], 2)
+    text = str(kiln.lower(s, [A, B], simple_mode=True))
+    assert "if ((floormod(j, 2) == floormod(i, 2)))" in text
+    (b,) = run(s, [A, B], [a])
+    np.testing.assert_allclose(b, 3 * a, rtol=1e-6)
 
 
 def test_cache_read_write():

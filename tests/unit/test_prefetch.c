@@ -1,7 +1,7 @@
 /*
  * test_prefetch.c - stage_prefetch: the region each iteration touches (a
- * lowered text), the C it prints, the errors of the primitive and of its
- * lowering, and conv2d_NCHWc.x86's prefetch_w knob: its space, the
+ * lowered text), spread over an enclosing loop, the C it prints, the
+ * errors of the primitives and of their lowering, and conv2d_NCHWc.x86's prefetch_w knob: its space, the
  * fallback's rule, and every value against the unscheduled lowering.
  */
 #include <stdlib.h>
@@ -39,6 +39,30 @@ static void test_prefetch_text(void) {
                                  "      prefetch(A[min((((i*20) + (prefetch.A.0*16)) + 20), 79)], 3)\n"
                                  "    }\n"
                                  "    for (j, 0, 20) {\n"
+                                 "      B[((i*20) + j)] = (A[((i*20) + j)]*2f)\n"
+                                 "    }\n"
+                                 "  }\n"
+                                 "}\n");
+}
+
+/* Spread along the row loop: column j touches (the element 16 columns
+ * ahead, one line) only in the row i with i % 4 == j % 4 (i < 4). */
+static void test_prefetch_spread_text(void) {
+  Tensor *a, *b = twice(4, &a);
+  Schedule *s = te_create_schedule(1, &b);
+  Stage *st = sch_stage(s, b);
+  IterVar *i = stage_axis(st, 0), *j = stage_axis(st, 1);
+  CHECK_OK(stage_prefetch(st, a, j, ir_i32(16), 2));
+  CHECK_OK(stage_prefetch_spread(st, j, i, 4));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL);
+  CHECK_NN(f);
+  if (!f) return;
+  CHECK_STR(kiln_lowered_str(f), "produce B {\n"
+                                 "  for (i, 0, 4) {\n"
+                                 "    for (j, 0, 20) {\n"
+                                 "      if ((floormod(j, 4) == i)) {\n"
+                                 "        prefetch(A[min((((i*20) + j) + 16), 79)], 2)\n"
+                                 "      }\n"
                                  "      B[((i*20) + j)] = (A[((i*20) + j)]*2f)\n"
                                  "    }\n"
                                  "  }\n"
@@ -103,6 +127,18 @@ static void test_prefetch_errors(void) {
   CHECK_OK(stage_vectorize(st, ii));
   CHECK(kiln_lower(s, 2, (Tensor *[]){a, b}, "f", NULL) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "prefetch: axis 'i.inner' of stage 'B' is vectorized");
+  /* spreading needs a prefetch, and a loop around it */
+  Tensor *a3, *b3 = twice(8, &a3);
+  Schedule *s3 = te_create_schedule(1, &b3);
+  Stage *st3 = sch_stage(s3, b3);
+  CHECK(stage_prefetch_spread(st3, stage_axis(st3, 0), stage_axis(st3, 1), 2) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "axis 'i' of stage 'B' has no prefetch to spread");
+  CHECK_OK(stage_prefetch(st3, a3, stage_axis(st3, 0), ir_i32(1), 3));
+  CHECK(stage_prefetch_spread(st3, stage_axis(st3, 0), stage_axis(st3, 1), 0) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "0 parts for axis 'i' of stage 'B'");
+  CHECK_OK(stage_prefetch_spread(st3, stage_axis(st3, 0), stage_axis(st3, 1), 2));
+  CHECK(kiln_lower(s3, 2, (Tensor *[]){a3, b3}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "axis 'j' (for axis 'i' of stage 'B') is not a loop enclosing it");
   /* a tensor stored only in part (computed at a loop) */
   Tensor *a2, *b2 = twice(8, &a2);
   Expr **v = te_axis_vars(2, NULL);
@@ -165,6 +201,8 @@ static void test_conv_prefetch_knob(void) {
        * kernel's rows (IC * k * k * 16 floats each) */
       int64_t chunk = cases[n].ic * k * k * 16, size = cases[n].oc * cases[n].ic * k * k;
       CHECK_MSG(!d == !strstr(text, "prefetch(kernel["), "%s, prefetch_w %d:\n%s", desc, d, text);
+      /* the touches spread over the block's 7 rows by the ic-block step */
+      CHECK(!d || strstr(text, "if ((floormod(icb, 7) == floormod(n.oc_chunk.outer.fused.oh"));
       if (d && 2 * d * chunk < size)
         CHECK_CONTAINS(text, kfmt(" + %lld), %lld)]", (long long)(2 * d * chunk), (long long)(size - 1)));
       else if (d) /* every block's d-th successor is past the end: the last line */
@@ -177,6 +215,7 @@ static void test_conv_prefetch_knob(void) {
 
 const TestCase prefetch_tests[] = {
     {"prefetch_text", test_prefetch_text},
+    {"prefetch_spread_text", test_prefetch_spread_text},
     {"prefetch_runs", test_prefetch_runs},
     {"prefetch_errors", test_prefetch_errors},
     {"conv_prefetch_knob", test_conv_prefetch_knob},

@@ -292,15 +292,16 @@ static bool row_block(int64_t OW, int64_t OH, int64_t budget, int64_t *owf_out, 
 
 /* The fallback's prefetch_w: one block ahead where a register block's
  * weights (its output-channel chunks x every input channel x the window)
- * are at most 128 KiB, else none.  bench_conv2d --cold, 1 thread, %
- * of the FMA peak without / with (alternating, load 3-6): ResNet-50's
- * 1x1 512->2048 @7 (64 KiB a block) 76 / 88, 1x1/2 1024->2048 (128 KiB)
- * 77 / 88, 1x1 256->1024 @14 (32 KiB) 89 / 97, 1x1 1024->512 @14 94 /
- * 97; level at 256-288 KiB (1x1 2048->512 @7, 3x3 256->256 @14); and
- * slower at 576 KiB (3x3 512->512 @7 86 / 73, 3x3/2 512->512 82 / 65),
- * where this block's weights and the next one's no longer fit a 1 MiB
- * L2 together.  A prefetch touches the next block on every row of
- * this one: the rows after the first find it in L2. */
+ * are at most 256 KiB, else none.  bench_conv2d --cold, 1 thread, % of
+ * the FMA peak (medians of 3-5 alternating runs, load 4-7, peak 251-257)
+ * without / touching the next block on every row / the touches spread
+ * over the rows (what the schedule does): ResNet-50's 1x1 512->2048 @7
+ * (64 KiB a block) 78 / 90 / 97, 1x1 2048->512 @7 (256 KiB) 62 / 81 /
+ * 89, 1x1/2 1024->2048 (128 KiB) 77 / 87 / 93, 1x1 256->1024 @14 (32
+ * KiB) 90 / 97 / 96; level at 1x1 1024->256 @14 (92 / 82 / 93) and 3x3
+ * 256->256 @14 (288 KiB: 96 / 96 / 93); at 576 KiB, where this block's
+ * weights and the next one's no longer fit a 1 MiB L2 together, level
+ * to slower (3x3 512->512 @7 87 / 73 / 79, 3x3/2 512->512 81 / 64 / 84). */
 static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl, const Conv2DWorkload *c) {
   if (!conv_has_prefetch(wl, c)) return;
   int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), n_f = cfg_other_int(cfg, "tile_n", 1);
@@ -309,7 +310,7 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
                     ? x86_conv_occ_block(t, n_f * rows * cfg_split_inner(cfg, "tile_ow"), c->OC / oc_bn)
                     : 1;
   int64_t block = occ * oc_bn * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
-  config_set_other(cfg, "prefetch_w", opt_int(block <= (128 << 10) ? 1 : 0));
+  config_set_other(cfg, "prefetch_w", opt_int(block <= (256 << 10) ? 1 : 0));
 }
 
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
@@ -590,20 +591,26 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     IterVar *po, *pi;
     if (stage_split(scc, ricb, ir_i32(2), &po, &pi) || stage_unroll(scc, pi)) return -1;
   }
-  /* "prefetch_w" = d: each step of the input-channel block touches the
+  /* "prefetch_w" = d: a step of the input-channel block touches the
    * weights the same step d register blocks ahead will read: the kernel's
    * next output-channel chunks follow the current ones in memory, so the
    * offset is d blocks' worth of whole reductions (occ_f chunks x the ic
    * chunks x the window x the ic block).  The next block's weights then
-   * stream in while this one computes, one or two lines per step, spread
-   * among its FMAs */
+   * stream in while this one computes, a line per chunk at a step, among
+   * its FMAs */
   int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
   if (pf < 0)
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
                           "blocks ahead (0: none)",
                           (long long)pf);
-  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && !strcmp(conv->tag, "conv2d_NCHWc") &&
-      stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
-    return -1;
+  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && !strcmp(conv->tag, "conv2d_NCHWc")) {
+    if (stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
+      return -1;
+    /* every row block of a register block reads its weights again: row r
+     * touches the steps whose ic-block index is r modulo the rows, so the
+     * next block's weights are touched once over the block's rows */
+    int64_t rows = (OH + oh_f - 1) / oh_f;
+    if (rows > 1 && stage_prefetch_spread(scc, ricb, f, rows)) return -1;
+  }
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
