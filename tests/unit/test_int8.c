@@ -325,6 +325,15 @@ static void test_conv_errors(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_int8.x86");
   CHECK_NN(tm);
   if (!tm) return;
+  /* an RGB stem (3 channels padded to 4), ResNet's 7x7/2: the fallback's blocks are 8 columns, a point of the space */
+  Workload *ws = wl_conv2d(tm->name, (int64_t[]){1, 4, 224, 224}, (int64_t[]){64, 4, 7, 7}, (int[]){2, 2},
+                           (int[]){3, 3, 3, 3}, (int[]){1, 1}, "uint8", "int32");
+  ConfigEntity *fs = template_fallback(tm, target_host(), ws);
+  CHECK_NN(fs);
+  if (fs) {
+    CHECK_INT(cfg_split_inner(fs, "tile_ow"), 8);
+    CHECK_OK(tm->check(target_host(), fs, ws));
+  }
   /* ResNet-50's 1x1 256 -> 64 at 56x56: the fallback is a point of the space with a block of 4s */
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 256, 56, 56}, (int64_t[]){64, 256, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "uint8", "int32");

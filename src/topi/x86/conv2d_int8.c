@@ -144,9 +144,18 @@ static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *
 
 /* conv2d_NCHWc.x86's fallback with an input block of quadruples (input
  * channels that are not a multiple of 4 are refused: the pass pads such a
- * layer's channels or leaves it float32). */
+ * layer's channels or leaves it float32).  A convolution with a window and
+ * a single quadruple of input channels (an RGB stem, its 3 channels padded
+ * to 4) takes blocks of 8 columns: each tap is then one VPDPBUSD per
+ * column, each with a broadcast of its own, and conv2d_NCHWc.x86's 28
+ * columns ran ResNet's 7x7/2 stem at 341-361 GOP/s, 8 at 576-579 (4, 7,
+ * 14, 16 and 28 columns: 480-494, 557-569, 439-484, 547-573 and 361-397;
+ * per-kernel minimum of 3 in-model profiles, one thread, load 5). */
 static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
-  return BASE.fallback(t, cfg, wl) ? -1 : x86_conv_ic_group_fallback(cfg, wl, 4, "int8");
+  Conv2DWorkload c;
+  if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 4, "int8") || wl_conv2d_parse(wl, &c)) return -1;
+  if ((c.KH > 1 || c.KW > 1) && c.IC <= 4) config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, 8)});
+  return 0;
 }
 
 static Tensor *int8_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
