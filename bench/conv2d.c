@@ -53,6 +53,13 @@
  * weights, in full vectors, the real ones kept) and the same config
  * without it, with the speed-up; layers without the knob print one
  * column.
+ * --in-place (with --grouped) times, alternating, each layer's fallback
+ * reading its input from a tensor in blocks of the vector width (channels
+ * padded to a multiple of it, as the 1x1 conv in front writes them: the
+ * conv's repack folded into its padded slab) against the same config on
+ * its own block (the layout_transform that would precede it not timed),
+ * the two outputs compared; layers whose block is already the vector
+ * width print one column.
  * --bf16 times conv2d_NCHWc_bf16.x86 (`--precision bf16`, docs/bf16.md)
  * against conv2d_NCHWc.x86 on every layer with an even channel count: the
  * float32 kernel with its fallback config, and the bfloat16 kernel with
@@ -310,14 +317,55 @@ typedef struct Built {
  * it and allocate its arrays (inputs random).  false + message on failure. */
 static bool silu_epilogue; /* --silu: the fused epilogue is bias + SiLU */
 
+/* src's L->c channels into dst, both NCHW[x]c at batch 1 with their own
+ * blocks (dst's extra channels, if any, left as they are). */
+static void copy_reblocked(const Layer *L, const DLTensor *src, DLTensor *dst) {
+  int64_t HW = L->h * L->w, b1 = src->shape[4], b2 = dst->shape[4];
+  for (int64_t c = 0; c < L->c; c++)
+    for (int64_t i = 0; i < HW; i++)
+      ((float *)dst->data)[((c / b2) * HW + i) * b2 + c % b2] = ((const float *)src->data)[((c / b1) * HW + i) * b1 + c % b1];
+}
+
+/* --in-place: the grouped conv's data in blocks of this many channels
+ * (0: its own block) */
+static int64_t data_block;
+
+/* The grouped conv of wl with cfg reading data in blocks of data_block
+ * channels, its channels padded to a multiple of it (the template's
+ * compute repacks; group_conv2d.c): schedule and [data, kernel, conv].
+ * false where the config's input block does not divide data_block or
+ * already is it. */
+static bool instantiate_wide(const Template *tm, Workload *wl, ConfigEntity *cfg, Schedule **s, int *nargs,
+                             Tensor ***args) {
+  int nin;
+  Tensor **in;
+  if (tm->placeholders(target_host(), wl, cfg, &nin, &in)) return false;
+  int64_t ib = te_dim(in[0], 4), C = te_dim(in[0], 1) * ib;
+  if (ib >= data_block || data_block % ib) return false;
+  int64_t cp = (C + data_block - 1) / data_block * data_block;
+  in[0] = te_placeholder_c("data", 5, (int64_t[]){te_dim(in[0], 0), cp / data_block, te_dim(in[0], 2), te_dim(in[0], 3),
+                                                  data_block},
+                           DT_F32);
+  Tensor *conv = tm->compute(target_host(), wl, cfg, 2, in);
+  if (!conv) return false;
+  *s = te_create_schedule(1, &conv);
+  if (tm->schedule(target_host(), *s, cfg, conv, 1, &conv)) return false;
+  *args = KNEWN(Tensor *, 3);
+  (*args)[0] = in[0], (*args)[1] = in[1], (*args)[2] = conv;
+  *nargs = 3;
+  return true;
+}
+
 static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epilogue, const char *keep, int64_t oc,
-                  Built *b) {
+                  bool wide, Built *b) {
   memset(b, 0, sizeof *b);
   b->cfg = cfg;
   Schedule *s = NULL;
   int nargs = 0;
   Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 4);
-  if (!cfg || template_instantiate(tm, target_host(), wl, cfg, &s, &nargs, &args)) return false;
+  if (!cfg || (wide ? !instantiate_wide(tm, wl, cfg, &s, &nargs, &args)
+                    : template_instantiate(tm, target_host(), wl, cfg, &s, &nargs, &args) != 0))
+    return false;
   if (epilogue) {
     /* the same conv with bias + relu fused: the template's group schedule */
     Tensor *conv = args[2];
@@ -462,8 +510,9 @@ static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps
   if (cb[1]) config_set_other(cb[1], "bf16_dot", opt_str("vdpbf16ps"));
   Built b[3];
   memset(b, 0, sizeof b);
-  if (!cf || !cb[0] || !cb[1] || !build(tm, wl, cf, epilogue, keep, L->oc, &b[0]) ||
-      !build(tb, wb, cb[0], epilogue, keep, L->oc, &b[1]) || !build(tb, wb, cb[1], epilogue, keep, L->oc, &b[2])) {
+  if (!cf || !cb[0] || !cb[1] || !build(tm, wl, cf, epilogue, keep, L->oc, false, &b[0]) ||
+      !build(tb, wb, cb[0], epilogue, keep, L->oc, false, &b[1]) ||
+      !build(tb, wb, cb[1], epilogue, keep, L->oc, false, &b[2])) {
     printf("%-30s build failed: %s\n", L->name, cf ? kiln_get_error() : "no common even input block");
     return;
   }
@@ -526,18 +575,24 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
     else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
     else if (!strcmp(argv[i], "--cold")) cold = true;
+    else if (!strcmp(argv[i], "--in-place")) data_block = target_host()->vector_lanes;
     else if (!strcmp(argv[i], "--bf16")) bf16 = true;
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --bf16] [--cold]\n",
+              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --bf16] [--in-place] [--cold]\n",
               argv[0]);
       return 2;
     }
   }
   if (dw && grouped) {
     fprintf(stderr, "%s: --depthwise and --grouped (--group-pad) choose different layer tables; pass one\n", argv[0]);
+    return 2;
+  }
+  if (data_block && (!grouped || group_pad || batch > 1)) {
+    fprintf(stderr, "%s: --in-place compares a grouped layer's input blocks at batch 1: pass --grouped, without "
+                    "--group-pad or --batch\n", argv[0]);
     return 2;
   }
   if (group_pad && batch > 1) {
@@ -580,6 +635,11 @@ int main(int argc, char **argv) {
            "%d-lane vectors, zero weights, the real ones kept) against the same without it (first columns), in the "
            "real layer's GFLOP/s, medians of alternating runs\n",
            target_host()->vector_lanes);
+  if (data_block)
+    printf("in-place: the fallback reading its data in %lld-channel blocks (channels padded to a multiple; the repack "
+           "folded into the padded slab) against the same config on its own block, in GFLOP/s, medians of alternating "
+           "runs; x = own-block time / in-place time\n",
+           (long long)data_block);
   if (batch > 1)
     printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
            (long long)batch);
@@ -590,6 +650,7 @@ int main(int argc, char **argv) {
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
   if (group_pad) printf("  %-30s %8s %8s %6s %6s", "group_pad fallback config", "pad 1T", "pad 2T", "x 1T", "x 2T");
   if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
+  if (data_block) printf("  %8s %8s %6s %6s %8s", "inpl 1T", "inpl 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
   const Template *tm =
       template_lookup(dw ? "depthwise_conv2d_NCHWc.x86" : grouped ? "group_conv2d_NCHWc.x86" : "conv2d_NCHWc.x86");
@@ -626,7 +687,8 @@ int main(int argc, char **argv) {
     }
     Built d, w;
     memset(&w, 0, sizeof w);
-    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : gp ? unpadded : fb, epilogue, keep, L->oc, &d)) {
+    if (!build(tm, wl, cfg_text ? config_entity_from_json(cfg_text) : gp ? unpadded : fb, epilogue, keep, L->oc, false,
+               &d)) {
       printf("%-30s build failed: %s\n", L->name, kiln_get_error());
       kiln_arena_pop();
       kiln_arena_free(ar);
@@ -635,7 +697,7 @@ int main(int argc, char **argv) {
     bool wino = use_wino && L->k == 3 && L->stride == 1;
     bool nb = false; /* batch > 1: w is the fallback without batch blocking */
     if (gp) {
-      if (!build(tm, wl, fb, epilogue, keep, L->oc, &w)) {
+      if (!build(tm, wl, fb, epilogue, keep, L->oc, false, &w)) {
         printf("%-30s padded build failed: %s\n", L->name, kiln_get_error());
         gp = false;
       }
@@ -643,29 +705,32 @@ int main(int argc, char **argv) {
     if (batch > 1) {
       ConfigEntity *c1 = template_fallback(tm, target_host(), wl);
       if (c1) config_set_other(c1, "tile_n", opt_int(1));
-      if (!build(tm, wl, c1, epilogue, keep, L->oc, &w)) {
+      if (!build(tm, wl, c1, epilogue, keep, L->oc, false, &w)) {
         printf("%-30s tile_n=1 build failed: %s\n", L->name, kiln_get_error());
       } else {
         nb = true;
         for (int i = 0; i < d.nargs - 1; i++) memcpy(w.arr[i]->data, d.arr[i]->data, sizeof(float) * (size_t)numel(d.arr[i]));
       }
     }
+    bool ip = false; /* --in-place: w reads the data in blocks of data_block */
+    if (data_block && build(tm, wl, d.cfg, epilogue, keep, L->oc, true, &w)) {
+      ip = true;
+      copy_reblocked(L, d.arr[0], w.arr[0]); /* the padded channels keep random values: never read */
+      for (int i = 1; i < d.nargs - 1; i++)
+        memcpy(w.arr[i]->data, d.arr[i]->data, sizeof(float) * (size_t)numel(d.arr[i]));
+    }
+    kiln_clear_error();
     int64_t wm = topi_x86_winograd_tile_size(L->h, L->w); /* pad 1: output = input size */
     if (wino) {
       Workload *ww = wl_conv2d(wt->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
                                (int[]){1, 1}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
       if (!build(wt, ww, wcfg_text ? config_entity_from_json(wcfg_text) : template_fallback(wt, target_host(), ww), epilogue, keep,
-                 L->oc, &w)) {
+                 L->oc, false, &w)) {
         printf("%-30s winograd build failed: %s\n", L->name, kiln_get_error());
         wino = false;
       } else {
         /* the same data (its channel block may differ), the same weights */
-        const DLTensor *dd = d.arr[0];
-        DLTensor *wd = w.arr[0];
-        int64_t HW = L->h * L->w, b1 = dd->shape[4], b2 = wd->shape[4];
-        for (int64_t c = 0; c < L->c; c++)
-          for (int64_t i = 0; i < HW; i++)
-            ((float *)wd->data)[((c / b2) * HW + i) * b2 + c % b2] = ((float *)dd->data)[((c / b1) * HW + i) * b1 + c % b1];
+        copy_reblocked(L, d.arr[0], w.arr[0]);
         winograd_kernel(L, d.arr[1], w.arr[1], wm);
         if (epilogue) {
           memcpy(w.arr[2]->data, d.arr[2]->data, sizeof(float) * (size_t)L->oc); /* [OC/b, 1, 1, b] is in order */
@@ -676,18 +741,18 @@ int main(int argc, char **argv) {
     KilnValue ret;
     int rc;
     if (kiln_func_call(d.f, d.av, d.codes, d.nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
-    if ((wino || nb || gp) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
+    if ((wino || nb || gp || ip) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
       printf("  second run failed: %s\n", kiln_last_error());
     double maxerr = sampled_err(L, &d, epilogue, batch);
     if (gp) maxerr = fmax(maxerr, sampled_err(L, &w, epilogue, batch));
-    double werr = wino || nb ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
+    double werr = wino || nb || ip ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
     int64_t OH = d.arr[d.nargs - 1]->shape[2], OW = d.arr[d.nargs - 1]->shape[3];
     double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c / G) * L->k * L->k;
     /* the bytes a depthwise layer must move at least: input, weights, output */
     double bytes = 4.0 * (batch * L->c * L->h * L->w + L->oc * L->k * L->k + batch * L->oc * OH * OW);
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
     double t1, t2, w1 = 0, w2 = 0;
-    if (!wino && !nb && !gp) {
+    if (!wino && !nb && !gp && !ip) {
       kiln_set_num_threads(1);
       t1 = time_run(d.f, d.av, d.codes, d.nargs, r);
       kiln_set_num_threads(2);
@@ -714,15 +779,17 @@ int main(int argc, char **argv) {
     if (gp) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2);
     else if (group_pad) printf("  %-30s", "(no group_pad knob)");
     if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
+    if (ip) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,
              t2 / w2, werr);
-    printf("%s%s\n", maxerr > 1e-3 ? "  WRONG RESULT" : "", werr > 1e-3 ? (nb ? "  OUTPUTS DIFFER" : "  WRONG WINOGRAD RESULT") : "");
+    printf("%s%s\n", maxerr > 1e-3 ? "  WRONG RESULT" : "",
+           werr > 1e-3 ? (nb || ip ? "  OUTPUTS DIFFER" : "  WRONG WINOGRAD RESULT") : "");
     fflush(stdout);
     sum1 += g1, sum2 += g2, nl++;
     flops_all += flops, t1_all += t1, t2_all += t2;
     release(&d);
-    if (wino || nb || gp) release(&w);
+    if (wino || nb || gp || ip) release(&w);
     kiln_arena_pop();
     kiln_arena_free(ar);
   }
