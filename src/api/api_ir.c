@@ -308,23 +308,7 @@ static KArray *operands(Expr *e) {
   case EK_StrImm:
   case EK_Var:
     return karray_new(0, NULL);
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or:
+  KILN_EXPR_BINARY_CASES
     return karray_new(2, (void *[]){e->bin.a, e->bin.b});
   case EK_Not:
   case EK_Cast:

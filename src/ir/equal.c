@@ -115,23 +115,7 @@ static bool eq_expr(EqCtx *c, Expr *x, Expr *y) {
     return str_eq(x->str, y->str);
   case EK_Var:
     return var_eq(c, x, y);
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or:
+  KILN_EXPR_BINARY_CASES
     return eq_expr(c, x->bin.a, y->bin.a) && eq_expr(c, x->bin.b, y->bin.b);
   case EK_Not:
   case EK_Cast:
@@ -329,23 +313,7 @@ static uint64_t h_expr(HashCtx *c, Expr *e) {
     return h_str(h, e->str);
   case EK_Var:
     return hash_combine(h, h_var(c, e));
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or:
+  KILN_EXPR_BINARY_CASES
     h = hash_combine(h, h_expr(c, e->bin.a));
     return hash_combine(h, h_expr(c, e->bin.b));
   case EK_Not:

@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *expr_names[] = {
-#define X(n) #n,
+#define X(n, operands) #n,
     KILN_EXPR_KINDS(X)
 #undef X
 };

@@ -102,41 +102,51 @@ int64_t dt_int_max(DType t);
 
 /* ===== expr.c ===== */
 
+/* X(kind, operands): BINARY for the kinds whose operands are bin.a and
+ * bin.b, OTHER for the rest. */
 #define KILN_EXPR_KINDS(X)                                                     \
-  X(IntImm)                                                                    \
-  X(FloatImm)                                                                  \
-  X(StrImm)                                                                    \
-  X(Var)                                                                       \
-  X(Add)                                                                       \
-  X(Sub)                                                                       \
-  X(Mul)                                                                       \
-  X(Div)      /* C semantics: truncating for ints */                           \
-  X(Mod)      /* C semantics: truncating remainder */                          \
-  X(FloorDiv) /* rounds toward minus infinity */                               \
-  X(FloorMod) /* result has the divisor's sign */                              \
-  X(Min)                                                                       \
-  X(Max)                                                                       \
-  X(EQ)                                                                        \
-  X(NE)                                                                        \
-  X(LT)                                                                        \
-  X(LE)                                                                        \
-  X(GT)                                                                        \
-  X(GE)                                                                        \
-  X(And)                                                                       \
-  X(Or)                                                                        \
-  X(Not)                                                                       \
-  X(Select)                                                                    \
-  X(Cast)                                                                      \
-  X(Call)                                                                      \
-  X(Read)  /* tensor read before flattening: T[i, j] */                        \
-  X(Load)  /* flat buffer read after flattening: buf[index] */                 \
-  X(Ramp)  /* base, base+stride, ... (lanes) */                                \
-  X(Broadcast)                                                                 \
-  X(Let)                                                                       \
-  X(Reduce)
+  X(IntImm, OTHER)                                                             \
+  X(FloatImm, OTHER)                                                           \
+  X(StrImm, OTHER)                                                             \
+  X(Var, OTHER)                                                                \
+  X(Add, BINARY)                                                               \
+  X(Sub, BINARY)                                                               \
+  X(Mul, BINARY)                                                               \
+  X(Div, BINARY)      /* C semantics: truncating for ints */                   \
+  X(Mod, BINARY)      /* C semantics: truncating remainder */                  \
+  X(FloorDiv, BINARY) /* rounds toward minus infinity */                       \
+  X(FloorMod, BINARY) /* result has the divisor's sign */                      \
+  X(Min, BINARY)                                                               \
+  X(Max, BINARY)                                                               \
+  X(EQ, BINARY)                                                                \
+  X(NE, BINARY)                                                                \
+  X(LT, BINARY)                                                                \
+  X(LE, BINARY)                                                                \
+  X(GT, BINARY)                                                                \
+  X(GE, BINARY)                                                                \
+  X(And, BINARY)                                                               \
+  X(Or, BINARY)                                                                \
+  X(Not, OTHER)                                                                \
+  X(Select, OTHER)                                                             \
+  X(Cast, OTHER)                                                               \
+  X(Call, OTHER)                                                               \
+  X(Read, OTHER)  /* tensor read before flattening: T[i, j] */                 \
+  X(Load, OTHER)  /* flat buffer read after flattening: buf[index] */          \
+  X(Ramp, OTHER)  /* base, base+stride, ... (lanes) */                         \
+  X(Broadcast, OTHER)                                                          \
+  X(Let, OTHER)                                                                \
+  X(Reduce, OTHER)
+
+/* The case labels of every BINARY kind, for a switch that treats them
+ * alike (visitors, structural equality and order):
+ *   switch (e->kind) { KILN_EXPR_BINARY_CASES return f(e->bin.a, e->bin.b); ... } */
+#define KILN_EXPR_CASE_BINARY(n) case EK_##n:
+#define KILN_EXPR_CASE_OTHER(n)
+#define KILN_EXPR_CASE_IF_BINARY(n, operands) KILN_EXPR_CASE_##operands(n)
+#define KILN_EXPR_BINARY_CASES KILN_EXPR_KINDS(KILN_EXPR_CASE_IF_BINARY)
 
 typedef enum ExprKind {
-#define X(n) EK_##n,
+#define X(n, operands) EK_##n,
   KILN_EXPR_KINDS(X)
 #undef X
       EK__COUNT

@@ -753,23 +753,7 @@ Expr *an_simp(Analyzer *an, Expr *e) {
     if (p && p->lo == p->hi && !is_inf(p->lo) && is_intlike1(e->dtype)) return ir_int(p->lo, e->dtype);
     return e;
   }
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or: {
+  KILN_EXPR_BINARY_CASES {
     Expr *a = an_simp(an, e->bin.a), *b = an_simp(an, e->bin.b);
     if (!a || !b) return NULL;
     return simp_bin(an, e, e->kind, a, b);

@@ -47,23 +47,7 @@ int simp_cmp_expr(Expr *a, Expr *b) {
     return strcmp(a->str, b->str);
   case EK_Var:
     return strcmp(a->var.name, b->var.name);
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or:
+  KILN_EXPR_BINARY_CASES
     c = simp_cmp_expr(a->bin.a, b->bin.a);
     return c ? c : simp_cmp_expr(a->bin.b, b->bin.b);
   case EK_Not:

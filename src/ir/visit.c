@@ -47,23 +47,7 @@ Expr *ir_mutate_expr_children(IRMutator *m, Expr *e) {
   case EK_StrImm:
   case EK_Var:
     return e;
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or: {
+  KILN_EXPR_BINARY_CASES {
     Expr *a = ir_mutate_expr(m, e->bin.a), *b = ir_mutate_expr(m, e->bin.b);
     if (a == e->bin.a && b == e->bin.b) return e;
     if (!a || !b) return NULL;
@@ -277,23 +261,7 @@ void ir_visit_expr_children(IRVisitor *v, Expr *e) {
   case EK_StrImm:
   case EK_Var:
     return;
-  case EK_Add:
-  case EK_Sub:
-  case EK_Mul:
-  case EK_Div:
-  case EK_Mod:
-  case EK_FloorDiv:
-  case EK_FloorMod:
-  case EK_Min:
-  case EK_Max:
-  case EK_EQ:
-  case EK_NE:
-  case EK_LT:
-  case EK_LE:
-  case EK_GT:
-  case EK_GE:
-  case EK_And:
-  case EK_Or:
+  KILN_EXPR_BINARY_CASES
     ir_visit_expr(v, e->bin.a);
     ir_visit_expr(v, e->bin.b);
     return;
