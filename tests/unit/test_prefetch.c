@@ -189,6 +189,10 @@ static void test_conv_prefetch_knob(void) {
     for (int d = 0; d <= 2; d++) {
       ConfigEntity *c = template_fallback(tm, target_host(), wl);
       config_set_other(c, "prefetch_w", opt_int(d));
+      /* the other loop forms: kw unrolled (the touches cover the 3 kw of
+       * a step), two rows a block (4 row blocks for 7 rows, the last a
+       * tail) */
+      if (d == 2) config_set_other(c, k == 3 ? "unroll_kw" : "tile_oh", k == 3 ? opt_bool(true) : opt_int(2));
       Schedule *s;
       int na;
       Tensor **args;
@@ -202,7 +206,8 @@ static void test_conv_prefetch_knob(void) {
       int64_t chunk = cases[n].ic * k * k * 16, size = cases[n].oc * cases[n].ic * k * k;
       CHECK_MSG(!d == !strstr(text, "prefetch(kernel["), "%s, prefetch_w %d:\n%s", desc, d, text);
       /* the touches spread over the block's 7 rows by the ic-block step */
-      CHECK(!d || strstr(text, "if ((floormod(icb, 7) == floormod(n.oc_chunk.outer.fused.oh"));
+      CHECK_MSG(!d || strstr(text, kfmt("if ((floormod(icb, %d) == floormod(n.oc_chunk.outer.fused.oh", d == 2 && k == 1 ? 4 : 7)),
+                "%s, prefetch_w %d: no spread guard", desc, d);
       if (d && 2 * d * chunk < size)
         CHECK_CONTAINS(text, kfmt(" + %lld), %lld)]", (long long)(2 * d * chunk), (long long)(size - 1)));
       else if (d) /* every block's d-th successor is past the end: the last line */
