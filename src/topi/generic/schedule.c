@@ -25,7 +25,11 @@
  * known (an inlined relayout's floormod(8 * c + lane, 16) is 8 *
  * floormod(c, 2) + lane), and an injective output with nothing computed
  * inside it (a relayout, crop or transpose) fuses only the outer axes that
- * make enough parallel tasks; the axes between stay loops.
+ * make enough parallel tasks; the axes between stay loops.  A transpose
+ * whose last axis reads with a stride while an outer axis reads
+ * contiguously (attention's K^T) runs in 16 x 16 tiles of those two axes
+ * instead (schedule_transpose_tiles), so every line it touches is used
+ * whole while it is in L1.
  */
 #include <string.h>
 
