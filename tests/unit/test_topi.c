@@ -739,6 +739,52 @@ static void test_transpose_tiles(void) {
   tb_run(&b);
 }
 
+/* ShuffleNetV2's channel shuffle written as NCHW16c: half the channels
+ * sliced from an NCHW tensor, half cropped from a padded NCHW16c one,
+ * concatenated, shuffled (reshape, transpose, reshape), padded to whole
+ * blocks and blocked again.  Lane m of a block reads one input and lane
+ * m + 1 the other, so the lanes loop outside the row: the innermost loop
+ * copies one source along W.  Random shapes, against a direct reference. */
+static void test_blocked_shuffle(void) {
+  static const int64_t halves[] = {6, 10, 24, 29, 58};
+  TBatch b = {0};
+  for (int k = 0; k < 4; k++) {
+    int64_t n = rnd_range(1, 2), c = halves[test_rand() % 5], h = rnd_range(2, 7), w = rnd_range(8, 30);
+    int64_t cb = (c + 15) / 16, ob = (2 * c + 15) / 16;
+    Tensor *a = ph("a", 4, (int64_t[]){n, 2 * c, h, w}, DT_F32);
+    Tensor *bb = ph("b", 5, (int64_t[]){n, cb, h, w, 16}, DT_F32);
+    Tensor *x1 = topi_strided_slice(a, 1, (int64_t[]){0}, (int64_t[]){c}, NULL, (int64_t[]){1});
+    Tensor *x2 = topi_strided_slice(topi_layout_transform(bb, "NCHW16c", "NCHW"), 1, (int64_t[]){0}, (int64_t[]){c},
+                                    NULL, (int64_t[]){1});
+    Tensor *cat = topi_concat(2, (Tensor *[]){x1, x2}, 1);
+    Tensor *sh = topi_reshape(topi_transpose(topi_reshape(cat, 5, (int64_t[]){n, 2, c, h, w}), (int64_t[]){0, 2, 1, 3, 4}),
+                              4, (int64_t[]){n, 2 * c, h, w});
+    Tensor *t = topi_layout_transform(topi_pad(sh, (int64_t[]){0, 0, 0, 0, 0, ob * 16 - 2 * c, 0, 0}, TOPI_PAD_CONSTANT, 0),
+                                      "NCHW", "NCHW16c");
+    CHECK_NN(t);
+    if (!t) return;
+    TCase *tc = tb_add(&b, kfmt("shuffle n%lld c%lld h%lld w%lld", (long long)n, (long long)c, (long long)h, (long long)w),
+                       2, (Tensor *[]){a, bb}, t, 0);
+    if (!tc) continue;
+    const char *txt = kiln_lowered_str(tc->f);
+    const char *lanes = strstr(txt, "0, 16)"), *row = strstr(txt, kfmt("0, %lld)", (long long)w));
+    CHECK_MSG(lanes && row && lanes < row, "the lanes do not loop outside the row:\n%s", txt);
+    int64_t o[5] = {n, ob, h, w, 16};
+    for (int64_t i = 0; i < numel(tc->ref); i++) {
+      int64_t idx[5];
+      unravel(i, 5, o, idx);
+      int64_t ch = idx[1] * 16 + idx[4], j = ch / 2;
+      double v = 0;
+      if (ch < 2 * c && ch % 2 == 0)
+        v = tget(tc->a[0], ravel(4, (int64_t[]){n, 2 * c, h, w}, (int64_t[]){idx[0], j, idx[2], idx[3]}));
+      else if (ch < 2 * c)
+        v = tget(tc->a[1], ravel(5, (int64_t[]){n, cb, h, w, 16}, (int64_t[]){idx[0], j / 16, idx[2], idx[3], j % 16}));
+      tset(tc->ref, i, v);
+    }
+  }
+  tb_run(&b);
+}
+
 /* An injective stage read by an extern op stays in memory. */
 static void test_schedule_extern(void) {
   int64_t n = 37;
@@ -807,6 +853,7 @@ const TestCase topi_tests[] = {
     {"injective_schedule", test_injective_schedule},
     {"relayout_schedule", test_relayout_schedule},
     {"transpose_tiles", test_transpose_tiles},
+    {"blocked_shuffle", test_blocked_shuffle},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},
