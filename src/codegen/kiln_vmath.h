@@ -97,7 +97,7 @@ KILN_VM_INLINE float kiln_vm_exp_reduced(float xc, int32_t *ni) {
   return p * z + r + 1.0f;
 }
 
-/* e^x for an x whose result is a normal float (x in [-87.3, 88.7], as
+/* e^x for an x whose result is a normal float (x in [-87.3, 88.3], as
  * erf's e^(-x^2) for 1 <= |x| <= 4): 2^n is one normal factor and no
  * select is needed, so the same value as kiln_expf for half the work
  * (p * 2^n is exact while it stays normal). */

@@ -155,6 +155,8 @@ typedef enum ExprKind {
 /* Intrinsic calls: name, number of arguments. */
 #define KILN_INTRINSICS(X)                                                     \
   X(exp, 1)                                                                    \
+  X(exp_normal, 1) /* e^x where the result is a normal float (x in             \
+                      [-87.3, 88.3]): no overflow or subnormal handling */     \
   X(log, 1)                                                                    \
   X(sqrt, 1)                                                                   \
   X(rsqrt, 1)                                                                  \
