@@ -36,7 +36,10 @@
  * The "mobile." layers are the 1x1s of MobileNet-V2, MnasNet and
  * EfficientNet-B0 whose 24 or 40 output channels get 8-lane blocks, each
  * beside the same layer with the channels padded to 32 or 48 (what
- * alter_layout compiles), and the 16->96 1x1 and 3-channel stem at 112.
+ * alter_layout compiles), and the 16->96 1x1 and 3-channel stem at 112;
+ * "32(24)->80" reads a padded input of 32 channels of which 24 are real
+ * (the reduction over those only; its GFLOP/s count the real FLOPs),
+ * beside "32->80", the same reducing over all 32.
  * --cold evicts the layer's weights from the caches (clflush) before
  * every timed run, as in a model, where a layer's weights were last read
  * a whole inference ago (here they would stay in L2/L3 between runs).
@@ -85,6 +88,7 @@ typedef struct Layer {
   int64_t c, h, w, oc, k;
   int stride, pad;
   int64_t groups; /* 0: 1 */
+  int64_t real;   /* 0: all c; else the real input channels of a padded input (alter_layout's) */
 } Layer;
 
 static int64_t groups_of(const Layer *L) { return L->groups > 1 ? L->groups : 1; }
@@ -132,6 +136,16 @@ static const Layer layers[] = {
     {"mobile.1x1 40->240 @28", 40, 28, 28, 240, 1, 1, 0},
     {"mobile.1x1 48->240 @28", 48, 28, 28, 240, 1, 1, 0},
     {"mobile.1x1 16->96 @112", 16, 112, 112, 96, 1, 1, 0},
+    {"mobile.1x1 32->80 @56", 32, 56, 56, 80, 1, 1, 0},
+    {"mobile.1x1 32(24)->80 @56", 32, 56, 56, 80, 1, 1, 0, 0, 24},
+    {"mobile.1x1 32(24)->144 @56", 32, 56, 56, 144, 1, 1, 0, 0, 24},
+    {"mobile.1x1 80->32 @56", 80, 56, 56, 32, 1, 1, 0},
+    {"mobile.1x1 80(72)->32 @56", 80, 56, 56, 32, 1, 1, 0, 0, 72},
+    {"mobile.1x1 48->128 @28", 48, 28, 28, 128, 1, 1, 0},
+    {"mobile.1x1 48(40)->128 @28", 48, 28, 28, 128, 1, 1, 0, 0, 40},
+    {"mobile.1x1 48(40)->240 @28", 48, 28, 28, 240, 1, 1, 0, 0, 40},
+    {"mobile.1x1 128->48 @28", 128, 28, 28, 48, 1, 1, 0},
+    {"mobile.1x1 128(120)->48 @28", 128, 28, 28, 48, 1, 1, 0, 0, 120},
     {"mobile.3x3/2 3->32 @224", 3, 224, 224, 32, 3, 2, 1},
     {"vgg16.3x3 3->64 @224", 3, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->64 @224", 64, 224, 224, 64, 3, 1, 1},
@@ -245,7 +259,7 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
   /* a padded-group kernel (group_pad) holds kpgp >= kpg channels a group */
   int64_t ko = oc, kpgp = k->shape[0] * ocb / groups_of(L);
   if (kpgp != kpg) ko = oc / kpg * kpgp + oc % kpg;
-  for (int64_t c = c0; c < c0 + cpg; c++)
+  for (int64_t c = c0; c < c0 + (L->real ? L->real : cpg); c++)
     for (int64_t y = 0; y < L->k; y++)
       for (int64_t x = 0; x < L->k; x++) {
         int64_t ih = oh * L->stride + y - L->pad, iw = ow * L->stride + x - L->pad;
@@ -671,9 +685,10 @@ int main(int argc, char **argv) {
                                              (int64_t[]){L->oc, L->c / G, L->k, L->k}, (int[]){L->stride, L->stride},
                                              (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, G, "float32",
                                              "float32")
-                           : wl_conv2d(tm->name, (int64_t[]){batch, L->c, L->h, L->w},
-                                       (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k}, (int[]){L->stride, L->stride},
-                                       (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
+                           : wl_conv2d_real(tm->name, (int64_t[]){batch, L->c, L->h, L->w},
+                                            (int64_t[]){L->oc, dw ? 1 : L->c, L->k, L->k}, (int[]){L->stride, L->stride},
+                                            (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1},
+                                            L->real ? L->real : L->c, "float32", "float32");
     /* --group-pad: the fallback (the padded-group form where the space
      * has the group_pad knob) against the same without it */
     ConfigEntity *fb = template_fallback(tm, target_host(), wl), *unpadded = NULL;
@@ -747,7 +762,7 @@ int main(int argc, char **argv) {
     if (gp) maxerr = fmax(maxerr, sampled_err(L, &w, epilogue, batch));
     double werr = wino || nb || ip ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
     int64_t OH = d.arr[d.nargs - 1]->shape[2], OW = d.arr[d.nargs - 1]->shape[3];
-    double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->c / G) * L->k * L->k;
+    double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->real ? L->real : L->c / G) * L->k * L->k;
     /* the bytes a depthwise layer must move at least: input, weights, output */
     double bytes = 4.0 * (batch * L->c * L->h * L->w + L->oc * L->k * L->k + batch * L->oc * OH * OW);
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);

@@ -249,6 +249,12 @@ Workload *wl_cuda_conv2d(const char *task, const int64_t dshape[4], const int64_
 Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4],
                     const int strides[2], const int padding[4], const int dilation[2],
                     const char *dtype, const char *out_dtype);
+/*   conv2d_NCHWc.x86 reading a channel-padded input (alter_layout pads
+ *     24 channels to 32): the same with its real input channel count
+ *     appended (only when fewer than the data's) */
+Workload *wl_conv2d_real(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                         const int padding[4], const int dilation[2], int64_t real_ic, const char *dtype,
+                         const char *out_dtype);
 Workload *wl_dense(const char *task, int64_t M, int64_t N, int64_t K, const char *dtype,
                    const char *out_dtype);
 /*   group_conv2d_NCHWc.x86: as conv2d_NCHWc.x86 with groups after dilation:
@@ -279,6 +285,7 @@ typedef struct Conv2DWorkload {
   int64_t groups;     /* 1; IC for depthwise; the workload's for a grouped task */
   bool depthwise;
   DType dtype, out_dtype;
+  int64_t real_ic; /* the input channels the reduction reads: IC, or fewer for a channel-padded input */
 } Conv2DWorkload;
 /* Reads the x86 forms and the CUDA forms above (a depthwise kernel of
  * topi_nn_depthwise_conv2d_nchw is [C, multiplier, KH, KW]). */

@@ -222,6 +222,12 @@ const WArg *wl_arg(const Workload *wl, int i, WArgKind kind) {
 
 Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
                     const int padding[4], const int dilation[2], const char *dtype, const char *out_dtype) {
+  return wl_conv2d_real(task, dshape, kshape, strides, padding, dilation, dshape[1], dtype, out_dtype);
+}
+
+Workload *wl_conv2d_real(const char *task, const int64_t dshape[4], const int64_t kshape[4], const int strides[2],
+                         const int padding[4], const int dilation[2], int64_t real_ic, const char *dtype,
+                         const char *out_dtype) {
   Workload *wl = wl_new(task);
   wl_add_tensor(wl, 4, dshape, dtype);
   wl_add_tensor(wl, 4, kshape, dtype);
@@ -231,6 +237,7 @@ Workload *wl_conv2d(const char *task, const int64_t dshape[4], const int64_t ksh
   wl_add_str(wl, "NCHW");
   wl_add_str(wl, "NCHW");
   wl_add_str(wl, out_dtype ? out_dtype : dtype);
+  if (real_ic < dshape[1]) wl_add_int(wl, real_ic);
   return wl_finish(wl);
 }
 
@@ -322,7 +329,11 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
   const WArg *olay = dl && form->out_layout >= 0 ? wl_arg(wl, form->out_layout + shift, WARG_STR) : NULL;
   const WArg *odt = dl ? wl_arg(wl, form->out_dtype + shift, WARG_STR) : NULL;
   if (!odt || (form->layout >= 0 && !lay) || (form->out_layout >= 0 && !olay)) return -1;
-  if (wl->nargs != form->nargs + shift)
+  /* a plain conv reading a channel-padded input carries its real input
+   * channels last (wl_conv2d_real) */
+  bool real = !grouped && !form->depthwise && form->out_layout >= 0 && wl->nargs == form->nargs + 1 &&
+              wl->args[form->nargs].kind == WARG_INT;
+  if (wl->nargs != form->nargs + shift + real)
     return kiln_set_error("workload '%s': %d arguments, expected %d", wl->name, wl->nargs, form->nargs + shift);
   c->groups = grouped ? wl->args[5].i : 1;
   if (d->n != 4 || k->n != 4)
@@ -370,6 +381,10 @@ int wl_conv2d_parse(const Workload *wl, Conv2DWorkload *c) {
                           (long long)k->ints[1], groups > 1 ? kfmt(" per group (x %lld groups)", (long long)groups) : "",
                           (long long)c->IC);
   }
+  c->real_ic = real ? wl->args[form->nargs].i : c->IC;
+  if (c->real_ic < 1 || c->real_ic > c->IC)
+    return kiln_set_error("workload '%s': %lld real input channels, expected 1 to the %lld channels", wl->name,
+                          (long long)c->real_ic, (long long)c->IC);
   int64_t ekh = (c->KH - 1) * c->dh + 1, ekw = (c->KW - 1) * c->dw + 1;
   c->OH = (c->IH + c->pt + c->pb - ekh) / c->sh + 1;
   c->OW = (c->IW + c->pl + c->pr - ekw) / c->sw + 1;
@@ -461,6 +476,17 @@ static bool bmm_geom(const Workload *wl, int64_t *B, int64_t *M, int64_t *N, int
   return true;
 }
 
+/* The share of a conv's input channels its reduction reads: real_ic / IC
+ * for a channel-padded input (wl_conv2d_real), else 1. */
+static double real_share(const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) {
+    kiln_clear_error();
+    return 1;
+  }
+  return (double)c.real_ic / (double)c.IC;
+}
+
 double wl_flops(const Workload *wl) {
   ConvGeom g;
   int64_t M, N, K;
@@ -468,7 +494,7 @@ double wl_flops(const Workload *wl) {
     /* the kernel's input channels are those of one group (all of them
      * for a plain conv) */
     double per_out = (double)(g.depthwise ? 1 : g.k[1]) * (double)g.k[2] * (double)g.k[3];
-    return 2.0 * (double)g.d[0] * (double)g.oc * (double)g.oh * (double)g.ow * per_out;
+    return 2.0 * (double)g.d[0] * (double)g.oc * (double)g.oh * (double)g.ow * per_out * real_share(wl);
   }
   if (dense_geom(wl, &M, &N, &K)) return 2.0 * (double)M * (double)N * (double)K;
   int64_t B;

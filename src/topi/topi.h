@@ -584,6 +584,10 @@ int x86_schedule_others(Schedule *s, Stage *main, Tensor *anchor, int lanes);
  * oc_bn], tag "conv2d_NCHWc"; padding is a "data_pad" stage. */
 Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2],
                               const int padding[4], const int dilation[2], DType out_dtype);
+/* The same reading a channel-padded input whose first real_ic channels
+ * are real (0: all): the reduction leaves the others out. */
+Tensor *topi_x86_conv2d_NCHWc_real(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                   const int dilation[2], int64_t real_ic, DType out_dtype);
 /* Schedule a fused group anchored by conv (outs: the group's outputs;
  * injective stages between are inlined into the register block). */
 int topi_x86_schedule_conv2d_NCHWc(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *conv,

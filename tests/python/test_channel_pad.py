@@ -7,7 +7,9 @@ fresh random inputs: a ShuffleNet-v2 unit (channel split, 1x1 - depthwise
 ReLU6, hard-swish, sigmoid (the padded channels then hold 0.5: the next
 conv must give them zero weights), max pooling, a residual add of two padded
 tensors, an op the padding must not flow through (exp) and a padded conv as
-the graph's output.  The tasks show the padded shapes; with
+the graph's output.  The tasks show the padded shapes, and a conv that
+reads a padded tensor its real input channels (its reduction leaves the
+zero ones out); with
 KILN_CHANNEL_PAD=0 they are the model's own (58, 200)."""
 import numpy as np
 import pytest
@@ -81,6 +83,10 @@ def test_padded_channels_match_pytorch(tmp_path, monkeypatch):
     tasks, m = _build(path, shape)
     chans = _channels(tasks)
     assert 58 not in chans, chans  # 58 -> 64 with AVX-512 or AVX2 (60 with 4-lane vectors)
+    # a conv reading a padded tensor reduces over its real channels only:
+    # its workload ends with their count (none does without padding)
+    real = {t.args[-1] for t in tasks if t.name == "conv2d_NCHWc.x86" and isinstance(t.args[-1], int)}
+    assert real and real <= {50, 58, 116, 200}, real
     rng = np.random.default_rng()
     for _ in range(2):
         x = rng.standard_normal(shape).astype(np.float32)
@@ -96,6 +102,7 @@ def test_padded_channels_match_pytorch(tmp_path, monkeypatch):
     tasks, _ = _build(path, shape)
     chans = _channels(tasks)
     assert 58 in chans and 200 in chans, chans
+    assert not [t for t in tasks if t.name == "conv2d_NCHWc.x86" and isinstance(t.args[-1], int)]
 
 
 class _Narrow(nn.Module):

@@ -33,6 +33,7 @@ extern const TestCase target_tests[];
 extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
+extern const TestCase conv_real_tests[];
 extern const TestCase batch_matmul_tests[];
 extern const TestCase bf16_tests[];
 extern const TestCase int8_tests[];
@@ -64,6 +65,7 @@ static const TestSuite suites[] = {
     {"vmath", vmath_tests},
     {"x86", x86_tests},
     {"group_conv", group_conv_tests},
+    {"conv_real", conv_real_tests},
     {"batch_matmul", batch_matmul_tests},
     {"bf16", bf16_tests},
     {"int8", int8_tests},

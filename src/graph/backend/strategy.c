@@ -101,7 +101,19 @@ static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   if (!task) task = n->op->id == OP_CONV2D_WINOGRAD_NCHWC ? GRAPH_WINOGRAD_TASK
                     : dw                                                    ? "depthwise_conv2d_NCHWc.x86"
                                                                             : "conv2d_NCHWc.x86";
-  return wl_conv2d(task, d, k, st, pad, dl, "float32", "float32");
+  if (dw || strcmp(task, "conv2d_NCHWc.x86")) return wl_conv2d(task, d, k, st, pad, dl, "float32", "float32");
+  return wl_conv2d_real(task, d, k, st, pad, dl, graph_conv_real_in(n, ch), "float32", "float32");
+}
+
+/* The input channels a plain conv reduces over: where alter_layout pads
+ * its input (ch[0] channels), the node's own count; on the blocked node
+ * its `real_in_channels` attribute; else all of them. */
+int64_t graph_conv_real_in(GNode *n, const int64_t *ch) {
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  if (ch) return d[1] < ch[0] ? d[1] : ch[0];
+  int64_t r = gattr_int(&n->attrs, "real_in_channels", 0);
+  return r > 0 && r < d[1] ? r : d[1];
 }
 
 bool graph_winograd_enabled(void) {
@@ -154,11 +166,12 @@ static const char *conv_desc(GNode *n) {
   strategy_attr_ints2(n, "strides", 1, st);
   strategy_attr_pads4(n, pad);
   bool sym = pad[0] == pad[1] && pad[1] == pad[2] && pad[2] == pad[3];
-  int64_t groups = gattr_int(&n->attrs, "groups", 1);
-  return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s%s", (long long)d[0], (long long)d[1],
+  int64_t groups = gattr_int(&n->attrs, "groups", 1), real = graph_conv_real_in(n, NULL);
+  return kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%s%s%s", (long long)d[0], (long long)d[1],
               (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3], st[0],
               sym ? kfmt("%d", pad[0]) : kfmt("%d,%d,%d,%d", pad[0], pad[1], pad[2], pad[3]),
-              groups > 1 && !graph_conv_is_depthwise(n) ? kfmt(" g%lld", (long long)groups) : "");
+              groups > 1 && !graph_conv_is_depthwise(n) ? kfmt(" g%lld", (long long)groups) : "",
+              real < d[1] ? kfmt(" real_ic %lld", (long long)real) : "");
 }
 
 /* The config for a task: dispatch (records) first, then the fallback. */
@@ -357,7 +370,8 @@ Tensor *compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
     return topi_x86_group_conv2d_NCHWc_padded(ins[0], ins[1], c.strides, c.pad, c.dil, groups,
                                               n->type.shape[1] * n->type.shape[4], n->type.shape[4], n->type.dtype);
   if (groups > 1) return topi_x86_group_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, groups, n->type.dtype);
-  return topi_x86_conv2d_NCHWc(ins[0], ins[1], c.strides, c.pad, c.dil, n->type.dtype);
+  return topi_x86_conv2d_NCHWc_real(ins[0], ins[1], c.strides, c.pad, c.dil, graph_conv_real_in(n, NULL),
+                                    n->type.dtype);
 }
 
 Tensor *compute_depthwise_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {

@@ -36,6 +36,12 @@ bool graph_conv_is_depthwise(GNode *n);
 int graph_conv_config_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st);
 void graph_conv_follow_block_as(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc, Strategy *st,
                                 int64_t data_block);
+/* The input channels a plain conv's reduction reads: with ch (the
+ * channels alter_layout compiles it with), the node's own count when its
+ * input is padded; without, the blocked node's `real_in_channels`
+ * attribute (alter_layout's), else all.  conv2d_NCHWc.x86's workload
+ * carries it when it is fewer (wl_conv2d_real). */
+int64_t graph_conv_real_in(GNode *n, const int64_t *ch);
 /* strategy_gpu.c: the CUDA template, workload and config of a conv2d or
  * dense node on a GPU target; st->task_name NULL when none covers it. */
 int graph_gpu_strategy(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);

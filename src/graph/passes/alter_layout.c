@@ -44,6 +44,10 @@
  * never read into a real one - convolutions multiply them by zero weights,
  * and only ops that keep them finite and per-channel (PAD_SAFE_OPS,
  * per-channel constants padded with zeros, pooling) flow through padded.
+ * A plain conv reading a padded tensor reduces over its real channels
+ * only (the node's `real_in_channels`, carried into conv2d_NCHWc.x86's
+ * workload and compute): MnasNet's expand convs reading 24 of 32
+ * channels did 1.33x their work.
  * Everything else, and every graph output, sees the tensor cropped back to
  * NCHW with its real channels (layout_transform then nn.pad with a
  * negative end).  The same for a batched MatMul's columns (convert_matmul:
@@ -323,6 +327,8 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
       kb = a->target->vector_lanes;
       ga_int(&at, "kept_channels", O);
     }
+    /* a padded input's zero channels are left out of the reduction */
+    if (padded && !dw && ch[0] > C) ga_int(&at, "real_in_channels", C);
     const char *klayout =
         dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)kb);
     ga_str(&kt, "dst_layout", klayout);

@@ -88,9 +88,16 @@ Tensor *x86_subsample_nchwc(Tensor *data, int pt, int pl, int sh, int sw, int64_
  * every channel block lies inside one group (the blocks divide the
  * channels per group), the kernel is [OC/oc_bn, CPG/ic_bn, KH, KW, ic_bn,
  * oc_bn] (CPG = IC / groups) and output chunk occ reads the input chunks
- * of its group, g * CPG/ic_bn + ic with g = occ / (KPG/oc_bn). */
-Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, const int strides[2],
-                                 const int padding[4], const int dilation[2], int64_t groups, DType out_dtype) {
+ * of its group, g * CPG/ic_bn + ic with g = occ / (KPG/oc_bn).  A plain
+ * conv with real_ic < IC (a channel-padded input) reduces over the first
+ * real_ic channels only, in steps of g = gcd(real_ic, ic_bn) channels:
+ * "ic" counts real_ic / g steps, "icb" the g channels of one (the block
+ * loop of the schedule), so the loops have constant extents and no guard
+ * (24 real channels in blocks of 16: 3 steps of 8; a guarded tail block
+ * inside the reduction measured slower on a two-chunk register block). */
+static Tensor *conv_nchwc_compute(const char *op, Tensor *data, Tensor *kernel, const int strides[2],
+                                  const int padding[4], const int dilation[2], int64_t groups, int64_t real_ic,
+                                  DType out_dtype) {
   if (!data || !kernel) return NULL;
   int64_t d[5], k[6];
   if (data->ndim != 5 || !te_shape_const(data, d))
@@ -126,16 +133,25 @@ Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, c
   Tensor *pad = sub ? x86_subsample_nchwc(data, pt, pl, sh, sw, OH, OW) : x86_pad_nchwc(data, pt, pl, pb, pr);
   if (!pad) return NULL;
   if (sub) sh = sw = 1, dh = dw = 1; /* the convolution reads the sampled input with stride 1 */
-  IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
-          *icb = te_reduce_axis_c(d[4], "icb");
+  if (groups > 1 || real_ic < 1 || real_ic > IC) real_ic = IC;
+  int64_t g = d[4], r = real_ic % g;
+  while (r) { /* g = gcd(real_ic, ic_bn) */
+    int64_t t = g % r;
+    g = r, r = t;
+  }
+  int64_t per = d[4] / g; /* steps per block */
+  IterVar *ic = te_reduce_axis_c(groups > 1 ? k[1] : real_ic / g, "ic"), *kh = te_reduce_axis_c(KH, "kh"),
+          *kw = te_reduce_axis_c(KW, "kw"), *icb = te_reduce_axis_c(g, "icb");
   Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
   Expr *ih = ir_add(ir_mul(v[2], c32(sh)), ir_mul(kh->var, c32(dh)));
   Expr *iw = ir_add(ir_mul(v[3], c32(sw)), ir_mul(kw->var, c32(dw)));
-  Expr *chunk = ic->var;
+  Expr *kc = per > 1 ? ir_floordiv(ic->var, c32(per)) : ic->var;
+  Expr *lane = per > 1 ? ir_add(ir_mul(ir_floormod(ic->var, c32(per)), c32(g)), icb->var) : icb->var;
+  Expr *chunk = kc;
   if (groups > 1) /* the group's first input chunk, plus ic */
     chunk = ir_add(ir_mul(ir_floordiv(v[1], c32(kpg / k[5])), c32(k[1])), ic->var);
-  Expr *a = te_read5(pad, v[0], chunk, ih, iw, icb->var);
-  Expr *b = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
+  Expr *a = te_read5(pad, v[0], chunk, ih, iw, lane);
+  Expr *b = te_read(kernel, 6, (Expr *[]){v[1], kc, kh->var, kw->var, lane, v[4]});
   if (!a || !b) return NULL;
   if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
   if (!dt_eq(b->dtype, out_dtype)) b = ir_cast(out_dtype, b);
@@ -144,9 +160,19 @@ Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, c
   return te_compute(tag, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, tag);
 }
 
+Tensor *x86_conv2d_NCHWc_compute(const char *op, Tensor *data, Tensor *kernel, const int strides[2],
+                                 const int padding[4], const int dilation[2], int64_t groups, DType out_dtype) {
+  return conv_nchwc_compute(op, data, kernel, strides, padding, dilation, groups, 0, out_dtype);
+}
+
 Tensor *topi_x86_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                               const int dilation[2], DType out_dtype) {
-  return x86_conv2d_NCHWc_compute("conv2d_NCHWc", data, kernel, strides, padding, dilation, 1, out_dtype);
+  return topi_x86_conv2d_NCHWc_real(data, kernel, strides, padding, dilation, 0, out_dtype);
+}
+
+Tensor *topi_x86_conv2d_NCHWc_real(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                   const int dilation[2], int64_t real_ic, DType out_dtype) {
+  return conv_nchwc_compute("conv2d_NCHWc", data, kernel, strides, padding, dilation, 1, real_ic, out_dtype);
 }
 
 /* ---- the template ---- */
@@ -384,8 +410,8 @@ static Tensor *conv_compute(const Target *t, const Workload *wl, const ConfigEnt
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return NULL;
   if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
-  return topi_x86_conv2d_NCHWc(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){c.dh, c.dw},
-                               c.out_dtype);
+  return topi_x86_conv2d_NCHWc_real(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
+                                    (int[]){c.dh, c.dw}, c.real_ic, c.out_dtype);
 }
 
 /* data NCHW[ic_bn]c, kernel OIHW[ic_bn]i[oc_bn]o */
