@@ -1,196 +1,14 @@
 /*
- * test_graphrt.c - the params blob, the graph executor, the memory planner
- * and the debug executor.
- *
- * One module (built once, shared by the tests) holds three kernels over
- * N floats -- fused_add, fused_multiply, fused_nn_relu -- plus a graph JSON
- * written by hand in TVM's format and a params blob, embedded as the
- * "graph_json" and "params" blobs.  The graph is a chain of six operators:
- *
- *   e3 = x + b        (fused_add)          e6 = e5 * w   (fused_multiply_1)
- *   e4 = e3 * w       (fused_multiply)     e7 = e6 + e3  (fused_add_1)
- *   e5 = relu(e4)     (fused_nn_relu)      e8 = relu(e7) (fused_nn_relu_1)
- *
- * with outputs e8 and e5; results are checked against the same arithmetic
- * in C.
+ * test_graphrt.c - the params blob, the memory planner, the graph executor
+ * and executors on several threads, on the module of graphrt_fixture.h
+ * (the debug executor and the registry: test_graphrt_debug.c).
  */
-#include <cjson/cJSON.h>
-#include <dlfcn.h>
 #include <pthread.h>
 
-#include "kernel_util.h"
-
-#define N 65536
+#include "graphrt_fixture.h"
 
 static const DLDevice cpu = {kDLCPU, 0};
 static const DLDataType f32 = {kDLFloat, 32, 1};
-
-static float *fdata(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
-
-/* cJSON, to check the trace and JSON outputs independently.  It is the
- * runtime's private dependency, not linked into this binary, so reach the
- * copy the runtime loaded and walk the nodes by hand. */
-static cJSON *j_parse(const char *text) {
-  cJSON *(*parse)(const char *) = (cJSON * (*)(const char *)) dlsym(RTLD_DEFAULT, "cJSON_Parse");
-  return parse ? parse(text) : NULL;
-}
-
-static void j_delete(cJSON *j) {
-  void (*del)(cJSON *) = (void (*)(cJSON *))dlsym(RTLD_DEFAULT, "cJSON_Delete");
-  if (del && j) del(j);
-}
-
-static int j_is(const cJSON *j, int type) { return j && (j->type & 0xFF) == type; }
-
-static int j_size(const cJSON *j) {
-  int n = 0;
-  for (const cJSON *c = j ? j->child : NULL; c; c = c->next) n++;
-  return n;
-}
-
-static cJSON *j_item(const cJSON *j, int i) {
-  cJSON *c = j ? j->child : NULL;
-  while (c && i--) c = c->next;
-  return c;
-}
-
-static cJSON *j_get(const cJSON *j, const char *key) {
-  for (cJSON *c = j_is(j, cJSON_Object) ? j->child : NULL; c; c = c->next)
-    if (c->string && !strcmp(c->string, key)) return c;
-  return NULL;
-}
-
-static const char *j_str(const cJSON *j) { return j_is(j, cJSON_String) ? j->valuestring : NULL; }
-
-/* ---- the graph JSON ---- */
-
-typedef struct GraphOpts {
-  int storage_id; /* write attrs.storage_id */
-  int x2d;        /* x is (256, N/256) and node 3 flattens its data */
-  int flatten;    /* with x2d: write flatten_data "1" on node 3 */
-} GraphOpts;
-
-static char *graph_json(GraphOpts o) {
-  StrBuf sb = {0};
-  sb_puts(&sb, "{\n  \"nodes\": [\n");
-  sb_puts(&sb, "    {\"op\": \"null\", \"name\": \"x\", \"inputs\": []},\n");
-  sb_puts(&sb, "    {\"op\": \"null\", \"name\": \"p_b\", \"inputs\": []},\n");
-  sb_puts(&sb, "    {\"op\": \"null\", \"name\": \"p_w\", \"inputs\": []},\n");
-  sb_printf(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_add\", \"attrs\": {\"func_name\": "
-                 "\"fused_add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": "
-                 "\"%d\", \"kiln_ops\": \"add\"}, \"inputs\": [[0, 0, 0], [1, 0, 0]]},\n",
-            o.x2d && o.flatten);
-  sb_puts(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_multiply\", \"attrs\": {\"func_name\": "
-               "\"fused_multiply\", \"num_inputs\": \"2\", \"num_outputs\": \"1\", "
-               "\"flatten_data\": \"0\", \"kiln_ops\": \"multiply\", \"kiln_task\": "
-               "\"dense_nopack.x86 [(1,65536),(65536,)]\", \"kiln_config\": \"records.json:12\"}, "
-               "\"inputs\": [[3, 0, 0], [2, 0, 0]]},\n");
-  sb_puts(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_nn_relu\", \"attrs\": {\"func_name\": "
-               "\"fused_nn_relu\", \"num_inputs\": \"1\", \"num_outputs\": \"1\", "
-               "\"flatten_data\": \"0\"}, \"inputs\": [[4, 0, 0]]},\n");
-  sb_puts(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_multiply_1\", \"attrs\": {\"func_name\": "
-               "\"fused_multiply\", \"num_inputs\": 2, \"num_outputs\": 1, \"flatten_data\": 0, "
-               "\"kiln_task\": {\"not\": \"a string\"}}, \"inputs\": [[5, 0, 0], [2, 0, 0]]},\n");
-  sb_puts(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_add_1\", \"attrs\": {\"func_name\": "
-               "\"fused_add\", \"num_inputs\": \"2\", \"num_outputs\": \"1\", \"flatten_data\": "
-               "\"0\"}, \"inputs\": [[6, 0, 0], [3, 0, 0]]},\n");
-  sb_puts(&sb, "    {\"op\": \"tvm_op\", \"name\": \"fused_nn_relu_1\", \"attrs\": {\"func_name\": "
-               "\"fused_nn_relu\", \"num_inputs\": \"1\", \"num_outputs\": \"1\", "
-               "\"flatten_data\": \"0\"}, \"inputs\": [[7, 0, 0]]}\n");
-  sb_puts(&sb, "  ],\n  \"arg_nodes\": [0, 1, 2],\n  \"heads\": [[8, 0, 0], [5, 0, 0]],\n");
-  sb_puts(&sb, "  \"attrs\": {\n    \"dltype\": [\"list_str\", [\"float32\", \"float32\", "
-               "\"float32\", \"float32\", \"float32\", \"float32\", \"float32\", \"float32\", "
-               "\"float32\"]],\n");
-  if (o.storage_id)
-    sb_puts(&sb, "    \"storage_id\": [\"list_int\", [0, 1, 2, 3, 4, 5, 4, 6, 4]],\n");
-  sb_puts(&sb, "    \"device_index\": [\"list_int\", [1, 1, 1, 1, 1, 1, 1, 1, 1]],\n");
-  sb_puts(&sb, "    \"shape\": [\"list_shape\", [");
-  for (int e = 0; e < 9; e++) {
-    if (e == 0 && o.x2d) sb_printf(&sb, "[256, %d]", N / 256);
-    else sb_printf(&sb, "%s[%d]", e ? ", " : "", N);
-  }
-  sb_puts(&sb, "]]\n  },\n  \"node_row_ptr\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n}\n");
-  char *s = kstrdup(sb.data);
-  sb_free(&sb);
-  return s;
-}
-
-/* ---- the module ---- */
-
-static DLTensor *g_b, *g_w;        /* the params */
-static void *g_params;             /* their blob */
-static size_t g_params_size;
-static KilnModule *g_mod;
-
-static LoweredFunc *binary(const char *name, int mul) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32), *b = te_placeholder_c("b", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Expr *x = te_read1(a, v[0]), *y = te_read1(b, v[0]);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, mul ? ir_mul(x, y) : ir_add(x, y), NULL);
-  Schedule *s = te_create_schedule(1, &c);
-  return kiln_lower(s, 3, (Tensor *[]){a, b, c}, name, NULL);
-}
-
-static LoweredFunc *relu(const char *name) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, ir_max(te_read1(a, v[0]), ir_f32(0)), NULL);
-  Schedule *s = te_create_schedule(1, &c);
-  return kiln_lower(s, 2, (Tensor *[]){a, c}, name, NULL);
-}
-
-static KilnModule *module(void) {
-  if (g_mod) return g_mod;
-  int64_t n = N;
-  g_b = tk_array(1, &n, DT_F32);
-  g_w = tk_array(1, &n, DT_F32);
-  tk_fill_random(g_b);
-  tk_fill_random(g_w);
-  const char *names[2] = {"p_b", "p_w"};
-  DLTensor *arrays[2] = {g_b, g_w};
-  if (kiln_params_save(2, names, arrays, &g_params, &g_params_size)) return NULL;
-  LoweredFunc *fs[3] = {binary("fused_add", 0), binary("fused_multiply", 1), relu("fused_nn_relu")};
-  char *json = graph_json((GraphOpts){0});
-  KBlob blobs[2] = {{"graph_json", json, strlen(json)}, {"params", g_params, g_params_size}};
-  g_mod = kiln_build_funcs(fs, 3, 2, blobs, NULL);
-  return g_mod;
-}
-
-/* The outputs for input x, in C. */
-static void reference(const float *x, float *out0, float *out1) {
-  const float *b = fdata(g_b), *w = fdata(g_w);
-  for (int i = 0; i < N; i++) {
-    float e3 = x[i] + b[i], e4 = e3 * w[i], e5 = e4 > 0 ? e4 : 0, e6 = e5 * w[i], e7 = e6 + e3;
-    out0[i] = e7 > 0 ? e7 : 0;
-    out1[i] = e5;
-  }
-}
-
-/* Run ex on x and compare both outputs with the reference; 0 if equal. */
-static int check_outputs(KilnGraphExecutor *ex, DLTensor *x) {
-  static float r0[N], r1[N];
-  reference(fdata(x), r0, r1);
-  DLTensor *o0 = NULL, *o1 = NULL;
-  int bad = 0;
-  if (kiln_graph_executor_get_output(ex, 0, &o0) || kiln_graph_executor_get_output(ex, 1, &o1)) {
-    test_fail(__FILE__, __LINE__, "get_output: %s", kiln_last_error());
-    bad = 1;
-  } else {
-    bad = memcmp(fdata(o0), r0, sizeof r0) != 0 || memcmp(fdata(o1), r1, sizeof r1) != 0;
-  }
-  kiln_array_free(o0);
-  kiln_array_free(o1);
-  return bad;
-}
-
-static DLTensor *random_x(void) {
-  int64_t n = N;
-  DLTensor *x = tk_array(1, &n, DT_F32);
-  tk_fill_random(x);
-  return x;
-}
 
 /* ---- params blobs ---- */
 
@@ -434,7 +252,7 @@ static void test_plan_memory(void) {
 /* ---- the executor ---- */
 
 static void test_run_module(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   CHECK_NN(mod);
   if (!mod) return;
   KilnGraphExecutor *ex;
@@ -456,15 +274,15 @@ static void test_run_module(void) {
   CHECK(kiln_graph_executor_input_index(ex, "p_w", &idx) != 0);
   CHECK_STR(kiln_last_error(), "the graph has no input 'p_w' (its inputs: 'x')");
 
-  DLTensor *x = random_x();
+  DLTensor *x = gr_random_x();
   CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "x", x));
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) == 0);
+  CHECK(gr_check_outputs(ex, x) == 0);
   /* by index, new data */
   tk_fill_random(x);
   CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) == 0);
+  CHECK(gr_check_outputs(ex, x) == 0);
   DLTensor *back;
   CHECK_OK(kiln_graph_executor_get_input(ex, 0, &back));
   CHECK(memcmp(fdata(back), fdata(x), 4 * N) == 0);
@@ -478,13 +296,13 @@ static void test_run_module(void) {
   kiln_array_free(o1);
 
   /* overriding a param by name changes the result */
-  DLTensor *w2 = random_x();
+  DLTensor *w2 = gr_random_x();
   CHECK_OK(kiln_graph_executor_set_input_by_name(ex, "p_w", w2));
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) != 0);
-  CHECK_OK(kiln_graph_executor_load_params(ex, g_params, g_params_size));
+  CHECK(gr_check_outputs(ex, x) != 0);
+  CHECK_OK(kiln_graph_executor_load_params(ex, gr_params, gr_params_size));
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) == 0);
+  CHECK(gr_check_outputs(ex, x) == 0);
 
   /* the memory plan of the embedded JSON (no storage_id): planned here */
   KilnMemoryPlan plan;
@@ -504,20 +322,20 @@ static void test_run_module(void) {
 }
 
 static void test_storage_id(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   if (!mod) return;
-  DLTensor *x = random_x();
+  DLTensor *x = gr_random_x();
   for (int with = 0; with < 2; with++) {
-    char *json = graph_json((GraphOpts){.storage_id = with});
+    char *json = gr_graph_json((GraphOpts){.storage_id = with});
     KilnGraphExecutor *ex;
     CHECK_OK(kiln_graph_executor_create_from_json(json, 0, mod, &ex));
     if (!ex) continue;
     CHECK_INT(kiln_graph_executor_num_inputs(ex), 3); /* no params loaded yet */
-    CHECK_OK(kiln_graph_executor_load_params(ex, g_params, g_params_size));
+    CHECK_OK(kiln_graph_executor_load_params(ex, gr_params, gr_params_size));
     CHECK_INT(kiln_graph_executor_num_inputs(ex), 1);
     CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
     CHECK_OK(kiln_graph_executor_run(ex));
-    CHECK(check_outputs(ex, x) == 0);
+    CHECK(gr_check_outputs(ex, x) == 0);
     KilnMemoryPlan plan;
     int here;
     CHECK_OK(kiln_graph_executor_memory(ex, &plan, &here));
@@ -527,7 +345,7 @@ static void test_storage_id(void) {
     kiln_graph_executor_free(ex);
   }
   /* a JSON with its own (sparse) numbering, one buffer per tensor */
-  char *json = graph_json((GraphOpts){.storage_id = 1});
+  char *json = gr_graph_json((GraphOpts){.storage_id = 1});
   char *p = strstr(json, "[0, 1, 2, 3, 4, 5, 4, 6, 4]");
   CHECK_NN(p);
   char *sparse = kfmt("%.*s[90, 81, 72, 63, 54, 45, 36, 27, 18]%s", (int)(p - json), json, p + 27);
@@ -538,16 +356,16 @@ static void test_storage_id(void) {
     CHECK_OK(kiln_graph_executor_memory(ex, &plan, NULL));
     CHECK_INT(plan.num_storage, 9);
     CHECK_INT(plan.planned_bytes, plan.naive_bytes);
-    CHECK_OK(kiln_graph_executor_load_params(ex, g_params, g_params_size));
+    CHECK_OK(kiln_graph_executor_load_params(ex, gr_params, gr_params_size));
     CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
     CHECK_OK(kiln_graph_executor_run(ex));
-    CHECK(check_outputs(ex, x) == 0);
+    CHECK(gr_check_outputs(ex, x) == 0);
     kiln_graph_executor_free(ex);
   }
   /* the JSON-to-JSON planner writes the same plan */
   char *planned;
   KilnMemoryPlan plan;
-  CHECK_OK(kiln_graph_json_plan_memory(graph_json((GraphOpts){0}), 0, &planned, &plan));
+  CHECK_OK(kiln_graph_json_plan_memory(gr_graph_json((GraphOpts){0}), 0, &planned, &plan));
   CHECK_CONTAINS(planned, "\"storage_id\":[\"list_int\",[0,1,2,3,4,5,4,6,4]]");
   CHECK_CONTAINS(planned, "\"kiln_task\":\"dense_nopack.x86");
   CHECK_INT(plan.num_storage, 7);
@@ -559,14 +377,14 @@ static void test_storage_id(void) {
 }
 
 static void test_set_input_errors(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   if (!mod) return;
   KilnGraphExecutor *ex;
   CHECK_OK(kiln_graph_executor_create(mod, &ex));
   if (!ex) return;
   int64_t shape[2] = {2, N / 2}, n = N;
   DLTensor *bad_shape = tk_array(2, shape, DT_F32), *bad_dtype = tk_array(1, &n, DT_I32);
-  DLTensor *x = random_x();
+  DLTensor *x = gr_random_x();
   CHECK(kiln_graph_executor_set_input_by_name(ex, "y", x) != 0);
   CHECK_STR(kiln_last_error(), "set_input: the graph has no input or param 'y' (its inputs: 'x')");
   CHECK(kiln_graph_executor_set_input(ex, 1, x) != 0);
@@ -607,24 +425,24 @@ static void test_set_input_errors(void) {
   CHECK_CONTAINS(kiln_last_error(), "set_input_zero_copy: the graph has no input or param 'nope'");
   CHECK_OK(kiln_graph_executor_set_input_zero_copy(ex, "x", x));
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) == 0);
+  CHECK(gr_check_outputs(ex, x) == 0);
   tk_fill_random(x); /* the executor sees the change without a set_input */
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x) == 0);
-  DLTensor *x2 = random_x();
+  CHECK(gr_check_outputs(ex, x) == 0);
+  DLTensor *x2 = gr_random_x();
   CHECK_OK(kiln_graph_executor_set_input(ex, 0, x2)); /* back to its own buffer */
   tk_fill_random(x);
   CHECK_OK(kiln_graph_executor_run(ex));
-  CHECK(check_outputs(ex, x2) == 0);
+  CHECK(gr_check_outputs(ex, x2) == 0);
   /* zero-copy params: a second executor reads the first's weights */
   KilnGraphExecutor *ex2;
-  CHECK_OK(kiln_graph_executor_create_from_json(graph_json((GraphOpts){0}), 0, mod, &ex2));
+  CHECK_OK(kiln_graph_executor_create_from_json(gr_graph_json((GraphOpts){0}), 0, mod, &ex2));
   if (ex2) {
-    CHECK_OK(kiln_graph_executor_set_input_zero_copy(ex2, "p_b", g_b));
-    CHECK_OK(kiln_graph_executor_set_input_zero_copy(ex2, "p_w", g_w));
+    CHECK_OK(kiln_graph_executor_set_input_zero_copy(ex2, "p_b", gr_b));
+    CHECK_OK(kiln_graph_executor_set_input_zero_copy(ex2, "p_w", gr_w));
     CHECK_OK(kiln_graph_executor_set_input_by_name(ex2, "x", x2));
     CHECK_OK(kiln_graph_executor_run(ex2));
-    CHECK(check_outputs(ex2, x2) == 0);
+    CHECK(gr_check_outputs(ex2, x2) == 0);
     kiln_graph_executor_free(ex2);
   }
   kiln_array_free(x2);
@@ -635,23 +453,23 @@ static void test_set_input_errors(void) {
 }
 
 static void test_flatten_data(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   if (!mod) return;
-  DLTensor *x = random_x(), *x2d;
+  DLTensor *x = gr_random_x(), *x2d;
   CHECK_OK(kiln_array_view(x, 2, (int64_t[]){256, N / 256}, f32, &x2d));
   KilnGraphExecutor *ex;
-  CHECK_OK(kiln_graph_executor_create_from_json(graph_json((GraphOpts){.x2d = 1, .flatten = 1}), 0,
+  CHECK_OK(kiln_graph_executor_create_from_json(gr_graph_json((GraphOpts){.x2d = 1, .flatten = 1}), 0,
                                                 mod, &ex));
   if (ex) {
-    CHECK_OK(kiln_graph_executor_load_params(ex, g_params, g_params_size));
+    CHECK_OK(kiln_graph_executor_load_params(ex, gr_params, gr_params_size));
     CHECK(kiln_graph_executor_set_input(ex, 0, x) != 0); /* (65536) is not (256, 256) */
     CHECK_OK(kiln_graph_executor_set_input(ex, 0, x2d));
     CHECK_OK(kiln_graph_executor_run(ex));
-    CHECK(check_outputs(ex, x) == 0);
+    CHECK(gr_check_outputs(ex, x) == 0);
     kiln_graph_executor_free(ex);
   }
   /* without flatten_data the kernel refuses the 2-D input: the error names the node */
-  CHECK_OK(kiln_graph_executor_create_from_json(graph_json((GraphOpts){.x2d = 1}), 0, mod, &ex));
+  CHECK_OK(kiln_graph_executor_create_from_json(gr_graph_json((GraphOpts){.x2d = 1}), 0, mod, &ex));
   if (ex) {
     CHECK(kiln_graph_executor_run(ex) != 0);
     CHECK_CONTAINS(kiln_last_error(), "graph executor: node 3 ('fused_add', function 'fused_add'): ");
@@ -664,12 +482,12 @@ static void test_flatten_data(void) {
 
 /* The error of creating an executor from json with `from` replaced by `to`. */
 static const char *json_error(const char *from, const char *to) {
-  const char *json = graph_json((GraphOpts){.storage_id = 1});
+  const char *json = gr_graph_json((GraphOpts){.storage_id = 1});
   const char *p = strstr(json, from);
   if (!p) return "(the test's pattern is not in the JSON)";
   const char *bad = kfmt("%.*s%s%s", (int)(p - json), json, to, p + strlen(from));
   KilnGraphExecutor *ex;
-  if (kiln_graph_executor_create_from_json(bad, 0, module(), &ex) == 0) {
+  if (kiln_graph_executor_create_from_json(bad, 0, gr_module(), &ex) == 0) {
     kiln_graph_executor_free(ex);
     return "(no error)";
   }
@@ -677,10 +495,10 @@ static const char *json_error(const char *from, const char *to) {
 }
 
 static void test_json_errors(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   if (!mod) return;
   /* every truncation is an error, never a crash */
-  const char *json = graph_json((GraphOpts){.storage_id = 1});
+  const char *json = gr_graph_json((GraphOpts){.storage_id = 1});
   size_t len = strlen(json);
   for (size_t cut = 0; cut + 2 < len; cut += 7) {
     KilnGraphExecutor *ex;
@@ -788,9 +606,9 @@ static void *worker_main(void *arg) {
 }
 
 static void test_threads(void) {
-  KilnModule *mod = module();
+  KilnModule *mod = gr_module();
   if (!mod) return;
-  DLTensor *xa = random_x(), *xb = random_x();
+  DLTensor *xa = gr_random_x(), *xb = gr_random_x();
   static float r0[N], r1[N];
   for (int round = 0; round < 2; round++) {
     /* round 0: the same input in both (identical results); round 1:
@@ -805,7 +623,7 @@ static void test_threads(void) {
       CHECK_INT(w[i].failures, 0);
       CHECK_NN(w[i].out0);
       if (!w[i].out0) continue;
-      reference(fdata(w[i].x), r0, r1);
+      gr_reference(fdata(w[i].x), r0, r1);
       CHECK(memcmp(fdata(w[i].out0), r0, sizeof r0) == 0);
     }
     if (!round && w[0].out0 && w[1].out0)
@@ -817,333 +635,6 @@ static void test_threads(void) {
   }
   kiln_array_free(xa);
   kiln_array_free(xb);
-}
-
-/* ---- the debug executor ---- */
-
-/* Split a CSV line (RFC 4180 quoting) into at most max fields; returns the count. */
-static int csv_fields(const char *line, char fields[][256], int max) {
-  int n = 0;
-  const char *p = line;
-  for (;;) {
-    char *f = fields[n];
-    size_t k = 0;
-    if (*p == '"') {
-      for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
-        if (*p == '"') p++;
-        if (k < 255) f[k++] = *p;
-      }
-      if (*p == '"') p++;
-    } else {
-      for (; *p && *p != ',' && *p != '\r' && *p != '\n'; p++)
-        if (k < 255) f[k++] = *p;
-    }
-    f[k] = 0;
-    n++;
-    if (*p != ',' || n == max) break;
-    p++;
-  }
-  return n;
-}
-
-static double median(double *v, int n) {
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
-  return v[n / 2];
-}
-
-/* Whether a profile's rows sum (total_us, the first try) to within a
- * factor 5 of a plain run, the median of 15 (and 500 us more: the graph
- * takes tens of us).  A machine shared with other work can preempt either
- * measurement for longer than the whole graph takes, so up to five tries,
- * each a fresh profile and fresh plain runs, the first that agrees
- * deciding; rows in the wrong unit or timing the wrong thing are off by
- * more on every try.  The last disagreement is the error. */
-static bool profile_near_plain_run(KilnGraphExecutor *ex, double total_us) {
-  for (int attempt = 0; attempt < 5; attempt++) {
-    if (attempt) {
-      KilnProfile *p;
-      if (kiln_debug_profile(ex, 5, 3, &p)) return false;
-      total_us = kiln_profile_total_us(p);
-      kiln_profile_free(p);
-    }
-    double plain[15];
-    for (int k = 0; k < 15; k++) {
-      double t0 = kiln_now_seconds();
-      if (kiln_graph_executor_run(ex)) return false;
-      plain[k] = (kiln_now_seconds() - t0) * 1e6;
-    }
-    double plain_us = median(plain, 15);
-    if (total_us < 5 * plain_us + 500 && total_us > plain_us / 5) return true;
-    kiln_set_error("try %d: rows sum to %g us, a plain run takes %g us", attempt + 1, total_us, plain_us);
-  }
-  return false;
-}
-
-static void test_debug_profile(void) {
-  KilnModule *mod = module();
-  if (!mod) return;
-  KilnGraphExecutor *ex;
-  CHECK_OK(kiln_graph_executor_create(mod, &ex));
-  if (!ex) return;
-  DLTensor *x = random_x();
-  CHECK_OK(kiln_graph_executor_set_input(ex, 0, x));
-  KilnProfile *p;
-  CHECK(kiln_debug_profile(ex, 0, 1, &p) != 0);
-  CHECK_STR(kiln_last_error(), "debug_profile: number and repeat must be at least 1, got 0 and 1");
-  CHECK_OK(kiln_debug_profile(ex, 5, 3, &p));
-  if (!p) return;
-  CHECK(check_outputs(ex, x) == 0); /* a profile leaves the outputs of a run */
-
-  static const char *const names[6] = {"fused_add", "fused_multiply", "fused_nn_relu",
-                                        "fused_multiply_1", "fused_add_1", "fused_nn_relu_1"};
-  CHECK_INT(kiln_profile_num_rows(p), 6);
-  double sum = 0;
-  for (int i = 0; i < kiln_profile_num_rows(p); i++) {
-    const KilnProfileRow *r = kiln_profile_row(p, i);
-    CHECK_STR(r->name, names[i]);
-    CHECK_INT(r->node, i + 3);
-    CHECK(r->time_us > 0);
-    CHECK(r->ndim == 1 && r->shape[0] == N);
-    sum += r->time_us;
-    if (i) CHECK(r->start_us >= kiln_profile_row(p, i - 1)->start_us);
-  }
-  CHECK(kiln_profile_row(p, 6) == NULL);
-  CHECK(fabs(sum - kiln_profile_total_us(p)) < 1e-6 * sum + 1e-9);
-  /* Ops: the function the node calls (fused_add_1 calls fused_add, as
-   * TVM's debug executor shows it); Op List: kiln_ops, else that name */
-  CHECK_STR(kiln_profile_row(p, 0)->ops, "fused_add");
-  CHECK_STR(kiln_profile_row(p, 0)->op_list, "add");
-  CHECK_STR(kiln_profile_row(p, 4)->ops, "fused_add");
-  CHECK_STR(kiln_profile_row(p, 4)->op_list, "fused_add");
-  CHECK_STR(kiln_profile_row(p, 1)->task, "dense_nopack.x86 [(1,65536),(65536,)] \xc2\xb7 records.json:12");
-  CHECK_STR(kiln_profile_row(p, 2)->ops, "fused_nn_relu");
-  CHECK_STR(kiln_profile_row(p, 2)->op_list, "fused_nn_relu");
-  CHECK_STR(kiln_profile_row(p, 3)->task, "-"); /* a non-string kiln_task is ignored */
-  CHECK_INT(kiln_profile_row(p, 4)->num_inputs, 2);
-  CHECK_INT(kiln_profile_row(p, 5)->num_inputs, 1);
-
-  /* the rows sum to about a plain run: never more than the timed runs
-   * themselves, and within a sane factor of untimed ones */
-  double run_us = kiln_profile_run_us(p), total = kiln_profile_total_us(p);
-  CHECK_MSG(total <= run_us * 1.0001, "rows %g us, timed run %g us", total, run_us);
-  CHECK_MSG(profile_near_plain_run(ex, total), "%s", kiln_last_error());
-
-  /* the table */
-  const char *table;
-  CHECK_OK(kiln_profile_format(p, KILN_PROFILE_TABLE, &table));
-  if (getenv("KILN_TEST_VERBOSE")) printf("%s", table);
-  CHECK(strncmp(table, "Node Name ", 10) == 0);
-  CHECK_CONTAINS(table, "Time(us)");
-  CHECK_CONTAINS(table, "Task");
-  CHECK_CONTAINS(table, "\n---------  ");
-  CHECK_CONTAINS(table, "\nTotal_time ");
-  for (int i = 0; i < 6; i++) CHECK_CONTAINS(table, kfmt("\n%s ", names[i]));
-  CHECK_CONTAINS(table, "(65536,)");
-  CHECK_CONTAINS(table, "dense_nopack.x86 [(1,65536),(65536,)] \xc2\xb7 records.json:12");
-  /* sorted by time: each row's time is at most the previous one's */
-  const char *line = strchr(strchr(table, '\n') + 1, '\n') + 1;
-  double prev = INFINITY;
-  int rows = 0;
-  for (; strncmp(line, "Total_time", 10); line = strchr(line, '\n') + 1, rows++) {
-    char name[64], ops[64];
-    double t;
-    CHECK(sscanf(line, "%63s %63s %lf", name, ops, &t) == 3);
-    CHECK(t <= prev);
-    prev = t;
-  }
-  CHECK_INT(rows, 6);
-
-  /* CSV: header plus six rows of nine fields */
-  const char *csv;
-  CHECK_OK(kiln_profile_format(p, KILN_PROFILE_CSV, &csv));
-  const char *header = "Node Name,Ops,Time(us),Time(%),Shape,Inputs,Outputs,Op List,Task\r\n";
-  CHECK(strncmp(csv, header, strlen(header)) == 0);
-  int nlines = 0;
-  for (const char *l = csv; *l; l = strchr(l, '\n') + 1, nlines++) {
-    char fields[10][256];
-    CHECK_INT(csv_fields(l, fields, 10), 9);
-    if (nlines) {
-      CHECK_STR(fields[4], "(65536,)");
-      /* Ops is the function called (TVM's meaning), Op List the graph ops */
-      CHECK(!strncmp(fields[0], fields[1], strlen(fields[1])));
-      CHECK(!strcmp(fields[7], "add") || !strcmp(fields[7], "multiply") || !strcmp(fields[7], fields[1]));
-      CHECK(atof(fields[2]) > 0);
-    }
-  }
-  CHECK_INT(nlines, 7);
-
-  /* the Chrome trace: an array of complete events in run order */
-  const char *trace;
-  CHECK_OK(kiln_profile_format(p, KILN_PROFILE_TRACE, &trace));
-  cJSON *tr = j_parse(trace);
-  CHECK_NN(tr);
-  CHECK(j_is(tr, cJSON_Array) && j_size(tr) == 6);
-  double last_ts = -1;
-  for (int i = 0; i < j_size(tr); i++) {
-    cJSON *e = j_item(tr, i);
-    CHECK_STR(j_str(j_get(e, "name")), names[i]);
-    CHECK_STR(j_str(j_get(e, "ph")), "X");
-    CHECK_STR(j_str(j_get(e, "cat")), "op");
-    CHECK(j_is(j_get(e, "ts"), cJSON_Number) && j_is(j_get(e, "dur"), cJSON_Number));
-    CHECK(j_is(j_get(e, "pid"), cJSON_Number) && j_is(j_get(e, "tid"), cJSON_Number));
-    double ts = j_get(e, "ts")->valuedouble;
-    CHECK(ts >= last_ts);
-    last_ts = ts;
-    cJSON *args = j_get(e, "args");
-    CHECK(j_is(args, cJSON_Object));
-    CHECK(j_is(j_get(args, "task"), cJSON_String));
-  }
-  j_delete(tr);
-
-  /* JSON rows for bindings */
-  const char *js;
-  CHECK_OK(kiln_profile_format(p, KILN_PROFILE_JSON, &js));
-  cJSON *j = j_parse(js);
-  CHECK_NN(j);
-  CHECK_INT(j_size(j_get(j, "rows")), 6);
-  CHECK_INT(j_get(j, "repeat")->valuedouble, 3);
-  j_delete(j);
-  CHECK(kiln_profile_format(p, (KilnProfileFormat)7, &js) != 0);
-
-  /* files */
-  char *dir = kiln_mkdtemp("kiln-graphrt-");
-  CHECK_NN(dir);
-  if (dir) {
-    const char *path = kfmt("%s/profile.csv", dir);
-    CHECK_OK(kiln_profile_write(p, KILN_PROFILE_CSV, path));
-    size_t flen;
-    char *back = kiln_read_file(path, &flen);
-    CHECK(back && !strcmp(back, csv));
-    free(back);
-    CHECK(kiln_profile_write(p, KILN_PROFILE_TRACE, kfmt("%s/no/such/dir/t.json", dir)) != 0);
-    kiln_rmtree(dir);
-    free(dir);
-  }
-  kiln_profile_free(p);
-  CHECK_INT(kiln_profile_free(NULL), 0);
-  kiln_array_free(x);
-  kiln_graph_executor_free(ex);
-}
-
-/* ---- the registry ---- */
-
-static int call(const char *name, int n, KilnValue *args, int *codes, KilnValue *ret, int *rc) {
-  KilnFunction *f = NULL;
-  if (kiln_func_get_global(name, &f) || !f) {
-    test_fail(__FILE__, __LINE__, "no global function %s", name);
-    return -1;
-  }
-  int r = kiln_func_call(f, args, codes, n, ret, rc);
-  kiln_func_free(f);
-  return r;
-}
-
-static void test_registry(void) {
-  KilnModule *mod = module();
-  if (!mod) return;
-  KilnValue a[4], ret;
-  int c[4], rc;
-  a[0].v_handle = mod;
-  c[0] = KILN_MODULE;
-  CHECK_OK(call("runtime.graph_executor.create", 1, a, c, &ret, &rc));
-  CHECK_INT(rc, KILN_HANDLE);
-  void *h = ret.v_handle;
-  KilnValue hv = {.v_handle = h};
-  DLTensor *x = random_x();
-  a[0] = hv, c[0] = KILN_HANDLE;
-  CHECK_OK(call("runtime.graph_executor.get_num_inputs", 1, a, c, &ret, &rc));
-  CHECK(rc == KILN_INT && ret.v_int64 == 1);
-  CHECK_OK(call("runtime.graph_executor.get_num_outputs", 1, a, c, &ret, &rc));
-  CHECK(rc == KILN_INT && ret.v_int64 == 2);
-  a[1].v_int64 = 0, c[1] = KILN_INT;
-  CHECK_OK(call("runtime.graph_executor.get_input_name", 2, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && !strcmp(ret.v_str, "x"));
-  CHECK_OK(call("runtime.graph_executor.get_input_dtype", 2, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && !strcmp(ret.v_str, "float32"));
-  CHECK_OK(call("runtime.graph_executor.get_output_name", 2, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && !strcmp(ret.v_str, "fused_nn_relu_1"));
-  CHECK_OK(call("runtime.graph_executor.get_output_shape", 2, a, c, &ret, &rc));
-  CHECK_INT(rc, KILN_NDARRAY);
-  if (rc == KILN_NDARRAY) {
-    DLTensor *s = ret.v_handle;
-    CHECK(s->ndim == 1 && s->shape[0] == 1 && ((int64_t *)s->data)[0] == N);
-    kiln_array_free(s);
-  }
-  a[1].v_str = "x", c[1] = KILN_STR;
-  a[2].v_handle = x, c[2] = KILN_NDARRAY;
-  CHECK_OK(call("runtime.graph_executor.set_input", 3, a, c, &ret, &rc));
-  CHECK_OK(call("runtime.graph_executor.run", 1, a, c, &ret, &rc));
-  a[1].v_int64 = 0, c[1] = KILN_INT;
-  CHECK_OK(call("runtime.graph_executor.get_output", 2, a, c, &ret, &rc));
-  CHECK_INT(rc, KILN_NDARRAY);
-  if (rc == KILN_NDARRAY) {
-    static float r0[N], r1[N];
-    reference(fdata(x), r0, r1);
-    CHECK(memcmp(fdata(ret.v_handle), r0, sizeof r0) == 0);
-    kiln_array_free(ret.v_handle);
-  }
-  CHECK_OK(call("runtime.graph_executor.get_planned_bytes", 1, a, c, &ret, &rc));
-  CHECK(rc == KILN_INT && ret.v_int64 == 7 * 4 * N);
-  CHECK_OK(call("runtime.graph_executor.get_naive_bytes", 1, a, c, &ret, &rc));
-  CHECK(rc == KILN_INT && ret.v_int64 == 9 * 4 * N);
-  KilnBytes pb = {g_params, g_params_size};
-  a[1].v_handle = &pb, c[1] = KILN_BYTES;
-  CHECK_OK(call("runtime.graph_executor.load_params", 2, a, c, &ret, &rc));
-  /* errors name the function and the argument */
-  c[1] = KILN_FLOAT;
-  CHECK(call("runtime.graph_executor.set_input", 3, a, c, &ret, &rc) != 0);
-  CHECK_STR(kiln_last_error(), "runtime.graph_executor.set_input: argument 1 must be an input index (int) or name (str), got float (type code 2)");
-  CHECK(call("runtime.graph_executor.run", 0, a, c, &ret, &rc) != 0);
-  CHECK_STR(kiln_last_error(), "runtime.graph_executor.run: expected 1 argument, got 0");
-
-  /* profile */
-  a[1].v_int64 = 2, c[1] = KILN_INT;
-  a[2].v_int64 = 2, c[2] = KILN_INT;
-  CHECK_OK(call("runtime.debug_executor.profile", 3, a, c, &ret, &rc));
-  CHECK_INT(rc, KILN_HANDLE);
-  KilnValue pv = {.v_handle = ret.v_handle};
-  a[0] = pv;
-  a[1].v_str = "table", c[1] = KILN_STR;
-  CHECK_OK(call("runtime.profile.format", 2, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && strstr(ret.v_str, "Total_time"));
-  a[1].v_str = "json";
-  CHECK_OK(call("runtime.profile.format", 2, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && strstr(ret.v_str, "\"rows\":["));
-  a[1].v_str = "xml";
-  CHECK(call("runtime.profile.format", 2, a, c, &ret, &rc) != 0);
-  CHECK_CONTAINS(kiln_last_error(), "format 'xml' is not one of table, csv, trace, json");
-  /* handles carry type tags: a profile is not an executor, nor the reverse */
-  CHECK(call("runtime.graph_executor.get_num_inputs", 1, a, c, &ret, &rc) != 0);
-  CHECK_STR(kiln_last_error(), "runtime.graph_executor.get_num_inputs: argument 0 must be an executor handle (type "
-                               "code 3), got a profile handle");
-  a[0] = hv;
-  a[1].v_str = "table";
-  CHECK(call("runtime.profile.format", 2, a, c, &ret, &rc) != 0);
-  CHECK_STR(kiln_last_error(), "runtime.profile.format: argument 0 must be a profile handle (type code 3), got an "
-                               "executor handle");
-  a[0] = pv;
-  CHECK_OK(call("runtime.profile.free", 1, a, c, &ret, &rc));
-  a[0] = hv;
-  CHECK_OK(call("runtime.graph_executor.free", 1, a, c, &ret, &rc));
-
-  /* from JSON text, with params */
-  a[0].v_str = graph_json((GraphOpts){0}), c[0] = KILN_STR;
-  a[1].v_handle = mod, c[1] = KILN_MODULE;
-  a[2].v_handle = &pb, c[2] = KILN_BYTES;
-  CHECK_OK(call("runtime.graph_executor.create", 3, a, c, &ret, &rc));
-  a[0].v_handle = ret.v_handle, c[0] = KILN_HANDLE;
-  CHECK_OK(call("runtime.graph_executor.get_num_inputs", 1, a, c, &ret, &rc));
-  CHECK_INT(ret.v_int64, 1);
-  CHECK_OK(call("runtime.graph_executor.free", 1, a, c, &ret, &rc));
-  a[0].v_str = graph_json((GraphOpts){0}), c[0] = KILN_STR;
-  CHECK_OK(call("runtime.graph_plan_memory", 1, a, c, &ret, &rc));
-  CHECK(rc == KILN_STR && strstr(ret.v_str, "\"storage_id\":[\"list_int\",[0,1,2,3,4,5,4,6,4]]"));
-  kiln_array_free(x);
 }
 
 const TestCase graphrt_tests[] = {
