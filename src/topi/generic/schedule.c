@@ -451,7 +451,7 @@ enum { LANE_AXIS_MAX = 16, ROW_MIN = 4 };
 static int lanes_outside_row(Stage *st, Expr *body) {
   Tensor *op = st->op;
   int n = op->ndim;
-  if (n < 2) return 0;
+  if (n < 3) return 0; /* [row, lanes]: the elementwise schedule, in parallel */
   int64_t last = const_extent(op->shape[n - 1]), row = const_extent(op->shape[n - 2]);
   Expr *lane = op->axis[n - 1]->var, *w = op->axis[n - 2]->var;
   if (last < 2 || last > LANE_AXIS_MAX || row < ROW_MIN || !select_cond_uses(op, body, lane) || select_cond_uses(op, body, w) ||
@@ -479,7 +479,6 @@ static int schedule_injective_output(Schedule *s, Stage *st) {
   if (!swapped && (n < 3 || p >= n - 1 || dims_product(op, 0, p) < PAR_MIN_TASKS))
     return schedule_elementwise(s, st, true) ? 0 : -1;
   if (swapped) p = p < n - 2 ? p : n - 2;
-  if (p < 1) return 0; /* [lanes, row]: the two loops alone */
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
   IterVar *par = fuse_range(st, 0, p);
