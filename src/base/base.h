@@ -165,6 +165,18 @@ void pm_free(PtrMap *m);
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t hash_combine(uint64_t a, uint64_t b);
 
+/* The greatest common divisor of |a| and |b| (of 0 and b: |b|). */
+static inline int64_t gcd_i64(int64_t a, int64_t b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /* ===== file.c ===== */
 
 /* Read a whole file into a heap buffer (NUL-terminated); NULL + error. */

@@ -201,17 +201,6 @@ static Expr *rebuild_bin(Expr *e, ExprKind k, Expr *a, Expr *b) {
   return ir_binary(k, a, b);
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* If the remainder r of a division by c stays within one period
  * [p*c, p*c + c), the quotient is q + p and the remainder r - p*c; returns
  * that (the quotient when is_div) or NULL. */
@@ -308,7 +297,7 @@ static Expr *divmod_const(Analyzer *an, ExprKind k, Expr *a, int64_t c) {
    * candidates for g are the common factors of c and a coefficient.  (A
    * truncating kind reached here has a non-negative dividend.) */
   for (int j = 0; !res && r.n > 1 && j < r.n; j++) {
-    int64_t g = gcd64(c, r.v[j].k < 0 ? -r.v[j].k : r.v[j].k);
+    int64_t g = gcd_i64(c, r.v[j].k < 0 ? -r.v[j].k : r.v[j].k);
     if (g <= 1 || g >= c) continue;
     Lin x, sm;
     lin_init(&x, t);
@@ -340,8 +329,8 @@ static Expr *divmod_const(Analyzer *an, ExprKind k, Expr *a, int64_t c) {
   Iv rb = lin_bound(an, &r);
   /* Divide out a common factor: floordiv(g*x, g*c') == floordiv(x, c'),
    * floormod(g*x, g*c') == g*floormod(x, c'). */
-  int64_t g = gcd64(c, r.c);
-  for (int i = 0; i < r.n; i++) g = gcd64(g, r.v[i].k);
+  int64_t g = gcd_i64(c, r.c);
+  for (int i = 0; i < r.n; i++) g = gcd_i64(g, r.v[i].k);
   if (g > 1) {
     for (int i = 0; i < r.n; i++) r.v[i].k /= g;
     r.c /= g;

@@ -134,11 +134,7 @@ static Tensor *conv_nchwc_compute(const char *op, Tensor *data, Tensor *kernel, 
   if (!pad) return NULL;
   if (sub) sh = sw = 1, dh = dw = 1; /* the convolution reads the sampled input with stride 1 */
   if (groups > 1 || real_ic < 1 || real_ic > IC) real_ic = IC;
-  int64_t g = d[4], r = real_ic % g;
-  while (r) { /* g = gcd(real_ic, ic_bn) */
-    int64_t t = g % r;
-    g = r, r = t;
-  }
+  int64_t g = gcd_i64(real_ic, d[4]);
   int64_t per = d[4] / g; /* steps per block */
   IterVar *ic = te_reduce_axis_c(groups > 1 ? k[1] : real_ic / g, "ic"), *kh = te_reduce_axis_c(KH, "kh"),
           *kw = te_reduce_axis_c(KW, "kw"), *icb = te_reduce_axis_c(g, "icb");
