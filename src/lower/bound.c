@@ -262,6 +262,21 @@ static void root_subst(StageBounds *cb, PtrMap *vm) {
     pm_put(vm, op->reduce_axis[d]->var, pm_get(&cb->value, op->reduce_axis[d]));
 }
 
+/* Relax the loop variables of sb's leaves from index `from` on over their
+ * ranges ([0, extent - 1]), except those in fixed (may be NULL). */
+static void relax_leaves(Relax *rx, StageBounds *sb, int from, const PtrMap *fixed) {
+  for (int k = from; k < sb->st->leaf_iters.len; k++) {
+    IterVar *leaf = sb->st->leaf_iters.data[k];
+    Expr *v = pm_get(&sb->loopvar, leaf);
+    Range *rg = pm_get(&sb->range, leaf);
+    if (!v || !rg || (fixed && pm_has(fixed, v))) continue;
+    Interval *iv = KNEW(Interval);
+    iv->lo = ir_int(0, v->dtype);
+    iv->hi = ir_sub(rg->extent, ir_int(1, v->dtype));
+    pm_put(&rx->vars, v, iv);
+  }
+}
+
 /* The region of st that its consumers read, relaxed outside its attach point. */
 static int infer_region(Bounds *b, int si, Range **region) {
   Schedule *s = b->sch;
@@ -270,19 +285,7 @@ static int infer_region(Bounds *b, int si, Range **region) {
   PtrMap fixed = {0};
   enclosing_vars(b, st, &fixed);
   Relax rx = {{0}, b->an, 0};
-  for (int j = si + 1; j < s->stages.len; j++) {
-    StageBounds *cb = &b->sb[j];
-    for (int k = 0; k < cb->st->leaf_iters.len; k++) {
-      IterVar *leaf = cb->st->leaf_iters.data[k];
-      Expr *v = pm_get(&cb->loopvar, leaf);
-      Range *rg = pm_get(&cb->range, leaf);
-      if (!v || !rg || pm_has(&fixed, v)) continue;
-      Interval *iv = KNEW(Interval);
-      iv->lo = ir_int(0, v->dtype);
-      iv->hi = ir_sub(rg->extent, ir_int(1, v->dtype));
-      pm_put(&rx.vars, v, iv);
-    }
-  }
+  for (int j = si + 1; j < s->stages.len; j++) relax_leaves(&rx, &b->sb[j], 0, &fixed);
   Interval *acc = KNEWN(Interval, op->ndim > 0 ? op->ndim : 1);
   bool any = false;
   for (int j = si + 1; j < s->stages.len; j++) {
@@ -345,15 +348,7 @@ int lower_iteration_region(Bounds *b, StageBounds *sb, Tensor *t, int k, Expr *o
   Stage *st = sb->st, *ts = lower_stage_of(b->sch, t);
   if (!ts) return kiln_set_error("tensor '%s' is not part of the schedule", t->name);
   Relax rx = {{0}, b->an, 0};
-  for (int i = k + 1; i < st->leaf_iters.len; i++) {
-    IterVar *leaf = st->leaf_iters.data[i];
-    Expr *v = pm_get(&sb->loopvar, leaf);
-    Range *rg = pm_get(&sb->range, leaf);
-    Interval *iv = KNEW(Interval);
-    iv->lo = ir_int(0, v->dtype);
-    iv->hi = ir_sub(rg->extent, ir_int(1, v->dtype));
-    pm_put(&rx.vars, v, iv);
-  }
+  relax_leaves(&rx, sb, k + 1, NULL);
   Expr *kv = pm_get(&sb->loopvar, st->leaf_iters.data[k]);
   AVec reads = {0};
   ReadCollect rc = {ts, &reads};
