@@ -4,8 +4,9 @@
  * cgc_expr prints one IR expression as C into g->out.  Scalars are plain C;
  * vectors use GCC/Clang vector extensions, with small inline helpers for
  * what C does not define on vectors (select, min/max, floor division,
- * gathers, ramps, broadcasts), each emitted once per unit.  A boolean
- * vector is an int32 lane mask (-1/0), whatever width its operands had.
+ * gathers, permuted loads, ramps, broadcasts), each emitted once per
+ * unit.  A boolean vector is an int32 lane mask (-1/0), whatever width its
+ * operands had.
  */
 #include "codegen_c_internal.h"
 #include "codegen_print.h"
@@ -206,6 +207,117 @@ static void emit_reinterpret_load(CG *g, Expr *e, DType et) {
   sb_putc(g->out, ')');
 }
 
+/* A vector index as one scalar base plus a constant offset per lane:
+ * Broadcast, Ramp with a constant stride, and +, - and * by a constant over
+ * those; /, %, floor division and floor modulo where both sides are
+ * constants (lane l of floordiv(ramp(0, 1, 16), 4) is l / 4).  *base is
+ * NULL for a base of 0.  False for any other form or an undefined lane. */
+static bool lane_offsets(Expr *e, Expr **base, int64_t *off) {
+  int L = e->dtype.lanes;
+  int64_t v;
+  switch (e->kind) {
+  case EK_Broadcast:
+  case EK_Ramp: {
+    Expr *b = e->kind == EK_Ramp ? e->ramp.base : e->bcast.value;
+    int64_t st = 0;
+    if (b->dtype.lanes != 1 || (e->kind == EK_Ramp && !ir_is_const_int(e->ramp.stride, &st))) return false;
+    bool cb = ir_is_const_int(b, &v);
+    *base = cb ? NULL : b;
+    for (int l = 0; l < L; l++) off[l] = (cb ? v : 0) + l * st;
+    return true;
+  }
+  case EK_Add:
+  case EK_Sub:
+  case EK_Mul:
+  case EK_Div:
+  case EK_Mod:
+  case EK_FloorDiv:
+  case EK_FloorMod: {
+    Expr *ba, *bb;
+    int64_t ob[64];
+    if (L > 64 || !lane_offsets(e->bin.a, &ba, off) || !lane_offsets(e->bin.b, &bb, ob)) return false;
+    if (e->kind == EK_Add || e->kind == EK_Sub) {
+      for (int l = 0; l < L; l++) off[l] = e->kind == EK_Add ? off[l] + ob[l] : off[l] - ob[l];
+      *base = !bb ? ba : !ba ? (e->kind == EK_Add ? bb : ir_neg(bb)) : ir_binary(e->kind, ba, bb);
+      return true;
+    }
+    if (e->kind == EK_Mul && (!ba || !bb)) { /* constants, or a symbolic side times one constant */
+      int64_t *c = ba ? ob : off, *x = ba ? off : ob;
+      Expr *sym = ba ? ba : bb;
+      for (int l = 1; sym && l < L; l++)
+        if (c[l] != c[0]) return false;
+      for (int l = 0; l < L; l++) off[l] = x[l] * c[sym ? 0 : l];
+      *base = sym ? ir_mul(sym, ir_const((double)c[0], sym->dtype)) : NULL;
+      return true;
+    }
+    if (ba || bb) return false;
+    DType st = dt_scalar(e->dtype);
+    for (int l = 0; l < L; l++)
+      if (ir_scalar_int_div(e->kind, off[l], ob[l], st, &off[l])) return false;
+    *base = NULL;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+/* A permuted load: lanes that read constant offsets from one base, all
+ * within fewer elements than the vector has lanes (a per-group broadcast
+ * such as lane l reading base + (l / 4) 4 + c, a reversal).  On AVX-512 one
+ * masked load of the elements read (never past them, so no fault) and a
+ * constant lane shuffle, which the C compiler turns into VPERMILPS,
+ * VSHUFPS or VPERMPS; elsewhere one lane at a time.  The helper is named
+ * by its pattern.  False (nothing printed) where the index has no such
+ * form: the caller gathers. */
+static bool emit_permuted_load(CG *g, Expr *e, const char *ect) {
+  DType t = e->dtype;
+  int L = t.lanes;
+  int64_t off[64];
+  Expr *base;
+  if (L > 64 || !lane_offsets(e->load.index, &base, off)) return false;
+  int64_t lo = off[0], hi = off[0];
+  for (int l = 1; l < L; l++) lo = off[l] < lo ? off[l] : lo, hi = off[l] > hi ? off[l] : hi;
+  if (hi - lo >= L) return false;
+  const char *vt = cgc_ctype(g, t);
+  StrBuf nm = {0}, lanes = {0}, idx = {0};
+  sb_printf(&nm, "kiln_permld_%s_", vt + 3);
+  uint64_t mask = 0;
+  for (int l = 0; l < L; l++) {
+    int k = (int)(off[l] - lo);
+    sb_printf(&nm, L > 16 ? "%02x" : "%x", k);
+    sb_printf(&lanes, "  r[%d] = p[%d];\n", l, k);
+    sb_printf(&idx, ", %d", k);
+    mask |= 1ull << k;
+  }
+  /* the AVX-512 masked loads of 32- and 64-bit lanes */
+  int bytes = t.bits / 8 * L, bits = t.bits;
+  const char *isa = bytes == 64 ? "defined(__AVX512F__)" : "defined(__AVX512F__) && defined(__AVX512VL__)";
+  const char *ld = NULL;
+  if ((bits == 32 || bits == 64) && !dt_is_bool(t) && (bytes == 16 || bytes == 32 || bytes == 64))
+    ld = kfmt("_mm%s_maskz_loadu_%s", bytes == 16 ? "" : kfmt("%d", bytes * 8),
+              dt_is_float(t) ? (bits == 32 ? "ps" : "pd") : (bits == 32 ? "epi32" : "epi64"));
+  StrBuf body = {0};
+  sb_printf(&body, "static inline %s %s(const %s *p) {\n", vt, nm.data, ect);
+  if (ld) {
+    cgc_need(g, "kiln_immintrin", "#if defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
+    sb_printf(&body,
+              "#if %s && (defined(__clang__) || __GNUC__ >= 12)\n  %s v = (%s)%s((uint%d_t)0x%llxu, p);\n"
+              "  return __builtin_shufflevector(v, v%s);\n#else\n",
+              isa, vt, vt, ld, L < 8 ? 8 : L, (unsigned long long)mask, idx.data);
+  }
+  sb_printf(&body, "  %s r;\n%s  return r;\n", vt, lanes.data);
+  if (ld) sb_puts(&body, "#endif\n");
+  sb_puts(&body, "}\n");
+  cgc_need(g, nm.data, body.data);
+  sb_printf(g->out, "%s(%s + ", nm.data, cgc_vname(g, e->load.buf));
+  Expr *at = base && lo ? ir_simplify(ir_add(base, ir_const((double)lo, base->dtype))) : base ? base : ir_i32(lo);
+  cgc_expr(g, at);
+  sb_putc(g->out, ')');
+  sb_free(&nm), sb_free(&lanes), sb_free(&idx), sb_free(&body);
+  return true;
+}
+
 static void emit_load(CG *g, Expr *e) {
   const char *buf = cgc_vname(g, e->load.buf);
   Expr *idx = e->load.index;
@@ -237,9 +349,10 @@ static void emit_load(CG *g, Expr *e) {
     sb_puts(g->out, "])");
     return;
   }
+  const char *ect = et ? cgc_scalar_ctype(*et) : cgc_scalar_ctype(dt_scalar(e->dtype));
+  if (!boolbuf && emit_permuted_load(g, e, ect)) return;
   /* a gather, one lane at a time */
   const char *vt = cgc_ctype(g, e->dtype), *it = cgc_ctype(g, idx->dtype);
-  const char *ect = et ? cgc_scalar_ctype(*et) : cgc_scalar_ctype(dt_scalar(e->dtype));
   const char *name = kfmt("kiln_gather_%s_%s", vt + 3, it + 3);
   cgc_need(g, name,
        kfmt("static inline %s %s(const %s *p, %s i) {\n  %s r;\n  for (int l = 0; l < %d; l++) r[l] = "

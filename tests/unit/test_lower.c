@@ -235,6 +235,75 @@ static void test_combine_loads(void) {
   }
 }
 
+/* codegen_c_expr.c's permuted loads: a vector load whose lanes read
+ * constant offsets from one scalar base, spanning less than a vector (a
+ * per-group broadcast "lane l reads base + (l / g) s + c", a reversal, a
+ * group size that does not divide the lanes), is one masked vector load
+ * and a lane permute; a wider span stays a gather.  B[i, l] = A[i W + f(l)]
+ * on random data against the same index computed here, with rows placed
+ * so the last row's load ends at the buffer's last element. */
+typedef struct PermCase {
+  const char *desc;
+  DType t;
+  int lanes;
+  int g, s, c; /* lane l reads (l / g) s + c, or 15 - l where g = 0 */
+  int W;       /* row stride */
+  bool permuted; /* printed as a permuted load, not a gather */
+} PermCase;
+
+static int64_t perm_offset(const PermCase *p, int l) { return p->g ? (int64_t)(l / p->g) * p->s + p->c : p->lanes - 1 - l; }
+
+static void test_permuted_loads(void) {
+  static const PermCase cases[] = {
+      {"float32x16 groups of 4, channel 0", {kDLFloat, 32, 1}, 16, 4, 4, 0, 16, true},
+      {"float32x16 groups of 4, channel 3", {kDLFloat, 32, 1}, 16, 4, 4, 3, 16, true},
+      {"float32x16 groups of 8, channel 5", {kDLFloat, 32, 1}, 16, 8, 8, 5, 16, true},
+      {"float32x16 groups of 12, channel 7", {kDLFloat, 32, 1}, 16, 12, 12, 7, 19, true},
+      {"float32x16 groups of 4, stride 3", {kDLFloat, 32, 1}, 16, 4, 3, 1, 13, true},
+      {"float32x16 reversed", {kDLFloat, 32, 1}, 16, 0, 0, 0, 16, true},
+      {"int32x16 groups of 2, channel 1", {kDLInt, 32, 1}, 16, 2, 2, 1, 17, true},
+      {"float32x8 groups of 4, channel 2", {kDLFloat, 32, 1}, 8, 4, 4, 2, 8, true},
+      {"float32x16 groups of 4, stride 8 (a gather)", {kDLFloat, 32, 1}, 16, 4, 8, 0, 32, false},
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    const PermCase *p = &cases[ci];
+    int64_t rows = 5, span = 0;
+    for (int l = 0; l < p->lanes; l++) span = perm_offset(p, l) > span ? perm_offset(p, l) : span;
+    int64_t n = (rows - 1) * p->W + span + 1; /* the last row's highest lane reads the last element */
+    Tensor *A = te_placeholder_c("A", 1, &n, p->t);
+    Expr **v = te_axis_vars(2, NULL);
+    Expr *lane = p->g ? ir_add(ir_mul(ir_floordiv(v[1], ir_i32(p->g)), ir_i32(p->s)), ir_i32(p->c))
+                      : ir_sub(ir_i32(p->lanes - 1), v[1]);
+    Tensor *B = te_compute("B", 2, (Expr *[]){ir_i32(rows), ir_i32(p->lanes)}, v,
+                           te_read1(A, ir_add(ir_mul(v[0], ir_i32(p->W)), lane)), NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    Stage *st = sch_stage(s, B);
+    CHECK_OK(stage_vectorize(st, stage_axis(st, 1)));
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK_NN(f);
+    if (!f) continue;
+    char *src = codegen_c(&f, 1, 0, NULL);
+    if (getenv("KILN_TEST_DUMP")) fprintf(stderr, "%s\n%s\n", kiln_lowered_str(f), src);
+    if ((strstr(src, "kiln_permld_") != NULL) != p->permuted || (strstr(src, "kiln_gather_") != NULL) == p->permuted)
+      test_fail(__FILE__, __LINE__, "%s: expected a %s", p->desc, p->permuted ? "permuted load" : "gather");
+    free(src);
+    KilnModule *mod = kiln_build_funcs_units(&f, 1, 1, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    int64_t shape[2] = {rows, p->lanes};
+    DLTensor *a = tk_array(1, &n, p->t), *b = tk_array(2, shape, p->t);
+    tk_fill_random(a);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+    int bad = 0;
+    for (int64_t i = 0; i < rows; i++)
+      for (int l = 0; l < p->lanes; l++) bad += tk_get(b, i * p->lanes + l) != tk_get(a, i * p->W + perm_offset(p, l));
+    if (bad) test_fail(__FILE__, __LINE__, "%s: %d of %lld values wrong", p->desc, bad, (long long)(rows * p->lanes));
+    kiln_array_free(a);
+    kiln_array_free(b);
+    kiln_module_free(mod);
+  }
+}
+
 /* lower/unswitch.c: rows split by 4 out of 13 (a tail block of 1), the
  * columns' loop inside the row blocks and the rows unrolled inside it:
  * the guards on the rows do not change in the columns' loop, which is
@@ -565,6 +634,7 @@ const TestCase lower_tests[] = {
     {"error_split_non_leaf", test_error_split_non_leaf},
     {"error_vectorize_symbolic", test_error_vectorize_symbolic},
     {"combine_loads", test_combine_loads},
+    {"permuted_loads", test_permuted_loads},
     {"unswitch_tail_guards", test_unswitch_tail_guards},
     {"vector_casts_narrow", test_vector_casts_narrow},
     {"vector_minmax_f32", test_vector_minmax_f32},
