@@ -4,13 +4,15 @@ side by side on this machine in the same run.
 
     /usr/bin/python3 bench/models.py [--models resnet18,resnet50,...|suite]
         [--threads 1,2] [--rounds 10] [--per-round 3] [--engines ...] [--out FILE]
-        [--batch N]
+        [--batch N] [--reexport]
 
 Models come from tools/export_models.py (torchvision architectures with
 seeded random weights; "suite" is its SUITE: vision and Swin transformers,
 ConvNeXt, EfficientNet, RegNet, ResNeXt, ShuffleNet, MobileNetV3, DenseNet,
 GoogLeNet, Inception-v3, MnasNet, Wide ResNet and transformer encoders at
-three sequence lengths).  Engines, each in its own worker process
+three sequence lengths), kept in build/models between runs: a model is
+exported again only when its stamp (the exporter, the torch and torchvision
+versions, the model's options) changes, or with --reexport.  Engines, each in its own worker process
 (bench/workers.py):
   kiln-fallback  kiln compile with the templates' fallback configs only
   kiln           kiln compile with the tuning records Kiln ships
@@ -147,6 +149,7 @@ def main():
     ap.add_argument("--engines", default="kiln-fallback,kiln,pytorch,onnxruntime,openvino")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench_results.md"))
     ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    ap.add_argument("--reexport", action="store_true", help="export the models again even where their stamp matches")
     a = ap.parse_args()
     models = []
     for m in a.models.split(","):
@@ -158,7 +161,8 @@ def main():
             models.append(m)
     engines = a.engines.split(",")
     mdir = os.path.join(BUILD, "models")
-    subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir, *models], check=True)
+    subprocess.run([DEBIAN_PY, os.path.join(ROOT, "tools", "export_models.py"), "--out", mdir,
+                    *(["--reexport"] if a.reexport else []), *models], check=True)
     fma = peak()
     rows = []
     for name in models:

@@ -3,7 +3,7 @@
 plus PyTorch's output for a fixed input.
 
 Run with Debian's interpreter (it owns torch and torchvision):
-    /usr/bin/python3 tools/export_models.py [--out DIR] [NAME ...]
+    /usr/bin/python3 tools/export_models.py [--out DIR] [--reexport] [NAME ...]
 NAME: one of MODELS (the five CNNs, the default) or SUITE (more
 architectures: vision transformer, Swin, ConvNeXt, EfficientNet, RegNet,
 ResNeXt, ShuffleNet, MobileNetV3, DenseNet, GoogLeNet and Inception-v3, and
@@ -11,8 +11,12 @@ a transformer encoder at 32, 128 and 384 tokens), or "suite" for all of
 SUITE.  For each model DIR gets NAME.onnx, NAME.input.npy (an image batch
 of one, [1, 3, 224, 224] or [1, 3, 299, 299] for Inception-v3; token
 embeddings [1, S, 256] for the encoders) and NAME.output.npy (PyTorch's
-output for that input).  Files already present and newer than this script
-are kept, so repeated test runs are cheap.
+output for that input), and last NAME.export.json, the stamp: a hash of
+this script, the torch and torchvision versions and the model's export
+options.  A model whose three files are present and whose stamp matches is
+kept (repeated test and benchmark runs are cheap; a checkout or a copy that
+changes the files' times does not matter); anything else re-exports it, and
+so does --reexport.
 
 Weights are torchvision's default initialization under a fixed seed; the
 batch-norm statistics and affine parameters are randomized too (seeded),
@@ -20,6 +24,8 @@ so that folding them into convolutions is really exercised; a layer
 initialized to zeros (ViT's head) gets seeded random weights.
 """
 import argparse
+import hashlib
+import json
 import os
 import sys
 
@@ -36,6 +42,9 @@ SUITE = ["vit_b_16", "swin_t", "convnext_tiny", "efficientnet_b0", "regnet_y_400
          "googlenet", "inception_v3", "mnasnet1_0", "wide_resnet50_2", "encoder_32", "encoder_128", "encoder_384"]
 
 
+OPSET = 13
+
+
 def input_shape(name):
     if name.startswith("encoder_"):
         return (1, int(name.split("_")[1]), 256)
@@ -44,13 +53,26 @@ def input_shape(name):
     return (1, 3, 224, 224)
 
 
+def model_kwargs(name):
+    """The torchvision constructor's keyword arguments beyond weights=None."""
+    return {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+
+
+def stamp(name):
+    """What an exported model depends on, as the text of its stamp file."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        exporter = hashlib.sha256(f.read()).hexdigest()
+    return json.dumps({"exporter": exporter, "torch": torch.__version__, "torchvision": torchvision.__version__,
+                       "options": {"input_shape": list(input_shape(name)), "kwargs": model_kwargs(name),
+                                   "opset": OPSET}}, sort_keys=True) + "\n"
+
+
 def build(name):
     torch.manual_seed(0)
     if name.startswith("encoder_"):
         layer = torch.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, activation="gelu", batch_first=True)
         return torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).eval()
-    kw = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
-    model = getattr(torchvision.models, name)(weights=None, **kw)
+    model = getattr(torchvision.models, name)(weights=None, **model_kwargs(name))
     g = torch.Generator().manual_seed(1)
     for m in model.modules():
         if isinstance(m, torch.nn.BatchNorm2d):
@@ -66,26 +88,37 @@ def build(name):
     return model.eval()
 
 
-def export(name, out):
+def export(name, out, force=False):
+    """Export name into out unless its files are there and its stamp
+    matches (force: export anyway).  Returns whether it exported."""
     onnx_path = os.path.join(out, name + ".onnx")
     inp_path = os.path.join(out, name + ".input.npy")
     ref_path = os.path.join(out, name + ".output.npy")
-    script_time = os.path.getmtime(os.path.abspath(__file__))
-    if all(os.path.exists(p) and os.path.getmtime(p) >= script_time for p in (onnx_path, inp_path, ref_path)):
-        return
+    stamp_path = os.path.join(out, name + ".export.json")
+    want = stamp(name)
+    if not force and all(os.path.exists(p) for p in (onnx_path, inp_path, ref_path, stamp_path)):
+        with open(stamp_path, encoding="utf-8") as f:
+            if f.read() == want:
+                return False
+    if os.path.exists(stamp_path):  # no stamp while the files are half written
+        os.remove(stamp_path)
     model = build(name)
     x = torch.randn(*input_shape(name), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         y = model(x).numpy()
-    torch.onnx.export(model, x, onnx_path, input_names=["data"], output_names=["logits"], opset_version=13)
+    torch.onnx.export(model, x, onnx_path, input_names=["data"], output_names=["logits"], opset_version=OPSET)
     np.save(inp_path, x.numpy())
     np.save(ref_path, y)
+    with open(stamp_path, "w", encoding="utf-8") as f:
+        f.write(want)
     print(f"exported {name}: {os.path.getsize(onnx_path) / 1e6:.1f} MB", file=sys.stderr)
+    return True
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "build", "models"))
+    ap.add_argument("--reexport", action="store_true", help="export even the models whose stamp matches")
     ap.add_argument("names", nargs="*", default=MODELS)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -93,7 +126,7 @@ def main():
     for n in names:
         if n not in MODELS + SUITE:
             sys.exit(f"unknown model '{n}' (known: {', '.join(MODELS + SUITE)}, suite)")
-        export(n, a.out)
+        export(n, a.out, a.reexport)
 
 
 if __name__ == "__main__":
