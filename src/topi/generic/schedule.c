@@ -370,8 +370,9 @@ static int schedule_transpose_tiles(Stage *st, Expr *body) {
   Tensor *op = st->op;
   int n = op->ndim, a = -1;
   const int64_t T = TRANSPOSE_TILE;
+  if (n < 2) return 0;
   int64_t last = const_extent(op->shape[n - 1]);
-  if (n < 2 || last < T || last % T || !read_uses_var(body, op->axis[n - 1]->var, false) ||
+  if (last < T || last % T || !read_uses_var(body, op->axis[n - 1]->var, false) ||
       contiguous_in_lanes(op, body, lanes_for(op->dtype, last)))
     return 0;
   for (int d = n - 2; d >= 0 && a < 0; d--) {
