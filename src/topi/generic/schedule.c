@@ -151,17 +151,28 @@ static void all_reads(Expr *e, AVec *out) {
   if (e) ir_visit_expr(&v, e);
 }
 
+/* A stage's inlined body and the reads in it, collected once for the
+ * several questions a schedule asks of them. */
+typedef struct Body {
+  Expr *e;
+  AVec reads;
+} Body;
+
+static Body body_of(Schedule *s, Stage *st) {
+  Body b = {inlined_body(s, st), {0}};
+  all_reads(b.e, &b.reads);
+  return b;
+}
+
 static Expr *strip_reduce(Expr *b) { return b && b->kind == EK_Reduce ? b->reduce.source : b; }
 
-/* Are the reads of body contiguous along var (the innermost loop of op)?
+/* Are the reads (of a body of op) contiguous along var (op's innermost loop)?
  * Each read either does not use var, or uses it only in its last index, as
  * var or var + (something without var).  The indices are simplified
  * knowing the ranges of op's axes, so an inlined relayout's
  * floormod(8 * c + var, 16) (a block of 16 channels read as blocks of 8)
  * counts as 8 * floormod(c, 2) + var: contiguous. */
-static bool contiguous_impl(Tensor *op, Expr *body, Expr *var, int64_t vw) {
-  AVec reads = {0};
-  all_reads(body, &reads);
+static bool contiguous_impl(Tensor *op, const AVec *reads, Expr *var, int64_t vw) {
   Analyzer *an = analyzer_new();
   for (int d = 0; d < op->ndim; d++) analyzer_bind_range(an, op->axis[d]->var, op->axis[d]->min, op->axis[d]->extent);
   for (int d = 0; d < op->nreduce; d++)
@@ -174,8 +185,8 @@ static bool contiguous_impl(Tensor *op, Expr *body, Expr *var, int64_t vw) {
     analyzer_bind_const(an, var, 0, vw - 1);
   }
   bool ok = true;
-  for (int i = 0; ok && i < reads.len; i++) {
-    Expr *r = reads.data[i];
+  for (int i = 0; ok && i < reads->len; i++) {
+    Expr *r = reads->data[i];
     int n = r->read.n;
     Expr **idx = r->read.idx;
     if (vo) {
@@ -198,14 +209,18 @@ static bool contiguous_impl(Tensor *op, Expr *body, Expr *var, int64_t vw) {
   return ok;
 }
 
-static bool contiguous_along(Tensor *op, Expr *body, Expr *var) { return contiguous_impl(op, body, var, 0); }
+static bool contiguous_along(Tensor *op, Expr *body, Expr *var) {
+  AVec reads = {0};
+  all_reads(body, &reads);
+  return contiguous_impl(op, &reads, var, 0);
+}
 
 /* Contiguous along the last axis of op within each block of vw lanes (the
  * axis split by vw, the lanes the vector): a channels-last view of an
  * NCHW16c tensor reads floormod(c, 16), which is the lane itself. */
-static bool contiguous_in_lanes(Tensor *op, Expr *body, int64_t vw) {
+static bool contiguous_in_lanes(Tensor *op, const AVec *reads, int64_t vw) {
   Expr *var = op->axis[op->ndim - 1]->var;
-  return contiguous_impl(op, body, var, 0) || (vw > 1 && contiguous_impl(op, body, var, vw));
+  return contiguous_impl(op, reads, var, 0) || (vw > 1 && contiguous_impl(op, reads, var, vw));
 }
 
 /* Which stages (not inlined) read st, after inlining? */
@@ -304,17 +319,18 @@ static IterVar *nest_outer(Stage *st, int n, bool par) {
 
 /* Fuse the outer axes of an elementwise-like stage, parallelize them when
  * worthwhile, and vectorize the innermost axis when it splits evenly.
- * Returns the leaf at which an anchor can be computed (the innermost outer
- * loop), or NULL for a rank-0 stage. */
-static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel) {
+ * body is st's (NULL: built here).  Returns the leaf at which an anchor
+ * can be computed (the innermost outer loop), or NULL for a rank-0 stage. */
+static IterVar *schedule_elementwise(Schedule *s, Stage *st, const Body *body, bool allow_parallel) {
   Tensor *op = st->op;
   int n = op->ndim;
   if (n == 0) return NULL;
   int64_t total = dims_product(op, 0, n);
   int64_t last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
-  Expr *body = inlined_body(s, st);
-  bool vec = vw > 0 && contiguous_in_lanes(op, body, vw);
+  Body own;
+  if (!body && vw > 0) own = body_of(s, st), body = &own;
+  bool vec = vw > 0 && contiguous_in_lanes(op, &body->reads, vw);
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return NULL;
   int64_t outer = dims_product(op, 0, n - 1);
@@ -341,13 +357,11 @@ static IterVar *schedule_elementwise(Schedule *s, Stage *st, bool allow_parallel
  * vectors, not five per vector). */
 #define PAR_MIN_TASKS 64
 
-/* Does some read of body index with var: its last dimension (last_only),
- * or any? */
-static bool read_uses_var(Expr *body, Expr *var, bool last_only) {
-  AVec reads = {0};
-  all_reads(body, &reads);
-  for (int i = 0; i < reads.len; i++) {
-    Expr *r = reads.data[i];
+/* Does one of the reads index with var: in its last dimension
+ * (last_only), or in any? */
+static bool read_uses_var(const AVec *reads, Expr *var, bool last_only) {
+  for (int i = 0; i < reads->len; i++) {
+    Expr *r = reads->data[i];
     for (int d = last_only ? r->read.n - 1 : 0; d >= 0 && d < r->read.n; d++)
       if (ir_expr_uses_var(r->read.idx[d], var)) return true;
   }
@@ -366,18 +380,19 @@ static bool read_uses_var(Expr *body, Expr *var, bool last_only) {
  * are plain; the C compiler vectorizes them as it can.  Returns 1 when it
  * scheduled st, 0 when st is not such a transpose. */
 enum { TRANSPOSE_TILE = 16 };
-static int schedule_transpose_tiles(Stage *st, Expr *body) {
+static int schedule_transpose_tiles(Stage *st, const Body *body) {
   Tensor *op = st->op;
   int n = op->ndim, a = -1;
   const int64_t T = TRANSPOSE_TILE;
   if (n < 2) return 0;
   int64_t last = const_extent(op->shape[n - 1]);
-  if (last < T || last % T || !read_uses_var(body, op->axis[n - 1]->var, false) ||
-      contiguous_in_lanes(op, body, lanes_for(op->dtype, last)))
+  if (last < T || last % T || !read_uses_var(&body->reads, op->axis[n - 1]->var, false) ||
+      contiguous_in_lanes(op, &body->reads, lanes_for(op->dtype, last)))
     return 0;
   for (int d = n - 2; d >= 0 && a < 0; d--) {
     int64_t e = const_extent(op->shape[d]);
-    if (e >= T && e % T == 0 && read_uses_var(body, op->axis[d]->var, true) && contiguous_along(op, body, op->axis[d]->var))
+    Expr *v = op->axis[d]->var;
+    if (e >= T && e % T == 0 && read_uses_var(&body->reads, v, true) && contiguous_impl(op, &body->reads, v, 0))
       a = d;
   }
   if (a < 0) return 0;
@@ -449,14 +464,14 @@ static bool select_cond_uses(Tensor *op, Expr *body, Expr *var) {
  * 16] one 30 -> 12 us in the model).  Returns 1 when it reordered st, 0
  * when st is not such an output. */
 enum { LANE_AXIS_MAX = 16, ROW_MIN = 4 };
-static int lanes_outside_row(Stage *st, Expr *body) {
+static int lanes_outside_row(Stage *st, const Body *body) {
   Tensor *op = st->op;
   int n = op->ndim;
   if (n < 3) return 0; /* [row, lanes]: the elementwise schedule, in parallel */
   int64_t last = const_extent(op->shape[n - 1]), row = const_extent(op->shape[n - 2]);
   Expr *lane = op->axis[n - 1]->var, *w = op->axis[n - 2]->var;
-  if (last < 2 || last > LANE_AXIS_MAX || row < ROW_MIN || !select_cond_uses(op, body, lane) || select_cond_uses(op, body, w) ||
-      !read_uses_var(body, w, false))
+  if (last < 2 || last > LANE_AXIS_MAX || row < ROW_MIN || !select_cond_uses(op, body->e, lane) ||
+      select_cond_uses(op, body->e, w) || !read_uses_var(&body->reads, w, false))
     return 0;
   IterVar **order = KNEWN(IterVar *, n);
   for (int d = 0; d < n - 2; d++) order[d] = op->axis[d];
@@ -469,16 +484,16 @@ static int schedule_injective_output(Schedule *s, Stage *st) {
   int n = op->ndim;
   int64_t total = dims_product(op, 0, n), last = const_extent(op->shape[n - 1]);
   int vw = lanes_for(op->dtype, last);
-  Expr *body = inlined_body(s, st);
-  int tiled = schedule_transpose_tiles(st, body);
+  Body body = body_of(s, st);
+  int tiled = schedule_transpose_tiles(st, &body);
   if (tiled) return tiled < 0 ? -1 : 0;
-  bool vec = vw > 0 && contiguous_in_lanes(op, body, vw);
-  int swapped = vec ? 0 : lanes_outside_row(st, body);
+  bool vec = vw > 0 && contiguous_in_lanes(op, &body.reads, vw);
+  int swapped = vec ? 0 : lanes_outside_row(st, &body);
   if (swapped < 0) return -1;
   int p = 1;
   while (p < n - 1 && dims_product(op, 0, p) >= 0 && dims_product(op, 0, p) < PAR_MIN_TASKS) p++;
   if (!swapped && (n < 3 || p >= n - 1 || dims_product(op, 0, p) < PAR_MIN_TASKS))
-    return schedule_elementwise(s, st, true) ? 0 : -1;
+    return schedule_elementwise(s, st, &body, true) ? 0 : -1;
   if (swapped) p = p < n - 2 ? p : n - 2;
   IterVar *lo = NULL, *li = NULL;
   if (vec && stage_split(st, op->axis[n - 1], ir_i32(vw), &lo, &li)) return -1;
@@ -552,7 +567,7 @@ static int schedule_reduction_root(Schedule *s, Stage *st, bool allow_parallel) 
 static int schedule_default_stage(Schedule *s, Stage *st) {
   if (st->op->nreduce > 0) return schedule_reduction_root(s, st, true);
   if (st->relations.len) return 0;
-  return schedule_elementwise(s, st, true) || st->op->ndim == 0 ? 0 : -1;
+  return schedule_elementwise(s, st, NULL, true) || st->op->ndim == 0 ? 0 : -1;
 }
 
 /* A reduction read element for element by its elementwise epilogue: the
@@ -681,7 +696,7 @@ static int conv_anchor(Schedule *s, Stage *a, AVec *done) {
     if (p && is_compute(p->op) && p->attach == ATTACH_INLINE && !strcmp(p->origin->name, "pad_data")) {
       if (stage_compute_root(p)) return -1;
       av_push(done, p);
-      if (!schedule_elementwise(s, p, true)) return -1;
+      if (!schedule_elementwise(s, p, NULL, true)) return -1;
     }
   }
   /* re-read after changing the pad stage's placement */
