@@ -520,6 +520,7 @@ void cgc_expr(CG *g, Expr *e) {
      * (emit_narrow_cvt): GCC folds a narrowing convertvector followed by a
      * widening one (a requantize, then the next layer's dequantize in the
      * same kernel) back into a lane loop. */
+    if (cgc_emit_requant(g, e)) return;
     DType at = a->dtype;
     if ((dt_is_float(t) && dt_is_intlike(at) && !dt_is_bool(at) && at.bits < 32) ||
         (dt_is_float(at) && dt_is_intlike(t) && t.bits < 32)) {

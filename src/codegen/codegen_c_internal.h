@@ -11,6 +11,7 @@
  *   codegen_c_intrin.c  intrinsics, the bf16/int8 dot-accumulate rows and
  *                       lane-loop vector helpers
  *   codegen_c_types.c   C names (unique, C-safe) and C types
+ *   codegen_c_requant.c int8 epilogues' round-clip-narrow as conversions
  * Helpers a unit needs (typedefs, inline functions) go to g->helpers once
  * each, keyed by name (cgc_need); statements go to g->out.
  */
@@ -74,6 +75,13 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
 bool cgc_emit_dot_acc(CG *g, Expr *e);
 /* Whether the freestanding math file (graph/backend/export_c_math.c) covers op. */
 bool cgc_freestanding_has(Intrinsic op, DType t);
+
+/* ---- codegen_c_requant.c ---- */
+
+/* e = cast<8-bit>(clip(round(x), lo, hi)) on 16 float32 lanes, integer
+ * bounds in the type's range: one saturating-conversion helper call
+ * (VCVTPS2UDQ/VPMOVUSDB), true; false otherwise. */
+bool cgc_emit_requant(CG *g, Expr *e);
 
 /* ---- codegen_c_expr.c ---- */
 

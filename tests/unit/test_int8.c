@@ -20,6 +20,13 @@
  *   epilogue or the accumulation as the anchor: against the unscheduled
  *   lowering and a naive int64 convolution of (x - za) with zero padding
  *   (1e-6).
+ * - requant_cast: QuantizeLinear's cast<uint8/int8>(clip(round(x), lo, hi))
+ *   on 16 lanes, printed as saturating conversions (codegen_c_requant.c),
+ *   with the round bound by a Let and inline, the type's own bounds and
+ *   narrower ones, on NaN, infinities, signed zeros, halves (ties to
+ *   even), values past int32 and uint32 and random ones: bit for bit
+ *   C's float sequence, built for this CPU and without AVX-512 (the
+ *   helper's lane loop).
  * - errors: operands of the wrong type or shape, a config that does not
  *   fit the packed weight; qnn.dequantize and nn.contrib_dense_vnni nodes
  *   with bad operands (the graph ops' type checks).
@@ -29,6 +36,7 @@
 #include <string.h>
 
 #include "autotune/autotune.h"
+#include "codegen/codegen.h"
 #include "graph/graph.h"
 #include "kernel_util.h"
 #include "target/target.h"
@@ -205,6 +213,9 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   int64_t KH = test_pick(2, (int64_t[]){1, 3}), KW = KH, H = test_rand_between(4, 12), W = test_rand_between(4, 12);
   int sh = (int)test_rand_between(1, 2), dl = KH == 3 && test_rand() % 5 == 0 ? 2 : 1;
   int p = KH == 3 ? (int)test_rand_between(0, 1) * dl : 0, za = (int)(test_rand() % 256);
+  int64_t span = (KH - 1) * dl + 1 - 2 * p; /* the window fits the padded input */
+  if (H < span) H = span;
+  if (W < span) W = span;
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){N, C, H, W}, (int64_t[]){O, C, KH, KW}, (int[]){sh, sh},
                            (int[]){p, p, p, p}, (int[]){dl, dl}, "uint8", "int32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
@@ -392,6 +403,70 @@ static void test_conv_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "expected conv2d_NCHWc_int8");
 }
 
+/* cast<t>(clip(round(A), lo, hi)) on 16 lanes, the round bound by a Let
+ * (as the clip's compute inlines it) or inline; built for this CPU and
+ * without AVX-512, each against C's float sequence bit for bit. */
+static void requant_case(DType t, double lo, double hi, bool let) {
+  static const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, 2.5f, -1.5f,
+                                  -2.5f, 0.49999997f, 3.5f, 126.5f, 127.5f, 128.5f, -127.5f, -128.5f, -129.5f,
+                                  199.5f, 200.5f, 254.5f, 255.49998f, 255.5f, 256.0f, -100.5f, 50.5f, 2147483520.0f,
+                                  2147483648.0f, 4294967296.0f, -2147483648.0f, -3e9f, 1e30f, -1e30f, 1e-40f, -1e-40f};
+  const int ns = (int)(sizeof special / sizeof special[0]);
+  int64_t n = 16 * 12;
+  Tensor *A = te_placeholder_c("A", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Expr *r = ir_call1(INTRIN_round, te_read1(A, v[0])), *x = ir_var("x", DT_F32);
+  Expr *clip = let ? ir_let(x, r, ir_min(ir_max(x, ir_f32(lo)), ir_f32(hi))) : ir_min(ir_max(r, ir_f32(lo)), ir_f32(hi));
+  Tensor *Q = te_compute("Q", 1, A->shape, v, ir_cast(t, clip), NULL);
+  Schedule *s = te_create_schedule(1, &Q);
+  Stage *st = sch_stage(s, Q);
+  IterVar *o, *in;
+  CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(16), &o, &in));
+  CHECK_OK(stage_vectorize(st, in));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, Q}, "f", NULL);
+  char *src = f ? codegen_c(&f, 1, 0, NULL) : NULL;
+  CHECK_NN(src);
+  if (!src) return;
+  CHECK_CONTAINS(src, "kiln_requant_f32x16_");
+  CHECK_CONTAINS(src, t.code == kDLUInt ? "_mm512_cvtusepi32_epi8(r)" : "_mm512_cvtsepi32_epi8(r)");
+  free(src);
+  DLTensor *a = tk_array(1, &n, DT_F32), *q = tk_array(1, &n, t);
+  float *pa = a->data;
+  for (int64_t i = 0; i < n; i++)
+    pa[i] = i < ns ? special[i] : (float)test_rand_between(-1600, 1600) / 4.0f + (test_rand() % 2 ? 1e-3f : 0.0f);
+  static const CompileOptions generic = {NULL, "-O1 -fPIC -std=gnu11", NULL};
+  const CompileOptions *opts[2] = {&copt, &generic};
+  for (int k = 0; k < 2; k++) {
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, Q}, "f", NULL, opts[k]);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    memset(q->data, 0x5a, (size_t)n);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, q}));
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      float y = nearbyintf(pa[i]);
+      y = y > (float)lo ? y : (float)lo;
+      y = y < (float)hi ? y : (float)hi;
+      int32_t w = (int32_t)y;
+      bad += t.code == kDLUInt ? ((uint8_t *)q->data)[i] != (uint8_t)w : ((int8_t *)q->data)[i] != (int8_t)w;
+    }
+    if (bad)
+      test_fail(__FILE__, __LINE__, "%s clip(round(x), %g, %g)%s, %s: %d of %d values differ", dt_str(t), lo, hi,
+                let ? " (let)" : "", k ? "generic C" : "native", bad, (int)n);
+    kiln_module_free(mod);
+  }
+  kiln_array_free(a);
+  kiln_array_free(q);
+}
+
+static void test_requant_cast(void) {
+  requant_case(DT_U8, 0, 255, true);
+  requant_case(DT_U8, 0, 255, false);
+  requant_case(DT_U8, 3, 200, true);
+  requant_case(DT_I8, -128, 127, true);
+  requant_case(DT_I8, -100, 50, false);
+}
+
 static void test_op_errors(void) {
   Graph *g = graph_new();
   GAttrs ax = gattrs_new();
@@ -437,6 +512,7 @@ const TestCase int8_tests[] = {
     {"dense_random", test_dense_random},
     {"dense_errors", test_dense_errors},
     {"op_errors", test_op_errors},
+    {"requant_cast", test_requant_cast},
     {"conv_random", test_conv_random},
     {"conv_errors", test_conv_errors},
     {NULL, NULL},
