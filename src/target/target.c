@@ -43,6 +43,10 @@
 
 #include "../codegen/codegen.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 /* ===== the attributes ===== */
 
 static const char *const attr_names[TA_COUNT] = {
@@ -97,6 +101,78 @@ static int isa_of_cpu(const char *s, size_t n) {
   if (n == 7 && !strncmp(s, "generic", 7)) return ISA_GENERIC;
   return ISA_UNKNOWN;
 }
+
+/* ===== CPU descriptions =====
+ *
+ * What the templates' choices depend on beyond the vector width, one row
+ * per core: an explicit target finds its row by -mcpu, the host by cpuid
+ * (vendor, display family, a range of display models).  A CPU no row
+ * names - an ISA level name such as x86-64-v4, an unlisted model - has no
+ * description (t->cpu NULL, every rate 0), and the templates take their
+ * conservative choices.
+ *
+ * bf16_dot_rate: VDPBF16PS's multiply-adds per cycle over the FMAs' (one
+ * core, independent accumulators: bench_peak --bf16 over bench_peak).
+ * Above 1 the bfloat16 templates' fallback issues VDPBF16PS, otherwise it
+ * widens the bfloat16 weights and uses FMAs (docs/bf16.md):
+ *   Zen 5            1.87  measured (EPYC, family 26 model 2: 444 / 238 GFLOP/s)
+ *   Zen 4            2.0   assumed, not measured: VDPBF16PS issued at the
+ *                          FMA's instruction rate, as on Zen 5
+ *   Emerald Rapids   0.48  measured (Xeon, family 6 model 207: 0.46-0.50)
+ *   Sapphire Rapids  0.5   assumed, not measured: Emerald Rapids' core
+ */
+static const struct CpuDesc {
+  const char *mcpu;
+  const char *vendor;         /* cpuid leaf 0's vendor string */
+  int family, model_lo, model_hi; /* display family and model range */
+  double bf16_dot_rate;
+} cpu_descs[] = {
+    {"znver5", "AuthenticAMD", 0x1a, 0x00, 0xff, 1.87},
+    {"znver4", "AuthenticAMD", 0x19, 0x10, 0x1f, 2.0},
+    {"znver4", "AuthenticAMD", 0x19, 0x60, 0x7f, 2.0},
+    {"znver4", "AuthenticAMD", 0x19, 0xa0, 0xaf, 2.0},
+    {"emeraldrapids", "GenuineIntel", 6, 0xcf, 0xcf, 0.48},
+    {"sapphirerapids", "GenuineIntel", 6, 0x8f, 0x8f, 0.5},
+};
+#define NCPU_DESCS ((int)(sizeof cpu_descs / sizeof cpu_descs[0]))
+
+static const struct CpuDesc *cpu_desc_named(const char *mcpu) {
+  for (int i = 0; i < NCPU_DESCS; i++)
+    if (!strcmp(cpu_descs[i].mcpu, mcpu)) return &cpu_descs[i];
+  return NULL;
+}
+
+static const struct CpuDesc *cpu_desc_of(const char *vendor, int family, int model) {
+  for (int i = 0; i < NCPU_DESCS; i++)
+    if (!strcmp(cpu_descs[i].vendor, vendor) && cpu_descs[i].family == family && model >= cpu_descs[i].model_lo &&
+        model <= cpu_descs[i].model_hi)
+      return &cpu_descs[i];
+  return NULL;
+}
+
+/* This machine's row, by cpuid; NULL when none matches or not x86. */
+static const struct CpuDesc *host_cpu_desc(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  char vendor[13];
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return NULL;
+  memcpy(vendor, &b, 4), memcpy(vendor + 4, &d, 4), memcpy(vendor + 8, &c, 4), vendor[12] = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return NULL;
+  int family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+  if (family == 0xf) family += (a >> 20) & 0xff;
+  if (family == 6 || family >= 0xf) model |= ((a >> 16) & 0xf) << 4;
+  return cpu_desc_of(vendor, family, model);
+#else
+  return NULL;
+#endif
+}
+
+static void set_cpu_desc(Target *t, const struct CpuDesc *c) {
+  t->cpu = c ? c->mcpu : NULL;
+  t->bf16_dot_rate = c ? c->bf16_dot_rate : 0;
+}
+
+bool target_bf16_dot_faster(const Target *t) { return t && t->bf16_dot_rate > 1.0; }
 
 static bool host_is_x86(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -183,8 +259,10 @@ static int resolve_cpu(Target *t) {
                             host_arch());
     t->isa = (TargetIsa)isa;
     t->vector_lanes = isa_info[isa].lanes;
+    set_cpu_desc(t, cpu_desc_named(cpu));
   } else {
     host_class(t, host_lanes());
+    set_cpu_desc(t, host_cpu_desc());
   }
   return 0;
 }

@@ -109,6 +109,13 @@ struct Target {
   const char *keys[8];     /* "cpu", ...: what templates and records match by */
   int vector_lanes;        /* float32 lanes of the vector unit */
   TargetIsa isa;           /* CPU kinds: the records class */
+  /* CPU kinds: the row of the CPU table (target.c) describing this CPU -
+   * by -mcpu for an explicit target, by cpuid for the host - or NULL for a
+   * CPU the table does not know (an ISA level name, another vendor). */
+  const char *cpu;
+  /* VDPBF16PS's multiply-adds per cycle over the FMAs' on one core
+   * (bench_peak --bf16 / bench_peak); 0 where unknown or absent. */
+  double bf16_dot_rate;
   int max_threads_per_block, max_shared_memory_per_block, thread_warp_size; /* GPU kinds */
   const Target *host;      /* where the host code runs (itself for CPU kinds) */
 };
@@ -131,6 +138,10 @@ bool target_is_gpu(const Target *t);
 /* The lowering options t asks for: zeros for a CPU kind; for a GPU kind its
  * device type, limits (threads, shared memory per block) and -arch. */
 void target_lower_options(const Target *t, struct LowerOptions *o);
+/* Whether t's CPU does more multiply-adds per cycle with VDPBF16PS than
+ * with FMAs (its description's bf16_dot_rate above 1): the bfloat16
+ * templates' fallback form (docs/bf16.md).  False for an unknown CPU. */
+bool target_bf16_dot_faster(const Target *t);
 /* Whether t has key k ("cpu", "gpu"). */
 bool target_has_key(const Target *t, const char *k);
 /* An attribute's name without the dash: "mcpu". */

@@ -754,6 +754,10 @@ Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias, boo
  * weight's halves widened, FMAs: no data_bf16 stage, two reductions k, j),
  * 0 "vdpbf16ps", -1 + error. */
 int topi_x86_dense_bf16_dot_is_fma(const struct ConfigEntity *cfg);
+/* The bf16_dot form the bfloat16 templates' fallbacks take on t: "vdpbf16ps"
+ * where its CPU's VDPBF16PS out-runs the FMAs (target_bf16_dot_faster),
+ * else "fma". */
+const char *topi_x86_bf16_dot_fallback(const struct Target *t);
 int topi_x86_schedule_dense_pack_bf16(const struct Target *t, Schedule *s, const struct ConfigEntity *cfg, Tensor *dense,
                                       int nout, Tensor **outs);
 extern const struct Template topi_x86_dense_pack_bf16_template;

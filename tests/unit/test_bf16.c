@@ -343,6 +343,48 @@ static void test_precision_checks(void) {
   unsetenv("KILN_CPU_NO_BF16");
 }
 
+/* The fallback's bf16_dot on each CPU of the target table (targets given
+ * explicitly): VDPBF16PS where it out-runs the FMAs, FMAs elsewhere and on
+ * a CPU the table does not describe; the host's description is its -mcpu
+ * row's. */
+static void test_dot_form(void) {
+  const struct {
+    const char *target, *cpu, *form;
+  } rows[] = {
+      {"llvm -mcpu=znver5", "znver5", "vdpbf16ps"},
+      {"llvm -mcpu=znver4", "znver4", "vdpbf16ps"},
+      {"llvm -mcpu=emeraldrapids", "emeraldrapids", "fma"},
+      {"llvm -mcpu=sapphirerapids", "sapphirerapids", "fma"},
+      {"llvm -mcpu=x86-64-v4", NULL, "fma"},  /* a level names no CPU: the default */
+      {"llvm -mcpu=cooperlake", NULL, "fma"}, /* a CPU without a row */
+  };
+  const Template *tms[2] = {template_lookup("dense_pack_bf16.x86"), template_lookup("conv2d_NCHWc_bf16.x86")};
+  Workload *wls[2] = {wl_dense("dense_pack_bf16.x86", 8, 256, 512, "float32", "float32"),
+                      wl_conv2d("conv2d_NCHWc_bf16.x86", (int64_t[]){1, 64, 14, 14}, (int64_t[]){128, 64, 3, 3},
+                                (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32")};
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    const Target *t = target_parse(rows[r].target, NULL);
+    CHECK_NN(t);
+    if (!t) continue;
+    CHECK(rows[r].cpu ? t->cpu && !strcmp(t->cpu, rows[r].cpu) : !t->cpu);
+    CHECK(target_bf16_dot_faster(t) == !strcmp(rows[r].form, "vdpbf16ps"));
+    CHECK_STR(topi_x86_bf16_dot_fallback(t), rows[r].form);
+    for (int i = 0; i < 2; i++) {
+      ConfigEntity *fb = tms[i] ? template_fallback(tms[i], t, wls[i]) : NULL;
+      const KnobEntity *k = fb ? config_get(fb, "bf16_dot") : NULL;
+      CHECK(k && k->val.kind == OPT_STR);
+      if (k && k->val.kind == OPT_STR) CHECK_STR(k->val.s, rows[r].form);
+      if (fb) CHECK_OK(tms[i]->check(t, fb, wls[i]));
+    }
+  }
+  const Target *h = target_host();
+  if (h->cpu) {
+    const Target *named = target_parse(kfmt("llvm -mcpu=%s", h->cpu), NULL);
+    CHECK(named && named->bf16_dot_rate == h->bf16_dot_rate);
+  }
+  CHECK(!target_bf16_dot_faster(target_parse("cuda", NULL)));
+}
+
 const TestCase bf16_tests[] = {
     {"round", test_round},
     {"dense_random", test_dense_random},
@@ -350,5 +392,6 @@ const TestCase bf16_tests[] = {
     {"conv_random", test_conv_random},
     {"conv_errors", test_conv_errors},
     {"precision_checks", test_precision_checks},
+    {"dot_form", test_dot_form},
     {NULL, NULL},
 };

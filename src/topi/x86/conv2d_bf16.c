@@ -21,7 +21,8 @@
  * kernel's halves widened to float32 (bf16_half: a shift), one FMA per
  * input channel - on a CPU where VDPBF16PS runs slower than two FMAs
  * (docs/bf16.md) that form keeps float32's speed with half the kernel's
- * bytes, and rounds only the weights.
+ * bytes, and rounds only the weights.  The fallback takes the faster form
+ * on the target's CPU (topi_x86_bf16_dot_fallback).
  *
  * Space, fallback and schedule are conv2d_NCHWc.x86's (the same knobs:
  * tile_ic, tile_oc, tile_ow, and tile_oh for 1x1 or unroll_kw), with
@@ -138,7 +139,7 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
  * refused - stays float32 - when the input channels are odd). */
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   if (BASE.fallback(t, cfg, wl)) return -1;
-  config_set_other(cfg, "bf16_dot", opt_str("fma")); /* faster here: docs/bf16.md */
+  config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
   return x86_conv_ic_group_fallback(cfg, wl, 2, "bfloat16");
 }
 

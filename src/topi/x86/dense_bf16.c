@@ -28,8 +28,11 @@
 
 #include <string.h>
 
-/* The fallback's bf16_dot (docs/bf16.md: which is faster where). */
-#define BF16_DOT_FALLBACK "fma"
+/* The fallback's bf16_dot: "vdpbf16ps" where the target's CPU does more
+ * multiply-adds per cycle with VDPBF16PS than with FMAs (Zen 4 and 5),
+ * "fma" elsewhere and on a CPU the target table does not describe
+ * (docs/bf16.md: which is faster where). */
+const char *topi_x86_bf16_dot_fallback(const Target *t) { return target_bf16_dot_faster(t) ? "vdpbf16ps" : "fma"; }
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
@@ -151,7 +154,7 @@ static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   x86_dense_lowp_fallback(t, cfg, d.M, d.N, d.K, 2, 16, 6);
-  config_set_other(cfg, "bf16_dot", opt_str(BF16_DOT_FALLBACK));
+  config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
   return 0;
 }
 
