@@ -27,6 +27,10 @@
  *   even), values past int32 and uint32 and random ones: bit for bit
  *   C's float sequence, built for this CPU and without AVX-512 (the
  *   helper's lane loop).
+ * - requant_identity: requantize.c's rule 4 on a uint8 DequantizeLinear
+ *   straight into a QuantizeLinear: gone (the graph's output is X) for
+ *   equal scales and zero points, and for scales so close that every
+ *   value comes back; kept for scales 1 % apart or other zero points.
  * - errors: operands of the wrong type or shape, a config that does not
  *   fit the packed weight; qnn.dequantize and nn.contrib_dense_vnni nodes
  *   with bad operands (the graph ops' type checks).
@@ -38,6 +42,7 @@
 #include "autotune/autotune.h"
 #include "codegen/codegen.h"
 #include "graph/graph.h"
+#include "graph/passes/passes.h"
 #include "kernel_util.h"
 #include "target/target.h"
 #include "topi/topi.h"
@@ -467,6 +472,50 @@ static void test_requant_cast(void) {
   requant_case(DT_I8, -100, 50, false);
 }
 
+/* QuantizeLinear(DequantizeLinear(x, sd, zd), sq, zq) as ONNX imports them */
+static GNode *qdq(Graph *g, GNode *x, double sd, double zd, double sq, double zq) {
+  GAttrs cf = gattrs_new(), cu = gattrs_new(), ca = gattrs_new();
+  ga_str(&cf, "dtype", "float32");
+  ga_str(&cu, "dtype", "uint8");
+  ga_float(&ca, "a_min", 0);
+  ga_float(&ca, "a_max", 255);
+  GNode *c = graph_call(g, "cast", 1, &x, cf, NULL);
+  c = graph_call(g, "subtract", 2, (GNode *[]){c, graph_scalar(g, zd, DT_F32)}, gattrs_new(), NULL);
+  c = graph_call(g, "multiply", 2, (GNode *[]){c, graph_scalar(g, sd, DT_F32)}, gattrs_new(), NULL);
+  c = graph_call(g, "divide", 2, (GNode *[]){c, graph_scalar(g, sq, DT_F32)}, gattrs_new(), NULL);
+  c = graph_call(g, "round", 1, &c, gattrs_new(), NULL);
+  c = graph_call(g, "add", 2, (GNode *[]){c, graph_scalar(g, zq, DT_F32)}, gattrs_new(), NULL);
+  c = graph_call(g, "clip", 1, &c, ca, NULL);
+  return graph_call(g, "cast", 1, &c, cu, NULL);
+}
+
+static void test_requant_identity(void) {
+  static const struct {
+    double sd, zd, sq, zq;
+    bool gone;
+  } cases[] = {{0.0100733, 0, 0.0100733, 0, true},     {0.37, 128, 0.37, 128, true},
+               {0.0100733, 0, 0.01007331, 0, true},    {0.0100733, 0, 0.0100733 * 1.01, 0, false},
+               {0.0100733, 3, 0.0100733, 4, false}};
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    Graph *g = graph_new();
+    GNode *x = graph_var(g, "x", ttype(DT_U8, 1, (int64_t[]){8}));
+    GNode *q = qdq(g, x, cases[i].sd, cases[i].zd, cases[i].sq, cases[i].zq);
+    CHECK_NN(q);
+    if (!q) continue;
+    graph_add_output(g, q);
+    Graph *r = graph_simplify_requantize(g);
+    CHECK_NN(r);
+    if (r) {
+      const GNode *o = r->outputs.data[0];
+      CHECK_MSG((o->kind == GN_VAR) == cases[i].gone, "case %d: the output is %s", i,
+                o->kind == GN_VAR ? "x" : o->op->name);
+      CHECK_MSG(!cases[i].gone || r->nodes.len == 1, "case %d: %d nodes left", i, r->nodes.len); /* none dead */
+    }
+    graph_free(r);
+    graph_free(g);
+  }
+}
+
 static void test_op_errors(void) {
   Graph *g = graph_new();
   GAttrs ax = gattrs_new();
@@ -513,6 +562,7 @@ const TestCase int8_tests[] = {
     {"dense_errors", test_dense_errors},
     {"op_errors", test_op_errors},
     {"requant_cast", test_requant_cast},
+    {"requant_identity", test_requant_identity},
     {"conv_random", test_conv_random},
     {"conv_errors", test_conv_errors},
     {NULL, NULL},

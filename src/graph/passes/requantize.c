@@ -28,9 +28,16 @@
  *     away; exact: every value clip returns is a small integer); and
  *     clip(add(round(x), 0), lo, hi) -> clip(round(x), lo, hi) (the same
  *     values, up to the sign of a zero).
+ *  4. cast(clip(round(multiply(multiply(subtract(cast(X), z), s), 1 / s))
+ *     + z, lo, hi), T) -> X: a QuantizeLinear straight after a
+ *     DequantizeLinear of the same type T, scale and zero point (ResNet's
+ *     stem max pool, which the int8 rewrite moves onto the uint8 tensor)
+ *     where lo..hi covers T; kept only if every value of T comes back
+ *     unchanged in float32 arithmetic (checked for all 256).
  *
- * Each node decides from the old graph's uses, so the rewrite leaves no
- * dead nodes behind.
+ * Each node decides from the old graph's uses, so rules 1-3 leave no dead
+ * nodes behind; rule 4 leaves the chain it bypasses, which a copy of the
+ * graph drops.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -98,6 +105,41 @@ static float zero_fold(const Uses *u, const GNode *clip) {
   return z;
 }
 
+/* Rule 4: a QuantizeLinear of a DequantizeLinear with the same type,
+ * scale and zero point (ResNet's stem max pool between its two int8
+ * layers) is X itself: n (the new cast's argument) is
+ * clip(round(multiply(multiply(subtract(cast<float32>(X), z), s), 1 / s)) + z, lo, hi)
+ * (or the divide by s where rule 1 did not apply; z 0 without the subtract
+ * and the add) with X of the cast's type t and lo..hi covering t.  Checked
+ * for every value of t in float32 arithmetic, as the kernel would compute
+ * it (two roundings of the products), so the rule is exact: X, else NULL. */
+static GNode *requantized_identity(GNode *n, DType t) {
+  if (!is_call(n, OP_CLIP) || t.bits != 8 || t.lanes != 1 || (t.code != kDLUInt && t.code != kDLInt)) return NULL;
+  double lo = gattr_float(&n->attrs, "a_min", NAN), hi = gattr_float(&n->attrs, "a_max", NAN);
+  float zq, zd = 0, s, q;
+  int ri;
+  if (!(lo <= (double)dt_int_min(t) && hi >= (double)dt_int_max(t)) || !integral_f32(n->args[0], &zq, &ri)) return NULL;
+  GNode *r = ri < 0 ? n->args[0] : n->args[0]->args[ri], *m = r->args[0];
+  bool div = is_call(m, OP_DIVIDE);
+  if (!(div || is_call(m, OP_MULTIPLY)) || !graph_scalar_f32(m->args[1], &q)) return NULL;
+  GNode *d = m->args[0];
+  int si = is_call(d, OP_MULTIPLY) && graph_scalar_f32(d->args[1], &s) ? 1 : 0;
+  if (!is_call(d, OP_MULTIPLY) || (!si && !graph_scalar_f32(d->args[0], &s))) return NULL;
+  GNode *c = d->args[1 - si];
+  if (is_call(c, OP_SUBTRACT)) {
+    if (!graph_scalar_f32(c->args[1], &zd)) return NULL;
+    c = c->args[0];
+  }
+  if (!is_call(c, OP_CAST) || !dt_eq(c->type.dtype, DT_F32) || !dt_eq(c->args[0]->type.dtype, t) || zd != zq)
+    return NULL;
+  for (int64_t x = dt_int_min(t); x <= dt_int_max(t); x++) {
+    float k = (float)x - zd, v = k * s;
+    v = div ? v / q : v * q;
+    if (nearbyintf(v) + zq != (float)x) return NULL;
+  }
+  return c->args[0];
+}
+
 static GNode *scaled(Graph *ng, GNode *x, float r) {
   GNode *c = graph_scalar(ng, (double)r, DT_F32);
   return c ? graph_call(ng, "multiply", 2, (GNode *[]){x, c}, gattrs_new(), NULL) : NULL;
@@ -119,6 +161,10 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     ga_float(&a, "a_max", gattr_float(&old->attrs, "a_max", NAN) - r);
     return graph_call(ng, "clip", 1, args, a, old->name);
   }
+  if (is_call(old, OP_CAST) && is_call(old->args[0], OP_CLIP) && !round_trip(u, old->args[0])) {
+    GNode *x = requantized_identity(args[0], old->type.dtype);
+    if (x) return x;
+  }
   if (is_call(old, OP_CAST) && is_call(old->args[0], OP_CLIP) && round_trip(u, old->args[0])) return args[0];
   if (is_call(old, OP_CAST) && is_call(old->args[0], OP_CAST) && round_trip(u, old->args[0]->args[0])) return args[0];
   if (is_call(old, OP_SUBTRACT) && is_call(old->args[0], OP_CAST) && is_call(old->args[0]->args[0], OP_CAST) &&
@@ -136,6 +182,11 @@ Graph *graph_simplify_requantize(Graph *g) {
       for (int a = 0; a < n->nargs; a++) u.user[n->args[a]->id] = n;
     }
     r = graph_rewrite(g, rewrite, &u);
+  }
+  if (r) { /* without what rule 4 bypassed */
+    Graph *c = graph_rewrite(r, NULL, NULL);
+    graph_free(r);
+    r = c;
   }
   free(u.n);
   free(u.user);
