@@ -22,7 +22,7 @@
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
  *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd] [--batch N]
- *                [--depthwise | --grouped | --group-pad | --bf16] [--cold]
+ *                [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--cold]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
  * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
@@ -55,7 +55,9 @@
  * (knob group_pad: a group's 24 output channels computed as 32, zero
  * weights, in full vectors, the real ones kept) and the same config
  * without it, with the speed-up; layers without the knob print one
- * column.
+ * column.  --group-pack does the same for the lane-packed form (knob
+ * group_pack: groups of 4 or 8 output channels side by side in 16-lane
+ * vectors, each lane's input read by a permuted load).
  * --in-place (with --grouped) times, alternating, each layer's fallback
  * reading its input from a tensor in blocks of the vector width (channels
  * padded to a multiple of it, as the 1x1 conv in front writes them: the
@@ -256,8 +258,10 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
   /* grouped: output channel oc reads its group's cpg input channels; the
    * kernel is [OC/ocb, cpg/icb, KH, KW, icb, ocb] */
   int64_t cpg = L->c / groups_of(L), kpg = L->oc / groups_of(L), c0 = oc / kpg * cpg;
-  /* a padded-group kernel (group_pad) holds kpgp >= kpg channels a group */
-  int64_t ko = oc, kpgp = k->shape[0] * ocb / groups_of(L);
+  /* a padded-group kernel (group_pad) holds kpgp >= kpg channels a group;
+   * the kernel's input block kib may be smaller than the data's (in place,
+   * group_pack) */
+  int64_t ko = oc, kpgp = k->shape[0] * ocb / groups_of(L), kib = k->shape[4];
   if (kpgp != kpg) ko = oc / kpg * kpgp + oc % kpg;
   for (int64_t c = c0; c < c0 + (L->real ? L->real : cpg); c++)
     for (int64_t y = 0; y < L->k; y++)
@@ -265,8 +269,8 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
         int64_t ih = oh * L->stride + y - L->pad, iw = ow * L->stride + x - L->pad;
         if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
         double dv = D[(((c / icb) * H + ih) * W + iw) * icb + c % icb];
-        double kv = K[((((ko / ocb) * (cpg / icb) + (c - c0) / icb) * L->k + y) * L->k + x) * icb * ocb +
-                      ((c - c0) % icb) * ocb + ko % ocb];
+        double kv = K[((((ko / ocb) * (cpg / kib) + (c - c0) / kib) * L->k + y) * L->k + x) * kib * ocb +
+                      ((c - c0) % kib) * ocb + ko % ocb];
         s += dv * kv;
       }
   return s;
@@ -576,6 +580,7 @@ int main(int argc, char **argv) {
   int reps = 0;
   int64_t batch = 1;
   bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false, bf16 = false;
+  const char *form = "group_pad"; /* the form knob --group-pad / --group-pack compares (group_pad set) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
@@ -588,6 +593,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--depthwise")) dw = true;
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
     else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
+    else if (!strcmp(argv[i], "--group-pack")) grouped = group_pad = true, form = "group_pack";
     else if (!strcmp(argv[i], "--cold")) cold = true;
     else if (!strcmp(argv[i], "--in-place")) data_block = target_host()->vector_lanes;
     else if (!strcmp(argv[i], "--bf16")) bf16 = true;
@@ -595,7 +601,7 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --bf16] [--in-place] [--cold]\n",
+              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--in-place] [--cold]\n",
               argv[0]);
       return 2;
     }
@@ -644,7 +650,11 @@ int main(int argc, char **argv) {
   if (use_wino)
     printf("winograd: effective GFLOP/s (direct FLOPs / time), medians of alternating runs; direct columns are "
            "medians too where a winograd column is shown\n");
-  if (group_pad)
+  if (group_pad && !strcmp(form, "group_pack"))
+    printf("group-pack: the fallback with group_pack (groups of fewer channels than a vector packed side by side in "
+           "whole vectors, a permuted load per FMA) against the same without it (first columns), medians of "
+           "alternating runs\n");
+  else if (group_pad)
     printf("group-pad: the fallback with group_pad (each group's output channels computed as a whole number of "
            "%d-lane vectors, zero weights, the real ones kept) against the same without it (first columns), in the "
            "real layer's GFLOP/s, medians of alternating runs\n",
@@ -662,7 +672,7 @@ int main(int argc, char **argv) {
          "1 thread", "2 threads", "%peak", "%2peak");
   if (dw) printf("  %8s %8s", "GB/s 1T", "GB/s 2T");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
-  if (group_pad) printf("  %-30s %8s %8s %6s %6s", "group_pad fallback config", "pad 1T", "pad 2T", "x 1T", "x 2T");
+  if (group_pad) printf("  %-30s %8s %8s %6s %6s", kfmt("%s fallback config", form), "form 1T", "form 2T", "x 1T", "x 2T");
   if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   if (data_block) printf("  %8s %8s %6s %6s %8s", "inpl 1T", "inpl 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
@@ -692,11 +702,11 @@ int main(int argc, char **argv) {
     /* --group-pad: the fallback (the padded-group form where the space
      * has the group_pad knob) against the same without it */
     ConfigEntity *fb = template_fallback(tm, target_host(), wl), *unpadded = NULL;
-    bool gp = group_pad && fb && cfg_other_int(fb, "group_pad", 0);
+    bool gp = group_pad && fb && cfg_other_int(fb, form, 0);
     if (gp) {
       unpadded = config_new();
       for (int i = 0; i < fb->n; i++) config_set(unpadded, &fb->e[i]);
-      config_set_other(unpadded, "group_pad", opt_bool(false));
+      config_set_other(unpadded, form, opt_bool(false));
       int64_t OW = (L->w + 2 * L->pad - L->k) / L->stride + 1;
       config_set_split(unpadded, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(OW, x86_reg_budget(target_host()))});
     }
@@ -792,7 +802,7 @@ int main(int argc, char **argv) {
            100 * g2 / peak2);
     if (dw) printf("  %8.1f %8.1f", bytes / t1 * 1e-9, bytes / t2 * 1e-9);
     if (gp) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2);
-    else if (group_pad) printf("  %-30s", "(no group_pad knob)");
+    else if (group_pad) printf("  %-30s", kfmt("(no %s knob)", form));
     if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (ip) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2, werr);
     if (wino)

@@ -654,9 +654,19 @@ Tensor *topi_x86_group_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int stri
 Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                                            const int dilation[2], int64_t groups, int64_t out_channels, int64_t oc_bn,
                                            DType out_dtype);
+/* Groups of fewer output channels than a vector packed side by side
+ * (group_pack): data [N, IC/db, H, W, db] with db = L CPG / KPG, kernel
+ * [OC/L, CPG/ic_bn, KH, KW, ic_bn, L] -> [N, OC/L, OH, OW, L], tag
+ * "group_conv2d_NCHWc_packed" (group_conv2d.c). */
+Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                           const int dilation[2], int64_t groups, DType out_dtype);
 /* The output channels a group is computed with under cfg (its group_pad
  * knob), or 0 when they are the real ones. */
 int64_t topi_x86_group_conv_padded(const struct Target *t, int64_t OC, int64_t groups, const struct ConfigEntity *cfg);
+/* The vector width when cfg packs a grouped conv's groups side by side
+ * in whole vectors (its group_pack knob, where the form applies), else 0. */
+int64_t topi_x86_group_conv_packed(const struct Target *t, int64_t IC, int64_t OC, int64_t groups,
+                                   const struct ConfigEntity *cfg);
 /* Whether the conv, compiled with cfg, reads its input in place from a
  * tensor in blocks of `block` holding the real channels and up to a block
  * of padding after them (its own input block ic_bn dividing `block`; the

@@ -1,8 +1,9 @@
 """Grouped convolutions (ResNeXt-, RegNet-style: groups > 1, not
 depthwise) take the group_conv2d_NCHWc.x86 template: a PyTorch block of
-grouped convolutions (groups of 4, 24 and 3 channels, strides 1 and 2, with
+grouped convolutions (groups of 4, 8, 24 and 3 channels, strides 1 and 2, with
 batch norm, ReLU, a residual add; groups reading a wider block, and a
-padded one, in place) exported to ONNX, built at opt level 3,
+padded one, in place; groups of 4 and 8 packed side by side in vectors)
+exported to ONNX, built at opt level 3,
 matches PyTorch on fresh random inputs, and the build's tuning tasks name
 the template."""
 import numpy as np
@@ -22,6 +23,7 @@ class _Block(torch.nn.Module):
         self.stem = nn.Conv2d(6, 64, 3, padding=1)
         self.g4 = nn.Conv2d(64, 64, 3, padding=1, groups=16, bias=False)    # 4 per group
         self.bn = nn.BatchNorm2d(64)
+        self.g8 = nn.Conv2d(64, 64, 3, padding=1, groups=8)                 # 8 per group
         self.g24 = nn.Conv2d(64, 96, 3, stride=2, padding=1, groups=2)      # 32 in, 48 out per group
         self.g3 = nn.Conv2d(96, 96, 1, groups=32)                           # 3 per group, 1x1
         self.g_odd = nn.Conv2d(96, 72, (3, 1), padding=(1, 0), groups=24)  # 4 in, 3 out per group
@@ -31,6 +33,7 @@ class _Block(torch.nn.Module):
     def forward(self, x):
         x = torch.relu(self.stem(x))
         x = torch.relu(self.bn(self.g4(x)) + x)
+        x = torch.relu(self.g8(x))
         x = torch.relu(self.g24(x))
         x = self.g3(x) + x
         x = torch.relu(self.p72(self.g_odd(x)))
@@ -51,7 +54,7 @@ def test_grouped_block_matches_pytorch(tmp_path):
         tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
         lib = kiln.build(mod, target="cpu", params=params)
     names = sorted(t.name for t in tasks)
-    assert names.count("group_conv2d_NCHWc.x86") == 5, names
+    assert names.count("group_conv2d_NCHWc.x86") == 6, names
     m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
     rng = np.random.default_rng()  # fresh inputs each run
     for _ in range(2):

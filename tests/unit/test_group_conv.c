@@ -7,7 +7,9 @@
  * dilation), each with a random config drawn from the template's own
  * space, with and without a fused epilogue, built, run on random data and
  * compared with the unscheduled lowering of the same compute (1e-6) and
- * with a naive grouped convolution in double (1e-5).  Then: configs whose
+ * with a naive grouped convolution in double (1e-5); the same for groups
+ * packed side by side in vectors (group_pack), whose input must be one
+ * permuted load where the groups divide the vector.  Then: configs whose
  * blocks cross a group are rejected with the reason, the workload's key
  * and a tuning record of the task round-trip, and the fallback picks
  * per-group blocks.  Builds use -O1.
@@ -28,14 +30,27 @@ typedef struct GCase {
   int sh, sw, pt, pl, pb, pr, dh, dw;
 } GCase;
 
-/* wide: 2 or 3 groups of 20, 24 or 40 output channels (the group_pad
- * knob's groups: more than one 16-lane vector, not a whole number). */
-static GCase random_case(bool wide) {
+/* The groups a case draws: up to 8 channels; 2 or 3 groups of 20, 24 or
+ * 40 output channels (the group_pad knob's groups: more than one 16-lane
+ * vector, not a whole number); or groups of 2, 4, 8 or 12 output channels
+ * making whole 16-channel vectors (the group_pack knob's: 12 does not
+ * divide 16, so a vector holds parts of two groups). */
+typedef enum GForm { FORM_SMALL, FORM_WIDE, FORM_PACKED } GForm;
+
+static GCase random_case(GForm form) {
   GCase c = {0};
+  bool wide = form == FORM_WIDE;
   c.N = test_rand_between(1, 2);
   c.G = wide ? test_pick(2, (int64_t[]){2, 3}) : test_pick(5, (int64_t[]){2, 3, 4, 4, 8});
   c.C = c.G * test_pick(6, (int64_t[]){1, 2, 3, 4, 4, 8});
   c.O = c.G * (wide ? test_pick(3, (int64_t[]){20, 24, 40}) : test_pick(6, (int64_t[]){1, 2, 4, 6, 8, 8}));
+  if (form == FORM_PACKED) {
+    int64_t kpg = test_pick(6, (int64_t[]){2, 4, 4, 8, 8, 12});
+    c.G = kpg == 12 ? 4 : 16 / kpg * test_pick(2, (int64_t[]){1, 2});
+    c.O = c.G * kpg;
+    int64_t cpg = kpg == 12 ? test_pick(3, (int64_t[]){3, 6, 12}) : test_pick(4, (int64_t[]){1, 2, 4, kpg});
+    c.C = c.G * (cpg < kpg ? cpg : kpg); /* at most a vector of input channels for the groups of one */
+  }
   c.KH = c.KW = test_pick(3, (int64_t[]){1, 3, 3});
   c.sh = (int)test_rand_between(1, 2);
   c.sw = test_rand() % 4 ? c.sh : 3 - c.sh;
@@ -83,14 +98,15 @@ static const char *epi_name[] = {"none", "bias+relu", "residual+relu"};
  * (at most 16), with up to a block of padded channels (random values)
  * after the real ones, as alter_layout hands a grouped conv the tensor its
  * producer made; the compute reads it in place (its repack). */
-static bool run_case(const Template *tm, Epi epi, int caseno, bool wide, bool wider_block) {
-  GCase c = random_case(wide);
+static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool wider_block) {
+  GCase c = random_case(form);
   Workload *wl = case_workload(&c);
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = space_get(cs, idx);
+  if (form == FORM_PACKED) config_set_other(cfg, "group_pack", opt_bool(true));
   CHECK_OK(tm->check(target_host(), cfg, wl));
   const char *desc = kfmt("case %d: %s: config %lld %s, epilogue %s", caseno, wl->key, (long long)idx,
                           config_entity_json(cfg), epi_name[epi]);
@@ -112,6 +128,8 @@ static bool run_case(const Template *tm, Epi epi, int caseno, bool wide, bool wi
   Tensor *conv = tm->compute(target_host(), wl, cfg, 2, in);
   CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
   if (!conv) return false;
+  CHECK_MSG((cfg_other_int(cfg, "group_pack", 0) != 0) == !strcmp(conv->tag, "group_conv2d_NCHWc_packed"),
+            "%s: compute tagged %s", desc, conv->tag);
   /* the output block; the kernel's (kb) is larger in the padded-group form,
    * whose kernel holds kpgp >= kpg output channels a group */
   int64_t ib = te_dim(data, 4), ob = te_dim(conv, 4), kb = te_dim(kernel, 5), dch = te_dim(data, 1) * ib;
@@ -190,13 +208,22 @@ static bool run_case(const Template *tm, Epi epi, int caseno, bool wide, bool wi
   }
   tk_arrays_free(na, arr);
   free(d), free(k);
+  /* packed groups that divide the vector, on the data block they fill:
+   * every lane reads its group's channel by a permuted load, no gather */
+  if (ok && form == FORM_PACKED && 16 % kpg == 0 && !wider_block && target_host()->vector_lanes == 16) {
+    LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
+    char *src = f ? codegen_c(&f, 1, 0, NULL) : NULL;
+    CHECK_MSG(src && strstr(src, "kiln_permld_") && !strstr(src, "kiln_gather_"), "%s: the packed lanes' input is not "
+              "one permuted load", desc);
+    free(src);
+  }
   return ok;
 }
 
 static void test_random(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, false, false);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_SMALL, false);
 }
 
 /* The input read in place from a wider block, padded channels after the
@@ -205,7 +232,8 @@ static void test_random_wider_block(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
   for (int i = 0; tm && i < tk_template_cases(12); i++)
-    run_case(tm, (Epi)(i % EPI__COUNT), i, i % 3 == 2 && target_host()->vector_lanes >= 16, true);
+    run_case(tm, (Epi)(i % EPI__COUNT), i, i % 3 == 2 && target_host()->vector_lanes >= 16 ? FORM_WIDE : FORM_SMALL,
+             true);
 }
 
 /* Groups of 20, 24 and 40 output channels: configs with and without the
@@ -215,7 +243,17 @@ static void test_random_padded(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   CHECK_NN(tm);
   if (!tm || target_host()->vector_lanes < 16) return;
-  for (int i = 0; i < tk_template_cases(9); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, true, false);
+  for (int i = 0; i < tk_template_cases(9); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_WIDE, false);
+}
+
+/* Groups of 2 to 12 output channels packed side by side in 16-lane
+ * vectors (group_pack set on a random point of the space), on their own
+ * data block and (every other case) read from a wider one. */
+static void test_random_packed(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes != 16) return;
+  for (int i = 0; i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_PACKED, i % 2 == 1);
 }
 
 /* ResNeXt-50's first grouped layer: 32 groups of 4 channels. */
@@ -229,16 +267,22 @@ static void test_space_and_fallback(void) {
   if (!tm) return;
   Workload *wl = resnext_wl();
   /* the splits range over one group's channels (4: blocks 1, 2, 4),
-   * tile_ow over the 56 columns (8 divisors), unroll_kw 2 */
+   * tile_ow over the 56 columns (8 divisors), unroll_kw 2, and with 16
+   * lanes group_pack 2 */
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);
-  if (cs) CHECK_INT(space_size(cs), 3 * 3 * 8 * 2);
+  if (cs) CHECK_INT(space_size(cs), 3 * 3 * 8 * 2 * (target_host()->vector_lanes == 16 ? 2 : 1));
   ConfigEntity *fb = template_fallback(tm, target_host(), wl);
   CHECK_NN(fb);
   if (fb) {
     CHECK_INT(cfg_split_inner(fb, "tile_ic"), 4);
     CHECK_INT(cfg_split_inner(fb, "tile_oc"), 4);
     CHECK(fb->index >= 0); /* the fallback is a point of the space */
+    if (target_host()->vector_lanes == 16) { /* four groups a vector, 14 columns, kw unrolled */
+      CHECK_INT(cfg_other_int(fb, "group_pack", -1), 1);
+      CHECK_INT(topi_x86_group_conv_packed(target_host(), 128, 128, 32, fb), 16);
+      CHECK_INT(cfg_split_inner(fb, "tile_ow"), 14);
+    }
   }
   /* RegNet-style groups of 24: a power-of-two block dividing 24 */
   Workload *rg = wl_group_conv2d(tm->name, (int64_t[]){1, 168, 28, 28}, (int64_t[]){168, 24, 3, 3}, (int[]){2, 2},
@@ -436,6 +480,7 @@ static void test_channels_attr(void) {
 const TestCase group_conv_tests[] = {
     {"random", test_random},
     {"random_padded", test_random_padded},
+    {"random_packed", test_random_packed},
     {"random_wider_block", test_random_wider_block},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},

@@ -64,7 +64,11 @@
  * sees the padding.  A grouped conv whose input block divides its
  * producer's reads the producer's tensor, padded or not, in place
  * (reads_in_place: no layout_transform in front; its data_layout is the
- * producer's, its kernel's input block its own).
+ * producer's, its kernel's input block its own).  A grouped conv whose
+ * config packs its groups side by side (group_pack: groups of 4 or 8
+ * channels, several to an output vector) takes its data in blocks of
+ * vector CPG / KPG channels (the producer's 16 for equal in and out
+ * channels a group, read in place) and writes whole vectors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +251,18 @@ static int64_t group_pad_channels(const Alt *a, GNode *old, const Strategy *st) 
   return topi_x86_group_conv_padded(a->target, old->args[1]->type.shape[0], groups, st->config);
 }
 
+/* The vector width when the config packs a grouped conv's groups side by
+ * side in whole vectors (group_conv2d_NCHWc.x86's group_pack: ResNeXt's
+ * groups of 4, four to a 16-lane output block, the data in blocks of
+ * 16 CPG / KPG channels), or 0. */
+static int64_t group_pack_lanes(const Alt *a, GNode *old, const Strategy *st) {
+  int64_t groups = gattr_int(&old->attrs, "groups", 1);
+  if (groups < 2 || graph_conv_is_depthwise(old) || !a->target || st->tmpl != &topi_x86_group_conv2d_NCHWc_template)
+    return 0;
+  return topi_x86_group_conv_packed(a->target, old->args[0]->type.shape[1], old->args[1]->type.shape[0], groups,
+                                    st->config);
+}
+
 /* A grouped conv reads x (blocked, maybe padded) in place when its input
  * block divides x's and its schedule folds the repack into the padded
  * input it copies anyway (group_conv2d_NCHWc.x86): RegNetX's and RegNetY's
@@ -280,9 +296,11 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
-  bool in_place = reads_in_place(a, old, args[0], icb, &st);
-  GNode *data = in_place ? args[0] : to_layout(ng, a, args[0], (int)icb, padded ? ch[0] : C);
-  int64_t dblk = in_place ? blk_of(a, data) : icb;
+  int64_t pack = group_pack_lanes(a, old, &st), db = pack ? pack * C / O : 0;
+  if (pack) ocb = pack; /* group_pack: whole vectors of groups out, data blocks of db in */
+  bool in_place = pack ? blk_of(a, args[0]) == db && real_of(a, args[0]) == C : reads_in_place(a, old, args[0], icb, &st);
+  GNode *data = in_place ? args[0] : to_layout(ng, a, args[0], (int)(pack ? db : icb), padded ? ch[0] : C);
+  int64_t dblk = in_place ? blk_of(a, data) : pack ? db : icb;
   GNode *w = args[1];
   GAttrs at = gattrs_copy(&old->attrs);
   if (padded) { /* zero weights for the padded channels (folded) */

@@ -24,7 +24,10 @@
  * channels then builds a wrong shape.  Here the two splits range over one
  * group's channels, so every point of the space is valid, and the data stays
  * NCHW[x]c between layers (no pack/unpack around each grouped conv).  The
- * workload is wl_group_conv2d's (knob.h).
+ * workload is wl_group_conv2d's (knob.h).  Two forms of its own, each a
+ * knob: group_pad (a group of 24 computed as 32 in whole vectors) and
+ * group_pack (groups of 4 or 8 side by side in one vector, each lane
+ * reading its own group's input by a permuted load).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -32,6 +35,7 @@
 #include <string.h>
 
 #define GCONV_REPACK_TAG "group_conv2d_NCHWc_repack"
+#define GCONV_PACKED_TAG "group_conv2d_NCHWc_packed"
 
 /* The input in the conv's own block.  A grouped conv whose input block
  * ic_bn (the kernel's) is smaller than the block db of the tensor it reads
@@ -99,6 +103,68 @@ Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const i
                     v, body, "group_conv2d_NCHWc_crop");
 }
 
+/* The lane-packed form (knob group_pack): where a group has fewer output
+ * channels than a vector has lanes (ResNeXt's 4 and 8, RegNetY's 8), an
+ * output block of L = kernel's last dimension lanes holds L / KPG groups
+ * side by side, so every FMA is full width.  Lane l of output chunk occ is
+ * channel o = occ L + l of group o / KPG, and reads that group's input
+ * channel c as (o / KPG) CPG + c: with the data in blocks of
+ * db = L CPG / KPG, chunk occ at lane (l / KPG) CPG + c.  The vectorized
+ * load is then one masked vector load and a lane shuffle (the C
+ * generator's permuted load: lanes 0-3 read channel c of group 0, lanes
+ * 4-7 channel c of group 1, ...) instead of KPG-lane FMAs.  Blocks that mix
+ * groups across chunks (a KPG that does not divide L, or other data
+ * blocks) compute the channel index in general and gather.  The kernel is
+ * OIHW[ic_bn]i[L]o of [OC, CPG, KH, KW]: [OC / L, CPG / ic_bn, KH, KW,
+ * ic_bn, L]. */
+Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                           const int dilation[2], int64_t groups, DType out_dtype) {
+  const char *op = "group_conv2d_NCHWc (packed groups)";
+  if (!data || !kernel) return NULL;
+  int64_t d[5], k[6];
+  if (data->ndim != 5 || kernel->ndim != 6 || !te_shape_const(data, d) || !te_shape_const(kernel, k))
+    return kiln_set_error("%s: data must be 5-D NCHW[x]c and kernel 6-D OIHW[x]i[y]o, with constant shapes", op), NULL;
+  int64_t IC = d[1] * d[4], OC = k[0] * k[5], cpg = k[1] * k[4], L = k[5];
+  if (groups < 2 || IC < groups * cpg || OC % groups) /* the data may hold padded channels after the real ones */
+    return kiln_set_error("%s: %lld groups of %lld input channels (kernel) are more than the data's %lld channels, "
+                          "or do not divide the %lld output channels",
+                          op, (long long)groups, (long long)cpg, (long long)IC, (long long)OC),
+           NULL;
+  int64_t kpg = OC / groups;
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || padding[0] < 0 || padding[1] < 0 || padding[2] < 0 || padding[3] < 0)
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  int64_t KH = k[2], KW = k[3];
+  int64_t OH = (d[2] + padding[0] + padding[2] - ((KH - 1) * dh + 1)) / sh + 1;
+  int64_t OW = (d[3] + padding[1] + padding[3] - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  Tensor *pad = x86_pad_nchwc(data, padding[0], padding[1], padding[2], padding[3]);
+  if (!pad) return NULL;
+  IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+          *icb = te_reduce_axis_c(k[4], "icb");
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *ih = ir_add(ir_mul(v[2], ir_i32(sh)), ir_mul(kh->var, ir_i32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], ir_i32(sw)), ir_mul(kw->var, ir_i32(dw)));
+  Expr *c = ir_add(ir_mul(ic->var, ir_i32(k[4])), icb->var); /* the channel within the group */
+  Expr *chunk, *lane;
+  if (L % kpg == 0 && d[4] == L / kpg * cpg) { /* the groups of chunk occ read data chunk occ */
+    chunk = v[1];
+    lane = ir_add(ir_mul(ir_floordiv(v[4], ir_i32(kpg)), ir_i32(cpg)), c);
+  } else {
+    Expr *ch = ir_add(ir_mul(ir_floordiv(ir_add(ir_mul(v[1], ir_i32(L)), v[4]), ir_i32(kpg)), ir_i32(cpg)), c);
+    chunk = ir_floordiv(ch, ir_i32(d[4]));
+    lane = ir_floormod(ch, ir_i32(d[4]));
+  }
+  Expr *a = te_read5(pad, v[0], chunk, ih, iw, lane);
+  Expr *b = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
+  if (!a || !b) return NULL;
+  if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
+  if (!dt_eq(b->dtype, out_dtype)) b = ir_cast(out_dtype, b);
+  Expr *body = ir_sum(ir_mul(a, b), 4, (IterVar *[]){ic, kh, kw, icb});
+  return te_compute("group_conv2d_NCHWc", 5, (Expr *[]){ir_i32(d[0]), ir_i32(k[0]), ir_i32(OH), ir_i32(OW), ir_i32(L)},
+                    v, body, GCONV_PACKED_TAG);
+}
+
 /* The workload, which must be a grouped one. */
 static int parse(const Workload *wl, Conv2DWorkload *c) {
   if (wl_conv2d_parse(wl, c)) return -1;
@@ -136,6 +202,23 @@ int64_t topi_x86_group_conv_padded(const Target *t, int64_t OC, int64_t groups, 
   return ocb > 0 && t->vector_lanes % ocb == 0 ? gconv_pad_to(t, &c) : 0;
 }
 
+/* The lane-packed form (knob group_pack, topi_x86_group_conv2d_NCHWc_packed):
+ * a group of fewer output channels than the vector width (ResNeXt's 4
+ * and 8, RegNetY's 8), whole vectors of output channels, the groups of
+ * one vector reading a whole data block of L CPG / KPG <= L channels.  The
+ * vector width, or 0 where the form does not apply. */
+static int64_t gconv_pack_lanes(const Target *t, int64_t IC, int64_t OC, int64_t groups) {
+  int64_t L = t->vector_lanes, kpg = groups > 0 ? OC / groups : 0, cpg = groups > 0 ? IC / groups : 0;
+  if (L < 8 || groups < 2 || kpg < 1 || kpg >= L || cpg > kpg || OC % L || (L * cpg) % kpg || IC % (L * cpg / kpg))
+    return 0;
+  return L;
+}
+
+int64_t topi_x86_group_conv_packed(const Target *t, int64_t IC, int64_t OC, int64_t groups, const ConfigEntity *cfg) {
+  if (!cfg || !cfg_other_int(cfg, "group_pack", 0)) return 0;
+  return gconv_pack_lanes(t, IC, OC, groups);
+}
+
 /* The schedule's slab path (a window wider than 1x1, no batch blocking)
  * inlines the repack into the slab copy; elsewhere the repack would be a
  * copy of its own, no better than the layout_transform. */
@@ -157,6 +240,9 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
       space_define_split(cs, "tile_oc", c.OC / c.groups, NULL) || space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
   if (space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)})) return -1;
+  if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
+      space_define_knob(cs, "group_pack", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
   if (gconv_pad_to(t, &c) == 0) return 0;
   return space_define_knob(cs, "group_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)});
 }
@@ -177,6 +263,16 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, budget)});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   if (kpgp) config_set_other(cfg, "group_pad", opt_bool(c.KH * c.KW > 1));
+  /* packed groups: a permuted input vector per FMA takes registers, so
+   * half the columns, and the window's columns unrolled (ResNeXt's 8-channel
+   * groups at 28: 28 columns, kw rolled ran at 45 % of peak, 14 unrolled at
+   * 74-81 %) */
+  bool pack = gconv_pack_lanes(t, c.IC, c.OC, c.groups) && c.KH * c.KW > 1;
+  if (gconv_pack_lanes(t, c.IC, c.OC, c.groups)) config_set_other(cfg, "group_pack", opt_bool(pack));
+  if (pack) {
+    config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, budget / 2)});
+    config_set_other(cfg, "unroll_kw", opt_bool(true));
+  }
   cfg->is_fallback = true;
   return 0;
 }
@@ -194,6 +290,10 @@ static int gconv_check(const Target *t, const ConfigEntity *cfg, const Workload 
     return kiln_set_error("%s: config knob 'group_pad' is set, but the %lld output channels of a group are not "
                           "between one and a whole number of %d-lane vectors (leave it out or false)",
                           wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
+  if (cfg_other_int(cfg, "group_pack", 0) && !gconv_pack_lanes(t, c.IC, c.OC, c.groups))
+    return kiln_set_error("%s: config knob 'group_pack' is set, but the %lld output channels of a group are not fewer "
+                          "than the %d lanes of a vector with whole vectors of channels (leave it out or false)",
+                          wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
   return 0;
 }
 
@@ -201,6 +301,9 @@ static Tensor *gconv_compute(const Target *t, const Workload *wl, const ConfigEn
   Conv2DWorkload c;
   if (parse(wl, &c)) return NULL;
   if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
+  if (topi_x86_group_conv_packed(t, c.IC, c.OC, c.groups, cfg))
+    return topi_x86_group_conv2d_NCHWc_packed(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
+                                              (int[]){c.dh, c.dw}, c.groups, c.out_dtype);
   if (topi_x86_group_conv_padded(t, c.OC, c.groups, cfg))
     return topi_x86_group_conv2d_NCHWc_padded(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
                                               (int[]){c.dh, c.dw}, c.groups, c.OC, cfg_split_inner(cfg, "tile_oc"),
@@ -217,8 +320,17 @@ static int gconv_placeholders(const Target *t, const Workload *wl, const ConfigE
   if (ic_bn < 1 || oc_bn < 1) return kiln_error_context("%s", wl->name);
   *nin = 2;
   *in = KNEWN(Tensor *, 2);
+  int64_t L = topi_x86_group_conv_packed(t, c.IC, c.OC, c.groups, cfg);
+  if (L) { /* data in blocks of L CPG / KPG, kernel OIHW[ic_bn]i[L]o */
+    int64_t db = L * c.IC / c.OC;
+    (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / db, c.IH, c.IW, db}, c.dtype);
+    (*in)[1] = te_placeholder_c("kernel", 6, (int64_t[]){c.OC / L, c.IC / c.groups / ic_bn, c.KH, c.KW, ic_bn, L},
+                                c.dtype);
+    return 0;
+  }
   (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
-  int64_t kpgp = topi_x86_group_conv_padded(t, c.OC, c.groups, cfg), L = t->vector_lanes;
+  int64_t kpgp = topi_x86_group_conv_padded(t, c.OC, c.groups, cfg);
+  L = t->vector_lanes;
   (*in)[1] = kpgp ? te_placeholder_c("kernel", 6,
                                      (int64_t[]){c.groups * kpgp / L, c.IC / c.groups / ic_bn, c.KH, c.KW, ic_bn, L},
                                      c.dtype)
@@ -359,18 +471,21 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
     if (conv->inputs[i]->ndim == 5) pad = conv->inputs[i];
     if (conv->inputs[i]->ndim == 6) kernel = conv->inputs[i];
   }
-  if (!pad || !kernel || !conv->tag || strcmp(conv->tag, "group_conv2d_NCHWc"))
+  bool packed = conv->tag && !strcmp(conv->tag, GCONV_PACKED_TAG);
+  if (!pad || !kernel || !conv->tag || (!packed && strcmp(conv->tag, "group_conv2d_NCHWc")))
     return kiln_set_error("group_conv2d_NCHWc.x86 schedule: anchor '%s' is not a group_conv2d_NCHWc compute",
                           conv->name);
   if (crop) return gconv_schedule_padded(t, s, cfg, crop, conv, pad, kernel, nout, outs);
   int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3), N = te_dim(conv, 0), OH = te_dim(conv, 2);
-  if (pad->kind != TE_COMPUTE || (KH == 1 && KW == 1) || cfg_other_int(cfg, "tile_n", 1) != 1)
+  if (!packed && (pad->kind != TE_COMPUTE || (KH == 1 && KW == 1) || cfg_other_int(cfg, "tile_n", 1) != 1))
     return topi_x86_schedule_conv2d_NCHWc(t, s, cfg, conv, nout, outs);
-  int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OCC = te_dim(conv, 1);
+  /* packed groups: the blocks are the vector (output) and the kernel's
+   * (reduction); every output chunk its own slab of one data block */
+  int64_t oc_bn = te_dim(conv, 4), ic_bn = packed ? te_dim(kernel, 4) : te_dim(pad, 4), OCC = te_dim(conv, 1);
   int64_t cfg_ic = cfg_split_inner(cfg, "tile_ic"), cfg_oc = cfg_split_inner(cfg, "tile_oc"),
           reg_n = cfg_split_inner(cfg, "tile_ow");
   if (cfg_ic < 0 || cfg_oc < 0 || reg_n < 0) return kiln_error_context("group_conv2d_NCHWc.x86");
-  if (cfg_ic != ic_bn || cfg_oc != oc_bn)
+  if (cfg_ic != ic_bn || (!packed && cfg_oc != oc_bn))
     return kiln_set_error("group_conv2d_NCHWc.x86: config blocks tile_ic %lld / tile_oc %lld do not match the "
                           "compute's layout (input block %lld, output block %lld)",
                           (long long)cfg_ic, (long long)cfg_oc, (long long)ic_bn, (long long)oc_bn);
@@ -379,14 +494,14 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
                           "output columns",
                           (long long)reg_n, (long long)te_dim(conv, 3));
   /* groups from the shapes: the input has IC / ic_bn chunks, a group CPG / ic_bn */
-  int64_t groups = te_dim(pad, 1) / te_dim(kernel, 1), cpk = OCC / groups; /* output chunks a group */
-  if (groups < 1 || te_dim(pad, 1) % te_dim(kernel, 1) || OCC % groups)
+  int64_t groups = packed ? OCC : te_dim(pad, 1) / te_dim(kernel, 1), cpk = OCC / groups; /* output chunks a group */
+  if (!packed && (groups < 1 || te_dim(pad, 1) % te_dim(kernel, 1) || OCC % groups))
     return kiln_set_error("group_conv2d_NCHWc.x86 schedule: %lld input chunks, %lld a group and %lld output chunks "
                           "do not make whole groups",
                           (long long)te_dim(pad, 1), (long long)te_dim(kernel, 1), (long long)OCC);
   bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
   int64_t occ_f = gconv_occ_block(t, reg_n, cpk);
-  int64_t row_bytes = te_dim(kernel, 1) * ic_bn * te_dim(pad, 3) * 4;
+  int64_t row_bytes = (packed ? te_dim(pad, 4) : te_dim(kernel, 1) * ic_bn) * te_dim(pad, 3) * 4;
   int64_t rows = slab_rows(OH, te_dim(pad, 2), KH, row_bytes, N * groups, 96 * 1024, 8);
 
   if (x86_inline_group(s, conv, NULL)) return -1;
@@ -395,8 +510,8 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   if (!sc) return -1;
   Tensor *cc = sch_cache_write(s, conv, "local");
   if (!cc) return -1;
-  Stage *scc = sch_stage(s, cc), *so = sc, *sp = sch_stage(s, pad);
-  if (!sp) return -1;
+  Stage *scc = sch_stage(s, cc), *so = sc, *sp = pad->kind == TE_COMPUTE ? sch_stage(s, pad) : NULL;
+  if (pad->kind == TE_COMPUTE && !sp) return -1;
   if (main_out && main_out != conv) { /* the conv is not written: its block feeds the epilogue */
     if (stage_compute_inline(sc)) return -1;
     so = sch_stage(s, main_out);
@@ -421,9 +536,11 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   if (cigi && stage_unroll(so, cigi)) return -1;
   if (stage_fuse(so, n, g, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
-  if (gconv_inline_repack(s, pad) || stage_compute_at(sp, so, f)) return -1;
-  int64_t pb = te_dim(pad, 4);
-  if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, 4))) return -1;
+  if (sp) {
+    if (gconv_inline_repack(s, pad) || stage_compute_at(sp, so, f)) return -1;
+    int64_t pb = te_dim(pad, 4);
+    if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, 4))) return -1;
+  }
   if (stage_compute_at(scc, so, owo)) return -1;
 
   /* the block: conv2d_NCHWc's, the reduction streaming the group's input
