@@ -537,6 +537,48 @@ static void test_threadpool_workers(void) {
   CHECK_OK(kiln_set_num_threads(0));
 }
 
+/* Two tasks: the worker's takes 3 ms and the launcher's waits (with a
+ * time limit) until the worker has started, so the launcher, done with
+ * its own, waits past its spin for the worker's and sleeps until that
+ * task's end wakes it.  When the launch returns both tasks have finished
+ * (a launch that returned early would leave the worker's unset), with the
+ * worker awake or asleep at the start. */
+typedef struct SlowJob {
+  pthread_t launcher;
+  atomic_int worker_started, timed_out;
+  atomic_int finished[2];
+} SlowJob;
+
+static int slow_task(int id, int n, void *cdata) {
+  SlowJob *j = cdata;
+  double t0 = kiln_now_seconds();
+  if (pthread_equal(pthread_self(), j->launcher)) {
+    while (!atomic_load(&j->worker_started))
+      if (kiln_now_seconds() - t0 > 5.0) {
+        atomic_store(&j->timed_out, 1);
+        break;
+      }
+  } else {
+    atomic_store(&j->worker_started, 1);
+    while (kiln_now_seconds() - t0 < 0.003) {
+    }
+  }
+  atomic_store(&j->finished[id], 1);
+  return 0;
+}
+
+static void test_threadpool_join(void) {
+  CHECK_OK(kiln_set_num_threads(2));
+  for (int round = 0; round < 8; round++) {
+    if (round % 2) usleep(5000); /* let the worker fall asleep */
+    SlowJob j = {.launcher = pthread_self()};
+    CHECK_OK(kiln_parallel_launch(slow_task, &j, 2));
+    CHECK_INT(atomic_load(&j.timed_out), 0);
+    for (int k = 0; k < 2; k++) CHECK_INT(atomic_load(&j.finished[k]), 1);
+  }
+  CHECK_OK(kiln_set_num_threads(0));
+}
+
 static void *app_thread(void *arg) {
   (void)arg;
   intptr_t bad = sum_launches(300, 0) != 0 || sum_launches(100, 9) != 0;
@@ -847,6 +889,7 @@ const TestCase runtime_tests[] = {
     {"function_refs", test_function_refs},
     {"threadpool_sum", test_threadpool_sum},
     {"threadpool_workers", test_threadpool_workers},
+    {"threadpool_join", test_threadpool_join},
     {"threadpool_nested", test_threadpool_nested},
     {"threadpool_failure", test_threadpool_failure},
     {"threadpool_concurrent", test_threadpool_concurrent},
