@@ -183,6 +183,7 @@ static int candidate_source(const Template *tm, const Target *t, const Workload 
    * the reference below stays a CPU function of the same module */
   LowerOptions lo = {0};
   target_lower_options(t, &lo);
+  lo.serial_small_parallel = true; /* lowered as the model compiler lowers it */
   funcs[nf] = kiln_lower(s, na, targs, "kiln_candidate", &lo);
   if (!funcs[nf]) return *msg = one_line(kfmt("lowering: %s", kiln_get_error())), MEASURE_COMPILE_HOST;
   nf++;

@@ -16,6 +16,7 @@
  *                   a guard-free copy for the full blocks, the loop as it
  *                   was for the tail
  *   combine_loads.c byte loads that assemble a word -> one reinterpreting load
+ *   small_parallel.c parallel loops with too little work to share -> serial
  * and, for a GPU target (LowerOptions.device_type not the CPU):
  *   vthread.c       virtual threads -> loops each thread runs in turn
  *   split_host_device.c  kernels out of the host function: thread extent
@@ -73,6 +74,11 @@ typedef struct LowerOptions {
   const char *dump_after; /* print the IR after this pass to stderr ("all") */
   int auto_unroll_max_step; /* unroll inner loops up to this many steps (0 off) */
   bool no_vector;       /* vectorized loops stay scalar loops (plain C99 output) */
+  /* CPU: a parallel loop with less work than SMALL_PARALLEL_OPS runs
+   * serially (small_parallel.c; what the model compiler and the tuner's
+   * measurements ask for - a schedule lowered on its own keeps its loops
+   * as written) */
+  bool serial_small_parallel;
   /* A GPU target: 0 (or kDLCPU) lowers for the CPU. */
   int device_type;          /* kDLCUDA or kDLOpenCL */
   int max_threads_per_block; /* the target's limit (0: 1024) */
@@ -183,6 +189,17 @@ Stmt *lower_unswitch(Stmt *body);
  * argument of f or allocated in body) -> the reinterpreting Load(uint32, B,
  * i) (ir.h); scalar and vector, 2, 4 or 8 bytes. */
 Stmt *lower_combine_loads(Stmt *body, const LoweredFunc *f);
+
+/* ===== small_parallel.c ===== */
+
+/* A parallel loop whose work is below SMALL_PARALLEL_OPS operations (about
+ * a microsecond of one core on a memory-bound loop) -> a serial loop:
+ * sharing it costs more than it gains (CPU, with
+ * LowerOptions.serial_small_parallel; small_parallel.c has the cost rule). */
+enum { SMALL_PARALLEL_OPS = 5000 };
+Stmt *lower_small_parallel(Stmt *body);
+/* The operations one run of s performs by that rule, saturating at 2^40. */
+int64_t lower_loop_ops(const Stmt *s);
 
 /* ===== vthread.c ===== */
 

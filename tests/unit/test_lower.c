@@ -350,6 +350,72 @@ static void test_unswitch_tail_guards(void) {
   }
 }
 
+/* The cost rule of small_parallel.c on a loop nest built by hand: a loop
+ * multiplies its body (plus one) by its extent, a store counts one plus
+ * its value's operations (a load one, exp INTRIN_OPS), indices are free;
+ * a symbolic extent saturates. */
+static void test_small_parallel_ops(void) {
+  Expr *i = ir_var("i", DT_I32), *j = ir_var("j", DT_I32), *n = ir_var("n", DT_I32);
+  Expr *a = ir_var("a", DT_HANDLE), *b = ir_var("b", DT_HANDLE);
+  Expr *idx = ir_add(ir_mul(i, ir_i32(20)), j);
+  Expr *val = ir_add(ir_load(DT_F32, a, idx), ir_f32(1)); /* load + add: 2 */
+  Stmt *store = ir_store(b, val, idx);                     /* 3 */
+  Stmt *nest = ir_for(i, ir_i32(0), ir_i32(10), FOR_SERIAL, ir_for(j, ir_i32(0), ir_i32(20), FOR_SERIAL, store));
+  CHECK(lower_loop_ops(store) == 3);
+  CHECK(lower_loop_ops(nest) == 10 * (1 + 20 * (1 + 3)));
+  Stmt *e = ir_store(b, ir_call(INTRIN_exp, 1, (Expr *[]){val}), idx);
+  CHECK(lower_loop_ops(e) == 1 + 20 + 2);
+  Stmt *sym = ir_for(i, ir_i32(0), n, FOR_SERIAL, store);
+  CHECK(lower_loop_ops(sym) >= (int64_t)1 << 40);
+}
+
+/* B = A * 2 + 1 over rows x cols with the row loop parallel, lowered as
+ * the model compiler lowers (LowerOptions.serial_small_parallel): a small
+ * table's loop runs serially (no fork and join for 48 values), a large
+ * one's and one with a symbolic row count stay parallel; each build gives
+ * the right values.  Without the option every one stays parallel. */
+static void test_small_parallel(void) {
+  struct {
+    int64_t rows, cols;
+    bool symbolic, parallel;
+  } cases[] = {{3, 16, false, false}, {64, 256, false, true}, {3, 16, true, true}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    Expr *rows = cases[c].symbolic ? ir_var("rows", DT_I32) : ir_i32(cases[c].rows);
+    Tensor *A = te_placeholder("A", 2, (Expr *[]){rows, ir_i32(cases[c].cols)}, DT_F32);
+    Expr **v = te_axis_vars(2, NULL);
+    Tensor *B = te_compute("B", 2, A->shape, v, ir_add(ir_mul(te_read2(A, v[0], v[1]), ir_f32(2)), ir_f32(1)), NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    Stage *st = sch_stage(s, B);
+    CHECK_OK(stage_parallel(st, stage_axis(st, 0)));
+    LowerOptions lo = {.serial_small_parallel = true};
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", &lo);
+    CHECK_NN(f);
+    if (!f) continue;
+    const char *text = kiln_lowered_str(f);
+    /* lowered without the rule, as a schedule on its own is, it stays parallel */
+    LoweredFunc *plain = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK(plain && strstr(kiln_lowered_str(plain), "parallel (") != NULL);
+    if ((strstr(text, "parallel (") != NULL) != cases[c].parallel)
+      test_fail(__FILE__, __LINE__, "%lld x %lld%s: the row loop should be %s:\n%s", (long long)cases[c].rows,
+                (long long)cases[c].cols, cases[c].symbolic ? " (symbolic rows)" : "",
+                cases[c].parallel ? "parallel" : "serial", text);
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", &lo, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    int64_t shape[2] = {cases[c].rows, cases[c].cols};
+    DLTensor *a = tk_array(2, shape, DT_F32), *b = tk_array(2, shape, DT_F32);
+    tk_fill_random(a);
+    tk_fill(b, -1);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+    int bad = 0;
+    for (int64_t k = 0; k < shape[0] * shape[1]; k++) bad += tk_get(b, k) != 2 * tk_get(a, k) + 1;
+    if (bad) test_fail(__FILE__, __LINE__, "case %zu: %d values wrong", c, bad);
+    kiln_array_free(a);
+    kiln_array_free(b);
+    kiln_module_free(mod);
+  }
+}
+
 /* Vector casts between floats and 8- or 16-bit integers (the C generator
  * goes through int32 lanes): every value of the small type to float32 and
  * back, and float32 values in range (fractions truncate toward zero), on
@@ -636,6 +702,8 @@ const TestCase lower_tests[] = {
     {"combine_loads", test_combine_loads},
     {"permuted_loads", test_permuted_loads},
     {"unswitch_tail_guards", test_unswitch_tail_guards},
+    {"small_parallel_ops", test_small_parallel_ops},
+    {"small_parallel", test_small_parallel},
     {"vector_casts_narrow", test_vector_casts_narrow},
     {"vector_minmax_f32", test_vector_minmax_f32},
     {"error_compute_at", test_error_compute_at},

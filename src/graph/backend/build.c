@@ -187,6 +187,7 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
   LowerOptions lo = {0};
   lo.no_vector = opt->no_vector;
   lo.dump_after = opt->dump_lower;
+  lo.serial_small_parallel = true;
   if (gpu) target_lower_options(opt->target, &lo);
   LoweredFunc *f = kiln_lower(s, np + 1, args, fg->func_name, &lo);
   if (!f) kiln_error_context("lowering %s", fg->name);
