@@ -28,6 +28,7 @@ static const PassDef pipeline[] = {
     {"fold_constant", 2, pass_fold_constant},
     {"eliminate_common_subexpr", 2, pass_cse},
     {"alter_layout", 3, pass_alter_layout},
+    {"fold_gate", 3, pass_fold_gate},
     {"fold_constant", 3, pass_fold_constant},
     {"dead_code_elimination", 0, pass_dce},
 };

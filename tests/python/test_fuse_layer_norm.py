@@ -8,7 +8,6 @@ axes, a square that is not of x - mean, an eps that is not a scalar) are
 left as ops and
 still match; a gamma that does not broadcast to the normalized axes stays a multiply
 after the norm, and a beta whose operand is used elsewhere an add."""
-import json
 
 import numpy as np
 import pytest
@@ -17,7 +16,8 @@ import kiln
 from kiln import graph_executor
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
+from onnx_graph import build_graph  # noqa: E402
 
 
 def _ln_nodes(x="x", axes=(-1,), axes2=None, sq="Pow", eps="eps", gamma="g", beta="b", out="y", extra=()):
@@ -39,15 +39,7 @@ def _ln_nodes(x="x", axes=(-1,), axes2=None, sq="Pow", eps="eps", gamma="g", bet
 
 
 def _build(tmp_path, nodes, inits, shape, outs):
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
-    ys = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
-    g = helper.make_graph(nodes, "ln", [x], ys, [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    path = str(tmp_path / "m.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    mod, params = kiln.frontend.from_onnx(path, {"x": shape})
-    with kiln.transform.PassContext(opt_level=3):
-        lib = kiln.build(mod, target="cpu", params=params)
-    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    kernels, lib = build_graph(tmp_path, nodes, inits, {"x": shape}, dict.fromkeys(outs))
     return kernels, graph_executor.GraphModule(lib["default"](kiln.cpu()))
 
 

@@ -12,7 +12,6 @@ that moves data stays a transpose.  A group of reshapes only over a
 kernel's output runs as "__nop": the output is the input's memory.
 Each model also runs under the debug executor (its profile leaves the
 "__nop"s out)."""
-import json
 import math
 
 import numpy as np
@@ -22,7 +21,8 @@ import kiln
 from kiln import debug_executor, graph_executor
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper  # noqa: E402
+from onnx_graph import build_graph  # noqa: E402
 
 
 def _erf(x):
@@ -30,15 +30,7 @@ def _erf(x):
 
 
 def _build(tmp_path, nodes, inits, shape, out_shape):
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(out_shape))
-    g = helper.make_graph(nodes, "mlp", [x], [y], [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    path = str(tmp_path / "m.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    mod, params = kiln.frontend.from_onnx(path, {"x": shape})
-    with kiln.transform.PassContext(opt_level=3):
-        lib = kiln.build(mod, target="cpu", params=params)
-    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    kernels, lib = build_graph(tmp_path, nodes, inits, {"x": shape}, {"y": out_shape})
     m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
     dbg = debug_executor.create(lib.get_graph_json(), lib, kiln.cpu())
     dbg.set_input("x", np.ones(shape, np.float32))

@@ -10,6 +10,8 @@
  *   sink_reshape.c        reshapes moved below elementwise ops, chains folded
  *   dce.c                 drop what the outputs do not use
  *   alter_layout.c        conv2d -> NCHW[x]c with transforms at the edges
+ *   fold_gate.c           a per-channel gate (x * g) folded into the weights
+ *                         of the blocked conv reading it
  *   fake_quant.c          QDQ layers of quantized models -> int8 ops
  *   requantize.c          (called by fake_quant.c) their requantize
  *                         epilogues simplified
@@ -39,6 +41,7 @@ Graph *pass_cse(Graph *g, const PassContext *pc);
 Graph *pass_sink_reshape(Graph *g, const PassContext *pc);
 Graph *pass_dce(Graph *g, const PassContext *pc);
 Graph *pass_alter_layout(Graph *g, const PassContext *pc);
+Graph *pass_fold_gate(Graph *g, const PassContext *pc);
 Graph *pass_fake_quantization_to_integer(Graph *g, const PassContext *pc);
 /* Whether this CPU runs AVX512-VNNI ($KILN_CPU_NO_VNNI=1: as if not). */
 bool graph_cpu_has_vnni(void);
