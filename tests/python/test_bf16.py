@@ -27,6 +27,13 @@ def _cpu_has_bf16():
         return False
 
 
+# Targets whose CPU description (src/target's table) puts VDPBF16PS below and
+# above the FMAs' rate: the bfloat16 fallbacks' form and the Winograd rule
+# follow it.
+SLOW_DOT = "llvm -mcpu=emeraldrapids"
+FAST_DOT = "llvm -mcpu=znver5"
+
+
 def _model(rng):
     w1 = rng.standard_normal((64, 129)).astype(np.float32) * 0.1   # Gemm transB: [N, K]
     b1 = rng.standard_normal(64).astype(np.float32)
@@ -97,7 +104,8 @@ def test_bf16_convolutions_match_pytorch(tmp_path):
     """1x1 and strided 3x3 convolutions (batch-norm, a residual add and
     ReLU fused) take conv2d_NCHWc_bf16.x86; the first conv's 3 input
     channels cannot be paired and stay float32, as does the 3x3 stride-1
-    conv float32 runs as Winograd; the result matches PyTorch within the
+    conv float32 runs as Winograd on a CPU whose VDPBF16PS is slower than
+    its FMAs (-mcpu=emeraldrapids); the result matches PyTorch within the
     documented bound."""
     torch = pytest.importorskip("torch")
 
@@ -128,8 +136,8 @@ def test_bf16_convolutions_match_pytorch(tmp_path):
     if not _cpu_has_bf16():
         return  # the refusal is test_bf16_without_the_cpu_feature's
     with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
-        tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
-        lib = kiln.build(mod, target="cpu", params=params)
+        tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target=SLOW_DOT)
+        lib = kiln.build(mod, target=SLOW_DOT, params=params)
     assert sorted(t.name for t in tasks) == ["conv2d_NCHWc.x86"] + ["conv2d_NCHWc_bf16.x86"] * 2 + \
         ["conv2d_NCHWc_winograd.x86", "dense_pack_bf16.x86"], [t.name for t in tasks]
     g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
@@ -142,9 +150,10 @@ def test_bf16_convolutions_match_pytorch(tmp_path):
 
 def test_bf16_winograd_layer_unless_a_faster_bf16_record(tmp_path):
     """A 3x3 stride-1 conv float32 runs as Winograd stays float32 Winograd
-    under --precision bf16 (docs/bf16.md: fewer multiply-adds than any
-    direct kernel); a bfloat16 record faster than every Winograd record
-    of the layer makes it a bfloat16 conv.  Both builds match PyTorch."""
+    under --precision bf16 on a CPU whose VDPBF16PS is slower than its FMAs
+    (docs/bf16.md: fewer multiply-adds than any direct kernel); a bfloat16
+    record faster than every Winograd record of the layer makes it a
+    bfloat16 conv.  Both builds match PyTorch."""
     torch = pytest.importorskip("torch")
     if not _cpu_has_bf16():
         pytest.skip("the CPU has no AVX512-BF16")
@@ -157,8 +166,8 @@ def test_bf16_winograd_layer_unless_a_faster_bf16_record(tmp_path):
 
     def build():
         with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
-            tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
-            lib = kiln.build(mod, target="cpu", params=params)
+            tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target=SLOW_DOT)
+            lib = kiln.build(mod, target=SLOW_DOT, params=params)
         g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
         g.set_input("x", x.numpy())
         g.run()
@@ -190,3 +199,36 @@ def test_bf16_winograd_layer_unless_a_faster_bf16_record(tmp_path):
         assert err < 1e-2, err
         if want == "conv2d_NCHWc_bf16.x86":
             assert err > 1e-5, err  # the weights were rounded to bfloat16
+
+
+@pytest.mark.parametrize("size", [15, 30])
+def test_bf16_winograd_layer_by_the_targets_rate(tmp_path, size):
+    """Without records, a Winograd layer takes the bfloat16 direct kernel
+    where the target's VDPBF16PS rate (1.87x the FMA on znver5) exceeds
+    Winograd's estimated gain: at a 15 x 15 output (16 F(4x4) tiles,
+    estimated 1.0x) it does, at 30 x 30 (64 tiles, 4x) it stays Winograd;
+    on emeraldrapids (0.48x) both stay Winograd.  The bfloat16 build's
+    fallback form is vdpbf16ps, and it matches PyTorch."""
+    torch = pytest.importorskip("torch")
+    if not _cpu_has_bf16():
+        pytest.skip("the CPU has no AVX512-BF16")
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1).eval()
+    x = torch.randn(1, 64, size, size)
+    path = str(tmp_path / "w.onnx")
+    torch.onnx.export(conv, x, path, input_names=["x"], output_names=["y"], opset_version=13)
+    mod, params = kiln.frontend.from_onnx(path, {"x": (1, 64, size, size)})
+    ref = conv(x).detach().numpy().astype(np.float64)
+    for target, want in ((SLOW_DOT, "conv2d_NCHWc_winograd.x86"),
+                         (FAST_DOT, "conv2d_NCHWc_bf16.x86" if size == 15 else "conv2d_NCHWc_winograd.x86")):
+        with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
+            tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target=target)
+            lib = kiln.build(mod, target=target, params=params)
+        assert [t.name for t in tasks] == [want], (target, [t.name for t in tasks])
+        g = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+        g.set_input("x", x.numpy())
+        g.run()
+        err = np.linalg.norm(g.get_output(0).numpy() - ref) / np.linalg.norm(ref)
+        if want == "conv2d_NCHWc_bf16.x86":
+            assert 1e-5 < err < 1e-2, err  # weights and activations rounded to bfloat16 (vdpbf16ps)
+        else:
+            assert err < 1e-4, err  # float32 Winograd

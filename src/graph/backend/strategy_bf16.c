@@ -76,6 +76,25 @@ static int conv_bf16_task(GNode *n, Workload *wl, const Target *t, DispatchConte
   return 0;
 }
 
+/* How much faster than the direct float32 kernel a Winograd layer with an
+ * OH x OW output runs (fallback configs): F(m x m, 3 x 3) does
+ * 9 m^2 / (m + 2)^2 fewer multiply-adds (4 for m = 4), and reaches that
+ * only with enough tiles per image, each transformed weight serving one
+ * GEMM row per tile - below WINO_FULL_TILES tiles the gain shrinks in
+ * proportion.  Measured (bench_conv2d --layer resnet50.3x3, Zen 5, load
+ * 7): 2.4-2.6x at 56 x 56 (196 tiles), 2.7x at 28 x 28 (49), 0.96x at
+ * 14 x 14 (16); the estimate gives 4, 3.1 and 1.0.  A bfloat16 direct
+ * kernel runs at up to bf16_dot_rate times the float32 one (1.5-1.9x on
+ * the same layers), so it takes the layer where the rate exceeds this. */
+#define WINO_FULL_TILES 64
+
+static double winograd_gain(int64_t OH, int64_t OW) {
+  int64_t m = topi_x86_winograd_tile_size(OH, OW);
+  double tiles = (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
+  double saving = 9.0 * (double)(m * m) / (double)((m + 2) * (m + 2));
+  return tiles < WINO_FULL_TILES ? saving * tiles / WINO_FULL_TILES : saving;
+}
+
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
                            Strategy *st) {
   memset(st, 0, sizeof *st);
@@ -87,15 +106,21 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
   if (d[1] % 2) return 0; /* channels that cannot be paired stay float32 */
   Workload *wl = conv_bf16_workload(d, k, n);
   if (fp32 && fp32->task_name && fp32->wl && !strcmp(fp32->task_name, GRAPH_WINOGRAD_TASK)) {
-    /* A layer float32 runs as Winograd stays float32 Winograd: it does
-     * 2.25x-4x fewer multiply-adds than a direct kernel, and without AMX
-     * VDPBF16PS runs at half the FMA's rate (the "fma" form at the FMA's),
-     * so no bfloat16 direct kernel catches up (docs/bf16.md, measured per
-     * layer by bench_conv2d --bf16).  Only records can overrule it: a
-     * bfloat16 record faster than the Winograd task's best. */
+    /* A layer float32 runs as Winograd: records decide when there are
+     * some (a bfloat16 record faster than the Winograd task's best, the
+     * rule float32 applies between its direct and Winograd tasks); without
+     * records of either, the bfloat16 direct kernel where the target's
+     * VDPBF16PS out-runs the FMAs and Winograd's estimated gain at this
+     * shape (where it does not, the direct kernel's "fma" form runs at
+     * about float32's speed and Winograd stays, as float32 chose). */
     bool ub, uw;
     double cb = graph_dispatch_best_cost(dc, t, wl, &ub), cw = graph_dispatch_best_cost(dc, t, fp32->wl, &uw);
-    if (!(isfinite(cb) && cb < cw)) return 0;
+    int pad[4];
+    strategy_attr_pads4(n, pad);
+    bool take = isfinite(cb) ? cb < cw
+                             : !isfinite(cw) && target_bf16_dot_faster(t) &&
+                                   t->bf16_dot_rate > winograd_gain(d[2] + pad[0] + pad[2] - 2, d[3] + pad[1] + pad[3] - 2);
+    if (!take) return 0;
   }
   if (conv_bf16_task(n, wl, t, dc, fp32, st)) return -1;
   if (st->task_name) st->task_desc = kfmt("%s bf16", fp32 && fp32->task_desc ? fp32->task_desc : "");
