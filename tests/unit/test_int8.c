@@ -13,9 +13,11 @@
  *   double (both 1e-6: the int32 sums are exact, only the float32 scale
  *   product rounds).
  * - conv2d_NCHWc_int8.x86: random convolutions (batch 1 and 2, 1x1 and
- *   3x3, strides 1 and 2, padding, dilation, channels in multiples of 4),
- *   a random config of the space (tile_ic a multiple of 4) or the
- *   fallback, the kernel packed in the function, a random input zero point
+ *   3x3, strides 1 and 2, padding, dilation, channels in multiples of 4;
+ *   half of them 128 -> 128 3x3, whose space has prefetch_w and whose
+ *   fallback prefetches), a random config of the space (tile_ic a
+ *   multiple of 4) or the fallback, the kernel packed in the function, a
+ *   random input zero point
  *   with its compensation, with and without a ReLU, the requantize
  *   epilogue or the accumulation as the anchor: against the unscheduled
  *   lowering and a naive int64 convolution of (x - za) with zero padding
@@ -216,6 +218,8 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   int64_t N = test_rand() % 4 == 0 ? 2 : 1, C = test_pick(5, (int64_t[]){4, 8, 12, 16, 32});
   int64_t O = test_pick(5, (int64_t[]){3, 8, 12, 16, 32});
   int64_t KH = test_pick(2, (int64_t[]){1, 3}), KW = KH, H = test_rand_between(4, 12), W = test_rand_between(4, 12);
+  bool big = caseno % 4 >= 2; /* 128 -> 128 3x3: 144 KiB of weights, so the space has prefetch_w */
+  if (big) C = O = 128, KH = KW = 3;
   int sh = (int)test_rand_between(1, 2), dl = KH == 3 && test_rand() % 5 == 0 ? 2 : 1;
   int p = KH == 3 ? (int)test_rand_between(0, 1) * dl : 0, za = (int)(test_rand() % 256);
   int64_t span = (KH - 1) * dl + 1 - 2 * p; /* the window fits the padded input */
@@ -237,6 +241,7 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   CHECK_NN(cfg);
   if (!cfg) return false;
   CHECK_OK(tm->check(target_host(), cfg, wl));
+  if (big && idx < 0) CHECK_MSG(cfg_other_int(cfg, "prefetch_w", 0) == 1, "%s: the fallback prefetches", wl->key);
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   bool relu = caseno % 2;
   const char *desc = kfmt("case %d: %s: config %lld %s, za %d, relu %d", caseno, wl->key, (long long)idx,
@@ -245,7 +250,11 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   Tensor *data = te_placeholder_c("data", 5, (int64_t[]){N, C / ib, H, W, ib}, DT_U8);
   Tensor *k = te_placeholder_c("k", 4, (int64_t[]){O, C, KH, KW}, DT_I8);
   Tensor *comp = te_placeholder_c("comp", 1, &O, DT_I32), *scale = te_placeholder_c("scale", 1, &O, DT_F32);
-  Tensor *out = topi_x86_conv2d_NCHWc_int8(data, topi_x86_pack_kernel_int8(k, ib, ob), comp, scale, (int[]){sh, sh},
+  /* the big layers take the kernel packed beforehand, as a model's is (folded): the schedule prefetches a
+   * placeholder kernel only */
+  Tensor *kp = big ? te_placeholder_c("kernel_int8", 6, (int64_t[]){O / ob, C / ib, KH, KW, ib / 4, ob}, DT_U32)
+                   : topi_x86_pack_kernel_int8(k, ib, ob);
+  Tensor *out = topi_x86_conv2d_NCHWc_int8(data, kp, comp, scale, (int[]){sh, sh},
                                            (int[]){p, p, p, p}, (int[]){dl, dl}, za);
   CHECK_MSG(out != NULL, "%s: %s", desc, kiln_get_error());
   if (!out) return false;
@@ -260,7 +269,13 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
     test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
     return false;
   }
-  Tensor *args[5] = {data, k, comp, scale, out};
+  Tensor *args[5] = {data, big ? kp : k, comp, scale, out};
+  if (cfg_other_int(cfg, "prefetch_w", 0) > 0) { /* the weights touched ahead */
+    LoweredFunc *f = kiln_lower(s, 5, args, "f", NULL);
+    char *src = f ? codegen_c(&f, 1, 0, NULL) : NULL;
+    CHECK_MSG(src && strstr(src, "__builtin_prefetch(&"), "%s: no prefetch in the C", desc);
+    free(src);
+  }
   KilnModule *mod = kiln_build(s, 5, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, 5, args, "f", NULL, &copt);
   if (!mod || !ref_mod) {
     test_fail(__FILE__, __LINE__, "%s: build failed: %s", desc, kiln_get_error());
@@ -271,9 +286,17 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
   DLTensor *arr[5], *arr2[5];
   for (int i = 0; i < 5; i++) arr[i] = tk_array_for(args[i]);
   fill_bytes(arr[0]);
-  fill_bytes(arr[1]);
+  DLTensor *ka = big ? tk_array(4, (int64_t[]){O, C, KH, KW}, DT_I8) : arr[1];
+  fill_bytes(ka);
   const uint8_t *dv = arr[0]->data;
-  const int8_t *kv = arr[1]->data;
+  const int8_t *kv = ka->data;
+  if (big) /* word q of kernel_int8[occ, icc, kh, kw, ., ocb]: channels 4 q .. 4 q + 3 of the block, low byte first */
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < KH * KW; i++) {
+          int64_t w = ((((o / ob) * (C / ib) + c / ib) * KH * KW + i) * (ib / 4) + (c % ib) / 4) * ob + o % ob;
+          ((uint8_t *)arr[1]->data)[4 * w + c % 4] = (uint8_t)kv[(o * C + c) * KH * KW + i];
+        }
   int32_t *cv = arr[2]->data;
   float *sv = arr[3]->data;
   for (int64_t o = 0; o < O; o++) {
@@ -326,6 +349,7 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
     kiln_array_free(want);
   }
   for (int i = 0; i < 5; i++) kiln_array_free(arr[i]), kiln_array_free(arr2[i]);
+  if (big) kiln_array_free(ka);
   kiln_module_free(mod);
   kiln_module_free(ref_mod);
   return ok;

@@ -206,7 +206,8 @@ int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t
  * outputs faster than memory supplies them. */
 static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
   /* the bfloat16 and int8 templates start from this space and fallback;
-   * the schedule prefetches the float32 kernel only */
+   * the schedule prefetches the float32 and the packed int8 kernel (whose
+   * template defines the knob itself: conv2d_int8.c) */
   if (strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name)) return false;
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
@@ -625,7 +626,8 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
                           "blocks ahead (0: none)",
                           (long long)pf);
-  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && !strcmp(conv->tag, "conv2d_NCHWc")) {
+  if (pf > 0 && kernel->kind == TE_PLACEHOLDER &&
+      (!strcmp(conv->tag, "conv2d_NCHWc") || !strcmp(conv->tag, "conv2d_NCHWc_int8"))) {
     if (stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
       return -1;
     /* every row block of a register block reads its weights again: row r

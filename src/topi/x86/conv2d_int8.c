@@ -33,8 +33,8 @@
  * after it, so the next layer reads uint8.
  *
  * Space, fallback and schedule are conv2d_NCHWc.x86's (tile_ic, tile_oc,
- * tile_ow, and tile_oh for 1x1 or unroll_kw), with tile_ic's inner part a
- * multiple of 4: the space holds only such blocks, the check refuses a
+ * tile_ow, and tile_oh for 1x1 or unroll_kw; prefetch_w on layers of its
+ * own choosing), with tile_ic's inner part a multiple of 4: the space holds only such blocks, the check refuses a
  * config (a record) without one, and the fallback takes the largest such
  * block.  The workload is
  * conv2d_NCHWc.x86's arguments with dtype "uint8" and out_dtype "int32".
@@ -136,7 +136,32 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
 
 #define BASE topi_x86_conv2d_NCHWc_template
 
-static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) { return x86_conv_space(t, cs, wl, 4); }
+/* "prefetch_w" (conv2d_NCHWc.x86's knob: the weights the same step one or
+ * two register blocks ahead will read, touched among this block's
+ * VPDPBUSD) where the packed weights are at least 64 KiB and at most 256
+ * outputs share each (the 14x14 and 7x7 layers): there a register block's
+ * weights, read from memory or L3 in a model, arrive during its first row
+ * faster than they are supplied.  The fallback takes one block ahead where
+ * an output-channel chunk's weights are at most 256 KiB (so this block's
+ * and the next one's fit a 1 MiB L2 together; all of ResNet-50's).
+ * ResNet-50 int8, one thread, each kernel's minimum of 6 in-model
+ * profiles alternating ABBA with the kernels unchanged (load 4.3-5.3;
+ * the stem, not eligible, 456 / 454 us): none / one block ahead, us:
+ * 1x1 512->2048 @7 210 / 132, 184 / 126; 1x1/2 1024->2048 355 / 263;
+ * 1x1 2048->512 @7 150 / 122; 3x3 512 @7 331 / 274; 3x3/2 512 357 /
+ * 298; 1x1 256->1024 @14 179 / 143 to 151 / 136; 1x1 1024->256 @14
+ * 138 / 120 to 129 / 122; 3x3 256 @14 level to 0.91x.  Two blocks ahead
+ * against one: level, the 3x3 512 @7 layers 1.8x slower. */
+static bool int8_has_prefetch(const Conv2DWorkload *c) {
+  return c->OC * c->IC / c->groups * c->KH * c->KW >= (64 << 10) && c->OH * c->OW <= 256;
+}
+
+static int int8_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
+  Conv2DWorkload c;
+  if (x86_conv_space(t, cs, wl, 4) || wl_conv2d_parse(wl, &c)) return -1;
+  if (!int8_has_prefetch(&c)) return 0;
+  return space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)});
+}
 
 static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *wl) {
   return BASE.check(t, cfg, wl) ? -1 : x86_conv_ic_group_check(cfg, wl, 4, "int8");
@@ -155,6 +180,10 @@ static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   Conv2DWorkload c;
   if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 4, "int8") || wl_conv2d_parse(wl, &c)) return -1;
   if ((c.KH > 1 || c.KW > 1) && c.IC <= 4) config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, 8)});
+  if (int8_has_prefetch(&c)) {
+    int64_t chunk = cfg_split_inner(cfg, "tile_oc") * c.IC / c.groups * c.KH * c.KW;
+    config_set_other(cfg, "prefetch_w", opt_int(chunk <= (256 << 10) ? 1 : 0));
+  }
   return 0;
 }
 
