@@ -1,8 +1,8 @@
 /*
  * test_prefetch.c - stage_prefetch: the region each iteration touches (a
  * lowered text), spread over an enclosing loop, the C it prints, the
- * errors of the primitives and of their lowering, and conv2d_NCHWc.x86's prefetch_w knob: its space, the
- * fallback's rule, and every value against the unscheduled lowering.
+ * errors of the primitives and of their lowering, and conv2d_NCHWc.x86's prefetch_w and prefetch_data
+ * knobs: their spaces, the fallback's rules, and every value against the unscheduled lowering.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +156,18 @@ static void test_prefetch_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "prefetch: locality must be a constant 0 to 3");
 }
 
+/* The lowered text of tm's schedule of wl with config c (NULL, after a
+ * failed check, when it does not instantiate or lower). */
+static const char *conv_lowered(const Template *tm, Workload *wl, ConfigEntity *c, Schedule **s, int *na,
+                                Tensor ***args) {
+  *s = NULL;
+  CHECK_OK(template_instantiate(tm, target_host(), wl, c, s, na, args));
+  if (!*s) return NULL;
+  LoweredFunc *f = kiln_lower(*s, *na, *args, "f", NULL);
+  CHECK_NN(f);
+  return f ? kiln_lowered_str(f) : NULL;
+}
+
 /* conv2d_NCHWc.x86: prefetch_w is in the space of layers with large
  * weights and small outputs only; the fallback takes 1 where a register
  * block's weights are at most 128 KiB; every value, on a 3x3 and a 1x1
@@ -196,11 +208,8 @@ static void test_conv_prefetch_knob(void) {
       Schedule *s;
       int na;
       Tensor **args;
-      CHECK_OK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args));
-      LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
-      CHECK_NN(f);
-      if (!f) return;
-      const char *text = kiln_lowered_str(f);
+      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      if (!text) return;
       /* d blocks of two 16-channel chunks ahead: 2 * d chunks of the
        * kernel's rows (IC * k * k * 16 floats each) */
       int64_t chunk = cases[n].ic * k * k * 16, size = cases[n].oc * cases[n].ic * k * k;
@@ -218,11 +227,67 @@ static void test_conv_prefetch_knob(void) {
   }
 }
 
+/* conv2d_NCHWc.x86: prefetch_data is in the space of 1x1 layers whose
+ * input (a sample's, or a strided layer's sampled copy) is at least 512
+ * KiB; the fallback takes 1; every value, on a 1x1 and a strided 1x1
+ * layer, matches the unscheduled lowering, and the input chunk d ahead is
+ * touched at the input-channel chunk loop. */
+static void test_conv_prefetch_data_knob(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  struct {
+    int64_t ic, oc, k, hw, stride;
+    bool want; /* in the space */
+    const char *input; /* the tensor the conv reads */
+  } cases[] = {{128, 32, 1, 32, 1, true, "data"},      {128, 32, 1, 64, 2, true, "data_sub"},
+               {64, 16, 3, 46, 1, false, NULL},   {64, 32, 1, 32, 1, false, NULL},
+               {128, 32, 1, 62, 2, false, NULL}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    int64_t k = cases[n].k, hw = cases[n].hw;
+    int p = (int)(k / 2), st = (int)cases[n].stride;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[n].ic, hw, hw}, (int64_t[]){cases[n].oc, cases[n].ic, k, k},
+                             (int[]){st, st}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    const char *desc = kfmt("%lldx%lld/%d conv %lld->%lld @%lld", (long long)k, (long long)k, st,
+                            (long long)cases[n].ic, (long long)cases[n].oc, (long long)hw);
+    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_data") == !cases[n].want, "%s: space %s", desc,
+              config_entity_json(space_get(cs, 0)));
+    CHECK_INT(cfg_other_int(fb, "prefetch_data", -1), cases[n].want ? 1 : -1);
+    if (!cases[n].want) continue;
+    for (int d = 0; d <= 2; d++) {
+      ConfigEntity *c = template_fallback(tm, target_host(), wl);
+      config_set_other(c, "prefetch_data", opt_int(d));
+      if (d == 2 && k == 1) config_set_other(c, "tile_oh", opt_int(2)); /* two rows a block */
+      Schedule *s;
+      int na;
+      Tensor **args;
+      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      if (!text) return;
+      /* the touch sits in the ic loop and reaches d chunks (a feature map
+       * of ic_bn channels each) further */
+      const char *touch = kfmt("prefetch(%s[", cases[n].input);
+      CHECK_MSG(!d == !strstr(text, touch), "%s, prefetch_data %d:\n%s", desc, d, text);
+      const char *at = strstr(text, "for (ic, 0, ");
+      CHECK_MSG(!d || (at && strstr(at, touch)), "%s, prefetch_data %d: no touch inside the ic loop", desc, d);
+      int64_t map = (hw / st) * (hw / st) * 16;
+      if (d) CHECK_CONTAINS(text, kfmt(" + %lld)", (long long)(d * map)));
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-5, kfmt("%s, prefetch_data %d", desc, d));
+      if (arr) tk_arrays_free(na, arr);
+    }
+  }
+}
+
 const TestCase prefetch_tests[] = {
     {"prefetch_text", test_prefetch_text},
     {"prefetch_spread_text", test_prefetch_spread_text},
     {"prefetch_runs", test_prefetch_runs},
     {"prefetch_errors", test_prefetch_errors},
     {"conv_prefetch_knob", test_conv_prefetch_knob},
+    {"conv_prefetch_data_knob", test_conv_prefetch_data_knob},
     {NULL, NULL},
 };

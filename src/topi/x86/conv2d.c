@@ -212,11 +212,26 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
 
+/* Whether a 1x1 layer's space has "prefetch_data": the input its outputs
+ * read (IC x OH x OW a sample: a strided layer's sampled copy) is at
+ * least 512 KiB, half of a 1 MiB L2, so it comes from L3 or memory; a
+ * register block reads a row of each input-channel chunk, the chunks a
+ * whole feature map apart: more streams than the hardware prefetcher
+ * follows.  (Larger windows reread their input rows KH times and keep
+ * TVM's space: 3x3/2 128->128 @56 at batch 8 measured 34 / 35 / 41 % of
+ * the peak for none / 1 / 2 chunks ahead, within the noise.) */
+static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) {
+  if (strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name) || c->KH != 1 || c->KW != 1) return false;
+  return c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);
+}
+
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (x86_conv_space(t, cs, wl, 1) || wl_conv2d_parse(wl, &c)) return -1;
-  if (!conv_has_prefetch(wl, &c)) return 0;
-  return space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)});
+  OptVal ahead[3] = {opt_int(0), opt_int(1), opt_int(2)};
+  if (conv_has_prefetch(wl, &c) && space_define_knob(cs, "prefetch_w", 3, ahead)) return -1;
+  if (conv_has_prefetch_data(wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
+  return 0;
 }
 
 int x86_conv_ic_group_check(const ConfigEntity *cfg, const Workload *wl, int64_t g, const char *what) {
@@ -326,6 +341,12 @@ static bool row_block(int64_t OW, int64_t OH, int64_t budget, int64_t *owf_out, 
  * weights and the next one's no longer fit a 1 MiB L2 together, level
  * to slower (3x3 512->512 @7 87 / 73 / 79, 3x3/2 512->512 81 / 64 / 84). */
 static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl, const Conv2DWorkload *c) {
+  /* prefetch_data: one chunk ahead.  bench_conv2d --batch 8, 1 thread, %
+   * of the FMA peak (medians of 4 alternating runs, load 5-6), none / 1
+   * / 2 chunks ahead: 1x1 512->128 @28 45 / 84 / 83; ResNet-50 as a
+   * model (1 thread, user CPU time of alternating runs, load 4-6): batch
+   * 8 2.51 / 2.28 / 2.26 s, batch 1 1.70 / 1.56 / 1.60 s */
+  if (conv_has_prefetch_data(wl, c)) config_set_other(cfg, "prefetch_data", opt_int(1));
   if (!conv_has_prefetch(wl, c)) return;
   int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), n_f = cfg_other_int(cfg, "tile_n", 1);
   int64_t rows = c->KH == 1 && c->KW == 1 ? cfg_other_int(cfg, "tile_oh", 1) : 1;
@@ -636,5 +657,18 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     int64_t rows = (OH + oh_f - 1) / oh_f;
     if (rows > 1 && stage_prefetch_spread(scc, ricb, f, rows)) return -1;
   }
+  /* "prefetch_data" = d: at the start of each input-channel chunk, touch
+   * the input lines the block will read d chunks later (the region of
+   * ic + d: the block's rows and columns of that chunk, 14 lines for a
+   * 14-column 1x1 block) */
+  int64_t pd = cfg_other_int(cfg, "prefetch_data", 0);
+  if (pd < 0)
+    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_data' = %lld, expected a number of input-"
+                          "channel chunks ahead (0: none)",
+                          (long long)pd);
+  if (pd > 0 && !strcmp(conv->tag, "conv2d_NCHWc") &&
+      (pad->kind == TE_PLACEHOLDER || sch_stage(s, pad)->attach == ATTACH_ROOT) &&
+      stage_prefetch(scc, pad, ric, c32(pd), 3))
+    return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
