@@ -37,7 +37,7 @@ static float k_erf(float x) { return kiln_erff(x); }
 static float k_sigmoid(float x) { return kiln_sigmoidf(x); }
 
 static const VmFn fns[] = {
-    {"exp", k_exp, exp, 1.5},
+    {"exp", k_exp, exp, 1.25}, /* 0.99 measured; P one degree shorter, 2.26, fails */
     {"tanh", k_tanh, tanh, 2},
     {"erf", k_erf, erf, 3},
     {"sigmoid", k_sigmoid, sigmoid_d, 3},
