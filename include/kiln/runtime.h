@@ -274,7 +274,9 @@ typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
  *   - Launches from several application threads at once are serialized: the
  *     pool runs one launch at a time and the others wait for it.
  * Workers spin briefly after a launch before they sleep, so back-to-back
- * launches (one per layer) cost a few microseconds each. */
+ * launches (one per layer) cost a few microseconds each.  A worker that
+ * finds itself on the launching thread's core moves to the process's
+ * other cores (its affinity mask; KILN_THREAD_AFFINITY=0: never). */
 KILN_API int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
 /* ---- params blobs (TVM's format) ----

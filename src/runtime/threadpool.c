@@ -25,6 +25,15 @@
  * TASKS_PER_THREAD tasks per thread, which bounds the wait for a late
  * thread to about one task.
  *
+ * A worker that finds itself on the launcher's core when it joins a job
+ * moves off it: its affinity becomes the process's cores but that one.
+ * After a sleep the scheduler can wake a worker on the launcher's core
+ * (the other core briefly busy) and leave it there, cache-hot, for tens of
+ * milliseconds; the two threads then take turns on one core, slower than
+ * one thread alone.  Only a worker that shares the launcher's core is
+ * moved, only when the process may run on another core, and never with
+ * KILN_THREAD_AFFINITY=0.
+ *
  * Launches from several application threads are serialized by launch_mu
  * (one job at a time; the others wait).  A launch from inside a task runs
  * all its tasks serially in the calling thread.  A task's error message is
@@ -46,6 +55,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,6 +96,9 @@ static struct Pool {
   atomic_uint wake;          /* bumped per job and to stop; workers sleep on it */
   atomic_int sleepers;       /* workers asleep on `wake` */
   atomic_int stop;           /* workers exit when woken */
+  atomic_int launcher_cpu;   /* the core the current job's launcher runs on */
+  cpu_set_t cores;           /* the process's cores when the workers started */
+  int spread;                /* move a worker off the launcher's core (more than one core, no opt-out) */
   char errmsg[4096];         /* the first failing task's message */
 } pool = {.launch_mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -228,6 +241,15 @@ static unsigned wait_wake(unsigned seen) {
   }
 }
 
+/* A worker on the launcher's core moves to the process's other cores. */
+static void move_off_launcher(void) {
+  int cpu = atomic_load_explicit(&pool.launcher_cpu, memory_order_relaxed);
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu) return;
+  cpu_set_t set = pool.cores;
+  CPU_CLR(cpu, &set);
+  if (CPU_COUNT(&set) > 0) pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 static void *worker_main(void *arg) {
   const WorkerArg *wa = arg;
   int self = wa->id;
@@ -238,6 +260,7 @@ static void *worker_main(void *arg) {
     if (atomic_load(&pool.stop)) break;
     /* Join only an open job; the launcher does not close it while active > 0. */
     atomic_fetch_add(&pool.active, 1);
+    if (pool.spread && atomic_load(&pool.open)) move_off_launcher();
     if (atomic_load(&pool.open)) run_tasks(self);
     atomic_fetch_sub(&pool.active, 1);
   }
@@ -285,6 +308,11 @@ static void start_workers(int size) {
     pthread_atfork(NULL, NULL, pool_atfork_child);
     pool.handlers_set = 1;
   }
+  /* the process's cores: its main thread's, which a launching thread's
+   * own pinning does not narrow */
+  const char *aff = getenv("KILN_THREAD_AFFINITY");
+  pool.spread = !(aff && !strcmp(aff, "0")) && sched_getaffinity(getpid(), sizeof pool.cores, &pool.cores) == 0 &&
+                CPU_COUNT(&pool.cores) > 1;
   pool.workers = xrealloc(pool.workers, (size_t)want * sizeof *pool.workers);
   /* Workers block all signals, so they go to the application's threads. */
   sigset_t all, old;
@@ -346,6 +374,7 @@ int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks) {
   pool.fn = fn;
   pool.cdata = cdata;
   pool.num_tasks = n;
+  if (pool.spread) atomic_store_explicit(&pool.launcher_cpu, sched_getcpu(), memory_order_relaxed);
   for (int i = 0; i < nslots; i++)
     atomic_store(&pool.slots[i].range, pack((uint32_t)((int64_t)n * i / nslots),
                                             (uint32_t)((int64_t)n * (i + 1) / nslots)));

@@ -1,5 +1,6 @@
 /* test_runtime.c - arrays, functions, the registry, the thread pool and
  * module loading (with a module compiled by the test from hand-written C). */
+#define _GNU_SOURCE /* sched_getcpu, CPU_SET, pthread_setaffinity_np */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -579,6 +580,74 @@ static void test_threadpool_join(void) {
   CHECK_OK(kiln_set_num_threads(0));
 }
 
+/* A launching thread pinned to one core starts the workers, which inherit
+ * its pinning: the worker and the launcher share that core.  Joining a
+ * job, the worker moves to the process's other cores; with
+ * KILN_THREAD_AFFINITY=0 it stays where it is.  (Needs two cores.) */
+typedef struct CoreJob {
+  pthread_t launcher;
+  atomic_int started, worker_cpu, timed_out;
+} CoreJob;
+
+static int core_task(int id, int n, void *cdata) {
+  CoreJob *j = cdata;
+  if (!pthread_equal(pthread_self(), j->launcher)) atomic_store(&j->worker_cpu, sched_getcpu());
+  atomic_fetch_add(&j->started, 1);
+  double t0 = kiln_now_seconds();
+  while (atomic_load(&j->started) < n) {
+    if (kiln_now_seconds() - t0 > 5.0) {
+      atomic_store(&j->timed_out, 1);
+      break;
+    }
+    sched_yield(); /* the two threads may share a core: let the other run */
+  }
+  return 0;
+}
+
+typedef struct CoreRun {
+  int cpu;        /* the core the launcher is pinned to */
+  int worker_cpu; /* the worker's core in the last job, -1 if none ran */
+  int bad;
+} CoreRun;
+
+static void *core_launcher(void *arg) {
+  CoreRun *r = arg;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(r->cpu, &one);
+  if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) || kiln_set_num_threads(2)) {
+    r->bad = 1;
+    return NULL;
+  }
+  r->worker_cpu = -1;
+  for (int i = 0; i < 20; i++) {
+    CoreJob j = {.launcher = pthread_self(), .worker_cpu = -1};
+    if (kiln_parallel_launch(core_task, &j, 2) || j.timed_out) r->bad = 1;
+    r->worker_cpu = atomic_load(&j.worker_cpu);
+  }
+  return NULL;
+}
+
+static void test_threadpool_leaves_launcher_core(void) {
+  cpu_set_t all;
+  if (sched_getaffinity(0, sizeof all, &all) || CPU_COUNT(&all) < 2) return; /* one core: nothing to test */
+  int core = 0;
+  while (!CPU_ISSET(core, &all)) core++;
+  for (int opt_out = 0; opt_out < 2; opt_out++) {
+    if (opt_out) setenv("KILN_THREAD_AFFINITY", "0", 1);
+    CoreRun r = {.cpu = core};
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, core_launcher, &r), 0);
+    pthread_join(th, NULL);
+    CHECK_INT(r.bad, 0);
+    if (opt_out ? r.worker_cpu != core : r.worker_cpu == core || r.worker_cpu < 0)
+      test_fail(__FILE__, __LINE__, "%s: the worker ran on core %d, the launcher's is %d",
+                opt_out ? "KILN_THREAD_AFFINITY=0" : "default", r.worker_cpu, core);
+    unsetenv("KILN_THREAD_AFFINITY");
+    CHECK_OK(kiln_set_num_threads(0)); /* stops the workers the pinned thread started */
+  }
+}
+
 static void *app_thread(void *arg) {
   (void)arg;
   intptr_t bad = sum_launches(300, 0) != 0 || sum_launches(100, 9) != 0;
@@ -890,6 +959,7 @@ const TestCase runtime_tests[] = {
     {"threadpool_sum", test_threadpool_sum},
     {"threadpool_workers", test_threadpool_workers},
     {"threadpool_join", test_threadpool_join},
+    {"threadpool_leaves_launcher_core", test_threadpool_leaves_launcher_core},
     {"threadpool_nested", test_threadpool_nested},
     {"threadpool_failure", test_threadpool_failure},
     {"threadpool_concurrent", test_threadpool_concurrent},
