@@ -91,6 +91,11 @@ static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   conv_shapes_as(n, ch, d, k);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   bool dw = graph_conv_is_depthwise(n);
+  if (ch && groups > 1 && !dw) { /* a grouped conv padded by whole groups (alter_layout) */
+    int64_t d0[4], k0[4];
+    conv_shapes(n, d0, k0);
+    groups = ch[1] / (k0[0] / groups);
+  }
   if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
   int st[2], dl[2], pad[4];
   strategy_attr_ints2(n, "strides", 1, st);

@@ -68,7 +68,9 @@
  * config packs its groups side by side (group_pack: groups of 4 or 8
  * channels, several to an output vector) takes its data in blocks of
  * vector CPG / KPG channels (the producer's 16 for equal in and out
- * channels a group, read in place) and writes whole vectors.
+ * channels a group, read in place) and writes whole vectors; where such a
+ * conv's channels are not whole vectors it is padded by whole groups
+ * (plan_group_padding: 104 channels in 13 groups of 8 -> 112 in 14).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +228,23 @@ static bool is_binary_bcast(const GNode *old) { return (old->op->flags & OPF_BLO
  * apart. */
 static bool pad_safe(const GNode *old) { return (old->op->flags & OPF_PAD_SAFE) != 0; }
 
+/* A grouped conv whose groups are fewer channels than a vector (what
+ * group_conv2d.c's group_pack packs side by side) but whose channels are
+ * not whole vectors (RegNetY's 104 and 440: 13 and 55 groups of 8) is
+ * compiled with whole groups added: 112 channels, 14 groups, the extra
+ * group's weights zero, reading the input's padded channels (its producer
+ * pads 104 to 112 too).  ch as plan_padding's; false where the padding of
+ * input and output is not the same whole number of groups. */
+static bool plan_group_padding(Alt *a, GNode *old, GNode *x, int64_t ch[2]) {
+  int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0], groups = gattr_int(&old->attrs, "groups", 1);
+  int64_t lanes = a->target ? a->target->vector_lanes : 0, cpg = C / groups, kpg = O / groups;
+  if (graph_conv_is_depthwise(old) || kpg >= lanes || cpg > kpg) return false;
+  int64_t in = is_padded(a, x) ? chans_of(a, x) : blk_of(a, x) == 0 ? pad_channels(a, C) : C, out = pad_channels(a, O);
+  if (out == O || (out - O) % kpg || in - C != (out - O) / kpg * cpg) return false;
+  ch[0] = in, ch[1] = out;
+  return true;
+}
+
 /* The channels a plain or depthwise (multiplier 1) conv is compiled with
  * (ch = {in, out}): a padded input keeps its padding; an NCHW input is
  * padded when its count has no good block; a plain conv's output channels
@@ -235,7 +254,7 @@ static bool plan_padding(Alt *a, GNode *old, GNode *x, int64_t ch[2]) {
   const TType *kt = &old->args[1]->type;
   int64_t C = old->args[0]->type.shape[1], O = kt->shape[0], groups = gattr_int(&old->attrs, "groups", 1);
   bool dw = graph_conv_is_depthwise(old) && O == C;
-  if (groups != 1 && !dw) return false;
+  if (groups != 1 && !dw) return plan_group_padding(a, old, x, ch);
   int64_t in = is_padded(a, x) ? chans_of(a, x) : blk_of(a, x) == 0 ? pad_channels(a, C) : C;
   ch[0] = in;
   ch[1] = dw ? in : pad_channels(a, O);
@@ -255,12 +274,10 @@ static int64_t group_pad_channels(const Alt *a, GNode *old, const Strategy *st) 
  * side in whole vectors (group_conv2d_NCHWc.x86's group_pack: ResNeXt's
  * groups of 4, four to a 16-lane output block, the data in blocks of
  * 16 CPG / KPG channels), or 0. */
-static int64_t group_pack_lanes(const Alt *a, GNode *old, const Strategy *st) {
-  int64_t groups = gattr_int(&old->attrs, "groups", 1);
+static int64_t group_pack_lanes(const Alt *a, GNode *old, int64_t C, int64_t O, int64_t groups, const Strategy *st) {
   if (groups < 2 || graph_conv_is_depthwise(old) || !a->target || st->tmpl != &topi_x86_group_conv2d_NCHWc_template)
     return 0;
-  return topi_x86_group_conv_packed(a->target, old->args[0]->type.shape[1], old->args[1]->type.shape[0], groups,
-                                    st->config);
+  return topi_x86_group_conv_packed(a->target, C, O, groups, st->config);
 }
 
 /* A grouped conv reads x (blocked, maybe padded) in place when its input
@@ -295,8 +312,9 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   }
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
-  int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0];
-  int64_t pack = group_pack_lanes(a, old, &st), db = pack ? pack * C / O : 0;
+  int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0], groups = gattr_int(&old->attrs, "groups", 1);
+  int64_t gp = padded && groups > 1 && !dw ? ch[1] / (O / groups) : groups; /* padded by whole groups */
+  int64_t pack = group_pack_lanes(a, old, padded ? ch[0] : C, padded ? ch[1] : O, gp, &st), db = pack ? pack * C / O : 0;
   if (pack) ocb = pack; /* group_pack: whole vectors of groups out, data blocks of db in */
   bool in_place = pack ? blk_of(a, args[0]) == db && real_of(a, args[0]) == C : reads_in_place(a, old, args[0], icb, &st);
   GNode *data = in_place ? args[0] : to_layout(ng, a, args[0], (int)(pack ? db : icb), padded ? ch[0] : C);
@@ -305,8 +323,9 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   GAttrs at = gattrs_copy(&old->attrs);
   if (padded) { /* zero weights for the padded channels (folded) */
     if (ch[1] > O && !(w = pad_axis(ng, w, 0, ch[1] - O, 0))) return NULL;
-    if (!dw && ch[0] > C && !(w = pad_axis(ng, w, 1, ch[0] - C, 0))) return NULL;
+    if (!dw && groups == 1 && ch[0] > C && !(w = pad_axis(ng, w, 1, ch[0] - C, 0))) return NULL;
     if (dw) ga_int(&at, "groups", ch[0]);
+    else if (groups > 1) ga_int(&at, "groups", gp); /* the added groups' weights are zero */
   }
   GNode *r;
   if (!strcmp(st.task_name, GRAPH_WINOGRAD_TASK)) {
@@ -336,7 +355,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     ga_str(&kt, "src_layout", "OIHW");
     int64_t kb = ocb, kpgp = group_pad_channels(a, old, &st);
     if (kpgp) { /* group_pad: each group's weight rows padded with zeros to kpgp (folded) */
-      int64_t groups = gattr_int(&old->attrs, "groups", 1), kpg = O / groups;
+      int64_t kpg = O / groups;
       const TType *wt = &old->args[1]->type;
       int64_t per = wt->shape[1] * wt->shape[2] * wt->shape[3];
       if (!(w = reshape_to(ng, w, 3, (int64_t[]){groups, kpg, per})) || !(w = pad_axis(ng, w, 1, kpgp - kpg, 0)) ||
@@ -346,7 +365,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
       ga_int(&at, "kept_channels", O);
     }
     /* a padded input's zero channels are left out of the reduction */
-    if (padded && !dw && ch[0] > C) ga_int(&at, "real_in_channels", C);
+    if (padded && !dw && groups == 1 && ch[0] > C) ga_int(&at, "real_in_channels", C);
     const char *klayout =
         dw ? kfmt("OIHW1i%lldo", (long long)ocb) : kfmt("OIHW%lldi%lldo", (long long)icb, (long long)kb);
     ga_str(&kt, "dst_layout", klayout);
