@@ -17,6 +17,15 @@
  * elements from its index on as one little-endian value (a uint32 from a
  * uint8 buffer at byte i: bytes i .. i + 3).
  *
+ * Integer arithmetic means what it means in the C Kiln generates.
+ * Unsigned types wrap to their width.  A signed +, - or * whose exact
+ * result does not fit its type has no one value: C leaves an int32 or
+ * int64 overflow undefined, and computes int8 and int16 in int, so such a
+ * result wraps only where it is stored or cast (and in vector lanes).
+ * Passes may assume that signed arithmetic does not overflow (the
+ * simplifier's bounds do, as TVM's), but never fold it into a wrapped
+ * constant; ir_eval has no value for it.
+ *
  * Node kinds are listed once, in X-macro lists; the enums and the name tables
  * come from those lists, and visitors switch over them without a default so
  * that -Wswitch finds every place a new kind must be handled.

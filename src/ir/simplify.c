@@ -8,13 +8,16 @@
  * How it works.  an_simp() rewrites bottom-up: children first, then the rules
  * of the node's kind.
  *
- *  - Constants fold with C's semantics for the node's type: integers wrap to
- *    the type's width (computed on uint64), Div/Mod truncate, FloorDiv and
- *    FloorMod floor, floats compute in double and round to float32 when the
- *    type is float32.  A division by zero, or INT_MIN / -1 (which traps on
- *    x86), is left unfolded, and so is an int64 +, - or * whose exact result
- *    does not fit (also inside linear forms): int64 is what shapes are
- *    computed in, and a wrapped constant would be a wrong size.
+ *  - Constants fold with C's semantics for the node's type: unsigned
+ *    integers wrap to the type's width (computed on uint64), Div/Mod
+ *    truncate, FloorDiv and FloorMod floor, floats compute in double and
+ *    round to float32 when the type is float32.  A division by zero, or
+ *    INT_MIN / -1 (which traps on x86), is left unfolded, and so is a
+ *    signed +, - or * whose exact result does not fit its type (also inside
+ *    linear forms, ir.h's rule on signed overflow): the C we generate
+ *    leaves an int32 or int64 overflow undefined and computes int8 and
+ *    int16 in int, so no wrapped constant is what it computes (and an
+ *    int64 one would be a wrong size).
  *
  *  - Integer +, -, and * by a constant go through a linear form: a sum of
  *    coefficient x atom plus a constant, where an atom is anything not
@@ -71,19 +74,16 @@
 /* ------------------------------------------------------------------ */
 
 /* Fold an integer binary op on canonical values x, y of type t.  False if
- * C would not give one answer (division by zero, INT_MIN / -1, int64
- * overflow). */
+ * C would not give one answer (division by zero, INT_MIN / -1, a signed
+ * result that does not fit t). */
 static bool fold_int(ExprKind k, int64_t x, int64_t y, DType t, int64_t *out) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   int64_t exact;
-  /* int64 is what shapes are computed in: a sum or product that overflows
-   * is left unfolded rather than wrapped into a wrong size (C leaves it
-   * undefined).  Narrower types wrap to their width, as computed. */
-  if (is_signed(t) && t.bits == 64 && (k == EK_Add || k == EK_Sub || k == EK_Mul)) {
+  if (is_signed(t) && (k == EK_Add || k == EK_Sub || k == EK_Mul)) {
     bool over = k == EK_Add   ? __builtin_add_overflow(x, y, &exact)
                 : k == EK_Sub ? __builtin_sub_overflow(x, y, &exact)
                               : __builtin_mul_overflow(x, y, &exact);
-    if (over) return false;
+    if (over || exact < dt_int_min(t) || exact > dt_int_max(t)) return false;
   }
   switch (k) {
   case EK_Add: *out = canon(ux + uy, t); return true;
@@ -231,6 +231,10 @@ static Expr *divmod_const(Analyzer *an, ExprKind k, Expr *a, int64_t c) {
   bool trunc_ = k == EK_Div || k == EK_Mod;
   Lin l, q, r;
   lin_of(&l, a, t);
+  if (l.wrapped) {
+    lin_free(&l);
+    return NULL;
+  }
   lin_compact(&l);
   lin_init(&q, t);
   lin_init(&r, t);
@@ -436,7 +440,7 @@ static Expr *simp_compare(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   if (!have_lin) return rebuild_bin(e, k, a, b);
   /* Normalize a - b = P - N + c to `P OP N - c`, with P or N possibly a
    * bare constant: `x + 1 < y + 3` -> `x < y + 2`, `i + 4 < 8` -> `i < 4`. */
-  bool overflow = d.c == lin_kmin(t); /* a coefficient whose negation wraps */
+  bool overflow = d.wrapped || d.c == lin_kmin(t); /* a coefficient whose negation wraps */
   for (int i = 0; i < d.n; i++) overflow |= d.v[i].k == lin_kmin(t);
   if (overflow) {
     lin_free(&d);
@@ -514,7 +518,7 @@ static Expr *simp_linear(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
     lin_add(&l, a, 1);
     lin_add(&l, b, k == EK_Add ? 1 : -1);
   }
-  if (l.wrapped) { /* int64 constants overflowed: leave it as written */
+  if (l.wrapped) { /* signed constants overflowed: leave it as written */
     lin_free(&l);
     return rebuild_bin(e, k, a, b);
   }

@@ -255,7 +255,7 @@ typedef struct Lin {
   int n, cap;
   Term *v;   /* heap */
   int64_t c; /* constant, sign view */
-  bool wrapped; /* int64: a coefficient or the constant overflowed (lin_add) */
+  bool wrapped; /* signed: a coefficient or the constant overflowed the type (lin_add) */
 } Lin;
 
 void lin_init(Lin *l, DType t);
@@ -265,11 +265,11 @@ int64_t lin_kmul(int64_t a, int64_t b, DType t);
 int64_t lin_kadd(int64_t a, int64_t b, DType t);
 /* The smallest value of signed t (INT64_MIN for 64 bits). */
 int64_t lin_kmin(DType t);
-/* Add k x atom; add k x e (e decomposed into terms).  On int64 a sum or
- * product of constants that overflows sets l->wrapped: int64 is what shapes
- * are computed in, and a wrapped constant there is a wrong size, not an
- * answer (C leaves signed overflow undefined), so callers that fold
- * (simp_linear) leave the expression as it was. */
+/* Add k x atom; add k x e (e decomposed into terms).  On a signed type a
+ * sum or product of constants whose exact value does not fit sets
+ * l->wrapped: no wrapped constant is what the generated C computes (ir.h's
+ * rule on signed overflow), so callers that fold (simp_linear) leave the
+ * expression as it was and lin_bound knows nothing. */
 void lin_term(Lin *l, Expr *atom, int64_t k);
 void lin_add(Lin *l, Expr *e, int64_t k);
 /* Drop zero terms. */

@@ -100,23 +100,29 @@ int64_t lin_kmul(int64_t a, int64_t b, DType t) { return sview((uint64_t)a * (ui
 int64_t lin_kadd(int64_t a, int64_t b, DType t) { return sview((uint64_t)a + (uint64_t)b, t); }
 
 /* The coefficient arithmetic of lin_term / lin_add: modulo 2^bits, and on
- * int64 (signed) an exact result that does not fit sets l->wrapped. */
-static bool lin_checked(const Lin *l) { return l->t.code == kDLInt && l->t.bits == 64; }
+ * a signed type an exact result that does not fit it sets l->wrapped. */
+static void lin_check(Lin *l, bool over, int64_t exact) {
+  if (l->t.code == kDLInt && (over || exact < dt_int_min(l->t) || exact > dt_int_max(l->t))) l->wrapped = true;
+}
 
 static int64_t lin_add_k(Lin *l, int64_t a, int64_t b) {
   int64_t r;
-  if (lin_checked(l) && __builtin_add_overflow(a, b, &r)) l->wrapped = true;
+  bool over = __builtin_add_overflow(a, b, &r);
+  lin_check(l, over, r);
   return lin_kadd(a, b, l->t);
 }
 
 static int64_t lin_mul_k(Lin *l, int64_t a, int64_t b) {
   int64_t r;
-  if (lin_checked(l) && __builtin_mul_overflow(a, b, &r)) l->wrapped = true;
+  bool over = __builtin_mul_overflow(a, b, &r);
+  lin_check(l, over, r);
   return lin_kmul(a, b, l->t);
 }
 
 static int64_t lin_neg_k(Lin *l, int64_t k) {
-  if (lin_checked(l) && k == INT64_MIN) l->wrapped = true;
+  int64_t r;
+  bool over = __builtin_sub_overflow((int64_t)0, k, &r);
+  lin_check(l, over, r);
   return sview(-(uint64_t)k, l->t);
 }
 
@@ -223,8 +229,10 @@ void lin_of(Lin *l, Expr *e, DType t) {
   lin_add(l, e, 1);
 }
 
-/* Range of a linear form (signed types: no wrap-around assumed). */
+/* Range of a linear form (signed types: no wrap-around assumed); a form
+ * whose signed coefficients overflowed says nothing. */
 Iv lin_bound(Analyzer *an, Lin *l) {
+  if (l->wrapped) return iv_full();
   Iv r = iv_make(l->c, l->c);
   for (int i = 0; i < l->n; i++) r = iv_add(r, iv_scale(an_bound(an, l->v[i].atom), l->v[i].k));
   return r;

@@ -420,6 +420,51 @@ static void test_small_parallel(void) {
  * goes through int32 lanes): every value of the small type to float32 and
  * back, and float32 values in range (fractions truncate toward zero), on
  * 16 lanes against the scalar C conversion. */
+/* Signed arithmetic whose constants overflow the type, compiled and run
+ * against the same expression in C (ir.h's rule): int8 and int16 compute in
+ * int, so x * 16 * 16 is x * 256 (the simplifier folded the coefficient to
+ * 0), 127 + 1 is 128 (it folded to -128) and x + 127 < x - 1 is false (it
+ * decided true from 128 read as -128); the int32 comparison has no
+ * overflow for x in [-10, 0] and was decided true the same way. */
+static void test_narrow_int_folding(void) {
+  const DType types[] = {DT_I8, DT_I16, DT_I32};
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    DType t = types[ti];
+    int64_t n = 256, mx = dt_int_max(t), c = t.bits == 8 ? 16 : 256;
+    Tensor *X = te_placeholder_c("X", 1, &n, t);
+    Expr **v = te_axis_vars(1, NULL);
+    Expr *x = te_read1(X, v[0]);
+    Expr *cmp = ir_lt(ir_add(x, ir_int(mx, t)), ir_sub(x, ir_int(1, t)));
+    Expr *y = ir_select(cmp, ir_i32(1000), ir_i32(0));
+    if (t.bits < 32) /* int32 would overflow: undefined */
+      y = ir_add(ir_add(y, ir_cast(DT_I32, ir_mul(ir_mul(x, ir_int(c, t)), ir_int(c, t)))),
+                 ir_cast(DT_I32, ir_add(ir_int(mx, t), ir_int(1, t))));
+    Tensor *Y = te_compute("Y", 1, X->shape, v, y, NULL);
+    KilnModule *mod = kiln_build(te_create_schedule(1, &Y), 2, (Tensor *[]){X, Y}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *xa = tk_array(1, &n, t), *ya = tk_array(1, &n, DT_I32);
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t xv = t.bits == 8 ? i - 128 : t.bits == 16 ? i * 7 - 900 : -(i % 11);
+      if (t.bits == 8) ((int8_t *)xa->data)[i] = (int8_t)xv;
+      else if (t.bits == 16) ((int16_t *)xa->data)[i] = (int16_t)xv;
+      else ((int32_t *)xa->data)[i] = (int32_t)xv;
+    }
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){xa, ya}));
+    for (int64_t i = 0; i < n; i++) {
+      int64_t xv = (int64_t)tk_get(xa, i), want = xv + mx < xv - 1 ? 1000 : 0;
+      if (t.bits < 32) want += xv * c * c + mx + 1;
+      if (tk_get(ya, i) != (double)want && bad++ < 3)
+        test_fail(__FILE__, __LINE__, "%s x = %lld: %g, C computes %lld", dt_str(t), (long long)xv, tk_get(ya, i),
+                  (long long)want);
+    }
+    kiln_array_free(xa);
+    kiln_array_free(ya);
+    kiln_module_free(mod);
+  }
+}
+
 static void test_vector_casts_narrow(void) {
   const DType types[] = {DT_U8, DT_I8, DT_U16, DT_I16};
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
@@ -704,6 +749,7 @@ const TestCase lower_tests[] = {
     {"unswitch_tail_guards", test_unswitch_tail_guards},
     {"small_parallel_ops", test_small_parallel_ops},
     {"small_parallel", test_small_parallel},
+    {"narrow_int_folding", test_narrow_int_folding},
     {"vector_casts_narrow", test_vector_casts_narrow},
     {"vector_minmax_f32", test_vector_minmax_f32},
     {"error_compute_at", test_error_compute_at},
