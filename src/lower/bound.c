@@ -277,6 +277,30 @@ static void relax_leaves(Relax *rx, StageBounds *sb, int from, const PtrMap *fix
   }
 }
 
+/* Widen acc to cover iv (the first one: acc = iv): the lower ends' min and
+ * the upper ends' max, simplified; a side unbounded in either stays
+ * unbounded.  The one join of the regions several reads cover. */
+static void join_interval(Analyzer *an, Interval *acc, Interval iv, bool first) {
+  if (iv.lo) iv.lo = analyzer_simplify(an, iv.lo);
+  if (iv.hi) iv.hi = analyzer_simplify(an, iv.hi);
+  if (first) {
+    *acc = iv;
+    return;
+  }
+  acc->lo = emin(acc->lo, iv.lo);
+  acc->hi = emax(acc->hi, iv.hi);
+  if (acc->lo) acc->lo = analyzer_simplify(an, acc->lo);
+  if (acc->hi) acc->hi = analyzer_simplify(an, acc->hi);
+}
+
+/* [lo, hi] as an int32 range (min, extent). */
+static Range *interval_range(Analyzer *an, Expr *lo, Expr *hi) {
+  lo = ir_cast(DT_I32, lo);
+  hi = ir_cast(DT_I32, hi);
+  Expr *ext = analyzer_simplify(an, ir_add(ir_sub(hi, lo), ir_i32(1)));
+  return mk_range(analyzer_simplify(an, lo), ext);
+}
+
 /* The region of st that its consumers read, relaxed outside its attach point. */
 static int infer_region(Bounds *b, int si, Range **region) {
   Schedule *s = b->sch;
@@ -312,17 +336,7 @@ static int infer_region(Bounds *b, int si, Range **region) {
       Expr *rd = reads.data[k];
       for (int d = 0; d < op->ndim; d++) {
         Expr *idx = ir_substitute(rd->read.idx[d], &vm);
-        Interval iv = ieval(&rx, idx);
-        if (iv.lo) iv.lo = analyzer_simplify(b->an, iv.lo);
-        if (iv.hi) iv.hi = analyzer_simplify(b->an, iv.hi);
-        if (!any) {
-          acc[d] = iv;
-        } else {
-          acc[d].lo = emin(acc[d].lo, iv.lo);
-          acc[d].hi = emax(acc[d].hi, iv.hi);
-          if (acc[d].lo) acc[d].lo = analyzer_simplify(b->an, acc[d].lo);
-          if (acc[d].hi) acc[d].hi = analyzer_simplify(b->an, acc[d].hi);
-        }
+        join_interval(b->an, &acc[d], ieval(&rx, idx), !any);
       }
       any = true;
     }
@@ -331,10 +345,7 @@ static int infer_region(Bounds *b, int si, Range **region) {
   for (int d = 0; d < op->ndim; d++) {
     Expr *lo = any && acc[d].lo ? acc[d].lo : ir_int(0, op->shape[d]->dtype);
     Expr *hi = any && acc[d].hi ? acc[d].hi : ir_sub(op->shape[d], ir_int(1, op->shape[d]->dtype));
-    if (!dt_eq(lo->dtype, DT_I32)) lo = ir_cast(DT_I32, lo);
-    if (!dt_eq(hi->dtype, DT_I32)) hi = ir_cast(DT_I32, hi);
-    Expr *ext = analyzer_simplify(b->an, ir_add(ir_sub(hi, lo), ir_i32(1)));
-    region[d] = mk_range(analyzer_simplify(b->an, lo), ext);
+    region[d] = interval_range(b->an, lo, hi);
   }
   pm_free(&fixed);
   pm_free(&rx.vars);
@@ -357,6 +368,7 @@ int lower_iteration_region(Bounds *b, StageBounds *sb, Tensor *t, int k, Expr *o
   PtrMap vm = {0};
   root_subst(sb, &vm);
   int err = reads.len ? 0 : kiln_set_error("stage '%s' does not read '%s'", st->op->name, t->name);
+  Interval *acc = KNEWN(Interval, t->ndim > 0 ? t->ndim : 1);
   for (int r = 0; r < reads.len && !err; r++) {
     Expr *rd = reads.data[r];
     for (int d = 0; d < t->ndim && !err; d++) {
@@ -366,13 +378,10 @@ int lower_iteration_region(Bounds *b, StageBounds *sb, Tensor *t, int k, Expr *o
         err = kiln_set_error("the index %s of '%s' has no bound", ir_expr_str(idx), t->name);
         break;
       }
-      Expr *lo = ir_cast(DT_I32, iv.lo), *hi = ir_cast(DT_I32, iv.hi);
-      if (r) /* joined with the reads before */
-        lo = ir_min(region[d]->min, lo), hi = ir_max(ir_sub(ir_add(region[d]->min, region[d]->extent), ir_i32(1)), hi);
-      lo = analyzer_simplify(b->an, lo);
-      region[d] = mk_range(lo, analyzer_simplify(b->an, ir_add(ir_sub(hi, lo), ir_i32(1))));
+      join_interval(b->an, &acc[d], iv, r == 0);
     }
   }
+  for (int d = 0; d < t->ndim && !err; d++) region[d] = interval_range(b->an, acc[d].lo, acc[d].hi);
   pm_free(&vm);
   pm_free(&rx.vars);
   return err;
