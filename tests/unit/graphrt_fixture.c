@@ -59,25 +59,6 @@ void *gr_params;             /* their blob */
 size_t gr_params_size;
 static KilnModule *gr_mod;
 
-static LoweredFunc *binary(const char *name, int mul) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32), *b = te_placeholder_c("b", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Expr *x = te_read1(a, v[0]), *y = te_read1(b, v[0]);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, mul ? ir_mul(x, y) : ir_add(x, y), NULL);
-  Schedule *s = te_create_schedule(1, &c);
-  return kiln_lower(s, 3, (Tensor *[]){a, b, c}, name, NULL);
-}
-
-static LoweredFunc *relu(const char *name) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, ir_max(te_read1(a, v[0]), ir_f32(0)), NULL);
-  Schedule *s = te_create_schedule(1, &c);
-  return kiln_lower(s, 2, (Tensor *[]){a, c}, name, NULL);
-}
-
 KilnModule *gr_module(void) {
   if (gr_mod) return gr_mod;
   int64_t n = N;
@@ -88,7 +69,8 @@ KilnModule *gr_module(void) {
   const char *names[2] = {"p_b", "p_w"};
   DLTensor *arrays[2] = {gr_b, gr_w};
   if (kiln_params_save(2, names, arrays, &gr_params, &gr_params_size)) return NULL;
-  LoweredFunc *fs[3] = {binary("fused_add", 0), binary("fused_multiply", 1), relu("fused_nn_relu")};
+  LoweredFunc *fs[3] = {tk_lower_binary("fused_add", N, false), tk_lower_binary("fused_multiply", N, true),
+                        tk_lower_relu("fused_nn_relu", N)};
   char *json = gr_graph_json((GraphOpts){0});
   KBlob blobs[2] = {{"graph_json", json, strlen(json)}, {"params", gr_params, gr_params_size}};
   gr_mod = kiln_build_funcs(fs, 3, 2, blobs, NULL);

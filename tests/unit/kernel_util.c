@@ -154,6 +154,46 @@ DLTensor **tk_run_vs_unscheduled(Schedule *s, int na, Tensor **args, const Compi
   return arr;
 }
 
+void tk_conv2d_ref(const TkConv *c, const DLTensor *data, const DLTensor *kernel, DLTensor *out) {
+  int64_t C = c->C, H = c->H, W = c->W, KH = c->KH, KW = c->KW, ib = c->ib, ob = c->ob;
+  int64_t OH = (H + 2 * c->pad - (KH - 1) * c->dilation - 1) / c->stride + 1;
+  int64_t OW = (W + 2 * c->pad - (KW - 1) * c->dilation - 1) / c->stride + 1;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t o = 0; o < c->O; o++)
+      for (int64_t y = 0; y < OH; y++)
+        for (int64_t x = 0; x < OW; x++) {
+          double acc = 0;
+          for (int64_t i = 0; i < c->real; i++)
+            for (int64_t ky = 0; ky < KH; ky++)
+              for (int64_t kx = 0; kx < KW; kx++) {
+                int64_t ih = y * c->stride + ky * c->dilation - c->pad, iw = x * c->stride + kx * c->dilation - c->pad;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                int64_t k = c->packed ? (((((o / ob) * (C / ib) + i / ib) * KH + ky) * KW + kx) * ib + i % ib) * ob + o % ob
+                                      : ((o * C + i) * KH + ky) * KW + kx;
+                acc += (tk_get(data, (((n * (C / ib) + i / ib) * H + ih) * W + iw) * ib + i % ib) - c->zero) *
+                       tk_get(kernel, k);
+              }
+          if (c->scale) acc *= c->scale[o];
+          if (c->relu && acc < 0) acc = 0;
+          set(out, (((n * (c->O / ob) + o / ob) * OH + y) * OW + x) * ob + o % ob, acc);
+        }
+}
+
+LoweredFunc *tk_lower_binary(const char *name, int64_t n, bool mul) {
+  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32), *b = te_placeholder_c("b", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Expr *x = te_read1(a, v[0]), *y = te_read1(b, v[0]);
+  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, mul ? ir_mul(x, y) : ir_add(x, y), NULL);
+  return kiln_lower(te_create_schedule(1, &c), 3, (Tensor *[]){a, b, c}, name, NULL);
+}
+
+LoweredFunc *tk_lower_relu(const char *name, int64_t n) {
+  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32);
+  Expr **v = te_axis_vars(1, NULL);
+  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, ir_max(te_read1(a, v[0]), ir_f32(0)), NULL);
+  return kiln_lower(te_create_schedule(1, &c), 2, (Tensor *[]){a, c}, name, NULL);
+}
+
 void tk_arrays_free(int n, DLTensor **a) {
   if (!a) return;
   for (int i = 0; i < n; i++) kiln_array_free(a[i]);

@@ -26,6 +26,31 @@ int tk_template_cases(int n);
 /* relu over a 5-D (NCHW[x]c) tensor: a fused epilogue for the template tests. */
 Tensor *tk_relu5(Tensor *x);
 
+/* A direct 2-D convolution in double, the reference of the NCHW[x]c conv
+ * templates' tests: data [N, C/ib, H, W, ib] of any dtype tk_get reads,
+ * the kernel OIHW [O, C, KH, KW] or packed [O/ob, C/ib, KH, KW, ib, ob],
+ * the output float32 [N, O/ob, OH, OW, ob].  The sum runs over the first
+ * `real` input channels, each product (x - zero) * w with the padding
+ * contributing nothing; each output channel is then scaled (scale NULL:
+ * by 1) and clamped at 0 when relu. */
+typedef struct TkConv {
+  int64_t N, C, H, W; /* data, C channels in blocks of ib */
+  int64_t O, KH, KW;  /* kernel */
+  int64_t ib, ob;     /* the channel blocks of data and output */
+  int64_t real;       /* the input channels summed (at most C) */
+  int stride, pad, dilation;
+  bool packed;        /* the kernel packed in blocks (else OIHW) */
+  double zero;        /* subtracted from each data value (a zero point) */
+  const float *scale; /* per output channel, or NULL */
+  bool relu;
+} TkConv;
+void tk_conv2d_ref(const TkConv *c, const DLTensor *data, const DLTensor *kernel, DLTensor *out);
+
+/* The graph-runtime tests' elementwise kernels over n float32:
+ * c = a + b (or a * b when mul), and c = max(a, 0). */
+LoweredFunc *tk_lower_binary(const char *name, int64_t n, bool mul);
+LoweredFunc *tk_lower_relu(const char *name, int64_t n);
+
 /* Every schedule against its unscheduled lowering: build s and the default
  * schedule of the same output (args[na - 1]) over args, run both on the
  * same random inputs (the outputs filled with NaN first, so an element

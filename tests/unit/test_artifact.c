@@ -37,15 +37,6 @@ static char *g_path; /* the module file */
 
 static float *fdata(const DLTensor *t) { return (float *)((char *)t->data + t->byte_offset); }
 
-static LoweredFunc *binary(const char *name, int mul) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32), *b = te_placeholder_c("b", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Expr *x = te_read1(a, v[0]), *y = te_read1(b, v[0]);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, mul ? ir_mul(x, y) : ir_add(x, y), NULL);
-  return kiln_lower(te_create_schedule(1, &c), 3, (Tensor *[]){a, b, c}, name, NULL);
-}
-
 /* The module's path (built once); extra_c, if not NULL, is appended to the
  * generated C (a constructor for the no-code-runs test) and the result
  * written to a new file. */
@@ -62,7 +53,7 @@ static char *build(const char *extra_c, const char *file) {
   void *idx, *data;
   size_t isize, dsize;
   if (kiln_params_save_embedded(2, names, arrays, &idx, &isize, &data, &dsize)) return NULL;
-  LoweredFunc *fs[2] = {binary("fused_add", 0), binary("fused_multiply", 1)};
+  LoweredFunc *fs[2] = {tk_lower_binary("fused_add", N, false), tk_lower_binary("fused_multiply", N, true)};
   KBlob blobs[3] = {{"graph_json", graph, strlen(graph)}, {"param_index", idx, isize}, {"param_data", data, dsize}};
   char *src = codegen_c(fs, 2, 3, blobs);
   char *full = kfmt("%s\n%s", src, extra_c ? extra_c : "");
@@ -356,16 +347,6 @@ static void test_inplace_plan(void) {
   CHECK(sid[1] != sid[0]);
 }
 
-static LoweredFunc *unary_relu(const char *name) {
-  int64_t n = N;
-  Tensor *a = te_placeholder_c("a", 1, &n, DT_F32);
-  Expr **v = te_axis_vars(1, NULL);
-  Tensor *c = te_compute("c", 1, (Expr *[]){ir_i32(n)}, v, ir_max(te_read1(a, v[0]), ir_f32(0)), NULL);
-  LoweredFunc *f = kiln_lower(te_create_schedule(1, &c), 2, (Tensor *[]){a, c}, name, NULL);
-  if (f) f->may_alias = true;
-  return f;
-}
-
 /* A graph whose last two kernels are marked in place: they run over one
  * buffer and the answer is the same. */
 static void test_inplace_run(void) {
@@ -389,7 +370,9 @@ static void test_inplace_run(void) {
   void *idx, *data;
   size_t isize, dsize;
   CHECK_OK(kiln_params_save_embedded(2, names, arrays, &idx, &isize, &data, &dsize));
-  LoweredFunc *fs[3] = {binary("fused_add", 0), unary_relu("fused_nn_relu"), binary("fused_multiply", 1)};
+  LoweredFunc *fs[3] = {tk_lower_binary("fused_add", N, false), tk_lower_relu("fused_nn_relu", N),
+                        tk_lower_binary("fused_multiply", N, true)};
+  if (fs[1]) fs[1]->may_alias = true;
   fs[2]->may_alias = true;
   KBlob blobs[3] = {{"graph_json", g2, strlen(g2)}, {"param_index", idx, isize}, {"param_data", data, dsize}};
   KilnModule *m = kiln_build_funcs(fs, 3, 3, blobs, NULL);

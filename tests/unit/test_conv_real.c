@@ -56,26 +56,10 @@ static bool run_case(const Template *tm, int caseno) {
   }
   DLTensor **arr = tk_run_vs_unscheduled(sch, na, args, &copt, 1e-6, desc);
   if (!arr) return false;
-  int64_t ib = te_dim(args[0], 4), ob = te_dim(args[na - 1], 4);
-  int64_t OH = (H + 2 * p - KH) / s + 1, OW = (W + 2 * p - KH) / s + 1;
-  const float *d = arr[0]->data, *k = arr[1]->data;
   DLTensor *want = tk_array_for(args[na - 1]);
-  float *wv = want->data;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t o = 0; o < O; o++)
-      for (int64_t y = 0; y < OH; y++)
-        for (int64_t x = 0; x < OW; x++) {
-          double acc = 0;
-          for (int64_t i = 0; i < R; i++)
-            for (int64_t ky = 0; ky < KH; ky++)
-              for (int64_t kx = 0; kx < KH; kx++) {
-                int64_t ih = y * s + ky - p, iw = x * s + kx - p;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += (double)d[(((n * (C / ib) + i / ib) * H + ih) * W + iw) * ib + i % ib] *
-                       k[(((((o / ob) * (C / ib) + i / ib) * KH + ky) * KH + kx) * ib + i % ib) * ob + o % ob];
-              }
-          wv[(((n * (O / ob) + o / ob) * OH + y) * OW + x) * ob + o % ob] = (float)acc;
-        }
+  TkConv ref = {.N = N, .C = C, .H = H, .W = W, .O = O, .KH = KH, .KW = KH, .ib = te_dim(args[0], 4),
+                .ob = te_dim(args[na - 1], 4), .real = R, .stride = s, .pad = p, .dilation = 1, .packed = true};
+  tk_conv2d_ref(&ref, arr[0], arr[1], want);
   double err = tk_rel_err(arr[na - 1], want);
   bool ok = err < 1e-5;
   if (!ok) test_fail(__FILE__, __LINE__, "%s: relative error %g against the sum over %lld real channels", desc, err, (long long)R);
