@@ -23,6 +23,7 @@ static const PassDef pipeline[] = {
     {"fake_quantization_to_integer", 3, pass_fake_quantization_to_integer},
     {"fold_constant", 1, pass_fold_constant},
     {"fuse_layer_norm", 2, pass_fuse_layer_norm},
+    {"fuse_gelu", 2, pass_fuse_gelu},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
     {"sink_reshape", 2, pass_sink_reshape},
     {"fold_constant", 2, pass_fold_constant},

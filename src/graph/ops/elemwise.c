@@ -140,7 +140,7 @@ const OpDef ops_elemwise[] = {
     UN("reciprocal", infer_float_unary, PAT_ELEMWISE),
     UN_F("sigmoid", infer_float_unary, PAT_ELEMWISE, PS),
     UN_F("tanh", infer_float_unary, PAT_ELEMWISE, PS),
-    UN_F("erf", infer_float_unary, PAT_ELEMWISE, PS),
+    {"erf", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_ERF, PS},
     UN("floor", infer_float_unary, PAT_ELEMWISE),
     UN("ceil", infer_float_unary, PAT_ELEMWISE),
     {"round", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_ROUND, 0},

@@ -5,6 +5,7 @@
  *   simplify_inference.c  batch_norm -> multiply/add; dropout removed
  *   fold_constant.c       evaluate calls whose inputs are all constants
  *   fuse_layer_norm.c     a layer norm written out in ops -> nn.layer_norm
+ *   fuse_gelu.c           GELU written out with erf -> nn.gelu
  *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
  *   cse.c                 merge identical calls
  *   sink_reshape.c        reshapes moved below elementwise ops, chains folded
@@ -36,6 +37,7 @@ typedef struct PassContext {
 Graph *pass_simplify_inference(Graph *g, const PassContext *pc);
 Graph *pass_fold_constant(Graph *g, const PassContext *pc);
 Graph *pass_fuse_layer_norm(Graph *g, const PassContext *pc);
+Graph *pass_fuse_gelu(Graph *g, const PassContext *pc);
 Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
 Graph *pass_cse(Graph *g, const PassContext *pc);
 Graph *pass_sink_reshape(Graph *g, const PassContext *pc);

@@ -85,6 +85,33 @@ static Expr *softplus_expr(Expr *v) {
   return ir_add(ir_max(v, fc(0, t)), ir_call1(INTRIN_log, ir_add(fc(1, t), e)));
 }
 
+/* GELU in float32 as x Phi(x): the result needs Phi only to an absolute
+ * error (x times it is within an ulp of max(|x|, |y|)), so instead of erf
+ * (two polynomials, for |x| < 1 to a relative error, both computed for
+ * every lane) one formula serves every x: h = erfc(a) / 2 = e^(-a^2) Q(a)
+ * / 2 with a = |x| / sqrt 2, Phi = 1 - h for x >= 0 and h below.  Q, of
+ * degree 12, is fitted to erfc(a) e^(a^2) on [0, 4] weighted by e^(-a^2)
+ * (erfc's absolute error 8.8e-9); past 4 it stays Q(4) while the
+ * exponential (a up to 9: -81 is still a normal float's exponent) takes
+ * h on to 0.  1.03 ulp of max(|x|, |y|) over every 7th float32 pattern,
+ * 0.77x the time of the erf form in a lane loop (docs/vmath.md). */
+static Expr *gelu_f32(Expr *v) {
+  static const double q[] = {7.4892690816e-06, -1.4510165325e-04, 1.2728567268e-03, -6.7776766744e-03,
+                             2.4947043557e-02, -6.9130890146e-02, 1.5455304591e-01, -2.9493665274e-01,
+                             4.9809815836e-01, -7.5189129923e-01, 9.9996438366e-01, -1.1283777931e+00,
+                             9.9999999123e-01};
+  DType t = v->dtype;
+  Bind bx = bind("gx", v);
+  Bind ba = bind("ga", ir_min(ir_mul(ir_call1(INTRIN_fabs, bx.var), fc(M_SQRT1_2, t)), fc(9, t)));
+  Bind bq = bind("gq", ir_min(ba.var, fc(4, t)));
+  Expr *p = fc(q[0], t);
+  for (size_t i = 1; i < sizeof q / sizeof q[0]; i++) p = ir_add(ir_mul(p, bq.var), fc(q[i], t));
+  Expr *e = ir_call1(INTRIN_exp_normal, ir_neg(ir_mul(ba.var, ba.var)));
+  Bind bh = bind("gh", ir_mul(ir_mul(fc(0.5, t), e), p));
+  Expr *phi = ir_select(ir_ge(bx.var, fc(0, t)), ir_sub(fc(1, t), bh.var), bh.var);
+  return let1(bx, let1(ba, let1(bq, let1(bh, ir_mul(bx.var, phi)))));
+}
+
 static Expr *unary_body(TopiUnary op, Expr *v) {
   DType t = v->dtype;
   switch (op) {
@@ -100,6 +127,7 @@ static Expr *unary_body(TopiUnary op, Expr *v) {
   case TOPI_tanh: return ir_call1(INTRIN_tanh, v);
   case TOPI_erf: return ir_call1(INTRIN_erf, v);
   case TOPI_gelu: /* 0.5 x (1 + erf(x / sqrt 2)) */
+    if (dt_eq(dt_scalar(t), DT_F32)) return gelu_f32(v);
     return ir_mul(ir_mul(fc(0.5, t), v), ir_add(fc(1, t), ir_call1(INTRIN_erf, ir_mul(v, fc(M_SQRT1_2, t)))));
   case TOPI_gelu_tanh: { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
     Expr *inner = ir_mul(fc(0.7978845608028654, t), ir_add(v, ir_mul(fc(0.044715, t), ir_mul(ir_mul(v, v), v))));
