@@ -236,11 +236,19 @@ static void test_fallbacks(void) {
   CHECK_NN(f);
   if (f) {
     CHECK(f->is_fallback);
+    /* 14 columns x 2 output-channel chunks (the schedule's two-chunk
+     * block) rather than TVM's 28 x 1 */
     CHECK_STR(config_entity_json(f), "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], [\"tile_ow\", "
-                                     "\"sp\", [-1, 28]], [\"unroll_kw\", \"ot\", false]]");
+                                     "\"sp\", [-1, 14]], [\"unroll_kw\", \"ot\", false]]");
     CHECK(f->index >= 0);
     CHECK_OK(tm->check(target_host(), f, wl));
   }
+  /* a 3-channel stem keeps the widest block (one chunk of 28 columns) */
+  Workload *stem = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){64, 3, 7, 7}, (int[]){2, 2},
+                             (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *fs = template_fallback(tm, target_host(), stem);
+  CHECK_NN(fs);
+  if (fs) CHECK_INT(cfg_split_inner(fs, "tile_ow"), 28);
   /* output channels the SIMD width does not divide: the largest power of two
    * that divides them (vector code); input channels: the largest divisor */
   Workload *w3 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){24, 3, 7, 7}, (int[]){2, 2},

@@ -39,7 +39,8 @@
  * mean of 145 GFLOP/s with one chunk, 159 with two, 126 with four (load
  * 9-14: the same run, the ratio is what counts).  Other windows take two
  * chunks the same way at batch block 1 (a 3x3 layer's 7- or 14-column
- * block: 7 accumulators alone cannot cover the FMA latency).
+ * block: 7 accumulators alone cannot cover the FMA latency), and their
+ * batch-1 fallback takes 14 columns x 2 chunks over 28 x 1 as well.
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -392,7 +393,21 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       return 0;
     }
   }
-  int64_t reg_n = x86_conv_block_cols(c.OW, x86_reg_budget(t));
+  /* other windows: the widest column block (TVM's), or at batch 1, as
+   * for 1x1, half the budget where two chunks then hold at least as many
+   * accumulators (the schedule takes two chunks for a block of at most
+   * half the budget): 14 columns x 2 chunks rather than 28 x 1 at 28 and
+   * 56 columns.  bench_conv2d --cold --epilogue, 1 thread, % of the FMA
+   * peak, medians of 3 alternating runs (load 3-4), 28 x 1 / 14 x 2:
+   * VGG-16 3x3 256->512 @28 65 / 93, 512->512 @28 87 / 94, ResNet-50
+   * 3x3/2 128->128 @56 86 / 91, 3x3 64->64 @56 80 / 95.  Not for a few
+   * input channels a position (ResNet's 7x7/2 stem, 3 channels: 86 / 68,
+   * the reduction too short for the block's setup) */
+  int64_t budget = x86_reg_budget(t), reg_n = x86_conv_block_cols(c.OW, budget);
+  if (c.N == 1 && c.IC >= t->vector_lanes && !strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name)) {
+    int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), w2 = x86_conv_block_cols(c.OW, budget / occ);
+    if (occ > 1 && w2 * occ >= reg_n) reg_n = w2;
+  }
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
   config_set_other(cfg, "unroll_kw", opt_bool(false));
   if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, reg_n)));
