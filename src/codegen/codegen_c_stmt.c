@@ -10,10 +10,21 @@
  * code, which also launches the device kernels.
  */
 #include "codegen_c_internal.h"
+#include "codegen_print.h"
 
 #include <string.h>
 
 void cgc_line(CG *g) { sb_indent(g->out, g->indent); }
+
+/* The statement printer codegen_print.c's shared statements use. */
+static void sub_stmt(void *g, Stmt *s) { cgc_stmt(g, s); }
+static void sub_expr(void *g, Expr *e) { cgc_expr(g, e); }
+static const char *var_type(void *g, DType t) { return cgc_ctype(g, t); }
+static const char *var_name(void *g, Expr *v) { return cgc_vname(g, v); }
+
+static StmtPrinter stmt_printer(CG *g) {
+  return (StmtPrinter){{g->out, sub_expr, g}, &g->indent, sub_stmt, var_type, var_name};
+}
 
 void cgc_fv_expr(IRVisitor *v, Expr *e) {
   FreeVars *f = v->ud;
@@ -384,34 +395,8 @@ void cgc_stmt(CG *g, Stmt *s) {
     sb_puts(o, "}\n");
     return;
   }
-  case SK_IfThenElse: {
-    cgc_line(g);
-    sb_puts(o, "if (");
-    cgc_expr(g, s->if_.cond);
-    sb_puts(o, ") {\n");
-    g->indent += 2;
-    cgc_stmt(g, s->if_.then_);
-    g->indent -= 2;
-    if (s->if_.else_ && !ir_is_nop(s->if_.else_)) {
-      cgc_line(g);
-      sb_puts(o, "} else {\n");
-      g->indent += 2;
-      cgc_stmt(g, s->if_.else_);
-      g->indent -= 2;
-    }
-    cgc_line(g);
-    sb_puts(o, "}\n");
-    return;
-  }
-  case SK_Seq:
-    for (int i = 0; i < s->seq.n; i++) cgc_stmt(g, s->seq.s[i]);
-    return;
-  case SK_Evaluate:
-    if (ir_is_const(s->eval.value)) return;
-    cgc_line(g);
-    sb_puts(o, "(void)");
-    cgc_expr(g, s->eval.value);
-    sb_puts(o, ";\n");
+  CGP_STMT_CASES:
+    cgp_stmt(stmt_printer(g), s);
     return;
   case SK_Attr:
     if (!strcmp(s->attr.key, "device_launch")) {
@@ -424,25 +409,6 @@ void cgc_stmt(CG *g, Stmt *s) {
     }
     cgc_stmt(g, s->attr.body);
     return;
-  case SK_Produce:
-    cgc_line(g);
-    sb_printf(o, "/* produce %s */\n", s->produce.tensor->name);
-    cgc_stmt(g, s->produce.body);
-    return;
-  case SK_LetStmt: {
-    cgc_line(g);
-    sb_printf(o, "{\n");
-    g->indent += 2;
-    cgc_line(g);
-    sb_printf(o, "%s %s = ", cgc_ctype(g, s->let.var->dtype), cgc_vname(g, s->let.var));
-    cgc_expr(g, s->let.value);
-    sb_puts(o, ";\n");
-    cgc_stmt(g, s->let.body);
-    g->indent -= 2;
-    cgc_line(g);
-    sb_puts(o, "}\n");
-    return;
-  }
   case SK_Provide:
   case SK_Realize:
     cgc_fail(g, "codegen: %s reached code generation (storage was not flattened)", stmt_kind_name(s->kind));

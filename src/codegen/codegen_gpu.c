@@ -471,6 +471,13 @@ static void block(GG *g, Stmt *s) {
   g->indent -= 2;
 }
 
+/* The statement printer codegen_print.c's shared statements use. */
+static void sub_stmt(void *g, Stmt *s) { stmt(g, s); }
+static const char *var_type(void *g, DType t) { return gtype(g, t); }
+static const char *var_name(void *g, Expr *v) { return vname(g, v); }
+
+static StmtPrinter stmt_printer(GG *g) { return (StmtPrinter){gpu_printer(g), &g->indent, sub_stmt, var_type, var_name}; }
+
 static void stmt(GG *g, Stmt *s) {
   StrBuf *o = g->out;
   if (g->failed) return;
@@ -595,29 +602,8 @@ static void stmt(GG *g, Stmt *s) {
     stmt(g, s->alloc.body);
     return;
   }
-  case SK_IfThenElse:
-    line(g);
-    sb_puts(o, "if (");
-    expr(g, s->if_.cond);
-    sb_puts(o, ") {\n");
-    block(g, s->if_.then_);
-    if (s->if_.else_ && !ir_is_nop(s->if_.else_)) {
-      line(g);
-      sb_puts(o, "} else {\n");
-      block(g, s->if_.else_);
-    }
-    line(g);
-    sb_puts(o, "}\n");
-    return;
-  case SK_Seq:
-    for (int i = 0; i < s->seq.n; i++) stmt(g, s->seq.s[i]);
-    return;
-  case SK_Evaluate:
-    if (ir_is_const(s->eval.value)) return;
-    line(g);
-    sb_puts(o, "(void)");
-    expr(g, s->eval.value);
-    sb_puts(o, ";\n");
+  CGP_STMT_CASES:
+    cgp_stmt(stmt_printer(g), s);
     return;
   case SK_Attr:
     if (!strcmp(s->attr.key, "device_barrier")) {
@@ -625,24 +611,6 @@ static void stmt(GG *g, Stmt *s) {
       sb_puts(o, row(g)->barrier);
     }
     stmt(g, s->attr.body);
-    return;
-  case SK_Produce:
-    line(g);
-    sb_printf(o, "/* produce %s */\n", s->produce.tensor->name);
-    stmt(g, s->produce.body);
-    return;
-  case SK_LetStmt:
-    line(g);
-    sb_puts(o, "{\n");
-    g->indent += 2;
-    line(g);
-    sb_printf(o, "%s %s = ", gtype(g, s->let.var->dtype), vname(g, s->let.var));
-    expr(g, s->let.value);
-    sb_puts(o, ";\n");
-    stmt(g, s->let.body);
-    g->indent -= 2;
-    line(g);
-    sb_puts(o, "}\n");
     return;
   case SK_Provide:
   case SK_Realize:

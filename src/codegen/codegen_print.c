@@ -1,6 +1,6 @@
 /*
- * codegen_print.c - expression printing shared by the C and the GPU
- * printers (codegen_print.h).
+ * codegen_print.c - expression and statement printing shared by the C and
+ * the GPU printers (codegen_print.h).
  */
 #include "codegen_print.h"
 
@@ -56,4 +56,55 @@ const char *cgp_float_floormod_def(const char *qual, const char *tn, const char 
 
 const char *cgp_minmax_def(const char *qual, const char *tn, const char *name, bool is_min) {
   return kfmt("%s %s %s(%s a, %s b) { return a %s b ? a : b; }\n", qual, tn, name, tn, tn, is_min ? "<" : ">");
+}
+
+/* Start a line at the printer's indentation and write text. */
+static void line(StmtPrinter p, const char *text) {
+  sb_indent(p.e.out, *p.indent);
+  sb_puts(p.e.out, text);
+}
+
+static void nested(StmtPrinter p, Stmt *s) {
+  *p.indent += 2;
+  p.stmt(p.e.state, s);
+  *p.indent -= 2;
+}
+
+bool cgp_stmt(StmtPrinter p, Stmt *s) {
+  StrBuf *o = p.e.out;
+  if (s->kind == SK_IfThenElse) {
+    line(p, "if (");
+    p.e.expr(p.e.state, s->if_.cond);
+    sb_puts(o, ") {\n");
+    nested(p, s->if_.then_);
+    if (s->if_.else_ && !ir_is_nop(s->if_.else_)) {
+      line(p, "} else {\n");
+      nested(p, s->if_.else_);
+    }
+    line(p, "}\n");
+  } else if (s->kind == SK_Seq) {
+    for (int i = 0; i < s->seq.n; i++) p.stmt(p.e.state, s->seq.s[i]);
+  } else if (s->kind == SK_Evaluate) {
+    if (ir_is_const(s->eval.value)) return true;
+    line(p, "(void)");
+    p.e.expr(p.e.state, s->eval.value);
+    sb_puts(o, ";\n");
+  } else if (s->kind == SK_Produce) {
+    line(p, "");
+    sb_printf(o, "/* produce %s */\n", s->produce.tensor->name);
+    p.stmt(p.e.state, s->produce.body);
+  } else if (s->kind == SK_LetStmt) {
+    line(p, "{\n");
+    *p.indent += 2;
+    line(p, "");
+    sb_printf(o, "%s %s = ", p.type(p.e.state, s->let.var->dtype), p.name(p.e.state, s->let.var));
+    p.e.expr(p.e.state, s->let.value);
+    sb_puts(o, ";\n");
+    p.stmt(p.e.state, s->let.body);
+    *p.indent -= 2;
+    line(p, "}\n");
+  } else {
+    return false;
+  }
+  return true;
 }

@@ -1,11 +1,13 @@
 /*
- * codegen_print.h - the expression printing the C printer
- * (codegen_c_expr.c) and the GPU printer (codegen_gpu.c,
+ * codegen_print.h - the printing the C printer (codegen_c_expr.c,
+ * codegen_c_stmt.c) and the GPU printer (codegen_gpu.c,
  * codegen_gpu_vector.c) share: operator spellings, parenthesized binary
  * operations and calls over a printer's own sub-expression callback,
- * float literal digits, and the text of the helper functions both define
+ * float literal digits, the text of the helper functions both define
  * (integer floor division and modulo, float floor modulo, min/max), each
- * qualified as the printer's dialect wants.  Private to src/codegen.
+ * qualified as the printer's dialect wants, and the statements both write
+ * alike (if/else, sequences, evaluations, produce comments, let blocks).
+ * Private to src/codegen.
  */
 #ifndef KILN_CODEGEN_PRINT_H
 #define KILN_CODEGEN_PRINT_H
@@ -43,5 +45,29 @@ void cgp_float_digits(char buf[64], double v, bool f32);
 const char *cgp_int_floordiv_def(const char *qual, const char *tn, const char *name, bool is_mod);
 const char *cgp_float_floormod_def(const char *qual, const char *tn, const char *name, const char *floor_fn);
 const char *cgp_minmax_def(const char *qual, const char *tn, const char *name, bool is_min);
+
+/* How a printer prints the shared statements: its expression printer, its
+ * indentation (spaces, changed by 2 around a nested block), and its own
+ * functions for a sub-statement and a variable's type and name. */
+typedef struct StmtPrinter {
+  ExprPrinter e;
+  int *indent;
+  void (*stmt)(void *state, Stmt *s);
+  const char *(*type)(void *state, DType t);
+  const char *(*name)(void *state, Expr *var);
+} StmtPrinter;
+
+/* The statements both printers write alike, as case labels for their
+ * switches (as ir.h's KILN_EXPR_BINARY_CASES). */
+#define CGP_STMT_CASES                                                                                                 \
+  case SK_IfThenElse:                                                                                                  \
+  case SK_Seq:                                                                                                         \
+  case SK_Evaluate:                                                                                                    \
+  case SK_Produce:                                                                                                     \
+  case SK_LetStmt
+
+/* Print s if it is one of CGP_STMT_CASES and return true; false, printing
+ * nothing, for the other kinds. */
+bool cgp_stmt(StmtPrinter p, Stmt *s);
 
 #endif
