@@ -350,7 +350,9 @@ static void emit_load(CG *g, Expr *e) {
     return;
   }
   const char *ect = et ? cgc_scalar_ctype(*et) : cgc_scalar_ctype(dt_scalar(e->dtype));
-  if (!boolbuf && emit_permuted_load(g, e, ect)) return;
+  /* the permuted form reads the buffer's elements as the lanes, so only
+   * where the two types agree (the lane copy and the gather convert) */
+  if (!boolbuf && (!et || dt_eq(*et, dt_scalar(e->dtype))) && emit_permuted_load(g, e, ect)) return;
   /* a gather, one lane at a time */
   const char *vt = cgc_ctype(g, e->dtype), *it = cgc_ctype(g, idx->dtype);
   const char *name = kfmt("kiln_gather_%s_%s", vt + 3, it + 3);

@@ -136,7 +136,10 @@ static Stmt *small_stmt(IRMutator *m, Stmt *s) {
   /* the outermost parallel loop is the one launched; those inside it run
    * in its tasks already */
   if (stmt_ops(s) >= SMALL_PARALLEL_OPS) return s;
-  return ir_for(s->for_.var, s->for_.min, s->for_.extent, FOR_SERIAL, s->for_.body);
+  /* serial now, so a parallel loop inside it would be launched once per
+   * iteration: it is smaller still, and turns serial too */
+  Stmt *body = ir_mutate_stmt(m, s->for_.body);
+  return ir_for(s->for_.var, s->for_.min, s->for_.extent, FOR_SERIAL, body);
 }
 
 Stmt *lower_small_parallel(Stmt *body) {

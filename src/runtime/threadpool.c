@@ -309,10 +309,15 @@ static void start_workers(int size) {
     pool.handlers_set = 1;
   }
   /* the process's cores: its main thread's, which a launching thread's
-   * own pinning does not narrow */
-  const char *aff = getenv("KILN_THREAD_AFFINITY");
-  pool.spread = !(aff && !strcmp(aff, "0")) && sched_getaffinity(getpid(), sizeof pool.cores, &pool.cores) == 0 &&
-                CPU_COUNT(&pool.cores) > 1;
+   * own pinning does not narrow.  Decided once, before any worker exists
+   * (workers read these fields without a lock); a pool of more threads
+   * than cores never moves its workers, which would crowd them all onto
+   * the cores the launcher is not on. */
+  if (pool.nworkers == 0) {
+    const char *aff = getenv("KILN_THREAD_AFFINITY");
+    pool.spread = !(aff && !strcmp(aff, "0")) && sched_getaffinity(getpid(), sizeof pool.cores, &pool.cores) == 0 &&
+                  CPU_COUNT(&pool.cores) > 1 && size <= CPU_COUNT(&pool.cores);
+  }
   pool.workers = xrealloc(pool.workers, (size_t)want * sizeof *pool.workers);
   /* Workers block all signals, so they go to the application's threads. */
   sigset_t all, old;

@@ -367,6 +367,12 @@ static void test_small_parallel_ops(void) {
   CHECK(lower_loop_ops(e) == 1 + 20 + 2);
   Stmt *sym = ir_for(i, ir_i32(0), n, FOR_SERIAL, store);
   CHECK(lower_loop_ops(sym) >= (int64_t)1 << 40);
+  /* a small parallel loop made serial takes the parallel loops inside it
+   * along (else each would be launched once per outer iteration) */
+  Stmt *pp = ir_for(i, ir_i32(0), ir_i32(10), FOR_PARALLEL, ir_for(j, ir_i32(0), ir_i32(20), FOR_PARALLEL, store));
+  Stmt *ser = lower_small_parallel(pp);
+  CHECK(ser->kind == SK_For && ser->for_.fkind == FOR_SERIAL);
+  CHECK(ser->for_.body->kind == SK_For && ser->for_.body->for_.fkind == FOR_SERIAL);
 }
 
 /* B = A * 2 + 1 over rows x cols with the row loop parallel, lowered as

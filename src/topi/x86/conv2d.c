@@ -682,7 +682,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
                           "channel chunks ahead (0: none)",
                           (long long)pd);
   if (pd > 0 && !strcmp(conv->tag, "conv2d_NCHWc") &&
-      (pad->kind == TE_PLACEHOLDER || sch_stage(s, pad)->attach == ATTACH_ROOT) &&
+      (pad->kind == TE_PLACEHOLDER || (sch_stage(s, pad) && sch_stage(s, pad)->attach == ATTACH_ROOT)) &&
       stage_prefetch(scc, pad, ric, c32(pd), 3))
     return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
