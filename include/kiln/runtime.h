@@ -276,7 +276,8 @@ typedef int (*KilnParallelTask)(int task_id, int num_tasks, void *cdata);
  * Workers spin briefly after a launch before they sleep, so back-to-back
  * launches (one per layer) cost a few microseconds each.  A worker that
  * finds itself on the launching thread's core moves to the process's
- * other cores (its affinity mask; KILN_THREAD_AFFINITY=0: never). */
+ * other cores (its affinity mask; only when the pool has no more threads
+ * than the process has cores; KILN_THREAD_AFFINITY=0: never). */
 KILN_API int kiln_parallel_launch(KilnParallelTask fn, void *cdata, int num_tasks);
 
 /* ---- params blobs (TVM's format) ----
