@@ -83,19 +83,22 @@ bool graph_conv_is_depthwise(GNode *n) {
   return groups > 1 && groups == d[1] && k[1] == 1;
 }
 
+int64_t graph_conv_padded_groups(GNode *n, int64_t out_channels) {
+  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  if (groups <= 1 || graph_conv_is_depthwise(n)) return groups;
+  int64_t d[4], k[4];
+  conv_shapes(n, d, k);
+  return out_channels / (k[0] / groups);
+}
+
 /* The workload of a conv node for a task (NULL: the conv's own), or NULL
  * when no template covers it (non-float32).  Plain, depthwise and grouped
  * convolutions each have their task. */
 static Workload *conv_workload(GNode *n, const int64_t *ch, const char *task) {
   int64_t d[4], k[4];
   conv_shapes_as(n, ch, d, k);
-  int64_t groups = gattr_int(&n->attrs, "groups", 1);
+  int64_t groups = ch ? graph_conv_padded_groups(n, ch[1]) : gattr_int(&n->attrs, "groups", 1);
   bool dw = graph_conv_is_depthwise(n);
-  if (ch && groups > 1 && !dw) { /* a grouped conv padded by whole groups (alter_layout) */
-    int64_t d0[4], k0[4];
-    conv_shapes(n, d0, k0);
-    groups = ch[1] / (k0[0] / groups);
-  }
   if (!dt_eq(n->args[0]->type.dtype, DT_F32)) return NULL;
   int st[2], dl[2], pad[4];
   strategy_attr_ints2(n, "strides", 1, st);

@@ -30,6 +30,10 @@ void graph_record_config(Graph *g, GNode *n, const Strategy *st);
  * that one is nearly as fast (graph_dispatch_query_block). */
 void graph_conv_follow_block(GNode *n, const Target *t, DispatchContext *dc, Strategy *st, int64_t data_block);
 bool graph_conv_is_depthwise(GNode *n);
+/* A grouped conv's group count once its output channels are padded to
+ * out_channels by whole groups (alter_layout's plan_group_padding): the
+ * groups keep their size.  Depthwise and plain convs keep their count. */
+int64_t graph_conv_padded_groups(GNode *n, int64_t out_channels);
 /* The same for the conv compiled with other channel counts: ch = {input
  * channels, output channels} (alter_layout's channel padding of plain and
  * depthwise convs; a depthwise conv's are equal). */

@@ -313,7 +313,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
   if (icb <= 0 || ocb <= 0) return NULL;
   int64_t C = old->args[0]->type.shape[1], O = old->args[1]->type.shape[0], groups = gattr_int(&old->attrs, "groups", 1);
-  int64_t gp = padded && groups > 1 && !dw ? ch[1] / (O / groups) : groups; /* padded by whole groups */
+  int64_t gp = padded ? graph_conv_padded_groups(old, ch[1]) : groups; /* padded by whole groups */
   int64_t pack = group_pack_lanes(a, old, padded ? ch[0] : C, padded ? ch[1] : O, gp, &st), db = pack ? pack * C / O : 0;
   if (pack) ocb = pack; /* group_pack: whole vectors of groups out, data blocks of db in */
   bool in_place = pack ? blk_of(a, args[0]) == db && real_of(a, args[0]) == C : reads_in_place(a, old, args[0], icb, &st);
