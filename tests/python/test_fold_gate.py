@@ -6,7 +6,9 @@ then hold a "reshape_multiply" (the weights times the gate) and no
 conv (zero padding commutes with the per-channel product), a conv whose
 weights outnumber the map's values, a product with a second use and a
 batch of two (one gate per sample) are compiled; each matches NumPy on
-fresh random inputs, and only the first two fold."""
+fresh random inputs, and only the first two fold.  Two edge cases: a
+gated product that is also a graph output keeps its value, and weights
+read by a gated and an ungated conv stay unscaled for the ungated one."""
 import numpy as np
 import pytest
 
@@ -94,3 +96,79 @@ def test_gate_folds_into_the_conv_weights(tmp_path, batch, out_ch, k, stride, se
             got = m.get_output(i).numpy()
             assert got.shape == r.shape, (i, got.shape, r.shape)
             assert np.linalg.norm(got - r) / np.linalg.norm(r) < 1e-5, i
+
+
+def _run(m, x, n_out):
+    m.set_input("x", x)
+    m.run()
+    return [m.get_output(i).numpy() for i in range(n_out)]
+
+
+def _rel(got, ref):
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    return np.linalg.norm(got - ref) / np.linalg.norm(ref)
+
+
+@pytest.mark.parametrize("const_gate", [False, True])
+def test_shared_weights_fold_for_the_gated_conv_only(tmp_path, const_gate):
+    """Two 1x1 convs read the same weights: one reads the gated map, the
+    other the ungated one.  The fold scales a copy of the weights for the
+    first; the second still computes with the original weights (today
+    alter_layout packs the weights once per conv, so the pass sees two
+    weight nodes; the test holds the property if they are ever shared).
+    The gate is a squeeze-and-excitation branch, or a constant."""
+    rng = np.random.default_rng()
+    def f32(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    inits = {"w0": f32(C, 3, 3, 3, scale=0.3), "b0": f32(C), "wc": f32(24, C, 1, 1, scale=0.3), "bc": f32(24)}
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["d"])]
+    if const_gate:
+        inits["s"] = (rng.uniform(0.5, 1.5, (1, C, 1, 1))).astype(np.float32)
+    else:
+        inits.update({"wa": f32(C, C, 1, 1, scale=0.3), "ba": f32(C)})
+        nodes += [helper.make_node("GlobalAveragePool", ["d"], ["p"]),
+                  helper.make_node("Conv", ["p", "wa", "ba"], ["s1"]),
+                  helper.make_node("Sigmoid", ["s1"], ["s"])]
+    nodes += [helper.make_node("Mul", ["d", "s"], ["g"]),
+              helper.make_node("Conv", ["g", "wc", "bc"], ["y"]),
+              helper.make_node("Conv", ["d", "wc", "bc"], ["z"])]
+    shape = (1, 3, HW, HW)
+    kernels, lib = build_graph(tmp_path, nodes, inits, {"x": shape}, {"y": [1, 24, HW, HW], "z": [1, 24, HW, HW]})
+    # the SE gate folds (a weight-scaling kernel); a constant one is folded
+    # into a constant copy of the weights at compile time
+    assert any(n.startswith("fused_reshape_multiply") for n in kernels) != const_gate, kernels
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    w = {n: v.astype(np.float64) for n, v in inits.items()}
+    for _ in range(2):
+        x = rng.standard_normal(shape).astype(np.float32)
+        d = np.maximum(_conv(x.astype(np.float64), w["w0"], w["b0"], 1, 1), 0)
+        s = w["s"] if const_gate else 1 / (1 + np.exp(-_conv(d.mean((2, 3), keepdims=True), w["wa"], w["ba"])))
+        y, z = _run(m, x, 2)
+        assert _rel(y, _conv(d * s, w["wc"], w["bc"])) < 1e-5
+        assert _rel(z, _conv(d, w["wc"], w["bc"])) < 1e-5
+
+
+def test_gated_product_as_output_keeps_its_value(tmp_path):
+    """The gated product is a graph output and feeds a conv whose weights
+    are smaller than the map: it keeps the multiply (a second use), and
+    the output is the product, not the ungated map."""
+    rng = np.random.default_rng()
+    inits = {"w0": (rng.standard_normal((C, 3, 3, 3)) * 0.3).astype(np.float32),
+             "s": rng.uniform(0.5, 1.5, (1, C, 1, 1)).astype(np.float32),
+             "wc": (rng.standard_normal((24, C, 1, 1)) * 0.3).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["c0"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["d"]),
+             helper.make_node("Mul", ["d", "s"], ["g"]),
+             helper.make_node("Conv", ["g", "wc"], ["y"])]
+    shape = (1, 3, HW, HW)
+    kernels, lib = build_graph(tmp_path, nodes, inits, {"x": shape}, {"g": [1, C, HW, HW], "y": [1, 24, HW, HW]})
+    assert not any(n.startswith("fused_reshape_multiply") for n in kernels), kernels
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    w = {n: v.astype(np.float64) for n, v in inits.items()}
+    x = rng.standard_normal(shape).astype(np.float32)
+    d = np.maximum(_conv(x.astype(np.float64), w["w0"], np.zeros(C), 1, 1), 0)
+    g, y = _run(m, x, 2)
+    assert _rel(g, d * w["s"]) < 1e-5
+    assert _rel(y, _conv(d * w["s"], w["wc"], np.zeros(24))) < 1e-5

@@ -24,9 +24,11 @@
  * thread, load 6-7: EfficientNet-B0 6070 -> 5889 us and 6086 -> 5932,
  * MobileNetV3-Large 2973 -> 2941, MobileNetV3-Small 906 -> 891.
  *
- * Only where the product has no other use and the conv is a plain
- * (ungrouped, no kept_channels) float32 conv2d_NCHWc whose input block is
- * the gate's.
+ * Only where the product has no other use (a graph output counts as one:
+ * graph_use_counts) and the conv is a plain (ungrouped, no kept_channels)
+ * float32 conv2d_NCHWc whose input block is the gate's.  The scaled
+ * weights are a new node, so another conv reading the same weights keeps
+ * them unscaled (tests/python/test_fold_gate.py checks both).
  */
 #include "passes.h"
 
