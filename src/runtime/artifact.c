@@ -476,17 +476,19 @@ static int graph_info(KilnArtifact *a, const KilnParamIndex *pi) {
   info->outputs = outs;
   /* storage as an executor sets it up: a storage id only params use is mapped */
   int32_t *sid = kiln_arena_alloc(ar, (size_t)g.num_entries * sizeof *sid + 1);
+  uint64_t *off = kiln_arena_alloc(ar, (size_t)g.num_entries * sizeof *off + 1);
   int ns, planned;
-  if (kiln_graph_storage_ids(&g, sid, &ns, &planned)) return kiln_error_context("'%s'", a->path);
+  if (kiln_graph_storage_ids(&g, sid, off, &ns, &planned)) return kiln_error_context("'%s'", a->path);
   uint64_t *bytes = kiln_arena_alloc(ar, (size_t)ns * sizeof *bytes + 1);
   uint8_t *written = kiln_arena_alloc(ar, (size_t)ns + 1);
   for (int e = 0; e < g.num_entries; e++) {
-    uint64_t b = kiln_graph_entry_bytes(&g, e);
+    uint64_t b = kiln_graph_entry_bytes(&g, e), end = off[e] + b;
     const GraphNode *nd = &g.nodes[g.entry_node[e]];
     if (!is_param[g.entry_node[e]] && !(nd->is_op && !strcmp(nd->func_name, "__nop")))
       written[sid[e]] = 1;
-    if (bytes[sid[e]] < b) bytes[sid[e]] = b;
+    if (bytes[sid[e]] < end) bytes[sid[e]] = end;
     info->plan.naive_bytes += b;
+    info->plan.num_views += off[e] > 0;
   }
   for (int s = 0; s < ns; s++)
     if (written[s]) {

@@ -4,10 +4,12 @@
  * Creation does all the work once (TVM's GraphExecutor::Init, SetupStorage
  * and SetupOpExecs):
  *   1. graph_json.c parses and validates the JSON into a JsonGraph;
- *   2. the storage plan is the JSON's storage_id, or kiln_graph_plan_memory's
- *      when it has none; each storage id becomes one 64-byte aligned CPU
- *      buffer, zeroed, sized for the largest entry sharing it, and each
- *      entry a DLTensor over its buffer;
+ *   2. the storage plan is the JSON's storage_id (and kiln_storage_offset),
+ *      or kiln_graph_plan_memory_views' when it has none; each storage id
+ *      becomes one 64-byte aligned CPU buffer, zeroed, sized for the
+ *      largest entry sharing it, and each entry a DLTensor over its buffer
+ *      at its offset (a view into a concatenation's output: the
+ *      concatenation itself is then not called, check_views);
  *   3. each "tvm_op" node's function is looked up in the module (a missing
  *      one is an error naming the node and listing what the module has) and
  *      its argument list built -- inputs then outputs, one DLTensor each,
@@ -72,16 +74,22 @@ static int check_tensor(const KilnGraphExecutor *ex, int e, const DLTensor *t, c
   return 0;
 }
 
+/* Where entry e lives in its storage. */
+static void *entry_data(const KilnGraphExecutor *ex, int e) {
+  return (char *)ex->storage[ex->storage_id[e]] + ex->storage_offset[e];
+}
+
 /* Point every entry in storage s that is not bound to caller memory, and
  * every operator argument reading or writing one, at data. */
 void kiln_graph_bind_storage(KilnGraphExecutor *ex, int s, void *data) {
   ex->storage[s] = data;
   for (int e = 0; e < ex->g.num_entries; e++)
-    if (ex->storage_id[e] == s && !ex->zero_copy[e]) ex->entries[e].data = data;
+    if (ex->storage_id[e] == s && !ex->zero_copy[e]) ex->entries[e].data = entry_data(ex, e);
   for (int i = 0; i < ex->num_ops; i++) {
     GraphOp *op = &ex->ops[i];
     for (int k = 0; k < op->nargs; k++)
-      if (ex->storage_id[op->eids[k]] == s && !ex->zero_copy[op->eids[k]]) op->tensors[k].data = data;
+      if (ex->storage_id[op->eids[k]] == s && !ex->zero_copy[op->eids[k]])
+        op->tensors[k].data = entry_data(ex, op->eids[k]);
   }
 }
 
@@ -114,7 +122,7 @@ static void bind_entry(KilnGraphExecutor *ex, int e, void *data) {
 static void restore_entry(KilnGraphExecutor *ex, int e) {
   if (!ex->zero_copy[e]) return;
   ex->zero_copy[e] = 0;
-  bind_entry(ex, e, ex->storage[ex->storage_id[e]]);
+  bind_entry(ex, e, entry_data(ex, e));
 }
 
 /* The non-param arguments, in arg_nodes order. */
@@ -169,6 +177,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
   JsonGraph *g = &ex->g;
   int ne = g->num_entries;
   ex->storage_id = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(int32_t) + 1);
+  ex->storage_offset = kiln_arena_alloc(ex->arena, (size_t)ne * sizeof(uint64_t) + 1);
   if (g->device_type)
     for (int e = 0; e < ne; e++)
       if (g->device_type[e] != kDLCPU)
@@ -177,14 +186,28 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
                               e - g->nodes[g->entry_node[e]].first_entry, g->entry_node[e],
                               node_name(ex, g->entry_node[e]), g->device_type[e],
                               kiln_device_name(g->device_type[e]));
-  if (kiln_graph_storage_ids(g, ex->storage_id, &ex->num_storage, &ex->planned_here))
+  if (kiln_graph_storage_ids(g, ex->storage_id, ex->storage_offset, &ex->num_storage,
+                             &ex->planned_here))
     return kiln_error_context("graph executor");
   uint64_t *bytes = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage * sizeof(uint64_t) + 1);
   ex->plan.naive_bytes = 0;
+  ex->plan.num_views = 0;
   for (int e = 0; e < ne; e++) {
-    uint64_t b = kiln_graph_entry_bytes(g, e);
+    uint64_t b = kiln_graph_entry_bytes(g, e), at = ex->storage_offset[e];
     ex->plan.naive_bytes += b;
-    if (bytes[ex->storage_id[e]] < b) bytes[ex->storage_id[e]] = b;
+    if (at) {
+      const GraphNode *nd = &g->nodes[g->entry_node[e]];
+      ex->plan.num_views++;
+      /* a view is plain memory at an offset: a kernel's output on the CPU
+       * in a graph of static sizes */
+      if (ex->dev.device_type != kDLCPU || g->batch_name || g->num_syms || !nd->is_op ||
+          !strcmp(nd->func_name, "__nop") || at % KILN_ARRAY_ALIGN)
+        return kiln_set_error("graph executor: attrs.kiln_storage_offset[%d] (output %d of node %d "
+                              "'%s') is %llu: only a kernel's output in a static CPU graph may lie "
+                              "at an offset, a multiple of %d", e, e - nd->first_entry,
+                              g->entry_node[e], nd->name, (unsigned long long)at, KILN_ARRAY_ALIGN);
+    }
+    if (bytes[ex->storage_id[e]] < at + b) bytes[ex->storage_id[e]] = at + b;
   }
   ex->plan.num_storage = ex->num_storage;
   ex->plan.planned_bytes = 0;
@@ -221,7 +244,7 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
     if (on_cpu) memset(ex->storage[s], 0, (size_t)bytes[s]);
     ex->owned[s] = 1;
   }
-  for (int e = 0; e < ne; e++) ex->entries[e].data = ex->storage[ex->storage_id[e]];
+  for (int e = 0; e < ne; e++) ex->entries[e].data = entry_data(ex, e);
   /* params that could not stay in place (their storage is shared): copied */
   for (int i = 0; pi && i < pi->num; i++) {
     intptr_t node = (intptr_t)pm_get(&ex->arg_by_name, pi->names[i]);
@@ -237,6 +260,34 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
   return 0;
 }
 
+/* Whether concatenation node n's inputs are views laid end to end in its
+ * output's storage, so it has nothing to do (1), or none of them shares
+ * that storage, so it copies (0).  Anything between is a broken plan: the
+ * copy would read what it writes. */
+static int check_views(const KilnGraphExecutor *ex, int n) {
+  const JsonGraph *g = &ex->g;
+  const GraphNode *nd = &g->nodes[n];
+  int out = nd->first_entry, shared = 0;
+  uint64_t at = ex->storage_offset[out];
+  for (int i = 0; i < nd->num_inputs; i++) {
+    int e = nd->inputs[i];
+    if (ex->storage_id[e] == ex->storage_id[out]) shared++;
+    if (ex->storage_id[e] == ex->storage_id[out] && ex->storage_offset[e] != at)
+      return kiln_set_error("graph executor: node %d ('%s'): input %d (entry %d) lies at byte %llu "
+                            "of the output's storage %d, not at %llu where the concatenation "
+                            "puts it", n, nd->name, i, e,
+                            (unsigned long long)ex->storage_offset[e], ex->storage_id[out],
+                            (unsigned long long)at);
+    at += kiln_graph_entry_bytes(g, e);
+  }
+  if (shared && (shared != nd->num_inputs || nd->num_outputs != 1 ||
+                 at - ex->storage_offset[out] != kiln_graph_entry_bytes(g, out)))
+    return kiln_set_error("graph executor: node %d ('%s'): %d of its %d inputs share the output's "
+                          "storage %d; a concatenation's inputs are all views of its output or "
+                          "none is", n, nd->name, shared, nd->num_inputs, ex->storage_id[out]);
+  return shared > 0;
+}
+
 static int setup_ops(KilnGraphExecutor *ex) {
   JsonGraph *g = &ex->g;
   ex->ops = kiln_arena_alloc(ex->arena, (size_t)g->num_nodes * sizeof(GraphOp) + 1);
@@ -250,6 +301,11 @@ static int setup_ops(KilnGraphExecutor *ex) {
         return kiln_set_error("graph executor: node %d ('%s'): a \"__nop\" node needs one output "
                               "sharing storage with its first input", n, nd->name);
       continue;
+    }
+    if (nd->concat_view) { /* its inputs were written in place: nothing to copy */
+      int views = check_views(ex, n);
+      if (views < 0) return -1;
+      if (views) continue;
     }
     GraphOp *op = &ex->ops[ex->num_ops];
     op->node = n;

@@ -26,12 +26,16 @@
  * read by the executor; "kiln_report" and "kiln_report_cap", the output
  * dimension a data-dependent host function reports and its upper bound,
  * "kiln_report_grow": "1" when that bound is a first guess the executor
- * grows)
+ * grows; "kiln_concat": "1", a concatenation whose inputs lie end to end
+ * in its output, which the memory planner may make views of it)
  * do not disturb a TVM reader and TVM's extra fields
  * do not disturb this one.
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
  * numbers are both accepted, and so are nodes' "attr" and "param" (older
- * spellings of "attrs").  storage_id and device_index are optional.
+ * spellings of "attrs").  storage_id and device_index are optional, and so
+ * is Kiln's kiln_storage_offset ["list_int", ...]: where in its storage id
+ * an entry lies, in bytes (a view into a concatenation's output; 0 when
+ * absent).
  *
  * Also here: kiln_graph_json_plan_memory (plan a JSON's storage and write
  * storage_id back), as it is a JSON-to-JSON transformation.
@@ -283,6 +287,8 @@ static int parse_node(Parser *p, const cJSON *v, int i) {
   nd->kiln_config = attr_str(p, attrs, "kiln_config");
   nd->kiln_output_name = attr_str(p, attrs, "kiln_output_name");
   nd->kiln_host = attr_str(p, attrs, "kiln_host");
+  const char *concat = attr_str(p, attrs, "kiln_concat");
+  nd->concat_view = concat && !strcmp(concat, "1");
   nd->report_dim = -1;
   if ((a = cJSON_GetObjectItemCaseSensitive(attrs, "kiln_report"))) {
     if (json_int(a, 0, MAX_NDIM - 1, &x) || !nd->kiln_host)
@@ -448,10 +454,11 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
   JsonGraph *g = p->g;
   int ne = g->num_entries;
   char ed[200];
-  const cJSON *shapes, *dtypes, *sids, *devs;
+  const cJSON *shapes, *dtypes, *sids, *offs, *devs;
   if (graph_list(p, attrs, "shape", "list_shape", 1, &shapes) ||
       graph_list(p, attrs, "dltype", "list_str", 1, &dtypes) ||
       graph_list(p, attrs, "storage_id", "list_int", 0, &sids) ||
+      graph_list(p, attrs, "kiln_storage_offset", "list_int", 0, &offs) ||
       graph_list(p, attrs, "device_index", "list_int", 0, &devs))
     return -1;
   g->entry_ndim = kiln_arena_alloc(p->a, (size_t)ne * sizeof(int) + 1);
@@ -511,6 +518,19 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
         return kiln_error_context("graph JSON: attrs.storage_id[%d] (%s)", e,
                                   entry_desc(g, e, ed, sizeof ed));
       g->storage_id[e] = (int32_t)v;
+    }
+  }
+  if (offs && !sids)
+    return kiln_set_error("graph JSON: attrs.kiln_storage_offset needs attrs.storage_id");
+  if (offs) {
+    g->storage_offset = kiln_arena_alloc(p->a, (size_t)ne * sizeof(uint64_t) + 1);
+    e = 0;
+    for (const cJSON *s = offs->child; s; s = s->next, e++) {
+      int64_t v = 0;
+      if (json_int(s, 0, INT64_MAX / 2, &v))
+        return kiln_error_context("graph JSON: attrs.kiln_storage_offset[%d] (%s)", e,
+                                  entry_desc(g, e, ed, sizeof ed));
+      g->storage_offset[e] = (uint64_t)v;
     }
   }
   if (devs) {
@@ -694,13 +714,17 @@ int kiln_graph_parse(const char *json, size_t len, KArena *arena, JsonGraph *g) 
 
 /* ---- planning ---- */
 
-int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, KilnMemoryPlan *plan) {
+int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,
+                    KilnMemoryPlan *plan) {
   KilnPlanNode *nodes = xcalloc((size_t)g->num_nodes + 1, sizeof *nodes);
   uint64_t *bytes = xcalloc((size_t)g->num_entries + 1, sizeof *bytes);
+  /* views only where every entry has one static size and is plain memory */
+  bool views = !g->batch_name && !g->num_syms;
   for (int i = 0; i < g->num_nodes; i++) {
     const GraphNode *nd = &g->nodes[i];
-    nodes[i].kind = !nd->is_op ? KILN_PLAN_ARG
+    nodes[i].kind = !nd->is_op                       ? KILN_PLAN_ARG
                     : !strcmp(nd->func_name, "__nop") ? KILN_PLAN_ALIAS
+                    : nd->concat_view && views       ? KILN_PLAN_CONCAT
                                                       : KILN_PLAN_OP;
     nodes[i].num_inputs = nd->num_inputs;
     nodes[i].inputs = nd->inputs;
@@ -709,15 +733,15 @@ int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, KilnMemoryPlan *pla
     nodes[i].inplace_input = nd->inplace_input;
   }
   for (int e = 0; e < g->num_entries; e++) bytes[e] = kiln_graph_entry_bytes(g, e);
-  int rc = kiln_graph_plan_memory(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,
-                                  g->num_heads, g->heads, storage_id, plan);
+  int rc = kiln_graph_plan_memory_views(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,
+                                        g->num_heads, g->heads, storage_id, storage_offset, plan);
   free(nodes);
   free(bytes);
   return rc;
 }
 
-int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, int *num_storage,
-                           int *planned_here) {
+int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,
+                           int *num_storage, int *planned_here) {
   *num_storage = 0;
   *planned_here = 0;
   if (g->storage_id) {
@@ -728,12 +752,13 @@ int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, int *num_sto
       intptr_t id = (intptr_t)pm_get(&ids, key);
       if (!id) pm_put(&ids, key, (void *)(id = ++*num_storage));
       storage_id[e] = (int32_t)(id - 1);
+      storage_offset[e] = g->storage_offset ? g->storage_offset[e] : 0;
     }
     pm_free(&ids);
     return 0;
   }
   KilnMemoryPlan plan;
-  if (kiln_graph_plan(g, storage_id, &plan)) return -1;
+  if (kiln_graph_plan(g, storage_id, storage_offset, &plan)) return -1;
   *num_storage = plan.num_storage;
   *planned_here = 1;
   return 0;
@@ -749,7 +774,10 @@ int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMe
   int rc = -1;
   if (kiln_graph_parse(json, len, a, &g)) goto done;
   int32_t *sid = kiln_arena_alloc(a, (size_t)g.num_entries * sizeof(int32_t) + 1);
-  if (kiln_graph_plan(&g, sid, plan)) goto done;
+  uint64_t *off = kiln_arena_alloc(a, (size_t)g.num_entries * sizeof(uint64_t) + 1);
+  KilnMemoryPlan made;
+  if (!plan) plan = &made;
+  if (kiln_graph_plan(&g, sid, off, plan)) goto done;
   root = parse_text(json, len);
   KASSERT(root != NULL); /* it parsed above */
   cJSON *list = cJSON_CreateArray(), *ids = cJSON_CreateArray();
@@ -761,6 +789,14 @@ int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMe
     cJSON_ReplaceItemInObjectCaseSensitive(attrs, "storage_id", list);
   else
     cJSON_AddItemToObject(attrs, "storage_id", list);
+  cJSON_DeleteItemFromObjectCaseSensitive(attrs, "kiln_storage_offset");
+  if (plan->num_views) {
+    cJSON *olist = cJSON_CreateArray(), *offs = cJSON_CreateArray();
+    cJSON_AddItemToArray(olist, cJSON_CreateString("list_int"));
+    for (int e = 0; e < g.num_entries; e++) cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off[e]));
+    cJSON_AddItemToArray(olist, offs);
+    cJSON_AddItemToObject(attrs, "kiln_storage_offset", olist);
+  }
   char *text = cJSON_PrintUnformatted(root);
   KASSERT(text != NULL);
   *out = xstrdup(text); /* cJSON's allocator may not be ours: hand out a copy */

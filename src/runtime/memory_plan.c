@@ -19,7 +19,14 @@
  * kernel reads each element before it writes it.  The storage ids are the tokens in order of
  * creation.
  *
- * Exports: kiln_graph_plan_memory.
+ * Views (kiln_graph_plan_memory_views): a concatenation whose inputs lie
+ * end to end in its output (KILN_PLAN_CONCAT) and which passes
+ * concat_views' rule takes its token when the first of its inputs is
+ * computed, holding the uses of all its inputs and of its output; each
+ * input is then placed in that token at its offset instead of a token of
+ * its own, and the concatenation computes nothing.
+ *
+ * Exports: kiln_graph_plan_memory, kiln_graph_plan_memory_views.
  */
 #include "runtime_internal.h"
 
@@ -27,6 +34,7 @@
 #include <string.h>
 
 #define MATCH_RANGE 16 /* TVM's match_range: reuse within a factor of 16 */
+#define VIEW_ALIGN 64  /* a view's offset: KILN_ARRAY_ALIGN, which kernels may assume */
 
 typedef struct Token {
   uint64_t bytes; /* the largest entry placed in it so far */
@@ -87,10 +95,32 @@ static void release_if_unused(Planner *p, int id) {
   p->free_list[p->nfree++] = id;
 }
 
-int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
-                           const uint64_t *entry_bytes, const int32_t *entry_device,
-                           int num_heads, const int32_t *heads, int32_t *storage_id,
-                           KilnMemoryPlan *plan) {
+/* Whether concatenation node n's inputs become views into its output
+ * (runtime.h, kiln_graph_plan_memory_views): one reader of the output, not
+ * a head; each input read by n alone (so listed once), not a head, computed
+ * by an operator on the output's device, at a 64-byte multiple; the inputs'
+ * bytes add up to the output's. */
+static int concat_views(const KilnPlanNode *nodes, int n, const int32_t *producer,
+                        const int64_t *uses, const uint8_t *is_head, const uint64_t *bytes,
+                        const int32_t *device) {
+  const KilnPlanNode *nd = &nodes[n];
+  int32_t out = nd->first_output;
+  if (nd->num_outputs != 1 || nd->num_inputs < 1 || uses[out] != 1 || is_head[out]) return 0;
+  uint64_t at = 0;
+  for (int i = 0; i < nd->num_inputs; i++) {
+    int32_t e = nd->inputs[i];
+    if (at % VIEW_ALIGN || uses[e] != 1 || is_head[e] || nodes[producer[e]].kind != KILN_PLAN_OP ||
+        (device && device[e] != device[out]))
+      return 0;
+    at += bytes[e];
+  }
+  return at == bytes[out];
+}
+
+static int plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+                       const uint64_t *entry_bytes, const int32_t *entry_device, int num_heads,
+                       const int32_t *heads, int32_t *storage_id, uint64_t *storage_offset,
+                       KilnMemoryPlan *plan) {
   if (num_nodes < 0 || num_entries < 0 || num_heads < 0)
     return kiln_set_error("plan_memory: negative count (nodes %d, entries %d, heads %d)",
                           num_nodes, num_entries, num_heads);
@@ -105,11 +135,14 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
   for (int e = 0; e < num_entries; e++) producer[e] = -1;
   int rc = -1;
   Planner p = {0};
+  int32_t *view_of = NULL, *concat_tok = NULL;
+  uint64_t *view_at = NULL;
+  int num_views = 0;
   for (int n = 0; n < num_nodes; n++) {
     const KilnPlanNode *nd = &nodes[n];
-    if (nd->kind != KILN_PLAN_ARG && nd->kind != KILN_PLAN_OP && nd->kind != KILN_PLAN_ALIAS) {
-      kiln_set_error("plan_memory: node %d has kind %d, expected 0 (arg), 1 (op) or 2 (alias)", n,
-                     nd->kind);
+    if (nd->kind < KILN_PLAN_ARG || nd->kind > KILN_PLAN_CONCAT) {
+      kiln_set_error("plan_memory: node %d has kind %d, expected 0 (arg), 1 (op), 2 (alias) or 3 "
+                     "(concat)", n, nd->kind);
       goto done;
     }
     if (nd->num_inputs < 0 || nd->num_outputs < 0 || (nd->num_inputs && !nd->inputs) ||
@@ -152,9 +185,34 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
     is_head[heads[h]] = 1;
   }
 
+  /* views: view_of[e] is the concatenation node whose storage input e lies
+   * in, at view_at[e]; concat_tok[n] that node's token once taken */
+  if (storage_offset) {
+    view_of = xmalloc(((size_t)num_entries + 1) * sizeof *view_of);
+    view_at = xcalloc((size_t)num_entries + 1, sizeof *view_at);
+    concat_tok = xmalloc(((size_t)num_nodes + 1) * sizeof *concat_tok);
+    for (int e = 0; e < num_entries; e++) view_of[e] = -1, storage_offset[e] = 0;
+    for (int n = 0; n < num_nodes; n++) {
+      concat_tok[n] = -1;
+      const KilnPlanNode *nd = &nodes[n];
+      if (nd->kind != KILN_PLAN_CONCAT ||
+          !concat_views(nodes, n, producer, uses, is_head, entry_bytes, entry_device))
+        continue;
+      uint64_t at = 0;
+      for (int i = 0; i < nd->num_inputs; i++) {
+        view_of[nd->inputs[i]] = n;
+        view_at[nd->inputs[i]] = at;
+        at += entry_bytes[nd->inputs[i]];
+        num_views++;
+      }
+    }
+  }
+
   for (int n = 0; n < num_nodes; n++) {
     const KilnPlanNode *nd = &nodes[n];
     int alias = nd->kind == KILN_PLAN_ALIAS && nd->num_outputs == 1 && nd->num_inputs >= 1;
+    /* a concatenation whose inputs are views: its output is placed */
+    int placed = concat_tok && concat_tok[n] >= 0;
     if (alias) {
       int32_t in = nd->inputs[0], out = nd->first_output;
       int32_t dev = entry_device ? entry_device[out] : 0;
@@ -162,6 +220,7 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
       if (p.tok[id].device != dev) alias = 0; /* cannot share across devices: copy instead */
       else {
         storage_id[out] = id;
+        if (storage_offset) storage_offset[out] = storage_offset[in];
         p.tok[id].uses += uses[out];
         if (p.tok[id].bytes < entry_bytes[out]) p.tok[id].bytes = entry_bytes[out];
         if (is_head[out]) p.tok[id].pinned = 1;
@@ -172,7 +231,8 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
      * and the sizes are equal */
     int inplace_in = -1;
     if (!alias && nd->kind == KILN_PLAN_OP && nd->inplace_input > 0 &&
-        nd->inplace_input <= nd->num_inputs && nd->num_outputs == 1) {
+        nd->inplace_input <= nd->num_inputs && nd->num_outputs == 1 &&
+        !(view_of && view_of[nd->first_output] >= 0)) {
       int32_t in = nd->inputs[nd->inplace_input - 1], out = nd->first_output;
       int id = storage_id[in];
       Token *t = &p.tok[id];
@@ -184,10 +244,24 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
         inplace_in = nd->inplace_input - 1;
       }
     }
-    if (!alias && inplace_in < 0) {
+    if (!alias && !placed && inplace_in < 0) {
       for (int k = 0; k < nd->num_outputs; k++) {
         int32_t e = nd->first_output + k;
         int32_t dev = entry_device ? entry_device[e] : 0;
+        int c = view_of ? view_of[e] : -1;
+        if (c >= 0) { /* a view: the first input computed takes the concatenation's token */
+          if (concat_tok[c] < 0) {
+            int32_t out = nodes[c].first_output;
+            int id = request(&p, entry_bytes[out], dev);
+            if (id < 0) id = new_token(&p, entry_bytes[out], dev);
+            p.tok[id].uses = nodes[c].num_inputs + uses[out];
+            p.tok[id].pinned = 0;
+            storage_id[out] = concat_tok[c] = id;
+          }
+          storage_id[e] = concat_tok[c];
+          storage_offset[e] = view_at[e];
+          continue;
+        }
         int id = nd->kind == KILN_PLAN_ARG ? -1 : request(&p, entry_bytes[e], dev);
         if (id < 0) id = new_token(&p, entry_bytes[e], dev);
         p.tok[id].uses = uses[e];
@@ -208,6 +282,7 @@ int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_ent
   if (plan) {
     plan->num_storage = p.ntok;
     plan->planned_bytes = plan->naive_bytes = 0;
+    plan->num_views = num_views;
     for (int t = 0; t < p.ntok; t++) plan->planned_bytes += p.tok[t].bytes;
     for (int e = 0; e < num_entries; e++) plan->naive_bytes += entry_bytes[e];
   }
@@ -218,5 +293,26 @@ done:
   free(is_head);
   free(p.tok);
   free(p.free_list);
+  free(view_of);
+  free(view_at);
+  free(concat_tok);
   return rc;
+}
+
+int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+                           const uint64_t *entry_bytes, const int32_t *entry_device,
+                           int num_heads, const int32_t *heads, int32_t *storage_id,
+                           KilnMemoryPlan *plan) {
+  return plan_memory(num_nodes, nodes, num_entries, entry_bytes, entry_device, num_heads, heads,
+                     storage_id, NULL, plan);
+}
+
+int kiln_graph_plan_memory_views(int num_nodes, const KilnPlanNode *nodes, int num_entries,
+                                 const uint64_t *entry_bytes, const int32_t *entry_device,
+                                 int num_heads, const int32_t *heads, int32_t *storage_id,
+                                 uint64_t *storage_offset, KilnMemoryPlan *plan) {
+  if (num_entries > 0 && !storage_offset)
+    return kiln_set_error("plan_memory: storage_offset is NULL");
+  return plan_memory(num_nodes, nodes, num_entries, entry_bytes, entry_device, num_heads, heads,
+                     storage_id, storage_offset, plan);
 }

@@ -265,6 +265,8 @@ typedef struct GraphNode {
   int num_outputs;         /* attrs.num_outputs (1 for "null") */
   int flatten_data;        /* attrs.flatten_data */
   int inplace_input;       /* 1 + attrs.kiln_inplace, else 0 (KilnPlanNode's field) */
+  bool concat_view;        /* attrs.kiln_concat "1": its inputs lie end to end in its
+                            * output (KILN_PLAN_CONCAT) */
   int32_t first_entry;     /* node_row_ptr[node]: its outputs are the next num_outputs entries */
   /* attrs.kiln_report: a data-dependent host function (datadep.c) reports
    * the size of this dimension of its output, a symbol the executor binds
@@ -291,6 +293,7 @@ typedef struct JsonGraph {
   int64_t **entry_shape;
   DLDataType *entry_dtype; /* attrs.dltype */
   int32_t *storage_id;     /* attrs.storage_id, or NULL when absent */
+  uint64_t *storage_offset; /* attrs.kiln_storage_offset (bytes), or NULL when absent */
   int32_t *device_type;    /* attrs.device_index, or NULL when absent */
   int32_t *entry_node;     /* the node producing each entry */
   /* symbolic sizes (attrs.kiln_symbols, kiln_sym_shape; graph_sym.c):
@@ -328,13 +331,17 @@ int kiln_graph_parse(const char *json, size_t len, KArena *arena, JsonGraph *g);
 int kiln_dtype_parse(const char *s, DLDataType *t);
 /* Bytes of entry e (its shape times its dtype's size). */
 uint64_t kiln_graph_entry_bytes(const JsonGraph *g, int e);
-/* Plan g's memory (kiln_graph_plan_memory over its nodes) into storage_id. */
-int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, KilnMemoryPlan *plan);
-/* The storage id of every entry, dense from 0: the JSON's storage_id
- * renumbered in order of first use, or a plan made here (*planned_here 1)
- * when the JSON has none. */
-int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, int *num_storage,
-                           int *planned_here);
+/* Plan g's memory (kiln_graph_plan_memory_views over its nodes; views only
+ * in a static graph without the batch loop) into storage_id and
+ * storage_offset. */
+int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,
+                    KilnMemoryPlan *plan);
+/* The storage id and byte offset of every entry, ids dense from 0: the
+ * JSON's storage_id renumbered in order of first use (and its
+ * kiln_storage_offset), or a plan made here (*planned_here 1) when the JSON
+ * has none. */
+int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,
+                           int *num_storage, int *planned_here);
 /* "(1, 3, 224, 224)"; with python_tuple, a 1-D shape is "(n,)" as Python
  * prints it (the profile table's style). */
 void kiln_put_shape(StrBuf *sb, int ndim, const int64_t *shape, int python_tuple);
@@ -417,6 +424,7 @@ struct KilnGraphExecutor {
   JsonGraph g;
   DLTensor *entries;        /* one tensor per entry, data in its storage */
   int32_t *storage_id;      /* the plan in use (g.storage_id or planned here) */
+  uint64_t *storage_offset; /* per entry: its byte offset in its storage (a view) */
   int num_storage;
   void **storage;           /* the buffers, 64-byte aligned */
   uint8_t *owned;           /* per storage id: allocated here (else a param's
@@ -425,7 +433,8 @@ struct KilnGraphExecutor {
   int params_checked;       /* kiln_module_check_params passed */
   uint8_t *zero_copy;       /* per entry: bound to caller memory */
   int num_ops;
-  GraphOp *ops;             /* the tvm_op nodes, in run order ("__nop"s left out) */
+  GraphOp *ops;             /* the tvm_op nodes, in run order ("__nop"s and
+                             * concatenations of views left out) */
   uint8_t *is_param;        /* per node: named in a loaded params blob */
   int num_inputs;
   int32_t *inputs;          /* node ids: the arguments that are not params */

@@ -17,6 +17,7 @@ extern const TestCase autotune_tune_tests[];
 extern const TestCase autotune_gpu_tests[];
 extern const TestCase base_tests[];
 extern const TestCase graphrt_tests[];
+extern const TestCase plan_views_tests[];
 extern const TestCase artifact_tests[];
 extern const TestCase ir_tests[];
 extern const TestCase lower_tests[];
@@ -55,6 +56,7 @@ static const TestSuite suites[] = {
     {"prop", prop_tests},
     {"runtime", runtime_tests},
     {"graphrt", graphrt_tests},
+    {"plan_views", plan_views_tests},
     {"target", target_tests},
     {"verify", verify_tests},
     {"artifact", artifact_tests},

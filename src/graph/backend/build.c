@@ -211,6 +211,29 @@ bool graph_reshape_alias(const Graph *g, const FusedGroup *fg, const GraphBuildO
          in->type.dtype.code == fg->out->type.dtype.code && in->type.dtype.bits == fg->out->type.dtype.bits;
 }
 
+/* A group that is one concatenation along an axis with only 1s before it
+ * (blocked channels at batch 1) writes its inputs end to end: the graph
+ * JSON marks it "kiln_concat" and the memory planner may place the inputs
+ * as views in its output, so its kernel need not run
+ * (kiln_graph_plan_memory_views has the rule).  Only for a static CPU
+ * graph without the batch loop, with the kernel's inputs the op's
+ * arguments in order, each computed by a kernel. */
+static bool concat_view(const Graph *g, const FusedGroup *fg, const GroupInfo *info, const GraphBuildOptions *opt) {
+  const GNode *c = fg->out;
+  if (g->syms.len || !opt || opt->batch_outer || (opt->target && target_is_gpu(opt->target)) || fg->nodes.len != 1 ||
+      c->op->id != OP_CONCATENATE || info->host || info->alias || info->inputs.len != c->nargs || c->type.sym)
+    return false;
+  int64_t axis = gattr_int(&c->attrs, "axis", 0);
+  if (axis < 0) axis += c->type.ndim;
+  for (int d = 0; d < axis; d++)
+    if (c->type.shape[d] != 1) return false;
+  for (int i = 0; i < c->nargs; i++) {
+    const GNode *in = c->args[i];
+    if (info->inputs.data[i] != in || in->kind != GN_CALL || in->op->host || in->type.sym) return false;
+  }
+  return true;
+}
+
 /* A group that calls an earlier group's kernel: its inputs, as
  * build_group would list them, and the kernel's task. */
 void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info) {
@@ -340,6 +363,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     if (info->task) cJSON_AddStringToObject(attrs, "kiln_task", info->task);
     if (info->config_source) cJSON_AddStringToObject(attrs, "kiln_config", info->config_source);
     if (info->inplace) cJSON_AddStringToObject(attrs, "kiln_inplace", kfmt("%d", info->inplace - 1));
+    if (concat_view(g, fg, info, opt)) cJSON_AddStringToObject(attrs, "kiln_concat", "1");
     /* the model's name for this output (ONNX "logits"), which the node's
      * name (the kernel's) is not */
     if (model_output_name(g, fg->out)) cJSON_AddStringToObject(attrs, "kiln_output_name", model_output_name(g, fg->out));

@@ -1,0 +1,85 @@
+"""Concatenations whose inputs are written in place: a channel concatenation
+at batch 1 with one reader is marked "kiln_concat" in the graph JSON, the
+memory planner places its inputs as views in its output's storage
+(attrs.kiln_storage_offset) and the executor does not call it; one with
+several readers keeps its copy.  Each case runs against a float64 NumPy
+reference on fresh random inputs, through the graph executor and the debug
+executor (whose table must then have no concatenation row), and a JSON with
+a view moved to the wrong offset must be refused.
+
+The model: x (1, 32, 12, 12) -> two 1x1 convs with ReLU (16 and 32 output
+channels) -> Concat on the channels -> one or two 1x1 convs reading it.
+"""
+import json
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import kiln
+from kiln import debug_executor, graph_executor
+from onnx_graph import build_graph
+
+C, H = 32, 12
+
+
+def _model(tmp_path, readers):
+    rng = np.random.default_rng(3)
+    w = {"wa": rng.standard_normal((16, C, 1, 1)), "wb": rng.standard_normal((32, C, 1, 1)),
+         "wc": rng.standard_normal((16, 48, 1, 1)), "wd": rng.standard_normal((16, 48, 1, 1))}
+    w = {k: (v / 8).astype("float32") for k, v in w.items()}
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["a0"]), helper.make_node("Relu", ["a0"], ["a"]),
+             helper.make_node("Conv", ["x", "wb"], ["b0"]), helper.make_node("Relu", ["b0"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+             helper.make_node("Conv", ["c", "wc"], ["y"])]
+    outs = {"y": (1, 16, H, H)}
+    if readers == 2:
+        nodes.append(helper.make_node("Conv", ["c", "wd"], ["z"]))
+        outs["z"] = (1, 16, H, H)
+    _, lib = build_graph(tmp_path, nodes, {k: w[k] for k in ("wa", "wb", "wc", "wd")[:2 + readers]},
+                         {"x": (1, C, H, H)}, outs)
+    return lib, w
+
+
+def _reference(x, w, readers):
+    def conv(t, k):
+        return np.einsum("oc,nchw->nohw", k[:, :, 0, 0].astype("float64"), t)
+    c = np.concatenate([np.maximum(conv(x, w["wa"]), 0), np.maximum(conv(x, w["wb"]), 0)], axis=1)
+    return [conv(c, w["wc"]), conv(c, w["wd"])][:readers]
+
+
+def _check(m, x, w, readers):
+    m.set_input("x", x)
+    m.run()
+    for k, want in enumerate(_reference(x.astype("float64"), w, readers)):
+        got = m.get_output(k).numpy()
+        err = np.abs(got - want).max() / np.abs(want).max()
+        assert err < 1e-5, (k, err)
+
+
+@pytest.mark.parametrize("readers", [1, 2])
+def test_concat_views(tmp_path, readers):
+    lib, w = _model(tmp_path, readers)
+    graph = json.loads(lib.get_graph_json())
+    concat = [n for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"].get("kiln_ops") == "concatenate"]
+    assert len(concat) == 1 and concat[0]["attrs"].get("kiln_concat") == "1"
+    offsets = graph["attrs"].get("kiln_storage_offset")
+    assert (offsets is not None) == (readers == 1)
+    x = np.random.default_rng(11).standard_normal((1, C, H, H)).astype("float32")
+    _check(graph_executor.GraphModule(lib["default"](kiln.cpu())), x, w, readers)
+    dbg = debug_executor.from_module(lib)
+    report = dbg.profile(1, 1, x=x)
+    assert any("concatenate" in r["name"] for r in report.rows) == (readers == 2)
+    _check(dbg, x, w, readers)
+    if readers == 1:
+        # the views: the concatenation's inputs in its storage, end to end
+        sid = graph["attrs"]["storage_id"][1]
+        ins = [i[0] for i in concat[0]["inputs"]]
+        out = graph["node_row_ptr"][graph["nodes"].index(concat[0])]
+        assert sid[ins[0]] == sid[ins[1]] == sid[out]
+        off = offsets[1]
+        assert off[ins[0]] == off[out] == 0 and off[ins[1]] == 16 * H * H * 4
+        # moved by 64 bytes, the second input would overlap the first: refused
+        off[ins[1]] -= 64
+        with pytest.raises(kiln.KilnError, match="lies at byte 9152 of the output's storage"):
+            graph_executor.create(json.dumps(graph), lib)
