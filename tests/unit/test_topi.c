@@ -786,6 +786,51 @@ static void test_blocked_shuffle(void) {
   tb_run(&b);
 }
 
+/* An int8 model's input quantize into the blocked layout: float32 NCHW
+ * times 1 / scale, rounded, plus the zero point, clipped to 0..255,
+ * uint8, the channels padded to 4 and blocked NCHW4c.  Where the width is
+ * a whole number of 16-lane vectors the lanes loop outside the row and
+ * the row runs in vectors (quantize_rows: a float load, the rounding and
+ * the conversion on 16 lanes, a strided byte store), elsewhere as before.
+ * The inputs are multiples of 1/8 times a scale of 4, so every product is
+ * exact and half of them lie on a rounding tie (to even); clipped at both
+ * ends.  Random shapes, exact against a direct reference. */
+static void test_blocked_quantize(void) {
+  TBatch b = {0};
+  for (int k = 0; k < 4; k++) {
+    int64_t n = rnd_range(1, 2), c = rnd_range(1, 4), h = rnd_range(1, 5), w = k < 3 ? 16 * rnd_range(1, 4) : rnd_range(5, 30);
+    double zp = (double)rnd_range(0, 255);
+    Tensor *x = ph("x", 4, (int64_t[]){n, c, h, w}, DT_F32);
+    Tensor *q = topi_binary(TOPI_add, topi_unary(TOPI_round, topi_binary(TOPI_multiply, x, topi_full(0, NULL, DT_F32, 4))),
+                            topi_full(0, NULL, DT_F32, zp));
+    Tensor *u = topi_cast(topi_clip(q, 0, 255), DT_U8);
+    Tensor *t = topi_layout_transform(topi_pad(u, (int64_t[]){0, 0, 0, 0, 0, 4 - c, 0, 0}, TOPI_PAD_CONSTANT, 0), "NCHW",
+                                      "NCHW4c");
+    CHECK_NN(t);
+    if (!t) return;
+    TCase *tc = tb_add(&b, kfmt("quantize n%lld c%lld h%lld w%lld zp %g", (long long)n, (long long)c, (long long)h,
+                                (long long)w, zp),
+                       1, &x, t, 0);
+    if (!tc) continue;
+    const char *txt = kiln_lowered_str(tc->f);
+    CHECK_MSG((strstr(txt, "ramp(") != NULL) == (w % 16 == 0), "w %lld: the row is%s vectorized:\n%s", (long long)w,
+              w % 16 ? "" : " not", txt);
+    for (int64_t i = 0; i < numel(tc->a[0]); i++) tset(tc->a[0], i, (double)rnd_range(-1200, 1200) / 8);
+    int64_t o[5] = {n, 1, h, w, 4};
+    for (int64_t i = 0; i < numel(tc->ref); i++) {
+      int64_t idx[5];
+      unravel(i, 5, o, idx);
+      double v = 0;
+      if (idx[4] < c) {
+        v = nearbyint(4 * tget(tc->a[0], ravel(4, (int64_t[]){n, c, h, w}, (int64_t[]){idx[0], idx[4], idx[2], idx[3]}))) + zp;
+        v = v < 0 ? 0 : v > 255 ? 255 : v;
+      }
+      tset(tc->ref, i, v);
+    }
+  }
+  tb_run(&b);
+}
+
 /* An injective stage read by an extern op stays in memory. */
 static void test_schedule_extern(void) {
   int64_t n = 37;
@@ -855,6 +900,7 @@ const TestCase topi_tests[] = {
     {"relayout_schedule", test_relayout_schedule},
     {"transpose_tiles", test_transpose_tiles},
     {"blocked_shuffle", test_blocked_shuffle},
+    {"blocked_quantize", test_blocked_quantize},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},
