@@ -21,7 +21,8 @@
  * faster than the 1-thread one.
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
- *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd] [--batch N]
+ *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd]
+ *                [--batch N [--vs JSON | --winograd]]
  *                [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--cold]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
@@ -32,7 +33,11 @@
  * epilogue); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
  * times each layer at batch N instead of Winograd: the fallback config
  * against the same config without batch blocking (tile_n = 1), their runs
- * alternating, medians, the two outputs compared (relative L2 error).
+ * alternating, medians, the two outputs compared (relative L2 error);
+ * with --vs JSON against that config instead (a candidate fallback rule,
+ * one --layer at a time), and with --winograd the 3x3 stride-1 layers'
+ * direct fallback against the Winograd fallback (--wcfg: that config) at
+ * batch N, as at batch 1.
  * The "mobile." layers are the 1x1s of MobileNet-V2, MnasNet and
  * EfficientNet-B0 whose 24 or 40 output channels get 8-lane blocks, each
  * beside the same layer with the channels padded to 32 or 48 (what
@@ -40,6 +45,8 @@
  * "32(24)->80" reads a padded input of 32 channels of which 24 are real
  * (the reduction over those only; its GFLOP/s count the real FLOPs),
  * beside "32->80", the same reducing over all 32.
+ * --cpu-time times runs by the process's CPU time per pool thread (see
+ * run_clock), for a machine loaded by other work.
  * --cold evicts the layer's weights from the caches (clflush) before
  * every timed run, as in a model, where a layer's weights were last read
  * a whole inference ago (here they would stay in L2/L3 between runs).
@@ -77,6 +84,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "autotune/autotune.h"
 #include "codegen/codegen.h"
@@ -289,13 +297,33 @@ static void evict(const DLTensor *t) {
   __builtin_ia32_mfence();
 }
 
+/* --cpu-time: a run's time is the process's CPU time over the pool's
+ * threads (per thread; with 2 threads their mean, the pool's waits
+ * included) instead of wall time, so time slices the machine's other work
+ * takes do not count - under load a batch-8 layer's run outlasts a time
+ * slice and its wall time measures the load. */
+static bool cpu_time;
+static int threads_now = 1;
+
+static void set_threads(int n) {
+  kiln_set_num_threads(n);
+  threads_now = n;
+}
+
+static double run_clock(void) {
+  if (!cpu_time) return kiln_now_seconds();
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec) / threads_now;
+}
+
 static double run_once(KilnFunction *f, KilnValue *args, int *codes, int nargs) {
   KilnValue ret;
   int rc;
   if (cold) evict((const DLTensor *)args[1].v_handle);
-  double t0 = kiln_now_seconds();
+  double t0 = run_clock();
   kiln_func_call(f, args, codes, nargs, &ret, &rc);
-  return kiln_now_seconds() - t0;
+  return run_clock() - t0;
 }
 
 /* The best of reps runs after a warm-up: on a shared machine other work
@@ -335,13 +363,16 @@ typedef struct Built {
  * it and allocate its arrays (inputs random).  false + message on failure. */
 static bool silu_epilogue; /* --silu: the fused epilogue is bias + SiLU */
 
-/* src's L->c channels into dst, both NCHW[x]c at batch 1 with their own
- * blocks (dst's extra channels, if any, left as they are). */
+/* src's L->c channels into dst, both NCHW[x]c with their own blocks and
+ * the same batch (dst's extra channels, if any, left as they are). */
 static void copy_reblocked(const Layer *L, const DLTensor *src, DLTensor *dst) {
   int64_t HW = L->h * L->w, b1 = src->shape[4], b2 = dst->shape[4];
-  for (int64_t c = 0; c < L->c; c++)
-    for (int64_t i = 0; i < HW; i++)
-      ((float *)dst->data)[((c / b2) * HW + i) * b2 + c % b2] = ((const float *)src->data)[((c / b1) * HW + i) * b1 + c % b1];
+  int64_t s1 = src->shape[1] * b1 * HW, s2 = dst->shape[1] * b2 * HW; /* a sample's floats */
+  for (int64_t n = 0; n < src->shape[0]; n++)
+    for (int64_t c = 0; c < L->c; c++)
+      for (int64_t i = 0; i < HW; i++)
+        ((float *)dst->data)[n * s2 + ((c / b2) * HW + i) * b2 + c % b2] =
+            ((const float *)src->data)[n * s1 + ((c / b1) * HW + i) * b1 + c % b1];
 }
 
 /* --in-place: the grouped conv's data in blocks of this many channels
@@ -556,7 +587,7 @@ static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps
   int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
   double med[2][3];
   for (int th = 1; th <= 2; th++) {
-    kiln_set_num_threads(th);
+    set_threads(th);
     double *v[3];
     for (int j = 0; j < 3; j++) {
       v[j] = KNEWN(double, r);
@@ -566,7 +597,7 @@ static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps
       for (int j = 0; j < 3; j++) v[j][i] = run_once(b[j].f, b[j].av, b[j].codes, b[j].nargs);
     for (int j = 0; j < 3; j++) med[th - 1][j] = flops / median(v[j], r) * 1e-9;
   }
-  kiln_set_num_threads(1);
+  set_threads(1);
   printf("%-30s %-34s %7.1f %7.1f %5.0f%% | %7.1f %7.1f %5.2fx %7.1e | %7.1f %7.1f %5.2fx %5.0f%% %7.1e%s\n", L->name,
          config_text(cb[0]), med[0][0], med[1][0], 100 * med[0][0] / peak, med[0][1], med[1][1], med[0][1] / med[0][0],
          err[1], med[0][2], med[1][2], med[0][2] / med[0][0], 100 * med[0][2] / pb, err[2],
@@ -576,10 +607,10 @@ static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps
 }
 
 int main(int argc, char **argv) {
-  const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL;
+  const char *only = NULL, *keep = NULL, *cfg_text = NULL, *wcfg_text = NULL, *vs_text = NULL;
   int reps = 0;
   int64_t batch = 1;
-  bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false, bf16 = false;
+  bool epilogue = false, use_wino = true, dw = false, grouped = false, group_pad = false, bf16 = false, wino_batch = false;
   const char *form = "group_pad"; /* the form knob --group-pad / --group-pack compares (group_pad set) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--layer") && i + 1 < argc) only = argv[++i];
@@ -587,6 +618,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--cfg") && i + 1 < argc) cfg_text = argv[++i];
     else if (!strcmp(argv[i], "--wcfg") && i + 1 < argc) wcfg_text = argv[++i];
+    else if (!strcmp(argv[i], "--vs") && i + 1 < argc) vs_text = argv[++i];
+    else if (!strcmp(argv[i], "--winograd")) wino_batch = true;
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
     else if (!strcmp(argv[i], "--silu")) epilogue = silu_epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
@@ -595,13 +628,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
     else if (!strcmp(argv[i], "--group-pack")) grouped = group_pad = true, form = "group_pack";
     else if (!strcmp(argv[i], "--cold")) cold = true;
+    else if (!strcmp(argv[i], "--cpu-time")) cpu_time = true;
     else if (!strcmp(argv[i], "--in-place")) data_block = target_host()->vector_lanes;
     else if (!strcmp(argv[i], "--bf16")) bf16 = true;
     else if (!strcmp(argv[i], "--batch") && i + 1 < argc && atoi(argv[i + 1]) >= 1) batch = atoi(argv[++i]);
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N] [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--in-place] [--cold]\n",
+              "[--no-winograd] [--batch N [--vs JSON | --winograd]] [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--in-place] [--cold] [--cpu-time]\n",
               argv[0]);
       return 2;
     }
@@ -619,8 +653,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: --group-pad compares at batch 1; leave out --batch\n", argv[0]);
     return 2;
   }
-  if (batch > 1 || dw || grouped) use_wino = false; /* the second column is the unblocked config */
-  kiln_set_num_threads(1);
+  if ((vs_text || wino_batch) && (batch == 1 || dw || grouped)) {
+    fprintf(stderr, "%s: --vs and --winograd compare at batch N > 1 on the plain layers: pass --batch N\n", argv[0]);
+    return 2;
+  }
+  /* at batch > 1 the second column is the unblocked (or --vs) config,
+   * or with --winograd the Winograd kernel at the same batch */
+  if ((batch > 1 && !wino_batch) || dw || grouped) use_wino = false;
+  set_threads(1);
   double peak = bench_measure_peak(), peak2 = bench_measure_peak_threads(2);
   printf("FMA peak (measured): one core %.1f GFLOP/s, two threads at once %.1f (%.2fx); SIMD width %d floats\n", peak,
          peak2, peak2 / peak, target_host()->vector_lanes);
@@ -664,16 +704,20 @@ int main(int argc, char **argv) {
            "folded into the padded slab) against the same config on its own block, in GFLOP/s, medians of alternating "
            "runs; x = own-block time / in-place time\n",
            (long long)data_block);
-  if (batch > 1)
-    printf("batch %lld: the fallback config, and the same with tile_n=1 (no batch blocking), medians of alternating runs\n",
+  if (batch > 1 && wino_batch)
+    printf("batch %lld: the direct and the Winograd kernel at this batch (3x3 stride-1 layers; the others one column)\n",
            (long long)batch);
+  else if (batch > 1)
+    printf("batch %lld: the fallback config, and %s, medians of alternating runs\n", (long long)batch,
+           vs_text ? "the --vs config (second columns; x = fallback time / its)" : "the same with tile_n=1 (no batch blocking)");
   printf("\n%-30s %-30s %8s %8s %6s %6s", "layer",
          dw ? "depthwise fallback config" : grouped ? "grouped fallback config" : "direct fallback config",
          "1 thread", "2 threads", "%peak", "%2peak");
   if (dw) printf("  %8s %8s", "GB/s 1T", "GB/s 2T");
   if (use_wino) printf("  %-40s %8s %8s %6s %6s %8s", "winograd fallback config", "wino 1T", "wino 2T", "x 1T", "x 2T", "rel err");
   if (group_pad) printf("  %-30s %8s %8s %6s %6s", kfmt("%s fallback config", form), "form 1T", "form 2T", "x 1T", "x 2T");
-  if (batch > 1) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
+  if (batch > 1 && vs_text) printf("  %-30s %8s %8s %6s %6s %8s", "--vs config", "vs 1T", "vs 2T", "x 1T", "x 2T", "rel err");
+  else if (batch > 1 && !wino_batch) printf("  %8s %8s %6s %6s %8s", "n1 1T", "n1 2T", "x 1T", "x 2T", "rel err");
   if (data_block) printf("  %8s %8s %6s %6s %8s", "inpl 1T", "inpl 2T", "x 1T", "x 2T", "rel err");
   printf("\n");
   const Template *tm =
@@ -720,16 +764,16 @@ int main(int argc, char **argv) {
       continue;
     }
     bool wino = use_wino && L->k == 3 && L->stride == 1;
-    bool nb = false; /* batch > 1: w is the fallback without batch blocking */
+    bool nb = false; /* batch > 1: w is the fallback without batch blocking (or --vs) */
     if (gp) {
       if (!build(tm, wl, fb, epilogue, keep, L->oc, false, &w)) {
         printf("%-30s padded build failed: %s\n", L->name, kiln_get_error());
         gp = false;
       }
     }
-    if (batch > 1) {
-      ConfigEntity *c1 = template_fallback(tm, target_host(), wl);
-      if (c1) config_set_other(c1, "tile_n", opt_int(1));
+    if (batch > 1 && !wino_batch) {
+      ConfigEntity *c1 = vs_text ? config_entity_from_json(vs_text) : template_fallback(tm, target_host(), wl);
+      if (c1 && !vs_text) config_set_other(c1, "tile_n", opt_int(1));
       if (!build(tm, wl, c1, epilogue, keep, L->oc, false, &w)) {
         printf("%-30s tile_n=1 build failed: %s\n", L->name, kiln_get_error());
       } else {
@@ -747,7 +791,7 @@ int main(int argc, char **argv) {
     kiln_clear_error();
     int64_t wm = topi_x86_winograd_tile_size(L->h, L->w); /* pad 1: output = input size */
     if (wino) {
-      Workload *ww = wl_conv2d(wt->name, (int64_t[]){1, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
+      Workload *ww = wl_conv2d(wt->name, (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
                                (int[]){1, 1}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
       if (!build(wt, ww, wcfg_text ? config_entity_from_json(wcfg_text) : template_fallback(wt, target_host(), ww), epilogue, keep,
                  L->oc, false, &w)) {
@@ -778,15 +822,15 @@ int main(int argc, char **argv) {
     int r = reps ? reps : (flops > 2e9 ? 5 : flops > 2e8 ? 11 : 31);
     double t1, t2, w1 = 0, w2 = 0;
     if (!wino && !nb && !gp && !ip) {
-      kiln_set_num_threads(1);
+      set_threads(1);
       t1 = time_run(d.f, d.av, d.codes, d.nargs, r);
-      kiln_set_num_threads(2);
+      set_threads(2);
       t2 = time_run(d.f, d.av, d.codes, d.nargs, r);
     } else {
       double *v[4];
       for (int i = 0; i < 4; i++) v[i] = KNEWN(double, r);
       for (int th = 1; th <= 2; th++) {
-        kiln_set_num_threads(th);
+        set_threads(th);
         run_once(d.f, d.av, d.codes, d.nargs); /* warm up */
         run_once(w.f, w.av, w.codes, w.nargs);
         for (int i = 0; i < r; i++) {
@@ -796,14 +840,15 @@ int main(int argc, char **argv) {
       }
       t1 = median(v[0], r), w1 = median(v[1], r), t2 = median(v[2], r), w2 = median(v[3], r);
     }
-    kiln_set_num_threads(1);
+    set_threads(1);
     double g1 = flops / t1 * 1e-9, g2 = flops / t2 * 1e-9;
     printf("%-30s %-30s %8.1f %8.1f %5.0f%% %5.0f%%", L->name, config_text(d.cfg), g1, g2, 100 * g1 / peak,
            100 * g2 / peak2);
     if (dw) printf("  %8.1f %8.1f", bytes / t1 * 1e-9, bytes / t2 * 1e-9);
     if (gp) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2);
     else if (group_pad) printf("  %-30s", kfmt("(no %s knob)", form));
-    if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
+    if (nb && vs_text) printf("  %-30s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2, werr);
+    else if (nb) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, w1 / t1, w2 / t2, werr);
     if (ip) printf("  %8.1f %8.1f %5.2fx %5.2fx %8.1e", flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1, t2 / w2, werr);
     if (wino)
       printf("  %-40s %8.1f %8.1f %5.2fx %5.2fx %8.1e", config_text(w.cfg), flops / w1 * 1e-9, flops / w2 * 1e-9, t1 / w1,

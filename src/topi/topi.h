@@ -697,6 +697,10 @@ Expr *topi_winograd_sparse_sum(int ni, int nj, const double *ci, const double *c
 Expr *topi_winograd_select_2d(Expr *a, Expr *b, int na, int nb, Expr **br);
 /* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8. */
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW);
+/* Whether the Winograd fallback runs the stages at the root (tile_rows =
+ * all the tile rows) for N x IC -> OC at OH x OW: the transformed kernel
+ * is larger than L2, or V and M of the whole batch fit in L3. */
+bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
 /* OIHW 3x3 kernel -> U = G g G^T [alpha, alpha, O/ob, I, ob] (summed in
  * double; the graph layer folds it at compile time). */
 Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob);

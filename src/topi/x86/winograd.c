@@ -30,8 +30,9 @@
  * (the parallel loop) the padded input rows, V and M of the block, then
  * the block's output.  When the block is the whole image (tile_rows = nH)
  * the stages run at the root instead, each parallel on its own (the GEMM
- * over (e, n)), so a large kernel transform U streams through the caches
- * once.
+ * over (e, n)), so the kernel transform U streams through the caches
+ * once; the fallback does that unless U fits L2 and V and M of the whole
+ * batch do not fit L3 (topi_x86_winograd_at_root).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -214,12 +215,36 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   return 0;
 }
 
-/* Bytes of the transformed kernel: when they pass this, the stages run at
- * the root so the kernel streams once (see the file comment).  Measured
- * (bench_conv2d --wcfg): blocks of one tile row win up to 9.4 MB (256 x
- * 256 channels, 1.5x faster at 56x56 and 14x14), the root from 18.9 MB
- * (256 x 512, 512 x 512: 1.4x faster at 28x28). */
-#define WINO_ROOT_KERNEL_BYTES (12 << 20)
+/* Where the stages run at the root (tile_rows = all the rows), so the
+ * transformed kernel U streams through the caches once, and where in
+ * blocks of tile rows, each block's V and M staying in the cache while
+ * every block reads all of U again:
+ *   - U larger than a core's L2 (1 MiB): at the root, as the blocks would
+ *     each stream U from L3 or memory;
+ *   - else at the root where V and M of the whole batch together fit in
+ *     half a 32 MiB L3 (WINO_ROOT_STAGE_BYTES), in blocks where they do
+ *     not (U then stays in L2 from block to block).
+ * bench_conv2d --cpu-time --cold --epilogue (the run's CPU time: the
+ * machine was loaded), 1 thread, effective GFLOP/s blocks / root:
+ *   batch 1: ResNet's 64 @56 (U 0.6 MB, V + M 3.6 MB) 336 / 457, 128 @28
+ *   (2.4 MB) 316-335 / 431-515, 256 @14 (9.4 MB) 187-211 / 286-288, VGG's
+ *   128->256 @56 335 / 540, 256 @56 325 / 539, 64->128 @112 354 / 377,
+ *   but VGG's 64 @224 (0.6 MB, V + M 58 MB) 476-498 / 243-257;
+ *   batch 8: 64 @56 (0.6 MB, V + M 29 MB) 313-335 / 281-297, 128 @28
+ *   312-322 / 423-434, 256 @14 182-252 / 367-371, VGG's 128 @112 (V + M
+ *   230 MB) 351 / 459, 128->256 @56 358 / 525, 256 @56 312 / 550.
+ * (Measured earlier by wall time with warm weights, blocks had won up to
+ * 9.4 MB; a model reads U from memory.) */
+#define WINO_L2_BYTES (1 << 20)
+#define WINO_ROOT_STAGE_BYTES (16 << 20)
+
+/* Whether the fallback runs a layer's stages at the root (see above). */
+bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  int64_t m = topi_x86_winograd_tile_size(OH, OW), a2 = (m + 2) * (m + 2);
+  double tiles = (double)N * (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
+  double ubytes = (double)a2 * (double)IC * (double)OC * 4, vmbytes = (double)a2 * tiles * (double)(IC + OC) * 4;
+  return ubytes > WINO_L2_BYTES || vmbytes <= WINO_ROOT_STAGE_BYTES;
+}
 
 static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
@@ -232,8 +257,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   int64_t reg_p = x86_largest_divisor(nW, 8);
   int64_t reg_c = x86_largest_divisor(c.OC / ob, 24 / reg_p < 8 ? 24 / reg_p : 8);
   if (reg_c < 1) reg_c = 1;
-  double kbytes = (double)((m + 2) * (m + 2)) * (double)c.OC * (double)c.IC * 4;
-  int64_t rows = kbytes > WINO_ROOT_KERNEL_BYTES ? nH : 1;
+  int64_t rows = topi_x86_winograd_at_root(c.N, c.IC, c.OC, c.OH, c.OW) ? nH : 1;
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
   config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
   config_set_split(cfg, "tile_p", 2, (int64_t[]){-1, reg_p});
