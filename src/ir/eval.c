@@ -8,8 +8,8 @@
  *   tests evaluate an expression before and after simplification at random
  *   points.  So it refuses (returns false) rather than guess whenever the
  *   generated C would not have one defined answer: division or remainder by
- *   zero, signed overflow (undefined in C, and the simplifier is allowed to
- *   assume it does not happen), a float-to-int conversion out of range, an
+ *   zero, int32 / int64 overflow (undefined in C, and the simplifier is
+ *   allowed to assume it does not happen; int8 and int16 wrap, ir.h), a float-to-int conversion out of range, an
  *   out-of-range shift, and float16 (no model of its rounding).
  *
  *   IR_EVAL_WRAP (topi_eval) folds constants at compile time, so it gives
@@ -73,7 +73,7 @@ static bool int_arith(IrEval *ev, ExprKind k, int64_t a, int64_t b, DType t, int
     r = x - y;
   else /* EK_Mul; the product wraps instead of overflowing */
     r = (__int128)((unsigned __int128)x * (unsigned __int128)y);
-  if (is_signed(t) && ev->mode == IR_EVAL_STRICT) {
+  if (is_signed(t) && t.bits >= 32 && ev->mode == IR_EVAL_STRICT) { /* int8, int16 wrap (ir.h) */
     if (!in_range(r, t)) return ev->fail && failf(ev, "%s overflows %s", expr_kind_name(k), dt_str(t));
     *out = (int64_t)r;
   } else {

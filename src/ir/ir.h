@@ -18,13 +18,14 @@
  * uint8 buffer at byte i: bytes i .. i + 3).
  *
  * Integer arithmetic means what it means in the C Kiln generates.
- * Unsigned types wrap to their width.  A signed +, - or * whose exact
- * result does not fit its type has no one value: C leaves an int32 or
- * int64 overflow undefined, and computes int8 and int16 in int, so such a
- * result wraps only where it is stored or cast (and in vector lanes).
- * Passes may assume that signed arithmetic does not overflow (the
- * simplifier's bounds do, as TVM's), but never fold it into a wrapped
- * constant; ir_eval has no value for it.
+ * Unsigned types, int8 and int16 wrap to their width (two's complement):
+ * a node's value is always a value of its type, as ONNX's (and NumPy's)
+ * narrow Add, Sub and Mul give, so the C printer casts a scalar 8- or
+ * 16-bit result back to its type (C computes it in int) and vector lanes
+ * wrap by themselves.  An int32 or int64 +, - or * whose exact result
+ * does not fit has no one value (C leaves it undefined): passes may
+ * assume it does not happen (the simplifier's bounds do, as TVM's), but
+ * never fold it into a wrapped constant; ir_eval has no value for it.
  *
  * Node kinds are listed once, in X-macro lists; the enums and the name tables
  * come from those lists, and visitors switch over them without a default so
@@ -623,7 +624,7 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
  * scalar expression, its semantics chosen by mode, its free variables and
  * foreign nodes left to the caller's hooks (see eval.c's essay). */
 typedef enum IrEvalMode {
-  IR_EVAL_STRICT, /* no value where C has none: signed overflow, a float-to-int cast out of range, float16 */
+  IR_EVAL_STRICT, /* no value where C has none: int32/int64 overflow, a float-to-int cast out of range, float16 */
   IR_EVAL_WRAP,   /* as the x86 code: signed arithmetic wraps, float-to-int saturates (NaN: 0) */
 } IrEvalMode;
 
@@ -656,7 +657,7 @@ bool ir_eval_expr(IrEval *ev, Expr *e, IrScalar *out);
  * Integers are computed exactly in their own type (unsigned wraps), floats
  * in double rounded to float after each float32 operation; the result is
  * stored in *out.  Returns false, without an error message, where C would
- * have no defined answer (division by zero, signed overflow, an out-of-range
+ * have no defined answer (division by zero, int32/int64 overflow, an out-of-range
  * float-to-int cast or shift), for an unbound variable, and for what is not
  * a scalar value: Read, Load, Reduce, StrImm, vectors, float16. */
 bool ir_eval(Expr *e, const PtrMap *env, double *out);

@@ -12,12 +12,13 @@
  *    integers wrap to the type's width (computed on uint64), Div/Mod
  *    truncate, FloorDiv and FloorMod floor, floats compute in double and
  *    round to float32 when the type is float32.  A division by zero, or
- *    INT_MIN / -1 (which traps on x86), is left unfolded, and so is a
- *    signed +, - or * whose exact result does not fit its type (also inside
- *    linear forms, ir.h's rule on signed overflow): the C we generate
- *    leaves an int32 or int64 overflow undefined and computes int8 and
- *    int16 in int, so no wrapped constant is what it computes (and an
- *    int64 one would be a wrong size).
+ *    INT_MIN / -1 (which traps on x86), is left unfolded, and so is an
+ *    int32 or int64 +, - or * whose exact result does not fit its type
+ *    (also inside linear forms, ir.h's rule on overflow): the C we
+ *    generate leaves it undefined, so no wrapped constant is what it
+ *    computes (and an int64 one would be a wrong size).  int8 and int16
+ *    wrap, as the unsigned types do (the C printer casts their results
+ *    back to the type).
  *
  *  - Integer +, -, and * by a constant go through a linear form: a sum of
  *    coefficient x atom plus a constant, where an atom is anything not
@@ -35,11 +36,11 @@
  *    variable has a constant range bound by the caller or by an enclosing
  *    loop, and each node maps ranges to a range, with INT64_MIN / INT64_MAX
  *    standing for minus / plus infinity.  Like TVM, the reasoning assumes
- *    signed integer arithmetic does not overflow (it is undefined behaviour
- *    in the C we generate); unsigned results that could wrap widen to the
- *    type's whole range.
+ *    int32 and int64 arithmetic does not overflow (it is undefined
+ *    behaviour in the C we generate); unsigned, int8 and int16 results that
+ *    could wrap widen to the type's whole range.
  *
- *  - Comparisons of signed integers are decided from the range of the
+ *  - Comparisons of int32 and int64 are decided from the range of the
  *    simplified difference a - b, and otherwise normalized to
  *    `positive terms OP negative terms - constant`.  min/max pick a side
  *    when the difference's sign is known.  floordiv/floormod by a positive
@@ -47,8 +48,8 @@
  *    and fold when the remainder's range fits in one period; Div/Mod get the
  *    same treatment only when the dividend is provably non-negative.
  *
- * Deliberately conservative: unsigned division and comparisons use only
- * per-operand ranges; division by negative or non-constant divisors is left
+ * Deliberately conservative: unsigned, int8 and int16 division and
+ * comparisons use only per-operand ranges; division by negative or non-constant divisors is left
  * alone; floats fold constants and drop `x*1`, `x + 0`, `x - 0`, `x/1` but
  * are never reassociated; intrinsic calls are left as they are.  Nothing
  * is memoized, so a DAG that shares subtrees costs its size as a tree.
@@ -79,7 +80,7 @@
 static bool fold_int(ExprKind k, int64_t x, int64_t y, DType t, int64_t *out) {
   uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
   int64_t exact;
-  if (is_signed(t) && (k == EK_Add || k == EK_Sub || k == EK_Mul)) {
+  if (no_wrap(t) && (k == EK_Add || k == EK_Sub || k == EK_Mul)) {
     bool over = k == EK_Add   ? __builtin_add_overflow(x, y, &exact)
                 : k == EK_Sub ? __builtin_sub_overflow(x, y, &exact)
                               : __builtin_mul_overflow(x, y, &exact);
@@ -370,7 +371,7 @@ static Expr *simp_divmod(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   int64_t c;
   if (!const_int(b, &c) || c == 0) return rebuild_bin(e, k, a, b);
   if (c == 1) return (k == EK_Div || k == EK_FloorDiv) ? a : mk_int(t, 0);
-  if (is_signed(t) && c > 0) {
+  if (no_wrap(t) && c > 0) {
     Expr *r = divmod_const(an, k, a, c);
     if (r) return r;
   }
@@ -383,7 +384,7 @@ static Expr *simp_minmax(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   if (ir_expr_equal(a, b)) return a;
   DType t = a->dtype;
   int a_le_b = 0; /* 1: a <= b proven, -1: a >= b proven */
-  if (is_signed(t)) {
+  if (no_wrap(t)) {
     Lin d;
     lin_diff(&d, a, b);
     Iv r = lin_bound(an, &d);
@@ -414,7 +415,7 @@ static Expr *simp_compare(Analyzer *an, Expr *e, ExprKind k, Expr *a, Expr *b) {
   Iv r;
   Lin d;
   bool have_lin = false;
-  if (is_signed(t)) {
+  if (no_wrap(t)) {
     lin_diff(&d, a, b);
     r = lin_bound(an, &d);
     have_lin = true;

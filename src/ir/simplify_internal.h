@@ -137,6 +137,11 @@ static inline bool is_index(DType t) {
 }
 static inline bool is_intlike1(DType t) { return t.lanes == 1 && (t.code == kDLInt || t.code == kDLUInt); }
 static inline bool is_signed(DType t) { return t.code == kDLInt; }
+/* A signed type whose arithmetic is assumed not to overflow: int32 and
+ * int64 (undefined in C).  int8 and int16 wrap to their width, like the
+ * unsigned types (ir.h's rule), so their ranges and comparisons get the
+ * unsigned types' care. */
+static inline bool no_wrap(DType t) { return t.code == kDLInt && t.bits >= 32; }
 static inline bool is_float1(DType t) { return t.lanes == 1 && t.code == kDLFloat && (t.bits == 32 || t.bits == 64); }
 
 /* The value of bit pattern u in type t: sign-extended for signed types,
@@ -171,11 +176,13 @@ static inline Iv type_iv(DType t) {
   return iv_make(dt_int_min(t), dt_int_max(t));
 }
 
-/* Fit a computed range to type t: an unsigned result outside the type's
- * range may have wrapped, so it becomes the whole range. */
+/* Fit a computed range to type t: an unsigned, int8 or int16 result
+ * outside the type's range may have wrapped, so it becomes the whole range. */
 static inline Iv iv_fit(Iv r, DType t) {
-  if (t.code != kDLUInt) return r;
-  if (r.lo < 0 || r.hi > dt_int_max(t) || (t.bits >= 63 && r.hi == POS_INF)) return type_iv(t);
+  if (t.code == kDLInt && (t.bits >= 32 || (r.lo >= dt_int_min(t) && r.hi <= dt_int_max(t)))) return r;
+  if (t.code != kDLUInt && t.code != kDLInt) return r;
+  if (t.code == kDLUInt && (r.lo < 0 || r.hi > dt_int_max(t) || (t.bits >= 63 && r.hi == POS_INF))) return type_iv(t);
+  if (t.code == kDLInt) return type_iv(t);
   return r;
 }
 

@@ -100,9 +100,10 @@ int64_t lin_kmul(int64_t a, int64_t b, DType t) { return sview((uint64_t)a * (ui
 int64_t lin_kadd(int64_t a, int64_t b, DType t) { return sview((uint64_t)a + (uint64_t)b, t); }
 
 /* The coefficient arithmetic of lin_term / lin_add: modulo 2^bits, and on
- * a signed type an exact result that does not fit it sets l->wrapped. */
+ * int32 or int64 an exact result that does not fit it sets l->wrapped
+ * (int8 and int16 wrap: the form is exact modulo 2^bits). */
 static void lin_check(Lin *l, bool over, int64_t exact) {
-  if (l->t.code == kDLInt && (over || exact < dt_int_min(l->t) || exact > dt_int_max(l->t))) l->wrapped = true;
+  if (no_wrap(l->t) && (over || exact < dt_int_min(l->t) || exact > dt_int_max(l->t))) l->wrapped = true;
 }
 
 static int64_t lin_add_k(Lin *l, int64_t a, int64_t b) {

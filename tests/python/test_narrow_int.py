@@ -1,0 +1,63 @@
+"""8- and 16-bit integer arithmetic wraps to its type, as ONNX (and NumPy)
+define Add and Mul on uint8, int8, uint16 and int16 (opset 14): (a + b) * b
+cast to float32, one kernel after fusion.  Computed at run time (16-lane
+vectors and the scalar tail: 71 values) it matches NumPy, and with both
+inputs constants (graph constant folding, topi_eval) it gives the same
+values.  C computes narrow integers in int, so before the generated code
+cast a narrow result back to its type the scalar values came out unwrapped
+(uint8 (200 + 100) * 100 = 30000 instead of 4400) and uint16 products
+overflowed int."""
+import json
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import graph_executor
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+N = 71  # 4 vectors of 16 and a scalar tail of 7
+
+TYPES = [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8), (np.uint16, TensorProto.UINT16),
+         (np.int16, TensorProto.INT16)]
+
+
+def _build(tmp_path, np_t, onnx_t, consts):
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["s", "b"], ["p"]),
+             helper.make_node("Cast", ["p"], ["y"], to=TensorProto.FLOAT)]
+    ins = [] if consts else [helper.make_tensor_value_info(n, onnx_t, [N]) for n in "ab"]
+    inits = [numpy_helper.from_array(v, n) for n, v in (consts or {}).items()]
+    g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])], inits)
+    path = str(tmp_path / ("c.onnx" if consts else "m.onnx"))
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), path)
+    mod, params = kiln.frontend.from_onnx(path, {} if consts else {"a": [N], "b": [N]})
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target="cpu", params=params)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    return kernels, graph_executor.GraphModule(lib["default"](kiln.cpu()))
+
+
+@pytest.mark.parametrize("np_t,onnx_t", TYPES, ids=[t[0].__name__ for t in TYPES])
+def test_narrow_arithmetic_wraps(tmp_path, np_t, onnx_t):
+    info = np.iinfo(np_t)
+    rng = np.random.default_rng()
+    a = rng.integers(info.min, info.max, N, endpoint=True).astype(np_t)
+    b = rng.integers(info.min, info.max, N, endpoint=True).astype(np_t)
+    a[:4], b[:4] = info.max, info.max  # overflow in every lane group, the tail too
+    a[-4:], b[-4:] = info.max, info.min
+    with np.errstate(over="ignore"):
+        want = ((a + b) * b).astype(np.float32)
+    kernels, m = _build(tmp_path, np_t, onnx_t, None)
+    assert len(kernels) == 1, kernels  # add, multiply and cast in one kernel
+    m.set_input("a", a)
+    m.set_input("b", b)
+    m.run()
+    got = m.get_output(0).numpy()
+    np.testing.assert_array_equal(got, want)
+    # both inputs constants: the graph folds at compile time to the same values
+    kernels, m = _build(tmp_path, np_t, onnx_t, {"a": a, "b": b})
+    assert not kernels, kernels
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), want)
