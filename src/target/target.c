@@ -109,7 +109,11 @@ static int isa_of_cpu(const char *s, size_t n) {
  * (vendor, display family, a range of display models).  A CPU no row
  * names - an ISA level name such as x86-64-v4, an unlisted model - has no
  * description (t->cpu NULL, every rate 0), and the templates take their
- * conservative choices.
+ * conservative choices.  A family holds several cores, so the rows list
+ * the models of one core only (Linux's arch/x86/kernel/cpu/amd.c ranges):
+ * Zen 5 is family 26 (0x1a) models 0x00-0x2f, 0x40-0x4f and 0x60-0x7f;
+ * the family's later models (Zen 6: 0x50-0x5f, 0x80 on) get no row until
+ * measured.
  *
  * bf16_dot_rate: VDPBF16PS's multiply-adds per cycle over the FMAs' (one
  * core, independent accumulators: bench_peak --bf16 over bench_peak).
@@ -127,7 +131,9 @@ static const struct CpuDesc {
   int family, model_lo, model_hi; /* display family and model range */
   double bf16_dot_rate;
 } cpu_descs[] = {
-    {"znver5", "AuthenticAMD", 0x1a, 0x00, 0xff, 1.87},
+    {"znver5", "AuthenticAMD", 0x1a, 0x00, 0x2f, 1.87},
+    {"znver5", "AuthenticAMD", 0x1a, 0x40, 0x4f, 1.87},
+    {"znver5", "AuthenticAMD", 0x1a, 0x60, 0x7f, 1.87},
     {"znver4", "AuthenticAMD", 0x19, 0x10, 0x1f, 2.0},
     {"znver4", "AuthenticAMD", 0x19, 0x60, 0x7f, 2.0},
     {"znver4", "AuthenticAMD", 0x19, 0xa0, 0xaf, 2.0},
@@ -148,6 +154,11 @@ static const struct CpuDesc *cpu_desc_of(const char *vendor, int family, int mod
         model <= cpu_descs[i].model_hi)
       return &cpu_descs[i];
   return NULL;
+}
+
+const char *target_cpu_of(const char *vendor, int family, int model) {
+  const struct CpuDesc *c = cpu_desc_of(vendor, family, model);
+  return c ? c->mcpu : NULL;
 }
 
 /* This machine's row, by cpuid; NULL when none matches or not x86. */

@@ -142,6 +142,9 @@ void target_lower_options(const Target *t, struct LowerOptions *o);
  * with FMAs (its description's bf16_dot_rate above 1): the bfloat16
  * templates' fallback form (docs/bf16.md).  False for an unknown CPU. */
 bool target_bf16_dot_faster(const Target *t);
+/* The CPU table's row for cpuid's vendor, display family and model (what
+ * the host's t->cpu is found by): its -mcpu name, or NULL. */
+const char *target_cpu_of(const char *vendor, int family, int model);
 /* Whether t has key k ("cpu", "gpu"). */
 bool target_has_key(const Target *t, const char *k);
 /* An attribute's name without the dash: "mcpu". */

@@ -57,6 +57,22 @@ static void expect_error(const char *str, const char *host, const char *msg) {
   CHECK_CONTAINS(kiln_get_error(), msg);
 }
 
+/* The host's CPU row by cpuid: a family's rows name one core's models
+ * (Zen 5: EPYC 9005 model 0x02 and 0x11, Ryzen AI 300 0x24, Ryzen 9000
+ * 0x44, 0x70), not the family's later cores (family 26 models 0x50 and
+ * 0x90: Zen 6), nor another vendor's family of the same number. */
+static void test_cpu_rows(void) {
+  const int zen5[] = {0x02, 0x11, 0x24, 0x44, 0x70};
+  for (size_t i = 0; i < sizeof zen5 / sizeof zen5[0]; i++)
+    CHECK_STR(target_cpu_of("AuthenticAMD", 0x1a, zen5[i]), "znver5");
+  CHECK(target_cpu_of("AuthenticAMD", 0x1a, 0x50) == NULL);
+  CHECK(target_cpu_of("AuthenticAMD", 0x1a, 0x90) == NULL);
+  CHECK(target_cpu_of("GenuineIntel", 0x1a, 0x02) == NULL);
+  CHECK_STR(target_cpu_of("AuthenticAMD", 0x19, 0x11), "znver4");
+  CHECK(target_cpu_of("AuthenticAMD", 0x19, 0x21) == NULL); /* Zen 3 */
+  CHECK_STR(target_cpu_of("GenuineIntel", 6, 0xcf), "emeraldrapids");
+}
+
 static void test_errors(void) {
   expect_error("rocm", NULL, "target 'rocm' is not supported (supported: llvm, cpu, c, cuda, opencl)");
   expect_error("tpu -model=v4", NULL, "target 'tpu -model=v4' is not supported (supported: llvm, cpu, c, cuda, opencl)");
@@ -147,6 +163,7 @@ static void test_api(void) {
 
 const TestCase target_tests[] = {
     {"parse", test_parse},
+    {"cpu_rows", test_cpu_rows},
     {"errors", test_errors},
     {"template_lanes", test_template_lanes},
     {"api", test_api},
