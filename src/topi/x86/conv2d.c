@@ -200,6 +200,12 @@ int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t
   return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
 }
 
+/* Whether wl is conv2d_NCHWc.x86's own task (the bfloat16 and int8
+ * templates start from its space and fallback): by the template table. */
+static bool is_fp32_task(const Workload *wl) {
+  return template_find(wl->name, NULL, NULL) == &topi_x86_conv2d_NCHWc_template;
+}
+
 /* Whether a layer's space has "prefetch_w": its weights are large (at
  * least 256 KiB) and few outputs share each weight (at most 256 per
  * output channel: the 14x14 and 7x7 layers), so a register block's
@@ -209,7 +215,7 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
   /* the bfloat16 and int8 templates start from this space and fallback;
    * the schedule prefetches the float32 and the packed int8 kernel (whose
    * template defines the knob itself: conv2d_int8.c) */
-  if (strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name)) return false;
+  if (!is_fp32_task(wl)) return false;
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
 
@@ -222,7 +228,7 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
  * TVM's space: 3x3/2 128->128 @56 at batch 8 measured 34 / 35 / 41 % of
  * the peak for none / 1 / 2 chunks ahead, within the noise.) */
 static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) {
-  if (strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name) || c->KH != 1 || c->KW != 1) return false;
+  if (!is_fp32_task(wl) || c->KH != 1 || c->KW != 1) return false;
   return c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);
 }
 
@@ -404,7 +410,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
    * input channels a position (ResNet's 7x7/2 stem, 3 channels: 86 / 68,
    * the reduction too short for the block's setup) */
   int64_t budget = x86_reg_budget(t), reg_n = x86_conv_block_cols(c.OW, budget);
-  if (c.N == 1 && c.IC >= t->vector_lanes && !strcmp(wl->name, topi_x86_conv2d_NCHWc_template.name)) {
+  if (c.N == 1 && c.IC >= t->vector_lanes && is_fp32_task(wl)) {
     int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), w2 = x86_conv_block_cols(c.OW, budget / occ);
     if (occ > 1 && w2 * occ >= reg_n) reg_n = w2;
   }
@@ -508,21 +514,37 @@ static int conv_inputs(Tensor *conv, Tensor **pad, Tensor **kernel) {
   return 0;
 }
 
-/* The computes this schedule serves: x86_conv2d_NCHWc_compute's plain
- * and grouped forms (a grouped output chunk reads its group's input
- * chunks; the loop nest is the same), and conv2d_bf16.c's (whose input
- * stage, in its vdpbf16ps form, holds pairs of channels: ic_bn / 2 uint32
- * words a block) and conv2d_int8.c's (quadruples of uint8 channels: ic_bn
- * / 4 words a block). */
-static const char *const nchwc_conv_tags[] = {"conv2d_NCHWc", "group_conv2d_NCHWc", "conv2d_NCHWc_bf16",
-                                              "conv2d_NCHWc_int8"};
+/* The computes this schedule serves, one row per tag:
+ * x86_conv2d_NCHWc_compute's plain and grouped forms (a grouped output
+ * chunk reads its group's input chunks; the loop nest is the same), and
+ * conv2d_bf16.c's (whose input stage, in its vdpbf16ps form, holds pairs of
+ * channels: ic_bn / 2 uint32 words a block) and conv2d_int8.c's
+ * (quadruples of uint8 channels: ic_bn / 4 words a block). */
+typedef struct NchwcForm {
+  const char *tag;
+  int word_channels;  /* input channels a uint32 word of the input stage holds */
+  bool bf16_halves;   /* conv2d_bf16.c's fma form: a weight is one half of a word */
+  bool prefetch_w;    /* "prefetch_w" touches the kernel (a placeholder of its own) */
+  bool prefetch_data; /* "prefetch_data" touches the input */
+} NchwcForm;
+
+static const NchwcForm nchwc_forms[] = {
+    {"conv2d_NCHWc", 1, false, true, true},
+    {"group_conv2d_NCHWc", 1, false, false, false},
+    {"conv2d_NCHWc_bf16", 2, true, false, false},
+    {"conv2d_NCHWc_int8", 4, false, true, false},
+};
+
+static const NchwcForm *nchwc_form(const Tensor *conv) {
+  for (size_t i = 0; conv->tag && i < sizeof nchwc_forms / sizeof nchwc_forms[0]; i++)
+    if (!strcmp(conv->tag, nchwc_forms[i].tag)) return &nchwc_forms[i];
+  return NULL;
+}
 
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
-  bool known = false;
-  for (size_t i = 0; i < sizeof nchwc_conv_tags / sizeof nchwc_conv_tags[0]; i++)
-    known |= conv->tag && !strcmp(conv->tag, nchwc_conv_tags[i]);
-  if (!known)
+  const NchwcForm *form = nchwc_form(conv);
+  if (!form)
     return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc, "
                           "group_conv2d_NCHWc, conv2d_NCHWc_bf16 or conv2d_NCHWc_int8",
                           conv->name, conv->tag ? conv->tag : "");
@@ -530,7 +552,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2);
   if (dt_eq(pad->dtype, DT_U32)) /* conv2d_bf16.c's pairs, conv2d_int8.c's quadruples of input channels */
-    ic_bn *= strcmp(conv->tag, "conv2d_NCHWc_int8") ? 2 : 4;
+    ic_bn *= form->word_channels;
   int64_t KH = te_dim(kernel, 2), KW = te_dim(kernel, 3);
   bool is_1x1 = KH == 1 && KW == 1;
   /* the config must describe this compute */
@@ -642,7 +664,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (n_f > 1 && stage_unroll(scc, cn)) return -1;
   if (occ_f > 1 && stage_unroll(scc, cocc)) return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
-  if (!strcmp(conv->tag, "conv2d_NCHWc_bf16") && dt_eq(pad->dtype, DT_F32) && ic_bn % 2 == 0) {
+  if (form->bf16_halves && dt_eq(pad->dtype, DT_F32) && ic_bn % 2 == 0) {
     /* conv2d_bf16.c's fma form: an input channel's weight is one half of
      * a word; the channels in pairs, the halves unrolled, so the widening
      * is a constant shift (or mask) and one load serves both channels
@@ -662,8 +684,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
                           "blocks ahead (0: none)",
                           (long long)pf);
-  if (pf > 0 && kernel->kind == TE_PLACEHOLDER &&
-      (!strcmp(conv->tag, "conv2d_NCHWc") || !strcmp(conv->tag, "conv2d_NCHWc_int8"))) {
+  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && form->prefetch_w) {
     if (stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
       return -1;
     /* every row block of a register block reads its weights again: row r
@@ -681,7 +702,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_data' = %lld, expected a number of input-"
                           "channel chunks ahead (0: none)",
                           (long long)pd);
-  if (pd > 0 && !strcmp(conv->tag, "conv2d_NCHWc") &&
+  if (pd > 0 && form->prefetch_data &&
       (pad->kind == TE_PLACEHOLDER || (sch_stage(s, pad) && sch_stage(s, pad)->attach == ATTACH_ROOT)) &&
       stage_prefetch(scc, pad, ric, c32(pd), 3))
     return -1;
