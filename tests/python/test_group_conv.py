@@ -3,7 +3,8 @@ depthwise) take the group_conv2d_NCHWc.x86 template: a PyTorch block of
 grouped convolutions (groups of 4, 8, 24 and 3 channels, strides 1 and 2, with
 batch norm, ReLU, a residual add; groups reading a wider block, and a
 padded one, in place; groups of 4 and 8 packed side by side in vectors,
-and 5 groups of 8 padded to 6 to make whole vectors)
+and 5 groups of 8 padded to 6 to make whole vectors, those three marked
+group_pack)
 exported to ONNX, built at opt level 3,
 matches PyTorch on fresh random inputs, and the build's tuning tasks name
 the template."""
@@ -57,6 +58,11 @@ def test_grouped_block_matches_pytorch(tmp_path):
     with kiln.transform.PassContext(opt_level=3):
         tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target="llvm")
         lib = kiln.build(mod, target="cpu", params=params)
+        text = mod.optimize(3).astext()
+    # the three convs of groups of 4 and 8 (g4, g8, g8p) are packed, and say
+    # so in the attribute the strategy's compute dispatches on
+    grouped = [ln for ln in text.splitlines() if "nn.contrib_conv2d_NCHWc(" in ln and "groups=1," not in ln]
+    assert len(grouped) == 7 and sum("group_pack=1" in ln for ln in grouped) == 3, grouped
     names = sorted(t.name for t in tasks)
     assert names.count("group_conv2d_NCHWc.x86") == 7, names
     # the 5 groups of 8 are compiled as 6 (48 channels, a zero group)

@@ -68,8 +68,9 @@
  * config packs its groups side by side (group_pack: groups of 4 or 8
  * channels, several to an output vector) takes its data in blocks of
  * vector CPG / KPG channels (the producer's 16 for equal in and out
- * channels a group, read in place) and writes whole vectors; where such a
- * conv's channels are not whole vectors it is padded by whole groups
+ * channels a group, read in place) and writes whole vectors, and carries
+ * a `group_pack` attribute (the strategy's compute dispatches on it); where
+ * such a conv's channels are not whole vectors it is padded by whole groups
  * (plan_group_padding: 104 channels in 13 groups of 8 -> 112 in 14).
  */
 #include <stdlib.h>
@@ -321,6 +322,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t dblk = in_place ? blk_of(a, data) : pack ? db : icb;
   GNode *w = args[1];
   GAttrs at = gattrs_copy(&old->attrs);
+  if (pack) ga_int(&at, "group_pack", 1); /* the compute the strategy picks (strategy.c) */
   if (padded) { /* zero weights for the padded channels (folded) */
     if (ch[1] > O && !(w = pad_axis(ng, w, 0, ch[1] - O, 0))) return NULL;
     if (!dw && groups == 1 && ch[0] > C && !(w = pad_axis(ng, w, 1, ch[0] - C, 0))) return NULL;
