@@ -86,6 +86,7 @@ static const TestSuite suites[] = {
 
 int test_failures;
 static unsigned rng_state;
+static char skip_why[256]; /* the running test's test_skip reason */
 
 void test_fail(const char *file, int line, const char *fmt, ...) {
   va_list ap;
@@ -95,6 +96,14 @@ void test_fail(const char *file, int line, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   test_failures++;
+}
+
+void test_skip(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(skip_why, sizeof skip_why, fmt, ap);
+  va_end(ap);
+  if (!skip_why[0]) snprintf(skip_why, sizeof skip_why, "skipped");
 }
 
 unsigned test_rand(void) {
@@ -132,13 +141,14 @@ int main(int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
   /* every pipeline checks its IR between passes (graph_verify, ir_verify) */
   setenv("KILN_VERIFY", "1", 0);
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
     for (const TestCase *t = suites[s].cases; t->name; t++) {
       char full[256];
       snprintf(full, sizeof full, "%s.%s", suites[s].name, t->name);
       if (filter && !strstr(full, filter)) continue;
       test_failures = 0;
+      skip_why[0] = 0;
       rng_state = 12345u + (unsigned)(t - suites[s].cases) * 7919u;
       kiln_clear_error();
       KArena *a = kiln_arena_new();
@@ -151,6 +161,9 @@ int main(int argc, char **argv) {
       if (test_failures) {
         failed++;
         printf("FAIL %s\n", full);
+      } else if (skip_why[0]) {
+        skipped++;
+        printf("skip %s: %s\n", full, skip_why);
       } else {
         passed++;
         printf("ok   %s (%.2fs)\n", full, dt);
@@ -158,6 +171,8 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  printf("%d passed, %d failed\n", passed, failed);
+  printf("%d passed, %d failed", passed, failed);
+  if (skipped) printf(", %d skipped", skipped);
+  printf("\n");
   return failed ? 1 : 0;
 }

@@ -29,6 +29,10 @@ typedef struct TestSuite {
 
 extern int test_failures; /* failures in the running test */
 void test_fail(const char *file, int line, const char *fmt, ...) KILN_PRINTF(3, 4);
+/* The running test cannot check anything on this machine (no device, one
+ * CPU): it says why and returns; the runner lists it as "skip", not "ok",
+ * and counts it apart. */
+void test_skip(const char *fmt, ...) KILN_PRINTF(1, 2);
 /* The repository root (KILN_ROOT, or found from the working directory). */
 const char *test_root(void);
 /* A fresh deterministic random generator for a test. */

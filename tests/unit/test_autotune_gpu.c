@@ -34,7 +34,7 @@ static bool have_opencl(void) {
   int there = 0;
   DLDevice d = {kDLOpenCL, 0};
   kiln_device_exists(d, &there);
-  if (!there) printf("  (no OpenCL device: skipped)\n");
+  if (!there) test_skip("no OpenCL device");
   return there;
 }
 

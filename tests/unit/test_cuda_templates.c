@@ -145,7 +145,7 @@ static bool spills(const char *log) {
 
 static void test_seed_kernels_nvrtc(void) {
   if (!kiln_nvrtc_available()) {
-    printf("  skipped: NVRTC is not available on this machine\n");
+    test_skip("NVRTC is not available on this machine");
     return;
   }
   AVec recs = {0};

@@ -630,7 +630,10 @@ static void *core_launcher(void *arg) {
 
 static void test_threadpool_leaves_launcher_core(void) {
   cpu_set_t all;
-  if (sched_getaffinity(0, sizeof all, &all) || CPU_COUNT(&all) < 2) return; /* one core: nothing to test */
+  if (sched_getaffinity(0, sizeof all, &all) || CPU_COUNT(&all) < 2) {
+    test_skip("one CPU in this process's affinity mask: no other core for the worker");
+    return;
+  }
   int core = 0;
   while (!CPU_ISSET(core, &all)) core++;
   for (int opt_out = 0; opt_out < 2; opt_out++) {
