@@ -20,6 +20,8 @@ extern const TestCase graphrt_tests[];
 extern const TestCase plan_views_tests[];
 extern const TestCase artifact_tests[];
 extern const TestCase ir_tests[];
+extern const TestCase ir_simplify_tests[];
+extern const TestCase ir_simplify_random_tests[];
 extern const TestCase lower_tests[];
 extern const TestCase prefetch_tests[];
 extern const TestCase onnx_tests[];
@@ -50,6 +52,8 @@ static const TestSuite suites[] = {
     {"base", base_tests},
     {"api", api_tests},
     {"ir", ir_tests},
+    {"ir", ir_simplify_tests},        /* test_simplify.c */
+    {"ir", ir_simplify_random_tests}, /* test_simplify_random.c */
     {"lower", lower_tests},
     {"prefetch", prefetch_tests},
     {"onnx", onnx_tests},
