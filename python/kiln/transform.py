@@ -6,8 +6,8 @@
 ``kiln.build`` of a model reads the innermost context's opt_level (0-3;
 TVM's default, 2, outside any context).  ``build_config`` is the old name
 (relay.build_config).  Kiln's pass list is fixed per level (see
-src/graph/pipeline.c: fold_constant from 1, fuse_layer_norm, fuse_gelu, fold_scale_axis, sink_reshape and CSE
-from 2,
+src/graph/pipeline.c: fold_constant from 1, fuse_layer_norm, fuse_gelu, fuse_silu, fold_scale_axis, sink_reshape
+and CSE from 2,
 alter_layout from 3), so required_pass / disabled_pass / config, which
 TVM uses to switch single passes, are refused rather than ignored.
 """

@@ -340,6 +340,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_POWER, "power")                                               \
   X(OP_SQRT, "sqrt")                                                 \
   X(OP_ERF, "erf")                                                   \
+  X(OP_SIGMOID, "sigmoid")                                           \
   X(OP_MEAN, "mean")                                                 \
   X(OP_LAYER_NORM, "nn.layer_norm")                                  \
   X(OP_CONCATENATE, "concatenate")                                   \

@@ -24,6 +24,7 @@ static const PassDef pipeline[] = {
     {"fold_constant", 1, pass_fold_constant},
     {"fuse_layer_norm", 2, pass_fuse_layer_norm},
     {"fuse_gelu", 2, pass_fuse_gelu},
+    {"fuse_silu", 2, pass_fuse_silu},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
     {"sink_reshape", 2, pass_sink_reshape},
     {"fold_constant", 2, pass_fold_constant},

@@ -98,10 +98,11 @@ int topi_layout_find(const TopiLayout *l, char axis); /* position or -1 */
  * round is half to even (ONNX Round); sign(0) = 0. */
 #define TOPI_UNARY_OPS(X)                                                      \
   X(negative) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(reciprocal) X(relu)     \
-  X(sigmoid) X(tanh) X(erf) X(gelu) X(gelu_tanh) X(softplus) X(softsign)      \
-  X(hard_swish) X(mish) X(floor) X(ceil) X(round) X(trunc) X(sign)           \
-  X(logical_not) X(bitwise_not) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) \
-  X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(isnan) X(isinf) X(identity)
+  X(sigmoid) X(tanh) X(erf) X(gelu) X(gelu_tanh) X(silu) X(softplus)         \
+  X(softsign) X(hard_swish) X(mish) X(floor) X(ceil) X(round) X(trunc)       \
+  X(sign) X(logical_not) X(bitwise_not) X(sin) X(cos) X(tan) X(asin) X(acos) \
+  X(atan) X(sinh) X(cosh) X(asinh) X(acosh) X(atanh) X(isnan) X(isinf)      \
+  X(identity)
 
 typedef enum TopiUnary {
 #define X(n) TOPI_##n,

@@ -63,7 +63,8 @@ def test_conv_silu_fuses(tmp_path):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 10, 10])],
         {"w": w, "b": b})
     fused, (y,) = _run(model, tmp_path, {"x": x}, {"x": (1, 8, 10, 10)})
-    assert "fused_nn_contrib_conv2d_NCHWc_add_sigmoid_multiply = fn (" in fused, fused
+    # fuse_silu makes the diamond one nn.silu, fused as the conv's epilogue
+    assert "fused_nn_contrib_conv2d_NCHWc_add_nn_silu = fn (" in fused, fused
     c = _conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64))
     ref = c * _sigmoid(c)
     assert np.linalg.norm(y - ref) / np.linalg.norm(ref) < 1e-5

@@ -75,6 +75,7 @@ COMPUTE_UNARY(compute_softplus, topi_unary(TOPI_softplus, x))
 COMPUTE_UNARY(compute_softsign, topi_unary(TOPI_softsign, x))
 COMPUTE_UNARY(compute_hard_swish, topi_unary(TOPI_hard_swish, x))
 COMPUTE_UNARY(compute_gelu, topi_unary(!strcmp(gattr_str(a, "approximate", "none"), "tanh") ? TOPI_gelu_tanh : TOPI_gelu, x))
+COMPUTE_UNARY(compute_silu, topi_unary(TOPI_silu, x))
 COMPUTE_UNARY(compute_clip, topi_clip(x, gattr_float(a, "a_min", -INFINITY), gattr_float(a, "a_max", INFINITY)))
 COMPUTE_UNARY(compute_cast, topi_cast(x, n->type.dtype))
 

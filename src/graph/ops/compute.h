@@ -21,7 +21,7 @@
 #define COMPUTES_ELEMWISE(X)                                                                              \
   X(compute_unary) X(compute_binary) X(compute_relu) X(compute_copy) X(compute_leaky_relu) X(compute_elu) \
   X(compute_selu) X(compute_celu) X(compute_thresholded_relu) X(compute_hard_sigmoid) X(compute_softplus) \
-  X(compute_softsign) X(compute_hard_swish) X(compute_gelu) X(compute_clip) X(compute_cast)               \
+  X(compute_softsign) X(compute_hard_swish) X(compute_gelu) X(compute_silu) X(compute_clip) X(compute_cast) \
   X(compute_prelu) X(compute_where) X(compute_bias_add)
 #define COMPUTES_NN(X)                                                                                      \
   X(compute_conv2d) X(compute_winograd_weight_transform) X(compute_conv2d_transpose) X(compute_dense)       \

@@ -138,7 +138,7 @@ const OpDef ops_elemwise[] = {
     {"sqrt", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_SQRT, 0},
     UN("rsqrt", infer_float_unary, PAT_ELEMWISE),
     UN("reciprocal", infer_float_unary, PAT_ELEMWISE),
-    UN_F("sigmoid", infer_float_unary, PAT_ELEMWISE, PS),
+    {"sigmoid", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_SIGMOID, PS},
     UN_F("tanh", infer_float_unary, PAT_ELEMWISE, PS),
     {"erf", 1, 1, PAT_ELEMWISE, infer_float_unary, compute_unary, NULL, NULL, OP_ERF, PS},
     UN("floor", infer_float_unary, PAT_ELEMWISE),
@@ -169,6 +169,7 @@ const OpDef ops_elemwise[] = {
     UN_C("nn.hard_sigmoid", infer_float_unary, PAT_ELEMWISE, compute_hard_sigmoid, PS),   /* alpha, beta */
     UN_C("nn.hard_swish", infer_float_unary, PAT_ELEMWISE, compute_hard_swish, PS),
     UN_C("nn.gelu", infer_float_unary, PAT_ELEMWISE, compute_gelu, PS),           /* approximate: "none"/"tanh" */
+    UN_C("nn.silu", infer_float_unary, PAT_ELEMWISE, compute_silu, PS),           /* x sigmoid(x) */
     UN_C("nn.thresholded_relu", infer_float_unary, PAT_ELEMWISE, compute_thresholded_relu, 0), /* alpha */
     UN_C("nn.celu", infer_float_unary, PAT_ELEMWISE, compute_celu, PS),           /* alpha */
     {"clip", 1, 1, PAT_ELEMWISE, infer_same, compute_clip, NULL, "a, a_min, a_max", OP_CLIP, PS}, /* a_min, a_max */

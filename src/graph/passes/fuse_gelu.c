@@ -22,8 +22,6 @@
 
 #include <math.h>
 
-static bool is_op(const GNode *n, OpId id) { return n && n->kind == GN_CALL && n->op->id == id; }
-
 /* n is a scalar constant within 1e-6 (relative) of v */
 static bool is_const(const GNode *n, double v) {
   return gnode_is_scalar_const(n) && fabs(gnode_scalar_value(n) - v) <= 1e-6 * v;
@@ -31,8 +29,8 @@ static bool is_const(const GNode *n, double v) {
 
 /* x when s is x / sqrt 2 or x * (1/sqrt 2) (either side), else NULL */
 static GNode *scaled_arg(GNode *s) {
-  if (is_op(s, OP_DIVIDE) && is_const(s->args[1], M_SQRT2)) return s->args[0];
-  if (!is_op(s, OP_MULTIPLY)) return NULL;
+  if (pass_is_op(s, OP_DIVIDE) && is_const(s->args[1], M_SQRT2)) return s->args[0];
+  if (!pass_is_op(s, OP_MULTIPLY)) return NULL;
   for (int i = 0; i < 2; i++)
     if (is_const(s->args[i], M_SQRT1_2)) return s->args[1 - i];
   return NULL;
@@ -40,9 +38,9 @@ static GNode *scaled_arg(GNode *s) {
 
 /* x when e is 1 + erf(x / sqrt 2) (either side), else NULL */
 static GNode *one_plus_erf(GNode *e) {
-  if (!is_op(e, OP_ADD)) return NULL;
+  if (!pass_is_op(e, OP_ADD)) return NULL;
   for (int i = 0; i < 2; i++)
-    if (is_const(e->args[i], 1.0) && is_op(e->args[1 - i], OP_ERF)) return scaled_arg(e->args[1 - i]->args[0]);
+    if (is_const(e->args[i], 1.0) && pass_is_op(e->args[1 - i], OP_ERF)) return scaled_arg(e->args[1 - i]->args[0]);
   return NULL;
 }
 
@@ -54,7 +52,7 @@ static GNode *gelu_product(GNode *a, GNode *b, bool half) {
     GNode *ex = one_plus_erf(e);
     if (!ex) continue;
     if (!half && x == ex) return x;
-    if (half && is_op(x, OP_MULTIPLY))
+    if (half && pass_is_op(x, OP_MULTIPLY))
       for (int k = 0; k < 2; k++)
         if (is_const(x->args[k], 0.5) && x->args[1 - k] == ex) return ex;
   }
@@ -66,7 +64,7 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   if (old->op->id != OP_MULTIPLY) return GRAPH_KEEP;
   GNode *x = NULL;
   for (int i = 0; i < 2 && !x; i++) /* (x * (1 + erf)) * 0.5 */
-    if (is_const(args[i], 0.5) && is_op(args[1 - i], OP_MULTIPLY))
+    if (is_const(args[i], 0.5) && pass_is_op(args[1 - i], OP_MULTIPLY))
       x = gelu_product(args[1 - i]->args[0], args[1 - i]->args[1], false);
   if (!x) x = gelu_product(args[0], args[1], true); /* (x * 0.5) * (1 + erf) */
   if (!x || x->type.sym || !dt_is_float(x->type.dtype) || !ttype_eq(&x->type, &old->type)) return GRAPH_KEEP;

@@ -6,6 +6,7 @@
  *   fold_constant.c       evaluate calls whose inputs are all constants
  *   fuse_layer_norm.c     a layer norm written out in ops -> nn.layer_norm
  *   fuse_gelu.c           GELU written out with erf -> nn.gelu
+ *   fuse_silu.c           x * sigmoid(x) -> nn.silu
  *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
  *   cse.c                 merge identical calls
  *   sink_reshape.c        reshapes moved below elementwise ops, chains folded
@@ -34,10 +35,14 @@ typedef struct PassContext {
   GraphPrecision precision;  /* bf16: alter_layout picks the bfloat16 templates */
 } PassContext;
 
+/* n is a call of the op with that id (the fuse_* passes' patterns) */
+static inline bool pass_is_op(const GNode *n, OpId id) { return n && n->kind == GN_CALL && n->op->id == id; }
+
 Graph *pass_simplify_inference(Graph *g, const PassContext *pc);
 Graph *pass_fold_constant(Graph *g, const PassContext *pc);
 Graph *pass_fuse_layer_norm(Graph *g, const PassContext *pc);
 Graph *pass_fuse_gelu(Graph *g, const PassContext *pc);
+Graph *pass_fuse_silu(Graph *g, const PassContext *pc);
 Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
 Graph *pass_cse(Graph *g, const PassContext *pc);
 Graph *pass_sink_reshape(Graph *g, const PassContext *pc);
