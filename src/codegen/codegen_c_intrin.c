@@ -38,6 +38,23 @@ bool cgc_intrin_uses_vmath(Intrinsic op, DType t) {
   return op == INTRIN_exp || op == INTRIN_exp_normal || op == INTRIN_tanh || op == INTRIN_erf || op == INTRIN_sigmoid;
 }
 
+/* A unit whose kernels call kiln_vmath.h is compiled without GCC's RTL
+ * loop-invariant motion.  An epilogue's exponential brings a dozen vector
+ * constants (its polynomial, the reduction's ln 2 and shifter, the
+ * clamps); the pass hoists their broadcasts out of the kernel's outer loop,
+ * so they stay in registers across the reduction, and with 14
+ * accumulators the register allocator spilled accumulators inside the
+ * reduction loop instead (EfficientNet-B0's 1x1 convolutions with a SiLU
+ * epilogue at 7x7: the same kernel in 1.9-2.0x the time).  Without the
+ * pass the constants are loaded where the epilogue uses them; GIMPLE's
+ * loop-invariant motion, which takes the address arithmetic out of the
+ * loops, still runs.  Kernels without such an epilogue compiled either
+ * way took the same time (docs/vmath.md).  At the top of the unit, so that
+ * every function in it has the same options (GCC inlines only between
+ * those). */
+const char cgc_vmath_unit_pragma[] =
+    "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-move-loop-invariants\")\n#endif\n";
+
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
 const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a, const char *b) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
