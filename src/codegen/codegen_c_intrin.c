@@ -32,10 +32,10 @@ const char *cgc_lane_helper(CG *g, const char *op, DType rt, int nargs, DType *a
 /* float32 exp, tanh, erf and sigmoid come from kiln_vmath.h (pasted into
  * the unit once): branch-free, so a lane loop over them vectorizes; exp of
  * an argument whose result is normal (exp_normal) is its
- * kiln_vm_exp_normal. */
+ * kiln_vm_exp_normal, and the coarser exp_approx its kiln_vm_exp_approx. */
 bool cgc_intrin_uses_vmath(Intrinsic op, DType t) {
   if (!(t.code == kDLFloat && t.bits == 32)) return false;
-  return op == INTRIN_exp || op == INTRIN_exp_normal || op == INTRIN_tanh || op == INTRIN_erf || op == INTRIN_sigmoid;
+  return op == INTRIN_exp || op == INTRIN_exp_normal || op == INTRIN_exp_approx || op == INTRIN_tanh || op == INTRIN_erf || op == INTRIN_sigmoid;
 }
 
 /* A unit whose kernels call kiln_vmath.h is compiled without GCC's RTL
@@ -62,6 +62,7 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
   if (cgc_intrin_uses_vmath(op, t)) {
     const char *fn = op == INTRIN_exp          ? "kiln_expf"
                      : op == INTRIN_exp_normal ? "kiln_vm_exp_normal"
+                     : op == INTRIN_exp_approx ? "kiln_vm_exp_approx"
                      : op == INTRIN_tanh       ? "kiln_tanhf"
                      : op == INTRIN_erf        ? "kiln_erff"
                                                : "kiln_sigmoidf";
@@ -70,7 +71,7 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
   /* freestanding: the math file's kiln_logf, ... instead of libm's */
   const char *m = g->dialect && g->dialect->freestanding ? "kiln_" : "";
   switch (op) {
-  case INTRIN_exp: case INTRIN_exp_normal: return kfmt("%sexp%s(%s)", m, s, a);
+  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_exp_approx: return kfmt("%sexp%s(%s)", m, s, a);
   case INTRIN_log: return kfmt("%slog%s(%s)", m, s, a);
   case INTRIN_sqrt: return kfmt("%ssqrt%s(%s)", m, s, a);
   case INTRIN_rsqrt: return kfmt("(1%s / %ssqrt%s(%s))", f32 ? ".0f" : ".0", m, s, a);
@@ -222,7 +223,7 @@ bool cgc_emit_dot_acc(CG *g, Expr *e) {
 bool cgc_freestanding_has(Intrinsic op, DType t) {
   bool f32 = t.code == kDLFloat && t.bits == 32;
   switch (op) {
-  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_log: case INTRIN_sqrt: case INTRIN_rsqrt: case INTRIN_tanh:
+  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_exp_approx: case INTRIN_log: case INTRIN_sqrt: case INTRIN_rsqrt: case INTRIN_tanh:
   case INTRIN_erf: case INTRIN_pow: case INTRIN_floor: case INTRIN_ceil: case INTRIN_round: case INTRIN_trunc: case INTRIN_sigmoid:
   case INTRIN_isnan: case INTRIN_isinf:
     return f32;

@@ -284,7 +284,7 @@ static void intrinsic(GG *g, Expr *e) {
   case INTRIN_##n:                                                                                 \
     call2(g, mathfn(g, f, t), a[0], NULL);                                                         \
     return;
-    M1(exp, "exp") M1(exp_normal, "exp") M1(log, "log") M1(sqrt, "sqrt") M1(rsqrt, "rsqrt") M1(tanh, "tanh") M1(erf, "erf")
+    M1(exp, "exp") M1(exp_normal, "exp") M1(exp_approx, "exp") M1(log, "log") M1(sqrt, "sqrt") M1(rsqrt, "rsqrt") M1(tanh, "tanh") M1(erf, "erf")
     M1(floor, "floor") M1(ceil, "ceil") M1(round, "rint") M1(trunc, "trunc") M1(sin, "sin") M1(cos, "cos")
     M1(tan, "tan") M1(asin, "asin") M1(acos, "acos") M1(atan, "atan") M1(sinh, "sinh") M1(cosh, "cosh")
     M1(asinh, "asinh") M1(acosh, "acosh") M1(atanh, "atanh")

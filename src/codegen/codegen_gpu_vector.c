@@ -204,7 +204,7 @@ static bool lanes32(DType t) { return !dt_is_bool(t) && t.bits == 32; }
 
 static bool native_intrinsic(Intrinsic op) {
   switch (op) {
-  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_log: case INTRIN_sqrt: case INTRIN_rsqrt: case INTRIN_tanh:
+  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_exp_approx: case INTRIN_log: case INTRIN_sqrt: case INTRIN_rsqrt: case INTRIN_tanh:
   case INTRIN_erf: case INTRIN_floor: case INTRIN_ceil: case INTRIN_round: case INTRIN_trunc: case INTRIN_sin: case INTRIN_cos:
   case INTRIN_pow: case INTRIN_fmod: case INTRIN_fabs: case INTRIN_sigmoid:
     return true;

@@ -77,7 +77,7 @@ const char *ir_scalar_call(Intrinsic op, DType t, DType at, const IrScalar *a, I
   out->i = 0;
   out->f = 0;
   switch (op) {
-  case INTRIN_exp: case INTRIN_exp_normal: r = exp(x); break;
+  case INTRIN_exp: case INTRIN_exp_normal: case INTRIN_exp_approx: r = exp(x); break;
   case INTRIN_log: r = log(x); break;
   case INTRIN_sqrt: r = sqrt(x); break;
   case INTRIN_rsqrt: r = 1.0 / sqrt(x); break;

@@ -44,7 +44,7 @@ static int64_t sat_mul(int64_t a, int64_t b) {
  * are short polynomials (kiln_vmath.h), the rest (0 here) one instruction
  * or a few. */
 static const int64_t call_cost[INTRIN__COUNT] = {
-    [INTRIN_exp] = INTRIN_OPS,     [INTRIN_exp_normal] = INTRIN_OPS, [INTRIN_log] = INTRIN_OPS,
+    [INTRIN_exp] = INTRIN_OPS,     [INTRIN_exp_normal] = INTRIN_OPS, [INTRIN_exp_approx] = INTRIN_OPS, [INTRIN_log] = INTRIN_OPS,
     [INTRIN_tanh] = INTRIN_OPS,    [INTRIN_erf] = INTRIN_OPS,        [INTRIN_pow] = INTRIN_OPS,
     [INTRIN_sigmoid] = INTRIN_OPS, [INTRIN_sin] = INTRIN_OPS,        [INTRIN_cos] = INTRIN_OPS,
     [INTRIN_tan] = INTRIN_OPS,     [INTRIN_asin] = INTRIN_OPS,       [INTRIN_acos] = INTRIN_OPS,
