@@ -21,6 +21,7 @@ static const Template *const templates[] = {
     &topi_x86_batch_matmul_template,
     &topi_x86_dense_pack_bf16_template, /* --precision bf16 (docs/bf16.md) */
     &topi_x86_conv2d_NCHWc_bf16_template,
+    &topi_x86_conv2d_winograd_NCHWc_bf16_template,
     &topi_x86_dense_vnni_template, /* int8 layers of quantized models (docs/int8.md) */
     &topi_x86_conv2d_NCHWc_int8_template,
     /* cuda/: TVM 0.6's CUDA templates, TopHub's tasks (key "gpu") */

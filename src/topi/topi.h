@@ -696,6 +696,29 @@ Expr *topi_winograd_sparse_sum(int ni, int nj, const double *ci, const double *c
 /* select(a == 0 && b == 0, br[0], select(a == 0 && b == 1, br[1], ...)) of
  * br[a * nb + b]: one branch once a and b are unrolled. */
 Expr *topi_winograd_select_2d(Expr *a, Expr *b, int na, int nb, Expr **br);
+/* The pieces conv2d_NCHWc_winograd.x86 shares with the bfloat16 Winograd
+ * template (x86/winograd_bf16.c): (B^T d B)[e, n] of the tile (th, tw),
+ * channel (c, cb) of the padded input pad, in type t; the output stage Y =
+ * A^T M A of M [alpha, alpha, N, CO/ob, nH, nW, ob], cropped to OH x OW
+ * (attribute tile_size); a workload's tile grid for tile size m (0: the
+ * size topi_x86_winograd_tile_size gives), -1 + error for other than a
+ * 3x3 stride-1 conv; the space (tile_ic's inner part a multiple of
+ * ic_group), fallback (value_bytes: of U and V a channel) and check. */
+struct ConfigSpace;
+struct ConfigEntity;
+struct Workload;
+struct Conv2DWorkload;
+Expr *topi_x86_winograd_input_sum(Tensor *pad, int64_t m, const double *BT, int e, int n, Expr *b, Expr *th, Expr *tw,
+                                  Expr *c, Expr *cb, DType t);
+Tensor *topi_x86_winograd_output(Tensor *M, int64_t m, const double *AT, int64_t OH, int64_t OW, const char *name,
+                                 const char *tag);
+int topi_x86_winograd_parse(const struct Workload *wl, int64_t m, struct Conv2DWorkload *c, int64_t *nH, int64_t *nW);
+int topi_x86_winograd_space(struct ConfigSpace *cs, const struct Conv2DWorkload *c, int64_t nH, int64_t nW,
+                            int64_t ic_group);
+void topi_x86_winograd_fallback(const struct Target *t, struct ConfigEntity *cfg, const struct Conv2DWorkload *c,
+                                int64_t m, int64_t nH, int64_t nW, int64_t ic_group, int64_t value_bytes);
+int topi_x86_winograd_check(const struct ConfigEntity *cfg, const struct Workload *wl, const struct Conv2DWorkload *c,
+                            int64_t nH, int64_t nW);
 /* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8. */
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW);
 /* Whether the Winograd fallback runs the stages at the root (tile_rows =
@@ -792,6 +815,19 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
  * halves widened: a float32 "data_pad" stage), 0 "vdpbf16ps", -1 + error. */
 int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
+
+/* ----- x86/winograd_bf16.c: conv2d_NCHWc_winograd_bf16.x86, Winograd
+ * F(2 x 2, 3 x 3) with its GEMM over bfloat16 pairs of input channels
+ * (conv2d_NCHWc_winograd.x86's knobs, tile_ic even; docs/bf16.md) ----- */
+
+/* kernel float32 OIHW 3x3 -> G g G^T rounded to bfloat16 pairs of input
+ * channels (c, c + ib/2 of each block of ib), uint32 [4, 4, O/ob, I/2, ob] */
+Tensor *topi_x86_winograd_weight_transform_bf16(Tensor *kernel, int64_t ib, int64_t ob);
+/* data float32 [N, IC/ib, H, W, ib] (ib even), that kernel -> float32
+ * [N, OC/ob, OH, OW, ob], tag "conv2d_NCHWc_winograd_bf16" (the stages of
+ * topi_x86_conv2d_winograd_NCHWc, data_pack in uint32 pairs) */
+Tensor *topi_x86_conv2d_winograd_NCHWc_bf16(Tensor *data, Tensor *U, const int padding[4]);
+extern const struct Template topi_x86_conv2d_winograd_NCHWc_bf16_template;
 
 /* ----- x86/dense_int8.c: dense_vnni.x86 (tile_y, tile_x in 3 parts,
  * tile_k over the groups of 4 K values; docs/int8.md) ----- */

@@ -260,6 +260,65 @@ static void test_conv_random(void) {
   for (int i = 0; tm && i < tk_template_cases(10); i++) run_conv_case(tm, i, i % 4 == 3);
 }
 
+/* conv2d_NCHWc_winograd_bf16.x86 on a random 3x3 stride-1 conv (odd sizes
+ * with partial tiles, even channel counts) with a random config of its
+ * space or the fallback, the kernel transformed and rounded in the
+ * function: against the unscheduled lowering (1e-5) and the float32
+ * convolution in double (1e-2, the bound of one bfloat16 layer). */
+static double wino_worst;
+
+static bool run_wino_case(const Template *tm, int caseno, bool fallback) {
+  int64_t N = test_rand_between(1, 2), C = test_pick(5, (int64_t[]){2, 4, 8, 16, 32});
+  int64_t O = test_pick(5, (int64_t[]){4, 8, 12, 16, 32}), H = test_rand_between(3, 15), W = test_rand_between(3, 15);
+  int p = (int)test_rand_between(0, 2);
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){N, C, H, W}, (int64_t[]){O, C, 3, 3}, (int[]){1, 1},
+                           (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return false;
+  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  CHECK_NN(cfg);
+  if (!cfg) return false;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
+  bool relu = caseno % 2;
+  const char *desc = kfmt("case %d: %s: config %lld %s, relu %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), relu);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
+  Tensor *data = te_placeholder_c("data", 5, (int64_t[]){N, C / ib, H, W, ib}, DT_F32);
+  Tensor *k = te_placeholder_c("k", 4, (int64_t[]){O, C, 3, 3}, DT_F32);
+  Tensor *U = topi_x86_winograd_weight_transform_bf16(k, ib, ob);
+  Tensor *conv = U ? tm->compute(target_host(), wl, cfg, 2, (Tensor *[]){data, U}) : NULL;
+  CHECK_MSG(conv != NULL, "%s: %s", desc, kiln_get_error());
+  if (!conv) return false;
+  Tensor *out = relu ? tk_relu5(conv) : conv;
+  Schedule *s = te_create_schedule(1, &out);
+  if (tm->schedule(target_host(), s, cfg, conv, 1, &out)) {
+    test_fail(__FILE__, __LINE__, "%s: schedule failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  DLTensor **arr = tk_run_vs_unscheduled(s, 3, (Tensor *[]){data, k, out}, &copt, 1e-5, desc);
+  if (!arr) return false;
+  TkConv rc = {.N = N, .C = C, .H = H, .W = W, .O = O, .KH = 3, .KW = 3, .ib = ib, .ob = ob, .real = C, .stride = 1,
+               .pad = p, .dilation = 1, .relu = relu};
+  DLTensor *want = tk_array_for(out);
+  tk_conv2d_ref(&rc, arr[0], arr[1], want);
+  double err = tk_rel_err(arr[2], want);
+  if (err > wino_worst) wino_worst = err;
+  bool ok = err < 1e-2;
+  if (!ok) test_fail(__FILE__, __LINE__, "%s: relative error %g against the float32 conv (bound 1e-2)", desc, err);
+  kiln_array_free(want);
+  tk_arrays_free(3, arr);
+  return ok;
+}
+
+static void test_winograd_random(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd_bf16.x86");
+  CHECK_NN(tm);
+  for (int i = 0; tm && i < tk_template_cases(12); i++) run_wino_case(tm, i, i % 4 == 3);
+  if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  worst relative error against the float32 conv: %g\n", wino_worst);
+}
+
 static void test_conv_errors(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_bf16.x86");
   if (!tm) return;
@@ -391,6 +450,7 @@ const TestCase bf16_tests[] = {
     {"dense_errors", test_dense_errors},
     {"conv_random", test_conv_random},
     {"conv_errors", test_conv_errors},
+    {"winograd_random", test_winograd_random},
     {"precision_checks", test_precision_checks},
     {"dot_form", test_dot_form},
     {NULL, NULL},

@@ -75,17 +75,23 @@ int graph_task_config(GNode *n, const Target *t, DispatchContext *dc, const stru
  * the strategy of nn.contrib_dense_pack_bf16. */
 int graph_dense_bf16_config(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
 int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
-/* The task (conv2d_NCHWc_bf16.x86) and config of an nn.conv2d node (groups
+/* The task (conv2d_NCHWc_bf16.x86, or conv2d_NCHWc_winograd_bf16.x86 for
+ * a layer fp32 runs as Winograd) and config of an nn.conv2d node (groups
  * 1, an even number of input channels; ch: the padded channel counts or
  * NULL) as alter_layout builds it in bfloat16: a bfloat16 record, else the
  * float32 strategy fp32's config (the same knobs; the blocks it chose),
  * else the fallback; st->task_name NULL when it does not apply, and when
- * fp32 is the Winograd task (it stays float32 Winograd unless a bfloat16
- * record is faster than the Winograd records).  And the strategy of
- * nn.contrib_conv2d_NCHWc_bf16. */
+ * fp32 is the Winograd task and float32 Winograd stays (by the records,
+ * else by the target's VDPBF16PS rate against the tasks' estimated gains;
+ * strategy_bf16.c).  And the strategy of nn.contrib_conv2d_NCHWc_bf16. */
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
                            Strategy *st);
 int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* The strategy of nn.contrib_conv2d_winograd_NCHWc_bf16, and its task's
+ * name (graph_conv_bf16_config gives it to a layer float32 runs as
+ * Winograd where the target's VDPBF16PS rate makes it the fastest). */
+int strategy_conv2d_winograd_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+#define GRAPH_WINOGRAD_BF16_TASK "conv2d_NCHWc_winograd_bf16.x86"
 /* strategy_int8.c (quantized models, docs/int8.md): the task
  * (dense_vnni.x86) and config of an M x K by N x K uint8 x int8 dense layer
  * (n: the node whose recorded config to use, or the node being replaced;

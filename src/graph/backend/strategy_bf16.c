@@ -85,14 +85,22 @@ static int conv_bf16_task(GNode *n, Workload *wl, const Target *t, DispatchConte
  * 7): 2.4-2.6x at 56 x 56 (196 tiles), 2.7x at 28 x 28 (49), 0.96x at
  * 14 x 14 (16); the estimate gives 4, 3.1 and 1.0.  A bfloat16 direct
  * kernel runs at up to bf16_dot_rate times the float32 one (1.5-1.9x on
- * the same layers), so it takes the layer where the rate exceeds this. */
+ * the same layers); conv2d_NCHWc_winograd_bf16.x86 (m = 2) at about both
+ * gains, its GEMM's multiply-adds bf16_dot_rate times as fast. */
 #define WINO_FULL_TILES 64
 
-static double winograd_gain(int64_t OH, int64_t OW) {
-  int64_t m = topi_x86_winograd_tile_size(OH, OW);
+static double winograd_gain(int64_t m, int64_t OH, int64_t OW) {
   double tiles = (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
   double saving = 9.0 * (double)(m * m) / (double)((m + 2) * (m + 2));
   return tiles < WINO_FULL_TILES ? saving * tiles / WINO_FULL_TILES : saving;
+}
+
+/* The bfloat16 Winograd task's workload: the conv's arguments (NCHW/OIHW,
+ * padding; stride and dilation 1). */
+static Workload *wino_bf16_workload(const int64_t d[4], const int64_t k[4], GNode *n) {
+  int pad[4];
+  strategy_attr_pads4(n, pad);
+  return wl_conv2d(GRAPH_WINOGRAD_BF16_TASK, d, k, (int[]){1, 1}, pad, (int[]){1, 1}, "float32", "float32");
 }
 
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
@@ -106,21 +114,32 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
   if (d[1] % 2) return 0; /* channels that cannot be paired stay float32 */
   Workload *wl = conv_bf16_workload(d, k, n);
   if (fp32 && fp32->task_name && fp32->wl && !strcmp(fp32->task_name, GRAPH_WINOGRAD_TASK)) {
-    /* A layer float32 runs as Winograd: records decide when there are
-     * some (a bfloat16 record faster than the Winograd task's best, the
-     * rule float32 applies between its direct and Winograd tasks); without
-     * records of either, the bfloat16 direct kernel where the target's
-     * VDPBF16PS out-runs the FMAs and Winograd's estimated gain at this
-     * shape (where it does not, the direct kernel's "fma" form runs at
+    /* A layer float32 runs as Winograd: float32 Winograd, the bfloat16
+     * direct kernel or bfloat16 Winograd F(2 x 2).  Records decide when
+     * there are some (the fastest task with a record, the rule float32
+     * applies between its direct and Winograd tasks); without records,
+     * the largest estimated gain over the direct float32 kernel (above);
+     * the bfloat16 ones only where the target's VDPBF16PS out-runs the
+     * FMAs (where it does not, the direct kernel's "fma" form runs at
      * about float32's speed and Winograd stays, as float32 chose). */
-    bool ub, uw;
-    double cb = graph_dispatch_best_cost(dc, t, wl, &ub), cw = graph_dispatch_best_cost(dc, t, fp32->wl, &uw);
-    int pad[4];
+    Workload *ww = wino_bf16_workload(d, k, n);
+    bool u;
+    double cost[3] = {graph_dispatch_best_cost(dc, t, fp32->wl, &u), graph_dispatch_best_cost(dc, t, wl, &u),
+                      graph_dispatch_best_cost(dc, t, ww, &u)};
+    int pad[4], best = 0;
     strategy_attr_pads4(n, pad);
-    bool take = isfinite(cb) ? cb < cw
-                             : !isfinite(cw) && target_bf16_dot_faster(t) &&
-                                   t->bf16_dot_rate > winograd_gain(d[2] + pad[0] + pad[2] - 2, d[3] + pad[1] + pad[3] - 2);
-    if (!take) return 0;
+    int64_t OH = d[2] + pad[0] + pad[2] - 2, OW = d[3] + pad[1] + pad[3] - 2;
+    if (isfinite(cost[0]) || isfinite(cost[1]) || isfinite(cost[2])) {
+      for (int i = 1; i < 3; i++)
+        if (cost[i] < cost[best]) best = i;
+    } else if (target_bf16_dot_faster(t)) {
+      double gain[3] = {winograd_gain(topi_x86_winograd_tile_size(OH, OW), OH, OW), t->bf16_dot_rate,
+                        t->bf16_dot_rate * winograd_gain(2, OH, OW)};
+      for (int i = 1; i < 3; i++)
+        if (gain[i] > gain[best]) best = i;
+    }
+    if (best == 0) return 0;
+    if (best == 2) wl = ww;
   }
   if (conv_bf16_task(n, wl, t, dc, fp32, st)) return -1;
   if (st->task_name) st->task_desc = kfmt("%s bf16", fp32 && fp32->task_desc ? fp32->task_desc : "");
@@ -138,5 +157,17 @@ int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strateg
   st->task_desc = kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,%lld,%lld)] s%d p%d bf16", (long long)d[0], (long long)d[1],
                        (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], (long long)k[2], (long long)k[3],
                        s[0], pad[0]);
+  return 0;
+}
+
+int strategy_conv2d_winograd_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
+  const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
+  int64_t d[4] = {dt->shape[0], dt->shape[1] * dt->shape[4], dt->shape[2], dt->shape[3]};
+  int64_t k[4] = {kt->shape[2] * kt->shape[4], kt->shape[3] * 2, 3, 3};
+  if (conv_bf16_task(n, wino_bf16_workload(d, k, n), t, dc, NULL, st)) return -1;
+  int pad[4];
+  strategy_attr_pads4(n, pad);
+  st->task_desc = kfmt("[(%lld,%lld,%lld,%lld),(%lld,%lld,3,3)] s1 p%d winograd bf16", (long long)d[0], (long long)d[1],
+                       (long long)d[2], (long long)d[3], (long long)k[0], (long long)k[1], pad[0]);
   return 0;
 }

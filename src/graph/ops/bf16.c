@@ -15,6 +15,15 @@
  *                                      strides, padding, dilation (the
  *                                      attributes of nn.contrib_conv2d_NCHWc)
  *                                      -> float32 NCHW[ocb]c
+ *   nn.contrib_conv2d_winograd_bf16_weight_transform
+ *                                      kernel float32 OIHW 3x3, ic_block
+ *                                      (even), oc_block -> G g G^T of
+ *                                      F(2x2, 3x3) in bfloat16 pairs, uint32
+ *                                      [4, 4, OC/ocb, IC/2, ocb]
+ *   nn.contrib_conv2d_winograd_NCHWc_bf16
+ *                                      data float32 NCHW[icb]c, that kernel,
+ *                                      padding (stride and dilation 1)
+ *                                      -> float32 NCHW[ocb]c
  */
 #include "../../topi/topi.h"
 #include "../backend/strategy.h"
@@ -108,6 +117,48 @@ static Tensor *compute_conv_bf16(GNode *n, Tensor **ins, const Strategy *st) {
   return topi_x86_conv2d_NCHWc_bf16(ins[0], ins[1], s, pad, dl, fma);
 }
 
+static int infer_winograd_weight_bf16(GNode *n, TType *out) {
+  const TType *w = arg_type(n, 0);
+  if (w->ndim != 4 || w->shape[2] != 3 || w->shape[3] != 3)
+    return kiln_set_error("kernel must be float32 OIHW 3x3, got %s %s", dt_str(w->dtype), shape_str(w));
+  if (infer_conv_weight_pack(n, out)) return -1;
+  int64_t ob = out->shape[5], s[5] = {4, 4, w->shape[0] / ob, w->shape[1] / 2, ob};
+  *out = ttype(DT_U32, 5, s);
+  return 0;
+}
+
+static Tensor *compute_winograd_weight_bf16(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  return topi_x86_winograd_weight_transform_bf16(ins[0], gattr_int(&n->attrs, "ic_block", 0),
+                                                 gattr_int(&n->attrs, "oc_block", 0));
+}
+
+static int infer_conv_winograd_bf16(GNode *n, TType *out) {
+  const TType *d = arg_type(n, 0), *k = arg_type(n, 1);
+  if (d->ndim != 5 || !dt_eq(d->dtype, DT_F32) || d->shape[4] % 2)
+    return kiln_set_error("data must be float32 NCHW[x]c with an even block, got %s %s", dt_str(d->dtype), shape_str(d));
+  if (k->ndim != 5 || !dt_eq(k->dtype, DT_U32) || k->shape[0] != 4 || k->shape[1] != 4 ||
+      k->shape[3] * 2 != d->shape[1] * d->shape[4])
+    return kiln_set_error("kernel must be bfloat16 pairs packed as uint32 [4, 4, OC/ocb, IC/2, ocb] "
+                          "(nn.contrib_conv2d_winograd_bf16_weight_transform) matching data %s, got %s %s",
+                          shape_str(d), dt_str(k->dtype), shape_str(k));
+  int st[2], pad[4], dl[2];
+  conv_attrs(n, st, pad, dl);
+  if (st[0] != 1 || st[1] != 1 || dl[0] != 1 || dl[1] != 1) return kiln_set_error("a Winograd convolution needs strides and dilation 1");
+  int64_t OH = d->shape[2] + pad[0] + pad[2] - 2, OW = d->shape[3] + pad[1] + pad[3] - 2;
+  if (OH < 1 || OW < 1) return kiln_set_error("the 3x3 window is larger than the padded input");
+  int64_t s[5] = {d->shape[0], k->shape[2], OH, OW, k->shape[4]};
+  *out = ttype(DT_F32, 5, s);
+  return 0;
+}
+
+static Tensor *compute_conv_winograd_bf16(GNode *n, Tensor **ins, const Strategy *st) {
+  (void)st;
+  int s[2], pad[4], dl[2];
+  conv_attrs(n, s, pad, dl);
+  return topi_x86_conv2d_winograd_NCHWc_bf16(ins[0], ins[1], pad);
+}
+
 const OpDef ops_bf16[] = {
     {"nn.contrib_dense_bf16_weight_pack", 1, 1, PAT_OPAQUE, infer_weight_pack, compute_weight_pack, NULL, "weight, block=16"},
     {"nn.contrib_dense_pack_bf16", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_pack_bf16, compute_dense_pack_bf16,
@@ -115,5 +166,9 @@ const OpDef ops_bf16[] = {
     {"nn.contrib_conv2d_bf16_weight_pack", 1, 1, PAT_OPAQUE, infer_conv_weight_pack, compute_conv_weight_pack, NULL,
      "kernel, ic_block=16, oc_block=16"},
     {"nn.contrib_conv2d_NCHWc_bf16", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv_bf16, compute_conv_bf16, strategy_conv2d_bf16},
+    {"nn.contrib_conv2d_winograd_bf16_weight_transform", 1, 1, PAT_OPAQUE, infer_winograd_weight_bf16,
+     compute_winograd_weight_bf16, NULL, "kernel, ic_block=16, oc_block=16"},
+    {"nn.contrib_conv2d_winograd_NCHWc_bf16", 2, 2, PAT_OUT_ELEMWISE_FUSABLE, infer_conv_winograd_bf16,
+     compute_conv_winograd_bf16, strategy_conv2d_winograd_bf16},
     {NULL},
 };

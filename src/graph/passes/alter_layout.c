@@ -343,15 +343,19 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     ga_int(&at, "tile_size", m);
     r = graph_call(ng, "nn.contrib_conv2d_winograd_NCHWc", 2, (GNode *[]){data, u}, at, old->name);
   } else if (bf16) {
-    /* the kernel rounded to bfloat16 pairs of input channels (folded) */
+    /* the kernel rounded to bfloat16 pairs of input channels (folded; for
+     * bfloat16 Winograd, after its transform) */
+    bool wino = !strcmp(st.task_name, GRAPH_WINOGRAD_BF16_TASK);
     GAttrs kt = gattrs_new();
     ga_int(&kt, "ic_block", icb);
     ga_int(&kt, "oc_block", ocb);
-    GNode *kw = graph_call(ng, "nn.contrib_conv2d_bf16_weight_pack", 1, &w, kt, NULL);
+    GNode *kw = graph_call(ng, wino ? "nn.contrib_conv2d_winograd_bf16_weight_transform" : "nn.contrib_conv2d_bf16_weight_pack",
+                           1, &w, kt, NULL);
     if (!data || !kw) return NULL;
     ga_str(&at, "data_layout", layout_name((int)icb));
     ga_str(&at, "out_layout", layout_name((int)ocb));
-    r = graph_call(ng, "nn.contrib_conv2d_NCHWc_bf16", 2, (GNode *[]){data, kw}, at, old->name);
+    r = graph_call(ng, wino ? "nn.contrib_conv2d_winograd_NCHWc_bf16" : "nn.contrib_conv2d_NCHWc_bf16", 2,
+                   (GNode *[]){data, kw}, at, old->name);
   } else {
     GAttrs kt = gattrs_new();
     ga_str(&kt, "src_layout", "OIHW");

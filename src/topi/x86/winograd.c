@@ -96,6 +96,13 @@ static Expr *vterm(int r, int s, void *ud) {
   return te_read5(c->pad, c->b, c->c, ir_add(c->h0, c32(r)), ir_add(c->w0, c32(s)), c->cb);
 }
 
+Expr *topi_x86_winograd_input_sum(Tensor *pad, int64_t m, const double *BT, int e, int n, Expr *b, Expr *th, Expr *tw,
+                                  Expr *c, Expr *cb, DType t) {
+  int A = (int)m + 2;
+  VCtx vc = {pad, b, c, ir_mul(th, c32(m)), ir_mul(tw, c32(m)), cb};
+  return topi_winograd_sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, t);
+}
+
 typedef struct YCtx {
   Tensor *M;
   Expr **idx; /* eps, nu slots filled per term */
@@ -107,6 +114,25 @@ static Expr *yterm(int e, int n, void *ud) {
   memcpy(idx, c->idx, sizeof idx);
   idx[0] = c32(e), idx[1] = c32(n);
   return te_read(c->M, 7, idx);
+}
+
+Tensor *topi_x86_winograd_output(Tensor *M, int64_t m, const double *AT, int64_t OH, int64_t OW, const char *name,
+                                 const char *tag) {
+  int A = (int)m + 2;
+  Expr **ov = te_axis_vars(5, (const char *[]){"n", "k", "h", "w", "kb"});
+  Expr *hi = ir_floormod(ov[2], c32(m)), *wi = ir_floormod(ov[3], c32(m));
+  YCtx yc = {M, (Expr *[]){NULL, NULL, ov[0], ov[1], ir_floordiv(ov[2], c32(m)), ir_floordiv(ov[3], c32(m)), ov[4]}};
+  Expr **ob_ = KNEWN(Expr *, m * m);
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < m; j++) {
+      double ci[6], cj[6];
+      for (int e = 0; e < A; e++) ci[e] = AT[i * A + e], cj[e] = AT[j * A + e];
+      ob_[i * m + j] = topi_winograd_sparse_sum(A, A, ci, cj, yterm, &yc, M->dtype);
+    }
+  Tensor *out = te_compute(name, 5, (Expr *[]){M->shape[2], M->shape[3], c32(OH), c32(OW), M->shape[6]}, ov,
+                           topi_winograd_select_2d(hi, wi, (int)m, (int)m, ob_), tag);
+  te_set_attr(out, "tile_size", c32(m));
+  return out;
 }
 
 Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const int padding[4], DType out_dtype) {
@@ -148,10 +174,10 @@ Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const
 
   /* V = B^T d B per tile */
   Expr **vv = te_axis_vars(7, (const char *[]){"eps", "nu", "b", "th", "tw", "c", "cb"});
-  VCtx vc = {pad, vv[2], vv[5], ir_mul(vv[3], c32(m)), ir_mul(vv[4], c32(m)), vv[6]};
   Expr **br = KNEWN(Expr *, A * A);
   for (int e = 0; e < A; e++)
-    for (int n = 0; n < A; n++) br[e * A + n] = topi_winograd_sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, out_dtype);
+    for (int n = 0; n < A; n++)
+      br[e * A + n] = topi_x86_winograd_input_sum(pad, m, BT, e, n, vv[2], vv[3], vv[4], vv[5], vv[6], out_dtype);
   Tensor *V = te_compute("data_pack", 7,
                          (Expr *[]){c32(alpha), c32(alpha), c32(N), c32(nH), c32(nW), c32(CIc), c32(ib)}, vv,
                          topi_winograd_select_2d(vv[0], vv[1], A, A, br), "winograd_data_pack");
@@ -165,32 +191,25 @@ Tensor *topi_x86_conv2d_winograd_NCHWc(Tensor *data, Tensor *U, int64_t m, const
                          ir_sum(ir_mul(va, ua), 2, (IterVar *[]){rc, rcb}), "winograd_bgemm");
 
   /* Y = A^T M A, cropped */
-  Expr **ov = te_axis_vars(5, (const char *[]){"n", "k", "h", "w", "kb"});
-  Expr *hi = ir_floormod(ov[2], c32(m)), *wi = ir_floormod(ov[3], c32(m));
-  YCtx yc = {M, (Expr *[]){NULL, NULL, ov[0], ov[1], ir_floordiv(ov[2], c32(m)), ir_floordiv(ov[3], c32(m)), ov[4]}};
-  Expr **ob_ = KNEWN(Expr *, m * m);
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < m; j++) {
-      double ci[6], cj[6];
-      for (int e = 0; e < A; e++) ci[e] = AT[i * A + e], cj[e] = AT[j * A + e];
-      ob_[i * m + j] = topi_winograd_sparse_sum(A, A, ci, cj, yterm, &yc, out_dtype);
-    }
-  Tensor *out = te_compute("conv2d_winograd_NCHWc", 5, (Expr *[]){c32(N), c32(COc), c32(OH), c32(OW), c32(ob)}, ov,
-                           topi_winograd_select_2d(hi, wi, (int)m, (int)m, ob_), "conv2d_NCHWc_winograd");
-  te_set_attr(out, "tile_size", c32(m));
-  return out;
+  return topi_x86_winograd_output(M, m, AT, OH, OW, "conv2d_winograd_NCHWc", "conv2d_NCHWc_winograd");
 }
 
 /* ---- the template ---- */
 
-/* The tile grid of a workload (the workload must be 3x3 stride 1). */
-static int wino_parse(const Workload *wl, Conv2DWorkload *c, int64_t *m, int64_t *nH, int64_t *nW) {
+int topi_x86_winograd_parse(const Workload *wl, int64_t m, Conv2DWorkload *c, int64_t *nH, int64_t *nW) {
   if (wl_conv2d_parse(wl, c)) return -1;
   if (c->depthwise || c->KH != 3 || c->KW != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1)
     return kiln_set_error("%s: workload %s is not a 3x3, stride 1, dilation 1 convolution", wl->name, wl_describe(wl));
+  if (!m) m = topi_x86_winograd_tile_size(c->OH, c->OW);
+  *nH = (c->OH + m - 1) / m;
+  *nW = (c->OW + m - 1) / m;
+  return 0;
+}
+
+/* The tile grid of a workload (the workload must be 3x3 stride 1). */
+static int wino_parse(const Workload *wl, Conv2DWorkload *c, int64_t *m, int64_t *nH, int64_t *nW) {
+  if (topi_x86_winograd_parse(wl, 0, c, nH, nW)) return -1;
   *m = topi_x86_winograd_tile_size(c->OH, c->OW);
-  *nH = (c->OH + *m - 1) / *m;
-  *nW = (c->OW + *m - 1) / *m;
   return 0;
 }
 
@@ -204,15 +223,24 @@ static bool oc_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[1] <= 8 && sizes[n - 1] <= 64;
 }
 
+static bool ic_filter(const int64_t *sizes, int n, void *ud) {
+  return sizes[n - 1] % *(const int64_t *)ud == 0;
+}
+
+int topi_x86_winograd_space(ConfigSpace *cs, const Conv2DWorkload *c, int64_t nH, int64_t nW, int64_t ic_group) {
+  SplitOpts ic = {.filter = ic_filter, .filter_ud = &ic_group}, oc = {.nparts = 3, .filter = oc_filter},
+            reg = {.filter = reg_filter};
+  if (space_define_split(cs, "tile_ic", c->IC, &ic) || space_define_split(cs, "tile_oc", c->OC, &oc) ||
+      space_define_split(cs, "tile_p", nW, &reg) || space_define_split(cs, "tile_rows", nH, NULL))
+    return -1;
+  return 0;
+}
+
 static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  SplitOpts oc = {.nparts = 3, .filter = oc_filter}, reg = {.filter = reg_filter};
-  if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, &oc) ||
-      space_define_split(cs, "tile_p", nW, &reg) || space_define_split(cs, "tile_rows", nH, NULL))
-    return -1;
-  return 0;
+  return topi_x86_winograd_space(cs, &c, nH, nW, 1);
 }
 
 /* Where the stages run at the root (tile_rows = all the rows), so the
@@ -238,31 +266,53 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
 #define WINO_L2_BYTES (1 << 20)
 #define WINO_ROOT_STAGE_BYTES (16 << 20)
 
-/* Whether the fallback runs a layer's stages at the root (see above). */
-bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  int64_t m = topi_x86_winograd_tile_size(OH, OW), a2 = (m + 2) * (m + 2);
+/* Whether the fallback runs a layer's stages at the root (see above), for
+ * tile size m and U and V of value_bytes a channel (M is float32). */
+static bool wino_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW, int64_t m, int64_t value_bytes) {
+  int64_t a2 = (m + 2) * (m + 2);
   double tiles = (double)N * (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
-  double ubytes = (double)a2 * (double)IC * (double)OC * 4, vmbytes = (double)a2 * tiles * (double)(IC + OC) * 4;
+  double ubytes = (double)a2 * (double)IC * (double)OC * (double)value_bytes,
+         vmbytes = (double)a2 * tiles * (double)(IC * value_bytes + OC * 4);
   return ubytes > WINO_L2_BYTES || vmbytes <= WINO_ROOT_STAGE_BYTES;
+}
+
+bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  return wino_at_root(N, IC, OC, OH, OW, topi_x86_winograd_tile_size(OH, OW), 4);
+}
+
+void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2DWorkload *c, int64_t m, int64_t nH,
+                                int64_t nW, int64_t ic_group, int64_t value_bytes) {
+  int64_t lanes = t->vector_lanes;
+  int64_t ob = x86_channel_block(c->OC, lanes), ib = x86_largest_divisor(c->IC, ob);
+  if (ib % ic_group) ib = ic_group * x86_largest_divisor(c->IC / ic_group, ob / ic_group > 0 ? ob / ic_group : 1);
+  /* the register block: tiles x output-channel vectors, at most 24
+   * accumulators, the tile count as large as it goes up to 8 */
+  int64_t reg_p = x86_largest_divisor(nW, 8);
+  int64_t reg_c = x86_largest_divisor(c->OC / ob, 24 / reg_p < 8 ? 24 / reg_p : 8);
+  if (reg_c < 1) reg_c = 1;
+  int64_t rows = wino_at_root(c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes) ? nH : 1;
+  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
+  config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
+  config_set_split(cfg, "tile_p", 2, (int64_t[]){-1, reg_p});
+  config_set_split(cfg, "tile_rows", 2, (int64_t[]){-1, rows});
+  cfg->is_fallback = true;
 }
 
 static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  int64_t lanes = t->vector_lanes;
-  int64_t ob = x86_channel_block(c.OC, lanes), ib = x86_largest_divisor(c.IC, ob);
-  /* the register block: tiles x output-channel vectors, at most 24
-   * accumulators, the tile count as large as it goes up to 8 */
-  int64_t reg_p = x86_largest_divisor(nW, 8);
-  int64_t reg_c = x86_largest_divisor(c.OC / ob, 24 / reg_p < 8 ? 24 / reg_p : 8);
-  if (reg_c < 1) reg_c = 1;
-  int64_t rows = topi_x86_winograd_at_root(c.N, c.IC, c.OC, c.OH, c.OW) ? nH : 1;
-  config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
-  config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
-  config_set_split(cfg, "tile_p", 2, (int64_t[]){-1, reg_p});
-  config_set_split(cfg, "tile_rows", 2, (int64_t[]){-1, rows});
-  cfg->is_fallback = true;
+  topi_x86_winograd_fallback(t, cfg, &c, m, nH, nW, 1, 4);
+  return 0;
+}
+
+int topi_x86_winograd_check(const ConfigEntity *cfg, const Workload *wl, const Conv2DWorkload *c, int64_t nH,
+                            int64_t nW) {
+  if (x86_check_split(cfg, "tile_ic", 2, c->IC, "input channels", true) ||
+      x86_check_split(cfg, "tile_oc", 3, c->OC, "output channels", true) ||
+      x86_check_split(cfg, "tile_p", 2, nW, "tile columns", true) ||
+      x86_check_split(cfg, "tile_rows", 2, nH, "tile rows", true))
+    return kiln_error_context("%s", wl->name);
   return 0;
 }
 
@@ -270,12 +320,7 @@ static int wino_check(const Target *t, const ConfigEntity *cfg, const Workload *
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  if (x86_check_split(cfg, "tile_ic", 2, c.IC, "input channels", true) ||
-      x86_check_split(cfg, "tile_oc", 3, c.OC, "output channels", true) ||
-      x86_check_split(cfg, "tile_p", 2, nW, "tile columns", true) ||
-      x86_check_split(cfg, "tile_rows", 2, nH, "tile rows", true))
-    return kiln_error_context("%s", wl->name);
-  return 0;
+  return topi_x86_winograd_check(cfg, wl, &c, nH, nW);
 }
 
 static Tensor *wino_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
@@ -318,9 +363,11 @@ static Tensor *input_tagged(Tensor *t, const char *tag) {
 int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout,
                                             Tensor **outs) {
   if (!s || !conv) return -1;
-  if (!conv->tag || strcmp(conv->tag, "conv2d_NCHWc_winograd"))
+  /* also winograd_bf16.c's compute, whose data_pack holds bfloat16 pairs
+   * of input channels (uint32, ib / 2 words a block) */
+  if (!conv->tag || (strcmp(conv->tag, "conv2d_NCHWc_winograd") && strcmp(conv->tag, "conv2d_NCHWc_winograd_bf16")))
     return kiln_set_error("conv2d_NCHWc_winograd.x86 schedule: anchor '%s' has tag '%s', expected "
-                          "conv2d_NCHWc_winograd",
+                          "conv2d_NCHWc_winograd or conv2d_NCHWc_winograd_bf16",
                           conv->name, conv->tag ? conv->tag : "");
   Tensor *M = input_tagged(conv, "winograd_bgemm"), *V = M ? input_tagged(M, "winograd_data_pack") : NULL;
   Tensor *pad = NULL;
@@ -332,7 +379,8 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
   int64_t m;
   if (!ma || !ir_is_const_int(ma, &m))
     return kiln_set_error("conv2d_NCHWc_winograd.x86 schedule: '%s' has no tile_size", conv->name);
-  int64_t nH = te_dim(M, 4), nW = te_dim(M, 5), ob = te_dim(M, 6), ib = te_dim(V, 6), COc = te_dim(M, 3);
+  int64_t nH = te_dim(M, 4), nW = te_dim(M, 5), ob = te_dim(M, 6), vblk = te_dim(V, 6), COc = te_dim(M, 3);
+  int64_t ib = dt_eq(V->dtype, DT_U32) ? 2 * vblk : vblk;
   int no = 0, np = 0, nr = 0;
   int64_t cfg_ic;
   const int64_t *toc = NULL, *tp = NULL, *tr = NULL;
@@ -408,7 +456,7 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
   IterVar *ve = stage_axis(sv, 0), *vn = stage_axis(sv, 1), *vb = stage_axis(sv, 2), *vth = stage_axis(sv, 3),
           *vtw = stage_axis(sv, 4), *vc = stage_axis(sv, 5), *vcb = stage_axis(sv, 6);
   if (stage_reorder(sv, 7, (IterVar *[]){vb, vth, vtw, vc, ve, vn, vcb}) || stage_unroll(sv, ve) ||
-      stage_unroll(sv, vn) || x86_vec_or_unroll(t, sv, vcb, ib))
+      stage_unroll(sv, vn) || x86_vec_or_unroll(t, sv, vcb, vblk))
     return -1;
 
   if (at_root) {
