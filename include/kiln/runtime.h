@@ -365,16 +365,16 @@ KILN_API int kiln_graph_plan_memory(int num_nodes, const KilnPlanNode *nodes, in
                            int num_heads, const int32_t *heads, int32_t *storage_id,
                            KilnMemoryPlan *plan);
 /* The same, and a concatenation (KILN_PLAN_CONCAT) computes nothing where
- * that pays: when its output has one reader and each input is read by it
+ * it can: when its output is not a head and each input is read by it
  * alone, listed once, computed by a KILN_PLAN_OP node, not a head, on the
  * output's device and at an offset (the bytes of the inputs before it) that
  * is a multiple of 64, its storage is taken when its first input is
- * computed and each input is written there in place, a view at byte
- * storage_offset[e] of the output's storage id (0 for every other entry).
- * The copy it saves is a whole pass over the output; with several readers
- * the copy's output is warm in the cache for them, which the producers'
- * scattered outputs are not (GoogLeNet's inception blocks measured 4-6 %
- * slower with every concatenation a view), so those keep their copy. */
+ * computed (storage freed lately, so the producers write warm lines) and
+ * each input is written there in place, a view at byte storage_offset[e]
+ * of the output's storage id (0 for every other entry).  The copy it saves
+ * is a pass over the output and, at 2 threads, a fork/join; it also left
+ * the output warm for its readers, but GoogLeNet (four readers of each)
+ * measured 2-7 % faster without it as well. */
 KILN_API int kiln_graph_plan_memory_views(int num_nodes, const KilnPlanNode *nodes, int num_entries,
                                           const uint64_t *entry_bytes, const int32_t *entry_device,
                                           int num_heads, const int32_t *heads, int32_t *storage_id,

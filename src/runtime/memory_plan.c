@@ -96,16 +96,16 @@ static void release_if_unused(Planner *p, int id) {
 }
 
 /* Whether concatenation node n's inputs become views into its output
- * (runtime.h, kiln_graph_plan_memory_views): one reader of the output, not
- * a head; each input read by n alone (so listed once), not a head, computed
- * by an operator on the output's device, at a 64-byte multiple; the inputs'
+ * (runtime.h, kiln_graph_plan_memory_views): the output not a head; each
+ * input read by n alone (so listed once), not a head, computed by an
+ * operator on the output's device, at a 64-byte multiple; the inputs'
  * bytes add up to the output's. */
 static int concat_views(const KilnPlanNode *nodes, int n, const int32_t *producer,
                         const int64_t *uses, const uint8_t *is_head, const uint64_t *bytes,
                         const int32_t *device) {
   const KilnPlanNode *nd = &nodes[n];
   int32_t out = nd->first_output;
-  if (nd->num_outputs != 1 || nd->num_inputs < 1 || uses[out] != 1 || is_head[out]) return 0;
+  if (nd->num_outputs != 1 || nd->num_inputs < 1 || is_head[out]) return 0;
   uint64_t at = 0;
   for (int i = 0; i < nd->num_inputs; i++) {
     int32_t e = nd->inputs[i];

@@ -1,14 +1,16 @@
 """Concatenations whose inputs are written in place: a channel concatenation
-at batch 1 with one reader is marked "kiln_concat" in the graph JSON, the
-memory planner places its inputs as views in its output's storage
-(attrs.kiln_storage_offset) and the executor does not call it; one with
-several readers keeps its copy.  Each case runs against a float64 NumPy
-reference on fresh random inputs, through the graph executor and the debug
-executor (whose table must then have no concatenation row), and a JSON with
-a view moved to the wrong offset must be refused.
+at batch 1 is marked "kiln_concat" in the graph JSON; when each input is
+read by it alone, the memory planner places its inputs as views in its
+output's storage (attrs.kiln_storage_offset) and the executor does not call
+it; when an input has another reader, it keeps its copy.  Each case runs
+against a float64 NumPy reference on fresh random inputs, through the graph
+executor and the debug executor (whose table must then have no
+concatenation row), and a JSON with a view moved to the wrong offset must
+be refused.
 
 The model: x (1, 32, 12, 12) -> two 1x1 convs with ReLU (16 and 32 output
-channels) -> Concat on the channels -> one or two 1x1 convs reading it.
+channels, a and b) -> Concat on the channels -> one or two 1x1 convs
+reading it ("two"), or one reading it and one reading a ("shared").
 """
 import json
 
@@ -23,7 +25,7 @@ from onnx_graph import build_graph
 C, H = 32, 12
 
 
-def _model(tmp_path, readers):
+def _model(tmp_path, case):
     rng = np.random.default_rng(3)
     w = {"wa": rng.standard_normal((16, C, 1, 1)), "wb": rng.standard_normal((32, C, 1, 1)),
          "wc": rng.standard_normal((16, 48, 1, 1)), "wd": rng.standard_normal((16, 48, 1, 1))}
@@ -32,46 +34,49 @@ def _model(tmp_path, readers):
              helper.make_node("Conv", ["x", "wb"], ["b0"]), helper.make_node("Relu", ["b0"], ["b"]),
              helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
              helper.make_node("Conv", ["c", "wc"], ["y"])]
+    w["wd"] = np.ascontiguousarray(w["wd"][:, :48 if case == "two" else 16])
     outs = {"y": (1, 16, H, H)}
-    if readers == 2:
-        nodes.append(helper.make_node("Conv", ["c", "wd"], ["z"]))
+    if case != "one":
+        nodes.append(helper.make_node("Conv", ["c" if case == "two" else "a", "wd"], ["z"]))
         outs["z"] = (1, 16, H, H)
-    _, lib = build_graph(tmp_path, nodes, {k: w[k] for k in ("wa", "wb", "wc", "wd")[:2 + readers]},
+    _, lib = build_graph(tmp_path, nodes, {k: w[k] for k in ("wa", "wb", "wc", "wd")[:3 + (case != "one")]},
                          {"x": (1, C, H, H)}, outs)
     return lib, w
 
 
-def _reference(x, w, readers):
+def _reference(x, w, case):
     def conv(t, k):
         return np.einsum("oc,nchw->nohw", k[:, :, 0, 0].astype("float64"), t)
-    c = np.concatenate([np.maximum(conv(x, w["wa"]), 0), np.maximum(conv(x, w["wb"]), 0)], axis=1)
-    return [conv(c, w["wc"]), conv(c, w["wd"])][:readers]
+    a = np.maximum(conv(x, w["wa"]), 0)
+    c = np.concatenate([a, np.maximum(conv(x, w["wb"]), 0)], axis=1)
+    return [conv(c, w["wc"])] + ([] if case == "one" else [conv(c if case == "two" else a, w["wd"])])
 
 
-def _check(m, x, w, readers):
+def _check(m, x, w, case):
     m.set_input("x", x)
     m.run()
-    for k, want in enumerate(_reference(x.astype("float64"), w, readers)):
+    for k, want in enumerate(_reference(x.astype("float64"), w, case)):
         got = m.get_output(k).numpy()
         err = np.abs(got - want).max() / np.abs(want).max()
         assert err < 1e-5, (k, err)
 
 
-@pytest.mark.parametrize("readers", [1, 2])
-def test_concat_views(tmp_path, readers):
-    lib, w = _model(tmp_path, readers)
+@pytest.mark.parametrize("case", ["one", "two", "shared"])
+def test_concat_views(tmp_path, case):
+    lib, w = _model(tmp_path, case)
+    views = case != "shared"
     graph = json.loads(lib.get_graph_json())
     concat = [n for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"].get("kiln_ops") == "concatenate"]
     assert len(concat) == 1 and concat[0]["attrs"].get("kiln_concat") == "1"
     offsets = graph["attrs"].get("kiln_storage_offset")
-    assert (offsets is not None) == (readers == 1)
+    assert (offsets is not None) == views
     x = np.random.default_rng(11).standard_normal((1, C, H, H)).astype("float32")
-    _check(graph_executor.GraphModule(lib["default"](kiln.cpu())), x, w, readers)
+    _check(graph_executor.GraphModule(lib["default"](kiln.cpu())), x, w, case)
     dbg = debug_executor.from_module(lib)
     report = dbg.profile(1, 1, x=x)
-    assert any("concatenate" in r["name"] for r in report.rows) == (readers == 2)
-    _check(dbg, x, w, readers)
-    if readers == 1:
+    assert any("concatenate" in r["name"] for r in report.rows) == (not views)
+    _check(dbg, x, w, case)
+    if views:
         # the views: the concatenation's inputs in its storage, end to end
         sid = graph["attrs"]["storage_id"][1]
         ins = [i[0] for i in concat[0]["inputs"]]

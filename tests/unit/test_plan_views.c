@@ -9,7 +9,8 @@
  * whose inputs are views, which compute nothing.  A plan that lets two live
  * values overlap, frees a view's storage early or puts a view at the wrong
  * offset fails that check.  Random graphs of kernels, aliases, in-place
- * kernels and concatenations (with one reader or several) are planned and
+ * kernels and concatenations (with one reader or several, and inputs read
+ * by it alone or not) are planned and
  * run, and a corrupted copy of each plan must fail.
  */
 #include <stdlib.h>
@@ -96,8 +97,9 @@ static int run_plan(const PlanGraph *g, const int32_t *sid, const uint64_t *off,
 }
 
 /* A random graph: two arguments, then kernels (some in place), aliases and
- * concatenations of 2-4 fresh kernels' outputs (one reader, or a second
- * one that keeps the copy), each feeding later nodes; heads the last node
+ * concatenations of 2-4 fresh kernels' outputs (sometimes one of them
+ * read by a second kernel, which keeps the copy; one or two readers of the
+ * concatenation), each feeding later nodes; heads the last node
  * and one other. */
 static void random_graph(PlanGraph *g, uint32_t *s) {
   memset(g, 0, sizeof *g);
@@ -210,8 +212,7 @@ static void test_plan_views_rule(void) {
   CHECK_OK(plan(&g, sid, off, &p));
   CHECK_INT(p.num_views, 0);
   g.bytes[3] = 320;
-  /* two readers of the output: the copy stays (it leaves the output warm
-   * in the cache for them) */
+  /* two readers of the output: views still */
   int32_t in5[] = {3};
   g.nodes[5] = (KilnPlanNode){KILN_PLAN_OP, 1, in5, 5, 1, 0};
   g.bytes[5] = 64;
@@ -219,8 +220,14 @@ static void test_plan_views_rule(void) {
   g.heads[1] = 5;
   g.nheads = 2;
   CHECK_OK(plan(&g, sid, off, &p));
+  CHECK_INT(p.num_views, 2);
+  CHECK_MSG(!run_plan(&g, sid, off, p.num_storage, why, sizeof why), "%s", why);
+  /* an input with a second reader: the copy stays */
+  in5[0] = 2;
+  CHECK_OK(plan(&g, sid, off, &p));
   CHECK_INT(p.num_views, 0);
   CHECK_MSG(!run_plan(&g, sid, off, p.num_storage, why, sizeof why), "%s", why);
+  in5[0] = 3;
   CHECK(kiln_graph_plan_memory_views(g.n, g.nodes, g.n, g.bytes, NULL, 2, g.heads, sid, NULL,
                                      &p) != 0);
   CHECK_STR(kiln_last_error(), "plan_memory: storage_offset is NULL");
