@@ -66,30 +66,8 @@ static ExprPrinter printer(CG *g) { return (ExprPrinter){g->out, sub_expr, g}; }
 
 static void binary(CG *g, const char *op, Expr *a, Expr *b) { cgp_binary(printer(g), op, a, b); }
 
-/* Scalar int8, int16, uint8 and uint16 arithmetic: C computes it in int
- * (integer promotion), the IR's value wraps to the node's type (ir.h), as
- * the vector lanes, ONNX's narrow Add/Mul and topi_eval's constant folding
- * do; so the result is cast back to the type.  A uint16 product is taken
- * in uint32 (65535 * 65535 overflows int). */
-static void arith(CG *g, Expr *e) {
-  DType t = e->dtype;
-  const char *op = cgp_binary_op(e->kind);
-  if (t.lanes != 1 || !(t.code == kDLInt || t.code == kDLUInt) || t.bits < 8 || t.bits >= 32) {
-    binary(g, op, e->bin.a, e->bin.b);
-    return;
-  }
-  sb_printf(g->out, "((%s)", cgc_scalar_ctype(t));
-  if (e->kind == EK_Mul && t.code == kDLUInt && t.bits == 16) {
-    sb_puts(g->out, "((uint32_t)");
-    cgc_expr(g, e->bin.a);
-    sb_puts(g->out, " * ");
-    cgc_expr(g, e->bin.b);
-    sb_putc(g->out, ')');
-  } else {
-    binary(g, op, e->bin.a, e->bin.b);
-  }
-  sb_putc(g->out, ')');
-}
+/* +, -, *, /, %: a scalar 8- or 16-bit result cast back to its type */
+static void arith(CG *g, Expr *e) { cgp_arith(printer(g), e, cgc_scalar_ctype(e->dtype), "uint32_t"); }
 
 static void call_helper(CG *g, const char *name, int n, Expr **args) { cgp_call(printer(g), name, n, args); }
 

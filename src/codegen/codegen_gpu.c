@@ -378,6 +378,8 @@ static void expr(GG *g, Expr *e) {
     sb_puts(o, vname(g, e));
     return;
   case EK_Add: case EK_Sub: case EK_Mul: case EK_Div:
+    cgp_arith(gpu_printer(g), e, gpu_type(g, e->dtype), gpu_type(g, DT_U32));
+    return;
   case EK_EQ: case EK_NE: case EK_LT: case EK_LE: case EK_GT: case EK_GE: case EK_And: case EK_Or:
     binary(g, cgp_binary_op(e->kind), e->bin.a, e->bin.b);
     return;
@@ -385,7 +387,7 @@ static void expr(GG *g, Expr *e) {
     if (dt_is_float(e->dtype))
       call2(g, mathfn(g, "fmod", e->dtype), e->bin.a, e->bin.b);
     else
-      binary(g, "%", e->bin.a, e->bin.b);
+      cgp_arith(gpu_printer(g), e, gpu_type(g, e->dtype), gpu_type(g, DT_U32));
     return;
   case EK_FloorDiv:
     floordiv(g, e, false);

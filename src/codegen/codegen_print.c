@@ -15,6 +15,26 @@ void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b) {
   sb_putc(p.out, ')');
 }
 
+void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32) {
+  DType t = e->dtype;
+  const char *op = cgp_binary_op(e->kind);
+  if (t.lanes != 1 || !(t.code == kDLInt || t.code == kDLUInt) || t.bits < 8 || t.bits >= 32) {
+    cgp_binary(p, op, e->bin.a, e->bin.b);
+    return;
+  }
+  sb_printf(p.out, "((%s)", ctype);
+  if (e->kind == EK_Mul && t.code == kDLUInt && t.bits == 16) {
+    sb_printf(p.out, "((%s)", u32);
+    p.expr(p.state, e->bin.a);
+    sb_puts(p.out, " * ");
+    p.expr(p.state, e->bin.b);
+    sb_putc(p.out, ')');
+  } else {
+    cgp_binary(p, op, e->bin.a, e->bin.b);
+  }
+  sb_putc(p.out, ')');
+}
+
 void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args) {
   sb_printf(p.out, "%s(", fn);
   for (int i = 0; i < n; i++) {

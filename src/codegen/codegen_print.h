@@ -24,6 +24,12 @@ typedef struct ExprPrinter {
 
 /* "(a op b)" */
 void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b);
+/* e, a +, -, *, / or % node: as cgp_binary, except that a scalar 8- or
+ * 16-bit integer result is cast back to its type, ctype (C, OpenCL C and
+ * CUDA compute it in int; the IR's value wraps, ir.h), a 16-bit unsigned
+ * product taken in u32, the 32-bit unsigned type (65535 * 65535 overflows
+ * int). */
+void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32);
 /* "fn(args[0], ..., args[n-1])" */
 void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args);
 

@@ -20,9 +20,9 @@
  * Integer arithmetic means what it means in the C Kiln generates.
  * Unsigned types, int8 and int16 wrap to their width (two's complement):
  * a node's value is always a value of its type, as ONNX's (and NumPy's)
- * narrow Add, Sub and Mul give, so the C printer casts a scalar 8- or
- * 16-bit result back to its type (C computes it in int) and vector lanes
- * wrap by themselves.  An int32 or int64 +, - or * whose exact result
+ * narrow Add, Sub and Mul give, so the C and GPU printers cast a scalar 8-
+ * or 16-bit result back to its type (C, OpenCL C and CUDA compute it in
+ * int; cgp_arith) and vector lanes wrap by themselves.  An int32 or int64 +, - or * whose exact result
  * does not fit has no one value (C leaves it undefined): passes may
  * assume it does not happen (the simplifier's bounds do, as TVM's), but
  * never fold it into a wrapped constant; ir_eval has no value for it.

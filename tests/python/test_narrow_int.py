@@ -6,7 +6,8 @@ inputs constants (graph constant folding, topi_eval) it gives the same
 values.  C computes narrow integers in int, so before the generated code
 cast a narrow result back to its type the scalar values came out unwrapped
 (uint8 (200 + 100) * 100 = 30000 instead of 4400) and uint16 products
-overflowed int."""
+overflowed int.  OpenCL C promotes the same way: the OpenCL build (where a
+device exists) must match too."""
 import json
 
 import numpy as np
@@ -24,7 +25,10 @@ TYPES = [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8), (np.uint16,
          (np.int16, TensorProto.INT16)]
 
 
-def _build(tmp_path, np_t, onnx_t, consts):
+OPENCL = kiln.opencl(0).exist
+
+
+def _build(tmp_path, np_t, onnx_t, consts, target="cpu"):
     nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["s", "b"], ["p"]),
              helper.make_node("Cast", ["p"], ["y"], to=TensorProto.FLOAT)]
     ins = [] if consts else [helper.make_tensor_value_info(n, onnx_t, [N]) for n in "ab"]
@@ -34,13 +38,13 @@ def _build(tmp_path, np_t, onnx_t, consts):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), path)
     mod, params = kiln.frontend.from_onnx(path, {} if consts else {"a": [N], "b": [N]})
     with kiln.transform.PassContext(opt_level=3):
-        lib = kiln.build(mod, target="cpu", params=params)
+        lib = kiln.build(mod, target=target, params=params)
     kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
-    return kernels, graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    dev = kiln.cpu() if target == "cpu" else kiln.opencl(0)
+    return kernels, graph_executor.GraphModule(lib["default"](dev))
 
 
-@pytest.mark.parametrize("np_t,onnx_t", TYPES, ids=[t[0].__name__ for t in TYPES])
-def test_narrow_arithmetic_wraps(tmp_path, np_t, onnx_t):
+def _inputs(np_t):
     info = np.iinfo(np_t)
     rng = np.random.default_rng()
     a = rng.integers(info.min, info.max, N, endpoint=True).astype(np_t)
@@ -48,7 +52,12 @@ def test_narrow_arithmetic_wraps(tmp_path, np_t, onnx_t):
     a[:4], b[:4] = info.max, info.max  # overflow in every lane group, the tail too
     a[-4:], b[-4:] = info.max, info.min
     with np.errstate(over="ignore"):
-        want = ((a + b) * b).astype(np.float32)
+        return a, b, ((a + b) * b).astype(np.float32)
+
+
+@pytest.mark.parametrize("np_t,onnx_t", TYPES, ids=[t[0].__name__ for t in TYPES])
+def test_narrow_arithmetic_wraps(tmp_path, np_t, onnx_t):
+    a, b, want = _inputs(np_t)
     kernels, m = _build(tmp_path, np_t, onnx_t, None)
     assert len(kernels) == 1, kernels  # add, multiply and cast in one kernel
     m.set_input("a", a)
@@ -59,5 +68,16 @@ def test_narrow_arithmetic_wraps(tmp_path, np_t, onnx_t):
     # both inputs constants: the graph folds at compile time to the same values
     kernels, m = _build(tmp_path, np_t, onnx_t, {"a": a, "b": b})
     assert not kernels, kernels
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), want)
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (install pocl-opencl-icd)")
+@pytest.mark.parametrize("np_t,onnx_t", TYPES, ids=[t[0].__name__ for t in TYPES])
+def test_narrow_arithmetic_wraps_opencl(tmp_path, np_t, onnx_t):
+    a, b, want = _inputs(np_t)
+    _, m = _build(tmp_path, np_t, onnx_t, None, target="opencl")
+    m.set_input("a", a)
+    m.set_input("b", b)
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), want)
