@@ -831,6 +831,52 @@ static void test_blocked_quantize(void) {
   tb_run(&b);
 }
 
+/* A max pool on uint8 NCHW16c (an int8 model's stem pool): the block of
+ * columns in a local cache (pool_blocked_int8), stored once; random
+ * windows, strides, padding and widths (with blocks of 8, 4, 2 and 1
+ * columns), full-range bytes, exact against a direct reference; a float
+ * pool keeps the running maximum in its output. */
+static void test_blocked_pool_int8(void) {
+  TBatch b = {0};
+  for (int k = 0; k < 5; k++) {
+    bool f32 = k == 4;
+    int64_t n = rnd_range(1, 2), cb = rnd_range(1, 3), h = rnd_range(3, 12), w = rnd_range(3, 20);
+    int64_t kh = rnd_range(1, 3), kw = rnd_range(1, 3), sh = rnd_range(1, 2), sw = rnd_range(1, 2);
+    int64_t pt = rnd_range(0, kh - 1), pl = rnd_range(0, kw - 1), pb = rnd_range(0, kh - 1), pr = rnd_range(0, kw - 1);
+    int64_t oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pr - kw) / sw + 1;
+    Tensor *x = ph("x", 5, (int64_t[]){n, cb, h, w, 16}, f32 ? DT_F32 : DT_U8);
+    Tensor *t = topi_pool2d(x, TOPI_POOL_MAX, (int64_t[]){kh, kw}, (int64_t[]){sh, sw}, (int64_t[]){1, 1},
+                            (int64_t[]){pt, pl, pb, pr}, false, false, "NCHW16c");
+    CHECK_NN(t);
+    if (!t) return;
+    TCase *tc = tb_add(&b, kfmt("max pool%s [%lld, %lld, %lld, %lld, 16] %lldx%lld/%lldx%lld pad %lld %lld %lld %lld",
+                                f32 ? " float32" : "", (long long)n, (long long)cb, (long long)h, (long long)w,
+                                (long long)kh, (long long)kw, (long long)sh, (long long)sw, (long long)pt, (long long)pl,
+                                (long long)pb, (long long)pr),
+                       1, &x, t, 0);
+    if (!tc) continue;
+    const char *txt = kiln_lowered_str(tc->f);
+    CHECK_MSG((strstr(txt, ".local") != NULL) == !f32, "the pool's block is%s in a local cache:\n%s", f32 ? "" : " not",
+              txt);
+    if (!f32) fill_int(tc->a[0], 0, 255);
+    int64_t in[5] = {n, cb, h, w, 16}, o[5] = {n, cb, oh, ow, 16};
+    for (int64_t i = 0; i < numel(tc->ref); i++) {
+      int64_t idx[5];
+      unravel(i, 5, o, idx);
+      double v = -INFINITY;
+      for (int64_t r = 0; r < kh; r++)
+        for (int64_t c = 0; c < kw; c++) {
+          int64_t y = idx[2] * sh + r - pt, xx = idx[3] * sw + c - pl;
+          if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+          double e = tget(tc->a[0], ravel(5, in, (int64_t[]){idx[0], idx[1], y, xx, idx[4]}));
+          v = e > v ? e : v;
+        }
+      tset(tc->ref, i, v);
+    }
+  }
+  tb_run(&b);
+}
+
 /* An injective stage read by an extern op stays in memory. */
 static void test_schedule_extern(void) {
   int64_t n = 37;
@@ -901,6 +947,7 @@ const TestCase topi_tests[] = {
     {"transpose_tiles", test_transpose_tiles},
     {"blocked_shuffle", test_blocked_shuffle},
     {"blocked_quantize", test_blocked_quantize},
+    {"blocked_pool_int8", test_blocked_pool_int8},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},

@@ -31,7 +31,9 @@
  * instead (schedule_transpose_tiles), so every line it touches is used
  * whole while it is in L1.  A quantize into a blocked uint8 layout (an
  * int8 model's input) runs its rows in float vectors, the lanes of a
- * block unrolled inside (quantize_rows).
+ * block unrolled inside (quantize_rows), and a max pool on 8-bit
+ * integers keeps a block of columns' maxima in registers
+ * (pool_blocked_int8).
  */
 #include <string.h>
 
@@ -890,8 +892,52 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
   return 0;
 }
 
+/* A max (or min) pool on 8-bit integers in a blocked layout of 16 lanes
+ * (an int8 model's stem max pool on uint8 NCHW16c), as the group's
+ * output.  schedule_reduction_root's order (the window outside the lanes)
+ * kept the running maximum in memory: a load, a max and a store of 16
+ * bytes per tap.  Here the output row is cut into blocks of up to 8
+ * columns, the block's maxima computed in a local cache at the block (the
+ * window outside, the columns unrolled, the lanes vectorized: 8 registers
+ * the C compiler keeps) and stored once.  ResNet-18's [1, 4, 56, 56, 16]
+ * 3x3/2 pool, in-model per-kernel minimum of 16 alternating profiles
+ * (load 5-6): 65 -> 33 us on one thread, 33 -> 13 us on two.  Returns 1
+ * when it scheduled a, 0 when a is not such a pool; done gains the
+ * cache stage. */
+static int pool_blocked_int8(Schedule *s, Stage *a, AVec *done) {
+  Tensor *op = a->op;
+  int n = op->ndim, m = op->nreduce;
+  Expr *b = inlined_body(s, a);
+  if (n != 5 || m < 1 || op->dtype.bits != 8 || op->dtype.code == kDLFloat || a->relations.len || !is_output(s, a) ||
+      const_extent(op->shape[4]) != 16 || !b || b->kind != EK_Reduce ||
+      (b->reduce.comb->kind != RED_MAX && b->reduce.comb->kind != RED_MIN) ||
+      !contiguous_along(op, strip_reduce(b), op->axis[4]->var))
+    return 0;
+  int64_t ow = const_extent(op->shape[3]), cols = 8;
+  while (cols > 1 && (ow < 0 || ow % cols)) cols /= 2;
+  Tensor *cl = sch_cache_write(s, op, "local");
+  Stage *sl = cl ? sch_stage(s, cl) : NULL, *so = sch_stage(s, op);
+  if (!sl || !so) return -1;
+  av_push(done, sl); /* the cache is the pool's compute too: not an anchor of its own */
+  IterVar *wo, *wi, *f;
+  if (stage_split(so, stage_axis(so, 3), ir_i32(cols), &wo, &wi) ||
+      stage_fuse(so, stage_axis(so, 0), stage_axis(so, 1), &f) || stage_fuse(so, f, stage_axis(so, 2), &f) ||
+      (dims_product(op, 0, n) * reduce_length(op) >= PAR_MIN_WORK && stage_parallel(so, f)) || stage_unroll(so, wi) ||
+      stage_vectorize(so, stage_axis(so, 4)) || stage_compute_at(sl, so, wo))
+    return -1;
+  IterVar **order = KNEWN(IterVar *, n + m);
+  int k = 0;
+  for (int d = 0; d < 3; d++) order[k++] = stage_axis(sl, d);
+  for (int r = 0; r < m; r++) order[k++] = stage_reduce_axis(sl, r);
+  order[k++] = stage_axis(sl, 3), order[k++] = stage_axis(sl, 4);
+  if (stage_reorder(sl, k, order) || stage_unroll(sl, stage_axis(sl, 3)) || stage_vectorize(sl, stage_axis(sl, 4)))
+    return -1;
+  return 1;
+}
+
 static int pool_anchor(Schedule *s, Stage *a, AVec *done) {
-  (void)done;
+  int blocked = pool_blocked_int8(s, a, done);
+  if (blocked) return blocked < 0 ? -1 : 0;
   return schedule_reduction_root(s, a, true);
 }
 
