@@ -243,18 +243,33 @@ static void test_fallbacks(void) {
     CHECK(f->index >= 0);
     CHECK_OK(tm->check(target_host(), f, wl));
   }
-  /* a 3-channel stem keeps the widest block (one chunk of 28 columns) */
+  /* a 3-channel stem with overlapping windows at batch 1: kw unrolled,
+   * 7 columns (x 2 chunks in the schedule); at batch 8, and a patchifying
+   * window (stride = width), the general rule: the widest block */
   Workload *stem = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){64, 3, 7, 7}, (int[]){2, 2},
                              (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
   ConfigEntity *fs = template_fallback(tm, target_host(), stem);
   CHECK_NN(fs);
-  if (fs) CHECK_INT(cfg_split_inner(fs, "tile_ow"), 28);
+  if (fs) {
+    CHECK_INT(cfg_split_inner(fs, "tile_ow"), 7);
+    CHECK(cfg_other_int(fs, "unroll_kw", 0) == 1);
+    CHECK(fs->index >= 0);
+  }
+  Workload *stem8 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){8, 3, 224, 224}, (int64_t[]){64, 3, 7, 7}, (int[]){2, 2},
+                              (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
+  fs = template_fallback(tm, target_host(), stem8);
+  CHECK(fs && cfg_split_inner(fs, "tile_ow") == 28 && cfg_other_int(fs, "unroll_kw", 1) == 0);
+  Workload *patch = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){768, 3, 16, 16},
+                              (int[]){16, 16}, (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  fs = template_fallback(tm, target_host(), patch);
+  CHECK(fs && cfg_split_inner(fs, "tile_ow") == 14 && cfg_other_int(fs, "unroll_kw", 1) == 0);
   /* output channels the SIMD width does not divide: the largest power of two
    * that divides them (vector code); input channels: the largest divisor */
   Workload *w3 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 3, 224, 224}, (int64_t[]){24, 3, 7, 7}, (int[]){2, 2},
                            (int[]){3, 3, 3, 3}, (int[]){1, 1}, "float32", "float32");
   f = template_fallback(tm, target_host(), w3);
   CHECK(f && cfg_split_inner(f, "tile_ic") == 3 && cfg_split_inner(f, "tile_oc") == 8 && cfg_split_inner(f, "tile_ow") == 28);
+  /* (its three chunks of 8 do not pair: the general rule) */
   Workload *w4 = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 512, 13, 13}, (int64_t[]){1000, 512, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
   f = template_fallback(tm, target_host(), w4);

@@ -364,6 +364,29 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
   config_set_other(cfg, "prefetch_w", opt_int(block <= (256 << 10) ? 1 : 0));
 }
 
+/* A stem at batch 1: fewer input channels than a vector (an RGB image)
+ * under a window whose columns overlap (stride below the width).  Its
+ * reduction is a few channels x the window, so the fallback unrolls kw,
+ * and with it the block's broadcasts of neighbouring columns serve
+ * several kw taps; a quarter of the register budget in columns (7) lets
+ * the schedule take two output-channel chunks (14 accumulators).
+ * bench_conv2d --cold --epilogue, 1 thread, % of the FMA peak, two runs
+ * (load 6), 28 columns / 14 columns x 2 chunks (the shipped record) / 7
+ * x 2 chunks with kw unrolled: ResNet's 7x7/2 3->64 @224 85-88 / 74-85 /
+ * 93-95, VGG-16's 3x3 3->64 @224 80 / - / 87, MobileNet's 3x3/2 3->32
+ * @224 52 / - / 55 (28 columns with kw unrolled: 51-54, 14 x 2: 71-77).
+ * A patchifying window (stride = width: ViT's, Swin's, ConvNeXt's) shares
+ * no columns and keeps the general rule, and so does a layer whose
+ * output-channel chunks do not pair (7 accumulators alone cannot cover
+ * the FMA latency).  Sets *cols; true when it applies. */
+static bool stem_block(const Target *t, const Workload *wl, const Conv2DWorkload *c, int64_t *cols) {
+  if (c->N != 1 || c->IC >= t->vector_lanes || c->KW < 2 || c->sw >= c->KW || !is_fp32_task(wl)) return false;
+  int64_t w = x86_conv_block_cols(c->OW, x86_reg_budget(t) / 4);
+  if (x86_conv_occ_block(t, w, c->OC / x86_channel_block(c->OC, t->vector_lanes)) < 2) return false;
+  *cols = w;
+  return true;
+}
+
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -408,14 +431,15 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
    * VGG-16 3x3 256->512 @28 65 / 93, 512->512 @28 87 / 94, ResNet-50
    * 3x3/2 128->128 @56 86 / 91, 3x3 64->64 @56 80 / 95.  Not for a few
    * input channels a position (ResNet's 7x7/2 stem, 3 channels: 86 / 68,
-   * the reduction too short for the block's setup) */
+   * the reduction too short for the block's setup): see stem_block. */
   int64_t budget = x86_reg_budget(t), reg_n = x86_conv_block_cols(c.OW, budget);
-  if (c.N == 1 && c.IC >= t->vector_lanes && is_fp32_task(wl)) {
+  bool unroll = stem_block(t, wl, &c, &reg_n);
+  if (!unroll && c.N == 1 && c.IC >= t->vector_lanes && is_fp32_task(wl)) {
     int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), w2 = x86_conv_block_cols(c.OW, budget / occ);
     if (occ > 1 && w2 * occ >= reg_n) reg_n = w2;
   }
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
-  config_set_other(cfg, "unroll_kw", opt_bool(false));
+  config_set_other(cfg, "unroll_kw", opt_bool(unroll));
   if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, reg_n)));
   conv_prefetch_fallback(t, cfg, wl, &c);
   cfg->is_fallback = true;
