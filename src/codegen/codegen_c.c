@@ -328,7 +328,7 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     StrBuf src = {0};
     const char *mark = strstr(prelude, "@GLOBALS@"), *line2 = strchr(prelude, '\n') + 1;
     sb_putn(&src, prelude, (size_t)(line2 - prelude)); /* the banner */
-    if (pm_has(&emitted[u], "kiln_vmath")) sb_puts(&src, cgc_vmath_unit_pragma);
+    if (pm_has(&emitted[u], "kiln_vmath") && !pm_has(&emitted[u], "kiln_bf16")) sb_puts(&src, cgc_vmath_unit_pragma);
     sb_putn(&src, line2, (size_t)(mark - line2));
     sb_puts(&src, u == 0 ? globals_def : globals_decl);
     if (device) sb_puts(&src, u == 0 ? device_globals_def : device_globals_decl);

@@ -69,8 +69,9 @@ extern const char cgc_int8_source[];
 /* A helper over vector operands defined by a lane loop body (a[l], b[l]). */
 const char *cgc_lane_helper(CG *g, const char *op, DType rt, int nargs, DType *at, const char *lane_expr);
 bool cgc_intrin_uses_vmath(Intrinsic op, DType t);
-/* The line that starts a unit carrying kiln_vmath.h (its kernels compiled
- * without RTL loop-invariant motion; see codegen_c_intrin.c). */
+/* The line that starts a unit carrying kiln_vmath.h and no bfloat16
+ * kernel (compiled without RTL loop-invariant motion; see
+ * codegen_c_intrin.c). */
 extern const char cgc_vmath_unit_pragma[];
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
 const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a, const char *b);
