@@ -13,6 +13,8 @@ channels, a and b) -> Concat on the channels -> one or two 1x1 convs
 reading it ("two"), or one reading it and one reading a ("shared").
 """
 import json
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -88,3 +90,29 @@ def test_concat_views(tmp_path, case):
         off[ins[1]] -= 64
         with pytest.raises(kiln.KilnError, match="lies at byte 9152 of the output's storage"):
             graph_executor.create(json.dumps(graph), lib)
+
+
+@pytest.mark.parametrize("case", ["one", "shared"])
+def test_concat_views_exported_c(tmp_path, case):
+    """The standalone C export plans the same views: the concatenation's call
+    is left out of NAME_run (a comment says so), and the C, built with the C
+    compiler alone, matches the reference."""
+    lib, w = _model(tmp_path, case)
+    outs = {"y": (1, 16, H, H)} if case == "one" else {"y": (1, 16, H, H), "z": (1, 16, H, H)}
+    mod, params = kiln.frontend.from_onnx(str(tmp_path / "m.onnx"), {"x": (1, C, H, H)})
+    aot = kiln.build(mod, params=params, executor="aot")
+    d = aot.export_library(str(tmp_path / "c"), fmt="c", prefix="m")
+    src = open(os.path.join(d, "m.c")).read()
+    assert ("its inputs were written in place" in src) == (case == "one")
+    if len(outs) > 1:
+        return
+    p = subprocess.run(["make", "-s", "CC=gcc", "CFLAGS=-O2 -march=native -std=gnu99"], cwd=d, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    x = np.random.default_rng(5).standard_normal((1, C, H, H)).astype("float32")
+    np.save(os.path.join(d, "in.npy"), x)
+    p = subprocess.run(["./example", "in.npy", "out.npy"], cwd=d, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    want = _reference(x.astype("float64"), w, case)[0]
+    got = np.load(os.path.join(d, "out.npy"))
+    assert np.abs(got - want).max() / np.abs(want).max() < 1e-5

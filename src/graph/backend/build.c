@@ -218,7 +218,7 @@ bool graph_reshape_alias(const Graph *g, const FusedGroup *fg, const GraphBuildO
  * (kiln_graph_plan_memory_views has the rule).  Only for a static CPU
  * graph without the batch loop, with the kernel's inputs the op's
  * arguments in order, each computed by a kernel. */
-static bool concat_view(const Graph *g, const FusedGroup *fg, const GroupInfo *info, const GraphBuildOptions *opt) {
+bool graph_concat_view(const Graph *g, const FusedGroup *fg, const GroupInfo *info, const GraphBuildOptions *opt) {
   const GNode *c = fg->out;
   if (g->syms.len || !opt || opt->batch_outer || (opt->target && target_is_gpu(opt->target)) || fg->nodes.len != 1 ||
       c->op->id != OP_CONCATENATE || info->host || info->alias || info->inputs.len != c->nargs || c->type.sym)
@@ -363,7 +363,7 @@ static char *graph_json(Graph *g, AVec *groups, GroupInfo *infos, AVec *params, 
     if (info->task) cJSON_AddStringToObject(attrs, "kiln_task", info->task);
     if (info->config_source) cJSON_AddStringToObject(attrs, "kiln_config", info->config_source);
     if (info->inplace) cJSON_AddStringToObject(attrs, "kiln_inplace", kfmt("%d", info->inplace - 1));
-    if (concat_view(g, fg, info, opt)) cJSON_AddStringToObject(attrs, "kiln_concat", "1");
+    if (graph_concat_view(g, fg, info, opt)) cJSON_AddStringToObject(attrs, "kiln_concat", "1");
     /* the model's name for this output (ONNX "logits"), which the node's
      * name (the kernel's) is not */
     if (model_output_name(g, fg->out)) cJSON_AddStringToObject(attrs, "kiln_output_name", model_output_name(g, fg->out));

@@ -77,6 +77,11 @@ LoweredFunc *graph_build_group(FusedGroup *fg, const GraphBuildOptions *opt, Gro
 void graph_build_share_group(FusedGroup *fg, const GroupInfo *kernel, GroupInfo *info);
 /* Is fg reshapes only, run as a "__nop" that aliases its input? */
 bool graph_reshape_alias(const Graph *g, const FusedGroup *fg, const GraphBuildOptions *opt);
+/* Is fg one concatenation whose kernel inputs lie end to end in its output
+ * (only 1s before the axis), in a static CPU graph without the batch loop,
+ * each input computed by a kernel?  The memory plan may then write the
+ * inputs in place ("kiln_concat"; export_c's plan the same way). */
+bool graph_concat_view(const Graph *g, const FusedGroup *fg, const GroupInfo *info, const GraphBuildOptions *opt);
 /* The parameters of a built graph, in order (p0, p1, ...): the constants
  * the kernels read, then constant outputs; pushed to params (GNode *). */
 void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params);

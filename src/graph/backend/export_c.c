@@ -13,7 +13,11 @@
  *     placed greedily by size over live ranges (TVM's USMP greedy_by_size:
  *     the largest first, each at the lowest offset that no tensor live at
  *     the same time occupies); inputs and outputs are the caller's arrays,
- *     so NAME_WORKSPACE_BYTES is the intermediates alone;
+ *     so NAME_WORKSPACE_BYTES is the intermediates alone.  A channel
+ *     concatenation whose inputs are read by it alone (concat_views) gets
+ *     one buffer live from its first input on, each input is written in
+ *     place there and its kernel is not called, as in the graph executor's
+ *     plan (kiln_graph_plan_memory_views);
  *   - the executor: NAME_run calls the kernels in graph order, straight
  *     line, each with its pointers (AOT, as TVM's AOT executor);
  *   - the parameters: C const arrays (or offsets into NAME.bin).
@@ -102,6 +106,9 @@ typedef struct Buf {
   int first, last; /* live from kernel first to kernel last, both included */
   int kernel;      /* whose output (or, for scratch, whose scratch) */
   bool scratch;
+  int view;        /* 1 + the concatenation kernel whose buffer holds it at
+                    * view_at (placed with that buffer), else 0 */
+  int64_t view_at;
 } Buf;
 
 static int by_size(const void *a, const void *b) {
@@ -119,11 +126,13 @@ static int64_t plan_offsets(Buf *bufs, int n) {
   int64_t total = 0;
   for (int i = 0; i < n; i++) {
     Buf *b = order[i];
+    if (b->view) continue;
     int64_t off = 0;
     for (bool moved = true; moved;) {
       moved = false;
       for (int j = 0; j < i; j++) {
         Buf *p = order[j];
+        if (p->view) continue;
         bool live_together = p->first <= b->last && b->first <= p->last;
         if (live_together && off < p->offset + p->bytes && p->offset < off + b->bytes) {
           off = (p->offset + p->bytes + CEXPORT_ALIGN - 1) / CEXPORT_ALIGN * CEXPORT_ALIGN;
@@ -136,6 +145,47 @@ static int64_t plan_offsets(Buf *bufs, int n) {
   }
   free(order);
   return (total + CEXPORT_ALIGN - 1) / CEXPORT_ALIGN * CEXPORT_ALIGN;
+}
+
+/* The concatenations that compute nothing: view[k] is 1 + the
+ * concatenation kernel whose buffer holds kernel k's output (at at[k]),
+ * and view[c] is -1 for that concatenation.  Its output and inputs are no
+ * model outputs, each input is computed by a kernel that is no such
+ * concatenation itself and read by it alone, at a multiple of the
+ * alignment. */
+static void concat_views(Graph *g, AVec *groups, GroupInfo *infos, const GraphBuildOptions *bo, int *view,
+                         int64_t *at) {
+  PtrMap group_of = {0}; /* GNode -> 1 + its kernel */
+  for (int k = 0; k < groups->len; k++) pm_put(&group_of, ((FusedGroup *)groups->data[k])->out, (void *)(intptr_t)(k + 1));
+  for (int c = 0; c < groups->len; c++) {
+    FusedGroup *fg = groups->data[c];
+    GroupInfo *info = &infos[c];
+    if (!graph_concat_view(g, fg, info, bo) || av_find(&g->outputs, fg->out) >= 0) continue;
+    bool ok = true;
+    for (int i = 0; i < info->inputs.len && ok; i++) {
+      GNode *in = info->inputs.data[i];
+      int p = (int)(intptr_t)pm_get(&group_of, in) - 1, readers = 0;
+      for (int j = 0; j < groups->len; j++)
+        for (int a = 0; a < infos[j].inputs.len; a++) readers += infos[j].inputs.data[a] == in;
+      ok = p >= 0 && view[p] == 0 && readers == 1 && av_find(&g->outputs, in) < 0;
+    }
+    int64_t off = 0;
+    for (int i = 0; i < info->inputs.len && ok; i++) {
+      GNode *in = info->inputs.data[i];
+      ok = off % CEXPORT_ALIGN == 0;
+      off += ttype_numel(&in->type) * dt_bytes(in->type.dtype);
+    }
+    off = 0;
+    for (int i = 0; i < info->inputs.len && ok; i++) {
+      GNode *in = info->inputs.data[i];
+      int p = (int)(intptr_t)pm_get(&group_of, in) - 1;
+      view[p] = c + 1;
+      at[p] = off;
+      off += ttype_numel(&in->type) * dt_bytes(in->type.dtype);
+    }
+    if (ok) view[c] = -1;
+  }
+  pm_free(&group_of);
 }
 
 /* What the graph executor's plan (TVM's GraphPlanMemory) would give the
@@ -508,6 +558,9 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
    * scratch are buffers live from their first to their last use */
   int nbuf = 0;
   Buf *bufs = KNEWN(Buf, 2 * groups.len + 1);
+  int *view = KNEWN(int, groups.len + 1);
+  int64_t *view_at = KNEWN(int64_t, groups.len + 1);
+  if (!rc) concat_views(g, &groups, infos, &bo, view, view_at);
   PtrMap entry_of = {0}; /* for the graph executor's plan: GNode -> 1 + entry */
   for (int i = 0; i < x.nin; i++) pm_put(&entry_of, vars.data[i], (void *)(intptr_t)(1 + i));
   for (int i = 0; i < x.nweights; i++) pm_put(&entry_of, params.data[i], (void *)(intptr_t)(1 + x.nin + i));
@@ -524,12 +577,22 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
       b->kernel = k;
       for (int j = k + 1; j < groups.len; j++)
         if (av_find(&infos[j].inputs, fg->out) >= 0) b->last = j;
+      b->view = view[k] > 0 ? view[k] : 0;
+      b->view_at = view_at[k];
       put_loc(&where, fg->out, LOC_BUFFER, nbuf);
       nbuf++;
     }
-    if (scratch_need[k] > 0) bufs[nbuf++] = (Buf){scratch_need[k], 0, k, k, k, true};
+    if (scratch_need[k] > 0) bufs[nbuf++] = (Buf){scratch_need[k], 0, k, k, k, true, 0, 0};
   }
+  /* a concatenation's buffer is live from its first input on */
+  for (int b = 0; b < nbuf; b++)
+    for (int v = 0; v < nbuf; v++)
+      if (!bufs[b].scratch && bufs[v].view == bufs[b].kernel + 1 && bufs[v].first < bufs[b].first)
+        bufs[b].first = bufs[v].first;
   if (!rc) x.workspace_bytes = plan_offsets(bufs, nbuf);
+  for (int b = 0; b < nbuf; b++)
+    for (int v = 0; v < nbuf; v++)
+      if (!bufs[b].scratch && bufs[v].view == bufs[b].kernel + 1) bufs[v].offset = bufs[b].offset + bufs[v].view_at;
 
   /* NAME.c */
   StrBuf c = {0};
@@ -569,6 +632,11 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     for (int k = 0; k < groups.len; k++) {
       FusedGroup *fg = groups.data[k];
       GroupInfo *info = &infos[k];
+      if (view[k] < 0) { /* the function stays (another group may call it), referenced */
+        sb_printf(&c, "  (void)%s; /* %d: %s: its inputs were written in place */\n",
+                  ((FusedGroup *)groups.data[fg->kernel])->func_name, k, comment_safe(fg->name));
+        continue;
+      }
       sb_printf(&c, "  /* %d: %s", k, comment_safe(fg->name));
       if (info->task) sb_printf(&c, "  [%s, config %s]", comment_safe(info->task), comment_safe(info->config_source));
       sb_puts(&c, " */\n");
