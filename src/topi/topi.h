@@ -721,6 +721,9 @@ int topi_x86_winograd_check(const struct ConfigEntity *cfg, const struct Workloa
                             int64_t nH, int64_t nW);
 /* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8. */
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW);
+/* Whether an output under 8 x 8 takes Winograd all the same: batch > 1
+ * with at least 128 tiles over the batch. */
+bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW);
 /* Whether the Winograd fallback runs the stages at the root (tile_rows =
  * all the tile rows) for N x IC -> OC at OH x OW: the transformed kernel
  * is larger than L2, or V and M of the whole batch fit in L3. */

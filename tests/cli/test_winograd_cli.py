@@ -40,13 +40,19 @@ def model(tmp_path_factory):
         net.bn.running_var.uniform_(0.5, 2.0)
         net.bn.weight.uniform_(0.5, 1.5)
         net.bn.bias.uniform_(-0.5, 0.5)
-    x = torch.randn(1, 32, 13, 13)
-    path = str(d / "net.onnx")
+    path, ref = export(net, torch.randn(1, 32, 13, 13), d, "net.onnx")
+    return d, path, ref
+
+
+def export(net, x, d, name):
+    """net as d/name (input x, output y), x as d/x.npy: the path and
+    PyTorch's output."""
+    path = str(d / name)
     torch.onnx.export(net, x, path, input_names=["x"], output_names=["y"], opset_version=13)
     with torch.no_grad():
         ref = net(x).numpy()
     np.save(str(d / "x.npy"), x.numpy())
-    return d, path, ref
+    return path, ref
 
 
 def run_model(d, so, env=None):
@@ -129,3 +135,27 @@ def test_direct_record_kept(model, tmp_path):
     prof = kiln("run", so, "--profile").stdout
     assert "conv2d_NCHWc.x86 [(1,48,13,13),(48,48,3,3)] s1 p1 · d.json:" in prof
     assert len([l for l in prof.splitlines() if l.startswith("fused_nn_contrib_conv2d_winograd_NCHWc")]) == 2
+
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(32, 32, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.c(x))
+
+
+def test_small_output_at_batch(tmp_path):
+    """A 7x7 output takes Winograd F(2x2, 3x3) at batch 8 (128 tiles over
+    the batch) and matches PyTorch; at batch 1 (16 tiles) the direct
+    kernel."""
+    torch.manual_seed(3)
+    path, ref = export(Small().eval(), torch.randn(8, 32, 7, 7), tmp_path, "s.onnx")
+    so = str(tmp_path / "s8.so")
+    kiln("compile", path, "-o", so, "--quiet-fallback")
+    prof = kiln("run", so, "--profile").stdout
+    assert "conv2d_NCHWc_winograd.x86 [(8,32,7,7),(32,32,3,3)] s1 p1" in prof, prof
+    assert rel(run_model(tmp_path, so), ref) < 1e-5
+    tasks = kiln("tasks", path, "--input-shapes", "x:[1,32,7,7]").stdout
+    assert "conv2d_NCHWc_winograd.x86" not in tasks and "conv2d_NCHWc.x86" in tasks, tasks

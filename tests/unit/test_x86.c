@@ -587,12 +587,14 @@ static void test_conv_loop_shape(void) {
 /* Batch blocking at batch > 1: the fallback of a 7x7 layer, whose rows
  * give a register block of only 7 columns, blocks 4 samples (7 x 4 x 16
  * accumulators), the sample loop inside the reduction; its output matches
- * the unscheduled lowering, for a 3x3 and a 1x1 kernel.  At batch 1 the
- * space has no tile_n knob (TVM's space, so batch-1 records still apply). */
+ * the unscheduled lowering, for a 3x3 (48 output channels: an odd number
+ * of chunks) and a 1x1 kernel.  At batch 1 the space has no tile_n knob
+ * (TVM's space, so batch-1 records still apply). */
 static void test_conv_batch_block(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   for (int k = 1; k <= 3; k += 2) {
-    Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 32, 7, 7}, (int64_t[]){32, 32, k, k}, (int[]){1, 1},
+    int64_t oc = k == 3 ? 48 : 32;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 32, 7, 7}, (int64_t[]){oc, 32, k, k}, (int[]){1, 1},
                              (int[]){k / 2, k / 2, k / 2, k / 2}, (int[]){1, 1}, "float32", "float32");
     ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
     CHECK_NN(cfg);
@@ -622,6 +624,42 @@ static void test_conv_batch_block(void) {
   if (cs && f1) {
     CHECK(!config_get(f1, "tile_n"));
     CHECK(!strstr(config_entity_json(space_get(cs, 0)), "tile_n"));
+  }
+}
+
+/* At batch > 1 a window larger than 1x1 with an even number of output-
+ * channel chunks takes two chunks per block as at batch 1, with no batch
+ * block (tile_n = 1): 7 columns x 2 chunks at 7x7 (rather than 7 x 4
+ * samples), 14 x 2 at 28 columns (rather than 28 x 1); the stem (3 input
+ * channels) keeps its 28 columns.  The 7x7 block's output matches the
+ * unscheduled lowering, and its lowered block holds 7 x 2 x 16
+ * accumulators. */
+static void test_conv_batch_two_chunks(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  if (target_host()->vector_lanes < 16) return; /* two chunks are an AVX-512 block */
+  static const int64_t layers[][6] = {/* IC, H, OC, K, stride, expected tile_ow */
+                                      {32, 7, 32, 3, 1, 7},
+                                      {32, 56, 32, 3, 2, 14},
+                                      {3, 224, 32, 7, 2, 28}};
+  for (int i = 0; i < 3; i++) {
+    const int64_t *L = layers[i];
+    int p = (int)L[3] / 2, st = (int)L[4];
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, L[0], L[1], L[1]}, (int64_t[]){L[2], L[0], L[3], L[3]},
+                             (int[]){st, st}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    CHECK_INT(cfg_split_inner(cfg, "tile_ow"), L[5]);
+    CHECK_INT(cfg_other_int(cfg, "tile_n", -1), L[0] >= 16 ? 1 : x86_batch_block(target_host(), 8, L[5]));
+    if (i) continue;
+    LoweredFunc *f = lower_config(tm, wl, cfg);
+    if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 224]");
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "two-chunk 3x3 at batch 8");
+    if (arr) tk_arrays_free(na, arr);
   }
 }
 
@@ -973,5 +1011,6 @@ const TestCase x86_tests[] = {
     {"instantiate_fallback", test_instantiate_fallback},
     {"conv_loop_shape", test_conv_loop_shape},
     {"conv_batch_block", test_conv_batch_block},
+    {"conv_batch_two_chunks", test_conv_batch_two_chunks},
     {NULL, NULL},
 };

@@ -133,7 +133,8 @@ bool graph_winograd_enabled(void) {
  * configs, 1 and 2 threads): 3x3, stride 1, dilation 1, groups 1, at
  * least WINO_MIN_CHANNELS input and output channels and an output of at
  * least WINO_MIN_SIZE x WINO_MIN_SIZE (at 7x7 the transformed kernel's
- * bytes dominate and Winograd only breaks even).  See docs/tuning.md. */
+ * bytes dominate and Winograd only breaks even), or a smaller output
+ * whose batch gives enough tiles (topi_x86_winograd_batch_small).  See docs/tuning.md. */
 #define WINO_MIN_CHANNELS 32
 #define WINO_MIN_SIZE 8
 
@@ -148,7 +149,8 @@ static bool winograd_shape(GNode *n, const int64_t *ch) {
       dl[1] != 1)
     return false;
   int64_t OH = d[2] + pad[0] + pad[2] - 2, OW = d[3] + pad[1] + pad[3] - 2;
-  return d[1] >= WINO_MIN_CHANNELS && k[0] >= WINO_MIN_CHANNELS && OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE;
+  return d[1] >= WINO_MIN_CHANNELS && k[0] >= WINO_MIN_CHANNELS &&
+         ((OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE) || topi_x86_winograd_batch_small(d[0], OH, OW));
 }
 
 /* The task a plain conv2d takes: the Winograd one where the switch is on

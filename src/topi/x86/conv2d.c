@@ -387,6 +387,23 @@ static bool stem_block(const Target *t, const Workload *wl, const Conv2DWorkload
   return true;
 }
 
+/* The register block of a window larger than 1x1 at batch > 1, given the
+ * widest column block *reg_n and w2, the columns of a two-chunk block
+ * where the layer takes one (0 where not): the two chunks as at batch 1
+ * (tile_n = 1: the schedule takes two chunks for such a window at batch
+ * block 1 only), else *reg_n columns x the samples that fill the budget.
+ * Two chunks, not samples: a sample block shares each kernel vector but
+ * still needs a broadcast per FMA, two chunks halve the broadcasts.
+ * bench_conv2d --batch 8 --cpu-time --cold --epilogue, 1 thread (CPU
+ * time: load 6-7), samples / two chunks: ResNet-50's 3x3/2 128->128 @56
+ * (28 columns / 14 x 2 chunks) 1.13-1.15x, 3x3/2 256->256 @28 (14 x 2
+ * samples / 14 x 2 chunks) 1.07-1.08x, 3x3/2 512->512 @14 and 3x3 512 @7
+ * (7 x 4 samples / 7 x 2 chunks) 1.02-1.03x. */
+static void conv_batch_window_block(const Target *t, const Conv2DWorkload *c, int64_t w2, int64_t *reg_n, int64_t *n_f) {
+  if (w2) *reg_n = w2, *n_f = 1;
+  else *n_f = x86_batch_block(t, c->N, *reg_n);
+}
+
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -422,8 +439,8 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       return 0;
     }
   }
-  /* other windows: the widest column block (TVM's), or at batch 1, as
-   * for 1x1, half the budget where two chunks then hold at least as many
+  /* other windows: the widest column block (TVM's), or, as for 1x1, half
+   * the budget where two chunks then hold at least as many
    * accumulators (the schedule takes two chunks for a block of at most
    * half the budget): 14 columns x 2 chunks rather than 28 x 1 at 28 and
    * 56 columns.  bench_conv2d --cold --epilogue, 1 thread, % of the FMA
@@ -432,15 +449,19 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
    * 3x3/2 128->128 @56 86 / 91, 3x3 64->64 @56 80 / 95.  Not for a few
    * input channels a position (ResNet's 7x7/2 stem, 3 channels: 86 / 68,
    * the reduction too short for the block's setup): see stem_block. */
-  int64_t budget = x86_reg_budget(t), reg_n = x86_conv_block_cols(c.OW, budget);
+  int64_t budget = x86_reg_budget(t), reg_n = x86_conv_block_cols(c.OW, budget), n_f = 1;
   bool unroll = stem_block(t, wl, &c, &reg_n);
-  if (!unroll && c.N == 1 && c.IC >= t->vector_lanes && is_fp32_task(wl)) {
-    int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), w2 = x86_conv_block_cols(c.OW, budget / occ);
-    if (occ > 1 && w2 * occ >= reg_n) reg_n = w2;
+  int64_t w2 = 0;
+  if (!unroll && c.IC >= t->vector_lanes && is_fp32_task(wl)) {
+    int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn);
+    w2 = x86_conv_block_cols(c.OW, budget / occ);
+    if (occ == 1 || w2 * occ < reg_n) w2 = 0;
   }
+  if (c.N > 1) conv_batch_window_block(t, &c, w2, &reg_n, &n_f);
+  else if (w2) reg_n = w2;
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
   config_set_other(cfg, "unroll_kw", opt_bool(unroll));
-  if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(x86_batch_block(t, c.N, reg_n)));
+  if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n_f));
   conv_prefetch_fallback(t, cfg, wl, &c);
   cfg->is_fallback = true;
   return 0;

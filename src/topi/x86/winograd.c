@@ -43,6 +43,18 @@ static Expr *c32(int64_t v) { return ir_i32(v); }
 
 int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW) { return OH < 8 || OW < 8 ? 2 : 4; }
 
+/* Whether a 3x3 stride-1 layer whose output is under 8 x 8 (F(2x2, 3x3))
+ * still takes Winograd because the batch gives it enough tiles: at least
+ * 128 over the batch, so the transformed kernel (16 x IC x OC floats,
+ * 17 MB at 512 channels) is read for 8 samples' tiles at once rather than
+ * one's.  bench_conv2d --winograd --cpu-time --cold --epilogue, 1 thread
+ * (CPU time: load 6-8), Winograd / direct (fallback configs), ResNet's
+ * 3x3 512 @7: batch 8 (128 tiles) 1.26-1.32x, batch 1 (16 tiles) 0.95x. */
+bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW) {
+  int64_t m = topi_x86_winograd_tile_size(OH, OW);
+  return N > 1 && m == 2 && N * ((OH + m - 1) / m) * ((OW + m - 1) / m) >= 128;
+}
+
 /* ---- the kernel transform ---- */
 
 typedef struct KCtx {
