@@ -228,36 +228,42 @@ static void test_conv_prefetch_knob(void) {
 }
 
 /* conv2d_NCHWc.x86: prefetch_data is in the space of 1x1 layers whose
- * input (a sample's, or a strided layer's sampled copy) is at least 512
- * KiB; the fallback takes 1; every value, on a 1x1 and a strided 1x1
- * layer, matches the unscheduled lowering, and the input chunk d ahead is
- * touched at the input-channel chunk loop. */
+ * input (the batch's, or a strided layer's sampled copy) is at least 512
+ * KiB; the fallback takes 1 where its block's samples' input is (at batch
+ * 2: 0 at 256 KiB a sample, 1 at 512); every value, on a 1x1 and a
+ * strided 1x1 layer and 1x1 layers at batch 2, matches the unscheduled
+ * lowering, and the input chunk d ahead is touched at the input-channel
+ * chunk loop. */
 static void test_conv_prefetch_data_knob(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   CHECK_NN(tm);
   if (!tm) return;
   struct {
     int64_t ic, oc, k, hw, stride;
-    bool want; /* in the space */
+    bool want; /* in the space (the fallback's 1 but for the last case's 0) */
     const char *input; /* the tensor the conv reads */
-  } cases[] = {{128, 32, 1, 32, 1, true, "data"},      {128, 32, 1, 64, 2, true, "data_sub"},
-               {64, 16, 3, 46, 1, false, NULL},   {64, 32, 1, 32, 1, false, NULL},
-               {128, 32, 1, 62, 2, false, NULL}};
+    int64_t batch;
+  } cases[] = {{128, 32, 1, 32, 1, true, "data", 1},  {128, 32, 1, 64, 2, true, "data_sub", 1},
+               {64, 16, 3, 46, 1, false, NULL, 1}, {64, 32, 1, 32, 1, false, NULL, 1},
+               {128, 32, 1, 62, 2, false, NULL, 1}, {128, 32, 1, 32, 1, true, "data", 2},
+               {64, 32, 1, 32, 1, true, "data", 2}};
   for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
     int64_t k = cases[n].k, hw = cases[n].hw;
     int p = (int)(k / 2), st = (int)cases[n].stride;
-    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[n].ic, hw, hw}, (int64_t[]){cases[n].oc, cases[n].ic, k, k},
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){cases[n].batch, cases[n].ic, hw, hw},
+                             (int64_t[]){cases[n].oc, cases[n].ic, k, k},
                              (int[]){st, st}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
     ConfigSpace *cs = template_space(tm, target_host(), wl);
     ConfigEntity *fb = template_fallback(tm, target_host(), wl);
     CHECK_NN(cs);
     CHECK_NN(fb);
     if (!cs || !fb) return;
-    const char *desc = kfmt("%lldx%lld/%d conv %lld->%lld @%lld", (long long)k, (long long)k, st,
-                            (long long)cases[n].ic, (long long)cases[n].oc, (long long)hw);
+    const char *desc = kfmt("%lldx%lld/%d conv %lld->%lld @%lld batch %lld", (long long)k, (long long)k, st,
+                            (long long)cases[n].ic, (long long)cases[n].oc, (long long)hw, (long long)cases[n].batch);
     CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_data") == !cases[n].want, "%s: space %s", desc,
               config_entity_json(space_get(cs, 0)));
-    CHECK_INT(cfg_other_int(fb, "prefetch_data", -1), cases[n].want ? 1 : -1);
+    bool last = n + 1 == sizeof cases / sizeof cases[0]; /* a 256 KiB sample: its fallback 0 */
+    CHECK_INT(cfg_other_int(fb, "prefetch_data", -1), cases[n].want ? !last : -1);
     if (!cases[n].want) continue;
     for (int d = 0; d <= 2; d++) {
       ConfigEntity *c = template_fallback(tm, target_host(), wl);

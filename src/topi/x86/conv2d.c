@@ -220,16 +220,31 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
 }
 
 /* Whether a 1x1 layer's space has "prefetch_data": the input its outputs
- * read (IC x OH x OW a sample: a strided layer's sampled copy) is at
- * least 512 KiB, half of a 1 MiB L2, so it comes from L3 or memory; a
+ * read (N x IC x OH x OW: a strided layer's sampled copy) is at least
+ * 512 KiB, half of a 1 MiB L2, so it comes from L3 or memory; a
  * register block reads a row of each input-channel chunk, the chunks a
  * whole feature map apart: more streams than the hardware prefetcher
- * follows.  (Larger windows reread their input rows KH times and keep
+ * follows.  At batch > 1 the whole batch's input counts: each output-
+ * channel chunk's blocks read every sample's input again (the fallback's
+ * value: conv_batch_prefetch_data).  (Larger windows reread their input rows KH times and keep
  * TVM's space: 3x3/2 128->128 @56 at batch 8 measured 34 / 35 / 41 % of
  * the peak for none / 1 / 2 chunks ahead, within the noise.) */
 static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) {
   if (!is_fp32_task(wl) || c->KH != 1 || c->KW != 1) return false;
-  return c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);
+  return c->N * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);
+}
+
+/* The fallback's prefetch_data: 1 where the input of a block's samples
+ * (tile_n = n_f of them, the input a block's rows read again for each
+ * output-channel chunk) is at least 512 KiB, else 0 - at batch 1 where
+ * the knob is in the space.  bench_conv2d --batch 8 --cpu-time --cold
+ * --epilogue, 1 thread (CPU time, load 5-7), ResNet-50's 1x1 2048->512
+ * @7 (2 samples of 392 KiB) without / with 1 chunk ahead 1.13-1.23x;
+ * below 512 KiB level (512->2048 @7, 1024->2048/2 @14, 256->1024 @14,
+ * 128->512 @28: 1.00-1.04x), and MobileNet-V2 at batch 8 as a model
+ * (user CPU time, 1 thread) 4 % slower with every batch-8 layer's 1. */
+static int64_t conv_batch_prefetch_data(const Conv2DWorkload *c, int64_t n_f) {
+  return n_f * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10) ? 1 : 0;
 }
 
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
@@ -353,7 +368,8 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
    * / 2 chunks ahead: 1x1 512->128 @28 45 / 84 / 83; ResNet-50 as a
    * model (1 thread, user CPU time of alternating runs, load 4-6): batch
    * 8 2.51 / 2.28 / 2.26 s, batch 1 1.70 / 1.56 / 1.60 s */
-  if (conv_has_prefetch_data(wl, c)) config_set_other(cfg, "prefetch_data", opt_int(1));
+  if (conv_has_prefetch_data(wl, c))
+    config_set_other(cfg, "prefetch_data", opt_int(conv_batch_prefetch_data(c, cfg_other_int(cfg, "tile_n", 1))));
   if (!conv_has_prefetch(wl, c)) return;
   int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), n_f = cfg_other_int(cfg, "tile_n", 1);
   int64_t rows = c->KH == 1 && c->KW == 1 ? cfg_other_int(cfg, "tile_oh", 1) : 1;
