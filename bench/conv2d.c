@@ -298,10 +298,12 @@ static void evict(const DLTensor *t) {
 }
 
 /* --cpu-time: a run's time is the process's CPU time over the pool's
- * threads (per thread; with 2 threads their mean, the pool's waits
- * included) instead of wall time, so time slices the machine's other work
- * takes do not count - under load a batch-8 layer's run outlasts a time
- * slice and its wall time measures the load. */
+ * threads (per thread; with 2 threads their mean) instead of wall time,
+ * so time slices the machine's other work takes do not count - under
+ * load a batch-8 layer's run outlasts a time slice and its wall time
+ * measures the load.  Read the 1-thread columns: with 2 threads a worker
+ * that sleeps while it waits for the other counts no time, so that
+ * column can exceed the peak. */
 static bool cpu_time;
 static int threads_now = 1;
 

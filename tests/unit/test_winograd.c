@@ -280,7 +280,8 @@ static void test_random(void) {
 }
 
 /* The fallback config of VGG-16's and ResNet's layers is in the space,
- * and the fallback puts the stages at the root when the transformed
+ * its register block's channel vectors follow the form, and the fallback
+ * puts the stages at the root when the transformed
  * kernel is larger than L2 or V and M of the batch fit half of L3: the
  * table's last column says which (64 @56: U fits L2, V + M 3.6 MB at
  * batch 1, 29 MB at batch 8; VGG's 64 @224: 58 MB). */
@@ -301,6 +302,13 @@ static void test_fallback(void) {
     CHECK_MSG(cfg->index >= 0, "%s: the fallback %s is not in the space", wl->key, config_entity_json(cfg));
     int64_t m = topi_x86_winograd_tile_size(HW, HW), nH = (HW + m - 1) / m;
     CHECK_INT(cfg_split_inner(cfg, "tile_rows"), layers[i][4] ? nH : 1);
+    /* the channel vectors of the register block: in blocks of tile rows
+     * on AVX-512 up to 28 accumulators (64 @56 at batch 8: 7 tiles x 4),
+     * at the root up to 24 (64 @56 at batch 1: 7 x 2) */
+    int no = 0;
+    const int64_t *toc = cfg_split(cfg, "tile_oc", &no);
+    if (C == 64 && HW == 56 && toc && no == 3 && target_host()->vector_lanes >= 16)
+      CHECK_INT(toc[1], N > 1 ? 4 : 2);
   }
 }
 

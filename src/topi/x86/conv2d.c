@@ -226,9 +226,10 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
  * whole feature map apart: more streams than the hardware prefetcher
  * follows.  At batch > 1 the whole batch's input counts: each output-
  * channel chunk's blocks read every sample's input again (the fallback's
- * value: conv_batch_prefetch_data).  (Larger windows reread their input rows KH times and keep
- * TVM's space: 3x3/2 128->128 @56 at batch 8 measured 34 / 35 / 41 % of
- * the peak for none / 1 / 2 chunks ahead, within the noise.) */
+ * value: conv_batch_prefetch_data).  (Larger windows reread their input
+ * rows KH times and keep TVM's space: 3x3/2 128->128 @56 at batch 8
+ * measured 34 / 35 / 41 % of the peak for none / 1 / 2 chunks ahead,
+ * within the noise.) */
 static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) {
   if (!is_fp32_task(wl) || c->KH != 1 || c->KW != 1) return false;
   return c->N * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);

@@ -297,12 +297,22 @@ void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2D
   int64_t lanes = t->vector_lanes;
   int64_t ob = x86_channel_block(c->OC, lanes), ib = x86_largest_divisor(c->IC, ob);
   if (ib % ic_group) ib = ic_group * x86_largest_divisor(c->IC / ic_group, ob / ic_group > 0 ? ob / ic_group : 1);
-  /* the register block: tiles x output-channel vectors, at most 24
-   * accumulators, the tile count as large as it goes up to 8 */
+  /* the register block: tiles x output-channel vectors, the tile count
+   * as large as it goes up to 8, at most 24 accumulators - or, float32
+   * in blocks of tile rows on AVX-512, the whole register budget (28): a
+   * block's GEMM covers one tile row, and a wider channel block reads its
+   * V once for more output channels.  bench_conv2d --cpu-time --cold
+   * --epilogue, 1 thread (CPU time, load 5-7), ResNet's 3x3 64 @56 at
+   * batch 8 (in blocks), 7 tiles x 2 / x 4 channel vectors: 345-361 /
+   * 472-483 GFLOP/s; at the root level or slower (64 @56 batch 1: 436-516
+   * / 473-506, 128 @28 batch 1: 518-556 / 479-515, batch 8: 484 / 489).
+   * (bfloat16: not measured, keeps 24.) */
+  bool root = wino_at_root(c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes);
+  int64_t acc = !root && lanes >= 16 && value_bytes == 4 ? x86_reg_budget(t) : 24;
   int64_t reg_p = x86_largest_divisor(nW, 8);
-  int64_t reg_c = x86_largest_divisor(c->OC / ob, 24 / reg_p < 8 ? 24 / reg_p : 8);
+  int64_t reg_c = x86_largest_divisor(c->OC / ob, acc / reg_p < 8 ? acc / reg_p : 8);
   if (reg_c < 1) reg_c = 1;
-  int64_t rows = wino_at_root(c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes) ? nH : 1;
+  int64_t rows = root ? nH : 1;
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
   config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
   config_set_split(cfg, "tile_p", 2, (int64_t[]){-1, reg_p});
