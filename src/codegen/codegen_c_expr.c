@@ -573,7 +573,9 @@ void cgc_expr(CG *g, Expr *e) {
       }
       g->out = saved;
       DType at = e->call.args[0]->dtype;
-      sb_puts(o, cgc_intrin_scalar(g, op, at, a.data, b.data ? b.data : ""));
+      const char *r = cgc_intrin_scalar(g, op, at, a.data, b.data ? b.data : "");
+      if (cgp_intrin_wraps(op, t)) r = kfmt("((%s)%s)", cgc_scalar_ctype(t), r); /* computed in int */
+      sb_puts(o, r);
       sb_free(&a);
       sb_free(&b);
       return;

@@ -427,7 +427,13 @@ static void expr(GG *g, Expr *e) {
     }
     return;
   case EK_Call:
-    intrinsic(g, e);
+    if (cgp_intrin_wraps(e->call.op, e->dtype)) { /* computed in int */
+      sb_printf(o, "((%s)", gtype(g, e->dtype));
+      intrinsic(g, e);
+      sb_putc(o, ')');
+    } else {
+      intrinsic(g, e);
+    }
     return;
   case EK_Load: {
     DType *et = pm_get(&g->elem, e->load.buf);

@@ -15,10 +15,16 @@ void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b) {
   sb_putc(p.out, ')');
 }
 
+bool cgp_narrow_int(DType t) { return t.lanes == 1 && (t.code == kDLInt || t.code == kDLUInt) && t.bits >= 8 && t.bits < 32; }
+
+bool cgp_intrin_wraps(Intrinsic op, DType t) {
+  return cgp_narrow_int(t) && (op == INTRIN_shift_left || op == INTRIN_bitwise_not || op == INTRIN_fabs);
+}
+
 void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32) {
   DType t = e->dtype;
   const char *op = cgp_binary_op(e->kind);
-  if (t.lanes != 1 || !(t.code == kDLInt || t.code == kDLUInt) || t.bits < 8 || t.bits >= 32) {
+  if (!cgp_narrow_int(t)) {
     cgp_binary(p, op, e->bin.a, e->bin.b);
     return;
   }

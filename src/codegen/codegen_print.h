@@ -30,6 +30,13 @@ void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b);
  * product taken in u32, the 32-bit unsigned type (65535 * 65535 overflows
  * int). */
 void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32);
+/* Whether a scalar of type t is an 8- or 16-bit integer, which C, OpenCL C
+ * and CUDA compute in int while the IR's value wraps to t (ir.h). */
+bool cgp_narrow_int(DType t);
+/* Whether intrinsic op's scalar result of type t is cast back to t: a
+ * narrow integer's <<, ~ and abs (uint8 ~200 is -201 in int, 200 << 1 is
+ * 400, int8 abs(-128) is 128; their values are 55, 144 and -128). */
+bool cgp_intrin_wraps(Intrinsic op, DType t);
 /* "fn(args[0], ..., args[n-1])" */
 void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args);
 

@@ -81,3 +81,57 @@ def test_narrow_arithmetic_wraps_opencl(tmp_path, np_t, onnx_t):
     m.set_input("b", b)
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), want)
+
+
+# Unary and shift nodes wrap too: uint8 ~200 is 55 (int: -201), uint8
+# 200 << 1 is 144 (int: 400), int8 |-128| stays -128 (NumPy, ONNX Abs), one
+# fused kernel each with a cast to float32 after it.
+UNARY = [("BitwiseNot", np.uint8, TensorProto.UINT8), ("BitwiseNot", np.uint16, TensorProto.UINT16),
+         ("BitwiseNot", np.int8, TensorProto.INT8), ("BitShift", np.uint8, TensorProto.UINT8),
+         ("BitShift", np.uint16, TensorProto.UINT16), ("Abs", np.int8, TensorProto.INT8),
+         ("Abs", np.int16, TensorProto.INT16)]
+
+
+def _build_unary(tmp_path, op, onnx_t, target):
+    ins = ["a", "s"] if op == "BitShift" else ["a"]
+    extra = {"direction": "LEFT"} if op == "BitShift" else {}
+    nodes = [helper.make_node(op, ins, ["n"], **extra), helper.make_node("Cast", ["n"], ["y"], to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, onnx_t, [N]) for n in ins],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])])
+    path = str(tmp_path / "u.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    mod, params = kiln.frontend.from_onnx(path, {n: [N] for n in ins})
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target=target, params=params)
+    kernels = [n["attrs"]["func_name"] for n in json.loads(lib.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    dev = kiln.cpu() if target == "cpu" else kiln.opencl(0)
+    return kernels, graph_executor.GraphModule(lib["default"](dev))
+
+
+def _check_unary(tmp_path, op, np_t, onnx_t, target):
+    info = np.iinfo(np_t)
+    a = np.random.default_rng().integers(info.min, info.max, N, endpoint=True).astype(np_t)
+    a[:4], a[-4:] = info.max, info.min  # lane groups and the tail at both ends
+    a[4:8], a[-8:-4] = info.max // 2 + 3, info.max // 2 + 3  # a shift by one overflows
+    s = np.ones(N, np_t)
+    with np.errstate(over="ignore"):
+        want = {"BitwiseNot": lambda: ~a, "BitShift": lambda: a << s, "Abs": lambda: np.abs(a)}[op]()
+    kernels, m = _build_unary(tmp_path, op, onnx_t, target)
+    if target == "cpu":
+        assert len(kernels) == 1, kernels
+    m.set_input("a", a)
+    if op == "BitShift":
+        m.set_input("s", s)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), want.astype(np_t).astype(np.float32))
+
+
+@pytest.mark.parametrize("op,np_t,onnx_t", UNARY, ids=[f"{u[0]}-{u[1].__name__}" for u in UNARY])
+def test_narrow_unary_wraps(tmp_path, op, np_t, onnx_t):
+    _check_unary(tmp_path, op, np_t, onnx_t, "cpu")
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (install pocl-opencl-icd)")
+@pytest.mark.parametrize("op,np_t,onnx_t", UNARY, ids=[f"{u[0]}-{u[1].__name__}" for u in UNARY])
+def test_narrow_unary_wraps_opencl(tmp_path, op, np_t, onnx_t):
+    _check_unary(tmp_path, op, np_t, onnx_t, "opencl")
