@@ -466,6 +466,13 @@ static void test_invalid_configs(void) {
   /* a missing knob */
   CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), config_entity_from_json("[]"), conv, 1, &conv) != 0);
   CHECK_CONTAINS(kiln_get_error(), "config has no knob 'tile_ic'");
+  /* an anchor of none of the schedule's forms: the error names them all */
+  const char *tag = conv->tag;
+  conv->tag = "conv2d_other";
+  CHECK(tm->schedule(target_host(), te_create_schedule(1, &conv), good, conv, 1, &conv) != 0);
+  conv->tag = tag;
+  CHECK_CONTAINS(kiln_get_error(), "has tag 'conv2d_other', expected conv2d_NCHWc, group_conv2d_NCHWc, "
+                                   "conv2d_NCHWc_bf16 or conv2d_NCHWc_int8");
   /* computes check their layouts */
   CHECK(topi_x86_conv2d_NCHWc(data, te_placeholder_c("k", 6, (int64_t[]){1, 4, 3, 3, 8, 16}, DT_F32), (int[]){1, 1},
                               (int[]){0, 0, 0, 0}, (int[]){1, 1}, DT_F32) == NULL);

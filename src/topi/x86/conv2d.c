@@ -606,10 +606,13 @@ static const NchwcForm *nchwc_form(const Tensor *conv) {
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
   const NchwcForm *form = nchwc_form(conv);
-  if (!form)
-    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected conv2d_NCHWc, "
-                          "group_conv2d_NCHWc, conv2d_NCHWc_bf16 or conv2d_NCHWc_int8",
-                          conv->name, conv->tag ? conv->tag : "");
+  if (!form) {
+    size_t n = sizeof nchwc_forms / sizeof nchwc_forms[0];
+    const char *tags = "";
+    for (size_t i = 0; i < n; i++) tags = kfmt("%s%s%s", tags, i == 0 ? "" : i + 1 < n ? ", " : " or ", nchwc_forms[i].tag);
+    return kiln_set_error("conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected %s", conv->name,
+                          conv->tag ? conv->tag : "", tags);
+  }
   Tensor *pad, *kernel;
   if (conv_inputs(conv, &pad, &kernel)) return -1;
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OH = te_dim(conv, 2);
