@@ -26,6 +26,15 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
 
 
+def cpu_has_bf16():
+    """whether this CPU has AVX512-BF16 (/proc/cpuinfo)"""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return "avx512_bf16" in f.read().split()
+    except OSError:
+        return False
+
+
 def kiln(*args, check=True, **kw):
     p = run([KILN, *args], **kw)
     if check and p.returncode != 0:

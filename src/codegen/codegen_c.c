@@ -301,6 +301,7 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     nkern += f->nkernels;
     g.npar = 0;
     g.an = analyzer_new();
+    g.vmath_calls = g.bf16_calls = 0;
     PtrMap bound = {0};
     StrBuf body = {0};
     g.out = &body;
@@ -316,7 +317,7 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     if (g.failed) rc = -1;
     if (!rc) {
       if (g.outlined.len) sb_puts(&kernels[unit], g.outlined.data);
-      sb_puts(&kernels[unit], body.data);
+      cgc_put_function(&kernels[unit], body.data, 0, &g);
     }
     helpers[unit] = g.helpers;
     emitted[unit] = g.emitted;
@@ -328,7 +329,6 @@ char **codegen_c_units(LoweredFunc **funcs, int nfuncs, int nblobs, const KBlob 
     StrBuf src = {0};
     const char *mark = strstr(prelude, "@GLOBALS@"), *line2 = strchr(prelude, '\n') + 1;
     sb_putn(&src, prelude, (size_t)(line2 - prelude)); /* the banner */
-    if (pm_has(&emitted[u], "kiln_vmath") && !pm_has(&emitted[u], "kiln_bf16")) sb_puts(&src, cgc_vmath_unit_pragma);
     sb_putn(&src, line2, (size_t)(mark - line2));
     sb_puts(&src, u == 0 ? globals_def : globals_decl);
     if (device) sb_puts(&src, u == 0 ? device_globals_def : device_globals_decl);
@@ -443,6 +443,7 @@ int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int
   g->par_depth = 0;
   g->failed = false;
   g->an = analyzer_new();
+  g->vmath_calls = g->bf16_calls = 0;
   StrBuf body = {0};
   g->out = &body;
   sb_printf(&body, "static int %s(", cname);
@@ -468,7 +469,7 @@ int codegen_c_plain_kernel(CPlainUnit *u, LoweredFunc *f, const char *cname, int
   if (g->failed) rc = -1;
   if (!rc) {
     if (g->outlined.len) sb_puts(&u->kernels, g->outlined.data);
-    sb_puts(&u->kernels, body.data);
+    cgc_put_function(&u->kernels, body.data, 0, g);
     *scratch_bytes = g->scratch_max;
   } else {
     kiln_error_context("kernel %s", cname);

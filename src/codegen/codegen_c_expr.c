@@ -559,8 +559,14 @@ void cgc_expr(CG *g, Expr *e) {
       sb_puts(o, "0");
       return;
     }
-    if (cgc_intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) cgc_need(g, "kiln_vmath", codegen_vmath_source);
-    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2 || op == INTRIN_bf16_half) cgc_need(g, "kiln_bf16", cgc_bf16_source);
+    if (cgc_intrin_uses_vmath(op, dt_scalar(e->call.args[0]->dtype))) {
+      cgc_need(g, "kiln_vmath", codegen_vmath_source);
+      g->vmath_calls++;
+    }
+    if (op == INTRIN_bf16_pack2 || op == INTRIN_bf16_dot2 || op == INTRIN_bf16_half) {
+      cgc_need(g, "kiln_bf16", cgc_bf16_source);
+      g->bf16_calls++;
+    }
     if (op == INTRIN_u8s8_dot4) cgc_need(g, "kiln_int8", cgc_int8_source);
     if (!vec) {
       StrBuf *saved = g->out;

@@ -41,6 +41,8 @@ typedef struct CG {
   int64_t scratch_off;     /* plain kernels: scratch bytes in use at this point */
   int64_t scratch_max;     /* ... and the most ever in use */
   int par_depth;           /* plain kernels: parallel loops around this point */
+  int vmath_calls;         /* calls into kiln_vmath.h in the function being printed (not its outlined loops) */
+  int bf16_calls;          /* ... and into the bfloat16 dot-accumulate helpers */
 } CG;
 
 /* ---- codegen_c_types.c ---- */
@@ -69,10 +71,10 @@ extern const char cgc_int8_source[];
 /* A helper over vector operands defined by a lane loop body (a[l], b[l]). */
 const char *cgc_lane_helper(CG *g, const char *op, DType rt, int nargs, DType *at, const char *lane_expr);
 bool cgc_intrin_uses_vmath(Intrinsic op, DType t);
-/* The line that starts a unit carrying kiln_vmath.h and no bfloat16
- * kernel (compiled without RTL loop-invariant motion; see
- * codegen_c_intrin.c). */
-extern const char cgc_vmath_unit_pragma[];
+/* Append function text fn to dst, with KILN_VM_KERNEL before its
+ * definition (at byte sig_at) when its own body calls kiln_vmath.h and no
+ * bfloat16 helper (g's counts). */
+void cgc_put_function(StrBuf *dst, const char *fn, size_t sig_at, const CG *g);
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
 const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a, const char *b);
 /* e = acc + dot(a, b) on vectors: one dot-accumulate helper call, true. */

@@ -38,24 +38,17 @@ bool cgc_intrin_uses_vmath(Intrinsic op, DType t) {
   return op == INTRIN_exp || op == INTRIN_exp_normal || op == INTRIN_exp_approx || op == INTRIN_tanh || op == INTRIN_erf || op == INTRIN_sigmoid;
 }
 
-/* A unit whose kernels call kiln_vmath.h is compiled without GCC's RTL
- * loop-invariant motion.  An epilogue's exponential brings a dozen vector
- * constants (its polynomial, the reduction's ln 2 and shifter, the
- * clamps); the pass hoists their broadcasts out of the kernel's outer loop,
- * so they stay in registers across the reduction, and with 14
- * accumulators the register allocator spilled accumulators inside the
- * reduction loop instead (EfficientNet-B0's 1x1 convolutions with a SiLU
- * epilogue at 7x7: the same kernel in 1.9-2.0x the time).  Without the
- * pass the constants are loaded where the epilogue uses them; GIMPLE's
- * loop-invariant motion, which takes the address arithmetic out of the
- * loops, still runs.  Kernels without such an epilogue compiled either
- * way took the same time (docs/vmath.md).  Not in a unit with bfloat16
- * kernels: their dot-accumulate loops ran up to 10 % slower without the
- * pass (EfficientNet-B0 --precision bf16 1.8-4.6 %).  At the top of the
- * unit, so that every function in it has the same options (GCC inlines
- * only between those). */
-const char cgc_vmath_unit_pragma[] =
-    "#if defined(__GNUC__) && !defined(__clang__)\n#pragma GCC optimize(\"no-move-loop-invariants\")\n#endif\n";
+/* Append function text fn to dst; a function whose own body calls
+ * kiln_vmath.h gets KILN_VM_KERNEL before its definition, which starts at
+ * byte sig_at of fn: compiled without GCC's RTL loop-invariant motion
+ * (kiln_vmath.h, docs/vmath.md).  Not one that also calls the bfloat16
+ * dot-accumulate helpers: their loops ran up to 10 % slower without the
+ * pass (EfficientNet-B0 --precision bf16 1.8-4.6 %). */
+void cgc_put_function(StrBuf *dst, const char *fn, size_t sig_at, const CG *g) {
+  sb_putn(dst, fn, sig_at);
+  if (g->vmath_calls && !g->bf16_calls) sb_puts(dst, "KILN_VM_KERNEL ");
+  sb_puts(dst, fn + sig_at);
+}
 
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
 const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a, const char *b) {
@@ -203,6 +196,7 @@ bool cgc_emit_dot_acc(CG *g, Expr *e) {
   const char *vt = cgc_ctype(g, t), *uvt = cgc_ctype(g, dot->call.args[0]->dtype);
   const char *name = kfmt("%s_%s", d->prefix, vt + 3);
   cgc_need(g, d->source_key, d->source);
+  if (d->op == INTRIN_bf16_dot2) g->bf16_calls++;
   const char *isa = t.lanes == 16  ? kfmt("defined(%s)", d->isa)
                     : t.lanes == 8 ? kfmt("defined(%s) && defined(__AVX512VL__)", d->isa)
                                    : "0";

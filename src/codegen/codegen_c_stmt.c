@@ -73,6 +73,9 @@ static void parallel_for(CG *g, Stmt *s) {
   }
   if (!fv.uses.len) sb_puts(&body, "  int unused;\n");
   sb_printf(&body, "} %s_closure;\n\n", fn);
+  size_t sig_at = body.len;
+  int outer_vmath = g->vmath_calls, outer_bf16 = g->bf16_calls;
+  g->vmath_calls = g->bf16_calls = 0;
   sb_printf(&body, "static int %s(int kiln_task, int kiln_ntask, void *kiln_cdata) {\n", fn);
   sb_printf(&body, "  %s_closure *kiln_cl = (%s_closure *)kiln_cdata;\n", fn, fn);
   for (int i = 0; i < fv.uses.len; i++) {
@@ -103,7 +106,9 @@ static void parallel_for(CG *g, Stmt *s) {
   cgc_stmt(g, inner);
   g->par_depth--;
   sb_puts(&body, "  }\n  return 0;\n}\n\n");
-  sb_puts(&g->outlined, body.data);
+  cgc_put_function(&g->outlined, body.data, sig_at, g);
+  g->vmath_calls = outer_vmath;
+  g->bf16_calls = outer_bf16;
   sb_free(&body);
   g->out = saved;
   g->indent = saved_indent;

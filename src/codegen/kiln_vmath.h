@@ -52,6 +52,19 @@
 #define KILN_VM_INLINE static inline
 #endif
 
+/* Generated kernels that call these functions are defined with
+ * KILN_VM_KERNEL: GCC only, they compile without RTL loop-invariant
+ * motion, which hoisted the functions' vector constants out of a
+ * convolution's reduction and made the register allocator spill
+ * accumulators instead (docs/vmath.md).  Per function, so that the other
+ * kernels of a unit keep GCC's default; the functions above are inlined
+ * into such a kernel all the same. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KILN_VM_KERNEL __attribute__((optimize("no-move-loop-invariants")))
+#else
+#define KILN_VM_KERNEL
+#endif
+
 typedef union kiln_vm_fu {
   float f;
   uint32_t u;

@@ -10,17 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from e2e_common import kiln
+from e2e_common import cpu_has_bf16, kiln
 
 torch = pytest.importorskip("torch")
-
-
-def _cpu_has_bf16():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return "avx512_bf16" in f.read().split()
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +27,7 @@ def mlp(tmp_path_factory):
     return d
 
 
-@pytest.mark.skipif(not _cpu_has_bf16(), reason="this CPU lacks AVX512-BF16 (the refusal is tested below)")
+@pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU lacks AVX512-BF16 (the refusal is tested below)")
 def test_compile_tasks_run(mlp):
     d = str(mlp)
     t = kiln("tasks", d + "/mlp.onnx", "--precision", "bf16").stdout
@@ -62,6 +54,6 @@ def test_errors(mlp):
     env = dict(os.environ, KILN_CPU_NO_BF16="1")
     p = kiln("compile", d + "/mlp.onnx", "--precision", "bf16", "-o", d + "/x.so", check=False, env=env)
     assert p.returncode == 1 and "needs a CPU with AVX512-BF16" in p.stderr, p.stderr
-    if _cpu_has_bf16():
+    if cpu_has_bf16():
         p = kiln("tasks", d + "/mlp.onnx", "--precision", "bf16", "-O", "2", check=False)
         assert p.returncode != 0 and "needs opt level 3" in p.stderr, p.stderr
