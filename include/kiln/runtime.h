@@ -382,8 +382,10 @@ KILN_API int kiln_graph_plan_memory_views(int num_nodes, const KilnPlanNode *nod
 /* The same on a graph JSON: parse and validate it, plan (with views: a
  * node with attrs.kiln_concat "1" is a KILN_PLAN_CONCAT), and return the
  * JSON (compact) with attrs.storage_id ["list_int", ...] set (replaced if
- * present), and attrs.kiln_storage_offset when some entry is a view, in
- * *out, a heap string to release with kiln_free. */
+ * present) to a plan without views, valid for a TVM reader on its own, and,
+ * when some entry is a view, Kiln's plan with views in attrs.kiln_storage_id
+ * and attrs.kiln_storage_offset, which the executor then uses and *plan
+ * describes, in *out, a heap string to release with kiln_free. */
 KILN_API int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan);
 
 /* ---- graph executor ----

@@ -33,9 +33,13 @@
  * Counts written as strings ("num_inputs": "2", as TVM writes them) or as
  * numbers are both accepted, and so are nodes' "attr" and "param" (older
  * spellings of "attrs").  storage_id and device_index are optional, and so
- * is Kiln's kiln_storage_offset ["list_int", ...]: where in its storage id
- * an entry lies, in bytes (a view into a concatenation's output; 0 when
- * absent).
+ * are Kiln's kiln_storage_id and kiln_storage_offset ["list_int", ...]: a
+ * second plan, with views (an entry lying at a byte offset in a
+ * concatenation's output's storage), which Kiln's executor uses in place of
+ * storage_id; storage_id stays a plan without views, valid on its own, so
+ * a TVM reader that ignores Kiln's attrs still runs the graph correctly
+ * (the concatenation then copies).  An older JSON's kiln_storage_offset
+ * without kiln_storage_id applies to storage_id.
  *
  * Also here: kiln_graph_json_plan_memory (plan a JSON's storage and write
  * storage_id back), as it is a JSON-to-JSON transformation.
@@ -454,10 +458,11 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
   JsonGraph *g = p->g;
   int ne = g->num_entries;
   char ed[200];
-  const cJSON *shapes, *dtypes, *sids, *offs, *devs;
+  const cJSON *shapes, *dtypes, *sids, *ksids, *offs, *devs;
   if (graph_list(p, attrs, "shape", "list_shape", 1, &shapes) ||
       graph_list(p, attrs, "dltype", "list_str", 1, &dtypes) ||
       graph_list(p, attrs, "storage_id", "list_int", 0, &sids) ||
+      graph_list(p, attrs, "kiln_storage_id", "list_int", 0, &ksids) ||
       graph_list(p, attrs, "kiln_storage_offset", "list_int", 0, &offs) ||
       graph_list(p, attrs, "device_index", "list_int", 0, &devs))
     return -1;
@@ -509,13 +514,18 @@ static int parse_entries(Parser *p, const cJSON *attrs) {
       n *= x;
     }
   }
+  /* Kiln's plan with views, when present, is the one Kiln uses */
+  const char *sid_key = ksids ? "kiln_storage_id" : "storage_id";
+  if (ksids && !offs)
+    return kiln_set_error("graph JSON: attrs.kiln_storage_id needs attrs.kiln_storage_offset");
+  if (ksids) sids = ksids;
   if (sids) {
     g->storage_id = kiln_arena_alloc(p->a, (size_t)ne * sizeof(int32_t) + 1);
     e = 0;
     for (const cJSON *s = sids->child; s; s = s->next, e++) {
       int64_t v = 0;
       if (json_int(s, 0, INT32_MAX, &v))
-        return kiln_error_context("graph JSON: attrs.storage_id[%d] (%s)", e,
+        return kiln_error_context("graph JSON: attrs.%s[%d] (%s)", sid_key, e,
                                   entry_desc(g, e, ed, sizeof ed));
       g->storage_id[e] = (int32_t)v;
     }
@@ -718,8 +728,9 @@ int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_o
                     KilnMemoryPlan *plan) {
   KilnPlanNode *nodes = xcalloc((size_t)g->num_nodes + 1, sizeof *nodes);
   uint64_t *bytes = xcalloc((size_t)g->num_entries + 1, sizeof *bytes);
-  /* views only where every entry has one static size and is plain memory */
-  bool views = !g->batch_name && !g->num_syms;
+  /* views only where asked for (storage_offset) and every entry has one
+   * static size and is plain memory */
+  bool views = storage_offset && !g->batch_name && !g->num_syms;
   for (int i = 0; i < g->num_nodes; i++) {
     const GraphNode *nd = &g->nodes[i];
     nodes[i].kind = !nd->is_op                       ? KILN_PLAN_ARG
@@ -733,8 +744,11 @@ int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_o
     nodes[i].inplace_input = nd->inplace_input;
   }
   for (int e = 0; e < g->num_entries; e++) bytes[e] = kiln_graph_entry_bytes(g, e);
-  int rc = kiln_graph_plan_memory_views(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,
-                                        g->num_heads, g->heads, storage_id, storage_offset, plan);
+  int rc = storage_offset
+               ? kiln_graph_plan_memory_views(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,
+                                              g->num_heads, g->heads, storage_id, storage_offset, plan)
+               : kiln_graph_plan_memory(g->num_nodes, nodes, g->num_entries, bytes, g->device_type,
+                                        g->num_heads, g->heads, storage_id, plan);
   free(nodes);
   free(bytes);
   return rc;
@@ -764,6 +778,17 @@ int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, uint64_t *st
   return 0;
 }
 
+/* attrs[key] = ["list_int", [v...]], replacing one there */
+static void put_list_int(cJSON *attrs, const char *key, int n, const int32_t *v32, const uint64_t *v64) {
+  cJSON *list = cJSON_CreateArray(), *vals = cJSON_CreateArray();
+  cJSON_AddItemToArray(list, cJSON_CreateString("list_int"));
+  for (int e = 0; e < n; e++)
+    cJSON_AddItemToArray(vals, cJSON_CreateNumber(v32 ? (double)v32[e] : (double)v64[e]));
+  cJSON_AddItemToArray(list, vals);
+  cJSON_DeleteItemFromObjectCaseSensitive(attrs, key);
+  cJSON_AddItemToObject(attrs, key, list);
+}
+
 int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMemoryPlan *plan) {
   if (!out) return kiln_set_error("graph_json_plan_memory: out is NULL");
   *out = NULL;
@@ -774,28 +799,23 @@ int kiln_graph_json_plan_memory(const char *json, size_t len, char **out, KilnMe
   int rc = -1;
   if (kiln_graph_parse(json, len, a, &g)) goto done;
   int32_t *sid = kiln_arena_alloc(a, (size_t)g.num_entries * sizeof(int32_t) + 1);
+  int32_t *view_sid = kiln_arena_alloc(a, (size_t)g.num_entries * sizeof(int32_t) + 1);
   uint64_t *off = kiln_arena_alloc(a, (size_t)g.num_entries * sizeof(uint64_t) + 1);
   KilnMemoryPlan made;
   if (!plan) plan = &made;
-  if (kiln_graph_plan(&g, sid, off, plan)) goto done;
+  /* Kiln's plan (with views), and storage_id without views for TVM's
+   * readers, which ignore kiln_storage_id and kiln_storage_offset */
+  if (kiln_graph_plan(&g, view_sid, off, plan)) goto done;
+  if (plan->num_views && kiln_graph_plan(&g, sid, NULL, NULL)) goto done;
   root = parse_text(json, len);
   KASSERT(root != NULL); /* it parsed above */
-  cJSON *list = cJSON_CreateArray(), *ids = cJSON_CreateArray();
-  cJSON_AddItemToArray(list, cJSON_CreateString("list_int"));
-  for (int e = 0; e < g.num_entries; e++) cJSON_AddItemToArray(ids, cJSON_CreateNumber(sid[e]));
-  cJSON_AddItemToArray(list, ids);
   cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attrs");
-  if (cJSON_GetObjectItemCaseSensitive(attrs, "storage_id"))
-    cJSON_ReplaceItemInObjectCaseSensitive(attrs, "storage_id", list);
-  else
-    cJSON_AddItemToObject(attrs, "storage_id", list);
+  put_list_int(attrs, "storage_id", g.num_entries, plan->num_views ? sid : view_sid, NULL);
+  cJSON_DeleteItemFromObjectCaseSensitive(attrs, "kiln_storage_id");
   cJSON_DeleteItemFromObjectCaseSensitive(attrs, "kiln_storage_offset");
   if (plan->num_views) {
-    cJSON *olist = cJSON_CreateArray(), *offs = cJSON_CreateArray();
-    cJSON_AddItemToArray(olist, cJSON_CreateString("list_int"));
-    for (int e = 0; e < g.num_entries; e++) cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off[e]));
-    cJSON_AddItemToArray(olist, offs);
-    cJSON_AddItemToObject(attrs, "kiln_storage_offset", olist);
+    put_list_int(attrs, "kiln_storage_id", g.num_entries, view_sid, NULL);
+    put_list_int(attrs, "kiln_storage_offset", g.num_entries, NULL, off);
   }
   char *text = cJSON_PrintUnformatted(root);
   KASSERT(text != NULL);

@@ -1,8 +1,10 @@
 """Concatenations whose inputs are written in place: a channel concatenation
 at batch 1 is marked "kiln_concat" in the graph JSON; when each input is
 read by it alone, the memory planner places its inputs as views in its
-output's storage (attrs.kiln_storage_offset) and the executor does not call
-it; when an input has another reader, it keeps its copy.  Each case runs
+output's storage (attrs.kiln_storage_id and kiln_storage_offset, Kiln's
+plan) and the executor does not call it; when an input has another reader,
+it keeps its copy.  attrs.storage_id stays a plan without views: the JSON
+without Kiln's attrs, as a TVM reader sees it, runs correctly too.  Each case runs
 against a float64 NumPy reference on fresh random inputs, through the graph
 executor and the debug executor (whose table must then have no
 concatenation row), and a JSON with a view moved to the wrong offset must
@@ -78,12 +80,22 @@ def test_concat_views(tmp_path, case):
     report = dbg.profile(1, 1, x=x)
     assert any("concatenate" in r["name"] for r in report.rows) == (not views)
     _check(dbg, x, w, case)
+    # what a TVM reader sees: storage_id alone, a plan without views, on which
+    # the concatenation copies
+    tvm = json.loads(json.dumps(graph))
+    for k in ("kiln_storage_id", "kiln_storage_offset"):
+        tvm["attrs"].pop(k, None)
+    _check(graph_executor.create(json.dumps(tvm), lib), x, w, case)
     if views:
         # the views: the concatenation's inputs in its storage, end to end
-        sid = graph["attrs"]["storage_id"][1]
-        ins = [i[0] for i in concat[0]["inputs"]]
-        out = graph["node_row_ptr"][graph["nodes"].index(concat[0])]
+        # (kiln_storage_id); storage_id gives each its own buffer
+        row = graph["node_row_ptr"]
+        ins = [row[i[0]] + i[1] for i in concat[0]["inputs"]]
+        out = row[graph["nodes"].index(concat[0])]
+        sid = graph["attrs"]["kiln_storage_id"][1]
         assert sid[ins[0]] == sid[ins[1]] == sid[out]
+        tvm_sid = graph["attrs"]["storage_id"][1]
+        assert len({tvm_sid[ins[0]], tvm_sid[ins[1]], tvm_sid[out]}) == 3
         off = offsets[1]
         assert off[ins[0]] == off[out] == 0 and off[ins[1]] == 16 * H * H * 4
         # moved by 64 bytes, the second input would overlap the first: refused
