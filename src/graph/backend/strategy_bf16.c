@@ -113,7 +113,7 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
   int64_t k[4] = {ch ? ch[1] : kt->shape[0], ch ? ch[0] : kt->shape[1], kt->shape[2], kt->shape[3]};
   if (d[1] % 2) return 0; /* channels that cannot be paired stay float32 */
   Workload *wl = conv_bf16_workload(d, k, n);
-  if (fp32 && fp32->task_name && fp32->wl && !strcmp(fp32->task_name, GRAPH_WINOGRAD_TASK)) {
+  if (fp32 && fp32->wl && fp32->tmpl == &topi_x86_conv2d_winograd_NCHWc_template) {
     /* A layer float32 runs as Winograd: float32 Winograd, the bfloat16
      * direct kernel or bfloat16 Winograd F(2 x 2).  Records decide when
      * there are some (the fastest task with a record, the rule float32

@@ -330,7 +330,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     else if (groups > 1) ga_int(&at, "groups", gp); /* the added groups' weights are zero */
   }
   GNode *r;
-  if (!strcmp(st.task_name, GRAPH_WINOGRAD_TASK)) {
+  if (st.tmpl == &topi_x86_conv2d_winograd_NCHWc_template) {
     /* the kernel transform U = G g G^T, folded at compile time */
     int64_t m = topi_x86_winograd_tile_size(old->type.shape[2], old->type.shape[3]);
     GAttrs wt = gattrs_new();
@@ -345,7 +345,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   } else if (bf16) {
     /* the kernel rounded to bfloat16 pairs of input channels (folded; for
      * bfloat16 Winograd, after its transform) */
-    bool wino = !strcmp(st.task_name, GRAPH_WINOGRAD_BF16_TASK);
+    bool wino = st.tmpl == &topi_x86_conv2d_winograd_NCHWc_bf16_template;
     GAttrs kt = gattrs_new();
     ga_int(&kt, "ic_block", icb);
     ga_int(&kt, "oc_block", ocb);
