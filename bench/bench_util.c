@@ -8,6 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+void bench_evict(const DLTensor *t) {
+  const char *p = t->data;
+  size_t n = (size_t)(t->dtype.bits / 8);
+  for (int d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
+  for (size_t i = 0; i < n; i += 64) __builtin_ia32_clflush(p + i);
+  __builtin_ia32_mfence();
+}
+
 int bench_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;

@@ -28,6 +28,10 @@ double bench_kern_run(BenchKern *k, int number, double (*clock)(void));
 /* Free the module, function and arrays bench_kern_build made. */
 void bench_kern_release(BenchKern *k);
 
+/* Flush array t's bytes from every cache level (clflush, then mfence):
+ * --cold runs, where a layer's weights come from memory as in a model. */
+void bench_evict(const DLTensor *t);
+
 /* qsort comparator of doubles, ascending. */
 int bench_cmp_double(const void *a, const void *b);
 

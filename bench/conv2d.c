@@ -87,6 +87,7 @@
 #include <time.h>
 
 #include "autotune/autotune.h"
+#include "bench_util.h"
 #include "codegen/codegen.h"
 #include "peak_util.h"
 #include "topi/topi.h"
@@ -290,13 +291,6 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
  * between runs. */
 static bool cold;
 
-static void evict(const DLTensor *t) {
-  const char *p = t->data;
-  size_t n = sizeof(float) * (size_t)numel(t);
-  for (size_t i = 0; i < n; i += 64) __builtin_ia32_clflush(p + i);
-  __builtin_ia32_mfence();
-}
-
 /* --cpu-time: a run's time is the process's CPU time over the pool's
  * threads (per thread; with 2 threads their mean) instead of wall time,
  * so time slices the machine's other work takes do not count - under
@@ -322,7 +316,7 @@ static double run_clock(void) {
 static double run_once(KilnFunction *f, KilnValue *args, int *codes, int nargs) {
   KilnValue ret;
   int rc;
-  if (cold) evict((const DLTensor *)args[1].v_handle);
+  if (cold) bench_evict((const DLTensor *)args[1].v_handle);
   double t0 = run_clock();
   kiln_func_call(f, args, codes, nargs, &ret, &rc);
   return run_clock() - t0;

@@ -61,19 +61,11 @@ static double now(void) {
  * come from memory, where here they would stay in L2/L3 between calls. */
 static bool cold;
 
-static void evict(const DLTensor *t) {
-  const char *p = t->data;
-  size_t n = (size_t)(t->dtype.bits / 8);
-  for (int d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
-  for (size_t i = 0; i < n; i += 64) __builtin_ia32_clflush(p + i);
-  __builtin_ia32_mfence();
-}
-
 static double run(BenchKern *k) {
   double s = 0;
   if (!cold) s = bench_kern_run(k, NUMBER, now);
   else {
-    for (int i = 0; i < NUMBER; i++) evict(k->arr[1]), s += bench_kern_run(k, 1, now);
+    for (int i = 0; i < NUMBER; i++) bench_evict(k->arr[1]), s += bench_kern_run(k, 1, now);
     s /= NUMBER;
   }
   return s / (use_cpu_time ? kiln_get_num_threads() : 1);
