@@ -488,8 +488,8 @@ static int graph_info(KilnArtifact *a, const KilnParamIndex *pi) {
       written[sid[e]] = 1;
     if (bytes[sid[e]] < end) bytes[sid[e]] = end;
     info->plan.naive_bytes += b;
-    info->plan.num_views += off[e] > 0;
   }
+  info->plan.num_views = kiln_graph_view_inputs(&g, sid, kiln_arena_alloc(ar, (size_t)g.num_entries + 1));
   for (int s = 0; s < ns; s++)
     if (written[s]) {
       info->plan.num_storage++;

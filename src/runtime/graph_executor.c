@@ -191,20 +191,23 @@ static int setup_storage(KilnGraphExecutor *ex, const KilnParamIndex *pi,
     return kiln_error_context("graph executor");
   uint64_t *bytes = kiln_arena_alloc(ex->arena, (size_t)ex->num_storage * sizeof(uint64_t) + 1);
   ex->plan.naive_bytes = 0;
-  ex->plan.num_views = 0;
+  uint8_t *is_view = kiln_arena_alloc(ex->arena, (size_t)ne + 1);
+  ex->plan.num_views = kiln_graph_view_inputs(g, ex->storage_id, is_view);
   for (int e = 0; e < ne; e++) {
     uint64_t b = kiln_graph_entry_bytes(g, e), at = ex->storage_offset[e];
     ex->plan.naive_bytes += b;
     if (at) {
       const GraphNode *nd = &g->nodes[g->entry_node[e]];
-      ex->plan.num_views++;
       /* a view is plain memory at an offset: a kernel's output on the CPU
-       * in a graph of static sizes */
+       * in a graph of static sizes, read by a kiln_concat node sharing its
+       * storage (which check_views lays out): any other entry at an offset
+       * would overlap another */
       if (ex->dev.device_type != kDLCPU || g->batch_name || g->num_syms || !nd->is_op ||
-          !strcmp(nd->func_name, "__nop") || at % KILN_ARRAY_ALIGN)
+          !strcmp(nd->func_name, "__nop") || at % KILN_ARRAY_ALIGN || !is_view[e])
         return kiln_set_error("graph executor: attrs.kiln_storage_offset[%d] (output %d of node %d "
-                              "'%s') is %llu: only a kernel's output in a static CPU graph may lie "
-                              "at an offset, a multiple of %d", e, e - nd->first_entry,
+                              "'%s') is %llu: only a kernel's output in a static CPU graph that a "
+                              "kiln_concat node sharing its storage reads may lie at an offset, a "
+                              "multiple of %d", e, e - nd->first_entry,
                               g->entry_node[e], nd->name, (unsigned long long)at, KILN_ARRAY_ALIGN);
     }
     if (bytes[ex->storage_id[e]] < at + b) bytes[ex->storage_id[e]] = at + b;
@@ -297,9 +300,10 @@ static int setup_ops(KilnGraphExecutor *ex) {
     if (!strcmp(nd->func_name, "__nop")) {
       /* computes nothing: its output must already be its input's memory */
       if (nd->num_inputs < 1 || nd->num_outputs != 1 ||
-          ex->storage_id[nd->first_entry] != ex->storage_id[nd->inputs[0]])
+          ex->storage_id[nd->first_entry] != ex->storage_id[nd->inputs[0]] ||
+          ex->storage_offset[nd->first_entry] != ex->storage_offset[nd->inputs[0]])
         return kiln_set_error("graph executor: node %d ('%s'): a \"__nop\" node needs one output "
-                              "sharing storage with its first input", n, nd->name);
+                              "sharing storage and offset with its first input", n, nd->name);
       continue;
     }
     if (nd->concat_view) { /* its inputs were written in place: nothing to copy */

@@ -46,6 +46,7 @@
  *
  * Exports: kiln_graph_json_plan_memory; internally kiln_graph_parse,
  * kiln_dtype_parse, kiln_graph_entry_bytes, kiln_graph_plan, kiln_graph_storage_ids,
+ * kiln_graph_view_inputs,
  * kiln_put_shape.
  */
 #include "runtime_internal.h"
@@ -752,6 +753,22 @@ int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_o
   free(nodes);
   free(bytes);
   return rc;
+}
+
+int kiln_graph_view_inputs(const JsonGraph *g, const int32_t *storage_id, uint8_t *is_view) {
+  int n_views = 0;
+  memset(is_view, 0, (size_t)g->num_entries);
+  for (int n = 0; n < g->num_nodes; n++) {
+    const GraphNode *nd = &g->nodes[n];
+    if (!nd->is_op || !nd->concat_view || nd->num_outputs != 1) continue;
+    for (int i = 0; i < nd->num_inputs; i++) {
+      int e = nd->inputs[i];
+      if (storage_id[e] != storage_id[nd->first_entry] || is_view[e]) continue;
+      is_view[e] = 1;
+      n_views++;
+    }
+  }
+  return n_views;
 }
 
 int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,

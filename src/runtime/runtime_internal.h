@@ -342,6 +342,10 @@ int kiln_graph_plan(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_o
  * has none. */
 int kiln_graph_storage_ids(const JsonGraph *g, int32_t *storage_id, uint64_t *storage_offset,
                            int *num_storage, int *planned_here);
+/* Mark in is_view (one byte per entry) the views of a storage plan: the
+ * inputs of a kiln_concat node that share its output's storage id; returns
+ * how many (KilnMemoryPlan.num_views). */
+int kiln_graph_view_inputs(const JsonGraph *g, const int32_t *storage_id, uint8_t *is_view);
 /* "(1, 3, 224, 224)"; with python_tuple, a 1-D shape is "(n,)" as Python
  * prints it (the profile table's style). */
 void kiln_put_shape(StrBuf *sb, int ndim, const int64_t *shape, int python_tuple);

@@ -14,6 +14,7 @@ The model: x (1, 32, 12, 12) -> two 1x1 convs with ReLU (16 and 32 output
 channels, a and b) -> Concat on the channels -> one or two 1x1 convs
 reading it ("two"), or one reading it and one reading a ("shared").
 """
+import ctypes
 import json
 import os
 import subprocess
@@ -23,7 +24,7 @@ import pytest
 from onnx import helper
 
 import kiln
-from kiln import debug_executor, graph_executor
+from kiln import _ffi, debug_executor, graph_executor
 from onnx_graph import build_graph
 
 C, H = 32, 12
@@ -98,10 +99,49 @@ def test_concat_views(tmp_path, case):
         assert len({tvm_sid[ins[0]], tvm_sid[ins[1]], tvm_sid[out]}) == 3
         off = offsets[1]
         assert off[ins[0]] == off[out] == 0 and off[ins[1]] == 16 * H * H * 4
-        # moved by 64 bytes, the second input would overlap the first: refused
+        # num_views counts every input placed in the concatenation's storage,
+        # the first (at offset 0) too: the planner's count and the executor's
+        plan = _Plan()
+        m = graph_executor.create(json.dumps(graph), lib)
+        assert _ffi._LIB.kiln_graph_executor_memory(ctypes.c_void_p(m._h.value), ctypes.byref(plan), None) == 0
+        assert plan.num_views == 2
+        text = json.dumps(graph).encode()
+        out, plan = ctypes.c_char_p(), _Plan()
+        assert _ffi._LIB.kiln_graph_json_plan_memory(text, ctypes.c_size_t(len(text)), ctypes.byref(out),
+                                                      ctypes.byref(plan)) == 0
+        assert plan.num_views == 2
+        _bad_plans(graph, lib, sid, off, ins, out=row[graph["nodes"].index(concat[0]) + 1])
+
+
+class _Plan(ctypes.Structure):
+    _fields_ = [("num_storage", ctypes.c_int), ("planned_bytes", ctypes.c_uint64),
+                ("naive_bytes", ctypes.c_uint64), ("num_views", ctypes.c_int)]
+
+
+def _bad_plans(graph, lib, sid, off, ins, out):
+    """Hand-made plans the executor must refuse: a view moved over another,
+    an offset on an entry no concatenation reads, a "__nop" whose output
+    lies elsewhere in the storage than its input."""
+    def refused(edit, match):
+        g = json.loads(json.dumps(graph))
+        edit(g["attrs"]["kiln_storage_id"][1], g["attrs"]["kiln_storage_offset"][1], g)
+        with pytest.raises(kiln.KilnError, match=match):
+            graph_executor.create(json.dumps(g), lib)
+
+    def moved(sid, off, g):  # 64 bytes early, the second input overlaps the first
         off[ins[1]] -= 64
-        with pytest.raises(kiln.KilnError, match="lies at byte 9152 of the output's storage"):
-            graph_executor.create(json.dumps(graph), lib)
+    refused(moved, "lies at byte 9152 of the output's storage")
+
+    def stray(sid, off, g):  # the conv reading the concatenation, at 64 in its storage
+        off[out] = 64
+    refused(stray, r"kiln_storage_offset\[%d\] .* is 64: only a kernel's output .* that a kiln_concat" % out)
+
+    def nop(sid, off, g):  # the conv reading the concatenation made a "__nop" of the second input
+        node = g["nodes"][g["node_row_ptr"].index(out)]
+        node["attrs"]["func_name"] = "__nop"
+        node["inputs"][0] = [g["node_row_ptr"].index(ins[1]), 0, 0]
+        sid[out] = sid[ins[1]]
+    refused(nop, "a \"__nop\" node needs one output sharing storage and offset with its first input")
 
 
 @pytest.mark.parametrize("case", ["one", "shared"])
