@@ -175,8 +175,8 @@ static void test_plan_views_rule(void) {
   memcpy(g.bytes, b, sizeof b);
   g.nheads = 1;
   g.heads[0] = 4;
-  int32_t sid[5];
-  uint64_t off[5];
+  int32_t sid[6]; /* the graph grows to 6 entries below */
+  uint64_t off[6];
   KilnMemoryPlan p;
   char why[200];
   CHECK_OK(plan(&g, sid, off, &p));
