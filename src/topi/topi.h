@@ -468,7 +468,8 @@ Tensor *topi_mel_weight_matrix(Tensor *L, Tensor *S, Tensor *lo, Tensor *hi, Exp
 /* start, start + delta, ... before limit (ONNX Range), a constant. */
 Tensor *topi_arange(double start, double limit, double delta, DType t);
 
-/* ----- generic/schedule.c: generic schedules ----- */
+/* ----- generic/schedule.c (injective, reduce) and generic/schedule_anchor.c
+ * (the anchor ops, generic): generic schedules ----- */
 
 /* Each schedules the stages of s (made with te_create_schedule from the
  * same outputs) for a CPU: 0, or -1 with an error.
