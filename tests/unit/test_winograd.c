@@ -116,7 +116,9 @@ static const char *epi_name[] = {"none", "bias+relu", "residual+relu", "conv and
 /* Worst relative L2 error against the direct reference, over all cases. */
 static double worst_ref_err;
 
-static bool run_case(const Template *tm, Epi epi, int caseno) {
+/* A random layer and config (or the layer *fixed, with a random config)
+ * against the unscheduled lowering and the direct convolution. */
+static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed) {
   Case c = {0};
   c.N = test_rand_between(1, 2);
   c.C = test_pick(7, (int64_t[]){1, 3, 5, 8, 16, 20, 32});
@@ -126,6 +128,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   c.H = test_rand_between(3, 17), c.W = test_rand_between(3, 19);
   if (c.H + c.pt + c.pb < 3) c.H = 3;
   if (c.W + c.pl + c.pr < 3) c.W = 3;
+  if (fixed) c = *fixed;
   c.OH = c.H + c.pt + c.pb - 2, c.OW = c.W + c.pl + c.pr - 2;
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){c.N, c.C, c.H, c.W}, (int64_t[]){c.O, c.C, 3, 3}, (int[]){1, 1},
                            (int[]){c.pt, c.pl, c.pb, c.pr}, (int[]){1, 1}, "float32", "float32");
@@ -136,7 +139,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
   ConfigEntity *cfg = space_get(cs, idx);
   CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
-  int64_t m = topi_x86_winograd_tile_size(c.OH, c.OW);
+  int64_t m = topi_x86_winograd_tile_size(c.N, c.C, c.O, c.OH, c.OW);
   const char *desc = kfmt("case %d: %s (m = %lld): config %lld %s, epilogue %s", caseno, wl->key, (long long)m,
                           (long long)idx, config_entity_json(cfg), epi_name[epi]);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
@@ -275,7 +278,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno) {
 static void test_random(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i);
+  for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, NULL);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  worst relative error against the direct conv: %g\n", worst_ref_err);
 }
 
@@ -300,7 +303,7 @@ static void test_fallback(void) {
     if (!cfg) continue;
     CHECK_OK(tm->check(target_host(), cfg, wl));
     CHECK_MSG(cfg->index >= 0, "%s: the fallback %s is not in the space", wl->key, config_entity_json(cfg));
-    int64_t m = topi_x86_winograd_tile_size(HW, HW), nH = (HW + m - 1) / m;
+    int64_t m = topi_x86_winograd_tile_size(N, C, O, HW, HW), nH = (HW + m - 1) / m;
     CHECK_INT(cfg_split_inner(cfg, "tile_rows"), layers[i][4] ? nH : 1);
     /* the channel vectors of the register block: in blocks of tile rows
      * on AVX-512 up to 28 accumulators (64 @56 at batch 8: 7 tiles x 4),
@@ -310,6 +313,29 @@ static void test_fallback(void) {
     if (C == 64 && HW == 56 && toc && no == 3 && target_host()->vector_lanes >= 16)
       CHECK_INT(toc[1], N > 1 ? 4 : 2);
   }
+}
+
+/* The tile size: F(2x2) under 8 x 8, and where F(4x4)'s transformed
+ * kernel (36 x IC x OC floats) exceeds a 1 MiB L2 and the batch has fewer
+ * than 32 of its tiles (ResNet's 256 @14 at batch 1: 16); F(4x4) with
+ * more tiles (batch 2 or 8 at 14x14, 28x28's 49) or a kernel that fits
+ * L2 (DenseNet's 128->32 @14: 0.6 MB).  Then an F(2x2) layer at 14x14
+ * (96 channels: U of F(4x4) 1.3 MB) under random configs against the
+ * unscheduled lowering and the direct convolution. */
+static void test_tile_size(void) {
+  static const int64_t layers[][5] = {{1, 256, 14, 256, 2}, {2, 256, 14, 256, 4}, {8, 256, 14, 256, 4},
+                                      {1, 128, 28, 128, 4}, {1, 128, 14, 32, 4},  {1, 96, 14, 96, 2},
+                                      {1, 512, 7, 512, 2},  {1, 32, 7, 32, 2},    {1, 512, 28, 512, 4}};
+  for (int i = 0; i < (int)(sizeof layers / sizeof layers[0]); i++) {
+    const int64_t *l = layers[i];
+    CHECK_MSG(topi_x86_winograd_tile_size(l[0], l[1], l[3], l[2], l[2]) == l[4], "layer %d: %lld %lld->%lld @%lld: m %lld",
+              i, (long long)l[0], (long long)l[1], (long long)l[3], (long long)l[2],
+              (long long)topi_x86_winograd_tile_size(l[0], l[1], l[3], l[2], l[2]));
+  }
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
+  CHECK_NN(tm);
+  Case c = {.N = 1, .C = 96, .H = 14, .W = 14, .O = 96, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  for (int i = 0; tm && i < 2; i++) run_case(tm, i ? EPI_RESIDUAL_RELU : EPI_NONE, i, &c);
 }
 
 static void test_errors(void) {
@@ -374,6 +400,7 @@ const TestCase winograd_tests[] = {
     {"weight_transform", test_weight_transform},
     {"random", test_random},
     {"fallback", test_fallback},
+    {"tile_size", test_tile_size},
     {"errors", test_errors},
     {NULL, NULL},
 };

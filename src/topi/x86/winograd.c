@@ -41,7 +41,29 @@
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
-int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW) { return OH < 8 || OW < 8 ? 2 : 4; }
+/* A core's L2, and the F(4x4) tiles a batch needs for its transformed
+ * kernel to keep the FMAs busy when it comes from memory. */
+#define WINO_L2_BYTES (1 << 20)
+#define WINO_MIN_TILES4 32
+
+/* The tile size m: 4, or 2 for outputs under 8 x 8 and where F(4x4)'s
+ * transformed kernel U (36 x IC x OC floats) does not fit L2, so a model
+ * reads it from memory, and the batch has fewer than WINO_MIN_TILES4 of
+ * its tiles.  The GEMMs read U once for the whole batch, each float of it
+ * serving 2 FLOPs per tile: at 16 tiles (14x14) a core at its FMA peak
+ * (about 260 GFLOP/s) would draw U at 32 GB/s, more than one core gets
+ * from memory; F(2x2) has 16 x IC x OC floats (2.25x fewer) for 49 tiles,
+ * at 1.36x the GEMM FLOPs.  bench_conv2d --cold --epilogue
+ * --cpu-time, 1 thread (CPU time, load 4-6), effective GFLOP/s F(4x4) /
+ * F(2x2): ResNet's 3x3 256 @14 (U 9.4 / 4.2 MB) 321-325 / 311-401
+ * (Winograd / direct 1.28-1.35x / 1.35-1.56x); at 28x28 (49 tiles) F(4x4)
+ * stays ahead: ResNet's 128 @28 531-551 / 423-476, VGG-16's 256->512 @28
+ * 605-613 / 440-464, 512 @28 679-694 / 478-483. */
+int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  if (OH < 8 || OW < 8) return 2;
+  double u4 = 36.0 * (double)IC * (double)OC * 4, tiles4 = (double)N * (double)((OH + 3) / 4) * (double)((OW + 3) / 4);
+  return u4 > WINO_L2_BYTES && tiles4 < WINO_MIN_TILES4 ? 2 : 4;
+}
 
 /* Whether a 3x3 stride-1 layer whose output is under 8 x 8 (F(2x2, 3x3))
  * still takes Winograd because the batch gives it enough tiles: at least
@@ -51,8 +73,8 @@ int64_t topi_x86_winograd_tile_size(int64_t OH, int64_t OW) { return OH < 8 || O
  * (CPU time: load 6-8), Winograd / direct (fallback configs), ResNet's
  * 3x3 512 @7: batch 8 (128 tiles) 1.26-1.32x, batch 1 (16 tiles) 0.95x. */
 bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW) {
-  int64_t m = topi_x86_winograd_tile_size(OH, OW);
-  return N > 1 && m == 2 && N * ((OH + m - 1) / m) * ((OW + m - 1) / m) >= 128;
+  int64_t m = 2;
+  return N > 1 && (OH < 8 || OW < 8) && N * ((OH + m - 1) / m) * ((OW + m - 1) / m) >= 128;
 }
 
 /* ---- the kernel transform ---- */
@@ -212,7 +234,7 @@ int topi_x86_winograd_parse(const Workload *wl, int64_t m, Conv2DWorkload *c, in
   if (wl_conv2d_parse(wl, c)) return -1;
   if (c->depthwise || c->KH != 3 || c->KW != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1)
     return kiln_set_error("%s: workload %s is not a 3x3, stride 1, dilation 1 convolution", wl->name, wl_describe(wl));
-  if (!m) m = topi_x86_winograd_tile_size(c->OH, c->OW);
+  if (!m) m = topi_x86_winograd_tile_size(c->N, c->IC, c->OC, c->OH, c->OW);
   *nH = (c->OH + m - 1) / m;
   *nW = (c->OW + m - 1) / m;
   return 0;
@@ -221,7 +243,7 @@ int topi_x86_winograd_parse(const Workload *wl, int64_t m, Conv2DWorkload *c, in
 /* The tile grid of a workload (the workload must be 3x3 stride 1). */
 static int wino_parse(const Workload *wl, Conv2DWorkload *c, int64_t *m, int64_t *nH, int64_t *nW) {
   if (topi_x86_winograd_parse(wl, 0, c, nH, nW)) return -1;
-  *m = topi_x86_winograd_tile_size(c->OH, c->OW);
+  *m = topi_x86_winograd_tile_size(c->N, c->IC, c->OC, c->OH, c->OW);
   return 0;
 }
 
@@ -275,7 +297,6 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  *   230 MB) 351 / 459, 128->256 @56 358 / 525, 256 @56 312 / 550.
  * (Measured earlier by wall time with warm weights, blocks had won up to
  * 9.4 MB; a model reads U from memory.) */
-#define WINO_L2_BYTES (1 << 20)
 #define WINO_ROOT_STAGE_BYTES (16 << 20)
 
 /* Whether the fallback runs a layer's stages at the root (see above), for
@@ -289,7 +310,7 @@ static bool wino_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t 
 }
 
 bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  return wino_at_root(N, IC, OC, OH, OW, topi_x86_winograd_tile_size(OH, OW), 4);
+  return wino_at_root(N, IC, OC, OH, OW, topi_x86_winograd_tile_size(N, IC, OC, OH, OW), 4);
 }
 
 void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2DWorkload *c, int64_t m, int64_t nH,
