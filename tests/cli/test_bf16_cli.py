@@ -57,3 +57,28 @@ def test_errors(mlp):
     if cpu_has_bf16():
         p = kiln("tasks", d + "/mlp.onnx", "--precision", "bf16", "-O", "2", check=False)
         assert p.returncode != 0 and "needs opt level 3" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU lacks AVX512-BF16 (the refusal is tested below)")
+@pytest.mark.parametrize("cpu", ["znver5", "emeraldrapids"])
+def test_conv_prefetches_its_weights(tmp_path, cpu):
+    """A 1x1 conv with 512 KiB of float32 weights at 7 x 7 takes
+    conv2d_NCHWc.x86's prefetch_w (the next register block's bfloat16
+    weights touched among this block's multiply-adds) in both forms of
+    bf16_dot (vdpbf16ps on znver5, fma on emeraldrapids); the output stays
+    within the bound of the fp32 build's."""
+    torch.manual_seed(1)
+    m = torch.nn.Sequential(torch.nn.Conv2d(512, 256, 1), torch.nn.ReLU())
+    path = str(tmp_path / "c.onnx")
+    torch.onnx.export(m, torch.randn(1, 512, 7, 7), path, input_names=["x"], output_names=["y"], opset_version=13)
+    np.save(str(tmp_path / "x.npy"), np.random.default_rng(1).standard_normal((1, 512, 7, 7)).astype(np.float32))
+    target = ["--target", f"llvm -mcpu={cpu}"]
+    for prec in ("fp32", "bf16"):
+        out = tmp_path / prec
+        kiln("compile", path, "--precision", prec, "-o", f"{out}.so", "--emit-dir", str(out), "--quiet-fallback", *target)
+        kiln("run", f"{out}.so", "-i", str(tmp_path / "x.npy"), "-o", f"{out}.npz")
+    src = "".join(p.read_text() for p in (tmp_path / "bf16").glob("*.c"))
+    assert "conv2d_NCHWc_bf16" in src and "__builtin_prefetch" in src, src[:2000]
+    y32, y16 = (np.load(f"{tmp_path}/{p}.npz")["y"] for p in ("fp32", "bf16"))
+    err = np.linalg.norm(y16 - y32) / np.linalg.norm(y32)
+    assert 1e-7 < err < 1e-2, err

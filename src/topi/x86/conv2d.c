@@ -593,7 +593,7 @@ typedef struct NchwcForm {
 static const NchwcForm nchwc_forms[] = {
     {"conv2d_NCHWc", 1, false, true, true},
     {"group_conv2d_NCHWc", 1, false, false, false},
-    {"conv2d_NCHWc_bf16", 2, true, false, false},
+    {"conv2d_NCHWc_bf16", 2, true, true, true},
     {"conv2d_NCHWc_int8", 4, false, true, false},
 };
 
@@ -734,8 +734,8 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
      * a word; the channels in pairs, the halves unrolled, so the widening
      * is a constant shift (or mask) and one load serves both channels
      * (docs/bf16.md: a variable shift pair per channel cost 20 %) */
-    IterVar *po, *pi;
-    if (stage_split(scc, ricb, ir_i32(2), &po, &pi) || stage_unroll(scc, pi)) return -1;
+    IterVar *pi;
+    if (stage_split(scc, ricb, ir_i32(2), &ricb, &pi) || stage_unroll(scc, pi)) return -1;
   }
   /* "prefetch_w" = d: a step of the input-channel block touches the
    * weights the same step d register blocks ahead will read: the kernel's
