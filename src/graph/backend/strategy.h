@@ -87,6 +87,10 @@ int strategy_dense_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy
 int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, const Target *t, DispatchContext *dc,
                            Strategy *st);
 int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st);
+/* Whether a plain conv with an odd number of input channels (an RGB
+ * stem) does enough work per input value to gain from running in
+ * bfloat16 with a zero channel added (strategy_bf16.c). */
+bool graph_conv_bf16_pad_pays(const GNode *n);
 /* The strategy of nn.contrib_conv2d_winograd_NCHWc_bf16, and its task's
  * name (graph_conv_bf16_config gives it to a layer float32 runs as
  * Winograd where the target's VDPBF16PS rate makes it the fastest). */

@@ -146,6 +146,26 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
   return 0;
 }
 
+/* A conv with an odd number of input channels runs in bfloat16 with one
+ * zero channel added (alter_layout pads its input, a pass over every
+ * input value, and adds a zero weight column) where it does at least
+ * PAIR_PAD_WORK multiply-adds per input value: KH KW OC / (SH SW).  In
+ * one model of three stems, 1 thread, each kernel's minimum of 30
+ * alternating profiles (load 6), float32 (3 channels) / bfloat16 (4), us:
+ * ResNet's 7x7/2 3->64 @224 (784 a value) 966 / 720, VGG's 3x3 3->64 @224
+ * (576) 735 / 567, MobileNet-V2's 3x3/2 3->32 (72) 136 / 150; the pad
+ * and blocking of the 224 x 224 input 100 against the float32 blocking's
+ * 26. */
+#define PAIR_PAD_WORK 256
+
+bool graph_conv_bf16_pad_pays(const GNode *n) {
+  const TType *kt = &n->args[1]->type;
+  if (kt->ndim != 4) return false;
+  int s[2];
+  strategy_attr_ints2((GNode *)n, "strides", 1, s);
+  return kt->shape[0] * kt->shape[2] * kt->shape[3] >= (int64_t)PAIR_PAD_WORK * s[0] * s[1];
+}
+
 int strategy_conv2d_bf16(GNode *n, const Target *t, DispatchContext *dc, Strategy *st) {
   const TType *dt = &n->args[0]->type, *kt = &n->args[1]->type;
   int64_t d[4] = {dt->shape[0], dt->shape[1] * dt->shape[4], dt->shape[2], dt->shape[3]};

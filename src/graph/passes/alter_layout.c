@@ -15,8 +15,9 @@
  * layout_transform (TVM's dense_pack with a pre-packed weight).  With
  * --precision bf16 (docs/bf16.md) dense layers become
  * nn.contrib_dense_pack_bf16 and plain convolutions with an even channel
- * count nn.contrib_conv2d_NCHWc_bf16, their weights rounded to bfloat16
- * pairs by folded pack ops; the data stays float32 NCHW[x]c.  The int8
+ * count (an odd one padded with a zero channel where that pays:
+ * bf16_pair_channels) nn.contrib_conv2d_NCHWc_bf16, their weights rounded
+ * to bfloat16 pairs by folded pack ops; the data stays float32 NCHW[x]c.  The int8
  * convs of a quantized model (nn.contrib_conv2d_int8, made by
  * fake_quantization_to_integer) become nn.contrib_conv2d_NCHWc_int8, their
  * uint8 input blocked, their int8 kernels packed by a folded op.
@@ -297,18 +298,46 @@ static bool reads_in_place(Alt *a, GNode *old, GNode *x, int64_t icb, const Stra
          topi_x86_group_conv_reads_block(kt->shape[2], kt->shape[3], icb, bx, st->config);
 }
 
+/* The float32 config of a conv compiled with the channels ch (NULL: its
+ * own), its block following the input's. */
+static int conv_config(Alt *a, GNode *old, GNode *x, const int64_t *ch, Strategy *st) {
+  if (graph_conv_config_as(old, ch, a->target, a->dispatch, st)) return -1;
+  if (st->task_name) graph_conv_follow_block_as(old, ch, a->target, a->dispatch, st, blk_of(a, x));
+  return 0;
+}
+
+/* --precision bf16: a plain conv with an odd number of input channels (an
+ * RGB stem's 3) gets one zero channel more, so they pair into bfloat16
+ * words (a zero input channel under zero weights), where the bfloat16
+ * strategy then takes the layer, if it does enough work per input value
+ * to pay for the padding (graph_conv_bf16_pad_pays).  Sets ch and *sb: 1
+ * if so, 0 if not, -1 on error. */
+static int bf16_pair_channels(Alt *a, GNode *old, GNode *x, bool padded, int64_t ch[2], Strategy *sb) {
+  int64_t in = padded ? ch[0] : old->args[0]->type.shape[1], p[2] = {in + 1, padded ? ch[1] : old->args[1]->type.shape[0]};
+  if (in % 2 == 0 || gattr_int(&old->attrs, "groups", 1) != 1 || !graph_conv_bf16_pad_pays(old)) return 0;
+  Strategy f;
+  if (conv_config(a, old, x, p, &f)) return -1;
+  if (!f.task_name) return 0;
+  if (graph_conv_bf16_config(old, p, &f, a->target, a->dispatch, sb)) return -1;
+  if (!sb->task_name) return 0;
+  ch[0] = p[0], ch[1] = p[1];
+  return 1;
+}
+
 static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   if (old->args[0]->type.ndim != 4 || args[1]->kind != GN_CONST) return GRAPH_KEEP;
   int64_t ch[2];
   bool padded = plan_padding(a, old, args[0], ch);
   Strategy st;
-  if (graph_conv_config_as(old, padded ? ch : NULL, a->target, a->dispatch, &st)) return NULL;
+  if (conv_config(a, old, args[0], padded ? ch : NULL, &st)) return NULL;
   if (!st.task_name) return GRAPH_KEEP;
-  graph_conv_follow_block_as(old, padded ? ch : NULL, a->target, a->dispatch, &st, blk_of(a, args[0]));
   bool dw = graph_conv_is_depthwise(old), bf16 = false;
   if (a->precision == GRAPH_PRECISION_BF16 && !dw) { /* docs/bf16.md */
     Strategy sb;
     if (graph_conv_bf16_config(old, padded ? ch : NULL, &st, a->target, a->dispatch, &sb)) return NULL;
+    int r = sb.task_name ? 0 : bf16_pair_channels(a, old, args[0], padded, ch, &sb);
+    if (r < 0) return NULL;
+    if (r) padded = true;
     if (sb.task_name) st = sb, bf16 = true;
   }
   int64_t icb = cfg_split_inner(st.config, "tile_ic"), ocb = cfg_split_inner(st.config, "tile_oc");
