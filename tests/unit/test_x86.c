@@ -781,6 +781,42 @@ static void test_depthwise_row_block(void) {
   }
 }
 
+/* unroll_kw: the fallback unrolls the window's columns at stride 1 (no kw
+ * loop left after lowering; neighbouring columns' taps then share their
+ * input loads) and keeps the loop at stride 2.  Both forms, with the
+ * padding inlined and copied, against the unscheduled lowering. */
+static void test_depthwise_unroll_kw(void) {
+  const Template *tm = template_lookup("depthwise_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  for (int k = 0; k < 8; k++) {
+    int st = 1 + k % 2;
+    bool unroll = (k / 2) % 2, inl = k / 4;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 20, 20}, (int64_t[]){32, 1, 3, 5}, (int[]){st, st},
+                             (int[]){1, 2, 1, 2}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    CHECK_MSG(cfg_other_int(cfg, "unroll_kw", -1) == (st == 1), "stride %d: fallback unroll_kw %lld", st,
+              (long long)cfg_other_int(cfg, "unroll_kw", -1));
+    if (k < 2) {
+      LoweredFunc *f = lower_config(tm, wl, cfg);
+      if (f) CHECK_MSG(!strstr(kiln_lowered_str(f), "for (kw") == (st == 1), "stride %d: kw loop %s", st,
+                       st == 1 ? "left in" : "unrolled");
+    }
+    config_set_other(cfg, "unroll_kw", opt_bool(unroll));
+    config_set_other(cfg, "inline_pad", opt_bool(inl));
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6,
+                                           kfmt("stride-%d depthwise 3x5, unroll_kw %d, padding %s", st, (int)unroll,
+                                                inl ? "inlined" : "copied"));
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 /* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16
  * accumulators), the chunk loop inside the reduction, so a broadcast input
  * value feeds two FMAs; the parallel loop runs over pairs of chunks.  A
@@ -1007,6 +1043,7 @@ const TestCase x86_tests[] = {
     {"conv_column_tail", test_conv_column_tail},
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},
+    {"depthwise_unroll_kw", test_depthwise_unroll_kw},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},
