@@ -418,31 +418,43 @@ static void test_slab(void) {
     const char *text = kiln_lowered_str(f);
     CHECK_CONTAINS(text, "allocate group_conv2d_NCHWc.local[float32 * 224]");
     CHECK_CONTAINS(text, "group_conv2d_NCHWc_crop[ramp(");
+    /* 788 KiB of weights read by 49 outputs each: the fallback touches
+     * the next group's weights among this group's FMAs */
+    CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), 1);
+    CHECK_CONTAINS(text, "prefetch(kernel[");
   }
   config_set_other(fb, "group_pad", opt_bool(false));
   f = lower_cfg(tm, wl, fb);
   if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate group_conv2d_NCHWc.local[float32 * 168]");
   /* smaller layers of both forms against the unscheduled lowering: a
-   * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window */
+   * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window,
+   * groups of 16 (one chunk) and of 8 (two a vector: group_pack) */
   const struct {
     int64_t c, w, g;
     int s, d;
-  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}};
+  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}, {64, 8, 4, 1, 1}, {32, 8, 4, 2, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t c = cases[i].c, w = cases[i].w;
     int d = cases[i].d;
     Workload *cw = wl_group_conv2d(tm->name, (int64_t[]){1, c, w, w}, (int64_t[]){c, c / cases[i].g, 3, 3},
                                    (int[]){cases[i].s, cases[i].s}, (int[]){d, d, d, d}, (int[]){d, d}, cases[i].g,
                                    "float32", "float32");
-    Schedule *s;
-    int na;
-    Tensor **args;
-    if (template_instantiate(tm, target_host(), cw, template_fallback(tm, target_host(), cw), &s, &na, &args)) {
-      test_fail(__FILE__, __LINE__, "%s: %s", cw->key, kiln_get_error());
-      continue;
+    /* each also with the weights prefetched 1 and 2 blocks ahead (the
+     * knob is in the space of larger layers only; the schedule reads it
+     * from any config) */
+    for (int pf = 0; pf <= 2; pf++) {
+      ConfigEntity *cfg = template_fallback(tm, target_host(), cw);
+      if (pf) config_set_other(cfg, "prefetch_w", opt_int(pf));
+      Schedule *s;
+      int na;
+      Tensor **args;
+      if (template_instantiate(tm, target_host(), cw, cfg, &s, &na, &args)) {
+        test_fail(__FILE__, __LINE__, "%s: %s", cw->key, kiln_get_error());
+        continue;
+      }
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, cw->key);
+      if (arr) tk_arrays_free(na, arr);
     }
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, cw->key);
-    if (arr) tk_arrays_free(na, arr);
   }
 }
 
