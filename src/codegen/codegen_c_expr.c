@@ -368,6 +368,44 @@ static void emit_load(CG *g, Expr *e) {
   sb_putc(g->out, ')');
 }
 
+/* bf16_pack2 of the even and the odd elements of 2 x lanes consecutive
+ * float32: a stride-2 load at B and one at B + 1 of the same float32
+ * buffer (conv2d_NCHWc_bf16's input stage pairs neighbouring channels of
+ * a block).  One contiguous vector load, kiln_bf16_round's rounding on
+ * the vector, then each rounded value narrowed to its 16 bits: their
+ * little-endian pairs are the words (low half the even element), the bits
+ * of kiln_bf16_pack2 lane by lane without two gathers.  False (nothing
+ * emitted) for any other operands. */
+static bool emit_bf16_pack_pairs(CG *g, Expr *e) {
+  Expr *a = e->call.args[0], *b = e->call.args[1];
+  if (a->kind != EK_Load || b->kind != EK_Load || !ir_expr_equal(a->load.buf, b->load.buf)) return false;
+  Expr *ia = a->load.index, *ib = b->load.index;
+  if (ia->kind != EK_Ramp || ib->kind != EK_Ramp || !ir_is_int_value(ia->ramp.stride, 2) ||
+      !ir_is_int_value(ib->ramp.stride, 2))
+    return false;
+  if (!ir_is_int_value(ir_simplify(ir_sub(ib->ramp.base, ia->ramp.base)), 1)) return false;
+  DType *et = pm_get(&g->buftype, a->load.buf);
+  if ((et && !dt_eq(*et, DT_F32)) || !dt_eq(dt_scalar(a->dtype), DT_F32)) return false;
+  int lanes = e->dtype.lanes;
+  const char *wt = cgc_ctype(g, e->dtype), *ut = cgc_ctype(g, dt_make(kDLUInt, 32, 2 * lanes)),
+             *ht = cgc_ctype(g, dt_make(kDLUInt, 16, 2 * lanes));
+  const char *name = kfmt("kiln_bf16_pack_pairs_%s", wt + 3);
+  cgc_need(g, name,
+           kfmt("static inline %s %s(const float *p) {\n"
+                "  %s u = *(const %su *)p;\n"
+                "  %s nan = (%s)((u & 0x7fffffffu) > 0x7f800000u);\n"
+                "  %s r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;\n"
+                "  r = (nan & ((u >> 16) | 0x40u)) | (~nan & r);\n"
+                "  union { %s h; %s w; } c = {__builtin_convertvector(r, %s)};\n"
+                "  return c.w;\n"
+                "}\n",
+                wt, name, ut, ut, ut, ut, ut, ht, wt, ht));
+  sb_printf(g->out, "%s(%s + ", name, cgc_vname(g, a->load.buf));
+  cgc_expr(g, ia->ramp.base);
+  sb_putc(g->out, ')');
+  return true;
+}
+
 static void need_bcast(CG *g, DType vt) {
   const char *v = cgc_ctype(g, vt);
   const char *name = kfmt("kiln_bcast_%s", v + 3);
@@ -590,6 +628,7 @@ void cgc_expr(CG *g, Expr *e) {
       cgc_expr(g, e->call.args[0]);
       return;
     }
+    if (op == INTRIN_bf16_pack2 && emit_bf16_pack_pairs(g, e)) return;
     if (op == INTRIN_bf16_half) { /* bit operations on the vector: a shift (and a mask), then a bit cast */
       const char *ut = cgc_ctype(g, e->call.args[0]->dtype);
       sb_printf(o, "((%s)((((%s)", cgc_ctype(g, t), ut);

@@ -107,6 +107,43 @@ static void test_round(void) {
     for (int i = 0; i < 4; i++) kiln_array_free(a[i]);
     kiln_module_free(m);
   }
+
+  /* neighbouring elements paired, q[i] = pack2(x[2i], x[2i + 1]) (the
+   * input stage of conv2d_NCHWc_bf16), scalar and on 8 and 16 lanes (one
+   * contiguous load, not two stride-2 gathers) */
+  int64_t h = n / 2;
+  v = te_axis_vars(1, NULL);
+  Expr *i2 = ir_mul(v[0], ir_i32(2));
+  Tensor *q = te_compute("q", 1, (Expr *[]){ir_i32(h)}, v,
+                         ir_call2(INTRIN_bf16_pack2, te_read1(x, i2), te_read1(x, ir_add(i2, ir_i32(1)))), "elemwise");
+  CHECK(q != NULL);
+  for (int lanes = 1; q && lanes <= 16; lanes *= 2) {
+    if (lanes == 2 || lanes == 4) continue;
+    Schedule *s = te_create_schedule(1, &q);
+    if (lanes > 1) {
+      IterVar *o, *i;
+      CHECK_OK(stage_split(sch_stage(s, q), stage_axis(sch_stage(s, q), 0), ir_i32(lanes), &o, &i));
+      CHECK_OK(stage_vectorize(sch_stage(s, q), i));
+    }
+    KilnModule *m = kiln_build(s, 2, (Tensor *[]){x, q}, "f", NULL, &copt);
+    CHECK_MSG(m != NULL, "%s", kiln_get_error());
+    if (!m) return;
+    DLTensor *a[2] = {tk_array_for(x), tk_array_for(q)};
+    tk_fill_random(a[0]);
+    float *xv = a[0]->data;
+    const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, u2f(0x3f808000u), u2f(0x3f818000u),
+                             u2f(0x7f7fffffu), u2f(0x7f800001u), -1e-40f};
+    for (int i = 0; i < 11; i++) xv[3 * i + 1] = special[i];
+    CHECK_OK(tk_call(m, "f", 2, a));
+    const uint32_t *qv = a[1]->data;
+    for (int64_t i = 0; i < h; i++) {
+      uint32_t want = ir_bf16_round(xv[2 * i]) | ir_bf16_round(xv[2 * i + 1]) << 16;
+      CHECK_MSG(qv[i] == want, "%d lanes: pack2(%a, %a) = 0x%08x, want 0x%08x", lanes, (double)xv[2 * i],
+                (double)xv[2 * i + 1], qv[i], want);
+    }
+    for (int i = 0; i < 2; i++) kiln_array_free(a[i]);
+    kiln_module_free(m);
+  }
 }
 
 static bool run_case(const Template *tm, int caseno, bool fallback) {
