@@ -105,7 +105,7 @@ static KilnModule *vector_kernel(TopiUnary op, int64_t n, char **src) {
 }
 
 static double silu_d(double x) { return x / (1 + exp(-x)); }
-static double gelu_d(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
+static double gelu_d(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
 
 /* GELU's and SiLU's error in ulps of max(|x|, |y|) (their formulas need
  * Phi and the sigmoid only to an absolute error; x Phi(x) and x sigmoid(x)
@@ -118,8 +118,9 @@ static double max_ulp_err(float got, double x, double exact) {
 
 /* y = op(x) on [4096] float32, 16 lanes vectorized: the generated C must
  * call Kiln's function (no libm call) and match the exact result within
- * the bound; GELU (x Phi(x), Phi from e^(-a^2) Q(a)) and SiLU
- * (x / (1 + e^-x)) as Kiln writes them, without erf or sigmoid. */
+ * the bound; GELU (x Phi(x), Phi a rational function: no kiln_vmath.h
+ * call at all) and SiLU (x / (1 + e^-x)) as Kiln writes them, without erf
+ * or sigmoid. */
 static void test_vmath_generated(void) {
   struct {
     TopiUnary op;
@@ -131,17 +132,17 @@ static void test_vmath_generated(void) {
              {TOPI_tanh, tanh, "kiln_tanhf", NULL, 2, false},
              {TOPI_erf, erf, "kiln_erff", NULL, 3, false},
              {TOPI_sigmoid, sigmoid_d, "kiln_sigmoidf", NULL, 3, false},
-             {TOPI_gelu, gelu_d, "kiln_vm_exp_normal", "kiln_erf_f32x16", 4, true},
+             {TOPI_gelu, gelu_d, NULL, "kiln_vm", 3, true},
              {TOPI_silu, silu_d, "kiln_vm_exp_approx", "kiln_sigmoid_f32x16", 2, true}};
   const int64_t n = 4096;
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
     char *src = NULL;
     KilnModule *mod = vector_kernel(ops[k].op, n, &src);
-    CHECK(src && strstr(src, ops[k].fn) && strstr(src, "_f32x16("));
+    CHECK(src && (!ops[k].fn || strstr(src, ops[k].fn)) && strstr(src, "_f32x16"));
     CHECK(src && (!ops[k].not_fn || !strstr(src, ops[k].not_fn)));
     /* the kernel calling kiln_vmath.h is compiled without RTL loop-invariant
      * motion, not the whole unit (codegen_c_intrin.c cgc_put_function) */
-    CHECK(src && strstr(src, "\nKILN_VM_KERNEL ") && !strstr(src, "#pragma GCC optimize"));
+    CHECK(src && !strstr(src, "#pragma GCC optimize") && (!ops[k].fn == !strstr(src, "\nKILN_VM_KERNEL ")));
     const char *libm[] = {"expf(", "tanhf(", "erff("};
     for (int j = 0; src && j < 3; j++) {
       const char *p = src;
@@ -175,14 +176,18 @@ static void test_vmath_generated(void) {
   }
 }
 
-/* nn.silu's float32 kernel on every 997th float32 pattern (4.3 million,
- * all signs and exponents): within 2 ulps of max(|x|, |y|) (1.46 measured;
+/* nn.silu's and nn.gelu's float32 kernels on every 997th float32 pattern
+ * (4.3 million, all signs and exponents) against the exact function, in
+ * ulps of max(|x|, |y|); NaN stays NaN.  SiLU within 2 (1.46 measured;
  * x * kiln_sigmoidf(x), the two-op form, 1.94 on every 7th; the formula
- * without the exponent's upper clamp fails, as does silu(NaN) not NaN). */
-static void test_vmath_silu_sweep(void) {
+ * without the exponent's upper clamp fails).  GELU within 3 (2.17 here,
+ * 2.79 on every 7th pattern; the clamp at 5 instead of 5.5 fails with 6,
+ * as would P and Q of degree 4, whose best fit is off by 8e-7). */
+static void vmath_sweep(TopiUnary op, double (*ref)(double), double bound) {
   const int64_t n = (int64_t)(0x100000000ull / 997) + 1;
+  const char *name = topi_unary_name(op);
   char *src = NULL;
-  KilnModule *mod = vector_kernel(TOPI_silu, n, &src);
+  KilnModule *mod = vector_kernel(op, n, &src);
   free(src);
   if (!mod) return;
   DLTensor *a = tk_array(1, &n, DT_F32), *r = tk_array(1, &n, DT_F32);
@@ -194,18 +199,21 @@ static void test_vmath_silu_sweep(void) {
   float at = 0;
   for (int64_t i = 0; i < n; i++) {
     if (isnan(ad[i])) {
-      CHECK_MSG(isnan(rd[i]), "silu(NaN) = %g", rd[i]);
+      CHECK_MSG(isnan(rd[i]), "%s(NaN) = %g", name, rd[i]);
       continue;
     }
     if (isinf(ad[i])) continue;
-    double e = max_ulp_err(rd[i], ad[i], silu_d(ad[i]));
+    double e = max_ulp_err(rd[i], ad[i], ref(ad[i]));
     if (e > worst) worst = e, at = ad[i];
   }
-  CHECK_MSG(worst <= 2, "silu: %.3f ulp of max(|x|, |y|) at %.9g, bound 2", worst, at);
+  CHECK_MSG(worst <= bound, "%s: %.3f ulp of max(|x|, |y|) at %.9g, bound %g", name, worst, at, bound);
   kiln_array_free(a);
   kiln_array_free(r);
   kiln_module_free(mod);
 }
+
+static void test_vmath_silu_sweep(void) { vmath_sweep(TOPI_silu, silu_d, 2); }
+static void test_vmath_gelu_sweep(void) { vmath_sweep(TOPI_gelu, gelu_d, 3); }
 
 /* exp_normal (kiln_vm_exp_normal): e^x where the result is a normal
  * float, no overflow or subnormal handling; equal to kiln_expf over that
@@ -270,6 +278,7 @@ const TestCase vmath_tests[] = {
     {"kiln_vmath_erf_tail", test_vmath_erf_tail},
     {"kiln_vmath_generated", test_vmath_generated},
     {"kiln_vmath_silu_sweep", test_vmath_silu_sweep},
+    {"kiln_vmath_gelu_sweep", test_vmath_gelu_sweep},
     {"kiln_vmath_exp_approx", test_vmath_exp_approx},
     {"kiln_vmath_unit_pragma", test_vmath_unit_pragma},
     {"kiln_vmath_exp_normal", test_vmath_exp_normal},

@@ -9,8 +9,8 @@
  * and the tail, both computed for every lane) and an exponential per
  * value.  nn.gelu's float32 compute (topi's TOPI_gelu) needs Phi(x) only
  * to an absolute error, since the result is x Phi(x), and takes one
- * polynomial and one exponential (docs/vmath.md): 0.77x the time of the
- * written-out form in a lane loop.  ONNX Runtime fuses the same pattern
+ * rational function, no exponential (docs/vmath.md): 0.17 against 0.42
+ * ns per value for the written-out form in a lane loop.  ONNX Runtime fuses the same pattern
  * into its Gelu kernel.
  *
  * A match needs the same x in the division and the product, scalar
