@@ -14,7 +14,8 @@
  * and, for the CPU:
  *   unswitch.c      loops whose tail guards do not change inside them ->
  *                   a guard-free copy for the full blocks, the loop as it
- *                   was for the tail
+ *                   was for the tail; a select between two reads whose
+ *                   condition does not change inside -> a copy per arm
  *   combine_loads.c byte loads that assemble a word -> one reinterpreting load
  *   small_parallel.c parallel loops with too little work to share -> serial
  * and, for a GPU target (LowerOptions.device_type not the CPU):
@@ -180,7 +181,9 @@ Stmt *lower_remove_noop(Stmt *body);
 /* ===== unswitch.c ===== */
 
 /* A serial loop with `likely` guards that do not change inside it ->
- * if (all hold) the loop without them else the loop (CPU only). */
+ * if (all hold) the loop without them else the loop; one with a select
+ * between two reads whose condition does not -> if (cond) the loop with
+ * the true arm else with the false arm (CPU only). */
 Stmt *lower_unswitch(Stmt *body);
 
 /* ===== combine_loads.c ===== */

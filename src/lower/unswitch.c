@@ -25,22 +25,49 @@
  * UNSWITCH_MAX_STMTS statements is not copied (its inner loops still may
  * be).  GPU kernels are left alone: a branch on a thread index around a
  * barrier would not be reached by every thread.
+ *
+ * Selects between two reads the same way: a concatenation picks the input
+ * an element comes from by a chain of selects on the channel block
+ * (`c < 16 ? A[..] : c < 32 ? B[..] : ...`), the chain's conditions on an
+ * outer loop's variable, yet tested per element: DenseNet-121's
+ * concatenations of 20-27 inputs (fused with the next layer's batch norm
+ * and relu) moved 40-55 GB/s against 80-100 with 4-8 inputs.  A serial
+ * loop whose body holds a select of two arms that both read memory (or
+ * call a function), its condition invariant in the loop (as above),
+ * becomes
+ *
+ *   if (c) the loop with the select's true arm, else with its false arm
+ *
+ * and each copy is unswitched further, so a chain of k selects gives k + 1
+ * copies of the loop, each reading one input, the chain tested once per
+ * iteration of the loops outside.  A select with a constant arm (padding)
+ * is left to the C compiler.  The copies are bounded: a loop body of more
+ * than SELECT_MAX_STMTS statements is not split for a select, and a
+ * function gets at most SELECT_BUDGET statements of copies.  DenseNet-121's
+ * 58 concatenation kernels, sums of in-model per-kernel minima over
+ * alternating profiles: 1231 -> 1073 and 1272 -> 1153 us on one thread,
+ * 858 -> 808 on two (load 7-10); its outputs bit-identical.
  */
 #include "lower.h"
 
-enum { UNSWITCH_MAX_STMTS = 16384 };
+enum { UNSWITCH_MAX_STMTS = 16384, SELECT_MAX_STMTS = 64, SELECT_BUDGET = 16384 };
 
 /* ---- what the loop binds, and whether a condition is pure ---- */
 
 typedef struct Scan {
-  AVec bound;  /* Expr *: variables bound inside the loop */
-  AVec guards; /* Expr *: the `likely` guards' conditions, without the call */
+  AVec bound;   /* Expr *: variables bound inside the loop */
+  AVec guards;  /* Expr *: the `likely` guards' conditions, without the call */
+  AVec selects; /* Expr *: conditions of selects between two reads */
   int64_t nstmts;
 } Scan;
+
+static bool impure(Expr *e);
 
 static void scan_expr(IRVisitor *v, Expr *e) {
   Scan *s = v->ud;
   if (e->kind == EK_Let) av_push(&s->bound, e->let.var);
+  if (e->kind == EK_Select && e->select.cond->dtype.lanes == 1 && impure(e->select.t) && impure(e->select.f))
+    av_push(&s->selects, e->select.cond);
   ir_visit_expr_children(v, e);
 }
 
@@ -64,13 +91,18 @@ static void impure_expr(IRVisitor *v, Expr *e) {
   ir_visit_expr_children(v, e);
 }
 
+/* Reads memory or calls something. */
+static bool impure(Expr *e) {
+  bool r = false;
+  IRVisitor v = {impure_expr, NULL, &r};
+  ir_visit_expr(&v, e);
+  return r;
+}
+
 static bool invariant(Scan *s, Expr *c) {
   int64_t k;
   if (ir_is_const_int(c, &k) || c->dtype.lanes != 1) return false; /* a constant: simplify's job */
-  bool impure = false;
-  IRVisitor v = {impure_expr, NULL, &impure};
-  ir_visit_expr(&v, c);
-  if (impure) return false;
+  if (impure(c)) return false;
   for (int i = 0; i < s->bound.len; i++)
     if (ir_expr_uses_var(c, s->bound.data[i])) return false;
   return true;
@@ -90,6 +122,41 @@ static Stmt *drop_stmt(IRMutator *m, Stmt *s) {
   return ir_mutate_stmt_children(m, s);
 }
 
+/* A select on `cond`: its true (or false) arm. */
+typedef struct Pick {
+  Expr *cond;
+  bool arm;
+} Pick;
+
+static Expr *pick_expr(IRMutator *m, Expr *e) {
+  Pick *p = m->ud;
+  if (e->kind == EK_Select && ir_expr_equal(e->select.cond, p->cond))
+    return ir_mutate_expr(m, p->arm ? e->select.t : e->select.f);
+  return ir_mutate_expr_children(m, e);
+}
+
+/* The loop s split on the first invariant select condition of sc, each
+ * copy unswitched further; NULL when none qualifies (or on error). */
+static Stmt *unswitch_select(IRMutator *m, Stmt *s, Scan *sc) {
+  int64_t *budget = m->ud;
+  if (sc->nstmts > SELECT_MAX_STMTS || *budget < 2 * sc->nstmts) return NULL;
+  for (int i = 0; i < sc->selects.len; i++) {
+    Expr *c = sc->selects.data[i];
+    if (!invariant(sc, c)) continue;
+    *budget -= 2 * sc->nstmts;
+    Stmt *arm[2];
+    for (int k = 0; k < 2; k++) {
+      Pick p = {c, k == 0};
+      IRMutator pm = {pick_expr, NULL, &p};
+      arm[k] = ir_mutate_stmt(&pm, s);
+      if (arm[k]) arm[k] = ir_mutate_stmt(m, arm[k]);
+      if (!arm[k]) return NULL;
+    }
+    return ir_if(ir_simplify(c), arm[0], arm[1]);
+  }
+  return NULL;
+}
+
 static Stmt *unswitch_stmt(IRMutator *m, Stmt *s) {
   if (s->kind != SK_For || s->for_.fkind != FOR_SERIAL) return ir_mutate_stmt_children(m, s);
   Scan sc = {0};
@@ -107,7 +174,10 @@ static Stmt *unswitch_stmt(IRMutator *m, Stmt *s) {
       av_push(&d.conds, c);
       all = all ? ir_and(all, c) : c;
     }
-  if (!all) return ir_mutate_stmt_children(m, s);
+  if (!all) {
+    Stmt *split = unswitch_select(m, s, &sc);
+    return split ? split : ir_mutate_stmt_children(m, s);
+  }
   IRMutator dm = {NULL, drop_stmt, &d};
   Stmt *body = ir_mutate_stmt(&dm, s->for_.body);
   if (!body) return NULL;
@@ -118,6 +188,7 @@ static Stmt *unswitch_stmt(IRMutator *m, Stmt *s) {
 }
 
 Stmt *lower_unswitch(Stmt *body) {
-  IRMutator m = {NULL, unswitch_stmt, NULL};
+  int64_t budget = SELECT_BUDGET;
+  IRMutator m = {NULL, unswitch_stmt, &budget};
   return ir_mutate_stmt(&m, body);
 }

@@ -786,6 +786,33 @@ static void test_blocked_shuffle(void) {
   tb_run(&b);
 }
 
+/* A concatenation of 2 to 8 NCHW16c inputs along the channel blocks, with
+ * a relu after it (DenseNet's concatenation with the next layer's batch
+ * norm and relu, fused): the selects that pick the input test the
+ * channel block, an outer loop's variable, so unswitch.c splits the row
+ * loop (5-14 columns, enough rows that it stays a loop of its own) into a
+ * copy per input and no select is left in the lowered function.  Random
+ * shapes, against topi_eval; fails without the select unswitching. */
+static void test_concat_unswitched(void) {
+  TBatch b = {0};
+  for (int k = 0; k < 4; k++) {
+    int n = (int)rnd_range(2, 8);
+    int64_t h = rnd_range(5, 9), w = rnd_range(5, 14);
+    Tensor *xs[8];
+    for (int i = 0; i < n; i++) xs[i] = ph(kfmt("x%d", i), 5, (int64_t[]){1, rnd_range(2, 6), h, w, 16}, DT_F32);
+    Tensor *t = topi_unary(TOPI_relu, topi_concat(n, xs, 1));
+    CHECK_NN(t);
+    if (!t) return;
+    TCase *tc = tb_add(&b, kfmt("concat of %d, h%lld w%lld", n, (long long)h, (long long)w), n, xs, t, 0);
+    if (!tc) continue;
+    const char *txt = kiln_lowered_str(tc->f);
+    CHECK_MSG(!strstr(txt, "select("), "a select is left in the loops:\n%s", txt);
+    if (getenv("KILN_TEST_DUMP")) fprintf(stderr, "%s\n", txt);
+    tb_ref_eval(tc);
+  }
+  tb_run(&b);
+}
+
 /* An int8 model's input quantize into the blocked layout: float32 NCHW
  * times 1 / scale, rounded, plus the zero point, clipped to 0..255,
  * uint8, the channels padded to 4 and blocked NCHW4c.  Where the width is
@@ -944,6 +971,7 @@ const TestCase topi_tests[] = {
     {"relayout_schedule", test_relayout_schedule},
     {"transpose_tiles", test_transpose_tiles},
     {"blocked_shuffle", test_blocked_shuffle},
+    {"concat_unswitched", test_concat_unswitched},
     {"blocked_quantize", test_blocked_quantize},
     {"blocked_pool_int8", test_blocked_pool_int8},
     {"schedule_extern", test_schedule_extern},
