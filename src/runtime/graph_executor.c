@@ -723,6 +723,7 @@ int kiln_graph_executor_run(KilnGraphExecutor *ex) {
     GraphOp *op = ex->ops, *end = ex->ops + ex->num_ops;
     /* sizes that data-dependent ops report: unbound until they run */
     if (ex->num_late && kiln_graph_sym_begin(ex)) return kiln_error_context("run");
+    if (kiln_graph_batch_samples(ex, &rc)) op = end;
     for (; op < end && !rc; op++)
       if (kiln_graph_op_exec(ex, op) || (op->after && kiln_graph_sym_report(ex, op))) rc = kiln_graph_op_error(ex, op);
     ex->batch_from = 0;

@@ -29,6 +29,8 @@
  * for the current batch, and each kernel reading or writing them runs
  * once per sample on views of one sample (dimension 0 of 1, the data
  * advanced by a sample's bytes), so the kernels are the static ones.
+ * Where the graph allows it the samples run one by one through every op,
+ * in parallel on the thread pool (kiln_graph_batch_samples).
  *
  * A static graph has no symbols and never reaches this file's work.
  *
@@ -67,11 +69,12 @@
  *
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
  * kiln_graph_sym_late_init, kiln_graph_sym_begin, kiln_graph_sym_report,
- * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_split,
+ * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_samples, kiln_graph_batch_split,
  * kiln_graph_batch_run.
  */
 #include "runtime_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +259,77 @@ int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op) {
   for (int k = 0; k < op->nargs; k++)
     if (op->sample_bytes[k]) op->tensors[k].data = ex->entries[op->eids[k]].data;
   return rc;
+}
+
+/* ---- samples one by one, in parallel ---- */
+
+/* Op by op, each kernel runs every sample before the next kernel starts:
+ * a batch of 8 streams 8 samples' activations (SqueezeNet's first maps,
+ * 25 MB) through the caches between two kernels, and with T threads every
+ * kernel splits its one sample's work T ways.  Sample by sample, each
+ * sample runs through every op, its activations staying in the caches,
+ * and the samples are the thread pool's tasks: each thread runs whole
+ * samples on the batch-1 kernels (whose own parallel loops then run
+ * serially), with no fork and join per kernel.  A sample only touches its
+ * own part of each buffer, so samples may run in any order and at once,
+ * as long as that part is the same for every entry sharing a buffer: here
+ * a buffer's samples lie max-entry-bytes apart (they lie each entry's
+ * bytes apart op by op), which the buffers' sizes (samples x the largest
+ * entry) allow; a buffer holding a graph input or output keeps its
+ * entry's layout, so it qualifies only when all its entries have one
+ * size.  Only where every op carries the batch (none runs once for the
+ * whole batch), none is a host function or reports a size, and no
+ * argument list is longer than SAMPLE_ARGS. */
+enum { SAMPLE_ARGS = 64 };
+
+static int sample_major_setup(KilnGraphExecutor *ex) {
+  JsonGraph *g = &ex->g;
+  if (ex->num_late || ex->str_run) return -1;
+  uint64_t *stride = kiln_arena_alloc(ex->arena, ((size_t)ex->num_storage + 1) * sizeof(uint64_t));
+  memset(stride, 0, ((size_t)ex->num_storage + 1) * sizeof(uint64_t));
+  for (GraphOp *op = ex->ops; op < ex->ops + ex->num_ops; op++) {
+    if (!op->batched || op->extra || op->reports || op->after || op->nargs > SAMPLE_ARGS) return -1;
+    for (int k = 0; k < op->nargs; k++) {
+      int e = op->eids[k], s = ex->storage_id[e];
+      if (g->entry_node[e] == op->node && !op->sample_bytes[k]) return -1; /* an output for the whole batch */
+      if (!op->sample_bytes[k]) continue;
+      if (ex->storage_whole[s] && stride[s] && stride[s] != op->sample_bytes[k]) return -1;
+      if (stride[s] < op->sample_bytes[k]) stride[s] = op->sample_bytes[k];
+    }
+  }
+  ex->sample_stride = stride;
+  return 1;
+}
+
+static int sample_task(int task, int num_tasks, void *cdata) {
+  (void)num_tasks;
+  KilnGraphExecutor *ex = cdata;
+  int64_t n = ex->batch_from + task;
+  DLTensor t[SAMPLE_ARGS];
+  KilnValue a[SAMPLE_ARGS], ret;
+  int ret_code;
+  for (GraphOp *op = ex->ops; op < ex->ops + ex->num_ops; op++) {
+    for (int k = 0; k < op->nargs; k++) {
+      t[k] = op->tensors[k];
+      if (op->sample_bytes[k]) {
+        int s = ex->storage_id[op->eids[k]];
+        int64_t at = ex->storage_whole[s] ? n : n - ex->batch_from;
+        t[k].data = (char *)ex->entries[op->eids[k]].data + (size_t)at * ex->sample_stride[s];
+      }
+      a[k].v_handle = &t[k];
+    }
+    if (op->call(a, op->codes, op->nargs, &ret, &ret_code, op->resource)) return kiln_graph_op_error(ex, op);
+  }
+  return 0;
+}
+
+int kiln_graph_batch_samples(KilnGraphExecutor *ex, int *rc) {
+  int64_t samples = ex->batch - ex->batch_from;
+  if (!ex->g.batch_name || samples < 2 || samples > INT_MAX) return 0;
+  if (!ex->sample_major) ex->sample_major = sample_major_setup(ex);
+  if (ex->sample_major < 0) return 0;
+  *rc = kiln_parallel_launch(sample_task, ex, (int)samples);
+  return 1;
 }
 
 /* ---- batched variants ---- */

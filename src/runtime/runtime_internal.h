@@ -456,6 +456,9 @@ struct KilnGraphExecutor {
                              * it is sized for the whole batch and sample n is at
                              * n; the others hold only the samples the batch-1
                              * kernels run, sample n at n - batch_from (graph_sym.c) */
+  int sample_major;         /* ... 1: the samples run one after another (or in parallel),
+                             * each through every op; -1: op by op (kiln_graph_batch_samples) */
+  uint64_t *sample_stride;  /* ... sample_major: per storage id, the bytes between samples */
   KilnGraphExecutor **variant_ex; /* per g.variant_batch: its executor, made on first use */
   uint64_t *storage_cap;    /* per storage id: bytes allocated */
   /* symbolic sizes: the plans of the last bindings seen (graph_sym.c) */
@@ -541,6 +544,11 @@ int kiln_graph_batch_setup_op(KilnGraphExecutor *ex, GraphOp *op);
 /* Run one operator: once, or once per sample of the current batch (from
  * ex->batch_from). */
 int kiln_graph_op_exec(KilnGraphExecutor *ex, GraphOp *op);
+/* Run the samples from ex->batch_from through the batch-1 kernels sample by
+ * sample, in parallel on the thread pool, where the graph allows it (every
+ * op batched, no data-dependent sizes): 1 when it ran them (rc in *rc), 0
+ * when the ops must run op by op (kiln_graph_op_exec). */
+int kiln_graph_batch_samples(KilnGraphExecutor *ex, int *rc);
 /* A batched graph with batched variants at the current batch: how many
  * samples, from the first, the variants take (the largest that fits, as
  * often as it fits, then the next); the rest run through the batch-1
