@@ -229,8 +229,10 @@ static void test_conv_prefetch_knob(void) {
 
 /* conv2d_NCHWc.x86: prefetch_data is in the space of 1x1 layers whose
  * input (the batch's, or a strided layer's sampled copy) is at least 512
- * KiB; the fallback takes 1 where its block's samples' input is (at batch
- * 2: 0 at 256 KiB a sample, 1 at 512); every value, on a 1x1 and a
+ * KiB, or whose input and two prefetched weight blocks are (2048->64 @7:
+ * 392 KiB + 2 x 256 KiB; not 512->256 @7: 98 KiB + 2 x 64 KiB); the
+ * fallback takes 1 where its block's samples' input is, or with the two
+ * blocks (at batch 2: 0 at 256 KiB a sample, 1 at 512); every value, on a 1x1 and a
  * strided 1x1 layer and 1x1 layers at batch 2, matches the unscheduled
  * lowering, and the input chunk d ahead is touched at the input-channel
  * chunk loop. */
@@ -246,6 +248,7 @@ static void test_conv_prefetch_data_knob(void) {
   } cases[] = {{128, 32, 1, 32, 1, true, "data", 1},  {128, 32, 1, 64, 2, true, "data_sub", 1},
                {64, 16, 3, 46, 1, false, NULL, 1}, {64, 32, 1, 32, 1, false, NULL, 1},
                {128, 32, 1, 62, 2, false, NULL, 1}, {128, 32, 1, 32, 1, true, "data", 2},
+               {2048, 64, 1, 7, 1, true, "data", 1},  {512, 256, 1, 7, 1, false, NULL, 1},
                {64, 32, 1, 32, 1, true, "data", 2}};
   for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
     int64_t k = cases[n].k, hw = cases[n].hw;

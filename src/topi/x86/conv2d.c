@@ -219,6 +219,18 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
 
+/* The input a 1x1 layer's blocks of n samples read: n x IC x OH x OW
+ * (a strided layer's sampled copy). */
+static int64_t conv_input_bytes(const Conv2DWorkload *c, int64_t n) {
+  return n * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype);
+}
+
+/* The weights of two register blocks of two vector-wide output-channel
+ * chunks: what a block with "prefetch_w" holds in L2 beside its input. */
+static int64_t conv_two_blocks_bytes(const Target *t, const Conv2DWorkload *c) {
+  return 2 * 2 * x86_channel_block(c->OC, t->vector_lanes) * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
+}
+
 /* Whether a 1x1 layer's space has "prefetch_data": the input its outputs
  * read (N x IC x OH x OW: a strided layer's sampled copy) is at least
  * 512 KiB, half of a 1 MiB L2, so it comes from L3 or memory; a
@@ -226,13 +238,17 @@ static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
  * whole feature map apart: more streams than the hardware prefetcher
  * follows.  At batch > 1 the whole batch's input counts: each output-
  * channel chunk's blocks read every sample's input again (the fallback's
- * value: conv_batch_prefetch_data).  (Larger windows reread their input
- * rows KH times and keep TVM's space: 3x3/2 128->128 @56 at batch 8
- * measured 34 / 35 / 41 % of the peak for none / 1 / 2 chunks ahead,
- * within the noise.) */
-static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) {
+ * value: conv_batch_prefetch_data).  Also where a layer with "prefetch_w"
+ * has its input and two blocks' weights (the block and the next one it
+ * prefetches) at 512 KiB or more: the weights then push the input out of
+ * L2 (ResNet-50's 2048->512 @7: 392 KiB + 2 x 256 KiB).  (Larger windows
+ * reread their input rows KH times and keep TVM's space: 3x3/2 128->128
+ * @56 at batch 8 measured 34 / 35 / 41 % of the peak for none / 1 / 2
+ * chunks ahead, within the noise.) */
+static bool conv_has_prefetch_data(const Target *t, const Workload *wl, const Conv2DWorkload *c) {
   if (!is_fp32_task(wl) || c->KH != 1 || c->KW != 1) return false;
-  return c->N * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10);
+  return conv_input_bytes(c, c->N) >= (512 << 10) ||
+         (conv_has_prefetch(wl, c) && conv_input_bytes(c, 1) + conv_two_blocks_bytes(t, c) >= (512 << 10));
 }
 
 /* The fallback's prefetch_data: 1 where the input of a block's samples
@@ -243,9 +259,14 @@ static bool conv_has_prefetch_data(const Workload *wl, const Conv2DWorkload *c) 
  * @7 (2 samples of 392 KiB) without / with 1 chunk ahead 1.13-1.23x;
  * below 512 KiB level (512->2048 @7, 1024->2048/2 @14, 256->1024 @14,
  * 128->512 @28: 1.00-1.04x), and MobileNet-V2 at batch 8 as a model
- * (user CPU time, 1 thread) 4 % slower with every batch-8 layer's 1. */
-static int64_t conv_batch_prefetch_data(const Conv2DWorkload *c, int64_t n_f) {
-  return n_f * c->IC / c->groups * c->OH * c->OW * dt_bytes(c->dtype) >= (512 << 10) ? 1 : 0;
+ * (user CPU time, 1 thread) 4 % slower with every batch-8 layer's 1.
+ * Also 1 where prefetch_w = 1 and the input of the block's samples and
+ * the weights of two blocks reach 512 KiB: bench_conv2d --cold
+ * --epilogue --cpu-time, batch 1, 1 thread (load 8), ResNet-50's 2048->512
+ * @7 without / with 221-228 / 240-245 GFLOP/s (3 alternations). */
+static int64_t conv_batch_prefetch_data(const Target *t, const Conv2DWorkload *c, int64_t n_f, int64_t pw) {
+  int64_t in = conv_input_bytes(c, n_f);
+  return in >= (512 << 10) || (pw > 0 && in + conv_two_blocks_bytes(t, c) >= (512 << 10)) ? 1 : 0;
 }
 
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
@@ -253,7 +274,7 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (x86_conv_space(t, cs, wl, 1) || wl_conv2d_parse(wl, &c)) return -1;
   OptVal ahead[3] = {opt_int(0), opt_int(1), opt_int(2)};
   if (conv_has_prefetch(wl, &c) && space_define_knob(cs, "prefetch_w", 3, ahead)) return -1;
-  if (conv_has_prefetch_data(wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
+  if (conv_has_prefetch_data(t, wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
   return 0;
 }
 
@@ -369,16 +390,19 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
    * / 2 chunks ahead: 1x1 512->128 @28 45 / 84 / 83; ResNet-50 as a
    * model (1 thread, user CPU time of alternating runs, load 4-6): batch
    * 8 2.51 / 2.28 / 2.26 s, batch 1 1.70 / 1.56 / 1.60 s */
-  if (conv_has_prefetch_data(wl, c))
-    config_set_other(cfg, "prefetch_data", opt_int(conv_batch_prefetch_data(c, cfg_other_int(cfg, "tile_n", 1))));
-  if (!conv_has_prefetch(wl, c)) return;
-  int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), n_f = cfg_other_int(cfg, "tile_n", 1);
-  int64_t rows = c->KH == 1 && c->KW == 1 ? cfg_other_int(cfg, "tile_oh", 1) : 1;
-  int64_t occ = (c->KH == 1 && c->KW == 1) || n_f == 1
-                    ? x86_conv_occ_block(t, n_f * rows * cfg_split_inner(cfg, "tile_ow"), c->OC / oc_bn)
-                    : 1;
-  int64_t block = occ * oc_bn * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
-  config_set_other(cfg, "prefetch_w", opt_int(block <= (256 << 10) ? 1 : 0));
+  int64_t n_f = cfg_other_int(cfg, "tile_n", 1), pw = 0;
+  if (conv_has_prefetch(wl, c)) {
+    int64_t oc_bn = cfg_split_inner(cfg, "tile_oc");
+    int64_t rows = c->KH == 1 && c->KW == 1 ? cfg_other_int(cfg, "tile_oh", 1) : 1;
+    int64_t occ = (c->KH == 1 && c->KW == 1) || n_f == 1
+                      ? x86_conv_occ_block(t, n_f * rows * cfg_split_inner(cfg, "tile_ow"), c->OC / oc_bn)
+                      : 1;
+    int64_t block = occ * oc_bn * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
+    pw = block <= (256 << 10) ? 1 : 0;
+    config_set_other(cfg, "prefetch_w", opt_int(pw));
+  }
+  if (conv_has_prefetch_data(t, wl, c))
+    config_set_other(cfg, "prefetch_data", opt_int(conv_batch_prefetch_data(t, c, n_f, pw)));
 }
 
 /* A stem at batch 1: fewer input channels than a vector (an RGB image)
