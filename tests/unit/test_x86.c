@@ -854,6 +854,39 @@ static void test_conv_occ_block(void) {
   CHECK(f17 && cfg_split_inner(f17, "tile_ow") == 9);
 }
 
+/* A batch-1 1x1 layer whose reduction is one vector of input channels
+ * (MobileNet-V2's 16->96 @112) takes 8 columns x 2 chunks rather than
+ * 14 x 2; an odd chunk count (MnasNet's 16->48) keeps 28 x 1 and 32
+ * input channels keep 14 x 2.  The 8 x 2 block against the unscheduled
+ * lowering. */
+static void test_conv_short_reduction(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Target *t = target_host();
+  CHECK_NN(tm);
+  if (!tm || t->vector_lanes < 16) return;
+  static const struct {
+    int64_t ic, oc, w, cols;
+  } cases[] = {{16, 96, 112, 8}, {16, 48, 112, 28}, {16, 32, 24, 8}, {32, 96, 112, 14}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[i].ic, cases[i].w, cases[i].w},
+                             (int64_t[]){cases[i].oc, cases[i].ic, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                             (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *fb = template_fallback(tm, t, wl);
+    CHECK_NN(fb);
+    if (!fb) continue;
+    int64_t cols = cfg_split_inner(fb, "tile_ow") * cfg_other_int(fb, "tile_oh", 1);
+    CHECK_MSG(cols == cases[i].cols, "1x1 %lld->%lld @%lld: %lld columns, expected %lld", (long long)cases[i].ic,
+              (long long)cases[i].oc, (long long)cases[i].w, (long long)cols, (long long)cases[i].cols);
+    if (cases[i].w != 24) continue;
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, t, wl, fb, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "1x1 16->32 @24, 8 columns x 2 chunks");
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is
  * vectorized in vectors of its largest power-of-two divisor (8 here),
  * unrolled; left to the C compiler it ran as scalar code, 15x slower in
@@ -1040,6 +1073,7 @@ const TestCase x86_tests[] = {
     {"conv_odd_block_vectorized", test_conv_odd_block_vectorized},
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
     {"conv_occ_block", test_conv_occ_block},
+    {"conv_short_reduction", test_conv_short_reduction},
     {"conv_column_tail", test_conv_column_tail},
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},

@@ -445,6 +445,32 @@ static void conv_batch_window_block(const Target *t, const Conv2DWorkload *c, in
   else *n_f = x86_batch_block(t, c->N, *reg_n);
 }
 
+/* The accumulators a batch-1 1x1 layer's register block may use: the
+ * whole budget, but 8 columns x 2 chunks (SHORT_REDUCTION_COLS a chunk)
+ * where the block spans two chunks and the reduction is at most one
+ * vector of input channels (the 16-channel expand convs at 112x112 of
+ * MobileNet-V2, EfficientNet, MobileNetV3-L): each accumulator then takes
+ * only 16 FMAs before its epilogue and store.  In the models, sum of each
+ * node's minimum over 20 alternating profiles, 1 thread (load 6-7),
+ * 14 x 2 / 8 x 2: MobileNet-V2's 16->96 @112 + clip 308 / 174 us
+ * (276 / 178 with a tuning record of that config), EfficientNet-B0's
+ * 16->96 @112 + SiLU 321 / 304, MobileNetV3-L's 16->64 @112 136 / 124
+ * (against a build of an hour earlier); bench_conv2d --epilogue
+ * --cpu-time, 16->96 @112 hot in cache 193-223 / 229-236 GFLOP/s (4
+ * columns: 157).  Left out, measured the same way: one chunk (an odd
+ * chunk count), 8 x 1 rather than 28 x 1, was mixed (MnasNet's 16->48
+ * @112 0.94x, MobileNetV3-L's 16->16 @112 0.87x, MobileNetV3-S's 16->80
+ * and 16->16 @56 1.06x and 1.04x); two vectors (32 input channels)
+ * 0.89-0.96x at 112 and 28 columns but level to 1.03x at 56 with 24 real
+ * channels.  float32 only (the bfloat16 and int8 templates start from
+ * this fallback: not measured there). */
+enum { SHORT_REDUCTION_COLS = 8 };
+static int64_t conv_short_reduction_budget(const Target *t, const Workload *wl, const Conv2DWorkload *c, int64_t occ) {
+  int64_t budget = x86_reg_budget(t);
+  if (c->N != 1 || occ < 2 || c->real_ic * c->KH * c->KW > t->vector_lanes || !is_fp32_task(wl)) return budget;
+  return SHORT_REDUCTION_COLS * occ < budget ? SHORT_REDUCTION_COLS * occ : budget;
+}
+
 static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
@@ -464,7 +490,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
      * broadcast per FMA whatever fills the block, and a 56-column layer at
      * batch 8 ran slower as 28 columns x 1 chunk than its batch-1 kernel
      * (14 x 2) called per sample. */
-    int64_t budget = x86_reg_budget(t), occ = x86_conv_occ_block(t, 1, c.OC / oc_bn);
+    int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), budget = conv_short_reduction_budget(t, wl, &c, occ);
     int64_t w1, h1, w2 = 0, h2 = 0;
     if (row_block(c.OW, c.OH, budget, &w1, &h1)) {
       int64_t n1 = x86_batch_block(t, c.N, w1 * h1), n2 = 1;
