@@ -364,6 +364,7 @@ static void test_conv_errors(void) {
   CHECK_NN(fb);
   if (fb) {
     CHECK(cfg_split_inner(fb, "tile_ic") % 4 == 0);
+    CHECK_INT(cfg_split_inner(fb, "tile_ow"), 14); /* a long reduction keeps conv2d_NCHWc.x86's block */
     CHECK_OK(tm->check(target_host(), fb, wl));
     /* the task as the tuner builds it: placeholders, compute, schedule, a module */
     Schedule *ts = NULL;
@@ -375,6 +376,25 @@ static void test_conv_errors(void) {
     CHECK_MSG(m != NULL, "%s", kiln_get_error());
     kiln_module_free(m);
   }
+  /* a 1x1 layer with a short reduction (64 -> 256 at 56x56, 128 -> 512 at 28x28) takes half the columns at
+   * batch 1: 7 x 2 chunks, a point of the space; at batch 2 conv2d_NCHWc.x86's block */
+  const int64_t shorts[2][3] = {{64, 256, 56}, {128, 512, 28}};
+  for (int i = 0; i < 2; i++)
+    for (int64_t n = 1; n <= 2; n++) {
+      Workload *w1 = wl_conv2d(tm->name, (int64_t[]){n, shorts[i][0], shorts[i][2], shorts[i][2]},
+                               (int64_t[]){shorts[i][1], shorts[i][0], 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                               (int[]){1, 1}, "uint8", "int32");
+      ConfigEntity *f1 = template_fallback(tm, target_host(), w1);
+      Workload *wf = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){n, shorts[i][0], shorts[i][2], shorts[i][2]},
+                               (int64_t[]){shorts[i][1], shorts[i][0], 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                               (int[]){1, 1}, "float32", "float32");
+      ConfigEntity *ff = template_fallback(template_lookup("conv2d_NCHWc.x86"), target_host(), wf);
+      CHECK_NN(f1);
+      CHECK_NN(ff);
+      if (!f1 || !ff) continue;
+      CHECK_INT(cfg_split_inner(f1, "tile_ow"), n == 1 ? 7 : cfg_split_inner(ff, "tile_ow"));
+      CHECK_OK(tm->check(target_host(), f1, w1));
+    }
   /* 6 input channels cannot be grouped by four */
   Workload *w6 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
                            (int[]){1, 1}, "uint8", "int32");

@@ -167,6 +167,22 @@ static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *
   return BASE.check(t, cfg, wl) ? -1 : x86_conv_ic_group_check(cfg, wl, 4, "int8");
 }
 
+/* A 1x1 layer whose reduction is at most this many VPDPBUSD per output
+ * vector (128 input channels) takes half of conv2d_NCHWc.x86's column
+ * block at batch 1: 7 columns x 2 chunks instead of 14 x 2.  Four input
+ * channels an instruction make the reduction a quarter of the float32
+ * conv's, so the requantize epilogue (16-17 vector instructions per 16
+ * outputs with a residual add, 8-10 without) is as long as it; a block of
+ * 14 accumulators ends in half the epilogue, which the core then overlaps
+ * with the next block's multiply-adds.  Each kernel's parallel body
+ * timed alone on one thread (hot caches, minimum of 3 x 200 runs,
+ * alternating, load 6-8), ResNet-50's 1x1 layers, 14 / 7 columns: 64 ->
+ * 256 @56 142 / 135, 283 / 270 (float32 output), 172 / 168 and 181 / 170
+ * us (residual add); 128 -> 512 @28 124 / 122, 137 / 131, 141 / 138, 144
+ * / 141; 64 -> 64 @56 34.3 / 33.6 (in all 1358 / 1307 us).  With 256
+ * input channels and more it was level within the noise (0.96-1.04). */
+#define INT8_SHORT_REDUCTION 32
+
 /* conv2d_NCHWc.x86's fallback with an input block of quadruples (input
  * channels that are not a multiple of 4 are refused: the pass pads such a
  * layer's channels or leaves it float32).  A convolution with a window and
@@ -175,11 +191,17 @@ static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *
  * column, each with a broadcast of its own, and conv2d_NCHWc.x86's 28
  * columns ran ResNet's 7x7/2 stem at 341-361 GOP/s, 8 at 576-579 (4, 7,
  * 14, 16 and 28 columns: 480-494, 557-569, 439-484, 547-573 and 361-397;
- * per-kernel minimum of 3 in-model profiles, one thread, load 5). */
+ * per-kernel minimum of 3 in-model profiles, one thread, load 5).  A 1x1
+ * layer with a short reduction takes half the columns
+ * (INT8_SHORT_REDUCTION). */
 static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 4, "int8") || wl_conv2d_parse(wl, &c)) return -1;
   if ((c.KH > 1 || c.KW > 1) && c.IC <= 4) config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, 8)});
+  int64_t cols = cfg_split_inner(cfg, "tile_ow");
+  if (c.KH == 1 && c.KW == 1 && c.N == 1 && c.IC <= 4 * INT8_SHORT_REDUCTION && cols >= 14 &&
+      cfg_other_int(cfg, "tile_oh", 1) == 1)
+    config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, cols / 2)});
   if (int8_has_prefetch(&c)) {
     int64_t chunk = cfg_split_inner(cfg, "tile_oc") * c.IC / c.groups * c.KH * c.KW;
     config_set_other(cfg, "prefetch_w", opt_int(chunk <= (256 << 10) ? 1 : 0));
