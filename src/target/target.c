@@ -124,21 +124,31 @@ static int isa_of_cpu(const char *s, size_t n) {
  *                          FMA's instruction rate, as on Zen 5
  *   Emerald Rapids   0.48  measured (Xeon, family 6 model 207: 0.46-0.50)
  *   Sapphire Rapids  0.5   assumed, not measured: Emerald Rapids' core
+ *
+ * l2, l3: a core's L2 and the L3 the cores of its complex share, in bytes,
+ * what the templates' cache rules compare against (target_l2_bytes,
+ * target_l3_bytes): Zen 4 and Zen 5 1 MiB and a CCD's 32 MiB (Zen 4c,
+ * models 0xa0-0xaf: 16 MiB a core complex), Sapphire and Emerald Rapids
+ * 2 MiB; their L3 is the socket's and varies by part (1.875-5 MiB a
+ * core), so it is left open (0).
  */
+#define MIB(n) ((int64_t)(n) << 20)
+
 static const struct CpuDesc {
   const char *mcpu;
   const char *vendor;         /* cpuid leaf 0's vendor string */
   int family, model_lo, model_hi; /* display family and model range */
   double bf16_dot_rate;
+  int64_t l2, l3; /* bytes; 0: open */
 } cpu_descs[] = {
-    {"znver5", "AuthenticAMD", 0x1a, 0x00, 0x2f, 1.87},
-    {"znver5", "AuthenticAMD", 0x1a, 0x40, 0x4f, 1.87},
-    {"znver5", "AuthenticAMD", 0x1a, 0x60, 0x7f, 1.87},
-    {"znver4", "AuthenticAMD", 0x19, 0x10, 0x1f, 2.0},
-    {"znver4", "AuthenticAMD", 0x19, 0x60, 0x7f, 2.0},
-    {"znver4", "AuthenticAMD", 0x19, 0xa0, 0xaf, 2.0},
-    {"emeraldrapids", "GenuineIntel", 6, 0xcf, 0xcf, 0.48},
-    {"sapphirerapids", "GenuineIntel", 6, 0x8f, 0x8f, 0.5},
+    {"znver5", "AuthenticAMD", 0x1a, 0x00, 0x2f, 1.87, MIB(1), MIB(32)},
+    {"znver5", "AuthenticAMD", 0x1a, 0x40, 0x4f, 1.87, MIB(1), MIB(32)},
+    {"znver5", "AuthenticAMD", 0x1a, 0x60, 0x7f, 1.87, MIB(1), MIB(32)},
+    {"znver4", "AuthenticAMD", 0x19, 0x10, 0x1f, 2.0, MIB(1), MIB(32)},
+    {"znver4", "AuthenticAMD", 0x19, 0x60, 0x7f, 2.0, MIB(1), MIB(32)},
+    {"znver4", "AuthenticAMD", 0x19, 0xa0, 0xaf, 2.0, MIB(1), MIB(16)},
+    {"emeraldrapids", "GenuineIntel", 6, 0xcf, 0xcf, 0.48, MIB(2), 0},
+    {"sapphirerapids", "GenuineIntel", 6, 0x8f, 0x8f, 0.5, MIB(2), 0},
 };
 #define NCPU_DESCS ((int)(sizeof cpu_descs / sizeof cpu_descs[0]))
 
@@ -181,9 +191,16 @@ static const struct CpuDesc *host_cpu_desc(void) {
 static void set_cpu_desc(Target *t, const struct CpuDesc *c) {
   t->cpu = c ? c->mcpu : NULL;
   t->bf16_dot_rate = c ? c->bf16_dot_rate : 0;
+  t->l2_bytes = c ? c->l2 : 0;
+  t->l3_bytes = c ? c->l3 : 0;
 }
 
 bool target_bf16_dot_faster(const Target *t) { return t && t->bf16_dot_rate > 1.0; }
+
+/* A CPU the table does not describe: Zen 5's caches, which the cache rules
+ * were measured on. */
+int64_t target_l2_bytes(const Target *t) { return t && t->l2_bytes > 0 ? t->l2_bytes : MIB(1); }
+int64_t target_l3_bytes(const Target *t) { return t && t->l3_bytes > 0 ? t->l3_bytes : MIB(32); }
 
 static bool host_is_x86(void) {
 #if defined(__x86_64__) || defined(__i386__)

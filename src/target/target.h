@@ -116,6 +116,10 @@ struct Target {
   /* VDPBF16PS's multiply-adds per cycle over the FMAs' on one core
    * (bench_peak --bf16 / bench_peak); 0 where unknown or absent. */
   double bf16_dot_rate;
+  /* CPU kinds: a core's L2 and the L3 its core complex shares, in bytes,
+   * from the row; 0 where unknown (read them with target_l2_bytes /
+   * target_l3_bytes). */
+  int64_t l2_bytes, l3_bytes;
   int max_threads_per_block, max_shared_memory_per_block, thread_warp_size; /* GPU kinds */
   const Target *host;      /* where the host code runs (itself for CPU kinds) */
 };
@@ -142,6 +146,12 @@ void target_lower_options(const Target *t, struct LowerOptions *o);
  * with FMAs (its description's bf16_dot_rate above 1): the bfloat16
  * templates' fallback form (docs/bf16.md).  False for an unknown CPU. */
 bool target_bf16_dot_faster(const Target *t);
+/* t's L2 (a core's) and L3 (shared by its core complex) in bytes, what
+ * cache rules compare against: its CPU row's, or 1 MiB / 32 MiB (Zen 5's,
+ * where the rules were measured) for a CPU the table does not describe or
+ * a size its row leaves open. */
+int64_t target_l2_bytes(const Target *t);
+int64_t target_l3_bytes(const Target *t);
 /* The CPU table's row for cpuid's vendor, display family and model (what
  * the host's t->cpu is found by): its -mcpu name, or NULL. */
 const char *target_cpu_of(const char *vendor, int family, int model);

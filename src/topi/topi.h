@@ -704,7 +704,8 @@ Expr *topi_winograd_select_2d(Expr *a, Expr *b, int na, int nb, Expr **br);
  * (attribute tile_size); a workload's tile grid for tile size m (0: the
  * size topi_x86_winograd_tile_size gives), -1 + error for other than a
  * 3x3 stride-1 conv; the space (tile_ic's inner part a multiple of
- * ic_group), fallback (value_bytes: of U and V a channel) and check. */
+ * ic_group), fallback (value: the type of U and V; float32 may take the
+ * whole register budget) and check. */
 struct ConfigSpace;
 struct ConfigEntity;
 struct Workload;
@@ -717,7 +718,7 @@ int topi_x86_winograd_parse(const struct Workload *wl, int64_t m, struct Conv2DW
 int topi_x86_winograd_space(struct ConfigSpace *cs, const struct Conv2DWorkload *c, int64_t nH, int64_t nW,
                             int64_t ic_group);
 void topi_x86_winograd_fallback(const struct Target *t, struct ConfigEntity *cfg, const struct Conv2DWorkload *c,
-                                int64_t m, int64_t nH, int64_t nW, int64_t ic_group, int64_t value_bytes);
+                                int64_t m, int64_t nH, int64_t nW, int64_t ic_group, DType value);
 int topi_x86_winograd_check(const struct ConfigEntity *cfg, const struct Workload *wl, const struct Conv2DWorkload *c,
                             int64_t nH, int64_t nW);
 /* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8 and
@@ -728,9 +729,10 @@ int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t O
  * with at least 128 tiles over the batch. */
 bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW);
 /* Whether the Winograd fallback runs the stages at the root (tile_rows =
- * all the tile rows) for N x IC -> OC at OH x OW: the transformed kernel
- * is larger than L2, or V and M of the whole batch fit in L3. */
-bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
+ * all the tile rows) for N x IC -> OC at OH x OW on t: the transformed
+ * kernel is larger than t's L2, or V and M of the whole batch fit in half
+ * its L3 (target_l2_bytes, target_l3_bytes). */
+bool topi_x86_winograd_at_root(const struct Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
 /* OIHW 3x3 kernel -> U = G g G^T [alpha, alpha, O/ob, I, ob] (summed in
  * double; the graph layer folds it at compile time). */
 Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob);

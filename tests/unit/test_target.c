@@ -71,6 +71,18 @@ static void test_cpu_rows(void) {
   CHECK_STR(target_cpu_of("AuthenticAMD", 0x19, 0x11), "znver4");
   CHECK(target_cpu_of("AuthenticAMD", 0x19, 0x21) == NULL); /* Zen 3 */
   CHECK_STR(target_cpu_of("GenuineIntel", 6, 0xcf), "emeraldrapids");
+  /* the caches cache rules compare against: the row's, or Zen 5's where
+   * the row leaves them open or no row describes the CPU */
+  const Target *z5 = target_parse("llvm -mcpu=znver5", NULL), *emr = target_parse("llvm -mcpu=emeraldrapids", NULL),
+               *v4 = target_parse("llvm -mcpu=x86-64-v4", NULL);
+  CHECK_NN(z5 && emr && v4);
+  if (!z5 || !emr || !v4) return;
+  CHECK_INT(target_l2_bytes(z5), 1 << 20);
+  CHECK_INT(target_l3_bytes(z5), 32 << 20);
+  CHECK_INT(target_l2_bytes(emr), 2 << 20);
+  CHECK_INT(target_l3_bytes(emr), 32 << 20);
+  CHECK_INT(target_l2_bytes(v4), 1 << 20);
+  CHECK_INT(v4->l2_bytes, 0);
 }
 
 static void test_errors(void) {

@@ -313,6 +313,21 @@ static void test_fallback(void) {
     if (C == 64 && HW == 56 && toc && no == 3 && target_host()->vector_lanes >= 16)
       CHECK_INT(toc[1], N > 1 ? 4 : 2);
   }
+  /* the rule reads the target's caches: 64 -> 128 at 56 x 56, batch 8 (U
+   * 1.2 MB, V + M 43 MB) runs at the root on Zen 5, U being larger than
+   * its 1 MiB L2, and in blocks on Emerald Rapids, where U fits the 2 MiB
+   * L2 and V + M does not fit half the L3 */
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 64, 56, 56}, (int64_t[]){128, 64, 3, 3}, (int[]){1, 1},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  const char *cpus[] = {"znver5", "emeraldrapids"};
+  for (int i = 0; i < 2; i++) {
+    const Target *t = target_parse(kfmt("llvm -mcpu=%s", cpus[i]), NULL);
+    ConfigEntity *cfg = t ? template_fallback(tm, t, wl) : NULL;
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    CHECK_INT(cfg_split_inner(cfg, "tile_rows"), (i == 0 ? 14 : 1));
+    CHECK_INT(topi_x86_winograd_at_root(t, 8, 64, 128, 56, 56), (i == 0));
+  }
 }
 
 /* The tile size: F(2x2) under 8 x 8, and where F(4x4)'s transformed

@@ -281,11 +281,11 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  * transformed kernel U streams through the caches once, and where in
  * blocks of tile rows, each block's V and M staying in the cache while
  * every block reads all of U again:
- *   - U larger than a core's L2 (1 MiB): at the root, as the blocks would
- *     each stream U from L3 or memory;
+ *   - U larger than a core's L2 (target_l2_bytes: 1 MiB here): at the
+ *     root, as the blocks would each stream U from L3 or memory;
  *   - else at the root where V and M of the whole batch together fit in
- *     half a 32 MiB L3 (WINO_ROOT_STAGE_BYTES), in blocks where they do
- *     not (U then stays in L2 from block to block).
+ *     half the L3 (target_l3_bytes: 16 of this Zen 5's 32 MiB), in blocks
+ *     where they do not (U then stays in L2 from block to block).
  * bench_conv2d --cpu-time --cold --epilogue (the run's CPU time: the
  * machine was loaded), 1 thread, effective GFLOP/s blocks / root:
  *   batch 1: ResNet's 64 @56 (U 0.6 MB, V + M 3.6 MB) 336 / 457, 128 @28
@@ -297,24 +297,25 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  *   230 MB) 351 / 459, 128->256 @56 358 / 525, 256 @56 312 / 550.
  * (Measured earlier by wall time with warm weights, blocks had won up to
  * 9.4 MB; a model reads U from memory.) */
-#define WINO_ROOT_STAGE_BYTES (16 << 20)
 
-/* Whether the fallback runs a layer's stages at the root (see above), for
- * tile size m and U and V of value_bytes a channel (M is float32). */
-static bool wino_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW, int64_t m, int64_t value_bytes) {
+/* Whether the fallback runs a layer's stages at the root (see above) on
+ * t, for tile size m and U and V of value_bytes a channel (M is float32). */
+static bool wino_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW, int64_t m,
+                         int64_t value_bytes) {
   int64_t a2 = (m + 2) * (m + 2);
   double tiles = (double)N * (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
   double ubytes = (double)a2 * (double)IC * (double)OC * (double)value_bytes,
          vmbytes = (double)a2 * tiles * (double)(IC * value_bytes + OC * 4);
-  return ubytes > WINO_L2_BYTES || vmbytes <= WINO_ROOT_STAGE_BYTES;
+  return ubytes > (double)target_l2_bytes(t) || vmbytes <= (double)(target_l3_bytes(t) / 2);
 }
 
-bool topi_x86_winograd_at_root(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  return wino_at_root(N, IC, OC, OH, OW, topi_x86_winograd_tile_size(N, IC, OC, OH, OW), 4);
+bool topi_x86_winograd_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  return wino_at_root(t, N, IC, OC, OH, OW, topi_x86_winograd_tile_size(N, IC, OC, OH, OW), 4);
 }
 
 void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2DWorkload *c, int64_t m, int64_t nH,
-                                int64_t nW, int64_t ic_group, int64_t value_bytes) {
+                                int64_t nW, int64_t ic_group, DType value) {
+  int64_t value_bytes = value.bits / 8;
   int64_t lanes = t->vector_lanes;
   int64_t ob = x86_channel_block(c->OC, lanes), ib = x86_largest_divisor(c->IC, ob);
   if (ib % ic_group) ib = ic_group * x86_largest_divisor(c->IC / ic_group, ob / ic_group > 0 ? ob / ic_group : 1);
@@ -328,8 +329,9 @@ void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2D
    * 472-483 GFLOP/s; at the root level or slower (64 @56 batch 1: 436-516
    * / 473-506, 128 @28 batch 1: 518-556 / 479-515, batch 8: 484 / 489).
    * (bfloat16: not measured, keeps 24.) */
-  bool root = wino_at_root(c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes);
-  int64_t acc = !root && lanes >= 16 && value_bytes == 4 ? x86_reg_budget(t) : 24;
+  bool root = wino_at_root(t, c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes);
+  bool f32 = value.code == kDLFloat && value.bits == 32;
+  int64_t acc = !root && lanes >= 16 && f32 ? x86_reg_budget(t) : 24;
   int64_t reg_p = x86_largest_divisor(nW, 8);
   int64_t reg_c = x86_largest_divisor(c->OC / ob, acc / reg_p < 8 ? acc / reg_p : 8);
   if (reg_c < 1) reg_c = 1;
@@ -345,7 +347,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  topi_x86_winograd_fallback(t, cfg, &c, m, nH, nW, 1, 4);
+  topi_x86_winograd_fallback(t, cfg, &c, m, nH, nW, 1, DT_F32);
   return 0;
 }
 

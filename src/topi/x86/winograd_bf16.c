@@ -137,7 +137,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   Conv2DWorkload c;
   int64_t nH = 0, nW = 0;
   if (wino_parse(wl, &c, &nH, &nW)) return -1;
-  topi_x86_winograd_fallback(t, cfg, &c, M_BF16, nH, nW, 2, 2);
+  topi_x86_winograd_fallback(t, cfg, &c, M_BF16, nH, nW, 2, dt_make(kDLBfloat, 16, 1));
   return 0;
 }
 
