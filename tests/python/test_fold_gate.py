@@ -6,9 +6,12 @@ then hold a "reshape_multiply" (the weights times the gate) and no
 conv (zero padding commutes with the per-channel product), a conv whose
 weights outnumber the map's values, a product with a second use and a
 batch of two (one gate per sample) are compiled; each matches NumPy on
-fresh random inputs, and only the first two fold.  Two edge cases: a
-gated product that is also a graph output keeps its value, and weights
-read by a gated and an ungated conv stay unscaled for the ungated one."""
+seeded random inputs, and only the first two fold.  Two edge cases: a
+product by a constant gate that is also a graph output is what the conv
+reads, and weights read by a gated and an ungated conv stay unscaled for
+the ungated one."""
+import json
+
 import numpy as np
 import pytest
 
@@ -37,7 +40,7 @@ def _conv(x, w, b, stride=1, pad=0):
 
 
 def _model(tmp_path, batch, out_ch, k, stride, second_use):
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(1)
     def f32(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
@@ -87,7 +90,7 @@ def test_gate_folds_into_the_conv_weights(tmp_path, batch, out_ch, k, stride, se
     folded = any(n.startswith("fused_reshape_multiply") for n in kernels)
     gate_pass = any(n.endswith("sigmoid_multiply") for n in kernels)
     assert folded == folds and gate_pass != folds, kernels
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(2)
     for _ in range(2):
         x = rng.standard_normal(shape).astype(np.float32)
         m.set_input("x", x)
@@ -116,8 +119,10 @@ def test_shared_weights_fold_for_the_gated_conv_only(tmp_path, const_gate):
     first; the second still computes with the original weights (today
     alter_layout packs the weights once per conv, so the pass sees two
     weight nodes; the test holds the property if they are ever shared).
-    The gate is a squeeze-and-excitation branch, or a constant."""
-    rng = np.random.default_rng()
+    The gate is a squeeze-and-excitation branch, or a constant.  The case
+    of one weight node read by both convs is kiln_unit
+    fold_gate.shared_weights."""
+    rng = np.random.default_rng(3)
     def f32(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
@@ -150,11 +155,21 @@ def test_shared_weights_fold_for_the_gated_conv_only(tmp_path, const_gate):
         assert _rel(z, _conv(d, w["wc"], w["bc"])) < 1e-5
 
 
+def _conv_reads_a_product(graph_json):
+    """Does a conv kernel of the graph JSON read a kernel that multiplies?"""
+    nodes = json.loads(graph_json)["nodes"]
+    ops = [n.get("attrs", {}).get("kiln_ops", "").split(",") for n in nodes]
+    return any(o[0] == "nn.contrib_conv2d_NCHWc" and any("multiply" in ops[i[0]] for i in n["inputs"])
+               for n, o in zip(nodes, ops))
+
+
 def test_gated_product_as_output_keeps_its_value(tmp_path):
-    """The gated product is a graph output and feeds a conv whose weights
-    are smaller than the map: it keeps the multiply (a second use), and
-    the output is the product, not the ungated map."""
-    rng = np.random.default_rng()
+    """The product by a constant gate is a graph output and feeds a conv
+    whose weights are smaller than the map: the product has a second use,
+    so the gate does not fold into the conv's weights (a constant gate
+    would fold into constant weights with no kernel to show it): the conv
+    reads the output's product, and both match NumPy."""
+    rng = np.random.default_rng(4)
     inits = {"w0": (rng.standard_normal((C, 3, 3, 3)) * 0.3).astype(np.float32),
              "s": rng.uniform(0.5, 1.5, (1, C, 1, 1)).astype(np.float32),
              "wc": (rng.standard_normal((24, C, 1, 1)) * 0.3).astype(np.float32)}
@@ -165,6 +180,7 @@ def test_gated_product_as_output_keeps_its_value(tmp_path):
     shape = (1, 3, HW, HW)
     kernels, lib = build_graph(tmp_path, nodes, inits, {"x": shape}, {"g": [1, C, HW, HW], "y": [1, 24, HW, HW]})
     assert not any(n.startswith("fused_reshape_multiply") for n in kernels), kernels
+    assert _conv_reads_a_product(lib.get_graph_json()), lib.get_graph_json()
     m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
     w = {n: v.astype(np.float64) for n, v in inits.items()}
     x = rng.standard_normal(shape).astype(np.float32)

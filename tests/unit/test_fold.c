@@ -2,7 +2,8 @@
  * test_fold.c - constant folding through compiled kernels (eval.c): the
  * kernels of one fold_constant pass built together, equal ones merged, a
  * chain of folds (a relayout of a folded product) included, and the
- * folded values exact against a plain C reference.
+ * folded values exact against a plain C reference; and fold_gate's
+ * rewrite where its weights are shared or its product is an output.
  */
 #include "graph/graph.h"
 #include "graph/passes/passes.h"
@@ -11,13 +12,20 @@
 
 enum { R = 300, C = 310 }; /* 93,000 elements: above the interpreter's limit */
 
-static GNode *matrix(Graph *g, int64_t r, int64_t c, float **data) {
+/* A constant of random values (data: its values). */
+static GNode *random_const(Graph *g, int ndim, const int64_t *shape, float **data) {
   DLTensor *a;
   DLDevice cpu = {kDLCPU, 0};
-  if (kiln_array_empty(2, (int64_t[]){r, c}, DT_F32, cpu, &a)) return NULL;
-  for (int64_t i = 0; i < r * c; i++) ((float *)a->data)[i] = test_randf();
+  if (kiln_array_empty(ndim, shape, DT_F32, cpu, &a)) return NULL;
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  for (int64_t i = 0; i < n; i++) ((float *)a->data)[i] = test_randf();
   *data = a->data;
   return graph_const(g, NULL, a);
+}
+
+static GNode *matrix(Graph *g, int64_t r, int64_t c, float **data) {
+  return random_const(g, 2, (int64_t[]){r, c}, data);
 }
 
 static GNode *transpose(Graph *g, GNode *x) {
@@ -74,8 +82,59 @@ static void test_fold_kernels_none(void) {
   graph_free(g);
 }
 
+static GNode *conv_nchw16c(Graph *g, GNode *x, GNode *w) {
+  GAttrs at = gattrs_new();
+  ga_str(&at, "data_layout", "NCHW16c");
+  ga_str(&at, "kernel_layout", "OIHW16i16o");
+  ga_str(&at, "out_layout", "NCHW16c");
+  return graph_call(g, "nn.contrib_conv2d_NCHWc", 2, (GNode *[]){x, w}, at, NULL);
+}
+
+/* fold_gate: one constant weight node read by a conv of x times a constant
+ * per-channel gate and by a conv of x itself.  The gated conv gets the
+ * weights times the reshaped gate, a new node; the other still reads the
+ * weight node, its values unscaled (an in-place scaling of the shared
+ * constant fails here).  With the product also a graph output nothing
+ * folds: the conv reads the product. */
+static void test_gate_shared_weights(void) {
+  for (int out = 0; out < 2; out++) {
+    Graph *g = graph_new();
+    float *wv = NULL, *sv = NULL;
+    enum { NW = 2 * 3 * 16 * 16 }; /* fewer weights than the map's 3 * 400 * 16 values */
+    GNode *x = graph_var(g, "x", ttype(DT_F32, 5, (int64_t[]){1, 3, 20, 20, 16}));
+    GNode *w = random_const(g, 6, (int64_t[]){2, 3, 1, 1, 16, 16}, &wv);
+    GNode *s = random_const(g, 5, (int64_t[]){1, 3, 1, 1, 16}, &sv);
+    GNode *m = w && s ? graph_call(g, "multiply", 2, (GNode *[]){x, s}, gattrs_new(), NULL) : NULL;
+    GNode *gated = m ? conv_nchw16c(g, m, w) : NULL, *plain = m ? conv_nchw16c(g, x, w) : NULL;
+    CHECK_MSG(gated && plain, "%s", kiln_get_error());
+    if (!gated || !plain) continue;
+    float want[NW];
+    memcpy(want, wv, sizeof want);
+    graph_add_output(g, gated);
+    graph_add_output(g, plain);
+    if (out) graph_add_output(g, m);
+    Graph *f = pass_fold_gate(g, NULL);
+    CHECK(f != NULL);
+    if (!f) continue;
+    GNode *fg = f->outputs.data[0], *fp = f->outputs.data[1];
+    GNode *fw = fp->args[1];
+    CHECK(fp->args[0]->kind == GN_VAR && fw->kind == GN_CONST);
+    if (fw->kind == GN_CONST) CHECK(!memcmp(fw->value->data, want, sizeof want));
+    if (out) {
+      CHECK(fg->args[0]->kind == GN_CALL && !strcmp(fg->args[0]->op->name, "multiply") && fg->args[1] == fw);
+    } else {
+      GNode *sw = fg->args[1];
+      CHECK(fg->args[0] == fp->args[0]);
+      CHECK(sw->kind == GN_CALL && !strcmp(sw->op->name, "multiply") && sw->args[0] == fw);
+    }
+    graph_free(f);
+    graph_free(g);
+  }
+}
+
 const TestCase fold_tests[] = {
     {"fold_kernels_batched", test_fold_kernels_batched},
     {"fold_kernels_none", test_fold_kernels_none},
+    {"gate_shared_weights", test_gate_shared_weights},
     {NULL, NULL},
 };
