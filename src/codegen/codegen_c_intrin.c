@@ -96,7 +96,14 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
   case INTRIN_fmod: return kfmt("%sfmod%s(%s, %s)", m, s, a, b);
   case INTRIN_isnan: return kfmt("(%sisnan(%s) != 0)", m, a);
   case INTRIN_isinf: return kfmt("(%sisinf(%s) != 0)", m, a);
-  case INTRIN_shift_left: return kfmt("(%s << %s)", a, b);
+  case INTRIN_shift_left:
+    /* a signed value shifts as unsigned bits (C's << of a negative value,
+     * or into int's sign bit, is undefined), the bits past the sign dropped
+     * on the conversion back: int8 -3 << 1 is -6, 100 << 1 is -56 */
+    if (t.code == kDLInt)
+      return kfmt("((%s)((%s)(%s)%s << %s))", cgc_scalar_ctype(t), t.bits > 32 ? "uint64_t" : "uint32_t",
+                  cgc_scalar_ctype(dt_make(kDLUInt, t.bits, 1)), a, b);
+    return kfmt("(%s << %s)", a, b);
   case INTRIN_shift_right: return kfmt("(%s >> %s)", a, b);
   case INTRIN_bitwise_and: return kfmt("(%s & %s)", a, b);
   case INTRIN_bitwise_or: return kfmt("(%s | %s)", a, b);

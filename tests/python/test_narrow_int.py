@@ -135,3 +135,44 @@ def test_narrow_unary_wraps(tmp_path, op, np_t, onnx_t):
 @pytest.mark.parametrize("op,np_t,onnx_t", UNARY, ids=[f"{u[0]}-{u[1].__name__}" for u in UNARY])
 def test_narrow_unary_wraps_opencl(tmp_path, op, np_t, onnx_t):
     _check_unary(tmp_path, op, np_t, onnx_t, "opencl")
+
+
+# A signed left shift (ONNX BitShift takes int8-int64 from opset 28) moves
+# bits into and past the sign bit, and those past it are dropped: NumPy's
+# int8 -3 << 1 is -6, 100 << 1 is -56, int32 2**30 << 2 is 0.  C's << of a
+# negative value, or into the sign bit of int, is undefined, so the
+# generated code shifts the unsigned type of the same width and converts
+# back; compiled with -fsanitize=shift a shift in int reports itself on
+# stderr.
+SIGNED = [(np.int8, TensorProto.INT8), (np.int16, TensorProto.INT16), (np.int32, TensorProto.INT32),
+          (np.int64, TensorProto.INT64)]
+
+
+@pytest.mark.parametrize("np_t,onnx_t", SIGNED, ids=[t[0].__name__ for t in SIGNED])
+def test_signed_left_shift_wraps(tmp_path, capfd, monkeypatch, np_t, onnx_t):
+    monkeypatch.setenv("KILN_CFLAGS", "-O3 -march=native -fno-math-errno -fno-trapping-math -fPIC -std=gnu11 "
+                       "-fsanitize=shift")
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+    info = np.iinfo(np_t)
+    bits = np.dtype(np_t).itemsize * 8
+    rng = np.random.default_rng(5)
+    a = rng.integers(info.min, info.max, N, endpoint=True).astype(np_t)
+    a[:4], a[-4:] = info.min, -3
+    a[4:8] = info.max // 2 + 3  # into the sign bit
+    s = rng.integers(0, bits, N).astype(np_t)
+    s[:8], s[-4:] = 1, bits - 1
+    nodes = [helper.make_node("BitShift", ["a", "s"], ["y"], direction="LEFT")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, onnx_t, [N]) for n in "as"],
+                          [helper.make_tensor_value_info("y", onnx_t, [N])])
+    path = str(tmp_path / "s.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 28)]), path)
+    mod, params = kiln.frontend.from_onnx(path, {"a": [N], "s": [N]})
+    with kiln.transform.PassContext(opt_level=3):
+        lib = kiln.build(mod, target="cpu", params=params)
+    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+    m.set_input("a", a)
+    m.set_input("s", s)
+    m.run()
+    np.testing.assert_array_equal(m.get_output(0).numpy(), np.left_shift(a, s))
+    err = capfd.readouterr().err
+    assert "runtime error" not in err, err
