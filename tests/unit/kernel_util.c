@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target/target.h"
+
 DLTensor *tk_array(int ndim, const int64_t *shape, DType t) {
   DLTensor *a = NULL;
   DLDevice cpu = {kDLCPU, 0};
@@ -198,4 +200,16 @@ void tk_arrays_free(int n, DLTensor **a) {
   if (!a) return;
   for (int i = 0; i < n; i++) kiln_array_free(a[i]);
   free(a);
+}
+
+ConfigEntity *tk_random_config(const Template *tm, const Workload *wl, bool fallback, int64_t *idx) {
+  ConfigSpace *cs = template_space(tm, target_host(), wl);
+  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
+  if (!cs) return NULL;
+  *idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
+  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, *idx);
+  CHECK_MSG(cfg != NULL, "%s: no config: %s", wl->key, kiln_get_error());
+  if (!cfg) return NULL;
+  CHECK_OK(tm->check(target_host(), cfg, wl));
+  return cfg;
 }

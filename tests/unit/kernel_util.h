@@ -7,6 +7,7 @@
 #define KILN_TEST_KERNEL_UTIL_H
 
 #include "codegen/codegen.h"
+#include "knob/knob.h"
 #include "test.h"
 
 /* A float32 (or other dtype) array shaped like tensor t (constant shape). */
@@ -23,6 +24,11 @@ double tk_rel_err(const DLTensor *a, const DLTensor *b);
 /* The number of random template cases: n, or $KILN_X86_CASES when set
  * (stress runs). */
 int tk_template_cases(int n);
+/* A config of template tm for workload wl to check its schedule with: the
+ * fallback (*idx = -1), or a random point of the space (*idx its index),
+ * checked by the template (a failed check fails the test); NULL, the test
+ * failed, when there is no space or no config. */
+ConfigEntity *tk_random_config(const Template *tm, const Workload *wl, bool fallback, int64_t *idx);
 /* relu over a 5-D (NCHW[x]c) tensor: a fused epilogue for the template tests. */
 Tensor *tk_relu5(Tensor *x);
 

@@ -27,14 +27,9 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
   int64_t N = test_pick(8, (int64_t[]){1, 3, 8, 16, 24, 32, 48, 64});
   int64_t batch = b0 * b1;
   Workload *wl = wl_batch_matmul(tm->name, batch, M, N, K, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, target_host(), wl);
-  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
-  if (!cs) return false;
-  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
-  CHECK_NN(cfg);
+  int64_t idx;
+  ConfigEntity *cfg = tk_random_config(tm, wl, fallback, &idx);
   if (!cfg) return false;
-  CHECK_OK(tm->check(target_host(), cfg, wl));
   int epi = caseno % 3; /* none, scale, scale + add of a same-shaped tensor */
   const char *desc = kfmt("case %d: rank %d %s: config %lld %s, epilogue %d", caseno, r, wl->key, (long long)idx,
                           config_entity_json(cfg), epi);

@@ -150,14 +150,9 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
   int64_t M = test_rand_between(1, 40), K = test_rand_between(1, 70);
   int64_t N = test_pick(8, (int64_t[]){3, 8, 10, 16, 24, 32, 48, 64});
   Workload *wl = wl_dense(tm->name, M, N, K, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, target_host(), wl);
-  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
-  if (!cs) return false;
-  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
-  CHECK_NN(cfg);
+  int64_t idx;
+  ConfigEntity *cfg = tk_random_config(tm, wl, fallback, &idx);
   if (!cfg) return false;
-  CHECK_OK(tm->check(target_host(), cfg, wl));
   bool epi = caseno % 2, fma = topi_x86_dense_bf16_dot_is_fma(cfg) == 1;
   const char *desc =
       kfmt("case %d: %s: config %lld %s, epilogue %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), epi);
@@ -310,14 +305,9 @@ static bool run_wino_case(const Template *tm, int caseno, bool fallback) {
   int p = (int)test_rand_between(0, 2);
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){N, C, H, W}, (int64_t[]){O, C, 3, 3}, (int[]){1, 1},
                            (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
-  ConfigSpace *cs = template_space(tm, target_host(), wl);
-  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
-  if (!cs) return false;
-  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
-  CHECK_NN(cfg);
+  int64_t idx;
+  ConfigEntity *cfg = tk_random_config(tm, wl, fallback, &idx);
   if (!cfg) return false;
-  CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
   bool relu = caseno % 2;
   const char *desc = kfmt("case %d: %s: config %lld %s, relu %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), relu);

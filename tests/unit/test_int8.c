@@ -61,14 +61,9 @@ static bool run_case(const Template *tm, int caseno, bool fallback) {
   int64_t M = test_rand_between(1, 40), K = test_rand_between(1, 70);
   int64_t N = test_pick(8, (int64_t[]){3, 8, 10, 16, 24, 32, 48, 64});
   Workload *wl = wl_dense(tm->name, M, N, K, "uint8", "int32");
-  ConfigSpace *cs = template_space(tm, target_host(), wl);
-  CHECK_MSG(cs != NULL, "%s: %s", wl->key, kiln_get_error());
-  if (!cs) return false;
-  int64_t idx = fallback ? -1 : (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = fallback ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
-  CHECK_NN(cfg);
+  int64_t idx;
+  ConfigEntity *cfg = tk_random_config(tm, wl, fallback, &idx);
   if (!cfg) return false;
-  CHECK_OK(tm->check(target_host(), cfg, wl));
   bool epi = caseno % 2;
   const char *desc =
       kfmt("case %d: %s: config %lld %s, epilogue %d", caseno, wl->key, (long long)idx, config_entity_json(cfg), epi);
