@@ -5,6 +5,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.append(os.path.join(ROOT, "tests"))  # e2e_common: the tests' shared helpers
 
 # The verifiers between passes (graph_verify after every graph pass,
 # ir_verify after every lowering pass) run in every compile these tests

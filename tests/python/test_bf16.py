@@ -15,16 +15,10 @@ import pytest
 import kiln
 from kiln import graph_executor
 
+from e2e_common import cpu_has_bf16
+
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-
-
-def _cpu_has_bf16():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return "avx512_bf16" in f.read().split()
-    except OSError:
-        return False
 
 
 # Targets whose CPU description (src/target's table) puts VDPBF16PS below and
@@ -58,7 +52,7 @@ def test_bf16_dense_matches_numpy(tmp_path):
     onnx.save(model, path)
     mod, params = kiln.frontend.from_onnx(path, {"x": (6, 129)})
     with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
-        if not _cpu_has_bf16():
+        if not cpu_has_bf16():
             with pytest.raises(kiln.KilnError, match="needs a CPU with AVX512-BF16"):
                 kiln.build(mod, target="cpu", params=params)
             return
@@ -134,7 +128,7 @@ def test_bf16_convolutions_match_pytorch(tmp_path):
     path = str(tmp_path / "cnn.onnx")
     torch.onnx.export(m, x, path, input_names=["x"], output_names=["y"], opset_version=13)
     mod, params = kiln.frontend.from_onnx(path, {"x": (1, 3, 30, 30)})
-    if not _cpu_has_bf16():
+    if not cpu_has_bf16():
         return  # the refusal is test_bf16_without_the_cpu_feature's
     with kiln.transform.PassContext(opt_level=3, config={"kiln.precision": "bf16"}):
         tasks = kiln.autotvm.task.extract_from_program(mod["main"], params=params, target=SLOW_DOT)
@@ -155,7 +149,7 @@ def test_bf16_odd_channels_paired_where_the_work_pays(tmp_path):
     channels (a zero channel under zero weights); one with fewer (3x3/2 to
     32: 72) stays float32.  Both match PyTorch."""
     torch = pytest.importorskip("torch")
-    if not _cpu_has_bf16():
+    if not cpu_has_bf16():
         pytest.skip("the CPU has no AVX512-BF16")
 
     class Net(torch.nn.Module):
@@ -194,7 +188,7 @@ def test_bf16_winograd_layer_unless_a_faster_bf16_record(tmp_path):
     record faster than every Winograd record of the layer makes it a
     bfloat16 conv.  Both builds match PyTorch."""
     torch = pytest.importorskip("torch")
-    if not _cpu_has_bf16():
+    if not cpu_has_bf16():
         pytest.skip("the CPU has no AVX512-BF16")
     conv = torch.nn.Conv2d(64, 64, 3, padding=1).eval()
     x = torch.randn(1, 64, 15, 15)
@@ -255,7 +249,7 @@ def test_bf16_winograd_layer_by_the_targets_rate(tmp_path, size):
     (0.48x) all stay float32 Winograd.  The bfloat16 builds' fallback form
     is vdpbf16ps, and they match PyTorch."""
     torch = pytest.importorskip("torch")
-    if not _cpu_has_bf16():
+    if not cpu_has_bf16():
         pytest.skip("the CPU has no AVX512-BF16")
     conv = torch.nn.Conv2d(64, 64, 3, padding=1).eval()
     x = torch.randn(1, 64, size, size)
