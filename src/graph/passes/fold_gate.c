@@ -28,7 +28,8 @@
  * graph_use_counts) and the conv is a plain (ungrouped, no kept_channels)
  * float32 conv2d_NCHWc whose input block is the gate's.  The scaled
  * weights are a new node, so another conv reading the same weights keeps
- * them unscaled (tests/python/test_fold_gate.py checks both).
+ * them unscaled (kiln_unit fold.gate_shared_weights checks both;
+ * tests/python/test_fold_gate.py the first, in compiled models).
  */
 #include "passes.h"
 
