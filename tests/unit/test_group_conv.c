@@ -407,6 +407,14 @@ static void test_slab(void) {
     const char *alloc = strstr(text, "allocate data_pad[float32 * 13560]");
     CHECK_MSG(par && alloc && par < alloc, "the padded slab is not made inside the parallel loop:\n%s", text);
   }
+  /* RegNetY's 48-channel layer at 112, stride 2, packed groups of 8: a
+   * slab of one output row (3 input rows of 114 columns x 16 channels,
+   * 22 KiB) fits the L1, 4 rows (66 KiB) do not: 3 chunks x 56 rows */
+  wl = wl_group_conv2d(tm->name, (int64_t[]){1, 48, 112, 112}, (int64_t[]){48, 8, 3, 3}, (int[]){2, 2},
+                       (int[]){1, 1, 1, 1}, (int[]){1, 1}, 6, "float32", "float32");
+  fb = template_fallback(tm, target_host(), wl);
+  if (fb && cfg_other_int(fb, "group_pack", 0) && (f = lower_cfg(tm, wl, fb)))
+    CHECK_CONTAINS(kiln_lowered_str(f), "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 168)");
   /* RegNetX's 912-channel layer at 7x7: a 7-column block of the group's 3
    * chunks of 8, or (the fallback, group_pad) of its 2 padded chunks of 16,
    * the 3 real blocks of 8 cropped from them */

@@ -380,6 +380,17 @@ static int gconv_placeholders(const Target *t, const Workload *wl, const ConfigE
  * number of them and the block fits half the registers).  1x1 windows and
  * unpadded layers take conv2d_NCHWc's schedule unchanged. */
 
+/* Slab budgets, bytes: the packed groups' slab fits the L1 data cache
+ * (48 KiB here), as its permuted loads, a masked load and a shuffle per
+ * FMA, are slower from the L2 than a broadcast operand; the others' fits
+ * twice that.  bench_conv2d --grouped, 1 thread, 5 alternations, load
+ * 6-8, GFLOP/s at 96 KiB / 48 KiB: RegNetY's packed 48/2 @112 (4 output
+ * rows, a slab of 66 KiB, against 1 row, 22 KiB) 128-130 / 140-144;
+ * ResNeXt's packed 128 @56, 256 @28 and 256/2 @56 and RegNetY's 208
+ * level; the padded-group RegNetX 72/2 @112 at 48 KiB (1 row, 33 KiB)
+ * 0.95x. */
+enum { SLAB_BYTES = 96 << 10, PACKED_SLAB_BYTES = 48 << 10 };
+
 /* Output rows per slab: the most (a divisor of OH) whose slab fits
  * `budget` bytes, keeping at least `par` parallel iterations.  r output
  * rows of a layer with a padded input of IHp rows read at most
@@ -460,7 +471,7 @@ static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntit
   int64_t cpk = te_dim(crop, 1) / groups; /* real output blocks a group */
   bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
   int64_t row_bytes = te_dim(kernel, 1) * te_dim(pad, 4) * te_dim(pad, 3) * 4;
-  int64_t rows = slab_rows(OH, te_dim(pad, 2), te_dim(kernel, 2), row_bytes, N * groups, 96 * 1024, 8);
+  int64_t rows = slab_rows(OH, te_dim(pad, 2), te_dim(kernel, 2), row_bytes, N * groups, SLAB_BYTES, 8);
 
   if (x86_inline_group(s, crop, NULL)) return -1;
   Tensor *main_out = x86_main_output(crop, nout, outs);
@@ -543,7 +554,7 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
   int64_t occ_f = gconv_occ_block(t, reg_n, cpk);
   int64_t row_bytes = (packed ? te_dim(pad, 4) : te_dim(kernel, 1) * ic_bn) * te_dim(pad, 3) * 4;
-  int64_t rows = slab_rows(OH, te_dim(pad, 2), KH, row_bytes, N * groups, 96 * 1024, 8);
+  int64_t rows = slab_rows(OH, te_dim(pad, 2), KH, row_bytes, N * groups, packed ? PACKED_SLAB_BYTES : SLAB_BYTES, 8);
 
   if (x86_inline_group(s, conv, NULL)) return -1;
   Tensor *main_out = x86_main_output(conv, nout, outs);
