@@ -14,7 +14,9 @@
  *         bf16_dot2(data_bf16[n, ic, oh sh + kh dh, ow sw + kw dw, icp], kernel[occ, ic, kh, kw, icp, ocb])
  *
  * in float32: with oc_bn = 16 the vectorized accumulation is one VDPBF16PS
- * per 16 output channels and 2 input channels.  ic_bn must be even.
+ * per 16 output channels and 2 input channels.  ic_bn must be even.  A
+ * strided 1x1 conv's data_bf16 holds only the rows and columns it reads
+ * (as conv2d_NCHWc.x86's data_sub), and the conv runs with stride 1.
  *
  * The knob bf16_dot chooses that form ("vdpbf16ps") or "fma": the input
  * stays float32 (padded as conv2d_NCHWc.x86 pads it) and multiplies the
@@ -73,9 +75,14 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
   int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
   int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
-  if (fma) { /* float32 input (padded as conv2d_NCHWc pads it) times the kernel's halves */
-    Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
+  /* a strided 1x1 conv reads the rows and columns it uses, sampled into a
+   * compact input stage (conv2d_NCHWc's data_sub), with stride 1 */
+  bool sub = KH == 1 && KW == 1 && (sh > 1 || sw > 1);
+  int ssh = sub ? sh : 1, ssw = sub ? sw : 1;
+  if (fma) { /* float32 input (padded or sampled as conv2d_NCHWc does) times the kernel's halves */
+    Tensor *pad = sub ? x86_subsample_nchwc(data, pt, pl, sh, sw, OH, OW) : x86_pad_nchwc(data, pt, pl, pb, pr);
     if (!pad) return NULL;
+    if (sub) sh = sw = 1;
     IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
             *icb = te_reduce_axis_c(d[4], "icb");
     Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
@@ -87,17 +94,19 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
     Expr *body = ir_sum(ir_mul(x, half), 4, (IterVar *[]){ic, kh, kw, icb});
     return te_compute(op, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, op);
   }
-  /* the input rounded to bfloat16 pairs, padded with zeros */
+  /* the input rounded to bfloat16 pairs, padded with zeros (a strided 1x1
+   * conv's: the rows and columns it reads) */
+  int64_t PH = sub ? OH : H + pt + pb, PW = sub ? OW : W + pl + pr;
   Expr **v = te_axis_vars(5, (const char *[]){"n", "c", "h", "w", "cp"});
-  Expr *h = ir_sub(v[2], c32(pt)), *w = ir_sub(v[3], c32(pl)), *c0 = ir_mul(v[4], c32(2));
+  Expr *h = ir_sub(ir_mul(v[2], c32(ssh)), c32(pt)), *w = ir_sub(ir_mul(v[3], c32(ssw)), c32(pl)), *c0 = ir_mul(v[4], c32(2));
   Expr *pack = ir_call2(INTRIN_bf16_pack2, te_read5(data, v[0], v[1], h, w, c0), te_read5(data, v[0], v[1], h, w, ir_add(c0, c32(1))));
-  if (pt || pb || pl || pr) {
-    Expr *in = ir_and(ir_and(ir_ge(v[2], c32(pt)), ir_lt(v[2], c32(H + pt))), ir_and(ir_ge(v[3], c32(pl)), ir_lt(v[3], c32(W + pl))));
+  if (pt || pl || (PH - 1) * ssh - pt >= H || (PW - 1) * ssw - pl >= W) {
+    Expr *in = ir_and(ir_and(ir_ge(h, c32(0)), ir_lt(h, c32(H))), ir_and(ir_ge(w, c32(0)), ir_lt(w, c32(W))));
     pack = ir_select(in, pack, ir_const(0, DT_U32));
   }
-  Tensor *a = te_compute("data_bf16", 5, (Expr *[]){c32(d[0]), c32(d[1]), c32(H + pt + pb), c32(W + pl + pr), c32(d[4] / 2)}, v,
-                         pack, "injective");
+  Tensor *a = te_compute("data_bf16", 5, (Expr *[]){c32(d[0]), c32(d[1]), c32(PH), c32(PW), c32(d[4] / 2)}, v, pack, "injective");
   if (!a) return NULL;
+  if (sub) sh = sw = 1;
   IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
           *icp = te_reduce_axis_c(k[4], "icp");
   v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
