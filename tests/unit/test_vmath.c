@@ -106,6 +106,7 @@ static KilnModule *vector_kernel(TopiUnary op, int64_t n, char **src) {
 
 static double silu_d(double x) { return x / (1 + exp(-x)); }
 static double gelu_d(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double gelu_tanh_d(double x) { return x / (1 + exp(-2 * sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 /* GELU's and SiLU's error in ulps of max(|x|, |y|) (their formulas need
  * Phi and the sigmoid only to an absolute error; x Phi(x) and x sigmoid(x)
@@ -133,6 +134,7 @@ static void test_vmath_generated(void) {
              {TOPI_erf, erf, "kiln_erff", NULL, 3, false},
              {TOPI_sigmoid, sigmoid_d, "kiln_sigmoidf", NULL, 3, false},
              {TOPI_gelu, gelu_d, NULL, "kiln_vm", 3, true},
+             {TOPI_gelu_tanh, gelu_tanh_d, "kiln_vm_exp_approx", "kiln_tanh_f32x16", 2, true},
              {TOPI_silu, silu_d, "kiln_vm_exp_approx", "kiln_sigmoid_f32x16", 2, true}};
   const int64_t n = 4096;
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -214,6 +216,7 @@ static void vmath_sweep(TopiUnary op, double (*ref)(double), double bound) {
 
 static void test_vmath_silu_sweep(void) { vmath_sweep(TOPI_silu, silu_d, 2); }
 static void test_vmath_gelu_sweep(void) { vmath_sweep(TOPI_gelu, gelu_d, 3); }
+static void test_vmath_gelu_tanh_sweep(void) { vmath_sweep(TOPI_gelu_tanh, gelu_tanh_d, 2); }
 
 /* exp_normal (kiln_vm_exp_normal): e^x where the result is a normal
  * float, no overflow or subnormal handling; equal to kiln_expf over that
@@ -279,6 +282,7 @@ const TestCase vmath_tests[] = {
     {"kiln_vmath_generated", test_vmath_generated},
     {"kiln_vmath_silu_sweep", test_vmath_silu_sweep},
     {"kiln_vmath_gelu_sweep", test_vmath_gelu_sweep},
+    {"kiln_vmath_gelu_tanh_sweep", test_vmath_gelu_tanh_sweep},
     {"kiln_vmath_exp_approx", test_vmath_exp_approx},
     {"kiln_vmath_unit_pragma", test_vmath_unit_pragma},
     {"kiln_vmath_exp_normal", test_vmath_exp_normal},

@@ -132,6 +132,20 @@ static Expr *silu_f32(Expr *v) {
   return let1(ba, ir_div(ba.var, ir_add(fc(1, t), e)));
 }
 
+/* GELU's tanh form in float32 as x / (1 + e^-min(87, max(-87, 2z))), z =
+ * sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh(z)) is sigmoid(2z), so the
+ * form is SiLU's (silu_f32) with 2z for x: the quotient carries
+ * exp_approx's relative error (4e-7) into y, no tanh, no selects.  The
+ * clamps keep e^ of the argument a normal float; past them y is x (or x
+ * e^-87, below an ulp of x).  NaN passes the clamps. */
+static Expr *gelu_tanh_f32(Expr *v) {
+  DType t = v->dtype;
+  Bind bx = bind("tx", v);
+  Expr *z2 = ir_mul(fc(2 * 0.7978845608028654, t), ir_add(bx.var, ir_mul(fc(0.044715, t), ir_mul(ir_mul(bx.var, bx.var), bx.var))));
+  Expr *e = ir_call1(INTRIN_exp_approx, ir_neg(ir_min(fc(87, t), ir_max(fc(-87, t), z2))));
+  return let1(bx, ir_div(bx.var, ir_add(fc(1, t), e)));
+}
+
 static Expr *unary_body(TopiUnary op, Expr *v) {
   DType t = v->dtype;
   switch (op) {
@@ -150,6 +164,7 @@ static Expr *unary_body(TopiUnary op, Expr *v) {
     if (dt_eq(dt_scalar(t), DT_F32)) return gelu_f32(v);
     return ir_mul(ir_mul(fc(0.5, t), v), ir_add(fc(1, t), ir_call1(INTRIN_erf, ir_mul(v, fc(M_SQRT1_2, t)))));
   case TOPI_gelu_tanh: { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    if (dt_eq(dt_scalar(t), DT_F32)) return gelu_tanh_f32(v);
     Expr *inner = ir_mul(fc(0.7978845608028654, t), ir_add(v, ir_mul(fc(0.044715, t), ir_mul(ir_mul(v, v), v))));
     return ir_mul(ir_mul(fc(0.5, t), v), ir_add(fc(1, t), ir_call1(INTRIN_tanh, inner)));
   }
