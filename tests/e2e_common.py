@@ -26,13 +26,18 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
 
 
-def cpu_has_bf16():
-    """whether this CPU has AVX512-BF16 (/proc/cpuinfo)"""
+def cpu_has(flag):
+    """whether /proc/cpuinfo lists the CPU flag (avx512f, avx512_vnni, ...)"""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return "avx512_bf16" in f.read().split()
+            return flag in f.read().split()
     except OSError:
         return False
+
+
+def cpu_has_bf16():
+    """whether this CPU has AVX512-BF16"""
+    return cpu_has("avx512_bf16")
 
 
 def kiln(*args, check=True, **kw):

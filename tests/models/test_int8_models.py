@@ -18,17 +18,13 @@ import os
 
 import numpy as np
 
-from e2e_common import ROOT, kiln, ort_fixture, run
+from e2e_common import ROOT, cpu_has, kiln, ort_fixture, run
 
 QUANTIZE = os.path.join(ROOT, "tools", "quantize_models.py")
 
 
 def has_vnni():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512_vnni" in f.read() and os.environ.get("KILN_CPU_NO_VNNI", "0") in ("", "0")
-    except OSError:
-        return False
+    return cpu_has("avx512_vnni") and os.environ.get("KILN_CPU_NO_VNNI", "0") in ("", "0")
 
 
 ortpy = ort_fixture("onnxruntime.quantization")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import kiln
+from e2e_common import cpu_has
 from kiln import graph_executor
 
 torch = pytest.importorskip("torch")
@@ -123,14 +124,6 @@ class _Narrow(nn.Module):
         return self.head(y * torch.sigmoid(y)) + y
 
 
-def _avx512():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
-
-
 def test_narrow_channels_padded(tmp_path, monkeypatch):
     torch.manual_seed(7)
     net = _Narrow().eval()
@@ -145,7 +138,7 @@ def test_narrow_channels_padded(tmp_path, monkeypatch):
     monkeypatch.delenv("KILN_CHANNEL_PAD", raising=False)
     tasks, m = _build(path, shape)
     chans = _channels(tasks)
-    if _avx512():  # 16 lanes; with 8 (AVX2) 24 and 40 have full blocks
+    if cpu_has("avx512f"):  # 16 lanes; with 8 (AVX2) 24 and 40 have full blocks
         assert 24 not in chans and 40 not in chans and 32 in chans and 48 in chans, chans
     rng = np.random.default_rng()
     for _ in range(2):
