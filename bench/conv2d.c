@@ -41,7 +41,11 @@
  * The "mobile." layers are the 1x1s of MobileNet-V2, MnasNet and
  * EfficientNet-B0 whose 24 or 40 output channels get 8-lane blocks, each
  * beside the same layer with the channels padded to 32 or 48 (what
- * alter_layout compiles), and the 16->96 1x1 and 3-channel stem at 112;
+ * alter_layout compiles), and the 16->96 and 16->48 1x1s and 3-channel
+ * stem at 112; the "odd." layers have output channels an odd number of
+ * 16-lane chunks: RegNetX-1.6GF's 1x1s (912: 57, 1008: 63), SqueezeNet-
+ * 1.1's 384->48 and GoogLeNet's 5x5 16->48 (3), and ShuffleNetV2's stem
+ * (24: 3 chunks of 8);
  * "32(24)->80" reads a padded input of 32 channels of which 24 are real
  * (the reduction over those only; its GFLOP/s count the real FLOPs),
  * beside "32->80", the same reducing over all 32.
@@ -157,6 +161,12 @@ static const Layer layers[] = {
     {"mobile.1x1 48(40)->240 @28", 48, 28, 28, 240, 1, 1, 0, 0, 40},
     {"mobile.1x1 128->48 @28", 128, 28, 28, 48, 1, 1, 0},
     {"mobile.1x1 128(120)->48 @28", 128, 28, 28, 48, 1, 1, 0, 0, 120},
+    {"mobile.1x1 16->48 @112", 16, 112, 112, 48, 1, 1, 0},
+    {"odd.1x1 912->912 @7", 912, 7, 7, 912, 1, 1, 0},
+    {"odd.1x1 1008->1008 @7", 1008, 7, 7, 1008, 1, 1, 0},
+    {"odd.1x1 384->48 @13", 384, 13, 13, 48, 1, 1, 0},
+    {"odd.5x5 16->48 @14", 16, 14, 14, 48, 5, 1, 2},
+    {"odd.3x3/2 3->24 @224", 3, 224, 224, 24, 3, 2, 1},
     {"mobile.3x3/2 3->32 @224", 3, 224, 224, 32, 3, 2, 1},
     {"vgg16.3x3 3->64 @224", 3, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->64 @224", 64, 224, 224, 64, 3, 1, 1},

@@ -557,7 +557,8 @@ static LoweredFunc *lower_config(const Template *tm, Workload *wl, ConfigEntity 
  * register budget spans two output-channel chunks where their count is
  * even (7 columns x 2 chunks: each broadcast input feeds two FMAs; the
  * parallel loop runs over chunk pairs), in both kw forms, each run against
- * its unscheduled lowering; three chunks keep one a block. */
+ * its unscheduled lowering; three chunks (48 channels) likewise span
+ * three (7 x 3: a broadcast feeds three FMAs). */
 static void test_conv_loop_shape(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   const char *cfg = "[[\"tile_ic\", \"sp\", [-1, 16]], [\"tile_oc\", \"sp\", [-1, 16]], "
@@ -570,15 +571,18 @@ static void test_conv_loop_shape(void) {
       LoweredFunc *f = lower_config(tm, wl, c);
       if (!f) return;
       const char *text = kiln_lowered_str(f);
-      bool two = oc == 32 && target_host()->vector_lanes >= 16;
-      CHECK_CONTAINS(text, two ? "allocate conv2d_NCHWc.local[float32 * 224]" : "allocate conv2d_NCHWc.local[float32 * 112]");
-      CHECK_CONTAINS(text, two ? "parallel (n.oc_chunk.outer.fused.oh.fused, 0, 14)"
-                               : kfmt("parallel (n.oc_chunk.fused.oh.fused, 0, %d)", oc / 16 * 14));
+      bool wide = target_host()->vector_lanes >= 16, two = oc == 32 && wide, three = oc == 48 && wide;
+      CHECK_CONTAINS(text, kfmt("allocate conv2d_NCHWc.local[float32 * %d]", two ? 224 : three ? 336 : 112));
+      CHECK_CONTAINS(text, two || three ? "parallel (n.oc_chunk.outer.fused.oh.fused, 0, 14)"
+                                        : kfmt("parallel (n.oc_chunk.fused.oh.fused, 0, %d)", oc / 16 * 14));
       CHECK_CONTAINS(text, unroll ? "for (icb, 0, 16)" : "for (kw, 0, 3)");
       CHECK(!unroll || !strstr(text, "for (kw, 0, 3)"));
       const char *icb = strstr(text, "for (icb, 0, 16)");
       const char *fma2 = strstr(text, "conv2d_NCHWc.local[ramp(112, 1, 16)] = (conv2d_NCHWc.local[ramp(112, 1, 16)] +");
-      if (two) CHECK_MSG(icb && fma2 && icb < fma2, "the second chunk's FMA is not inside the reduction:\n%s", text);
+      const char *fma3 = strstr(text, "conv2d_NCHWc.local[ramp(224, 1, 16)] = (conv2d_NCHWc.local[ramp(224, 1, 16)] +");
+      if (two || three)
+        CHECK_MSG(icb && fma2 && icb < fma2, "the second chunk's FMA is not inside the reduction:\n%s", text);
+      if (three) CHECK_MSG(icb && fma3 && icb < fma3, "the third chunk's FMA is not inside the reduction:\n%s", text);
       CHECK(f->notes.len == 0);
       Schedule *s;
       int na;
@@ -594,13 +598,13 @@ static void test_conv_loop_shape(void) {
 /* Batch blocking at batch > 1: the fallback of a 7x7 layer, whose rows
  * give a register block of only 7 columns, blocks 4 samples (7 x 4 x 16
  * accumulators), the sample loop inside the reduction; its output matches
- * the unscheduled lowering, for a 3x3 (48 output channels: an odd number
- * of chunks) and a 1x1 kernel.  At batch 1 the space has no tile_n knob
+ * the unscheduled lowering, for a 3x3 (80 output channels: 5 chunks, which
+ * neither pair nor make triples) and a 1x1 kernel.  At batch 1 the space has no tile_n knob
  * (TVM's space, so batch-1 records still apply). */
 static void test_conv_batch_block(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   for (int k = 1; k <= 3; k += 2) {
-    int64_t oc = k == 3 ? 48 : 32;
+    int64_t oc = k == 3 ? 80 : 32;
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 32, 7, 7}, (int64_t[]){oc, 32, k, k}, (int[]){1, 1},
                              (int[]){k / 2, k / 2, k / 2, k / 2}, (int[]){1, 1}, "float32", "float32");
     ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
@@ -854,10 +858,63 @@ static void test_conv_occ_block(void) {
   CHECK(f17 && cfg_split_inner(f17, "tile_ow") == 9);
 }
 
+/* An odd chunk count that divides by 3 takes three chunks a block where
+ * three blocks fit the budget (so a broadcast feeds three FMAs), the
+ * chunk loop innermost beside the channel block; even counts keep two,
+ * other odd counts one.  RegNetX's 1x1 912->912 @7 (57 chunks) becomes
+ * 7 columns x 3 chunks, and the 3-chunk schedule (1x1 and 3x3, random
+ * configs of a 48-channel layer) is checked against the unscheduled
+ * lowering. */
+static void test_conv_occ_block3(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Target *t = target_host();
+  CHECK_NN(tm);
+  if (!tm || t->vector_lanes < 16) return;
+  CHECK(x86_conv_occ_block(t, 7, 57) == 3 && x86_conv_occ_block(t, 9, 3) == 3);
+  CHECK(x86_conv_occ_block(t, 10, 3) == 1 && x86_conv_occ_block(t, 7, 5) == 1 && x86_conv_occ_block(t, 7, 6) == 2);
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 912, 7, 7}, (int64_t[]){912, 912, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  ConfigEntity *fb = template_fallback(tm, t, wl);
+  CHECK_NN(fb);
+  if (fb) {
+    CHECK(cfg_split_inner(fb, "tile_ow") == 7 && cfg_other_int(fb, "tile_oh", 0) == 1);
+    LoweredFunc *f = lower_config(tm, wl, fb);
+    const char *text = f ? kiln_lowered_str(f) : "";
+    CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 336]"); /* 7 columns x 3 chunks x 16 */
+    CHECK_CONTAINS(text, "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 133)"); /* 19 chunk triples x 7 rows */
+    const char *icb = strstr(text, "for (icb, 0, 16)");
+    const char *fma3 = strstr(text, "conv2d_NCHWc.local[ramp(224, 1, 16)] = (conv2d_NCHWc.local[ramp(224, 1, 16)] +");
+    CHECK_MSG(icb && fma3 && icb < fma3, "the third chunk's FMA is not inside the reduction:\n%s", text);
+  }
+  for (int k = 0; k < 6; k++) {
+    int64_t kk = k % 2 ? 3 : 1, w = 5 + k;
+    Workload *w48 = wl_conv2d(tm->name, (int64_t[]){1, 32, w, w}, (int64_t[]){48, 32, kk, kk}, (int[]){1, 1},
+                              (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, t, w48);
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    if (k >= 2) { /* random column blocks of at most 9 (three chunks) */
+      int64_t ow = w - kk + 1, r = 1 + (int64_t)(test_rand() % (uint64_t)(ow < 9 ? ow : 9));
+      config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, r});
+      if (kk == 1) config_set_other(cfg, "tile_oh", opt_int(1));
+    }
+    const char *desc = kfmt("%lldx%lld 32->48 @%lld, config %s", (long long)kk, (long long)kk, (long long)w,
+                            config_entity_json(cfg));
+    LoweredFunc *f = lower_config(tm, w48, cfg);
+    if (f) CHECK_MSG(strstr(kiln_lowered_str(f), "oc_chunk.outer") != NULL, "%s: not three chunks a block", desc);
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, t, w48, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, desc);
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 /* A batch-1 1x1 layer whose reduction is one vector of input channels
  * (MobileNet-V2's 16->96 @112) takes 8 columns x 2 chunks rather than
- * 14 x 2; an odd chunk count (MnasNet's 16->48) keeps 28 x 1 and 32
- * input channels keep 14 x 2.  The 8 x 2 block against the unscheduled
+ * 14 x 2, and so 8 x 3 for an odd chunk count that divides by 3
+ * (MnasNet's 16->48); 32 input channels keep 14 x 2.  The 8 x 2 block against the unscheduled
  * lowering. */
 static void test_conv_short_reduction(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
@@ -866,7 +923,7 @@ static void test_conv_short_reduction(void) {
   if (!tm || t->vector_lanes < 16) return;
   static const struct {
     int64_t ic, oc, w, cols;
-  } cases[] = {{16, 96, 112, 8}, {16, 48, 112, 28}, {16, 32, 24, 8}, {32, 96, 112, 14}};
+  } cases[] = {{16, 96, 112, 8}, {16, 48, 112, 8}, {16, 32, 24, 8}, {32, 96, 112, 14}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[i].ic, cases[i].w, cases[i].w},
                              (int64_t[]){cases[i].oc, cases[i].ic, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
@@ -1073,6 +1130,7 @@ const TestCase x86_tests[] = {
     {"conv_odd_block_vectorized", test_conv_odd_block_vectorized},
     {"conv_broadcast_epilogue", test_conv_broadcast_epilogue},
     {"conv_occ_block", test_conv_occ_block},
+    {"conv_occ_block3", test_conv_occ_block3},
     {"conv_short_reduction", test_conv_short_reduction},
     {"conv_column_tail", test_conv_column_tail},
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
