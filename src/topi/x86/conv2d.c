@@ -335,7 +335,18 @@ int64_t x86_batch_block(const Target *t, int64_t N, int64_t block) {
  * batch block) and, at batch block 1, the other windows: a 3x3 layer's
  * 7- or 14-column block (ResNet-50's and VGG-16's 14x14 and 7x7 layers)
  * ran 1.06-1.35x faster with two chunks (bench_conv2d, 1 thread,
- * alternating runs, load 11-14). */
+ * alternating runs, load 11-14).  Four chunks where a 7x7 layer's row
+ * (7 columns) leaves half the budget idle ran slower: 7 x 4 accumulators,
+ * four kernel vectors and a broadcast are 33 registers, and gcc spills
+ * accumulators inside the reduction.  bench_conv2d --cold --epilogue
+ * --cpu-time, 1 thread, % of the FMA peak, 7 x 2 / 7 x 4 (three
+ * alternating runs, load 0.4-0.9): ResNet-50's 1x1 512->2048 @7 91-95 /
+ * 89, 1x1 2048->512 @7 91-94 / 79-83 (its 512 KiB block also loses
+ * prefetch_w; 83 with it), 1x1/2 1024->2048 93 / 86-88, 3x3 512->512 @7
+ * 86-90 / 78-79; the chunks outside the columns (one kernel vector live,
+ * each broadcast repeated per chunk) 0.94-0.97x on both 1x1 layers, and
+ * 7 columns x 2 rows x 2 chunks (a row tail) level with 7 x 2 (94-97 /
+ * 93-97: the 1x1 layers are near the peak already). */
 int64_t x86_conv_occ_block(const Target *t, int64_t block, int64_t chunks) {
   if (t->vector_lanes < 16) return 1;
   if (chunks % 2 == 0) return 2 * block <= x86_reg_budget(t) ? 2 : 1;
