@@ -634,6 +634,11 @@ int64_t x86_batch_block(const struct Target *t, int64_t N, int64_t block);
 /* The output-channel chunks (1 or 2) a conv2d_NCHWc 1x1 register block of
  * `block` accumulator vectors spans, in a layer of `chunks` chunks. */
 int64_t x86_conv_occ_block(const struct Target *t, int64_t block, int64_t chunks);
+struct Conv2DWorkload;
+/* Whether a conv's weights are large (>= 256 KiB) and shared by at most
+ * 256 outputs a channel, so its templates define "prefetch_w" (x86/conv2d.c;
+ * conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
+bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
  * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.

@@ -206,17 +206,22 @@ static bool is_fp32_task(const Workload *wl) {
   return template_find(wl->name, NULL, NULL) == &topi_x86_conv2d_NCHWc_template;
 }
 
-/* Whether a layer's space has "prefetch_w": its weights are large (at
- * least 256 KiB) and few outputs share each weight (at most 256 per
- * output channel: the 14x14 and 7x7 layers), so a register block's
+/* Whether a layer's weights are worth prefetching a block ahead: they are
+ * large (at least 256 KiB) and few outputs share each weight (at most 256
+ * per output channel: the 14x14 and 7x7 layers), so a register block's
  * weights, read from memory in a model, arrive during its first row of
- * outputs faster than memory supplies them. */
-static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
-  /* the bfloat16 and int8 templates start from this space and fallback;
-   * the schedule prefetches the float32 and the packed int8 kernel (whose
-   * template defines the knob itself: conv2d_int8.c) */
-  if (!is_fp32_task(wl)) return false;
+ * outputs faster than memory supplies them.  conv2d_NCHWc.x86 and
+ * group_conv2d_NCHWc.x86 define "prefetch_w" where it holds. */
+bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
+}
+
+/* Whether a layer's space has "prefetch_w" (x86_conv_prefetch_pays).  The
+ * bfloat16 and int8 templates start from this space and fallback; the
+ * schedule prefetches the float32 and the packed int8 kernel (whose
+ * template defines the knob itself: conv2d_int8.c). */
+static bool conv_has_prefetch(const Workload *wl, const Conv2DWorkload *c) {
+  return is_fp32_task(wl) && x86_conv_prefetch_pays(c);
 }
 
 /* The input a 1x1 layer's blocks of n samples read: n x IC x OH x OW

@@ -237,9 +237,7 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
  * group's) follow the current one's in memory.  bench_conv2d --grouped,
  * RegNetX's 408 @14, one thread: 193 GFLOP/s with the weights in cache,
  * 177 with them flushed (--cold). */
-static bool gconv_has_prefetch(const Conv2DWorkload *c) {
-  return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
-}
+static bool gconv_has_prefetch(const Conv2DWorkload *c) { return x86_conv_prefetch_pays(c); }
 
 static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
