@@ -639,6 +639,17 @@ struct Conv2DWorkload;
  * 256 outputs a channel, so its templates define "prefetch_w" (x86/conv2d.c;
  * conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
 bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
+/* "prefetch_w" = d of a conv2d_NCHWc-style register block (x86/conv2d.c;
+ * conv2d_NCHWc.x86's and group_conv2d_NCHWc.x86's schedules): each step
+ * ricb of the block's input-channel block touches the weights the same
+ * step d blocks of `chunks` output chunks ahead will read, so the next
+ * block's weights stream in among this one's FMAs; with rows > 1 row
+ * blocks (the loop `row`) rereading the block's weights, row r touches
+ * only the steps whose index is r modulo the rows.  kernel NULL (or not a
+ * placeholder): the knob is only checked.  op names the template in
+ * errors. */
+int x86_conv_prefetch_w(const char *op, Stage *scc, const struct ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                        IterVar *row, int64_t rows, int64_t chunks);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
  * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.

@@ -216,6 +216,24 @@ bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
 
+int x86_conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                        IterVar *row, int64_t rows, int64_t chunks) {
+  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
+  if (pf < 0)
+    return kiln_set_error("%s: config knob 'prefetch_w' = %lld, expected a number of register blocks ahead (0: none)",
+                          op, (long long)pf);
+  if (pf == 0 || !kernel || kernel->kind != TE_PLACEHOLDER) return 0;
+  /* the kernel's next output-channel chunks follow the current ones in
+   * memory: d blocks' worth of whole reductions (the block's chunks x the
+   * ic chunks x the window x the ic block) */
+  int64_t step = chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4);
+  if (stage_prefetch(scc, kernel, ricb, c32(pf * step), 3)) return -1;
+  /* every row block of a register block reads its weights again: row r
+   * touches the steps whose ic-block index is r modulo the rows, so the
+   * next block's weights are touched once over the block's rows */
+  return rows > 1 ? stage_prefetch_spread(scc, ricb, row, rows) : 0;
+}
+
 /* Whether a layer's space has "prefetch_w" (x86_conv_prefetch_pays).  The
  * bfloat16 and int8 templates start from this space and fallback; the
  * schedule prefetches the float32 and the packed int8 kernel (whose
@@ -810,27 +828,9 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     IterVar *pi;
     if (stage_split(scc, ricb, ir_i32(2), &ricb, &pi) || stage_unroll(scc, pi)) return -1;
   }
-  /* "prefetch_w" = d: a step of the input-channel block touches the
-   * weights the same step d register blocks ahead will read: the kernel's
-   * next output-channel chunks follow the current ones in memory, so the
-   * offset is d blocks' worth of whole reductions (occ_f chunks x the ic
-   * chunks x the window x the ic block).  The next block's weights then
-   * stream in while this one computes, a line per chunk at a step, among
-   * its FMAs */
-  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
-  if (pf < 0)
-    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
-                          "blocks ahead (0: none)",
-                          (long long)pf);
-  if (pf > 0 && kernel->kind == TE_PLACEHOLDER && form->prefetch_w) {
-    if (stage_prefetch(scc, kernel, ricb, c32(pf * occ_f * te_dim(kernel, 1) * KH * KW * te_dim(kernel, 4)), 3))
-      return -1;
-    /* every row block of a register block reads its weights again: row r
-     * touches the steps whose ic-block index is r modulo the rows, so the
-     * next block's weights are touched once over the block's rows */
-    int64_t rows = (OH + oh_f - 1) / oh_f;
-    if (rows > 1 && stage_prefetch_spread(scc, ricb, f, rows)) return -1;
-  }
+  if (x86_conv_prefetch_w("conv2d_NCHWc.x86", scc, cfg, form->prefetch_w ? kernel : NULL, ricb, f,
+                          (OH + oh_f - 1) / oh_f, occ_f))
+    return -1;
   /* "prefetch_data" = d: at the start of each input-channel chunk, touch
    * the input lines the block will read d chunks later (the region of
    * ic + d: the block's rows and columns of that chunk, 14 lines for a

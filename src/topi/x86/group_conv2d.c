@@ -226,7 +226,7 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
   return ic_bn > 1 && block > ic_bn && block % ic_bn == 0 && KH * KW > 1 && cfg_other_int(cfg, "tile_n", 1) == 1;
 }
 
-/* Whether the space has "prefetch_w" (conv2d_NCHWc.x86's knob: at each
+/* The space has "prefetch_w" (conv2d_NCHWc.x86's knob: at each
  * step of the input-channel block, touch the weights the same step of the
  * register block d blocks ahead will read): the weights are large (at
  * least 256 KiB) and few outputs share each (at most 256 a channel: the
@@ -236,8 +236,8 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
  * supplies them; the next block's (the group's next chunks, or the next
  * group's) follow the current one's in memory.  bench_conv2d --grouped,
  * RegNetX's 408 @14, one thread: 193 GFLOP/s with the weights in cache,
- * 177 with them flushed (--cold). */
-static bool gconv_has_prefetch(const Conv2DWorkload *c) { return x86_conv_prefetch_pays(c); }
+ * 177 with them flushed (--cold).  The rule: x86_conv_prefetch_pays;
+ * the schedule: x86_conv_prefetch_w. */
 
 static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
@@ -253,7 +253,7 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
       space_define_split(cs, "tile_oc", c.OC / c.groups, NULL) || space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
   if (space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)})) return -1;
-  if (gconv_has_prefetch(&c) &&
+  if (x86_conv_prefetch_pays(&c) &&
       space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)}))
     return -1;
   if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
@@ -281,7 +281,7 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
   /* one block ahead: a block is a group's chunks (ResNeXt's widest, 32
    * channels of 32 x 9 inputs, 36 KiB), so this block's weights and the
    * next one's fit the L2 together */
-  if (gconv_has_prefetch(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
+  if (x86_conv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
   if (kpgp) config_set_other(cfg, "group_pad", opt_bool(c.KH * c.KW > 1));
   /* packed groups: a permuted input vector per FMA takes registers, so
    * half the columns, and the window's columns unrolled (ResNeXt's 8-channel
@@ -432,25 +432,6 @@ static int gconv_inline_repack(Schedule *s, Tensor *pad) {
   return 0;
 }
 
-/* "prefetch_w" = d (gconv_has_prefetch): each step of the block's
- * input-channel block touches the weights the same step d blocks ahead
- * will read, `chunks` output chunks of whole reductions further on in
- * the kernel; the slab's `rows` output rows each reread the block's
- * weights, so row r touches only the steps whose index is r modulo the
- * rows (conv2d_NCHWc.x86's schedule does the same). */
-static int gconv_prefetch_w(Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb, IterVar *ohi,
-                            int64_t rows, int64_t chunks) {
-  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
-  if (pf < 0)
-    return kiln_set_error("group_conv2d_NCHWc.x86: config knob 'prefetch_w' = %lld, expected a number of register "
-                          "blocks ahead (0: none)",
-                          (long long)pf);
-  if (pf == 0 || kernel->kind != TE_PLACEHOLDER) return 0;
-  int64_t step = chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4);
-  if (stage_prefetch(scc, kernel, ricb, ir_i32(pf * step), 3)) return -1;
-  return rows > 1 ? stage_prefetch_spread(scc, ricb, ohi, rows) : 0;
-}
-
 /* The padded-group form (crop = the group_conv2d_NCHWc_crop stage over
  * conv): the same loop nest, but a register block holds all the group's
  * padded chunks (reg_n columns x KPGp channels), and the output loop
@@ -507,7 +488,7 @@ static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntit
                 : stage_reorder(scc, 9, (IterVar *[]){cn, coh, ric, rkh, rkw, ricb, cow, cocc, cocb}))
     return -1;
   if ((unroll_kw && stage_unroll(scc, rkw)) || stage_unroll(scc, cocc) || stage_unroll(scc, cow) ||
-      x86_vec_or_unroll(t, scc, cocb, L) || gconv_prefetch_w(scc, cfg, kernel, ricb, ohi, rows, te_dim(conv, 1) / groups))
+      x86_vec_or_unroll(t, scc, cocb, L) || x86_conv_prefetch_w("group_conv2d_NCHWc.x86", scc, cfg, kernel, ricb, ohi, rows, te_dim(conv, 1) / groups))
     return -1;
   return x86_schedule_others(s, so, crop, (int)oc_bn);
 }
@@ -610,7 +591,7 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   }
   if (unroll_kw && stage_unroll(scc, rkw)) return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn) ||
-      gconv_prefetch_w(scc, cfg, kernel, ricb, ohi, rows, occ_f))
+      x86_conv_prefetch_w("group_conv2d_NCHWc.x86", scc, cfg, kernel, ricb, ohi, rows, occ_f))
     return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
