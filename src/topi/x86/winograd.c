@@ -41,9 +41,8 @@
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
-/* A core's L2, and the F(4x4) tiles a batch needs for its transformed
- * kernel to keep the FMAs busy when it comes from memory. */
-#define WINO_L2_BYTES (1 << 20)
+/* The F(4x4) tiles a batch needs for its transformed kernel to keep the
+ * FMAs busy when it comes from memory. */
 #define WINO_MIN_TILES4 32
 
 /* The tile size m: 4, or 2 for outputs under 8 x 8 and where F(4x4)'s
@@ -62,7 +61,10 @@ static Expr *c32(int64_t v) { return ir_i32(v); }
 int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
   if (OH < 8 || OW < 8) return 2;
   double u4 = 36.0 * (double)IC * (double)OC * 4, tiles4 = (double)N * (double)((OH + 3) / 4) * (double)((OW + 3) / 4);
-  return u4 > WINO_L2_BYTES && tiles4 < WINO_MIN_TILES4 ? 2 : 4;
+  /* m is part of the task (the folded U and the template's compute agree
+   * on it from the workload alone), so no target is at hand: the L2 of
+   * target_l2_bytes' default, a CPU the table does not describe */
+  return u4 > (double)target_l2_bytes(NULL) && tiles4 < WINO_MIN_TILES4 ? 2 : 4;
 }
 
 /* Whether a 3x3 stride-1 layer whose output is under 8 x 8 (F(2x2, 3x3))
