@@ -390,6 +390,22 @@ static void test_conv_errors(void) {
       CHECK_INT(cfg_split_inner(f1, "tile_ow"), n == 1 ? 7 : cfg_split_inner(ff, "tile_ow"));
       CHECK_OK(tm->check(target_host(), f1, w1));
     }
+  /* a window with more input channels at batch 1 takes 14 columns x 2 chunks where conv2d_NCHWc.x86 takes 28 x 1
+   * (3x3 64 @56, 3x3/2 64 -> 128 @56, 3x3 128 @28); 7 columns stay 7; three chunks (48 outputs) and batch 2
+   * keep the block of 28 columns: {N, IC, OC, H = W, stride, columns} */
+  const int64_t wins[6][6] = {{1, 64, 64, 56, 1, 14}, {1, 64, 128, 56, 2, 14}, {1, 128, 128, 28, 1, 14},
+                              {1, 512, 512, 7, 1, 7},  {1, 64, 48, 56, 1, 28},  {2, 64, 64, 56, 1, 28}};
+  for (int i = 0; i < 6; i++) {
+    const int64_t *w = wins[i];
+    Workload *wi = wl_conv2d(tm->name, (int64_t[]){w[0], w[1], w[3], w[3]}, (int64_t[]){w[2], w[1], 3, 3},
+                             (int[]){(int)w[4], (int)w[4]}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, "uint8", "int32");
+    ConfigEntity *fi = template_fallback(tm, target_host(), wi);
+    CHECK_NN(fi);
+    if (!fi) continue;
+    CHECK_MSG(cfg_split_inner(fi, "tile_ow") == w[5], "%s: tile_ow %lld, expected %lld", wi->key,
+              (long long)cfg_split_inner(fi, "tile_ow"), (long long)w[5]);
+    CHECK_OK(tm->check(target_host(), fi, wi));
+  }
   /* 6 input channels cannot be grouped by four */
   Workload *w6 = wl_conv2d(tm->name, (int64_t[]){1, 6, 8, 8}, (int64_t[]){16, 6, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
                            (int[]){1, 1}, "uint8", "int32");

@@ -193,12 +193,30 @@ static int int8_check(const Target *t, const ConfigEntity *cfg, const Workload *
  * 14, 16 and 28 columns: 480-494, 557-569, 439-484, 547-573 and 361-397;
  * per-kernel minimum of 3 in-model profiles, one thread, load 5).  A 1x1
  * layer with a short reduction takes half the columns
- * (INT8_SHORT_REDUCTION). */
+ * (INT8_SHORT_REDUCTION).
+ *
+ * A layer with a window and more input channels takes two output-channel
+ * chunks of half the budget's columns (14 x 2 where conv2d_NCHWc.x86
+ * takes 28 x 1, the 56- and 28-column layers) at batch 1: VPDPBUSD cannot
+ * take its broadcast input word from memory as the float32 FMA does (the
+ * memory operand is the signed one, the kernel's), so each column's
+ * broadcast is an instruction of its own, and two chunks halve them (14
+ * broadcasts and 2 kernel vectors per 28 VPDPBUSD).  Per-kernel minima
+ * of alternating in-model profiles, 28 x 1 / 14 x 2, load 4: ResNet-18,
+ * 2 threads, 12 rounds: 3x3 64 @56 0.949-0.960x, 3x3 128 @28
+ * 0.949-0.973x, 3x3/2 64 -> 128 0.969x (the other kernels 0.98x);
+ * ResNet-50, 2 threads, 12 rounds: 3x3 64 @56 0.948-0.961x, 128 @28
+ * 0.961-0.969x, 3x3/2 128 @56 0.944x (the others 0.996x); 1 thread, 8
+ * rounds: 0.945-0.971x (the others 0.997x).  With unroll_kw as well:
+ * 1.10-1.31x slower (ResNet-18, 2 threads, load 1.5). */
 static int int8_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   Conv2DWorkload c;
   if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 4, "int8") || wl_conv2d_parse(wl, &c)) return -1;
   if ((c.KH > 1 || c.KW > 1) && c.IC <= 4) config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, 8)});
   int64_t cols = cfg_split_inner(cfg, "tile_ow");
+  int64_t half = x86_reg_budget(t) / 2, chunks = c.OC / cfg_split_inner(cfg, "tile_oc");
+  if ((c.KH > 1 || c.KW > 1) && c.IC > 4 && c.N == 1 && cols > half && x86_conv_occ_block(t, half, chunks) == 2)
+    config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, cols = x86_conv_block_cols(c.OW, half)});
   if (c.KH == 1 && c.KW == 1 && c.N == 1 && c.IC <= 4 * INT8_SHORT_REDUCTION && cols >= 14 &&
       cfg_other_int(cfg, "tile_oh", 1) == 1)
     config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, cols / 2)});
