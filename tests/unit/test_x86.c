@@ -674,6 +674,40 @@ static void test_conv_batch_two_chunks(void) {
   }
 }
 
+/* At batch > 1 a 1x1 layer whose output-channel chunks make pairs or
+ * triples takes them (a broadcast feeding two or three FMAs) even where a
+ * one-chunk block of columns and samples holds more accumulators: 48
+ * channels (3 chunks) at 13x13 as 7 columns x 3 chunks (not 13 columns x
+ * 2 samples), 32 channels at 27x27 as 9 x 2 chunks (not 27 x 1).  The
+ * 3-chunk block's output matches the unscheduled lowering (its last
+ * column block a guarded tail of 6). */
+static void test_conv_batch_chunk_loads(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  if (target_host()->vector_lanes < 16) return; /* chunk blocks are AVX-512's */
+  static const int64_t layers[][4] = {/* OC, H, expected tile_ow, tile_n */
+                                      {48, 13, 7, 1},
+                                      {32, 27, 9, 1}};
+  for (int i = 0; i < 2; i++) {
+    const int64_t *L = layers[i];
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 32, L[1], L[1]}, (int64_t[]){L[0], 32, 1, 1}, (int[]){1, 1},
+                             (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    CHECK_INT(cfg_split_inner(cfg, "tile_ow"), L[2]);
+    CHECK_INT(cfg_other_int(cfg, "tile_n", -1), L[3]);
+    if (i) continue;
+    LoweredFunc *f = lower_config(tm, wl, cfg);
+    if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 336]");
+    Schedule *s;
+    int na;
+    Tensor **args;
+    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "three-chunk 1x1 at batch 8");
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 /* A prime output width gets a column block that does not divide it, the
  * last block a guarded tail, instead of one-column blocks: the fallback
  * of a 1x1 conv (two chunks), a 3x3 and a grouped 3x3 conv at 37 and 31
@@ -1148,5 +1182,6 @@ const TestCase x86_tests[] = {
     {"conv_loop_shape", test_conv_loop_shape},
     {"conv_batch_block", test_conv_batch_block},
     {"conv_batch_two_chunks", test_conv_batch_two_chunks},
+    {"conv_batch_chunk_loads", test_conv_batch_chunk_loads},
     {NULL, NULL},
 };

@@ -506,6 +506,21 @@ static void conv_batch_window_block(const Target *t, const Conv2DWorkload *c, in
  * channels.  float32 only (the bfloat16 and int8 templates start from
  * this fallback: not measured there). */
 enum { SHORT_REDUCTION_COLS = 8 };
+
+/* At batch > 1: whether a 1x1 block of p2 positions (samples x rows x
+ * columns) x occ output-channel chunks beats one of p1 positions x one
+ * chunk, by loads per FMA - a reduction step loads one broadcast per
+ * position and one kernel vector per chunk - rather than by accumulators:
+ * where the chunks are odd (3 a block) or the columns leave no room for
+ * a second sample, the chunk block holds fewer accumulators but a third
+ * or half the loads.  bench_conv2d --batch 8 --vs --cold --epilogue
+ * --cpu-time, 1 thread (load 3.6-3.8), one-chunk fallback / chunk block:
+ * SqueezeNet-1.1's 1x1 512->1008 @13 (13 columns x 2 samples / 7 x 3
+ * chunks) 1.12x (1.17x at 2 threads), 1x1 32->128 @27 and 256->32 @27
+ * (27 x 1 / 9 x 2 chunks) 1.09x. */
+static bool batch_chunks_pay(int64_t p1, int64_t p2, int64_t occ) {
+  return (p2 + occ) * p1 <= (p1 + 1) * p2 * occ;
+}
 static int64_t conv_short_reduction_budget(const Target *t, const Workload *wl, const Conv2DWorkload *c, int64_t occ) {
   int64_t budget = x86_reg_budget(t);
   if (c->N != 1 || occ < 2 || c->real_ic * c->KH * c->KW > t->vector_lanes || !is_fp32_task(wl)) return budget;
@@ -537,7 +552,8 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       int64_t n1 = x86_batch_block(t, c.N, w1 * h1), n2 = 1;
       if (occ > 1 && row_block(c.OW, c.OH, budget / occ, &w2, &h2)) {
         n2 = x86_batch_block(t, c.N, w2 * h2 * occ);
-        if (n2 * w2 * h2 * occ >= n1 * w1 * h1) w1 = w2, h1 = h2, n1 = n2;
+        if (c.N > 1 ? batch_chunks_pay(n1 * w1 * h1, n2 * w2 * h2, occ) : n2 * w2 * h2 * occ >= n1 * w1 * h1)
+          w1 = w2, h1 = h2, n1 = n2;
       }
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
       config_set_other(cfg, "tile_oh", opt_int(h1));
