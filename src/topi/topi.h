@@ -650,6 +650,13 @@ bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
  * errors. */
 int x86_conv_prefetch_w(const char *op, Stage *scc, const struct ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
                         IterVar *row, int64_t rows, int64_t chunks);
+/* The same for any register block whose weights are read in blocks one
+ * after another in memory: step is the iterations of ricb a block's
+ * weights span (d blocks ahead is d x step iterations of ricb later,
+ * the address running on into the next block as row-major arithmetic
+ * does); conv2d_NCHWc_winograd.x86's GEMM (x86/winograd.c). */
+int x86_prefetch_w_blocks(const char *op, Stage *scc, const struct ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                          IterVar *row, int64_t rows, int64_t step);
 /* The compute of both: groups = 1 is conv2d_NCHWc (tag "conv2d_NCHWc");
  * groups > 1 is tag "group_conv2d_NCHWc", kernel [OC/oc_bn, (IC/groups)
  * /ic_bn, KH, KW, ic_bn, oc_bn], blocks dividing the channels per group.

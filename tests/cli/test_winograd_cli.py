@@ -110,7 +110,7 @@ def test_tasks_tune_records(model, tmp_path):
     for r in recs:
         assert r["version"] == 0.2 and r["input"][1] == "conv2d_NCHWc_winograd.x86"
         assert r["input"][2][1] == ["TENSOR", [48, 48, 3, 3], "float32"]
-        assert [e[0] for e in r["config"]["entity"]] == ["tile_ic", "tile_oc", "tile_p", "tile_rows"]
+        assert [e[0] for e in r["config"]["entity"]] == ["tile_ic", "tile_oc", "tile_p", "tile_rows", "prefetch_w"]
         assert r["result"][1] == 0
     so = str(tmp_path / "t.so")
     kiln("compile", path, "-o", so, "--tuning-records", log, "--quiet-fallback")

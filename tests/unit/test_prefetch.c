@@ -291,6 +291,68 @@ static void test_conv_prefetch_data_knob(void) {
   }
 }
 
+/* conv2d_NCHWc_winograd.x86 (float32): prefetch_w is in the space, the
+ * fallback takes 1 where the stages run at the root (the GEMM streams the
+ * transformed kernel U once: 32 @14, 128 @28) and 0 in blocks of tile
+ * rows (VGG's 64 @224: U stays in L2); the bfloat16 template's space has
+ * no knob.  Every value on 32 @14 (4 tile rows, F(4x4)) matches the
+ * unscheduled lowering, and the GEMM's touches of U reach d blocks of
+ * reg_c = 2 chunks x 32 channels x 16 floats ahead, spread over the 4 tile
+ * rows by the channel step. */
+static void test_winograd_prefetch_knob(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86"),
+                 *bf = template_lookup("conv2d_NCHWc_winograd_bf16.x86");
+  CHECK_NN(tm);
+  CHECK_NN(bf);
+  if (!tm || !bf) return;
+  struct {
+    int64_t c, hw;
+    int want_fallback;
+  } cases[] = {{32, 14, 1}, {128, 28, 1}, {64, 224, 0}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    int64_t c = cases[n].c, hw = cases[n].hw;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, c, hw, hw}, (int64_t[]){c, c, 3, 3}, (int[]){1, 1},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    CHECK_CONTAINS(config_entity_json(space_get(cs, 0)), "prefetch_w");
+    CHECK_MSG(cfg_other_int(fb, "prefetch_w", -1) == cases[n].want_fallback, "%lld @%lld: fallback %s", (long long)c,
+              (long long)hw, config_entity_json(fb));
+    Workload *wb = wl_conv2d(bf->name, (int64_t[]){1, c, hw, hw}, (int64_t[]){c, c, 3, 3}, (int[]){1, 1},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigSpace *bs = template_space(bf, target_host(), wb);
+    CHECK_NN(bs);
+    CHECK(!bs || !strstr(config_entity_json(space_get(bs, 0)), "prefetch_w"));
+  }
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
+                           (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+  for (int d = 0; d <= 2; d++) {
+    ConfigEntity *c = template_fallback(tm, target_host(), wl);
+    CHECK_NN(c);
+    if (!c) return;
+    int no = 0;
+    const int64_t *toc = cfg_split(c, "tile_oc", &no);
+    CHECK(toc && no == 3 && toc[1] == 2 && toc[2] == 16);
+    config_set_other(c, "prefetch_w", opt_int(d));
+    Schedule *s;
+    int na;
+    Tensor **args;
+    const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+    if (!text) return;
+    if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "%s\n", text);
+    CHECK_MSG(!d == !strstr(text, "prefetch(kernel["), "prefetch_w %d:\n%s", d, text);
+    if (d) {
+      CHECK_CONTAINS(text, kfmt(" + %d), %d)]", d * 2 * 32 * 16, 36 * 32 * 32 - 1));
+      CHECK_CONTAINS(text, "if ((floormod(cb, 4) == th))");
+    }
+    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("winograd 32 @14, prefetch_w %d", d));
+    if (arr) tk_arrays_free(na, arr);
+  }
+}
+
 const TestCase prefetch_tests[] = {
     {"prefetch_text", test_prefetch_text},
     {"prefetch_spread_text", test_prefetch_spread_text},
@@ -298,5 +360,6 @@ const TestCase prefetch_tests[] = {
     {"prefetch_errors", test_prefetch_errors},
     {"conv_prefetch_knob", test_conv_prefetch_knob},
     {"conv_prefetch_data_knob", test_conv_prefetch_data_knob},
+    {"winograd_prefetch_knob", test_winograd_prefetch_knob},
     {NULL, NULL},
 };

@@ -216,22 +216,27 @@ bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
   return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
 }
 
-int x86_conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
-                        IterVar *row, int64_t rows, int64_t chunks) {
+int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                          IterVar *row, int64_t rows, int64_t step) {
   int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
   if (pf < 0)
     return kiln_set_error("%s: config knob 'prefetch_w' = %lld, expected a number of register blocks ahead (0: none)",
                           op, (long long)pf);
   if (pf == 0 || !kernel || kernel->kind != TE_PLACEHOLDER) return 0;
-  /* the kernel's next output-channel chunks follow the current ones in
-   * memory: d blocks' worth of whole reductions (the block's chunks x the
-   * ic chunks x the window x the ic block) */
-  int64_t step = chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4);
   if (stage_prefetch(scc, kernel, ricb, c32(pf * step), 3)) return -1;
   /* every row block of a register block reads its weights again: row r
    * touches the steps whose ic-block index is r modulo the rows, so the
    * next block's weights are touched once over the block's rows */
   return rows > 1 ? stage_prefetch_spread(scc, ricb, row, rows) : 0;
+}
+
+int x86_conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                        IterVar *row, int64_t rows, int64_t chunks) {
+  /* the kernel's next output-channel chunks follow the current ones in
+   * memory: d blocks' worth of whole reductions (the block's chunks x the
+   * ic chunks x the window x the ic block) */
+  int64_t step = kernel ? chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4) : 0;
+  return x86_prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, step);
 }
 
 /* Whether a layer's space has "prefetch_w" (x86_conv_prefetch_pays).  The

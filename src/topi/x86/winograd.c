@@ -272,11 +272,25 @@ int topi_x86_winograd_space(ConfigSpace *cs, const Conv2DWorkload *c, int64_t nH
   return 0;
 }
 
+/* float32 only, "prefetch_w" (conv2d_NCHWc.x86's knob, 0, 1 or 2): the
+ * GEMM's register block touches the part of U the block d blocks of
+ * output channels ahead will read, spread over the block's tile rows, so
+ * U, which a model reads from memory, streams in among the FMAs.  The
+ * fallback takes 1 where the stages run at the root (U streams through
+ * once), 0 in blocks of tile rows (U stays in L2 from block to block).
+ * bench_conv2d --cold --epilogue --cpu-time, 1 thread, effective GFLOP/s
+ * without / with (3 alternating runs, load 4, peak 279): ResNet's 64 @56
+ * 523-607 / 610-659, 128 @28 547-583 / 722-812, 256 @14 (F(2x2))
+ * 385-401 / 512-549, 512 @7 (F(2x2), 16 tiles) 229-232 / 291-311.  In
+ * ResNet-50 (per-node minima of 8 alternating profiles, load 5), 1
+ * thread: the five 256 @14 nodes 2931 -> 2187 us, the three 128 @28 1261
+ * -> 897, the three 64 @56 1255 -> 1182; 2 threads 1638 -> 1218, 726 ->
+ * 498, 757 -> 701. */
 static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
-  if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
-  return topi_x86_winograd_space(cs, &c, nH, nW, 1);
+  if (wino_parse(wl, &c, &m, &nH, &nW) || topi_x86_winograd_space(cs, &c, nH, nW, 1)) return -1;
+  return space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)});
 }
 
 /* Where the stages run at the root (tile_rows = all the rows), so the
@@ -350,6 +364,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   topi_x86_winograd_fallback(t, cfg, &c, m, nH, nW, 1, DT_F32);
+  config_set_other(cfg, "prefetch_w", opt_int(wino_at_root(t, c.N, c.IC, c.OC, c.OH, c.OW, m, 4) ? 1 : 0));
   return 0;
 }
 
@@ -496,6 +511,16 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
   IterVar *rc = stage_reduce_axis(smc, 0), *rcb = stage_reduce_axis(smc, 1);
   if (stage_reorder(smc, 9, (IterVar *[]){ce, cn, cbb, cth, rc, rcb, ck, ctw, ckb}) || stage_unroll(smc, ck) ||
       stage_unroll(smc, ctw) || x86_vec_or_unroll(t, smc, ckb, ob))
+    return -1;
+  /* "prefetch_w": U [alpha, alpha, OC/ob, IC, ob] holds a block's reg_c
+   * chunks x IC input channels one after another, each step of rcb a
+   * channel, so the next block is reg_c x IC steps ahead (after an
+   * (eps, nu)'s last block: the next one's first); the block's tile rows
+   * (mth) each read its U again and share the touches */
+  Tensor *U = NULL;
+  for (int i = 0; i < M->ninputs; i++)
+    if (M->inputs[i] != V) U = M->inputs[i];
+  if (x86_prefetch_w_blocks("conv2d_NCHWc_winograd.x86", smc, cfg, U, rcb, mth, rows, reg_c * (U ? te_dim(U, 3) : 0)))
     return -1;
 
   /* the input transform: per tile and channel block, every (eps, nu)
