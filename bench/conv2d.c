@@ -78,10 +78,11 @@
  * width print one column.
  * --bf16 times conv2d_NCHWc_bf16.x86 (`--precision bf16`, docs/bf16.md)
  * against conv2d_NCHWc.x86 on every layer with an even channel count: the
- * float32 kernel with its fallback config, and the bfloat16 kernel with
- * the same config (the config a bfloat16 layer without a record of its
- * own takes) in both forms of its bf16_dot knob, "fma" and "vdpbf16ps";
- * the three alternate, medians; beside them the VDPBF16PS peak and each
+ * float32 kernel with its fallback config (or --cfg's), and the bfloat16
+ * kernel with that config made a bfloat16 one (topi_x86_conv_bf16_from_
+ * float32: the config a bfloat16 layer without a record of its own takes)
+ * in both forms of its bf16_dot knob, "fma" and "vdpbf16ps"; the three
+ * alternate, medians; beside them the VDPBF16PS peak and each
  * form's relative L2 error against the float32 output.
  */
 #include <math.h>
@@ -553,14 +554,16 @@ static const char *config_text(const ConfigEntity *cfg) {
 /* --bf16: one layer, float32 against bfloat16 in its two forms (see the
  * top of the file).  The bfloat16 kernels get the float32 kernel's weights
  * rounded to bfloat16 pairs and the same input. */
-static void bf16_layer(const Layer *L, bool epilogue, const char *keep, int reps, double peak, double pb) {
+static void bf16_layer(const Layer *L, const char *cfg_text, bool epilogue, const char *keep, int reps, double peak,
+                       double pb) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86"), *tb = template_lookup("conv2d_NCHWc_bf16.x86");
   int st[2] = {L->stride, L->stride}, pad[4] = {L->pad, L->pad, L->pad, L->pad}, dl[2] = {1, 1};
   int64_t dshape[4] = {1, L->c, L->h, L->w}, kshape[4] = {L->oc, L->c, L->k, L->k};
   Workload *wl = wl_conv2d(tm->name, dshape, kshape, st, pad, dl, "float32", "float32");
   Workload *wb = wl_conv2d(tb->name, dshape, kshape, st, pad, dl, "float32", "float32");
-  ConfigEntity *cf = template_fallback(tm, target_host(), wl);
+  ConfigEntity *cf = cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, target_host(), wl);
   ConfigEntity *cb[2] = {cf ? config_from_json(config_json(cf)) : NULL, NULL};
+  if (cb[0] && topi_x86_conv_bf16_from_float32(target_host(), cb[0], wb)) cb[0] = NULL;
   if (cb[0] && config_set_other(cb[0], "bf16_dot", opt_str("fma")) && tb->check(target_host(), cb[0], wb) != 0)
     cb[0] = template_fallback(tb, target_host(), wb); /* an odd input block: the bfloat16 fallback for both */
   if (cb[0] && cfg_split_inner(cb[0], "tile_ic") != cfg_split_inner(cf, "tile_ic")) cf = NULL;
@@ -690,7 +693,7 @@ int main(int argc, char **argv) {
       if ((only && !strstr(L->name, only)) || L->c % 2) continue;
       KArena *ar = kiln_arena_new();
       kiln_arena_push(ar);
-      bf16_layer(L, epilogue, keep, reps, peak, pb);
+      bf16_layer(L, cfg_text, epilogue, keep, reps, peak, pb);
       kiln_arena_pop();
       kiln_arena_free(ar);
     }

@@ -845,6 +845,11 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
 /* The config's "bf16_dot" knob: 1 "fma" (float32 input, the kernel's
  * halves widened: a float32 "data_pad" stage), 0 "vdpbf16ps", -1 + error. */
 int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
+/* A float32 layer's config (conv2d_NCHWc.x86's, the same blocks) made the
+ * bfloat16 layer's: bf16_dot for t's CPU and, where cfg has none,
+ * occ_inner by the fallback's rule for wl (conv2d_NCHWc_bf16.x86's
+ * workload).  0, or -1 + error. */
+int topi_x86_conv_bf16_from_float32(const struct Target *t, struct ConfigEntity *cfg, const struct Workload *wl);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
 
 /* ----- x86/winograd_bf16.c: conv2d_NCHWc_winograd_bf16.x86, Winograd

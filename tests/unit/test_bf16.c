@@ -471,6 +471,52 @@ static void test_dot_form(void) {
   CHECK(!target_bf16_dot_faster(target_parse("cuda", NULL)));
 }
 
+/* occ_inner (the parallel loop steps a 1x1 layer's output-channel chunks
+ * inside its rows) in the config a bfloat16 layer takes from float32's:
+ * on a channel-reducing 1x1 layer whose input outgrows the L2 and whose
+ * weights fit a quarter of it, not on a layer with more outputs than
+ * inputs, weights past a quarter of the L2, an input that fits the L2, a
+ * window larger than 1x1 or one block of chunks; a value the config has
+ * (a record's) stays. */
+static void test_occ_inner(void) {
+  const struct {
+    int64_t ic, h, oc, k;
+    int s;
+    bool want;
+  } rows[] = {
+      {256, 56, 64, 1, 1, true},    /* ResNet-50's 256->64 @56: 4.8 MB in, 32 KiB weights */
+      {512, 28, 128, 1, 1, true},   /* 512->128 @28 */
+      {64, 56, 256, 1, 1, false},   /* 64->256 @56: more outputs than inputs */
+      {1024, 14, 256, 1, 1, false}, /* 512 KiB of weights */
+      {256, 14, 64, 1, 1, false},   /* 294 KiB in: fits the L2 */
+      {128, 56, 128, 3, 2, false},  /* 3x3 */
+      {64, 56, 32, 1, 1, false},    /* 32 channels: one block of two chunks */
+  };
+  const Target *t = target_parse("llvm -mcpu=znver5", NULL);
+  const Template *tf = template_lookup("conv2d_NCHWc.x86"), *tb = template_lookup("conv2d_NCHWc_bf16.x86");
+  CHECK(t && tf && tb);
+  if (!t || !tf || !tb) return;
+  CHECK(target_l2_bytes(t) == 1 << 20);
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    int64_t d[4] = {1, rows[r].ic, rows[r].h, rows[r].h}, k[4] = {rows[r].oc, rows[r].ic, rows[r].k, rows[r].k};
+    int st[2] = {rows[r].s, rows[r].s}, p = (int)rows[r].k / 2, pd[4] = {p, p, p, p};
+    Workload *wf = wl_conv2d(tf->name, d, k, st, pd, (int[]){1, 1}, "float32", "float32");
+    Workload *wb = wl_conv2d(tb->name, d, k, st, pd, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *c = template_fallback(tf, t, wf);
+    CHECK_NN(c);
+    if (!c) continue;
+    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb));
+    CHECK_OK(tb->check(t, c, wb));
+    CHECK_MSG(cfg_other_int(c, "occ_inner", -1) == rows[r].want, "%s: occ_inner %lld, want %d", wb->key,
+              (long long)cfg_other_int(c, "occ_inner", -1), rows[r].want);
+    ConfigEntity *fb = template_fallback(tb, t, wb);
+    CHECK(fb && cfg_other_int(fb, "occ_inner", -1) == rows[r].want);
+    config_set_other(c, "occ_inner", opt_bool(!rows[r].want)); /* a record's value stays */
+    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb));
+    CHECK(cfg_other_int(c, "occ_inner", -1) == !rows[r].want);
+  }
+}
+
 const TestCase bf16_tests[] = {
     {"round", test_round},
     {"dense_random", test_dense_random},
@@ -480,5 +526,6 @@ const TestCase bf16_tests[] = {
     {"winograd_random", test_winograd_random},
     {"precision_checks", test_precision_checks},
     {"dot_form", test_dot_form},
+    {"occ_inner", test_occ_inner},
     {NULL, NULL},
 };

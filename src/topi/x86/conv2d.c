@@ -799,7 +799,14 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   }
   if (ni && stage_unroll(so, ni)) return -1;
   if (occi && stage_unroll(so, occi)) return -1;
-  if (stage_fuse(so, no, occo, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
+  /* "occ_inner" (conv2d_bf16.c's rule): the parallel loop steps the
+   * output-channel chunks inside the rows, so a row block's input is read
+   * from the outer caches once for all of them */
+  if (cfg_other_int(cfg, "occ_inner", 0) ? stage_reorder(so, 2, (IterVar *[]){oho, occo}) || stage_fuse(so, no, oho, &f) ||
+                                               stage_fuse(so, f, occo, &f)
+                                         : stage_fuse(so, no, occo, &f) || stage_fuse(so, f, oho, &f))
+    return -1;
+  if (stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
 

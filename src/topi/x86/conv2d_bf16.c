@@ -123,8 +123,47 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
 #define BASE topi_x86_conv2d_NCHWc_template
 
 static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
-  if (BASE.define_space(t, cs, wl)) return -1;
-  return space_define_knob(cs, "bf16_dot", 2, (OptVal[]){opt_str("vdpbf16ps"), opt_str("fma")});
+  if (BASE.define_space(t, cs, wl) ||
+      space_define_knob(cs, "bf16_dot", 2, (OptVal[]){opt_str("vdpbf16ps"), opt_str("fma")}))
+    return -1;
+  return space_define_knob(cs, "occ_inner", 2, (OptVal[]){opt_bool(false), opt_bool(true)});
+}
+
+/* The fallback's "occ_inner" (the schedule's parallel loop steps the
+ * output-channel chunks inside the rows: conv2d.c): true for a 1x1 layer
+ * whose register blocks span part of its output channels, that reads at
+ * least as many input values as it writes outputs (a channel-reducing
+ * layer), whose input (the float32 input and the bfloat16 pairs rounded
+ * from it) outgrows the L2 and whose bfloat16 weights fit in a quarter of
+ * it, so every row block rereads them from L2.  With the chunks
+ * outermost each block of chunks streams the whole input again from L3,
+ * and at two threads each thread streams all of it.  bench_conv2d --bf16
+ * --epilogue, ResNet-50's layers, fallback configs, wall-clock GFLOP/s of
+ * the vdpbf16ps form at 2 threads, without / with, three alternations
+ * each in two runs (load 4.3-5.5): 1x1 256->128 @56 344-394 / 638-670,
+ * 512->128 @28 526-605 / 674-819, 512->256 @28 609-747 / 756-839, 64->64
+ * @56 407 / 523, 256->64 @56 318-336 / 342-557 and 260-621 / 461-542
+ * (mixed); at 1 thread (CPU time) level, 0.94-1.10x.  64->256 @56 (more
+ * outputs than inputs) measured level for vdpbf16ps and 0.8x for float32,
+ * so it keeps the chunks outermost. */
+static bool bf16_occ_inner(const Target *t, const ConfigEntity *cfg, const Conv2DWorkload *c) {
+  if (c->KH != 1 || c->KW != 1) return false;
+  int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), rows = cfg_other_int(cfg, "tile_oh", 1);
+  int64_t n_f = cfg_other_int(cfg, "tile_n", 1), cols = cfg_split_inner(cfg, "tile_ow");
+  if (oc_bn < 1 || cols < 1) return false;
+  int64_t chunks = c->OC / oc_bn, occ = x86_conv_occ_block(t, n_f * rows * cols, chunks);
+  int64_t in = c->sh > 1 || c->sw > 1 ? c->OH * c->OW : c->IH * c->IW; /* a strided layer's: the sampled copy */
+  int64_t in_bytes = c->N * c->IC * in * (topi_x86_conv_bf16_dot_is_fma(cfg) == 1 ? 4 : 4 + 2);
+  return chunks > occ && c->IC * in >= c->OC * c->OH * c->OW && in_bytes > target_l2_bytes(t) &&
+         c->OC * c->IC * 2 <= target_l2_bytes(t) / 4;
+}
+
+int topi_x86_conv_bf16_from_float32(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+  Conv2DWorkload c;
+  if (wl_conv2d_parse(wl, &c)) return -1;
+  config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
+  if (!config_get(cfg, "occ_inner")) config_set_other(cfg, "occ_inner", opt_bool(bf16_occ_inner(t, cfg, &c)));
+  return 0;
 }
 
 /* The "bf16_dot" knob, as dense_pack_bf16.x86's: 1 "fma", 0 "vdpbf16ps". */
@@ -145,11 +184,11 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
 
 /* conv2d_NCHWc.x86's fallback with the largest even input block that
  * divides the channels and is at most the output block (the layer is
- * refused - stays float32 - when the input channels are odd). */
+ * refused - stays float32 - when the input channels are odd), and
+ * bf16_dot and occ_inner as topi_x86_conv_bf16_from_float32 sets them. */
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
-  if (BASE.fallback(t, cfg, wl)) return -1;
-  config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
-  return x86_conv_ic_group_fallback(cfg, wl, 2, "bfloat16");
+  if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 2, "bfloat16")) return -1;
+  return topi_x86_conv_bf16_from_float32(t, cfg, wl);
 }
 
 static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
