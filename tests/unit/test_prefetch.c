@@ -2,7 +2,8 @@
  * test_prefetch.c - stage_prefetch: the region each iteration touches (a
  * lowered text), spread over an enclosing loop, the C it prints, the
  * errors of the primitives and of their lowering, and conv2d_NCHWc.x86's prefetch_w and prefetch_data
- * knobs: their spaces, the fallback's rules, and every value against the unscheduled lowering.
+ * and dense_pack.x86's prefetch_w knobs: their spaces, the fallback's rules, and every value against
+ * the unscheduled lowering.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,57 @@ static void test_conv_prefetch_knob(void) {
   }
 }
 
+/* dense_pack.x86: prefetch_w is in the space of layers whose weights are
+ * larger than the L2 (1 MiB here; exactly 1 MiB is not), that have 2 to
+ * 256 rows, and whose two-vector panels (32 x K floats) fit the L2 two
+ * at a time (K = 4096, not 4104); the fallback takes 1 there; every value
+ * matches the unscheduled lowering, the touches are d column groups
+ * ahead (x_oi x K x bn floats a group) and spread over the row blocks (5
+ * for 49 rows of 10; none for 8 rows in one block). */
+static void test_dense_prefetch_knob(void) {
+  const Template *tm = template_lookup("dense_pack.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes != 16 || target_l2_bytes(target_host()) != 1 << 20) return;
+  struct {
+    int64_t m, n, k;
+    int want_fallback; /* -1: not in the space */
+  } cases[] = {{49, 1024, 288, 1}, {8, 1000, 288, 1},  {300, 1024, 288, -1}, {49, 1024, 256, -1},
+               {1, 1000, 288, -1}, {2, 96, 4096, 1}, {2, 96, 4104, -1}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    Workload *wl = wl_dense(tm->name, cases[n].m, cases[n].n, cases[n].k, "float32", "float32");
+    ConfigSpace *cs = template_space(tm, target_host(), wl);
+    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    const char *desc = kfmt("dense %s", wl->key);
+    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_w") == (cases[n].want_fallback < 0),
+              "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
+    CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
+    if (cases[n].want_fallback < 0) continue;
+    const int64_t *ty = cfg_split(fb, "tile_y", NULL), *tx = cfg_split(fb, "tile_x", NULL);
+    int64_t blocks_y = (cases[n].m + ty[2] - 1) / ty[2], size = cases[n].n * cases[n].k;
+    CHECK_INT(blocks_y, cases[n].m == 49 ? 5 : 1);
+    for (int d = 0; d <= 2; d++) {
+      ConfigEntity *c = template_fallback(tm, target_host(), wl);
+      config_set_other(c, "prefetch_w", opt_int(d));
+      Schedule *s;
+      int na;
+      Tensor **args;
+      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      if (!text) return;
+      int64_t group = tx[1] * tx[2] * cases[n].k;
+      CHECK_MSG(!d == !strstr(text, "prefetch(packed_weight["), "%s, prefetch_w %d:\n%s", desc, d, text);
+      if (d && d * group < size)
+        CHECK_CONTAINS(text, kfmt(" + %lld), %lld)]", (long long)(d * group), (long long)(size - 1)));
+      CHECK_MSG(!d || !strstr(text, kfmt("floormod(k.outer, %lld) == floormod(", (long long)blocks_y)) == (blocks_y == 1),
+                "%s, prefetch_w %d: the spread guard over %lld row blocks:\n%s", desc, d, (long long)blocks_y, text);
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, prefetch_w %d", desc, d));
+      if (arr) tk_arrays_free(na, arr);
+    }
+  }
+}
+
 /* conv2d_NCHWc.x86: prefetch_data is in the space of 1x1 layers whose
  * input (the batch's, or a strided layer's sampled copy) is at least 512
  * KiB, or whose input and two prefetched weight blocks are (2048->64 @7:
@@ -361,5 +413,6 @@ const TestCase prefetch_tests[] = {
     {"conv_prefetch_knob", test_conv_prefetch_knob},
     {"conv_prefetch_data_knob", test_conv_prefetch_data_knob},
     {"winograd_prefetch_knob", test_winograd_prefetch_knob},
+    {"dense_prefetch_knob", test_dense_prefetch_knob},
     {NULL, NULL},
 };
