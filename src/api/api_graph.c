@@ -385,7 +385,7 @@ API_FUNC(graph_build_fn) {
   const GSym *bs = kg->opt_level < 0 && !target_is_gpu(target) ? graph_batch_symbol(kg->g) : NULL;
   int64_t vb[GRAPH_DEFAULT_BATCHES], one = 1;
   Graph *vg[GRAPH_DEFAULT_BATCHES] = {0};
-  int nv = bs ? graph_default_batches(bs->hi, vb) : 0;
+  int nv = bs ? graph_default_batches(kg->g, target, bs->hi, vb) : 0;
   char spec[128];
   if (bs) snprintf(spec, sizeof spec, "%s:%lld:%lld", bs->name, (long long)bs->lo, (long long)bs->hi);
   const char *batch_outer = bs ? spec : NULL;

@@ -52,13 +52,13 @@ static DLTensor *load_value(Command *cmd, const char *path) {
 /* Import (with --input-shapes and --bind) and optimize; NULL after
  * printing an error. */
 /* --batch-sizes: the batches to build variants at ("4,8", "none"), within
- * [2, hi]; without the flag 4 and 8 where the bound allows.  -1 after
+ * [2, hi]; without the flag graph_default_batches' for g on t.  -1 after
  * printing an error. */
-static int batch_sizes(Command *cmd, const GSym *bs, int64_t *sizes, int *n) {
+static int batch_sizes(Command *cmd, const Graph *g, const Target *t, const GSym *bs, int64_t *sizes, int *n) {
   Opt *o = cli_opt(cmd, "--batch-sizes");
   *n = 0;
   if (!o || !o->set) {
-    *n = graph_default_batches(bs->hi, sizes);
+    *n = graph_default_batches(g, t, bs->hi, sizes);
     return 0;
   }
   if (!strcmp(o->value, "none")) return 0;
@@ -135,7 +135,7 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
   if (bs && variants) { /* each variant: the model at that batch, optimized as a static graph */
     int64_t sizes[CLI_MAX_VARIANTS];
     int n;
-    if (batch_sizes(cmd, bs, sizes, &n)) {
+    if (batch_sizes(cmd, g, t, bs, sizes, &n)) {
       graph_free(g);
       return NULL;
     }

@@ -256,6 +256,42 @@ def test_batch_sizes_errors(cnn, tmp_path):
     assert "batched variants" not in kiln("inspect", so).stdout
 
 
+class WideStem(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        return torch.flatten(self.pool(torch.relu(self.conv(x))), 1)
+
+
+def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
+    # weights within a quarter of the L3 and one sample's activation past
+    # the L2 (16 x 256 x 256 floats, 4 MiB): no batched variants unless
+    # --batch-sizes names them (graph_default_batches); the samples run
+    # through the batch-1 kernels and match PyTorch
+    torch.manual_seed(5)
+    net = WideStem().eval()
+    path = str(tmp_path / "stem.onnx")
+    torch.onnx.export(net, torch.randn(1, 3, 256, 256), path, input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    so = str(tmp_path / "stem.so")
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,256,256],N<=8", "--quiet-fallback")
+    info = kiln("inspect", so).stdout
+    assert "batch (kernels built at batch 1" in info and "  N in [1, 8]" in info, info
+    assert "batched variants" not in info, info
+    x = np.random.RandomState(8).randn(8, 3, 256, 256).astype(np.float32)
+    np.save(str(tmp_path / "x.npy"), x)
+    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
+    with torch.no_grad():
+        ref = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,256,256],N<=8", "--batch-sizes", "4,8",
+         "--quiet-fallback")
+    assert "batched variants" in kiln("inspect", so).stdout
+
+
 def test_symbolic_image_size_too_small_at_run_time(tmp_path):
     # a 3x3 convolution without padding over a symbolic height and width:
     # compiled once, it runs at 5x6; a 2x2 image has no valid output, and

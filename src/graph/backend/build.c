@@ -546,8 +546,29 @@ void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) 
   pm_free(&by_hash);
 }
 
-int graph_default_batches(int64_t hi, int64_t *sizes) {
+/* The bytes of a graph's constants (its weights) and of its largest
+ * activation of one sample (a batch-symbolic tensor's bytes over its
+ * batch). */
+static void batch_bytes(const Graph *g, int64_t *weights, int64_t *sample) {
+  *weights = *sample = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const GNode *n = g->nodes.data[i];
+    int64_t numel = ttype_numel(&n->type);
+    if (n->kind == GN_VAR || numel > INT64_MAX / 16) continue;
+    int64_t b = numel * dt_bytes(n->type.dtype);
+    if (n->kind == GN_CONST) *weights += b;
+    else if (n->type.ndim) {
+      if (n->type.sym && n->type.sym->dim[0] && n->type.shape[0] > 0) b /= n->type.shape[0];
+      if (b > *sample) *sample = b;
+    }
+  }
+}
+
+int graph_default_batches(const Graph *g, const Target *t, int64_t hi, int64_t *sizes) {
   static const int64_t def[GRAPH_DEFAULT_BATCHES] = {4, 8};
+  int64_t weights, sample;
+  batch_bytes(g, &weights, &sample);
+  if (weights <= target_l3_bytes(t) / 4 && sample > target_l2_bytes(t)) return 0;
   int n = 0;
   for (int i = 0; i < GRAPH_DEFAULT_BATCHES; i++)
     if (def[i] <= hi) sizes[n++] = def[i];

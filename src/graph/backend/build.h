@@ -62,9 +62,14 @@ typedef struct GroupInfo {
  * compile time grows with each variant: at batch 8 the batch-8 kernels
  * (samples blocked into the register tile, conv2d_NCHWc.x86's tile_n) beat
  * the per-sample loop, and a variant costs no memory until a batch runs it
- * (docs/symbolic_shapes.md, "Why variants at 4 and 8 by default"). */
+ * (docs/symbolic_shapes.md, "Why variants at 4 and 8 by default").  None
+ * where the graph g's weights fit a quarter of t's L3 and one sample's
+ * largest activation is past its L2: the samples then reread the weights
+ * from the L3, while the batch-N kernels would stream N times the
+ * activations through it (SqueezeNet-1.1; ResNet-18's 47 MB of weights
+ * keep the variants). */
 #define GRAPH_DEFAULT_BATCHES 2
-int graph_default_batches(int64_t hi, int64_t *sizes);
+int graph_default_batches(const Graph *g, const Target *t, int64_t hi, int64_t *sizes);
 
 /* Compile an optimized graph into one shared object at so_path. */
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats);
