@@ -42,7 +42,7 @@
  * EfficientNet-B0 whose 24 or 40 output channels get 8-lane blocks, each
  * beside the same layer with the channels padded to 32 or 48 (what
  * alter_layout compiles), and the 16->96 and 16->48 1x1s and 3-channel
- * stem at 112; the "odd." layers have output channels an odd number of
+ * stems at 224 (3->32 and MobileNetV3's 3->16); the "odd." layers have output channels an odd number of
  * 16-lane chunks: RegNetX-1.6GF's 1x1s (912: 57, 1008: 63), SqueezeNet-
  * 1.1's 384->48 and GoogLeNet's 5x5 16->48 (3), and ShuffleNetV2's stem
  * (24: 3 chunks of 8);
@@ -172,6 +172,7 @@ static const Layer layers[] = {
     {"odd.5x5 16->48 @14", 16, 14, 14, 48, 5, 1, 2},
     {"odd.3x3/2 3->24 @224", 3, 224, 224, 24, 3, 2, 1},
     {"mobile.3x3/2 3->32 @224", 3, 224, 224, 32, 3, 2, 1},
+    {"mobile.3x3/2 3->16 @224", 3, 224, 224, 16, 3, 2, 1},
     {"vgg16.3x3 3->64 @224", 3, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->64 @224", 64, 224, 224, 64, 3, 1, 1},
     {"vgg16.3x3 64->128 @112", 64, 112, 112, 128, 3, 1, 1},

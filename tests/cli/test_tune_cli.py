@@ -34,7 +34,7 @@ def test_help():
 
 def test_tasks_listing():
     out = kiln("tasks", DIGITS, *SHAPES).stdout
-    assert "[Task  1/ 4] conv2d_NCHWc.x86 - Search space size: 40" in out
+    assert "[Task  1/ 4] conv2d_NCHWc.x86 - Search space size: 80" in out
     assert "[Task  3/ 4] dense_nopack.x86 - Search space size: 56" in out
     assert "('TENSOR', (1, 16, 4, 4), 'float32')" in out
     assert "used by: fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1" in out

@@ -978,6 +978,56 @@ static void test_conv_short_reduction(void) {
   }
 }
 
+/* inline_pad: the fallback of a padded layer with fewer input channels
+ * than a vector (an RGB stem) reads its input in place rather than
+ * copying it padded first (no data_pad buffer after lowering); a
+ * 16-channel input and an unpadded layer have no such knob (TVM's space),
+ * and the former keeps the copy.  Stems of one and of two output-channel
+ * chunks, random column blocks, both forms, against the unscheduled
+ * lowering. */
+static void test_conv_stem_inline_pad(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Target *t = target_host();
+  CHECK_NN(tm);
+  if (!tm) return;
+  static const struct {
+    int64_t ic, oc, k;
+    int st, pad;
+    bool inl;
+  } cases[] = {{3, 32, 3, 2, 1, true}, {3, 16, 3, 2, 1, true}, {3, 16, 7, 2, 3, true}, {16, 32, 3, 1, 1, false},
+               {3, 32, 3, 1, 0, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int p = cases[i].pad;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, cases[i].ic, 23, 23},
+                             (int64_t[]){cases[i].oc, cases[i].ic, cases[i].k, cases[i].k},
+                             (int[]){cases[i].st, cases[i].st}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *fb = template_fallback(tm, t, wl);
+    CHECK_NN(fb);
+    if (!fb) continue;
+    const char *desc = kfmt("%lldx%lld/%d %lld->%lld pad %d", (long long)cases[i].k, (long long)cases[i].k,
+                            cases[i].st, (long long)cases[i].ic, (long long)cases[i].oc, p);
+    CHECK_MSG(cfg_other_int(fb, "inline_pad", -1) == (cases[i].inl ? 1 : -1), "%s: fallback inline_pad %lld", desc,
+              (long long)cfg_other_int(fb, "inline_pad", -1));
+    LoweredFunc *f = lower_config(tm, wl, fb);
+    if (f) CHECK_MSG(!strstr(kiln_lowered_str(f), "data_pad") == (!p || cases[i].inl), "%s: padded copy %s", desc,
+                     cases[i].inl ? "left in" : "missing");
+    if (!cases[i].inl) continue;
+    for (int k = 0; k < 4; k++) {
+      ConfigEntity *cfg = template_fallback(tm, t, wl);
+      int64_t ow = (23 + 2 * p - cases[i].k) / cases[i].st + 1, r = 1 + (int64_t)(test_rand() % (uint64_t)(ow < 14 ? ow : 14));
+      config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, r});
+      config_set_other(cfg, "unroll_kw", opt_bool(k % 2));
+      config_set_other(cfg, "inline_pad", opt_bool(k / 2));
+      Schedule *s;
+      int na;
+      Tensor **args;
+      CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
+      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, config %s", desc, config_entity_json(cfg)));
+      if (arr) tk_arrays_free(na, arr);
+    }
+  }
+}
+
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is
  * vectorized in vectors of its largest power-of-two divisor (8 here),
  * unrolled; left to the C compiler it ran as scalar code, 15x slower in
@@ -1166,6 +1216,7 @@ const TestCase x86_tests[] = {
     {"conv_occ_block", test_conv_occ_block},
     {"conv_occ_block3", test_conv_occ_block3},
     {"conv_short_reduction", test_conv_short_reduction},
+    {"conv_stem_inline_pad", test_conv_stem_inline_pad},
     {"conv_column_tail", test_conv_column_tail},
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},

@@ -297,12 +297,34 @@ static int64_t conv_batch_prefetch_data(const Target *t, const Conv2DWorkload *c
   return in >= (512 << 10) || (pw > 0 && in + conv_two_blocks_bytes(t, c) >= (512 << 10)) ? 1 : 0;
 }
 
+/* Whether a layer's space has "inline_pad" (false/true; not TVM's): a
+ * float32 layer that reads zero padding and has fewer input channels than
+ * a vector (an RGB stem).  Its padded copy, a pass of its own over the
+ * whole input before the convolution, runs as scalar code
+ * (x86_schedule_pad vectorizes only a block of a power of two lanes), and
+ * a stem's reduction (3 channels x the window) is too short to hide it;
+ * inlined, each input read tests the padding's bounds, which the lowering
+ * unswitches out of the inner column blocks.  The fallback inlines.
+ * bench_conv2d --cold --epilogue --cpu-time, 1 thread, GFLOP/s copied /
+ * inlined, two alternating runs (load 4): MobileNet's 3x3/2 3->32 @224
+ * 144-148 / 239-245, MobileNetV3's 3->16 98-99 / 209-218, ShuffleNetV2's
+ * 3->24 (8 lanes) 83-84 / 123, VGG-16's 3x3 3->64 226-232 / 239-248,
+ * ResNet's 7x7/2 3->64 245-246 / 250-255.  Other layers keep TVM's space;
+ * the bfloat16 and int8 templates start from this space and keep the
+ * padded copy. */
+static bool conv_has_inline_pad(const Target *t, const Workload *wl, const Conv2DWorkload *c) {
+  return is_fp32_task(wl) && (c->pt || c->pl || c->pb || c->pr) && c->IC < t->vector_lanes;
+}
+
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (x86_conv_space(t, cs, wl, 1) || wl_conv2d_parse(wl, &c)) return -1;
   OptVal ahead[3] = {opt_int(0), opt_int(1), opt_int(2)};
   if (conv_has_prefetch(wl, &c) && space_define_knob(cs, "prefetch_w", 3, ahead)) return -1;
   if (conv_has_prefetch_data(t, wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
+  /* last, so the indices of the knobs before it keep their configs */
+  if (conv_has_inline_pad(t, wl, &c) && space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
   return 0;
 }
 
@@ -563,6 +585,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
       config_set_other(cfg, "tile_oh", opt_int(h1));
       if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n1));
+      if (conv_has_inline_pad(t, wl, &c)) config_set_other(cfg, "inline_pad", opt_bool(true));
       conv_prefetch_fallback(t, cfg, wl, &c);
       cfg->is_fallback = true;
       return 0;
@@ -590,6 +613,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   else if (w2) reg_n = w2;
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, reg_n});
   config_set_other(cfg, "unroll_kw", opt_bool(unroll));
+  if (conv_has_inline_pad(t, wl, &c)) config_set_other(cfg, "inline_pad", opt_bool(true));
   if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n_f));
   conv_prefetch_fallback(t, cfg, wl, &c);
   cfg->is_fallback = true;
@@ -603,6 +627,10 @@ static int conv_check(const Target *t, const ConfigEntity *cfg, const Workload *
       x86_check_split(cfg, "tile_oc", 2, c.OC, "output channels", true) ||
       x86_check_split(cfg, "tile_ow", 2, c.OW, "output columns", false)) /* a tail is guarded */
     return kiln_error_context("%s", wl->name);
+  if (cfg_other_int(cfg, "inline_pad", 0) && !conv_has_inline_pad(t, wl, &c))
+    return kiln_set_error("%s: config knob 'inline_pad' is set, but the layer has no padding or %lld input channels "
+                          "(the knob is for fewer than a vector: leave it out or false)",
+                          wl->name, (long long)c.IC);
   int64_t tn = cfg_other_int(cfg, "tile_n", 1);
   if (tn < 1 || c.N % tn)
     return kiln_set_error("%s: config knob 'tile_n' = %lld must divide the batch %lld", wl->name, (long long)tn,
@@ -772,7 +800,13 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     if (stage_compute_inline(sc)) return -1;
     so = sch_stage(s, main_out);
   }
-  if (pad->kind == TE_COMPUTE && x86_schedule_pad(s, pad)) return -1;
+  /* inline_pad: the conv reads the input in place, each read testing the
+   * padding's bounds (conv_has_inline_pad), rather than a padded copy first */
+  if (pad->kind == TE_COMPUTE && cfg_other_int(cfg, "inline_pad", 0)) {
+    if (stage_compute_inline(sch_stage(s, pad))) return -1;
+  } else if (pad->kind == TE_COMPUTE && x86_schedule_pad(s, pad)) {
+    return -1;
+  }
 
   /* the output: parallel rows, a register block per (row, column chunk) */
   IterVar *n = stage_axis(so, 0), *occ = stage_axis(so, 1), *oh = stage_axis(so, 2), *ow = stage_axis(so, 3),
