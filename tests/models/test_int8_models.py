@@ -133,6 +133,13 @@ def test_int8_convnet_matches_onnxruntime(ortpy, tmp_path):
     check(prefix, tmp_path, ["nn.contrib_conv2d_NCHWc_int8"])
     shown = kiln("show", prefix + ".int8.onnx").stdout
     assert (shown.count("nn.contrib_conv2d_NCHWc_int8(") == 5) == has_vnni(), shown
+    # a layer whose input zero point is 0 (after a ReLU) has no compensation
+    # input: its epilogue does not subtract the zeros
+    convs = [ln for ln in shown.splitlines() if "nn.contrib_conv2d_NCHWc_int8(" in ln]
+    for ln in convs:
+        nargs = ln.split("(", 1)[1].split("strides=")[0].count("%")
+        assert nargs == (3 if "input_zero_point=0," in ln else 4), ln
+    assert any("input_zero_point=0," in ln for ln in convs) == has_vnni(), convs
     # the requantize epilogues (src/graph/passes/requantize.c): QuantizeLinear's
     # divide by its scale a multiply, its add of a zero point 0 gone, and the
     # residual branch's quantize-dequantize pair without the casts to uint8

@@ -15,7 +15,8 @@
  *                                      float32 [N] -> float32 [M, N]
  *                                      (acc - comp) * scale
  *   nn.contrib_conv2d_int8             data uint8 NCHW, weight int8 OIHW
- *                                      (constant), compensation int32 [O],
+ *                                      (constant), compensation int32 [O]
+ *                                      (none where input_zero_point is 0),
  *                                      scale float32 [O], strides, padding,
  *                                      dilation, input_zero_point (the
  *                                      padding's value) -> float32 NCHW
@@ -143,12 +144,16 @@ static int conv_out(GNode *n, int64_t H, int64_t W, int64_t KH, int64_t KW, int6
 }
 
 static int check_requant(const TType *c, const TType *s, int64_t O) {
-  if (c->ndim != 1 || c->shape[0] != O || !dt_eq(c->dtype, DT_I32))
+  if (c && (c->ndim != 1 || c->shape[0] != O || !dt_eq(c->dtype, DT_I32)))
     return kiln_set_error("the compensation must be int32 [%lld], got %s %s", (long long)O, dt_str(c->dtype), shape_str(c));
   if (s->ndim != 1 || s->shape[0] != O || !dt_eq(s->dtype, DT_F32))
     return kiln_set_error("the scale must be float32 [%lld], got %s %s", (long long)O, dt_str(s->dtype), shape_str(s));
   return 0;
 }
+
+/* An int8 conv's compensation: its third input of four; with three (the
+ * input zero point 0) there is none. */
+static const TType *conv_comp_type(GNode *n) { return n->nargs == 4 ? arg_type(n, 2) : NULL; }
 
 static int infer_conv_int8(GNode *n, TType *out) {
   const TType *d = arg_type(n, 0), *k = arg_type(n, 1);
@@ -156,7 +161,7 @@ static int infer_conv_int8(GNode *n, TType *out) {
   if (k->ndim != 4 || !dt_eq(k->dtype, DT_I8) || k->shape[1] != d->shape[1])
     return kiln_set_error("weight must be int8 OIHW with %lld input channels, got %s %s", (long long)d->shape[1],
                           dt_str(k->dtype), shape_str(k));
-  if (check_requant(arg_type(n, 2), arg_type(n, 3), k->shape[0])) return -1;
+  if (check_requant(conv_comp_type(n), arg_type(n, n->nargs - 1), k->shape[0])) return -1;
   int64_t OH, OW;
   if (conv_out(n, d->shape[2], d->shape[3], k->shape[2], k->shape[3], &OH, &OW)) return -1;
   *out = ttype(DT_F32, 4, (int64_t[]){d->shape[0], k->shape[0], OH, OW});
@@ -192,8 +197,9 @@ static Tensor *compute_conv_int8(GNode *n, Tensor **ins, const Strategy *st) {
   Tensor *acc = te_compute("conv2d_int8", 4, shape, v, ir_sum(prod, 3, (IterVar *[]){ic, kh, kw}), "conv2d_int8");
   if (!acc) return NULL;
   v = te_axis_vars(4, NULL);
-  Expr *q = ir_cast(DT_F32, ir_sub(te_read(acc, 4, v), te_read1(ins[2], v[1])));
-  return te_compute("T_requant", 4, acc->shape, v, ir_mul(q, te_read1(ins[3], v[1])), "broadcast");
+  Expr *sum = te_read(acc, 4, v);
+  Expr *q = ir_cast(DT_F32, n->nargs == 4 ? ir_sub(sum, te_read1(ins[2], v[1])) : sum);
+  return te_compute("T_requant", 4, acc->shape, v, ir_mul(q, te_read1(ins[n->nargs - 1], v[1])), "broadcast");
 }
 
 static int infer_conv_weight_pack(GNode *n, TType *out) {
@@ -220,7 +226,7 @@ static int infer_conv_nchwc_int8(GNode *n, TType *out) {
     return kiln_set_error("kernel must be int8 quadruples packed as uint32 [OC/ocb, IC/icb, KH, KW, icb/4, ocb] "
                           "(nn.contrib_conv2d_int8_weight_pack) matching data %s, got %s %s",
                           shape_str(d), dt_str(k->dtype), shape_str(k));
-  if (check_requant(arg_type(n, 2), arg_type(n, 3), k->shape[0] * k->shape[5])) return -1;
+  if (check_requant(conv_comp_type(n), arg_type(n, n->nargs - 1), k->shape[0] * k->shape[5])) return -1;
   int64_t OH, OW;
   if (conv_out(n, d->shape[2], d->shape[3], k->shape[2], k->shape[3], &OH, &OW)) return -1;
   *out = ttype(DT_F32, 5, (int64_t[]){d->shape[0], k->shape[0], OH, OW, k->shape[5]});
@@ -231,7 +237,7 @@ static Tensor *compute_conv_nchwc_int8(GNode *n, Tensor **ins, const Strategy *s
   (void)st;
   int s[2], pad[4], dl[2];
   conv_attrs(n, s, pad, dl);
-  return topi_x86_conv2d_NCHWc_int8(ins[0], ins[1], ins[2], ins[3], s, pad, dl,
+  return topi_x86_conv2d_NCHWc_int8(ins[0], ins[1], n->nargs == 4 ? ins[2] : NULL, ins[n->nargs - 1], s, pad, dl,
                                     (int)gattr_int(&n->attrs, "input_zero_point", 0));
 }
 
@@ -241,12 +247,12 @@ const OpDef ops_int8[] = {
     {"nn.contrib_dense_vnni_weight_pack", 1, 1, PAT_OPAQUE, infer_weight_pack, compute_weight_pack, NULL, "weight, block=16"},
     {"nn.contrib_dense_vnni", 4, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_dense_vnni, compute_dense_vnni, strategy_dense_vnni,
      "data, weight, compensation, scale", OP_DENSE_VNNI},
-    {"nn.contrib_conv2d_int8", 4, 4, PAT_OPAQUE, infer_conv_int8, compute_conv_int8, NULL,
+    {"nn.contrib_conv2d_int8", 3, 4, PAT_OPAQUE, infer_conv_int8, compute_conv_int8, NULL,
      "data, weight, compensation, scale, strides=(1, 1), padding=(0, 0), dilation=(1, 1), input_zero_point=0",
      OP_CONV2D_INT8},
     {"nn.contrib_conv2d_int8_weight_pack", 1, 1, PAT_OPAQUE, infer_conv_weight_pack, compute_conv_weight_pack, NULL,
      "kernel, ic_block=16, oc_block=16"},
-    {"nn.contrib_conv2d_NCHWc_int8", 4, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_conv_nchwc_int8, compute_conv_nchwc_int8,
+    {"nn.contrib_conv2d_NCHWc_int8", 3, 4, PAT_OUT_ELEMWISE_FUSABLE, infer_conv_nchwc_int8, compute_conv_nchwc_int8,
      strategy_conv2d_int8, NULL, OP_CONV2D_NCHWC_INT8},
     {NULL},
 };

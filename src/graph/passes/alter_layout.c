@@ -446,7 +446,8 @@ static GNode *convert_conv_int8(Graph *ng, Alt *a, GNode *old, GNode **args) {
   GAttrs at = gattrs_copy(&old->attrs);
   ga_str(&at, "data_layout", layout_name((int)icb));
   ga_str(&at, "out_layout", layout_name((int)ocb));
-  GNode *r = graph_call(ng, "nn.contrib_conv2d_NCHWc_int8", 4, (GNode *[]){data, kw, args[2], args[3]}, at, old->name);
+  GNode *r = graph_call(ng, "nn.contrib_conv2d_NCHWc_int8", old->nargs, (GNode *[]){data, kw, args[2], args[old->nargs - 1]},
+                        at, old->name);
   if (!r) return NULL;
   graph_record_config(ng, r, &st);
   set_blk(a, r, (int)ocb);

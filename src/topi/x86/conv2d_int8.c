@@ -25,6 +25,7 @@
  *
  *     y[n, occ, oh, ow, ocb] = float32(acc - comp[o]) * scale[o],   o = occ oc_bn + ocb
  *
+ * (with za = 0 the compensation is 0: comp NULL, no subtraction),
  * the dequantized convolution.  For that single compensation term to hold
  * at the border too, the input is padded with za (the quantized zero),
  * not with 0: every tap then contributes (x - za) w, as the float32 model's
@@ -70,7 +71,7 @@ static bool is_u8(DType t) { return t.code == kDLUInt && t.bits == 8 && t.lanes 
 Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, Tensor *scale, const int strides[2],
                                    const int padding[4], const int dilation[2], int zero_point) {
   const char *op = "conv2d_NCHWc_int8";
-  if (!data || !kernel || !comp || !scale) return NULL;
+  if (!data || !kernel || !scale) return NULL;
   int64_t d[5], k[6];
   if (data->ndim != 5 || !te_shape_const(data, d) || !is_u8(data->dtype))
     return kiln_set_error("%s: data must be uint8 NCHW[x]c with a constant shape, got %s", op, dt_str(data->dtype)), NULL;
@@ -85,12 +86,14 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
                           op, (long long)k[1], (long long)k[4], (long long)d[1], (long long)d[4]),
            NULL;
   int64_t OC = k[0] * k[5];
-  if (comp->ndim != 1 || te_dim(comp, 0) != OC || !dt_eq(comp->dtype, DT_I32))
+  if (comp && (comp->ndim != 1 || te_dim(comp, 0) != OC || !dt_eq(comp->dtype, DT_I32)))
     return kiln_set_error("%s: the zero-point compensation must be int32 [%lld]", op, (long long)OC), NULL;
   if (scale->ndim != 1 || te_dim(scale, 0) != OC || !dt_eq(scale->dtype, DT_F32))
     return kiln_set_error("%s: the scale must be float32 [%lld]", op, (long long)OC), NULL;
   if (zero_point < 0 || zero_point > 255)
     return kiln_set_error("%s: the input zero point %d is not a uint8 value", op, zero_point), NULL;
+  if (!comp && zero_point)
+    return kiln_set_error("%s: the input zero point %d needs its compensation", op, zero_point), NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
@@ -125,10 +128,11 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
   Expr *body = ir_sum(ir_call2(INTRIN_u8s8_dot4, x, y), 4, (IterVar *[]){ic, kh, kw, icq});
   Tensor *acc = te_compute(op, 5, (Expr *[]){c32(d[0]), c32(k[0]), c32(OH), c32(OW), c32(k[5])}, v, body, op);
   if (!acc) return NULL;
-  /* the requantize epilogue */
+  /* the requantize epilogue (without a compensation where the zero point
+   * is 0: the pass leaves it out there) */
   v = te_axis_vars(5, NULL);
-  Expr *o = ir_add(ir_mul(v[1], c32(k[5])), v[4]);
-  Expr *q = ir_cast(DT_F32, ir_sub(te_read(acc, 5, v), te_read1(comp, o)));
+  Expr *o = ir_add(ir_mul(v[1], c32(k[5])), v[4]), *sum = te_read(acc, 5, v);
+  Expr *q = ir_cast(DT_F32, comp ? ir_sub(sum, te_read1(comp, o)) : sum);
   return te_compute("T_requant", 5, acc->shape, v, ir_mul(q, te_read1(scale, o)), "broadcast");
 }
 
