@@ -23,7 +23,7 @@
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
  *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd]
  *                [--batch N [--vs JSON | --winograd]]
- *                [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--cold]
+ *                [--depthwise | --grouped | --group-pad | --group-pair | --group-pack | --bf16] [--cold]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
  * generated C sources in DIR; --cfg replaces the direct template's
  * fallback config by an entity list (e.g. '[["tile_ic","sp",[-1,16]],
@@ -66,7 +66,9 @@
  * (knob group_pad: a group's 24 output channels computed as 32, zero
  * weights, in full vectors, the real ones kept) and the same config
  * without it, with the speed-up; layers without the knob print one
- * column.  --group-pack does the same for the lane-packed form (knob
+ * column.  --group-pair times the paired-group form (knob group_pair: two
+ * groups of 24 in three 16-lane vectors) against group_pad, where the
+ * fallback takes it.  --group-pack does the same for the lane-packed form (knob
  * group_pack: groups of 4 or 8 output channels side by side in 16-lane
  * vectors, each lane's input read by a permuted load).
  * --in-place (with --grouped) times, alternating, each layer's fallback
@@ -262,6 +264,11 @@ static float frand(void) {
   return (float)((rng >> 8) % 2000) / 1000.0f - 1.0f;
 }
 
+/* The kernel being checked is group_pair's: two groups a pair of whole
+ * chunks, row o channel o (group_pad's of 3 groups of 24 has the same
+ * shape). */
+static bool paired_kernel;
+
 /* One output element of the convolution, computed directly from the
  * blocked arrays. */
 static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64_t n, int64_t oc, int64_t oh,
@@ -286,7 +293,7 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
    * the kernel's input block kib may be smaller than the data's (in place,
    * group_pack) */
   int64_t ko = oc, kpgp = k->shape[0] * ocb / groups_of(L), kib = k->shape[4];
-  if (kpgp != kpg) ko = oc / kpg * kpgp + oc % kpg;
+  if (kpgp != kpg && !paired_kernel) ko = oc / kpg * kpgp + oc % kpg;
   for (int64_t c = c0; c < c0 + (L->real ? L->real : cpg); c++)
     for (int64_t y = 0; y < L->k; y++)
       for (int64_t x = 0; x < L->k; x++) {
@@ -640,6 +647,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
     else if (!strcmp(argv[i], "--group-pad")) grouped = group_pad = true;
     else if (!strcmp(argv[i], "--group-pack")) grouped = group_pad = true, form = "group_pack";
+    else if (!strcmp(argv[i], "--group-pair")) grouped = group_pad = true, form = "group_pair";
     else if (!strcmp(argv[i], "--cold")) cold = true;
     else if (!strcmp(argv[i], "--cpu-time")) cpu_time = true;
     else if (!strcmp(argv[i], "--in-place")) data_block = target_host()->vector_lanes;
@@ -648,7 +656,7 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N [--vs JSON | --winograd]] [--depthwise | --grouped | --group-pad | --group-pack | --bf16] [--in-place] [--cold] [--cpu-time]\n",
+              "[--no-winograd] [--batch N [--vs JSON | --winograd]] [--depthwise | --grouped | --group-pad | --group-pair | --group-pack | --bf16] [--in-place] [--cold] [--cpu-time]\n",
               argv[0]);
       return 2;
     }
@@ -706,6 +714,10 @@ int main(int argc, char **argv) {
   if (group_pad && !strcmp(form, "group_pack"))
     printf("group-pack: the fallback with group_pack (groups of fewer channels than a vector packed side by side in "
            "whole vectors, a permuted load per FMA) against the same without it (first columns), medians of "
+           "alternating runs\n");
+  else if (group_pad && !strcmp(form, "group_pair"))
+    printf("group-pair: the fallback with group_pair (two groups in whole vectors, the middle one blended) against "
+           "the same with group_pad instead (first columns: a group as whole vectors, half the columns), medians of "
            "alternating runs\n");
   else if (group_pad)
     printf("group-pad: the fallback with group_pad (each group's output channels computed as a whole number of "
@@ -765,7 +777,9 @@ int main(int argc, char **argv) {
       for (int i = 0; i < fb->n; i++) config_set(unpadded, &fb->e[i]);
       config_set_other(unpadded, form, opt_bool(false));
       int64_t OW = (L->w + 2 * L->pad - L->k) / L->stride + 1;
-      config_set_split(unpadded, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(OW, x86_reg_budget(target_host()))});
+      int64_t budget = x86_reg_budget(target_host()); /* group_pair against group_pad's half */
+      config_set_split(unpadded, "tile_ow", 2,
+                       (int64_t[]){-1, x86_conv_block_cols(OW, strcmp(form, "group_pair") ? budget : budget / 2)});
     }
     Built d, w;
     memset(&w, 0, sizeof w);
@@ -825,8 +839,11 @@ int main(int argc, char **argv) {
     if (kiln_func_call(d.f, d.av, d.codes, d.nargs, &ret, &rc)) printf("  run failed: %s\n", kiln_last_error());
     if ((wino || nb || gp || ip) && kiln_func_call(w.f, w.av, w.codes, w.nargs, &ret, &rc))
       printf("  second run failed: %s\n", kiln_last_error());
+    paired_kernel = grouped && topi_x86_group_conv_paired(target_host(), L->oc, G, d.cfg);
     double maxerr = sampled_err(L, &d, epilogue, batch);
+    paired_kernel = gp && topi_x86_group_conv_paired(target_host(), L->oc, G, w.cfg);
     if (gp) maxerr = fmax(maxerr, sampled_err(L, &w, epilogue, batch));
+    paired_kernel = false;
     double werr = wino || nb || ip ? rel_err(w.arr[w.nargs - 1], d.arr[d.nargs - 1]) : 0;
     int64_t OH = d.arr[d.nargs - 1]->shape[2], OW = d.arr[d.nargs - 1]->shape[3];
     double flops = 2.0 * batch * L->oc * OH * OW * (dw ? 1 : L->real ? L->real : L->c / G) * L->k * L->k;

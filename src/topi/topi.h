@@ -685,6 +685,16 @@ Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const i
  * "group_conv2d_NCHWc_packed" (group_conv2d.c). */
 Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
                                            const int dilation[2], int64_t groups, DType out_dtype);
+/* The paired-group form (group_pair): data NCHW[x]c, kernel [Q P, CPG/ib,
+ * KH, KW, ib, L] (two groups in Q = 2 KPG / L chunks, P = ceil(groups / 2)
+ * pairs, a last odd pair's second group zero weights) -> the out_channels
+ * real channels in blocks of oc_bn (dividing KPG and L; group_conv2d.c). */
+Tensor *topi_x86_group_conv2d_NCHWc_pair(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                         const int dilation[2], int64_t groups, int64_t out_channels, int64_t oc_bn,
+                                         DType out_dtype);
+/* The vector width when cfg computes a grouped conv's groups in pairs of
+ * whole vectors (its group_pair knob, where the form applies), else 0. */
+int64_t topi_x86_group_conv_paired(const struct Target *t, int64_t OC, int64_t groups, const struct ConfigEntity *cfg);
 /* The output channels a group is computed with under cfg (its group_pad
  * knob), or 0 when they are the real ones. */
 int64_t topi_x86_group_conv_padded(const struct Target *t, int64_t OC, int64_t groups, const struct ConfigEntity *cfg);

@@ -4,7 +4,8 @@ grouped convolutions (groups of 4, 8, 24 and 3 channels, strides 1 and 2, with
 batch norm, ReLU, a residual add; groups reading a wider block, and a
 padded one, in place; groups of 4 and 8 packed side by side in vectors,
 and 5 groups of 8 padded to 6 to make whole vectors, those three marked
-group_pack)
+group_pack; 5 groups of 24 computed two at a time in three vectors, a
+zero group added, marked group_pair)
 exported to ONNX, built at opt level 3,
 matches PyTorch on fresh random inputs, and the build's tuning tasks name
 the template."""
@@ -31,7 +32,9 @@ class _Block(torch.nn.Module):
         self.g_odd = nn.Conv2d(96, 72, (3, 1), padding=(1, 0), groups=24)  # 4 in, 3 out per group
         self.p72 = nn.Conv2d(72, 72, 1)                                     # 72 channels: padded to 80
         self.g24p = nn.Conv2d(72, 48, 3, padding=1, groups=3)              # reads the padded 16-blocks in place
-        self.p40 = nn.Conv2d(48, 40, 1)                                     # 40 channels: padded to 48
+        self.p120 = nn.Conv2d(48, 120, 1)                                   # 120 channels: padded to 128
+        self.g24x5 = nn.Conv2d(120, 120, 3, padding=1, groups=5)            # 5 groups of 24: 3 pairs, group_pair
+        self.p40 = nn.Conv2d(120, 40, 1)                                    # 40 channels: padded to 48
         self.g8p = nn.Conv2d(40, 40, 3, padding=1, groups=5)               # 5 groups of 8: padded to 6, packed
 
     def forward(self, x):
@@ -42,6 +45,7 @@ class _Block(torch.nn.Module):
         x = self.g3(x) + x
         x = torch.relu(self.p72(self.g_odd(x)))
         x = self.g24p(x)
+        x = torch.relu(self.g24x5(torch.relu(self.p120(x))))
         return self.g8p(torch.relu(self.p40(x)))
 
 
@@ -62,9 +66,12 @@ def test_grouped_block_matches_pytorch(tmp_path):
     # the three convs of groups of 4 and 8 (g4, g8, g8p) are packed, and say
     # so in the attribute the strategy's compute dispatches on
     grouped = [ln for ln in text.splitlines() if "nn.contrib_conv2d_NCHWc(" in ln and "groups=1," not in ln]
-    assert len(grouped) == 7 and sum("group_pack=1" in ln for ln in grouped) == 3, grouped
+    assert len(grouped) == 8 and sum("group_pack=1" in ln for ln in grouped) == 3, grouped
+    # the 5 groups of 24 are computed in pairs (an added zero group), and
+    # keep their 120 real channels
+    assert sum("group_pair=1" in ln and "kept_channels=120" in ln for ln in grouped) == 1, grouped
     names = sorted(t.name for t in tasks)
-    assert names.count("group_conv2d_NCHWc.x86") == 7, names
+    assert names.count("group_conv2d_NCHWc.x86") == 8, names
     # the 5 groups of 8 are compiled as 6 (48 channels, a zero group)
     assert any(t.name == "group_conv2d_NCHWc.x86" and t.args[1][1][:2] == [48, 8] and t.args[-4] == 6
                for t in tasks), [t.args for t in tasks]

@@ -35,7 +35,7 @@ typedef struct GCase {
  * vector, not a whole number); or groups of 2, 4, 8 or 12 output channels
  * making whole 16-channel vectors (the group_pack knob's: 12 does not
  * divide 16, so a vector holds parts of two groups). */
-typedef enum GForm { FORM_SMALL, FORM_WIDE, FORM_PACKED } GForm;
+typedef enum GForm { FORM_SMALL, FORM_WIDE, FORM_PACKED, FORM_PAIR } GForm;
 
 static GCase random_case(GForm form) {
   GCase c = {0};
@@ -44,6 +44,11 @@ static GCase random_case(GForm form) {
   c.G = wide ? test_pick(2, (int64_t[]){2, 3}) : test_pick(5, (int64_t[]){2, 3, 4, 4, 8});
   c.C = c.G * test_pick(6, (int64_t[]){1, 2, 3, 4, 4, 8});
   c.O = c.G * (wide ? test_pick(3, (int64_t[]){20, 24, 40}) : test_pick(6, (int64_t[]){1, 2, 4, 6, 8, 8}));
+  if (form == FORM_PAIR) { /* 2 to 5 groups of 24 or 40: two groups are 3 or 5 whole vectors */
+    c.G = test_rand_between(2, 5);
+    c.O = c.G * test_pick(3, (int64_t[]){24, 24, 40});
+    c.C = c.G * test_pick(5, (int64_t[]){1, 3, 8, 16, 24});
+  }
   if (form == FORM_PACKED) {
     int64_t kpg = test_pick(6, (int64_t[]){2, 4, 4, 8, 8, 12});
     c.G = kpg == 12 ? 4 : 16 / kpg * test_pick(2, (int64_t[]){1, 2});
@@ -107,6 +112,10 @@ static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool w
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = space_get(cs, idx);
   if (form == FORM_PACKED) config_set_other(cfg, "group_pack", opt_bool(true));
+  if (form == FORM_PAIR) { /* kept blocks that divide the vector, where the form applies */
+    config_set_other(cfg, "group_pair", opt_bool(true));
+    if (16 % cfg_split_inner(cfg, "tile_oc")) config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, 8});
+  }
   CHECK_OK(tm->check(target_host(), cfg, wl));
   const char *desc = kfmt("case %d: %s: config %lld %s, epilogue %s", caseno, wl->key, (long long)idx,
                           config_entity_json(cfg), epi_name[epi]);
@@ -135,17 +144,27 @@ static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool w
   int64_t ib = te_dim(data, 4), ob = te_dim(conv, 4), kb = te_dim(kernel, 5), dch = te_dim(data, 1) * ib;
   int64_t kib = te_dim(kernel, 4); /* the conv's input block (the data's or a divisor of it) */
   int64_t kpg = c.O / c.G, kpgp = te_dim(kernel, 0) * kb / c.G;
-  CHECK_MSG(kpgp == kpg || (kpgp > kpg && topi_x86_group_conv_padded(target_host(), c.O, c.G, cfg) == kpgp),
-            "%s: kernel of %lld channels a group", desc, (long long)kpgp);
+  /* the paired form: two groups a pair in whole chunks (row o is channel
+   * o; an odd count's added group after the real ones) */
+  bool pair = topi_x86_group_conv_paired(target_host(), c.O, c.G, cfg) != 0;
+  int64_t occ = te_dim(conv, 1);
+  if (pair) {
+    CHECK_MSG(te_dim(kernel, 0) * kb == (c.G + 1) / 2 * 2 * kpg && occ == c.O / ob,
+              "%s: paired kernel of %lld chunks, output of %lld", desc, (long long)te_dim(kernel, 0), (long long)occ);
+    kpgp = kpg;
+  } else {
+    CHECK_MSG(kpgp == kpg || (kpgp > kpg && topi_x86_group_conv_padded(target_host(), c.O, c.G, cfg) == kpgp),
+              "%s: kernel of %lld channels a group", desc, (long long)kpgp);
+  }
   Tensor *bias = NULL, *res = NULL, *out = conv;
   if (epi == EPI_BIAS_RELU) {
-    bias = te_placeholder_c("bias", 4, (int64_t[]){c.O / ob, 1, 1, ob}, DT_F32);
+    bias = te_placeholder_c("bias", 4, (int64_t[]){occ, 1, 1, ob}, DT_F32);
     Expr **v = te_axis_vars(5, NULL);
     out = tk_relu5(te_compute("T_add", 5, conv->shape, v,
                               ir_add(te_read(conv, 5, v), te_read4(bias, v[1], ir_i32(0), ir_i32(0), v[4])),
                               "broadcast"));
   } else if (epi == EPI_RESIDUAL_RELU) {
-    res = te_placeholder_c("residual", 5, (int64_t[]){c.N, c.O / ob, c.OH, c.OW, ob}, DT_F32);
+    res = te_placeholder_c("residual", 5, (int64_t[]){c.N, occ, c.OH, c.OW, ob}, DT_F32);
     Expr **v = te_axis_vars(5, NULL);
     out = tk_relu5(te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)), "elemwise"));
   }
@@ -192,7 +211,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool w
       for (int64_t o = 0; o < c.O; o++)
         for (int64_t y = 0; y < c.OH; y++)
           for (int64_t x = 0; x < c.OW; x++) {
-            int64_t i5 = (((n * (c.O / ob) + o / ob) * c.OH + y) * c.OW + x) * ob + o % ob;
+            int64_t i5 = (((n * occ + o / ob) * c.OH + y) * c.OW + x) * ob + o % ob;
             double v = ref[((n * c.O + o) * c.OH + y) * c.OW + x];
             if (bv) v = fmax(v + bv[o], 0);
             if (rv) v = fmax(v + rv[i5], 0);
@@ -256,6 +275,17 @@ static void test_random_packed(void) {
   for (int i = 0; i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_PACKED, i % 2 == 1);
 }
 
+/* Groups of 24 and 40 output channels two at a time in whole 16-lane
+ * vectors (group_pair set on a random point of the space), odd group
+ * counts included (a last pair of one real group), on their own data
+ * block and (every other case) read from a wider one. */
+static void test_random_paired(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes != 16) return;
+  for (int i = 0; i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_PAIR, i % 2 == 1);
+}
+
 /* ResNeXt-50's first grouped layer: 32 groups of 4 channels. */
 static Workload *resnext_wl(void) {
   return wl_group_conv2d("group_conv2d_NCHWc.x86", (int64_t[]){1, 128, 56, 56}, (int64_t[]){128, 4, 3, 3},
@@ -290,12 +320,15 @@ static void test_space_and_fallback(void) {
   ConfigEntity *f2 = template_fallback(tm, target_host(), rg);
   CHECK(f2 && cfg_split_inner(f2, "tile_oc") == (target_host()->vector_lanes >= 8 ? 8 : target_host()->vector_lanes));
   if (f2 && target_host()->vector_lanes == 16) {
-    /* in the padded-group form (24 computed as 32): 14 columns x 2 chunks */
+    /* in the paired-group form (two groups of 24 in 3 chunks): 7 columns
+     * x 3 chunks; group_pad (24 computed as 32) set beneath it */
+    CHECK_INT(cfg_other_int(f2, "group_pair", -1), 1);
     CHECK_INT(cfg_other_int(f2, "group_pad", -1), 1);
-    CHECK_INT(cfg_split_inner(f2, "tile_ow"), 14);
+    CHECK_INT(cfg_split_inner(f2, "tile_ow"), 7);
+    CHECK_INT(topi_x86_group_conv_paired(target_host(), 168, 7, f2), 16);
     CHECK_INT(topi_x86_group_conv_padded(target_host(), 168, 7, f2), 32);
     ConfigSpace *rs = template_space(tm, target_host(), rg);
-    CHECK(rs && space_size(rs) == 8 * 8 * 4 * 2 * 2); /* tile_ic, tile_oc over 24; tile_ow over 14; two bools */
+    CHECK(rs && space_size(rs) == 8 * 8 * 4 * 2 * 2 * 2); /* tile_ic, tile_oc over 24; tile_ow over 14; three bools */
     /* a block that does not divide the vector: group_pad changes nothing */
     ConfigEntity *c24 = config_entity_from_json("[[\"tile_ic\", \"sp\", [-1, 8]], [\"tile_oc\", \"sp\", [-1, 24]], "
                                                 "[\"tile_ow\", \"sp\", [-1, 7]], [\"unroll_kw\", \"ot\", false], "
@@ -400,6 +433,7 @@ static void test_slab(void) {
                                  (int[]){1, 1, 1, 1}, (int[]){1, 1}, 3, "float32", "float32");
   ConfigEntity *fb = template_fallback(tm, target_host(), wl);
   config_set_other(fb, "group_pad", opt_bool(false));
+  config_set_other(fb, "group_pair", opt_bool(false));
   LoweredFunc *f = lower_cfg(tm, wl, fb);
   if (f) {
     const char *text = kiln_lowered_str(f);
@@ -416,11 +450,21 @@ static void test_slab(void) {
   if (fb && cfg_other_int(fb, "group_pack", 0) && (f = lower_cfg(tm, wl, fb)))
     CHECK_CONTAINS(kiln_lowered_str(f), "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 168)");
   /* RegNetX's 912-channel layer at 7x7: a 7-column block of the group's 3
-   * chunks of 8, or (the fallback, group_pad) of its 2 padded chunks of 16,
-   * the 3 real blocks of 8 cropped from them */
+   * chunks of 8, or (group_pad) of its 2 padded chunks of 16, the 3 real
+   * blocks of 8 cropped from them, or (the fallback, group_pair) of a
+   * pair's 3 chunks of 16, two groups' input lanes blended in the middle
+   * one */
   wl = wl_group_conv2d(tm->name, (int64_t[]){1, 912, 7, 7}, (int64_t[]){912, 24, 3, 3}, (int[]){1, 1},
                        (int[]){1, 1, 1, 1}, (int[]){1, 1}, 38, "float32", "float32");
   fb = template_fallback(tm, target_host(), wl);
+  f = lower_cfg(tm, wl, fb);
+  if (f) {
+    const char *text = kiln_lowered_str(f);
+    CHECK_CONTAINS(text, "allocate group_conv2d_NCHWc.local[float32 * 336]");
+    CHECK_CONTAINS(text, "allocate data_pair[float32 * ");
+  }
+  config_set_other(fb, "group_pair", opt_bool(false));
+  config_set_split(fb, "tile_ow", 2, (int64_t[]){-1, 7});
   f = lower_cfg(tm, wl, fb);
   if (f) {
     const char *text = kiln_lowered_str(f);
@@ -436,11 +480,13 @@ static void test_slab(void) {
   if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate group_conv2d_NCHWc.local[float32 * 168]");
   /* smaller layers of both forms against the unscheduled lowering: a
    * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window,
-   * groups of 16 (one chunk) and of 8 (two a vector: group_pack) */
+   * groups of 16 (one chunk) and of 8 (two a vector: group_pack), 7
+   * groups of 24 (group_pair: a last pair of one group) */
   const struct {
     int64_t c, w, g;
     int s, d;
-  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}, {64, 8, 4, 1, 1}, {32, 8, 4, 2, 1}};
+  } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}, {64, 8, 4, 1, 1}, {32, 8, 4, 2, 1}, {168, 14, 7, 1, 1},
+               {168, 15, 7, 2, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t c = cases[i].c, w = cases[i].w;
     int d = cases[i].d;
@@ -501,6 +547,7 @@ const TestCase group_conv_tests[] = {
     {"random", test_random},
     {"random_padded", test_random_padded},
     {"random_packed", test_random_packed},
+    {"random_paired", test_random_paired},
     {"random_wider_block", test_random_wider_block},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},

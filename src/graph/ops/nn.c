@@ -119,7 +119,11 @@ static int infer_conv2d(GNode *n, TType *out) {
   if (blk > 0 && groups > 1 && w->ndim == 6 && w->shape[4] > 1 && blk % w->shape[4] == 0 && I * groups < C &&
       C - I * groups < blk)
     C = I * groups;
-  if (groups <= 0 || C % groups || O % groups)
+  /* a paired-group weight (group_conv2d_NCHWc.x86's group_pair: two
+   * groups in whole vectors) holds an odd group count's added zero group
+   * (the node keeps the real channels: 'kept_channels') */
+  int64_t wg = groups > 1 && gattr_int(&n->attrs, "group_pair", 0) ? groups + groups % 2 : groups;
+  if (groups <= 0 || C % groups || O % wg)
     return kiln_set_error("groups = %lld must divide input channels %lld and output channels %lld", (long long)groups,
                           (long long)C, (long long)O);
   if (I * groups != C)

@@ -62,7 +62,11 @@
  * (reshape, nn.pad, reshape: folded) and packed in full-vector output
  * blocks; the node keeps the real channels in blocks of tile_oc, and its
  * `kept_channels` attribute says how many (infer_conv2d), so nothing after it
- * sees the padding.  A grouped conv whose input block divides its
+ * sees the padding.  A grouped conv whose config pairs its groups
+ * (group_pair: two groups of 24 in three 16-lane vectors) likewise keeps
+ * the real channels in blocks of tile_oc; its weight, an odd group count's
+ * with a zero group added (folded), is packed in full-vector output blocks,
+ * and it carries a `group_pair` attribute (the strategy's compute).  A grouped conv whose input block divides its
  * producer's reads the producer's tensor, padded or not, in place
  * (reads_in_place: no layout_transform in front; its data_layout is the
  * producer's, its kernel's input block its own).  A grouped conv whose
@@ -282,6 +286,16 @@ static int64_t group_pack_lanes(const Alt *a, GNode *old, int64_t C, int64_t O, 
   return topi_x86_group_conv_packed(a->target, C, O, groups, st->config);
 }
 
+/* The vector width when the config computes a grouped conv's groups in
+ * pairs of whole vectors (group_conv2d_NCHWc.x86's group_pair: RegNetX's
+ * groups of 24, two in three 16-lane chunks; an odd count gets a zero
+ * group), or 0. */
+static int64_t group_pair_lanes(const Alt *a, GNode *old, int64_t O, int64_t groups, const Strategy *st) {
+  if (groups < 2 || graph_conv_is_depthwise(old) || !a->target || st->tmpl != &topi_x86_group_conv2d_NCHWc_template)
+    return 0;
+  return topi_x86_group_conv_paired(a->target, O, groups, st->config);
+}
+
 /* A grouped conv reads x (blocked, maybe padded) in place when its input
  * block divides x's and its schedule folds the repack into the padded
  * input it copies anyway (group_conv2d_NCHWc.x86): RegNetX's and RegNetY's
@@ -346,12 +360,14 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   int64_t gp = padded ? graph_conv_padded_groups(old, ch[1]) : groups; /* padded by whole groups */
   int64_t pack = group_pack_lanes(a, old, padded ? ch[0] : C, padded ? ch[1] : O, gp, &st), db = pack ? pack * C / O : 0;
   if (pack) ocb = pack; /* group_pack: whole vectors of groups out, data blocks of db in */
+  int64_t pair = pack || bf16 || padded ? 0 : group_pair_lanes(a, old, O, groups, &st);
   bool in_place = pack ? blk_of(a, args[0]) == db && real_of(a, args[0]) == C : reads_in_place(a, old, args[0], icb, &st);
   GNode *data = in_place ? args[0] : to_layout(ng, a, args[0], (int)(pack ? db : icb), padded ? ch[0] : C);
   int64_t dblk = in_place ? blk_of(a, data) : pack ? db : icb;
   GNode *w = args[1];
   GAttrs at = gattrs_copy(&old->attrs);
   if (pack) ga_int(&at, "group_pack", 1); /* the compute the strategy picks (strategy.c) */
+  if (pair) ga_int(&at, "group_pair", 1);
   if (padded) { /* zero weights for the padded channels (folded) */
     if (ch[1] > O && !(w = pad_axis(ng, w, 0, ch[1] - O, 0))) return NULL;
     if (!dw && groups == 1 && ch[0] > C && !(w = pad_axis(ng, w, 1, ch[0] - C, 0))) return NULL;
@@ -390,7 +406,12 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
   } else {
     GAttrs kt = gattrs_new();
     ga_str(&kt, "src_layout", "OIHW");
-    int64_t kb = ocb, kpgp = group_pad_channels(a, old, &st);
+    int64_t kb = pair ? pair : ocb, kpgp = pair ? 0 : group_pad_channels(a, old, &st);
+    /* group_pair: an odd group count's weight gets a zero group (folded);
+     * the node keeps the real channels in blocks of tile_oc */
+    int64_t rows = pair ? (groups + 1) / 2 * 2 * (O / groups) : O;
+    if (rows > O && !(w = pad_axis(ng, w, 0, rows - O, 0))) return NULL;
+    if (pair) ga_int(&at, "kept_channels", O);
     if (kpgp) { /* group_pad: each group's weight rows padded with zeros to kpgp (folded) */
       int64_t kpg = O / groups;
       const TType *wt = &old->args[1]->type;

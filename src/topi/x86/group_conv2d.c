@@ -2,7 +2,8 @@
  * x86/group_conv2d.c - group_conv2d_NCHWc.x86: grouped convolution (groups
  * > 1, not depthwise: ResNeXt's, RegNet's, ShuffleNet v1's) in the NCHW[x]c
  * layout, tunable with TVM's knobs for group_conv2d_nchw.x86 (tile_ic,
- * tile_oc, tile_ow, unroll_kw) and conv2d_NCHWc.x86's prefetch_w.
+ * tile_oc, tile_ow, unroll_kw), conv2d_NCHWc.x86's prefetch_w and its own
+ * forms' knobs (group_pad, group_pair, group_pack).
  *
  * Per-group channel blocking: every channel block lies inside one group.
  * The input block ic_bn divides CPG = IC / groups and the output block
@@ -24,10 +25,11 @@
  * channels then builds a wrong shape.  Here the two splits range over one
  * group's channels, so every point of the space is valid, and the data stays
  * NCHW[x]c between layers (no pack/unpack around each grouped conv).  The
- * workload is wl_group_conv2d's (knob.h).  Two forms of its own, each a
- * knob: group_pad (a group of 24 computed as 32 in whole vectors) and
- * group_pack (groups of 4 or 8 side by side in one vector, each lane
- * reading its own group's input by a permuted load).
+ * workload is wl_group_conv2d's (knob.h).  Three forms of its own, each a
+ * knob: group_pad (a group of 24 computed as 32 in whole vectors),
+ * group_pair (two groups of 24 in three whole vectors) and group_pack
+ * (groups of 4 or 8 side by side in one vector, each lane reading its own
+ * group's input by a permuted load).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -36,6 +38,7 @@
 
 #define GCONV_REPACK_TAG "group_conv2d_NCHWc_repack"
 #define GCONV_PACKED_TAG "group_conv2d_NCHWc_packed"
+#define GCONV_PAIR_TAG "group_conv2d_NCHWc_pair"
 
 /* The input in the conv's own block.  A grouped conv whose input block
  * ic_bn (the kernel's) is smaller than the block db of the tensor it reads
@@ -165,6 +168,97 @@ Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const i
                     v, body, GCONV_PACKED_TAG);
 }
 
+/* The paired-group form (knob group_pair): a group of KPG output channels
+ * that is more than a vector of L lanes but not a whole number of them,
+ * where two groups are (RegNetX's 24 with 16 lanes: 48 = 3 vectors),
+ * computes the groups two at a time in Q = 2 KPG / L whole chunks: pair p
+ * holds groups 2p and 2p + 1, channel q L + l of the pair belongs to group
+ * 2p + (q L + l) / KPG.  Every chunk but one reads one group's input (a
+ * broadcast); the chunk that straddles the two reads lanes of each (a
+ * permuted load of two elements).  Q FMAs a pair where group_pad issues
+ * 2 ceil(KPG / L): 3 against 4 for groups of 24.  The input is copied per
+ * slab into [N, P, CPG / ib, Hp, Wp, 2, ib] (the pair's two groups' ib
+ * channels side by side, zero padding around; an odd last pair's second
+ * group reads the last real group, under zero weights), so the two lanes'
+ * elements lie ib apart.  The kernel is [Q P, CPG / ib, KH, KW, ib, L] of
+ * the weight's rows padded with a zero group to 2 P KPG; the result is
+ * the out_channels real channels in blocks of oc_bn (dividing KPG and L),
+ * cropped from the pairs' chunks as group_pad's are.  (Kept whole, as a
+ * padded tensor of 2 P KPG channels in blocks of L, the next 1x1 conv
+ * read 192 channels of which 168 real where it had read 168 in blocks of
+ * 8: RegNetX's 168 -> 176 @28 went from 797 to 927 us.) */
+Tensor *topi_x86_group_conv2d_NCHWc_pair(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
+                                         const int dilation[2], int64_t groups, int64_t out_channels, int64_t oc_bn,
+                                         DType out_dtype) {
+  const char *op = "group_conv2d_NCHWc (paired groups)";
+  Tensor *rd = gconv_repack(data, kernel, groups);
+  if (!rd || !kernel) return NULL;
+  int64_t d[5], k[6];
+  if (rd->ndim != 5 || kernel->ndim != 6 || !te_shape_const(rd, d) || !te_shape_const(kernel, k))
+    return kiln_set_error("%s: data must be 5-D NCHW[x]c and kernel 6-D OIHW[x]i[y]o, with constant shapes", op), NULL;
+  int64_t L = k[5], ib = k[4], cb = k[1], cpg = cb * ib, P = (groups + 1) / 2;
+  int64_t kpg = groups > 0 ? out_channels / groups : 0, Q = groups > 0 ? 2 * kpg / L : 0;
+  if (groups < 2 || out_channels % groups || kpg <= L || (2 * kpg) % L || k[0] != Q * P ||
+      d[1] * d[4] < groups * cpg || oc_bn < 1 || kpg % oc_bn || L % oc_bn)
+    return kiln_set_error("%s: %lld output channels in %lld groups, kernel %lld chunks of %lld, data %lld channels: "
+                          "a group must be more than a chunk, two groups whole chunks, the kernel one pair's chunks "
+                          "a pair, the data every group's input and the output block divide a group and a chunk",
+                          op, (long long)out_channels, (long long)groups, (long long)k[0], (long long)L,
+                          (long long)(d[1] * d[4])),
+           NULL;
+  int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
+  int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  int64_t KH = k[2], KW = k[3], Hp = d[2] + pt + pb, Wp = d[3] + pl + pr;
+  int64_t OH = (Hp - ((KH - 1) * dh + 1)) / sh + 1, OW = (Wp - ((KW - 1) * dw + 1)) / sw + 1;
+  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  /* the slab: [n, p, c, h, w, s, ci] = input channel c ib + ci of group
+   * min(2p + s, G - 1), zero outside the input */
+  Expr **u = te_axis_vars(7, (const char *[]){"n", "p", "c", "h", "w", "s", "ci"});
+  Expr *g = ir_min(ir_add(ir_mul(u[1], ir_i32(2)), u[5]), ir_i32(groups - 1));
+  Expr *ch = ir_add(ir_mul(g, ir_i32(cb)), u[2]), *h = ir_sub(u[3], ir_i32(pt)), *w = ir_sub(u[4], ir_i32(pl));
+  Expr *a = d[4] == ib ? te_read5(rd, u[0], ch, h, w, u[6])
+                       : te_read5(rd, u[0], ir_floordiv(ir_add(ir_mul(ch, ir_i32(ib)), u[6]), ir_i32(d[4])), h, w,
+                                  ir_floormod(ir_add(ir_mul(ch, ir_i32(ib)), u[6]), ir_i32(d[4])));
+  if (!a) return NULL;
+  if (pt || pl || pb || pr) {
+    Expr *in = ir_and(ir_and(ir_ge(u[3], ir_i32(pt)), ir_lt(u[3], ir_i32(d[2] + pt))),
+                      ir_and(ir_ge(u[4], ir_i32(pl)), ir_lt(u[4], ir_i32(d[3] + pl))));
+    a = ir_select(in, a, ir_const(0, rd->dtype));
+  }
+  Tensor *slab = te_compute("data_pair", 7,
+                            (Expr *[]){ir_i32(d[0]), ir_i32(P), ir_i32(cb), ir_i32(Hp), ir_i32(Wp), ir_i32(2), ir_i32(ib)},
+                            u, a, "injective");
+  IterVar *ic = te_reduce_axis_c(cb, "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
+          *icb = te_reduce_axis_c(ib, "icb");
+  Expr **v = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *ih = ir_add(ir_mul(v[2], ir_i32(sh)), ir_mul(kh->var, ir_i32(dh)));
+  Expr *iw = ir_add(ir_mul(v[3], ir_i32(sw)), ir_mul(kw->var, ir_i32(dw)));
+  /* lane l of the pair's chunk q is the first group's where q L + l < KPG */
+  Expr *first = ir_lt(ir_add(ir_mul(ir_floormod(v[1], ir_i32(Q)), ir_i32(L)), v[4]), ir_i32(kpg));
+  Expr *pp = ir_floordiv(v[1], ir_i32(Q));
+  Expr *x0 = te_read(slab, 7, (Expr *[]){v[0], pp, ic->var, ih, iw, ir_i32(0), icb->var});
+  Expr *x1 = te_read(slab, 7, (Expr *[]){v[0], pp, ic->var, ih, iw, ir_i32(1), icb->var});
+  /* both reads bound first (a select over loads would stay scalar: both
+   * sides are read, and here both are always inside the slab) */
+  Expr *va = ir_var("x_first", rd->dtype), *vb = ir_var("x_second", rd->dtype);
+  Expr *x = x0 && x1 ? ir_let(va, x0, ir_let(vb, x1, ir_select(first, va, vb))) : NULL;
+  Expr *y = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
+  if (!x || !y) return NULL;
+  if (!dt_eq(x->dtype, out_dtype)) x = ir_cast(out_dtype, x);
+  if (!dt_eq(y->dtype, out_dtype)) y = ir_cast(out_dtype, y);
+  Tensor *conv = te_compute("group_conv2d_NCHWc", 5, (Expr *[]){ir_i32(d[0]), ir_i32(Q * P), ir_i32(OH), ir_i32(OW), ir_i32(L)},
+                            v, ir_sum(ir_mul(x, y), 4, (IterVar *[]){ic, kh, kw, icb}), GCONV_PAIR_TAG);
+  if (!conv) return NULL;
+  /* real block c is channel c oc_bn of the pairs' chunks */
+  Expr **o = te_axis_vars(5, (const char *[]){"n", "oc_chunk", "oh", "ow", "oc_block"});
+  Expr *chunk = ir_floordiv(o[1], ir_i32(L / oc_bn)), *lane = ir_add(ir_mul(ir_floormod(o[1], ir_i32(L / oc_bn)), ir_i32(oc_bn)), o[4]);
+  return te_compute("group_conv2d_NCHWc_crop", 5,
+                    (Expr *[]){ir_i32(d[0]), ir_i32(out_channels / oc_bn), ir_i32(OH), ir_i32(OW), ir_i32(oc_bn)}, o,
+                    te_read5(conv, o[0], chunk, o[2], o[3], lane), "group_conv2d_NCHWc_crop");
+}
+
 /* The workload, which must be a grouped one. */
 static int parse(const Workload *wl, Conv2DWorkload *c) {
   if (wl_conv2d_parse(wl, c)) return -1;
@@ -200,6 +294,37 @@ int64_t topi_x86_group_conv_padded(const Target *t, int64_t OC, int64_t groups, 
   Conv2DWorkload c = {.OC = OC, .groups = groups};
   int64_t ocb = cfg_split_inner(cfg, "tile_oc");
   return ocb > 0 && t->vector_lanes % ocb == 0 ? gconv_pad_to(t, &c) : 0;
+}
+
+/* The paired-group form (knob group_pair, topi_x86_group_conv2d_NCHWc_pair):
+ * a group of more than one vector but not a whole number of them, two
+ * groups whole vectors (RegNetX's 24: two groups in three 16-lane chunks
+ * instead of group_pad's four).  The vector width, or 0 where the form
+ * does not apply. */
+static int64_t gconv_pair_lanes(const Target *t, const Conv2DWorkload *c) {
+  int64_t L = t->vector_lanes, kpg = c->groups > 0 ? c->OC / c->groups : 0;
+  if (L < 8 || c->groups < 2 || kpg <= L || kpg % L == 0 || (2 * kpg) % L) return 0;
+  return L;
+}
+
+/* The paired form issues fewer FMAs than group_pad: Q chunks a pair of
+ * groups against 2 ceil(KPG / L), over ceil(G / 2) pairs (an odd count's
+ * last pair half zero).  RegNetX's 7, 17 and 38 groups of 24: 12 / 14,
+ * 27 / 34 and 57 / 76 chunks; its 3 groups: 6 / 6, which ran 0.83-0.87x
+ * (bench_conv2d --group-pair, the slab copy of both groups' input is
+ * slower). */
+static bool gconv_pair_pays(const Conv2DWorkload *c, int64_t L) {
+  int64_t kpg = c->OC / c->groups;
+  return (c->groups + 1) / 2 * (2 * kpg / L) < c->groups * ((kpg + L - 1) / L);
+}
+
+/* group_pair takes effect where tile_oc (the kept blocks) divides the
+ * vector width, as group_pad. */
+int64_t topi_x86_group_conv_paired(const Target *t, int64_t OC, int64_t groups, const ConfigEntity *cfg) {
+  if (!cfg || !cfg_other_int(cfg, "group_pair", 0)) return 0;
+  Conv2DWorkload c = {.OC = OC, .groups = groups};
+  int64_t ocb = cfg_split_inner(cfg, "tile_oc");
+  return ocb > 0 && t->vector_lanes % ocb == 0 ? gconv_pair_lanes(t, &c) : 0;
 }
 
 /* The lane-packed form (knob group_pack, topi_x86_group_conv2d_NCHWc_packed):
@@ -259,6 +384,9 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
       space_define_knob(cs, "group_pack", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
+  if (gconv_pair_lanes(t, &c) &&
+      space_define_knob(cs, "group_pair", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
   if (gconv_pad_to(t, &c) == 0) return 0;
   return space_define_knob(cs, "group_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)});
 }
@@ -283,6 +411,13 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
    * next one's fit the L2 together */
   if (x86_conv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
   if (kpgp) config_set_other(cfg, "group_pad", opt_bool(c.KH * c.KW > 1));
+  /* paired groups: a block of a pair's 2 KPG / L chunks */
+  int64_t pl = gconv_pair_lanes(t, &c);
+  bool pair = pl && c.KH * c.KW > 1 && gconv_pair_pays(&c, pl);
+  if (pl) config_set_other(cfg, "group_pair", opt_bool(pair));
+  if (pair)
+    config_set_split(cfg, "tile_ow", 2,
+                     (int64_t[]){-1, x86_conv_block_cols(c.OW, x86_reg_budget(t) / (2 * c.OC / c.groups / pl))});
   /* packed groups: a permuted input vector per FMA takes registers, so
    * half the columns, and the window's columns unrolled (ResNeXt's 8-channel
    * groups at 28: 28 columns, kw rolled ran at 45 % of peak, 14 unrolled at
@@ -310,6 +445,11 @@ static int gconv_check(const Target *t, const ConfigEntity *cfg, const Workload 
     return kiln_set_error("%s: config knob 'group_pad' is set, but the %lld output channels of a group are not "
                           "between one and a whole number of %d-lane vectors (leave it out or false)",
                           wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
+  if (cfg_other_int(cfg, "group_pair", 0) && !gconv_pair_lanes(t, &c))
+    return kiln_set_error("%s: config knob 'group_pair' is set, but the %lld output channels of a group are not "
+                          "between one and a whole number of %d-lane vectors with two groups whole vectors (leave it "
+                          "out or false)",
+                          wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
   if (cfg_other_int(cfg, "group_pack", 0) && !gconv_pack_lanes(t, c.IC, c.OC, c.groups))
     return kiln_set_error("%s: config knob 'group_pack' is set, but the %lld output channels of a group are not fewer "
                           "than the %d lanes of a vector with whole vectors of channels (leave it out or false)",
@@ -324,6 +464,10 @@ static Tensor *gconv_compute(const Target *t, const Workload *wl, const ConfigEn
   if (topi_x86_group_conv_packed(t, c.IC, c.OC, c.groups, cfg))
     return topi_x86_group_conv2d_NCHWc_packed(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
                                               (int[]){c.dh, c.dw}, c.groups, c.out_dtype);
+  if (topi_x86_group_conv_paired(t, c.OC, c.groups, cfg))
+    return topi_x86_group_conv2d_NCHWc_pair(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
+                                            (int[]){c.dh, c.dw}, c.groups, c.OC, cfg_split_inner(cfg, "tile_oc"),
+                                            c.out_dtype);
   if (topi_x86_group_conv_padded(t, c.OC, c.groups, cfg))
     return topi_x86_group_conv2d_NCHWc_padded(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
                                               (int[]){c.dh, c.dw}, c.groups, c.OC, cfg_split_inner(cfg, "tile_oc"),
@@ -349,6 +493,13 @@ static int gconv_placeholders(const Target *t, const Workload *wl, const ConfigE
     return 0;
   }
   (*in)[0] = te_placeholder_c("data", 5, (int64_t[]){c.N, c.IC / ic_bn, c.IH, c.IW, ic_bn}, c.dtype);
+  if ((L = topi_x86_group_conv_paired(t, c.OC, c.groups, cfg))) { /* two groups in 2 KPG / L chunks */
+    (*in)[1] = te_placeholder_c("kernel", 6,
+                                (int64_t[]){(c.groups + 1) / 2 * 2 * (c.OC / c.groups) / L, c.IC / c.groups / ic_bn,
+                                            c.KH, c.KW, ic_bn, L},
+                                c.dtype);
+    return 0;
+  }
   int64_t kpgp = topi_x86_group_conv_padded(t, c.OC, c.groups, cfg);
   L = t->vector_lanes;
   (*in)[1] = kpgp ? te_placeholder_c("kernel", 6,
@@ -432,25 +583,33 @@ static int gconv_inline_repack(Schedule *s, Tensor *pad) {
   return 0;
 }
 
-/* The padded-group form (crop = the group_conv2d_NCHWc_crop stage over
- * conv): the same loop nest, but a register block holds all the group's
- * padded chunks (reg_n columns x KPGp channels), and the output loop
- * inside the column block crops the group's real blocks from it. */
+/* The padded-group and paired-group forms (crop = the
+ * group_conv2d_NCHWc_crop stage over conv): the same loop nest, but a
+ * register block holds all of a unit's chunks (a group's padded ones, or
+ * a pair's: reg_n columns x KPGp or 2 KPG channels), and the output loop
+ * inside the column block crops the real blocks from it.  The paired
+ * form's slab (pad) is [N, P, CPG / ib, Hp, Wp, 2, ib]; a last odd pair
+ * crops fewer chunks (a guarded tail). */
 static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *crop, Tensor *conv,
                                  Tensor *pad, Tensor *kernel, int nout, Tensor **outs) {
+  bool pair = conv->tag && !strcmp(conv->tag, GCONV_PAIR_TAG);
   int64_t oc_bn = te_dim(crop, 4), L = te_dim(conv, 4), N = te_dim(conv, 0), OH = te_dim(conv, 2);
-  int64_t groups = te_dim(pad, 1) / te_dim(kernel, 1), reg_n = cfg_split_inner(cfg, "tile_ow");
+  int64_t groups = pair ? te_dim(pad, 1) : te_dim(pad, 1) / te_dim(kernel, 1), reg_n = cfg_split_inner(cfg, "tile_ow");
   if (reg_n < 0) return kiln_error_context("group_conv2d_NCHWc.x86");
   if (cfg_split_inner(cfg, "tile_oc") != oc_bn)
     return kiln_set_error("group_conv2d_NCHWc.x86: config block tile_oc %lld does not match the compute's output "
                           "block %lld",
                           (long long)cfg_split_inner(cfg, "tile_oc"), (long long)oc_bn);
-  if (groups < 1 || te_dim(crop, 1) % groups || te_dim(conv, 1) % groups)
+  if (groups < 1 || (!pair && te_dim(crop, 1) % groups) || te_dim(conv, 1) % groups)
     return kiln_set_error("group_conv2d_NCHWc.x86 schedule: the padded groups do not divide the chunks");
-  int64_t cpk = te_dim(crop, 1) / groups; /* real output blocks a group */
+  /* real output blocks a unit (a group, or a pair: an odd count's last
+   * one a guarded tail) */
+  int64_t cpk = pair ? te_dim(conv, 1) / groups * L / oc_bn : te_dim(crop, 1) / groups;
   bool unroll_kw = cfg_other_int(cfg, "unroll_kw", 0) != 0;
-  int64_t row_bytes = te_dim(kernel, 1) * te_dim(pad, 4) * te_dim(pad, 3) * 4;
-  int64_t rows = slab_rows(OH, te_dim(pad, 2), te_dim(kernel, 2), row_bytes, N * groups, SLAB_BYTES, 8);
+  int hax = pair ? 3 : 2, lax = pad->ndim - 1; /* the slab's rows and lanes */
+  int64_t row_bytes = pair ? te_dim(pad, 2) * te_dim(pad, 4) * te_dim(pad, 5) * te_dim(pad, 6) * 4
+                           : te_dim(kernel, 1) * te_dim(pad, 4) * te_dim(pad, 3) * 4;
+  int64_t rows = slab_rows(OH, te_dim(pad, hax), te_dim(kernel, 2), row_bytes, N * groups, SLAB_BYTES, 8);
 
   if (x86_inline_group(s, crop, NULL)) return -1;
   Tensor *main_out = x86_main_output(crop, nout, outs);
@@ -475,11 +634,11 @@ static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntit
   if (stage_fuse(so, n, g, &f) || stage_fuse(so, f, oho, &f) || stage_parallel(so, f)) return -1;
   if (sp) {
     if (gconv_inline_repack(s, pad) || stage_compute_at(sp, so, f)) return -1;
-    int64_t pb = te_dim(pad, 4);
-    if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, 4))) return -1;
+    int64_t pb = te_dim(pad, lax);
+    if (pb > 1 && pb <= 64 && !(pb & (pb - 1)) && stage_vectorize(sp, stage_axis(sp, lax))) return -1;
   }
   if (stage_compute_at(scc, so, owo)) return -1;
-  /* the block: the group's padded chunks innermost beside the lanes */
+  /* the block: the unit's chunks innermost beside the lanes */
   IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
           *cocb = stage_axis(scc, 4);
   IterVar *ric = stage_reduce_axis(scc, 0), *rkh = stage_reduce_axis(scc, 1), *rkw = stage_reduce_axis(scc, 2),
@@ -499,11 +658,12 @@ static int gconv_schedule(const Target *t, Schedule *s, const ConfigEntity *cfg,
   if (conv->tag && !strcmp(conv->tag, "group_conv2d_NCHWc_crop") && conv->ninputs == 1)
     crop = conv, conv = conv->inputs[0];
   for (int i = 0; i < conv->ninputs; i++) {
-    if (conv->inputs[i]->ndim == 5) pad = conv->inputs[i];
+    if (conv->inputs[i]->ndim == 5 || conv->inputs[i]->ndim == 7) pad = conv->inputs[i];
     if (conv->inputs[i]->ndim == 6) kernel = conv->inputs[i];
   }
   bool packed = conv->tag && !strcmp(conv->tag, GCONV_PACKED_TAG);
-  if (!pad || !kernel || !conv->tag || (!packed && strcmp(conv->tag, "group_conv2d_NCHWc")))
+  bool pair = crop && conv->tag && !strcmp(conv->tag, GCONV_PAIR_TAG);
+  if (!pad || !kernel || !conv->tag || (!packed && !pair && strcmp(conv->tag, "group_conv2d_NCHWc")))
     return kiln_set_error("group_conv2d_NCHWc.x86 schedule: anchor '%s' is not a group_conv2d_NCHWc compute",
                           conv->name);
   if (crop) return gconv_schedule_padded(t, s, cfg, crop, conv, pad, kernel, nout, outs);
