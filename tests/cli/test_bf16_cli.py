@@ -82,3 +82,31 @@ def test_conv_prefetches_its_weights(tmp_path, cpu):
     y32, y16 = (np.load(f"{tmp_path}/{p}.npz")["y"] for p in ("fp32", "bf16"))
     err = np.linalg.norm(y16 - y32) / np.linalg.norm(y32)
     assert 1e-7 < err < 1e-2, err
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU lacks AVX512-BF16")
+def test_dense_block_of_vectors(tmp_path):
+    """dense_pack_bf16.x86's fallback takes a register block of two or three
+    vectors of 16 columns (32 x 12 rows for N = 256, 48 x 8 for N = 768)
+    on znver5, each vector one VDPBF16PS of 16 lanes (a 32- or 48-column
+    block is never one vector type of that width); the outputs stay within
+    the bound of the fp32 build's."""
+    torch.manual_seed(2)
+    m = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 768))
+    path = str(tmp_path / "d.onnx")
+    torch.onnx.export(m, torch.randn(24, 256), path, input_names=["x"], output_names=["y"], opset_version=13)
+    np.save(str(tmp_path / "x.npy"), np.random.default_rng(2).standard_normal((24, 256)).astype(np.float32))
+    for prec in ("fp32", "bf16"):
+        out = tmp_path / prec
+        kiln("compile", path, "--precision", prec, "-o", f"{out}.so", "--emit-dir", str(out), "--quiet-fallback",
+             "--target", "llvm -mcpu=znver5")
+        kiln("run", f"{out}.so", "-i", str(tmp_path / "x.npy"), "-o", f"{out}.npz")
+    tasks = kiln("tasks", path, "--precision", "bf16", "--target", "llvm -mcpu=znver5").stdout
+    assert "dense_pack_bf16.x86" in tasks, tasks
+    src = "".join(p.read_text() for p in (tmp_path / "bf16").glob("*.c"))
+    assert "dense_pack_bf16" in src and "kiln_bf16_dot_acc_f32x16" in src, src[:2000]
+    wide = re.search(r"kv_f32x(32|48|64)\b", src)
+    assert not wide, wide.group(0)
+    y32, y16 = (np.load(f"{tmp_path}/{p}.npz")["y"] for p in ("fp32", "bf16"))
+    err = np.linalg.norm(y16 - y32) / np.linalg.norm(y32)
+    assert 1e-7 < err < 1e-2, err

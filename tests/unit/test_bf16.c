@@ -386,9 +386,25 @@ static void test_dense_errors(void) {
   ConfigEntity *fb = template_fallback(tm, target_host(), wl);
   CHECK(cs && fb);
   if (!cs || !fb) return;
-  CHECK_INT(cfg_split_inner(fb, "tile_x"), target_host()->vector_lanes);
+  /* a block of three vectors x 8 rows where N and M have them (AVX-512) */
+  int64_t lanes = target_host()->vector_lanes;
+  CHECK_INT(cfg_split_inner(fb, "tile_x"), lanes == 16 ? 48 : lanes);
+  CHECK_INT(cfg_split_inner(fb, "tile_y"), lanes == 16 ? 8 : 16);
   CHECK(fb->index >= 0 && space_index_of(cs, fb) == fb->index);
   CHECK_OK(tm->check(target_host(), fb, wl));
+  const struct {
+    int64_t M, N, bn, rows;
+  } blocks[] = {{192, 256, 32, 12}, {4, 768, 16, 4}, {192, 1000, 8, 16}, {1, 2048, 16, 1}};
+  for (size_t i = 0; lanes == 16 && i < sizeof blocks / sizeof blocks[0]; i++) {
+    Workload *w = wl_dense(tm->name, blocks[i].M, blocks[i].N, 512, "float32", "float32");
+    ConfigSpace *ws = template_space(tm, target_host(), w);
+    ConfigEntity *f = template_fallback(tm, target_host(), w);
+    CHECK(ws && f);
+    if (!ws || !f) continue;
+    CHECK_INT(cfg_split_inner(f, "tile_x"), blocks[i].bn);
+    CHECK_INT(cfg_split_inner(f, "tile_y"), blocks[i].rows);
+    CHECK(f->index >= 0 && space_index_of(ws, f) == f->index);
+  }
   ConfigEntity *c = config_entity_from_json("[[\"tile_y\", \"sp\", [-1, 1, 8]], [\"tile_x\", \"sp\", [-1, 1, 16]], "
                                             "[\"tile_k\", \"sp\", [-1, 7]]]");
   CHECK(tm->check(target_host(), c, wl) != 0);

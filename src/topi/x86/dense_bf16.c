@@ -20,8 +20,9 @@
  *
  * Schedule: dense_pack.x86's (TVM's knob names tile_y and tile_x in three
  * parts, tile_k over the pairs): a register block of tile_y[-1] rows x bn
- * columns accumulates over K in a local cache, blocks are parallel tasks;
- * the activations' conversion runs first, parallel over rows.
+ * columns (one vector, or two to four of 16 lanes) accumulates over K in
+ * a local cache, blocks are parallel tasks; the activations' conversion
+ * runs first, parallel over rows.
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -111,11 +112,12 @@ Tensor *topi_x86_dense_pack_bf16(Tensor *data, Tensor *weight, Tensor *bias, boo
   return te_compute("T_add", 2, c->shape, v, ir_add(te_read2(c, v[0], v[1]), te_read1(bias, v[1])), "broadcast");
 }
 
-/* tile_x's inner part (the packed block and the vector) stays at most 16
- * lanes, and a multiple of 8 when N has one (VDPBF16PS works on 8 or 16). */
+/* tile_x's inner part (the packed block) is one vector of at most 16
+ * lanes, a multiple of 8 when N has one (VDPBF16PS works on 8 or 16), or
+ * two to four vectors of 16 side by side (x86_vec_cols). */
 static bool bn_filter(const int64_t *sizes, int n, void *ud) {
   int64_t N = *(const int64_t *)ud, b = sizes[n - 1];
-  return b <= 16 && (N % 8 != 0 || b % 8 == 0);
+  return b <= 16 ? N % 8 != 0 || b % 8 == 0 : b % 16 == 0 && b <= 64;
 }
 
 static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
@@ -149,12 +151,30 @@ int topi_x86_dense_bf16_dot_is_fma(const ConfigEntity *cfg) { return dot_is_fma(
  * none divides M): VDPBF16PS has a longer latency than an FMA, and 16
  * independent accumulators ran a [128, 3072] x [3072, 768] layer 1.2x
  * faster than 8 (docs/bf16.md); the pair loop unrolled by 4, about 16
- * parallel tasks. */
+ * parallel tasks.  Where N divides into blocks of three (else two)
+ * vectors and M fills such a block's rows, the block is those vectors x
+ * BLOCK_ACCS / vectors rows (8 x 48 or 12 x 32 columns): one broadcast of
+ * a row's pair then feeds two or three VDPBF16PS, not one.
+ * bench_dense --template dense_pack_bf16.x86 --cpu-time --cold, 1 thread
+ * (load 3), GFLOP/s, 16 x 16 / 12 x 32 / 8 x 48 / 6 x 64: ViT-B/16's
+ * 197x3072x768 393 / 455 / 476 / 479, 197x768x3072 362 / 437 / 435 / 430
+ * (VDPBF16PS peak about 510). */
+enum { BLOCK_ACCS = 24 };
+
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   DenseWorkload d;
   if (wl_dense_parse(wl, &d)) return -1;
   x86_dense_lowp_fallback(t, cfg, d.M, d.N, d.K, 2, 16, 6);
   config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
+  int64_t lanes = t->vector_lanes;
+  for (int64_t v = 3; v >= 2 && lanes == 16; v--) {
+    int64_t rows = BLOCK_ACCS / v;
+    if (d.N % (v * lanes) || d.M < rows) continue;
+    x86_dense_lowp_fallback(t, cfg, d.M, d.N / v, d.K, 2, rows, rows * 2 / 3);
+    int64_t x_oi = cfg_split(cfg, "tile_x", NULL)[1];
+    config_set_split(cfg, "tile_x", 3, (int64_t[]){-1, x_oi, v * lanes});
+    break;
+  }
   return 0;
 }
 
@@ -232,7 +252,7 @@ int topi_x86_schedule_dense_pack_bf16(const Target *t, Schedule *s, const Config
     return -1;
   }
   if (stage_unroll(scc, ki) || stage_unroll(scc, y)) return -1;
-  if (x86_vec_or_unroll(t, scc, x, bn)) return -1;
+  if (x86_vec_cols(t, scc, x, bn)) return -1; /* a block of 32 or 48 columns: vectors of 16, unrolled */
   /* the activations' conversion: parallel over rows, vectorized over pairs */
   if (sa && stage_parallel(sa, stage_axis(sa, 0))) return -1;
   int64_t lanes = t->vector_lanes;
