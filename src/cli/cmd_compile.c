@@ -105,6 +105,22 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
     g = kiln_import_onnx_bound(path, shapes && shapes->set ? shapes->value : NULL, nb, vals);
     if (!g) cli_error(cmd, "%s", kiln_get_error());
   }
+  /* a static batch whose samples run faster one by one: imported again
+   * with the batch a symbol bounded to itself, so that it is built at
+   * batch 1 and the executor runs the samples (graph_batch_loop_shapes) */
+  Opt *sizes_opt = cli_opt(cmd, "--batch-sizes");
+  if (g && batch_outer && (!t || !target_is_gpu(t)) && !(sizes_opt && sizes_opt->set)) {
+    char *loop = graph_batch_loop_shapes(g, t);
+    Graph *gl = loop ? kiln_import_onnx_bound(path, loop, nb, vals) : NULL;
+    if (gl && graph_batch_symbol(gl)) {
+      graph_free(g);
+      g = gl;
+    } else {
+      graph_free(gl);
+    }
+    kiln_clear_error();
+    free(loop);
+  }
   for (int i = 0; i < nb; i++) {
     free(names[i]);
     kiln_array_free((DLTensor *)vals[i].value);

@@ -437,6 +437,10 @@ static int create(const char *json, size_t len, KilnModule *mod, DLDevice dev, c
     return -1;
   }
   collect_inputs(ex);
+  if (kiln_graph_batch_start(ex)) {
+    kiln_graph_executor_free(ex);
+    return -1;
+  }
   *out = ex;
   return 0;
 }

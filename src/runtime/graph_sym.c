@@ -70,7 +70,7 @@
  * Exports: kiln_graph_sym_init, kiln_graph_sym_resize, kiln_graph_sym_free,
  * kiln_graph_sym_late_init, kiln_graph_sym_begin, kiln_graph_sym_report,
  * kiln_graph_batch_setup_op, kiln_graph_op_exec, kiln_graph_batch_samples, kiln_graph_batch_split,
- * kiln_graph_batch_run.
+ * kiln_graph_batch_run, kiln_graph_batch_start.
  */
 #include "runtime_internal.h"
 
@@ -556,6 +556,22 @@ static int batch_resize(KilnGraphExecutor *ex, int e, const DLTensor *t, const c
       if (g->entry_batch[x]) g->entry_shape[x][0] = ex->batch;
   if (!rc) ex->batch = b;
   return rc;
+}
+
+int kiln_graph_batch_start(KilnGraphExecutor *ex) {
+  JsonGraph *g = &ex->g;
+  if (!g->batch_name || g->batch_lo <= 1) return 0;
+  for (int i = 0; i < ex->num_inputs; i++) {
+    int e = g->nodes[ex->inputs[i]].first_entry;
+    int64_t shape[32];
+    if (!g->entry_batch[e] || g->entry_ndim[e] < 1 || g->entry_ndim[e] > (int)(sizeof shape / sizeof shape[0])) continue;
+    memcpy(shape, g->entry_shape[e], sizeof(int64_t) * (size_t)g->entry_ndim[e]);
+    shape[0] = g->batch_lo;
+    DLTensor t = ex->entries[e];
+    t.shape = shape;
+    return batch_resize(ex, e, &t, "graph executor: the batch's lower bound");
+  }
+  return 0;
 }
 
 int kiln_graph_sym_init(KilnGraphExecutor *ex) {

@@ -514,6 +514,10 @@ void kiln_graph_bind_storage(KilnGraphExecutor *ex, int s, void *data);
  * at the symbols' lower bounds (else the JSON's representative sizes),
  * and the symbols' values. */
 int kiln_graph_sym_init(KilnGraphExecutor *ex);
+/* A batch loop bounded below by lo > 1 (a static batch-n build run per
+ * sample, batch in [n, n]) starts at lo: inputs and outputs of lo samples
+ * before any set_input.  After the executor's inputs are collected. */
+int kiln_graph_batch_start(KilnGraphExecutor *ex);
 /* Before input entry e takes t: when t's shape differs from the entry's,
  * bind the symbols from it, check their bounds, evaluate every entry's
  * shape and grow the buffers that must (what names the caller, for

@@ -292,6 +292,39 @@ def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
     assert "batched variants" in kiln("inspect", so).stdout
 
 
+def test_static_batch_runs_per_sample_for_small_weights(tmp_path):
+    # a static batch of 8 where the samples run faster one by one (the rule
+    # above): built at batch 1 with the batch a symbol bounded to [8, 8];
+    # the module starts at batch 8 (kiln run without inputs), matches
+    # PyTorch, and refuses another batch; at 12x12 (activations within the
+    # L2) the static batch-8 kernels stay
+    torch.manual_seed(6)
+    net = WideStem().eval()
+    path = str(tmp_path / "stem.onnx")
+    torch.onnx.export(net, torch.randn(1, 3, 256, 256), path, input_names=["x"], output_names=["y"],
+                      opset_version=13)
+    so = str(tmp_path / "stem8.so")
+    kiln("compile", path, "-o", so, "--input-shapes", "x:[8,3,256,256]", "--quiet-fallback")
+    info = kiln("inspect", so).stdout
+    assert "batch (kernels built at batch 1" in info and "  batch in [8, 8]" in info, info
+    assert "batched variants" not in info, info
+    kiln("run", so, "-o", str(tmp_path / "z.npz"))
+    assert np.load(str(tmp_path / "z.npz"))["y"].shape == (8, 16)
+    x = np.random.RandomState(9).randn(8, 3, 256, 256).astype(np.float32)
+    np.save(str(tmp_path / "x.npy"), x)
+    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
+    with torch.no_grad():
+        ref = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    np.save(str(tmp_path / "x3.npy"), x[:3])
+    p = kiln("run", so, "--inputs", str(tmp_path / "x3.npy"), check=False)
+    assert p.returncode == 1 and "outside the bounds [8, 8]" in p.stderr, p.stderr
+    small = str(tmp_path / "small.onnx")
+    torch.onnx.export(net, torch.randn(1, 3, 12, 12), small, input_names=["x"], output_names=["y"], opset_version=13)
+    kiln("compile", small, "-o", so, "--input-shapes", "x:[8,3,12,12]", "--quiet-fallback")
+    assert "batch (kernels built at batch 1" not in kiln("inspect", so).stdout
+
+
 def test_symbolic_image_size_too_small_at_run_time(tmp_path):
     # a 3x3 convolution without padding over a symbolic height and width:
     # compiled once, it runs at 5x6; a 2x2 image has no valid output, and

@@ -546,29 +546,56 @@ void graph_build_params(Graph *g, AVec *groups, GroupInfo *infos, AVec *params) 
   pm_free(&by_hash);
 }
 
-/* The bytes of a graph's constants (its weights) and of its largest
- * activation of one sample (a batch-symbolic tensor's bytes over its
- * batch). */
-static void batch_bytes(const Graph *g, int64_t *weights, int64_t *sample) {
-  *weights = *sample = 0;
+/* Whether a batch runs faster sample by sample through the batch-1
+ * kernels than through kernels built at the batch: where the graph's
+ * constants (its weights) fit a quarter of t's L3 and one sample's largest
+ * activation is past its L2 (build.h).  A sample's bytes: a batch-
+ * symbolic tensor's over its batch, or, in a static graph at batch n > 1,
+ * those of a tensor whose dimension 0 is n over n. */
+static bool samples_pay(const Graph *g, const Target *t, int64_t n) {
+  int64_t weights = 0, sample = 0;
   for (int i = 0; i < g->nodes.len; i++) {
-    const GNode *n = g->nodes.data[i];
-    int64_t numel = ttype_numel(&n->type);
-    if (n->kind == GN_VAR || numel > INT64_MAX / 16) continue;
-    int64_t b = numel * dt_bytes(n->type.dtype);
-    if (n->kind == GN_CONST) *weights += b;
-    else if (n->type.ndim) {
-      if (n->type.sym && n->type.sym->dim[0] && n->type.shape[0] > 0) b /= n->type.shape[0];
-      if (b > *sample) *sample = b;
+    const GNode *nd = g->nodes.data[i];
+    int64_t numel = ttype_numel(&nd->type);
+    if (nd->kind == GN_VAR || numel > INT64_MAX / 16) continue;
+    int64_t b = numel * dt_bytes(nd->type.dtype);
+    if (nd->kind == GN_CONST) weights += b;
+    else if (nd->type.ndim) {
+      if (nd->type.sym && nd->type.sym->dim[0] && nd->type.shape[0] > 0) b /= nd->type.shape[0];
+      else if (n > 1 && nd->type.shape[0] == n) b /= n;
+      if (b > sample) sample = b;
     }
   }
+  return weights <= target_l3_bytes(t) / 4 && sample > target_l2_bytes(t);
+}
+
+char *graph_batch_loop_shapes(const Graph *g, const Target *t) {
+  if (graph_is_symbolic(g)) return NULL;
+  StrBuf sb = {0};
+  int64_t n = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const GNode *nd = g->nodes.data[i];
+    if (nd->kind != GN_VAR) continue;
+    if (nd->type.ndim < 1 || nd->type.shape[0] < 2 || (n && nd->type.shape[0] != n) || strpbrk(nd->name, ":[],; ")) {
+      sb_free(&sb);
+      return NULL;
+    }
+    n = nd->type.shape[0];
+    sb_printf(&sb, "%s:[batch", nd->name);
+    for (int d = 1; d < nd->type.ndim; d++) sb_printf(&sb, ",%lld", (long long)nd->type.shape[d]);
+    sb_puts(&sb, "] ");
+  }
+  if (!n || !samples_pay(g, t, n)) {
+    sb_free(&sb);
+    return NULL;
+  }
+  sb_printf(&sb, "batch>=%lld,batch<=%lld", (long long)n, (long long)n);
+  return sb_steal(&sb);
 }
 
 int graph_default_batches(const Graph *g, const Target *t, int64_t hi, int64_t *sizes) {
   static const int64_t def[GRAPH_DEFAULT_BATCHES] = {4, 8};
-  int64_t weights, sample;
-  batch_bytes(g, &weights, &sample);
-  if (weights <= target_l3_bytes(t) / 4 && sample > target_l2_bytes(t)) return 0;
+  if (samples_pay(g, t, 0)) return 0;
   int n = 0;
   for (int i = 0; i < GRAPH_DEFAULT_BATCHES; i++)
     if (def[i] <= hi) sizes[n++] = def[i];

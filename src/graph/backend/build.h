@@ -71,6 +71,13 @@ typedef struct GroupInfo {
 #define GRAPH_DEFAULT_BATCHES 2
 int graph_default_batches(const Graph *g, const Target *t, int64_t hi, int64_t *sizes);
 
+/* For a static graph whose inputs all have the same batch n > 1 in
+ * dimension 0, where its samples run faster one by one (the rule above):
+ * --input-shapes text that imports the model again with that batch as a
+ * symbol bounded to [n, n] ("data:[batch,3,224,224] batch>=8,batch<=8"),
+ * so it is built at batch 1 and run per sample; malloc'd, else NULL. */
+char *graph_batch_loop_shapes(const Graph *g, const Target *t);
+
 /* Compile an optimized graph into one shared object at so_path. */
 int graph_build(Graph *g, const GraphBuildOptions *opt, const char *so_path, GraphBuildStats *stats);
 /* One fused group's kernel: placeholders p0, p1, ... for its inputs (one-
