@@ -1028,6 +1028,30 @@ static void test_conv_stem_inline_pad(void) {
   }
 }
 
+/* A stem's register block at batch 1 (stem_block): two output-channel
+ * chunks take 7 columns x 2 chunks, one chunk (MobileNetV3's 3->16) 14
+ * columns; both with the window's columns unrolled. */
+static void test_conv_stem_block(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  const Target *t = target_host();
+  CHECK_NN(tm);
+  if (!tm || t->vector_lanes < 16) return;
+  static const struct {
+    int64_t oc, cols;
+  } cases[] = {{32, 7}, {16, 14}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 3, 224, 224}, (int64_t[]){cases[i].oc, 3, 3, 3}, (int[]){2, 2},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *fb = template_fallback(tm, t, wl);
+    CHECK_NN(fb);
+    if (!fb) continue;
+    CHECK_MSG(cfg_split_inner(fb, "tile_ow") == cases[i].cols && cfg_other_int(fb, "unroll_kw", 0) == 1,
+              "3x3/2 3->%lld: %lld columns, unroll_kw %lld; expected %lld columns, unrolled", (long long)cases[i].oc,
+              (long long)cfg_split_inner(fb, "tile_ow"), (long long)cfg_other_int(fb, "unroll_kw", 0),
+              (long long)cases[i].cols);
+  }
+}
+
 /* A channel block that is not a power of two (a tuned tile_oc of 40) is
  * vectorized in vectors of its largest power-of-two divisor (8 here),
  * unrolled; left to the C compiler it ran as scalar code, 15x slower in
@@ -1217,6 +1241,7 @@ const TestCase x86_tests[] = {
     {"conv_occ_block3", test_conv_occ_block3},
     {"conv_short_reduction", test_conv_short_reduction},
     {"conv_stem_inline_pad", test_conv_stem_inline_pad},
+    {"conv_stem_block", test_conv_stem_block},
     {"conv_column_tail", test_conv_column_tail},
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},

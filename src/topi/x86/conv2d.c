@@ -486,12 +486,17 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
  * output-channel chunks neither pair nor make triples (7 accumulators
  * alone cannot cover the FMA latency).  ShuffleNetV2's 3x3/2 3->24 @224
  * (3 chunks of 8) as 7 x 3 with kw unrolled against 28 x 1: 81-83 / 78-79
- * GFLOP/s (--cold --epilogue --cpu-time, 1 thread, load 0.6).  Sets
- * *cols; true when it applies. */
+ * GFLOP/s (--cold --epilogue --cpu-time, 1 thread, load 0.6).  A stem
+ * of a single chunk (MobileNetV3's 3x3/2 3->16) takes half the budget in
+ * columns (14 accumulators), kw unrolled: with its input read in place
+ * (inline_pad), 28 columns / 14 with kw unrolled 217-222 / 248-254
+ * GFLOP/s (two alternating runs, load 3; 14 without unrolling 185-207).
+ * Sets *cols; true when it applies. */
 static bool stem_block(const Target *t, const Workload *wl, const Conv2DWorkload *c, int64_t *cols) {
   if (c->N != 1 || c->IC >= t->vector_lanes || c->KW < 2 || c->sw >= c->KW || !is_fp32_task(wl)) return false;
-  int64_t w = x86_conv_block_cols(c->OW, x86_reg_budget(t) / 4);
-  if (x86_conv_occ_block(t, w, c->OC / x86_channel_block(c->OC, t->vector_lanes)) < 2) return false;
+  int64_t chunks = c->OC / x86_channel_block(c->OC, t->vector_lanes), w = x86_conv_block_cols(c->OW, x86_reg_budget(t) / 4);
+  if (chunks == 1) w = x86_conv_block_cols(c->OW, x86_reg_budget(t) / 2);
+  else if (x86_conv_occ_block(t, w, chunks) < 2) return false;
   *cols = w;
   return true;
 }
