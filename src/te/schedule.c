@@ -279,12 +279,19 @@ int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value) {
   return 0;
 }
 
+/* Whether op reads t, itself or through stages of s inlined into it. */
+static bool reads_tensor(Schedule *s, Tensor *op, Tensor *t) {
+  for (int i = 0; i < op->ninputs; i++) {
+    Stage *in = s ? sch_stage(s, op->inputs[i]) : NULL;
+    if (op->inputs[i] == t || (in && in->attach == ATTACH_INLINE && reads_tensor(s, op->inputs[i], t))) return true;
+  }
+  return false;
+}
+
 int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality) {
   if (check_leaf(st, iv, "prefetch")) return -1;
   if (!t || t->okind != KOBJ_TENSOR) return kiln_set_error("prefetch: no tensor given");
-  bool reads = false;
-  for (int i = 0; i < st->op->ninputs; i++) reads |= st->op->inputs[i] == t;
-  if (!reads)
+  if (!reads_tensor(st->owner, st->op, t))
     return kiln_set_error("prefetch: stage '%s' does not read tensor '%s' (prefetch a tensor the stage reads)",
                           stname(st), t->name);
   if (!offset || !dt_is_intlike(offset->dtype) || offset->dtype.lanes != 1)

@@ -177,9 +177,10 @@ int stage_pragma(Stage *st, IterVar *iv, const char *key, Expr *value);
 /* TVM's s[st].prefetch(t, iv, offset): at the start of each iteration of
  * loop iv, touch the cache lines of what iteration iv + offset will read
  * of t (the loops inside iv over their ranges), with __builtin_prefetch's
- * locality (0-3; TVM's is 3).  t must be an input of the stage, stored
- * whole: a placeholder or a stage computed at the root.  A region past
- * t's end is cut at its last element. */
+ * locality (0-3; TVM's is 3).  t must be an input of the stage (or of a
+ * stage inlined into it: a residual an output stage's fused epilogue
+ * adds), stored whole: a placeholder or a stage computed at the root.
+ * A region past t's end is cut at its last element. */
 int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality);
 /* Share loop iv's prefetches among `parts` iterations of an enclosing loop
  * `along` (a loop of st, or of a stage st is computed in): iteration i of

@@ -405,6 +405,73 @@ static void test_winograd_prefetch_knob(void) {
   }
 }
 
+/* conv2d_NCHWc.x86: prefetch_epilogue is in the space of float32 1x1
+ * layers whose output is at least 512 KiB; the fallback takes 1 where the
+ * output is at least the target's L2 and the reduction at most 8 vectors
+ * of input channels (32->256 @32: 1 MiB, 32 channels), else 0.  On
+ * 32->256 @32 with a residual add and relu fused, every value matches the
+ * unscheduled lowering, and the output stage touches the residual (not
+ * the conv's input) of the column block d ahead: 8 columns x 16 floats a
+ * block (8 x 2 chunks). */
+static void test_conv_prefetch_epilogue_knob(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  const Target *t = target_host();
+  struct {
+    int64_t ic, oc, k, hw;
+    bool want;
+  } cases[] = {{32, 256, 1, 32, true}, {256, 128, 1, 32, true}, {512, 256, 1, 32, true},
+               {32, 32, 1, 16, false}, {32, 256, 3, 32, false}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    int64_t ic = cases[n].ic, oc = cases[n].oc, hw = cases[n].hw, k = cases[n].k;
+    int p = (int)(k / 2);
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, ic, hw, hw}, (int64_t[]){oc, ic, k, k}, (int[]){1, 1},
+                             (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
+    ConfigSpace *cs = template_space(tm, t, wl);
+    ConfigEntity *fb = template_fallback(tm, t, wl);
+    CHECK_NN(cs);
+    CHECK_NN(fb);
+    if (!cs || !fb) return;
+    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_epilogue") == !cases[n].want,
+              "%lld->%lld @%lld: space %s", (long long)ic, (long long)oc, (long long)hw,
+              config_entity_json(space_get(cs, 0)));
+    int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= target_l2_bytes(t) && ic <= 8 * t->vector_lanes;
+    CHECK_MSG(cfg_other_int(fb, "prefetch_epilogue", -1) == want, "%lld->%lld @%lld: fallback %s", (long long)ic,
+              (long long)oc, (long long)hw, config_entity_json(fb));
+  }
+  Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 32, 32}, (int64_t[]){256, 32, 1, 1}, (int[]){1, 1},
+                           (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
+  for (int d = 0; d <= 2; d++) {
+    ConfigEntity *c = template_fallback(tm, t, wl);
+    CHECK_NN(c);
+    if (!c) return;
+    CHECK_INT(cfg_split_inner(c, "tile_ow"), 8);
+    config_set_other(c, "prefetch_epilogue", opt_int(d));
+    Tensor *data = te_placeholder_c("data", 5, (int64_t[]){1, 2, 32, 32, 16}, DT_F32);
+    Tensor *kernel = te_placeholder_c("kernel", 6, (int64_t[]){16, 2, 1, 1, 16, 16}, DT_F32);
+    Tensor *res = te_placeholder_c("residual", 5, (int64_t[]){1, 16, 32, 32, 16}, DT_F32);
+    Tensor *conv = tm->compute(t, wl, c, 2, (Tensor *[]){data, kernel});
+    CHECK_NN(conv);
+    if (!conv) return;
+    Expr **v = te_axis_vars(5, NULL);
+    Tensor *out = tk_relu5(te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read(res, 5, v)),
+                                      "elemwise"));
+    Schedule *s = te_create_schedule(1, &out);
+    CHECK_OK(tm->schedule(t, s, c, conv, 1, &out));
+    Tensor *args[] = {data, kernel, res, out};
+    LoweredFunc *f = kiln_lower(s, 4, args, "f", NULL);
+    CHECK_NN(f);
+    if (!f) return;
+    const char *text = kiln_lowered_str(f);
+    CHECK_MSG(!d == !strstr(text, "prefetch(residual["), "prefetch_epilogue %d:\n%s", d, text);
+    CHECK_MSG(!strstr(text, "prefetch(data["), "prefetch_epilogue %d touches the conv's input", d);
+    if (d) CHECK_CONTAINS(text, kfmt(" + %d), %d)]", d * 8 * 16, 256 * 32 * 32 - 1));
+    DLTensor **arr = tk_run_vs_unscheduled(s, 4, args, &copt, 1e-5, kfmt("32->256 @32 + residual, prefetch_epilogue %d", d));
+    if (arr) tk_arrays_free(4, arr);
+  }
+}
+
 const TestCase prefetch_tests[] = {
     {"prefetch_text", test_prefetch_text},
     {"prefetch_spread_text", test_prefetch_spread_text},
@@ -414,5 +481,6 @@ const TestCase prefetch_tests[] = {
     {"conv_prefetch_data_knob", test_conv_prefetch_data_knob},
     {"winograd_prefetch_knob", test_winograd_prefetch_knob},
     {"dense_prefetch_knob", test_dense_prefetch_knob},
+    {"conv_prefetch_epilogue_knob", test_conv_prefetch_epilogue_knob},
     {NULL, NULL},
 };

@@ -297,6 +297,35 @@ static int64_t conv_batch_prefetch_data(const Target *t, const Conv2DWorkload *c
   return in >= (512 << 10) || (pw > 0 && in + conv_two_blocks_bytes(t, c) >= (512 << 10)) ? 1 : 0;
 }
 
+/* The output of a 1x1 layer: N x OC x OH x OW. */
+static int64_t conv_output_bytes(const Conv2DWorkload *c) {
+  return c->N * c->OC * c->OH * c->OW * dt_bytes(c->out_dtype);
+}
+
+/* Whether a 1x1 layer's space has "prefetch_epilogue": its output (and so
+ * a residual its epilogue adds, of the same shape) is at least 512 KiB,
+ * half of a 1 MiB L2, so the residual comes from L3 or memory.  The
+ * epilogue reads the residual's lines of a whole register block at once,
+ * after the block's reduction, in bursts the hardware prefetcher does not
+ * run ahead of. */
+static bool conv_has_prefetch_epilogue(const Workload *wl, const Conv2DWorkload *c) {
+  return is_fp32_task(wl) && c->KH == 1 && c->KW == 1 && conv_output_bytes(c) >= (512 << 10);
+}
+
+/* The fallback's prefetch_epilogue: 1 where the output is at least the
+ * target's L2 and the reduction at most 8 vectors of input channels, so a
+ * block's reduction (28 accumulators x the channels, half as many cycles)
+ * is short beside a miss to memory for its residual; else 0.  ResNet-50,
+ * per-node minima of alternating profiles, 1 thread (load 3-4), without /
+ * with: batch 1, 1x1 64->256 @56 + residual x3 1505 / 1392 us, 128->512
+ * @28 x4 1847 / 1760, but 256->1024 @14 x6 (256 channels, 800 KB) 2467 /
+ * 2640 and 512->2048 @7 x3 1296 / 1300; batch 8, 64->256 @56 24.6 / 18.4
+ * ms, 128->512 @28 20.7 / 16.0, 256->1024 @14 24.8 / 25.3, 512->2048 @7
+ * 11.9 / 13.2. */
+static int64_t conv_prefetch_epilogue_fallback(const Target *t, const Conv2DWorkload *c) {
+  return conv_output_bytes(c) >= target_l2_bytes(t) && c->IC <= 8 * t->vector_lanes ? 1 : 0;
+}
+
 /* Whether a layer's space has "inline_pad" (false/true; not TVM's): a
  * float32 layer that reads zero padding and has fewer input channels than
  * a vector (an RGB stem).  Its padded copy, a pass of its own over the
@@ -322,6 +351,7 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   OptVal ahead[3] = {opt_int(0), opt_int(1), opt_int(2)};
   if (conv_has_prefetch(wl, &c) && space_define_knob(cs, "prefetch_w", 3, ahead)) return -1;
   if (conv_has_prefetch_data(t, wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
+  if (conv_has_prefetch_epilogue(wl, &c) && space_define_knob(cs, "prefetch_epilogue", 3, ahead)) return -1;
   /* last, so the indices of the knobs before it keep their configs */
   if (conv_has_inline_pad(t, wl, &c) && space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
@@ -468,6 +498,8 @@ static void conv_prefetch_fallback(const Target *t, ConfigEntity *cfg, const Wor
   }
   if (conv_has_prefetch_data(t, wl, c))
     config_set_other(cfg, "prefetch_data", opt_int(conv_batch_prefetch_data(t, c, n_f, pw)));
+  if (conv_has_prefetch_epilogue(wl, c))
+    config_set_other(cfg, "prefetch_epilogue", opt_int(conv_prefetch_epilogue_fallback(t, c)));
 }
 
 /* A stem at batch 1: fewer input channels than a vector (an RGB image)
@@ -748,6 +780,29 @@ static const NchwcForm *nchwc_form(const Tensor *conv) {
   return NULL;
 }
 
+/* "prefetch_epilogue" = d: at the start of each column block of the
+ * output stage so (owo), touch the lines the block d column blocks later
+ * reads of each input of the epilogue shaped like the conv's output (a
+ * residual; not the conv's own input), so they arrive during this block's
+ * reduction.  Past a row's last block the address runs on into the next
+ * row (row-major arithmetic), which is the block that follows. */
+static int conv_prefetch_epilogue(Schedule *s, Stage *so, IterVar *owo, const ConfigEntity *cfg, Tensor *conv,
+                                  Tensor *pad, Tensor *kernel) {
+  int64_t d = cfg_other_int(cfg, "prefetch_epilogue", 0);
+  if (d < 0)
+    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_epilogue' = %lld, expected a number of column "
+                          "blocks ahead (0: none)",
+                          (long long)d);
+  for (int i = 0; d > 0 && i < s->stages.len; i++) {
+    Tensor *r = ((Stage *)s->stages.data[i])->op;
+    bool same = r->kind == TE_PLACEHOLDER && r != pad && r != kernel && r->ndim == conv->ndim;
+    for (int k = 0; same && k < conv->ndim; k++) same = te_dim(r, k) == te_dim(conv, k);
+    for (int j = 0; same && j < pad->ninputs; j++) same = pad->inputs[j] != r;
+    if (same && stage_prefetch(so, r, owo, c32(d), 3)) return -1;
+  }
+  return 0;
+}
+
 int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEntity *cfg, Tensor *conv, int nout, Tensor **outs) {
   if (!s || !conv) return -1;
   const NchwcForm *form = nchwc_form(conv);
@@ -848,6 +903,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
+  if (form->prefetch_data && so != sc && conv_prefetch_epilogue(s, so, owo, cfg, conv, pad, kernel)) return -1;
 
   /* the block: the reduction streams the input channels and the window */
   IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
