@@ -353,6 +353,7 @@ static void test_conv_errors(void) {
   CHECK_NN(fs);
   if (fs) {
     CHECK_INT(cfg_split_inner(fs, "tile_ow"), 8);
+    CHECK_INT(cfg_other_int(fs, "inline_pad", 0), 1); /* the words read from the input in place */
     CHECK_OK(tm->check(target_host(), fs, ws));
   }
   /* ResNet-50's 1x1 256 -> 64 at 56x56: the fallback is a point of the space with a block of 4s */

@@ -339,10 +339,11 @@ static int64_t conv_prefetch_epilogue_fallback(const Target *t, const Conv2DWork
  * 144-148 / 239-245, MobileNetV3's 3->16 98-99 / 209-218, ShuffleNetV2's
  * 3->24 (8 lanes) 83-84 / 123, VGG-16's 3x3 3->64 226-232 / 239-248,
  * ResNet's 7x7/2 3->64 245-246 / 250-255.  Other layers keep TVM's space;
- * the bfloat16 and int8 templates start from this space and keep the
- * padded copy. */
+ * the bfloat16 template starts from this space and keeps the padded copy,
+ * the int8 one (conv2d_int8.c) defines the knob too. */
 static bool conv_has_inline_pad(const Target *t, const Workload *wl, const Conv2DWorkload *c) {
-  return is_fp32_task(wl) && (c->pt || c->pl || c->pb || c->pr) && c->IC < t->vector_lanes;
+  return (is_fp32_task(wl) || template_find(wl->name, NULL, NULL) == &topi_x86_conv2d_NCHWc_int8_template) &&
+         (c->pt || c->pl || c->pb || c->pr) && c->IC < t->vector_lanes;
 }
 
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
