@@ -386,7 +386,9 @@ static void test_dense_errors(void) {
   ConfigEntity *fb = template_fallback(tm, target_host(), wl);
   CHECK(cs && fb);
   if (!cs || !fb) return;
-  /* a block of three vectors x 8 rows where N and M have them (AVX-512) */
+  /* a block of three vectors x 8 rows where N and M have them (AVX-512),
+   * two x 12 rows, and with a few rows the widest block of vectors up to
+   * 64 columns (vectors of 8 where N has no multiple of 16) */
   int64_t lanes = target_host()->vector_lanes;
   CHECK_INT(cfg_split_inner(fb, "tile_x"), lanes == 16 ? 48 : lanes);
   CHECK_INT(cfg_split_inner(fb, "tile_y"), lanes == 16 ? 8 : 16);
@@ -394,7 +396,7 @@ static void test_dense_errors(void) {
   CHECK_OK(tm->check(target_host(), fb, wl));
   const struct {
     int64_t M, N, bn, rows;
-  } blocks[] = {{192, 256, 32, 12}, {4, 768, 16, 4}, {192, 1000, 8, 16}, {1, 2048, 16, 1}};
+  } blocks[] = {{192, 256, 32, 12}, {4, 768, 64, 4}, {192, 1000, 8, 16}, {1, 2048, 64, 1}, {1, 1000, 40, 1}};
   for (size_t i = 0; lanes == 16 && i < sizeof blocks / sizeof blocks[0]; i++) {
     Workload *w = wl_dense(tm->name, blocks[i].M, blocks[i].N, 512, "float32", "float32");
     ConfigSpace *ws = template_space(tm, target_host(), w);
