@@ -463,6 +463,13 @@ static void test_slab(void) {
     CHECK_CONTAINS(text, "allocate group_conv2d_NCHWc.local[float32 * 336]");
     CHECK_CONTAINS(text, "allocate data_pair[float32 * ");
   }
+  /* RegNetX's 408 @14: 9 pairs of 14 rows would split 5 : 4 over two
+   * threads; slabs of 7 rows make 18 */
+  Workload *w408 = wl_group_conv2d(tm->name, (int64_t[]){1, 408, 14, 14}, (int64_t[]){408, 24, 3, 3}, (int[]){1, 1},
+                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, 17, "float32", "float32");
+  ConfigEntity *f408 = template_fallback(tm, target_host(), w408);
+  LoweredFunc *l408 = f408 ? lower_cfg(tm, w408, f408) : NULL;
+  if (l408) CHECK_CONTAINS(kiln_lowered_str(l408), "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 18)");
   config_set_other(fb, "group_pair", opt_bool(false));
   config_set_split(fb, "tile_ow", 2, (int64_t[]){-1, 7});
   f = lower_cfg(tm, wl, fb);
@@ -481,12 +488,13 @@ static void test_slab(void) {
   /* smaller layers of both forms against the unscheduled lowering: a
    * stride-2 slab of 2 row blocks, a 3-chunk block, a dilated window,
    * groups of 16 (one chunk) and of 8 (two a vector: group_pack), 7
-   * groups of 24 (group_pair: a last pair of one group) */
+   * groups of 24 (group_pair: a last pair of one group), 5 (3 pairs: slabs
+   * of half the rows) */
   const struct {
     int64_t c, w, g;
     int s, d;
   } cases[] = {{48, 20, 2, 2, 1}, {72, 7, 3, 1, 1}, {48, 12, 2, 1, 2}, {72, 9, 3, 2, 1}, {64, 8, 4, 1, 1}, {32, 8, 4, 2, 1}, {168, 14, 7, 1, 1},
-               {168, 15, 7, 2, 1}};
+               {168, 15, 7, 2, 1}, {120, 8, 5, 1, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t c = cases[i].c, w = cases[i].w;
     int d = cases[i].d;

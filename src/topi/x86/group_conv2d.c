@@ -610,6 +610,13 @@ static int gconv_schedule_padded(const Target *t, Schedule *s, const ConfigEntit
   int64_t row_bytes = pair ? te_dim(pad, 2) * te_dim(pad, 4) * te_dim(pad, 5) * te_dim(pad, 6) * 4
                            : te_dim(kernel, 1) * te_dim(pad, 4) * te_dim(pad, 3) * 4;
   int64_t rows = slab_rows(OH, te_dim(pad, hax), te_dim(kernel, 2), row_bytes, N * groups, SLAB_BYTES, 8);
+  /* pairs: an odd number of parallel slabs under 32 splits unevenly over
+   * two threads (RegNetX's 408 @14: 9 pairs of 14 rows, 5 : 4); half the
+   * rows make it even, at the cost of the rows two slabs both copy.  In
+   * RegNetX-1.6GF (per-node minima of alternating profiles, load 2-4) its
+   * nine 408 @14 layers went 854 -> 822 and 858 -> 825 us at 2 threads,
+   * 1448 -> 1501 and 1507 -> 1555 us at 1 thread: taken for two. */
+  if (pair && (N * groups * (OH / rows)) % 2 && N * groups * (OH / rows) < 32 && rows % 2 == 0) rows /= 2;
 
   if (x86_inline_group(s, crop, NULL)) return -1;
   Tensor *main_out = x86_main_output(crop, nout, outs);
