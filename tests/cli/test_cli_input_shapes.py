@@ -266,6 +266,17 @@ class WideStem(torch.nn.Module):
         return torch.flatten(self.pool(torch.relu(self.conv(x))), 1)
 
 
+def run_vs_torch(net, so, tmp_path, seed):
+    """Run so on a random batch of 8 256x256 images against net; the batch."""
+    x = np.random.RandomState(seed).randn(8, 3, 256, 256).astype(np.float32)
+    np.save(str(tmp_path / "x.npy"), x)
+    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
+    with torch.no_grad():
+        ref = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    return x
+
+
 def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
     # weights within a quarter of the L3 and one sample's activation past
     # the L2 (16 x 256 x 256 floats, 4 MiB): no batched variants unless
@@ -281,12 +292,7 @@ def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
     info = kiln("inspect", so).stdout
     assert "batch (kernels built at batch 1" in info and "  N in [1, 8]" in info, info
     assert "batched variants" not in info, info
-    x = np.random.RandomState(8).randn(8, 3, 256, 256).astype(np.float32)
-    np.save(str(tmp_path / "x.npy"), x)
-    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
-    with torch.no_grad():
-        ref = net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    run_vs_torch(net, so, tmp_path, 8)
     kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,256,256],N<=8", "--batch-sizes", "4,8",
          "--quiet-fallback")
     assert "batched variants" in kiln("inspect", so).stdout
@@ -310,12 +316,7 @@ def test_static_batch_runs_per_sample_for_small_weights(tmp_path):
     assert "batched variants" not in info, info
     kiln("run", so, "-o", str(tmp_path / "z.npz"))
     assert np.load(str(tmp_path / "z.npz"))["y"].shape == (8, 16)
-    x = np.random.RandomState(9).randn(8, 3, 256, 256).astype(np.float32)
-    np.save(str(tmp_path / "x.npy"), x)
-    kiln("run", so, "--inputs", str(tmp_path / "x.npy"), "-o", str(tmp_path / "y.npz"))
-    with torch.no_grad():
-        ref = net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(np.load(str(tmp_path / "y.npz"))["y"], ref, rtol=1e-4, atol=1e-5)
+    x = run_vs_torch(net, so, tmp_path, 9)
     np.save(str(tmp_path / "x3.npy"), x[:3])
     p = kiln("run", so, "--inputs", str(tmp_path / "x3.npy"), check=False)
     assert p.returncode == 1 and "outside the bounds [8, 8]" in p.stderr, p.stderr
