@@ -355,6 +355,7 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_CONV2D_INT8, "nn.contrib_conv2d_int8")                        \
   X(OP_CONV2D_NCHWC_INT8, "nn.contrib_conv2d_NCHWc_int8")           \
   X(OP_MAX_POOL2D, "nn.max_pool2d")                                  \
+  X(OP_AVG_POOL2D, "nn.avg_pool2d")                                  \
   X(OP_ROUND, "round")                                               \
   X(OP_CLIP, "clip")
 

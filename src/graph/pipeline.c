@@ -25,6 +25,7 @@ static const PassDef pipeline[] = {
     {"fuse_layer_norm", 2, pass_fuse_layer_norm},
     {"fuse_gelu", 2, pass_fuse_gelu},
     {"fuse_silu", 2, pass_fuse_silu},
+    {"fold_pad_pool", 2, pass_fold_pad_pool},
     {"fold_scale_axis", 2, pass_fold_scale_axis},
     {"sink_reshape", 2, pass_sink_reshape},
     {"fold_constant", 2, pass_fold_constant},

@@ -447,7 +447,7 @@ const OpDef ops_nn[] = {
      "out_layout='', ceil_mode=False", OP_MAX_POOL2D, OPF_BLOCKED_LAYOUT},
     {"nn.avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_avg_pool2d, NULL,
      "data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout='NCHW', "
-     "out_layout='', ceil_mode=False, count_include_pad=False", OP_OTHER, OPF_BLOCKED_LAYOUT},
+     "out_layout='', ceil_mode=False, count_include_pad=False", OP_AVG_POOL2D, OPF_BLOCKED_LAYOUT},
     {"nn.lp_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_pool2d, compute_lp_pool2d, NULL, NULL},
     {"nn.global_avg_pool2d", 1, 1, PAT_OUT_ELEMWISE_FUSABLE, infer_global_pool2d, compute_global_avg_pool2d, NULL,
      "data, layout='NCHW', out_layout=''", OP_OTHER, OPF_BLOCKED_LAYOUT},

@@ -7,6 +7,7 @@
  *   fuse_layer_norm.c     a layer norm written out in ops -> nn.layer_norm
  *   fuse_gelu.c           GELU written out with erf -> nn.gelu
  *   fuse_silu.c           x * sigmoid(x) -> nn.silu
+ *   fold_pad_pool.c       a zero nn.pad folded into the avg_pool2d reading it
  *   fold_scale_axis.c     per-channel scales folded into conv/dense weights
  *   cse.c                 merge identical calls
  *   sink_reshape.c        reshapes moved below elementwise ops, chains folded
@@ -43,6 +44,7 @@ Graph *pass_fold_constant(Graph *g, const PassContext *pc);
 Graph *pass_fuse_layer_norm(Graph *g, const PassContext *pc);
 Graph *pass_fuse_gelu(Graph *g, const PassContext *pc);
 Graph *pass_fuse_silu(Graph *g, const PassContext *pc);
+Graph *pass_fold_pad_pool(Graph *g, const PassContext *pc);
 Graph *pass_fold_scale_axis(Graph *g, const PassContext *pc);
 Graph *pass_cse(Graph *g, const PassContext *pc);
 Graph *pass_sink_reshape(Graph *g, const PassContext *pc);
