@@ -86,6 +86,14 @@ int64_t rnd_range(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand() % 
 
 Tensor *ph(const char *name, int ndim, const int64_t *shape, DType t) { return te_placeholder_c(name, ndim, shape, t); }
 
+const char *tt_generic_lowered(Tensor *in, Tensor *out) {
+  Schedule *s = te_create_schedule(1, &out);
+  CHECK_OK(topi_schedule_generic(s, 1, &out));
+  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){in, out}, "f", NULL);
+  CHECK_NN(f);
+  return f ? kiln_lowered_str(f) : NULL;
+}
+
 static DLTensor *array_for(Tensor *t) {
   int64_t shape[16];
   KASSERT(t->ndim <= 16 && te_shape_const(t, shape));
@@ -650,12 +658,8 @@ static void test_relayout_schedule(void) {
   Tensor *t = topi_layout_transform(x, "NCHW16c", "NCHW8c");
   CHECK_NN(t);
   if (!t) return;
-  Schedule *s = te_create_schedule(1, &t);
-  CHECK_OK(topi_schedule_generic(s, 1, &t));
-  LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){x, t}, "f", NULL);
-  CHECK_NN(f);
-  if (f) {
-    const char *txt = kiln_lowered_str(f);
+  const char *txt = tt_generic_lowered(x, t);
+  if (txt) {
     CHECK_CONTAINS(txt, "parallel (");
     CHECK_CONTAINS(txt, ", 1, 8)"); /* ramp(base, 1, 8): the 8 lanes one vector */
     CHECK_CONTAINS(txt, "for (l, 0, 56)"); /* the W axis a loop of its own */

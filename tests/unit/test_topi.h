@@ -44,6 +44,9 @@ TCase *tb_add(TBatch *b, const char *label, int nin, Tensor **in, Tensor *out, d
 void tb_ref_eval(TCase *c);
 /* Build, run and compare every case, then free the arrays. */
 void tb_run(TBatch *b);
+/* The lowered text of out (one input, in) under the generic schedule;
+ * NULL (a check failed) when it does not schedule or lower. */
+const char *tt_generic_lowered(Tensor *in, Tensor *out);
 
 /* Arrays. */
 void fill_uniform(DLTensor *a, double lo, double hi);

@@ -472,7 +472,33 @@ static void test_softmax(void) {
   softmax_case(&b, 3, (int64_t[]){2, 5, 197}, -1, false, false);
   softmax_case(&b, 2, (int64_t[]){3, 47}, 1, true, true);
   softmax_case(&b, 2, (int64_t[]){4, 33}, 1, false, true);
+  /* a multiple of 8 but not of 16: 8 partial lanes, folded once */
+  softmax_case(&b, 2, (int64_t[]){5, 40}, 1, false, false);
+  softmax_case(&b, 2, (int64_t[]){5, 40}, 1, true, false);
   tb_run(&b);
+}
+
+/* A row reduction of 32 or more (softmax's max and sum, a norm's sums)
+ * folds its partial lanes in halves down to 4 (16 -> 8 -> 4, or 8 -> 4)
+ * inside the row loop, so the row's last, serial reduction is over 4
+ * lanes (and a tail), not 16. */
+static void test_row_fold(void) {
+  static const int64_t rows[3] = {64, 40, 197};
+  for (int i = 0; i < 3; i++) {
+    Tensor *x = ph("x", 2, (int64_t[]){6, rows[i]}, DT_F32);
+    Tensor *out = i == 1 ? topi_layer_norm(x, NULL, NULL, -1, 1e-5) : topi_softmax(x, 1);
+    CHECK_NN(out);
+    if (!out) continue;
+    const char *txt = tt_generic_lowered(x, out), *sum = i == 1 ? "T_layer_norm_sum" : "T_softmax_expsum";
+    if (!txt) continue;
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, i == 1 ? 0 : 1)) != NULL, "row %lld: no fold of %s in\n%s",
+              (long long)rows[i], sum, txt);
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, i == 1 ? 1 : 2)) == NULL, "row %lld: %s folded past 4 lanes",
+              (long long)rows[i], sum);
+    CHECK_MSG(strstr(txt, rows[i] == 197 ? "for (j, 0, 9)" : "for (j, 0, 4)") != NULL,
+              "row %lld: the last reduction is not over 4 lanes%s:\n%s", (long long)rows[i],
+              rows[i] == 197 ? " and a tail of 5" : "", txt);
+  }
 }
 
 static void test_batch_norm(void) {
@@ -549,6 +575,12 @@ static void test_layer_norm(void) {
     Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 2, (int64_t[]){3, 13}, DT_F32), *bi = ph("bias", 2, (int64_t[]){3, 13}, DT_F32);
     TCase *c = tb_add(&b, "layer_norm two axes", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, 1, 1e-3), 1e-5);
     if (c) ref_norm(c, 3, shape, 1, 1e-3, c->a[1], c->a[2], false);
+  }
+  {
+    int64_t shape[2] = {4, 40}; /* 8 partial lanes, folded to 4 */
+    Tensor *x = ph("x", 2, shape, DT_F32);
+    TCase *c = tb_add(&b, "layer_norm row of 40", 1, &x, topi_layer_norm(x, NULL, NULL, -1, 1e-5), 1e-5);
+    if (c) ref_norm(c, 2, shape, 1, 1e-5, NULL, NULL, false);
   }
   {
     int64_t shape[3] = {2, 6, 197}; /* 16 partial lanes and a tail of 5 */
@@ -971,6 +1003,7 @@ const TestCase topi_nn_tests[] = {
     {"pool_schedule", test_pool_schedule},
     {"adaptive_pool", test_adaptive_pool},
     {"softmax", test_softmax},
+    {"row_fold", test_row_fold},
     {"batch_norm", test_batch_norm},
     {"layer_norm", test_layer_norm},
     {"lrn", test_lrn},

@@ -665,6 +665,19 @@ static Tensor *row_reduce(const char *name, Tensor *x, int axis, int n, ReduceKi
     Tensor *part = te_compute(kfmt("%s_partial", name), nd, pshape, pv,
                               ir_reduce(ir_reducer(kind, src->dtype), src, 1, &ko, NULL), "row_partial");
     if (!part) return NULL;
+    /* fold the lanes in halves down to 4 (a vector op each), so the row's
+     * last, serial reduction is over 4 lanes, not 16 */
+    for (int f = 0; (kind == RED_SUM || kind == RED_MAX) && L > 4; f++) {
+      int64_t h = L / 2;
+      Expr **fv = te_axis_vars(nd, NULL), **hi = KNEWN(Expr *, nd);
+      for (int d = 0; d < nd; d++) pshape[d] = d == axis ? c32(h) : x->shape[d], hi[d] = fv[d];
+      hi[axis] = ir_add(fv[axis], c32(h));
+      Expr *lo = te_read(part, nd, fv), *up = te_read(part, nd, hi);
+      part = te_compute(kfmt("%s_fold%d", name, f), nd, pshape, fv, kind == RED_SUM ? ir_add(lo, up) : ir_max(lo, up),
+                        "row_temp");
+      if (!part) return NULL;
+      L = h;
+    }
     IterVar *j = te_reduce_axis_c(L + tail, "j");
     Expr **v = te_axis_vars(nd, NULL);
     Expr **ridx = KNEWN(Expr *, nd);
