@@ -1,7 +1,8 @@
 """Shared pieces of the end-to-end tests (tests/cli and tests/models, whose
 conftest.py files import this): the kiln binary, running commands, the
-exported torchvision models (tools/export_models.py, cached in build/), and
-ONNX Runtime in the Python that has it (ort_python, ort_fixture, ort_run)."""
+exported torchvision models (tools/export_models.py, cached in build/),
+ONNX Runtime in the Python that has it (ort_python, ort_fixture, ort_run),
+and a cuda build that skips without NVRTC (nvrtc_or_skip)."""
 import os
 import shutil
 import subprocess
@@ -19,6 +20,19 @@ MODELS = os.path.join(BUILD, "models")
 # make, in this process and in the kiln commands it starts; a broken
 # invariant fails the test that hit it.  KILN_VERIFY=0 turns them off.
 os.environ.setdefault("KILN_VERIFY", "1")
+
+
+def nvrtc_or_skip(fn):
+    """fn() (a build for a cuda target), the test skipped where NVRTC is
+    not installed."""
+    import kiln  # pylint: disable=import-outside-toplevel (the CLI tests do not import kiln)
+
+    try:
+        return fn()
+    except kiln.KilnError as e:
+        if "NVRTC" in str(e) and "not found" in str(e):
+            pytest.skip("NVRTC is not installed: %s" % str(e).splitlines()[0])
+        raise
 
 
 def run(args, **kw):

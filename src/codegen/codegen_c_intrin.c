@@ -9,6 +9,7 @@
  * lane loop in the instruction's order elsewhere.
  */
 #include "codegen_c_internal.h"
+#include "codegen_print.h"
 
 #include <string.h>
 
@@ -48,6 +49,11 @@ void cgc_put_function(StrBuf *dst, const char *fn, size_t sig_at, const CG *g) {
   sb_putn(dst, fn, sig_at);
   if (g->vmath_calls && !g->bf16_calls) sb_puts(dst, "KILN_VM_KERNEL ");
   sb_puts(dst, fn + sig_at);
+}
+
+static const char *scalar_ctype(void *state, DType t) {
+  (void)state;
+  return cgc_scalar_ctype(t);
 }
 
 /* Scalar C expression of an intrinsic on scalar operand names a, b. */
@@ -96,14 +102,7 @@ const char *cgc_intrin_scalar(const CG *g, Intrinsic op, DType t, const char *a,
   case INTRIN_fmod: return kfmt("%sfmod%s(%s, %s)", m, s, a, b);
   case INTRIN_isnan: return kfmt("(%sisnan(%s) != 0)", m, a);
   case INTRIN_isinf: return kfmt("(%sisinf(%s) != 0)", m, a);
-  case INTRIN_shift_left:
-    /* a signed value shifts as unsigned bits (C's << of a negative value,
-     * or into int's sign bit, is undefined), the bits past the sign dropped
-     * on the conversion back: int8 -3 << 1 is -6, 100 << 1 is -56 */
-    if (t.code == kDLInt)
-      return kfmt("((%s)((%s)(%s)%s << %s))", cgc_scalar_ctype(t), t.bits > 32 ? "uint64_t" : "uint32_t",
-                  cgc_scalar_ctype(dt_make(kDLUInt, t.bits, 1)), a, b);
-    return kfmt("(%s << %s)", a, b);
+  case INTRIN_shift_left: return cgp_shift_left(t, a, b, scalar_ctype, NULL); /* a signed one as unsigned bits */
   case INTRIN_shift_right: return kfmt("(%s >> %s)", a, b);
   case INTRIN_bitwise_and: return kfmt("(%s & %s)", a, b);
   case INTRIN_bitwise_or: return kfmt("(%s | %s)", a, b);

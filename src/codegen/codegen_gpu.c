@@ -19,8 +19,9 @@
  * where the loop is shorter than the launch extent.  Shared buffers are
  * declared at the top of the kernel (OpenCL allows __local variables only
  * there), local ones where they are allocated.  Integer floor division and
- * modulo keep Kiln's semantics through small helpers, and min/max are the
- * comparisons the C back end uses, so a kernel computes what the CPU code
+ * modulo keep Kiln's semantics through small helpers, a signed << shifts
+ * unsigned bits as the C printer's does, and min/max are the comparisons
+ * the C back end uses, so a kernel computes what the CPU code
  * computes.  Vector expressions (a vectorized loop) are printed by
  * codegen_gpu_vector.c.
  */
@@ -226,6 +227,19 @@ ExprPrinter gpu_printer(GG *g) { return (ExprPrinter){g->out, sub_expr, g}; }
 
 static void binary(GG *g, const char *op, Expr *a, Expr *b) { cgp_binary(gpu_printer(g), op, a, b); }
 
+/* e's text, for a shared printer taking its operands as text */
+static const char *text(GG *g, Expr *e) {
+  StrBuf *saved = g->out, one = {0};
+  g->out = &one;
+  expr(g, e);
+  g->out = saved;
+  const char *r = kstrdup(one.data ? one.data : "");
+  sb_free(&one);
+  return r;
+}
+
+static const char *type_name(void *g, DType t) { return gtype(g, t); }
+
 /* fn(a) or fn(a, b) */
 static void call2(GG *g, const char *fn, Expr *a, Expr *b) {
   Expr *args[2] = {a, b};
@@ -320,8 +334,8 @@ static void intrinsic(GG *g, Expr *e) {
     sb_puts(o, ") != 0)");
     (void)at;
     return;
-  case INTRIN_shift_left:
-    binary(g, "<<", a[0], a[1]);
+  case INTRIN_shift_left: /* a signed one as unsigned bits */
+    sb_puts(o, cgp_shift_left(t, text(g, a[0]), text(g, a[1]), type_name, g));
     return;
   case INTRIN_shift_right:
     binary(g, ">>", a[0], a[1]);

@@ -21,6 +21,12 @@ bool cgp_intrin_wraps(Intrinsic op, DType t) {
   return cgp_narrow_int(t) && (op == INTRIN_shift_left || op == INTRIN_bitwise_not || op == INTRIN_fabs);
 }
 
+const char *cgp_shift_left(DType t, const char *a, const char *b, const char *(*type)(void *state, DType t),
+                           void *state) {
+  if (t.code != kDLInt) return kfmt("(%s << %s)", a, b);
+  return kfmt("((%s)((%s)%s << %s))", type(state, t), type(state, dt_make(kDLUInt, t.bits > 32 ? 64 : 32, 1)), a, b);
+}
+
 void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32) {
   DType t = e->dtype;
   const char *op = cgp_binary_op(e->kind);

@@ -2,12 +2,12 @@
  * codegen_print.h - the printing the C printer (codegen_c_expr.c,
  * codegen_c_stmt.c) and the GPU printer (codegen_gpu.c,
  * codegen_gpu_vector.c) share: operator spellings, parenthesized binary
- * operations and calls over a printer's own sub-expression callback,
- * float literal digits, the text of the helper functions both define
- * (integer floor division and modulo, float floor modulo, min/max), each
- * qualified as the printer's dialect wants, and the statements both write
- * alike (if/else, sequences, evaluations, produce comments, let blocks).
- * Private to src/codegen.
+ * operations and calls over a printer's own sub-expression callback, float
+ * literal digits, a left shift (a signed one as unsigned bits), the text
+ * of the helper functions both define (integer floor division and modulo,
+ * float floor modulo, min/max), each qualified as the printer's dialect
+ * wants, and the statements both write alike (if/else, sequences,
+ * evaluations, produce comments, let blocks).  Private to src/codegen.
  */
 #ifndef KILN_CODEGEN_PRINT_H
 #define KILN_CODEGEN_PRINT_H
@@ -37,6 +37,15 @@ bool cgp_narrow_int(DType t);
  * narrow integer's <<, ~ and abs (uint8 ~200 is -201 in int, 200 << 1 is
  * 400, int8 abs(-128) is 128; their values are 55, 144 and -128). */
 bool cgp_intrin_wraps(Intrinsic op, DType t);
+/* The text of a << b for a scalar of type t on operand texts a and b (heap
+ * via kfmt), type naming a scalar type in the printer's language.  C's,
+ * OpenCL C's and CUDA's << of a negative value, or into int's sign bit, is
+ * undefined, while the IR's (and NumPy's) int8 -3 << 1 is -6 and 100 << 1
+ * is -56: a signed value shifts as unsigned bits, 32 of them or 64 for a
+ * 64-bit t (the conversion keeps the value's low bits), and converts back
+ * to t, the bits past the sign dropped.  An unsigned one is "(a << b)". */
+const char *cgp_shift_left(DType t, const char *a, const char *b, const char *(*type)(void *state, DType t),
+                           void *state);
 /* "fn(args[0], ..., args[n-1])" */
 void cgp_call(ExprPrinter p, const char *fn, int n, Expr **args);
 

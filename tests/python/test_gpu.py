@@ -15,18 +15,10 @@ import pytest
 
 import kiln
 from kiln import te
+from e2e_common import nvrtc_or_skip
 
 OPENCL = kiln.opencl(0).exist
 needs_opencl = pytest.mark.skipif(not OPENCL, reason="no OpenCL device (install pocl-opencl-icd)")
-
-
-def _nvrtc_or_skip(fn):
-    try:
-        return fn()
-    except kiln.KilnError as e:
-        if "NVRTC" in str(e) and "not found" in str(e):
-            pytest.skip("NVRTC is not installed: %s" % str(e).splitlines()[0])
-        raise
 
 
 def _cpu_reference(outputs, args, inputs):
@@ -74,7 +66,7 @@ def test_vector_add_opencl(n):
 
 def test_vector_add_cuda_source_compiles():
     A, B, s = _vector_add(1000)
-    f = _nvrtc_or_skip(lambda: kiln.build(s, [A, B], target="cuda -arch=sm_90", name="vadd"))
+    f = nvrtc_or_skip(lambda: kiln.build(s, [A, B], target="cuda -arch=sm_90", name="vadd"))
     src = f.imported_modules[0].get_source()
     assert 'extern "C" __global__ void __launch_bounds__(64, 1) vadd_kernel0' in src
     assert "blockIdx.x" in src and "threadIdx.x" in src
@@ -144,7 +136,7 @@ def test_tiled_matmul_shared_memory(vthread):
 
 def test_tiled_matmul_cuda_registers_and_spills():
     A, B, C, s = _matmul_schedule(256, 256, 256, tile=64, nthread=8, vthread=2)
-    f = _nvrtc_or_skip(lambda: kiln.build(s, [A, B, C], target="cuda -arch=sm_90", name="mm"))
+    f = nvrtc_or_skip(lambda: kiln.build(s, [A, B, C], target="cuda -arch=sm_90", name="mm"))
     src = f.imported_modules[0].get_source()
     assert "__shared__ float" in src and "__syncthreads();" in src
     log = kiln._ffi._get_api("driver.nvrtc_compile")(src, "sm_90", 1)

@@ -14,18 +14,14 @@ import pytest
 
 import kiln
 from kiln import te
+from e2e_common import nvrtc_or_skip
 
 OPENCL = kiln.opencl(0).exist
 needs_opencl = pytest.mark.skipif(not OPENCL, reason="no OpenCL device (install pocl-opencl-icd)")
 
 
 def _nvrtc(s, args):
-    try:
-        f = kiln.build(s, args, target="cuda -arch=sm_90", name="f")
-    except kiln.KilnError as e:
-        if "NVRTC" in str(e) and "not found" in str(e):
-            pytest.skip("NVRTC is not installed: %s" % str(e).splitlines()[0])
-        raise
+    f = nvrtc_or_skip(lambda: kiln.build(s, args, target="cuda -arch=sm_90", name="f"))
     src = f.imported_modules[0].get_source()
     log = kiln._ffi._get_api("driver.nvrtc_compile")(src, "sm_90", 1)
     assert "warning" not in log.lower(), log

@@ -9,12 +9,14 @@ cast a narrow result back to its type the scalar values came out unwrapped
 overflowed int.  OpenCL C promotes the same way: the OpenCL build (where a
 device exists) must match too."""
 import json
+import re
 
 import numpy as np
 import pytest
 
 import kiln
 from kiln import graph_executor
+from e2e_common import nvrtc_or_skip
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -148,11 +150,9 @@ SIGNED = [(np.int8, TensorProto.INT8), (np.int16, TensorProto.INT16), (np.int32,
           (np.int64, TensorProto.INT64)]
 
 
-@pytest.mark.parametrize("np_t,onnx_t", SIGNED, ids=[t[0].__name__ for t in SIGNED])
-def test_signed_left_shift_wraps(tmp_path, capfd, monkeypatch, np_t, onnx_t):
-    monkeypatch.setenv("KILN_CFLAGS", "-O3 -march=native -fno-math-errno -fno-trapping-math -fPIC -std=gnu11 "
-                       "-fsanitize=shift")
-    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+def _shift(tmp_path, np_t, onnx_t, target):
+    """A signed BitShift LEFT built for target, and inputs with negative
+    values, values shifted into the sign bit and shifts by 1 and bits - 1."""
     info = np.iinfo(np_t)
     bits = np.dtype(np_t).itemsize * 8
     rng = np.random.default_rng(5)
@@ -168,11 +168,51 @@ def test_signed_left_shift_wraps(tmp_path, capfd, monkeypatch, np_t, onnx_t):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 28)]), path)
     mod, params = kiln.frontend.from_onnx(path, {"a": [N], "s": [N]})
     with kiln.transform.PassContext(opt_level=3):
-        lib = kiln.build(mod, target="cpu", params=params)
-    m = graph_executor.GraphModule(lib["default"](kiln.cpu()))
+        return kiln.build(mod, target=target, params=params), a, s
+
+
+def _run_shift(lib, dev, a, s):
+    m = graph_executor.GraphModule(lib["default"](dev))
     m.set_input("a", a)
     m.set_input("s", s)
     m.run()
     np.testing.assert_array_equal(m.get_output(0).numpy(), np.left_shift(a, s))
+
+
+def _assert_unsigned_shifts(src, wide):
+    """Every << of the kernel source shifts a value cast to wide, the
+    unsigned type of 32 or 64 bits (the old printer shifted the signed
+    value: "(p2[i] << ...)")."""
+    cast = re.findall(r"\(([a-z ]+)\)[\w\[\].]+ << ", src)
+    assert cast and len(cast) == src.count("<<") and set(cast) == {wide}, src
+
+
+@pytest.mark.parametrize("np_t,onnx_t", SIGNED, ids=[t[0].__name__ for t in SIGNED])
+def test_signed_left_shift_wraps(tmp_path, capfd, monkeypatch, np_t, onnx_t):
+    monkeypatch.setenv("KILN_CFLAGS", "-O3 -march=native -fno-math-errno -fno-trapping-math -fPIC -std=gnu11 "
+                       "-fsanitize=shift")
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
+    lib, a, s = _shift(tmp_path, np_t, onnx_t, "cpu")
+    _run_shift(lib, kiln.cpu(), a, s)
     err = capfd.readouterr().err
     assert "runtime error" not in err, err
+
+
+# OpenCL C and CUDA leave the same shifts undefined: their printers share
+# the C printer's rule.  POCL computes the old signed shifts right as well,
+# so the source is checked besides the values.
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device (install pocl-opencl-icd)")
+@pytest.mark.parametrize("np_t,onnx_t", SIGNED, ids=[t[0].__name__ for t in SIGNED])
+def test_signed_left_shift_wraps_opencl(tmp_path, np_t, onnx_t):
+    lib, a, s = _shift(tmp_path, np_t, onnx_t, "opencl")
+    _assert_unsigned_shifts(lib.get_source("cl"), "ulong" if np_t == np.int64 else "uint")
+    _run_shift(lib, kiln.opencl(0), a, s)
+
+
+@pytest.mark.parametrize("np_t,onnx_t", SIGNED, ids=[t[0].__name__ for t in SIGNED])
+def test_signed_left_shift_cuda_source(tmp_path, np_t, onnx_t):
+    lib, _, _ = nvrtc_or_skip(lambda: _shift(tmp_path, np_t, onnx_t, "cuda -arch=sm_90"))
+    src = lib.get_source("cuda")
+    _assert_unsigned_shifts(src, "unsigned long long" if np_t == np.int64 else "unsigned int")
+    log = kiln._ffi._get_api("driver.nvrtc_compile")(src, "sm_90", 0)
+    assert "warning" not in log.lower(), log
