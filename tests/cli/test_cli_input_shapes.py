@@ -266,6 +266,19 @@ class WideStem(torch.nn.Module):
         return torch.flatten(self.pool(torch.relu(self.conv(x))), 1)
 
 
+def compile_stem(tmp_path, seed, shapes, dynamic):
+    """WideStem (its weights from seed) exported at 256x256, the batch a
+    dynamic axis where dynamic, and compiled with --input-shapes shapes:
+    the net, the .onnx, the .so and kiln inspect's text of it."""
+    torch.manual_seed(seed)
+    net = WideStem().eval()
+    path, so = str(tmp_path / "stem.onnx"), str(tmp_path / "stem.so")
+    torch.onnx.export(net, torch.randn(1, 3, 256, 256), path, input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}} if dynamic else None)
+    kiln("compile", path, "-o", so, "--input-shapes", shapes, "--quiet-fallback")
+    return net, path, so, kiln("inspect", so).stdout
+
+
 def run_vs_torch(net, so, tmp_path, seed):
     """Run so on a random batch of 8 256x256 images against net; the batch."""
     x = np.random.RandomState(seed).randn(8, 3, 256, 256).astype(np.float32)
@@ -282,14 +295,7 @@ def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
     # the L2 (16 x 256 x 256 floats, 4 MiB): no batched variants unless
     # --batch-sizes names them (graph_default_batches); the samples run
     # through the batch-1 kernels and match PyTorch
-    torch.manual_seed(5)
-    net = WideStem().eval()
-    path = str(tmp_path / "stem.onnx")
-    torch.onnx.export(net, torch.randn(1, 3, 256, 256), path, input_names=["x"], output_names=["y"],
-                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
-    so = str(tmp_path / "stem.so")
-    kiln("compile", path, "-o", so, "--input-shapes", "x:[N,3,256,256],N<=8", "--quiet-fallback")
-    info = kiln("inspect", so).stdout
+    net, path, so, info = compile_stem(tmp_path, 5, "x:[N,3,256,256],N<=8", dynamic=True)
     assert "batch (kernels built at batch 1" in info and "  N in [1, 8]" in info, info
     assert "batched variants" not in info, info
     run_vs_torch(net, so, tmp_path, 8)
@@ -304,14 +310,7 @@ def test_static_batch_runs_per_sample_for_small_weights(tmp_path):
     # the module starts at batch 8 (kiln run without inputs), matches
     # PyTorch, and refuses another batch; at 12x12 (activations within the
     # L2) the static batch-8 kernels stay
-    torch.manual_seed(6)
-    net = WideStem().eval()
-    path = str(tmp_path / "stem.onnx")
-    torch.onnx.export(net, torch.randn(1, 3, 256, 256), path, input_names=["x"], output_names=["y"],
-                      opset_version=13)
-    so = str(tmp_path / "stem8.so")
-    kiln("compile", path, "-o", so, "--input-shapes", "x:[8,3,256,256]", "--quiet-fallback")
-    info = kiln("inspect", so).stdout
+    net, _, so, info = compile_stem(tmp_path, 6, "x:[8,3,256,256]", dynamic=False)
     assert "batch (kernels built at batch 1" in info and "  batch in [8, 8]" in info, info
     assert "batched variants" not in info, info
     kiln("run", so, "-o", str(tmp_path / "z.npz"))
