@@ -164,6 +164,28 @@ static void line(GG *g) {
 }
 void gpu_line(GG *g) { line(g); }
 
+/* A thread index or local array named name (a kernel declares each once):
+ * where this kernel declared it before, open a scope of its own ("{") and
+ * return true, for close_scope to close. */
+static bool open_scope_if_declared(GG *g, const char *name) {
+  const char *key = kfmt("%s\n%s", g->k->name, name);
+  bool again = pm_get(&g->thread_decl, key) != NULL;
+  pm_put(&g->thread_decl, key, (void *)1);
+  if (again) {
+    line(g);
+    sb_puts(g->out, "{\n");
+    g->indent += 2;
+  }
+  return again;
+}
+
+static void close_scope(GG *g, bool opened) {
+  if (!opened) return;
+  g->indent -= 2;
+  line(g);
+  sb_puts(g->out, "}\n");
+}
+
 static void need(GG *g, const char *name, const char *def) {
   if (pm_has(&g->emitted, name)) return;
   pm_put(&g->emitted, kstrdup(name), (void *)1);
@@ -515,16 +537,9 @@ static void stmt(GG *g, Stmt *s) {
         stmt(g, s->for_.body);
         return;
       }
-      const char *dkey = kfmt("%s\n%s", g->k->name, v);
-      bool again = pm_get(&g->thread_decl, dkey) != NULL;
-      pm_put(&g->thread_decl, dkey, (void *)1);
-      if (again) {
-        /* a scope of its own: two fetches bound to the same thread axis
-         * side by side may name their indices alike */
-        line(g);
-        sb_puts(o, "{\n");
-        g->indent += 2;
-      }
+      /* two fetches bound to the same thread axis side by side may name
+       * their indices alike */
+      bool again = open_scope_if_declared(g, v);
       line(g);
       sb_printf(o, "%s %s = %s;\n", vt, v, thread_index(g, tag));
       if (full) {
@@ -538,11 +553,7 @@ static void stmt(GG *g, Stmt *s) {
         line(g);
         sb_puts(o, "}\n");
       }
-      if (again) {
-        g->indent -= 2;
-        line(g);
-        sb_puts(o, "}\n");
-      }
+      close_scope(g, again);
       return;
     }
     if (s->for_.fkind == FOR_PARALLEL) {
@@ -602,23 +613,13 @@ static void stmt(GG *g, Stmt *s) {
       ir_is_const_int(ir_simplify(s->alloc.size), &n);
       /* an allocation an unrolled loop repeated: each copy in a scope of
        * its own */
-      const char *name = vname(g, s->alloc.buf), *dkey = kfmt("%s\n%s", g->k->name, name);
-      bool again = pm_get(&g->thread_decl, dkey) != NULL;
-      pm_put(&g->thread_decl, dkey, (void *)1);
-      if (again) {
-        line(g);
-        sb_puts(o, "{\n");
-        g->indent += 2;
-      }
+      const char *name = vname(g, s->alloc.buf);
+      bool again = open_scope_if_declared(g, name);
       line(g);
       sb_printf(o, "%s%s %s[%lld];\n", pm_has(&g->vecbuf, s->alloc.buf) ? row(g)->vec_align : "", etype(g, *et),
                 name, (long long)(n > 0 ? n : 1));
       stmt(g, s->alloc.body);
-      if (again) {
-        g->indent -= 2;
-        line(g);
-        sb_puts(o, "}\n");
-      }
+      close_scope(g, again);
       return;
     }
     stmt(g, s->alloc.body);
