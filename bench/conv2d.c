@@ -571,7 +571,7 @@ static void bf16_layer(const Layer *L, const char *cfg_text, bool epilogue, cons
   Workload *wb = wl_conv2d(tb->name, dshape, kshape, st, pad, dl, "float32", "float32");
   ConfigEntity *cf = cfg_text ? config_entity_from_json(cfg_text) : template_fallback(tm, target_host(), wl);
   ConfigEntity *cb[2] = {cf ? config_from_json(config_json(cf)) : NULL, NULL};
-  if (cb[0] && topi_x86_conv_bf16_from_float32(target_host(), cb[0], wb)) cb[0] = NULL;
+  if (cb[0] && topi_x86_conv_bf16_from_float32(target_host(), cb[0], wb, cfg_text != NULL)) cb[0] = NULL;
   if (cb[0] && config_set_other(cb[0], "bf16_dot", opt_str("fma")) && tb->check(target_host(), cb[0], wb) != 0)
     cb[0] = template_fallback(tb, target_host(), wb); /* an odd input block: the bfloat16 fallback for both */
   if (cb[0] && cfg_split_inner(cb[0], "tile_ic") != cfg_split_inner(cf, "tile_ic")) cf = NULL;

@@ -639,6 +639,13 @@ struct Conv2DWorkload;
  * 256 outputs a channel, so its templates define "prefetch_w" (x86/conv2d.c;
  * conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
 bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
+struct ConfigEntity;
+/* Whether a 1x1 conv2d_NCHWc layer with cfg's blocks runs its parallel
+ * loop rows first ("occ_inner"): channel-reducing, its input (all
+ * samples, in_value_bytes a value) past the L2 and its weights
+ * (w_value_bytes a value) within a quarter of it (x86/conv2d.c). */
+bool x86_conv_occ_inner_pays(const struct Target *t, const struct ConfigEntity *cfg, const struct Conv2DWorkload *c,
+                             int64_t in_value_bytes, int64_t w_value_bytes);
 /* "prefetch_w" = d of a conv2d_NCHWc-style register block (x86/conv2d.c;
  * conv2d_NCHWc.x86's and group_conv2d_NCHWc.x86's schedules): each step
  * ricb of the block's input-channel block touches the weights the same
@@ -856,10 +863,12 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
  * halves widened: a float32 "data_pad" stage), 0 "vdpbf16ps", -1 + error. */
 int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
 /* A float32 layer's config (conv2d_NCHWc.x86's, the same blocks) made the
- * bfloat16 layer's: bf16_dot for t's CPU and, where cfg has none,
- * occ_inner by the fallback's rule for wl (conv2d_NCHWc_bf16.x86's
- * workload).  0, or -1 + error. */
-int topi_x86_conv_bf16_from_float32(const struct Target *t, struct ConfigEntity *cfg, const struct Workload *wl);
+ * bfloat16 layer's: bf16_dot for t's CPU and, where cfg has none or
+ * keep_occ_inner is false (cfg is float32's fallback, whose occ_inner
+ * counts float32 bytes), occ_inner by the fallback's rule for wl
+ * (conv2d_NCHWc_bf16.x86's workload).  0, or -1 + error. */
+int topi_x86_conv_bf16_from_float32(const struct Target *t, struct ConfigEntity *cfg, const struct Workload *wl,
+                                    bool keep_occ_inner);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;
 
 /* ----- x86/winograd_bf16.c: conv2d_NCHWc_winograd_bf16.x86, Winograd

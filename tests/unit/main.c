@@ -37,6 +37,7 @@ extern const TestCase verify_tests[];
 extern const TestCase x86_tests[];
 extern const TestCase group_conv_tests[];
 extern const TestCase conv_real_tests[];
+extern const TestCase conv_order_tests[];
 extern const TestCase batch_matmul_tests[];
 extern const TestCase bf16_tests[];
 extern const TestCase int8_tests[];
@@ -72,6 +73,7 @@ static const TestSuite suites[] = {
     {"x86", x86_tests},
     {"group_conv", group_conv_tests},
     {"conv_real", conv_real_tests},
+    {"conv_order", conv_order_tests},
     {"batch_matmul", batch_matmul_tests},
     {"bf16", bf16_tests},
     {"int8", int8_tests},

@@ -523,14 +523,14 @@ static void test_occ_inner(void) {
     ConfigEntity *c = template_fallback(tf, t, wf);
     CHECK_NN(c);
     if (!c) continue;
-    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb));
+    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb, false));
     CHECK_OK(tb->check(t, c, wb));
     CHECK_MSG(cfg_other_int(c, "occ_inner", -1) == rows[r].want, "%s: occ_inner %lld, want %d", wb->key,
               (long long)cfg_other_int(c, "occ_inner", -1), rows[r].want);
     ConfigEntity *fb = template_fallback(tb, t, wb);
     CHECK(fb && cfg_other_int(fb, "occ_inner", -1) == rows[r].want);
     config_set_other(c, "occ_inner", opt_bool(!rows[r].want)); /* a record's value stays */
-    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb));
+    CHECK_OK(topi_x86_conv_bf16_from_float32(t, c, wb, true));
     CHECK(cfg_other_int(c, "occ_inner", -1) == !rows[r].want);
   }
 }

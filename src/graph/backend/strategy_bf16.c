@@ -57,7 +57,7 @@ static int conv_bf16_task(GNode *n, Workload *wl, const Target *t, DispatchConte
     st->config = c, st->config_source = src;
   } else if (fp32 && fp32->config && fp32->tmpl == &topi_x86_conv2d_NCHWc_template &&
              (c = config_from_json(config_json(fp32->config))) &&
-             topi_x86_conv_bf16_from_float32(t, c, wl) == 0 && tm->check(t, c, wl) == 0) {
+             topi_x86_conv_bf16_from_float32(t, c, wl, !fp32->config->is_fallback) == 0 && tm->check(t, c, wl) == 0) {
     /* no bfloat16 record: the float32 layer's config (the same knobs, and
      * bf16_dot and occ_inner as the fallback's), which keeps the blocks
      * the float32 layers around it chose */

@@ -206,6 +206,34 @@ static bool is_fp32_task(const Workload *wl) {
   return template_find(wl->name, NULL, NULL) == &topi_x86_conv2d_NCHWc_template;
 }
 
+/* Whether "occ_inner" pays (the schedule's parallel loop steps a 1x1
+ * layer's output-channel chunks inside its rows, so a row block's input
+ * is read from L3 or memory once for all its blocks of chunks rather than
+ * once per block, and at two threads each thread reads half the input
+ * rather than all of it): a 1x1 layer with more than one block of chunks
+ * that reads at least as many input values as it writes outputs, whose
+ * input (in_value_bytes a value, all samples) outgrows the L2 and whose
+ * weights (w_value_bytes a value) fit a quarter of it, so every row block
+ * rereads them from L2.  conv2d_NCHWc.x86's fallback (float32: 4 and 4)
+ * and conv2d_NCHWc_bf16.x86's (conv2d_bf16.c) share it. */
+bool x86_conv_occ_inner_pays(const Target *t, const ConfigEntity *cfg, const Conv2DWorkload *c, int64_t in_value_bytes,
+                             int64_t w_value_bytes) {
+  if (c->KH != 1 || c->KW != 1) return false;
+  int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), rows = cfg_other_int(cfg, "tile_oh", 1);
+  int64_t n_f = cfg_other_int(cfg, "tile_n", 1), cols = cfg_split_inner(cfg, "tile_ow");
+  if (oc_bn < 1 || cols < 1) return false;
+  int64_t chunks = c->OC / oc_bn, occ = x86_conv_occ_block(t, n_f * rows * cols, chunks);
+  int64_t in = c->sh > 1 || c->sw > 1 ? c->OH * c->OW : c->IH * c->IW; /* a strided layer's: the sampled copy */
+  return chunks > occ && c->IC * in >= c->OC * c->OH * c->OW && c->N * c->IC * in * in_value_bytes > target_l2_bytes(t) &&
+         c->OC * c->IC * w_value_bytes <= target_l2_bytes(t) / 4;
+}
+
+/* Whether conv2d_NCHWc.x86's space has "occ_inner": its float32 1x1 layers
+ * (the bfloat16 template defines the knob itself). */
+static bool conv_has_occ_inner(const Workload *wl, const Conv2DWorkload *c) {
+  return is_fp32_task(wl) && c->KH == 1 && c->KW == 1;
+}
+
 /* Whether a layer's weights are worth prefetching a block ahead: they are
  * large (at least 256 KiB) and few outputs share each weight (at most 256
  * per output channel: the 14x14 and 7x7 layers), so a register block's
@@ -353,8 +381,10 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (conv_has_prefetch(wl, &c) && space_define_knob(cs, "prefetch_w", 3, ahead)) return -1;
   if (conv_has_prefetch_data(t, wl, &c) && space_define_knob(cs, "prefetch_data", 3, ahead)) return -1;
   if (conv_has_prefetch_epilogue(wl, &c) && space_define_knob(cs, "prefetch_epilogue", 3, ahead)) return -1;
-  /* last, so the indices of the knobs before it keep their configs */
+  /* last, so the indices of the knobs before them keep their configs */
   if (conv_has_inline_pad(t, wl, &c) && space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
+  if (conv_has_occ_inner(wl, &c) && space_define_knob(cs, "occ_inner", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
   return 0;
 }
@@ -624,6 +654,10 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
       config_set_other(cfg, "tile_oh", opt_int(h1));
       if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n1));
       if (conv_has_inline_pad(t, wl, &c)) config_set_other(cfg, "inline_pad", opt_bool(true));
+      if (conv_has_occ_inner(wl, &c)) {
+        int64_t b = dt_bytes(c.dtype);
+        config_set_other(cfg, "occ_inner", opt_bool(x86_conv_occ_inner_pays(t, cfg, &c, b, b)));
+      }
       conv_prefetch_fallback(t, cfg, wl, &c);
       cfg->is_fallback = true;
       return 0;
@@ -894,7 +928,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   }
   if (ni && stage_unroll(so, ni)) return -1;
   if (occi && stage_unroll(so, occi)) return -1;
-  /* "occ_inner" (conv2d_bf16.c's rule): the parallel loop steps the
+  /* "occ_inner" (x86_conv_occ_inner_pays): the parallel loop steps the
    * output-channel chunks inside the rows, so a row block's input is read
    * from the outer caches once for all of them */
   if (cfg_other_int(cfg, "occ_inner", 0) ? stage_reorder(so, 2, (IterVar *[]){oho, occo}) || stage_fuse(so, no, oho, &f) ||

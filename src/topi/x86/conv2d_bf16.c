@@ -147,22 +147,15 @@ static int bf16_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
  * outputs than inputs) measured level for vdpbf16ps and 0.8x for float32,
  * so it keeps the chunks outermost. */
 static bool bf16_occ_inner(const Target *t, const ConfigEntity *cfg, const Conv2DWorkload *c) {
-  if (c->KH != 1 || c->KW != 1) return false;
-  int64_t oc_bn = cfg_split_inner(cfg, "tile_oc"), rows = cfg_other_int(cfg, "tile_oh", 1);
-  int64_t n_f = cfg_other_int(cfg, "tile_n", 1), cols = cfg_split_inner(cfg, "tile_ow");
-  if (oc_bn < 1 || cols < 1) return false;
-  int64_t chunks = c->OC / oc_bn, occ = x86_conv_occ_block(t, n_f * rows * cols, chunks);
-  int64_t in = c->sh > 1 || c->sw > 1 ? c->OH * c->OW : c->IH * c->IW; /* a strided layer's: the sampled copy */
-  int64_t in_bytes = c->N * c->IC * in * (topi_x86_conv_bf16_dot_is_fma(cfg) == 1 ? 4 : 4 + 2);
-  return chunks > occ && c->IC * in >= c->OC * c->OH * c->OW && in_bytes > target_l2_bytes(t) &&
-         c->OC * c->IC * 2 <= target_l2_bytes(t) / 4;
+  return x86_conv_occ_inner_pays(t, cfg, c, topi_x86_conv_bf16_dot_is_fma(cfg) == 1 ? 4 : 4 + 2, 2);
 }
 
-int topi_x86_conv_bf16_from_float32(const Target *t, ConfigEntity *cfg, const Workload *wl) {
+int topi_x86_conv_bf16_from_float32(const Target *t, ConfigEntity *cfg, const Workload *wl, bool keep_occ_inner) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
-  if (!config_get(cfg, "occ_inner")) config_set_other(cfg, "occ_inner", opt_bool(bf16_occ_inner(t, cfg, &c)));
+  if (!keep_occ_inner || !config_get(cfg, "occ_inner"))
+    config_set_other(cfg, "occ_inner", opt_bool(bf16_occ_inner(t, cfg, &c)));
   return 0;
 }
 
@@ -188,7 +181,7 @@ static int bf16_check(const Target *t, const ConfigEntity *cfg, const Workload *
  * bf16_dot and occ_inner as topi_x86_conv_bf16_from_float32 sets them. */
 static int bf16_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   if (BASE.fallback(t, cfg, wl) || x86_conv_ic_group_fallback(cfg, wl, 2, "bfloat16")) return -1;
-  return topi_x86_conv_bf16_from_float32(t, cfg, wl);
+  return topi_x86_conv_bf16_from_float32(t, cfg, wl, false);
 }
 
 static Tensor *bf16_compute(const Target *t, const Workload *wl, const ConfigEntity *cfg, int nin, Tensor **in) {
