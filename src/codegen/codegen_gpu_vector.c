@@ -246,13 +246,7 @@ static bool native(GG *g, Expr *e) {
     return true;
   case EK_Select:
     if (e->select.cond->dtype.lanes == 1 || !lanes32(t)) return false;
-    sb_puts(o, "select(");
-    gpu_expr(g, e->select.f);
-    sb_puts(o, ", ");
-    gpu_expr(g, e->select.t);
-    sb_puts(o, ", ");
-    gpu_expr(g, e->select.cond);
-    sb_putc(o, ')');
+    cgp_call(gpu_printer(g), "select", 3, (Expr *[]){e->select.f, e->select.t, e->select.cond});
     return true;
   case EK_Cast:
     if (!num || dt_is_bool(e->bin.a->dtype)) return false;
