@@ -18,7 +18,9 @@ void cgp_binary(ExprPrinter p, const char *op, Expr *a, Expr *b) {
 bool cgp_narrow_int(DType t) { return t.lanes == 1 && (t.code == kDLInt || t.code == kDLUInt) && t.bits >= 8 && t.bits < 32; }
 
 bool cgp_intrin_wraps(Intrinsic op, DType t) {
-  return cgp_narrow_int(t) && (op == INTRIN_shift_left || op == INTRIN_bitwise_not || op == INTRIN_fabs);
+  /* a signed << converts back itself (cgp_shift_left) */
+  return cgp_narrow_int(t) &&
+         ((op == INTRIN_shift_left && t.code == kDLUInt) || op == INTRIN_bitwise_not || op == INTRIN_fabs);
 }
 
 const char *cgp_shift_left(DType t, const char *a, const char *b, const char *(*type)(void *state, DType t),

@@ -34,8 +34,9 @@ void cgp_arith(ExprPrinter p, Expr *e, const char *ctype, const char *u32);
  * and CUDA compute in int while the IR's value wraps to t (ir.h). */
 bool cgp_narrow_int(DType t);
 /* Whether intrinsic op's scalar result of type t is cast back to t: a
- * narrow integer's <<, ~ and abs (uint8 ~200 is -201 in int, 200 << 1 is
- * 400, int8 abs(-128) is 128; their values are 55, 144 and -128). */
+ * narrow integer's ~ and abs and a narrow unsigned one's << (uint8 ~200 is
+ * -201 in int, 200 << 1 is 400, int8 abs(-128) is 128; their values are
+ * 55, 144 and -128); a signed << is cast back by cgp_shift_left. */
 bool cgp_intrin_wraps(Intrinsic op, DType t);
 /* The text of a << b for a scalar of type t on operand texts a and b (heap
  * via kfmt), type naming a scalar type in the printer's language.  C's,
