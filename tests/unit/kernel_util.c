@@ -156,6 +156,21 @@ DLTensor **tk_run_vs_unscheduled(Schedule *s, int na, Tensor **args, const Compi
   return arr;
 }
 
+bool tk_config_vs_unscheduled(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg,
+                              const CompileOptions *copt, double tol, const char *desc) {
+  Schedule *s = NULL;
+  int na = 0;
+  Tensor **args = NULL;
+  if (template_instantiate(tm, t, wl, cfg, &s, &na, &args)) {
+    test_fail(__FILE__, __LINE__, "%s: instantiate failed: %s", desc, kiln_get_error());
+    return false;
+  }
+  DLTensor **arr = tk_run_vs_unscheduled(s, na, args, copt, tol, desc);
+  if (!arr) return false;
+  tk_arrays_free(na, arr);
+  return true;
+}
+
 void tk_conv2d_ref(const TkConv *c, const DLTensor *data, const DLTensor *kernel, DLTensor *out) {
   int64_t C = c->C, H = c->H, W = c->W, KH = c->KH, KW = c->KW, ib = c->ib, ob = c->ob;
   int64_t OH = (H + 2 * c->pad - (KH - 1) * c->dilation - 1) / c->stride + 1;

@@ -67,5 +67,10 @@ LoweredFunc *tk_lower_relu(const char *name, int64_t n);
 DLTensor **tk_run_vs_unscheduled(Schedule *s, int na, Tensor **args, const CompileOptions *copt, double tol,
                                  const char *desc);
 void tk_arrays_free(int n, DLTensor **a);
+/* tm's schedule of wl with config cfg for target t, instantiated and run
+ * against its unscheduled lowering (tk_run_vs_unscheduled), its arrays
+ * freed: false after a test_fail naming desc. */
+bool tk_config_vs_unscheduled(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg,
+                              const CompileOptions *copt, double tol, const char *desc);
 
 #endif

@@ -584,13 +584,8 @@ static void test_conv_loop_shape(void) {
         CHECK_MSG(icb && fma2 && icb < fma2, "the second chunk's FMA is not inside the reduction:\n%s", text);
       if (three) CHECK_MSG(icb && fma3 && icb < fma3, "the third chunk's FMA is not inside the reduction:\n%s", text);
       CHECK(f->notes.len == 0);
-      Schedule *s;
-      int na;
-      Tensor **args;
-      CHECK_OK(template_instantiate(tm, target_host(), wl, c, &s, &na, &args));
-      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6,
-                                             kfmt("3x3 conv, %d output channels, unroll_kw %d", oc, unroll));
-      if (arr) tk_arrays_free(na, arr);
+      tk_config_vs_unscheduled(tm, target_host(), wl, c, &copt, 1e-6,
+                               kfmt("3x3 conv, %d output channels, unroll_kw %d", oc, unroll));
     }
   }
 }
@@ -619,12 +614,7 @@ static void test_conv_batch_block(void) {
     const char *text = kiln_lowered_str(f);
     CHECK_CONTAINS(text, "allocate conv2d_NCHWc.local[float32 * 448]");
     CHECK_CONTAINS(text, one ? "parallel (n.outer.oc_chunk.outer.fused.oh" : "parallel (n.outer.oc_chunk.fused.oh");
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("batch-blocked %dx%d conv", k, k));
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6, kfmt("batch-blocked %dx%d conv", k, k));
   }
   Workload *w1 = wl_conv2d(tm->name, (int64_t[]){1, 32, 7, 7}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
@@ -665,12 +655,7 @@ static void test_conv_batch_two_chunks(void) {
     if (i) continue;
     LoweredFunc *f = lower_config(tm, wl, cfg);
     if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 224]");
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "two-chunk 3x3 at batch 8");
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6, "two-chunk 3x3 at batch 8");
   }
 }
 
@@ -699,12 +684,7 @@ static void test_conv_batch_chunk_loads(void) {
     if (i) continue;
     LoweredFunc *f = lower_config(tm, wl, cfg);
     if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 336]");
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "three-chunk 1x1 at batch 8");
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6, "three-chunk 1x1 at batch 8");
   }
 }
 
@@ -752,13 +732,8 @@ static void test_conv_column_tail(void) {
               (long long)cols);
     LoweredFunc *f = lower_config(tm, wl, cfg);
     if (f) CHECK_CONTAINS(kiln_lowered_str(f), "likely(");
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, %lld columns in blocks of %lld", tm->name,
-                                                                        (long long)w, (long long)cols));
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, t, wl, cfg, &copt, 1e-6,
+                             kfmt("%s, %lld columns in blocks of %lld", tm->name, (long long)w, (long long)cols));
   }
 }
 
@@ -809,13 +784,8 @@ static void test_depthwise_row_block(void) {
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
     ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
     config_set_other(cfg, "inline_pad", opt_bool(k >= 2));
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(
-        s, na, args, &copt, 1e-6, kfmt("stride-%d depthwise, padding %s", st, k >= 2 ? "inlined" : "copied in blocks of rows"));
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6,
+                             kfmt("stride-%d depthwise, padding %s", st, k >= 2 ? "inlined" : "copied in blocks of rows"));
   }
 }
 
@@ -844,14 +814,9 @@ static void test_depthwise_unroll_kw(void) {
     }
     config_set_other(cfg, "unroll_kw", opt_bool(unroll));
     config_set_other(cfg, "inline_pad", opt_bool(inl));
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, target_host(), wl, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6,
-                                           kfmt("stride-%d depthwise 3x5, unroll_kw %d, padding %s", st, (int)unroll,
-                                                inl ? "inlined" : "copied"));
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6,
+                             kfmt("stride-%d depthwise 3x5, unroll_kw %d, padding %s", st, (int)unroll,
+                                  inl ? "inlined" : "copied"));
   }
 }
 
@@ -936,12 +901,7 @@ static void test_conv_occ_block3(void) {
                             config_entity_json(cfg));
     LoweredFunc *f = lower_config(tm, w48, cfg);
     if (f) CHECK_MSG(strstr(kiln_lowered_str(f), "oc_chunk.outer") != NULL, "%s: not three chunks a block", desc);
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, t, w48, cfg, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, desc);
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, t, w48, cfg, &copt, 1e-6, desc);
   }
 }
 
@@ -969,12 +929,7 @@ static void test_conv_short_reduction(void) {
     CHECK_MSG(cols == cases[i].cols, "1x1 %lld->%lld @%lld: %lld columns, expected %lld", (long long)cases[i].ic,
               (long long)cases[i].oc, (long long)cases[i].w, (long long)cols, (long long)cases[i].cols);
     if (cases[i].w != 24) continue;
-    Schedule *s;
-    int na;
-    Tensor **args;
-    CHECK_OK(template_instantiate(tm, t, wl, fb, &s, &na, &args));
-    DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, "1x1 16->32 @24, 8 columns x 2 chunks");
-    if (arr) tk_arrays_free(na, arr);
+    tk_config_vs_unscheduled(tm, t, wl, fb, &copt, 1e-6, "1x1 16->32 @24, 8 columns x 2 chunks");
   }
 }
 
@@ -1018,12 +973,7 @@ static void test_conv_stem_inline_pad(void) {
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, r});
       config_set_other(cfg, "unroll_kw", opt_bool(k % 2));
       config_set_other(cfg, "inline_pad", opt_bool(k / 2));
-      Schedule *s;
-      int na;
-      Tensor **args;
-      CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
-      DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("%s, config %s", desc, config_entity_json(cfg)));
-      if (arr) tk_arrays_free(na, arr);
+      tk_config_vs_unscheduled(tm, t, wl, cfg, &copt, 1e-6, kfmt("%s, config %s", desc, config_entity_json(cfg)));
     }
   }
 }
