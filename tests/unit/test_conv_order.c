@@ -54,7 +54,7 @@ static void test_occ_inner_rule(void) {
     CHECK_NN(cs);
     CHECK_NN(fb);
     if (!cs || !fb) continue;
-    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "occ_inner") == !rows[r].in_space, "%s: space %s", wl->key,
+    CHECK_MSG(!space_knob(cs, "occ_inner") == !rows[r].in_space, "%s: space %s", wl->key,
               config_entity_json(space_get(cs, 0)));
     CHECK_MSG(cfg_other_int(fb, "occ_inner", -1) == rows[r].want, "%s: fallback %s, want occ_inner %d", wl->key,
               config_entity_json(fb), rows[r].want);

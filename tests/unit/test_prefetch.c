@@ -195,7 +195,7 @@ static void test_conv_prefetch_knob(void) {
     if (!cs || !fb) return;
     const char *desc = kfmt("%lldx%lld conv %lld->%lld @%lld", (long long)k, (long long)k, (long long)cases[n].ic,
                             (long long)cases[n].oc, (long long)cases[n].hw);
-    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_w") == (cases[n].want_fallback < 0),
+    CHECK_MSG(!space_knob(cs, "prefetch_w") == (cases[n].want_fallback < 0),
               "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
     CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
     if (cases[n].want_fallback < 0) continue;
@@ -252,7 +252,7 @@ static void test_dense_prefetch_knob(void) {
     CHECK_NN(fb);
     if (!cs || !fb) return;
     const char *desc = kfmt("dense %s", wl->key);
-    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_w") == (cases[n].want_fallback < 0),
+    CHECK_MSG(!space_knob(cs, "prefetch_w") == (cases[n].want_fallback < 0),
               "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
     CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
     if (cases[n].want_fallback < 0) continue;
@@ -315,7 +315,7 @@ static void test_conv_prefetch_data_knob(void) {
     if (!cs || !fb) return;
     const char *desc = kfmt("%lldx%lld/%d conv %lld->%lld @%lld batch %lld", (long long)k, (long long)k, st,
                             (long long)cases[n].ic, (long long)cases[n].oc, (long long)hw, (long long)cases[n].batch);
-    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_data") == !cases[n].want, "%s: space %s", desc,
+    CHECK_MSG(!space_knob(cs, "prefetch_data") == !cases[n].want, "%s: space %s", desc,
               config_entity_json(space_get(cs, 0)));
     bool last = n + 1 == sizeof cases / sizeof cases[0]; /* a 256 KiB sample: its fallback 0 */
     CHECK_INT(cfg_other_int(fb, "prefetch_data", -1), cases[n].want ? !last : -1);
@@ -370,14 +370,14 @@ static void test_winograd_prefetch_knob(void) {
     CHECK_NN(cs);
     CHECK_NN(fb);
     if (!cs || !fb) return;
-    CHECK_CONTAINS(config_entity_json(space_get(cs, 0)), "prefetch_w");
+    CHECK_MSG(space_knob(cs, "prefetch_w") != NULL, "space %s", config_entity_json(space_get(cs, 0)));
     CHECK_MSG(cfg_other_int(fb, "prefetch_w", -1) == cases[n].want_fallback, "%lld @%lld: fallback %s", (long long)c,
               (long long)hw, config_entity_json(fb));
     Workload *wb = wl_conv2d(bf->name, (int64_t[]){1, c, hw, hw}, (int64_t[]){c, c, 3, 3}, (int[]){1, 1},
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
     ConfigSpace *bs = template_space(bf, target_host(), wb);
     CHECK_NN(bs);
-    CHECK(!bs || !strstr(config_entity_json(space_get(bs, 0)), "prefetch_w"));
+    CHECK(!bs || !space_knob(bs, "prefetch_w"));
   }
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 14, 14}, (int64_t[]){32, 32, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
@@ -433,7 +433,7 @@ static void test_conv_prefetch_epilogue_knob(void) {
     CHECK_NN(cs);
     CHECK_NN(fb);
     if (!cs || !fb) return;
-    CHECK_MSG(!strstr(config_entity_json(space_get(cs, 0)), "prefetch_epilogue") == !cases[n].want,
+    CHECK_MSG(!space_knob(cs, "prefetch_epilogue") == !cases[n].want,
               "%lld->%lld @%lld: space %s", (long long)ic, (long long)oc, (long long)hw,
               config_entity_json(space_get(cs, 0)));
     int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= target_l2_bytes(t) && ic <= 8 * t->vector_lanes;
