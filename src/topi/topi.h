@@ -554,6 +554,15 @@ Tensor *topi_x86_pack_kernel_OIHWio(Tensor *kernel, int64_t ic_bn, int64_t oc_bn
  * divisor of extent (divide) or at most extent; -1 and the reason. */
 int x86_check_split(const struct ConfigEntity *cfg, const char *knob, int nparts, int64_t extent,
                     const char *what, bool divide);
+/* A conv's geometry: strides and dilation at least 1, padding at least 0;
+ * -1 and "<op>: strides and dilation must be positive and padding
+ * non-negative". */
+int x86_check_conv_geometry(const char *op, const int strides[2], const int padding[4], const int dilation[2]);
+/* A prefetch knob's distance d ahead (0, none, when cfg lacks the knob);
+ * -1 and "<op>: config knob '<knob>' = d, expected a number of <unit>
+ * ahead (0: none)" when it is negative. */
+int x86_prefetch_distance(const char *op, const struct ConfigEntity *cfg, const char *knob, const char *unit,
+                          int64_t *d);
 /* Inline every injective, non-output stage of a fused group except the
  * anchor's direct inputs (its padded data, packed kernel) and keep. */
 int x86_inline_group(Schedule *s, Tensor *anchor, Stage *keep);

@@ -472,6 +472,38 @@ static void test_conv_prefetch_epilogue_knob(void) {
   }
 }
 
+/* A negative prefetch distance is refused by each template that reads
+ * one, naming the template, the knob and what it counts (prefetch_epilogue,
+ * read where a 1x1 layer has an epilogue, has the same check). */
+static void test_prefetch_knob_negative(void) {
+  struct {
+    const char *tmpl, *knob, *unit;
+  } cases[] = {{"conv2d_NCHWc.x86", "prefetch_w", "register blocks"},
+               {"conv2d_NCHWc.x86", "prefetch_data", "input-channel chunks"},
+               {"conv2d_NCHWc_winograd.x86", "prefetch_w", "register blocks"},
+               {"dense_pack.x86", "prefetch_w", "column groups"}};
+  for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+    const Template *tm = template_lookup(cases[n].tmpl);
+    CHECK_NN(tm);
+    if (!tm) continue;
+    Workload *wl = strstr(tm->name, "dense")
+                       ? wl_dense(tm->name, 49, 1024, 288, "float32", "float32")
+                       : wl_conv2d(tm->name, (int64_t[]){1, 256, 7, 7}, (int64_t[]){64, 256, 3, 3}, (int[]){1, 1},
+                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *c = template_fallback(tm, target_host(), wl);
+    CHECK_NN(c);
+    if (!c) continue;
+    config_set_other(c, cases[n].knob, opt_int(-1));
+    Schedule *s = NULL;
+    int na;
+    Tensor **args;
+    CHECK_MSG(template_instantiate(tm, target_host(), wl, c, &s, &na, &args) != 0, "%s %s = -1 instantiated",
+              cases[n].tmpl, cases[n].knob);
+    CHECK_CONTAINS(kiln_get_error(), kfmt("%s: config knob '%s' = -1, expected a number of %s ahead (0: none)",
+                                          cases[n].tmpl, cases[n].knob, cases[n].unit));
+  }
+}
+
 const TestCase prefetch_tests[] = {
     {"prefetch_text", test_prefetch_text},
     {"prefetch_spread_text", test_prefetch_spread_text},
@@ -482,5 +514,6 @@ const TestCase prefetch_tests[] = {
     {"winograd_prefetch_knob", test_winograd_prefetch_knob},
     {"dense_prefetch_knob", test_dense_prefetch_knob},
     {"conv_prefetch_epilogue_knob", test_conv_prefetch_epilogue_knob},
+    {"prefetch_knob_negative", test_prefetch_knob_negative},
     {NULL, NULL},
 };

@@ -125,8 +125,7 @@ static Tensor *conv_nchwc_compute(const char *op, Tensor *data, Tensor *kernel, 
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
-    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
   int64_t KH = k[2], KW = k[3];
   int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
@@ -246,10 +245,8 @@ bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
 
 int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
                           IterVar *row, int64_t rows, int64_t step) {
-  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
-  if (pf < 0)
-    return kiln_set_error("%s: config knob 'prefetch_w' = %lld, expected a number of register blocks ahead (0: none)",
-                          op, (long long)pf);
+  int64_t pf;
+  if (x86_prefetch_distance(op, cfg, "prefetch_w", "register blocks", &pf)) return -1;
   if (pf == 0 || !kernel || kernel->kind != TE_PLACEHOLDER) return 0;
   if (stage_prefetch(scc, kernel, ricb, c32(pf * step), 3)) return -1;
   /* every row block of a register block reads its weights again: row r
@@ -823,11 +820,8 @@ static const NchwcForm *nchwc_form(const Tensor *conv) {
  * row (row-major arithmetic), which is the block that follows. */
 static int conv_prefetch_epilogue(Schedule *s, Stage *so, IterVar *owo, const ConfigEntity *cfg, Tensor *conv,
                                   Tensor *pad, Tensor *kernel) {
-  int64_t d = cfg_other_int(cfg, "prefetch_epilogue", 0);
-  if (d < 0)
-    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_epilogue' = %lld, expected a number of column "
-                          "blocks ahead (0: none)",
-                          (long long)d);
+  int64_t d;
+  if (x86_prefetch_distance("conv2d_NCHWc.x86", cfg, "prefetch_epilogue", "column blocks", &d)) return -1;
   for (int i = 0; d > 0 && i < s->stages.len; i++) {
     Tensor *r = ((Stage *)s->stages.data[i])->op;
     bool same = r->kind == TE_PLACEHOLDER && r != pad && r != kernel && r->ndim == conv->ndim;
@@ -993,11 +987,8 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
    * the input lines the block will read d chunks later (the region of
    * ic + d: the block's rows and columns of that chunk, 14 lines for a
    * 14-column 1x1 block) */
-  int64_t pd = cfg_other_int(cfg, "prefetch_data", 0);
-  if (pd < 0)
-    return kiln_set_error("conv2d_NCHWc.x86: config knob 'prefetch_data' = %lld, expected a number of input-"
-                          "channel chunks ahead (0: none)",
-                          (long long)pd);
+  int64_t pd;
+  if (x86_prefetch_distance("conv2d_NCHWc.x86", cfg, "prefetch_data", "input-channel chunks", &pd)) return -1;
   if (pd > 0 && form->prefetch_data &&
       (pad->kind == TE_PLACEHOLDER || (sch_stage(s, pad) && sch_stage(s, pad)->attach == ATTACH_ROOT)) &&
       stage_prefetch(scc, pad, ric, c32(pd), 3))

@@ -70,8 +70,7 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
-    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
   int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
   int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;

@@ -473,11 +473,8 @@ int x86_dense_pack_tiling(const Target *t, Schedule *s, Tensor *c, int nout, Ten
  * function (not an argument) is not prefetched. */
 static int dense_prefetch_w(Stage *scc, const ConfigEntity *cfg, Tensor *packw, IterVar *ko, IterVar *tasks,
                             const int64_t *ty, const int64_t *tx, int64_t tk, int64_t M) {
-  int64_t pf = cfg_other_int(cfg, "prefetch_w", 0);
-  if (pf < 0)
-    return kiln_set_error("dense_pack.x86: config knob 'prefetch_w' = %lld, expected a number of column groups ahead (0: "
-                          "none)",
-                          (long long)pf);
+  int64_t pf;
+  if (x86_prefetch_distance("dense_pack.x86", cfg, "prefetch_w", "column groups", &pf)) return -1;
   if (pf == 0 || packw->kind != TE_PLACEHOLDER) return 0;
   int64_t blocks_y = (M + ty[1] * ty[2] - 1) / (ty[1] * ty[2]);
   if (stage_prefetch(scc, packw, ko, c32(pf * tx[1] * te_dim(packw, 1) / tk), 3)) return -1;

@@ -135,8 +135,7 @@ Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const i
            NULL;
   int64_t kpg = OC / groups;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
-  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || padding[0] < 0 || padding[1] < 0 || padding[2] < 0 || padding[3] < 0)
-    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
   int64_t KH = k[2], KW = k[3];
   int64_t OH = (d[2] + padding[0] + padding[2] - ((KH - 1) * dh + 1)) / sh + 1;
   int64_t OW = (d[3] + padding[1] + padding[3] - ((KW - 1) * dw + 1)) / sw + 1;
@@ -208,8 +207,7 @@ Tensor *topi_x86_group_conv2d_NCHWc_pair(Tensor *data, Tensor *kernel, const int
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || pt < 0 || pl < 0 || pb < 0 || pr < 0)
-    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op), NULL;
+  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
   int64_t KH = k[2], KW = k[3], Hp = d[2] + pt + pb, Wp = d[3] + pl + pr;
   int64_t OH = (Hp - ((KH - 1) * dh + 1)) / sh + 1, OW = (Wp - ((KW - 1) * dw + 1)) / sw + 1;
   if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;

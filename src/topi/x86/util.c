@@ -34,6 +34,21 @@ int x86_check_split(const ConfigEntity *cfg, const char *knob, int nparts, int64
   return 0;
 }
 
+int x86_check_conv_geometry(const char *op, const int strides[2], const int padding[4], const int dilation[2]) {
+  if (strides[0] < 1 || strides[1] < 1 || dilation[0] < 1 || dilation[1] < 1 || padding[0] < 0 || padding[1] < 0 ||
+      padding[2] < 0 || padding[3] < 0)
+    return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op);
+  return 0;
+}
+
+int x86_prefetch_distance(const char *op, const ConfigEntity *cfg, const char *knob, const char *unit, int64_t *d) {
+  *d = cfg_other_int(cfg, knob, 0);
+  if (*d < 0)
+    return kiln_set_error("%s: config knob '%s' = %lld, expected a number of %s ahead (0: none)", op, knob,
+                          (long long)*d, unit);
+  return 0;
+}
+
 /* ---- packing (pure computes) ---- */
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
