@@ -171,6 +171,21 @@ bool tk_config_vs_unscheduled(const Template *tm, const Target *t, const Workloa
   return true;
 }
 
+const char *tk_config_lowered(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg,
+                              Schedule **s, int *na, Tensor ***args, const char *desc) {
+  *s = NULL;
+  if (template_instantiate(tm, t, wl, cfg, s, na, args)) {
+    test_fail(__FILE__, __LINE__, "%s: instantiate failed: %s", desc, kiln_get_error());
+    return NULL;
+  }
+  LoweredFunc *f = kiln_lower(*s, *na, *args, "f", NULL);
+  if (!f) {
+    test_fail(__FILE__, __LINE__, "%s: lowering failed: %s", desc, kiln_get_error());
+    return NULL;
+  }
+  return kiln_lowered_str(f);
+}
+
 void tk_conv2d_ref(const TkConv *c, const DLTensor *data, const DLTensor *kernel, DLTensor *out) {
   int64_t C = c->C, H = c->H, W = c->W, KH = c->KH, KW = c->KW, ib = c->ib, ob = c->ob;
   int64_t OH = (H + 2 * c->pad - (KH - 1) * c->dilation - 1) / c->stride + 1;

@@ -72,5 +72,10 @@ void tk_arrays_free(int n, DLTensor **a);
  * freed: false after a test_fail naming desc. */
 bool tk_config_vs_unscheduled(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg,
                               const CompileOptions *copt, double tol, const char *desc);
+/* The lowered text of tm's schedule of wl with config cfg for target t,
+ * its schedule and arguments in *s, *na, *args; NULL after a test_fail
+ * naming desc when it does not instantiate or lower. */
+const char *tk_config_lowered(const Template *tm, const Target *t, const Workload *wl, const ConfigEntity *cfg,
+                              Schedule **s, int *na, Tensor ***args, const char *desc);
 
 #endif

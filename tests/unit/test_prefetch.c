@@ -157,18 +157,6 @@ static void test_prefetch_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "prefetch: locality must be a constant 0 to 3");
 }
 
-/* The lowered text of tm's schedule of wl with config c (NULL, after a
- * failed check, when it does not instantiate or lower). */
-static const char *conv_lowered(const Template *tm, Workload *wl, ConfigEntity *c, Schedule **s, int *na,
-                                Tensor ***args) {
-  *s = NULL;
-  CHECK_OK(template_instantiate(tm, target_host(), wl, c, s, na, args));
-  if (!*s) return NULL;
-  LoweredFunc *f = kiln_lower(*s, *na, *args, "f", NULL);
-  CHECK_NN(f);
-  return f ? kiln_lowered_str(f) : NULL;
-}
-
 /* conv2d_NCHWc.x86: prefetch_w is in the space of layers with large
  * weights and small outputs only; the fallback takes 1 where a register
  * block's weights are at most 128 KiB; every value, on a 3x3 and a 1x1
@@ -209,7 +197,8 @@ static void test_conv_prefetch_knob(void) {
       Schedule *s;
       int na;
       Tensor **args;
-      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      const char *text =
+          tk_config_lowered(tm, target_host(), wl, c, &s, &na, &args, kfmt("%s, prefetch_w %d", desc, d));
       if (!text) return;
       /* d blocks of two 16-channel chunks ahead: 2 * d chunks of the
        * kernel's rows (IC * k * k * 16 floats each) */
@@ -265,7 +254,8 @@ static void test_dense_prefetch_knob(void) {
       Schedule *s;
       int na;
       Tensor **args;
-      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      const char *text =
+          tk_config_lowered(tm, target_host(), wl, c, &s, &na, &args, kfmt("%s, prefetch_w %d", desc, d));
       if (!text) return;
       int64_t group = tx[1] * tx[2] * cases[n].k;
       CHECK_MSG(!d == !strstr(text, "prefetch(packed_weight["), "%s, prefetch_w %d:\n%s", desc, d, text);
@@ -327,7 +317,8 @@ static void test_conv_prefetch_data_knob(void) {
       Schedule *s;
       int na;
       Tensor **args;
-      const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+      const char *text =
+          tk_config_lowered(tm, target_host(), wl, c, &s, &na, &args, kfmt("%s, prefetch_data %d", desc, d));
       if (!text) return;
       /* the touch sits in the ic loop and reaches d chunks (a feature map
        * of ic_bn channels each) further */
@@ -392,7 +383,8 @@ static void test_winograd_prefetch_knob(void) {
     Schedule *s;
     int na;
     Tensor **args;
-    const char *text = conv_lowered(tm, wl, c, &s, &na, &args);
+    const char *text =
+        tk_config_lowered(tm, target_host(), wl, c, &s, &na, &args, kfmt("winograd 32->32 @14, prefetch_w %d", d));
     if (!text) return;
     if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "%s\n", text);
     CHECK_MSG(!d == !strstr(text, "prefetch(kernel["), "prefetch_w %d:\n%s", d, text);
