@@ -14,10 +14,10 @@
  *     the largest first, each at the lowest offset that no tensor live at
  *     the same time occupies); inputs and outputs are the caller's arrays,
  *     so NAME_WORKSPACE_BYTES is the intermediates alone.  A channel
- *     concatenation whose inputs are read by it alone (concat_views) gets
+ *     concatenation whose inputs the graph executor's planner makes views
+ *     (kiln_graph_plan_memory_views over the kernels, concat_views) gets
  *     one buffer live from its first input on, each input is written in
- *     place there and its kernel is not called, as in the graph executor's
- *     plan (kiln_graph_plan_memory_views);
+ *     place there and its kernel is not called;
  *   - the executor: NAME_run calls the kernels in graph order, straight
  *     line, each with its pointers (AOT, as TVM's AOT executor);
  *   - the parameters: C const arrays (or offsets into NAME.bin).
@@ -147,86 +147,97 @@ static int64_t plan_offsets(Buf *bufs, int n) {
   return (total + CEXPORT_ALIGN - 1) / CEXPORT_ALIGN * CEXPORT_ALIGN;
 }
 
-/* The concatenations that compute nothing: view[k] is 1 + the
- * concatenation kernel whose buffer holds kernel k's output (at at[k]),
- * and view[c] is -1 for that concatenation.  Its output and inputs are no
- * model outputs, each input is computed by a kernel that is no such
- * concatenation itself and read by it alone, at a multiple of the
- * alignment. */
-static void concat_views(Graph *g, AVec *groups, GroupInfo *infos, const GraphBuildOptions *bo, int *view,
-                         int64_t *at) {
-  PtrMap group_of = {0}; /* GNode -> 1 + its kernel */
-  for (int k = 0; k < groups->len; k++) pm_put(&group_of, ((FusedGroup *)groups->data[k])->out, (void *)(intptr_t)(k + 1));
-  for (int c = 0; c < groups->len; c++) {
-    FusedGroup *fg = groups->data[c];
-    GroupInfo *info = &infos[c];
-    if (!graph_concat_view(g, fg, info, bo) || av_find(&g->outputs, fg->out) >= 0) continue;
-    bool ok = true;
-    for (int i = 0; i < info->inputs.len && ok; i++) {
-      GNode *in = info->inputs.data[i];
-      int p = (int)(intptr_t)pm_get(&group_of, in) - 1, readers = 0;
-      for (int j = 0; j < groups->len; j++)
-        for (int a = 0; a < infos[j].inputs.len; a++) readers += infos[j].inputs.data[a] == in;
-      ok = p >= 0 && view[p] == 0 && readers == 1 && av_find(&g->outputs, in) < 0;
-    }
-    int64_t off = 0;
-    for (int i = 0; i < info->inputs.len && ok; i++) {
-      GNode *in = info->inputs.data[i];
-      ok = off % CEXPORT_ALIGN == 0;
-      off += ttype_numel(&in->type) * dt_bytes(in->type.dtype);
-    }
-    off = 0;
-    for (int i = 0; i < info->inputs.len && ok; i++) {
-      GNode *in = info->inputs.data[i];
-      int p = (int)(intptr_t)pm_get(&group_of, in) - 1;
-      view[p] = c + 1;
-      at[p] = off;
-      off += ttype_numel(&in->type) * dt_bytes(in->type.dtype);
-    }
-    if (ok) view[c] = -1;
-  }
-  pm_free(&group_of);
-}
+/* The kernels as the graph executor's planner sees them: one entry a
+ * node, the inputs and weights first (KILN_PLAN_ARG), then one node a
+ * kernel (KILN_PLAN_CONCAT where graph_concat_view holds, else
+ * KILN_PLAN_OP); the heads are the model's outputs. */
+typedef struct PlanGraph {
+  int n, nargs; /* nodes (= entries); the inputs and weights among them */
+  KilnPlanNode *nodes;
+  uint64_t *bytes;
+  int32_t **ins; /* each kernel's input entries */
+  int32_t *heads;
+  int nheads;
+} PlanGraph;
 
-/* What the graph executor's plan (TVM's GraphPlanMemory) would give the
- * kernels' outputs of the same graph, for comparison. */
-static int64_t graph_executor_bytes(CExport *x, Graph *g, AVec *groups, GroupInfo *infos, PtrMap *entry_of) {
+static void plan_graph_init(PlanGraph *pg, CExport *x, Graph *g, AVec *groups, GroupInfo *infos, PtrMap *entry_of,
+                            const GraphBuildOptions *bo) {
   int nargs = x->nin + x->nweights, nk = groups->len, ne = nargs + nk;
-  KilnPlanNode *nodes = xcalloc((size_t)ne + 1, sizeof *nodes);
-  uint64_t *bytes = xcalloc((size_t)ne + 1, sizeof *bytes);
-  int32_t *sid = xcalloc((size_t)ne + 1, sizeof *sid);
-  int32_t **ins = xcalloc((size_t)nk + 1, sizeof *ins);
-  int32_t *heads = xcalloc((size_t)x->nout + 1, sizeof *heads);
+  pg->n = ne;
+  pg->nargs = nargs;
+  pg->nodes = xcalloc((size_t)ne + 1, sizeof *pg->nodes);
+  pg->bytes = xcalloc((size_t)ne + 1, sizeof *pg->bytes);
+  pg->ins = xcalloc((size_t)nk + 1, sizeof *pg->ins);
+  pg->heads = xcalloc((size_t)x->nout + 1, sizeof *pg->heads);
+  pg->nheads = x->nout;
   for (int i = 0; i < nargs; i++) {
-    nodes[i] = (KilnPlanNode){KILN_PLAN_ARG, 0, NULL, i, 1, 0};
-    bytes[i] = (uint64_t)(i < x->nin ? x->in[i].bytes : x->weights[i - x->nin].bytes);
+    pg->nodes[i] = (KilnPlanNode){KILN_PLAN_ARG, 0, NULL, i, 1, 0};
+    pg->bytes[i] = (uint64_t)(i < x->nin ? x->in[i].bytes : x->weights[i - x->nin].bytes);
   }
   for (int k = 0; k < nk; k++) {
     GroupInfo *info = &infos[k];
-    ins[k] = xcalloc((size_t)info->inputs.len + 1, sizeof **ins);
-    for (int a = 0; a < info->inputs.len; a++) ins[k][a] = (int32_t)(intptr_t)pm_get(entry_of, info->inputs.data[a]) - 1;
-    nodes[nargs + k] = (KilnPlanNode){KILN_PLAN_OP, info->inputs.len, ins[k], nargs + k, 1, 0};
     FusedGroup *fg = groups->data[k];
-    bytes[nargs + k] = (uint64_t)(ttype_numel(&fg->out->type) * (dt_is_bool(fg->out->type.dtype) ? 1 : dt_bytes(fg->out->type.dtype)));
+    pg->ins[k] = xcalloc((size_t)info->inputs.len + 1, sizeof **pg->ins);
+    for (int a = 0; a < info->inputs.len; a++)
+      pg->ins[k][a] = (int32_t)(intptr_t)pm_get(entry_of, info->inputs.data[a]) - 1;
+    int kind = graph_concat_view(g, fg, info, bo) ? KILN_PLAN_CONCAT : KILN_PLAN_OP;
+    pg->nodes[nargs + k] = (KilnPlanNode){kind, info->inputs.len, pg->ins[k], nargs + k, 1, 0};
+    pg->bytes[nargs + k] =
+        (uint64_t)(ttype_numel(&fg->out->type) * (dt_is_bool(fg->out->type.dtype) ? 1 : dt_bytes(fg->out->type.dtype)));
   }
-  for (int o = 0; o < x->nout; o++) heads[o] = (int32_t)(intptr_t)pm_get(entry_of, g->outputs.data[o]) - 1;
+  for (int o = 0; o < x->nout; o++) pg->heads[o] = (int32_t)(intptr_t)pm_get(entry_of, g->outputs.data[o]) - 1;
+}
+
+static void plan_graph_free(PlanGraph *pg) {
+  for (int k = 0; k < pg->n - pg->nargs; k++) free(pg->ins[k]);
+  free(pg->ins);
+  free(pg->heads);
+  free(pg->bytes);
+  free(pg->nodes);
+}
+
+/* The concatenations that compute nothing, as the graph executor's plan
+ * has them (kiln_graph_plan_memory_views: the rule exists once): view[k]
+ * is 1 + the concatenation kernel whose buffer holds kernel k's output
+ * (at at[k]), and view[c] is -1 for that concatenation.  An input of a
+ * concatenation is a view when it shares the concatenation's storage. */
+static void concat_views(const PlanGraph *pg, int *view, int64_t *at) {
+  int32_t *sid = xcalloc((size_t)pg->n + 1, sizeof *sid);
+  uint64_t *off = xcalloc((size_t)pg->n + 1, sizeof *off);
+  if (kiln_graph_plan_memory_views(pg->n, pg->nodes, pg->n, pg->bytes, NULL, pg->nheads, pg->heads, sid, off, NULL) ==
+      0) {
+    for (int c = pg->nargs; c < pg->n; c++) {
+      const KilnPlanNode *nd = &pg->nodes[c];
+      for (int i = 0; nd->kind == KILN_PLAN_CONCAT && i < nd->num_inputs; i++) {
+        int32_t e = nd->inputs[i];
+        if (sid[e] != sid[nd->first_output]) continue;
+        KASSERT(e >= pg->nargs);
+        view[e - pg->nargs] = c - pg->nargs + 1;
+        at[e - pg->nargs] = (int64_t)off[e];
+        view[c - pg->nargs] = -1;
+      }
+    }
+  }
+  free(sid);
+  free(off);
+}
+
+/* What the graph executor's plan (TVM's GraphPlanMemory, without views)
+ * would give the kernels' outputs of the same graph, for comparison. */
+static int64_t graph_executor_bytes(const PlanGraph *pg) {
+  int32_t *sid = xcalloc((size_t)pg->n + 1, sizeof *sid);
   int64_t total = -1;
   KilnMemoryPlan plan;
-  if (kiln_graph_plan_memory(ne, nodes, ne, bytes, NULL, x->nout, heads, sid, &plan) == 0) {
+  if (kiln_graph_plan_memory(pg->n, pg->nodes, pg->n, pg->bytes, NULL, pg->nheads, pg->heads, sid, &plan) == 0) {
     /* the storage the kernels' outputs use (inputs and weights have their own) */
     int64_t *size = xcalloc((size_t)plan.num_storage + 1, sizeof *size);
-    for (int e = nargs; e < ne; e++)
-      if ((int64_t)bytes[e] > size[sid[e]]) size[sid[e]] = (int64_t)bytes[e];
+    for (int e = pg->nargs; e < pg->n; e++)
+      if ((int64_t)pg->bytes[e] > size[sid[e]]) size[sid[e]] = (int64_t)pg->bytes[e];
     total = 0;
     for (int s = 0; s < plan.num_storage; s++) total += size[s];
     free(size);
   }
-  for (int k = 0; k < nk; k++) free(ins[k]);
-  free(ins);
-  free(heads);
   free(sid);
-  free(bytes);
-  free(nodes);
   return total;
 }
 
@@ -560,13 +571,18 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   Buf *bufs = KNEWN(Buf, 2 * groups.len + 1);
   int *view = KNEWN(int, groups.len + 1);
   int64_t *view_at = KNEWN(int64_t, groups.len + 1);
-  if (!rc) concat_views(g, &groups, infos, &bo, view, view_at);
   PtrMap entry_of = {0}; /* for the graph executor's plan: GNode -> 1 + entry */
-  for (int i = 0; i < x.nin; i++) pm_put(&entry_of, vars.data[i], (void *)(intptr_t)(1 + i));
-  for (int i = 0; i < x.nweights; i++) pm_put(&entry_of, params.data[i], (void *)(intptr_t)(1 + x.nin + i));
+  PlanGraph pg = {0};
+  if (!rc) {
+    for (int i = 0; i < x.nin; i++) pm_put(&entry_of, vars.data[i], (void *)(intptr_t)(1 + i));
+    for (int i = 0; i < x.nweights; i++) pm_put(&entry_of, params.data[i], (void *)(intptr_t)(1 + x.nin + i));
+    for (int k = 0; k < groups.len; k++)
+      pm_put(&entry_of, ((FusedGroup *)groups.data[k])->out, (void *)(intptr_t)(1 + x.nin + x.nweights + k));
+    plan_graph_init(&pg, &x, g, &groups, infos, &entry_of, &bo);
+    concat_views(&pg, view, view_at);
+  }
   for (int k = 0; k < groups.len && !rc; k++) {
     FusedGroup *fg = groups.data[k];
-    pm_put(&entry_of, fg->out, (void *)(intptr_t)(1 + x.nin + x.nweights + k));
     int oi = av_find(&g->outputs, fg->out);
     if (oi >= 0) {
       put_loc(&where, fg->out, LOC_OUTPUT, oi);
@@ -704,7 +720,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
     rc = kiln_write_file(kfmt("%s/kiln_math.h", dir), m, strlen(m));
   }
   if (!rc) {
-    x.graph_plan_bytes = graph_executor_bytes(&x, g, &groups, infos, &entry_of);
+    x.graph_plan_bytes = graph_executor_bytes(&pg);
     for (int b = 0; b < nbuf; b++)
       if (!bufs[b].scratch) x.naive_bytes += bufs[b].bytes;
     av_insert(&csources, 0, kfmt("%s.c", x.prefix));
@@ -727,6 +743,7 @@ int graph_export_c(Graph *g, const CExportOptions *opt, const char *dir, CExport
   pm_free(&used);
   pm_free(&where);
   pm_free(&entry_of);
+  plan_graph_free(&pg);
   kiln_arena_pop();
   kiln_arena_free(scratch);
   return rc;
