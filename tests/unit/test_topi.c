@@ -864,43 +864,55 @@ static void test_blocked_quantize(void) {
 
 /* A max pool on uint8 (an int8 model's stem pool) or float32 NCHW16c: the
  * block of columns in a local cache (pool_blocked), stored once; random
- * windows, strides, padding and widths (with blocks of 8, 4, 2 and 1
- * columns), full-range bytes, exact against a direct reference. */
-static void test_blocked_pool_int8(void) {
+ * windows, strides, padding and widths (with blocks of 1 to 8 columns), full-range bytes, exact against a direct reference.  An
+ * average pool (float32, padding counted or not) is blocked the same way:
+ * the sums at the block of the division's loops, within 1e-6. */
+static void test_blocked_pool(void) {
   TBatch b = {0};
-  for (int k = 0; k < 5; k++) {
-    bool f32 = k == 4;
+  for (int k = 0; k < 7; k++) {
+    bool f32 = k >= 4, avg = k >= 5, counted = avg && rnd_range(0, 1);
     int64_t n = rnd_range(1, 2), cb = rnd_range(1, 3), h = rnd_range(3, 12), w = rnd_range(3, 20);
     int64_t kh = rnd_range(1, 3), kw = rnd_range(1, 3), sh = rnd_range(1, 2), sw = rnd_range(1, 2);
     int64_t pt = rnd_range(0, kh - 1), pl = rnd_range(0, kw - 1), pb = rnd_range(0, kh - 1), pr = rnd_range(0, kw - 1);
     int64_t oh = (h + pt + pb - kh) / sh + 1, ow = (w + pl + pr - kw) / sw + 1;
     Tensor *x = ph("x", 5, (int64_t[]){n, cb, h, w, 16}, f32 ? DT_F32 : DT_U8);
-    Tensor *t = topi_pool2d(x, TOPI_POOL_MAX, (int64_t[]){kh, kw}, (int64_t[]){sh, sw}, (int64_t[]){1, 1},
-                            (int64_t[]){pt, pl, pb, pr}, false, false, "NCHW16c");
+    Tensor *t = topi_pool2d(x, avg ? TOPI_POOL_AVG : TOPI_POOL_MAX, (int64_t[]){kh, kw}, (int64_t[]){sh, sw},
+                            (int64_t[]){1, 1}, (int64_t[]){pt, pl, pb, pr}, false, counted, "NCHW16c");
     CHECK_NN(t);
     if (!t) return;
-    TCase *tc = tb_add(&b, kfmt("max pool%s [%lld, %lld, %lld, %lld, 16] %lldx%lld/%lldx%lld pad %lld %lld %lld %lld",
-                                f32 ? " float32" : "", (long long)n, (long long)cb, (long long)h, (long long)w,
-                                (long long)kh, (long long)kw, (long long)sh, (long long)sw, (long long)pt, (long long)pl,
-                                (long long)pb, (long long)pr),
-                       1, &x, t, 0);
+    TCase *tc = tb_add(&b, kfmt("%s pool%s%s [%lld, %lld, %lld, %lld, 16] %lldx%lld/%lldx%lld pad %lld %lld %lld %lld",
+                                avg ? "avg" : "max", f32 ? " float32" : "", counted ? " counted" : "", (long long)n,
+                                (long long)cb, (long long)h, (long long)w, (long long)kh, (long long)kw, (long long)sh,
+                                (long long)sw, (long long)pt, (long long)pl, (long long)pb, (long long)pr),
+                       1, &x, t, avg ? 1e-6 : 0);
     if (!tc) continue;
     const char *txt = kiln_lowered_str(tc->f);
-    CHECK_MSG(strstr(txt, ".local") != NULL, "the pool's block is not in a local cache:\n%s", txt);
+    if (avg) {
+      int64_t cols = 8;
+      while (cols > 1 && ow % cols) cols--;
+      CHECK_MSG(strstr(txt, kfmt("allocate T_pool_sum[float32 * %lld]", (long long)(cols * 16))) != NULL,
+                "the pool's sums are not a block of %lld columns:\n%s", (long long)cols, txt);
+    } else {
+      CHECK_MSG(strstr(txt, ".local") != NULL, "the pool's block is not in a local cache:\n%s", txt);
+    }
     if (!f32) fill_int(tc->a[0], 0, 255);
     int64_t in[5] = {n, cb, h, w, 16}, o[5] = {n, cb, oh, ow, 16};
     for (int64_t i = 0; i < numel(tc->ref); i++) {
       int64_t idx[5];
       unravel(i, 5, o, idx);
-      double v = -INFINITY;
+      double v = -INFINITY, sum = 0;
+      int64_t cnt = 0;
       for (int64_t r = 0; r < kh; r++)
         for (int64_t c = 0; c < kw; c++) {
           int64_t y = idx[2] * sh + r - pt, xx = idx[3] * sw + c - pl;
+          if (counted) cnt++;
           if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+          if (!counted) cnt++;
           double e = tget(tc->a[0], ravel(5, in, (int64_t[]){idx[0], idx[1], y, xx, idx[4]}));
           v = e > v ? e : v;
+          sum += e;
         }
-      tset(tc->ref, i, v);
+      tset(tc->ref, i, avg ? sum / (double)cnt : v);
     }
   }
   tb_run(&b);
@@ -977,7 +989,7 @@ const TestCase topi_tests[] = {
     {"blocked_shuffle", test_blocked_shuffle},
     {"concat_unswitched", test_concat_unswitched},
     {"blocked_quantize", test_blocked_quantize},
-    {"blocked_pool_int8", test_blocked_pool_int8},
+    {"blocked_pool", test_blocked_pool},
     {"schedule_extern", test_schedule_extern},
     {"elemwise_errors", test_elemwise_errors},
     {NULL, NULL},

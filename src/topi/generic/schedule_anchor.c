@@ -10,7 +10,7 @@
  * epilogue's loops when it has one (place), at the root otherwise; what
  * is left goes to gs_schedule_rest.  A max pool on 8-bit integers or
  * float32 in a blocked layout keeps a block of columns' maxima in
- * registers (pool_blocked); the row ops (softmax, norms) compute every row
+ * registers, an average pool its sums (pool_blocked); the row ops (softmax, norms) compute every row
  * stage inside one parallel loop over the rows (row_anchor).
  */
 #include "schedule_internal.h"
@@ -247,31 +247,47 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
  * model's max pools in NCHW16c), as the group's output.  gs_reduction_root's order (the window outside the lanes)
  * kept the running maximum in memory: a load, a max and a store of 16
  * bytes per tap.  Here the output row is cut into blocks of up to 8
- * columns, the block's maxima computed in a local cache at the block (the
+ * columns (the largest count that divides the row: 7 of a 35-column
+ * row, where halving 8 left blocks of one), the block's maxima computed in a local cache at the block (the
  * window outside, the columns unrolled, the lanes vectorized: 8 registers
  * the C compiler keeps) and stored once.  ResNet-18's [1, 4, 56, 56, 16]
  * 3x3/2 pool, in-model per-kernel minimum of 16 alternating profiles
  * (load 5-6): 65 -> 33 us on one thread, 33 -> 13 us on two.  Float32
  * (16 lanes: one register a column): GoogLeNet's thirteen max pools, sums
  * of per-kernel minima over 10 alternating profiles (load 2): 347 -> 230
- * us on one thread, 256 -> 159 on two; SqueezeNet's 87 -> 70.  Returns 1
- * when it scheduled a, 0 when a is not such a pool; done gains the
- * cache stage. */
+ * us on one thread, 256 -> 159 on two; SqueezeNet's 87 -> 70.
+ *
+ * A float32 sum pool (an average pool: the sum, then its elementwise
+ * division by the window's count) is blocked the same way with the
+ * division's stage as the block's loops: the sums of a block of columns
+ * are computed at the block and divided as they are stored, where the
+ * root schedule kept the running sums of the whole tensor in memory and
+ * read them back in a second pass.  Returns 1 when it scheduled a, 0 when
+ * a is not such a pool; done gains the cache (or division) stage. */
 static int pool_blocked(Schedule *s, Stage *a, AVec *done) {
   Tensor *op = a->op;
   int n = op->ndim, m = op->nreduce;
   Expr *b = gs_inlined_body(s, a);
-  if (n != 5 || m < 1 || !((op->dtype.bits == 8 && op->dtype.code != kDLFloat) || (op->dtype.bits == 32 && op->dtype.code == kDLFloat)) || a->relations.len || !is_output(s, a) ||
+  bool f32 = op->dtype.bits == 32 && op->dtype.code == kDLFloat;
+  if (n != 5 || m < 1 || !((op->dtype.bits == 8 && op->dtype.code != kDLFloat) || f32) || a->relations.len ||
       const_extent(op->shape[4]) != 16 || !b || b->kind != EK_Reduce ||
-      (b->reduce.comb->kind != RED_MAX && b->reduce.comb->kind != RED_MIN) ||
       !gs_contiguous_along(op, strip_reduce(b), op->axis[4]->var))
     return 0;
+  ReduceKind comb = b->reduce.comb->kind;
+  Stage *so = NULL, *sl = NULL;
+  if ((comb == RED_MAX || comb == RED_MIN) && is_output(s, a)) {
+    Tensor *cl = sch_cache_write(s, op, "local");
+    sl = cl ? sch_stage(s, cl) : NULL, so = sch_stage(s, op);
+    if (!sl || !so) return -1;
+    av_push(done, sl); /* the cache is the pool's compute too: not an anchor of its own */
+  } else if (comb == RED_SUM && f32 && (so = gs_epilogue_of(s, a)) && av_find(done, so) < 0 && !so->relations.len) {
+    sl = a;
+    av_push(done, so);
+  } else {
+    return 0;
+  }
   int64_t ow = const_extent(op->shape[3]), cols = 8;
-  while (cols > 1 && (ow < 0 || ow % cols)) cols /= 2;
-  Tensor *cl = sch_cache_write(s, op, "local");
-  Stage *sl = cl ? sch_stage(s, cl) : NULL, *so = sch_stage(s, op);
-  if (!sl || !so) return -1;
-  av_push(done, sl); /* the cache is the pool's compute too: not an anchor of its own */
+  while (cols > 1 && (ow < 0 || ow % cols)) cols--;
   IterVar *wo, *wi, *f;
   if (stage_split(so, stage_axis(so, 3), ir_i32(cols), &wo, &wi) ||
       stage_fuse(so, stage_axis(so, 0), stage_axis(so, 1), &f) || stage_fuse(so, f, stage_axis(so, 2), &f) ||
