@@ -26,7 +26,9 @@
  * unchanged: elementwise ops, broadcasts whose other operand is a
  * per-channel constant (reshaped to [1, C/b, 1, 1, b]) or another blocked
  * tensor, pooling (its layout attribute becomes NCHW[b]c), padding of the
- * rows and columns only, and channel concatenation.  Anything else gets
+ * rows and columns only, and channel concatenation.  A broadcast over an
+ * NCHW feature map that a conv already reads blocked reads the blocked
+ * copy, so the layout flows on from there too.  Anything else gets
  * its blocked inputs transformed back to NCHW, and so do the graph's
  * outputs.  A transform of a transform's
  * result back to its source layout is cancelled, and each tensor is
@@ -92,6 +94,7 @@ typedef struct Alt {
   PtrMap cache;     /* (node, block) key -> transformed node */
   PtrMap origin;    /* transform node -> its input (for cancelling) */
   PtrMap origin_blk; /* transform node -> its input's block + 1 */
+  PtrMap copy;      /* NCHW node -> its first blocked copy (to_layout) */
   int failed;
   const Target *target; /* whose templates and records choose the blocks */
   GraphPrecision precision; /* bf16: dense layers take dense_pack_bf16.x86 */
@@ -198,6 +201,7 @@ static GNode *to_layout(Graph *ng, Alt *a, GNode *x, int b, int64_t cp) {
   set_blk(a, t, b);
   set_real(a, t, rx);
   pm_put(&a->cache, key, t);
+  if (bx == 0 && b > 0 && cx == cp && !pm_get(&a->copy, x)) pm_put(&a->copy, x, t);
   pm_put(&a->origin, t, x);
   pm_put(&a->origin_blk, t, (void *)(intptr_t)(bx + 1));
   return t;
@@ -571,6 +575,22 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
     GNode *r = convert_matmul(ng, a, old, args);
     if (r != GRAPH_KEEP) return r;
   }
+  /* a broadcast reading an NCHW feature map of its own shape that a conv
+   * already reads blocked (a copy made by to_layout) reads that copy and
+   * computes blocked: a residual stream that starts in NCHW (ConvNeXt's
+   * stem ends in a layer norm over channels-last, transposed back) turns
+   * blocked at its first add, as one that starts at a conv is, instead of
+   * staying NCHW with a transform in front of every conv that reads it */
+  if (old->type.ndim == 4 && (is_binary_bcast(old) || id == OP_BIAS_ADD)) {
+    GNode **ca = NULL;
+    for (int i = 0; i < old->nargs; i++) {
+      GNode *c = blk_of(a, args[i]) == 0 && ttype_eq(&old->args[i]->type, &old->type) ? pm_get(&a->copy, args[i]) : NULL;
+      if (!c) continue;
+      if (!ca) ca = memcpy(KNEWN(GNode *, old->nargs), args, sizeof(GNode *) * (size_t)old->nargs);
+      ca[i] = c;
+    }
+    if (ca) args = ca;
+  }
   int b = 0;
   GNode *first = NULL; /* the first blocked input */
   for (int i = 0; i < old->nargs; i++)
@@ -695,5 +715,6 @@ Graph *pass_alter_layout(Graph *g, const PassContext *pc) {
   pm_free(&a.cache);
   pm_free(&a.origin);
   pm_free(&a.origin_blk);
+  pm_free(&a.copy);
   return ng;
 }
