@@ -695,6 +695,31 @@ static void test_relayout_schedule(void) {
       tset(c->ref, i, tget(c->a[0], ravel(5, (int64_t[]){1, 6, 14, 14, 16}, (int64_t[]){0, idx[3] / 16, idx[1], idx[2], idx[3] % 16})));
     }
   }
+  /* ConvNeXt's block end before a downsampling norm: the MLP's output
+   * [HW, C] as NCHW, times the layer scale [C, 1, 1] (read at (c, 0, 0):
+   * its trailing axes of extent 1 hold no stride), plus the blocked
+   * residual, back to channels-last: one vector per block of 16 */
+  Tensor *y = ph("y", 2, (int64_t[]){196, 96}, DT_F32), *sc = ph("sc", 3, (int64_t[]){96, 1, 1}, DT_F32);
+  Tensor *t3 = topi_transpose(topi_reshape(y, 4, (int64_t[]){1, 14, 14, 96}), (int64_t[]){0, 3, 1, 2});
+  t3 = topi_layout_transform(topi_binary(TOPI_multiply, t3, sc), "NCHW", "NCHW16c");
+  t3 = topi_transpose(topi_layout_transform(topi_binary(TOPI_add, t3, x2), "NCHW16c", "NCHW"), (int64_t[]){0, 2, 3, 1});
+  CHECK_NN(t3);
+  if (!t3) return;
+  Schedule *s3 = te_create_schedule(1, &t3);
+  CHECK_OK(topi_schedule_generic(s3, 1, &t3));
+  LoweredFunc *f3 = kiln_lower(s3, 4, (Tensor *[]){y, sc, x2, t3}, "f", NULL);
+  CHECK_NN(f3);
+  if (f3) CHECK_CONTAINS(kiln_lowered_str(f3), ", 1, 16)");
+  c = tb_add(&b, "scaled NHWC + NCHW16c -> NHWC", 3, (Tensor *[]){y, sc, x2}, t3, 1e-6);
+  if (c) {
+    int64_t o[4] = {1, 14, 14, 96};
+    for (int64_t i = 0; i < numel(c->ref); i++) {
+      int64_t idx[4];
+      unravel(i, 4, o, idx);
+      double r = tget(c->a[2], ravel(5, (int64_t[]){1, 6, 14, 14, 16}, (int64_t[]){0, idx[3] / 16, idx[1], idx[2], idx[3] % 16}));
+      tset(c->ref, i, tget(c->a[0], (idx[1] * 14 + idx[2]) * 96 + idx[3]) * tget(c->a[1], idx[3]) + r);
+    }
+  }
   tb_run(&b);
 }
 

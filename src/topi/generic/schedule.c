@@ -103,7 +103,9 @@ static Body body_of(Schedule *s, Stage *st) {
  * var or var + (something without var).  The indices are simplified
  * knowing the ranges of op's axes, so an inlined relayout's
  * floormod(8 * c + var, 16) (a block of 16 channels read as blocks of 8)
- * counts as 8 * floormod(c, 2) + var: contiguous. */
+ * counts as 8 * floormod(c, 2) + var: contiguous.  Trailing axes of
+ * extent 1 are left out: ConvNeXt's layer scale [C, 1, 1] read at (c, 0,
+ * 0) is contiguous along c. */
 static bool contiguous_impl(Tensor *op, const AVec *reads, Expr *var, int64_t vw) {
   Analyzer *an = analyzer_new();
   for (int d = 0; d < op->ndim; d++) analyzer_bind_range(an, op->axis[d]->var, op->axis[d]->min, op->axis[d]->extent);
@@ -120,6 +122,9 @@ static bool contiguous_impl(Tensor *op, const AVec *reads, Expr *var, int64_t vw
   for (int i = 0; ok && i < reads->len; i++) {
     Expr *r = reads->data[i];
     int n = r->read.n;
+    /* trailing axes of extent 1 (a per-channel [C, 1, 1] operand) hold
+     * no stride: the last index that counts is the one before them */
+    while (n > 1 && r->read.tensor && const_extent(r->read.tensor->shape[n - 1]) == 1) n--;
     Expr **idx = r->read.idx;
     if (vo) {
       idx = KNEWN(Expr *, n > 0 ? n : 1);
