@@ -103,7 +103,9 @@ KILN_API const char *kiln_version(void);
 
 /* ---- arrays ---- */
 
-/* A new array, data aligned to 64 bytes, contents undefined. */
+/* A new array, data aligned to 64 bytes, contents undefined.  A CPU array
+ * of at least 2 MiB is aligned to 2 MiB and its whole 2 MiB pages are
+ * advised MADV_HUGEPAGE (transparent huge pages where the system allows). */
 KILN_API int kiln_array_empty(int ndim, const int64_t *shape, DLDataType dtype, DLDevice dev,
                      DLTensor **out);
 /* A new array that views another (compact) Kiln array's memory with a new

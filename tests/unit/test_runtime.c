@@ -76,6 +76,44 @@ static void test_array_empty(void) {
   CHECK_CONTAINS(kiln_last_error(), "is too large");
 }
 
+/* The VmFlags of the mapping that holds addr (/proc/self/smaps), or "". */
+static void vm_flags_of(const void *addr, char *out, size_t size) {
+  out[0] = 0;
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return;
+  char line[512];
+  int inside = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+      inside = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+    else if (inside && !strncmp(line, "VmFlags:", 8)) {
+      snprintf(out, size, "%s", line + 8);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* An array of at least 2 MiB starts on a 2 MiB boundary and its whole huge
+ * pages are advised MADV_HUGEPAGE (VmFlags "hg"); a smaller one is not. */
+static void test_array_huge_pages(void) {
+  DLTensor *big, *small;
+  CHECK_OK(kiln_array_empty(3, (int64_t[]){3, 256, 1024}, f32, cpu, &big)); /* 3 MiB */
+  CHECK_OK(kiln_array_empty(2, (int64_t[]){64, 1024}, f32, cpu, &small)); /* 256 KiB */
+  CHECK(((uintptr_t)big->data & ((2u << 20) - 1)) == 0);
+  memset(big->data, 1, (size_t)kiln_array_nbytes(big));
+  char flags[512];
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0) {
+    vm_flags_of(big->data, flags, sizeof flags);
+    CHECK(strstr(flags, " hg") != NULL);
+    vm_flags_of(small->data, flags, sizeof flags);
+    CHECK(flags[0] && strstr(flags, " hg") == NULL);
+  }
+  kiln_array_free(big);
+  kiln_array_free(small);
+}
+
 static void test_array_view(void) {
   DLTensor *base, *v, *w, *bad;
   int64_t bshape[2] = {2, 4}, vshape[1] = {8};
@@ -953,6 +991,7 @@ const TestCase runtime_tests[] = {
     {"pending_kernels", test_pending_kernels},
     {"errors_version", test_errors_version},
     {"array_empty", test_array_empty},
+    {"array_huge_pages", test_array_huge_pages},
     {"array_view", test_array_view},
     {"array_wrap", test_array_wrap},
     {"array_copy", test_array_copy},
