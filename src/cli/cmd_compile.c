@@ -101,8 +101,11 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
     if (!(vals[i].value = load_value(cmd, eq + 1))) ok = 0;
   }
   Graph *g = NULL;
+  KArena *scratch = kiln_arena_new(); /* the model, loaded once for both imports */
+  kiln_arena_push(scratch);
+  OnnxModel *m = ok ? onnx_model_load(path) : NULL;
   if (ok) {
-    g = kiln_import_onnx_bound(path, shapes && shapes->set ? shapes->value : NULL, nb, vals);
+    g = m ? onnx_import_text(m, shapes && shapes->set ? shapes->value : NULL, nb, vals) : NULL;
     if (!g) cli_error(cmd, "%s", kiln_get_error());
   }
   /* a static batch whose samples run faster one by one: imported again
@@ -111,7 +114,7 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
   Opt *sizes_opt = cli_opt(cmd, "--batch-sizes");
   if (g && batch_outer && (!t || !target_is_gpu(t)) && !(sizes_opt && sizes_opt->set)) {
     char *loop = graph_batch_loop_shapes(g, t);
-    Graph *gl = loop ? kiln_import_onnx_bound(path, loop, nb, vals) : NULL;
+    Graph *gl = loop ? onnx_import_text(m, loop, nb, vals) : NULL;
     if (gl && graph_batch_symbol(gl)) {
       graph_free(g);
       g = gl;
@@ -121,6 +124,9 @@ Graph *cli_load_and_optimize(Command *cmd, const char *path, long opt_level, con
     kiln_clear_error();
     free(loop);
   }
+  onnx_model_free(m);
+  kiln_arena_pop();
+  kiln_arena_free(scratch);
   for (int i = 0; i < nb; i++) {
     free(names[i]);
     kiln_array_free((DLTensor *)vals[i].value);

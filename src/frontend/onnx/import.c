@@ -384,19 +384,23 @@ Graph *kiln_import_onnx(const char *path, const char *input_shapes) {
   return kiln_import_onnx_bound(path, input_shapes, 0, NULL);
 }
 
-Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values) {
+Graph *onnx_import_text(const OnnxModel *m, const char *input_shapes, int nvalues, const InputValue *values) {
   KArena *scratch = kiln_arena_new();
   kiln_arena_push(scratch);
   InputShape *shapes = NULL;
   int n = parse_input_shapes(input_shapes, &shapes);
-  Graph *g = NULL;
-  if (n >= 0) {
-    OnnxModel *m = onnx_model_load(path);
-    if (m) {
-      g = onnx_import_bound(m, n, shapes, nvalues, values);
-      onnx_model_free(m);
-    }
-  }
+  Graph *g = n >= 0 ? onnx_import_bound(m, n, shapes, nvalues, values) : NULL;
+  kiln_arena_pop();
+  kiln_arena_free(scratch);
+  return g;
+}
+
+Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values) {
+  KArena *scratch = kiln_arena_new();
+  kiln_arena_push(scratch);
+  OnnxModel *m = onnx_model_load(path);
+  Graph *g = m ? onnx_import_text(m, input_shapes, nvalues, values) : NULL;
+  onnx_model_free(m);
   kiln_arena_pop();
   kiln_arena_free(scratch);
   return g;

@@ -69,6 +69,10 @@ Graph *onnx_import(const OnnxModel *m, int nshapes, const InputShape *shapes);
  * --input-shapes entry); a binding that names no input is an error. */
 Graph *onnx_import_bound(const OnnxModel *m, int nshapes, const InputShape *shapes, int nvalues,
                          const InputValue *values);
+/* onnx_import_bound with the input shapes as text (parse_input_shapes';
+ * NULL: the model's own): one loaded model imported at two sets of shapes
+ * (kiln compile of a static batch that runs sample by sample). */
+Graph *onnx_import_text(const OnnxModel *m, const char *input_shapes, int nvalues, const InputValue *values);
 /* Load and import a file in one call. */
 Graph *kiln_import_onnx(const char *path, const char *input_shapes);
 Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values);
