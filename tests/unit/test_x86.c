@@ -659,32 +659,44 @@ static void test_conv_batch_two_chunks(void) {
   }
 }
 
-/* At batch > 1 a 1x1 layer whose output-channel chunks make pairs or
- * triples takes them (a broadcast feeding two or three FMAs) even where a
- * one-chunk block of columns and samples holds more accumulators: 48
+/* A 1x1 layer whose output-channel chunks make pairs or triples takes
+ * them (a broadcast feeding two or three FMAs) even where a one-chunk
+ * block of columns (and samples) holds more accumulators.  At batch 8: 48
  * channels (3 chunks) at 13x13 as 7 columns x 3 chunks (not 13 columns x
- * 2 samples), 32 channels at 27x27 as 9 x 2 chunks (not 27 x 1).  The
- * 3-chunk block's output matches the unscheduled lowering (its last
- * column block a guarded tail of 6). */
-static void test_conv_batch_chunk_loads(void) {
-  const Template *tm = template_lookup("conv2d_NCHWc.x86");
-  if (target_host()->vector_lanes < 16) return; /* chunk blocks are AVX-512's */
-  static const int64_t layers[][4] = {/* OC, H, expected tile_ow, tile_n */
-                                      {48, 13, 7, 1},
-                                      {32, 27, 9, 1}};
-  for (int i = 0; i < 2; i++) {
-    const int64_t *L = layers[i];
-    Workload *wl = wl_conv2d(tm->name, (int64_t[]){8, 32, L[1], L[1]}, (int64_t[]){L[0], 32, 1, 1}, (int[]){1, 1},
-                             (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
-    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+ * 2 samples), 32 channels at 27x27 as 9 x 2 chunks (not 27 x 1).  At
+ * batch 1: 48 channels at 28x28 as 7 x 3 (not 28 x 1), at 56x56 as 8 x 3,
+ * at 14x14 as 7 x 3 (not 14 columns x 2 rows), 32 at 27x27 as 9 x 2; but
+ * 912 channels from 416 at 14x14 (1.5 MB of weights, past the L2) keep 14
+ * x 2 rows, and so does the bfloat16 template's own fallback.  The
+ * 3-chunk blocks' outputs match the unscheduled lowering (at 13 columns
+ * the last column block a guarded tail of 6). */
+static void test_conv_chunk_loads(void) {
+  const Target *t = target_host();
+  if (t->vector_lanes != 16 || target_l2_bytes(t) != 1 << 20) return; /* AVX-512's chunk blocks, a 1 MiB L2 */
+  static const struct {
+    const char *tmpl;
+    int64_t n, ic, oc, h, tile_ow, tile_oh;
+    bool run;
+  } layers[] = {{"conv2d_NCHWc.x86", 8, 32, 48, 13, 7, 1, true},      {"conv2d_NCHWc.x86", 8, 32, 32, 27, 9, 1, false},
+                {"conv2d_NCHWc.x86", 1, 128, 48, 28, 7, 1, true},     {"conv2d_NCHWc.x86", 1, 32, 48, 56, 8, 1, false},
+                {"conv2d_NCHWc.x86", 1, 96, 48, 14, 7, 1, true},      {"conv2d_NCHWc.x86", 1, 256, 32, 27, 9, 1, false},
+                {"conv2d_NCHWc.x86", 1, 416, 912, 14, 14, 2, false},  {"conv2d_NCHWc_bf16.x86", 1, 128, 48, 28, 28, 1, false}};
+  for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+    const Template *tm = template_lookup(layers[i].tmpl);
+    int64_t h = layers[i].h;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){layers[i].n, layers[i].ic, h, h},
+                             (int64_t[]){layers[i].oc, layers[i].ic, 1, 1}, (int[]){1, 1}, (int[]){0, 0, 0, 0},
+                             (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, t, wl);
     CHECK_NN(cfg);
     if (!cfg) continue;
-    CHECK_INT(cfg_split_inner(cfg, "tile_ow"), L[2]);
-    CHECK_INT(cfg_other_int(cfg, "tile_n", -1), L[3]);
-    if (i) continue;
+    CHECK_INT(cfg_split_inner(cfg, "tile_ow"), layers[i].tile_ow);
+    CHECK_INT(cfg_other_int(cfg, "tile_oh", -1), layers[i].tile_oh);
+    if (layers[i].n > 1) CHECK_INT(cfg_other_int(cfg, "tile_n", -1), 1);
+    if (!layers[i].run) continue;
     LoweredFunc *f = lower_config(tm, wl, cfg);
-    if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 336]");
-    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6, "three-chunk 1x1 at batch 8");
+    if (f) CHECK_CONTAINS(kiln_lowered_str(f), "allocate conv2d_NCHWc.local[float32 * 336]"); /* 7 x 3 chunks */
+    tk_config_vs_unscheduled(tm, t, wl, cfg, &copt, 1e-6, "three-chunk 1x1");
   }
 }
 
@@ -1208,6 +1220,6 @@ const TestCase x86_tests[] = {
     {"conv_loop_shape", test_conv_loop_shape},
     {"conv_batch_block", test_conv_batch_block},
     {"conv_batch_two_chunks", test_conv_batch_two_chunks},
-    {"conv_batch_chunk_loads", test_conv_batch_chunk_loads},
+    {"conv_chunk_loads", test_conv_chunk_loads},
     {NULL, NULL},
 };

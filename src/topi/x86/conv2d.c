@@ -599,19 +599,49 @@ static void conv_batch_window_block(const Target *t, const Conv2DWorkload *c, in
  * this fallback: not measured there). */
 enum { SHORT_REDUCTION_COLS = 8 };
 
-/* At batch > 1: whether a 1x1 block of p2 positions (samples x rows x
- * columns) x occ output-channel chunks beats one of p1 positions x one
- * chunk, by loads per FMA - a reduction step loads one broadcast per
- * position and one kernel vector per chunk - rather than by accumulators:
- * where the chunks are odd (3 a block) or the columns leave no room for
- * a second sample, the chunk block holds fewer accumulators but a third
- * or half the loads.  bench_conv2d --batch 8 --vs --cold --epilogue
- * --cpu-time, 1 thread (load 3.6-3.8), one-chunk fallback / chunk block:
- * SqueezeNet-1.1's 1x1 512->1008 @13 (13 columns x 2 samples / 7 x 3
- * chunks) 1.12x (1.17x at 2 threads), 1x1 32->128 @27 and 256->32 @27
- * (27 x 1 / 9 x 2 chunks) 1.09x. */
-static bool batch_chunks_pay(int64_t p1, int64_t p2, int64_t occ) {
+/* Whether a 1x1 block of p2 positions (samples x rows x columns) x occ
+ * output-channel chunks beats one of p1 positions x one chunk, by loads
+ * per FMA - a reduction step loads one broadcast per position and one
+ * kernel vector per chunk - rather than by accumulators: where the chunks
+ * are odd (3 a block) or the columns leave no room for a second sample,
+ * the chunk block holds fewer accumulators but a third or half the loads.
+ * bench_conv2d --batch 8 --vs --cold --epilogue --cpu-time, 1 thread
+ * (load 3.6-3.8), one-chunk fallback / chunk block: SqueezeNet-1.1's 1x1
+ * 512->1008 @13 (13 columns x 2 samples / 7 x 3 chunks) 1.12x (1.17x at
+ * 2 threads), 1x1 32->128 @27 and 256->32 @27 (27 x 1 / 9 x 2 chunks)
+ * 1.09x.  At batch 1 (float32) the same, bench_conv2d --cold --epilogue --cpu-time, 1 thread, % of the FMA
+ * peak measured in the same run, medians of 4 alternating runs (load 7),
+ * one chunk / chunk block: 28 x 1 / 7 x 3 at 28x28 (MobileNet's, MnasNet's
+ * and EfficientNet's 48- and 240-channel layers) 80-89 / 92-95, 56 and 112
+ * columns as 28 x 1 / 8 x 3 (MobileNet-V2's 32(24)->144 @56, RegNetY's
+ * 48-channel layers) 72-79 / 89-93, 14 x 2 rows / 7 x 3 at 14x14
+ * (MobileNetV3-S's, GoogLeNet's 512->144, RegNetX's 416->912, ShuffleNet's
+ * 240->240) 70-88 / 81-96, 27 x 1 / 9 x 2 chunks (SqueezeNet-1.1's 32->128
+ * and 256->32) 76-78 / 88-93; SqueezeNet's 16->64 @55 (11 x 1 / 5 x 2)
+ * level (86 / 87).  In the models, each node's minimum over 6-8
+ * alternating profiles (load 4-6), the changed nodes together, 1 thread
+ * / 2 threads: MobileNet-V2 0.86 / 0.86, EfficientNet-B0 0.93 / 0.87,
+ * MnasNet 0.92 / 0.88, RegNetY-400MF 0.84 / 0.83, MobileNetV3-L 0.84 /
+ * 0.67, MobileNetV3-S 0.89 / 0.83, SqueezeNet-1.1 0.94 / 0.87, GoogLeNet
+ * 0.88 / 0.97, ShuffleNetV2 0.87 / 0.89.  A bfloat16 build without records
+ * takes the float32 layer's block (strategy_bf16.c): bench_conv2d --bf16
+ * --cfg, vdpbf16ps, 1 thread, % of the bfloat16 peak, 3 alternating runs
+ * (load 5): 48(40)->240 @28 81-84 / 91-92, 32(24)->144 @56 76-80 / 84-86,
+ * 96->48 @14 66-70 / 74-75.  The bfloat16 and int8 templates' own
+ * fallbacks keep the accumulator count at batch 1 (not measured). */
+static bool chunks_pay(int64_t p1, int64_t p2, int64_t occ) {
   return (p2 + occ) * p1 <= (p1 + 1) * p2 * occ;
+}
+
+/* Whether the 1x1 fallback compares blocks by loads per FMA (chunks_pay)
+ * rather than by accumulators: at batch > 1, and at batch 1 for float32
+ * layers whose weights fit the L2.  RegNetX-1.6GF's 1x1 416(408)->912 @14
+ * (1.5 MB of weights) as 7 x 3 rather than 14 x 2 rows ran 1.07x faster
+ * in bench_conv2d but 1.12-1.14x slower in the model at 2 threads (its
+ * node's minimum over 10 alternating profiles, load 5), its weights then
+ * coming from L3 or memory rather than staying in the L2 between runs. */
+static bool by_loads(const Target *t, const Workload *wl, const Conv2DWorkload *c) {
+  return c->N > 1 || (is_fp32_task(wl) && c->OC * c->IC * dt_bytes(c->dtype) <= target_l2_bytes(t));
 }
 static int64_t conv_short_reduction_budget(const Target *t, const Workload *wl, const Conv2DWorkload *c, int64_t occ) {
   int64_t budget = x86_reg_budget(t);
@@ -628,23 +658,27 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, oc_bn});
   if (c.KH == 1 && c.KW == 1) {
     /* TVM's 1x1 fallback: the widest row tile, then as many rows as fit.
-     * At batch 1, where the layer has an even number of output-channel
-     * chunks, also in half the budget (two chunks per block, so each
-     * broadcast feeds two FMAs), taken when it holds at least as many
-     * accumulators: 14 x 2 chunks rather than 28 columns, but a 17-column
-     * row (Inception's 17x17 layers) stays 17 x 1 chunk rather than 1 x 2.
-     * At batch > 1 samples (tile_n) fill what the rows and columns leave
-     * of either budget, the same comparison deciding: two chunks save a
-     * broadcast per FMA whatever fills the block, and a 56-column layer at
-     * batch 8 ran slower as 28 columns x 1 chunk than its batch-1 kernel
-     * (14 x 2) called per sample. */
+     * Where the layer's output-channel chunks make pairs or triples, also
+     * in half or a third of the budget (each broadcast then feeds two or
+     * three FMAs), taken when it needs fewer loads per FMA (chunks_pay):
+     * 14 x 2 chunks rather than 28 columns, 7 x 3 rather than 28 x 1, but
+     * a 17-column row (Inception's 17x17 layers) stays 17 x 1 chunk rather
+     * than 1 x 2.  At batch 1 only a float32 layer whose weights fit the
+     * L2 compares so (by_loads); the others, and the bfloat16 and int8
+     * templates' own fallbacks, take the chunk block where it holds at
+     * least as many accumulators.  At batch > 1 samples
+     * (tile_n) fill what the rows and columns leave of either budget, the
+     * same comparison deciding: two chunks save a broadcast per FMA
+     * whatever fills the block, and a 56-column layer at batch 8 ran
+     * slower as 28 columns x 1 chunk than its batch-1 kernel (14 x 2)
+     * called per sample. */
     int64_t occ = x86_conv_occ_block(t, 1, c.OC / oc_bn), budget = conv_short_reduction_budget(t, wl, &c, occ);
     int64_t w1, h1, w2 = 0, h2 = 0;
     if (row_block(c.OW, c.OH, budget, &w1, &h1)) {
       int64_t n1 = x86_batch_block(t, c.N, w1 * h1), n2 = 1;
       if (occ > 1 && row_block(c.OW, c.OH, budget / occ, &w2, &h2)) {
         n2 = x86_batch_block(t, c.N, w2 * h2 * occ);
-        if (c.N > 1 ? batch_chunks_pay(n1 * w1 * h1, n2 * w2 * h2, occ) : n2 * w2 * h2 * occ >= n1 * w1 * h1)
+        if (by_loads(t, wl, &c) ? chunks_pay(n1 * w1 * h1, n2 * w2 * h2, occ) : n2 * w2 * h2 * occ >= n1 * w1 * h1)
           w1 = w2, h1 = h2, n1 = n2;
       }
       config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, w1});
