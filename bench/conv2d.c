@@ -251,6 +251,12 @@ static const Layer group_layers[] = {
     {"regnet_y.g26 208 @14 x5", 208, 14, 14, 208, 3, 1, 1, 26},
     {"regnet_y.g55 440 /2 @14 x1", 440, 14, 14, 440, 3, 2, 1, 55},
     {"regnet_y.g55 440 @7 x5", 440, 7, 7, 440, 3, 1, 1, 55},
+    /* RegNetY's 104 and 440 as the model compiles them: a whole group
+     * added (alter_layout's plan_group_padding), packed */
+    {"regnet_y.g14 112(104) /2 @56 x1", 112, 56, 56, 112, 3, 2, 1, 14},
+    {"regnet_y.g14 112(104) @28 x2", 112, 28, 28, 112, 3, 1, 1, 14},
+    {"regnet_y.g56 448(440) /2 @14 x1", 448, 14, 14, 448, 3, 2, 1, 56},
+    {"regnet_y.g56 448(440) @7 x5", 448, 7, 7, 448, 3, 1, 1, 56},
     {"resnext.g32 128 @56 x3", 128, 56, 56, 128, 3, 1, 1, 32},
     {"resnext.g32 256 /2 @56 x1", 256, 56, 56, 256, 3, 2, 1, 32},
     {"resnext.g32 256 @28 x3", 256, 28, 28, 256, 3, 1, 1, 32},

@@ -698,9 +698,15 @@ Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const i
 /* Groups of fewer output channels than a vector packed side by side
  * (group_pack): data [N, IC/db, H, W, db] with db = L CPG / KPG, kernel
  * [OC/L, CPG/ic_bn, KH, KW, ic_bn, L] -> [N, OC/L, OH, OW, L], tag
- * "group_conv2d_NCHWc_packed" (group_conv2d.c). */
+ * "group_conv2d_NCHWc_packed" (group_conv2d.c).  blend: two groups a
+ * vector read as two broadcasts and a blend (knob pack_blend) instead of
+ * a permuted load. */
 Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
-                                           const int dilation[2], int64_t groups, DType out_dtype);
+                                           const int dilation[2], int64_t groups, bool blend, DType out_dtype);
+/* Whether cfg reads a packed grouped conv's two groups a vector by two
+ * broadcasts and a blend (its pack_blend knob, where the form applies). */
+bool topi_x86_group_conv_pack_blend(const struct Target *t, int64_t IC, int64_t OC, int64_t groups,
+                                    const struct ConfigEntity *cfg);
 /* The paired-group form (group_pair): data NCHW[x]c, kernel [Q P, CPG/ib,
  * KH, KW, ib, L] (two groups in Q = 2 KPG / L chunks, P = ceil(groups / 2)
  * pairs, a last odd pair's second group zero weights) -> the out_channels

@@ -35,7 +35,7 @@ typedef struct GCase {
  * vector, not a whole number); or groups of 2, 4, 8 or 12 output channels
  * making whole 16-channel vectors (the group_pack knob's: 12 does not
  * divide 16, so a vector holds parts of two groups). */
-typedef enum GForm { FORM_SMALL, FORM_WIDE, FORM_PACKED, FORM_PAIR } GForm;
+typedef enum GForm { FORM_SMALL, FORM_WIDE, FORM_PACKED, FORM_PAIR, FORM_BLEND } GForm;
 
 static GCase random_case(GForm form) {
   GCase c = {0};
@@ -49,8 +49,8 @@ static GCase random_case(GForm form) {
     c.O = c.G * test_pick(3, (int64_t[]){24, 24, 40});
     c.C = c.G * test_pick(5, (int64_t[]){1, 3, 8, 16, 24});
   }
-  if (form == FORM_PACKED) {
-    int64_t kpg = test_pick(6, (int64_t[]){2, 4, 4, 8, 8, 12});
+  if (form == FORM_PACKED || form == FORM_BLEND) { /* FORM_BLEND: two groups of 8 a vector */
+    int64_t kpg = form == FORM_BLEND ? 8 : test_pick(6, (int64_t[]){2, 4, 4, 8, 8, 12});
     c.G = kpg == 12 ? 4 : 16 / kpg * test_pick(2, (int64_t[]){1, 2});
     c.O = c.G * kpg;
     int64_t cpg = kpg == 12 ? test_pick(3, (int64_t[]){3, 6, 12}) : test_pick(4, (int64_t[]){1, 2, 4, kpg});
@@ -111,7 +111,8 @@ static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool w
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = space_get(cs, idx);
-  if (form == FORM_PACKED) config_set_other(cfg, "group_pack", opt_bool(true));
+  if (form == FORM_PACKED || form == FORM_BLEND) config_set_other(cfg, "group_pack", opt_bool(true));
+  if (form == FORM_BLEND) config_set_other(cfg, "pack_blend", opt_bool(true)); /* the two groups blended */
   if (form == FORM_PAIR) { /* kept blocks that divide the vector, where the form applies */
     config_set_other(cfg, "group_pair", opt_bool(true));
     if (16 % cfg_split_inner(cfg, "tile_oc")) config_set_split(cfg, "tile_oc", 2, (int64_t[]){-1, 8});
@@ -228,12 +229,17 @@ static bool run_case(const Template *tm, Epi epi, int caseno, GForm form, bool w
   tk_arrays_free(na, arr);
   free(d), free(k);
   /* packed groups that divide the vector, on the data block they fill:
-   * every lane reads its group's channel by a permuted load, no gather */
-  if (ok && form == FORM_PACKED && 16 % kpg == 0 && !wider_block && target_host()->vector_lanes == 16) {
+   * every lane reads its group's channel by a permuted load, no gather;
+   * blended (pack_blend, two groups a vector): by two broadcasts, no
+   * permuted load */
+  if (ok && (form == FORM_PACKED || form == FORM_BLEND) && 16 % kpg == 0 && !wider_block &&
+      target_host()->vector_lanes == 16) {
+    bool blend = topi_x86_group_conv_pack_blend(target_host(), c.C, c.O, c.G, cfg);
     LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
     char *src = f ? codegen_c(&f, 1, 0, NULL) : NULL;
-    CHECK_MSG(src && strstr(src, "kiln_permld_") && !strstr(src, "kiln_gather_"), "%s: the packed lanes' input is not "
-              "one permuted load", desc);
+    CHECK_MSG(src && !strstr(src, "kiln_gather_") && (blend ? !strstr(src, "kiln_permld_") && strstr(src, "x_second")
+                                                            : strstr(src, "kiln_permld_") != NULL),
+              "%s: the packed lanes' input is not %s", desc, blend ? "two broadcasts" : "one permuted load");
     free(src);
   }
   return ok;
@@ -273,6 +279,16 @@ static void test_random_packed(void) {
   CHECK_NN(tm);
   if (!tm || target_host()->vector_lanes != 16) return;
   for (int i = 0; i < tk_template_cases(12); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_PACKED, i % 2 == 1);
+}
+
+/* Two groups of 8 output channels a 16-lane vector read blended
+ * (pack_blend: two broadcasts and a blend instead of a permuted load), on
+ * their own data block and (every other case) read from a wider one. */
+static void test_random_blended(void) {
+  const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm || target_host()->vector_lanes != 16) return;
+  for (int i = 0; i < tk_template_cases(8); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, FORM_BLEND, i % 2 == 1);
 }
 
 /* Groups of 24 and 40 output channels two at a time in whole 16-lane
@@ -335,6 +351,21 @@ static void test_space_and_fallback(void) {
                                                 "[\"group_pad\", \"ot\", true]]");
     CHECK_OK(tm->check(target_host(), c24, rg));
     CHECK_INT(topi_x86_group_conv_padded(target_host(), 168, 7, c24), 0);
+  }
+  /* RegNetY's groups of 8, two a vector: blended at stride 1 only */
+  if (target_host()->vector_lanes == 16) {
+    Workload *y1 = wl_group_conv2d(tm->name, (int64_t[]){1, 208, 14, 14}, (int64_t[]){208, 8, 3, 3}, (int[]){1, 1},
+                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, 26, "float32", "float32");
+    Workload *y2 = wl_group_conv2d(tm->name, (int64_t[]){1, 208, 28, 28}, (int64_t[]){208, 8, 3, 3}, (int[]){2, 2},
+                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, 26, "float32", "float32");
+    ConfigEntity *b1 = template_fallback(tm, target_host(), y1), *b2 = template_fallback(tm, target_host(), y2);
+    CHECK(b1 && b2);
+    if (b1 && b2) {
+      CHECK_INT(cfg_other_int(b1, "pack_blend", -1), 1);
+      CHECK(topi_x86_group_conv_pack_blend(target_host(), 208, 208, 26, b1));
+      CHECK_INT(cfg_other_int(b2, "pack_blend", -1), 0);
+    }
+    if (fb) CHECK_INT(cfg_other_int(fb, "pack_blend", -1), -1); /* ResNeXt's four groups a vector: no knob */
   }
   CHECK(wl_flops(rg) == 2.0 * 168 * 14 * 14 * 24 * 9);
   CHECK_STR(wl_describe(rg), "[(1,168,28,28),(168,24,3,3)] s2 p1 g7");
@@ -556,6 +587,7 @@ const TestCase group_conv_tests[] = {
     {"random_padded", test_random_padded},
     {"random_packed", test_random_packed},
     {"random_paired", test_random_paired},
+    {"random_blended", test_random_blended},
     {"random_wider_block", test_random_wider_block},
     {"space_and_fallback", test_space_and_fallback},
     {"invalid", test_invalid},

@@ -372,11 +372,12 @@ static ConvArgs conv_args(GNode *n) {
 }
 
 Tensor *compute_conv2d_nchwc(GNode *n, Tensor **ins, const Strategy *st) {
-  (void)st;
   ConvArgs c = conv_args(n);
   int64_t groups = gattr_int(&n->attrs, "groups", 1);
   if (groups > 1 && gattr_int(&n->attrs, "group_pack", 0)) /* alter_layout packed several groups a block */
-    return topi_x86_group_conv2d_NCHWc_packed(ins[0], ins[1], c.strides, c.pad, c.dil, groups, n->type.dtype);
+    return topi_x86_group_conv2d_NCHWc_packed(ins[0], ins[1], c.strides, c.pad, c.dil, groups,
+                                              st && st->config && cfg_other_int(st->config, "pack_blend", 0),
+                                              n->type.dtype);
   if (groups > 1 && n->type.ndim == 5 && gattr_int(&n->attrs, "group_pair", 0)) /* two groups in whole vectors */
     return topi_x86_group_conv2d_NCHWc_pair(ins[0], ins[1], c.strides, c.pad, c.dil, groups,
                                             n->type.shape[1] * n->type.shape[4], n->type.shape[4], n->type.dtype);

@@ -3,7 +3,7 @@
  * > 1, not depthwise: ResNeXt's, RegNet's, ShuffleNet v1's) in the NCHW[x]c
  * layout, tunable with TVM's knobs for group_conv2d_nchw.x86 (tile_ic,
  * tile_oc, tile_ow, unroll_kw), conv2d_NCHWc.x86's prefetch_w and its own
- * forms' knobs (group_pad, group_pair, group_pack).
+ * forms' knobs (group_pad, group_pair, group_pack, pack_blend).
  *
  * Per-group channel blocking: every channel block lies inside one group.
  * The input block ic_bn divides CPG = IC / groups and the output block
@@ -117,11 +117,13 @@ Tensor *topi_x86_group_conv2d_NCHWc_padded(Tensor *data, Tensor *kernel, const i
  * generator's permuted load: lanes 0-3 read channel c of group 0, lanes
  * 4-7 channel c of group 1, ...) instead of KPG-lane FMAs.  Blocks that mix
  * groups across chunks (a KPG that does not divide L, or other data
- * blocks) compute the channel index in general and gather.  The kernel is
+ * blocks) compute the channel index in general and gather.  With blend
+ * (knob pack_blend) and two groups a vector (RegNetY's 8 of 16 lanes), the
+ * input is instead two broadcasts, one a group, and a blend.  The kernel is
  * OIHW[ic_bn]i[L]o of [OC, CPG, KH, KW]: [OC / L, CPG / ic_bn, KH, KW,
  * ic_bn, L]. */
 Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const int strides[2], const int padding[4],
-                                           const int dilation[2], int64_t groups, DType out_dtype) {
+                                           const int dilation[2], int64_t groups, bool blend, DType out_dtype) {
   const char *op = "group_conv2d_NCHWc (packed groups)";
   if (!data || !kernel) return NULL;
   int64_t d[5], k[6];
@@ -157,7 +159,15 @@ Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const i
     chunk = ir_floordiv(ch, ir_i32(d[4]));
     lane = ir_floormod(ch, ir_i32(d[4]));
   }
-  Expr *a = te_read5(pad, v[0], chunk, ih, iw, lane);
+  Expr *a;
+  if (blend && L == 2 * kpg && d[4] == 2 * cpg) { /* pack_blend: lanes 0..KPG-1 group 0's channel c, the rest group 1's */
+    Expr *x0 = te_read5(pad, v[0], v[1], ih, iw, c), *x1 = te_read5(pad, v[0], v[1], ih, iw, ir_add(c, ir_i32(cpg)));
+    Expr *va = ir_var("x_first", data->dtype), *vb = ir_var("x_second", data->dtype);
+    /* both reads bound first: a select over two loads stays scalar */
+    a = x0 && x1 ? ir_let(va, x0, ir_let(vb, x1, ir_select(ir_lt(v[4], ir_i32(kpg)), va, vb))) : NULL;
+  } else {
+    a = te_read5(pad, v[0], chunk, ih, iw, lane);
+  }
   Expr *b = te_read(kernel, 6, (Expr *[]){v[1], ic->var, kh->var, kw->var, icb->var, v[4]});
   if (!a || !b) return NULL;
   if (!dt_eq(a->dtype, out_dtype)) a = ir_cast(out_dtype, a);
@@ -342,6 +352,26 @@ int64_t topi_x86_group_conv_packed(const Target *t, int64_t IC, int64_t OC, int6
   return gconv_pack_lanes(t, IC, OC, groups);
 }
 
+/* The packed form's two-group read (knob pack_blend): where a vector holds
+ * two groups, its input for channel c is group 0's element in the low
+ * half and group 1's in the high half.  The permuted load makes it with
+ * a masked load and a lane shuffle (VPERMPS) per FMA; the blend with two
+ * broadcasts and a VBLENDMPS, which do not need the shuffle unit.
+ * bench_conv2d --grouped --cold, 1 thread, 3 alternations, load 6, GFLOP/s
+ * permuted / blend: RegNetY's stride-1 208 @14 183-202 / 202-213 and
+ * 112 @28 190-200 / 215-221; its stride-2 48/2 @112 138 / 139-140,
+ * 208/2 @28 123-138 / 101-132 and 112/2 @56 128-133 / 124-132, so the
+ * fallback takes it at stride 1 only. */
+static bool gconv_pack_blend_applies(const Target *t, int64_t IC, int64_t OC, int64_t groups) {
+  int64_t L = gconv_pack_lanes(t, IC, OC, groups);
+  return L && L == 2 * (OC / groups);
+}
+
+bool topi_x86_group_conv_pack_blend(const Target *t, int64_t IC, int64_t OC, int64_t groups, const ConfigEntity *cfg) {
+  return cfg && cfg_other_int(cfg, "pack_blend", 0) && topi_x86_group_conv_packed(t, IC, OC, groups, cfg) &&
+         gconv_pack_blend_applies(t, IC, OC, groups);
+}
+
 /* The schedule's slab path (a window wider than 1x1, no batch blocking)
  * inlines the repack into the slab copy; elsewhere the repack would be a
  * copy of its own, no better than the layout_transform. */
@@ -381,6 +411,9 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
     return -1;
   if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
       space_define_knob(cs, "group_pack", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
+  if (gconv_pack_blend_applies(t, c.IC, c.OC, c.groups) &&
+      space_define_knob(cs, "pack_blend", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
   if (gconv_pair_lanes(t, &c) &&
       space_define_knob(cs, "group_pair", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
@@ -426,6 +459,8 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
     config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_conv_block_cols(c.OW, budget / 2)});
     config_set_other(cfg, "unroll_kw", opt_bool(true));
   }
+  if (gconv_pack_blend_applies(t, c.IC, c.OC, c.groups)) /* two groups a vector: blended at stride 1 */
+    config_set_other(cfg, "pack_blend", opt_bool(pack && c.sh == 1 && c.sw == 1));
   cfg->is_fallback = true;
   return 0;
 }
@@ -448,6 +483,10 @@ static int gconv_check(const Target *t, const ConfigEntity *cfg, const Workload 
                           "between one and a whole number of %d-lane vectors with two groups whole vectors (leave it "
                           "out or false)",
                           wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
+  if (cfg_other_int(cfg, "pack_blend", 0) && !gconv_pack_blend_applies(t, c.IC, c.OC, c.groups))
+    return kiln_set_error("%s: config knob 'pack_blend' is set, but a vector of the packed form does not hold two "
+                          "groups (%lld output channels a group, %d lanes; leave it out or false)",
+                          wl->name, (long long)(c.OC / c.groups), t->vector_lanes);
   if (cfg_other_int(cfg, "group_pack", 0) && !gconv_pack_lanes(t, c.IC, c.OC, c.groups))
     return kiln_set_error("%s: config knob 'group_pack' is set, but the %lld output channels of a group are not fewer "
                           "than the %d lanes of a vector with whole vectors of channels (leave it out or false)",
@@ -461,7 +500,8 @@ static Tensor *gconv_compute(const Target *t, const Workload *wl, const ConfigEn
   if (nin != 2) return kiln_set_error("%s: compute takes data and kernel, got %d inputs", wl->name, nin), NULL;
   if (topi_x86_group_conv_packed(t, c.IC, c.OC, c.groups, cfg))
     return topi_x86_group_conv2d_NCHWc_packed(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
-                                              (int[]){c.dh, c.dw}, c.groups, c.out_dtype);
+                                              (int[]){c.dh, c.dw}, c.groups,
+                                              topi_x86_group_conv_pack_blend(t, c.IC, c.OC, c.groups, cfg), c.out_dtype);
   if (topi_x86_group_conv_paired(t, c.OC, c.groups, cfg))
     return topi_x86_group_conv2d_NCHWc_pair(in[0], in[1], (int[]){c.sh, c.sw}, (int[]){c.pt, c.pl, c.pb, c.pr},
                                             (int[]){c.dh, c.dw}, c.groups, c.OC, cfg_split_inner(cfg, "tile_oc"),
