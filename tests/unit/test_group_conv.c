@@ -308,6 +308,13 @@ static Workload *resnext_wl(void) {
                          (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, 32, "float32", "float32");
 }
 
+/* A RegNetY-style grouped 3x3 layer: groups of 8 channels, input
+ * hw x hw, stride s, padding 1. */
+static Workload *regnety_wl(const Template *tm, int64_t ch, int64_t hw, int s) {
+  return wl_group_conv2d(tm->name, (int64_t[]){1, ch, hw, hw}, (int64_t[]){ch, 8, 3, 3}, (int[]){s, s},
+                         (int[]){1, 1, 1, 1}, (int[]){1, 1}, ch / 8, "float32", "float32");
+}
+
 static void test_space_and_fallback(void) {
   const Template *tm = template_lookup("group_conv2d_NCHWc.x86");
   if (!tm) return;
@@ -354,11 +361,8 @@ static void test_space_and_fallback(void) {
   }
   /* RegNetY's groups of 8, two a vector: blended at stride 1 only */
   if (target_host()->vector_lanes == 16) {
-    Workload *y1 = wl_group_conv2d(tm->name, (int64_t[]){1, 208, 14, 14}, (int64_t[]){208, 8, 3, 3}, (int[]){1, 1},
-                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, 26, "float32", "float32");
-    Workload *y2 = wl_group_conv2d(tm->name, (int64_t[]){1, 208, 28, 28}, (int64_t[]){208, 8, 3, 3}, (int[]){2, 2},
-                                   (int[]){1, 1, 1, 1}, (int[]){1, 1}, 26, "float32", "float32");
-    ConfigEntity *b1 = template_fallback(tm, target_host(), y1), *b2 = template_fallback(tm, target_host(), y2);
+    ConfigEntity *b1 = template_fallback(tm, target_host(), regnety_wl(tm, 208, 14, 1)),
+                 *b2 = template_fallback(tm, target_host(), regnety_wl(tm, 208, 28, 2));
     CHECK(b1 && b2);
     if (b1 && b2) {
       CHECK_INT(cfg_other_int(b1, "pack_blend", -1), 1);
@@ -501,6 +505,18 @@ static void test_slab(void) {
   ConfigEntity *f408 = template_fallback(tm, target_host(), w408);
   LoweredFunc *l408 = f408 ? lower_cfg(tm, w408, f408) : NULL;
   if (l408) CHECK_CONTAINS(kiln_lowered_str(l408), "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 18)");
+  /* RegNetY's packed 448 @7: 129 KiB of weights read by 49 outputs each,
+   * stride 1, prefetched; its 208/2 @28 (stride 2) not */
+  Workload *y448 = regnety_wl(tm, 448, 7, 1);
+  ConfigEntity *f448 = template_fallback(tm, target_host(), y448),
+               *f208 = template_fallback(tm, target_host(), regnety_wl(tm, 208, 28, 2));
+  CHECK(f448 && f208);
+  if (f448 && f208) {
+    CHECK_INT(cfg_other_int(f448, "prefetch_w", -1), 1);
+    CHECK_INT(cfg_other_int(f208, "prefetch_w", -1), -1);
+    LoweredFunc *l448 = lower_cfg(tm, y448, f448);
+    if (l448) CHECK_CONTAINS(kiln_lowered_str(l448), "prefetch(kernel[");
+  }
   config_set_other(fb, "group_pair", opt_bool(false));
   config_set_split(fb, "tile_ow", 2, (int64_t[]){-1, 7});
   f = lower_cfg(tm, wl, fb);

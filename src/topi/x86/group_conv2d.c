@@ -389,8 +389,19 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
  * supplies them; the next block's (the group's next chunks, or the next
  * group's) follow the current one's in memory.  bench_conv2d --grouped,
  * RegNetX's 408 @14, one thread: 193 GFLOP/s with the weights in cache,
- * 177 with them flushed (--cold).  The rule: x86_conv_prefetch_pays;
- * the schedule: x86_conv_prefetch_w. */
+ * 177 with them flushed (--cold).  The rule: x86_conv_prefetch_pays, and
+ * also smaller weights (at least 32 KiB) of a stride-1 layer whose outputs
+ * are as few (at most 256 a channel): RegNetY's packed groups of 8 at
+ * 208 @14 (60 KiB) and 448 @7 (129 KiB).  In RegNetY-400MF (per-node
+ * minima of alternating profiles, load 3-4) its five 448 @7 layers went
+ * 110 -> 89 us at 1 thread and 73 -> 64 and 65 -> 53 at 2 threads, its
+ * five 208 @14 143 -> 132 (1 thread) and 83 -> 79 (2 threads).  Not at
+ * stride 2: its 208/2 @28 went 45 -> 55 us (1 thread) and 31 -> 39 (2
+ * threads), 448/2 @14 level.  The schedule: x86_conv_prefetch_w. */
+static bool gconv_prefetch_pays(const Conv2DWorkload *c) {
+  int64_t wbytes = c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
+  return x86_conv_prefetch_pays(c) || (wbytes >= (32 << 10) && c->OH * c->OW <= 256 && c->sh == 1 && c->sw == 1);
+}
 
 static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
@@ -406,7 +417,7 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
       space_define_split(cs, "tile_oc", c.OC / c.groups, NULL) || space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
   if (space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)})) return -1;
-  if (x86_conv_prefetch_pays(&c) &&
+  if (gconv_prefetch_pays(&c) &&
       space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)}))
     return -1;
   if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
@@ -440,7 +451,7 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
   /* one block ahead: a block is a group's chunks (ResNeXt's widest, 32
    * channels of 32 x 9 inputs, 36 KiB), so this block's weights and the
    * next one's fit the L2 together */
-  if (x86_conv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
+  if (gconv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
   if (kpgp) config_set_other(cfg, "group_pad", opt_bool(c.KH * c.KW > 1));
   /* paired groups: a block of a pair's 2 KPG / L chunks */
   int64_t pl = gconv_pair_lanes(t, &c);
