@@ -554,10 +554,12 @@ Tensor *topi_x86_pack_kernel_OIHWio(Tensor *kernel, int64_t ic_bn, int64_t oc_bn
  * divisor of extent (divide) or at most extent; -1 and the reason. */
 int x86_check_split(const struct ConfigEntity *cfg, const char *knob, int nparts, int64_t extent,
                     const char *what, bool divide);
-/* A conv's geometry: strides and dilation at least 1, padding at least 0;
- * -1 and "<op>: strides and dilation must be positive and padding
- * non-negative". */
-int x86_check_conv_geometry(const char *op, const int strides[2], const int padding[4], const int dilation[2]);
+/* A conv's output rows and columns (*OH, *OW) for an H x W input and a
+ * KH x KW kernel; -1 and "<op>: strides and dilation must be positive and
+ * padding non-negative" or "<op>: the kernel window is larger than the
+ * padded input". */
+int x86_conv_out_size(const char *op, int64_t H, int64_t W, int64_t KH, int64_t KW, const int strides[2],
+                      const int padding[4], const int dilation[2], int64_t *OH, int64_t *OW);
 /* A prefetch knob's distance d ahead (0, none, when cfg lacks the knob);
  * -1 and "<op>: config knob '<knob>' = d, expected a number of <unit>
  * ahead (0: none)" when it is negative. */

@@ -492,6 +492,35 @@ static void test_invalid_configs(void) {
   CHECK_CONTAINS(kiln_get_error(), "'tile_y': 2 parts, expected 3");
 }
 
+/* x86_conv_out_size, the conv templates' geometry: the output size of
+ * padded, strided, dilated windows (checked against a window count), and
+ * the two refusals naming the op. */
+static void test_conv_out_size(void) {
+  struct {
+    int64_t H, W, KH, KW;
+    int s[2], p[4], d[2];
+  } ok[] = {{224, 224, 7, 7, {2, 2}, {3, 3, 3, 3}, {1, 1}}, {14, 15, 3, 3, {1, 2}, {1, 0, 2, 1}, {2, 1}},
+            {7, 7, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},     {5, 9, 1, 3, {3, 1}, {0, 4, 0, 0}, {1, 3}}};
+  for (size_t n = 0; n < sizeof ok / sizeof ok[0]; n++) {
+    int64_t OH = 0, OW = 0, want[2] = {0, 0};
+    CHECK_OK(x86_conv_out_size("conv", ok[n].H, ok[n].W, ok[n].KH, ok[n].KW, ok[n].s, ok[n].p, ok[n].d, &OH, &OW));
+    for (int a = 0; a < 2; a++) { /* windows whose last tap lies inside the padded input */
+      int64_t size = (a ? ok[n].W : ok[n].H) + ok[n].p[a] + ok[n].p[a + 2];
+      int64_t span = ((a ? ok[n].KW : ok[n].KH) - 1) * ok[n].d[a];
+      for (int64_t at = 0; at + span < size; at += ok[n].s[a]) want[a]++;
+    }
+    CHECK_MSG(OH == want[0] && OW == want[1], "case %zu: %lld x %lld, expected %lld x %lld", n, (long long)OH,
+              (long long)OW, (long long)want[0], (long long)want[1]);
+  }
+  int64_t OH, OW;
+  CHECK(x86_conv_out_size("conv", 8, 8, 3, 3, (int[]){1, 0}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, &OH, &OW) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "conv: strides and dilation must be positive and padding non-negative");
+  CHECK(x86_conv_out_size("conv", 8, 8, 3, 3, (int[]){1, 1}, (int[]){1, -1, 1, 1}, (int[]){1, 1}, &OH, &OW) != 0);
+  CHECK(x86_conv_out_size("conv", 8, 8, 3, 3, (int[]){1, 1}, (int[]){1, 1, 1, 1}, (int[]){0, 1}, &OH, &OW) != 0);
+  CHECK(x86_conv_out_size("dw", 4, 8, 3, 3, (int[]){1, 1}, (int[]){0, 0, 0, 0}, (int[]){2, 1}, &OH, &OW) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "dw: the kernel window is larger than the padded input");
+}
+
 /* Each template's instantiate() with its fallback config builds a
  * function that runs (the tuner's measuring path). */
 static void test_instantiate_fallback(void) {
@@ -1216,6 +1245,7 @@ const TestCase x86_tests[] = {
     {"dense_pack_space_tails", test_dense_pack_space_tails},
     {"dense_pack_wide_blocks", test_dense_pack_wide_blocks},
     {"invalid_configs", test_invalid_configs},
+    {"conv_out_size", test_conv_out_size},
     {"instantiate_fallback", test_instantiate_fallback},
     {"conv_loop_shape", test_conv_loop_shape},
     {"conv_batch_block", test_conv_batch_block},

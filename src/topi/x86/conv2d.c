@@ -125,10 +125,8 @@ static Tensor *conv_nchwc_compute(const char *op, Tensor *data, Tensor *kernel, 
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
-  int64_t KH = k[2], KW = k[3];
-  int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  int64_t KH = k[2], KW = k[3], OH, OW;
+  if (x86_conv_out_size(op, d[2], d[3], KH, KW, strides, padding, dilation, &OH, &OW)) return NULL;
   bool sub = KH == 1 && KW == 1 && (sh > 1 || sw > 1);
   Tensor *pad = sub ? x86_subsample_nchwc(data, pt, pl, sh, sw, OH, OW) : x86_pad_nchwc(data, pt, pl, pb, pr);
   if (!pad) return NULL;

@@ -70,10 +70,8 @@ Tensor *topi_x86_conv2d_NCHWc_bf16(Tensor *data, Tensor *kernel, const int strid
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
-  int64_t KH = k[2], KW = k[3], H = d[2], W = d[3];
-  int64_t OH = (H + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (W + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  int64_t KH = k[2], KW = k[3], H = d[2], W = d[3], OH, OW;
+  if (x86_conv_out_size(op, H, W, KH, KW, strides, padding, dilation, &OH, &OW)) return NULL;
   /* a strided 1x1 conv reads the rows and columns it uses, sampled into a
    * compact input stage (conv2d_NCHWc's data_sub), with stride 1 */
   bool sub = KH == 1 && KW == 1 && (sh > 1 || sw > 1);

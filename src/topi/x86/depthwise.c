@@ -97,11 +97,9 @@ Tensor *topi_x86_depthwise_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int 
   int64_t m = OC / C, ic_bn = d[4], oc_bn = k[5];
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (x86_check_conv_geometry("depthwise_conv2d_NCHWc", strides, padding, dilation)) return NULL;
-  int64_t KH = k[2], KW = k[3];
-  int64_t OH = (d[2] + pt + pb - ((KH - 1) * dh + 1)) / sh + 1, OW = (d[3] + pl + pr - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1)
-    return kiln_set_error("depthwise_conv2d_NCHWc: the kernel window is larger than the padded input"), NULL;
+  int64_t KH = k[2], KW = k[3], OH, OW;
+  if (x86_conv_out_size("depthwise_conv2d_NCHWc", d[2], d[3], KH, KW, strides, padding, dilation, &OH, &OW))
+    return NULL;
   Tensor *pad = x86_pad_nchwc(data, pt, pl, pb, pr);
   if (!pad) return NULL;
   IterVar *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw");

@@ -137,11 +137,8 @@ Tensor *topi_x86_group_conv2d_NCHWc_packed(Tensor *data, Tensor *kernel, const i
            NULL;
   int64_t kpg = OC / groups;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
-  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
-  int64_t KH = k[2], KW = k[3];
-  int64_t OH = (d[2] + padding[0] + padding[2] - ((KH - 1) * dh + 1)) / sh + 1;
-  int64_t OW = (d[3] + padding[1] + padding[3] - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  int64_t KH = k[2], KW = k[3], OH, OW;
+  if (x86_conv_out_size(op, d[2], d[3], KH, KW, strides, padding, dilation, &OH, &OW)) return NULL;
   Tensor *pad = x86_pad_nchwc(data, padding[0], padding[1], padding[2], padding[3]);
   if (!pad) return NULL;
   IterVar *ic = te_reduce_axis_c(k[1], "ic"), *kh = te_reduce_axis_c(KH, "kh"), *kw = te_reduce_axis_c(KW, "kw"),
@@ -217,10 +214,8 @@ Tensor *topi_x86_group_conv2d_NCHWc_pair(Tensor *data, Tensor *kernel, const int
            NULL;
   int sh = strides[0], sw = strides[1], dh = dilation[0], dw = dilation[1];
   int pt = padding[0], pl = padding[1], pb = padding[2], pr = padding[3];
-  if (x86_check_conv_geometry(op, strides, padding, dilation)) return NULL;
-  int64_t KH = k[2], KW = k[3], Hp = d[2] + pt + pb, Wp = d[3] + pl + pr;
-  int64_t OH = (Hp - ((KH - 1) * dh + 1)) / sh + 1, OW = (Wp - ((KW - 1) * dw + 1)) / sw + 1;
-  if (OH < 1 || OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op), NULL;
+  int64_t KH = k[2], KW = k[3], Hp = d[2] + pt + pb, Wp = d[3] + pl + pr, OH, OW;
+  if (x86_conv_out_size(op, d[2], d[3], KH, KW, strides, padding, dilation, &OH, &OW)) return NULL;
   /* the slab: [n, p, c, h, w, s, ci] = input channel c ib + ci of group
    * min(2p + s, G - 1), zero outside the input */
   Expr **u = te_axis_vars(7, (const char *[]){"n", "p", "c", "h", "w", "s", "ci"});

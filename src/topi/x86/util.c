@@ -34,10 +34,14 @@ int x86_check_split(const ConfigEntity *cfg, const char *knob, int nparts, int64
   return 0;
 }
 
-int x86_check_conv_geometry(const char *op, const int strides[2], const int padding[4], const int dilation[2]) {
+int x86_conv_out_size(const char *op, int64_t H, int64_t W, int64_t KH, int64_t KW, const int strides[2],
+                      const int padding[4], const int dilation[2], int64_t *OH, int64_t *OW) {
   if (strides[0] < 1 || strides[1] < 1 || dilation[0] < 1 || dilation[1] < 1 || padding[0] < 0 || padding[1] < 0 ||
       padding[2] < 0 || padding[3] < 0)
     return kiln_set_error("%s: strides and dilation must be positive and padding non-negative", op);
+  *OH = (H + padding[0] + padding[2] - ((KH - 1) * dilation[0] + 1)) / strides[0] + 1;
+  *OW = (W + padding[1] + padding[3] - ((KW - 1) * dilation[1] + 1)) / strides[1] + 1;
+  if (*OH < 1 || *OW < 1) return kiln_set_error("%s: the kernel window is larger than the padded input", op);
   return 0;
 }
 
