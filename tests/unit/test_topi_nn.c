@@ -479,25 +479,33 @@ static void test_softmax(void) {
 }
 
 /* A row reduction of 32 or more (softmax's max and sum, a norm's sums)
- * folds its partial lanes in halves down to 4 (16 -> 8 -> 4, or 8 -> 4)
- * inside the row loop, so the row's last, serial reduction is over 4
- * lanes (and a tail), not 16. */
+ * folds its partial lanes in halves down to 4 (32 -> 16 -> 8 -> 4, 16 ->
+ * 8 -> 4, or 8 -> 4) inside the row loop, so the row's last, serial
+ * reduction is over 4 lanes (and a tail), not 16.  A row that is a
+ * multiple of 32 (64 and more) accumulates into two vectors of partial
+ * lanes, two independent chains. */
 static void test_row_fold(void) {
-  static const int64_t rows[3] = {64, 40, 197};
-  for (int i = 0; i < 3; i++) {
+  static const int64_t rows[4] = {64, 40, 197, 96};
+  static const int folds[4] = {3, 1, 2, 3}; /* 32, 8, 16, 32 partial lanes */
+  for (int i = 0; i < 4; i++) {
     Tensor *x = ph("x", 2, (int64_t[]){6, rows[i]}, DT_F32);
-    Tensor *out = i == 1 ? topi_layer_norm(x, NULL, NULL, -1, 1e-5) : topi_softmax(x, 1);
+    bool norm = i % 2 == 1;
+    Tensor *out = norm ? topi_layer_norm(x, NULL, NULL, -1, 1e-5) : topi_softmax(x, 1);
     CHECK_NN(out);
     if (!out) continue;
-    const char *txt = tt_generic_lowered(x, out), *sum = i == 1 ? "T_layer_norm_sum" : "T_softmax_expsum";
+    const char *txt = tt_generic_lowered(x, out), *sum = norm ? "T_layer_norm_sum" : "T_softmax_expsum";
     if (!txt) continue;
-    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, i == 1 ? 0 : 1)) != NULL, "row %lld: no fold of %s in\n%s",
-              (long long)rows[i], sum, txt);
-    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, i == 1 ? 1 : 2)) == NULL, "row %lld: %s folded past 4 lanes",
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[i] - 1)) != NULL, "row %lld: no fold %d of %s in\n%s",
+              (long long)rows[i], folds[i] - 1, sum, txt);
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[i])) == NULL, "row %lld: %s folded past 4 lanes",
               (long long)rows[i], sum);
     CHECK_MSG(strstr(txt, rows[i] == 197 ? "for (j, 0, 9)" : "for (j, 0, 4)") != NULL,
               "row %lld: the last reduction is not over 4 lanes%s:\n%s", (long long)rows[i],
               rows[i] == 197 ? " and a tail of 5" : "", txt);
+    /* two vectors of partial lanes: the second one's accumulation */
+    bool two = strstr(txt, kfmt("%s_partial[ramp(16, 1, 16)] = (", sum)) != NULL;
+    CHECK_MSG(two == (folds[i] == 3), "row %lld: %s vectors of partial lanes:\n%s", (long long)rows[i],
+              two ? "two" : "one", txt);
   }
 }
 

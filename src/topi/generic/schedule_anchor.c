@@ -320,7 +320,8 @@ static int row_vectorize_last(Stage *st, IterVar *iv, int64_t len) {
 }
 
 /* A row stage inside the row loop: a partial reduction ("row_partial",
- * see row_reduce in nn.c) runs its lanes as one vector, the reduction
+ * see row_reduce in nn.c) runs its lanes as one vector (32 lanes: two
+ * vectors of 16, unrolled: two independent chains), the reduction
  * outside; a per-row temporary (softmax's exponentials) is vectorized
  * along its last axis. */
 static int row_vectorize(Stage *st) {
@@ -328,7 +329,13 @@ static int row_vectorize(Stage *st) {
   int n = op->ndim;
   if (n == 0) return 0;
   if (tag_is(st->origin, "row_partial") && op->nreduce == 1) {
-    IterVar *j = op->axis[n - 1], *ko = op->reduce_axis[0];
+    IterVar *j = op->axis[n - 1], *ko = op->reduce_axis[0], *jo, *ji;
+    if (const_extent(op->shape[n - 1]) > 16) {
+      if (stage_split(st, j, ir_i32(16), &jo, &ji) || stage_reorder(st, 3, (IterVar *[]){ko, jo, ji}) ||
+          stage_unroll(st, jo))
+        return -1;
+      return stage_vectorize(st, ji);
+    }
     if (stage_reorder(st, 2, (IterVar *[]){ko, j})) return -1;
     return stage_vectorize(st, j);
   }
