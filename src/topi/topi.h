@@ -790,6 +790,11 @@ bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW);
  * kernel is larger than t's L2, or V and M of the whole batch fit in half
  * its L3 (target_l2_bytes, target_l3_bytes). */
 bool topi_x86_winograd_at_root(const struct Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
+/* Whether the float32 Winograd fallback's register block for N x IC -> OC
+ * at OH x OW on t holds enough accumulators to pay (a prime tile-column
+ * count with few output channels does not): the strategy's rule without
+ * records. */
+bool topi_x86_winograd_block_pays(const struct Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
 /* OIHW 3x3 kernel -> U = G g G^T [alpha, alpha, O/ob, I, ob] (summed in
  * double; the graph layer folds it at compile time). */
 Tensor *topi_x86_winograd_weight_transform(Tensor *kernel, int64_t m, int64_t ob);

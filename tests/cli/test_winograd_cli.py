@@ -159,3 +159,15 @@ def test_small_output_at_batch(tmp_path):
     assert rel(run_model(tmp_path, so), ref) < 1e-5
     tasks = kiln("tasks", path, "--input-shapes", "x:[1,32,7,7]").stdout
     assert "conv2d_NCHWc_winograd.x86" not in tasks and "conv2d_NCHWc.x86" in tasks, tasks
+
+
+def test_prime_tile_columns_take_direct(tmp_path):
+    """A 147-column output has 37 F(4x4) tile columns, a prime: the
+    Winograd fallback's register block would be one tile x two output
+    vectors of 32 channels, so the direct kernel is chosen; 56 columns
+    (14 tiles, blocks of 7) keep Winograd."""
+    path, _ = export(Small().eval(), torch.randn(1, 32, 56, 56), tmp_path, "p.onnx")
+    tasks = kiln("tasks", path, "--input-shapes", "x:[1,32,147,147]").stdout
+    assert "conv2d_NCHWc_winograd.x86" not in tasks and "conv2d_NCHWc.x86" in tasks, tasks
+    tasks = kiln("tasks", path).stdout
+    assert "conv2d_NCHWc_winograd.x86" in tasks, tasks

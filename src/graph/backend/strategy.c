@@ -134,11 +134,13 @@ bool graph_winograd_enabled(void) {
  * least WINO_MIN_CHANNELS input and output channels and an output of at
  * least WINO_MIN_SIZE x WINO_MIN_SIZE (at 7x7 the transformed kernel's
  * bytes dominate and Winograd only breaks even), or a smaller output
- * whose batch gives enough tiles (topi_x86_winograd_batch_small).  See docs/tuning.md. */
+ * whose batch gives enough tiles (topi_x86_winograd_batch_small), and
+ * where the fallback's register block holds enough accumulators
+ * (topi_x86_winograd_block_pays).  See docs/tuning.md. */
 #define WINO_MIN_CHANNELS 32
 #define WINO_MIN_SIZE 8
 
-static bool winograd_shape(GNode *n, const int64_t *ch) {
+static bool winograd_shape(GNode *n, const int64_t *ch, const Target *t) {
   int64_t d[4], k[4];
   conv_shapes_as(n, ch, d, k);
   int st[2], dl[2], pad[4];
@@ -150,7 +152,8 @@ static bool winograd_shape(GNode *n, const int64_t *ch) {
     return false;
   int64_t OH = d[2] + pad[0] + pad[2] - 2, OW = d[3] + pad[1] + pad[3] - 2;
   return d[1] >= WINO_MIN_CHANNELS && k[0] >= WINO_MIN_CHANNELS &&
-         ((OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE) || topi_x86_winograd_batch_small(d[0], OH, OW));
+         ((OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE) || topi_x86_winograd_batch_small(d[0], OH, OW)) &&
+         topi_x86_winograd_block_pays(t, d[0], d[1], k[0], OH, OW);
 }
 
 /* The task a plain conv2d takes: the Winograd one where the switch is on
@@ -160,7 +163,7 @@ static bool winograd_shape(GNode *n, const int64_t *ch) {
  * the Winograd task is tuned too). */
 static Workload *choose_conv_task(GNode *n, const int64_t *ch, const Target *t, DispatchContext *dc) {
   Workload *direct = conv_workload(n, ch, NULL);
-  if (!direct || !graph_winograd_enabled() || !winograd_shape(n, ch) || !dt_eq(n->type.dtype, DT_F32)) return direct;
+  if (!direct || !graph_winograd_enabled() || !winograd_shape(n, ch, t) || !dt_eq(n->type.dtype, DT_F32)) return direct;
   Workload *wino = conv_workload(n, ch, GRAPH_WINOGRAD_TASK);
   bool user_d, user_w;
   double cd = graph_dispatch_best_cost(dc, t, direct, &user_d), cw = graph_dispatch_best_cost(dc, t, wino, &user_w);

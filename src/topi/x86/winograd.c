@@ -329,28 +329,53 @@ bool topi_x86_winograd_at_root(const Target *t, int64_t N, int64_t IC, int64_t O
   return wino_at_root(t, N, IC, OC, OH, OW, topi_x86_winograd_tile_size(N, IC, OC, OH, OW), 4);
 }
 
+/* The fallback's GEMM register block for OC output channels over nW tile
+ * columns: tiles x output-channel vectors, the tile count as large as it
+ * goes up to 8 (a divisor of nW), at most 24 accumulators - or, float32
+ * in blocks of tile rows on AVX-512, the whole register budget (28): a
+ * block's GEMM covers one tile row, and a wider channel block reads its V
+ * once for more output channels.  bench_conv2d --cpu-time --cold
+ * --epilogue, 1 thread (CPU time, load 5-7), ResNet's 3x3 64 @56 at
+ * batch 8 (in blocks), 7 tiles x 2 / x 4 channel vectors: 345-361 /
+ * 472-483 GFLOP/s; at the root level or slower (64 @56 batch 1: 436-516 /
+ * 473-506, 128 @28 batch 1: 518-556 / 479-515, batch 8: 484 / 489).
+ * (bfloat16: not measured, keeps 24.) */
+static void wino_reg_block(const Target *t, int64_t OC, int64_t nW, bool root, bool f32, int64_t *reg_p,
+                           int64_t *reg_c) {
+  int64_t lanes = t->vector_lanes, ob = x86_channel_block(OC, lanes);
+  int64_t acc = !root && lanes >= 16 && f32 ? x86_reg_budget(t) : 24;
+  *reg_p = x86_largest_divisor(nW, 8);
+  *reg_c = x86_largest_divisor(OC / ob, acc / *reg_p < 8 ? acc / *reg_p : 8);
+  if (*reg_c < 1) *reg_c = 1;
+}
+
+/* The fewest accumulators the float32 fallback's register block must hold
+ * for Winograd to be chosen without records: fewer make its GEMM a
+ * chain of dependent multiply-adds.  A prime tile-column count leaves one
+ * tile a block: Inception-v3's 3x3 32->32 @149 (147 columns, 37 tiles)
+ * gets 1 tile x 2 channel vectors.  bench_conv2d --cold --epilogue
+ * --cpu-time, 1 thread (load 3), effective GFLOP/s Winograd / direct:
+ * that layer (2 accumulators) 216-241 / 240-250 (0.90-0.96x); its 32->64
+ * @147 neighbour (1 x 4) 424-431 / 235-238 (1.81x); 32->32 @56 (7 x 2)
+ * 1.80-1.85x.  In the model (per-node minima of 6 alternating profiles,
+ * load 3), that layer Winograd / direct: 1 thread 1730 / 1612 us, 2
+ * threads 1285 / 830 us. */
+#define WINO_MIN_ACCUMULATORS 4
+
+bool topi_x86_winograd_block_pays(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  int64_t m = topi_x86_winograd_tile_size(N, IC, OC, OH, OW), reg_p, reg_c;
+  wino_reg_block(t, OC, (OW + m - 1) / m, wino_at_root(t, N, IC, OC, OH, OW, m, 4), true, &reg_p, &reg_c);
+  return reg_p * reg_c >= WINO_MIN_ACCUMULATORS;
+}
+
 void topi_x86_winograd_fallback(const Target *t, ConfigEntity *cfg, const Conv2DWorkload *c, int64_t m, int64_t nH,
                                 int64_t nW, int64_t ic_group, DType value) {
   int64_t value_bytes = value.bits / 8;
-  int64_t lanes = t->vector_lanes;
-  int64_t ob = x86_channel_block(c->OC, lanes), ib = x86_largest_divisor(c->IC, ob);
+  int64_t ob = x86_channel_block(c->OC, t->vector_lanes), ib = x86_largest_divisor(c->IC, ob);
   if (ib % ic_group) ib = ic_group * x86_largest_divisor(c->IC / ic_group, ob / ic_group > 0 ? ob / ic_group : 1);
-  /* the register block: tiles x output-channel vectors, the tile count
-   * as large as it goes up to 8, at most 24 accumulators - or, float32
-   * in blocks of tile rows on AVX-512, the whole register budget (28): a
-   * block's GEMM covers one tile row, and a wider channel block reads its
-   * V once for more output channels.  bench_conv2d --cpu-time --cold
-   * --epilogue, 1 thread (CPU time, load 5-7), ResNet's 3x3 64 @56 at
-   * batch 8 (in blocks), 7 tiles x 2 / x 4 channel vectors: 345-361 /
-   * 472-483 GFLOP/s; at the root level or slower (64 @56 batch 1: 436-516
-   * / 473-506, 128 @28 batch 1: 518-556 / 479-515, batch 8: 484 / 489).
-   * (bfloat16: not measured, keeps 24.) */
   bool root = wino_at_root(t, c->N, c->IC, c->OC, c->OH, c->OW, m, value_bytes);
-  bool f32 = value.code == kDLFloat && value.bits == 32;
-  int64_t acc = !root && lanes >= 16 && f32 ? x86_reg_budget(t) : 24;
-  int64_t reg_p = x86_largest_divisor(nW, 8);
-  int64_t reg_c = x86_largest_divisor(c->OC / ob, acc / reg_p < 8 ? acc / reg_p : 8);
-  if (reg_c < 1) reg_c = 1;
+  int64_t reg_p, reg_c;
+  wino_reg_block(t, c->OC, nW, root, value.code == kDLFloat && value.bits == 32, &reg_p, &reg_c);
   int64_t rows = root ? nH : 1;
   config_set_split(cfg, "tile_ic", 2, (int64_t[]){-1, ib});
   config_set_split(cfg, "tile_oc", 3, (int64_t[]){-1, reg_c, ob});
