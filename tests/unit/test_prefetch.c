@@ -157,6 +157,23 @@ static void test_prefetch_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "prefetch: locality must be a constant 0 to 3");
 }
 
+/* tm's space and fallback config for wl on t: knob is in the space
+ * exactly when want >= 0, and the fallback's value is want (-1: not
+ * set).  Returns the fallback, or NULL after a failed check when there is
+ * no space or no fallback. */
+static ConfigEntity *check_knob(const Template *tm, const Target *t, const Workload *wl, const char *knob,
+                                int64_t want, const char *desc) {
+  ConfigSpace *cs = template_space(tm, t, wl);
+  ConfigEntity *fb = template_fallback(tm, t, wl);
+  CHECK_MSG(cs && fb, "%s: no space or no fallback: %s", desc, kiln_get_error());
+  if (!cs || !fb) return NULL;
+  CHECK_MSG(!space_knob(cs, knob) == (want < 0), "%s: '%s' %s the space %s", desc, knob,
+            want < 0 ? "is in" : "is not in", config_entity_json(space_get(cs, 0)));
+  CHECK_MSG(cfg_other_int(fb, knob, -1) == want, "%s: the fallback's '%s' is %lld, expected %lld (%s)", desc, knob,
+            (long long)cfg_other_int(fb, knob, -1), (long long)want, config_entity_json(fb));
+  return fb;
+}
+
 /* conv2d_NCHWc.x86: prefetch_w is in the space of layers with large
  * weights and small outputs only; the fallback takes 1 where a register
  * block's weights are at most 128 KiB; every value, on a 3x3 and a 1x1
@@ -176,16 +193,9 @@ static void test_conv_prefetch_knob(void) {
                              (int64_t[]){cases[n].oc, cases[n].ic, k, k}, (int[]){1, 1},
                              (int[]){(int)(k / 2), (int)(k / 2), (int)(k / 2), (int)(k / 2)}, (int[]){1, 1}, "float32",
                              "float32");
-    ConfigSpace *cs = template_space(tm, target_host(), wl);
-    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
-    CHECK_NN(cs);
-    CHECK_NN(fb);
-    if (!cs || !fb) return;
     const char *desc = kfmt("%lldx%lld conv %lld->%lld @%lld", (long long)k, (long long)k, (long long)cases[n].ic,
                             (long long)cases[n].oc, (long long)cases[n].hw);
-    CHECK_MSG(!space_knob(cs, "prefetch_w") == (cases[n].want_fallback < 0),
-              "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
-    CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
+    if (!check_knob(tm, target_host(), wl, "prefetch_w", cases[n].want_fallback, desc)) return;
     if (cases[n].want_fallback < 0) continue;
     for (int d = 0; d <= 2; d++) {
       ConfigEntity *c = template_fallback(tm, target_host(), wl);
@@ -235,15 +245,9 @@ static void test_dense_prefetch_knob(void) {
                {1, 1000, 288, -1}, {2, 96, 4096, 1}, {2, 96, 4104, -1}};
   for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
     Workload *wl = wl_dense(tm->name, cases[n].m, cases[n].n, cases[n].k, "float32", "float32");
-    ConfigSpace *cs = template_space(tm, target_host(), wl);
-    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
-    CHECK_NN(cs);
-    CHECK_NN(fb);
-    if (!cs || !fb) return;
     const char *desc = kfmt("dense %s", wl->key);
-    CHECK_MSG(!space_knob(cs, "prefetch_w") == (cases[n].want_fallback < 0),
-              "%s: space %s", desc, config_entity_json(space_get(cs, 0)));
-    CHECK_INT(cfg_other_int(fb, "prefetch_w", -1), cases[n].want_fallback);
+    ConfigEntity *fb = check_knob(tm, target_host(), wl, "prefetch_w", cases[n].want_fallback, desc);
+    if (!fb) return;
     if (cases[n].want_fallback < 0) continue;
     const int64_t *ty = cfg_split(fb, "tile_y", NULL), *tx = cfg_split(fb, "tile_x", NULL);
     int64_t blocks_y = (cases[n].m + ty[2] - 1) / ty[2], size = cases[n].n * cases[n].k;
@@ -298,17 +302,10 @@ static void test_conv_prefetch_data_knob(void) {
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){cases[n].batch, cases[n].ic, hw, hw},
                              (int64_t[]){cases[n].oc, cases[n].ic, k, k},
                              (int[]){st, st}, (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
-    ConfigSpace *cs = template_space(tm, target_host(), wl);
-    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
-    CHECK_NN(cs);
-    CHECK_NN(fb);
-    if (!cs || !fb) return;
     const char *desc = kfmt("%lldx%lld/%d conv %lld->%lld @%lld batch %lld", (long long)k, (long long)k, st,
                             (long long)cases[n].ic, (long long)cases[n].oc, (long long)hw, (long long)cases[n].batch);
-    CHECK_MSG(!space_knob(cs, "prefetch_data") == !cases[n].want, "%s: space %s", desc,
-              config_entity_json(space_get(cs, 0)));
     bool last = n + 1 == sizeof cases / sizeof cases[0]; /* a 256 KiB sample: its fallback 0 */
-    CHECK_INT(cfg_other_int(fb, "prefetch_data", -1), cases[n].want ? !last : -1);
+    if (!check_knob(tm, target_host(), wl, "prefetch_data", cases[n].want ? !last : -1, desc)) return;
     if (!cases[n].want) continue;
     for (int d = 0; d <= 2; d++) {
       ConfigEntity *c = template_fallback(tm, target_host(), wl);
@@ -356,14 +353,9 @@ static void test_winograd_prefetch_knob(void) {
     int64_t c = cases[n].c, hw = cases[n].hw;
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, c, hw, hw}, (int64_t[]){c, c, 3, 3}, (int[]){1, 1},
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
-    ConfigSpace *cs = template_space(tm, target_host(), wl);
-    ConfigEntity *fb = template_fallback(tm, target_host(), wl);
-    CHECK_NN(cs);
-    CHECK_NN(fb);
-    if (!cs || !fb) return;
-    CHECK_MSG(space_knob(cs, "prefetch_w") != NULL, "space %s", config_entity_json(space_get(cs, 0)));
-    CHECK_MSG(cfg_other_int(fb, "prefetch_w", -1) == cases[n].want_fallback, "%lld @%lld: fallback %s", (long long)c,
-              (long long)hw, config_entity_json(fb));
+    if (!check_knob(tm, target_host(), wl, "prefetch_w", cases[n].want_fallback,
+                    kfmt("winograd %lld @%lld", (long long)c, (long long)hw)))
+      return;
     Workload *wb = wl_conv2d(bf->name, (int64_t[]){1, c, hw, hw}, (int64_t[]){c, c, 3, 3}, (int[]){1, 1},
                              (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
     ConfigSpace *bs = template_space(bf, target_host(), wb);
@@ -420,17 +412,10 @@ static void test_conv_prefetch_epilogue_knob(void) {
     int p = (int)(k / 2);
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, ic, hw, hw}, (int64_t[]){oc, ic, k, k}, (int[]){1, 1},
                              (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
-    ConfigSpace *cs = template_space(tm, t, wl);
-    ConfigEntity *fb = template_fallback(tm, t, wl);
-    CHECK_NN(cs);
-    CHECK_NN(fb);
-    if (!cs || !fb) return;
-    CHECK_MSG(!space_knob(cs, "prefetch_epilogue") == !cases[n].want,
-              "%lld->%lld @%lld: space %s", (long long)ic, (long long)oc, (long long)hw,
-              config_entity_json(space_get(cs, 0)));
     int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= target_l2_bytes(t) && ic <= 8 * t->vector_lanes;
-    CHECK_MSG(cfg_other_int(fb, "prefetch_epilogue", -1) == want, "%lld->%lld @%lld: fallback %s", (long long)ic,
-              (long long)oc, (long long)hw, config_entity_json(fb));
+    if (!check_knob(tm, t, wl, "prefetch_epilogue", want,
+                    kfmt("%lld->%lld @%lld", (long long)ic, (long long)oc, (long long)hw)))
+      return;
   }
   Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 32, 32, 32}, (int64_t[]){256, 32, 1, 1}, (int[]){1, 1},
                            (int[]){0, 0, 0, 0}, (int[]){1, 1}, "float32", "float32");
