@@ -21,7 +21,7 @@
  * faster than the 1-thread one.
  *
  *   bench_conv2d [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON]
- *                [--wcfg JSON] [--epilogue] [--silu] [--no-winograd]
+ *                [--wcfg JSON] [--epilogue] [--silu] [--residual] [--no-winograd]
  *                [--batch N [--vs JSON | --winograd]]
  *                [--depthwise | --grouped | --group-pad | --group-pair | --group-pack | --bf16] [--cold]
  * --layer runs the layers whose name contains SUBSTR; --keep keeps the
@@ -30,7 +30,9 @@
  * ...]'), --wcfg the Winograd one's; --epilogue fuses a per-channel bias
  * add and a relu into each layer (the GFLOP/s still count the convolution
  * only), --silu a bias add and SiLU (x * sigmoid(x), EfficientNet's
- * epilogue); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
+ * epilogue), --residual a bias add, the add of a residual tensor of the
+ * output's shape and layout, and a relu (a ResNet bottleneck's last 1x1;
+ * no Winograd columns); --no-winograd leaves the Winograd columns out.  --batch N (N > 1)
  * times each layer at batch N instead of Winograd: the fallback config
  * against the same config without batch blocking (tile_n = 1), their runs
  * alternating, medians, the two outputs compared (relative L2 error);
@@ -53,7 +55,9 @@
  * run_clock), for a machine loaded by other work.
  * --cold evicts the layer's weights from the caches (clflush) before
  * every timed run, as in a model, where a layer's weights were last read
- * a whole inference ago (here they would stay in L2/L3 between runs).
+ * a whole inference ago (here they would stay in L2/L3 between runs);
+ * with --residual it evicts the residual too, which in a model was last
+ * read several layers earlier (at batch 8 tens of MB ago).
  * --depthwise times depthwise_conv2d_NCHWc.x86 instead, on the depthwise
  * layers of MobileNet-V2, MnasNet, EfficientNet-B0 and ConvNeXt-tiny, with
  * each layer's GB/s beside its GFLOP/s (the bytes it must move at least:
@@ -338,6 +342,7 @@ static double direct(const Layer *L, const DLTensor *d, const DLTensor *k, int64
  * inference ago, so they come from memory; here they would stay in L2/L3
  * between runs. */
 static bool cold;
+static bool residual_epilogue; /* --residual: bias + residual add + relu (argument 3 the residual) */
 
 /* --cpu-time: a run's time is the process's CPU time over the pool's
  * threads (per thread; with 2 threads their mean) instead of wall time,
@@ -365,6 +370,7 @@ static double run_once(KilnFunction *f, KilnValue *args, int *codes, int nargs) 
   KilnValue ret;
   int rc;
   if (cold) bench_evict((const DLTensor *)args[1].v_handle);
+  if (cold && residual_epilogue) bench_evict((const DLTensor *)args[3].v_handle);
   double t0 = run_clock();
   kiln_func_call(f, args, codes, nargs, &ret, &rc);
   return run_clock() - t0;
@@ -397,9 +403,9 @@ typedef struct Built {
   KilnModule *m;
   KilnFunction *f;
   int nargs;
-  DLTensor *arr[4];
-  KilnValue av[4];
-  int codes[4];
+  DLTensor *arr[5];
+  KilnValue av[5];
+  int codes[5];
   ConfigEntity *cfg;
 } Built;
 
@@ -455,7 +461,7 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
   b->cfg = cfg;
   Schedule *s = NULL;
   int nargs = 0;
-  Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 4);
+  Tensor **args = NULL, **fused_args = KNEWN(Tensor *, 5);
   if (!cfg || (wide ? !instantiate_wide(tm, wl, cfg, &s, &nargs, &args)
                     : template_instantiate(tm, target_host(), wl, cfg, &s, &nargs, &args) != 0))
     return false;
@@ -468,6 +474,16 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
     Expr *z = ir_i32(0);
     Tensor *add = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(conv, 5, v), te_read4(bias, v[1], z, z, v[4])),
                              "broadcast");
+    nargs = 4;
+    if (residual_epilogue) { /* the residual: an input of the output's shape, before the relu */
+      int64_t shp[5];
+      te_shape_const(conv, shp);
+      fused_args[3] = te_placeholder_c("residual", 5, shp, DT_F32);
+      v = te_axis_vars(5, NULL);
+      add = te_compute("T_add", 5, conv->shape, v, ir_add(te_read(add, 5, v), te_read(fused_args[3], 5, v)),
+                       "broadcast");
+      nargs = 5;
+    }
     v = te_axis_vars(5, NULL);
     Tensor *relu;
     if (silu_epilogue) {
@@ -479,9 +495,8 @@ static bool build(const Template *tm, Workload *wl, ConfigEntity *cfg, bool epil
     }
     s = te_create_schedule(1, &relu);
     if (tm->schedule(target_host(), s, cfg, conv, 1, &relu)) return false;
-    fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[3] = relu;
+    fused_args[0] = args[0], fused_args[1] = args[1], fused_args[2] = bias, fused_args[nargs - 1] = relu;
     args = fused_args;
-    nargs = 4;
   }
   CompileOptions copt = {NULL, NULL, keep};
   b->m = kiln_build(s, nargs, args, "conv", NULL, &copt);
@@ -554,12 +569,14 @@ static double sampled_err(const Layer *L, const Built *b, bool epilogue, int64_t
     int64_t oc = (int64_t)(rng = rng * 1664525u + 1013904223u) % L->oc, oh = (rng >> 4) % OH, ow = (rng >> 12) % OW,
             n = (rng >> 20) % batch;
     double ref = direct(L, b->arr[0], b->arr[1], n, oc, oh, ow);
+    int64_t at = n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb;
     if (epilogue) {
       ref += ((float *)b->arr[2]->data)[oc];
+      if (residual_epilogue) ref += ((float *)b->arr[3]->data)[at];
       if (silu_epilogue) ref = ref / (1 + exp(-ref));
       else if (ref < 0) ref = 0;
     }
-    double got = ((float *)out->data)[n * L->oc * OH * OW + (((oc / ocb) * OH + oh) * OW + ow) * ocb + oc % ocb];
+    double got = ((float *)out->data)[at];
     double e = fabs(got - ref) / (1 + fabs(ref));
     if (e > maxerr) maxerr = e;
   }
@@ -668,6 +685,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--winograd")) wino_batch = true;
     else if (!strcmp(argv[i], "--epilogue")) epilogue = true;
     else if (!strcmp(argv[i], "--silu")) epilogue = silu_epilogue = true;
+    else if (!strcmp(argv[i], "--residual")) epilogue = residual_epilogue = true;
     else if (!strcmp(argv[i], "--no-winograd")) use_wino = false;
     else if (!strcmp(argv[i], "--depthwise")) dw = true;
     else if (!strcmp(argv[i], "--grouped")) grouped = true;
@@ -682,10 +700,15 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: %s [--layer SUBSTR] [--keep DIR] [--reps N] [--cfg JSON] [--wcfg JSON] [--epilogue] [--silu] "
-              "[--no-winograd] [--batch N [--vs JSON | --winograd]] [--depthwise | --grouped | --group-pad | --group-pair | --group-pack | --bf16] [--in-place] [--cold] [--cpu-time]\n",
+              "[--residual] [--no-winograd] [--batch N [--vs JSON | --winograd]] [--depthwise | --grouped | --group-pad | --group-pair | --group-pack | --bf16] [--in-place] [--cold] [--cpu-time]\n",
               argv[0]);
       return 2;
     }
+  }
+  if (residual_epilogue && (silu_epilogue || bf16 || wino_batch)) {
+    fprintf(stderr, "%s: --residual is a relu epilogue of the float32 direct kernel: leave out --silu, --bf16 and "
+                    "--winograd\n", argv[0]);
+    return 2;
   }
   if (dw && grouped) {
     fprintf(stderr, "%s: --depthwise and --grouped (--group-pad) choose different layer tables; pass one\n", argv[0]);
@@ -706,7 +729,7 @@ int main(int argc, char **argv) {
   }
   /* at batch > 1 the second column is the unblocked (or --vs) config,
    * or with --winograd the Winograd kernel at the same batch */
-  if ((batch > 1 && !wino_batch) || dw || grouped) use_wino = false;
+  if ((batch > 1 && !wino_batch) || dw || grouped || residual_epilogue) use_wino = false;
   set_threads(1);
   double peak = bench_measure_peak(), peak2 = bench_measure_peak_threads(2);
   printf("FMA peak (measured): one core %.1f GFLOP/s, two threads at once %.1f (%.2fx); SIMD width %d floats\n", peak,
