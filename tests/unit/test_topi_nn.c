@@ -483,30 +483,45 @@ static void test_softmax(void) {
  * 8 -> 4, or 8 -> 4) inside the row loop, so the row's last, serial
  * reduction is over 4 lanes (and a tail), not 16.  A row that is a
  * multiple of 32 (64 and more) accumulates into two vectors of partial
- * lanes, two independent chains. */
+ * lanes, two independent chains.  With an even number of rows (6) the
+ * row loop takes two rows at a time, the partial lanes of both in one
+ * buffer, and their chains interleave; with an odd number (5), or rows
+ * of 1 KiB or more, one. */
 static void test_row_fold(void) {
   static const int64_t rows[4] = {64, 40, 197, 96};
-  static const int folds[4] = {3, 1, 2, 3}; /* 32, 8, 16, 32 partial lanes */
-  for (int i = 0; i < 4; i++) {
-    Tensor *x = ph("x", 2, (int64_t[]){6, rows[i]}, DT_F32);
-    bool norm = i % 2 == 1;
+  static const int folds[4] = {3, 1, 2, 3}, lanes[4] = {32, 8, 16, 32};
+  for (int i = 0; i < 8; i++) {
+    int k = i % 4, nrows = i < 4 ? 6 : 5;
+    Tensor *x = ph("x", 2, (int64_t[]){nrows, rows[k]}, DT_F32);
+    bool norm = k % 2 == 1;
     Tensor *out = norm ? topi_layer_norm(x, NULL, NULL, -1, 1e-5) : topi_softmax(x, 1);
     CHECK_NN(out);
     if (!out) continue;
     const char *txt = tt_generic_lowered(x, out), *sum = norm ? "T_layer_norm_sum" : "T_softmax_expsum";
     if (!txt) continue;
-    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[i] - 1)) != NULL, "row %lld: no fold %d of %s in\n%s",
-              (long long)rows[i], folds[i] - 1, sum, txt);
-    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[i])) == NULL, "row %lld: %s folded past 4 lanes",
-              (long long)rows[i], sum);
-    CHECK_MSG(strstr(txt, rows[i] == 197 ? "for (j, 0, 9)" : "for (j, 0, 4)") != NULL,
-              "row %lld: the last reduction is not over 4 lanes%s:\n%s", (long long)rows[i],
-              rows[i] == 197 ? " and a tail of 5" : "", txt);
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[k] - 1)) != NULL, "row %lld: no fold %d of %s in\n%s",
+              (long long)rows[k], folds[k] - 1, sum, txt);
+    CHECK_MSG(strstr(txt, kfmt("%s_fold%d", sum, folds[k])) == NULL, "row %lld: %s folded past 4 lanes",
+              (long long)rows[k], sum);
+    CHECK_MSG(strstr(txt, rows[k] == 197 ? "for (j, 0, 9)" : "for (j, 0, 4)") != NULL,
+              "row %lld: the last reduction is not over 4 lanes%s:\n%s", (long long)rows[k],
+              rows[k] == 197 ? " and a tail of 5" : "", txt);
+    /* the partial lanes of one row or two */
+    int per = nrows % 2 ? 1 : 2;
+    CHECK_MSG(strstr(txt, kfmt("allocate %s_partial[float32 * %d]", sum, per * lanes[k])) != NULL,
+              "%d rows of %lld: not %d partial lanes for each of %d rows:\n%s", nrows, (long long)rows[k], lanes[k],
+              per, txt);
     /* two vectors of partial lanes: the second one's accumulation */
-    bool two = strstr(txt, kfmt("%s_partial[ramp(16, 1, 16)] = (", sum)) != NULL;
-    CHECK_MSG(two == (folds[i] == 3), "row %lld: %s vectors of partial lanes:\n%s", (long long)rows[i],
+    bool two = strstr(txt, kfmt("%s_partial[ramp(16, 1, 16)] = (%s_partial[ramp(16, 1, 16)] + x[", sum, sum)) != NULL;
+    if (!norm) two = strstr(txt, kfmt("%s_partial[ramp(16, 1, 16)] = (%s_partial[ramp(16, 1, 16)] + T_softmax_exp[ramp(((ko*32) + 16)", sum, sum)) != NULL;
+    CHECK_MSG(two == (folds[k] == 3), "row %lld: %s vectors of partial lanes:\n%s", (long long)rows[k],
               two ? "two" : "one", txt);
   }
+  /* rows of 1 KiB and more are not paired: 6 rows of 256 */
+  Tensor *x = ph("x", 2, (int64_t[]){6, 256}, DT_F32), *out = topi_layer_norm(x, NULL, NULL, -1, 1e-5);
+  const char *txt = out ? tt_generic_lowered(x, out) : NULL;
+  CHECK_MSG(txt && strstr(txt, "allocate T_layer_norm_sum_partial[float32 * 32]"), "6 rows of 256: paired:\n%s",
+            txt ? txt : "(none)");
 }
 
 static void test_batch_norm(void) {
@@ -595,6 +610,25 @@ static void test_layer_norm(void) {
     Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 1, (int64_t[]){197}, DT_F32), *bi = ph("bias", 1, (int64_t[]){197}, DT_F32);
     TCase *c = tb_add(&b, "layer_norm row of 197", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, -1, 1e-5), 1e-5);
     if (c) ref_norm(c, 3, shape, 2, 1e-5, c->a[1], c->a[2], false);
+  }
+  {
+    int64_t shape[3] = {1, 10, 96}; /* two rows at a time, two vectors of partial lanes each */
+    Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 1, (int64_t[]){96}, DT_F32), *bi = ph("bias", 1, (int64_t[]){96}, DT_F32);
+    TCase *c = tb_add(&b, "layer_norm row of 96, row pairs", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, -1, 1e-5), 1e-5);
+    if (c) ref_norm(c, 3, shape, 2, 1e-5, c->a[1], c->a[2], false);
+  }
+  for (int k = 0; k < 2; k++) {
+    int64_t shape[2] = {k ? 6 : 4, k ? 197 : 64}; /* row pairs into an epilogue */
+    Tensor *x = ph("x", 2, shape, DT_F32);
+    Tensor *out = topi_unary(TOPI_gelu, topi_layer_norm(x, NULL, NULL, 1, 1e-5));
+    TCase *c = tb_add(&b, kfmt("layer_norm row of %lld, row pairs, gelu", (long long)shape[1]), 1, &x, out, 1e-5);
+    if (c) {
+      ref_norm(c, 2, shape, 1, 1e-5, NULL, NULL, false);
+      for (int64_t i = 0; i < numel(c->ref); i++) {
+        double v = tget(c->ref, i);
+        tset(c->ref, i, 0.5 * v * (1 + erf(v / sqrt(2.0))));
+      }
+    }
   }
   {
     int64_t shape[2] = {9, 11};
