@@ -475,6 +475,8 @@ static void test_softmax(void) {
   /* a multiple of 8 but not of 16: 8 partial lanes, folded once */
   softmax_case(&b, 2, (int64_t[]){5, 40}, 1, false, false);
   softmax_case(&b, 2, (int64_t[]){5, 40}, 1, true, false);
+  /* rows of 49 paired across the heads (the axis before is odd) */
+  softmax_case(&b, 4, (int64_t[]){2, 4, 7, 49}, -1, false, true);
   tb_run(&b);
 }
 
@@ -516,6 +518,13 @@ static void test_row_fold(void) {
     if (!norm) two = strstr(txt, kfmt("%s_partial[ramp(16, 1, 16)] = (%s_partial[ramp(16, 1, 16)] + T_softmax_exp[ramp(((ko*32) + 16)", sum, sum)) != NULL;
     CHECK_MSG(two == (folds[k] == 3), "row %lld: %s vectors of partial lanes:\n%s", (long long)rows[k],
               two ? "two" : "one", txt);
+  }
+  /* an odd number of rows of 96 per head, 4 heads: the heads are paired */
+  {
+    Tensor *x = ph("x", 3, (int64_t[]){4, 5, 96}, DT_F32), *out = topi_layer_norm(x, NULL, NULL, -1, 1e-5);
+    const char *txt = out ? tt_generic_lowered(x, out) : NULL;
+    CHECK_MSG(txt && strstr(txt, "allocate T_layer_norm_sum_partial[float32 * 64]"), "4 x 5 rows of 96: not paired:\n%s",
+              txt ? txt : "(none)");
   }
   /* rows of 1 KiB and more are not paired: 6 rows of 256 */
   Tensor *x = ph("x", 2, (int64_t[]){6, 256}, DT_F32), *out = topi_layer_norm(x, NULL, NULL, -1, 1e-5);
@@ -615,6 +624,12 @@ static void test_layer_norm(void) {
     int64_t shape[3] = {1, 10, 96}; /* two rows at a time, two vectors of partial lanes each */
     Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 1, (int64_t[]){96}, DT_F32), *bi = ph("bias", 1, (int64_t[]){96}, DT_F32);
     TCase *c = tb_add(&b, "layer_norm row of 96, row pairs", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, -1, 1e-5), 1e-5);
+    if (c) ref_norm(c, 3, shape, 2, 1e-5, c->a[1], c->a[2], false);
+  }
+  {
+    int64_t shape[3] = {4, 5, 96}; /* odd rows per head: pairs of heads */
+    Tensor *x = ph("x", 3, shape, DT_F32), *s = ph("scale", 1, (int64_t[]){96}, DT_F32), *bi = ph("bias", 1, (int64_t[]){96}, DT_F32);
+    TCase *c = tb_add(&b, "layer_norm row of 96, head pairs", 3, (Tensor *[]){x, s, bi}, topi_layer_norm(x, s, bi, -1, 1e-5), 1e-5);
     if (c) ref_norm(c, 3, shape, 2, 1e-5, c->a[1], c->a[2], false);
   }
   for (int k = 0; k < 2; k++) {

@@ -394,21 +394,28 @@ static int row_anchor(Schedule *s, Stage *a, AVec *done) {
   if (stage_reorder(o, n, order)) return -1;
   if (nouter == 0) return 0; /* one row: everything at the root */
   /* a row over the last axis long enough to reduce in partial lanes (see
-   * row_reduce in nn.c) but shorter than ROW_PAIR_MAX_BYTES, whose row
-   * axis before it is even: the row loop takes ROW_PAIR rows at a time
-   * and its reductions interleave them.  A short row's time is its
-   * reductions' dependent chains; over a longer one the core already
-   * overlaps a row's chains with the next row's loads.  Layer norms of
-   * 512 rows paired, 1 thread: rows of 64-192 0.82-0.88x, 256 0.95x,
-   * 320-512 0.98-1.09x */
+   * row_reduce in nn.c) but shorter than ROW_PAIR_MAX_BYTES: the row loop
+   * takes ROW_PAIR rows at a time, split off the innermost row axis of an
+   * even extent (a ViT's heads when its 197 tokens are odd) and moved
+   * inside the others, and its reductions interleave them.  A short row's
+   * time is its reductions' dependent chains; over a longer one the core
+   * already overlaps a row's chains with the next row's loads.  Layer
+   * norms of 512 rows paired, 1 thread: rows of 64-192 0.82-0.88x, 256
+   * 0.95x, 320-512 0.98-1.09x */
   int rax = -1;
-  IterVar *ro, *ri;
   int64_t row_len = const_extent(op->shape[n - 1]);
   if (naxes == 1 && axis == n - 1 && nouter == n - 1 && o->op->ndim == n && row_len >= 32 &&
-      row_len * (int64_t)(op->dtype.bits / 8) < ROW_PAIR_MAX_BYTES &&
-      const_extent(o->op->shape[n - 2]) > ROW_PAIR && const_extent(o->op->shape[n - 2]) % ROW_PAIR == 0) {
-    if (stage_split(o, o->op->axis[n - 2], ir_i32(ROW_PAIR), &ro, &ri)) return -1;
-    rax = n - 2;
+      row_len * (int64_t)(op->dtype.bits / 8) < ROW_PAIR_MAX_BYTES && dims_product(op, 0, n - 1) > ROW_PAIR) {
+    for (int d = n - 2; d >= 0 && rax < 0; d--)
+      if (const_extent(o->op->shape[d]) % ROW_PAIR == 0) rax = d;
+  }
+  if (rax >= 0) {
+    IterVar *ro, *ri, **inner = KNEWN(IterVar *, n);
+    if (stage_split(o, o->op->axis[rax], ir_i32(ROW_PAIR), &ro, &ri)) return -1;
+    int k = 0;
+    for (int d = rax + 1; d < n - 1; d++) inner[k++] = o->op->axis[d];
+    inner[k++] = ri;
+    if (stage_reorder(o, k, inner)) return -1;
   }
   IterVar *f = gs_fuse_range(o, 0, nouter);
   if (!f) return -1;
