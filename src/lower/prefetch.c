@@ -18,7 +18,10 @@
  * dimension continues into the next row of the tensor (a kernel's next
  * output-channel chunk, for an offset of a whole ic loop).  Spread
  * (stage_prefetch_spread), iteration i of the loop touches only where
- * i % parts equals the enclosing loop's variable % parts.
+ * i % parts equals the enclosing loop's variable % parts.  Dealt into an
+ * inner loop (stage_prefetch_into), the touches leave the loop's start:
+ * iteration j of the inner loop (extent E) of the stage computed there
+ * touches lines j, j + E, ... of them, counted through the nest row-major.
  */
 #include "lower.h"
 
@@ -31,8 +34,9 @@ static bool covers(Analyzer *an, Range *r, Expr *dim) {
          analyzer_can_prove(an, ir_eq(r->extent, ir_cast(DT_I32, dim)));
 }
 
-/* The nest touching one tensor's region. */
-static Stmt *touch(Bounds *b, Tensor *t, Range **region, Expr *locality) {
+/* The nest touching one tensor's region; with j, only the lines j, j + E,
+ * ... of it (the nest's iterations counted row-major). */
+static Stmt *touch(Bounds *b, Tensor *t, Range **region, Expr *locality, Expr *j, Expr *E) {
   int n = t->ndim;
   Expr **stride = KNEWN(Expr *, n);
   for (int d = n - 1; d >= 0; d--)
@@ -75,21 +79,29 @@ static Stmt *touch(Bounds *b, Tensor *t, Range **region, Expr *locality) {
   Expr **idx = KNEWN(Expr *, n);
   for (int d = 0; d < n; d++) idx[d] = d == n - 1 ? analyzer_simplify(b->an, flat) : ir_i32(0);
   Stmt *s = ir_evaluate(ir_call2(INTRIN_prefetch, ir_read(lower_stage_of(b->sch, t)->op, t->dtype, n, idx), locality));
+  if (j) { /* vars[d] = (line / the lines inside d) % extent d, line = j + q E */
+    Expr *q = ir_var(kfmt("prefetch.%s.q", t->name), DT_I32), *line = ir_add(j, ir_mul(q, E)), *inside = lines;
+    PtrMap vm = {0};
+    pm_put(&vm, vars[k], ir_floormod(line, lines));
+    for (int d = k - 1; d >= 0; d--) {
+      pm_put(&vm, vars[d], ir_floormod(ir_floordiv(line, inside), region[d]->extent));
+      inside = ir_mul(inside, region[d]->extent);
+    }
+    s = ir_if(ir_lt(line, inside), ir_substitute_stmt(s, &vm), NULL);
+    pm_free(&vm);
+    Expr *rounds = analyzer_simplify(b->an, ir_floordiv(ir_add(inside, ir_sub(E, ir_i32(1))), E));
+    return ir_for(q, ir_i32(0), rounds, FOR_SERIAL, s);
+  }
   s = ir_for(vars[k], ir_i32(0), lines, FOR_SERIAL, s);
   for (int d = k - 1; d >= 0; d--) s = ir_for(vars[d], ir_i32(0), region[d]->extent, FOR_SERIAL, s);
   return s;
 }
 
-Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k) {
+/* The touches of a's prefetches at loop k of sb's stage (j, E: dealt
+ * over an inner loop, see touch). */
+static Stmt *touches(Bounds *b, StageBounds *sb, int k, IterAttr *a, Expr *j, Expr *E) {
   Stage *st = sb->st;
-  IterVar *leaf = st->leaf_iters.data[k];
-  IterAttr *a = stage_iter_attr(st, leaf, false);
-  if (!a || !a->prefetch_data.len) return ir_nop();
-  const char *lname = leaf->var->var.name;
-  if (a->fkind == FOR_VECTORIZED)
-    return kiln_set_error("prefetch: axis '%s' of stage '%s' is vectorized; prefetch at an outer loop", lname,
-                          st->op->name),
-           NULL;
+  const char *lname = ((IterVar *)st->leaf_iters.data[k])->var->var.name;
   Stmt **parts = KNEWN(Stmt *, a->prefetch_data.len);
   for (int i = 0; i < a->prefetch_data.len; i++) {
     Tensor *t = a->prefetch_data.data[i];
@@ -104,10 +116,49 @@ Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k) {
       kiln_error_context("prefetch of '%s' at axis '%s' of stage '%s'", t->name, lname, st->op->name);
       return NULL;
     }
-    parts[i] = touch(b, t, region, a->prefetch_locality.data[i]);
+    parts[i] = touch(b, t, region, a->prefetch_locality.data[i], j, E);
     if (!parts[i]) return NULL;
   }
-  Stmt *all = ir_seq(a->prefetch_data.len, parts);
+  return ir_seq(a->prefetch_data.len, parts);
+}
+
+/* The touches a stage st is computed in deals into st's loop k
+ * (stage_prefetch_into), or a no-op. */
+static Stmt *dealt_in(Bounds *b, StageBounds *sb, int k) {
+  Stage *st = sb->st;
+  if (st->attach != ATTACH_SCOPE) return ir_nop();
+  IterAttr *pa = stage_iter_attr(st->attach_stage, st->attach_iv, false);
+  if (!pa || pa->prefetch_into != st->leaf_iters.data[k]) return ir_nop();
+  Range *rg = pm_get(&sb->range, st->leaf_iters.data[k]);
+  Expr *j = ir_sub(pm_get(&sb->loopvar, st->leaf_iters.data[k]), rg->min);
+  return touches(b, bounds_of(b, st->attach_stage), stage_leaf_index(st->attach_stage, st->attach_iv), pa, j,
+                 rg->extent);
+}
+
+/* The touches of st's own prefetches at its loop k. */
+static Stmt *own_touches(Bounds *b, StageBounds *sb, int k) {
+  Stage *st = sb->st;
+  IterVar *leaf = st->leaf_iters.data[k];
+  IterAttr *a = stage_iter_attr(st, leaf, false);
+  if (!a || !a->prefetch_data.len) return ir_nop();
+  const char *lname = leaf->var->var.name;
+  if (a->fkind == FOR_VECTORIZED)
+    return kiln_set_error("prefetch: axis '%s' of stage '%s' is vectorized; prefetch at an outer loop", lname,
+                          st->op->name),
+           NULL;
+  if (a->prefetch_into) { /* dealt into a stage computed here (dealt_in); one must have the loop */
+    for (int i = 0; i < b->sch->stages.len; i++) {
+      Stage *in = b->sch->stages.data[i];
+      if (in->attach == ATTACH_SCOPE && in->attach_stage == st && in->attach_iv == leaf &&
+          stage_leaf_index(in, a->prefetch_into) >= 0)
+        return ir_nop();
+    }
+    return kiln_set_error("prefetch_into: axis '%s' is not a loop of a stage computed at axis '%s' of stage '%s'",
+                          a->prefetch_into->var->var.name, lname, st->op->name),
+           NULL;
+  }
+  Stmt *all = touches(b, sb, k, a, NULL, NULL);
+  if (!all) return NULL;
   if (!a->prefetch_along || a->prefetch_parts <= 1) return all;
   /* spread: the along loop's variable, from st or a stage it is computed in */
   Expr *along = NULL;
@@ -125,4 +176,9 @@ Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k) {
            NULL;
   Expr *n = ir_i32(a->prefetch_parts), *kv = pm_get(&sb->loopvar, leaf);
   return ir_if(ir_eq(ir_floormod(kv, n), ir_floormod(along, n)), all, NULL);
+}
+
+Stmt *lower_prefetch(Bounds *b, StageBounds *sb, int k) {
+  Stmt *own = own_touches(b, sb, k), *in = own ? dealt_in(b, sb, k) : NULL;
+  return in ? ir_seq2(own, in) : NULL;
 }

@@ -323,6 +323,17 @@ int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts)
   return 0;
 }
 
+int stage_prefetch_into(Stage *st, IterVar *iv, IterVar *inner) {
+  if (check_leaf(st, iv, "prefetch_into")) return -1;
+  IterAttr *a = stage_iter_attr(st, iv, false);
+  if (!a || !a->prefetch_data.len)
+    return kiln_set_error("prefetch_into: axis '%s' of stage '%s' has no prefetch to deal out (call prefetch first)",
+                          ivname(iv), stname(st));
+  if (!inner || inner->okind != KOBJ_ITERVAR) return kiln_set_error("prefetch_into: no inner axis given");
+  a->prefetch_into = inner;
+  return 0;
+}
+
 static int check_movable(Stage *st, const char *prim) {
   if (!st) return -1;
   if (st->okind != KOBJ_STAGE) return kiln_set_error("%s: not a stage", prim);

@@ -126,6 +126,7 @@ typedef struct IterAttr {
   AVec prefetch_locality; /* Expr *: int32 0-3, __builtin_prefetch's */
   IterVar *prefetch_along;   /* stage_prefetch_spread: an enclosing loop... */
   int64_t prefetch_parts;    /* ... over whose iterations the touches are shared */
+  IterVar *prefetch_into;    /* stage_prefetch_into: the inner loop its touches are dealt over */
 } IterAttr;
 
 typedef enum AttachKind { ATTACH_ROOT, ATTACH_INLINE, ATTACH_SCOPE } AttachKind;
@@ -189,6 +190,14 @@ int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality
  * each of its output rows), the region is then touched once over parts
  * iterations instead of on each. */
 int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts);
+/* Deal loop iv's prefetches out over the iterations of `inner`, a loop of
+ * a stage computed at iv (a register block's reduction): iteration j of
+ * inner touches lines j, j + E, j + 2E, ... of them (E its extent)
+ * instead of all at iv's start.  A burst of misses at once (a residual's
+ * lines of a whole block) fills the core's miss buffers and stalls the
+ * loads behind it; one or two lines an iteration hide under the
+ * reduction. */
+int stage_prefetch_into(Stage *st, IterVar *iv, IterVar *inner);
 int stage_compute_inline(Stage *st);
 int stage_compute_root(Stage *st);
 int stage_compute_at(Stage *st, Stage *parent, IterVar *iv);

@@ -392,7 +392,9 @@ static void test_winograd_prefetch_knob(void) {
 /* conv2d_NCHWc.x86: prefetch_epilogue is in the space of float32 1x1
  * layers whose output is at least 512 KiB; the fallback takes 1 where the
  * output is at least the target's L2 and the reduction at most 8 vectors
- * of input channels (32->256 @32: 1 MiB, 32 channels), else 0.  On
+ * or the weights fit the L2 (32->256 @32 and 512->256 @32: 1 MiB out;
+ * not 512->2048 @16, 4 MiB of weights), else 0.  The touches are dealt over the block's input-channel
+ * loop (a q loop of lines inside it), not made at the block's start.  On
  * 32->256 @32 with a residual add and relu fused, every value matches the
  * unscheduled lowering, and the output stage touches the residual (not
  * the conv's input) of the column block d ahead: 8 columns x 16 floats a
@@ -405,14 +407,15 @@ static void test_conv_prefetch_epilogue_knob(void) {
   struct {
     int64_t ic, oc, k, hw;
     bool want;
-  } cases[] = {{32, 256, 1, 32, true}, {256, 128, 1, 32, true}, {512, 256, 1, 32, true},
+  } cases[] = {{32, 256, 1, 32, true}, {256, 128, 1, 32, true}, {512, 256, 1, 32, true}, {512, 2048, 1, 16, true},
                {32, 32, 1, 16, false}, {32, 256, 3, 32, false}};
   for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
     int64_t ic = cases[n].ic, oc = cases[n].oc, hw = cases[n].hw, k = cases[n].k;
     int p = (int)(k / 2);
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, ic, hw, hw}, (int64_t[]){oc, ic, k, k}, (int[]){1, 1},
                              (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
-    int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= target_l2_bytes(t) && ic <= 8 * t->vector_lanes;
+    int64_t l2 = target_l2_bytes(t);
+    int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= l2 && (ic <= 8 * t->vector_lanes || oc * ic * 4 <= l2);
     if (!check_knob(tm, t, wl, "prefetch_epilogue", want,
                     kfmt("%lld->%lld @%lld", (long long)ic, (long long)oc, (long long)hw)))
       return;
@@ -442,6 +445,8 @@ static void test_conv_prefetch_epilogue_knob(void) {
     if (!f) return;
     const char *text = kiln_lowered_str(f);
     CHECK_MSG(!d == !strstr(text, "prefetch(residual["), "prefetch_epilogue %d:\n%s", d, text);
+    CHECK_MSG(!d == !strstr(text, "prefetch.residual.q"), "prefetch_epilogue %d not dealt over the reduction:\n%s", d,
+              text);
     CHECK_MSG(!strstr(text, "prefetch(data["), "prefetch_epilogue %d touches the conv's input", d);
     if (d) CHECK_CONTAINS(text, kfmt(" + %d), %d)]", d * 8 * 16, 256 * 32 * 32 - 1));
     DLTensor **arr = tk_run_vs_unscheduled(s, 4, args, &copt, 1e-5, kfmt("32->256 @32 + residual, prefetch_epilogue %d", d));

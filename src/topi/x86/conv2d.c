@@ -336,17 +336,23 @@ static bool conv_has_prefetch_epilogue(const Workload *wl, const Conv2DWorkload 
 }
 
 /* The fallback's prefetch_epilogue: 1 where the output is at least the
- * target's L2 and the reduction at most 8 vectors of input channels, so a
- * block's reduction (28 accumulators x the channels, half as many cycles)
- * is short beside a miss to memory for its residual; else 0.  ResNet-50,
- * per-node minima of alternating profiles, 1 thread (load 3-4), without /
- * with: batch 1, 1x1 64->256 @56 + residual x3 1505 / 1392 us, 128->512
- * @28 x4 1847 / 1760, but 256->1024 @14 x6 (256 channels, 800 KB) 2467 /
- * 2640 and 512->2048 @7 x3 1296 / 1300; batch 8, 64->256 @56 24.6 / 18.4
- * ms, 128->512 @28 20.7 / 16.0, 256->1024 @14 24.8 / 25.3, 512->2048 @7
- * 11.9 / 13.2. */
+ * target's L2, so the residual comes from L3 or memory, and either the
+ * reduction is at most 8 vectors of input channels or the weights fit the
+ * L2; else 0.  The touches are dealt over the block's reduction
+ * (conv_prefetch_epilogue).  Touched all at the block's start, 28 misses
+ * at once filled the miss buffers and the loads behind them waited, so
+ * long reductions (256->1024 @14) gained nothing and the rule stopped at 8
+ * vectors; dealt, they gain where the weights stay in the L2, while with
+ * weights from memory (512->2048 @7, 4 MB) the touches compete with them:
+ * at batch 8, 2 threads, that layer's nodes ran 1.4x slower with them.
+ * Per-node minima of alternating kiln run --profile (load 2-2.3), new /
+ * old: ResNet-50 batch 8, 1 / 2 threads: 256->1024 @14 x6 0.80 / 0.87,
+ * 64->256 @56 x3 0.89 / 0.93, 128->512 @28 x4 0.92 / 0.97; Wide-ResNet-50
+ * batch 1: 256->512 @28 x4 0.90 / 0.89, 128->256 @56 x3 0.89 / 0.95;
+ * ResNet-50 batch 1: level (0.94-1.01). */
 static int64_t conv_prefetch_epilogue_fallback(const Target *t, const Conv2DWorkload *c) {
-  return conv_output_bytes(c) >= target_l2_bytes(t) && c->IC <= 8 * t->vector_lanes ? 1 : 0;
+  int64_t l2 = target_l2_bytes(t);
+  return conv_output_bytes(c) >= l2 && (c->IC <= 8 * t->vector_lanes || c->OC * c->IC * dt_bytes(c->dtype) <= l2) ? 1 : 0;
 }
 
 /* Whether a layer's space has "inline_pad" (false/true; not TVM's): a
@@ -844,14 +850,16 @@ static const NchwcForm *nchwc_form(const Tensor *conv) {
   return NULL;
 }
 
-/* "prefetch_epilogue" = d: at the start of each column block of the
- * output stage so (owo), touch the lines the block d column blocks later
- * reads of each input of the epilogue shaped like the conv's output (a
- * residual; not the conv's own input), so they arrive during this block's
- * reduction.  Past a row's last block the address runs on into the next
- * row (row-major arithmetic), which is the block that follows. */
-static int conv_prefetch_epilogue(Schedule *s, Stage *so, IterVar *owo, const ConfigEntity *cfg, Tensor *conv,
-                                  Tensor *pad, Tensor *kernel) {
+/* "prefetch_epilogue" = d: touch the lines the column block d column
+ * blocks later (owo of the output stage so) reads of each input of the
+ * epilogue shaped like the conv's output (a residual; not the conv's own
+ * input), dealt over the block's reduction (its input-channel loop, a
+ * line or two an iteration; stage_prefetch_into), so they arrive during
+ * it without a burst of misses.  Past a row's last block the address
+ * runs on into the next row (row-major arithmetic), which is the block
+ * that follows. */
+static int conv_prefetch_epilogue(Schedule *s, Stage *so, IterVar *owo, Stage *scc, const ConfigEntity *cfg,
+                                  Tensor *conv, Tensor *pad, Tensor *kernel) {
   int64_t d;
   if (x86_prefetch_distance("conv2d_NCHWc.x86", cfg, "prefetch_epilogue", "column blocks", &d)) return -1;
   for (int i = 0; d > 0 && i < s->stages.len; i++) {
@@ -859,7 +867,8 @@ static int conv_prefetch_epilogue(Schedule *s, Stage *so, IterVar *owo, const Co
     bool same = r->kind == TE_PLACEHOLDER && r != pad && r != kernel && r->ndim == conv->ndim;
     for (int k = 0; same && k < conv->ndim; k++) same = te_dim(r, k) == te_dim(conv, k);
     for (int j = 0; same && j < pad->ninputs; j++) same = pad->inputs[j] != r;
-    if (same && stage_prefetch(so, r, owo, c32(d), 3)) return -1;
+    if (same && (stage_prefetch(so, r, owo, c32(d), 3) || stage_prefetch_into(so, owo, stage_reduce_axis(scc, 0))))
+      return -1;
   }
   return 0;
 }
@@ -964,7 +973,7 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   if (stage_parallel(so, f)) return -1;
   if (stage_unroll(so, owi) || x86_vec_or_unroll(t, so, ocb, oc_bn)) return -1;
   if (stage_compute_at(scc, so, owo)) return -1;
-  if (form->prefetch_data && so != sc && conv_prefetch_epilogue(s, so, owo, cfg, conv, pad, kernel)) return -1;
+  if (form->prefetch_data && so != sc && conv_prefetch_epilogue(s, so, owo, scc, cfg, conv, pad, kernel)) return -1;
 
   /* the block: the reduction streams the input channels and the window */
   IterVar *cn = stage_axis(scc, 0), *cocc = stage_axis(scc, 1), *coh = stage_axis(scc, 2), *cow = stage_axis(scc, 3),
