@@ -308,12 +308,22 @@ int stage_prefetch(Stage *st, Tensor *t, IterVar *iv, Expr *offset, int locality
   return 0;
 }
 
-int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts) {
-  if (check_leaf(st, iv, "prefetch_spread")) return -1;
+/* The attributes of a leaf axis that already carries prefetches, for a
+ * primitive that rearranges them (prim names it in the error), or NULL. */
+static IterAttr *prefetched_attr(Stage *st, IterVar *iv, const char *prim, const char *verb) {
+  if (check_leaf(st, iv, prim)) return NULL;
   IterAttr *a = stage_iter_attr(st, iv, false);
-  if (!a || !a->prefetch_data.len)
-    return kiln_set_error("prefetch_spread: axis '%s' of stage '%s' has no prefetch to spread (call prefetch first)",
-                          ivname(iv), stname(st));
+  if (!a || !a->prefetch_data.len) {
+    kiln_set_error("%s: axis '%s' of stage '%s' has no prefetch to %s (call prefetch first)", prim, ivname(iv),
+                   stname(st), verb);
+    return NULL;
+  }
+  return a;
+}
+
+int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts) {
+  IterAttr *a = prefetched_attr(st, iv, "prefetch_spread", "spread");
+  if (!a) return -1;
   if (!along || along->okind != KOBJ_ITERVAR) return kiln_set_error("prefetch_spread: no enclosing axis given");
   if (parts < 1)
     return kiln_set_error("prefetch_spread: %lld parts for axis '%s' of stage '%s'; expected at least 1",
@@ -324,11 +334,8 @@ int stage_prefetch_spread(Stage *st, IterVar *iv, IterVar *along, int64_t parts)
 }
 
 int stage_prefetch_into(Stage *st, IterVar *iv, IterVar *inner) {
-  if (check_leaf(st, iv, "prefetch_into")) return -1;
-  IterAttr *a = stage_iter_attr(st, iv, false);
-  if (!a || !a->prefetch_data.len)
-    return kiln_set_error("prefetch_into: axis '%s' of stage '%s' has no prefetch to deal out (call prefetch first)",
-                          ivname(iv), stname(st));
+  IterAttr *a = prefetched_attr(st, iv, "prefetch_into", "deal out");
+  if (!a) return -1;
   if (!inner || inner->okind != KOBJ_ITERVAR) return kiln_set_error("prefetch_into: no inner axis given");
   a->prefetch_into = inner;
   return 0;

@@ -138,6 +138,11 @@ static void test_prefetch_errors(void) {
   CHECK(stage_prefetch_spread(st3, stage_axis(st3, 0), stage_axis(st3, 1), 0) != 0);
   CHECK_CONTAINS(kiln_get_error(), "0 parts for axis 'i' of stage 'B'");
   CHECK_OK(stage_prefetch_spread(st3, stage_axis(st3, 0), stage_axis(st3, 1), 2));
+  /* dealing over an inner loop needs a prefetch and a loop */
+  CHECK(stage_prefetch_into(st3, stage_axis(st3, 1), stage_axis(st3, 0)) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch_into: axis 'j' of stage 'B' has no prefetch to deal out");
+  CHECK(stage_prefetch_into(st3, stage_axis(st3, 0), NULL) != 0);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch_into: no inner axis given");
   CHECK(kiln_lower(s3, 2, (Tensor *[]){a3, b3}, "f", NULL) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "axis 'j' (for axis 'i' of stage 'B') is not a loop enclosing it");
   /* a tensor stored only in part (computed at a loop) */
