@@ -25,7 +25,8 @@
  * The blocked layout then flows forward through what can work on it
  * unchanged: elementwise ops, broadcasts whose other operand is a
  * per-channel constant (reshaped to [1, C/b, 1, 1, b]) or another blocked
- * tensor, pooling (its layout attribute becomes NCHW[b]c), padding of the
+ * tensor, pooling (its layout attribute becomes NCHW[b]c; a mean over
+ * the rows and columns becomes a global average pooling), padding of the
  * rows and columns only, and channel concatenation.  A broadcast over an
  * NCHW feature map that a conv already reads blocked reads the blocked
  * copy, so the layout flows on from there too.  Anything else gets
@@ -227,6 +228,16 @@ static GNode *reshape_to(Graph *ng, GNode *x, int n, const int64_t *s) {
   GAttrs at = gattrs_new();
   ga_ints(&at, "newshape", n, s);
   return graph_call(ng, "reshape", 1, &x, at, NULL);
+}
+
+/* Whether old (a mean) reduces exactly axes 2 and 3 of a 4-D tensor. */
+static bool is_spatial_mean(const GNode *old) {
+  const int64_t *ax;
+  int k = gattr_ints(&old->attrs, "axis", &ax);
+  if (old->args[0]->type.ndim != 4 || k != 2 || gattr_int(&old->attrs, "exclude", 0)) return false;
+  int m = 0;
+  for (int i = 0; i < k; i++) m |= 1 << ((ax[i] + 4) % 4);
+  return m == (1 << 2 | 1 << 3);
 }
 
 static bool is_binary_bcast(const GNode *old) { return (old->op->flags & OPF_BLOCKED_BROADCAST) != 0; }
@@ -664,6 +675,21 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
       set_blk(a, r, b);
       return r;
     }
+  }
+  /* a mean over the rows and columns (MnasNet's and ShuffleNetV2's heads,
+   * x.mean([2, 3])) is a global average pooling: blocked, and only its
+   * [N, C, 1, 1] result goes back to NCHW (reshaped to [N, C] without
+   * keepdims), not the whole feature map before it */
+  if (id == OP_MEAN && is_spatial_mean(old)) {
+    GAttrs at = gattrs_new();
+    ga_str(&at, "layout", layout_name(b));
+    GNode *p = graph_call(ng, "nn.global_avg_pool2d", 1, na, at, old->name);
+    if (!p) return NULL;
+    set_blk(a, p, b);
+    set_real(a, p, real_of(a, na[0]));
+    GNode *r = to_nchw(ng, a, p);
+    if (r && ot->ndim == 2) r = reshape_to(ng, r, 2, ot->shape);
+    return r;
   }
   /* padding of the rows and columns only (Inception-v3's average pooling
    * with count_include_pad imports as nn.pad before the pool) keeps the
