@@ -116,9 +116,10 @@ static const char *epi_name[] = {"none", "bias+relu", "residual+relu", "conv and
 /* Worst relative L2 error against the direct reference, over all cases. */
 static double worst_ref_err;
 
-/* A random layer and config (or the layer *fixed, with a random config)
- * against the unscheduled lowering and the direct convolution. */
-static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed) {
+/* A random layer and config (or the layer *fixed, with a random config;
+ * with passes > 0 its fallback config at the root in passes of that many
+ * samples) against the unscheduled lowering and the direct convolution. */
+static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed, int64_t passes) {
   Case c = {0};
   c.N = test_rand_between(1, 2);
   c.C = test_pick(7, (int64_t[]){1, 3, 5, 8, 16, 20, 32});
@@ -136,10 +137,14 @@ static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed)
   CHECK_NN(cs);
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
-  ConfigEntity *cfg = space_get(cs, idx);
+  ConfigEntity *cfg = passes ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
+  int64_t m = topi_x86_winograd_tile_size(c.N, c.C, c.O, c.OH, c.OW);
+  if (passes && cfg) {
+    config_set_split(cfg, "tile_rows", 2, (int64_t[]){-1, (c.OH + m - 1) / m});
+    config_set_other(cfg, "tile_n", opt_int(passes));
+  }
   CHECK_OK(tm->check(target_host(), cfg, wl));
   int64_t ib = cfg_split_inner(cfg, "tile_ic"), ob = cfg_split_inner(cfg, "tile_oc");
-  int64_t m = topi_x86_winograd_tile_size(c.N, c.C, c.O, c.OH, c.OW);
   const char *desc = kfmt("case %d: %s (m = %lld): config %lld %s, epilogue %s", caseno, wl->key, (long long)m,
                           (long long)idx, config_entity_json(cfg), epi_name[epi]);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  %s\n", desc);
@@ -278,7 +283,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed)
 static void test_random(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
-  for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, NULL);
+  for (int i = 0; tm && i < tk_template_cases(24); i++) run_case(tm, (Epi)(i % EPI__COUNT), i, NULL, 0);
   if (getenv("KILN_X86_VERBOSE")) fprintf(stderr, "  worst relative error against the direct conv: %g\n", worst_ref_err);
 }
 
@@ -350,7 +355,32 @@ static void test_tile_size(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
   Case c = {.N = 1, .C = 96, .H = 14, .W = 14, .O = 96, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
-  for (int i = 0; tm && i < 2; i++) run_case(tm, i ? EPI_RESIDUAL_RELU : EPI_NONE, i, &c);
+  for (int i = 0; tm && i < 2; i++) run_case(tm, i ? EPI_RESIDUAL_RELU : EPI_NONE, i, &c, 0);
+}
+
+/* Passes of the root stages at batch > 1 ("tile_n"): the fallback takes
+ * one sample a pass where a sample has 32 tiles or more and its V and M
+ * pass the 1 MiB L2 (ResNet's 64 @56, 128 @28, VGG's 128 @112), the
+ * whole batch where a sample has fewer (256 @14 under F(4x4): 16 tiles);
+ * then passes of 1 and 2 of 4 samples against the unscheduled lowering. */
+static void test_passes(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  static const int64_t layers[][5] = {{8, 64, 56, 64, 1}, {8, 128, 28, 128, 1}, {8, 256, 14, 256, 8},
+                                      {8, 128, 112, 128, 1}, {2, 128, 28, 128, 1}};
+  const Target *t = target_parse("llvm -mcpu=znver5", NULL);
+  for (int i = 0; t && i < (int)(sizeof layers / sizeof layers[0]); i++) {
+    const int64_t *l = layers[i];
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){l[0], l[1], l[2], l[2]}, (int64_t[]){l[3], l[1], 3, 3}, (int[]){1, 1},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, t, wl);
+    CHECK_NN(cfg);
+    if (cfg) CHECK_MSG(cfg_other_int(cfg, "tile_n", 0) == l[4], "%s: tile_n %lld, expected %lld", wl->key,
+                       (long long)cfg_other_int(cfg, "tile_n", 0), (long long)l[4]);
+  }
+  Case c = {.N = 4, .C = 16, .H = 12, .W = 12, .O = 32, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  for (int i = 0; i < 2; i++) run_case(tm, i ? EPI_RESIDUAL_RELU : EPI_BIAS_RELU, i, &c, i + 1);
 }
 
 static void test_errors(void) {
@@ -416,6 +446,7 @@ const TestCase winograd_tests[] = {
     {"random", test_random},
     {"fallback", test_fallback},
     {"tile_size", test_tile_size},
+    {"passes", test_passes},
     {"errors", test_errors},
     {NULL, NULL},
 };

@@ -32,7 +32,9 @@
  * the stages run at the root instead, each parallel on its own (the GEMM
  * over (e, n)), so the kernel transform U streams through the caches
  * once; the fallback does that unless U fits L2 and V and M of the whole
- * batch do not fit L3 (topi_x86_winograd_at_root).
+ * batch do not fit L3 (topi_x86_winograd_at_root).  At batch > 1 the
+ * root stages run in passes of "tile_n" samples (the output's sample loop
+ * outside, V, M and the padded input computed in it; wino_pass_samples).
  */
 #include "../../knob/knob.h"
 #include "../topi.h"
@@ -290,7 +292,11 @@ static int wino_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   int64_t m = 0, nH = 0, nW = 0;
   if (wino_parse(wl, &c, &m, &nH, &nW) || topi_x86_winograd_space(cs, &c, nH, nW, 1)) return -1;
-  return space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)});
+  if (space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)})) return -1;
+  /* batch > 1 only (batch-1 spaces keep their configs): the samples a
+   * pass of the root stages covers; without it (older records) the whole
+   * batch */
+  return c.N > 1 ? x86_define_tile_n(cs, c.N) : 0;
 }
 
 /* Where the stages run at the root (tile_rows = all the rows), so the
@@ -323,6 +329,33 @@ static bool wino_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int
   double ubytes = (double)a2 * (double)IC * (double)OC * (double)value_bytes,
          vmbytes = (double)a2 * tiles * (double)(IC * value_bytes + OC * 4);
   return ubytes > (double)target_l2_bytes(t) || vmbytes <= (double)(target_l3_bytes(t) / 2);
+}
+
+/* The fallback's "tile_n", the samples each pass of the root stages
+ * covers.  The whole batch at once streams V and M through L3 or memory
+ * and reads the transformed kernel U once; passes keep a pass's V and M
+ * near the core but read U once a pass, so they need enough tiles a pass
+ * to pay for it.  Where one sample has at least WINO_MIN_TILES4 tiles
+ * (as the tile size asks of U from memory): the most samples (a divisor
+ * of the batch, at most 8) whose V and M together fit the L2, at least
+ * one; else the whole batch (at most 8 samples: the knob's candidates
+ * are the divisors up to 8).  bench_conv2d --batch 8 --winograd --cold
+ * --epilogue --cpu-time, 1 thread, effective GFLOP/s, two rounds (load
+ * 3-3.6), tile_n 8 / 1 / 2 / 4: ResNet's 128 @28 (49 tiles, V + M 1.8
+ * MB a sample) 521-409 / 665-619 / 653-600 / 519-454; VGG-16's 512 @28
+ * 581 / 714 / 636 / 661, 256->512 @28 671 / 769 / 644 / 670, 256 @56
+ * 527 / 572 / 569 / 585, 128 @112 339 / 379 / 363 / 299; with 16 tiles a
+ * sample level in the bench (256 @14 378-356 / 341-398 / 410-353 /
+ * 386-305, 512 @7 230-261 / 280-230 / 263-228 / 260-212) and in
+ * ResNet-50 at batch 8 their nodes ran 1.18-1.23x slower at tile_n 1
+ * (per-node minima of 3 alternating profiles, 1 and 2 threads, load 4-5),
+ * where the three 128 @28 nodes ran 0.77x / 0.82x. */
+static int64_t wino_pass_samples(const Target *t, const Conv2DWorkload *c, int64_t m) {
+  int64_t a2 = (m + 2) * (m + 2), tiles = ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m), best = 1;
+  bool few = tiles < WINO_MIN_TILES4;
+  for (int64_t d = 2; d <= 8 && d <= c->N; d++)
+    if (c->N % d == 0 && (few || d * a2 * tiles * (c->IC + c->OC) * 4 <= target_l2_bytes(t))) best = d;
+  return best;
 }
 
 bool topi_x86_winograd_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
@@ -390,6 +423,7 @@ static int wino_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   if (wino_parse(wl, &c, &m, &nH, &nW)) return -1;
   topi_x86_winograd_fallback(t, cfg, &c, m, nH, nW, 1, DT_F32);
   config_set_other(cfg, "prefetch_w", opt_int(wino_at_root(t, c.N, c.IC, c.OC, c.OH, c.OW, m, 4) ? 1 : 0));
+  if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(wino_pass_samples(t, &c, m)));
   return 0;
 }
 
@@ -487,6 +521,12 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
                           (long long)reg_c, (long long)reg_p, (long long)rows, (long long)COc, (long long)nW,
                           (long long)nH);
   bool at_root = rows == nH;
+  /* "tile_n" (batch > 1): the samples each pass of the root stages covers */
+  int64_t N = te_dim(M, 2), nb = cfg_other_int(cfg, "tile_n", N);
+  if (nb < 1 || N % nb)
+    return kiln_set_error("conv2d_NCHWc_winograd.x86: knob 'tile_n' = %lld samples a pass must divide the batch %lld",
+                          (long long)nb, (long long)N);
+  bool passes = at_root && nb < N;
 
   Stage *sp = pad->kind == TE_COMPUTE ? sch_stage(s, pad) : NULL;
   if (x86_inline_group(s, conv, sp)) return -1;
@@ -511,6 +551,8 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
   if (stage_split(so, h, c32(rows * m), &ho, &hr) || stage_split(so, hr, c32(m), &thi, &hi) ||
       stage_split(so, w, c32(m), &tw, &wi))
     return -1;
+  IterVar *pass = NULL;
+  if (passes && stage_split(so, n, c32(nb), &pass, &n)) return -1;
   if (at_root) {
     if (stage_reorder(so, 8, (IterVar *[]){n, k, ho, thi, tw, hi, wi, kb}) || stage_fuse(so, n, k, &f) ||
         stage_fuse(so, f, ho, &f) || stage_fuse(so, f, thi, &f) || stage_parallel(so, f))
@@ -560,7 +602,14 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
     IterVar *fe, *fv;
     if (stage_fuse(sm, me, mn, &fe) || stage_parallel(sm, fe)) return -1;
     if (stage_fuse(sv, vb, vth, &fv) || stage_parallel(sv, fv)) return -1;
-    if (sp && x86_schedule_pad(s, pad)) return -1;
+    if (passes && (stage_compute_at(sm, so, pass) || stage_compute_at(sv, so, pass))) return -1;
+    IterVar *fp;
+    if (sp && passes) { /* a pass's padded input, its channel chunks x rows in parallel */
+      if (stage_compute_at(sp, so, pass) || stage_fuse(sp, stage_axis(sp, 1), stage_axis(sp, 2), &fp) ||
+          stage_parallel(sp, fp) || x86_vec_or_unroll(t, sp, stage_axis(sp, 4), ib))
+        return -1;
+    } else if (sp && x86_schedule_pad(s, pad))
+      return -1;
   } else {
     if (stage_compute_at(sm, so, f) || stage_compute_at(sv, so, f)) return -1;
     if (sp) {
