@@ -861,6 +861,47 @@ static void test_depthwise_unroll_kw(void) {
   }
 }
 
+/* prefetch_w: a depthwise layer of at most 256 output positions (960 @7,
+ * 576 /2 @14) has the knob and the fallback touches the chunk ahead's
+ * weights at each kh step, shared out over the row block's rows (row r
+ * touches step r modulo the rows); 192 @28 (784 outputs) has no knob and
+ * no prefetch.  3x3 and 5x5 layers with 0, 1 and 2 chunks ahead, against
+ * their unscheduled lowering. */
+static void test_depthwise_prefetch_w(void) {
+  const Template *tm = template_lookup("depthwise_conv2d_NCHWc.x86");
+  CHECK_NN(tm);
+  if (!tm) return;
+  static const struct {
+    int64_t c, w;
+    int s, pf;
+  } fb[] = {{960, 7, 1, 1}, {576, 14, 2, 1}, {192, 28, 1, -1}};
+  for (size_t i = 0; i < sizeof fb / sizeof fb[0]; i++) {
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, fb[i].c, fb[i].w, fb[i].w}, (int64_t[]){fb[i].c, 1, 3, 3},
+                             (int[]){fb[i].s, fb[i].s}, (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    LoweredFunc *f = lower_config(tm, wl, cfg);
+    if (!f) continue;
+    CHECK_MSG(cfg_other_int(cfg, "prefetch_w", -1) == fb[i].pf, "%lld @%lld /%d: fallback prefetch_w %lld",
+              (long long)fb[i].c, (long long)fb[i].w, fb[i].s, (long long)cfg_other_int(cfg, "prefetch_w", -1));
+    const char *text = kiln_lowered_str(f);
+    CHECK_MSG(!strstr(text, "prefetch(kernel[") == (fb[i].pf < 0), "%lld @%lld: prefetch %s", (long long)fb[i].c,
+              (long long)fb[i].w, fb[i].pf < 0 ? "where the layer has no knob" : "missing");
+    if (i == 0) CHECK_CONTAINS(text, "if ((kh == oh.inner))"); /* rows of 7: kh % 7 == oh.inner % 7 */
+  }
+  for (int k = 0; k < 6; k++) {
+    int64_t kw = k < 3 ? 3 : 5;
+    int st = 1 + k % 2;
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 48, 12, 12}, (int64_t[]){48, 1, kw, kw}, (int[]){st, st},
+                             (int[]){kw / 2, kw / 2, kw / 2, kw / 2}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    CHECK_NN(cfg);
+    if (!cfg) continue;
+    config_set_other(cfg, "prefetch_w", opt_int(k % 3));
+    tk_config_vs_unscheduled(tm, target_host(), wl, cfg, &copt, 1e-6,
+                             kfmt("stride-%d depthwise %lldx%lld, prefetch_w %d", st, (long long)kw, (long long)kw, k % 3));
+  }
+}
+
 /* A 1x1 block of 14 columns spans two output-channel chunks (14 x 2 x 16
  * accumulators), the chunk loop inside the reduction, so a broadcast input
  * value feeds two FMAs; the parallel loop runs over pairs of chunks.  A
@@ -1237,6 +1278,7 @@ const TestCase x86_tests[] = {
     {"conv_strided_1x1_sampled", test_conv_strided_1x1_sampled},
     {"depthwise_row_block", test_depthwise_row_block},
     {"depthwise_unroll_kw", test_depthwise_unroll_kw},
+    {"depthwise_prefetch_w", test_depthwise_prefetch_w},
     {"depthwise_random", test_depthwise_random},
     {"dense_nopack_random", test_dense_nopack_random},
     {"dense_pack_random", test_dense_pack_random},

@@ -12,7 +12,9 @@
  * oc_bn input channels per column, the epilogue inlined into the output.
  * With unroll_kw (not TVM's knob here, but conv2d_NCHWc.x86's name) the
  * window's columns are unrolled too, and neighbouring columns' taps share
- * their input loads (dw_unroll_kw).
+ * their input loads (dw_unroll_kw).  With prefetch_w (conv2d_NCHWc.x86's
+ * name) a small layer touches the weights of the output-channel chunk d
+ * ahead while it convolves this one (dw_prefetch_pays).
  *
  * The zero padding (knob inline_pad).  Copied, a parallel block first
  * writes the padded input rows it reads to a buffer, then convolves them;
@@ -132,6 +134,26 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
+/* Whether a layer's space has "prefetch_w": at most DW_PREFETCH_OUTPUTS
+ * output positions share each weight vector (the 14x14 and 7x7 layers).
+ * A chunk's weights (KH x KW vectors) then serve at most 256 FMAs each
+ * before the next chunk's are needed, and in a model they come from L3 or
+ * memory: every other layer's weights passed through the caches since the
+ * last run.  Each kh step
+ * touches the kh row of the chunk d ahead (stage_prefetch), and the row
+ * block's output rows share the touches out (stage_prefetch_spread), so
+ * the next chunk's weights stream in among this chunk's FMAs.  In the
+ * models, each node's minimum over 40 alternating profiles, 1 thread
+ * (load 4), without / 1 ahead: MobileNet-V2's 960 @7 7.4-7.8 / 5.5-6.0
+ * us, 576 /2 @14 7.8 / 5.7, 576 @14 11.8-12.1 / 10.5-10.9, 384 @14 7.1-7.9
+ * / 6.9-7.2, 192 /2 @28 7.5 / 6.6, the 11 such nodes 92 / 79 us; MnasNet's
+ * 5x5 576 /2 @14 13.8 / 10.3, 5x5 1152 @7 15.5-16.3 / 15.0-15.2, its 9
+ * such nodes 136 / 124 us.  Touching every kh step's lines in every row
+ * (no spread) was slower, and the larger layers (784 or more outputs a
+ * weight: 32 @112, 144 @56, 192 @28) were level or slower with it. */
+enum { DW_PREFETCH_OUTPUTS = 256 };
+static bool dw_prefetch_pays(const Conv2DWorkload *c) { return c->OH * c->OW <= DW_PREFETCH_OUTPUTS; }
+
 /* Whether the layer reads zero padding (and so has the inline_pad knob). */
 static bool dw_padded(const Conv2DWorkload *c) { return c->pt || c->pl || c->pb || c->pr; }
 
@@ -145,7 +167,9 @@ static int dw_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
     return -1;
   if (dw_padded(&c) && space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)})) return -1;
   /* last, so the indices of the knobs before it keep their configs */
-  return space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)});
+  if (space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)})) return -1;
+  return dw_prefetch_pays(&c) ? space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)})
+                              : 0;
 }
 
 
@@ -179,6 +203,7 @@ static int dw_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl) {
   config_set_split(cfg, "tile_ow", 2, (int64_t[]){-1, x86_largest_divisor(c.OW, cols)});
   config_set_other(cfg, "unroll_kw", opt_bool(dw_unroll_kw(&c)));
   if (dw_padded(&c)) config_set_other(cfg, "inline_pad", opt_bool(c.OW > c.KW));
+  if (dw_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
   cfg->is_fallback = true;
   return 0;
 }
@@ -234,9 +259,11 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(const Target *t, Schedule *s, const
     return kiln_set_error("depthwise_conv2d_NCHWc.x86 schedule: anchor '%s' has tag '%s', expected "
                           "depthwise_conv2d_NCHWc",
                           conv->name, conv->tag ? conv->tag : "");
-  Tensor *pad = NULL;
-  for (int i = 0; i < conv->ninputs; i++)
+  Tensor *pad = NULL, *kernel = NULL;
+  for (int i = 0; i < conv->ninputs; i++) {
     if (conv->inputs[i]->ndim == 5) pad = conv->inputs[i];
+    if (conv->inputs[i]->ndim == 6) kernel = conv->inputs[i];
+  }
   if (!pad) return kiln_set_error("depthwise_conv2d_NCHWc.x86 schedule: '%s' reads no 5-D data", conv->name);
   int64_t oc_bn = te_dim(conv, 4), ic_bn = te_dim(pad, 4), OW = te_dim(conv, 3);
   int64_t cfg_ic, cfg_oc, reg_n;
@@ -288,6 +315,10 @@ int topi_x86_schedule_depthwise_conv2d_NCHWc(const Target *t, Schedule *s, const
           *cocb = stage_axis(scc, 4), *rkh = stage_reduce_axis(scc, 0), *rkw = stage_reduce_axis(scc, 1);
   if (stage_reorder(scc, 7, (IterVar *[]){cn, cocc, coh, rkh, rkw, cow, cocb})) return -1;
   if (cfg_other_int(cfg, "unroll_kw", 0) && stage_unroll(scc, rkw)) return -1;
+  /* a chunk's weights are KH steps of rkh: d chunks ahead is d x KH steps */
+  if (x86_prefetch_w_blocks("depthwise_conv2d_NCHWc.x86", scc, cfg, kernel, rkh, ohi, rows,
+                            kernel ? te_dim(kernel, 2) : 0))
+    return -1;
   if (stage_unroll(scc, cow) || x86_vec_or_unroll(t, scc, cocb, oc_bn)) return -1;
   return x86_schedule_others(s, so, conv, (int)oc_bn);
 }
