@@ -336,14 +336,14 @@ static void test_fallback(void) {
 }
 
 /* The tile size: F(2x2) under 8 x 8, and where F(4x4)'s transformed
- * kernel (36 x IC x OC floats) exceeds a 1 MiB L2 and the batch has fewer
- * than 32 of its tiles (ResNet's 256 @14 at batch 1: 16); F(4x4) with
- * more tiles (batch 2 or 8 at 14x14, 28x28's 49) or a kernel that fits
+ * kernel (36 x IC x OC floats) exceeds a 1 MiB L2 and a sample has fewer
+ * than 32 of its tiles (ResNet's 256 @14: 16, at any batch); F(4x4) with
+ * more tiles (28x28's 49) or a kernel that fits
  * L2 (DenseNet's 128->32 @14: 0.6 MB).  Then an F(2x2) layer at 14x14
  * (96 channels: U of F(4x4) 1.3 MB) under random configs against the
  * unscheduled lowering and the direct convolution. */
 static void test_tile_size(void) {
-  static const int64_t layers[][5] = {{1, 256, 14, 256, 2}, {2, 256, 14, 256, 4}, {8, 256, 14, 256, 4},
+  static const int64_t layers[][5] = {{1, 256, 14, 256, 2}, {2, 256, 14, 256, 2}, {8, 256, 14, 256, 2},
                                       {1, 128, 28, 128, 4}, {1, 128, 14, 32, 4},  {1, 96, 14, 96, 2},
                                       {1, 512, 7, 512, 2},  {1, 32, 7, 32, 2},    {1, 512, 28, 512, 4}};
   for (int i = 0; i < (int)(sizeof layers / sizeof layers[0]); i++) {
@@ -360,15 +360,16 @@ static void test_tile_size(void) {
 
 /* Passes of the root stages at batch > 1 ("tile_n"): the fallback takes
  * one sample a pass where a sample has 32 tiles or more and its V and M
- * pass the 1 MiB L2 (ResNet's 64 @56, 128 @28, VGG's 128 @112), the
- * whole batch where a sample has fewer (256 @14 under F(4x4): 16 tiles);
+ * pass the 1 MiB L2 (ResNet's 64 @56, 128 @28, 256 @14 under F(2x2),
+ * VGG's 128 @112), the whole batch where a sample has fewer (512 @7
+ * under F(2x2): 16 tiles);
  * then passes of 1 and 2 of 4 samples against the unscheduled lowering. */
 static void test_passes(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
   if (!tm) return;
-  static const int64_t layers[][5] = {{8, 64, 56, 64, 1}, {8, 128, 28, 128, 1}, {8, 256, 14, 256, 8},
-                                      {8, 128, 112, 128, 1}, {2, 128, 28, 128, 1}};
+  static const int64_t layers[][5] = {{8, 64, 56, 64, 1}, {8, 128, 28, 128, 1}, {8, 256, 14, 256, 1},
+                                      {8, 512, 7, 512, 8}, {8, 128, 112, 128, 1}, {2, 128, 28, 128, 1}};
   const Target *t = target_parse("llvm -mcpu=znver5", NULL);
   for (int i = 0; t && i < (int)(sizeof layers / sizeof layers[0]); i++) {
     const int64_t *l = layers[i];

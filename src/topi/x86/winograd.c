@@ -43,26 +43,34 @@
 
 static Expr *c32(int64_t v) { return ir_i32(v); }
 
-/* The F(4x4) tiles a batch needs for its transformed kernel to keep the
- * FMAs busy when it comes from memory. */
+/* The F(4x4) tiles a pass of the root stages needs for its transformed
+ * kernel to keep the FMAs busy when it comes from memory. */
 #define WINO_MIN_TILES4 32
 
 /* The tile size m: 4, or 2 for outputs under 8 x 8 and where F(4x4)'s
  * transformed kernel U (36 x IC x OC floats) does not fit L2, so a model
- * reads it from memory, and the batch has fewer than WINO_MIN_TILES4 of
- * its tiles.  The GEMMs read U once for the whole batch, each float of it
- * serving 2 FLOPs per tile: at 16 tiles (14x14) a core at its FMA peak
- * (about 260 GFLOP/s) would draw U at 32 GB/s, more than one core gets
- * from memory; F(2x2) has 16 x IC x OC floats (2.25x fewer) for 49 tiles,
- * at 1.36x the GEMM FLOPs.  bench_conv2d --cold --epilogue
- * --cpu-time, 1 thread (CPU time, load 4-6), effective GFLOP/s F(4x4) /
- * F(2x2): ResNet's 3x3 256 @14 (U 9.4 / 4.2 MB) 321-325 / 311-401
- * (Winograd / direct 1.28-1.35x / 1.35-1.56x); at 28x28 (49 tiles) F(4x4)
- * stays ahead: ResNet's 128 @28 531-551 / 423-476, VGG-16's 256->512 @28
- * 605-613 / 440-464, 512 @28 679-694 / 478-483. */
+ * reads it from memory, and a sample has fewer than WINO_MIN_TILES4 of
+ * its tiles.  The GEMMs read U once a pass, each float of it serving 2
+ * FLOPs per tile: at 16 tiles (14x14) a core at its FMA peak (about 260
+ * GFLOP/s) would draw U at 32 GB/s, more than one core gets from memory;
+ * F(2x2) has 16 x IC x OC floats (2.25x fewer) for 49 tiles, at 1.36x the
+ * GEMM FLOPs.  bench_conv2d --cold --epilogue --cpu-time, 1 thread (CPU
+ * time, load 4-6), effective GFLOP/s F(4x4) / F(2x2): ResNet's 3x3 256
+ * @14 (U 9.4 / 4.2 MB) 321-325 / 311-401 (Winograd / direct 1.28-1.35x /
+ * 1.35-1.56x); at 28x28 (49 tiles) F(4x4) stays ahead: ResNet's 128 @28
+ * 531-551 / 423-476, VGG-16's 256->512 @28 605-613 / 440-464, 512 @28
+ * 679-694 / 478-483.  The batch does not count: F(2x2) runs a sample a
+ * pass (wino_pass_samples), where F(4x4) over the whole batch at once
+ * streamed V and M of the batch through L3.  ResNet's 256 @14 at batch 8,
+ * F(4x4) over the batch / F(2x2) a sample a pass: bench_conv2d --batch 8
+ * --winograd (as above, load 2.3) 358-397 / 406-498, VGG-16's 512 @14
+ * 453-462 / 411-483; in ResNet-50 at batch 8 the five nodes' per-node
+ * minima of 3 alternating profiles (load 2.3) 0.84x at 1 thread, 0.62x
+ * at 2. */
 int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
+  (void)N;
   if (OH < 8 || OW < 8) return 2;
-  double u4 = 36.0 * (double)IC * (double)OC * 4, tiles4 = (double)N * (double)((OH + 3) / 4) * (double)((OW + 3) / 4);
+  double u4 = 36.0 * (double)IC * (double)OC * 4, tiles4 = (double)((OH + 3) / 4) * (double)((OW + 3) / 4);
   /* m is part of the task (the folded U and the template's compute agree
    * on it from the workload alone), so no target is at hand: the L2 of
    * target_l2_bytes' default, a CPU the table does not describe */
