@@ -11,7 +11,13 @@
  *   - an out-elementwise-fusable op (conv2d, dense, pooling) or a
  *     reduction becomes the anchor of its consumer's group when that group
  *     is an elementwise/broadcast chain without an anchor;
- *   - opaque ops never fuse.
+ *   - opaque ops never fuse, except that a row op (softmax, layer norm:
+ *     OPF_ROW_INPUT) takes the chain of producers that only move data
+ *     (OPF_MOVES_DATA: a crop, transpose, relayout, reshape), which its
+ *     row stages then read through their index maps: ViT's crop of the
+ *     padded Q K^T before its softmax, ConvNeXt's NCHW16c -> NHWC
+ *     transpose before its layer norms were kernels of their own, each a
+ *     pass over the tensor.
  * A group therefore has one output and at most one anchor, and its
  * schedule is the anchor's with the rest inlined.  The single-use rule is
  * a conservative stand-in for TVM's post-dominator analysis: it gives the
@@ -44,6 +50,7 @@ typedef struct Grp {
   AVec nodes;
   GNode *anchor;
   int max_pattern; /* the largest pattern among non-anchor ops */
+  bool rows;       /* started at an opaque row op (OPF_ROW_INPUT) */
 } Grp;
 
 static bool is_anchor(const GNode *n) {
@@ -53,6 +60,7 @@ static bool is_anchor(const GNode *n) {
 /* Can producer n (one use: consumer c) join c's group? */
 static bool can_join(GNode *n, GNode *c, Grp *cg) {
   OpPattern pn = n->op->pattern, pc = c->op->pattern;
+  if (cg->rows) return (n->op->flags & OPF_MOVES_DATA) && pn <= PAT_INJECTIVE;
   if (pn == PAT_OPAQUE || pc == PAT_OPAQUE) return false;
   if (pc == PAT_OUT_ELEMWISE_FUSABLE) return false; /* anchors fuse their outputs, not inputs */
   if (is_anchor(n)) return !cg->anchor && cg->max_pattern <= PAT_BROADCAST;
@@ -267,6 +275,7 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
       av_push(&ng->nodes, node);
       if (is_anchor(node)) ng->anchor = node;
       else ng->max_pattern = node->op->pattern;
+      ng->rows = (node->op->flags & OPF_ROW_INPUT) != 0;
       gid[node->id] = grps.len;
       av_push(&grps, ng);
     }

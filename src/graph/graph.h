@@ -387,6 +387,13 @@ enum {
    * executor binds run-time values from its output after it runs
    * (dd.bind, ops/datadep.c) */
   OPF_BINDS_VALUES = 1u << 4,
+  /* every output element is one input element (or a pad's constant) at
+   * an index map, nothing computed: a reshape, transpose, slice, crop or
+   * relayout */
+  OPF_MOVES_DATA = 1u << 5,
+  /* an opaque row op (softmax, layer norm) that a chain of OPF_MOVES_DATA
+   * producers may join, read through their index maps (graph/fuse.c) */
+  OPF_ROW_INPUT = 1u << 6,
 };
 
 /* Fusion patterns (DESIGN §4), ordered as TVM orders them. */

@@ -75,6 +75,10 @@ def test_residual_stream_turns_blocked(tmp_path):
     # relayouted inside the add's kernel
     adds = [k for k in kernels if k.startswith("fused_reshape_transpose_multiply")]
     assert len(adds) == 3 and all("layout_transform_add" in k for k in adds), kernels
+    # each layer norm reads the blocked map channels-last through the
+    # transpose (graph/fuse.c, OPF_MOVES_DATA): no transpose kernel of its own
+    norms = [k for k in kernels if "layer_norm" in k]
+    assert len(norms) == 4 and all(re.match(r"fused_(layout_transform_)?transpose_nn_layer_norm", k) for k in norms), kernels
     x = np.random.standard_normal(shape).astype(np.float32)
     m.set_input("x", x)
     m.run()

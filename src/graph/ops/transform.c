@@ -626,15 +626,18 @@ static int infer_layout_transform(GNode *n, TType *out) {
   return 0;
 }
 
+/* OPF_MOVES_DATA: index maps only (an opaque row op may read through them) */
+#define MD OPF_MOVES_DATA
+
 const OpDef ops_transform[] = {
-    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_reshape, NULL, "data, newshape", OP_RESHAPE},
-    {"nn.batch_flatten", 1, 1, PAT_INJECTIVE, infer_batch_flatten, compute_batch_flatten, NULL, "data"},
-    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transpose, NULL, "data, axes=None", OP_TRANSPOSE},
-    {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_to_type_shape, NULL, "data, axis=None"},
-    {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_to_type_shape, NULL, "data, axis, num_newaxis=1"},
+    {"reshape", 1, 1, PAT_INJECTIVE, infer_reshape, compute_reshape, NULL, "data, newshape", OP_RESHAPE, MD},
+    {"nn.batch_flatten", 1, 1, PAT_INJECTIVE, infer_batch_flatten, compute_batch_flatten, NULL, "data", OP_OTHER, MD},
+    {"transpose", 1, 1, PAT_INJECTIVE, infer_transpose, compute_transpose, NULL, "data, axes=None", OP_TRANSPOSE, MD},
+    {"squeeze", 1, 1, PAT_INJECTIVE, infer_squeeze, compute_to_type_shape, NULL, "data, axis=None", OP_OTHER, MD},
+    {"expand_dims", 1, 1, PAT_BROADCAST, infer_expand_dims, compute_to_type_shape, NULL, "data, axis, num_newaxis=1", OP_OTHER, MD},
     {"concatenate", 1, -1, PAT_INJECTIVE, infer_concat, compute_concatenate, NULL, "data, axis", OP_CONCATENATE},
     {"strided_slice", 1, 1, PAT_INJECTIVE, infer_strided_slice, compute_strided_slice, NULL,
-     "data, begin, end, strides=None, axes=None"},
+     "data, begin, end, strides=None, axes=None", OP_OTHER, MD},
     {"dyn.strided_slice", 4, 4, PAT_INJECTIVE, infer_dyn_strided_slice, compute_dyn_strided_slice, NULL,
      "data, begin, strides, axes"},
     {"dyn.split", 1, 2, PAT_INJECTIVE, infer_dyn_split, compute_dyn_split, NULL, "data, sizes=None, axis=0, index=0"},
@@ -653,7 +656,7 @@ const OpDef ops_transform[] = {
     {"dyn.resize", 2, 2, PAT_OPAQUE, infer_dyn_resize, compute_dyn_resize, NULL, NULL},
     {"take", 2, 2, PAT_INJECTIVE, infer_take, compute_take, NULL, "data, indices, axis=None, mode='clip'"},
     {"gather_elements", 2, 2, PAT_INJECTIVE, infer_gather_elements, compute_gather_elements, NULL, NULL},
-    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD},
+    {"nn.pad", 1, 1, PAT_INJECTIVE, infer_pad, compute_pad, NULL, NULL, OP_PAD, MD},
     {"tile", 1, 1, PAT_INJECTIVE, infer_tile, compute_tile, NULL, "data, reps"},
     {"broadcast_to", 1, 1, PAT_BROADCAST, infer_broadcast_to, compute_broadcast_to, NULL, "data, shape"},
     {"image.resize2d", 1, 1, PAT_INJECTIVE, infer_resize, compute_resize2d, NULL, NULL},
@@ -662,7 +665,7 @@ const OpDef ops_transform[] = {
     {"nn.space_to_depth", 1, 1, PAT_INJECTIVE, infer_space_to_depth, compute_space_to_depth, NULL,
      "data, block_size, layout='NCHW'"},
     {"layout_transform", 1, 1, PAT_INJECTIVE, infer_layout_transform, compute_layout_transform, NULL,
-     "data, src_layout, dst_layout"},
+     "data, src_layout, dst_layout", OP_OTHER, MD},
     {"one_hot", 1, 1, PAT_INJECTIVE, infer_one_hot, compute_one_hot, NULL, NULL},
     {"signal.mel_weight_matrix", 4, 4, PAT_INJECTIVE, infer_mel_weight_matrix, compute_mel_weight_matrix, NULL,
      "dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, shape, dtype"},
