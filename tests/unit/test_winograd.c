@@ -360,16 +360,18 @@ static void test_tile_size(void) {
 
 /* Passes of the root stages at batch > 1 ("tile_n"): the fallback takes
  * one sample a pass where a sample has 32 tiles or more and its V and M
- * pass the 1 MiB L2 (ResNet's 64 @56, 128 @28, 256 @14 under F(2x2),
- * VGG's 128 @112), the whole batch where a sample has fewer (512 @7
- * under F(2x2): 16 tiles);
+ * pass the 1 MiB L2 but fit 8 MiB, a quarter of the 32 MiB L3 (ResNet's
+ * 64 @56, 128 @28, 256 @14 under F(2x2), VGG's 512 @28: 7.2 MB), the
+ * whole batch where a sample has fewer (512 @7 under F(2x2): 16 tiles)
+ * or more bytes (VGG's 128 @112: 29 MB);
  * then passes of 1 and 2 of 4 samples against the unscheduled lowering. */
 static void test_passes(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);
   if (!tm) return;
   static const int64_t layers[][5] = {{8, 64, 56, 64, 1}, {8, 128, 28, 128, 1}, {8, 256, 14, 256, 1},
-                                      {8, 512, 7, 512, 8}, {8, 128, 112, 128, 1}, {2, 128, 28, 128, 1}};
+                                      {8, 512, 7, 512, 8}, {8, 128, 112, 128, 8}, {8, 512, 28, 512, 1},
+                                      {2, 128, 28, 128, 1}};
   const Target *t = target_parse("llvm -mcpu=znver5", NULL);
   for (int i = 0; t && i < (int)(sizeof layers / sizeof layers[0]); i++) {
     const int64_t *l = layers[i];

@@ -344,12 +344,19 @@ static bool wino_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int
  * and reads the transformed kernel U once; passes keep a pass's V and M
  * near the core but read U once a pass, so they need enough tiles a pass
  * to pay for it.  Where one sample has at least WINO_MIN_TILES4 tiles
- * (as the tile size asks of U from memory): the most samples (a divisor
+ * (as the tile size asks of U from memory) and its V and M fit a quarter
+ * of the L3 (a core's share of the half the stages may use; larger, a
+ * pass keeps nothing near the core either): the most samples (a divisor
  * of the batch, at most 8) whose V and M together fit the L2, at least
  * one; else the whole batch (at most 8 samples: the knob's candidates
- * are the divisors up to 8).  bench_conv2d --batch 8 --winograd --cold
- * --epilogue --cpu-time, 1 thread, effective GFLOP/s, two rounds (load
- * 3-3.6), tile_n 8 / 1 / 2 / 4: ResNet's 128 @28 (49 tiles, V + M 1.8
+ * are the divisors up to 8).  VGG-16 at batch 8 with its large maps in
+ * passes too (V + M 11-29 MB a sample): 0.94x the time at 1 thread, but
+ * 1.09x at 2 (per-node minima of 2 alternating profiles, load 3; its
+ * 64->128 @112 1.43x, 256 @56 1.19x), end to end 1.26x; with the L3
+ * condition level (0.95x / 0.96x, load 2.5-4).  bench_conv2d --batch 8
+ * --winograd --cold --epilogue --cpu-time, 1 thread, effective GFLOP/s,
+ * two rounds (load 3-3.6), tile_n 8 / 1 / 2 / 4: ResNet's 128 @28 (49
+ * tiles, V + M 1.8
  * MB a sample) 521-409 / 665-619 / 653-600 / 519-454; VGG-16's 512 @28
  * 581 / 714 / 636 / 661, 256->512 @28 671 / 769 / 644 / 670, 256 @56
  * 527 / 572 / 569 / 585, 128 @112 339 / 379 / 363 / 299; with 16 tiles a
@@ -360,9 +367,10 @@ static bool wino_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int
  * where the three 128 @28 nodes ran 0.77x / 0.82x. */
 static int64_t wino_pass_samples(const Target *t, const Conv2DWorkload *c, int64_t m) {
   int64_t a2 = (m + 2) * (m + 2), tiles = ((c->OH + m - 1) / m) * ((c->OW + m - 1) / m), best = 1;
-  bool few = tiles < WINO_MIN_TILES4;
+  int64_t sample = a2 * tiles * (c->IC + c->OC) * 4; /* V and M of one sample */
+  bool whole = tiles < WINO_MIN_TILES4 || sample > target_l3_bytes(t) / 4;
   for (int64_t d = 2; d <= 8 && d <= c->N; d++)
-    if (c->N % d == 0 && (few || d * a2 * tiles * (c->IC + c->OC) * 4 <= target_l2_bytes(t))) best = d;
+    if (c->N % d == 0 && (whole || d * sample <= target_l2_bytes(t))) best = d;
   return best;
 }
 
