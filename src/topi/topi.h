@@ -646,9 +646,9 @@ int64_t x86_batch_block(const struct Target *t, int64_t N, int64_t block);
  * `block` accumulator vectors spans, in a layer of `chunks` chunks. */
 int64_t x86_conv_occ_block(const struct Target *t, int64_t block, int64_t chunks);
 struct Conv2DWorkload;
-/* Whether a conv's weights are large (>= 256 KiB) and shared by at most
- * 256 outputs a channel, so its templates define "prefetch_w" (x86/conv2d.c;
- * conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
+/* Whether a conv's weights are shared by at most 256 outputs a channel and
+ * large (>= 256 KiB, or >= 32 KiB at stride 1), so its templates define
+ * "prefetch_w" (x86/conv2d.c; conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
 bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
 struct ConfigEntity;
 /* Whether a 1x1 conv2d_NCHWc layer with cfg's blocks runs its parallel

@@ -238,7 +238,7 @@ static void test_measure_conv(void) {
 
 static void test_features(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
-  Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 14, 14}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
+  Workload *wl = wl_conv2d("conv2d_NCHWc.x86", (int64_t[]){1, 64, 28, 28}, (int64_t[]){64, 64, 3, 3}, (int[]){1, 1},
                            (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
   ConfigSpace *cs = template_space(tm, target_host(), wl);
   CHECK_NN(cs);

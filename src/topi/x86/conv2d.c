@@ -231,14 +231,24 @@ static bool conv_has_occ_inner(const Workload *wl, const Conv2DWorkload *c) {
   return is_fp32_task(wl) && c->KH == 1 && c->KW == 1;
 }
 
-/* Whether a layer's weights are worth prefetching a block ahead: they are
- * large (at least 256 KiB) and few outputs share each weight (at most 256
- * per output channel: the 14x14 and 7x7 layers), so a register block's
- * weights, read from memory in a model, arrive during its first row of
- * outputs faster than memory supplies them.  conv2d_NCHWc.x86 and
- * group_conv2d_NCHWc.x86 define "prefetch_w" where it holds. */
+/* Whether a layer's weights are worth prefetching a block ahead: few
+ * outputs share each weight (at most 256 per output channel: the 14x14
+ * and 7x7 layers) and the weights are large (at least 256 KiB), or at
+ * least 32 KiB at stride 1, so a register block's weights, read from L3
+ * or memory in a model, arrive during its first row of outputs faster
+ * than they would be supplied.  conv2d_NCHWc.x86 and
+ * group_conv2d_NCHWc.x86 define "prefetch_w" where it holds.  The 32 KiB
+ * stride-1 layers (group_conv2d.c measured RegNetY's; at stride 2 it was
+ * slower there): in the models, each node's minimum over 10-24
+ * alternating profiles, 1 thread (load 3-4), without / with:
+ * MobileNet-V2's 1x1 96->576 @14 104-106 / 92-93 us, 64->384 @14 46-48 /
+ * 42-43, 576->96 @14 92-93 / 88-90, 384->96 @14 62 / 60, 384->64 @14 42 /
+ * 40 (its 7x7 and 14x14 convs together 1,637 / 1,563 us; 2 threads 891 /
+ * 873); GoogLeNet's 480->96 @14 85 / 82, 3x3 32->128 @7 23 / 20, 48->128
+ * @7 31 / 28; SqueezeNet-1.1's 64->256 @13 27 / 24, 48->192 @13 16 / 14. */
 bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
-  return c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype) >= (256 << 10) && c->OH * c->OW <= 256;
+  int64_t wbytes = c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
+  return c->OH * c->OW <= 256 && (wbytes >= (256 << 10) || (wbytes >= (32 << 10) && c->sh == 1 && c->sw == 1));
 }
 
 int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,

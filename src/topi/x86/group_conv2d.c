@@ -384,19 +384,16 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
  * supplies them; the next block's (the group's next chunks, or the next
  * group's) follow the current one's in memory.  bench_conv2d --grouped,
  * RegNetX's 408 @14, one thread: 193 GFLOP/s with the weights in cache,
- * 177 with them flushed (--cold).  The rule: x86_conv_prefetch_pays, and
- * also smaller weights (at least 32 KiB) of a stride-1 layer whose outputs
- * are as few (at most 256 a channel): RegNetY's packed groups of 8 at
+ * 177 with them flushed (--cold).  The rule: x86_conv_prefetch_pays, whose
+ * smaller weights (at least 32 KiB) of a stride-1 layer whose outputs are
+ * as few (at most 256 a channel) were measured here first: RegNetY's packed groups of 8 at
  * 208 @14 (60 KiB) and 448 @7 (129 KiB).  In RegNetY-400MF (per-node
  * minima of alternating profiles, load 3-4) its five 448 @7 layers went
  * 110 -> 89 us at 1 thread and 73 -> 64 and 65 -> 53 at 2 threads, its
  * five 208 @14 143 -> 132 (1 thread) and 83 -> 79 (2 threads).  Not at
  * stride 2: its 208/2 @28 went 45 -> 55 us (1 thread) and 31 -> 39 (2
  * threads), 448/2 @14 level.  The schedule: x86_conv_prefetch_w. */
-static bool gconv_prefetch_pays(const Conv2DWorkload *c) {
-  int64_t wbytes = c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
-  return x86_conv_prefetch_pays(c) || (wbytes >= (32 << 10) && c->OH * c->OW <= 256 && c->sh == 1 && c->sw == 1);
-}
+static bool gconv_prefetch_pays(const Conv2DWorkload *c) { return x86_conv_prefetch_pays(c); }
 
 static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
