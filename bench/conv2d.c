@@ -208,6 +208,14 @@ static const Layer layers[] = {
     {"vgg16.3x3 256->512 @28", 256, 28, 28, 512, 3, 1, 1},
     {"vgg16.3x3 512->512 @28", 512, 28, 28, 512, 3, 1, 1},
     {"vgg16.3x3 512->512 @14", 512, 14, 14, 512, 3, 1, 1},
+    /* the ungrouped 1x1 layers Wide-ResNet-50 and ResNeXt-50 share (twice
+     * ResNet-50's bottleneck width) */
+    {"wide.1x1 128->256 @56", 128, 56, 56, 256, 1, 1, 0},
+    {"wide.1x1 256->512 @28", 256, 28, 28, 512, 1, 1, 0},
+    {"wide.1x1 512->1024 @14", 512, 14, 14, 1024, 1, 1, 0},
+    {"wide.1x1 1024->2048 @7", 1024, 7, 7, 2048, 1, 1, 0},
+    {"wide.1x1 2048->1024 @7", 2048, 7, 7, 1024, 1, 1, 0},
+    {"wide.1x1/2 512->1024 @28", 512, 28, 28, 1024, 1, 2, 0},
 };
 
 /* With --depthwise: the distinct depthwise layers of MobileNet-V2, MnasNet,
