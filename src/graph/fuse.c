@@ -13,11 +13,12 @@
  *     is an elementwise/broadcast chain without an anchor;
  *   - opaque ops never fuse, except that a row op (softmax, layer norm:
  *     OPF_ROW_INPUT) takes the chain of producers that only move data
- *     (OPF_MOVES_DATA: a crop, transpose, relayout, reshape), which its
- *     row stages then read through their index maps: ViT's crop of the
- *     padded Q K^T before its softmax, ConvNeXt's NCHW16c -> NHWC
- *     transpose before its layer norms were kernels of their own, each a
- *     pass over the tensor.
+ *     (OPF_MOVES_DATA: a crop, transpose, relayout, reshape) as far as a
+ *     row's innermost elements stay contiguous in what it reads
+ *     (row_chain), which its row stages then read through their index
+ *     maps: ViT's crop of the padded Q K^T before its softmax, ConvNeXt's
+ *     NCHW16c -> NHWC transpose before its layer norms were kernels of
+ *     their own, each a pass over the tensor.
  * A group therefore has one output and at most one anchor, and its
  * schedule is the anchor's with the rest inlined.  The single-use rule is
  * a conservative stand-in for TVM's post-dominator analysis: it gives the
@@ -51,6 +52,7 @@ typedef struct Grp {
   GNode *anchor;
   int max_pattern; /* the largest pattern among non-anchor ops */
   bool rows;       /* started at an opaque row op (OPF_ROW_INPUT) */
+  AVec row_chain;  /* GNode *: the producers such a group may take (row_chain) */
 } Grp;
 
 static bool is_anchor(const GNode *n) {
@@ -60,13 +62,70 @@ static bool is_anchor(const GNode *n) {
 /* Can producer n (one use: consumer c) join c's group? */
 static bool can_join(GNode *n, GNode *c, Grp *cg) {
   OpPattern pn = n->op->pattern, pc = c->op->pattern;
-  if (cg->rows) return (n->op->flags & OPF_MOVES_DATA) && pn <= PAT_INJECTIVE;
+  if (cg->rows) return av_find(&cg->row_chain, n) >= 0;
   if (pn == PAT_OPAQUE || pc == PAT_OPAQUE) return false;
   if (pc == PAT_OUT_ELEMWISE_FUSABLE) return false; /* anchors fuse their outputs, not inputs */
   if (is_anchor(n)) return !cg->anchor && cg->max_pattern <= PAT_BROADCAST;
   if (pn <= PAT_BROADCAST) return pc <= PAT_INJECTIVE || pc == PAT_COMM_REDUCE;
   if (pn == PAT_INJECTIVE) return pc <= PAT_INJECTIVE && (!cg->anchor || cg->anchor->op->pattern != PAT_COMM_REDUCE);
   return false;
+}
+
+/* The input axis that a data-movement op n (OPF_MOVES_DATA) reads along
+ * its output's axis a, where consecutive elements along a stay consecutive
+ * in the input (in runs of at least ROW_RUN where a blocked layout's lanes
+ * are read, ConvNeXt's NCHW16c -> NCHW); -1 when they do not (a stride, a
+ * transpose's moved axis, a reshape that regroups the axis). */
+enum { ROW_RUN = 16 };
+static int moved_axis(const GNode *n, int a) {
+  const TType *in = &n->args[0]->type, *out = &n->type;
+  int last = out->ndim - 1;
+  switch (n->op->id) {
+  case OP_PAD: return a;
+  case OP_STRIDED_SLICE: {
+    const int64_t *st;
+    int k = gattr_ints(&n->attrs, "strides", &st);
+    for (int i = 0; i < k; i++)
+      if (st[i] != 1) return -1;
+    return a;
+  }
+  case OP_TRANSPOSE: {
+    const int64_t *p;
+    int k = gattr_ints(&n->attrs, "axes", &p);
+    return k == 0 ? in->ndim - 1 - a : k == out->ndim ? (int)p[a] : -1;
+  }
+  case OP_LAYOUT_TRANSFORM: {
+    /* the output's axis letter, blocked in the source as its last
+     * (lowercase) axis of a multiple of ROW_RUN lanes: NCHW16c -> NCHW */
+    const char *src = gattr_str(&n->attrs, "src_layout", ""), *dst = gattr_str(&n->attrs, "dst_layout", "");
+    size_t ls = strlen(src);
+    if ((int)strlen(dst) != out->ndim || a > last || ls < 2 || src[ls - 1] < 'a' || src[ls - 1] > 'z') return -1;
+    if (dst[a] != src[ls - 1] - 'a' + 'A' || in->shape[in->ndim - 1] % ROW_RUN) return -1;
+    return in->ndim - 1;
+  }
+  default: /* reshape, squeeze, expand_dims, batch_flatten: the last axis kept */
+    return a == last && in->ndim > 0 && in->shape[in->ndim - 1] == out->shape[last] ? in->ndim - 1 : -1;
+  }
+}
+
+/* The single-use data-movement producers that row op r may take: the
+ * chain below its data input, as far as the last point where the
+ * elements of a row's innermost axis are still contiguous in the tensor
+ * the kernel would read (its vector loads stay loads, not gathers).  An
+ * NCHW map's transpose to channels-last does not qualify (each element a
+ * plane apart: a layer norm of [56 x 56, 96] read so ran 2.3x slower than
+ * the tiled transpose kernel and the norm together); a blocked one's does
+ * (a 16-lane run per block). */
+static void row_chain(GNode *r, const int *uses, const bool *is_out, AVec *out) {
+  int a = r->type.ndim - 1, keep = 0;
+  for (GNode *n = r->nargs ? r->args[0] : NULL; n && n->kind == GN_CALL && (n->op->flags & OPF_MOVES_DATA) &&
+                                               n->op->pattern <= PAT_INJECTIVE && uses[n->id] == 1 && !is_out[n->id];
+       n = n->args[0]) {
+    if ((a = moved_axis(n, a)) < 0) break;
+    av_push(out, n);
+    if (a == n->args[0]->type.ndim - 1) keep = out->len;
+  }
+  out->len = keep;
 }
 
 /* A diamond below `top`, which has several uses: the elementwise and
@@ -276,6 +335,7 @@ int graph_fuse(Graph *g, int opt_level, AVec *out) {
       if (is_anchor(node)) ng->anchor = node;
       else ng->max_pattern = node->op->pattern;
       ng->rows = (node->op->flags & OPF_ROW_INPUT) != 0;
+      if (ng->rows) row_chain(node, uses, is_out, &ng->row_chain);
       gid[node->id] = grps.len;
       av_push(&grps, ng);
     }

@@ -347,6 +347,8 @@ bool sym_eval(const Graph *g, Expr *e, const int64_t *vals, int64_t *out);
   X(OP_PAD, "nn.pad")                                                \
   X(OP_RESHAPE, "reshape")                                           \
   X(OP_TRANSPOSE, "transpose")                                       \
+  X(OP_STRIDED_SLICE, "strided_slice")                               \
+  X(OP_LAYOUT_TRANSFORM, "layout_transform")                         \
   X(OP_BATCH_NORM, "nn.batch_norm")                                  \
   X(OP_DROPOUT, "nn.dropout")                                        \
   X(OP_CAST, "cast")                                                 \

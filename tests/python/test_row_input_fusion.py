@@ -16,7 +16,7 @@ import kiln
 from kiln import graph_executor
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 def _build(path, shapes):
@@ -68,5 +68,31 @@ def test_crop_joins_softmax(tmp_path, scale_scores):
     s = q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2) / np.sqrt(shape[-1])
     e = np.exp(s - s.max(-1, keepdims=True))
     want = (e / e.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    got = m.get_output(0).numpy()
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+
+
+def test_strided_transpose_stays_out(tmp_path):
+    # NCHW to channels-last: a row's channels are a plane apart, so the
+    # norm reading through the transpose would gather every vector (2.3x
+    # slower than the tiled transpose kernel and the norm together); the
+    # transpose keeps its kernel
+    c, h, w = 48, 6, 10
+    gamma, beta = np.linspace(0.5, 1.5, c).astype(np.float32), np.linspace(-1, 1, c).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 3, 1]),
+                           helper.make_node("LayerNormalization", ["xt", "g", "b"], ["y"], axis=-1, epsilon=1e-5)],
+                          "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, h, w, c])],
+                          [numpy_helper.from_array(gamma, "g"), numpy_helper.from_array(beta, "b")])
+    path = str(tmp_path / "l.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    kernels, m = _build(path, {"x": (1, c, h, w)})
+    assert kernels == ["fused_transpose", "fused_nn_layer_norm"], kernels
+    x = np.random.default_rng(3).standard_normal((1, c, h, w)).astype(np.float32)
+    m.set_input("x", x)
+    m.run()
+    xt = x.astype(np.float64).transpose(0, 2, 3, 1)
+    mu, var = xt.mean(-1, keepdims=True), xt.var(-1, keepdims=True)
+    want = (xt - mu) / np.sqrt(var + 1e-5) * gamma + beta
     got = m.get_output(0).numpy()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
