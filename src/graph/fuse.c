@@ -74,14 +74,19 @@ static bool can_join(GNode *n, GNode *c, Grp *cg) {
 /* The input axis that a data-movement op n (OPF_MOVES_DATA) reads along
  * its output's axis a, where consecutive elements along a stay consecutive
  * in the input (in runs of at least ROW_RUN where a blocked layout's lanes
- * are read, ConvNeXt's NCHW16c -> NCHW); -1 when they do not (a stride, a
- * transpose's moved axis, a reshape that regroups the axis). */
+ * are read, ConvNeXt's NCHW16c -> NCHW); -1 when they do not (a pad
+ * along a, a stride, a transpose's moved axis, a reshape that regroups
+ * the axis). */
 enum { ROW_RUN = 16 };
 static int moved_axis(const GNode *n, int a) {
   const TType *in = &n->args[0]->type, *out = &n->type;
   int last = out->ndim - 1;
   switch (n->op->id) {
-  case OP_PAD: return a;
+  case OP_PAD: { /* a crop along a (a pad there would select per lane) */
+    const int64_t *p;
+    int k = gattr_ints(&n->attrs, "pads", &p);
+    return k == 2 * in->ndim && p[a] <= 0 && p[a + in->ndim] <= 0 ? a : -1;
+  }
   case OP_STRIDED_SLICE: {
     const int64_t *st;
     int k = gattr_ints(&n->attrs, "strides", &st);

@@ -96,3 +96,25 @@ def test_strided_transpose_stays_out(tmp_path):
     want = (xt - mu) / np.sqrt(var + 1e-5) * gamma + beta
     got = m.get_output(0).numpy()
     assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+
+
+def test_pad_along_row_stays_out(tmp_path):
+    # zeros appended to each row: read through, every vector of the row's
+    # tail would select per lane; the pad keeps its kernel (a crop joins,
+    # test_crop_joins_softmax)
+    g = helper.make_graph([helper.make_node("Pad", ["x", "p"], ["xp"]),
+                           helper.make_node("Softmax", ["xp"], ["y"], axis=-1)],
+                          "ps", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 32])],
+                          [numpy_helper.from_array(np.array([0, 0, 0, 12], np.int64), "p")])
+    path = str(tmp_path / "p.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    kernels, m = _build(path, {"x": (6, 20)})
+    assert kernels == ["fused_nn_pad", "fused_nn_softmax"], kernels
+    x = np.random.default_rng(4).standard_normal((6, 20)).astype(np.float32)
+    m.set_input("x", x)
+    m.run()
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 12)))
+    e = np.exp(xp - xp.max(-1, keepdims=True))
+    want = e / e.sum(-1, keepdims=True)
+    assert np.abs(m.get_output(0).numpy() - want).max() < 1e-6
