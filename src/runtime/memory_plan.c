@@ -10,7 +10,13 @@
  *     size is within a factor of 16 -- the smallest at least as large, else
  *     the largest smaller one, which grows to fit -- or a new token; then the
  *     tokens of its inputs lose one use each, and a token with no use left
- *     goes back to the free list (a head's token never does);
+ *     goes back to the free list (a head's token never does); a graph
+ *     output (a head) takes only a free token of exactly its size that has
+ *     held no entry of another size, so that its storage holds entries of
+ *     one size: with a batch, a buffer holding an output keeps the
+ *     output's layout, and the samples can run one by one, each through
+ *     every kernel, only where every entry sharing it lies at that stride
+ *     (graph_sym.c, sample_major_setup);
  *   - an alias node ("__nop") hands its output input 0's token.
  * Outputs are placed before the inputs are released, so an operator never
  * writes the storage it reads -- except a node marked in place (an
@@ -42,6 +48,7 @@ typedef struct Token {
   int64_t uses;   /* uses still to come of the entries it holds */
   int pinned;     /* an argument's or a head's: never released */
   int is_free;    /* on the free list */
+  int mixed;      /* has held entries of different sizes */
 } Token;
 
 typedef struct Planner {
@@ -63,14 +70,15 @@ static int new_token(Planner *p, uint64_t bytes, int32_t device) {
 
 /* TVM's TokenAllocator1D::Request: a free token of the device sized in
  * [bytes, bytes * 16] (the smallest; ties to the earliest released), else
- * in [bytes / 16, bytes) (the largest); -1 if none. */
-static int request(Planner *p, uint64_t bytes, int32_t device) {
+ * in [bytes / 16, bytes) (the largest); -1 if none.  With exact (a head),
+ * only a token of exactly bytes that has held no other size. */
+static int request(Planner *p, uint64_t bytes, int32_t device, int exact) {
   uint64_t lo = bytes / MATCH_RANGE;
   uint64_t hi = bytes > UINT64_MAX / MATCH_RANGE ? UINT64_MAX : bytes * MATCH_RANGE;
   int best_up = -1, best_down = -1;
   for (int i = 0; i < p->nfree; i++) {
     Token *t = &p->tok[p->free_list[i]];
-    if (t->device != device) continue;
+    if (t->device != device || (exact && (t->bytes != bytes || t->mixed))) continue;
     if (t->bytes >= bytes && t->bytes <= hi) {
       if (best_up < 0 || t->bytes < p->tok[p->free_list[best_up]].bytes) best_up = i;
     } else if (t->bytes < bytes && t->bytes >= lo) {
@@ -84,6 +92,7 @@ static int request(Planner *p, uint64_t bytes, int32_t device) {
           (size_t)(p->nfree - pick - 1) * sizeof *p->free_list);
   p->nfree--;
   p->tok[id].is_free = 0;
+  if (p->tok[id].bytes != bytes) p->tok[id].mixed = 1;
   if (p->tok[id].bytes < bytes) p->tok[id].bytes = bytes;
   return id;
 }
@@ -222,6 +231,7 @@ static int plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries
         storage_id[out] = id;
         if (storage_offset) storage_offset[out] = storage_offset[in];
         p.tok[id].uses += uses[out];
+        if (p.tok[id].bytes != entry_bytes[out]) p.tok[id].mixed = 1;
         if (p.tok[id].bytes < entry_bytes[out]) p.tok[id].bytes = entry_bytes[out];
         if (is_head[out]) p.tok[id].pinned = 1;
       }
@@ -252,7 +262,7 @@ static int plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries
         if (c >= 0) { /* a view: the first input computed takes the concatenation's token */
           if (concat_tok[c] < 0) {
             int32_t out = nodes[c].first_output;
-            int id = request(&p, entry_bytes[out], dev);
+            int id = request(&p, entry_bytes[out], dev, 0);
             if (id < 0) id = new_token(&p, entry_bytes[out], dev);
             p.tok[id].uses = nodes[c].num_inputs + uses[out];
             p.tok[id].pinned = 0;
@@ -260,9 +270,10 @@ static int plan_memory(int num_nodes, const KilnPlanNode *nodes, int num_entries
           }
           storage_id[e] = concat_tok[c];
           storage_offset[e] = view_at[e];
+          p.tok[concat_tok[c]].mixed = 1;
           continue;
         }
-        int id = nd->kind == KILN_PLAN_ARG ? -1 : request(&p, entry_bytes[e], dev);
+        int id = nd->kind == KILN_PLAN_ARG ? -1 : request(&p, entry_bytes[e], dev, is_head[e]);
         if (id < 0) id = new_token(&p, entry_bytes[e], dev);
         p.tok[id].uses = uses[e];
         p.tok[id].pinned = nd->kind == KILN_PLAN_ARG || is_head[e];

@@ -291,7 +291,7 @@ def run_vs_torch(net, so, tmp_path, seed):
 
 
 def test_symbolic_batch_no_default_variants_for_small_weights(tmp_path):
-    # weights within a quarter of the L3 and one sample's activation past
+    # weights within half the L3 and one sample's activation past
     # the L2 (16 x 256 x 256 floats, 4 MiB): no batched variants unless
     # --batch-sizes names them (graph_default_batches); the samples run
     # through the batch-1 kernels and match PyTorch

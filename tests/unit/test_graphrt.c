@@ -239,6 +239,21 @@ static void test_plan_memory(void) {
   CHECK(sid[6] != sid[4]); /* e5 is a head: its storage (e4's) is kept */
   nodes[5].kind = KILN_PLAN_OP;
 
+  /* a graph output takes only a free token of exactly its size that has
+   * held no other size, so that with a batch its samples lie one stride
+   * apart there (graph_sym.c, sample_major_setup) */
+  bytes[8] = 2 * N; /* e6's token (4N) would fit e8: not a head's */
+  CHECK_OK(kiln_graph_plan_memory(9, nodes, 9, bytes, NULL, 2, heads, sid, &plan));
+  CHECK(sid[8] != sid[6] && sid[8] != sid[3]);
+  CHECK_INT(plan.num_storage, 8);
+  bytes[8] = 4 * N;
+  bytes[6] = 2 * N; /* e6 takes e4's token (4N), which then holds two sizes: e8 takes e3's */
+  CHECK_OK(kiln_graph_plan_memory(9, nodes, 9, bytes, NULL, 2, heads, sid, &plan));
+  CHECK_INT(sid[6], sid[4]);
+  CHECK_INT(sid[8], sid[3]);
+  CHECK_INT(plan.num_storage, 7);
+  bytes[6] = 4 * N;
+
   /* errors */
   in8[0] = 9;
   CHECK(kiln_graph_plan_memory(9, nodes, 9, bytes, NULL, 2, heads, sid, &plan) != 0);

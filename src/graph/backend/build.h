@@ -63,7 +63,7 @@ typedef struct GroupInfo {
  * (samples blocked into the register tile, conv2d_NCHWc.x86's tile_n) beat
  * the per-sample loop, and a variant costs no memory until a batch runs it
  * (docs/symbolic_shapes.md, "Why variants at 4 and 8 by default").  None
- * where the graph g's weights fit a quarter of t's L3 and one sample's
+ * where the graph g's weights fit half of t's L3 and one sample's
  * largest activation is past its L2: the samples then reread the weights
  * from the L3, while the batch-N kernels would stream N times the
  * activations through it (SqueezeNet-1.1; ResNet-18's 47 MB of weights
