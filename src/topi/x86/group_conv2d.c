@@ -374,6 +374,11 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
   return ic_bn > 1 && block > ic_bn && block % ic_bn == 0 && KH * KW > 1 && cfg_other_int(cfg, "tile_n", 1) == 1;
 }
 
+static bool ow_filter(const int64_t *sizes, int n, void *ud) {
+  (void)ud;
+  return sizes[n - 1] <= 64;
+}
+
 /* The space has "prefetch_w" (conv2d_NCHWc.x86's knob: at each
  * step of the input-channel block, touch the weights the same step of the
  * register block d blocks ahead will read): the weights are large (at
@@ -393,13 +398,6 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
  * five 208 @14 143 -> 132 (1 thread) and 83 -> 79 (2 threads).  Not at
  * stride 2: its 208/2 @28 went 45 -> 55 us (1 thread) and 31 -> 39 (2
  * threads), 448/2 @14 level.  The schedule: x86_conv_prefetch_w. */
-static bool gconv_prefetch_pays(const Conv2DWorkload *c) { return x86_conv_prefetch_pays(c); }
-
-static bool ow_filter(const int64_t *sizes, int n, void *ud) {
-  (void)ud;
-  return sizes[n - 1] <= 64;
-}
-
 static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   (void)t;
   Conv2DWorkload c;
@@ -409,7 +407,7 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
       space_define_split(cs, "tile_oc", c.OC / c.groups, NULL) || space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
   if (space_define_knob(cs, "unroll_kw", 2, (OptVal[]){opt_bool(true), opt_bool(false)})) return -1;
-  if (gconv_prefetch_pays(&c) &&
+  if (x86_conv_prefetch_pays(&c) &&
       space_define_knob(cs, "prefetch_w", 3, (OptVal[]){opt_int(0), opt_int(1), opt_int(2)}))
     return -1;
   if (gconv_pack_lanes(t, c.IC, c.OC, c.groups) &&
@@ -443,7 +441,7 @@ static int gconv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl
   /* one block ahead: a block is a group's chunks (ResNeXt's widest, 32
    * channels of 32 x 9 inputs, 36 KiB), so this block's weights and the
    * next one's fit the L2 together */
-  if (gconv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
+  if (x86_conv_prefetch_pays(&c)) config_set_other(cfg, "prefetch_w", opt_int(1));
   if (kpgp) config_set_other(cfg, "group_pad", opt_bool(c.KH * c.KW > 1));
   /* paired groups: a block of a pair's 2 KPG / L chunks */
   int64_t pl = gconv_pair_lanes(t, &c);
