@@ -395,13 +395,11 @@ Graph *onnx_import_text(const OnnxModel *m, const char *input_shapes, int nvalue
   return g;
 }
 
+/* No scratch arena here: the model owns its arena, and onnx_import_text
+ * pushes the import's own. */
 Graph *kiln_import_onnx_bound(const char *path, const char *input_shapes, int nvalues, const InputValue *values) {
-  KArena *scratch = kiln_arena_new();
-  kiln_arena_push(scratch);
   OnnxModel *m = onnx_model_load(path);
   Graph *g = m ? onnx_import_text(m, input_shapes, nvalues, values) : NULL;
   onnx_model_free(m);
-  kiln_arena_pop();
-  kiln_arena_free(scratch);
   return g;
 }
