@@ -48,6 +48,9 @@
  * 16-lane chunks: RegNetX-1.6GF's 1x1s (912: 57, 1008: 63), SqueezeNet-
  * 1.1's 384->48 and GoogLeNet's 5x5 16->48 (3), and ShuffleNetV2's stem
  * (24: 3 chunks of 8);
+ * the "narrow." layers are 3x3 stride-1 layers with 8 to 24 channels on
+ * one side (where Winograd starts to pay: 16 channels from an 18x18
+ * output, src/graph/backend/strategy.c);
  * "32(24)->80" reads a padded input of 32 channels of which 24 are real
  * (the reduction over those only; its GFLOP/s count the real FLOPs),
  * beside "32->80", the same reducing over all 32.
@@ -183,6 +186,20 @@ static const Layer layers[] = {
     {"odd.1x1 384->48 @13", 384, 13, 13, 48, 1, 1, 0},
     {"odd.1x1 512->1008 @13", 512, 13, 13, 1008, 1, 1, 0},
     {"squeezenet.1x1 32->128 @27", 32, 27, 27, 128, 1, 1, 0},
+    {"squeezenet.3x3 16->64 @55", 16, 55, 55, 64, 3, 1, 1},
+    {"narrow.3x3 16->16 @56", 16, 56, 56, 16, 3, 1, 1},
+    {"narrow.3x3 16->32 @112", 16, 112, 112, 32, 3, 1, 1},
+    {"narrow.3x3 16->64 @28", 16, 28, 28, 64, 3, 1, 1},
+    {"narrow.3x3 16->64 @14", 16, 14, 14, 64, 3, 1, 1},
+    {"narrow.3x3 16->64 @16", 16, 16, 16, 64, 3, 1, 1},
+    {"narrow.3x3 16->64 @18", 16, 18, 18, 64, 3, 1, 1},
+    {"narrow.3x3 16->64 @20", 16, 20, 20, 64, 3, 1, 1},
+    {"narrow.3x3 32->16 @28", 32, 28, 28, 16, 3, 1, 1},
+    {"narrow.3x3 64->16 @56", 64, 56, 56, 16, 3, 1, 1},
+    {"narrow.3x3 16->128 @14", 16, 14, 14, 128, 3, 1, 1},
+    {"narrow.3x3 16->16 @28", 16, 28, 28, 16, 3, 1, 1},
+    {"narrow.3x3 24->48 @56", 24, 56, 56, 48, 3, 1, 1},
+    {"narrow.3x3 8->32 @56", 8, 56, 56, 32, 3, 1, 1},
     {"squeezenet.1x1 256->32 @27", 256, 27, 27, 32, 1, 1, 0},
     {"squeezenet.1x1 16->64 @55", 16, 55, 55, 64, 1, 1, 0},
     {"odd.1x1 144->48 @28", 144, 28, 28, 48, 1, 1, 0},

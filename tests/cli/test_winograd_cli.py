@@ -171,3 +171,34 @@ def test_prime_tile_columns_take_direct(tmp_path):
     assert "conv2d_NCHWc_winograd.x86" not in tasks and "conv2d_NCHWc.x86" in tasks, tasks
     tasks = kiln("tasks", path).stdout
     assert "conv2d_NCHWc_winograd.x86" in tasks, tasks
+
+
+class Narrow(torch.nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.c = torch.nn.Conv2d(cin, cout, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.c(x))
+
+
+@pytest.mark.parametrize("cin,cout,size,wino", [
+    (16, 64, 55, True),   # SqueezeNet's expand 3x3
+    (32, 16, 28, True),   # 16 output channels
+    (16, 64, 18, True),   # 5 x 5 tiles of F(4x4)
+    (16, 64, 16, False),  # 4 x 4 tiles: direct
+    (8, 32, 56, False),   # under a vector of channels: direct
+])
+def test_narrow_channels(tmp_path, cin, cout, size, wino):
+    """From 16 channels on either side a 3x3 layer takes Winograd where
+    its output is at least 18x18, and matches PyTorch; smaller outputs and
+    fewer channels keep the direct kernel."""
+    torch.manual_seed(5)
+    path, ref = export(Narrow(cin, cout).eval(), torch.randn(1, cin, size, size), tmp_path, "n.onnx")
+    so = str(tmp_path / "n.so")
+    kiln("compile", path, "-o", so, "--quiet-fallback")
+    prof = kiln("run", so, "--profile").stdout
+    task = "[(1,%d,%d,%d),(%d,%d,3,3)] s1 p1" % (cin, size, size, cout, cin)
+    assert ("conv2d_NCHWc_winograd.x86 " + task in prof) == wino, prof
+    assert ("conv2d_NCHWc.x86 " + task in prof) != wino, prof
+    assert rel(run_model(tmp_path, so), ref) < 1e-5

@@ -136,9 +136,20 @@ bool graph_winograd_enabled(void) {
  * bytes dominate and Winograd only breaks even), or a smaller output
  * whose batch gives enough tiles (topi_x86_winograd_batch_small), and
  * where the fallback's register block holds enough accumulators
- * (topi_x86_winograd_block_pays).  See docs/tuning.md. */
+ * (topi_x86_winograd_block_pays).  Narrower layers, down to
+ * WINO_NARROW_CHANNELS (a 16-lane vector) on either side, take it from
+ * an output of WINO_NARROW_SIZE x WINO_NARROW_SIZE: with so few channels
+ * a tile's transforms weigh more against its GEMM, and at 4 x 4 tiles of
+ * F(4x4) Winograd loses.  bench_conv2d --layer narrow. --cpu-time --cold
+ * --epilogue, Winograd / direct, 1 thread (load 1.5-2.2): 16->64 @14
+ * 0.83-0.88x, @16 0.92x, @18 1.54x, @20 1.76-1.82x, @28 1.82-2.04x;
+ * SqueezeNet's 16->64 @55 1.59x (2 threads 1.27x); 16->16 @56 1.16-1.29x,
+ * 32->16 @28 1.34x, 64->16 @56 1.27-1.34x; 8->32 @56 0.93-1.11x (below a
+ * vector of channels: direct). */
 #define WINO_MIN_CHANNELS 32
 #define WINO_MIN_SIZE 8
+#define WINO_NARROW_CHANNELS 16
+#define WINO_NARROW_SIZE 18
 
 static bool winograd_shape(GNode *n, const int64_t *ch, const Target *t) {
   int64_t d[4], k[4];
@@ -151,8 +162,10 @@ static bool winograd_shape(GNode *n, const int64_t *ch, const Target *t) {
       dl[1] != 1)
     return false;
   int64_t OH = d[2] + pad[0] + pad[2] - 2, OW = d[3] + pad[1] + pad[3] - 2;
-  return d[1] >= WINO_MIN_CHANNELS && k[0] >= WINO_MIN_CHANNELS &&
-         ((OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE) || topi_x86_winograd_batch_small(d[0], OH, OW)) &&
+  int64_t narrow = d[1] < k[0] ? d[1] : k[0];
+  bool wide = narrow >= WINO_MIN_CHANNELS &&
+              ((OH >= WINO_MIN_SIZE && OW >= WINO_MIN_SIZE) || topi_x86_winograd_batch_small(d[0], OH, OW));
+  return (wide || (narrow >= WINO_NARROW_CHANNELS && OH >= WINO_NARROW_SIZE && OW >= WINO_NARROW_SIZE)) &&
          topi_x86_winograd_block_pays(t, d[0], d[1], k[0], OH, OW);
 }
 

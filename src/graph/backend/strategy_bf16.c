@@ -89,6 +89,15 @@ static int conv_bf16_task(GNode *n, Workload *wl, const Target *t, DispatchConte
  * gains, its GEMM's multiply-adds bf16_dot_rate times as fast. */
 #define WINO_FULL_TILES 64
 
+/* A layer float32 runs as Winograd with fewer than BF16_WINO_MIN_CHANNELS
+ * channels on either side (src/graph/backend/strategy.c takes it from 16)
+ * runs the bfloat16 direct kernel without records: the estimate above
+ * misjudges so few channels.  SqueezeNet-1.1's two 3x3 16->64 @55, 1
+ * thread, per-node minima of 8 alternating profiles (load 2), both
+ * together: bfloat16 direct 250 us, bfloat16 Winograd F(2x2) 281, float32
+ * Winograd 315 (float32 direct 496). */
+#define BF16_WINO_MIN_CHANNELS 32
+
 static double winograd_gain(int64_t m, int64_t OH, int64_t OW) {
   double tiles = (double)((OH + m - 1) / m) * (double)((OW + m - 1) / m);
   double saving = 9.0 * (double)(m * m) / (double)((m + 2) * (m + 2));
@@ -132,6 +141,8 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
     if (isfinite(cost[0]) || isfinite(cost[1]) || isfinite(cost[2])) {
       for (int i = 1; i < 3; i++)
         if (cost[i] < cost[best]) best = i;
+    } else if (target_bf16_dot_faster(t) && (d[1] < BF16_WINO_MIN_CHANNELS || k[0] < BF16_WINO_MIN_CHANNELS)) {
+      best = 1;
     } else if (target_bf16_dot_faster(t)) {
       double gain[3] = {winograd_gain(topi_x86_winograd_tile_size(d[0], d[1], k[0], OH, OW), OH, OW), t->bf16_dot_rate,
                         t->bf16_dot_rate * winograd_gain(2, OH, OW)};
