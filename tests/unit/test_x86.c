@@ -1062,7 +1062,9 @@ static void test_conv_stem_inline_pad(void) {
 
 /* A stem's register block at batch 1 (stem_block): two output-channel
  * chunks take 7 columns x 2 chunks, one chunk (MobileNetV3's 3->16) 14
- * columns; both with the window's columns unrolled. */
+ * columns; both with the window's columns unrolled.  SqueezeNet-1.1's
+ * unpadded 3->64 (111 columns, divisors 3 and 37) takes 7 with a tail,
+ * not 3; the 7-column block against the unscheduled lowering. */
 static void test_conv_stem_block(void) {
   const Template *tm = template_lookup("conv2d_NCHWc.x86");
   const Target *t = target_host();
@@ -1070,10 +1072,12 @@ static void test_conv_stem_block(void) {
   if (!tm || t->vector_lanes < 16) return;
   static const struct {
     int64_t oc, cols;
-  } cases[] = {{32, 7}, {16, 14}};
+    int pad;
+  } cases[] = {{32, 7, 1}, {16, 14, 1}, {64, 7, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int p = cases[i].pad;
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, 3, 224, 224}, (int64_t[]){cases[i].oc, 3, 3, 3}, (int[]){2, 2},
-                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+                             (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
     ConfigEntity *fb = template_fallback(tm, t, wl);
     CHECK_NN(fb);
     if (!fb) continue;
@@ -1081,6 +1085,7 @@ static void test_conv_stem_block(void) {
               "3x3/2 3->%lld: %lld columns, unroll_kw %lld; expected %lld columns, unrolled", (long long)cases[i].oc,
               (long long)cfg_split_inner(fb, "tile_ow"), (long long)cfg_other_int(fb, "unroll_kw", 0),
               (long long)cases[i].cols);
+    if (!p) tk_config_vs_unscheduled(tm, t, wl, fb, &copt, 1e-6, "3x3/2 3->64 stem, 111 columns in blocks of 7");
   }
 }
 
