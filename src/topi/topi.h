@@ -751,6 +751,12 @@ int topi_winograd_matrices(int m, int r, double *AT, double *G, double *BT);
 typedef Expr *(*TopiWinogradTerm)(int i, int j, void *ud);
 Expr *topi_winograd_sparse_sum(int ni, int nj, const double *ci, const double *cj, TopiWinogradTerm term, void *ud,
                                DType t);
+/* the same sum as sum over j of cj[j] * (sum over i of ci[i] * term(i, j)):
+ * the inner sums of a column are one expression for every cj, so
+ * unrolled transform elements sharing ci share them (a separable
+ * transform's first pass) */
+Expr *topi_winograd_nested_sum(int ni, int nj, const double *ci, const double *cj, TopiWinogradTerm term, void *ud,
+                               DType t);
 /* select(a == 0 && b == 0, br[0], select(a == 0 && b == 1, br[1], ...)) of
  * br[a * nb + b]: one branch once a and b are unrolled. */
 Expr *topi_winograd_select_2d(Expr *a, Expr *b, int na, int nb, Expr **br);

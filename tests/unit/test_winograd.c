@@ -386,6 +386,33 @@ static void test_passes(void) {
   for (int i = 0; i < 2; i++) run_case(tm, i ? EPI_RESIDUAL_RELU : EPI_BIAS_RELU, i, &c, i + 1);
 }
 
+/* The transforms run into local buffers, a tile and channel block's V and
+ * a tile's output (the epilogue too), then are stored: the generated C's
+ * stores to V or the output could alias the padded input or M, so only
+ * locals let the compiler load each input once and share the nested
+ * sums' column sums (F(4x4)'s input transform 228 vector operations a
+ * tile and channel block instead of 484).  Fallback configs: F(4x4) at
+ * the root, F(2x2), blocks of tile rows (VGG's 64 @224), passes. */
+static void test_transforms_local(void) {
+  const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
+  CHECK_NN(tm);
+  static const int64_t layers[][3] = {{1, 64, 56}, {1, 256, 14}, {1, 64, 224}, {2, 128, 28}};
+  for (int i = 0; tm && i < (int)(sizeof layers / sizeof layers[0]); i++) {
+    const int64_t *l = layers[i];
+    Workload *wl = wl_conv2d(tm->name, (int64_t[]){l[0], l[1], l[2], l[2]}, (int64_t[]){l[1], l[1], 3, 3}, (int[]){1, 1},
+                             (int[]){1, 1, 1, 1}, (int[]){1, 1}, "float32", "float32");
+    ConfigEntity *cfg = template_fallback(tm, target_host(), wl);
+    Schedule *s = NULL;
+    int na = 0;
+    Tensor **args = NULL;
+    const char *ir = cfg ? tk_config_lowered(tm, target_host(), wl, cfg, &s, &na, &args, wl->key) : NULL;
+    CHECK_NN(ir);
+    if (!ir) continue;
+    CHECK_MSG(strstr(ir, "allocate data_pack.local") != NULL, "%s: no local input transform", wl->key);
+    CHECK_MSG(strstr(ir, "allocate conv2d_winograd_NCHWc.local") != NULL, "%s: no local output transform", wl->key);
+  }
+}
+
 static void test_errors(void) {
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   /* workloads it does not cover */
@@ -450,6 +477,7 @@ const TestCase winograd_tests[] = {
     {"fallback", test_fallback},
     {"tile_size", test_tile_size},
     {"passes", test_passes},
+    {"transforms_local", test_transforms_local},
     {"errors", test_errors},
     {NULL, NULL},
 };

@@ -26,6 +26,11 @@
  * transform is exactly its sparse arithmetic, vectorized over the 16-wide
  * channel block.
  *
+ * Both transforms compute into local buffers (a tile and channel block's
+ * V, a tile's output with the epilogue), then store, with their sums
+ * nested (topi_winograd_nested_sum): the compiler then loads each input
+ * once and computes each of the first pass's sums once.
+ *
  * The schedule computes a block of tile rows at a time: for each block
  * (the parallel loop) the padded input rows, V and M of the block, then
  * the block's output.  When the block is the whole image (tile_rows = nH)
@@ -146,7 +151,7 @@ Expr *topi_x86_winograd_input_sum(Tensor *pad, int64_t m, const double *BT, int 
                                   Expr *c, Expr *cb, DType t) {
   int A = (int)m + 2;
   VCtx vc = {pad, b, c, ir_mul(th, c32(m)), ir_mul(tw, c32(m)), cb};
-  return topi_winograd_sparse_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, t);
+  return topi_winograd_nested_sum(A, A, &BT[e * A], &BT[n * A], vterm, &vc, t);
 }
 
 typedef struct YCtx {
@@ -173,7 +178,7 @@ Tensor *topi_x86_winograd_output(Tensor *M, int64_t m, const double *AT, int64_t
     for (int j = 0; j < m; j++) {
       double ci[6], cj[6];
       for (int e = 0; e < A; e++) ci[e] = AT[i * A + e], cj[e] = AT[j * A + e];
-      ob_[i * m + j] = topi_winograd_sparse_sum(A, A, ci, cj, yterm, &yc, M->dtype);
+      ob_[i * m + j] = topi_winograd_nested_sum(A, A, ci, cj, yterm, &yc, M->dtype);
     }
   Tensor *out = te_compute(name, 5, (Expr *[]){M->shape[2], M->shape[3], c32(OH), c32(OW), M->shape[6]}, ov,
                            topi_winograd_select_2d(hi, wi, (int)m, (int)m, ob_), tag);
@@ -550,14 +555,25 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
   /* the GEMM's register block is a cache of M (made before M's loops are
    * split) */
   Tensor *mc = sch_cache_write(s, M, "local");
-  if (!mc) return -1;
-  Stage *sc = sch_stage(s, conv), *sm = sch_stage(s, M), *smc = sch_stage(s, mc), *sv = sch_stage(s, V);
-  if (!sc || !sm || !smc || !sv) return -1;
+  /* the input transform of a tile and channel block into a local buffer,
+   * then stored: the generated C's stores to V could alias the padded
+   * input, so only a local lets the compiler load each input once and
+   * share the transform's row sums (topi_winograd_nested_sum) */
+  Tensor *vl = mc ? sch_cache_write(s, V, "local") : NULL;
+  if (!vl) return -1;
+  Stage *sc = sch_stage(s, conv), *sm = sch_stage(s, M), *smc = sch_stage(s, mc), *sv = sch_stage(s, V),
+        *svl = sch_stage(s, vl);
+  if (!sc || !sm || !smc || !sv || !svl) return -1;
   Stage *so = sc;
   if (main_out && main_out != conv) { /* the conv is not written: the epilogue reads M */
     if (stage_compute_inline(sc)) return -1;
     so = sch_stage(s, main_out);
   }
+  /* the output transform (and epilogue) of a tile into a local buffer
+   * too, for the same reason: the stores to the output could alias M */
+  Tensor *yl = sch_cache_write(s, so->origin, "local");
+  Stage *syl = yl ? sch_stage(s, yl) : NULL;
+  if (!syl) return -1;
 
   /* the output: blocks of `rows` tile rows, each tile's m x m outputs
    * unrolled and the channel block vectorized */
@@ -579,6 +595,9 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
       return -1;
   }
   if (stage_unroll(so, hi) || stage_unroll(so, wi) || x86_vec_or_unroll(t, so, kb, ob)) return -1;
+  if (stage_compute_at(syl, so, tw) || stage_unroll(syl, stage_axis(syl, 2)) || stage_unroll(syl, stage_axis(syl, 3)) ||
+      x86_vec_or_unroll(t, syl, stage_axis(syl, 4), ob))
+    return -1;
 
   /* the GEMM: per (eps, nu) a register block of reg_c channel vectors x
    * reg_p tiles accumulates over the input channels */
@@ -612,6 +631,9 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
           *vtw = stage_axis(sv, 4), *vc = stage_axis(sv, 5), *vcb = stage_axis(sv, 6);
   if (stage_reorder(sv, 7, (IterVar *[]){vb, vth, vtw, vc, ve, vn, vcb}) || stage_unroll(sv, ve) ||
       stage_unroll(sv, vn) || x86_vec_or_unroll(t, sv, vcb, vblk))
+    return -1;
+  if (stage_compute_at(svl, sv, vc) || stage_unroll(svl, stage_axis(svl, 0)) || stage_unroll(svl, stage_axis(svl, 1)) ||
+      x86_vec_or_unroll(t, svl, stage_axis(svl, 6), vblk))
     return -1;
 
   if (at_root) {
