@@ -343,7 +343,8 @@ static void test_dense_pack_fallback_tail(void) {
 }
 
 /* The fallback on layer shapes of the kind it is chosen for: two vectors
- * of columns where they divide N, a divisor of M from 12 to 8 rows, else
+ * of columns where they divide N (one row: 4 to 8 vectors, a GEMV's
+ * independent accumulators), a divisor of M from 12 to 8 rows, else
  * the fewest blocks of up to 12 rows as even as they go, with a tail
  * (197: 12 and 5; 49: 10 and 9, not 12 and 1), column blocks grouped along N only
  * while the task's weight panel stays small; each config a point of the
@@ -354,9 +355,9 @@ static void test_dense_pack_fallback_shapes(void) {
   if (!tm) return;
   int64_t lanes = target_host()->vector_lanes;
   /* M, N, K, the rows the fallback must pick */
-  static const int64_t cases[][4] = {{197, 64, 96, 12}, {49, 96, 40, 10}, {64, 128, 24, 8},
-                                     {40, 48, 33, 10},  {1, 64, 32, 1},   {13, 64, 20, 7}};
-  for (int i = 0; i < 6; i++) {
+  static const int64_t cases[][4] = {{197, 64, 96, 12}, {49, 96, 40, 10}, {64, 128, 24, 8},  {40, 48, 33, 10},
+                                     {1, 64, 32, 1},    {13, 64, 20, 7},  {1, 1000, 24, 1}, {1, 48, 16, 1}};
+  for (int i = 0; i < 8; i++) {
     const int64_t *c = cases[i];
     Workload *wl = wl_dense(tm->name, c[0], c[1], c[2], "float32", "float32");
     ConfigSpace *cs = template_space(tm, target_host(), wl);
@@ -366,6 +367,9 @@ static void test_dense_pack_fallback_shapes(void) {
     if (!cs || !fb) return;
     const int64_t *ty = cfg_split(fb, "tile_y", NULL), *tx = cfg_split(fb, "tile_x", NULL);
     int64_t bn = c[0] > 1 && c[1] % (2 * lanes) == 0 ? 2 * lanes : x86_channel_block(c[1], lanes);
+    /* one row (a GEMV): 4 to 8 vectors where they divide N (1000: 5 of 8
+     * lanes), else fewer (48: 3 of 16) */
+    if (c[0] == 1 && lanes == 16) bn = c[1] == 64 ? 64 : c[1] == 1000 ? 40 : 48;
     if (lanes == 16) CHECK_INT(ty[2], c[3]);
     CHECK_INT(tx[2], bn);
     CHECK_MSG(tx[1] * bn * c[2] * 4 <= 256 << 10, "%s: weight panel of %lld columns", config_entity_json(fb),
