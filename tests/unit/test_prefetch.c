@@ -413,15 +413,15 @@ static void test_conv_prefetch_epilogue_knob(void) {
   struct {
     int64_t ic, oc, k, hw;
     bool want;
-  } cases[] = {{32, 256, 1, 32, true}, {256, 128, 1, 32, true}, {512, 256, 1, 32, true}, {512, 2048, 1, 16, true},
-               {32, 32, 1, 16, false}, {32, 256, 3, 32, false}};
+  } cases[] = {{32, 256, 1, 32, true},   {256, 128, 1, 32, true},  {512, 256, 1, 32, true}, {512, 2048, 1, 16, true},
+               {256, 1024, 1, 14, true}, {512, 1024, 1, 14, true}, {32, 32, 1, 16, false}, {32, 256, 3, 32, false}};
   for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
     int64_t ic = cases[n].ic, oc = cases[n].oc, hw = cases[n].hw, k = cases[n].k;
     int p = (int)(k / 2);
     Workload *wl = wl_conv2d(tm->name, (int64_t[]){1, ic, hw, hw}, (int64_t[]){oc, ic, k, k}, (int[]){1, 1},
                              (int[]){p, p, p, p}, (int[]){1, 1}, "float32", "float32");
     int64_t l2 = target_l2_bytes(t);
-    int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= l2 && (ic <= 8 * t->vector_lanes || oc * ic * 4 <= l2);
+    int64_t want = !cases[n].want ? -1 : oc * hw * hw * 4 >= l2 / 2 && (ic <= 8 * t->vector_lanes || oc * ic * 4 <= l2);
     if (!check_knob(tm, t, wl, "prefetch_epilogue", want,
                     kfmt("%lld->%lld @%lld", (long long)ic, (long long)oc, (long long)hw)))
       return;

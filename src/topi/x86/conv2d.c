@@ -345,24 +345,32 @@ static bool conv_has_prefetch_epilogue(const Workload *wl, const Conv2DWorkload 
   return is_fp32_task(wl) && c->KH == 1 && c->KW == 1 && conv_output_bytes(c) >= (512 << 10);
 }
 
-/* The fallback's prefetch_epilogue: 1 where the output is at least the
- * target's L2, so the residual comes from L3 or memory, and either the
- * reduction is at most 8 vectors of input channels or the weights fit the
- * L2; else 0.  The touches are dealt over the block's reduction
+/* The fallback's prefetch_epilogue: 1 where the output is at least half
+ * the target's L2 (with the block's input and weights beside it, the
+ * residual then comes from L3 or memory) and either the reduction is at
+ * most 8 vectors of input channels or the weights fit the L2; else 0.
+ * The touches are dealt over the block's reduction
  * (conv_prefetch_epilogue).  Touched all at the block's start, 28 misses
  * at once filled the miss buffers and the loads behind them waited, so
  * long reductions (256->1024 @14) gained nothing and the rule stopped at 8
  * vectors; dealt, they gain where the weights stay in the L2, while with
  * weights from memory (512->2048 @7, 4 MB) the touches compete with them:
- * at batch 8, 2 threads, that layer's nodes ran 1.4x slower with them.
- * Per-node minima of alternating kiln run --profile (load 2-2.3), new /
- * old: ResNet-50 batch 8, 1 / 2 threads: 256->1024 @14 x6 0.80 / 0.87,
- * 64->256 @56 x3 0.89 / 0.93, 128->512 @28 x4 0.92 / 0.97; Wide-ResNet-50
- * batch 1: 256->512 @28 x4 0.90 / 0.89, 128->256 @56 x3 0.89 / 0.95;
- * ResNet-50 batch 1: level (0.94-1.01). */
+ * at batch 8, 2 threads, that layer's nodes ran 1.4x slower with them, and
+ * ResNeXt-50's 512->1024 @14 (2 MB) at batch 1 1.02x / 1.06x at 1 / 2
+ * threads (8 alternating profiles, load 3).  Per-node minima of
+ * alternating kiln run --profile (load 2-2.3), new / old: ResNet-50 batch
+ * 8, 1 / 2 threads: 256->1024 @14 x6 0.80 / 0.87, 64->256 @56 x3 0.89 /
+ * 0.93, 128->512 @28 x4 0.92 / 0.97; Wide-ResNet-50 batch 1: 256->512 @28
+ * x4 0.90 / 0.89, 128->256 @56 x3 0.89 / 0.95; ResNet-50 batch 1: level
+ * (0.94-1.01).  Half the L2 rather than all of it adds outputs of 512 KiB
+ * to 1 MiB, ResNet-50's 256->1024 @14 (800 KB, 1 MB of weights) at batch
+ * 1: its nodes 0.96x / 0.92x the time at 1 / 2 threads (12 alternating
+ * profiles, load 2.9-3.2; bench_conv2d --residual --cold --cpu-time, 1
+ * thread: 80 -> 97 % of the FMA peak). */
 static int64_t conv_prefetch_epilogue_fallback(const Target *t, const Conv2DWorkload *c) {
   int64_t l2 = target_l2_bytes(t);
-  return conv_output_bytes(c) >= l2 && (c->IC <= 8 * t->vector_lanes || c->OC * c->IC * dt_bytes(c->dtype) <= l2) ? 1 : 0;
+  return conv_output_bytes(c) >= l2 / 2 && (c->IC <= 8 * t->vector_lanes || c->OC * c->IC * dt_bytes(c->dtype) <= l2) ? 1
+                                                                                                                   : 0;
 }
 
 /* Whether a layer's space has "inline_pad" (false/true; not TVM's): a
