@@ -13,8 +13,8 @@
 
 /* The passes, in order: the names dump_after (and --dump-after) take. */
 static const char *const pass_names[] = {"schedule_ops", "flatten", "simplify", "vectorize", "unroll",
-                                         "simplify2", "remove_noop", "unswitch", "combine_loads", "small_parallel",
-                                         "vthread", "split_host_device", NULL};
+                                         "simplify2", "remove_noop", "unswitch", "combine_loads", "hoist_divmod",
+                                         "small_parallel", "vthread", "split_host_device", NULL};
 
 const char *const *lower_pass_names(void) { return pass_names; }
 
@@ -86,11 +86,13 @@ LoweredFunc *kiln_lower(Schedule *s, int nargs, Tensor **args, const char *name,
       after(&a, "remove_noop", lower_remove_noop(f->body), true))
     return NULL;
   /* a GPU target: virtual threads, then host and kernels with barriers;
-   * the CPU: tail guards unswitched, byte loads combined into words, small
-   * parallel loops serial when asked */
+   * the CPU: tail guards unswitched, byte loads combined into words, a
+   * loop variable's quotients and remainders bound once per iteration,
+   * small parallel loops serial when asked */
   bool gpu = o.device_type && o.device_type != kDLCPU;
   if (!gpu && (after(&a, "unswitch", lower_unswitch(f->body), true) ||
                after(&a, "combine_loads", lower_combine_loads(f->body, f), true) ||
+               after(&a, "hoist_divmod", lower_hoist_divmod(f->body), true) ||
                (o.serial_small_parallel && after(&a, "small_parallel", lower_small_parallel(f->body), true))))
     return NULL;
   f->device_type = gpu ? o.device_type : kDLCPU;

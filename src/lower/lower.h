@@ -193,6 +193,13 @@ Stmt *lower_unswitch(Stmt *body);
  * i) (ir.h); scalar and vector, 2, 4 or 8 bytes. */
 Stmt *lower_combine_loads(Stmt *body, const LoweredFunc *f);
 
+/* ===== hoist_divmod.c ===== */
+
+/* A serial or parallel loop whose variable v appears as v / c or v % c (a
+ * constant c > 1) inside a loop nested in it -> those bound once at the top
+ * of its body, `let v_div_c = v / c` (CPU). */
+Stmt *lower_hoist_divmod(Stmt *body);
+
 /* ===== small_parallel.c ===== */
 
 /* A parallel loop whose work is below SMALL_PARALLEL_OPS operations (about

@@ -350,6 +350,50 @@ static void test_unswitch_tail_guards(void) {
   }
 }
 
+/* lower/hoist_divmod.c: B[i, j, k] = A[i, j + 1, k] * 2 + 1, B [3, 5, 7]
+ * and A [3, 6, 7] (a copy out of a padded tensor), with B's first two axes
+ * fused into one parallel loop: A's index reads the fused variable's
+ * quotient and remainder by 5 inside the columns' loop, and the pass binds
+ * both once per fused iteration, the columns' loop left without a divide.
+ * All three axes fused (no loop inside) is left alone.  Both run against
+ * the arithmetic done here on random inputs. */
+static void test_hoist_divmod(void) {
+  for (int fuse_all = 0; fuse_all < 2; fuse_all++) {
+    int64_t shape[3] = {3, 6, 7};
+    Tensor *A = te_placeholder_c("A", 3, shape, DT_F32);
+    Expr **v = te_axis_vars(3, NULL);
+    Expr *a = te_read(A, 3, (Expr *[]){v[0], ir_add(v[1], ir_i32(1)), v[2]});
+    Tensor *B = te_compute("B", 3, (Expr *[]){ir_i32(3), ir_i32(5), ir_i32(7)}, v,
+                           ir_add(ir_mul(a, ir_f32(2)), ir_f32(1)), NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    Stage *st = sch_stage(s, B);
+    IterVar *f;
+    CHECK_OK(stage_fuse(st, stage_axis(st, 0), stage_axis(st, 1), &f));
+    if (fuse_all) CHECK_OK(stage_fuse(st, f, stage_axis(st, 2), &f));
+    CHECK_OK(stage_parallel(st, f));
+    LoweredFunc *lf = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK_NN(lf);
+    if (!lf) continue;
+    const char *text = kiln_lowered_str(lf), *inner = strstr(text, "for ("); /* the columns' loop */
+    bool hoisted = strstr(text, "let ") && strstr(text, "_div5") && strstr(text, "_mod5");
+    if (hoisted == (bool)fuse_all || (!fuse_all && (!inner || strchr(inner, '/') || strchr(inner, '%'))))
+      test_fail(__FILE__, __LINE__, "%s: the quotient and remainder were %shoisted:\n%s",
+                fuse_all ? "no inner loop" : "an inner loop", hoisted ? "" : "not ", text);
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *x = tk_array(3, shape, DT_F32), *y = tk_array(3, (int64_t[]){3, 5, 7}, DT_F32);
+    tk_fill_random(x);
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){x, y}));
+    int bad = 0;
+    for (int i = 0; i < 3 * 5 * 7; i++) bad += tk_get(y, i) != 2 * tk_get(x, (i / 35) * 42 + (i % 35) + 7) + 1;
+    if (bad) test_fail(__FILE__, __LINE__, "fuse %s: %d of 105 values wrong", fuse_all ? "all" : "two", bad);
+    kiln_array_free(x);
+    kiln_array_free(y);
+    kiln_module_free(mod);
+  }
+}
+
 /* The cost rule of small_parallel.c on a loop nest built by hand: a loop
  * multiplies its body (plus one) by its extent, a store counts one plus
  * its value's operations (a load one, exp INTRIN_OPS), indices are free;
@@ -766,6 +810,7 @@ const TestCase lower_tests[] = {
     {"combine_loads", test_combine_loads},
     {"permuted_loads", test_permuted_loads},
     {"unswitch_tail_guards", test_unswitch_tail_guards},
+    {"hoist_divmod", test_hoist_divmod},
     {"small_parallel_ops", test_small_parallel_ops},
     {"small_parallel", test_small_parallel},
     {"narrow_int_folding", test_narrow_int_folding},
