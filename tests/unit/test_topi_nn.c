@@ -812,7 +812,9 @@ static void test_conv_fused_schedule(void) {
  * (c, h) is the parallel loop and the row a loop of blocks of 7 columns
  * (the largest count up to 8 that divides 28), whose sums are a local
  * block of 7 x 16 floats divided as they are stored; no read divides by
- * the row length (a 3x3 pool over 28x28 rows ran 1.7x slower that way). */
+ * the row length (a 3x3 pool over 28x28 rows ran 1.7x slower that way);
+ * the window's columns are unrolled (neighbouring columns' taps read the
+ * same input vectors), its rows a loop. */
 static void test_pool_schedule(void) {
   Tensor *data = ph("data", 5, (int64_t[]){1, 3, 28, 28, 16}, DT_F32);
   Tensor *out = topi_pool2d(data, TOPI_POOL_AVG, (int64_t[]){3, 3}, (int64_t[]){1, 1}, (int64_t[]){1, 1},
@@ -827,6 +829,8 @@ static void test_pool_schedule(void) {
   CHECK_CONTAINS(txt, "for (l.outer, 0, 4) {");
   CHECK_CONTAINS(txt, "allocate T_pool_sum[float32 * 112]");
   CHECK(!strstr(txt, " / 28") && !strstr(txt, " % 28)) * 16"));
+  CHECK_CONTAINS(txt, "for (rv0, 0, 3)");
+  CHECK_MSG(!strstr(txt, "for (rv1"), "the window's columns are a loop:\n%s", txt);
 }
 
 /* Fused groups as the graph layer makes them: an anchor, injective

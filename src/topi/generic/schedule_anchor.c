@@ -262,8 +262,15 @@ static int matmul_anchor(Schedule *s, Stage *a, AVec *done) {
  * division's stage as the block's loops: the sums of a block of columns
  * are computed at the block and divided as they are stored, where the
  * root schedule kept the running sums of the whole tensor in memory and
- * read them back in a second pass.  Returns 1 when it scheduled a, 0 when
- * a is not such a pool; done gains the cache (or division) stage. */
+ * read them back in a second pass.  The window's columns are unrolled
+ * too, so that the C compiler reads an input vector once for the block's
+ * columns whose windows share it: GoogLeNet's max pools, sums of
+ * per-kernel minima over 10 alternating profiles (load 2.4-3), 238 -> 214
+ * us on one thread (its 3x3 stride-1 pools at 14x14 36 -> 25, 12.5 ->
+ * 9.1), 141 -> 127 on two; Inception-v3's 8x8 average pools 28 -> 19 and
+ * 19 -> 11, its 35x35 and 17x17 ones and SqueezeNet's stride-2 pools
+ * level.  Returns 1 when it scheduled a, 0 when a is not such a pool; done
+ * gains the cache (or division) stage. */
 static int pool_blocked(Schedule *s, Stage *a, AVec *done) {
   Tensor *op = a->op;
   int n = op->ndim, m = op->nreduce;
@@ -299,7 +306,8 @@ static int pool_blocked(Schedule *s, Stage *a, AVec *done) {
   for (int d = 0; d < 3; d++) order[k++] = stage_axis(sl, d);
   for (int r = 0; r < m; r++) order[k++] = stage_reduce_axis(sl, r);
   order[k++] = stage_axis(sl, 3), order[k++] = stage_axis(sl, 4);
-  if (stage_reorder(sl, k, order) || stage_unroll(sl, stage_axis(sl, 3)) || stage_vectorize(sl, stage_axis(sl, 4)))
+  if (stage_reorder(sl, k, order) || stage_unroll(sl, stage_reduce_axis(sl, m - 1)) ||
+      stage_unroll(sl, stage_axis(sl, 3)) || stage_vectorize(sl, stage_axis(sl, 4)))
     return -1;
   return 1;
 }
