@@ -332,6 +332,14 @@ void cgc_stmt(CG *g, Stmt *s) {
     Expr *idx = s->store.index, *val = s->store.value;
     DType *et = pm_get(&g->buftype, s->store.buf);
     cgc_line(g);
+    /* a reinterpreting store (ir.h): a vector of words of r elements each */
+    bool words = et && !dt_is_bool(*et) && dt_is_intlike(*et) && dt_is_intlike(val->dtype) && et->bits < val->dtype.bits;
+    int r = words ? val->dtype.bits / et->bits : 1;
+    if (words && (val->dtype.lanes == 1 || idx->kind != EK_Ramp || !ir_is_int_value(idx->ramp.stride, r))) {
+      cgc_fail(g, "a reinterpreting store (%s) needs a vector value and a ramp index of its word's stride",
+               dt_str(val->dtype));
+      return;
+    }
     if (val->dtype.lanes == 1) {
       sb_printf(o, "%s[", buf);
       cgc_expr(g, idx);
@@ -341,7 +349,7 @@ void cgc_stmt(CG *g, Stmt *s) {
       return;
     }
     bool boolbuf = et && dt_is_bool(*et);
-    if (cgc_is_contiguous_ramp(idx) && !boolbuf) {
+    if (words || (cgc_is_contiguous_ramp(idx) && !boolbuf)) {
       sb_printf(o, "*(%su *)(%s + ", cgc_ctype(g, val->dtype), buf);
       cgc_expr(g, idx->ramp.base);
       sb_puts(o, ") = ");

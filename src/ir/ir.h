@@ -15,7 +15,10 @@
  * buffer's elements is a reinterpreting load (made only by
  * lower/combine_loads.c, on the CPU): each lane reads the consecutive
  * elements from its index on as one little-endian value (a uint32 from a
- * uint8 buffer at byte i: bytes i .. i + 3).
+ * uint8 buffer at byte i: bytes i .. i + 3).  A Store whose value is wider
+ * than the buffer's elements is a reinterpreting store, the same on the
+ * write side (also made only by lower/combine_loads.c): a vector of words
+ * at a ramp of the word's stride, one contiguous write.
  *
  * Integer arithmetic means what it means in the C Kiln generates.
  * Unsigned types, int8 and int16 wrap to their width (two's complement):

@@ -17,6 +17,7 @@
  *                   was for the tail; a select between two reads whose
  *                   condition does not change inside -> a copy per arm
  *   combine_loads.c byte loads that assemble a word -> one reinterpreting load
+ *                   (and byte stores that write one -> one reinterpreting store)
  *   small_parallel.c parallel loops with too little work to share -> serial
  * and, for a GPU target (LowerOptions.device_type not the CPU):
  *   vthread.c       virtual threads -> loops each thread runs in turn
@@ -190,7 +191,9 @@ Stmt *lower_unswitch(Stmt *body);
 
 /* (uint32)B[i] | (uint32)B[i + 1] << 8 | ... from a uint8 buffer (an
  * argument of f or allocated in body) -> the reinterpreting Load(uint32, B,
- * i) (ir.h); scalar and vector, 2, 4 or 8 bytes. */
+ * i) (ir.h); scalar and vector, 2, 4 or 8 bytes.  And k = 2, 4 or 8
+ * consecutive vector stores of byte j into B at ramp(i + j, k, L) -> one
+ * reinterpreting Store of L words at ramp(i, k, L). */
 Stmt *lower_combine_loads(Stmt *body, const LoweredFunc *f);
 
 /* ===== hoist_divmod.c ===== */

@@ -304,6 +304,55 @@ static void test_permuted_loads(void) {
   }
 }
 
+/* lower/combine_loads.c, stores: B[i, c] = uint8(A[c, i] * 3 + bias) for c
+ * < k, B [n, k] uint8 (a quantize into NCHW[k]c), with the channels
+ * unrolled inside 16 vectorized rows, writes byte c of each row's word
+ * by its own strided vector store; the pass makes the k stores (2, 4, 8
+ * channels) one reinterpreting store of 16 words, and leaves 3 channels
+ * (not a word) alone.  Values past 255 and below 0 wrap as the vector
+ * conversion (through int32) wraps; every case against the bytes
+ * computed here. */
+static void test_combine_stores(void) {
+  const int ks[] = {2, 4, 8, 3};
+  for (size_t ci = 0; ci < sizeof ks / sizeof ks[0]; ci++) {
+    int k = ks[ci];
+    int64_t n = 48, ashape[2] = {k, n}, bshape[2] = {n, k};
+    Tensor *A = te_placeholder_c("A", 2, ashape, DT_F32);
+    Expr **v = te_axis_vars(2, NULL);
+    Expr *x = ir_add(ir_mul(te_read2(A, v[1], v[0]), ir_f32(3)), ir_f32(100));
+    Tensor *B = te_compute("B", 2, (Expr *[]){ir_i32(n), ir_i32(k)}, v, ir_cast(DT_U8, x), NULL);
+    Schedule *s = te_create_schedule(1, &B);
+    Stage *st = sch_stage(s, B);
+    IterVar *io, *ii;
+    CHECK_OK(stage_split(st, stage_axis(st, 0), ir_i32(16), &io, &ii));
+    CHECK_OK(stage_reorder(st, 3, (IterVar *[]){io, stage_axis(st, 1), ii}));
+    CHECK_OK(stage_unroll(st, stage_axis(st, 1)));
+    CHECK_OK(stage_vectorize(st, ii));
+    LoweredFunc *f = kiln_lower(s, 2, (Tensor *[]){A, B}, "f", NULL);
+    CHECK_NN(f);
+    if (!f) continue;
+    const char *text = kiln_lowered_str(f);
+    bool combined = strstr(text, "bitwise_or") != NULL, word = k == 2 || k == 4 || k == 8;
+    if (combined != word)
+      test_fail(__FILE__, __LINE__, "%d channels: the stores were %scombined:\n%s", k, combined ? "" : "not ", text);
+    KilnModule *mod = kiln_build(s, 2, (Tensor *[]){A, B}, "f", NULL, NULL);
+    CHECK_NN(mod);
+    if (!mod) continue;
+    DLTensor *a = tk_array(2, ashape, DT_F32), *b = tk_array(2, bshape, DT_U8);
+    float *ap = (float *)a->data;
+    for (int64_t i = 0; i < k * n; i++) ap[i] = (float)((i * 37) % 200) - 60; /* 3x + 100 in [-80, 517] */
+    CHECK_OK(tk_call(mod, "f", 2, (DLTensor *[]){a, b}));
+    const uint8_t *bp = (const uint8_t *)b->data;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+      for (int c = 0; c < k; c++) bad += bp[i * k + c] != (uint8_t)(int32_t)(ap[c * n + i] * 3 + 100);
+    if (bad) test_fail(__FILE__, __LINE__, "%d channels: %d of %lld bytes wrong", k, bad, (long long)(n * k));
+    kiln_array_free(a);
+    kiln_array_free(b);
+    kiln_module_free(mod);
+  }
+}
+
 /* lower/unswitch.c: rows split by 4 out of 13 (a tail block of 1), the
  * columns' loop inside the row blocks and the rows unrolled inside it:
  * the guards on the rows do not change in the columns' loop, which is
@@ -809,6 +858,7 @@ const TestCase lower_tests[] = {
     {"error_vectorize_symbolic", test_error_vectorize_symbolic},
     {"combine_loads", test_combine_loads},
     {"permuted_loads", test_permuted_loads},
+    {"combine_stores", test_combine_stores},
     {"unswitch_tail_guards", test_unswitch_tail_guards},
     {"hoist_divmod", test_hoist_divmod},
     {"small_parallel_ops", test_small_parallel_ops},
