@@ -409,6 +409,11 @@ void cgc_stmt(CG *g, Stmt *s) {
     return;
   }
   CGP_STMT_CASES:
+    if (s->kind == SK_LetStmt) { /* the bound of a let's value holds for its variable (a hoisted f / c) */
+      int64_t lo, hi;
+      if (dt_is_int(s->let.var->dtype) && s->let.var->dtype.lanes == 1 && analyzer_const_bound(g->an, s->let.value, &lo, &hi))
+        analyzer_bind_const(g->an, s->let.var, lo, hi);
+    }
     cgp_stmt(stmt_printer(g), s);
     return;
   case SK_Attr:
