@@ -646,8 +646,13 @@ int64_t x86_batch_block(const struct Target *t, int64_t N, int64_t block);
  * `block` accumulator vectors spans, in a layer of `chunks` chunks. */
 int64_t x86_conv_occ_block(const struct Target *t, int64_t block, int64_t chunks);
 struct Conv2DWorkload;
-/* Whether a conv's weights are shared by at most 256 outputs a channel and
- * large (>= 256 KiB, or >= 32 KiB at stride 1), so its templates define
+/* The most output positions that share a weight for "prefetch_w" to pay
+ * (the 14x14 and 7x7 layers): past it a weight's FMAs hide its load.  One
+ * bound for conv2d_NCHWc, group_conv2d_NCHWc, depthwise and int8. */
+enum { X86_PREFETCH_W_OUTPUTS = 256 };
+/* Whether a conv's weights are shared by at most X86_PREFETCH_W_OUTPUTS
+ * outputs a channel and large (>= 256 KiB, or >= 32 KiB at stride 1), so
+ * its templates define
  * "prefetch_w" (x86/conv2d.c; conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
 bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
 struct ConfigEntity;

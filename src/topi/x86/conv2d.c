@@ -248,7 +248,7 @@ static bool conv_has_occ_inner(const Workload *wl, const Conv2DWorkload *c) {
  * @7 31 / 28; SqueezeNet-1.1's 64->256 @13 27 / 24, 48->192 @13 16 / 14. */
 bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
   int64_t wbytes = c->OC * c->IC / c->groups * c->KH * c->KW * dt_bytes(c->dtype);
-  return c->OH * c->OW <= 256 && (wbytes >= (256 << 10) || (wbytes >= (32 << 10) && c->sh == 1 && c->sw == 1));
+  return c->OH * c->OW <= X86_PREFETCH_W_OUTPUTS && (wbytes >= (256 << 10) || (wbytes >= (32 << 10) && c->sh == 1 && c->sw == 1));
 }
 
 int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,

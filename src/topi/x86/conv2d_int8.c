@@ -154,7 +154,7 @@ Tensor *topi_x86_conv2d_NCHWc_int8(Tensor *data, Tensor *kernel, Tensor *comp, T
  * 138 / 120 to 129 / 122; 3x3 256 @14 level to 0.91x.  Two blocks ahead
  * against one: level, the 3x3 512 @7 layers 1.8x slower. */
 static bool int8_has_prefetch(const Conv2DWorkload *c) {
-  return c->OC * c->IC / c->groups * c->KH * c->KW >= (64 << 10) && c->OH * c->OW <= 256;
+  return c->OC * c->IC / c->groups * c->KH * c->KW >= (64 << 10) && c->OH * c->OW <= X86_PREFETCH_W_OUTPUTS;
 }
 
 /* "inline_pad" (conv2d_NCHWc.x86's knob, which its fallback takes): a

@@ -134,7 +134,7 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
   return sizes[n - 1] <= 64;
 }
 
-/* Whether a layer's space has "prefetch_w": at most DW_PREFETCH_OUTPUTS
+/* Whether a layer's space has "prefetch_w": at most X86_PREFETCH_W_OUTPUTS
  * output positions share each weight vector (the 14x14 and 7x7 layers).
  * A chunk's weights (KH x KW vectors) then serve at most 256 FMAs each
  * before the next chunk's are needed, and in a model they come from L3 or
@@ -151,8 +151,7 @@ static bool ow_filter(const int64_t *sizes, int n, void *ud) {
  * such nodes 136 / 124 us.  Touching every kh step's lines in every row
  * (no spread) was slower, and the larger layers (784 or more outputs a
  * weight: 32 @112, 144 @56, 192 @28) were level or slower with it. */
-enum { DW_PREFETCH_OUTPUTS = 256 };
-static bool dw_prefetch_pays(const Conv2DWorkload *c) { return c->OH * c->OW <= DW_PREFETCH_OUTPUTS; }
+static bool dw_prefetch_pays(const Conv2DWorkload *c) { return c->OH * c->OW <= X86_PREFETCH_W_OUTPUTS; }
 
 /* Whether the layer reads zero padding (and so has the inline_pad knob). */
 static bool dw_padded(const Conv2DWorkload *c) { return c->pt || c->pl || c->pb || c->pr; }
