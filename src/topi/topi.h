@@ -789,10 +789,10 @@ void topi_x86_winograd_fallback(const struct Target *t, struct ConfigEntity *cfg
                                 int64_t m, int64_t nH, int64_t nW, int64_t ic_group, DType value);
 int topi_x86_winograd_check(const struct ConfigEntity *cfg, const struct Workload *wl, const struct Conv2DWorkload *c,
                             int64_t nH, int64_t nW);
-/* The tile size m a workload gets: 4, or 2 for outputs under 8 x 8 and
- * where F(4x4)'s transformed kernel does not fit L2 and the batch has few
- * of its tiles (ResNet's 256 @14 at batch 1). */
-int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW);
+/* The tile size m a layer gets: 4, or 2 for outputs under 8 x 8 and
+ * where F(4x4)'s transformed kernel does not fit L2 and a sample has few
+ * of its tiles (ResNet's 256 @14).  The batch does not count. */
+int64_t topi_x86_winograd_tile_size(int64_t IC, int64_t OC, int64_t OH, int64_t OW);
 /* Whether an output under 8 x 8 takes Winograd all the same: batch > 1
  * with at least 128 tiles over the batch. */
 bool topi_x86_winograd_batch_small(int64_t N, int64_t OH, int64_t OW);

@@ -138,7 +138,7 @@ static bool run_case(const Template *tm, Epi epi, int caseno, const Case *fixed,
   if (!cs) return false;
   int64_t idx = (int64_t)(((uint64_t)test_rand() << 24 | test_rand()) % (uint64_t)space_size(cs));
   ConfigEntity *cfg = passes ? template_fallback(tm, target_host(), wl) : space_get(cs, idx);
-  int64_t m = topi_x86_winograd_tile_size(c.N, c.C, c.O, c.OH, c.OW);
+  int64_t m = topi_x86_winograd_tile_size(c.C, c.O, c.OH, c.OW);
   if (passes && cfg) {
     config_set_split(cfg, "tile_rows", 2, (int64_t[]){-1, (c.OH + m - 1) / m});
     config_set_other(cfg, "tile_n", opt_int(passes));
@@ -308,7 +308,7 @@ static void test_fallback(void) {
     if (!cfg) continue;
     CHECK_OK(tm->check(target_host(), cfg, wl));
     CHECK_MSG(cfg->index >= 0, "%s: the fallback %s is not in the space", wl->key, config_entity_json(cfg));
-    int64_t m = topi_x86_winograd_tile_size(N, C, O, HW, HW), nH = (HW + m - 1) / m;
+    int64_t m = topi_x86_winograd_tile_size(C, O, HW, HW), nH = (HW + m - 1) / m;
     CHECK_INT(cfg_split_inner(cfg, "tile_rows"), layers[i][4] ? nH : 1);
     /* the channel vectors of the register block: in blocks of tile rows
      * on AVX-512 up to 28 accumulators (64 @56 at batch 8: 7 tiles x 4),
@@ -343,14 +343,14 @@ static void test_fallback(void) {
  * (96 channels: U of F(4x4) 1.3 MB) under random configs against the
  * unscheduled lowering and the direct convolution. */
 static void test_tile_size(void) {
-  static const int64_t layers[][5] = {{1, 256, 14, 256, 2}, {2, 256, 14, 256, 2}, {8, 256, 14, 256, 2},
-                                      {1, 128, 28, 128, 4}, {1, 128, 14, 32, 4},  {1, 96, 14, 96, 2},
-                                      {1, 512, 7, 512, 2},  {1, 32, 7, 32, 2},    {1, 512, 28, 512, 4}};
+  /* {IC, OH = OW, OC, m}: the batch is not an argument (a sample's tiles count) */
+  static const int64_t layers[][4] = {{256, 14, 256, 2}, {128, 28, 128, 4}, {128, 14, 32, 4}, {96, 14, 96, 2},
+                                      {512, 7, 512, 2},  {32, 7, 32, 2},    {512, 28, 512, 4}};
   for (int i = 0; i < (int)(sizeof layers / sizeof layers[0]); i++) {
     const int64_t *l = layers[i];
-    CHECK_MSG(topi_x86_winograd_tile_size(l[0], l[1], l[3], l[2], l[2]) == l[4], "layer %d: %lld %lld->%lld @%lld: m %lld",
-              i, (long long)l[0], (long long)l[1], (long long)l[3], (long long)l[2],
-              (long long)topi_x86_winograd_tile_size(l[0], l[1], l[3], l[2], l[2]));
+    int64_t m = topi_x86_winograd_tile_size(l[0], l[2], l[1], l[1]);
+    CHECK_MSG(m == l[3], "layer %d: %lld->%lld @%lld: m %lld", i, (long long)l[0], (long long)l[2], (long long)l[1],
+              (long long)m);
   }
   const Template *tm = template_lookup("conv2d_NCHWc_winograd.x86");
   CHECK_NN(tm);

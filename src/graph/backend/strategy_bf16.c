@@ -144,7 +144,7 @@ int graph_conv_bf16_config(GNode *n, const int64_t *ch, const Strategy *fp32, co
     } else if (target_bf16_dot_faster(t) && (d[1] < BF16_WINO_MIN_CHANNELS || k[0] < BF16_WINO_MIN_CHANNELS)) {
       best = 1;
     } else if (target_bf16_dot_faster(t)) {
-      double gain[3] = {winograd_gain(topi_x86_winograd_tile_size(d[0], d[1], k[0], OH, OW), OH, OW), t->bf16_dot_rate,
+      double gain[3] = {winograd_gain(topi_x86_winograd_tile_size(d[1], k[0], OH, OW), OH, OW), t->bf16_dot_rate,
                         t->bf16_dot_rate * winograd_gain(2, OH, OW)};
       for (int i = 1; i < 3; i++)
         if (gain[i] > gain[best]) best = i;

@@ -394,7 +394,7 @@ static GNode *convert_conv(Graph *ng, Alt *a, GNode *old, GNode **args) {
     /* the kernel transform U = G g G^T, folded at compile time */
     Conv2DWorkload cw; /* the task's shapes: the template's tile size */
     if (wl_conv2d_parse(st.wl, &cw)) return NULL;
-    int64_t m = topi_x86_winograd_tile_size(cw.N, cw.IC, cw.OC, cw.OH, cw.OW);
+    int64_t m = topi_x86_winograd_tile_size(cw.IC, cw.OC, cw.OH, cw.OW);
     GAttrs wt = gattrs_new();
     ga_int(&wt, "tile_size", m);
     ga_int(&wt, "out_block", ocb);

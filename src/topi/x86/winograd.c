@@ -79,8 +79,7 @@ static Expr *c32(int64_t v) { return ir_i32(v); }
  * 453-462 / 411-483; in ResNet-50 at batch 8 the five nodes' per-node
  * minima of 3 alternating profiles (load 2.3) 0.84x at 1 thread, 0.62x
  * at 2. */
-int64_t topi_x86_winograd_tile_size(int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  (void)N;
+int64_t topi_x86_winograd_tile_size(int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
   if (OH < 8 || OW < 8) return 2;
   double u4 = 36.0 * (double)IC * (double)OC * 4, tiles4 = (double)((OH + 3) / 4) * (double)((OW + 3) / 4);
   /* m is part of the task (the folded U and the template's compute agree
@@ -258,7 +257,7 @@ int topi_x86_winograd_parse(const Workload *wl, int64_t m, Conv2DWorkload *c, in
   if (wl_conv2d_parse(wl, c)) return -1;
   if (c->depthwise || c->KH != 3 || c->KW != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1)
     return kiln_set_error("%s: workload %s is not a 3x3, stride 1, dilation 1 convolution", wl->name, wl_describe(wl));
-  if (!m) m = topi_x86_winograd_tile_size(c->N, c->IC, c->OC, c->OH, c->OW);
+  if (!m) m = topi_x86_winograd_tile_size(c->IC, c->OC, c->OH, c->OW);
   *nH = (c->OH + m - 1) / m;
   *nW = (c->OW + m - 1) / m;
   return 0;
@@ -267,7 +266,7 @@ int topi_x86_winograd_parse(const Workload *wl, int64_t m, Conv2DWorkload *c, in
 /* The tile grid of a workload (the workload must be 3x3 stride 1). */
 static int wino_parse(const Workload *wl, Conv2DWorkload *c, int64_t *m, int64_t *nH, int64_t *nW) {
   if (topi_x86_winograd_parse(wl, 0, c, nH, nW)) return -1;
-  *m = topi_x86_winograd_tile_size(c->N, c->IC, c->OC, c->OH, c->OW);
+  *m = topi_x86_winograd_tile_size(c->IC, c->OC, c->OH, c->OW);
   return 0;
 }
 
@@ -387,7 +386,7 @@ static int64_t wino_pass_samples(const Target *t, const Conv2DWorkload *c, int64
 }
 
 bool topi_x86_winograd_at_root(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  return wino_at_root(t, N, IC, OC, OH, OW, topi_x86_winograd_tile_size(N, IC, OC, OH, OW), 4);
+  return wino_at_root(t, N, IC, OC, OH, OW, topi_x86_winograd_tile_size(IC, OC, OH, OW), 4);
 }
 
 /* The fallback's GEMM register block for OC output channels over nW tile
@@ -424,7 +423,7 @@ static void wino_reg_block(const Target *t, int64_t OC, int64_t nW, bool root, b
 #define WINO_MIN_ACCUMULATORS 4
 
 bool topi_x86_winograd_block_pays(const Target *t, int64_t N, int64_t IC, int64_t OC, int64_t OH, int64_t OW) {
-  int64_t m = topi_x86_winograd_tile_size(N, IC, OC, OH, OW), reg_p, reg_c;
+  int64_t m = topi_x86_winograd_tile_size(IC, OC, OH, OW), reg_p, reg_c;
   wino_reg_block(t, OC, (OW + m - 1) / m, wino_at_root(t, N, IC, OC, OH, OW, m, 4), true, &reg_p, &reg_c);
   return reg_p * reg_c >= WINO_MIN_ACCUMULATORS;
 }
