@@ -30,7 +30,8 @@
  * V, a tile's output with the epilogue), then store, with their sums
  * nested (topi_winograd_nested_sum): the compiler then loads each input
  * once and computes each of the first pass's sums once.  At the root over
- * the whole batch the input transform reads the input in place, each read
+ * the whole batch the float32 input transform reads the input in place
+ * (bfloat16 pairs keep the copy), each read
  * testing the padding's bounds, rather than after a padded copy (a pass of
  * its own over the input: 861 KB written and read again for ResNet's
  * 64 @56).  ResNet-50 batch 1, per-node minima of two sets of 10
@@ -652,6 +653,11 @@ int topi_x86_schedule_conv2d_winograd_NCHWc(const Target *t, Schedule *s, const 
       if (stage_compute_at(sp, so, pass) || stage_fuse(sp, stage_axis(sp, 1), stage_axis(sp, 2), &fp) ||
           stage_parallel(sp, fp) || x86_vec_or_unroll(t, sp, stage_axis(sp, 4), ib))
         return -1;
+    } else if (sp && dt_eq(V->dtype, DT_U32)) {
+      /* bfloat16 pairs (winograd_bf16.c): each word of V reads two
+       * channels, and read in place every one tests the padding's bounds:
+       * ResNet-18 --precision bf16 took 1.9x the time, so the copy stays */
+      if (x86_schedule_pad(s, pad)) return -1;
     } else if (sp && stage_compute_inline(sp)) { /* the whole batch at once: the transform reads the input in place */
       return -1;
     }
