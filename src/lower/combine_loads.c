@@ -118,33 +118,16 @@ static Expr *combine_expr(IRMutator *m, Expr *e) {
 
 /* ---- stores: a word's bytes written by k vector stores ---- */
 
-typedef struct BufRead {
-  Expr *buf;
-  bool hit;
-} BufRead;
-
-static void reads_buf(IRVisitor *v, Expr *e) {
-  BufRead *r = v->ud;
-  if (e->kind == EK_Load && e->load.buf == r->buf) r->hit = true;
-  ir_visit_expr_children(v, e);
-}
-
-static bool value_reads(Expr *value, Expr *buf) {
-  BufRead r = {buf, false};
-  IRVisitor v = {reads_buf, NULL, &r};
-  ir_visit_expr(&v, value);
-  return r.hit;
-}
-
 /* s[0 .. k-1] store byte j of the words of a uint8 buffer: Store(B,
- * v_j uint8xL, ramp(i + j, k, L)), the values reading nothing of B */
+ * v_j uint8xL, ramp(i + j, k, L)), the values reading nothing of B (B's
+ * variable appears in none: a Load names its buffer) */
 static bool word_stores(Combine *c, Stmt **s, int k) {
   Expr *b = s[0]->store.buf;
   for (int j = 0; j < k; j++) {
     if (s[j]->kind != SK_Store || s[j]->store.buf != b || !pm_get(&c->u8, b)) return false;
     Expr *v = s[j]->store.value, *idx = s[j]->store.index;
     if (!dt_eq(dt_scalar(v->dtype), DT_U8) || v->dtype.lanes < 2 || idx->kind != EK_Ramp ||
-        !ir_is_int_value(idx->ramp.stride, k) || !offset_by(s[0]->store.index, idx, j) || value_reads(v, b))
+        !ir_is_int_value(idx->ramp.stride, k) || !offset_by(s[0]->store.index, idx, j) || ir_expr_uses_var(v, b))
       return false;
   }
   return true;
