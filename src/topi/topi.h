@@ -577,6 +577,9 @@ int64_t x86_largest_divisor(int64_t n, int64_t cap);
  * divisor of OW, or a balanced split with a guarded tail where that is
  * more than four times as wide (a prime width; conv2d.c). */
 int64_t x86_conv_block_cols(int64_t OW, int64_t budget);
+/* The "tile_ow" split's filter of the conv templates (conv2d_NCHWc,
+ * depthwise, group_conv2d): an inner column block of at most 64. */
+bool x86_conv_ow_filter(const int64_t *sizes, int n, void *ud);
 /* The output-channel block of a fallback config: the largest power of two
  * dividing channels, up to lanes.  Kiln vectorizes powers of two only, so
  * 1000 channels take blocks of 8 (vector code), not of 10 (scalar). */
@@ -652,8 +655,8 @@ struct Conv2DWorkload;
 enum { X86_PREFETCH_W_OUTPUTS = 256 };
 /* Whether a conv's weights are shared by at most X86_PREFETCH_W_OUTPUTS
  * outputs a channel and large (>= 256 KiB, or >= 32 KiB at stride 1), so
- * its templates define
- * "prefetch_w" (x86/conv2d.c; conv2d_NCHWc.x86 and group_conv2d_NCHWc.x86). */
+ * its templates define "prefetch_w" (x86/conv2d.c; conv2d_NCHWc.x86 and
+ * group_conv2d_NCHWc.x86). */
 bool x86_conv_prefetch_pays(const struct Conv2DWorkload *c);
 struct ConfigEntity;
 /* Whether a 1x1 conv2d_NCHWc layer with cfg's blocks runs its parallel

@@ -171,7 +171,7 @@ Tensor *topi_x86_conv2d_NCHWc_real(Tensor *data, Tensor *kernel, const int strid
 
 /* ---- the template ---- */
 
-static bool ow_filter(const int64_t *sizes, int n, void *ud) {
+bool x86_conv_ow_filter(const int64_t *sizes, int n, void *ud) {
   (void)ud;
   return sizes[n - 1] <= 64;
 }
@@ -185,7 +185,7 @@ int x86_conv_space(const Target *t, ConfigSpace *cs, const Workload *wl, int64_t
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (c.depthwise) return kiln_set_error("conv2d_NCHWc.x86: workload '%s' is depthwise", wl->name);
-  SplitOpts ow = {.filter = ow_filter}, ic = {.filter = ic_filter, .filter_ud = &ic_multiple};
+  SplitOpts ow = {.filter = x86_conv_ow_filter}, ic = {.filter = ic_filter, .filter_ud = &ic_multiple};
   if (space_define_split(cs, "tile_ic", c.IC, ic_multiple > 1 ? &ic : NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
       space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
@@ -369,8 +369,7 @@ static bool conv_has_prefetch_epilogue(const Workload *wl, const Conv2DWorkload 
  * thread: 80 -> 97 % of the FMA peak). */
 static int64_t conv_prefetch_epilogue_fallback(const Target *t, const Conv2DWorkload *c) {
   int64_t l2 = target_l2_bytes(t);
-  return conv_output_bytes(c) >= l2 / 2 && (c->IC <= 8 * t->vector_lanes || c->OC * c->IC * dt_bytes(c->dtype) <= l2) ? 1
-                                                                                                                   : 0;
+  return conv_output_bytes(c) >= l2 / 2 && (c->IC <= 8 * t->vector_lanes || c->OC * c->IC * dt_bytes(c->dtype) <= l2);
 }
 
 /* Whether a layer's space has "inline_pad" (false/true; not TVM's): a

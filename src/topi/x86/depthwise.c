@@ -129,11 +129,6 @@ Tensor *topi_x86_depthwise_conv2d_NCHWc(Tensor *data, Tensor *kernel, const int 
 
 /* ---- the template ---- */
 
-static bool ow_filter(const int64_t *sizes, int n, void *ud) {
-  (void)ud;
-  return sizes[n - 1] <= 64;
-}
-
 /* Whether a layer's space has "prefetch_w": at most X86_PREFETCH_W_OUTPUTS
  * output positions share each weight vector (the 14x14 and 7x7 layers).
  * A chunk's weights (KH x KW vectors) then serve at most 256 FMAs each
@@ -160,7 +155,7 @@ static int dw_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (wl_conv2d_parse(wl, &c)) return -1;
   if (!c.depthwise) return kiln_set_error("depthwise_conv2d_NCHWc.x86: workload '%s' is not depthwise", wl->name);
-  SplitOpts ow = {.filter = ow_filter};
+  SplitOpts ow = {.filter = x86_conv_ow_filter};
   if (space_define_split(cs, "tile_ic", c.IC, NULL) || space_define_split(cs, "tile_oc", c.OC, NULL) ||
       space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;

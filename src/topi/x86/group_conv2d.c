@@ -374,11 +374,6 @@ bool topi_x86_group_conv_reads_block(int64_t KH, int64_t KW, int64_t ic_bn, int6
   return ic_bn > 1 && block > ic_bn && block % ic_bn == 0 && KH * KW > 1 && cfg_other_int(cfg, "tile_n", 1) == 1;
 }
 
-static bool ow_filter(const int64_t *sizes, int n, void *ud) {
-  (void)ud;
-  return sizes[n - 1] <= 64;
-}
-
 /* The space has "prefetch_w" (conv2d_NCHWc.x86's knob: at each
  * step of the input-channel block, touch the weights the same step of the
  * register block d blocks ahead will read): the weights are large (at
@@ -402,7 +397,7 @@ static int gconv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   (void)t;
   Conv2DWorkload c;
   if (parse(wl, &c)) return -1;
-  SplitOpts ow = {.filter = ow_filter};
+  SplitOpts ow = {.filter = x86_conv_ow_filter};
   if (space_define_split(cs, "tile_ic", c.IC / c.groups, NULL) ||
       space_define_split(cs, "tile_oc", c.OC / c.groups, NULL) || space_define_split(cs, "tile_ow", c.OW, &ow))
     return -1;
