@@ -272,6 +272,8 @@ static bool run_conv_case(const Template *tm, int caseno, bool fallback) {
     LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
     char *src = f ? codegen_c(&f, 1, 0, NULL) : NULL;
     CHECK_MSG(src && strstr(src, "__builtin_prefetch(&"), "%s: no prefetch in the C", desc);
+    /* into L2 (prefetcht1), not L1: conv2d.c's nchwc_forms */
+    CHECK_MSG(src && !strstr(src, ", 0, 3), 0)"), "%s: the weights prefetched into L1", desc);
     free(src);
   }
   KilnModule *mod = kiln_build(s, na, args, "f", NULL, &copt), *ref_mod = kiln_build(naive, na, args, "f", NULL, &copt);

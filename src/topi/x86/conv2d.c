@@ -251,25 +251,35 @@ bool x86_conv_prefetch_pays(const Conv2DWorkload *c) {
   return c->OH * c->OW <= X86_PREFETCH_W_OUTPUTS && (wbytes >= (256 << 10) || (wbytes >= (32 << 10) && c->sh == 1 && c->sw == 1));
 }
 
-int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
-                          IterVar *row, int64_t rows, int64_t step) {
+/* x86_prefetch_w_blocks into the cache levels `locality` names (3: every
+ * level, prefetcht0; 2: L2 and below, prefetcht1) */
+static int prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                             IterVar *row, int64_t rows, int64_t step, int locality) {
   int64_t pf;
   if (x86_prefetch_distance(op, cfg, "prefetch_w", "register blocks", &pf)) return -1;
   if (pf == 0 || !kernel || kernel->kind != TE_PLACEHOLDER) return 0;
-  if (stage_prefetch(scc, kernel, ricb, c32(pf * step), 3)) return -1;
+  if (stage_prefetch(scc, kernel, ricb, c32(pf * step), locality)) return -1;
   /* every row block of a register block reads its weights again: row r
    * touches the steps whose ic-block index is r modulo the rows, so the
    * next block's weights are touched once over the block's rows */
   return rows > 1 ? stage_prefetch_spread(scc, ricb, row, rows) : 0;
 }
 
+int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                          IterVar *row, int64_t rows, int64_t step) {
+  return prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, step, 3);
+}
+
+/* the kernel's next output-channel chunks follow the current ones in
+ * memory: d blocks' worth of whole reductions (the block's chunks x the ic
+ * chunks x the window x the ic block) */
+static int64_t conv_prefetch_w_step(const Tensor *kernel, int64_t chunks) {
+  return kernel ? chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4) : 0;
+}
+
 int x86_conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
                         IterVar *row, int64_t rows, int64_t chunks) {
-  /* the kernel's next output-channel chunks follow the current ones in
-   * memory: d blocks' worth of whole reductions (the block's chunks x the
-   * ic chunks x the window x the ic block) */
-  int64_t step = kernel ? chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4) : 0;
-  return x86_prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, step);
+  return x86_prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, conv_prefetch_w_step(kernel, chunks));
 }
 
 /* Whether a layer's space has "prefetch_w" (x86_conv_prefetch_pays).  The
@@ -860,13 +870,22 @@ typedef struct NchwcForm {
   bool bf16_halves;   /* conv2d_bf16.c's fma form: a weight is one half of a word */
   bool prefetch_w;    /* "prefetch_w" touches the kernel (a placeholder of its own) */
   bool prefetch_data; /* "prefetch_data" touches the input */
+  int w_locality;     /* the cache levels "prefetch_w" fills (__builtin_prefetch's locality) */
 } NchwcForm;
 
+/* The int8 kernel's weights are prefetched into L2 (prefetcht1), not L1:
+ * a 3x3 512 @7 block touches the next block's 147 KiB of weights over 4
+ * of its 7 rows, two lines per 14 VPDPBUSD, more misses in flight than L1
+ * holds.  ResNet-18's 3x3 512 @7 kernel alone (one thread, the caches
+ * flushed before each run, min of 200 runs, 4 alternating rounds):
+ * prefetcht0 446-477 us, prefetcht1 416-459; in the model (per-kernel
+ * minima of 200 alternating profiles, one thread, load 4.2-4.8) its three
+ * layers 478 / 466 / 438 -> 398 / 408 / 401 us (docs/int8.md, step 20). */
 static const NchwcForm nchwc_forms[] = {
-    {"conv2d_NCHWc", 1, false, true, true},
-    {"group_conv2d_NCHWc", 1, false, false, false},
-    {"conv2d_NCHWc_bf16", 2, true, true, true},
-    {"conv2d_NCHWc_int8", 4, false, true, false},
+    {"conv2d_NCHWc", 1, false, true, true, 3},
+    {"group_conv2d_NCHWc", 1, false, false, false, 3},
+    {"conv2d_NCHWc_bf16", 2, true, true, true, 3},
+    {"conv2d_NCHWc_int8", 4, false, true, false, 2},
 };
 
 static const NchwcForm *nchwc_form(const Tensor *conv) {
@@ -1046,8 +1065,9 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     IterVar *pi;
     if (stage_split(scc, ricb, ir_i32(2), &ricb, &pi) || stage_unroll(scc, pi)) return -1;
   }
-  if (x86_conv_prefetch_w("conv2d_NCHWc.x86", scc, cfg, form->prefetch_w ? kernel : NULL, ricb, f,
-                          (OH + oh_f - 1) / oh_f, occ_f))
+  if (prefetch_w_blocks("conv2d_NCHWc.x86", scc, cfg, form->prefetch_w ? kernel : NULL, ricb, f,
+                        (OH + oh_f - 1) / oh_f, conv_prefetch_w_step(form->prefetch_w ? kernel : NULL, occ_f),
+                        form->w_locality))
     return -1;
   /* "prefetch_data" = d: at the start of each input-channel chunk, touch
    * the input lines the block will read d chunks later (the region of
