@@ -33,6 +33,8 @@
  *   straight into a QuantizeLinear: gone (the graph's output is X) for
  *   equal scales and zero points, and for scales so close that every
  *   value comes back; kept for scales 1 % apart or other zero points.
+ * - requant_zero_subtract: requantize.c's rule 5: a DequantizeLinear's
+ *   subtract of a zero point +0 goes; -0 and 3 stay.
  * - errors: operands of the wrong type or shape, a config that does not
  *   fit the packed weight; qnn.dequantize and nn.contrib_dense_vnni nodes
  *   with bad operands (the graph ops' type checks).
@@ -562,6 +564,38 @@ static void test_requant_identity(void) {
   }
 }
 
+/* requantize.c's rule 5: a DequantizeLinear's subtract of a zero point
+ * +0 goes (exact); -0 (x - -0 turns -0 into +0) and 3 stay */
+static void test_requant_zero_subtract(void) {
+  static const struct {
+    double z;
+    bool gone;
+  } cases[] = {{0.0, true}, {-0.0, false}, {3.0, false}};
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    Graph *g = graph_new();
+    GNode *x = graph_var(g, "x", ttype(DT_U8, 1, (int64_t[]){8}));
+    GAttrs cf = gattrs_new();
+    ga_str(&cf, "dtype", "float32");
+    GNode *c = graph_call(g, "cast", 1, &x, cf, NULL);
+    c = graph_call(g, "subtract", 2, (GNode *[]){c, graph_scalar(g, cases[i].z, DT_F32)}, gattrs_new(), NULL);
+    c = graph_call(g, "multiply", 2, (GNode *[]){c, graph_scalar(g, 0.25, DT_F32)}, gattrs_new(), NULL);
+    CHECK_NN(c);
+    if (!c) continue;
+    graph_add_output(g, c);
+    Graph *r = graph_simplify_requantize(g);
+    CHECK_NN(r);
+    if (r) {
+      const GNode *m = r->outputs.data[0];
+      bool sub = m->kind == GN_CALL && m->args[0]->kind == GN_CALL && !strcmp(m->args[0]->op->name, "subtract");
+      CHECK_MSG(sub != cases[i].gone, "case %d (zero point %g): the subtract %s", i, cases[i].z,
+                sub ? "stayed" : "went");
+      CHECK_MSG(ttype_eq(&m->type, &c->type), "case %d: the output's type changed", i);
+    }
+    graph_free(r);
+    graph_free(g);
+  }
+}
+
 static void test_op_errors(void) {
   Graph *g = graph_new();
   GAttrs ax = gattrs_new();
@@ -609,6 +643,7 @@ const TestCase int8_tests[] = {
     {"op_errors", test_op_errors},
     {"requant_cast", test_requant_cast},
     {"requant_identity", test_requant_identity},
+    {"requant_zero_subtract", test_requant_zero_subtract},
     {"conv_random", test_conv_random},
     {"conv_errors", test_conv_errors},
     {NULL, NULL},

@@ -8,7 +8,7 @@
  * add, QuantizeLinear's divide/round/add/clip/cast, and before a residual
  * add a DequantizeLinear straight after.  All of it fuses into the layer's
  * kernel and runs once per output, so it costs as much as the
- * multiply-adds of a layer with few input channels.  Three rules:
+ * multiply-adds of a layer with few input channels.  The rules:
  *
  *  1. round(divide(x, s)) -> round(multiply(x, 1 / s)) for a constant
  *     scale s > 0, as ONNX Runtime's own requantization multiplies.  Not
@@ -34,6 +34,10 @@
  *     stem max pool, which the int8 rewrite moves onto the uint8 tensor)
  *     where lo..hi covers T; kept only if every value of T comes back
  *     unchanged in float32 arithmetic (checked for all 256).
+ *  5. subtract(x, +0) -> x for float32 x: a DequantizeLinear whose zero
+ *     point is 0 (a ReLU's output, read again as a residual) keeps its
+ *     `cast(q) - 0` in the kernel that adds it.  Exact: x - (+0) is x for
+ *     every float, -0 and NaN included.
  *
  * Each node decides from the old graph's uses, so rules 1-3 leave no dead
  * nodes behind; rule 4 leaves the chain it bypasses, which a copy of the
@@ -167,6 +171,9 @@ static GNode *rewrite(Graph *ng, GNode *old, GNode **args, void *ud) {
   }
   if (is_call(old, OP_CAST) && is_call(old->args[0], OP_CLIP) && round_trip(u, old->args[0])) return args[0];
   if (is_call(old, OP_CAST) && is_call(old->args[0], OP_CAST) && round_trip(u, old->args[0]->args[0])) return args[0];
+  if (is_call(old, OP_SUBTRACT) && dt_eq(old->type.dtype, DT_F32) && graph_scalar_f32(old->args[1], &r) && r == 0 &&
+      !signbit(r) && ttype_eq(&old->args[0]->type, &old->type))
+    return args[0];
   if (is_call(old, OP_SUBTRACT) && is_call(old->args[0], OP_CAST) && is_call(old->args[0]->args[0], OP_CAST) &&
       !isnan(zero_fold(u, old->args[0]->args[0]->args[0])))
     return args[0];
