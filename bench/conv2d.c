@@ -893,7 +893,7 @@ int main(int argc, char **argv) {
         memcpy(w.arr[i]->data, d.arr[i]->data, sizeof(float) * (size_t)numel(d.arr[i]));
     }
     kiln_clear_error();
-    int64_t wm = topi_x86_winograd_tile_size(batch, L->c, L->oc, L->h, L->w); /* pad 1: output = input size */
+    int64_t wm = topi_x86_winograd_tile_size(L->c, L->oc, L->h, L->w); /* pad 1: output = input size */
     if (wino) {
       Workload *ww = wl_conv2d(wt->name, (int64_t[]){batch, L->c, L->h, L->w}, (int64_t[]){L->oc, L->c, 3, 3},
                                (int[]){1, 1}, (int[]){L->pad, L->pad, L->pad, L->pad}, (int[]){1, 1}, "float32", "float32");
