@@ -338,9 +338,15 @@ static int conv_config(Alt *a, GNode *old, GNode *x, const int64_t *ch, Strategy
 /* --precision bf16: a plain conv with an odd number of input channels (an
  * RGB stem's 3) gets one zero channel more, so they pair into bfloat16
  * words (a zero input channel under zero weights), where the bfloat16
- * strategy then takes the layer, if it does enough work per input value
- * to pay for the padding (graph_conv_bf16_pad_pays).  Sets ch and *sb: 1
- * if so, 0 if not, -1 on error. */
+ * strategy then takes the layer in the vdpbf16ps form, if it does enough
+ * work per input value to pay for the padding (graph_conv_bf16_pad_pays).
+ * In the fma form (a CPU whose VDPBF16PS is slower than its FMAs, or a
+ * record that says so) the zero channel is a third more FMAs and buys
+ * nothing, so the layer stays float32: ResNet-18's 7x7/2 3->64 @224 on
+ * the Xeon (docs/bf16.md), 1 thread, per-node medians of 8 alternating
+ * profiles, float32 / bfloat16 fma form 1743 / 2564 us, and the ops
+ * without a task (the input's blocking, the pool) 373 / 506 us (load 2).
+ * Sets ch and *sb: 1 if so, 0 if not, -1 on error. */
 static int bf16_pair_channels(Alt *a, GNode *old, GNode *x, bool padded, int64_t ch[2], Strategy *sb) {
   int64_t in = padded ? ch[0] : old->args[0]->type.shape[1], p[2] = {in + 1, padded ? ch[1] : old->args[1]->type.shape[0]};
   if (in % 2 == 0 || gattr_int(&old->attrs, "groups", 1) != 1 || !graph_conv_bf16_pad_pays(old)) return 0;
@@ -348,7 +354,11 @@ static int bf16_pair_channels(Alt *a, GNode *old, GNode *x, bool padded, int64_t
   if (conv_config(a, old, x, p, &f)) return -1;
   if (!f.task_name) return 0;
   if (graph_conv_bf16_config(old, p, &f, a->target, a->dispatch, sb)) return -1;
-  if (!sb->task_name) return 0;
+  if (!sb->task_name || topi_x86_conv_bf16_dot_is_fma(sb->config) != 0) {
+    kiln_clear_error();
+    memset(sb, 0, sizeof *sb);
+    return 0;
+  }
   ch[0] = p[0], ch[1] = p[1];
   return 1;
 }
