@@ -18,6 +18,9 @@ PY=/usr/bin/python3   # Debian's Python: numpy, pytest, torch, onnx from apt
 echo "== build (release, -Werror)"
 cmake -S . -B build -DKILN_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"
+# the benchmarks (bench/) call the templates' helpers directly: they must
+# build too, though no test runs them
+cmake --build build -j"$JOBS" --target benchmarks >/dev/null
 
 echo "== unit tests"
 (cd build && ctest --output-on-failure)
