@@ -168,16 +168,18 @@ static Stmt *compute_body(Ctx *c, Stage *st) {
         k0 = i;
         break;
       }
+    /* a nest that failed (an error set: a vectorized or unrolled loop of
+     * no constant extent, a prefetch that cannot be placed) fails the
+     * stage; ir_seq2 would drop it and leave the init alone */
     Stmt *upd = wrap_loops(c, sb, k0, n, update, false);
-    Stmt *ini = wrap_loops(c, sb, k0, n, init, true);
-    body = ir_seq2(ini, upd);
-    body = wrap_loops(c, sb, 0, k0, body, false);
+    Stmt *ini = upd ? wrap_loops(c, sb, k0, n, init, true) : NULL;
+    body = upd && ini ? wrap_loops(c, sb, 0, k0, ir_seq2(ini, upd), false) : NULL;
   } else {
     Expr *val = canon(c, ir_substitute(op->body, &vm));
     body = wrap_loops(c, sb, 0, n, ir_provide(op, val, op->ndim, idx), false);
   }
   pm_free(&vm);
-  return guard(sb, -1, false, body);
+  return body ? guard(sb, -1, false, body) : NULL;
 }
 
 static Stmt *realize_produce(Ctx *c, Stage *st, Stmt *rest) {

@@ -145,6 +145,22 @@ static void test_prefetch_errors(void) {
   CHECK_CONTAINS(kiln_get_error(), "prefetch_into: no inner axis given");
   CHECK(kiln_lower(s3, 2, (Tensor *[]){a3, b3}, "f", NULL) == NULL);
   CHECK_CONTAINS(kiln_get_error(), "axis 'j' (for axis 'i' of stage 'B') is not a loop enclosing it");
+  /* a reduction whose update nest cannot place its touches fails
+   * whole, rather than lowering to the init alone: dealt into a loop of
+   * its own stage (not one computed at the prefetched axis) */
+  Tensor *a4 = te_placeholder_c("A", 2, (int64_t[]){8, 20}, DT_F32);
+  IterVar *k4 = te_reduce_axis_c(20, "k");
+  Expr **v4 = te_axis_vars(1, NULL);
+  Tensor *b4 = te_compute("S", 1, (Expr *[]){ir_i32(8)}, v4, ir_sum(te_read2(a4, v4[0], k4->var), 1, (IterVar *[]){k4}),
+                          NULL);
+  Schedule *s4 = te_create_schedule(1, &b4);
+  Stage *st4 = sch_stage(s4, b4);
+  IterVar *ko, *ki;
+  CHECK_OK(stage_split(st4, stage_reduce_axis(st4, 0), ir_i32(4), &ko, &ki));
+  CHECK_OK(stage_prefetch(st4, a4, ko, ir_i32(1), 3));
+  CHECK_OK(stage_prefetch_into(st4, ko, ki));
+  CHECK(kiln_lower(s4, 2, (Tensor *[]){a4, b4}, "f", NULL) == NULL);
+  CHECK_CONTAINS(kiln_get_error(), "prefetch_into: axis 'k.inner' is not a loop of a stage computed at axis 'k.outer'");
   /* a tensor stored only in part (computed at a loop) */
   Tensor *a2, *b2 = twice(8, &a2);
   Expr **v = te_axis_vars(2, NULL);
