@@ -665,6 +665,18 @@ struct ConfigEntity;
  * (w_value_bytes a value) within a quarter of it (x86/conv2d.c). */
 bool x86_conv_occ_inner_pays(const struct Target *t, const struct ConfigEntity *cfg, const struct Conv2DWorkload *c,
                              int64_t in_value_bytes, int64_t w_value_bytes);
+/* "ic_outer" of conv2d_NCHWc.x86 (x86/conv2d_stream.c): whether a layer's
+ * space has it (batch 1, a window larger than 1x1, "prefetch_w"'s few
+ * outputs a weight, a block's outputs within 32 KiB), the fallback's value
+ * (a block's weights past 256 KiB, at least 8 blocks), and the schedule:
+ * the output's parallel loop over n and the blocks of chunks (occo, occi
+ * inside or NULL; owi the register block's columns, ocb the channel
+ * block), the block's whole output computed there, the reduction's
+ * input-channel chunks outside its unrolled rows. */
+bool x86_conv_has_ic_outer(const struct Target *t, const struct Conv2DWorkload *c);
+bool x86_conv_ic_outer_fallback(const struct Target *t, const struct Conv2DWorkload *c);
+int x86_conv_schedule_ic_outer(const struct Target *t, Stage *so, Stage *scc, IterVar *n, IterVar *occo, IterVar *occi,
+                               IterVar *owi, IterVar *ocb, int64_t reg_n, int64_t oc_bn, bool unroll_kw);
 /* "prefetch_w" = d of a conv2d_NCHWc-style register block (x86/conv2d.c;
  * conv2d_NCHWc.x86's and group_conv2d_NCHWc.x86's schedules): each step
  * ricb of the block's input-channel block touches the weights the same
@@ -902,7 +914,8 @@ int topi_x86_conv_bf16_dot_is_fma(const struct ConfigEntity *cfg);
  * bfloat16 layer's: bf16_dot for t's CPU and, where cfg has none or
  * keep_occ_inner is false (cfg is float32's fallback, whose occ_inner
  * counts float32 bytes), occ_inner by the fallback's rule for wl
- * (conv2d_NCHWc_bf16.x86's workload).  0, or -1 + error. */
+ * (conv2d_NCHWc_bf16.x86's workload); a float32 "ic_outer" becomes false
+ * (the bfloat16 nest is TVM's).  0, or -1 + error. */
 int topi_x86_conv_bf16_from_float32(const struct Target *t, struct ConfigEntity *cfg, const struct Workload *wl,
                                     bool keep_occ_inner);
 extern const struct Template topi_x86_conv2d_NCHWc_bf16_template;

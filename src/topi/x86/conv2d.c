@@ -402,6 +402,13 @@ static bool conv_has_inline_pad(const Target *t, const Workload *wl, const Conv2
          (c->pt || c->pl || c->pb || c->pr) && c->IC < t->vector_lanes;
 }
 
+/* Whether a layer's space has "ic_outer" (x86/conv2d_stream.c): its
+ * float32 layers only (the bfloat16 and int8 templates, which start from
+ * this space and fallback, keep TVM's nest). */
+static bool conv_has_ic_outer(const Target *t, const Workload *wl, const Conv2DWorkload *c) {
+  return is_fp32_task(wl) && x86_conv_has_ic_outer(t, c);
+}
+
 static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   Conv2DWorkload c;
   if (x86_conv_space(t, cs, wl, 1) || wl_conv2d_parse(wl, &c)) return -1;
@@ -413,6 +420,8 @@ static int conv_space(const Target *t, ConfigSpace *cs, const Workload *wl) {
   if (conv_has_inline_pad(t, wl, &c) && space_define_knob(cs, "inline_pad", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
   if (conv_has_occ_inner(wl, &c) && space_define_knob(cs, "occ_inner", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
+    return -1;
+  if (conv_has_ic_outer(t, wl, &c) && space_define_knob(cs, "ic_outer", 2, (OptVal[]){opt_bool(false), opt_bool(true)}))
     return -1;
   return 0;
 }
@@ -758,6 +767,7 @@ static int conv_fallback(const Target *t, ConfigEntity *cfg, const Workload *wl)
   if (conv_has_inline_pad(t, wl, &c)) config_set_other(cfg, "inline_pad", opt_bool(true));
   if (c.N > 1) config_set_other(cfg, "tile_n", opt_int(n_f));
   conv_prefetch_fallback(t, cfg, wl, &c);
+  if (conv_has_ic_outer(t, wl, &c)) config_set_other(cfg, "ic_outer", opt_bool(x86_conv_ic_outer_fallback(t, &c)));
   cfg->is_fallback = true;
   return 0;
 }
@@ -773,6 +783,10 @@ static int conv_check(const Target *t, const ConfigEntity *cfg, const Workload *
     return kiln_set_error("%s: config knob 'inline_pad' is set, but the layer has no padding or %lld input channels "
                           "(the knob is for fewer than a vector: leave it out or false)",
                           wl->name, (long long)c.IC);
+  if (cfg_other_int(cfg, "ic_outer", 0) && !conv_has_ic_outer(t, wl, &c))
+    return kiln_set_error("%s: config knob 'ic_outer' is set, but the layer is not a float32 window larger than 1x1 at "
+                          "batch 1 whose weights few outputs share (leave it out or false)",
+                          wl->name);
   int64_t tn = cfg_other_int(cfg, "tile_n", 1);
   if (tn < 1 || c.N % tn)
     return kiln_set_error("%s: config knob 'tile_n' = %lld must divide the batch %lld", wl->name, (long long)tn,
@@ -1007,6 +1021,13 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
   }
   if (ni && stage_unroll(so, ni)) return -1;
   if (occi && stage_unroll(so, occi)) return -1;
+  /* "ic_outer" (x86/conv2d_stream.c; float32 windows at batch 1): the
+   * block's whole output at once, its weights read once, in order */
+  if (form == &nchwc_forms[0] && !is_1x1 && n_f == 1 && cfg_other_int(cfg, "ic_outer", 0))
+    return x86_conv_schedule_ic_outer(t, so, scc, no, occo, occi, owi, ocb, reg_n, oc_bn, unroll_kw) ||
+                   x86_schedule_others(s, so, conv, (int)oc_bn)
+               ? -1
+               : 0;
   /* "occ_inner" (x86_conv_occ_inner_pays): the parallel loop steps the
    * output-channel chunks inside the rows, so a row block's input is read
    * from the outer caches once for all of them */

@@ -153,6 +153,8 @@ int topi_x86_conv_bf16_from_float32(const Target *t, ConfigEntity *cfg, const Wo
   config_set_other(cfg, "bf16_dot", opt_str(topi_x86_bf16_dot_fallback(t)));
   if (!keep_occ_inner || !config_get(cfg, "occ_inner"))
     config_set_other(cfg, "occ_inner", opt_bool(bf16_occ_inner(t, cfg, &c)));
+  if (config_get(cfg, "ic_outer")) /* float32's alone (x86/conv2d_stream.c): the bfloat16 nest is TVM's */
+    config_set_other(cfg, "ic_outer", opt_bool(false));
   return 0;
 }
 
