@@ -270,16 +270,19 @@ int x86_prefetch_w_blocks(const char *op, Stage *scc, const ConfigEntity *cfg, T
   return prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, step, 3);
 }
 
-/* the kernel's next output-channel chunks follow the current ones in
- * memory: d blocks' worth of whole reductions (the block's chunks x the ic
- * chunks x the window x the ic block) */
-static int64_t conv_prefetch_w_step(const Tensor *kernel, int64_t chunks) {
-  return kernel ? chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4) : 0;
+/* x86_conv_prefetch_w into the cache levels `locality` names */
+static int conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
+                           IterVar *row, int64_t rows, int64_t chunks, int locality) {
+  /* the kernel's next output-channel chunks follow the current ones in
+   * memory: d blocks' worth of whole reductions (the block's chunks x the
+   * ic chunks x the window x the ic block) */
+  int64_t step = kernel ? chunks * te_dim(kernel, 1) * te_dim(kernel, 2) * te_dim(kernel, 3) * te_dim(kernel, 4) : 0;
+  return prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, step, locality);
 }
 
 int x86_conv_prefetch_w(const char *op, Stage *scc, const ConfigEntity *cfg, Tensor *kernel, IterVar *ricb,
                         IterVar *row, int64_t rows, int64_t chunks) {
-  return x86_prefetch_w_blocks(op, scc, cfg, kernel, ricb, row, rows, conv_prefetch_w_step(kernel, chunks));
+  return conv_prefetch_w(op, scc, cfg, kernel, ricb, row, rows, chunks, 3);
 }
 
 /* Whether a layer's space has "prefetch_w" (x86_conv_prefetch_pays).  The
@@ -1086,9 +1089,8 @@ int topi_x86_schedule_conv2d_NCHWc(const Target *t, Schedule *s, const ConfigEnt
     IterVar *pi;
     if (stage_split(scc, ricb, ir_i32(2), &ricb, &pi) || stage_unroll(scc, pi)) return -1;
   }
-  if (prefetch_w_blocks("conv2d_NCHWc.x86", scc, cfg, form->prefetch_w ? kernel : NULL, ricb, f,
-                        (OH + oh_f - 1) / oh_f, conv_prefetch_w_step(form->prefetch_w ? kernel : NULL, occ_f),
-                        form->w_locality))
+  if (conv_prefetch_w("conv2d_NCHWc.x86", scc, cfg, form->prefetch_w ? kernel : NULL, ricb, f, (OH + oh_f - 1) / oh_f,
+                      occ_f, form->w_locality))
     return -1;
   /* "prefetch_data" = d: at the start of each input-channel chunk, touch
    * the input lines the block will read d chunks later (the region of
