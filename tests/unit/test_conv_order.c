@@ -27,6 +27,16 @@ static Workload *conv_wl(const Template *tm, int64_t n, int64_t ic, int64_t hw, 
 
 /* The space and the fallback on ResNet-50's layers (want: the fallback's
  * occ_inner, -1 none; in_space: whether the knob is in the space). */
+/* cfg's schedule of wl (into *s, *na, *args) lowered to text; NULL if it
+ * failed (the failure checked) */
+static const char *lowered_text(const Template *tm, const Target *t, Workload *wl, ConfigEntity *cfg, Schedule **s,
+                                int *na, Tensor ***args) {
+  CHECK_OK(template_instantiate(tm, t, wl, cfg, s, na, args));
+  LoweredFunc *f = kiln_lower(*s, *na, *args, "f", NULL);
+  CHECK_NN(f);
+  return f ? kiln_lowered_str(f) : NULL;
+}
+
 static void test_occ_inner_rule(void) {
   const struct {
     int64_t n, ic, hw, oc, k;
@@ -94,11 +104,8 @@ static void test_occ_inner_values(void) {
     Schedule *s;
     int na;
     Tensor **args;
-    CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
-    LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
-    CHECK_NN(f);
-    if (!f) return;
-    const char *text = kiln_lowered_str(f);
+    const char *text = lowered_text(tm, t, wl, cfg, &s, &na, &args);
+    if (!text) return;
     CHECK_CONTAINS(text, o ? "parallel (n.oh.outer.fused.oc_chunk.outer.fused, 0, 24)" /* 12 rows x 2 blocks */
                            : "parallel (n.oc_chunk.outer.fused.oh.outer.fused, 0, 24)");
     DLTensor **arr = tk_run_vs_unscheduled(s, na, args, &copt, 1e-6, kfmt("128->64 @12, config %s", config_entity_json(cfg)));
@@ -173,11 +180,8 @@ static void test_ic_outer_values(void) {
     Schedule *s;
     int na;
     Tensor **args;
-    CHECK_OK(template_instantiate(tm, t, wl, cfg, &s, &na, &args));
-    LoweredFunc *f = kiln_lower(s, na, args, "f", NULL);
-    CHECK_NN(f);
-    if (!f) return;
-    const char *text = kiln_lowered_str(f);
+    const char *text = lowered_text(tm, t, wl, cfg, &s, &na, &args);
+    if (!text) return;
     if (o) {
       CHECK_CONTAINS(text, "parallel (n.oc_chunk.outer.fused, 0, 8)");
       CHECK_CONTAINS(text, "for (ic, 0, 16)");
